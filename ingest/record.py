@@ -1,0 +1,97 @@
+"""What a format reader yields: `Episode` (with its `Step`s) or `Rejected` (a record it could not use).
+
+A reader never builds Arrow, never writes files and never knows about Ray or the catalog: it turns one
+`Source` into records; `ingest.arrow` turns records into schema-v1 tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Observation:
+    kind: str = "none"
+    text: str | None = None
+    ui_tree: str | None = None  # JSON string
+    url: str | None = None
+    title: str | None = None
+    screenshot: str | None = None  # blob ref "sha256:<hex>"
+    exit_code: int | None = None
+    is_error: bool | None = None
+    width: int | None = None
+    height: int | None = None
+
+
+@dataclass
+class Action:
+    kind: str
+    x: float | None = None  # normalized to [0, 1]
+    y: float | None = None
+    x2: float | None = None
+    y2: float | None = None
+    text: str | None = None
+    keys: list[str] | None = None
+    element: str | None = None  # JSON string: id / selector / bounds of the target
+    direction: str | None = None
+    tool_name: str | None = None
+    arguments: str | None = None  # JSON string
+    code: str | None = None
+    duration_s: float | None = None
+    raw: str | None = None  # the source's own action, verbatim
+
+
+@dataclass
+class Step:
+    observation: Observation
+    action: Action
+    timestamp: dt.datetime | None = None  # timezone-aware UTC, or None when the source has none
+    reward: float | None = None
+    reasoning: str | None = None
+
+
+@dataclass
+class Episode:
+    key: str  # identity of the episode inside its source (e.g. "" for one-episode files, a line number)
+    domain: str
+    platform: str
+    steps: list[Step]
+    task: str | None = None
+    agent: str | None = None
+    outcome: str = "unknown"
+    reward: float | None = None
+    terminated: bool = False  # True when the episode truly ended (the last step is terminal)
+    final_observation: Observation | None = None
+    env: dict[str, Any] = field(default_factory=dict)
+    license: str | None = None
+
+
+@dataclass
+class Rejected:
+    """A record (or a whole file) a reader could not use; it lands in the quarantine."""
+
+    rule: str  # stable id, e.g. "parse_error", "missing_file", "bad_crc", "forbidden_pickle_class"
+    reason: str  # one line a person can act on
+    location: str | None = None  # file inside the source, record key...
+    line: int | None = None
+    snippet: str | None = None
+    record_id: str | None = None
+
+
+def episode_id(source_format: str, source_uri: str, key: str) -> str:
+    """Deterministic id: the same input ingested again gets the same id."""
+    return hashlib.sha256(f"{source_format}\x1f{source_uri}\x1f{key}".encode()).hexdigest()[:32]
+
+
+def utc(ts: dt.datetime | None) -> dt.datetime | None:
+    """A naive datetime is taken as UTC; an aware one is converted."""
+    if ts is None:
+        return None
+    return ts.replace(tzinfo=dt.timezone.utc) if ts.tzinfo is None else ts.astimezone(dt.timezone.utc)
+
+
+def clamp01(value: float) -> float:
+    return 0.0 if value < 0 else 1.0 if value > 1 else value

@@ -1,0 +1,23 @@
+"""Every format reader the ingest runner knows, by name. A format module has:
+
+- `FORMAT` (its name here) and `VERSION` (bump it when its output changes: finished tasks are then redone),
+- `units(files, head) -> list[str]`: which of the input's files (or their directories) it reads; `head(path)`
+  returns a file's first 4 KiB for content sniffing,
+- `read(source) -> Iterator[Episode | Rejected]`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+FORMATS: dict[str, str] = {
+    "droidbot": "ingest.android.droidbot",
+}
+
+
+def load(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(FORMATS[name])
+    except KeyError:
+        raise KeyError(f"unknown format {name!r}; known: {', '.join(sorted(FORMATS))}") from None

@@ -1,0 +1,1 @@
+"""Pipeline definitions, the runner, and the `pipelines` command."""

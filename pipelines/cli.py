@@ -1,0 +1,148 @@
+"""`pipelines`: run pipelines, list them, query the catalog.
+
+Exit codes: 0 done; 1 a run failed (some tasks did not finish: rerun to resume); 2 bad usage, definition or
+input; 3 `--strict` and records were quarantined.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+from pipelines import definition
+from pipelines.lake import Lake
+from pipelines.runner import RunResult, open_catalog, run_ingest
+
+DEFAULT_LAKE = os.environ.get("PIPELINES_LAKE", "lake")
+
+
+def _lake_url(value: str) -> str:
+    return value if "://" in value else os.path.abspath(value)
+
+
+def _add_lake_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lake", default=DEFAULT_LAKE, help="lake root: a path or fsspec URL (default ./lake, "
+                   "or $PIPELINES_LAKE)")
+    p.add_argument("--catalog", help="DuckDB catalog file (default <lake>/catalog.duckdb; needed for remote lakes)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pipelines", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--verbose", "-v", action="store_true", help="full tracebacks and every message")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("list", help="the defined pipelines")
+
+    run = sub.add_parser("run", help="run a pipeline")
+    run.add_argument("pipeline", help="pipeline name (see `pipelines list`)")
+    run.add_argument("--input", action="append", metavar="DIR_OR_GLOB",
+                     help="input directory, file, glob or fsspec URL; repeatable (default: the bundled samples)")
+    _add_lake_args(run)
+    run.add_argument("--ray-address", help="join this Ray cluster (default: local Ray when the input is large)")
+    run.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
+                     help="where tasks run: in this process, on Ray, or chosen by input size (default)")
+    run.add_argument("--task-mb", type=float, help="input MB per task (default: the pipeline's task_mb)")
+    run.add_argument("--strict", action="store_true", help="exit 3 when any record was quarantined")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+
+    sql = sub.add_parser("sql", help="run SQL on the catalog (views: episodes, steps, quarantine, blobs; "
+                         "tables: runs, datasets, versions, stage_stats)")
+    sql.add_argument("query")
+    _add_lake_args(sql)
+    sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    return parser
+
+
+def _summary(r: RunResult, verbose: bool) -> str:
+    mark = "ok" if r.status == "success" else "FAILED"
+    lines = [f"{r.pipeline}: {mark}   run {r.run_id}   {r.seconds:.1f} s on {r.executor}",
+             f"  inputs       {r.units_in:,} ({r.bytes_in / 1e6:,.1f} MB)"
+             + (f", {len(r.ignored)} files no format reads" if r.ignored else ""),
+             f"  tasks        {r.tasks_total:,} ({r.tasks_skipped:,} done by earlier runs, {r.tasks_failed:,} failed)",
+             f"  episodes     {r.episodes:,}",
+             f"  steps        {r.steps:,}",
+             f"  quarantined  {r.quarantined:,}"]
+    if r.status == "success":
+        state = "new" if r.version_created else "unchanged: same input as before"
+        lines.append(f"  dataset      {r.dataset} v{r.version} ({state})")
+    lines += [f"  {line}" for line in r.stage_summaries]
+    lines.append(f"  lake         {r.lake}")
+    shown = r.messages if verbose else r.messages[:10]
+    if shown:
+        lines.append("  messages:")
+        lines += [f"    {m}" for m in shown]
+        if len(r.messages) > len(shown):
+            lines.append(f"    ... {len(r.messages) - len(shown)} more (--verbose, or the quarantine view)")
+    if r.ignored and verbose:
+        lines += ["  files no format reads:"] + [f"    {p}" for p in r.ignored]
+    if r.status == "success":
+        lines.append(f'  query        pipelines sql "SELECT domain, count(*) FROM steps GROUP BY 1"'
+                     + ("" if r.lake == os.path.abspath(DEFAULT_LAKE) else f" --lake {r.lake}"))
+    else:
+        lines.append("  rerun the same command to resume: finished tasks are kept")
+    return "\n".join(lines)
+
+
+def cmd_list(args) -> int:
+    for name in definition.names():
+        d = definition.load(name)
+        print(f"{name:20s} -> dataset {d.dataset:10s} {d.description}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    defn = definition.load(args.pipeline)
+    result = run_ingest(defn, _lake_url(args.lake), args.input, ray_address=args.ray_address,
+                        executor=args.executor, catalog=args.catalog, task_mb=args.task_mb,
+                        progress=not args.quiet)
+    print(_summary(result, args.verbose))
+    if result.status != "success":
+        return 1
+    return 3 if args.strict and result.quarantined else 0
+
+
+def cmd_sql(args) -> int:
+    lake = Lake(_lake_url(args.lake))
+    with open_catalog(lake, args.catalog, read_only=True) as cat:
+        rel = cat.sql(args.query)
+        if rel is None:
+            return 0
+        if args.format == "table":
+            rel.show(max_rows=200, max_width=10_000)
+        else:
+            import pyarrow.csv as pacsv
+            table = rel.to_arrow_table()
+            if args.format == "csv":
+                pacsv.write_csv(table, sys.stdout.buffer)
+            else:
+                import orjson
+                for row in table.to_pylist():
+                    sys.stdout.buffer.write(orjson.dumps(row, default=str) + b"\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql}
+    try:
+        return handlers[args.command](args)
+    except KeyboardInterrupt:
+        print("interrupted: rerun the same command to resume", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"error: {_one_line(e)}", file=sys.stderr)
+        return 2
+
+
+def _one_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__
+
+
+if __name__ == "__main__":
+    sys.exit(main())

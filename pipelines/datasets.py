@@ -1,0 +1,73 @@
+"""Reading a dataset version and committing a derived one: the I/O every stage after ingest shares.
+
+A stage (validate, dedup, label...) reads the current version's tables, computes with pyarrow/polars, writes
+the tables it changes as new parts, and commits a new version that keeps the other tables' parts as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from catalog import Catalog, Version
+from pipelines.lake import Lake
+from schemas import TABLES
+
+
+class DatasetError(Exception):
+    pass
+
+
+def parse_ref(ref: str) -> tuple[str, int | None]:
+    """"android" -> ("android", None); "android@3" -> ("android", 3)."""
+    name, _, version = ref.partition("@")
+    if version and not version.isdigit():
+        raise DatasetError(f"bad dataset reference {ref!r}: expected NAME or NAME@VERSION")
+    return name, int(version) if version else None
+
+
+def resolve(cat: Catalog, ref: str) -> Version:
+    name, number = parse_ref(ref)
+    version = cat.get_version(name, number) if number else cat.current_version(name)
+    if version is None:
+        known = [r[0] for r in cat.sql("SELECT name FROM datasets ORDER BY 1").fetchall()]
+        what = f"{name} has no version {number}" if number and name in known else f"no dataset {name!r}"
+        raise DatasetError(f"{what} (datasets: {', '.join(known) or 'none yet: run a pipeline first'})")
+    return version
+
+
+def read_table(lake: Lake, version: Version, table: str, columns: list[str] | None = None) -> pa.Table:
+    """All parts of one table of a version, as one Arrow table (empty, with the schema, when it has none)."""
+    paths = [lake.absolute(p) for p in version.parts.get(table, [])]
+    if not paths:
+        schema = TABLES[table]
+        return schema.empty_table().select(columns) if columns else schema.empty_table()
+    tables = [pq.read_table(p, columns=columns, filesystem=lake.fs) for p in paths]
+    return pa.concat_tables(tables, promote_options="default")
+
+
+def write_part(lake: Lake, dataset: str, table: str, data: pa.Table, stage: str) -> str:
+    """Write a derived part named by its content, so rewriting the same result is a no-op. Returns its
+    lake-relative path."""
+    digest = hashlib.sha256()
+    for batch in data.to_batches():
+        for column in batch.columns:
+            for buf in column.buffers():
+                if buf is not None:
+                    digest.update(buf)
+    path = lake.part_path(dataset, table, f"{stage}-{digest.hexdigest()[:24]}")
+    if not lake.fs.exists(path):
+        lake.write_parquet(path, data.replace_schema_metadata({**(TABLES[table].metadata or {})}))
+    return lake.relative(path)
+
+
+def commit(lake: Lake, cat: Catalog, version: Version, run_id: str, replaced: dict[str, list[str]],
+           note: str) -> tuple[int, bool]:
+    """New version = `version` with the parts of the tables in `replaced` swapped for the given ones."""
+    parts = {**version.parts, **replaced}
+    counts = {}
+    for table, column in (("episodes", "episodes"), ("steps", "steps"), ("quarantine", "quarantined")):
+        counts[column] = sum(pq.read_metadata(lake.absolute(p), filesystem=lake.fs).num_rows for p in parts.get(table, []))
+    return cat.commit_version(version.dataset, run_id, parts, note=note, **counts)

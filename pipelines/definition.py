@@ -1,0 +1,88 @@
+"""Pipeline definitions: one TOML file per pipeline in pipelines/definitions/, checked before a run starts."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest import registry
+from pipelines.stages import STAGES
+
+DEFINITIONS_DIR = Path(__file__).parent / "definitions"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+_DATASET_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class DefinitionError(Exception):
+    pass
+
+
+@dataclass
+class Definition:
+    name: str
+    dataset: str
+    formats: list[str]
+    inputs: list[str]
+    stages: list[str] = field(default_factory=lambda: ["ingest"])
+    description: str = ""
+    task_mb: float = 96
+    stage_options: dict[str, dict] = field(default_factory=dict)  # [stage_options.<stage>] tables
+    path: Path | None = None
+
+    def default_inputs(self) -> list[str]:
+        """Relative inputs resolve against the repository root, so the bundled samples work from any cwd."""
+        return [p if "://" in p or Path(p).is_absolute() else str(REPO_ROOT / p) for p in self.inputs]
+
+
+_FIELDS = {"description": str, "dataset": str, "inputs": list, "formats": list, "stages": list,
+           "task_mb": (int, float), "stage_options": dict}
+_REQUIRED = ("dataset", "formats", "inputs")
+
+
+def parse(name: str, text: str, path: Path | None = None) -> Definition:
+    where = str(path or name)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise DefinitionError(f"{where}: not valid TOML: {e}") from None
+    for key, value in data.items():
+        if key not in _FIELDS:
+            raise DefinitionError(f"{where}: unknown key {key!r} (known: {', '.join(_FIELDS)})")
+        if not isinstance(value, _FIELDS[key]):
+            raise DefinitionError(f"{where}: {key!r} has the wrong type ({type(value).__name__})")
+    for key in _REQUIRED:
+        if key not in data:
+            raise DefinitionError(f"{where}: missing required key {key!r}")
+    if not _DATASET_NAME.match(data["dataset"]):
+        raise DefinitionError(f"{where}: dataset name {data['dataset']!r} must match {_DATASET_NAME.pattern}")
+    if not data["formats"]:
+        raise DefinitionError(f"{where}: 'formats' is empty")
+    for fmt in data["formats"]:
+        if fmt not in registry.FORMATS:
+            raise DefinitionError(f"{where}: unknown format {fmt!r} (known: {', '.join(sorted(registry.FORMATS))})")
+    stages = data.get("stages", ["ingest"])
+    known = ["ingest", *STAGES]
+    for stage in stages:
+        if stage not in known:
+            raise DefinitionError(f"{where}: unknown stage {stage!r} (known: {', '.join(known)})")
+    for stage in data.get("stage_options", {}):
+        if stage not in stages:
+            raise DefinitionError(f"{where}: stage_options.{stage} names a stage the pipeline does not run")
+    if not stages or stages[0] != "ingest":
+        raise DefinitionError(f"{where}: the first stage must be 'ingest'")
+    if data.get("task_mb", 96) <= 0:
+        raise DefinitionError(f"{where}: 'task_mb' must be positive")
+    return Definition(name=name, path=path, **data)
+
+
+def load(name: str) -> Definition:
+    path = DEFINITIONS_DIR / f"{name}.toml"
+    if not path.exists():
+        raise DefinitionError(f"no pipeline named {name!r} (defined: {', '.join(names()) or 'none'})")
+    return parse(name, path.read_text(), path)
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in DEFINITIONS_DIR.glob("*.toml"))

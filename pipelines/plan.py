@@ -1,0 +1,146 @@
+"""Ingest planning: find the input units each format claims, then pack them into size-balanced tasks.
+
+The plan is deterministic for a given input (units sorted, packed in order), so a task's id, a hash of what
+it reads, is the same on a rerun: that is what lets a rerun skip finished tasks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from dataclasses import dataclass, field
+
+import fsspec
+
+from ingest import registry
+from schemas import SCHEMA_VERSION
+
+HEAD_BYTES = 4096
+_GLOB_CHARS = set("*?[")
+
+
+@dataclass(frozen=True)
+class Unit:
+    format: str
+    path: str  # file or directory, in the input's filesystem
+    uri: str  # "<input root name>/<path inside the input>"
+    size: int
+    fingerprint: str  # size and modification time of what the unit reads
+    input_spec: str  # the --input it came from: workers reopen its filesystem from it
+
+
+@dataclass
+class Task:
+    task_id: str
+    units: list[Unit]
+
+    @property
+    def size(self) -> int:
+        return sum(u.size for u in self.units)
+
+
+@dataclass
+class Plan:
+    tasks: list[Task]
+    ignored: list[str] = field(default_factory=list)  # files no format claims
+
+    @property
+    def size(self) -> int:
+        return sum(t.size for t in self.tasks)
+
+    @property
+    def num_units(self) -> int:
+        return sum(len(t.units) for t in self.tasks)
+
+
+class InputError(Exception):
+    pass
+
+
+def _roots(input_spec: str) -> tuple[fsspec.AbstractFileSystem, list[str]]:
+    fs, path = fsspec.core.url_to_fs(input_spec)
+    if _GLOB_CHARS & set(path):
+        roots = sorted(fs.glob(path))
+        if not roots:
+            raise InputError(f"input {input_spec!r}: the pattern matches nothing")
+        return fs, roots
+    if not fs.exists(path):
+        raise InputError(f"input {input_spec!r}: no such file or directory")
+    return fs, [path.rstrip("/") or "/"]
+
+
+def _files(fs, root: str) -> dict[str, dict]:
+    if fs.isfile(root):
+        return {root: fs.info(root)}
+    return {p: info for p, info in sorted(fs.find(root, detail=True).items()) if info.get("type") == "file"}
+
+
+def _fingerprint(infos: list[dict]) -> str:
+    h = hashlib.sha256()
+    for info in infos:
+        h.update(f"{info['name']}\0{info.get('size')}\0{info.get('mtime') or info.get('LastModified')}\n".encode())
+    return h.hexdigest()
+
+
+def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], list[str]]:
+    """Units of every input, each file claimed by at most one format (the first in `formats` wins)."""
+    modules = [(name, registry.load(name)) for name in formats]
+    units: list[Unit] = []
+    ignored: list[str] = []
+    for spec in input_specs:
+        fs, roots = _roots(spec)
+        for root in roots:
+            files = _files(fs, root)
+            base = posixpath.dirname(root) if fs.isfile(root) else root
+            root_name = posixpath.basename(root) or "input"
+            heads: dict[str, bytes] = {}
+
+            def head(path: str) -> bytes:
+                if path not in heads:
+                    with fs.open(path, "rb") as f:
+                        heads[path] = f.read(HEAD_BYTES)
+                return heads[path]
+
+            remaining = dict(files)
+            for name, module in modules:
+                for unit_path in module.units(sorted(remaining), head):
+                    if unit_path in remaining:  # a file unit
+                        claimed = [unit_path]
+                    else:  # a directory unit: everything under it
+                        prefix = unit_path.rstrip("/") + "/"
+                        claimed = [p for p in remaining if p.startswith(prefix)]
+                    infos = [remaining.pop(p) for p in claimed]
+                    rel = "" if fs.isfile(root) else posixpath.relpath(unit_path, base)
+                    uri = posixpath.normpath(posixpath.join(root_name, rel))
+                    units.append(Unit(name, unit_path, uri, sum(i.get("size") or 0 for i in infos),
+                                      _fingerprint(infos), spec))
+            ignored.extend(sorted(remaining))
+    return units, ignored
+
+
+def pack(units: list[Unit], task_bytes: int) -> list[Task]:
+    """Greedy packing in uri order: a task closes once it holds `task_bytes`; small files share tasks."""
+    tasks: list[Task] = []
+    current: list[Unit] = []
+
+    def close():
+        if not current:
+            return
+        h = hashlib.sha256(f"schema{SCHEMA_VERSION}".encode())
+        for u in current:
+            version = registry.load(u.format).VERSION
+            h.update(f"{u.format}/{version}\0{u.uri}\0{u.fingerprint}\n".encode())
+        tasks.append(Task(h.hexdigest()[:24], list(current)))
+        current.clear()
+
+    for unit in sorted(units, key=lambda u: (u.uri, u.format)):
+        current.append(unit)
+        if sum(u.size for u in current) >= task_bytes:
+            close()
+    close()
+    return tasks
+
+
+def plan(input_specs: list[str], formats: list[str], task_bytes: int) -> Plan:
+    units, ignored = find_units(input_specs, formats)
+    return Plan(pack(units, task_bytes), ignored)

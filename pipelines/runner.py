@@ -1,0 +1,201 @@
+"""Runs an ingest pipeline: plan tasks, skip the finished ones, execute the rest in-process or on Ray,
+then record the run and the dataset's new version in the catalog."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from catalog import Catalog
+from pipelines.definition import Definition
+from pipelines.lake import Lake
+from pipelines.plan import Plan, Task, plan
+from pipelines import stages as stage_registry
+from pipelines.task import TaskContext, run_ingest_task
+
+MB = 1 << 20
+# Below this much input, starting Ray (~2.5 s) costs more than it saves: run in-process.
+LOCAL_MAX_BYTES = 64 * MB
+TABLES = ("episodes", "steps", "quarantine", "blobs")
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    pipeline: str
+    dataset: str
+    status: str  # success | failed
+    version: int | None = None
+    version_created: bool = False
+    lake: str = ""
+    seconds: float = 0.0
+    bytes_in: int = 0
+    units_in: int = 0
+    tasks_total: int = 0
+    tasks_skipped: int = 0
+    tasks_failed: int = 0
+    episodes: int = 0
+    steps: int = 0
+    quarantined: int = 0
+    ignored: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)  # one line per quarantined record or failed task
+    executor: str = "local"
+    stage_summaries: list[str] = field(default_factory=list)  # one line per stage after ingest
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
+
+
+def catalog_path(lake: Lake, explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    if not lake.is_local:
+        raise ValueError(f"lake {lake.url} is not local: give --catalog PATH for the DuckDB file")
+    return os.path.join(lake.root, "catalog.duckdb")
+
+
+def open_catalog(lake: Lake, explicit: str | None = None, read_only: bool = False) -> Catalog:
+    root = lake.root if lake.is_local else lake.url
+    return Catalog(catalog_path(lake, explicit), root, read_only=read_only)
+
+
+def _execute_local(tasks: list[Task], ctx: TaskContext) -> Iterator[tuple[Task, dict | None, str | None]]:
+    for task in tasks:
+        try:
+            yield task, run_ingest_task(task, ctx), None
+        except Exception as e:
+            yield task, None, f"{type(e).__name__}: {e}"
+
+
+def _execute_ray(tasks: list[Task], ctx: TaskContext, address: str | None) -> Iterator[tuple[Task, dict | None, str | None]]:
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                 configure_logging=False)
+    remote = ray.remote(num_cpus=1, max_retries=1)(run_ingest_task)
+    pending = {remote.remote(task, ctx): task for task in tasks}
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1)
+        task = pending.pop(done[0])
+        try:
+            yield task, ray.get(done[0]), None
+        except Exception as e:
+            cause = getattr(e, "cause", None) or e
+            yield task, None, f"{type(cause).__name__}: {cause}"
+
+
+class Progress:
+    """One line per finished task on stderr: tasks, bytes, throughput, episodes, quarantined."""
+
+    def __init__(self, total_tasks: int, total_bytes: int, stream=sys.stderr, enabled: bool = True):
+        self.total_tasks, self.total_bytes, self.stream, self.enabled = total_tasks, total_bytes, stream, enabled
+        self.done = self.bytes = self.episodes = self.quarantined = 0
+        self.started = time.perf_counter()
+
+    def update(self, marker: dict | None, size: int) -> None:
+        self.done += 1
+        self.bytes += size
+        if marker:
+            self.episodes += marker["counts"]["episodes"]
+            self.quarantined += marker["counts"]["quarantined"]
+        if self.enabled:
+            rate = self.bytes / MB / max(time.perf_counter() - self.started, 1e-9)
+            print(f"  [{self.done}/{self.total_tasks} tasks] {self.bytes / MB:,.1f}/{self.total_bytes / MB:,.1f} MB"
+                  f"  {rate:,.1f} MB/s  episodes {self.episodes:,}  quarantined {self.quarantined:,}",
+                  file=self.stream, flush=True)
+
+
+def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None, *, ray_address: str | None = None,
+               executor: str = "auto", catalog: str | None = None, task_mb: float | None = None,
+               progress: bool = True, log: Callable[[str], None] | None = None) -> RunResult:
+    """Run `defn` over `inputs` (its own default inputs when None) into the lake. Raises InputError or
+    DefinitionError before anything is written when the run cannot start."""
+    log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    lake = Lake(lake_url)
+    inputs = inputs or defn.default_inputs()
+    run_id = new_run_id()
+    started = time.perf_counter()
+    the_plan: Plan = plan(inputs, defn.formats, int((task_mb or defn.task_mb) * MB))
+    if executor == "auto":
+        executor = "ray" if ray_address or the_plan.size > LOCAL_MAX_BYTES else "local"
+    result = RunResult(run_id, defn.name, defn.dataset, "running", lake=lake.url, bytes_in=the_plan.size,
+                       units_in=the_plan.num_units, tasks_total=len(the_plan.tasks), ignored=the_plan.ignored,
+                       executor=executor)
+    config = {"formats": defn.formats, "stages": defn.stages, "task_mb": task_mb or defn.task_mb,
+              "executor": executor, "ray_address": ray_address}
+    with open_catalog(lake, catalog) as cat:
+        cat.start_run(run_id, defn.name, defn.dataset, config, inputs)
+
+    ctx = TaskContext(lake.url, defn.dataset, run_id)
+    markers: list[dict] = []
+    todo: list[Task] = []
+    for task in the_plan.tasks:
+        marker = lake.read_marker(defn.dataset, task.task_id)
+        (markers.append(marker) if marker else todo.append(task))
+    result.tasks_skipped = len(markers)
+    log(f"{defn.name}: {result.units_in} inputs, {the_plan.size / MB:,.1f} MB in {len(the_plan.tasks)} tasks"
+        f" ({result.tasks_skipped} already done), executor {executor}, run {run_id}")
+
+    bar = Progress(len(todo), sum(t.size for t in todo), enabled=progress)
+    failures: list[str] = []
+    run = _execute_local(todo, ctx) if executor == "local" else _execute_ray(todo, ctx, ray_address)
+    for task, marker, error in run:
+        bar.update(marker, task.size)
+        if marker:
+            markers.append(marker)
+        else:
+            failures.append(f"task {task.task_id} ({task.units[0].uri}, {len(task.units)} inputs) failed: {error}")
+            log(f"  {failures[-1]}")
+
+    for marker in markers:
+        for key in ("episodes", "steps", "quarantined"):
+            setattr(result, key, getattr(result, key) + marker["counts"][key])
+        result.messages.extend(marker.get("messages", []))
+    result.tasks_failed = len(failures)
+    result.messages.extend(failures)
+    result.seconds = time.perf_counter() - started
+
+    with open_catalog(lake, catalog) as cat:
+        fields = dict(bytes_in=result.bytes_in, units_in=result.units_in, files_ignored=len(result.ignored),
+                      tasks_total=result.tasks_total, tasks_skipped=result.tasks_skipped,
+                      tasks_failed=result.tasks_failed, episodes=result.episodes, steps=result.steps,
+                      quarantined=result.quarantined)
+        cat.add_stage_stats(run_id, "ingest", result.units_in, result.steps, result.quarantined, result.seconds)
+        if failures:
+            result.status = "failed"
+            cat.finish_run(run_id, "failed", error=failures[0], **fields)
+            return result
+        parts = {t: [m["parts"][t] for m in markers if t in m["parts"]] for t in TABLES}
+        result.version, result.version_created = cat.commit_version(
+            defn.dataset, run_id, parts, episodes=result.episodes, steps=result.steps,
+            quarantined=result.quarantined, note=f"{defn.name} over {len(inputs)} input(s)")
+    for stage in defn.stages[1:]:
+        ctx = stage_registry.StageContext(lake, catalog, defn.dataset, run_id, defn.stage_options.get(stage, {}), log)
+        stage_started = time.perf_counter()
+        try:
+            outcome = stage_registry.load(stage)(ctx)
+        except Exception as e:
+            result.status = "failed"
+            result.messages.append(f"stage {stage} failed: {type(e).__name__}: {e}")
+            with open_catalog(lake, catalog) as cat:
+                cat.finish_run(run_id, "failed", error=result.messages[-1], **fields)
+            return result
+        with open_catalog(lake, catalog) as cat:
+            cat.add_stage_stats(run_id, stage, outcome.records_in, outcome.records_out, outcome.quarantined,
+                                time.perf_counter() - stage_started)
+        if outcome.version is not None:
+            result.version, result.version_created = outcome.version, True
+        if outcome.summary:
+            result.stage_summaries.append(f"{stage}: {outcome.summary}")
+    result.status = "success"
+    result.seconds = time.perf_counter() - started
+    with open_catalog(lake, catalog) as cat:
+        cat.finish_run(run_id, "success", version=result.version, **fields)
+    return result

@@ -1,0 +1,129 @@
+"""Schema v1: the canonical Arrow schemas every dataset in the lake is written with.
+
+Step semantics follow RLDS:
+
+- A step is (observation, action): `observation` is what the agent saw *before* acting, `action` what it did.
+  The next observation of step t is the observation of step t+1; the last step may carry
+  `final_observation` so its action also has a target.
+- `is_first` is true on step 0 only; `is_last` on the last step only.
+- `is_terminal` is true on the last step when the episode truly ended (task done, failed, or the environment
+  closed). A truncated episode (cut by a step limit, a crash, a partial copy) is last but not terminal.
+- `origin` is on every step: `real` (recorded), `simulated` (predicted by a world model) or `perturbed`
+  (a real step with an edited action). Non-real steps carry `parent_step_id`, `branch_id` and `labeler`.
+- Coordinates `x, y, x2, y2` are normalized to [0, 1]; the pixel size is kept in the observation.
+- Deep or irregular sub-trees (view hierarchies, tool arguments, the source's raw action) are JSON strings.
+"""
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+SCHEMA_METADATA = {b"schema_version": SCHEMA_VERSION.encode()}
+
+DOMAINS = ("mcp", "search", "terminal", "swe", "android", "web", "os")
+PLATFORMS = ("android", "ubuntu", "macos", "windows", "browser", "linux")
+OUTCOMES = ("success", "failure", "unknown")
+ORIGINS = ("real", "simulated", "perturbed")
+OBSERVATION_KINDS = ("screen", "terminal", "web", "tool_result", "text", "none")
+ACTION_KINDS = (
+    "tap", "long_press", "swipe", "scroll", "type", "key", "hotkey", "click", "double_click",
+    "right_click", "drag", "navigate", "back", "home", "open_app", "keystrokes", "command", "code",
+    "tool_call", "message", "wait", "done",
+)
+
+OBSERVATION = pa.struct([
+    ("kind", pa.string()),
+    ("text", pa.string()),
+    ("ui_tree", pa.string()),
+    ("url", pa.string()),
+    ("title", pa.string()),
+    ("screenshot", pa.string()),
+    ("exit_code", pa.int32()),
+    ("is_error", pa.bool_()),
+    ("width", pa.int32()),
+    ("height", pa.int32()),
+])
+
+ACTION = pa.struct([
+    ("kind", pa.string()),
+    ("x", pa.float64()),
+    ("y", pa.float64()),
+    ("x2", pa.float64()),
+    ("y2", pa.float64()),
+    ("text", pa.string()),
+    ("keys", pa.list_(pa.string())),
+    ("element", pa.string()),
+    ("direction", pa.string()),
+    ("tool_name", pa.string()),
+    ("arguments", pa.string()),
+    ("code", pa.string()),
+    ("duration_s", pa.float64()),
+    ("raw", pa.string()),
+])
+
+UTC_TIME = pa.timestamp("us", tz="UTC")
+
+EPISODES = pa.schema([
+    ("episode_id", pa.string()),
+    ("domain", pa.string()),
+    ("platform", pa.string()),
+    ("source_format", pa.string()),
+    ("task", pa.string()),
+    ("agent", pa.string()),
+    ("num_steps", pa.int32()),
+    ("outcome", pa.string()),
+    ("reward", pa.float64()),
+    ("started_at", UTC_TIME),
+    ("ended_at", UTC_TIME),
+    ("env", pa.string()),
+    ("license", pa.string()),
+    ("source_uri", pa.string()),
+    ("source_sha256", pa.string()),
+    ("ingest_run_id", pa.string()),
+    ("ingestor_version", pa.string()),
+    ("_run_id", pa.string()),
+], metadata=SCHEMA_METADATA)
+
+STEPS = pa.schema([
+    ("episode_id", pa.string()),
+    ("step_index", pa.int32()),
+    ("step_id", pa.string()),
+    ("domain", pa.string()),
+    ("observation", OBSERVATION),
+    ("action", ACTION),
+    ("final_observation", OBSERVATION),
+    ("timestamp", UTC_TIME),
+    ("reward", pa.float64()),
+    ("is_first", pa.bool_()),
+    ("is_last", pa.bool_()),
+    ("is_terminal", pa.bool_()),
+    ("reasoning", pa.string()),
+    ("origin", pa.string()),
+    ("parent_step_id", pa.string()),
+    ("branch_id", pa.string()),
+    ("labeler", pa.string()),
+    ("_run_id", pa.string()),
+], metadata=SCHEMA_METADATA)
+
+BLOBS = pa.schema([
+    ("sha256", pa.string()),
+    ("size_bytes", pa.int64()),
+    ("media_type", pa.string()),
+    ("uri", pa.string()),
+    ("source_uri", pa.string()),
+    ("_run_id", pa.string()),
+], metadata=SCHEMA_METADATA)
+
+QUARANTINE = pa.schema([
+    ("stage", pa.string()),
+    ("rule", pa.string()),
+    ("reason", pa.string()),
+    ("source_uri", pa.string()),
+    ("location", pa.string()),
+    ("line", pa.int64()),
+    ("record_id", pa.string()),
+    ("snippet", pa.string()),
+    ("snippet_blob", pa.string()),
+    ("_run_id", pa.string()),
+], metadata=SCHEMA_METADATA)
+
+TABLES = {"episodes": EPISODES, "steps": STEPS, "blobs": BLOBS, "quarantine": QUARANTINE}

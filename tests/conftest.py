@@ -1,0 +1,51 @@
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipelines import definition
+from pipelines.runner import open_catalog, run_ingest
+from pipelines.lake import Lake
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO / "samples"
+
+
+@pytest.fixture
+def lake(tmp_path) -> str:
+    return str(tmp_path / "lake")
+
+
+@pytest.fixture
+def run(lake):
+    """run(pipeline, inputs=None, **options) -> RunResult, into the test's own lake."""
+
+    def _run(pipeline: str, inputs=None, **kwargs):
+        kwargs.setdefault("progress", False)
+        kwargs.setdefault("log", lambda line: None)
+        return run_ingest(definition.load(pipeline), lake, [str(p) for p in inputs] if inputs else None, **kwargs)
+
+    return _run
+
+
+@pytest.fixture
+def query(lake):
+    """query(sql) -> list of row dicts, against the test lake's catalog."""
+
+    def _query(sql: str):
+        with open_catalog(Lake(lake), read_only=True) as cat:
+            return cat.sql(sql).to_arrow_table().to_pylist()
+
+    return _query
+
+
+@pytest.fixture
+def sample_copy(tmp_path):
+    """Copy a bundled sample folder (relative to samples/) to a scratch place the test may alter."""
+
+    def _copy(rel: str) -> Path:
+        dst = tmp_path / "input" / Path(rel).name
+        shutil.copytree(SAMPLES / rel, dst)
+        return dst
+
+    return _copy
