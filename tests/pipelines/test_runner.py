@@ -1,0 +1,103 @@
+"""The ingest runner: idempotent reruns, resume after a failed task, Ray placement, the run record."""
+
+import shutil
+
+import pytest
+
+import pipelines.task
+from pipelines import definition
+from pipelines.plan import InputError
+from pipelines.runner import run_ingest
+from tests.conftest import SAMPLES
+
+RUN = SAMPLES / "android" / "droidbot-run"
+
+
+def _three_runs(tmp_path):
+    """Three copies of the DroidBot run under one input folder: three episodes, three units."""
+    root = tmp_path / "runs"
+    for name in ("a", "b", "c"):
+        shutil.copytree(RUN, root / name)
+    return root
+
+
+def test_rerun_on_the_same_input_gives_the_same_dataset(run, query):
+    first = run("ingest-android", [RUN])
+    ids_before = query("SELECT step_id, _run_id FROM steps ORDER BY step_id")
+    second = run("ingest-android", [RUN])
+    assert second.status == "success" and second.tasks_skipped == second.tasks_total == 1
+    assert (second.version, second.version_created) == (first.version, False)
+    assert query("SELECT step_id, _run_id FROM steps ORDER BY step_id") == ids_before
+    assert query("SELECT count(*) AS n, count(DISTINCT step_id) AS d FROM steps") == [{"n": 12, "d": 12}]
+    runs = query("SELECT status, tasks_skipped, version FROM runs ORDER BY started_at")
+    assert runs == [{"status": "success", "tasks_skipped": 0, "version": 1},
+                    {"status": "success", "tasks_skipped": 1, "version": 1}]
+
+
+def test_episode_ids_are_deterministic_across_lakes(run, query, tmp_path):
+    run("ingest-android", [RUN])
+    other = tmp_path / "other-lake"
+    r = run_ingest(definition.load("ingest-android"), str(other), [str(RUN)], progress=False, log=lambda s: None)
+    assert r.status == "success"
+    import duckdb
+    con = duckdb.connect(str(other / "catalog.duckdb"), read_only=True)
+    assert con.sql("SELECT episode_id FROM episodes").fetchall() == [
+        (row["episode_id"],) for row in query("SELECT episode_id FROM episodes")]
+
+
+def test_resume_after_a_task_fails(run, query, tmp_path, monkeypatch):
+    inputs = _three_runs(tmp_path)
+    real = pipelines.task.run_ingest_task
+    calls = []
+
+    def crash_on_second(task, ctx):
+        calls.append(task.task_id)
+        if len(calls) == 2:
+            raise OSError("disk full (stand-in for a worker crash)")
+        return real(task, ctx)
+
+    monkeypatch.setattr("pipelines.runner.run_ingest_task", crash_on_second)
+    failed = run("ingest-android", [inputs], task_mb=0.1)  # one unit per task
+    assert failed.status == "failed" and failed.tasks_total == 3 and failed.tasks_failed == 1
+    assert any("disk full" in m for m in failed.messages)
+    assert query("SELECT count(*) AS n FROM datasets") == [{"n": 0}]  # no version from a failed run
+    assert query("SELECT status, error FROM runs")[0]["status"] == "failed"
+
+    monkeypatch.setattr("pipelines.runner.run_ingest_task", real)
+    resumed = run("ingest-android", [inputs], task_mb=0.1)
+    assert resumed.status == "success" and resumed.tasks_skipped == 2 and resumed.episodes == 3
+    assert query("SELECT count(*) AS n, count(DISTINCT step_id) AS d FROM steps") == [{"n": 36, "d": 36}]
+
+
+def test_ray_placement_gives_the_same_rows_as_in_process(run, query, tmp_path):
+    inputs = _three_runs(tmp_path)
+    local = run("ingest-android", [inputs], task_mb=0.1, executor="local")
+    rows_local = query("SELECT step_id, action, observation FROM steps ORDER BY step_id")
+    shutil.rmtree(local.lake)
+    on_ray = run("ingest-android", [inputs], task_mb=0.1, executor="ray")
+    assert on_ray.status == "success" and on_ray.executor == "ray" and on_ray.tasks_total == 3
+    assert query("SELECT step_id, action, observation FROM steps ORDER BY step_id") == rows_local
+
+
+def test_new_input_makes_a_new_version_and_keeps_finished_parts(run, query, tmp_path):
+    inputs = _three_runs(tmp_path)
+    shutil.rmtree(inputs / "c")
+    run("ingest-android", [inputs], task_mb=0.1)
+    shutil.copytree(RUN, inputs / "c")
+    second = run("ingest-android", [inputs], task_mb=0.1)
+    assert second.version == 2 and second.tasks_skipped == 2 and second.episodes == 3
+    assert query("SELECT version, episodes, parent_version FROM versions ORDER BY version") == [
+        {"version": 1, "episodes": 2, "parent_version": None}, {"version": 2, "episodes": 3, "parent_version": 1}]
+
+
+def test_missing_input_is_a_clear_error(run, tmp_path):
+    with pytest.raises(InputError, match="no such file or directory"):
+        run("ingest-android", [tmp_path / "nope"])
+    with pytest.raises(InputError, match="matches nothing"):
+        run("ingest-android", [str(tmp_path / "*.json")])
+
+
+def test_glob_inputs(run, tmp_path):
+    inputs = _three_runs(tmp_path)
+    result = run("ingest-android", [str(inputs / "[ab]")])
+    assert result.episodes == 2
