@@ -18,6 +18,7 @@ import pyarrow as pa
 from schemas import TABLES
 
 VIEW_TABLES = ("episodes", "steps", "quarantine", "blobs")
+STORAGE_COMPATIBILITY = "v1.4.0"
 
 DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -53,7 +54,9 @@ class Catalog:
         self.path, self.lake_root = path, lake_root.rstrip("/")
         if not read_only:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        self.con = duckdb.connect(path, read_only=read_only)
+        # Written in a storage format the DuckDB CLI (`duckdb lake/catalog.duckdb`) also reads.
+        config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
+        self.con = duckdb.connect(path, read_only=read_only, config=config)
         if not read_only:
             self.con.execute(DDL)
 
