@@ -13,6 +13,7 @@ from types import ModuleType
 
 FORMATS: dict[str, str] = {
     "droidbot": "ingest.android.droidbot",
+    "uiautomator": "ingest.android.uiautomator",
 }
 
 

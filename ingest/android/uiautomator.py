@@ -1,0 +1,120 @@
+"""UI Automator view-hierarchy dumps (`adb shell uiautomator dump`, `window_dump.xml`): observations only.
+
+A dump records what was on screen, never what was done, so every step has `action = None`.
+
+Representation (what an episode is):
+- the dumps of one directory, ordered by file name, form one episode: step t observes dump t. A folder of
+  numbered dumps (`0001.xml`, `0002.xml`...) thus keeps its screen sequence;
+- a directory holding a single dump, or a dump given alone as `--input`, is a file unit: a one-step episode.
+
+A file is a dump when its name ends in `.xml` and its head holds `<hierarchy` (content sniffing, so a
+renamed dump is still found). A directory unit claims the other files left in that directory (the planner
+gives a directory unit everything under it), so this format is listed after the file formats in a
+pipeline's `formats`, and nested dump folders are returned deepest first so each keeps its own dumps.
+
+The screen size comes from the root node's bounds. Dumps carry no time: step timestamps stay null.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import xml.etree.ElementTree as ET
+from typing import Iterator
+
+import orjson
+
+from ingest.android.views import nodes_from_uiautomator
+from ingest.record import Episode, Observation, Rejected, Step
+from ingest.source import Source
+from schemas.render import render_android_screen
+
+FORMAT = "uiautomator"
+VERSION = "1"
+
+
+def _is_dump(path: str, head) -> bool:
+    return path.endswith(".xml") and b"<hierarchy" in head(path)
+
+
+def units(files: list[str], head) -> list[str]:
+    """One unit per directory of dumps; a lone dump is a file unit. Deepest directories first."""
+    by_dir: dict[str, list[str]] = {}
+    for path in files:
+        if _is_dump(path, head):
+            by_dir.setdefault(posixpath.dirname(path), []).append(path)
+    found = []
+    for directory, dumps in by_dir.items():
+        found.extend(dumps if len(dumps) == 1 else [directory])
+    return sorted(found, key=lambda p: (-p.count("/"), p))
+
+
+def _ui_tree(root: ET.Element) -> str:
+    """The dump as a flat JSON node list in pre-order (the ids the rendered text shows): every XML attribute
+    verbatim, plus `id`, `parent` (-1 for a root) and `children`."""
+    flat: list[dict] = []
+
+    def visit(elem: ET.Element, parent: int) -> int:
+        node = dict(elem.attrib)
+        node_id = len(flat)
+        node.update(id=node_id, parent=parent, children=[])
+        flat.append(node)
+        node["children"] = [visit(child, node_id) for child in elem if child.tag == "node"]
+        return node_id
+
+    for child in root:
+        if child.tag == "node":
+            visit(child, -1)
+    return orjson.dumps(flat).decode()
+
+
+def _observation(data: bytes) -> tuple[Observation, dict]:
+    """Raises ET.ParseError (malformed XML) or ValueError (not a <hierarchy>)."""
+    nodes, roots, size = nodes_from_uiautomator(data)
+    root = ET.fromstring(data)
+    first = root.find("node")
+    package = first.get("package") if first is not None else None
+    header = f"Package: {package}" if package else None
+    obs = Observation(
+        kind="screen",
+        text=render_android_screen(nodes, roots, header),
+        ui_tree=_ui_tree(root),
+        width=size[0] if size else None,
+        height=size[1] if size else None,
+    )
+    return obs, {"package": package, "rotation": root.get("rotation")}
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    if source.fs.isdir(source.path):
+        names = [n for n in source.listdir() if n.endswith(".xml")]
+    else:
+        names = [""]  # the unit is the dump itself
+    steps: list[Step] = []
+    dumps: list[str] = []
+    facts: dict = {}
+    for name in names:
+        where = name or posixpath.basename(source.path)
+        data = source.read_bytes(name)
+        if b"<hierarchy" not in data[:4096]:
+            continue  # another XML file in the same folder: not ours
+        try:
+            obs, info = _observation(data)
+        except ET.ParseError as e:
+            line, column = e.position
+            yield Rejected("parse_error", f"{where}: malformed XML at line {line}, column {column}: {str(e).rsplit(': line', 1)[0]}",
+                           where, line=line, snippet=data[:300].decode("utf-8", "replace"))
+            continue
+        except ValueError as e:
+            yield Rejected("bad_record", f"{where}: {e}", where)
+            continue
+        steps.append(Step(observation=obs, action=None))
+        dumps.append(where)
+        facts = facts or info
+        if obs.width and "screen_size" not in facts:
+            facts["screen_size"] = [obs.width, obs.height]
+    if not steps:
+        return
+    env = {"device": "android", "dumps": dumps, "observation_only": True,
+           **{k: v for k, v in facts.items() if v is not None}}
+    yield Episode(key="", domain="android", platform="android", steps=steps, env=env,
+                  terminated=False)  # a dump sequence says nothing about the task ending

@@ -1,0 +1,61 @@
+import json
+import shutil
+
+from ingest.android import uiautomator
+from tests.conftest import SAMPLES
+
+DUMP = SAMPLES / "android" / "uiautomator-dump" / "window_dump.xml"
+
+
+def test_a_lone_dump_is_one_observation_step(run, query):
+    result = run("ingest-android", [DUMP.parent])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 1
+    assert result.quarantined == 0
+    step = query("SELECT * FROM steps")[0]
+    obs = step["observation"]
+    # the Pixel launcher home screen, 1080x1794 from the root node's bounds
+    assert obs["kind"] == "screen" and obs["width"] == 1080 and obs["height"] == 1794
+    assert obs["text"].splitlines()[0] == "Package: com.google.android.apps.nexuslauncher"
+    assert '[20] TextView "Chrome" desc="Chrome" {clickable,long_clickable} @[641,1382][843,1548]' in obs["text"]
+    tree = json.loads(obs["ui_tree"])
+    assert len(tree) == 25 and tree[3]["resource-id"] == "com.google.android.apps.nexuslauncher:id/launcher"
+    assert tree[3]["parent"] == 2 and tree[3]["children"] == [4]
+    assert step["action"] is None  # a dump records a screen, never an action
+    assert step["is_first"] and step["is_last"] and not step["is_terminal"] and step["timestamp"] is None
+    ep = query("SELECT * FROM episodes")[0]
+    env = json.loads(ep["env"])
+    assert ep["source_format"] == "uiautomator" and env["screen_size"] == [1080, 1794]
+    assert env["observation_only"] is True and env["dumps"] == ["window_dump.xml"]
+
+
+def test_dumps_of_one_folder_form_one_episode_in_name_order(run, query, tmp_path):
+    folder = tmp_path / "session"
+    folder.mkdir()
+    xml = DUMP.read_bytes()
+    (folder / "0002.xml").write_bytes(xml.replace(b'text="Chrome"', b'text="Browser"'))
+    (folder / "0001.xml").write_bytes(xml)
+    result = run("ingest-android", [folder])
+    assert result.episodes == 1 and result.steps == 2
+    texts = [r["t"] for r in query("SELECT observation.text AS t FROM steps ORDER BY step_index")]
+    assert '"Chrome"' in texts[0] and '"Browser"' in texts[1]
+    assert json.loads(query("SELECT env FROM episodes")[0]["env"])["dumps"] == ["0001.xml", "0002.xml"]
+
+
+def test_malformed_dump_is_quarantined_with_line_and_column(run, query, tmp_path):
+    folder = tmp_path / "session"
+    folder.mkdir()
+    shutil.copy(DUMP, folder / "0001.xml")
+    (folder / "0002.xml").write_bytes(DUMP.read_bytes()[:5000])  # cut mid-document
+    result = run("ingest-android", [folder])
+    assert result.status == "success" and result.steps == 1 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "parse_error" and row["location"] == "0002.xml" and row["line"] == 1
+    assert row["reason"].startswith("0002.xml: malformed XML at line 1, column 4918: unclosed token")
+
+
+def test_units_sniff_content_and_keep_nested_folders_apart():
+    heads = {"/in/a/1.xml": b"<?xml version='1.0' ?><hierarchy rotation=\"0\">", "/in/a/2.xml": b"<hierarchy>",
+             "/in/a/b/1.xml": b"<hierarchy>", "/in/a/b/2.xml": b"<hierarchy>", "/in/a/c.xml": b"<manifest>",
+             "/in/lone/renamed.xml": b"<hierarchy>"}
+    units = uiautomator.units(sorted(heads), heads.__getitem__)
+    assert units == ["/in/a/b", "/in/lone/renamed.xml", "/in/a"]  # children before parents
