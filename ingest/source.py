@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 from dataclasses import dataclass, field
 from typing import Callable
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 
 # put_blob(data, media_type, source_uri) -> "sha256:<hex>"; injected by the runner so readers stay I/O-free
 PutBlob = Callable[[bytes, str, str], str]
 
 MAX_FILE_BYTES = 2 << 30  # a single raw file larger than this is refused, not read into memory
+
+
+def _too_large(path: str, size: int) -> "SourceError":
+    return SourceError("file_too_large", f"{path}: {size} bytes exceeds the {MAX_FILE_BYTES} byte limit", path)
 
 
 class SourceError(Exception):
@@ -30,6 +36,7 @@ class Source:
     uri: str  # stable identity: "<input root name>/<path inside the input>"
     put_blob: PutBlob
     _digest: "hashlib._Hash" = field(default_factory=hashlib.sha256, repr=False)
+    _listings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     def join(self, rel: str) -> str:
         return posixpath.join(self.path, rel) if rel else self.path
@@ -38,25 +45,40 @@ class Source:
         """Read a file of the unit (the unit itself when rel is empty); feeds the unit's sha256."""
         path = self.join(rel)
         try:
-            size = self.fs.size(path)
+            if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
+                with open(path, "rb") as f:
+                    size = os.fstat(f.fileno()).st_size
+                    if size > MAX_FILE_BYTES:
+                        raise _too_large(rel or path, size)
+                    data = f.read()
+            else:
+                size = self.fs.size(path)
+                if size is not None and size > MAX_FILE_BYTES:
+                    raise _too_large(rel or path, size)
+                with self.fs.open(path, "rb") as f:
+                    data = f.read()
         except FileNotFoundError:
             raise SourceError("missing_file", f"{rel or path}: file not found", rel or None) from None
-        if size is not None and size > MAX_FILE_BYTES:
-            raise SourceError("file_too_large", f"{rel or path}: {size} bytes exceeds {MAX_FILE_BYTES}", rel)
-        with self.fs.open(path, "rb") as f:
-            data = f.read()
         self._digest.update(rel.encode() + b"\0" + data)
         return data
 
     def exists(self, rel: str) -> bool:
-        return self.fs.exists(self.join(rel))
+        parent, name = posixpath.split(rel)
+        return name in self._listing(parent)
 
     def listdir(self, rel: str = "") -> list[str]:
         """Names (not paths) of the entries of a directory of the unit, sorted."""
-        base = self.join(rel)
-        if not self.fs.isdir(base):
-            return []
-        return sorted(posixpath.basename(p.rstrip("/")) for p in self.fs.ls(base, detail=False))
+        return sorted(self._listing(rel))
+
+    def _listing(self, rel: str) -> frozenset[str]:
+        if rel not in self._listings:
+            base = self.join(rel)
+            try:
+                names = self.fs.ls(base, detail=False) if self.fs.isdir(base) else []
+            except FileNotFoundError:
+                names = []
+            self._listings[rel] = frozenset(posixpath.basename(p.rstrip("/")) for p in names)
+        return self._listings[rel]
 
     def sha256(self) -> str:
         """Digest of every file read so far, with their names: the unit's content identity."""

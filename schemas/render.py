@@ -6,53 +6,8 @@ refer to: each listed element shows the id an action's `element` names, and its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 INTERACTIVE_FLAGS = ("clickable", "long_clickable", "editable", "scrollable", "checkable")
 STATE_FLAGS = ("checked", "selected", "focused")
-
-
-@dataclass
-class ViewNode:
-    """One node of an Android view hierarchy, whatever the source (DroidBot state, UI Automator dump)."""
-
-    id: int
-    cls: str
-    text: str | None = None
-    desc: str | None = None
-    resource_id: str | None = None
-    bounds: tuple[int, int, int, int] | None = None  # x1, y1, x2, y2 in pixels
-    flags: frozenset[str] = frozenset()
-    visible: bool = True
-    enabled: bool = True
-    children: list[int] = field(default_factory=list)
-
-
-def _short_class(cls: str) -> str:
-    return cls.rsplit(".", 1)[-1] if cls else "View"
-
-
-def _informative(node: ViewNode) -> bool:
-    return bool(node.text or node.desc or node.flags.intersection(INTERACTIVE_FLAGS))
-
-
-def _node_line(node: ViewNode) -> str:
-    parts = [f"[{node.id}] {_short_class(node.cls)}"]
-    if node.text:
-        parts.append(repr_text(node.text))
-    if node.desc:
-        parts.append(f"desc={repr_text(node.desc)}")
-    if node.resource_id:
-        parts.append(f"id={node.resource_id.split(':id/', 1)[-1]}")
-    flags = [f for f in INTERACTIVE_FLAGS + STATE_FLAGS if f in node.flags]
-    if not node.enabled:
-        flags.append("disabled")
-    if flags:
-        parts.append("{" + ",".join(flags) + "}")
-    if node.bounds:
-        x1, y1, x2, y2 = node.bounds
-        parts.append(f"@[{x1},{y1}][{x2},{y2}]")
-    return " ".join(parts)
 
 
 def repr_text(text: str, limit: int = 200) -> str:
@@ -62,23 +17,50 @@ def repr_text(text: str, limit: int = 200) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
-def render_android_screen(nodes: dict[int, ViewNode], roots: list[int], header: str | None = None) -> str:
-    """Visible nodes that carry text or can be acted on, indented under their nearest listed ancestor.
+def _view_line(node_id, view: dict, flags: list[str]) -> str:
+    cls = view.get("class") or "View"
+    parts = [f"[{node_id}] {cls.rsplit('.', 1)[-1]}"]
+    text, desc, rid = view.get("text"), view.get("content_description"), view.get("resource_id")
+    if text:
+        parts.append(repr_text(text))
+    if desc:
+        parts.append("desc=" + repr_text(desc))
+    if rid:
+        parts.append("id=" + rid.split(":id/", 1)[-1])
+    flags += [f for f in STATE_FLAGS if view.get(f)]
+    if not view.get("enabled", True):
+        flags.append("disabled")
+    if flags:
+        parts.append("{" + ",".join(flags) + "}")
+    bounds = view.get("bounds")
+    if bounds:
+        (x1, y1), (x2, y2) = bounds
+        parts.append(f"@[{x1},{y1}][{x2},{y2}]")
+    return " ".join(parts)
 
-    Layout-only containers are left out; their informative descendants move up a level.
+
+def render_android_screen(views: list[dict], header: str | None = None) -> str:
+    """An Android view hierarchy as text: visible views that carry text or can be acted on, indented under
+    their nearest listed ancestor; layout-only containers are left out (their descendants move up a level).
+
+    `views` is the flat list every Android reader stores in `observation.ui_tree` (DroidBot's shape):
+    `temp_id`, `parent` (-1 for a root), `children`, `bounds` [[x1, y1], [x2, y2]] in pixels, `class`, `text`,
+    `content_description`, `resource_id`, and boolean flags (`clickable`, `visible`, `enabled`, ...).
     """
+    by_id = {v.get("temp_id", i): v for i, v in enumerate(views)}
     lines = [header] if header else []
-    stack = [(root, 0) for root in reversed(roots)]
-    seen: set[int] = set()
+    stack = [(v.get("temp_id", i), 0) for i, v in reversed(list(enumerate(views))) if v.get("parent", -1) == -1]
+    seen: set = set()
     while stack:
         node_id, depth = stack.pop()
-        node = nodes.get(node_id)
-        if node is None or node_id in seen or not node.visible:
+        view = by_id.get(node_id)
+        if view is None or node_id in seen or not view.get("visible", True):
             continue
         seen.add(node_id)  # guards against cycles in malformed parent/child links
         child_depth = depth
-        if _informative(node):
-            lines.append("  " * depth + _node_line(node))
+        flags = [f for f in INTERACTIVE_FLAGS if view.get(f)]
+        if flags or view.get("text") or view.get("content_description"):
+            lines.append("  " * depth + _view_line(node_id, view, flags))
             child_depth = depth + 1
-        stack.extend((child, child_depth) for child in reversed(node.children))
+        stack.extend((child, child_depth) for child in reversed(view.get("children") or ()))
     return "\n".join(lines)

@@ -12,7 +12,6 @@ from typing import Iterator
 
 import orjson
 
-from ingest.android.views import nodes_from_droidbot
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.source import Source, SourceError, parse_json
 from schemas.render import render_android_screen
@@ -55,11 +54,9 @@ def _observation(state: dict | None) -> Observation:
     if state is None:
         return Observation(kind="none")
     views = state.get("views") or []
-    nodes, roots = nodes_from_droidbot(views)
-    header = f"Activity: {state.get('foreground_activity')}"
     return Observation(
         kind="screen",
-        text=render_android_screen(nodes, roots, header),
+        text=render_android_screen(views, f"Activity: {state.get('foreground_activity')}"),
         ui_tree=orjson.dumps(views).decode(),
         screenshot=state.get("_screenshot"),
         width=state.get("width"),

@@ -1,0 +1,127 @@
+"""Ingest throughput against the limit, and peak memory as the input doubles.
+
+    .venv/bin/python bench/ingest.py [--mb 200] [--repeats 3]
+
+On one synthetic DroidBot corpus (bench/android_corpus.py, the bundled run's shapes) it measures, in one run:
+- limit: read every file, orjson-parse it (GC paused), write the same records as zstd Parquet (the floor any
+  ingest of this data pays);
+- ingest: `pipelines run ingest-android` in-process (one core, like the limit), from planning to catalog;
+and prints MB/s medians and ingest/limit. Then peak RSS of an ingest process on the corpus and on twice the
+corpus: with a fixed task size it must stay flat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.android_corpus import write_corpus  # noqa: E402
+
+
+def corpus(mb: float, cache: Path) -> tuple[Path, int]:
+    path = cache / f"droidbot-{mb:g}mb"
+    marker = path / ".done"
+    if not marker.exists():
+        shutil.rmtree(path, ignore_errors=True)
+        runs, size = write_corpus(path, mb)
+        marker.write_text(json.dumps({"runs": runs, "bytes": size}))
+    return path, json.loads(marker.read_text())["bytes"]
+
+
+def limit_once(root: Path, out: Path) -> float:
+    """Parse + write floor: every JSON file -> dict -> (path, compact JSON) rows -> zstd Parquet."""
+    import orjson
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    started = time.perf_counter()
+    paths, docs = [], []
+    gc.disable()
+    try:
+        for dirpath, _, names in os.walk(root):
+            for name in names:
+                if name.endswith(".json"):
+                    p = os.path.join(dirpath, name)
+                    with open(p, "rb") as f:
+                        doc = orjson.loads(f.read())
+                    paths.append(p)
+                    docs.append(orjson.dumps(doc).decode())
+    finally:
+        gc.enable()
+    pq.write_table(pa.table({"path": paths, "doc": docs}), out / "limit.parquet", compression="zstd")
+    return time.perf_counter() - started
+
+
+def ingest_once(root: Path, lake: Path, executor: str = "local") -> float:
+    from pipelines import definition
+    from pipelines.runner import run_ingest
+
+    shutil.rmtree(lake, ignore_errors=True)
+    started = time.perf_counter()
+    result = run_ingest(definition.load("ingest-android"), str(lake), [str(root)], executor=executor,
+                        progress=False, log=lambda line: None)
+    assert result.status == "success" and result.quarantined == 0, result.messages[:3]
+    return time.perf_counter() - started
+
+
+def peak_rss_mb(root: Path, lake: Path, task_mb: float) -> float:
+    """Peak RSS of a fresh ingest process (in-process executor, fixed task size)."""
+    shutil.rmtree(lake, ignore_errors=True)
+    code = ("import resource, sys; sys.path.insert(0, %r)\n"
+            "from pipelines import definition; from pipelines.runner import run_ingest\n"
+            "r = run_ingest(definition.load('ingest-android'), %r, [%r], executor='local', task_mb=%r,"
+            " progress=False, log=lambda s: None)\n"
+            "assert r.status == 'success'\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)") % (str(REPO), str(lake), str(root), task_mb)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().splitlines()[-1]) / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=float, default=200, help="corpus size in MB (default 200)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--task-mb", type=float, default=32, help="task size for the memory check")
+    parser.add_argument("--cache", default=str(REPO / "bench" / "out"), help="where corpora are generated")
+    args = parser.parse_args()
+
+    cache = Path(args.cache)
+    root, size = corpus(args.mb, cache)
+    print(f"corpus: {root} ({size / 1e6:,.1f} MB of DroidBot JSON)")
+    with tempfile.TemporaryDirectory(dir=cache) as scratch:
+        scratch = Path(scratch)
+        limits, ours = [], []
+        for i in range(args.repeats):  # interleaved, so machine noise hits both alike
+            limits.append(limit_once(root, scratch))
+            ours.append(ingest_once(root, scratch / "lake"))
+            print(f"  repeat {i + 1}: limit {size / 1e6 / limits[-1]:6.1f} MB/s   ingest {size / 1e6 / ours[-1]:6.1f} MB/s")
+        limit_rate, our_rate = size / 1e6 / statistics.median(limits), size / 1e6 / statistics.median(ours)
+        print(f"limit (orjson parse + zstd Parquet write, 1 core): {limit_rate:8.1f} MB/s (median)")
+        print(f"ingest-android in-process (1 core):                {our_rate:8.1f} MB/s (median)")
+        print(f"ratio ingest/limit: {our_rate / limit_rate:.2f}  (target >= 0.60)")
+
+        ray_time = ingest_once(root, scratch / "lake", executor="ray")
+        print(f"ingest-android on local Ray ({os.cpu_count()} cores, incl. ray.init): {size / 1e6 / ray_time:8.1f} MB/s")
+
+        double, double_size = corpus(args.mb * 2, cache)
+        rss_1 = peak_rss_mb(root, scratch / "lake", args.task_mb)
+        rss_2 = peak_rss_mb(double, scratch / "lake", args.task_mb)
+        print(f"peak RSS, task {args.task_mb:g} MB: {size / 1e6:,.0f} MB input -> {rss_1:,.0f} MB; "
+              f"{double_size / 1e6:,.0f} MB input -> {rss_2:,.0f} MB (ratio {rss_2 / rss_1:.2f}, flat is ~1)")
+
+
+if __name__ == "__main__":
+    main()
