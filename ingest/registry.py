@@ -14,6 +14,12 @@ from types import ModuleType
 FORMATS: dict[str, str] = {
     "droidbot": "ingest.android.droidbot",
     "uiautomator": "ingest.android.uiautomator",
+    "getevent": "ingest.android.getevent",
+    "sweagent": "ingest.swe.sweagent",
+    "openhands": "ingest.swe.openhands",
+    "mcp_jsonrpc": "ingest.mcp.jsonrpc",
+    "agentworldbench": "ingest.agentworldbench",
+    "atif": "ingest.atif",
 }
 
 
