@@ -23,7 +23,7 @@ from typing import Iterator
 
 import orjson
 
-from ingest.android.views import nodes_from_uiautomator
+from ingest.android.views import views_from_uiautomator
 from ingest.record import Episode, Observation, Rejected, Step
 from ingest.source import Source
 from schemas.render import render_android_screen
@@ -69,14 +69,14 @@ def _ui_tree(root: ET.Element) -> str:
 
 def _observation(data: bytes) -> tuple[Observation, dict]:
     """Raises ET.ParseError (malformed XML) or ValueError (not a <hierarchy>)."""
-    nodes, roots, size = nodes_from_uiautomator(data)
+    views, size = views_from_uiautomator(data)
     root = ET.fromstring(data)
     first = root.find("node")
     package = first.get("package") if first is not None else None
     header = f"Package: {package}" if package else None
     obs = Observation(
         kind="screen",
-        text=render_android_screen(nodes, roots, header),
+        text=render_android_screen(views, header),
         ui_tree=_ui_tree(root),
         width=size[0] if size else None,
         height=size[1] if size else None,
