@@ -20,6 +20,9 @@ FORMATS: dict[str, str] = {
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",
     "agentworldbench": "ingest.agentworldbench",
     "atif": "ingest.atif",
+    "playwright_trace": "ingest.browser.playwright_trace",
+    "har": "ingest.browser.har",
+    "cdp": "ingest.browser.cdp",
 }
 
 
