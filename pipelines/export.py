@@ -1,0 +1,473 @@
+"""`pipelines export {cpt,sft,rl} DATASET --out PATH`: render a dataset version into training shards.
+
+Reads the version's `steps` through DuckDB ordered by episode (out-of-core, so memory stays bounded by the
+largest episode, and episodes whose steps sit in several parts, like labeler branches, come out whole),
+builds the canonical transition view (`transforms.export.transitions`), assigns grouped splits, renders
+records with the chosen format, and writes:
+
+    <out>/<split>/<kind>-<format>-<NNNNN>.<parquet|jsonl>   shards, capped by rows and bytes, numbered per split
+    <out>/<split>/<domain>-<NNNNN>_<split>.jsonl            (sft --format bench: per domain, as the reference)
+    <out>/dataset_info.json                                 (sft --format sharegpt: LLaMA-Factory)
+    <out>/manifest.json                                     counts per split/domain, tokens, shard sha256s,
+                                                            dataset version, the export config
+
+and in the catalog: `exports` (one row per export, with its manifest) and `export_rows` (export_id, shard,
+row, step_ids): every shard row mapped to the steps it was made from. The export id is a hash of the dataset
+version and the config, so exporting the same thing again rewrites the same files and rows.
+
+Origins: by default only real content is exported (a transition touching a simulated or perturbed step is
+skipped and counted); `include_simulated` admits it, and every record carries its `origin`.
+
+Mixture weights (`mix`, domain -> weight): a record of a domain with weight w is written floor(w) times,
+plus once more when xxh64(record id) / 2^64 < frac(w); 0 leaves the domain out. Unlisted domains weigh 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import posixpath
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterator
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+import xxhash
+
+from catalog import Catalog
+from pipelines.datasets import resolve
+from pipelines.lake import Lake
+from pipelines.runner import catalog_path as default_catalog_path
+from pipelines.stages import StageContext, StageResult
+from schemas import SCHEMA_VERSION
+from transforms.export import cpt, rl, sft, splits
+from transforms.export.budget import TokenCounter
+from transforms.export.chat import TrajectoryRenderer
+from transforms.export.transitions import EPISODE_COLUMNS, Trajectory, episode_index, trajectories
+
+KINDS = {"cpt": cpt, "sft": sft, "rl": rl}
+DEFAULT_FORMAT = {"cpt": "text", "sft": "agentworld", "rl": "verl"}
+
+EXPORT_DDL = """
+CREATE TABLE IF NOT EXISTS exports (
+    export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, dataset VARCHAR, version INTEGER,
+    out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON);
+CREATE TABLE IF NOT EXISTS export_rows (export_id VARCHAR, shard VARCHAR, "row" BIGINT, step_ids VARCHAR[]);
+"""
+
+# What the view needs from a step; `ui_tree` and screenshots stay unread.
+_STEPS_SQL = """
+SELECT episode_id, step_index, step_id, domain,
+       struct_pack(kind := observation.kind, text := observation.text, url := observation.url) AS observation,
+       action,
+       struct_pack(kind := final_observation.kind, text := final_observation.text) AS final_observation,
+       origin, branch_id, parent_step_id
+FROM read_parquet([{files}], union_by_name = true)
+ORDER BY episode_id, step_index
+"""
+
+
+class ExportError(Exception):
+    pass
+
+
+@dataclass
+class ExportConfig:
+    kind: str  # cpt | sft | rl
+    format: str | None = None  # default per kind: DEFAULT_FORMAT
+    domains: list[str] | None = None  # None: all
+    mix: dict[str, float] = field(default_factory=dict)
+    include_simulated: bool = False
+    max_tokens: int | None = None
+    tokenizer: str | None = None  # path to a local tokenizer.json
+    shard_rows: int = 100_000
+    shard_bytes: int = 256 << 20
+    seed: str = ""
+    ratios: tuple[float, float, float] = splits.DEFAULT_RATIOS
+    held_out: list[str] = field(default_factory=list)  # ids (episode, task, group) left out of every split
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ExportError(f"unknown export kind {self.kind!r} (kinds: {', '.join(KINDS)})")
+        self.format = self.format or DEFAULT_FORMAT[self.kind]
+        if self.format not in KINDS[self.kind].FORMATS:
+            raise ExportError(f"{self.kind} has no format {self.format!r} (formats: {', '.join(KINDS[self.kind].FORMATS)})")
+        if abs(sum(self.ratios) - 1) > 1e-9 or min(self.ratios) < 0:
+            raise ExportError(f"split ratios {self.ratios} must be >= 0 and sum to 1")
+        if self.shard_rows < 1 or self.shard_bytes < 1:
+            raise ExportError("shard limits must be positive")
+
+    def recorded(self) -> dict:
+        """The config as the manifest records it (held-out ids summarized by count and digest)."""
+        d = asdict(self)
+        ids = sorted(set(self.held_out))
+        d["held_out"] = {"count": len(ids), "sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest()}
+        d["ratios"] = list(self.ratios)
+        return d
+
+
+def parse_mix(text: str | None) -> dict[str, float]:
+    """"android=2,web=0.5" -> {"android": 2.0, "web": 0.5}."""
+    mix = {}
+    for item in filter(None, (text or "").split(",")):
+        name, sep, value = item.partition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = -1.0
+        if not sep or weight < 0:
+            raise ExportError(f"bad --mix item {item!r}: expected DOMAIN=WEIGHT with WEIGHT >= 0")
+        mix[name.strip()] = weight
+    return mix
+
+
+# writing ----------------------------------------------------------------------------------------------
+@dataclass
+class _Shard:
+    path: str  # relative to the export root
+    split: str
+    domain: str | None
+    rows: int
+    bytes: int
+    sha256: str
+
+
+class _ShardWriter:
+    """Buffers the records of one split (and domain, for per-domain layouts); writes a shard whenever the
+    row or byte cap is reached."""
+
+    def __init__(self, out: Lake, name: Callable[[int], str], file_type: str, split: str, domain: str | None,
+                 max_rows: int, max_bytes: int, on_shard: Callable[[_Shard, list[list[str]]], None]):
+        self.out, self.name, self.file_type, self.split, self.domain = out, name, file_type, split, domain
+        self.max_rows, self.max_bytes, self.on_shard = max_rows, max_bytes, on_shard
+        self.records: list[dict] = []
+        self.step_ids: list[list[str]] = []
+        self.lines: list[bytes] = []
+        self.size = 0
+        self.count = 0
+
+    def add(self, record: dict, step_ids: list[str]) -> None:
+        line = orjson.dumps(record)
+        self.records.append(record)
+        self.lines.append(line)
+        self.step_ids.append(step_ids)
+        self.size += len(line) + 1
+        if len(self.records) >= self.max_rows or self.size >= self.max_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.records:
+            return
+        if self.file_type == "jsonl":
+            data = b"\n".join(self.lines) + b"\n"
+        else:
+            buf = io.BytesIO()
+            pq.write_table(pa.Table.from_pylist(self.records), buf, compression="zstd")
+            data = buf.getvalue()
+        rel = self.name(self.count)
+        self.out.write_bytes_atomic(self.out.path(rel), data)
+        self.on_shard(_Shard(rel, self.split, self.domain, len(self.records), len(data),
+                             hashlib.sha256(data).hexdigest()), self.step_ids)
+        self.count += 1
+        self.records, self.lines, self.step_ids, self.size = [], [], [], 0
+
+
+# reading ----------------------------------------------------------------------------------------------
+def _steps_batches(cat: Catalog, lake: Lake, parts: list[str], batch_rows: int = 50_000) -> Iterator[pa.Table]:
+    """The version's steps ordered by episode, in tables that never split an episode."""
+    if not parts:
+        return
+    files = ", ".join("'" + lake.absolute(p).replace("'", "''") + "'" for p in parts)
+    if not lake.is_local:
+        files = ", ".join("'" + cat.lake_root + "/" + p.replace("'", "''") + "'" for p in parts)
+    reader = cat.con.sql(_STEPS_SQL.format(files=files)).to_arrow_reader(batch_rows)
+    pending: pa.Table | None = None
+    for batch in reader:
+        table = pa.Table.from_batches([batch])
+        if pending is not None:
+            table = pa.concat_tables([pending, table])
+        last = table.column("episode_id")[-1].as_py()
+        ids = table.column("episode_id").to_pylist()
+        cut = ids.index(last)  # the trailing episode may continue in the next batch
+        if cut > 0:
+            yield table.slice(0, cut)
+        pending = table.slice(cut)
+    if pending is not None and pending.num_rows:
+        yield pending
+
+
+def _first_urls(cat: Catalog, lake: Lake, parts: list[str]) -> dict[str, str]:
+    if not parts:
+        return {}
+    files = ", ".join("'" + lake.absolute(p).replace("'", "''") + "'" for p in parts)
+    rows = cat.con.execute(
+        f"SELECT episode_id, arg_min(observation.url, step_index) FROM read_parquet([{files}]) "
+        "WHERE observation.url IS NOT NULL AND branch_id IS NULL GROUP BY 1").fetchall()
+    return dict(rows)
+
+
+def _clusters(cat: Catalog, dataset: str) -> list[tuple[str, str]]:
+    """(cluster_id, episode_id) from the catalog's `dedup_clusters` table, when dedup has written one."""
+    tables = {r[0] for r in cat.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    if "dedup_clusters" not in tables:
+        return []
+    columns = {r[0] for r in cat.con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'dedup_clusters'").fetchall()}
+    where, params = ("WHERE dataset = ?", [dataset]) if "dataset" in columns else ("", [])
+    rows = cat.con.execute(f"SELECT CAST(cluster_id AS VARCHAR), episode_id FROM dedup_clusters {where}",
+                           params).fetchall()
+    return [(c, e) for c, e in rows if e is not None]
+
+
+# the export -------------------------------------------------------------------------------------------
+def _copies(weight: float, record_id: str) -> int:
+    whole = int(weight)
+    frac = weight - whole
+    return whole + (1 if frac > 0 and xxhash.xxh64_intdigest(record_id.encode()) / 2**64 < frac else 0)
+
+
+def _admissible_end(trajectory: Trajectory, include_simulated: bool) -> int:
+    """CPT: turns [0, end) of the line: the admissible prefix, cut after its last recorded observation."""
+    end = len(trajectory.turns)
+    if not include_simulated:
+        if trajectory.first_state_origin != "real":
+            return 0
+        for i, turn in enumerate(trajectory.turns):
+            if turn.origin != "real" or turn.observation_origin != "real":
+                end = i
+                break
+    while end > 0 and trajectory.turns[end - 1].observation is None:
+        end -= 1
+    return end
+
+
+def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, config: ExportConfig,
+           log: Callable[[str], None] = print) -> dict:
+    """Write the export and record it in the catalog. Returns the manifest."""
+    kind_module = KINDS[config.kind]
+    counter = TokenCounter(config.tokenizer)
+    file_type = kind_module.FILE_TYPES[config.format]
+    out_lake = Lake(out)
+    with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
+        cat.con.execute(EXPORT_DDL)
+        version = resolve(cat, dataset_ref)
+        episodes = _read_episodes(lake, version.parts.get("episodes", []))
+        step_parts = version.parts.get("steps", [])
+        urls = _first_urls(cat, lake, step_parts)
+        groups = {e: splits.group_key(row["domain"], row["task"], _env(row), urls.get(e), e)
+                  for e, row in episodes.items()}
+        split_of = splits.assign(groups, _clusters(cat, version.dataset), seed=config.seed, ratios=config.ratios)
+        held_out = set(config.held_out)
+
+        export_id = xxhash.xxh64_hexdigest(orjson.dumps(
+            {"dataset": version.dataset, "version": version.version, "out": out, "config": config.recorded()},
+            option=orjson.OPT_SORT_KEYS))
+        _remove_previous(out_lake)
+
+        shards: list[_Shard] = []
+        row_map: dict[str, list] = {"shard": [], "row": [], "step_ids": []}
+        counts: dict[str, dict[str, int]] = {}
+        tokens: dict[str, dict[str, int]] = {}
+        skipped = {"held_out": 0, "domain_not_selected": 0, "non_real": 0, "no_observation": 0,
+                   "over_budget": 0, "mix_dropped": 0}
+        transitions_in = 0
+
+        def on_shard(shard: _Shard, step_ids: list[list[str]]) -> None:
+            shards.append(shard)
+            row_map["shard"] += [shard.path] * shard.rows
+            row_map["row"] += list(range(shard.rows))
+            row_map["step_ids"] += step_ids
+
+        writers: dict[tuple[str, str | None], _ShardWriter] = {}
+
+        def writer(split: str, domain: str) -> _ShardWriter:
+            per_domain = config.format == "bench"
+            key = (split, domain if per_domain else None)
+            if key not in writers:
+                if per_domain:
+                    name = lambda i, s=split, d=domain: f"{s}/{d}-{i:05d}_{s}.jsonl"
+                else:
+                    name = lambda i, s=split: f"{s}/{config.kind}-{config.format}-{i:05d}.{file_type}"
+                writers[key] = _ShardWriter(out_lake, name, file_type, split, key[1], config.shard_rows,
+                                            config.shard_bytes, on_shard)
+            return writers[key]
+
+        def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int) -> None:
+            copies = _copies(config.mix.get(domain, 1.0), record_id)
+            if copies == 0:
+                skipped["mix_dropped"] += 1
+            for _ in range(copies):
+                writer(split, domain).add(record, step_ids)
+                counts.setdefault(split, {}).setdefault(domain, 0)
+                counts[split][domain] += 1
+                tokens.setdefault(split, {}).setdefault(domain, 0)
+                tokens[split][domain] += n_tokens
+
+        for table in _steps_batches(cat, lake, step_parts):
+            for trajectory in trajectories(table, episodes):
+                n_transitions = sum(1 for _ in trajectory.transitions())
+                transitions_in += n_transitions
+                if config.domains and trajectory.domain not in config.domains:
+                    skipped["domain_not_selected"] += n_transitions
+                    continue
+                group = groups.get(trajectory.episode_id, f"{trajectory.domain}:episode={trajectory.episode_id}")
+                if splits.is_held_out(held_out, trajectory.episode_id, trajectory.task, group):
+                    skipped["held_out"] += n_transitions
+                    continue
+                split = split_of.get(trajectory.episode_id, "train")
+                renderer = TrajectoryRenderer(trajectory, counter)
+                if config.kind == "cpt":
+                    _export_cpt(trajectory, renderer, config, counter, split, emit, skipped)
+                else:
+                    _export_turns(trajectory, renderer, config, split, emit, skipped,
+                                  lambda s: sum(counts.get(s, {}).values()))
+        for w in writers.values():
+            w.flush()
+
+        extra_files = []
+        if config.format == "sharegpt":
+            info = sft.dataset_info(f"trajforge_{version.dataset}", sorted({s.split for s in shards}))
+            out_lake.write_bytes_atomic(out_lake.path("dataset_info.json"), orjson.dumps(info, option=orjson.OPT_INDENT_2))
+            extra_files.append("dataset_info.json")
+
+        shards.sort(key=lambda s: s.path)
+        manifest = {
+            "export_id": export_id, "kind": config.kind, "format": config.format, "file_type": file_type,
+            "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
+            "config": config.recorded(), "tokenizer": counter.name,
+            "rows": sum(s.rows for s in shards),
+            "counts": {s: dict(sorted(d.items())) for s, d in sorted(counts.items())},
+            "tokens": {s: dict(sorted(d.items())) for s, d in sorted(tokens.items())},
+            "tokens_total": sum(sum(d.values()) for d in tokens.values()),
+            "transitions_in": transitions_in, "skipped": skipped,
+            "shards": [asdict(s) for s in shards], "extra_files": extra_files,
+        }
+        out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+        _record(cat, export_id, config, version, out, manifest, row_map)
+    log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) -> {out}")
+    return manifest
+
+
+def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportConfig, split: str,
+                  emit, skipped: dict, position: Callable[[str], int]) -> None:
+    samples = []
+    for transition in trajectory.transitions():
+        if transition.origin != "real" and not config.include_simulated:
+            skipped["non_real"] += 1
+            continue
+        sample = renderer.sample(transition.t, config.max_tokens)
+        if sample is None:
+            skipped["over_budget"] += 1
+            continue
+        samples.append(sample)
+    if config.kind == "rl":
+        if not samples:
+            return
+        chosen = samples[rl.choose(trajectory.trajectory_id, samples)]
+        record = rl.verl_record(chosen, split, position(split))
+        emit(split, trajectory.domain, trajectory.trajectory_id, record, chosen.transition.step_ids, chosen.tokens)
+        return
+
+    def admissible(turn) -> bool:
+        return turn.observation is not None and (config.include_simulated or (
+            turn.origin == "real" and turn.observation_origin == "real"))
+
+    render = sft.RENDER[config.format]
+    for sample in samples:
+        record = render(sample, renderer, admissible)
+        emit(split, trajectory.domain, sample.transition.turn.step_id, record, sample.transition.step_ids,
+             sample.tokens)
+
+
+def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportConfig,
+                counter: TokenCounter, split: str, emit, skipped: dict) -> None:
+    end = _admissible_end(trajectory, config.include_simulated)
+    if end == 0:
+        skipped["no_observation"] += 1
+        return
+    windows, dropped = cpt.windows(renderer, end, config.max_tokens, with_system=config.format == "swift")
+    skipped["over_budget"] += dropped
+    for first, stop in windows:
+        record = cpt.RENDER[config.format](renderer, first, stop)
+        turns = trajectory.turns[first:stop]
+        origins = {trajectory.first_state_origin} if first == 0 else set()
+        origins |= {t.origin for t in turns} | {t.observation_origin for t in turns}
+        origin = "simulated" if "simulated" in origins else "perturbed" if "perturbed" in origins else "real"
+        step_ids = list(dict.fromkeys(
+            ([trajectory.first_state_step_id] if first == 0 else [turns[0].step_id])
+            + [t.step_id for t in turns] + [turns[-1].observation_step_id]))
+        record_id = f"{trajectory.trajectory_id}#{first}"
+        record.update({"id": record_id, "domain": trajectory.domain, "origin": origin})
+        if config.format == "text":
+            n_tokens = counter.count(record["text"])
+        else:
+            n_tokens = sum(counter.message(m["content"]) for m in record["messages"])
+        emit(split, trajectory.domain, record_id, record, step_ids, n_tokens)
+
+
+def _env(row: dict) -> dict:
+    try:
+        env = orjson.loads(row["env"]) if row.get("env") else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return env if isinstance(env, dict) else {}
+
+
+def _read_episodes(lake: Lake, parts: list[str]) -> dict[str, dict]:
+    if not parts:
+        return {}
+    tables = [pq.read_table(lake.absolute(p), columns=EPISODE_COLUMNS, filesystem=lake.fs) for p in parts]
+    return episode_index(pa.concat_tables(tables, promote_options="default"))
+
+
+def _remove_previous(out: Lake) -> None:
+    """Delete the files a previous export into the same folder listed in its manifest (nothing else)."""
+    path = out.path("manifest.json")
+    if not out.fs.exists(path):
+        return
+    with out.fs.open(path, "rb") as f:
+        old = orjson.loads(f.read())
+    for rel in [s["path"] for s in old.get("shards", [])] + old.get("extra_files", []) + ["manifest.json"]:
+        target = out.path(rel)
+        if out.fs.exists(target):
+            out.fs.rm(target)
+
+
+def _record(cat: Catalog, export_id: str, config: ExportConfig, version, out: str, manifest: dict,
+            row_map: dict) -> None:
+    from catalog.catalog import now
+
+    rows = pa.table({"export_id": pa.array([export_id] * len(row_map["shard"]), pa.string()),
+                     "shard": pa.array(row_map["shard"], pa.string()),
+                     "row": pa.array(row_map["row"], pa.int64()),
+                     "step_ids": pa.array(row_map["step_ids"], pa.list_(pa.string()))})
+    cat.con.execute("BEGIN")
+    cat.con.execute("DELETE FROM export_rows WHERE export_id = ?", [export_id])
+    cat.con.execute("DELETE FROM exports WHERE export_id = ?", [export_id])
+    cat.con.register("_export_rows_new", rows)
+    cat.con.execute("INSERT INTO export_rows SELECT * FROM _export_rows_new")
+    cat.con.unregister("_export_rows_new")
+    cat.con.execute("INSERT INTO exports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [export_id, config.kind, config.format, version.dataset, version.version, out, now(),
+                     manifest["rows"], orjson.dumps(manifest).decode()])
+    cat.con.execute("COMMIT")
+
+
+# the pipeline stage -----------------------------------------------------------------------------------
+def export_stage(ctx: StageContext) -> StageResult:
+    """`stages = [..., "export"]` with `[stage_options.export]`: kind (required), format, out (default
+    <lake>/exports/<dataset>/<kind>-<format>; relative paths resolve against the lake), domains, mix
+    ("android=2,web=0.5" or a table), include_simulated, max_tokens, tokenizer, shard_rows, shard_bytes,
+    seed, held_out (list of ids)."""
+    options = dict(ctx.options)
+    mix = options.pop("mix", {})
+    config = ExportConfig(kind=options.pop("kind", "sft"),
+                          mix=parse_mix(mix) if isinstance(mix, str) else {k: float(v) for k, v in mix.items()},
+                          **{k: v for k, v in options.items() if k != "out"})
+    out = options.get("out") or f"exports/{ctx.dataset.partition('@')[0]}/{config.kind}-{config.format}"
+    if "://" not in out and not posixpath.isabs(out):
+        out = ctx.lake.path(out) if ctx.lake.is_local else f"{ctx.lake.url.rstrip('/')}/{out}"
+    manifest = export(ctx.lake, ctx.catalog_path, ctx.dataset, out, config, ctx.log)
+    return StageResult(records_in=manifest["transitions_in"], records_out=manifest["rows"],
+                       summary=f"{manifest['rows']:,} {config.kind}/{config.format} rows -> {out}")

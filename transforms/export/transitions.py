@@ -1,0 +1,182 @@
+"""The canonical transition view every exporter renders from: trajectories of (action, next observation)
+turns, with the step id and origin of every piece, built from a dataset version's `steps` and `episodes`.
+
+A *line* is one ordered path through an episode:
+
+- the main line: the steps without a `branch_id`, in `step_index` order;
+- one line per `branch_id` (counterfactual branches written by the labeler): the main-line steps whose
+  `step_index` is below the branch's first step, then the branch's steps in `step_index` order. Its
+  transitions start at the branch (`Trajectory.start`), so the shared real prefix is not exported twice.
+
+Turn t of a line is the action of its step t and the observation after it: the observation of step t+1, or
+the step's own `final_observation` on the last step. The observation before the first action is
+`first_state`. A transition is (history = turns[:t], action_t, observation_{t+1}); it exists only where
+the next observation was recorded (text not null): a target is never invented.
+
+Origins: a transition is `real` when every step it touches (first state, history, action, target) is real;
+otherwise its origin is the most synthetic one it touches (`simulated` over `perturbed`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+STEP_COLUMNS = ["episode_id", "step_index", "step_id", "domain", "observation", "action", "final_observation",
+                "origin", "branch_id", "parent_step_id"]
+EPISODE_COLUMNS = ["episode_id", "domain", "platform", "source_format", "task", "outcome", "env"]
+_ORIGIN_RANK = {"real": 0, "perturbed": 1, "simulated": 2}
+
+
+@dataclass(frozen=True)
+class Turn:
+    step_id: str  # the step whose action this is
+    action: dict  # schema-v1 action struct
+    origin: str  # origin of the acting step
+    observation: str | None  # text of the observation after the action; None when not recorded
+    observation_step_id: str  # the step that holds it (the next step, or this one for final_observation)
+    observation_origin: str
+
+
+@dataclass
+class Trajectory:
+    episode_id: str
+    line: str  # "main" or the branch id
+    domain: str
+    task: str | None
+    outcome: str
+    source_format: str | None
+    env: dict
+    first_state: str | None
+    first_state_step_id: str
+    first_state_origin: str
+    turns: list[Turn]
+    start: int = 0  # transitions before this turn belong to the main line
+    first_url: str | None = None
+
+    @property
+    def trajectory_id(self) -> str:
+        return self.episode_id if self.line == "main" else f"{self.episode_id}@{self.line}"
+
+    @property
+    def tools(self) -> list[dict] | None:
+        """Tool definitions for the system prompt: the episode's `env["tools"]` when it is a list."""
+        tools = self.env.get("tools")
+        return tools if isinstance(tools, list) and tools else None
+
+    def prefix_origin(self, t: int) -> str:
+        """The most synthetic origin among the first state and turns[:t] (actions and observations)."""
+        origins = [self.first_state_origin]
+        for turn in self.turns[:t]:
+            origins += [turn.origin, turn.observation_origin]
+        return max(origins, key=lambda o: _ORIGIN_RANK.get(o, 2))
+
+    def transitions(self) -> Iterator["Transition"]:
+        for t in range(self.start, len(self.turns)):
+            if self.turns[t].observation is not None:
+                yield Transition(self, t)
+
+
+@dataclass(frozen=True)
+class Transition:
+    trajectory: Trajectory
+    t: int  # 0-based index of the acting turn
+
+    @property
+    def history(self) -> list[Turn]:
+        return self.trajectory.turns[: self.t]
+
+    @property
+    def turn(self) -> Turn:
+        return self.trajectory.turns[self.t]
+
+    @property
+    def target(self) -> str:
+        return self.turn.observation or ""
+
+    @property
+    def target_step_id(self) -> str:
+        return self.turn.observation_step_id
+
+    @property
+    def origin(self) -> str:
+        turn = self.turn
+        origins = (self.trajectory.prefix_origin(self.t), turn.origin, turn.observation_origin)
+        return max(origins, key=lambda o: _ORIGIN_RANK.get(o, 2))
+
+    @property
+    def step_ids(self) -> list[str]:
+        """Every step the sample is made of, in order: first state, the acting steps, the target's step."""
+        ids = [self.trajectory.first_state_step_id] + [turn.step_id for turn in self.trajectory.turns[: self.t + 1]]
+        if ids[-1] != self.target_step_id:
+            ids.append(self.target_step_id)
+        return list(dict.fromkeys(ids))
+
+
+def _text(observation: dict | None) -> str | None:
+    if not observation or observation.get("kind") == "none":
+        return None
+    return observation.get("text")
+
+
+def _line(rows: list[dict]) -> tuple[str | None, str, str, list[Turn], str | None]:
+    """(first_state, its step id, its origin, turns, first url) of steps in line order."""
+    turns = []
+    for i, row in enumerate(rows):
+        if i + 1 < len(rows):
+            nxt = rows[i + 1]
+            obs, obs_id, obs_origin = _text(nxt["observation"]), nxt["step_id"], nxt["origin"] or "real"
+        else:
+            obs, obs_id, obs_origin = _text(row["final_observation"]), row["step_id"], row["origin"] or "real"
+        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", obs, obs_id, obs_origin))
+    first = rows[0]
+    url = next((r["observation"]["url"] for r in rows if r["observation"] and r["observation"].get("url")), None)
+    return _text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url
+
+
+def _episode_lines(rows: list[dict]) -> Iterator[tuple[str, int, list[dict]]]:
+    """(line name, start turn, rows) for the main line and each branch of one episode's steps."""
+    main = sorted((r for r in rows if r["branch_id"] is None), key=lambda r: r["step_index"])
+    branches: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["branch_id"] is not None:
+            branches.setdefault(r["branch_id"], []).append(r)
+    if main:
+        yield "main", 0, main
+    for branch_id in sorted(branches):
+        branch = sorted(branches[branch_id], key=lambda r: r["step_index"])
+        prefix = [r for r in main if r["step_index"] < branch[0]["step_index"]]
+        yield branch_id, len(prefix), prefix + branch
+
+
+def trajectories(steps: pa.Table, episodes: dict[str, dict]) -> Iterator[Trajectory]:
+    """Trajectories of the steps in `steps` (all of an episode's steps must be in the table), ordered by
+    episode id then line. `episodes` maps episode_id -> episode row (EPISODE_COLUMNS)."""
+    steps = steps.select(STEP_COLUMNS)
+    steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
+    rows = steps.to_pylist()
+    i = 0
+    while i < len(rows):
+        j = i
+        episode_id = rows[i]["episode_id"]
+        while j < len(rows) and rows[j]["episode_id"] == episode_id:
+            j += 1
+        episode = episodes.get(episode_id, {})
+        env = orjson.loads(episode["env"]) if episode.get("env") else {}
+        for line, start, line_rows in _episode_lines(rows[i:j]):
+            first_state, first_id, first_origin, turns, url = _line(line_rows)
+            yield Trajectory(
+                episode_id=episode_id, line=line, domain=episode.get("domain") or line_rows[0]["domain"],
+                task=episode.get("task"), outcome=episode.get("outcome") or "unknown",
+                source_format=episode.get("source_format"), env=env if isinstance(env, dict) else {},
+                first_state=first_state, first_state_step_id=first_id, first_state_origin=first_origin,
+                turns=turns, start=start, first_url=url)
+        i = j
+
+
+def episode_index(episodes: pa.Table) -> dict[str, dict]:
+    return {row["episode_id"]: row for row in episodes.select(EPISODE_COLUMNS).to_pylist()}
