@@ -23,6 +23,11 @@ FORMATS: dict[str, str] = {
     "playwright_trace": "ingest.browser.playwright_trace",
     "har": "ingest.browser.har",
     "cdp": "ingest.browser.cdp",
+    "asciicast": "ingest.ubuntu.asciicast",
+    "terminal_bench": "ingest.ubuntu.terminal_bench",
+    "osworld": "ingest.ubuntu.osworld",
+    "agentnet": "ingest.macos.agentnet",
+    "agentnet_recording": "ingest.macos.agentnet_recording",
 }
 
 

@@ -1,0 +1,179 @@
+"""OSWorld result directories (`results/<action space>/<observation>/<model>/<domain>/<example id>/`): one
+directory is one episode.
+
+`traj.jsonl` has one line per executed action: `step_num` (the agent turn, shared by the actions of one
+response), `action_timestamp` (`%Y%m%d@%H%M%S`, the host's local time), `action` (pyautogui code, or
+`WAIT` / `DONE` / `FAIL`; some agents write an object with `command`), `response` (the agent's output),
+`reward`, `done`, `info`, `screenshot_file` (the screen *after* the action). `result.txt` holds the
+evaluator's score. A line that is only `{"Error": ...}` records a crash or a time limit.
+
+Steps: one per line. The observation before action t is the screenshot written after action t-1 (the
+harness saves no screenshot before the first action, so step 0 has none); the last screenshot is the final
+observation. pyautogui code is read with `ast` (`ingest.pyautogui_code`), never run; pixel coordinates are
+divided by the screenshot's size (read from the PNG header). Local times of an unknown zone: step
+timestamps stay null, the first and last are kept in `env`. Outcome: score 1 -> success, below -> failure
+(reward = score). The episode is terminal when the last line says `done`; an error line or the step limit
+leaves it truncated. Bad lines, error lines and missing screenshots each give one quarantine row.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import struct
+from typing import Iterator
+
+import orjson
+
+from ingest.pyautogui_code import CodeError, to_action
+from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.source import Source, SourceError
+
+FORMAT = "osworld"
+VERSION = "1"
+
+_SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
+
+
+def units(files: list[str], head) -> list[str]:
+    """A result directory is one holding traj.jsonl."""
+    return sorted({posixpath.dirname(p) for p in files if posixpath.basename(p) == "traj.jsonl"})
+
+
+def png_size(data: bytes) -> tuple[int, int] | None:
+    """Width and height from a PNG's IHDR chunk, or None when the bytes are not a PNG."""
+    if len(data) >= 24 and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    return None
+
+
+def _lines(source: Source) -> tuple[list[tuple[int, dict]], list[Rejected]]:
+    data = source.read_bytes("traj.jsonl")
+    records, rejected = [], []
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            rejected.append(Rejected("parse_error", f"traj.jsonl line {n}: invalid JSON: {e}", "traj.jsonl",
+                                     line=n, snippet=raw[:200].decode("utf-8", "replace")))
+            continue
+        if not isinstance(record, dict):
+            rejected.append(Rejected("bad_record", f"traj.jsonl line {n}: expected an object, got "
+                                     f"{type(record).__name__}", "traj.jsonl", line=n, snippet=raw[:200].decode()))
+        elif set(record) == {"Error"}:
+            rejected.append(Rejected("run_error", f"traj.jsonl line {n}: the run reported an error: "
+                                     f"{str(record['Error'])[:300]}", "traj.jsonl", line=n))
+            records.append((n, record))
+        elif "action" not in record:
+            rejected.append(Rejected("bad_record", f"traj.jsonl line {n}: no 'action'", "traj.jsonl", line=n,
+                                     snippet=raw[:200].decode("utf-8", "replace")))
+        else:
+            records.append((n, record))
+    return records, rejected
+
+
+def _screenshot(source: Source, name) -> tuple[Observation | None, Rejected | None]:
+    if not isinstance(name, str) or not name:
+        return None, None
+    if "/" in name or "\\" in name or name.startswith("."):
+        return None, Rejected("bad_record", f"screenshot_file {name!r} is not a plain file name", name)
+    if not source.exists(name):
+        return (Observation(kind="screen"),
+                Rejected("missing_file", f"{name}: screenshot not found; the step is kept without it", name))
+    data = source.read_bytes(name)
+    size = png_size(data)
+    return Observation(kind="screen", screenshot=source.put_blob(data, "image/png", source.uri),
+                       width=size[0] if size else None, height=size[1] if size else None), None
+
+
+def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
+    action = record["action"]
+    if isinstance(action, dict):  # agents that log {"action_type", "command", ...}
+        code = action.get("command") or action.get("action_type")
+        raw = orjson.dumps(action).decode()
+    else:
+        code, raw = action, action if isinstance(action, str) else orjson.dumps(action).decode()
+    if not isinstance(code, str):
+        raise SourceError("bad_record", f"traj.jsonl line {n}: action is not code: {raw[:200]}", "traj.jsonl")
+    if code.strip() in _SPECIAL:
+        return Action(kind=_SPECIAL[code.strip()], text=code.strip() if code.strip() == "FAIL" else None, raw=raw)
+    try:
+        typed = to_action(code, size or (float("inf"), float("inf")))
+    except CodeError as e:
+        raise SourceError("parse_error", f"traj.jsonl line {n}: action {e}", "traj.jsonl") from None
+    if size is None:  # no screenshot to tell the screen size: coordinates cannot be normalized
+        typed.x = typed.y = typed.x2 = typed.y2 = None
+    typed.raw = raw
+    return typed
+
+
+def _score(source: Source) -> tuple[float | None, Rejected | None]:
+    if not source.exists("result.txt"):
+        return None, None
+    text = source.read_bytes("result.txt").decode("utf-8", "replace").strip()
+    try:
+        return float(text), None
+    except ValueError:
+        return None, Rejected("parse_error", f"result.txt: score {text[:50]!r} is not a number", "result.txt")
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    records, rejected = _lines(source)
+    yield from rejected
+    shots = []
+    for _, record in records:
+        obs, problem = _screenshot(source, record.get("screenshot_file"))
+        shots.append(obs)
+        if problem:
+            yield problem
+    sizes = [(o.width, o.height) for o in shots if o and o.width and o.height]
+    size = sizes[0] if sizes else None
+
+    steps: list[Step] = []
+    previous_obs: Observation = Observation(kind="none")  # no screenshot before the first action
+    last_turn, crashed, done, stamps = None, False, False, []
+    for (n, record), shot in zip(records, shots):
+        if "Error" in record and "action" not in record:
+            crashed = True
+            continue
+        try:
+            action = _action(record, n, size)
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, e.location, line=n)
+            continue
+        turn = record.get("step_num")
+        reward = record.get("reward")
+        steps.append(Step(
+            observation=previous_obs,
+            action=action,
+            reward=float(reward) if isinstance(reward, (int, float)) else None,
+            reasoning=record.get("response") if turn != last_turn and isinstance(record.get("response"), str) else None,
+        ))
+        last_turn, done = turn, record.get("done") is True
+        if isinstance(record.get("action_timestamp"), str):
+            stamps.append(record["action_timestamp"])
+        previous_obs = shot or Observation(kind="none")
+
+    score, problem = _score(source)
+    if problem:
+        yield problem
+    parts = source.uri.rstrip("/").split("/")
+    env = {"os": "ubuntu", "example_id": parts[-1]}
+    if len(parts) >= 2:
+        env["osworld_domain"] = parts[-2]
+    if size:
+        env["screen_size"] = list(size)
+    if stamps:
+        env["local_time_first"], env["local_time_last"] = stamps[0], stamps[-1]
+    yield Episode(
+        key="",
+        domain="os",
+        platform="ubuntu",  # OSWorld's desktop VM; the result directory does not name another OS
+        steps=steps,
+        outcome="unknown" if score is None else "success" if score >= 1.0 else "failure",
+        reward=score,
+        terminated=done and not crashed,
+        final_observation=previous_obs if steps and previous_obs.kind != "none" else None,
+        env=env,
+    )
