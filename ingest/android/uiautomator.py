@@ -18,6 +18,7 @@ The screen size comes from the root node's bounds. Dumps carry no time: step tim
 from __future__ import annotations
 
 import posixpath
+import re
 import xml.etree.ElementTree as ET
 from typing import Iterator
 
@@ -30,6 +31,8 @@ from schemas.render import render_android_screen
 
 FORMAT = "uiautomator"
 VERSION = "1"
+
+_ROTATION = re.compile(rb'<hierarchy[^>]*\brotation="(\d+)"')
 
 
 def _is_dump(path: str, head) -> bool:
@@ -48,40 +51,19 @@ def units(files: list[str], head) -> list[str]:
     return sorted(found, key=lambda p: (-p.count("/"), p))
 
 
-def _ui_tree(root: ET.Element) -> str:
-    """The dump as a flat JSON node list in pre-order (the ids the rendered text shows): every XML attribute
-    verbatim, plus `id`, `parent` (-1 for a root) and `children`."""
-    flat: list[dict] = []
-
-    def visit(elem: ET.Element, parent: int) -> int:
-        node = dict(elem.attrib)
-        node_id = len(flat)
-        node.update(id=node_id, parent=parent, children=[])
-        flat.append(node)
-        node["children"] = [visit(child, node_id) for child in elem if child.tag == "node"]
-        return node_id
-
-    for child in root:
-        if child.tag == "node":
-            visit(child, -1)
-    return orjson.dumps(flat).decode()
-
-
 def _observation(data: bytes) -> tuple[Observation, dict]:
     """Raises ET.ParseError (malformed XML) or ValueError (not a <hierarchy>)."""
     views, size = views_from_uiautomator(data)
-    root = ET.fromstring(data)
-    first = root.find("node")
-    package = first.get("package") if first is not None else None
-    header = f"Package: {package}" if package else None
+    package = views[0].get("package") if views else None
+    rotation = _ROTATION.search(data[:4096])
     obs = Observation(
         kind="screen",
-        text=render_android_screen(views, header),
-        ui_tree=_ui_tree(root),
+        text=render_android_screen(views, f"Package: {package}" if package else None),
+        ui_tree=orjson.dumps(views).decode(),  # the canonical Android view list (DroidBot's shape)
         width=size[0] if size else None,
         height=size[1] if size else None,
     )
-    return obs, {"package": package, "rotation": root.get("rotation")}
+    return obs, {"package": package, "rotation": rotation.group(1).decode() if rotation else None}
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:

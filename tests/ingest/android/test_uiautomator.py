@@ -18,14 +18,14 @@ def test_a_lone_dump_is_one_observation_step(run, query):
     assert obs["text"].splitlines()[0] == "Package: com.google.android.apps.nexuslauncher"
     assert '[20] TextView "Chrome" desc="Chrome" {clickable,long_clickable} @[641,1382][843,1548]' in obs["text"]
     tree = json.loads(obs["ui_tree"])
-    assert len(tree) == 25 and tree[3]["resource-id"] == "com.google.android.apps.nexuslauncher:id/launcher"
-    assert tree[3]["parent"] == 2 and tree[3]["children"] == [4]
+    assert len(tree) == 25 and tree[3]["resource_id"] == "com.google.android.apps.nexuslauncher:id/launcher"
+    assert tree[3]["parent"] == 2 and tree[3]["children"] == [4] and tree[3]["bounds"] == [[0, 0], [1080, 1794]]
     assert step["action"] is None  # a dump records a screen, never an action
     assert step["is_first"] and step["is_last"] and not step["is_terminal"] and step["timestamp"] is None
     ep = query("SELECT * FROM episodes")[0]
     env = json.loads(ep["env"])
     assert ep["source_format"] == "uiautomator" and env["screen_size"] == [1080, 1794]
-    assert env["observation_only"] is True and env["dumps"] == ["window_dump.xml"]
+    assert env["observation_only"] is True and env["dumps"] == ["window_dump.xml"] and env["rotation"] == "0"
 
 
 def test_dumps_of_one_folder_form_one_episode_in_name_order(run, query, tmp_path):
