@@ -1,0 +1,157 @@
+"""AgentWorldBench JSONL (`<domain>_test.jsonl`): world-model evaluation samples, one line per evaluated turn.
+
+A line holds the whole trajectory (`prompt[]`: every action prompt, `response[]`: every ground-truth
+observation) plus the evaluated turn (`turn_idx`, 1-based; `current_prompt` == `prompt[turn_idx-1]`),
+`task` (the domain, possibly with a prefix: `"x/mcp"`), `id`, `system_str` (the world-model system prompt,
+with the tool definitions) and `total_turns`. The same trajectory repeats on several lines; they are folded
+back into one episode per (domain, `id`), key `<domain>:<id>`.
+
+Steps: action t is the fenced JSON (or text) after `**Action:**` in `prompt[t]`; observation 0 is the
+`**Current State:**` block of the first prompt (`none` when it has none); the observation of step t+1 is
+`response[t]` without its `**Environment Observation:**` marker (and without a fence wrapping all of it);
+the last response is the final observation. Action JSON maps by shape: `{"name", "arguments"}` -> tool call
+(`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, a BrowserGym or
+pyautogui string -> code. `task` is the `**Task Instruction:**` / `Target Query:` text of the first
+prompt when there is one. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`.
+Lines whose copy of the trajectory disagrees with the first line seen are quarantined.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Iterator
+
+import orjson
+
+from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.search import episode_domain, results_tree
+from ingest.source import Source
+from ingest.tools import dumps, tool_action
+
+FORMAT = "agentworldbench"
+VERSION = "1"
+
+OBSERVATION_MARKER = "**Environment Observation:**"
+_DOMAINS = {"mcp": (None, "tool_result"), "search": (None, "tool_result"), "terminal": ("linux", "terminal"),
+            "swe": ("linux", "tool_result"), "android": ("android", "screen"), "web": ("browser", "web"),
+            "os": ("ubuntu", "screen")}
+_STATE = re.compile(r"\*\*Current State:\*\*\s*\n(.*?)(?=\n\*\*Action:\*\*)", re.DOTALL)
+_ACTION = re.compile(r"\*\*Action:\*\*\s*\n(.*)", re.DOTALL)
+_FENCE = re.compile(r"^```[\w-]*\n(.*?)\n```", re.DOTALL)
+_TARGET_QUERY = re.compile(r"^Target Query:[ \t]*(.+)$", re.MULTILINE)
+_TASK = re.compile(r"\*\*(?:Task Instruction|Task|Instruction)s?:?\*\*:?[ \t]*\n?(.*?)(?=\n\s*\n|\n\*\*|\Z)", re.DOTALL)
+
+
+def units(files: list[str], head) -> list[str]:
+    """JSONL files whose first line is an object with `prompt`, `response` and `turn_idx`."""
+    found = []
+    for path in files:
+        if path.endswith((".jsonl", ".json", ".ndjson")):
+            start = head(path).lstrip()
+            if start.startswith(b"{") and b'"prompt"' in start and (b'"turn_idx"' in start or b'"current_prompt"' in start):
+                found.append(path)
+    return found
+
+
+def _strip_fence(text: str) -> str:
+    m = _FENCE.match(text.strip())
+    return m.group(1) if m and m.end() == len(text.strip()) else text.strip()
+
+
+def _observation_text(response: str) -> str:
+    text = response.strip()
+    if text.startswith(OBSERVATION_MARKER):
+        text = text[len(OBSERVATION_MARKER):]
+    return _strip_fence(text)
+
+
+def _action(prompt: str, domain: str) -> Action:
+    raw = prompt
+    m = _ACTION.search(prompt)
+    body = m.group(1) if m else prompt
+    fence = _FENCE.match(body.strip())
+    text = fence.group(1) if fence else body.strip()
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return tool_action(value["name"], value.get("arguments", value.get("parameters", {})), raw)
+    if isinstance(value, list) and value and all(isinstance(v, dict) and "keystrokes" in v for v in value):
+        durations = [v.get("duration") for v in value if isinstance(v.get("duration"), (int, float))]
+        return Action(kind="keystrokes", text="".join(str(v["keystrokes"]) for v in value),
+                      duration_s=float(sum(durations)) if durations else None, arguments=dumps(value), raw=raw)
+    if isinstance(value, dict) and isinstance(value.get("keystrokes"), str):
+        return Action(kind="keystrokes", text=value["keystrokes"], duration_s=value.get("duration"), raw=raw)
+    if isinstance(value, dict) and isinstance(value.get("command"), str):
+        return Action(kind="command", code=value["command"], raw=raw)
+    if value is not None:
+        return Action(kind="tool_call", arguments=dumps(value if isinstance(value, dict) else {"input": value}), raw=raw)
+    if domain == "terminal":
+        return Action(kind="command", code=text, raw=raw)
+    return Action(kind="code", code=text, raw=raw)
+
+
+def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
+    platform, obs_kind = _DOMAINS.get(domain, (None, "text"))
+    prompts, responses = line["prompt"], line["response"]
+    state = _STATE.search(prompts[0])
+    obs = Observation(kind=obs_kind, text=state.group(1).strip()) if state else Observation()
+    steps = []
+    for t, prompt in enumerate(prompts):
+        action = _action(prompt, domain)
+        steps.append(Step(observation=obs, action=action))
+        if t < len(responses):
+            text = _observation_text(responses[t])
+            obs = Observation(kind=obs_kind, text=text, ui_tree=results_tree(action.tool_name, text))
+        else:
+            obs = None
+    task = _TARGET_QUERY.search(prompts[0]) or _TASK.search(prompts[0])
+    env = {"system_prompt": line.get("system_str"), "benchmark_id": traj_id, "evaluated_turns": sorted(turns),
+           "total_turns": line.get("total_turns")}
+    return Episode(key=f"{domain}:{traj_id}", domain=episode_domain([s.action.tool_name for s in steps], domain)
+                   if domain in ("mcp", "search") else domain, platform=platform, steps=steps,
+                   task=task.group(1).strip() if task else None, final_observation=obs, terminated=False,
+                   env={k: v for k, v in env.items() if v is not None})
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = posixpath.basename(source.path)
+    first: dict[tuple, dict] = {}
+    turns: dict[tuple, list[int]] = {}
+    for no, raw in enumerate(source.read_bytes().splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            line = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            yield Rejected("parse_error", f"{name}:{no}: invalid JSON: {e}", name, line=no, snippet=raw[:500].decode(errors="replace"))
+            continue
+        if not isinstance(line, dict) or "id" not in line or not isinstance(line.get("task"), str):
+            yield Rejected("bad_record", f"{name}:{no}: a sample needs 'task' (str) and 'id'", name, line=no,
+                           snippet=raw[:500].decode(errors="replace"))
+            continue
+        for key in ("prompt", "response"):  # eval.py accepts a plain string for a one-turn trajectory
+            if isinstance(line.get(key), str):
+                line[key] = [line[key]]
+        if not isinstance(line.get("prompt"), list) or not line["prompt"] or not isinstance(line.get("response"), list) \
+                or not all(isinstance(p, str) for p in line["prompt"] + line["response"]):
+            yield Rejected("bad_record", f"{name}:{no}: 'prompt' and 'response' must be lists of strings", name,
+                           line=no, record_id=str(line["id"]))
+            continue
+        domain = line["task"].split("/")[-1]
+        key = (domain, line["id"])
+        if key in first:
+            seen = first[key]
+            if seen["prompt"] != line["prompt"] or seen["response"] != line["response"]:
+                yield Rejected("conflicting_duplicate", f"{name}:{no}: sample {line['id']} turn {line.get('turn_idx')} "
+                               "holds a different trajectory than its first line", name, line=no, record_id=str(line["id"]))
+                continue
+        else:
+            first[key] = line
+            turns[key] = []
+        if isinstance(line.get("turn_idx"), int):
+            turns[key].append(line["turn_idx"])
+    for (domain, traj_id), line in first.items():
+        yield _episode(domain, traj_id, line, turns[(domain, traj_id)])

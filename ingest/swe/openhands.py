@@ -1,0 +1,173 @@
+"""OpenHands event streams: a JSON array of events (a session export / replay trajectory), one episode per file.
+
+An event is an action (`action` + `args`) or an observation (`observation` + `content` + `extras`, with
+`cause` = the id of the action it answers). Steps are the agent's actions (`source: agent`); the observation
+of step t+1 is what came back before the next agent action: the observations caused by action t and any
+user messages in between (joined by blank lines). Observation 0 is the user's first message, which is also
+the task. Bookkeeping events (agent state changes, `null` placeholder observations, environment events) are
+left out.
+
+Actions: `run` -> command (`code` = the command), `run_ipython` -> code, `message` -> message, `finish` ->
+done, `browse` -> navigate; file tools (`read`, `edit`...) and everything else -> tool_call, with the tool
+call's own arguments when `tool_call_metadata` recorded the model's call (else `args` minus the thought).
+`args.thought` becomes `reasoning`. A `run` observation's `exit_code` -1 (command still running) stays null.
+
+Event timestamps are local time of an unknown zone, so step timestamps stay null; the first and last are
+kept in `env` (`local_time_first`, `local_time_last`). The episode ends (terminal) on a `finish` action.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import posixpath
+from typing import Iterator
+
+import orjson
+
+from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.source import Source, SourceError, parse_json
+from ingest.tools import dumps, tool_action, tool_observation
+
+FORMAT = "openhands"
+VERSION = "1"
+
+_BOOKKEEPING_ACTIONS = {"change_agent_state", "system", "recall", "condensation", "null"}
+_BOOKKEEPING_OBSERVATIONS = {"agent_state_changed", "null", "recall", "condensation"}
+_NOT_ARGUMENTS = {"thought", "impl_source", "translated_ipython_code", "confirmation_state", "security_risk",
+                  "hidden", "is_input", "blocking", "image_urls", "wait_for_response"}
+
+
+def units(files: list[str], head) -> list[str]:
+    """JSON files holding an array of events: objects with `id`, `source` and `action`/`observation`."""
+    found = []
+    for path in files:
+        if not path.endswith(".json"):
+            continue
+        start = head(path).lstrip()
+        if start.startswith(b"[") and b'"source"' in start and b'"id"' in start and (
+                b'"action"' in start or b'"observation"' in start) and b'"jsonrpc"' not in start:
+            found.append(path)
+    return found
+
+
+def _tool_call_arguments(event: dict):
+    """The arguments the model itself sent for this action, from the recorded chat completion."""
+    meta = event.get("tool_call_metadata") or {}
+    call_id = meta.get("tool_call_id")
+    try:
+        for choice in meta["model_response"]["choices"]:
+            for call in choice["message"].get("tool_calls") or []:
+                if call.get("id") == call_id:
+                    return call["function"].get("arguments")
+    except (KeyError, TypeError):
+        pass
+    return None
+
+
+def _action(event: dict) -> Action:
+    kind, args = event.get("action"), event.get("args") or {}
+    meta = event.get("tool_call_metadata") or {}
+    raw = dumps({k: event[k] for k in ("id", "source", "action", "args", "message") if k in event}
+                | ({"tool_call": {"function_name": meta.get("function_name"), "tool_call_id": meta.get("tool_call_id")}}
+                   if meta else {}))
+    tool = meta.get("function_name")
+    if kind == "run":
+        return Action(kind="command", code=args.get("command"), tool_name=tool, raw=raw)
+    if kind == "run_ipython":
+        return Action(kind="code", code=args.get("code"), tool_name=tool, raw=raw)
+    if kind == "message":
+        return Action(kind="message", text=args.get("content"), raw=raw)
+    if kind == "finish":
+        return Action(kind="done", text=args.get("final_thought") or event.get("message") or None, raw=raw)
+    if kind == "browse":
+        return Action(kind="navigate", text=args.get("url"), tool_name=tool, raw=raw)
+    arguments = _tool_call_arguments(event)
+    if arguments is None:
+        arguments = {k: v for k, v in args.items() if k not in _NOT_ARGUMENTS}
+    action = tool_action(tool or kind, arguments, raw)
+    if action.kind == "tool_call" and kind in ("read", "edit"):
+        action.element = dumps({"path": args.get("path")})  # the file the tool acts on
+    return action
+
+
+def _observation(event: dict, source: Source) -> Observation:
+    kind, extras, content = event.get("observation"), event.get("extras") or {}, event.get("content")
+    if kind == "run":
+        code = (extras.get("metadata") or {}).get("exit_code", extras.get("exit_code"))
+        return Observation(kind="terminal", text=content, exit_code=None if code in (None, -1) else code)
+    if kind == "error":
+        return Observation(kind="text", text=content, is_error=True)
+    if kind == "browse":
+        shot = extras.get("screenshot")
+        ref = None
+        if isinstance(shot, str) and shot:
+            try:
+                data = base64.b64decode(shot.split(",", 1)[-1], validate=True)
+                ref = source.put_blob(data, "image/png", source.uri)
+            except (binascii.Error, ValueError):
+                ref = None
+        return Observation(kind="web", text=content, url=extras.get("url"), screenshot=ref)
+    return tool_observation(None, content, is_error=True if extras.get("error") else None)
+
+
+def _merge(parts: list[Observation]) -> Observation:
+    if not parts:
+        return Observation()
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    first.text = "\n\n".join(p.text for p in parts if p.text)
+    first.kind = "text" if len({p.kind for p in parts}) > 1 else first.kind
+    return first
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = posixpath.basename(source.path)
+    events = parse_json(source.read_bytes(), name)
+    if isinstance(events, dict) and isinstance(events.get("trajectory"), list):
+        events = events["trajectory"]
+    if not isinstance(events, list):
+        raise SourceError("bad_record", f"{name}: expected a JSON array of events")
+
+    steps: list[Step] = []
+    pending: list[Observation] = []
+    task = agent = None
+    times: list[str] = []
+    finished = False
+    for i, event in enumerate(events):
+        if not isinstance(event, dict):
+            yield Rejected("bad_record", f"{name}: event [{i}] is not an object", f"[{i}]")
+            continue
+        if event.get("timestamp"):
+            times.append(event["timestamp"])
+        source_ = event.get("source")
+        if "action" in event:
+            kind = event["action"]
+            if kind in _BOOKKEEPING_ACTIONS:
+                continue
+            if source_ == "user":
+                if kind == "message":
+                    text = (event.get("args") or {}).get("content") or event.get("message")
+                    task = task if task is not None else text
+                    pending.append(Observation(kind="text", text=text))
+                continue
+            if source_ != "agent":
+                continue
+            model = ((event.get("tool_call_metadata") or {}).get("model_response") or {}).get("model")
+            agent = agent or model
+            steps.append(Step(observation=_merge(pending), action=_action(event),
+                              reasoning=(event.get("args") or {}).get("thought") or None))
+            pending = []
+            finished = kind == "finish"
+        elif "observation" in event:
+            if event["observation"] in _BOOKKEEPING_OBSERVATIONS or event.get("cause") is None:
+                continue
+            pending.append(_observation(event, source))
+
+    if not steps:
+        yield Rejected("empty_episode", f"{name}: no agent actions in the event stream")
+        return
+    env = {"local_time_first": times[0], "local_time_last": times[-1]} if times else {}
+    yield Episode(key="", domain="swe", platform="linux", steps=steps, task=task, agent=agent,
+                  final_observation=_merge(pending) if pending else None, terminated=finished, env=env)

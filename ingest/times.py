@@ -1,0 +1,28 @@
+"""Timestamps from agent logs: UTC when the source says which zone, None otherwise (never a guessed zone)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+
+def parse_time(value) -> dt.datetime | None:
+    """ISO-8601 with `Z` or an offset -> aware UTC; epoch seconds (or milliseconds) -> UTC; a naive ISO string
+    (local time of an unknown zone), anything else -> None."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        seconds = value / 1000 if value > 1e11 else value
+        try:
+            return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            parsed = dt.datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return parsed.astimezone(dt.timezone.utc) if parsed.tzinfo else None
+    return None

@@ -1,0 +1,49 @@
+"""Tool calls and tool results as steps: shared by the agent formats (SWE-agent, OpenHands, MCP, ATIF,
+AgentWorldBench) so the same call gets the same action whatever file it came from.
+
+- A shell tool (`bash`, `execute_bash`...) called with a `command` string is a `command` action (code = the
+  command); any other tool call is a `tool_call` with `tool_name` and `arguments` (a JSON object string).
+- A search tool's result also gets its `[n] url / Title / Snippet / Date` blocks parsed (`ingest.search`).
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from ingest.record import Action, Observation
+from ingest.search import results_tree
+
+SHELL_TOOLS = frozenset({"bash", "execute_bash", "shell", "run_command", "run_shell_command", "terminal"})
+
+
+def dumps(value) -> str:
+    return orjson.dumps(value).decode()
+
+
+def arguments_dict(arguments) -> dict | None:
+    """Tool arguments as a dict: JSON strings (how chat APIs send them) are decoded; other shapes are
+    wrapped as `{"input": value}` so `arguments` is always a JSON object."""
+    if arguments is None:
+        return None
+    if isinstance(arguments, str):
+        try:
+            arguments = orjson.loads(arguments) if arguments.strip() else {}
+        except orjson.JSONDecodeError:
+            return {"input": arguments}
+    return arguments if isinstance(arguments, dict) else {"input": arguments}
+
+
+def tool_action(name: str | None, arguments, raw: str, code: str | None = None) -> Action:
+    args = arguments_dict(arguments)
+    if name in SHELL_TOOLS and args and isinstance(args.get("command"), str):
+        return Action(kind="command", code=args["command"], tool_name=name, arguments=dumps(args), raw=raw)
+    return Action(kind="tool_call", tool_name=name, arguments=dumps(args if args is not None else {}),
+                  code=code, raw=raw)
+
+
+def tool_observation(tool_name: str | None, text: str | None, *, is_error: bool | None = None,
+                     exit_code: int | None = None, kind: str | None = None) -> Observation:
+    """A tool's result: `terminal` for shell tools, `tool_result` otherwise (unless `kind` is given)."""
+    kind = kind or ("terminal" if tool_name in SHELL_TOOLS else "tool_result")
+    return Observation(kind=kind, text=text, ui_tree=results_tree(tool_name, text), is_error=is_error,
+                       exit_code=exit_code)

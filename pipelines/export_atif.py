@@ -1,0 +1,131 @@
+"""`pipelines export atif DATASET --out DIR`: one ATIF v1.4 `trajectory.json` per episode of a dataset
+version, at `<out>/<episode_id>/trajectory.json` (the layout Harbor keeps per trial).
+
+Mapping (each of our steps is one ATIF agent turn):
+- the task, or observation 0 when there is one, is a `user` turn before the first agent turn;
+- an action is the turn's tool call: `tool_call` -> its tool and arguments; `command` -> `bash`
+  (or its own tool) with `{"command"}`; `code` -> `{"code"}`; `keystrokes` -> `{"keystrokes", "duration"}`;
+  GUI actions -> a call named after the kind with their fields; `message` / `done` -> the turn's `message`
+  without a tool call;
+- the next observation (step t+1's observation, the final observation after the last step) is the turn's
+  `observation.results[0]`, linked by `source_call_id`;
+- `reasoning` -> `reasoning_content`, `timestamp` -> ISO-8601 UTC.
+Exact records ride along in `extra["trajforge"]` (episode fields at the root; `action` and the next
+`observation` per turn) so `ingest.atif` reads the files back to the same steps.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+
+import fsspec
+import orjson
+import pyarrow.compute as pc
+
+from ingest.atif import EXTRA_KEY
+from pipelines.datasets import read_table, resolve
+from pipelines.lake import Lake
+from pipelines.runner import open_catalog
+
+SCHEMA_VERSION = "ATIF-v1.4"
+_GUI_FIELDS = ("x", "y", "x2", "y2", "text", "keys", "element", "direction", "duration_s")
+
+
+def _iso(ts) -> str | None:
+    return ts.isoformat().replace("+00:00", "Z") if ts is not None else None
+
+
+def _tool_call(action: dict, call_id: str) -> dict | None:
+    kind = action["kind"]
+    if kind in ("message", "done"):
+        return None
+    if kind == "tool_call":
+        try:
+            args = orjson.loads(action["arguments"]) if action.get("arguments") else {}
+        except orjson.JSONDecodeError:
+            args = {"input": action["arguments"]}
+        name, args = action.get("tool_name") or "tool", args if isinstance(args, dict) else {"input": args}
+    elif kind == "command":
+        name, args = action.get("tool_name") or "bash", {"command": action.get("code")}
+    elif kind == "code":
+        name, args = action.get("tool_name") or "execute_code", {"code": action.get("code")}
+    elif kind == "keystrokes":
+        name, args = action.get("tool_name") or "keystrokes", {"keystrokes": action.get("text"),
+                                                              "duration": action.get("duration_s")}
+    else:
+        name = action.get("tool_name") or kind
+        args = {k: action[k] for k in _GUI_FIELDS if action.get(k) is not None}
+    return {"tool_call_id": call_id, "function_name": name, "arguments": args}
+
+
+def trajectory(episode: dict, steps: list[dict]) -> dict:
+    """The ATIF document of one episode (`steps` sorted by step_index)."""
+    turns: list[dict] = []
+
+    def add(turn: dict):
+        turns.append({"step_id": len(turns) + 1, **turn})
+
+    first = steps[0]["observation"] if steps else None
+    if first and first.get("kind") not in (None, "none"):
+        add({"source": "user", "message": first.get("text") or "", "extra": {EXTRA_KEY: {"observation": first}}})
+    elif episode.get("task"):
+        add({"source": "user", "message": episode["task"], "extra": {EXTRA_KEY: {"observation": None}}})
+    for i, step in enumerate(steps):
+        action = step["action"] or {"kind": "wait"}
+        nxt = steps[i + 1]["observation"] if i + 1 < len(steps) else step.get("final_observation")
+        call_id = f"call_{i + 1}"
+        call = _tool_call(action, call_id)
+        turn = {"source": "agent", "timestamp": _iso(step.get("timestamp")),
+                "message": (action.get("text") or "") if call is None else "",
+                "reasoning_content": step.get("reasoning")}
+        if episode.get("agent"):
+            turn["model_name"] = episode["agent"]
+        if call is not None:
+            turn["tool_calls"] = [call]
+        if nxt and nxt.get("kind") not in (None, "none"):
+            turn["observation"] = {"results": [{"source_call_id": call_id if call else None,
+                                                "content": nxt.get("text") or ""}]}
+        turn["extra"] = {EXTRA_KEY: {"action": action, "observation": nxt}}
+        add({k: v for k, v in turn.items() if v is not None})
+    env = orjson.loads(episode["env"]) if episode.get("env") else {}
+    last = steps[-1] if steps else {}
+    root_extra = {k: episode.get(k) for k in ("episode_id", "source_format", "source_uri", "domain", "platform",
+                                               "task", "agent", "outcome", "reward")}
+    root_extra.update(env=env, terminated=bool(last.get("is_terminal")))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "session_id": episode["episode_id"],
+        "agent": {"name": episode.get("source_format") or "unknown",
+                  "version": episode.get("ingestor_version") or "unknown",
+                  **({"model_name": episode["agent"]} if episode.get("agent") else {})},
+        "steps": turns,
+        "final_metrics": {"total_steps": len(turns)},
+        "extra": {EXTRA_KEY: root_extra},
+    }
+
+
+def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str) -> dict:
+    """Write one ATIF trajectory.json per episode of `dataset_ref` (NAME or NAME@VERSION) under `out`
+    (a directory path or fsspec URL). Returns `{"dataset", "version", "episodes", "out", "files"}`."""
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    with open_catalog(lake, catalog_path, read_only=True) as cat:
+        version = resolve(cat, dataset_ref)
+    episodes = read_table(lake, version, "episodes")
+    steps = read_table(lake, version, "steps")
+    steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
+    by_episode: dict[str, list[dict]] = defaultdict(list)
+    for batch in steps.to_batches():
+        for row in batch.to_pylist():
+            by_episode[row["episode_id"]].append(row)
+    fs, root = fsspec.core.url_to_fs(out)
+    files = []
+    for episode in sorted(episodes.to_pylist(), key=lambda e: e["episode_id"]):
+        doc = trajectory(episode, by_episode.get(episode["episode_id"], []))
+        path = posixpath.join(root, episode["episode_id"], "trajectory.json")
+        fs.makedirs(posixpath.dirname(path), exist_ok=True)
+        with fs.open(path, "wb") as f:
+            f.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str))
+        files.append(path)
+    return {"dataset": version.dataset, "version": version.version, "episodes": len(files), "out": out,
+            "files": files}
