@@ -23,6 +23,7 @@ FORMATS: dict[str, str] = {
     "playwright_trace": "ingest.browser.playwright_trace",
     "har": "ingest.browser.har",
     "cdp": "ingest.browser.cdp",
+    "browsergym": "ingest.browser.browsergym",
     "asciicast": "ingest.ubuntu.asciicast",
     "terminal_bench": "ingest.ubuntu.terminal_bench",
     "osworld": "ingest.ubuntu.osworld",

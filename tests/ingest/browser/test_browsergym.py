@@ -1,0 +1,105 @@
+import gzip
+import json
+import os
+import pickle
+import shutil
+
+import pytest
+
+from ingest.browser import browsergym
+from ingest.browser.agentlab_pickle import restricted_loads
+from ingest.source import SourceError
+from tests.conftest import SAMPLES
+
+EXP = SAMPLES / "browser" / "browsergym-agentlab"
+TASK = "Compare the payment difference of the last 4 cancelled orders and completed orders"
+DASHBOARD = "http://ec2-18-223-217-129.us-east-2.compute.amazonaws.com:7780/admin/admin/dashboard/"
+
+
+def test_experiment_folder_is_one_episode_with_agent_actions(run, query):
+    result = run("ingest-browser", [EXP])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 5
+    assert result.quarantined == 0
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    first = steps[0]["action"]
+    assert first["kind"] == "click" and json.loads(first["element"]) == {"bid": "156"}
+    assert first["code"] == 'click("156")' and json.loads(first["arguments"]) == {"args": ["156"], "kwargs": {}}
+    assert first["raw"].startswith("To compare the payment difference") and first["raw"].endswith('```click("156")```')
+    assert steps[0]["reasoning"].startswith("To compare the payment difference")
+    assert "```" not in steps[0]["reasoning"]
+    assert [s["action"]["kind"] for s in steps] == ["click", "click", "back", "click", "click"]
+    obs = steps[0]["observation"]
+    assert obs["kind"] == "web" and obs["url"] == DASHBOARD and obs["title"] == "Dashboard / Magento Admin"
+    assert obs["text"].startswith(f"URL: {DASHBOARD}\nTitle: Dashboard / Magento Admin\nRootWebArea")
+    assert "[156] link '\\ue60b SALES'" in obs["text"]
+    assert obs["width"] == 1282 and obs["height"] == 713 and obs["screenshot"].startswith("sha256:")
+    assert json.loads(obs["ui_tree"])["pruned_html"].startswith('<head bid="1">')
+    # the click on "Orders" timed out: the next observation carries the error
+    assert steps[2]["observation"]["is_error"] and "Error: TimeoutError: Locator.click" in steps[2]["observation"]["text"]
+    assert steps[1]["observation"]["screenshot"] is None  # screenshot_step_1.png is not bundled
+    final = steps[-1]["final_observation"]
+    assert final["title"] == "Orders / Operations / Sales / Magento Admin" and final["is_error"]
+    assert str(steps[0]["timestamp"]) == "2024-11-06 12:50:19.858716+00:00"
+    assert steps[1]["reward"] == 0.0
+    # the agent crashed on a rate limit: the episode is cut, not ended
+    assert steps[-1]["is_last"] and not steps[-1]["is_terminal"]
+    ep = query("SELECT * FROM episodes")[0]
+    assert ep["task"] == TASK and ep["agent"] == "gpt-4o" and ep["outcome"] == "unknown"
+    assert ep["reward"] == 0.0 and ep["source_format"] == "browsergym"
+    env = json.loads(ep["env"])
+    assert env["task_name"] == "webarena.196" and env["browsergym_version"] == "0.10.2"
+    assert "RateLimitError" in env["error"]
+
+
+class _RunsShell:
+    def __reduce__(self):
+        return os.system, ("touch /tmp/trajforge-pwned",)
+
+
+def test_malicious_step_pickle_is_refused_and_never_runs(run, query, sample_copy, tmp_path):
+    exp = sample_copy("browser/browsergym-agentlab")
+    (exp / "step_3.pkl.gz").write_bytes(gzip.compress(pickle.dumps(_RunsShell())))
+    marker = "/tmp/trajforge-pwned"
+    if os.path.exists(marker):
+        os.remove(marker)
+    result = run("ingest-browser", [exp])
+    assert not os.path.exists(marker)
+    assert result.status == "success" and result.episodes == 0 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "forbidden_pickle_class" and row["location"] == "step_3.pkl.gz"
+    assert row["reason"] == f"step_3.pkl.gz: pickle names {os.system.__module__}.system, which is not on the allowlist"
+
+
+def test_restricted_loads_maps_allowed_classes_to_plain_data():
+    import numpy as np
+
+    data = pickle.dumps({"idx": np.array([2], dtype=np.int64), "m": np.array([[1.5, 2.0]])})
+    assert restricted_loads(data) == {"idx": [2], "m": [[1.5, 2.0]]}
+    with pytest.raises(SourceError) as err:
+        restricted_loads(pickle.dumps(shutil.rmtree))
+    assert err.value.rule == "forbidden_pickle_class" and "shutil.rmtree" in err.value.reason
+    with pytest.raises(SourceError) as err:
+        restricted_loads(b"\x80\x04garbage")
+    assert err.value.rule == "bad_pickle"
+
+
+@pytest.mark.parametrize("text, kind, fields", [
+    ("fill('a12', 'hello world')", "type", {"text": "hello world", "element": '{"bid":"a12"}'}),
+    ("goto('https://example.com')", "navigate", {"text": "https://example.com"}),
+    ("I will scroll.\n```scroll(0, 200)```", "scroll", {"direction": "down"}),
+    ("press('a3', 'Control+a')", "hotkey", {"keys": ["Control", "a"]}),
+    ("send_msg_to_user('done: 42')", "message", {"text": "done: 42"}),
+    ("mouse_click(640, 360)", "click", {"x": 0.5, "y": 0.5}),
+    ("__import__('os').system('id')", "code", {"code": "__import__('os').system('id')"}),
+])
+def test_browsergym_action_syntax_is_parsed_never_evaluated(text, kind, fields):
+    action, _ = browsergym.action_from_text(text, (1280, 720))
+    assert action.kind == kind and action.raw == text
+    for name, value in fields.items():
+        assert getattr(action, name) == value
+
+
+def test_units_are_experiment_folders_with_gzip_step_files():
+    heads = {"/in/exp/step_0.pkl.gz": b"\x1f\x8b\x08", "/in/exp/summary_info.json": b'{"n_steps": 5}',
+             "/in/fake/step_0.pkl.gz": b"plain text", "/in/other/summary_info.json": b'{"x": 1}'}
+    assert browsergym.units(sorted(heads), heads.__getitem__) == ["/in/exp"]
