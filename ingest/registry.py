@@ -15,6 +15,7 @@ FORMATS: dict[str, str] = {
     "droidbot": "ingest.android.droidbot",
     "uiautomator": "ingest.android.uiautomator",
     "getevent": "ingest.android.getevent",
+    "aitw": "ingest.android.aitw",
     "sweagent": "ingest.swe.sweagent",
     "openhands": "ingest.swe.openhands",
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",

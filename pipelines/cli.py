@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-from pipelines import definition
+from pipelines import definition, export_cli
 from pipelines.lake import Lake
 from pipelines.runner import RunResult, open_catalog, run_ingest
 
@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("query")
     _add_lake_args(sql)
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+
+    export_cli.add_parser(sub, _add_lake_args)
     return parser
 
 
@@ -126,7 +128,7 @@ def cmd_sql(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql}
+    handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "export": export_cli.cmd_export}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

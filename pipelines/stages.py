@@ -33,7 +33,9 @@ class StageResult:
 
 
 # name -> "module:function", imported when used (stage modules import this one for StageContext)
-STAGES: dict[str, str] = {}
+STAGES: dict[str, str] = {
+    "export": "pipelines.export:export_stage",
+}
 
 
 def load(name: str) -> Callable[[StageContext], StageResult]:
