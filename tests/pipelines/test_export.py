@@ -1,0 +1,211 @@
+"""Exports end to end: the DroidBot sample ingested into a real lake, exported, and loaded back with
+`datasets` the way trainers load it."""
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+
+from pipelines import cli, definition
+from pipelines.export import ExportConfig, export
+from pipelines.lake import Lake
+from pipelines.runner import run_ingest
+from tests.conftest import SAMPLES
+from tests.transforms.export.lakes import commit_dataset, episode_row, step_row
+
+RUN = SAMPLES / "android" / "droidbot-run"
+GOLDEN = Path(__file__).resolve().parent.parent / "transforms" / "export" / "golden"
+EPISODE = "6414789468d66bb44bae15b1d6a17402"  # droidbot-run ingested as its own input
+
+
+def _load(out: Path, manifest: dict):
+    files = [str(out / s["path"]) for s in manifest["shards"]]
+    kind = "parquet" if manifest["file_type"] == "parquet" else "json"
+    return datasets.load_dataset(kind, data_files=files, split="train")
+
+
+# Only the DroidBot reader and the ingest stage: these tests do not depend on what the shared android
+# pipeline definition adds over time.
+DROIDBOT_ONLY = definition.parse("ingest-droidbot", 'dataset = "android"\nformats = ["droidbot"]\n'
+                                 'inputs = ["samples/android/droidbot-run"]\nstages = ["ingest"]\n')
+
+
+@pytest.fixture
+def droidbot(lake):
+    result = run_ingest(DROIDBOT_ONLY, lake, [str(RUN)], progress=False, log=lambda line: None)
+    assert result.status == "success" and result.steps == 12
+    return Lake(lake)
+
+
+def _export(lake, tmp_path, kind, fmt=None, name=None, **options):
+    out = tmp_path / (name or f"{kind}-{fmt}")
+    manifest = export(lake, None, "android", str(out), ExportConfig(kind=kind, format=fmt, **options),
+                      log=lambda line: None)
+    return out, manifest
+
+
+@pytest.mark.parametrize("kind,fmt,rows", [("sft", "agentworld", 3), ("sft", "trl", 3), ("sft", "swift", 3),
+                                           ("sft", "sharegpt", 3), ("sft", "bench", 3), ("cpt", "text", 1),
+                                           ("cpt", "swift", 1), ("rl", "verl", 1)])
+def test_every_export_loads_with_datasets(droidbot, tmp_path, kind, fmt, rows):
+    out, manifest = _export(droidbot, tmp_path, kind, fmt)
+    data = _load(out, manifest)
+    assert data.num_rows == rows == manifest["rows"] == manifest["counts"]["train"]["android"]
+    on_disk = json.loads((out / "manifest.json").read_text())
+    assert on_disk == manifest and on_disk["dataset"] == "android" and on_disk["version"] == 1
+    import hashlib
+    for shard in manifest["shards"]:
+        assert hashlib.sha256((out / shard["path"]).read_bytes()).hexdigest() == shard["sha256"]
+
+
+def _golden(name: str, records: list[dict]) -> None:
+    path = GOLDEN / name
+    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+    if not path.exists():  # first run writes it; review by eye, then commit
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_sft_records_of_the_droidbot_run_match_the_golden_file(droidbot, tmp_path):
+    out, manifest = _export(droidbot, tmp_path, "sft", "agentworld")
+    records = [json.loads(line) for line in (out / manifest["shards"][0]["path"]).read_text().splitlines()]
+    _golden("droidbot-sft-agentworld.jsonl", records)
+    # the AgentWorld layout: system, then alternating user/assistant, the final user action, then the target
+    for r in records:
+        roles = [m["role"] for m in r["messages"]]
+        assert roles[0] == "system" and roles[-2:] == ["user", "assistant"]
+        assert roles[1:-1] == ["user", "assistant"] * ((len(roles) - 3) // 2) + ["user"]
+        assert r["messages"][-1]["content"].startswith("**Environment Observation:**\n")
+    third = records[2]
+    assert third["id"] == f"{EPISODE}:2" and third["origin"] == "real"
+    assert third["messages"][1]["content"].startswith("### Turn 1\n**Current State:**\nActivity: com.android.launcher3")
+    assert '"kind": "back"' in third["messages"][5]["content"]
+    assert '[10] TextView "跳过"' in third["messages"][6]["content"]
+
+
+def test_cpt_and_rl_records_match_the_golden_files(droidbot, tmp_path):
+    out, manifest = _export(droidbot, tmp_path, "cpt", "text")
+    doc = _load(out, manifest)[0]
+    _golden("droidbot-cpt-text.jsonl", [doc])
+    # three turns have a recorded next observation; the document ends after the last of them
+    assert doc["text"].count("### Turn") == 3 and doc["text"].count("**Environment Observation:**") == 3
+    out, manifest = _export(droidbot, tmp_path, "rl", "verl")
+    row = _load(out, manifest)[0]
+    _golden("droidbot-rl-verl.jsonl", [row])
+    assert row["reward_model"]["style"] == "rule" and row["data_source"] == "trajforge/android"
+    assert row["prompt"][-1]["role"] == "user"
+    turn = row["extra_info"]["turn_idx"]
+    assert row["extra_info"]["target_step_id"] == f"{EPISODE}:{turn}"
+
+
+def test_trl_swift_sharegpt_and_bench_shapes(droidbot, tmp_path):
+    out, m = _export(droidbot, tmp_path, "sft", "trl")
+    trl = _load(out, m)[2]
+    assert [p["role"] for p in trl["prompt"]] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert trl["completion"][0]["role"] == "assistant"
+    out, m = _export(droidbot, tmp_path, "sft", "swift")
+    swift = _load(out, m)[2]
+    assert [x["loss"] for x in swift["messages"]] == [False] * 6 + [True]
+    out, m = _export(droidbot, tmp_path, "sft", "sharegpt")
+    info = json.loads((out / "dataset_info.json").read_text())
+    assert info["trajforge_android_train"]["formatting"] == "sharegpt"
+    assert info["trajforge_android_train"]["file_name"] == "train"
+    share = _load(out, m)[0]
+    assert [c["from"] for c in share["conversations"]] == ["human", "gpt"]
+    assert share["system"].startswith("# Role and Objective")
+    out, m = _export(droidbot, tmp_path, "sft", "bench")
+    assert m["shards"][0]["path"] == "train/android-00000_train.jsonl"
+    bench = _load(out, m)
+    second = bench[1]
+    assert second["task"] == "android" and second["turn_idx"] == 2 and second["total_turns"] == 3
+    assert second["current_prompt"] == second["prompt"][1] and isinstance(second["id"], int)
+    assert all(r.startswith("**Environment Observation:**") for r in second["response"])
+
+
+def test_export_rows_map_every_row_to_its_steps(droidbot, tmp_path, query):
+    out, manifest = _export(droidbot, tmp_path, "sft", "agentworld")
+    rows = query("SELECT shard, \"row\", step_ids FROM export_rows ORDER BY \"row\"")
+    assert [r["row"] for r in rows] == [0, 1, 2] and {r["shard"] for r in rows} == {"train/sft-agentworld-00000.jsonl"}
+    assert rows[2]["step_ids"] == [f"{EPISODE}:{i}" for i in range(4)]
+    which = query(f"SELECT shard, \"row\" FROM export_rows WHERE list_contains(step_ids, '{EPISODE}:3')")
+    assert which == [{"shard": "train/sft-agentworld-00000.jsonl", "row": 2}]
+    # exporting again is idempotent: same id, same files, no duplicate rows
+    _, again = _export(droidbot, tmp_path, "sft", "agentworld")
+    assert again["export_id"] == manifest["export_id"] and again["shards"] == manifest["shards"]
+    assert query("SELECT count(*) AS n FROM export_rows")[0]["n"] == 3
+
+
+def test_shards_are_capped_and_named_deterministically(droidbot, tmp_path):
+    out, manifest = _export(droidbot, tmp_path, "sft", "trl", shard_rows=2)
+    assert [(s["path"], s["rows"]) for s in manifest["shards"]] == [
+        ("train/sft-trl-00000.parquet", 2), ("train/sft-trl-00001.parquet", 1)]
+    assert _load(out, manifest).num_rows == 3
+
+
+def test_simulated_steps_stay_out_unless_included(droidbot, tmp_path, lake):
+    # a labeler-style branch at step 2: the real state, another action, a predicted next state
+    sim = step_row(EPISODE, 2, "android", "Activity: com.tencent.qqmusic/.activity.AppStarterActivity",
+                   {"kind": "home"}, origin="simulated", branch_id="b1", step_id=f"{EPISODE}:2:sim-x",
+                   final_text="Activity: com.android.launcher3/.uioverrides.QuickstepLauncher (predicted)",
+                   parent=f"{EPISODE}:2")
+    assert commit_dataset(lake, "android", [], [sim]) == 2
+    _, real = _export(droidbot, tmp_path, "sft", "agentworld", name="real")
+    assert real["rows"] == 3 and real["version"] == 2 and real["skipped"]["non_real"] == 1
+    out, both = _export(droidbot, tmp_path, "sft", "agentworld", name="both", include_simulated=True)
+    rows = _load(out, both)
+    assert both["rows"] == 4
+    simulated = [r for r in rows if r["origin"] == "simulated"]
+    assert len(simulated) == 1 and simulated[0]["id"] == f"{EPISODE}:2:sim-x"
+    assert simulated[0]["messages"][-1]["content"].endswith("(predicted)")
+    assert '"kind": "home"' in simulated[0]["messages"][-2]["content"]
+    _, rl_rows = _export(droidbot, tmp_path, "rl", "verl", name="rl")
+    assert rl_rows["rows"] == 1  # the branch is simulated: no RL ground truth from it by default
+
+
+def test_splits_never_split_a_dedup_cluster(tmp_path, lake, query):
+    episodes, steps = [], []
+    for i in range(40):
+        e = f"ep{i:02d}"
+        episodes.append(episode_row(e, "terminal", f"task number {i}"))
+        steps.append(step_row(e, 0, "terminal", "root@h:/# ", {"kind": "keystrokes", "text": f"echo {i}\n"}))
+        steps.append(step_row(e, 1, "terminal", f"root@h:/# echo {i}\n{i}\nroot@h:/# ",
+                              {"kind": "done"}))
+    commit_dataset(lake, "term", episodes, steps)
+    lk = Lake(lake)
+    from catalog import Catalog
+    with Catalog(lk.path("catalog.duckdb"), lk.url) as cat:
+        cat.con.execute("CREATE TABLE dedup_clusters (cluster_id BIGINT, episode_id VARCHAR, representative BOOLEAN)")
+        # pair episode i with episode i+20 (different tasks, so only the cluster joins them)
+        cat.con.executemany("INSERT INTO dedup_clusters VALUES (?, ?, ?)",
+                            [(i, f"ep{j:02d}", j == i) for i in range(20) for j in (i, i + 20)])
+    manifest = export(lk, None, "term", str(tmp_path / "out"),
+                      ExportConfig(kind="sft", ratios=(0.5, 0.25, 0.25)), log=lambda line: None)
+    assert sum(sum(d.values()) for d in manifest["counts"].values()) == 40
+    assert len(manifest["counts"]) == 3  # all three splits got data
+    rows = query("SELECT split_part(shard, '/', 1) AS split, step_ids[1] AS first FROM export_rows")
+    split_of = {r["first"].split(":")[0]: r["split"] for r in rows}
+    assert all(split_of[f"ep{i:02d}"] == split_of[f"ep{i + 20:02d}"] for i in range(20))
+    first = json.loads((tmp_path / "out" / manifest["shards"][0]["path"]).read_text().splitlines()[0])
+    assert '"keystrokes": "echo' in first["messages"][1]["content"]
+
+
+def test_held_out_mix_and_domains(droidbot, tmp_path):
+    _, held = _export(droidbot, tmp_path, "sft", "agentworld", name="held", held_out=["com.tencent.qqmusic"])
+    assert held["rows"] == 0 and held["skipped"]["held_out"] == 3
+    _, doubled = _export(droidbot, tmp_path, "sft", "agentworld", name="mix", mix={"android": 2})
+    assert doubled["rows"] == 6
+    _, none = _export(droidbot, tmp_path, "sft", "agentworld", name="dom", domains=["web"])
+    assert none["rows"] == 0 and none["skipped"]["domain_not_selected"] == 3
+
+
+def test_cli_export_and_the_export_stage(droidbot, tmp_path, lake, capsys):
+    out = tmp_path / "cli"
+    code = cli.main(["export", "rl", "android", "--out", str(out), "--lake", lake, "--max-tokens", "4000"])
+    assert code == 0 and "1 rows" in capsys.readouterr().out
+    assert json.loads((out / "manifest.json").read_text())["config"]["max_tokens"] == 4000
+    assert cli.main(["export", "sft", "android", "--out", str(out), "--lake", lake, "--format", "nope"]) == 2
+    from pipelines.stages import StageContext, load
+    ctx = StageContext(Lake(lake), None, "android", "run-x", {"kind": "cpt", "format": "swift"}, lambda line: None)
+    result = load("export")(ctx)
+    assert result.records_out == 1 and (Path(lake) / "exports" / "android" / "cpt-swift" / "manifest.json").exists()
