@@ -131,3 +131,25 @@ def test_trace_detection_sniffs_the_first_member():
     head = TRACE.read_bytes()[:4096]
     assert playwright_trace.looks_like_trace(head)
     assert not playwright_trace.looks_like_trace(b"PK\x03\x04" + b"\0" * 22 + b"\x08\0\0\0" + b"word.xml")
+
+
+@pytest.mark.parametrize("method, params, kind, fields", [
+    ("click", {"selector": "internal:role=button[name=\"Get started\"i]"}, "click",
+     {"element": '{"selector":"internal:role=button[name=\\"Get started\\"i]"}'}),
+    ("click", {"selector": "#menu", "button": "right"}, "right_click", {}),
+    ("fill", {"selector": "#q", "value": "playwright"}, "type", {"text": "playwright"}),
+    ("press", {"selector": "#q", "key": "Control+Enter"}, "hotkey", {"keys": ["Control", "Enter"]}),
+    ("goBack", {}, "back", {}),
+    ("mouseClick", {"x": 640, "y": 180}, "click", {"x": 0.5, "y": 0.25}),
+    ("mouseWheel", {"deltaX": 0, "deltaY": -300}, "scroll", {"direction": "up"}),
+    ("waitForTimeout", {"timeout": 1500}, "wait", {"duration_s": 1.5}),
+    ("hover", {"selector": "text=Docs"}, "code", {"code": 'frame.hover({"selector":"text=Docs"})'}),
+])
+def test_api_calls_map_to_the_action_vocabulary(method, params, kind, fields):
+    before = {"type": "before", "callId": "call@1", "method": method, "params": params,
+              "apiName": f"frame.{method}"}
+    action = playwright_trace.action_from_call(before, {"type": "after", "callId": "call@1"}, None,
+                                               {"width": 1280, "height": 720})
+    assert action.kind == kind and json.loads(action.raw)["before"] == before
+    for name, value in fields.items():
+        assert getattr(action, name) == value
