@@ -1,0 +1,129 @@
+"""OSWorld result directories. No real one is bundled, so the fixture follows lib_run_single's layout:
+`traj.jsonl` (one line per executed action; `screenshot_file` is the screen after it), the PNGs, `result.txt`."""
+
+import json
+import struct
+import zlib
+
+import pytest
+
+from ingest.pyautogui_code import to_action
+from ingest.ubuntu import osworld
+
+
+def png(width: int, height: int, tag: bytes) -> bytes:
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"tEXt", b"step\0" + tag) + chunk(b"IEND", b"")
+
+
+LINES = [
+    {"step_num": 1, "action_timestamp": "20240401@101500", "action": "pyautogui.click(960, 540)",
+     "response": "I will open the Activities menu.", "reward": 0, "done": False, "info": {},
+     "screenshot_file": "step_1_20240401@101500.png"},
+    {"step_num": 2, "action_timestamp": "20240401@101512", "action": "pyautogui.typewrite('gedit')",
+     "response": "Type the app name, then press Enter.", "reward": 0, "done": False, "info": {},
+     "screenshot_file": "step_2_20240401@101512.png"},
+    {"step_num": 2, "action_timestamp": "20240401@101514", "action": "pyautogui.press('enter')",
+     "response": "Type the app name, then press Enter.", "reward": 0, "done": False, "info": {},
+     "screenshot_file": "step_2_20240401@101514.png"},
+    {"step_num": 3, "action_timestamp": "20240401@101530",
+     "action": "import pyautogui\npyautogui.moveTo(100, 200)\npyautogui.dragTo(1920, 1080, duration=0.5)",
+     "response": "Drag the window.", "reward": 0, "done": False, "info": {},
+     "screenshot_file": "step_3_20240401@101530.png"},
+    {"step_num": 4, "action_timestamp": "20240401@101540", "action": "pyautogui.hotkey('ctrl', 's')",
+     "response": "Save.", "reward": 0, "done": False, "info": {}, "screenshot_file": "step_4_20240401@101540.png"},
+    {"step_num": 5, "action_timestamp": "20240401@101550", "action": "pyautogui.scroll(-5, x=480, y=270)",
+     "response": "Scroll down.", "reward": 0, "done": False, "info": {}, "screenshot_file": "step_5_20240401@101550.png"},
+    {"step_num": 6, "action_timestamp": "20240401@101600", "action": "DONE", "response": "Done.",
+     "reward": 0, "done": True, "info": {"done": True}, "screenshot_file": "step_6_20240401@101600.png"},
+]
+
+
+def make_result(root, lines=LINES, extra_lines=(), score="1.0", skip_png=()):
+    d = root / "pyautogui" / "screenshot" / "some-model" / "os" / "94d95f96-9699-4208-98ba-3c3119edf9c2"
+    d.mkdir(parents=True)
+    text = "\n".join(json.dumps(l) for l in lines) + "\n" + "".join(l + "\n" for l in extra_lines)
+    (d / "traj.jsonl").write_text(text)
+    for l in lines:
+        if l["screenshot_file"] not in skip_png:
+            (d / l["screenshot_file"]).write_bytes(png(1920, 1080, l["screenshot_file"].encode()))
+    if score is not None:
+        (d / "result.txt").write_text(score + "\n")
+    return root / "pyautogui"
+
+
+def test_result_dir_becomes_one_episode_with_typed_actions(tmp_path, run, query):
+    result = run("ingest-ubuntu", [make_result(tmp_path)])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 7 and result.quarantined == 0
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    a = [s["action"] for s in steps]
+    assert (a[0]["kind"], a[0]["x"], a[0]["y"]) == ("click", 0.5, 0.5)  # 960,540 on a 1920x1080 screen
+    assert a[0]["raw"] == "pyautogui.click(960, 540)"
+    assert (a[1]["kind"], a[1]["text"]) == ("type", "gedit")
+    assert (a[2]["kind"], a[2]["keys"]) == ("key", ["enter"])
+    assert a[3]["kind"] == "drag" and (a[3]["x"], a[3]["y"]) == (100 / 1920, 200 / 1080)
+    assert (a[3]["x2"], a[3]["y2"], a[3]["duration_s"]) == (1.0, 1.0, 0.5)
+    assert (a[4]["kind"], a[4]["keys"]) == ("hotkey", ["ctrl", "s"])
+    assert (a[5]["kind"], a[5]["direction"], a[5]["x"], a[5]["y"]) == ("scroll", "down", 0.25, 0.25)
+    assert a[6]["kind"] == "done"
+    for act in a:
+        assert all(v is None or 0.0 <= v <= 1.0 for v in (act["x"], act["y"], act["x2"], act["y2"]))
+    # the screenshot after action t is the observation before action t+1; none exists before the first
+    assert steps[0]["observation"]["kind"] == "none"
+    obs1 = steps[1]["observation"]
+    assert obs1["kind"] == "screen" and obs1["screenshot"].startswith("sha256:")
+    assert (obs1["width"], obs1["height"]) == (1920, 1080)
+    blob = query(f"SELECT media_type FROM blobs WHERE sha256 = '{obs1['screenshot'][7:]}'")[0]
+    assert blob["media_type"] == "image/png"
+    assert steps[-1]["final_observation"]["screenshot"].startswith("sha256:")
+    # the agent's response once per turn (turn 2 holds two actions)
+    assert [s["reasoning"] is not None for s in steps] == [True, True, False, True, True, True, True]
+    assert all(s["timestamp"] is None for s in steps)  # host local time, zone unknown
+    assert steps[-1]["is_terminal"] and [s["is_first"] for s in steps].count(True) == 1
+    ep = query("SELECT * FROM episodes")[0]
+    assert (ep["platform"], ep["domain"], ep["outcome"], ep["reward"]) == ("ubuntu", "os", "success", 1.0)
+    env = json.loads(ep["env"])
+    assert env["local_time_first"] == "20240401@101500" and env["osworld_domain"] == "os"
+    assert env["example_id"] == "94d95f96-9699-4208-98ba-3c3119edf9c2"
+
+
+def test_garbage_and_error_lines_are_quarantined_episode_still_ingested(tmp_path, run, query):
+    lines = LINES[:3]
+    extra = ["this is not json", '["a", "list"]', json.dumps({"Error": "Time limit exceeded in os/94d95f96"})]
+    result = run("ingest-ubuntu", [make_result(tmp_path, lines=lines, extra_lines=extra, score="0.0")])
+    assert result.episodes == 1 and result.steps == 3 and result.quarantined == 3
+    rows = query("SELECT rule, line, reason FROM quarantine ORDER BY line")
+    assert [(r["rule"], r["line"]) for r in rows] == [("parse_error", 4), ("bad_record", 5), ("run_error", 6)]
+    assert rows[2]["reason"] == "traj.jsonl line 6: the run reported an error: Time limit exceeded in os/94d95f96"
+    steps = query("SELECT is_last, is_terminal FROM steps ORDER BY step_index")
+    assert steps[-1] == {"is_last": True, "is_terminal": False}  # crashed: truncated
+    assert query("SELECT outcome FROM episodes")[0]["outcome"] == "failure"
+
+
+def test_missing_screenshot_keeps_the_step(tmp_path, run, query):
+    result = run("ingest-ubuntu", [make_result(tmp_path, skip_png={"step_1_20240401@101500.png"})])
+    assert result.steps == 7 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "missing_file" and row["location"] == "step_1_20240401@101500.png"
+    obs = query("SELECT observation FROM steps WHERE step_index = 1")[0]["observation"]
+    assert obs["kind"] == "screen" and obs["screenshot"] is None
+
+
+@pytest.mark.parametrize("code, kind, fields", [
+    ("pyautogui.doubleClick(x=192, y=108)", "double_click", {"x": 0.1, "y": 0.1}),
+    ("pyautogui.click(1920, 0, button='right')", "right_click", {"x": 1.0, "y": 0.0}),
+    ("pyautogui.rightClick(3000, 540)", "right_click", {"x": 1.0}),  # off-screen clamps to the edge
+    ("pyautogui.write('hi')", "type", {"text": "hi"}),
+    ("pyautogui.press(['tab', 'tab'])", "key", {"keys": ["tab", "tab"]}),
+    ("pyautogui.hscroll(3)", "scroll", {"direction": "right"}),
+    ("import time\npyautogui.click(0, 0)\ntime.sleep(0.5)", "click", {"x": 0.0, "y": 0.0}),
+    ("for i in range(3):\n    pyautogui.press('down')", "code", {}),
+    ("pyautogui.click(x, y)", "code", {}),  # names, not literals: never evaluated
+])
+def test_pyautogui_calls_to_typed_actions(code, kind, fields):
+    action = to_action(code, (1920, 1080))
+    assert action.kind == kind and action.raw == code
+    for key, value in fields.items():
+        assert getattr(action, key) == value
