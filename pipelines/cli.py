@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-from pipelines import definition, export_cli
+from pipelines import definition, export_cli, validate_cli
 from pipelines.lake import Lake
 from pipelines.runner import RunResult, open_catalog, run_ingest
 
@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     export_cli.add_parser(sub, _add_lake_args)
+    validate_cli.add_parser(sub, _add_lake_args)
     return parser
 
 
@@ -128,7 +129,8 @@ def cmd_sql(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "export": export_cli.cmd_export}
+    handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "export": export_cli.cmd_export,
+                "validate": validate_cli.cmd_validate}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

@@ -34,6 +34,7 @@ class StageResult:
 
 # name -> "module:function", imported when used (stage modules import this one for StageContext)
 STAGES: dict[str, str] = {
+    "validate": "pipelines.validate:validate_stage",
     "export": "pipelines.export:export_stage",
 }
 

@@ -1,3 +1,4 @@
+import os
 import shutil
 from pathlib import Path
 
@@ -6,6 +7,10 @@ import pytest
 from pipelines import definition
 from pipelines.runner import open_catalog, run_ingest
 from pipelines.lake import Lake
+
+# The validate stage's great-expectations suites cost ~10 s per run: off in tests unless a test asks for them
+# (stage option gx = true).
+os.environ.setdefault("PIPELINES_GX", "0")
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"

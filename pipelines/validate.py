@@ -1,0 +1,119 @@
+"""The `validate` stage: run the hot-path rules over a dataset version, quarantine the episodes with errors,
+commit the cleaned version, record findings and great-expectations results in the catalog, and write the
+Data Docs report next to the dataset.
+
+Stage options (`[stage_options.validate]` in a definition, or the `pipelines validate` flags):
+    contract = {droidbot = "freeze", default = "evolve"}   schema contract mode per source format
+    severity = {"terminal.cwd_discontinuity" = "error"}    rule severity overrides
+    gx = true                                             run the GX suites (false: hot path only; when
+                                                          unset, $PIPELINES_GX=0 turns them off)
+    sample_rows = 250000                                  GX validates a sample above this many rows
+
+Catalog tables (created here):
+    validation_findings (run_id, dataset, version, rule, severity, findings, episodes, example_record,
+                         example_reason): every rule that fired, warnings included
+    validation_results  (run_id, dataset, version, suite, expectation, success, observed_value, rows,
+                         sampled): one row per GX expectation
+Data Docs: <lake>/datasets/<name>/validation/v<version>/index.html
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import polars as pl
+import pyarrow.parquet as pq
+
+from catalog import Catalog
+from pipelines import datasets
+from pipelines.lake import Lake
+from pipelines.runner import open_catalog
+from pipelines.stages import StageContext, StageResult
+
+DDL = """
+CREATE TABLE IF NOT EXISTS validation_findings (
+    run_id VARCHAR, dataset VARCHAR, version INTEGER, rule VARCHAR, severity VARCHAR, findings BIGINT,
+    episodes BIGINT, example_record VARCHAR, example_reason VARCHAR);
+CREATE TABLE IF NOT EXISTS validation_results (
+    run_id VARCHAR, dataset VARCHAR, version INTEGER, suite VARCHAR, expectation VARCHAR, success BOOLEAN,
+    observed_value VARCHAR, rows BIGINT, sampled BOOLEAN);
+"""
+_OPTIONS = {"contract": dict, "severity": dict, "gx": bool, "sample_rows": int}
+
+
+def _read_parts(lake: Lake, version, table: str) -> list[tuple[str, object]]:
+    return [(p, pq.read_table(lake.absolute(p), filesystem=lake.fs)) for p in version.parts.get(table, [])]
+
+
+def _record_findings(cat: Catalog, run_id: str, dataset: str, version: int, found: pl.DataFrame) -> None:
+    if found.height == 0:
+        return
+    summary = found.group_by("rule", "severity").agg(
+        pl.len().alias("findings"), pl.col("episode_id").n_unique().alias("episodes"),
+        pl.coalesce("step_id", "episode_id").first().alias("example_record"),
+        pl.col("reason").first().alias("example_reason")).sort("rule")
+    for r in summary.iter_rows(named=True):
+        cat.con.execute("INSERT INTO validation_findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [run_id, dataset, version, r["rule"], r["severity"], r["findings"], r["episodes"],
+                         r["example_record"], r["example_reason"]])
+
+
+def _run_gx(ctx: StageContext, cat: Catalog, name: str, version: int, episodes, steps, sample_rows) -> str:
+    from transforms.validate.gx import SAMPLE_ROWS, run_suites
+
+    with tempfile.TemporaryDirectory() as docs:
+        run = run_suites(episodes, steps, docs_dir=docs, sample_rows=sample_rows or SAMPLE_ROWS)
+        target = ctx.lake.path("datasets", name, "validation", f"v{version}")
+        ctx.lake.fs.makedirs(target, exist_ok=True)
+        ctx.lake.fs.put(docs.rstrip("/") + "/", target, recursive=True)
+    for r in run.results:
+        cat.con.execute("INSERT INTO validation_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [ctx.run_id, name, version, r["suite"], r["expectation"], r["success"],
+                         r["observed_value"], r["rows"], r["sampled"]])
+    failed = sum(not r["success"] for r in run.results)
+    return (f"GX {len(run.results)} expectations, {failed} failed, {run.seconds:.1f} s; "
+            f"report {target}/index.html")
+
+
+def validate_stage(ctx: StageContext) -> StageResult:
+    """Validate `ctx.dataset` (NAME or NAME@VERSION). Commits a new version without the quarantined
+    episodes when any rule found an error; otherwise the version stays as it is."""
+    from transforms.validate.check import conform_parts, quarantine_rows, validate
+
+    for key, value in ctx.options.items():
+        if key not in _OPTIONS or not isinstance(value, _OPTIONS[key]):
+            raise ValueError(f"validate: unknown or mistyped option {key!r} (known: {', '.join(_OPTIONS)})")
+    with open_catalog(ctx.lake, ctx.catalog_path) as cat:
+        cat.con.execute(DDL)
+        version = datasets.resolve(cat, ctx.dataset)
+        episodes, steps, contract_findings = conform_parts(
+            _read_parts(ctx.lake, version, "episodes"), _read_parts(ctx.lake, version, "steps"),
+            ctx.options.get("contract"))
+        outcome = validate(episodes, steps, severity=ctx.options.get("severity"), prior=contract_findings)
+        quarantine = quarantine_rows(outcome, episodes, steps, ctx.run_id)
+        number, created = version.version, False
+        if quarantine.num_rows or outcome.steps.num_rows != steps.num_rows:
+            name = version.dataset
+            replaced = {
+                "episodes": [datasets.write_part(ctx.lake, name, "episodes", outcome.episodes, "validate")],
+                "steps": [datasets.write_part(ctx.lake, name, "steps", outcome.steps, "validate")],
+                "quarantine": [*version.parts.get("quarantine", []),
+                               datasets.write_part(ctx.lake, name, "quarantine", quarantine, "validate")],
+            }
+            number, created = datasets.commit(ctx.lake, cat, version, ctx.run_id, replaced,
+                                              note=f"validate: {len(outcome.bad_episodes)} episodes quarantined")
+        _record_findings(cat, ctx.run_id, version.dataset, number, outcome.findings)
+        counts = outcome.counts()
+        errors, warnings = sum(counts.get("error", {}).values()), sum(counts.get("warning", {}).values())
+        summary = (f"{steps.num_rows:,} steps checked, {errors} errors in {len(outcome.bad_episodes)} episodes "
+                   f"(quarantined), {warnings} warnings (kept)")
+        if counts:
+            summary += "; " + ", ".join(f"{rule} {n}" for sev in ("error", "warning")
+                                        for rule, n in sorted(counts.get(sev, {}).items()))
+        if ctx.options.get("gx", os.environ.get("PIPELINES_GX", "1") != "0"):
+            summary += "; " + _run_gx(ctx, cat, version.dataset, number, outcome.episodes, outcome.steps,
+                                      ctx.options.get("sample_rows"))
+    ctx.log(f"validate {version.dataset} v{version.version}: {summary}")
+    return StageResult(records_in=steps.num_rows, records_out=outcome.steps.num_rows,
+                       quarantined=quarantine.num_rows, version=number if created else None, summary=summary)
