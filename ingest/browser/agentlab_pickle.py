@@ -45,8 +45,7 @@ class PlainArray(list):
 
         _version, shape, dtype, _fortran, raw = state
         if isinstance(raw, (bytes, bytearray)):
-            values = np.frombuffer(raw, dtype=np.dtype(dtype.get("descr") or "u1").newbyteorder(
-                dtype.get("byteorder") or "=")).reshape(shape).tolist()
+            values = np.frombuffer(raw, dtype=_numpy_dtype(dtype)).reshape(shape).tolist()
         else:  # object arrays pickle their items as a list
             values = list(raw)
         self.extend(values if isinstance(values, list) else [values])
@@ -54,6 +53,21 @@ class PlainArray(list):
 
 def _reconstruct(_cls, _shape, _typecode) -> PlainArray:
     return PlainArray()
+
+
+def _scalar(dtype, raw=None):
+    """Stand-in for `numpy.core.multiarray.scalar(dtype, bytes)`: the Python value."""
+    import numpy as np
+
+    if not isinstance(raw, (bytes, bytearray)):
+        return raw
+    return np.frombuffer(raw, dtype=_numpy_dtype(dtype))[0].item()
+
+
+def _numpy_dtype(dtype):
+    import numpy as np
+
+    return np.dtype(dtype.get("descr") or "u1").newbyteorder(dtype.get("byteorder") or "=")
 
 
 class PlainDType(dict):
@@ -94,6 +108,8 @@ ALLOWED: dict[tuple[str, str], Callable] = {
     ("agentlab.llm.chat_api", "OpenAIModelArgs"): PlainRecord,
     ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
     ("numpy._core.multiarray", "_reconstruct"): _reconstruct,
+    ("numpy.core.multiarray", "scalar"): _scalar,
+    ("numpy._core.multiarray", "scalar"): _scalar,
     ("numpy", "ndarray"): PlainArray,
     ("numpy", "dtype"): PlainDType,
     ("pathlib", "PosixPath"): _path,

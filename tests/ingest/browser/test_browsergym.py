@@ -73,8 +73,9 @@ def test_malicious_step_pickle_is_refused_and_never_runs(run, query, sample_copy
 def test_restricted_loads_maps_allowed_classes_to_plain_data():
     import numpy as np
 
-    data = pickle.dumps({"idx": np.array([2], dtype=np.int64), "m": np.array([[1.5, 2.0]])})
-    assert restricted_loads(data) == {"idx": [2], "m": [[1.5, 2.0]]}
+    data = pickle.dumps({"idx": np.array([2], dtype=np.int64), "m": np.array([[1.5, 2.0]]),
+                         "ok": np.array([True, False]), "elapsed": np.float32(2.5), "n": np.int64(7)})
+    assert restricted_loads(data) == {"idx": [2], "m": [[1.5, 2.0]], "ok": [True, False], "elapsed": 2.5, "n": 7}
     with pytest.raises(SourceError) as err:
         restricted_loads(pickle.dumps(shutil.rmtree))
     assert err.value.rule == "forbidden_pickle_class" and "shutil.rmtree" in err.value.reason
