@@ -1,0 +1,55 @@
+import pyarrow as pa
+
+from schemas import STEPS
+from tests.transforms.export.lakes import episode_row, step_row
+from transforms.export import cpt
+from transforms.export.budget import TokenCounter
+from transforms.export.chat import TrajectoryRenderer
+from transforms.export.transitions import episode_index, trajectories
+
+EP = "e1"
+
+
+def _trajectories(rows):
+    steps = pa.Table.from_pylist(rows, schema=STEPS)
+    episodes = episode_index(pa.Table.from_pylist([episode_row(EP, "terminal", "t")]))
+    return list(trajectories(steps, episodes))
+
+
+def _steps():
+    return [step_row(EP, 0, "terminal", "$ ", {"kind": "command", "code": "ls"}),
+            step_row(EP, 1, "terminal", "$ ls\na\n$ ", {"kind": "command", "code": "cat a"}),
+            step_row(EP, 2, "terminal", "$ cat a\nhello\n$ ", {"kind": "done"}, final_text="bye")]
+
+
+def test_turns_pair_each_action_with_the_next_observation():
+    (main,) = _trajectories(_steps())
+    assert main.first_state == "$ " and [t.observation for t in main.turns] == ["$ ls\na\n$ ", "$ cat a\nhello\n$ ", "bye"]
+    transitions = list(main.transitions())
+    assert [t.t for t in transitions] == [0, 1, 2]
+    last = transitions[-1]
+    assert last.target == "bye" and last.target_step_id == "e1:2" and last.step_ids == ["e1:0", "e1:1", "e1:2"]
+    assert transitions[1].step_ids == ["e1:0", "e1:1", "e1:2"] and transitions[0].step_ids == ["e1:0", "e1:1"]
+    assert all(t.origin == "real" for t in transitions)
+
+
+def test_a_branch_is_its_own_line_starting_at_the_branch():
+    rows = _steps() + [step_row(EP, 1, "terminal", "$ ls\na\n$ ", {"kind": "command", "code": "rm a"},
+                                origin="simulated", branch_id="b", step_id="e1:1:sim", final_text="$ rm a\n$ ")]
+    main, branch = _trajectories(rows)
+    assert branch.line == "b" and branch.start == 1 and branch.trajectory_id == "e1@b"
+    (only,) = list(branch.transitions())
+    assert only.t == 1 and only.target == "$ rm a\n$ " and only.origin == "simulated"
+    assert only.history[0].step_id == "e1:0"
+
+
+def test_cpt_windows_split_long_trajectories_into_whole_turns():
+    (main,) = _trajectories(_steps())
+    renderer = TrajectoryRenderer(main, TokenCounter())
+    assert cpt.windows(renderer, 3, None, with_system=False) == ([(0, 3)], 0)
+    one_turn = renderer.turn_tokens(1, with_state=True)
+    windows, dropped = cpt.windows(renderer, 3, one_turn + 5, with_system=False)
+    assert dropped == 0 and len(windows) >= 2 and windows[0][0] == 0 and windows[-1][1] == 3
+    text = cpt.text_record(renderer, 0, 3)["text"]
+    assert text.startswith("### Turn 1\n**Current State:**\n$ \n\n**Action:**\n```json\n[\n  {\n    \"keystrokes\": \"ls\\n\"")
+    assert text.endswith("```json\n[]\n```\n**Environment Observation:**\nbye")
