@@ -16,6 +16,7 @@ FORMATS: dict[str, str] = {
     "uiautomator": "ingest.android.uiautomator",
     "getevent": "ingest.android.getevent",
     "aitw": "ingest.android.aitw",
+    "androidcontrol": "ingest.android.androidcontrol",
     "sweagent": "ingest.swe.sweagent",
     "openhands": "ingest.swe.openhands",
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",

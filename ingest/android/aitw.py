@@ -192,5 +192,4 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             reward=(1.0 if last == 10 else 0.0) if ended else None,
             terminated=ended,
             env=env,
-            license="CC BY 4.0",
         )
