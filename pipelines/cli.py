@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-from pipelines import definition, export_cli, validate_cli
+from pipelines import dedup, definition, export_cli, validate_cli
 from pipelines.lake import Lake
 from pipelines.runner import RunResult, open_catalog, run_ingest
 
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     export_cli.add_parser(sub, _add_lake_args)
     validate_cli.add_parser(sub, _add_lake_args)
+    dedup.add_parser(sub, _add_lake_args)
     return parser
 
 
@@ -130,7 +131,8 @@ def cmd_sql(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "export": export_cli.cmd_export,
-                "validate": validate_cli.cmd_validate}
+                "validate": validate_cli.cmd_validate,
+                "dedup": dedup.cmd_dedup}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

@@ -36,6 +36,7 @@ class StageResult:
 STAGES: dict[str, str] = {
     "validate": "pipelines.validate:validate_stage",
     "export": "pipelines.export:export_stage",
+    "dedup": "pipelines.dedup:dedup_stage",
 }
 
 

@@ -1,0 +1,291 @@
+"""The `dedup` stage and `pipelines dedup DATASET`: scrub secrets, find exact and near-duplicate episodes,
+record them, then remove them in a new dataset version.
+
+Order of work, so every removal can be reviewed before it happens:
+1. Secrets in steps and episodes are scrubbed in place; what kind was found where goes to `scrub_audit`.
+2. Exact duplicates (same canonical actions and observations, step for step) are grouped.
+3. Among the exact groups' representatives, near-duplicates (MinHash + LSH over the canonical episode
+   text, verified on the signatures) are clustered. Signatures and band keys are computed per batch of
+   episodes, in-process for small inputs and as plain Ray tasks for large ones (same function).
+4. Clusters go to `dedup_clusters` (and no-change steps to `dedup_no_change`) BEFORE anything is removed.
+5. The new version drops every non-representative; each dropped episode gets a quarantine row (stage
+   `dedup`, rule `exact_duplicate` / `near_duplicate`, reason naming the episode it duplicates).
+
+Options (`[stage_options.dedup]` or the command's flags): threshold, num_perm, ngram, scrub, batch_docs,
+executor (auto|local|ray), ray_address.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines import datasets
+from pipelines.lake import Lake
+from pipelines.stages import StageContext, StageResult
+from schemas import v1
+from transforms.canonicalize import step_text_column
+from transforms.dedup import exact, minhash
+from transforms.dedup.representative import rank, representatives
+from transforms.scrub import scrub_table
+
+STAGE = "dedup"
+# Below this many episodes, starting Ray (~2.5 s) costs more than the signatures: compute in-process.
+LOCAL_MAX_EPISODES = 200_000
+STEP_FIELDS = ["observation.text", "observation.ui_tree", "observation.url", "observation.title",
+               "action.text", "action.element", "action.arguments", "action.code", "action.raw",
+               "final_observation.text", "final_observation.ui_tree", "reasoning"]
+EPISODE_FIELDS = ["task", "env"]
+
+DDL = """
+CREATE TABLE IF NOT EXISTS dedup_clusters (
+    run_id VARCHAR, dataset VARCHAR, cluster_id VARCHAR, episode_id VARCHAR, representative VARCHAR,
+    similarity DOUBLE, kind VARCHAR);
+CREATE TABLE IF NOT EXISTS dedup_no_change (
+    run_id VARCHAR, dataset VARCHAR, step_id VARCHAR, episode_id VARCHAR, step_index INTEGER,
+    next_step_id VARCHAR);
+CREATE TABLE IF NOT EXISTS scrub_audit (
+    run_id VARCHAR, dataset VARCHAR, table_name VARCHAR, record_id VARCHAR, field VARCHAR, kind VARCHAR,
+    count INTEGER);
+"""
+
+
+@dataclass
+class DedupOptions:
+    threshold: float = 0.8
+    num_perm: int = 128
+    ngram: int = 5
+    scrub: bool = True
+    batch_docs: int = 20_000
+    executor: str = "auto"  # auto | local | ray
+    ray_address: str | None = None
+
+    @classmethod
+    def from_dict(cls, options: dict) -> "DedupOptions":
+        unknown = set(options) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown dedup option(s) {', '.join(sorted(unknown))} "
+                             f"(known: {', '.join(cls.__dataclass_fields__)})")
+        return cls(**options)
+
+
+def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: DedupOptions,
+                   log=print) -> tuple[np.ndarray, np.ndarray]:
+    """Signatures and band keys of all texts, batch by batch: in this process, or one Ray task per batch."""
+    batches = [texts.slice(lo, options.batch_docs) for lo in range(0, len(texts), options.batch_docs)]
+    executor = options.executor
+    if executor == "auto":
+        executor = "ray" if options.ray_address or len(texts) > LOCAL_MAX_EPISODES else "local"
+    if executor == "local" or not batches:
+        results = [minhash.signatures_and_bands(batch, params) for batch in batches]
+    else:
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(address=options.ray_address, include_dashboard=False, logging_level="ERROR",
+                     log_to_driver=False, configure_logging=False)
+        remote = ray.remote(num_cpus=1, max_retries=1)(minhash.signatures_and_bands)
+        log(f"dedup: {len(batches)} signature tasks on Ray")
+        results = ray.get([remote.remote(batch, params) for batch in batches])
+    if not results:
+        return np.zeros((0, params.num_perm), np.uint32), np.zeros((0, params.bands), np.uint64)
+    return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
+
+
+def episode_texts(steps: pa.Table, episode_ids: list[str]) -> pa.Array:
+    """The canonical near-duplicate document of each episode in `episode_ids` (in that order): its steps'
+    canonical texts joined in step order."""
+    text = step_text_column(steps.column("action"), steps.column("observation"))
+    per_step = pl.from_arrow(pa.table({"episode_id": steps.column("episode_id"),
+                                       "step_index": steps.column("step_index"), "text": text}))
+    docs = (per_step.sort(["episode_id", "step_index"])
+            .group_by("episode_id", maintain_order=True).agg(pl.col("text").str.join("\n")))
+    order = pl.DataFrame({"episode_id": episode_ids}, schema={"episode_id": pl.String})
+    joined = order.join(docs, on="episode_id", how="left", maintain_order="left")
+    return joined.get_column("text").fill_null("").to_arrow()
+
+
+@dataclass
+class Duplicates:
+    clusters: pa.Table  # cluster_id, episode_id, representative, similarity, kind
+    dropped: dict[str, tuple[str, str, float]]  # episode_id -> (representative, kind, similarity)
+    candidates: int = 0
+
+
+def find_duplicates(episodes: pa.Table, steps: pa.Table, options: DedupOptions, log=print) -> Duplicates:
+    """Exact groups, then near-duplicate clusters among their representatives. Pure computation."""
+    ids = episodes.column("episode_id").to_pylist()
+    ranks = rank(episodes)
+    row_of = {eid: i for i, eid in enumerate(ids)}
+    rows: list[tuple] = []
+    dropped: dict[str, tuple[str, str, float]] = {}
+
+    keys = exact.episode_keys(steps)
+    labels = np.arange(len(ids))
+    for group in exact.exact_groups(keys):
+        members = [row_of[e] for e in group if e in row_of]
+        labels[members] = min(members)
+    reps = representatives(labels, ranks) if len(ids) else labels
+    for label in np.unique(labels[labels != np.arange(len(ids))]):
+        members = np.flatnonzero(labels == label)
+        rep = ids[reps[members[0]]]
+        for m in members:
+            rows.append((f"exact:{rep}", ids[m], rep, 1.0, "exact"))
+            if ids[m] != rep:
+                dropped[ids[m]] = (rep, "exact", 1.0)
+
+    survivors = np.flatnonzero(reps == np.arange(len(ids)))
+    candidates = 0
+    if len(survivors) > 1:
+        params = minhash.MinHashParams(num_perm=options.num_perm, ngram=options.ngram, threshold=options.threshold)
+        texts = episode_texts(steps, [ids[i] for i in survivors])
+        sig, band = map_signatures(texts, params, options, log)
+        near = minhash.cluster(sig, band, options.threshold)
+        candidates = near.candidates
+        near_reps = representatives(near.labels, ranks[survivors])
+        grouped = np.flatnonzero(np.bincount(near.labels, minlength=len(survivors))[near.labels] > 1)
+        sims = minhash.similarity(sig, grouped, near_reps[grouped])
+        for local, sim in zip(grouped, sims):
+            eid, rep = ids[survivors[local]], ids[survivors[near_reps[local]]]
+            rows.append((f"near:{rep}", eid, rep, float(sim), "near"))
+            if eid != rep:
+                dropped[eid] = (rep, "near", float(sim))
+    names = ["cluster_id", "episode_id", "representative", "similarity", "kind"]
+    clusters = pa.table(dict(zip(names, map(list, zip(*rows))))) if rows else pa.table(
+        {n: pa.array([], pa.float64() if n == "similarity" else pa.string()) for n in names})
+    return Duplicates(clusters.sort_by([("cluster_id", "ascending"), ("episode_id", "ascending")]), dropped,
+                      candidates)
+
+
+def _quarantine_rows(episodes: pa.Table, dropped: dict, run_id: str) -> pa.Table:
+    uris = dict(zip(episodes.column("episode_id").to_pylist(), episodes.column("source_uri").to_pylist()))
+    rows = []
+    for eid, (rep, kind, sim) in sorted(dropped.items()):
+        how = "identical canonical actions and observations" if kind == "exact" else f"estimated Jaccard {sim:.3f}"
+        rows.append({"stage": STAGE, "rule": f"{kind}_duplicate", "reason": f"duplicate of episode {rep} ({how})",
+                     "source_uri": uris.get(eid), "location": None, "line": None, "record_id": eid,
+                     "snippet": None, "snippet_blob": None, "_run_id": run_id})
+    return pa.Table.from_pylist(rows, schema=v1.QUARANTINE)
+
+
+def _insert(con, table: str, data: pa.Table) -> None:
+    if data.num_rows:
+        con.register("_rows", data)
+        con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _rows")
+        con.unregister("_rows")
+
+
+def dedup_stage(ctx: StageContext) -> StageResult:
+    """Scrub, identify and record duplicates, then commit a version without them (none when nothing
+    changed)."""
+    from pipelines.runner import open_catalog
+
+    options = DedupOptions.from_dict(ctx.options)
+    lake, started = ctx.lake, time.perf_counter()
+    with open_catalog(lake, ctx.catalog_path) as cat:
+        version = datasets.resolve(cat, ctx.dataset)
+    episodes = datasets.read_table(lake, version, "episodes")
+    steps = datasets.read_table(lake, version, "steps")
+
+    audit: list[dict] = []
+    if options.scrub:
+        steps, step_audit = scrub_table(steps, STEP_FIELDS, "step_id")
+        episodes, episode_audit = scrub_table(episodes, EPISODE_FIELDS, "episode_id")
+        audit = [{**a, "table_name": "steps"} for a in step_audit] + [{**a, "table_name": "episodes"}
+                                                                      for a in episode_audit]
+    dups = find_duplicates(episodes, steps, options, ctx.log)
+    no_change = exact.no_change_steps(steps)
+
+    meta = {"run_id": ctx.run_id, "dataset": version.dataset}
+    with open_catalog(lake, ctx.catalog_path) as cat:
+        cat.con.execute(DDL)
+        _insert(cat.con, "dedup_clusters", _with(dups.clusters, meta))
+        _insert(cat.con, "dedup_no_change", _with(no_change, meta))
+        if audit:
+            _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(audit), meta))
+
+    replaced: dict[str, list[str]] = {}
+    keep_episodes = pc.invert(pc.is_in(episodes.column("episode_id"), pa.array(list(dups.dropped), pa.string())))
+    if dups.dropped or audit:
+        kept_steps = steps.filter(pc.invert(pc.is_in(steps.column("episode_id"),
+                                                     pa.array(list(dups.dropped), pa.string()))))
+        replaced["episodes"] = [datasets.write_part(lake, version.dataset, "episodes",
+                                                    episodes.filter(keep_episodes), STAGE)]
+        replaced["steps"] = [datasets.write_part(lake, version.dataset, "steps", kept_steps, STAGE)]
+    if dups.dropped:
+        part = datasets.write_part(lake, version.dataset, "quarantine",
+                                   _quarantine_rows(episodes, dups.dropped, ctx.run_id), STAGE)
+        replaced["quarantine"] = [*version.parts.get("quarantine", []), part]
+    new_version = None
+    if replaced:
+        with open_catalog(lake, ctx.catalog_path) as cat:
+            number, created = datasets.commit(lake, cat, version, ctx.run_id, replaced,
+                                              note=f"dedup of v{version.version}: {len(dups.dropped)} duplicates "
+                                                   f"removed, {sum(a['count'] for a in audit)} secrets scrubbed")
+        new_version = number if created else None
+    n_exact = sum(1 for _, kind, _ in dups.dropped.values() if kind == "exact")
+    summary = (f"{episodes.num_rows:,} episodes: {n_exact:,} exact and {len(dups.dropped) - n_exact:,} near "
+               f"duplicates removed, {episodes.num_rows - len(dups.dropped):,} kept; "
+               f"{sum(a['count'] for a in audit):,} secrets scrubbed in {len({a['record_id'] for a in audit}):,} "
+               f"records; {no_change.num_rows:,} no-change steps; {time.perf_counter() - started:.1f} s")
+    return StageResult(records_in=episodes.num_rows, records_out=episodes.num_rows - len(dups.dropped),
+                       quarantined=len(dups.dropped), version=new_version, summary=summary)
+
+
+def _with(table: pa.Table, columns: dict) -> pa.Table:
+    for name, value in columns.items():
+        table = table.append_column(name, pa.array([value] * table.num_rows, pa.string()))
+    return table
+
+
+# the `pipelines dedup DATASET` command ------------------------------------------------------------------
+def add_parser(sub, add_lake_args) -> None:
+    p = sub.add_parser("dedup", help="scrub secrets, then remove exact and near-duplicate episodes "
+                       "(a new dataset version; clusters in dedup_clusters)")
+    p.add_argument("dataset", help="NAME or NAME@VERSION")
+    p.add_argument("--threshold", type=float, default=DedupOptions.threshold,
+                   help=f"estimated Jaccard for near-duplicates (default {DedupOptions.threshold})")
+    p.add_argument("--no-scrub", action="store_true", help="do not scrub secrets")
+    p.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
+                   help="where signatures are computed (default: Ray above "
+                        f"{LOCAL_MAX_EPISODES:,} episodes)")
+    p.add_argument("--ray-address", help="join this Ray cluster")
+    add_lake_args(p)
+
+
+def cmd_dedup(args: argparse.Namespace) -> int:
+    from pipelines.cli import _lake_url
+    from pipelines.runner import new_run_id, open_catalog
+
+    lake = Lake(_lake_url(args.lake))
+    options = {"threshold": args.threshold, "scrub": not args.no_scrub, "executor": args.executor,
+               "ray_address": args.ray_address}
+    run_id = new_run_id()
+    dataset = args.dataset.partition("@")[0]
+    with open_catalog(lake, args.catalog) as cat:
+        cat.start_run(run_id, STAGE, dataset, options, [args.dataset])
+    started = time.perf_counter()
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        result = dedup_stage(StageContext(lake, args.catalog, args.dataset, run_id, options, log))
+    except BaseException as e:
+        with open_catalog(lake, args.catalog) as cat:
+            cat.finish_run(run_id, "failed", error=f"{type(e).__name__}: {e}")
+        raise
+    with open_catalog(lake, args.catalog) as cat:
+        cat.add_stage_stats(run_id, STAGE, result.records_in, result.records_out, result.quarantined,
+                            time.perf_counter() - started)
+        cat.finish_run(run_id, "success", version=result.version, episodes=result.records_out,
+                       quarantined=result.quarantined)
+        current = datasets.resolve(cat, dataset).version
+    print(f"dedup {args.dataset}: ok   run {run_id}\n  {result.summary}\n  dataset      {dataset} v{current}"
+          + (" (new)" if result.version else " (unchanged)")
+          + f'\n  clusters     pipelines sql "SELECT * FROM dedup_clusters WHERE run_id = \'{run_id}\'"')
+    return 0

@@ -1,0 +1,81 @@
+import json
+from pathlib import Path
+
+import pyarrow as pa
+
+from transforms.scrub import scrub_table, scrub_text
+
+SHARED = Path("/work/shared/samples")
+HAR = SHARED / "browser" / "har" / "har-redirect.har"
+CAST = SHARED / "ubuntu" / "asciicast" / "markers-input.cast"
+
+# Planted secrets: shaped like the real thing, never real.
+GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+OPENAI = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe"
+AWS_ID, AWS_SECRET = "AKIA" + "Q3EXAMPLE7KEY2ID", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+PEM = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n-----END OPENSSH PRIVATE KEY-----"
+SECRETS = [GITHUB, OPENAI, AWS_ID, AWS_SECRET, "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU=", "sessid-77f1c2"]
+
+
+def _planted_har() -> str:
+    har = json.loads(HAR.read_text())
+    request = har["log"]["entries"][0]["request"]
+    request["headers"].append({"name": "Authorization", "value": f"Bearer {GITHUB}"})
+    request["headers"].append({"name": "Cookie", "value": "sessionid=sessid-77f1c2; theme=dark"})
+    request["url"] += f"?api_key={OPENAI}"
+    return json.dumps(har, indent=2)
+
+
+def test_secrets_planted_in_a_real_har_are_scrubbed_and_audited():
+    text = _planted_har()
+    out, found = scrub_text(text)
+    assert not any(s in out for s in SECRETS)
+    har = json.loads(out)  # still valid HAR, headers keep their names
+    headers = {h["name"]: h["value"] for h in har["log"]["entries"][0]["request"]["headers"]}
+    assert headers["Authorization"] == "<REDACTED:http_credential>"
+    assert headers["Cookie"] == "<REDACTED:http_credential>"
+    assert headers[":authority"] == "theverge.com"  # ordinary headers untouched
+    assert har["log"]["entries"][0]["request"]["url"] == "https://theverge.com/?api_key=<REDACTED:api_key>"
+    # the recording's own cookies (vmidv1 ids in Set-Cookie and cookie lists) are credentials too
+    assert found == {"http_credential": 8, "cookie": 7, "api_key": 1}
+
+
+def _planted_cast() -> str:
+    lines = CAST.read_text().splitlines()
+    planted = [
+        [2.1, "o", f"$ export OPENAI_API_KEY={OPENAI}\r\n"],
+        [2.2, "o", f"$ curl -H 'Authorization: token {GITHUB}' https://api.github.com/user\r\n"],
+        [2.3, "o", f"$ cat .env\r\nAWS_ACCESS_KEY_ID={AWS_ID}\r\nAWS_SECRET_ACCESS_KEY={AWS_SECRET}\r\n"],
+        [2.4, "o", f"$ cat ~/.ssh/id_ed25519\r\n{PEM}\r\n"],
+    ]
+    return "\n".join(lines + [json.dumps(event) for event in planted]) + "\n"
+
+
+def test_secrets_planted_in_a_real_terminal_cast_are_scrubbed_and_audited():
+    out, found = scrub_text(_planted_cast())
+    assert not any(s in out for s in SECRETS)
+    events = [json.loads(line) for line in out.splitlines()[1:]]  # every event line is still JSON
+    assert [e[2] for e in events[:3]] == ["start\r\n", "a", "first"]  # the recording itself is unchanged
+    assert events[-4][2] == "$ export OPENAI_API_KEY=<REDACTED:api_key>\r\n"
+    assert "Authorization: <REDACTED:http_credential>' https://api.github.com/user" in events[-3][2]
+    assert "AWS_ACCESS_KEY_ID=<REDACTED:aws_access_key>" in events[-2][2]
+    assert "AWS_SECRET_ACCESS_KEY=<REDACTED:env_secret>" in events[-2][2]
+    assert events[-1][2] == "$ cat ~/.ssh/id_ed25519\r\n<REDACTED:private_key>\r\n"
+    assert found == {"api_key": 1, "http_credential": 1, "aws_access_key": 1, "env_secret": 1, "private_key": 1}
+
+
+def test_text_without_secrets_is_returned_unchanged():
+    text = CAST.read_text() + "password: (hidden)\nPassed 12 tests; token count 5\n"
+    assert scrub_text(text) == (text, {})
+
+
+def test_scrub_table_rewrites_only_the_hit_fields_and_audits_by_record():
+    obs = pa.array([{"kind": "terminal", "text": f"export HF_TOKEN=hf_{'x1' * 17}"},
+                    {"kind": "terminal", "text": "ls"}, None],
+                   pa.struct([("kind", pa.string()), ("text", pa.string())]))
+    table = pa.table({"step_id": ["e:0", "e:1", "e:2"], "observation": obs})
+    out, audit = scrub_table(table, ["observation.text", "observation.url"], "step_id")
+    assert out.column("observation").to_pylist() == [
+        {"kind": "terminal", "text": "export HF_TOKEN=<REDACTED:huggingface_token>"},
+        {"kind": "terminal", "text": "ls"}, None]
+    assert audit == [{"record_id": "e:0", "field": "observation.text", "kind": "huggingface_token", "count": 1}]

@@ -1,0 +1,158 @@
+"""Secrets scrubbed in place before anything is exported, with an audit of what kind was scrubbed where.
+
+A secret is replaced by `<REDACTED:kind>`; everything around it stays byte for byte (a JSON string stays
+valid JSON, a header keeps its name). The audit says which kind was found in which field of which record,
+and how often: never the secret itself.
+
+Shapes covered, in the order they run (an earlier rule's redaction is never re-matched):
+private keys (PEM blocks); HTTP credentials in HAR (`{"name": "Authorization", "value": ...}`), CDP
+(`"Cookie": "..."`) and header lines (`Authorization: Bearer ...`, curl -H); HAR cookie lists; provider key
+shapes (AWS, GitHub, OpenAI/Anthropic-style `sk-`, Google, Slack, Stripe, Hugging Face, JWTs); passwords in
+URLs and token query parameters; `.env`-style assignments (`OPENAI_API_KEY=...`) and `password: ...` keys.
+
+Rows of an Arrow column are first screened with one vectorized RE2 match on cheap trigger words; only the
+rows that hit are scrubbed in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_HEADERS = (r"authorization|proxy-authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token|"
+            r"x-access-token|x-csrf-token|x-xsrf-token|x-amz-security-token")
+_JSON_STR = r'(?:[^"\\]|\\.)*'  # the inside of a JSON string literal
+# a name starts after a non-word character or after an escaped newline/tab inside a JSON string ("\\nKEY=")
+_START = r"(?:(?<=\\[nrt])|(?<![A-Za-z0-9_]))"
+_SECRET_NAME = r"[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIALS?|AUTH)[A-Z0-9_]*"
+
+# (kind, pattern, group holding the secret): the group is replaced, the rest of the match kept.
+RULES: list[tuple[str, str, int]] = [
+    ("private_key", r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.|\n)*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$))",
+     1),
+    ("http_credential", rf'"name"\s*:\s*"(?i:{_HEADERS})"\s*,\s*"value"\s*:\s*"({_JSON_STR})"', 1),
+    ("http_credential", rf'"value"\s*:\s*"({_JSON_STR})"\s*,\s*"name"\s*:\s*"(?i:{_HEADERS})"', 1),
+    ("http_credential", rf'"(?i:{_HEADERS})"\s*:\s*"({_JSON_STR})"', 1),
+    ("http_credential", rf"\b(?i:{_HEADERS})[ \t]*:[ \t]*([^\r\n\"'\\<][^\r\n\"'\\]*)", 1),
+    ("aws_access_key", r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b", 1),
+    ("github_token", r"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b", 1),
+    ("api_key", r"\b(sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})", 1),
+    ("google_api_key", r"\b(AIza[0-9A-Za-z_-]{35})", 1),
+    ("slack_token", r"\b(xox[abposr]-[A-Za-z0-9-]{10,})", 1),
+    ("stripe_key", r"\b([rsp]k_(?:live|test)_[A-Za-z0-9]{16,})", 1),
+    ("huggingface_token", r"\b(hf_[A-Za-z0-9]{30,})", 1),
+    ("jwt", r"\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})", 1),
+    ("url_password", r"[a-z][a-z0-9+.-]*://[^/\s:@\"']+:([^/\s@\"'<]+)@", 1),
+    ("url_token", r"[?&](?i:access_token|token|api_key|apikey|key|sig|signature|password|secret)=([^&\s\"'#<]+)",
+     1),
+    ("env_secret", rf"{_START}{_SECRET_NAME}[ \t]*=[ \t]*[\"']?([^\s\"'\\<][^\s\"'\\]{{3,}})", 1),
+    ("password", _START + r"(?i:\"?(?:password|passwd|api[_-]?key|secret|access[_-]?token|auth[_-]?token|"
+                 r"client[_-]?secret)\"?)[ \t]*[:=][ \t]*\"?([^\s\"',;&\\<(\[{*][^\s\"',;&\\]{3,})", 1),
+]
+# Cookie lists in HAR (`"cookies": [{"name": "sid", "value": "..."}]`): every value, whatever the name.
+_HAR_COOKIES = re.compile(r'"cookies"\s*:\s*\[([^\[\]]*)\]')
+_COOKIE_VALUE = re.compile(rf'"value"\s*:\s*"({_JSON_STR})"')
+
+_COMPILED = [(kind, re.compile(pattern, re.ASCII), group) for kind, pattern, group in RULES]
+# RE2 screen: any row that could hold a secret contains one of these (case-insensitive).
+TRIGGERS = (r"(?i)private key|akia|asia|gh[pousr]_|github_pat_|sk-|aiza|xox|_live_|_test_|hf_|eyj|"
+            r"authorization|cookie|api.?key|token|secret|passw|pass|pwd|credential|auth|sig|://[^/\s]*@")
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str
+    count: int
+
+
+def _redact(kind: str) -> str:
+    return f"<REDACTED:{kind}>"
+
+
+def _splice(m: re.Match, group: int, replacement: str) -> str:
+    """The match's text with one group replaced."""
+    whole, offset = m.group(0), m.start(0)
+    return whole[: m.start(group) - offset] + replacement + whole[m.end(group) - offset:]
+
+
+def scrub_text(text: str | None) -> tuple[str | None, Counter]:
+    """(text with secrets replaced, Counter kind -> how many). Text without secrets comes back unchanged."""
+    found: Counter = Counter()
+    if not text:
+        return text, found
+
+    def cookie_list(m: re.Match) -> str:
+        def one(v: re.Match) -> str:
+            if not v.group(1) or v.group(1).startswith("<REDACTED"):
+                return v.group(0)
+            found["cookie"] += 1
+            return _splice(v, 1, _redact("cookie"))
+
+        return _splice(m, 1, _COOKIE_VALUE.sub(one, m.group(1)))
+
+    for kind, regex, group in _COMPILED:
+        def replace(m: re.Match, kind=kind, group=group) -> str:
+            secret = m.group(group)
+            if not secret or secret.startswith("<REDACTED"):
+                return m.group(0)
+            found[kind] += 1
+            return _splice(m, group, _redact(kind))
+
+        text = regex.sub(replace, text)
+        if kind == "http_credential" and '"cookies"' in text:
+            text = _HAR_COOKIES.sub(cookie_list, text)
+    return text, found
+
+
+def scrub_array(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, dict[int, Counter]]:
+    """Scrub a string column. Returns the new column and {row index: Counter(kind -> count)} for the rows
+    where something was found."""
+    values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    hits = pc.fill_null(pc.match_substring_regex(values, TRIGGERS), False)
+    rows = pc.indices_nonzero(hits).to_pylist()
+    if not rows:
+        return values, {}
+    audit: dict[int, Counter] = {}
+    new = values.to_pylist()
+    for i in rows:
+        scrubbed, found = scrub_text(new[i])
+        if found:
+            new[i], audit[i] = scrubbed, found
+    if not audit:
+        return values, {}
+    return pa.array(new, type=values.type), audit
+
+
+def scrub_table(table: pa.Table, fields: list[str], id_column: str) -> tuple[pa.Table, list[dict]]:
+    """Scrub the string `fields` of a table ("column" or "struct.field") in place. Returns the new table and
+    audit rows {record_id, field, kind, count}, record_id being the row's `id_column`."""
+    audit: list[dict] = []
+    ids = None
+    for path in fields:
+        column_name, _, child = path.partition(".")
+        if column_name not in table.column_names:
+            continue
+        column = table.column(column_name).combine_chunks()
+        if child:
+            if len(column) == 0 or column.type.get_field_index(child) < 0:
+                continue
+            values = column.field(child)
+        else:
+            values = column
+        new_values, found = scrub_array(values)
+        if not found:
+            continue
+        if ids is None:
+            ids = table.column(id_column).to_pylist()
+        for row, counter in sorted(found.items()):
+            audit += [{"record_id": ids[row], "field": path, "kind": kind, "count": n}
+                      for kind, n in sorted(counter.items())]
+        if child:
+            arrays = [new_values if f.name == child else column.field(f.name) for f in column.type]
+            new_values = pa.StructArray.from_arrays(arrays, fields=list(column.type), mask=column.is_null())
+        table = table.set_column(table.column_names.index(column_name), column_name, new_values)
+    return table, audit
