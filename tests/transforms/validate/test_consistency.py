@@ -1,0 +1,79 @@
+"""Cross-step rules of the text and web domains, on episodes shaped as their readers yield them (built with
+`ingest.arrow.TableBuilder`), with contents taken from the bundled samples' kind of traces."""
+
+import orjson
+import pyarrow as pa
+
+from ingest.arrow import TableBuilder
+from ingest.record import Action, Episode, Observation, Step
+from transforms.validate.check import validate
+
+
+def _tables(domain, platform, steps, final=None):
+    builder = TableBuilder("run-t")
+    builder.add_episode(Episode(key="", domain=domain, platform=platform, steps=steps, final_observation=final),
+                        source_format="test", source_uri="test/ep", source_sha256="0" * 64, ingestor_version="1")
+    t = builder.tables()
+    return t["episodes"], t["steps"]
+
+
+def _rules(domain, platform, steps, final=None):
+    outcome = validate(*_tables(domain, platform, steps, final))
+    return [(r["rule"], r["step_id"].split(":")[1], r["severity"]) for r in outcome.findings.iter_rows(named=True)]
+
+
+def _term(text):
+    return Observation(kind="terminal", text=text)
+
+
+def test_terminal_directory_changes_only_after_cd():
+    steps = [Step(_term("root@box:/app$ "), Action(kind="command", code="cd src")),
+             Step(_term("root@box:/app/src$ "), Action(kind="command", code="ls")),
+             Step(_term("main.py\nroot@box:/app/src$ "), Action(kind="command", code="make"))]
+    assert _rules("terminal", "linux", steps, final=_term("ok\nroot@box:/tmp$ ")) == [
+        ("terminal.cwd_discontinuity", "2", "warning")]
+
+
+def test_swe_agent_current_directory_prompt():
+    steps = [Step(Observation(kind="text", text="(Open file: n/a)\n(Current directory: /repo)\nbash-$"),
+                  Action(kind="command", code="ls")),
+             Step(Observation(kind="text", text="setup.py\n(Open file: n/a)\n(Current directory: /tmp)\nbash-$"),
+                  Action(kind="done"))]
+    assert _rules("swe", "linux", steps) == [("terminal.cwd_discontinuity", "0", "warning")]
+
+
+def _call(call_id):
+    raw = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": {"name": "read_file"}}
+    return Action(kind="tool_call", tool_name="read_file", arguments='{"path": "a.txt"}',
+                  raw=orjson.dumps(raw).decode())
+
+
+def _result(result_id):
+    return Observation(kind="tool_result",
+                       text=orjson.dumps({"jsonrpc": "2.0", "id": result_id, "result": {"content": []}}).decode())
+
+
+def test_tool_result_answers_the_preceding_call():
+    ok = [Step(Observation(kind="text", text="task"), _call(1)), Step(_result(1), _call(2))]
+    assert _rules("mcp", "linux", ok, final=_result(2)) == []
+    bad = [Step(Observation(kind="text", text="task"), _call(1)), Step(_result(1), _call(2))]
+    assert _rules("mcp", "linux", bad, final=_result(7)) == [("tool.result_id_mismatch", "1", "error")]
+
+
+def _page(url):
+    return Observation(kind="web", url=url, text=f"page {url}")
+
+
+def test_page_after_navigation_is_on_the_navigated_site():
+    steps = [Step(_page("about:blank"), Action(kind="navigate", text="http://example.com/")),
+             Step(_page("https://www.example.com/home"), Action(kind="navigate", text="https://example.org/")),
+             Step(_page("https://evil.test/"), Action(kind="done"))]
+    assert _rules("web", "browser", steps) == [("web.url_not_following_navigation", "1", "warning")]
+
+
+def test_text_domain_needs_observation_text():
+    steps = [Step(_term("root@box:/app$ "), Action(kind="command", code="ls")),
+             Step(_term(""), Action(kind="done"))]
+    assert _rules("terminal", "linux", steps) == [("observation.text_missing", "1", "error")]
+    outcome = validate(*_tables("terminal", "linux", steps))
+    assert isinstance(outcome.steps, pa.Table) and outcome.steps.num_rows == 0
