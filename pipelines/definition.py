@@ -59,6 +59,10 @@ def parse(name: str, text: str, path: Path | None = None) -> Definition:
         raise DefinitionError(f"{where}: dataset name {data['dataset']!r} must match {_DATASET_NAME.pattern}")
     if not data["formats"]:
         raise DefinitionError(f"{where}: 'formats' is empty")
+    if "*" in data["formats"]:  # every registered format not named elsewhere in the list, in registry order
+        named = [f for f in data["formats"] if f != "*"]
+        at = data["formats"].index("*")
+        data["formats"] = named[:at] + [f for f in registry.FORMATS if f not in named] + named[at:]
     for fmt in data["formats"]:
         if fmt not in registry.FORMATS:
             raise DefinitionError(f"{where}: unknown format {fmt!r} (known: {', '.join(sorted(registry.FORMATS))})")

@@ -1,0 +1,93 @@
+import json
+
+from ingest.mcp import jsonrpc
+from tests.conftest import SAMPLES
+
+MCP = SAMPLES / "mcp"
+
+
+def _episode(query, name):
+    ep = query(f"SELECT * FROM episodes WHERE source_uri LIKE '%{name}'")[0]
+    steps = query(f"SELECT * FROM steps WHERE episode_id = '{ep['episode_id']}' ORDER BY step_index")
+    return ep, steps
+
+
+def test_tool_calls_are_paired_with_responses_by_id(run, query):
+    result = run("ingest-mcp", [MCP])
+    assert result.status == "success" and result.episodes == 2 and result.steps == 7 and result.quarantined == 0
+    ep, steps = _episode(query, "jsonrpc-session.jsonl")
+    assert ep["source_format"] == "mcp_jsonrpc" and ep["domain"] == "mcp" and ep["agent"] == "example-client"
+    assert ep["task"] is None and ep["num_steps"] == 4
+    first = steps[0]["action"]
+    assert first["kind"] == "tool_call" and first["tool_name"] == "get_weather"
+    assert json.loads(first["arguments"]) == {"location": "New York"}
+    assert json.loads(first["raw"])["id"] == 4
+    assert steps[0]["observation"]["kind"] == "none"  # nothing came back before the first call
+    # id 5 was answered before id 4: each result still follows its own call
+    weather = steps[1]["observation"]
+    assert weather["kind"] == "tool_result" and weather["is_error"] is False
+    assert weather["text"] == '{"temperature": 22.5, "conditions": "Partly cloudy", "humidity": 65}'
+    assert json.loads(weather["ui_tree"]) == {"temperature": 22.5, "conditions": "Partly cloudy", "humidity": 65}
+    assert steps[2]["observation"]["text"].startswith("New York, 2-day forecast:\nThu: 24°C")
+    # a JSON-RPC error and a tool error (isError) are both errors the agent saw
+    assert steps[3]["observation"]["text"] == "Error -32602: Unknown tool: get_humidity"
+    assert steps[3]["observation"]["is_error"] is True
+    final = steps[3]["final_observation"]
+    assert final["is_error"] is True and final["text"].startswith("Access denied: /etc/shadow")
+    assert steps[-1]["is_last"] and not steps[-1]["is_terminal"]
+
+
+def test_tool_schemas_server_and_notifications_are_kept_per_episode(run, query):
+    run("ingest-mcp", [MCP])
+    ep, _ = _episode(query, "jsonrpc-session.jsonl")
+    env = json.loads(ep["env"])
+    # both tools/list pages, in order, with their input schemas
+    assert [t["name"] for t in env["tools"]] == ["get_weather", "get_forecast", "read_file"]
+    assert env["tools"][0]["inputSchema"]["required"] == ["location"]
+    assert env["server"]["serverInfo"] == {"name": "weather-server", "title": "Weather Server", "version": "0.3.1"}
+    assert env["server"]["protocolVersion"] == "2025-06-18"
+    assert env["server"]["instructions"].startswith("Weather data for US cities")
+    assert env["client"]["clientInfo"]["name"] == "example-client"
+    assert [(n["method"], n["after_step"]) for n in env["notifications"]] == [
+        ("notifications/initialized", 0), ("notifications/progress", 1), ("notifications/message", 4)]
+    assert env["notifications"][1]["params"]["message"] == "Querying station KNYC"
+
+
+def test_sdk_capture_with_double_encoded_json(run, query):
+    run("ingest-mcp", [MCP])
+    ep, steps = _episode(query, "sdk-capture.jsonl")
+    assert ep["agent"] == "mcp-sdk-client" and ep["num_steps"] == 3
+    assert [t["name"] for t in json.loads(ep["env"])["tools"]] == ["list_tables", "query"]
+    assert steps[0]["action"]["tool_name"] == "list_tables" and json.loads(steps[0]["action"]["arguments"]) == {}
+    assert json.loads(steps[1]["action"]["arguments"]) == {"sql": "SELECT count(*) AS n FROM orders WHERE status = 'shipped'"}
+    # the serialized CallToolResult inside `text` is unwrapped: the agent saw the inner text
+    assert steps[1]["observation"]["text"] == "customers\norders\nproducts"
+    assert steps[2]["observation"]["text"] == '[{"n": 1342}]'
+    assert json.loads(steps[2]["observation"]["ui_tree"]) == {"rows": [{"n": 1342}]}
+    assert steps[2]["final_observation"]["text"] == "Error: only SELECT statements are allowed"
+    assert steps[2]["final_observation"]["is_error"] is True
+    # zoned envelope times become UTC step timestamps
+    assert [s["timestamp"].isoformat() for s in steps] == [
+        "2025-06-18T09:15:02.120000+00:00", "2025-06-18T09:15:04.512000+00:00", "2025-06-18T09:15:06.002000+00:00"]
+    assert ep["started_at"].isoformat() == "2025-06-18T09:15:02.120000+00:00"
+
+
+def test_a_new_initialize_starts_a_new_episode_and_bad_lines_are_quarantined(run, query, tmp_path):
+    lines = (MCP / "jsonrpc-session.jsonl").read_text().splitlines()
+    log = tmp_path / "in" / "two-sessions.jsonl"
+    log.parent.mkdir()
+    log.write_text("\n".join(lines + ["{not json", '{"jsonrpc": "2.0", "id": 99, "result": {}}'] + lines) + "\n")
+    result = run("ingest-mcp", [log.parent])
+    assert result.episodes == 2 and result.steps == 8 and result.quarantined == 2
+    rows = query("SELECT rule, reason, line FROM quarantine ORDER BY line")
+    assert [(r["rule"], r["line"]) for r in rows] == [("parse_error", 18), ("unpaired_response", 19)]
+    assert rows[0]["reason"].startswith("two-sessions.jsonl:18: invalid JSON")
+    assert rows[1]["reason"] == "two-sessions.jsonl:19: response id 99 answers no request"
+    assert sorted(r["n"] for r in query("SELECT num_steps AS n FROM episodes")) == [4, 4]
+
+
+def test_units_sniff_jsonrpc_content_even_inside_string_envelopes():
+    heads = {"/l/a.jsonl": b'{"jsonrpc": "2.0", "id": 1, "method": "initialize"}',
+             "/l/b.log": b'{"ts": 1, "message": "{\\"jsonrpc\\": \\"2.0\\", \\"method\\": \\"tools/list\\"}"}',
+             "/l/c.jsonl": b'{"task": "mcp", "id": 1, "prompt": []}', "/l/d.txt": b'{"jsonrpc": "2.0"}'}
+    assert jsonrpc.units(sorted(heads), heads.get) == ["/l/a.jsonl", "/l/b.log"]

@@ -1,0 +1,64 @@
+import json
+
+from tests.conftest import SAMPLES
+
+BENCH = SAMPLES / "agentworld" / "bench"
+
+
+def _episode(query, name):
+    ep = query(f"SELECT * FROM episodes WHERE source_uri LIKE '%{name}'")[0]
+    steps = query(f"SELECT * FROM steps WHERE episode_id = '{ep['episode_id']}' ORDER BY step_index")
+    return ep, steps
+
+
+def test_lines_of_one_trajectory_fold_into_one_episode(run, query):
+    result = run("ingest-all", [BENCH])
+    assert result.status == "success" and result.episodes == 2 and result.steps == 5 and result.quarantined == 0
+    ep, steps = _episode(query, "terminal_test.jsonl")
+    assert ep["source_format"] == "agentworldbench" and ep["domain"] == "terminal" and ep["platform"] == "linux"
+    assert ep["task"] == "Count the lines of /app/data.csv without the header."
+    env = json.loads(ep["env"])
+    assert env["benchmark_id"] == 902115 and env["evaluated_turns"] == [1, 3] and env["total_turns"] == 3
+    assert env["system_prompt"].startswith("# Role\n\nYou are a **Terminal World Model**")
+    # turn 1's Current State is observation 0; response t (marker stripped) is observation t+1
+    assert steps[0]["observation"]["kind"] == "terminal" and steps[0]["observation"]["text"] == "root@ad092d3df69c:/app#"
+    first = steps[0]["action"]
+    assert first["kind"] == "keystrokes" and first["text"] == "ls /app\n" and first["duration_s"] == 0.1
+    assert first["raw"].startswith("### Turn 1\n**Current State:**")
+    assert steps[1]["observation"]["text"] == "data.csv  run.sh\nroot@ad092d3df69c:/app#"
+    assert steps[2]["action"]["text"] == "tail -n +2 /app/data.csv | wc -l\n"
+    assert steps[2]["final_observation"]["text"] == "1200\nroot@ad092d3df69c:/app#"
+    assert steps[-1]["is_last"] and not steps[-1]["is_terminal"]
+
+
+def test_search_trajectory_gets_tool_calls_and_parsed_results(run, query):
+    run("ingest-all", [BENCH])
+    ep, steps = _episode(query, "search_test.jsonl")
+    assert ep["domain"] == "search" and ep["num_steps"] == 2
+    assert ep["task"] == "Which lighthouse is the tallest in France and how tall is it?"
+    assert json.loads(ep["env"])["evaluated_turns"] == [1, 2]
+    first = steps[0]["action"]
+    assert first["kind"] == "tool_call" and first["tool_name"] == "web_search"
+    assert json.loads(first["arguments"]) == {"queries": ["tallest lighthouse in France"]}
+    assert steps[0]["observation"]["kind"] == "none"
+    obs = steps[1]["observation"]
+    assert obs["text"].startswith("[1] https://en.wikipedia.org/wiki/%C3%8Ele_Vierge_Lighthouse\nTitle:")
+    assert not obs["text"].startswith("**Environment Observation:**") and "```" not in obs["text"]
+    assert [r["title"] for r in json.loads(obs["ui_tree"])["results"]] == [
+        "Île Vierge Lighthouse - Wikipedia", "Phare de l'île Vierge - Official site"]
+    assert steps[1]["final_observation"]["text"].startswith("# Île Vierge Lighthouse")
+
+
+def test_a_line_that_disagrees_with_its_trajectory_is_quarantined(run, query, tmp_path):
+    lines = (BENCH / "terminal_test.jsonl").read_text().splitlines()
+    bad = json.loads(lines[1])
+    bad["response"][0] = "**Environment Observation:**\nsomething else"
+    path = tmp_path / "in" / "terminal_test.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join([lines[0], json.dumps(bad), "[1, 2]"]) + "\n")
+    result = run("ingest-all", [path.parent])
+    assert result.episodes == 1 and result.quarantined == 2
+    rows = query("SELECT rule, line, reason FROM quarantine ORDER BY line")
+    assert [(r["rule"], r["line"]) for r in rows] == [("conflicting_duplicate", 2), ("bad_record", 3)]
+    assert rows[0]["reason"] == ("terminal_test.jsonl:2: sample 902115 turn 3 holds a different trajectory than "
+                                 "its first line")
