@@ -76,19 +76,29 @@ def _execute_local(tasks: list[Task], ctx: TaskContext) -> Iterator[tuple[Task, 
 def _execute_ray(tasks: list[Task], ctx: TaskContext, address: str | None) -> Iterator[tuple[Task, dict | None, str | None]]:
     import ray
 
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                 configure_logging=False)
-    remote = ray.remote(num_cpus=1, max_retries=1)(run_ingest_task)
-    pending = {remote.remote(task, ctx): task for task in tasks}
-    while pending:
-        done, _ = ray.wait(list(pending), num_returns=1)
-        task = pending.pop(done[0])
-        try:
-            yield task, ray.get(done[0]), None
-        except Exception as e:
-            cause = getattr(e, "cause", None) or e
-            yield task, None, f"{type(cause).__name__}: {cause}"
+    started_here = not ray.is_initialized()
+    if started_here:
+        options = dict(include_dashboard=False, logging_level="ERROR", log_to_driver=False, configure_logging=False)
+        if address:  # an existing cluster may not have this project installed: ship its packages with the job
+            import catalog, ingest, pipelines, schemas, transforms
+            options["runtime_env"] = {"py_modules": [catalog, ingest, pipelines, schemas, transforms]}
+        else:  # a local cluster listens on loopback only
+            options["_node_ip_address"] = "127.0.0.1"
+        ray.init(address=address, **options)
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=1)(run_ingest_task)
+        pending = {remote.remote(task, ctx): task for task in tasks}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            task = pending.pop(done[0])
+            try:
+                yield task, ray.get(done[0]), None
+            except Exception as e:
+                cause = getattr(e, "cause", None) or e
+                yield task, None, f"{type(cause).__name__}: {cause}"
+    finally:
+        if started_here:
+            ray.shutdown()
 
 
 class Progress:

@@ -1,6 +1,10 @@
 """The ingest runner: idempotent reruns, resume after a failed task, Ray placement, the run record."""
 
+import os
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +105,19 @@ def test_glob_inputs(run, tmp_path):
     inputs = _three_runs(tmp_path)
     result = run("ingest-android", [str(inputs / "[ab]")])
     assert result.episodes == 2
+
+
+def test_ray_address_joins_an_existing_cluster(run, tmp_path):
+    """A real `ray start --head` on loopback stands for the user's cluster."""
+    ray_bin = str(Path(sys.executable).parent / "ray")
+    port = 6400 + os.getpid() % 500
+    started = subprocess.run([ray_bin, "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
+                              "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats"],
+                             capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stderr
+    try:
+        inputs = _three_runs(tmp_path)
+        result = run("ingest-android", [inputs], task_mb=0.1, ray_address=f"127.0.0.1:{port}")
+        assert result.status == "success" and result.executor == "ray" and result.episodes == 3
+    finally:
+        subprocess.run([ray_bin, "stop", "--force"], capture_output=True, timeout=180)
