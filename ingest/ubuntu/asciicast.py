@@ -129,28 +129,49 @@ def parse_cast(data: bytes, where: str) -> Cast:
 
 
 def _screen_text(screen: pyte.Screen) -> str:
-    lines = [line.rstrip() for line in screen.display]
+    """The screen's text, trailing blanks dropped. Reads only the cells pyte has written (its `display`
+    renders every cell of every row through wcwidth: most of the replay's time on a typical session)."""
+    lines = []
+    for y in range(screen.lines):
+        row = screen.buffer[y]
+        if not row:
+            lines.append("")
+            continue
+        width = min(max(row) + 1, screen.columns)
+        lines.append("".join(row[x].data for x in range(width)).rstrip())
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
 
 
 class TerminalReplay:
-    """Feeds output events to a pyte screen; `observation()` is the screen as a person saw it then."""
+    """Feeds output events to a pyte screen; `observation()` is the screen as a person saw it then.
+
+    Output is buffered and fed in one call when a screen is needed: the emulator's cost is per call as much
+    as per byte, and recordings hold many tiny events (one per echoed key).
+    """
 
     def __init__(self, cols: int, rows: int):
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.Stream(self.screen)
+        self._pending: list[str] = []
+
+    def _flush(self) -> None:
+        if self._pending:
+            self.stream.feed("".join(self._pending))
+            self._pending.clear()
 
     def feed(self, code: str, data: str) -> None:
         if code == "o":
-            self.stream.feed(data)
+            self._pending.append(data)
         elif code == "r":
             m = re.fullmatch(r"\s*(\d+)x(\d+)\s*", data)
             if m and 0 < int(m[1]) <= MAX_COLS and 0 < int(m[2]) <= MAX_ROWS:
+                self._flush()
                 self.screen.resize(lines=int(m[2]), columns=int(m[1]))
 
     def observation(self, exit_code: int | None = None) -> Observation:
+        self._flush()
         return Observation(kind="terminal", text=_screen_text(self.screen), exit_code=exit_code,
                            width=self.screen.columns, height=self.screen.lines)
 
