@@ -35,6 +35,7 @@ class StageResult:
 # name -> "module:function", imported when used (stage modules import this one for StageContext)
 STAGES: dict[str, str] = {
     "validate": "pipelines.validate:validate_stage",
+    "label": "pipelines.label:label_stage",
     "export": "pipelines.export:export_stage",
     "dedup": "pipelines.dedup:dedup_stage",
 }

@@ -1,0 +1,320 @@
+"""The labeler: counterfactual branches of real trajectories, their next state predicted by a world model.
+
+For each episode of a dataset version: choose branch points (`transforms.label.branch_points`), make
+counterfactual actions (`transforms.label.counterfactual`), render each as an AgentWorld chat request exactly
+like the SFT export (`transforms.agentworld.transition_messages`: real history up to the branch point, then
+the counterfactual action), send the requests that are not in the ledger (`pipelines.label_ledger`) to the
+world model (`pipelines.label_client`), parse the outputs (`transforms.label.parse`) and commit a new dataset
+version whose `steps` gain one part of simulated steps.
+
+A simulated step (one per successful request) has:
+- `episode_id` of the real episode and `step_index` t of the branch point;
+  `step_id` = `{episode_id}:{t}:sim-{request key[:16]}` (unique per labeler);
+- `observation` = the real step t's observation (the state the alternative action is taken in), `action` = the
+  counterfactual action (its `raw` names the strategy), `final_observation` = the predicted next state;
+- `origin` = "simulated", `parent_step_id` = the real step t it branches from (its history is that episode's
+  real steps before t), `branch_id` = hash of (parent step, action) — the same branch labeled by two models
+  shares it —, `labeler` = JSON {model, template, sampling};
+- `is_first` when t = 0, `is_last` (a branch is one step), never `is_terminal`.
+
+Ledger rows are flushed to the catalog in batches while requests run (the catalog is opened only for the
+flush, so `pipelines sql` works during a long run); an interrupted run resumes from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipelines import label_ledger
+from pipelines.datasets import commit, read_table, resolve, write_part
+from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
+from pipelines.lake import Lake
+from pipelines.stages import StageContext, StageResult
+from schemas import TABLES
+from transforms.agentworld import transition_messages
+from transforms.label import branch_points
+from transforms.label.counterfactual import counterfactuals, make_action
+from transforms.label.parse import parse_output
+
+# Bump when the way this module assembles a request changes (it is part of every template hash).
+REQUEST_LAYOUT_VERSION = "1"
+FLUSH_EVERY = 64  # ledger rows per catalog write
+FLUSH_SECONDS = 10.0
+
+
+@dataclass
+class LabelOptions:
+    model: str
+    endpoint: str | None = None  # OpenAI-compatible base URL; None with backend "vllm"
+    per_episode: int = 2
+    mode: str = "random"  # branch_points.MODES
+    strategies: list[str] | None = None  # None: every strategy of each domain
+    seed: int = 0  # branch point and counterfactual choices
+    sampling: Sampling = field(default_factory=Sampling)
+    concurrency: int = 16
+    timeout_s: float = 600.0
+    retries: int = 4
+    backoff_s: float = 0.5
+    api_key: str | None = None
+    backend: str = "http"  # http | vllm (offline engine)
+    retry_failed: bool = False  # resend requests whose earlier output was unusable
+    dry_run: bool = False
+
+    def client(self) -> ClientConfig:
+        return ClientConfig(self.endpoint or "", self.model, self.sampling, self.concurrency, self.timeout_s,
+                            self.retries, self.backoff_s, self.api_key)
+
+
+@dataclass
+class Job:
+    """One request: a counterfactual action at a branch point, rendered."""
+
+    request_key: str
+    domain: str
+    step: dict  # the real step at the branch point
+    next_kind: str
+    strategy: str
+    action: dict
+    messages: list[dict]
+    template_hash: str
+    input_hash: str
+    branch_id: str
+
+
+@dataclass
+class LabelResult:
+    requests: int = 0
+    cached: int = 0  # answered by the ledger
+    sent: int = 0
+    ok: int = 0
+    failed: int = 0  # unusable output (empty, truncated)
+    errors: int = 0  # no answer after retries
+    branches_written: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    seconds: float = 0.0
+    version: int | None = None
+    version_created: bool = False
+    messages: list[str] = field(default_factory=list)  # one line per failed / errored request
+
+    def summary(self) -> str:
+        return (f"{self.requests} requests ({self.cached} from the ledger, {self.sent} sent): {self.ok} ok, "
+                f"{self.failed} unusable, {self.errors} errors; {self.branches_written} new simulated steps; "
+                f"tokens {self.tokens_in:,} in / {self.tokens_out:,} out; {self.seconds:.1f} s")
+
+
+def _sha(data: bytes, n: int = 32) -> str:
+    return hashlib.sha256(data).hexdigest()[:n]
+
+
+def template_hash(domain: str) -> str:
+    """Changes when the domain's rendering changes (system prompt, turn layout, action shapes): the hash of a
+    fixed probe transition rendered by the SFT renderer, plus this module's layout version."""
+    probe = transition_messages(domain, [(make_action("wait"), "<probe observation>")],
+                                make_action("done"), "<probe state>")
+    return _sha(orjson.dumps([REQUEST_LAYOUT_VERSION, probe]), 16)
+
+
+def labeler_id(model: str, template: str, sampling: Sampling) -> str:
+    return orjson.dumps({"model": model, "template": template, "sampling": orjson.loads(sampling.key())},
+                        option=orjson.OPT_SORT_KEYS).decode()
+
+
+def _tools(env_json: str | None) -> list[dict] | None:
+    try:
+        tools = orjson.loads(env_json or "{}").get("tools")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return tools if isinstance(tools, list) and tools else None
+
+
+def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> list[Job]:
+    """Every request for the real steps of a version, ordered so that requests sharing a trajectory prefix
+    (same episode, then same branch point) are adjacent."""
+    tools = {e["episode_id"]: _tools(e["env"]) for e in episodes.select(["episode_id", "env"]).to_pylist()}
+    by_episode: dict[str, list[dict]] = {}
+    for row in steps.filter(pc.equal(steps["origin"], "real")).to_pylist():
+        by_episode.setdefault(row["episode_id"], []).append(row)
+    templates: dict[str, str] = {}
+    sampling_key = options.sampling.key()
+    jobs = []
+    for episode_id in sorted(by_episode):
+        rows = sorted(by_episode[episode_id], key=lambda r: r["step_index"])
+        domain = rows[0]["domain"]
+        if domain not in templates:
+            templates[domain] = template_hash(domain)
+        first_state = rows[0]["observation"]["text"]
+        for t in branch_points.choose(episode_id, rows, options.mode, options.per_episode, options.seed):
+            history = [(rows[i]["action"], rows[i + 1]["observation"]["text"] or "") for i in range(t)]
+            after = branch_points.next_observation(rows, t)
+            next_kind = (after or {}).get("kind") or rows[t]["observation"]["kind"]
+            for cf in counterfactuals(domain, rows, t, strategies=options.strategies, seed=options.seed,
+                                      episode_id=episode_id):
+                messages = transition_messages(domain, history, cf.action, first_state, tools.get(episode_id))
+                input_hash = _sha(orjson.dumps(messages))
+                key = _sha("\x1f".join((options.model, templates[domain], input_hash, sampling_key)).encode())
+                action_key = {k: v for k, v in cf.action.items() if k != "raw"}
+                branch = _sha(orjson.dumps([rows[t]["step_id"], action_key], option=orjson.OPT_SORT_KEYS), 16)
+                jobs.append(Job(key, domain, rows[t], next_kind, cf.strategy, cf.action, messages,
+                                templates[domain], input_hash, branch))
+    return jobs
+
+
+def _ledger_row(job: Job, options: LabelOptions, completion: Completion, run_id: str) -> dict:
+    from catalog.catalog import now
+
+    row = {"request_key": job.request_key, "model": options.model, "template_hash": job.template_hash,
+           "input_hash": job.input_hash, "sampling": options.sampling.key(), "domain": job.domain,
+           "parent_step_id": job.step["step_id"], "strategy": job.strategy, "branch_id": job.branch_id,
+           "output": completion.text, "finish_reason": completion.finish_reason,
+           "tokens_in": completion.tokens_in, "tokens_out": completion.tokens_out,
+           "latency_s": completion.latency_s, "attempts": completion.attempts, "run_id": run_id,
+           "created_at": now()}
+    if completion.error:
+        return {**row, "status": "error", "error": completion.error}
+    parsed = parse_output(completion.text, completion.finish_reason)
+    return {**row, "status": "failed" if parsed.failure else "ok", "observation": parsed.observation,
+            "error": parsed.failure}
+
+
+def simulated_step(job: Job, row: dict, labeler: str, run_id: str) -> dict:
+    step = job.step
+    episode_id, t = step["episode_id"], step["step_index"]
+    predicted = {f.name: None for f in TABLES["steps"].field("observation").type} | {
+        "kind": job.next_kind, "text": row["observation"]}
+    return {"episode_id": episode_id, "step_index": t, "step_id": f"{episode_id}:{t}:sim-{job.request_key[:16]}",
+            "domain": job.domain, "observation": step["observation"], "action": job.action,
+            "final_observation": predicted, "timestamp": None, "reward": None, "is_first": t == 0,
+            "is_last": True, "is_terminal": False, "reasoning": None, "origin": "simulated",
+            "parent_step_id": step["step_id"], "branch_id": job.branch_id, "labeler": labeler, "_run_id": run_id}
+
+
+def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOptions, run_id: str,
+          log: Callable[[str], None] = print, out=None) -> LabelResult:
+    """Label one dataset version (NAME or NAME@VERSION) and commit the new version. With `dry_run`, write the
+    requests that would be sent (one JSON object per line: url and body) to `out` and change nothing.
+    Raises DatasetError for an unknown dataset, ValueError for bad options."""
+    from pipelines.runner import open_catalog
+
+    started = time.perf_counter()
+    if options.backend not in ("http", "vllm"):
+        raise ValueError(f"unknown backend {options.backend!r} (http, vllm)")
+    if options.backend == "http" and not options.endpoint and not options.dry_run:
+        raise ValueError("the http backend needs an endpoint (--endpoint http://host:port/v1)")
+    with open_catalog(lake, catalog_path, read_only=True) as cat:
+        version = resolve(cat, dataset)
+        steps = read_table(lake, version, "steps")
+        jobs = plan_jobs(steps, read_table(lake, version, "episodes", ["episode_id", "env"]), options)
+        cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
+    reusable = ("ok", "failed") if not options.retry_failed else ("ok",)
+    rows = {k: r for k, r in cached.items() if r["status"] in reusable}
+    todo = [j for j in jobs if j.request_key not in rows]
+    result = LabelResult(requests=len(jobs), cached=len(jobs) - len(todo))
+
+    if options.dry_run:
+        out = out or sys.stdout
+        client = options.client()
+        for job in todo:
+            out.write(orjson.dumps({"url": client.url, "request_key": job.request_key,
+                                    "body": request_body(client, job.messages)}).decode() + "\n")
+        result.seconds = time.perf_counter() - started
+        return result
+
+    by_key = {j.request_key: j for j in todo}
+    pending: list[dict] = []
+    last_flush = [time.perf_counter()]
+
+    def flush() -> None:
+        with open_catalog(lake, catalog_path) as cat:
+            label_ledger.record(cat.con, pending)
+        pending.clear()
+        last_flush[0] = time.perf_counter()
+
+    def on_result(completion: Completion) -> None:
+        row = _ledger_row(by_key[completion.key], options, completion, run_id)
+        rows[completion.key] = row
+        pending.append(row)
+        if len(pending) >= FLUSH_EVERY or time.perf_counter() - last_flush[0] > FLUSH_SECONDS:
+            flush()
+
+    if todo:
+        log(f"label: {len(jobs)} requests, {result.cached} from the ledger, sending {len(todo)} to "
+            f"{options.endpoint or options.model} ({options.concurrency} at a time)")
+        requests = [ChatRequest(j.request_key, j.messages) for j in todo]
+        try:
+            if options.backend == "vllm":
+                complete_offline(options.model, options.sampling, requests, on_result)
+            else:
+                complete(options.client(), requests, on_result)
+        finally:
+            flush()  # what finished is kept even when interrupted: a rerun resumes from it
+    result.sent = len(todo)
+
+    existing = set(steps.column("step_id").to_pylist())
+    new_steps = []
+    for job in jobs:
+        row = rows[job.request_key]
+        if job.request_key in by_key:  # sent by this run
+            result.tokens_in += row["tokens_in"] or 0
+            result.tokens_out += row["tokens_out"] or 0
+        if row["status"] == "ok":
+            result.ok += 1
+            labeler = labeler_id(options.model, job.template_hash, options.sampling)
+            step = simulated_step(job, row, labeler, run_id)
+            if step["step_id"] not in existing:
+                new_steps.append(step)
+        else:
+            result.failed += row["status"] == "failed"
+            result.errors += row["status"] == "error"
+            result.messages.append(f"{job.step['step_id']} {job.strategy}: {row['error']}")
+    result.branches_written = len(new_steps)
+    if new_steps:
+        table = pa.Table.from_pylist(new_steps, schema=TABLES["steps"])
+        with open_catalog(lake, catalog_path) as cat:
+            part = write_part(lake, version.dataset, "steps", table, "label")
+            result.version, result.version_created = commit(
+                lake, cat, version, run_id, {"steps": [*version.parts.get("steps", []), part]},
+                note=f"label: {len(new_steps)} simulated steps by {options.model}")
+    else:
+        result.version = version.version
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+_OPTION_FIELDS = {f.name for f in dataclasses.fields(LabelOptions)} - {"sampling", "dry_run"}
+_SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}
+
+
+def options_from_dict(data: dict) -> LabelOptions:
+    """A definition's `[stage_options.label]` table: LabelOptions fields plus the Sampling fields
+    (temperature, top_p, top_k, max_tokens, seed -> sampling_seed, stop). Raises ValueError on unknown keys."""
+    data = dict(data)
+    sampling = {k: data.pop(k) for k in list(data) if k in _SAMPLING_FIELDS - {"seed"}}
+    if "sampling_seed" in data:
+        sampling["seed"] = data.pop("sampling_seed")
+    if "stop" in sampling:
+        sampling["stop"] = tuple(sampling["stop"])
+    unknown = sorted(set(data) - _OPTION_FIELDS)
+    if unknown or "model" not in data:
+        raise ValueError(f"stage_options.label: unknown keys {unknown}" if unknown else
+                         "stage_options.label: 'model' is required")
+    return LabelOptions(**data, sampling=Sampling(**sampling))
+
+
+def label_stage(ctx: StageContext) -> StageResult:
+    """The `label` stage of a pipeline definition (options from `[stage_options.label]`)."""
+    result = label(ctx.lake, ctx.catalog_path, ctx.dataset, options_from_dict(ctx.options), ctx.run_id, ctx.log)
+    for line in result.messages[:10]:
+        ctx.log(f"  {line}")
+    return StageResult(records_in=result.requests, records_out=result.branches_written,
+                       quarantined=result.failed + result.errors,
+                       version=result.version if result.version_created else None, summary=result.summary())

