@@ -12,7 +12,7 @@ Steps: action t is the fenced JSON (or text) after `**Action:**` in `prompt[t]`;
 the last response is the final observation. Action JSON maps by shape: `{"name", "arguments"}` -> tool call
 (`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, a BrowserGym or
 pyautogui string -> code. `task` is the `**Task Instruction:**` / `Target Query:` text of the first
-prompt when there is one. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`.
+prompt when there is one. Platform: android, browser (web), ubuntu (os), else linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`.
 Lines whose copy of the trajectory disagrees with the first line seen are quarantined.
 """
 
@@ -33,7 +33,7 @@ FORMAT = "agentworldbench"
 VERSION = "1"
 
 OBSERVATION_MARKER = "**Environment Observation:**"
-_DOMAINS = {"mcp": (None, "tool_result"), "search": (None, "tool_result"), "terminal": ("linux", "terminal"),
+_DOMAINS = {"mcp": ("linux", "tool_result"), "search": ("linux", "tool_result"), "terminal": ("linux", "terminal"),
             "swe": ("linux", "tool_result"), "android": ("android", "screen"), "web": ("browser", "web"),
             "os": ("ubuntu", "screen")}
 _STATE = re.compile(r"\*\*Current State:\*\*\s*\n(.*?)(?=\n\*\*Action:\*\*)", re.DOTALL)
@@ -94,7 +94,7 @@ def _action(prompt: str, domain: str) -> Action:
 
 
 def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
-    platform, obs_kind = _DOMAINS.get(domain, (None, "text"))
+    platform, obs_kind = _DOMAINS.get(domain, ("linux", "text"))
     prompts, responses = line["prompt"], line["response"]
     state = _STATE.search(prompts[0])
     obs = Observation(kind=obs_kind, text=state.group(1).strip()) if state else Observation()

@@ -33,9 +33,11 @@ def arguments_dict(arguments) -> dict | None:
     return arguments if isinstance(arguments, dict) else {"input": arguments}
 
 
-def tool_action(name: str | None, arguments, raw: str, code: str | None = None) -> Action:
+def tool_action(name: str | None, arguments, raw: str, code: str | None = None, *,
+                shell_as_command: bool = True) -> Action:
+    """`shell_as_command=False` keeps shell tools as tool calls (MCP: every action is a JSON tool call)."""
     args = arguments_dict(arguments)
-    if name in SHELL_TOOLS and args and isinstance(args.get("command"), str):
+    if shell_as_command and name in SHELL_TOOLS and args and isinstance(args.get("command"), str):
         return Action(kind="command", code=args["command"], tool_name=name, arguments=dumps(args), raw=raw)
     return Action(kind="tool_call", tool_name=name, arguments=dumps(args if args is not None else {}),
                   code=code, raw=raw)

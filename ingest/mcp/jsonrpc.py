@@ -6,8 +6,8 @@ transport loggers and SDK-level captures write them.
 
 - Requests are paired to their responses by `id` (responses may come out of order); notifications are kept
   in order in `env["notifications"]` with `after_step` (how many steps preceded them).
-- Every `tools/call` (and `resources/read`, `prompts/get`) request is a step: a tool_call action (a shell
-  tool with a `command` becomes a `command` action, see `ingest.tools`). The observation of step t+1 is the
+- Every `tools/call` (and `resources/read`, `prompts/get`) request is a step: a tool_call action (shell tools
+  included: in MCP every action is a JSON tool call). The observation of step t+1 is the
   result of call t: the `result.content` text items joined by newlines, `is_error` from `result.isError` or a
   JSON-RPC `error`; `structuredContent` (or a JSON text) goes to `ui_tree`; images go to the blob store.
   Observation 0 is `none`: nothing was returned before the first call. The last result is the final
@@ -22,7 +22,8 @@ transport loggers and SDK-level captures write them.
 - A new `initialize` request starts a new episode (key `line<N>`; the first session's key is "").
 - Web search tools (`web_search`, `web_extractor`) make the episode's domain `search` (`ingest.search`).
 - Timestamps: UTC when the entry carries a zoned time or epoch, else null. Sessions have no goal, so
-  episodes end truncated (`is_terminal` false) and `task` is null.
+  episodes end truncated (`is_terminal` false) and `task` is null. The log does not name the host
+  platform: `linux` is recorded.
 """
 
 from __future__ import annotations
@@ -258,7 +259,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             tool = call.params.get("name") if call.method == "tools/call" else call.method
             args = call.params.get("arguments") if call.method == "tools/call" else \
                 {k: v for k, v in call.params.items() if k != "_meta"}
-            steps.append(Step(observation=obs, action=tool_action(tool, args if args is not None else {}, dumps(call.raw)),
+            steps.append(Step(observation=obs, action=tool_action(tool, args if args is not None else {}, dumps(call.raw),
+                                                                  shell_as_command=False),
                               timestamp=parse_time(call.timestamp)))
             obs = _observation(call, source)
         last = session.calls[-1]
@@ -278,7 +280,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield Episode(
             key=session.key,
             domain=episode_domain([s.action.tool_name for s in steps], "mcp"),
-            platform=None,
+            platform="linux",  # the log does not say; MCP servers and search tools run on Linux hosts in practice
             steps=steps,
             agent=((client.get("clientInfo") or {}).get("name")) if client else None,
             final_observation=obs if last.response is not None else None,

@@ -11,7 +11,10 @@ Three layouts are read:
   messages flagged `is_demo`.
 
 Steps: observation 0 is the first task message the agent read (the issue with the instructions); the
-observation of step t+1 is the output of command t; the output of the last command is the final
+observation of step t+1 is what the agent read after command t: the message(s) that followed it in
+`history` (the output with SWE-agent's `(Open file: ...)` / `(Current directory: ...)` footer, or its
+"did not produce any output" notice), else the trajectory's raw `observation` (as for the last command,
+whose output SWE-agent does not log in the history). The output of the last command is the final
 observation. A command run through a `bash` tool call is a `command` action, another tool call a
 `tool_call` (with `code` = the command line SWE-agent ran); without tool calls every action is a `command`.
 CRLF in outputs becomes LF. `exit_status` starting with `submitted` ends the episode (terminal); any other
@@ -118,9 +121,22 @@ def _state(value):
     return value
 
 
+def _replies(history: list[dict]) -> list[tuple[dict, str]]:
+    """(assistant message, the text the agent read after it) in order, demonstrations left out."""
+    pairs: list[tuple[dict, list[str]]] = []
+    for msg in history:
+        if _is_demo(msg) or msg.get("role") == "system":
+            continue
+        if msg.get("role") == "assistant":
+            pairs.append((msg, []))
+        elif pairs:
+            pairs[-1][1].append(_text(msg.get("content")))
+    return [(msg, "\n".join(parts)) for msg, parts in pairs]
+
+
 def _steps_from_trajectory(doc: dict, where: str) -> tuple[list[Step], Observation | None]:
     history = [m for m in doc.get("history") or [] if isinstance(m, dict)]
-    actions = [m for m in history if m.get("role") == "assistant" and not _is_demo(m)]
+    replies = _replies(history)
     trajectory = doc["trajectory"]
     steps: list[Step] = []
     cursor = 0  # history actions are matched to trajectory steps in order, by their command text
@@ -128,16 +144,16 @@ def _steps_from_trajectory(doc: dict, where: str) -> tuple[list[Step], Observati
     for i, record in enumerate(trajectory):
         if not isinstance(record, dict) or not isinstance(record.get("action"), str):
             raise SourceError("bad_record", f"{where}: trajectory[{i}] has no 'action' string", f"trajectory[{i}]")
-        tool_calls = None
-        for j in range(cursor, len(actions)):
-            if actions[j].get("action") == record["action"]:
-                tool_calls, cursor = actions[j].get("tool_calls"), j + 1
+        tool_calls, seen = None, None
+        for j in range(cursor, len(replies)):
+            if replies[j][0].get("action") == record["action"]:
+                tool_calls, seen, cursor = replies[j][0].get("tool_calls"), replies[j][1], j + 1
                 break
         steps.append(Step(observation=obs,
                           action=_action(record["action"], tool_calls, _state(record.get("state")),
                                          record.get("execution_time")),
                           reasoning=record.get("thought")))
-        obs = Observation(kind="terminal", text=_lf(record.get("observation")))
+        obs = Observation(kind="terminal", text=_lf(seen or record.get("observation")))
     return steps, obs
 
 

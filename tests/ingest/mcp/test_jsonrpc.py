@@ -91,3 +91,18 @@ def test_units_sniff_jsonrpc_content_even_inside_string_envelopes():
              "/l/b.log": b'{"ts": 1, "message": "{\\"jsonrpc\\": \\"2.0\\", \\"method\\": \\"tools/list\\"}"}',
              "/l/c.jsonl": b'{"task": "mcp", "id": 1, "prompt": []}', "/l/d.txt": b'{"jsonrpc": "2.0"}'}
     assert jsonrpc.units(sorted(heads), heads.get) == ["/l/a.jsonl", "/l/b.log"]
+
+
+def test_a_shell_tool_over_mcp_stays_a_tool_call(run, query, tmp_path):
+    log = tmp_path / "in" / "shell.jsonl"
+    log.parent.mkdir()
+    log.write_text(
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "bash", "arguments": {"command": "ls"}}}\n'
+        '{"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "a.txt"}]}}\n')
+    result = run("ingest-mcp", [log.parent])
+    assert result.episodes == 1 and result.quarantined == 0
+    step = query("SELECT * FROM steps")[0]
+    assert step["action"]["kind"] == "tool_call" and step["action"]["tool_name"] == "bash"
+    assert json.loads(step["action"]["arguments"]) == {"command": "ls"}
+    assert step["final_observation"]["text"] == "a.txt"
+    assert query("SELECT platform FROM episodes")[0]["platform"] == "linux"

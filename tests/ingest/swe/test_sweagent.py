@@ -34,8 +34,10 @@ def test_current_layout_pairs_commands_with_their_tool_calls(run, query):
     # observation 0 is the issue as the agent read it; observation t+1 is the output of command t
     assert steps[0]["observation"]["kind"] == "text" and "INSTRUCTIONS:" in steps[0]["observation"]["text"]
     assert steps[1]["observation"]["text"] == ('Found 1 matches for "missing_colon.py" in /SWE-agent__test-repo:\n'
-                                               "/SWE-agent__test-repo/tests/missing_colon.py")
-    assert steps[4]["observation"]["text"] == "8.2"
+                                               "/SWE-agent__test-repo/tests/missing_colon.py\n(Open file: n/a)\n"
+                                               "(Current directory: /SWE-agent__test-repo)\nbash-$")
+    assert steps[4]["observation"]["text"].startswith("8.2\n(Open file: /SWE-agent__test-repo/tests/missing_colon.py)")
+    # the submit's output is not in the history: the trajectory's raw observation
     assert steps[4]["final_observation"]["text"].startswith("\ndiff --git a/tests/missing_colon.py")
     assert steps[0]["reasoning"].startswith("To start addressing this issue, I will first search")
     assert steps[-1]["is_last"] and steps[-1]["is_terminal"]  # submitted: the episode ended
@@ -60,7 +62,11 @@ def test_legacy_layout_with_state_as_json_string(run, query):
     assert [s["action"]["code"] for s in steps[-2:]] == ["rm reproduce_bug.py", "submit"]
     # the demonstration message injected into the context is not the task
     assert "Here is a demonstration" not in steps[0]["observation"]["text"]
-    assert steps[1]["observation"]["text"] == "[File: /pydicom__pydicom/reproduce_bug.py (1 lines total)]\n1:\n"
+    assert steps[1]["observation"]["text"] == ("[File: /pydicom__pydicom/reproduce_bug.py (1 lines total)]\n1:\n\n"
+                                               "(Open file: /pydicom__pydicom/reproduce_bug.py)\n"
+                                               "(Current directory: /pydicom__pydicom)\nbash-$")
+    # `rm` printed nothing: the agent read SWE-agent's notice, not an empty string
+    assert steps[-1]["observation"]["text"].startswith("Your command ran successfully and did not produce any output.")
     assert steps[-1]["is_terminal"]
 
 
