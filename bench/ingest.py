@@ -65,14 +65,22 @@ def limit_once(root: Path, out: Path) -> float:
     return time.perf_counter() - started
 
 
-def ingest_once(root: Path, lake: Path, executor: str = "local") -> float:
+def ingest_only():
+    """The ingest-android definition without the stages after ingest (validate... are benchmarked apart)."""
     from pipelines import definition
+
+    defn = definition.load("ingest-android")
+    defn.stages, defn.stage_options = ["ingest"], {}
+    return defn
+
+
+def ingest_once(root: Path, lake: Path, executor: str = "local") -> float:
     from pipelines.runner import run_ingest
 
     shutil.rmtree(lake, ignore_errors=True)
     started = time.perf_counter()
-    result = run_ingest(definition.load("ingest-android"), str(lake), [str(root)], executor=executor,
-                        progress=False, log=lambda line: None)
+    result = run_ingest(ingest_only(), str(lake), [str(root)], executor=executor, progress=False,
+                        log=lambda line: None)
     assert result.status == "success" and result.quarantined == 0, result.messages[:3]
     return time.perf_counter() - started
 
@@ -81,8 +89,8 @@ def peak_rss_mb(root: Path, lake: Path, task_mb: float) -> float:
     """Peak RSS of a fresh ingest process (in-process executor, fixed task size)."""
     shutil.rmtree(lake, ignore_errors=True)
     code = ("import resource, sys; sys.path.insert(0, %r)\n"
-            "from pipelines import definition; from pipelines.runner import run_ingest\n"
-            "r = run_ingest(definition.load('ingest-android'), %r, [%r], executor='local', task_mb=%r,"
+            "from bench.ingest import ingest_only; from pipelines.runner import run_ingest\n"
+            "r = run_ingest(ingest_only(), %r, [%r], executor='local', task_mb=%r,"
             " progress=False, log=lambda s: None)\n"
             "assert r.status == 'success'\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)") % (str(REPO), str(lake), str(root), task_mb)

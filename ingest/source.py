@@ -74,7 +74,10 @@ class Source:
         if rel not in self._listings:
             base = self.join(rel)
             try:
-                names = self.fs.ls(base, detail=False) if self.fs.isdir(base) else []
+                if isinstance(self.fs, LocalFileSystem):
+                    names = os.listdir(base) if os.path.isdir(base) else []
+                else:
+                    names = self.fs.ls(base, detail=False) if self.fs.isdir(base) else []
             except FileNotFoundError:
                 names = []
             self._listings[rel] = frozenset(posixpath.basename(p.rstrip("/")) for p in names)

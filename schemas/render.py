@@ -11,7 +11,8 @@ STATE_FLAGS = ("checked", "selected", "focused")
 
 
 def repr_text(text: str, limit: int = 200) -> str:
-    text = " ".join(text.split())
+    if not text.isprintable() or "  " in text:  # fast path: most UI strings are already one clean line
+        text = " ".join(text.split())
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return '"' + text.replace('"', '\\"') + '"'

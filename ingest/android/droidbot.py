@@ -135,6 +135,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     steps: list[Step] = []
     tags: list[str] = []
     last_stop = None
+    observations: dict[str, Observation] = {}  # events often start from a state seen before
+
     for name in source.listdir("events"):
         if not (name.startswith("event_") and name.endswith(".json")):
             continue
@@ -147,7 +149,10 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         except SourceError as e:
             yield Rejected(e.rule, e.reason if e.reason.startswith(rel) else f"{rel}: {e.reason}", rel)
             continue
-        steps.append(Step(observation=_observation(states.get(record.get("start_state"))), action=action))
+        start = record.get("start_state")
+        if start not in observations:
+            observations[start] = _observation(states.get(start))
+        steps.append(Step(observation=observations[start], action=action))
         tags.append(record.get("tag") or name[6:-5])
         last_stop = record.get("stop_state")
 
