@@ -53,7 +53,9 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
 def export_interchange_atif(args, lake: Lake, catalog_path: str | None) -> int:
     from pipelines.export_atif import export_atif
 
-    export_atif(lake, catalog_path, args.dataset, _lake_url(args.out))
+    summary = export_atif(lake, catalog_path, args.dataset, _lake_url(args.out))
+    print(f"export atif: {summary['episodes']:,} trajectory.json file(s) from {summary['dataset']} "
+          f"v{summary['version']} in {summary['out']}")
     return 0
 
 

@@ -93,6 +93,7 @@ def test_cli_export_atif(run, lake, tmp_path):
     done = subprocess.run([str(Path(sys.executable).parent / "pipelines"), "export", "atif", "mcp", "--out", str(out),
                            "--lake", lake], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("export atif: 1 trajectory.json file(s) from mcp v1 in ")
     (path,) = out.glob("*/trajectory.json")
     assert json.loads(path.read_text())["steps"][0]["tool_calls"][0]["function_name"] == "web_search"
 
