@@ -17,6 +17,7 @@ FORMATS: dict[str, str] = {
     "getevent": "ingest.android.getevent",
     "aitw": "ingest.android.aitw",
     "androidcontrol": "ingest.android.androidcontrol",
+    "androidworld": "ingest.android.androidworld",
     "sweagent": "ingest.swe.sweagent",
     "openhands": "ingest.swe.openhands",
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",

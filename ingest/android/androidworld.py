@@ -1,0 +1,193 @@
+"""AndroidWorld result files (`<task>.pkl.gz`, one per task, written by its checkpointer): a gzipped pickle
+of a list of episode dicts (an older format pickles `(episodes, completed_tasks)`).
+
+Loaded only through `ingest.safe_pickle` (the agent's classes become plain dicts, numpy screenshots plain
+arrays; anything else refuses the file with `forbidden_pickle_class`).
+
+Episode keys used: `goal`, `task_template`, `instance_id`, `is_successful` (a score, NaN when the run
+failed), `episode_data` (dict of per-step lists; NaN when the run raised), `agent_name`, `screen_config`,
+`seed`, `run_time`, `finish_dtime` (local time of an unknown zone: kept in `env` as text, never as a UTC
+time), `exception_info`. Step keys (M3A / T3A agents): `raw_screenshot` or `before_screenshot` (HxWxC
+uint8 arrays -> PNG blobs), `before_ui_elements` or `before_element_list` (UIElement lists -> the canonical
+view list, ids = the element indexes actions use), `action_output_json` (JSONAction), `action_output`
+(the agent's own text, kept as `raw`), `action_reason` (-> `reasoning`), `summary` (-> `env.summaries`).
+
+JSONAction -> action: click (x, y, or the centre of element `index`) -> tap, double_tap -> double_click,
+long_press, scroll, swipe, input_text -> type, navigate_home -> home, navigate_back -> back,
+keyboard_enter -> key ENTER, open_app, wait, answer -> message, status -> done (goal_status). A step without
+a usable action is quarantined. An episode that raised (no step data) is quarantined with its exception.
+Outcome: success when `is_successful` > 0.5, failure otherwise, unknown when NaN; terminal when the agent
+ended it with a status action.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+from typing import Iterator
+
+import orjson
+
+from ingest.png import encode_png
+from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
+from ingest.safe_pickle import load_gzip, records
+from ingest.source import Source
+from schemas.render import render_android_screen
+
+FORMAT = "androidworld"
+VERSION = "1"
+
+ALLOWED = records(
+    "android_world.env.representation_utils.UIElement",
+    "android_world.env.representation_utils.BoundingBox",
+    "android_world.env.json_action.JSONAction",
+)
+_SIMPLE = {"navigate_home": "home", "navigate_back": "back", "wait": "wait"}
+
+
+def units(files: list[str], head) -> list[str]:
+    return [p for p in files if p.endswith(".pkl.gz") and head(p).startswith(b"\x1f\x8b")]
+
+
+def _nan(value) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _views(elements) -> list[dict]:
+    views = []
+    for i, e in enumerate(elements or []):
+        box = e.get("bbox_pixels") or {}
+        bounds = [[int(box["x_min"]), int(box["y_min"])], [int(box["x_max"]), int(box["y_max"])]] \
+            if box.get("x_min") is not None else None
+        views.append({
+            "temp_id": i, "parent": -1, "children": [], "class": e.get("class_name"), "text": e.get("text"),
+            "content_description": e.get("content_description"), "resource_id": e.get("resource_id") or
+            e.get("resource_name"), "package": e.get("package_name"), "bounds": bounds,
+            "visible": e.get("is_visible") is not False, "enabled": e.get("is_enabled") is not False,
+            **{flag: bool(e.get(f"is_{flag}")) for flag in ("clickable", "long_clickable", "editable",
+                                                           "scrollable", "checkable", "checked", "selected",
+                                                           "focused")},
+        })
+    return views
+
+
+def _observation(shot, elements, size, source: Source) -> Observation:
+    ref, width, height = None, size[0], size[1]
+    if shot is not None and getattr(shot, "ndim", 0) == 3 and str(shot.dtype) == "uint8":
+        height, width, channels = shot.shape
+        ref = source.put_blob(encode_png(shot.tobytes(), width, height, channels), "image/png", source.uri)
+    views = _views(elements)
+    return Observation(kind="screen", text=render_android_screen(views) if views else None,
+                       ui_tree=orjson.dumps(views).decode() if views else None, screenshot=ref,
+                       width=width, height=height)
+
+
+def _action(act, views: list[dict], size, raw: str | None) -> Action:
+    """Raises ValueError when the step has no usable action."""
+    if not isinstance(act, dict) or not act.get("action_type"):
+        raise ValueError("no action_output_json")
+    kind = act["action_type"]
+    element = None
+    index = act.get("index")
+    if isinstance(index, int) and 0 <= index < len(views):
+        element = orjson.dumps({"index": index, **{k: views[index][k] for k in ("class", "text", "bounds")}}).decode()
+    x = y = None
+    if act.get("x") is not None and act.get("y") is not None and size[0] and size[1]:
+        x, y = clamp01(act["x"] / size[0]), clamp01(act["y"] / size[1])
+    elif element and views[index]["bounds"] and size[0] and size[1]:
+        (x1, y1), (x2, y2) = views[index]["bounds"]
+        x, y = clamp01((x1 + x2) / 2 / size[0]), clamp01((y1 + y2) / 2 / size[1])
+    raw = raw or orjson.dumps(dict(act)).decode()
+    if kind in ("click", "double_tap", "long_press"):
+        mapped = {"click": "tap", "double_tap": "double_click", "long_press": "long_press"}[kind]
+        return Action(kind=mapped, x=x, y=y, element=element, raw=raw)
+    if kind in ("scroll", "swipe"):
+        return Action(kind=kind, x=x, y=y, direction=act.get("direction"), element=element, raw=raw)
+    if kind == "input_text":
+        return Action(kind="type", text=act.get("text"), x=x, y=y, element=element, raw=raw)
+    if kind == "keyboard_enter":
+        return Action(kind="key", keys=["ENTER"], raw=raw)
+    if kind == "open_app":
+        return Action(kind="open_app", text=act.get("app_name"), raw=raw)
+    if kind == "answer":
+        return Action(kind="message", text=act.get("text"), raw=raw)
+    if kind == "status":
+        return Action(kind="done", text=act.get("goal_status"), raw=raw)
+    if kind in _SIMPLE:
+        return Action(kind=_SIMPLE[kind], raw=raw)
+    raise ValueError(f"action_type {kind!r} is not an AndroidWorld action")
+
+
+def _at(data: dict, key: str, i: int):
+    values = data.get(key)
+    return values[i] if isinstance(values, list) and i < len(values) else None
+
+
+def _episode(i: int, ep: dict, name: str, source: Source) -> Iterator[Episode | Rejected]:
+    task = ep.get("task_template") or "task"
+    label = f"{name}: episode {i} ({task} #{ep.get('instance_id', '?')})"
+    data = ep.get("episode_data")
+    if not isinstance(data, dict):
+        reason = (ep.get("exception_info") or "no step data").strip().splitlines()[-1]
+        yield Rejected("failed_episode", f"{label}: the run recorded no steps: {reason}", name, record_id=str(i))
+        return
+    config = ep.get("screen_config") or {}
+    size = (config.get("width"), config.get("height"))
+    n = max((len(v) for v in data.values() if isinstance(v, list)), default=0)
+    steps, summaries, status_end = [], [], False
+    for t in range(n):
+        shot = _at(data, "raw_screenshot", t)
+        shot = shot if shot is not None else _at(data, "before_screenshot", t)
+        elements = _at(data, "before_ui_elements", t) or _at(data, "before_element_list", t)
+        obs = _observation(shot, elements, size, source)
+        step_size = (obs.width, obs.height)
+        views = orjson.loads(obs.ui_tree) if obs.ui_tree else []
+        output = _at(data, "action_output", t)
+        try:
+            action = _action(_at(data, "action_output_json", t), views, step_size,
+                             output if isinstance(output, str) else None)
+        except ValueError as e:
+            yield Rejected("bad_record", f"{label}: step {t}: {e}", name, record_id=f"{i}:{t}",
+                           snippet=output if isinstance(output, str) else None)
+            continue
+        reason = _at(data, "action_reason", t)
+        steps.append(Step(observation=obs, action=action, reasoning=reason if isinstance(reason, str) else None))
+        summaries.append(_at(data, "summary", t))
+        status_end = action.kind == "done"
+    if not steps:
+        return
+    score = ep.get("is_successful")
+    score = None if score is None or _nan(float(score)) else float(score)
+    finished = ep.get("finish_dtime")
+    env = {"device": "android", "task_template": task, "instance_id": ep.get("instance_id"), "seed": ep.get("seed"),
+           "screen_config": dict(config) if config else None, "run_time_s": ep.get("run_time"),
+           "finish_local_time": finished.isoformat() if hasattr(finished, "isoformat") else None,
+           "summaries": summaries}
+    yield Episode(
+        key=f"{i}:{task}:{ep.get('instance_id')}",
+        domain="android",
+        platform="android",
+        steps=steps,
+        task=ep.get("goal"),
+        agent=ep.get("agent_name"),
+        outcome="unknown" if score is None else "success" if score > 0.5 else "failure",
+        reward=score,
+        terminated=status_end,  # otherwise the step budget ran out: truncated
+        env={k: v for k, v in env.items() if v is not None},
+    )
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = posixpath.basename(source.path)
+    loaded = load_gzip(source.read_bytes(), name, ALLOWED)  # SourceError: the whole file is quarantined
+    if isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], list):
+        loaded = loaded[0]  # the older checkpointer's (episodes, completed_tasks)
+    if not isinstance(loaded, list):
+        yield Rejected("bad_record", f"{name}: expected a list of episodes, found {type(loaded).__name__}", name)
+        return
+    for i, ep in enumerate(loaded):
+        if not isinstance(ep, dict):
+            yield Rejected("bad_record", f"{name}: episode {i} is a {type(ep).__name__}, not a dict", name,
+                           record_id=str(i))
+            continue
+        yield from _episode(i, ep, name, source)
