@@ -42,6 +42,8 @@ def write_corpus(out: Path, megabytes: float, seed: int = 0) -> tuple[int, int]:
                 if view.get("text") or rng.random() < 0.3:
                     view["text"] = " ".join(rng.choices(WORDS, k=rng.randint(1, 4)))
             ev = dict(event, tag=tag, start_state=start, stop_state=stop)
+            if "view" in event["event"]:  # the touched view must be on the screen the event starts from
+                ev["event"] = dict(event["event"], view=rng.choice([v for v in state["views"] if v.get("bounds")]))
             for path, doc in ((run_dir / "events" / f"event_{tag}.json", ev),
                               (run_dir / "states" / f"state_{tag}.json", state)):
                 data = json.dumps(doc, indent=2, ensure_ascii=False).encode()
