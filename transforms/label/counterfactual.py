@@ -6,7 +6,8 @@ other actionable element on the screen). Actions are schema-v1 action dicts (eve
 strategy and the step it replaces, so a simulated step says how its action was made.
 
 - GUI (android, web, os): `other_element` taps/clicks another actionable element of the current view tree
-  (DroidBot `views` list) or accessibility tree (nested nodes with bounds and a role or clickable flag);
+  (DroidBot `views` list), accessibility tree (ARIA / AT-SPI / UI Automation nodes with bounds and an
+  actionable role or clickable flag) or BrowserGym pruned HTML (clicked by `bid`);
   `back`, `home` (android), `escape` (os) key navigation; `scroll` the screen (the other way when the real
   action scrolled).
 - terminal (and swe command steps): `other_command` another command from the same episode;
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -33,14 +35,17 @@ ACTION_FIELDS = tuple(f.name for f in ACTION)
 GUI_DOMAINS = ("android", "web", "os")
 TOOL_DOMAINS = ("mcp", "search", "swe")
 COMMAND_KINDS = ("command", "keystrokes", "code")
-# Accessibility roles a pointer action can target (ARIA / AT-SPI names, lower case).
+# Accessibility roles a pointer action can target: ARIA, AT-SPI and Windows UI Automation names, lower case
+# without spaces, underscores or a "control" suffix (UIA "ButtonControl" -> "button").
 ACTIONABLE_ROLES = frozenset({
-    "button", "link", "menuitem", "checkbox", "radio", "tab", "textbox", "combobox", "option", "switch",
-    "push button", "toggle button", "check box", "radio button", "menu item", "page tab", "text", "entry",
-    "combo box", "list item", "searchbox", "slider", "spinbutton",
+    "button", "pushbutton", "togglebutton", "splitbutton", "link", "hyperlink", "menuitem", "checkbox",
+    "radio", "radiobutton", "tab", "pagetab", "tabitem", "textbox", "entry", "edit", "combobox", "option",
+    "switch", "listitem", "treeitem", "searchbox", "slider", "spinbutton", "spinner",
 })
+# BrowserGym's pruned HTML: interactive tags carry a `bid` the agent's click(bid) names.
+_BID_TAG = re.compile(r'<(a|button|input|select|textarea|option)\b([^>]*?)\bbid="([^"]+)"([^>]*)>([^<]{0,80})',
+                      re.IGNORECASE)
 _DROIDBOT_KEYS = ("temp_id", "class", "resource_id", "text", "content_description", "bounds", "view_str")
-_A11Y_KEYS = ("id", "role", "name", "text", "bounds")
 _OPPOSITE = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
@@ -96,6 +101,18 @@ def _box(bounds, width, height) -> tuple[float, float, float, float] | None:
     return x1, y1, x2, y2
 
 
+def _field(node: dict, *names):
+    for name in names:
+        if node.get(name) is not None:
+            return node[name]
+    return None
+
+
+def _role(node: dict) -> str:
+    role = str(_field(node, "role", "ControlType", "control_type") or "").lower().replace(" ", "").replace("_", "")
+    return role[:-7] if role.endswith("control") else role
+
+
 def _a11y_nodes(tree) -> Iterator[dict]:
     stack = [tree]
     while stack:
@@ -104,52 +121,75 @@ def _a11y_nodes(tree) -> Iterator[dict]:
             stack.extend(reversed(node))
         elif isinstance(node, dict):
             yield node
-            stack.extend(reversed([c for c in (node.get("children") or ()) if isinstance(c, (dict, list))]))
+            children = _field(node, "children", "Children") or ()
+            stack.extend(reversed([c for c in children if isinstance(c, (dict, list))]))
 
 
-def actionable_elements(observation: dict) -> list[tuple[dict, tuple[float, float, float, float]]]:
-    """(element, normalized box) for each visible, enabled element an action can target, in tree order."""
+def _html_elements(html: str) -> list[tuple[dict, None]]:
+    found = []
+    for tag, _, bid, _, text in _BID_TAG.findall(html):
+        element = {"bid": bid, "tag": tag.lower()}
+        if text.strip():
+            element["text"] = " ".join(text.split())
+        found.append((element, None))
+    return found
+
+
+def actionable_elements(observation: dict) -> list[tuple[dict, tuple[float, float, float, float] | None]]:
+    """(element, normalized box) for each visible, enabled element an action can target, in tree order: views
+    of a DroidBot tree, accessibility nodes (ARIA / AT-SPI / UI Automation) with bounds, and the bid-tagged
+    interactive elements of BrowserGym's pruned HTML (box None: they are clicked by bid)."""
     try:
         tree = orjson.loads(observation.get("ui_tree") or "null")
     except orjson.JSONDecodeError:
         return []
+    if isinstance(tree, dict) and isinstance(tree.get("pruned_html"), str):
+        return _html_elements(tree["pruned_html"])
     width, height = observation.get("width"), observation.get("height")
     found = []
     for node in _a11y_nodes(tree):
-        if node.get("visible") is False or node.get("enabled") is False:
+        if _field(node, "visible", "IsOffscreen") is False or _field(node, "enabled", "IsEnabled") is False:
             continue
         if "temp_id" in node:  # DroidBot view
             if not any(node.get(k) for k in ("clickable", "long_clickable", "checkable", "editable")):
                 continue
-            keys = _DROIDBOT_KEYS
+            element = {k: node.get(k) for k in _DROIDBOT_KEYS if k in node}
         else:
-            role = str(node.get("role") or "").lower()
+            role = _role(node)
             if not (node.get("clickable") or role in ACTIONABLE_ROLES):
                 continue
-            keys = _A11Y_KEYS
-        box = _box(node.get("bounds") or node.get("bbox") or node.get("rect"), width, height)
+            element = {"role": role, "name": _field(node, "name", "Name", "title"),
+                       "id": _field(node, "id", "AutomationId")}
+            element = {k: v for k, v in element.items() if v not in (None, "")}
+        bounds = _field(node, "bounds", "bbox", "rect", "BoundingRectangle")
+        box = _box(bounds, width, height)
         if box:
-            found.append(({k: node.get(k) for k in keys if k in node}, box))
+            found.append((element | ({"bounds": bounds} if "temp_id" not in node else {}), box))
     return found
 
 
 def _same_target(element: dict, box, action: dict) -> bool:
     real = orjson.loads(action["element"]) if action.get("element") else {}
-    if real and "temp_id" in element and real.get("temp_id") == element["temp_id"]:
-        return True
-    if real and real.get("bounds") is not None and real.get("bounds") == element.get("bounds"):
+    for key in ("temp_id", "bid", "bounds"):
+        if real.get(key) is not None and real.get(key) == element.get(key):
+            return True
+    if real.get("title") and real.get("title") == element.get("name"):  # UI Automation targets
         return True
     x, y = action.get("x"), action.get("y")
-    return x is not None and y is not None and box[0] <= x <= box[2] and box[1] <= y <= box[3] and not real
+    return box is not None and x is not None and y is not None and box[0] <= x <= box[2] and box[1] <= y <= box[3]
 
 
 def other_element(ctx: Context) -> dict | None:
     options = [(e, b) for e, b in actionable_elements(ctx.observation) if not _same_target(e, b, ctx.action)]
     if not options:
         return None
-    element, (x1, y1, x2, y2) = ctx.rng.choice(options)
-    return make_action("tap" if ctx.domain == "android" else "click", x=round((x1 + x2) / 2, 6),
-                       y=round((y1 + y2) / 2, 6), element=orjson.dumps(element).decode())
+    element, box = ctx.rng.choice(options)
+    kind = "tap" if ctx.domain == "android" else "click"
+    if box is None:
+        return make_action(kind, element=orjson.dumps(element).decode())
+    x1, y1, x2, y2 = box
+    return make_action(kind, x=round((x1 + x2) / 2, 6), y=round((y1 + y2) / 2, 6),
+                       element=orjson.dumps(element).decode())
 
 
 def back(ctx: Context) -> dict | None:
@@ -179,8 +219,18 @@ def _command(action: dict) -> str | None:
 
 
 def _with_command(action: dict, command: str) -> dict:
-    field = "text" if action["kind"] == "keystrokes" else "code"
-    return make_action(action["kind"], **{field: command, "duration_s": action.get("duration_s")})
+    """The real action with its command replaced (also inside a shell tool call's `command` argument)."""
+    new = make_action(action["kind"], **{k: action.get(k) for k in ACTION_FIELDS if k not in ("kind", "raw")})
+    new["text" if action["kind"] == "keystrokes" else "code"] = command
+    try:
+        arguments = orjson.loads(action.get("arguments") or "null")
+    except orjson.JSONDecodeError:
+        arguments = None
+    if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        new["arguments"] = orjson.dumps({**arguments, "command": command}).decode()
+    else:
+        new["arguments"] = None  # it described the real command (e.g. a keystroke batch): no longer true
+    return new
 
 
 def other_command(ctx: Context) -> dict | None:
@@ -310,8 +360,8 @@ def valid_action(domain: str, action: dict) -> bool:
         return False
     if any(v is not None and not 0 <= v <= 1 for v in (action.get(c) for c in ("x", "y", "x2", "y2"))):
         return False
-    if kind in ("tap", "click") and (action.get("x") is None or action.get("y") is None):
-        return False
+    if kind in ("tap", "click") and (action.get("x") is None or action.get("y") is None) and not action.get("element"):
+        return False  # a pointer action needs a point, or an element to click by id (BrowserGym bid)
     if kind == "scroll" and action.get("direction") not in _OPPOSITE:
         return False
     if kind == "tool_call":

@@ -96,3 +96,23 @@ def test_tool_call_variants():
     assert erroring["tool_name"] == "list_files_undefined"
     assert all(valid_action("mcp", a) for a in made.values())
     assert not valid_action("mcp", make_action("tap", x=0.5, y=0.5))
+
+
+def test_shell_tool_call_keeps_its_shape():
+    real = make_action("command", code="ls -l hello.txt", tool_name="bash", arguments='{"command": "ls -l hello.txt"}')
+    other = make_action("command", code="cat hello.txt", tool_name="bash", arguments='{"command": "cat hello.txt"}')
+    steps = [_step(real, index=0), _step(other, index=1)]
+    made = {c.strategy: c.action for c in counterfactuals("terminal", steps, 0)}
+    typo = made["typo_command"]
+    assert (typo["code"], typo["tool_name"], orjson.loads(typo["arguments"])) == (
+        "sl -l hello.txt", "bash", {"command": "sl -l hello.txt"})
+
+
+def test_browsergym_pruned_html_click_by_bid():
+    html = ('<body bid="2"><a bid="156" href="/sales">Sales</a><div bid="160">Revenue</div>'
+            '<button bid="168" type="submit">Save</button><input bid="171" name="q"/></body>')
+    obs = {"kind": "web", "text": "Dashboard", "ui_tree": orjson.dumps({"pruned_html": html}).decode()}
+    steps = [{"step_id": "b:0", "observation": obs, "action": make_action("click", element='{"bid": "156"}')}]
+    picks = {orjson.loads(c.action["element"])["bid"] for seed in range(12)
+             for c in counterfactuals("web", steps, 0, strategies=["other_element"], seed=seed)}
+    assert picks == {"168", "171"}  # the link the agent clicked and the plain div are never picked
