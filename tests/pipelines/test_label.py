@@ -267,3 +267,29 @@ def test_real_model_end_to_end(run, lake, query, llama_server):
     assert (cut.sent, cut.failed, cut.ok, cut.branches_written) == (3, 3, 0, 0)
     cut_rows = query("SELECT finish_reason, status, error FROM label_ledger WHERE sampling->>'max_tokens' = '1'")
     assert len(cut_rows) == 3 and {(r["finish_reason"], r["status"]) for r in cut_rows} == {("length", "failed")}
+
+
+def test_label_stage_in_a_pipeline_definition(lake, query, server):
+    from pipelines import definition
+    from pipelines.runner import run_ingest
+
+    s = server([_predict])
+    defn = definition.parse("android-labeled", f"""
+dataset = "android"
+formats = ["droidbot"]
+inputs = ["samples/android/droidbot-run"]
+stages = ["ingest", "label"]
+[stage_options.label]
+endpoint = "{s.url}"
+model = "wm"
+mode = "changed"
+strategies = ["home"]
+max_tokens = 2048
+""")
+    result = run_ingest(defn, lake, progress=False, log=lambda line: None)
+    assert result.status == "success" and result.version == 2
+    assert result.stage_summaries[0].startswith("label: 2 requests (0 from the ledger, 2 sent): 2 ok")
+    assert s.bodies[0]["max_tokens"] == 2048 and s.bodies[0]["temperature"] == 0.6
+    stats = query("SELECT stage, records_in, records_out FROM stage_stats ORDER BY stage")
+    assert {"stage": "label", "records_in": 2, "records_out": 2} in stats
+    assert query("SELECT count(*) n FROM steps WHERE origin = 'simulated'")[0]["n"] == 2
