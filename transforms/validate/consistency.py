@@ -73,36 +73,89 @@ def _tree_nodes(tree) -> tuple[set, set]:
     return ids, bounds
 
 
+def _tap_reason(tree, element, x, y, width, height) -> str | None:
+    """The exact check of one tap on a parsed view hierarchy: why its target is missing, or None."""
+    ids, bounds = _tree_nodes(tree)
+    element = element if isinstance(element, dict) else {}
+    target = _bounds(element.get("bounds"))
+    if element.get("view_str") and ids:
+        if element["view_str"] not in ids:
+            return f"target view {element['view_str']} is not in the view hierarchy"
+    elif target and bounds:
+        if target not in bounds:
+            return f"target bounds {list(target)} match no node"
+    elif x is not None and y is not None and width and height and bounds:
+        px, py = x * width, y * height
+        if not any(x1 <= px <= x2 and y1 <= py <= y2 for x1, y1, x2, y2 in bounds):
+            return f"point ({px:.0f}, {py:.0f}) is inside no node"
+    return None
+
+
+def _target_key(element: str | None) -> tuple[str | None, bool]:
+    """(needle, point_only) for one tap's element JSON. The needle is the compact-JSON text of a node key
+    whose presence in the view hierarchy proves the target is there: `"view_str":"..."` when the element has
+    DroidBot's view id, else `"bounds":[[..]]` when it has bounds. `point_only`: the element gives neither,
+    so the tap's point decides."""
+    try:
+        element = orjson.loads(element) if element else {}
+    except orjson.JSONDecodeError:
+        return None, False  # no finding either way (see _tap_reason's caller)
+    element = element if isinstance(element, dict) else {}
+    view = element.get("view_str")
+    if view:
+        return ('"view_str":' + orjson.dumps(view).decode() if isinstance(view, str) else None), False
+    if _bounds(element.get("bounds")):
+        try:
+            return '"bounds":' + orjson.dumps(element["bounds"]).decode(), False
+        except TypeError:
+            return None, False
+    return None, True
+
+
 def check_android_taps(steps: pl.DataFrame) -> pl.DataFrame:
     """A tap/click must target an element present in the view hierarchy it was made on (the step's own
     observation: what the agent saw before acting). Matched by DroidBot's `view_str`, else by the element's
-    bounds, else the point must fall inside some node's bounds."""
+    bounds, else the point must fall inside some node's bounds.
+
+    Fast path, without parsing any hierarchy: the readers write hierarchies as compact JSON (orjson), so a
+    node key `{"view_str":"<id>"` or `,"view_str":"<id>"` in the text (a quote inside a JSON string is always
+    escaped) proves the id is there; likewise the element's exact bounds, or, for a bare point, the first
+    node's bounds containing it. Only taps without such proof are parsed, each distinct hierarchy once; they
+    get the exact check, so the findings are those of parsing every hierarchy."""
     obs, act = pl.col("observation").struct, pl.col("action").struct
     rows = steps.filter((pl.col("domain") == "android") & act.field("kind").is_in(TAP_KINDS)
                         & obs.field("ui_tree").is_not_null()
                         & (act.field("element").is_not_null() | act.field("x").is_not_null())).select(
         "episode_id", "step_id", obs.field("ui_tree"), obs.field("width"), obs.field("height"),
         act.field("element"), act.field("x"), act.field("y"))
-    reasons = []
-    for r in rows.iter_rows(named=True):
+    if rows.height == 0:
+        return findings()
+    keys = [_target_key(e) for e in rows["element"].to_list()]  # elements are small; hierarchies are not
+    tree, needle = pl.col("ui_tree"), pl.col("_needle")
+    first = tree.str.extract_groups(r'[{,]"bounds":\[\[(-?\d+),(-?\d+)\],\[(-?\d+),(-?\d+)\]\]').struct
+    px, py = pl.col("x") * pl.col("width"), pl.col("y") * pl.col("height")
+    inside = ((first.field("1").cast(pl.Int64) <= px) & (px <= first.field("3").cast(pl.Int64))
+              & (first.field("2").cast(pl.Int64) <= py) & (py <= first.field("4").cast(pl.Int64)))
+    proven = rows.with_columns(
+        pl.Series("_needle", [k for k, _ in keys], pl.String),
+        pl.Series("_point", [p for _, p in keys], pl.Boolean)).select(
+        pl.when(needle.is_not_null()).then(
+            tree.str.contains(pl.lit("{") + needle, literal=True)
+            | tree.str.contains(pl.lit(",") + needle, literal=True))
+        .when(pl.col("_point") & (pl.col("width") > 0) & (pl.col("height") > 0)).then(inside)
+        .otherwise(False).fill_null(False).alias("_proven"))["_proven"]
+    rest = rows.filter(~proven)
+    reasons, parsed = [], {}
+    for r in rest.iter_rows(named=True):
         try:
-            ids, bounds = _tree_nodes(orjson.loads(r["ui_tree"]))
+            if r["ui_tree"] not in parsed:  # DroidBot runs revisit states: parse each hierarchy once
+                parsed[r["ui_tree"]] = orjson.loads(r["ui_tree"])
             element = orjson.loads(r["element"]) if r["element"] else {}
         except orjson.JSONDecodeError:
             continue  # malformed JSON is the ingest's business, not a consistency finding
-        element = element if isinstance(element, dict) else {}
-        target = _bounds(element.get("bounds"))
-        if element.get("view_str") and ids:
-            if element["view_str"] not in ids:
-                reasons.append((r["episode_id"], r["step_id"],
-                                f"target view {element['view_str']} is not in the view hierarchy"))
-        elif target and bounds:
-            if target not in bounds:
-                reasons.append((r["episode_id"], r["step_id"], f"target bounds {list(target)} match no node"))
-        elif r["x"] is not None and r["y"] is not None and r["width"] and r["height"] and bounds:
-            px, py = r["x"] * r["width"], r["y"] * r["height"]
-            if not any(x1 <= px <= x2 and y1 <= py <= y2 for x1, y1, x2, y2 in bounds):
-                reasons.append((r["episode_id"], r["step_id"], f"point ({px:.0f}, {py:.0f}) is inside no node"))
+        reason = _tap_reason(parsed[r["ui_tree"]], element, r["x"], r["y"], r["width"], r["height"])
+        if reason:
+            reasons.append((r["episode_id"], r["step_id"], reason))
     return _rows(rows, "android.tap_target_missing", reasons)
 
 
