@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import posixpath
+import zlib
 from typing import Iterator
 
 import orjson
@@ -46,7 +47,21 @@ _SIMPLE = {"navigate_home": "home", "navigate_back": "back", "wait": "wait"}
 
 
 def units(files: list[str], head) -> list[str]:
-    return [p for p in files if p.endswith(".pkl.gz") and head(p).startswith(b"\x1f\x8b")]
+    """Gzipped pickles, except those of BrowserGym / AgentLab experiment folders (their step files name their
+    own classes; the folder holds summary_info.json or exp_args.pkl)."""
+    experiments = {posixpath.dirname(p) for p in files
+                   if posixpath.basename(p) in ("summary_info.json", "exp_args.pkl")}
+    return [p for p in files if p.endswith(".pkl.gz") and head(p).startswith(b"\x1f\x8b")
+            and posixpath.dirname(p) not in experiments
+            and not any(name in _gunzip_head(head(p)) for name in (b"browsergym", b"agentlab"))]
+
+
+def _gunzip_head(data: bytes) -> bytes:
+    """The start of a gzip stream's content, from its first bytes only (no full read, bounded output)."""
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, 1 << 16)
+    except zlib.error:
+        return b""
 
 
 def _nan(value) -> bool:
