@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import io
 import posixpath
+import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterator
 
@@ -134,43 +135,64 @@ class _Shard:
 
 
 class _ShardWriter:
-    """Buffers the records of one split (and domain, for per-domain layouts); writes a shard whenever the
-    row or byte cap is reached."""
+    """Writes the records of one split (and domain, for per-domain layouts) into shards, starting a new
+    shard whenever the row or byte cap (counted in JSON-line bytes) is reached. JSONL lines stream into a
+    temporary file as they come; Parquet records are buffered and written as one table per shard. A shard
+    gets its final name only when complete, so readers never see a partial one."""
 
     def __init__(self, out: Lake, name: Callable[[int], str], file_type: str, split: str, domain: str | None,
                  max_rows: int, max_bytes: int, on_shard: Callable[[_Shard, list[list[str]]], None]):
         self.out, self.name, self.file_type, self.split, self.domain = out, name, file_type, split, domain
         self.max_rows, self.max_bytes, self.on_shard = max_rows, max_bytes, on_shard
-        self.records: list[dict] = []
+        self.records: list[dict] = []  # Parquet only
         self.step_ids: list[list[str]] = []
-        self.lines: list[bytes] = []
         self.size = 0
         self.count = 0
+        self.file = None  # JSONL: the open temporary file of the current shard
+        self.tmp_path = ""
+        self.sha256 = hashlib.sha256()
 
     def add(self, record: dict, step_ids: list[str]) -> None:
-        line = orjson.dumps(record)
-        self.records.append(record)
-        self.lines.append(line)
+        line = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+        if self.file_type == "jsonl":
+            if self.file is None:
+                path = self.out.path(self.name(self.count))
+                self.out.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+                self.tmp_path = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+                self.file = self.out.fs.open(self.tmp_path, "wb")
+            self.file.write(line)
+            self.sha256.update(line)
+        else:
+            self.records.append(record)
         self.step_ids.append(step_ids)
-        self.size += len(line) + 1
-        if len(self.records) >= self.max_rows or self.size >= self.max_bytes:
+        self.size += len(line)
+        if len(self.step_ids) >= self.max_rows or self.size >= self.max_bytes:
             self.flush()
 
     def flush(self) -> None:
-        if not self.records:
+        if not self.step_ids:
             return
+        rel = self.name(self.count)
         if self.file_type == "jsonl":
-            data = b"\n".join(self.lines) + b"\n"
+            self.file.close()
+            self.out.fs.mv(self.tmp_path, self.out.path(rel))
+            size, digest = self.size, self.sha256.hexdigest()
         else:
             buf = io.BytesIO()
             pq.write_table(pa.Table.from_pylist(self.records), buf, compression="zstd")
             data = buf.getvalue()
-        rel = self.name(self.count)
-        self.out.write_bytes_atomic(self.out.path(rel), data)
-        self.on_shard(_Shard(rel, self.split, self.domain, len(self.records), len(data),
-                             hashlib.sha256(data).hexdigest()), self.step_ids)
+            self.out.write_bytes_atomic(self.out.path(rel), data)
+            size, digest = len(data), hashlib.sha256(data).hexdigest()
+        self.on_shard(_Shard(rel, self.split, self.domain, len(self.step_ids), size, digest), self.step_ids)
         self.count += 1
-        self.records, self.lines, self.step_ids, self.size = [], [], [], 0
+        self.records, self.step_ids, self.size, self.file, self.sha256 = [], [], 0, None, hashlib.sha256()
+
+    def discard(self) -> None:
+        """Drop the shard in progress (the export failed): remove its temporary file."""
+        if self.file is not None:
+            self.file.close()
+            self.out.fs.rm(self.tmp_path)
+            self.file = None
 
 
 # reading ----------------------------------------------------------------------------------------------
@@ -304,26 +326,31 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                 tokens.setdefault(split, {}).setdefault(domain, 0)
                 tokens[split][domain] += n_tokens
 
-        for table in _steps_batches(cat, lake, step_parts):
-            for trajectory in trajectories(table, episodes):
-                n_transitions = sum(1 for _ in trajectory.transitions())
-                transitions_in += n_transitions
-                if config.domains and trajectory.domain not in config.domains:
-                    skipped["domain_not_selected"] += n_transitions
-                    continue
-                group = groups.get(trajectory.episode_id, f"{trajectory.domain}:episode={trajectory.episode_id}")
-                if splits.is_held_out(held_out, trajectory.episode_id, trajectory.task, group):
-                    skipped["held_out"] += n_transitions
-                    continue
-                split = split_of.get(trajectory.episode_id, "train")
-                renderer = TrajectoryRenderer(trajectory, counter)
-                if config.kind == "cpt":
-                    _export_cpt(trajectory, renderer, config, counter, split, emit, skipped)
-                else:
-                    _export_turns(trajectory, renderer, config, split, emit, skipped,
-                                  lambda s: sum(counts.get(s, {}).values()))
-        for w in writers.values():
-            w.flush()
+        try:
+            for table in _steps_batches(cat, lake, step_parts):
+                for trajectory in trajectories(table, episodes):
+                    n_transitions = sum(1 for _ in trajectory.transitions())
+                    transitions_in += n_transitions
+                    if config.domains and trajectory.domain not in config.domains:
+                        skipped["domain_not_selected"] += n_transitions
+                        continue
+                    group = groups.get(trajectory.episode_id, f"{trajectory.domain}:episode={trajectory.episode_id}")
+                    if splits.is_held_out(held_out, trajectory.episode_id, trajectory.task, group):
+                        skipped["held_out"] += n_transitions
+                        continue
+                    split = split_of.get(trajectory.episode_id, "train")
+                    renderer = TrajectoryRenderer(trajectory, counter)
+                    if config.kind == "cpt":
+                        _export_cpt(trajectory, renderer, config, counter, split, emit, skipped)
+                    else:
+                        _export_turns(trajectory, renderer, config, split, emit, skipped,
+                                      lambda s: sum(counts.get(s, {}).values()))
+            for w in writers.values():
+                w.flush()
+        except BaseException:
+            for w in writers.values():
+                w.discard()
+            raise
 
         extra_files = []
         if config.format == "sharegpt":

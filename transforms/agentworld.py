@@ -27,8 +27,11 @@ shape the reference shows for the domain, nulls and `raw` dropped, pretty-printe
 from __future__ import annotations
 
 import json
+import math
 from functools import lru_cache
 from pathlib import Path
+
+import orjson
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "agentworld_prompts"
 DOMAINS = ("android", "web", "os", "terminal", "swe", "mcp", "search")
@@ -59,7 +62,26 @@ def system_prompt(domain: str, tools: list[dict] | None = None, demonstrations: 
 
 
 def _dumps(value) -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=2)`, exactly. orjson writes the same text for plain JSON
+    values some 20x faster, except floats in (0, 1e-4) (`1e-5` where the stdlib writes `1e-05`) and
+    non-finite ones: values holding those, and anything orjson refuses (ints over 64 bits, non-string
+    keys, lone surrogates), go through the stdlib."""
+    if _same_in_orjson(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:
+            pass
     return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _same_in_orjson(value) -> bool:
+    if isinstance(value, float):
+        return value == 0 or 1e-4 <= abs(value) < math.inf
+    if isinstance(value, dict):
+        return all(_same_in_orjson(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_same_in_orjson(v) for v in value)
+    return value is None or type(value) in (str, int, bool)
 
 
 def _parse_json_field(value: str):
@@ -123,11 +145,23 @@ def action_turn(turn: int, action: dict, current_state: str | None = None, domai
     """One user message: `### Turn N`, the `**Current State:**` block when given (turn 1, or the first kept
     turn after trimming), then `**Action:**` and the action as a fenced JSON block. `domain` picks the
     domain's action shape (generic form when None)."""
-    parts = [f"### Turn {turn}\n"]
-    if current_state is not None:
-        parts.append(f"**Current State:**\n{current_state}\n\n")
-    parts.append("**Action:**\n```json\n" + action_json(domain or "", action) + "\n```")
-    return "".join(parts)
+    return user_turn(turn, action_block(action, domain), current_state)
+
+
+def action_block(action: dict, domain: str | None = None) -> str:
+    """`**Action:**` and the action as a fenced JSON block: the part of a user turn that depends on the action
+    alone (exporters render it once per turn and reuse it)."""
+    return "**Action:**\n```json\n" + action_json(domain or "", action) + "\n```"
+
+
+def state_block(current_state: str | None) -> str:
+    """The `**Current State:**` block of a user turn; empty when there is no state to show."""
+    return "" if current_state is None else f"**Current State:**\n{current_state}\n\n"
+
+
+def user_turn(turn: int, block: str, current_state: str | None = None) -> str:
+    """`action_turn` from an already rendered `action_block`."""
+    return f"### Turn {turn}\n" + state_block(current_state) + block
 
 
 def observation_turn(text: str) -> str:

@@ -59,3 +59,16 @@ def test_transition_messages_alternate_and_end_with_the_user_action():
     assert "**Current State:**" not in msgs[3]["content"]
     assert msgs[4]["content"] == "**Environment Observation:**\nbin etc\nroot@host:/#"
     assert msgs[5]["content"].startswith("### Turn 3\n**Action:**") and '"keystrokes": ""' in msgs[5]["content"]
+
+
+@pytest.mark.parametrize("value", [
+    [{"keystrokes": "ls -la\n", "duration": 0.5}], [], {}, {"a": {}, "b": [[]]},
+    {"name": "read", "arguments": {"path": "/tmp/é ü \u2028 \x1f \x7f", "n": -2**63, "ok": True, "x": None}},
+    {"kind": "tap", "x": 0.0001, "y": 1e16, "z": -0.0, "w": 123456.789},
+    {"kind": "tap", "x": 5e-05},  # the stdlib writes 5e-05, orjson 5e-5
+    {"v": float("nan"), "w": float("inf")},  # the stdlib writes NaN / Infinity
+    {"big": 2**64}, {1: "int key"}, ["\ud800 lone surrogate"], ("a", "tuple"),
+])
+def test_action_json_text_is_the_stdlib_text(value):
+    # the fast path must not change a byte of what exports write
+    assert agentworld._dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)

@@ -15,14 +15,12 @@ from transforms.export.transitions import Trajectory, Transition
 @dataclass
 class Sample:
     transition: Transition
-    messages: list[dict]  # system, then user/assistant pairs, then the final user turn (the action)
+    # system, then user/assistant pairs, then the final user turn (the action); the dicts are shared with the
+    # trajectory's other samples: read them, never change them
+    messages: list[dict]
     target: str  # the assistant message the model learns: marker + next observation
     first_turn: int  # 0-based index of the oldest history turn kept (> 0 when trimmed)
     tokens: int  # prompt + target, by the counter
-
-
-def _state_block(state: str | None) -> str:
-    return "" if state is None else f"**Current State:**\n{state}\n\n"
 
 
 class TrajectoryRenderer:
@@ -33,33 +31,44 @@ class TrajectoryRenderer:
         domain = trajectory.domain
         self.system = agentworld.system_prompt(domain, trajectory.tools)
         turns = trajectory.turns
-        self.users = [agentworld.action_turn(i + 1, turn.action, None, domain) for i, turn in enumerate(turns)]
+        # Every sample of the trajectory repeats its earlier turns: render each action once, here.
+        self._blocks = [agentworld.action_block(turn.action, domain) for turn in turns]
+        self.users = [agentworld.user_turn(i + 1, block) for i, block in enumerate(self._blocks)]
         self.assistants = [agentworld.observation_turn(turn.observation) for turn in turns]
         # the state shown when the kept history starts at turn k: the observation before action k
         self.states = [trajectory.first_state] + [turn.observation for turn in turns]
+        self._users_with_state: dict[int, str] = {}
+        # the message dicts every sample shares: system, then user/assistant per turn (user turn i at 2i)
+        self._system_message = {"role": "system", "content": self.system}
+        self._history = []
+        for user, assistant in zip(self.users, self.assistants):
+            self._history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
         self._user_tokens = [counter.message(u) for u in self.users]
         self._assistant_tokens = [counter.message(a) for a in self.assistants]
-        self._state_tokens = [counter.count(_state_block(s)) if s is not None else 0 for s in self.states]
+        self._pair_tokens = [u + a for u, a in zip(self._user_tokens, self._assistant_tokens)]
+        self._state_tokens = [counter.count(agentworld.state_block(s)) if s is not None else 0 for s in self.states]
         self._system_tokens = counter.message(self.system)
 
     def user(self, i: int, with_state: bool) -> str:
-        turn = self.trajectory.turns[i]
-        state = self.states[i] if with_state else None
-        return agentworld.action_turn(i + 1, turn.action, state, self.trajectory.domain)
+        """The user message of turn i, with the `**Current State:**` block when it opens the kept history."""
+        if not with_state or self.states[i] is None:
+            return self.users[i]
+        text = self._users_with_state.get(i)
+        if text is None:
+            text = self._users_with_state[i] = agentworld.user_turn(i + 1, self._blocks[i], self.states[i])
+        return text
 
     def sample(self, t: int, max_tokens: int | None = None) -> Sample | None:
         """History turns [k, t) + action t -> observation t+1, with the oldest turns dropped until it fits.
         None when it cannot fit even without history."""
-        pairs = [self._user_tokens[i] + self._assistant_tokens[i] for i in range(t)]
+        pairs = self._pair_tokens[:t]
         fixed = self._system_tokens + self._user_tokens[t] + self._assistant_tokens[t]
         k = first_kept_turn(fixed, pairs, self._state_tokens[: t + 1], max_tokens)
         if k is None:
             return None
-        messages = [{"role": "system", "content": self.system}]
-        for i in range(k, t):
-            messages.append({"role": "user", "content": self.user(i, with_state=i == k)})
-            messages.append({"role": "assistant", "content": self.assistants[i]})
-        messages.append({"role": "user", "content": self.user(t, with_state=k == t)})
+        # the oldest kept turn shows its state; the rest are the shared messages up to the final user turn t
+        messages = [self._system_message, {"role": "user", "content": self.user(k, with_state=True)},
+                    *self._history[2 * k + 1: 2 * t + 1]]
         tokens = fixed + sum(pairs[k:]) + self._state_tokens[k]
         return Sample(Transition(self.trajectory, t), messages, self.assistants[t], k, tokens)
 

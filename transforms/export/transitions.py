@@ -20,6 +20,7 @@ otherwise its origin is the most synthetic one it touches (`simulated` over `per
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator
 
 import orjson
@@ -70,10 +71,15 @@ class Trajectory:
 
     def prefix_origin(self, t: int) -> str:
         """The most synthetic origin among the first state and turns[:t] (actions and observations)."""
-        origins = [self.first_state_origin]
-        for turn in self.turns[:t]:
-            origins += [turn.origin, turn.observation_origin]
-        return max(origins, key=lambda o: _ORIGIN_RANK.get(o, 2))
+        return self._prefix_origins[t]
+
+    @cached_property
+    def _prefix_origins(self) -> list[str]:
+        # prefix_origin(t) for every t at once: every transition of the line asks for its own prefix
+        out = [self.first_state_origin]
+        for turn in self.turns:
+            out.append(max((out[-1], turn.origin, turn.observation_origin), key=_origin_rank))
+        return out
 
     def transitions(self) -> Iterator["Transition"]:
         for t in range(self.start, len(self.turns)):
@@ -104,9 +110,8 @@ class Transition:
 
     @property
     def origin(self) -> str:
-        turn = self.turn
-        origins = (self.trajectory.prefix_origin(self.t), turn.origin, turn.observation_origin)
-        return max(origins, key=lambda o: _ORIGIN_RANK.get(o, 2))
+        # the prefix through this turn: first state, history, this action and its target
+        return self.trajectory.prefix_origin(self.t + 1)
 
     @property
     def step_ids(self) -> list[str]:
@@ -115,6 +120,10 @@ class Transition:
         if ids[-1] != self.target_step_id:
             ids.append(self.target_step_id)
         return list(dict.fromkeys(ids))
+
+
+def _origin_rank(origin: str) -> int:
+    return _ORIGIN_RANK.get(origin, 2)  # unknown origins count as simulated
 
 
 def _text(observation: dict | None) -> str | None:
