@@ -26,6 +26,8 @@ from typing import Iterator
 
 import orjson
 import pyte
+from pyte import modes as mo
+from wcwidth import wcwidth
 
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
@@ -144,16 +146,151 @@ def _screen_text(screen: pyte.Screen) -> str:
     return "\n".join(lines)
 
 
+class _Screen(pyte.Screen):
+    """pyte's screen with a faster `draw` for runs of single-width characters with auto-wrap on and insert
+    mode off (nearly all terminal output): it writes each line's slice in one `dict.update` with cells taken
+    from a per-attributes cache, where pyte's own `draw` builds a new cell per character. The cells, cursor
+    and wraps are the ones pyte's `draw` makes; any other run (wide, combining or unprintable characters,
+    insert mode, no auto-wrap, a cursor past the edge) goes to pyte's `draw` itself.
+    """
+
+    def __init__(self, columns: int, lines: int):
+        super().__init__(columns, lines)
+        self._cells: dict = {}  # cursor attributes -> {character: cell}
+
+    def draw(self, data: str) -> None:
+        text = data.translate(self.g1_charset if self.charset else self.g0_charset)
+        cursor, columns = self.cursor, self.columns
+        if (not _single_width(text) or cursor.x > columns or mo.IRM in self.mode
+                or mo.DECAWM not in self.mode):
+            return super().draw(data)
+        cells = self._cells.get(cursor.attrs)
+        if cells is None:
+            cells = self._cells[cursor.attrs] = _Cells(cursor.attrs)
+        cell = cells.__getitem__
+        i, n = 0, len(text)
+        while i < n:
+            if cursor.x == columns:  # a full line wraps before the next character, as in pyte
+                self.dirty.add(cursor.y)
+                self.carriage_return()
+                self.linefeed()
+            x = cursor.x
+            k = min(n - i, columns - x)
+            self.buffer[cursor.y].update(zip(range(x, x + k), map(cell, text[i:i + k])))
+            cursor.x = x + k
+            i += k
+        self.dirty.add(cursor.y)
+
+
+class _Cells(dict):
+    """Character -> cell with one set of attributes (cells are immutable tuples, so they can be shared)."""
+
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+    def __missing__(self, char: str):
+        cell = self[char] = self.attrs._replace(data=char)
+        return cell
+
+
+_NARROW: set[str] = set()  # characters wcwidth gives one cell, learnt as they come
+_NOT_NARROW: set[str] = set()
+
+
+def _single_width(text: str) -> bool:
+    """Every character takes exactly one cell (pyte's `draw` writes it and moves one column right)."""
+    if text.isascii():
+        return text.isprintable()
+    chars = set(text)
+    if chars <= _NARROW:
+        return True
+    if chars & _NOT_NARROW:
+        return False
+    for char in chars - _NARROW:
+        (_NARROW if wcwidth(char) == 1 else _NOT_NARROW).add(char)
+    return chars <= _NARROW
+
+
+# In the parser's ground state, one of: a run of plain text (pyte's own pattern, so `draw` gets the same runs),
+# C0 controls with a basic action (bell, backspace, tab, line feeds, carriage return), a complete CSI sequence
+# (numeric parameters; private only for set/reset mode) or a complete OSC string with a one-digit code.
+_TOKEN = re.compile(
+    "(" + pyte.Stream._text_pattern.pattern + ")"
+    r"|([\x07-\x0d]+)"
+    r"|\x1b\[(\?(?=[0-9;]*[hl]))?([0-9;]*)([@-~])"
+    r"|\x1b\]([0-9])([^\x07\x1b\x9c]*)(?:\x07|\x1b\\|\x9c)")
+
+
+class _Stream(pyte.Stream):
+    """pyte's stream, with the common complete sequences taken in one regex match each.
+
+    pyte parses every control and escape character through a generator, one `send` per character. In the
+    parser's ground state this stream matches a whole token (see `_TOKEN`) and makes the very calls on the
+    screen that pyte's parser makes for those characters; anything else goes through pyte's parser.
+
+    A sequence the screen cannot apply (pyte raises on some, e.g. a private CSI with more parameters than its
+    handler takes) is dropped and the parser reset, as a terminal ignores what it does not understand: one odd
+    sequence must not cost the whole recording.
+    """
+
+    def attach(self, screen) -> None:
+        super().attach(screen)
+        self._basic = {char: getattr(screen, name) for char, name in self.basic.items()}
+        self._csi = {char: getattr(screen, name) for char, name in self.csi.items()}
+
+    def feed(self, data: str) -> None:
+        screen = self.listener
+        draw, debug, basic, csi = screen.draw, screen.debug, self._basic, self._csi
+        match, send = _TOKEN.match, self._send_to_parser
+        ground = self._taking_plain_text
+        offset, length = 0, len(data)
+        while offset < length:
+            m = match(data, offset) if ground else None
+            if m is None:
+                try:
+                    ground = send(data[offset])
+                except Exception:  # pyte has reset its parser
+                    ground = True
+                offset += 1
+                continue
+            offset = m.end()
+            text, controls, private, params, final, osc, param = m.groups()
+            try:
+                if text is not None:
+                    draw(text)
+                elif controls is not None:
+                    for char in controls:
+                        basic[char]()
+                elif final is not None:
+                    # as pyte: each parameter an int (empty is 0) capped at 9999
+                    args = [min(int(p or 0), 9999) for p in params.split(";")]
+                    if private:
+                        csi.get(final, debug)(*args, private=True)
+                    else:
+                        csi.get(final, debug)(*args)
+                else:
+                    param = param[1:]  # pyte drops the character after the code (the ';')
+                    if osc in "01":
+                        screen.set_icon_name(param)
+                    if osc in "02":
+                        screen.set_title(param)
+            except Exception:
+                self._initialize_parser()  # as pyte does when a screen call raises
+                ground = True
+        self._taking_plain_text = ground
+
+
 class TerminalReplay:
     """Feeds output events to a pyte screen; `observation()` is the screen as a person saw it then.
 
     Output is buffered and fed in one call when a screen is needed: the emulator's cost is per call as much
-    as per byte, and recordings hold many tiny events (one per echoed key).
+    as per byte, and recordings hold many tiny events (one per echoed key). The screen and stream are pyte's
+    with faster paths for common output (`_Screen`, `_Stream`) that leave the same screen state.
     """
 
     def __init__(self, cols: int, rows: int):
-        self.screen = pyte.Screen(cols, rows)
-        self.stream = pyte.Stream(self.screen)
+        self.screen = _Screen(cols, rows)
+        self.stream = _Stream(self.screen)
         self._pending: list[str] = []
 
     def _flush(self) -> None:

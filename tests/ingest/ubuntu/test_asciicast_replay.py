@@ -1,0 +1,154 @@
+"""The fast terminal replay (`_Screen`, `_Stream`) leaves exactly the screen state pyte's own classes leave.
+
+Both paths replay the same cast: the real sample, the v3 cast of test_asciicast and generated casts whose
+output mixes plain text with the escape sequences the fast paths take (SGR, cursor moves, erases, modes, OSC
+titles) and the ones they hand to pyte (charsets, wide and combining characters, stray controls, private
+CSI, sequences cut across events and across observations). Compared at every input event: every cell with
+its attributes, cursor, modes, margins, charsets and title; and the steps the reader makes from the cast.
+"""
+
+import random
+
+import pyte
+import pytest
+
+from ingest.ubuntu import asciicast
+from tests.conftest import SAMPLES
+from tests.ingest.ubuntu.test_asciicast import V3
+
+SAMPLE = SAMPLES / "ubuntu" / "asciicast" / "markers-input.cast"
+
+_FRAGMENTS = [
+    # plain text, long lines that wrap, line ends of every kind
+    "ls -la", "file_a  file_b", "x" * 37, "word " * 19, "\r\n", "\r\n", "\r\n", "\n", "\r", "\b\b", "\t", "\x07",
+    "\x0b", "\x0c",
+    # SGR and other CSI with numeric parameters
+    "\x1b[m", "\x1b[0m", "\x1b[1;31m", "\x1b[38;5;208m", "\x1b[48;2;10;20;30m", "\x1b[;m", "\x1b[7m",
+    "\x1b[3A", "\x1b[2B", "\x1b[10C", "\x1b[4D", "\x1b[H", "\x1b[3;7H", "\x1b[99;99H", "\x1b[G", "\x1b[12G",
+    "\x1b[5d", "\x1b[K", "\x1b[1K", "\x1b[2K", "\x1b[J", "\x1b[1J", "\x1b[2J", "\x1b[2P", "\x1b[3@", "\x1b[2X",
+    "\x1b[2L", "\x1b[M", "\x1b[4h", "\x1b[4l", "\x1b[20h", "\x1b[20l", "\x1b[3;6r", "\x1b[r", "\x1b[0c",
+    "\x1b[12345m", "\x1b[3g", "\x1b[z",
+    # private modes: set/reset (fast path) and others (pyte's parser)
+    "\x1b[?25l", "\x1b[?25h", "\x1b[?7l", "\x1b[?7h", "\x1b[?1049h", "\x1b[?1049l", "\x1b[?6h", "\x1b[?6l",
+    "\x1b[?1;2c", "\x1b[?3h",
+    # OSC strings
+    "\x1b]0;user@host: ~\x07", "\x1b]2;title\x1b\\", "\x1b]1;icon\x9c", "\x1b]7;file://host/tmp\x07",
+    "\x1b]R", "\x1b]0;\x1bxweird\x07",
+    # non-CSI escapes, charsets, shifts
+    "\x1b7", "\x1b8", "\x1bM", "\x1bD", "\x1bE", "\x1bH", "\x1b#8", "\x1b(0lqqk\x1b(B", "\x0e", "\x0f", "\x1b%G",
+    # characters pyte's own draw takes: wide, combining, unprintable, C1, DEL, CSI/OSC as one C1 byte
+    "日本語", "e\u0301", "\u2500\u2502", "caf\u00e9", "\U0001f600", "a\x01b", "\x85", "\x7f", "\x9b1m", "\x9d0;t\x07",
+    # sequences cut in the middle (the next event, or the next observation, completes them)
+    "\x1b", "\x1b[", "\x1b[3", "1m", "\x1b]0;ti", "tle\x07", "\x1b[?", "\x1b[1;",
+]
+
+
+class _PyteStream(pyte.Stream):
+    """The reference: pyte's own `Stream.feed` loop (text runs to `draw`, every other character through the
+    parser), where a sequence the screen cannot apply is dropped, as the reader does, instead of raised."""
+
+    def feed(self, data: str) -> None:
+        ground, offset = self._taking_plain_text, 0
+        while offset < len(data):
+            m = self._text_pattern.match(data, offset) if ground else None
+            if m:
+                self.listener.draw(m.group())
+                offset = m.end()
+                continue
+            try:
+                ground = self._send_to_parser(data[offset])
+            except Exception:
+                ground = True
+            offset += 1
+        self._taking_plain_text = ground
+
+
+def _state(screen: pyte.Screen, stream: pyte.Stream) -> tuple:
+    cells = tuple(tuple(screen.buffer[y][x] for x in range(screen.columns)) for y in range(screen.lines))
+    return (cells, screen.cursor.x, screen.cursor.y, screen.cursor.attrs, screen.cursor.hidden, sorted(screen.mode),
+            screen.margins, screen.charset, screen.g0_charset, screen.g1_charset, screen.title, screen.icon_name,
+            stream._taking_plain_text, screen.columns, screen.lines)
+
+
+def _replay_states(cast: asciicast.Cast, fast: bool) -> list[tuple]:
+    """The full screen state before every input event and at the end, replaying through the reader's
+    TerminalReplay with its fast classes or with pyte's own."""
+    replay = asciicast.TerminalReplay(cast.cols, cast.rows)
+    if not fast:
+        replay.screen = pyte.Screen(cast.cols, cast.rows)
+        replay.stream = _PyteStream(replay.screen)
+    states = []
+    for _, code, data, _ in cast.events:
+        if code == "i":
+            replay.observation()
+            states.append(_state(replay.screen, replay.stream))
+        else:
+            replay.feed(code, data)
+    replay.observation()
+    states.append(_state(replay.screen, replay.stream))
+    return states
+
+
+def _generated_cast(seed: int) -> asciicast.Cast:
+    rng = random.Random(seed)
+    cols, rows = rng.choice([(20, 6), (40, 10), (80, 24)])
+    cast = asciicast.Cast(2, cols, rows, {"version": 2, "width": cols, "height": rows})
+    t = 0.0
+    for n in range(400):
+        t += 0.01
+        roll = rng.random()
+        if roll < 0.15:
+            cast.events.append((t, "i", rng.choice(["l", "s", "\r", "\x03", "\x1b[A"]), n))
+            cast.lines[n] = "[...]"
+        elif roll < 0.17:
+            cast.events.append((t, "r", rng.choice(["30x8", "80x24", "12x4"]), n))
+        else:
+            cast.events.append((t, "o", "".join(rng.choice(_FRAGMENTS) for _ in range(rng.randrange(1, 8))), n))
+    return cast
+
+
+def _both_paths(cast: asciicast.Cast) -> None:
+    fast, reference = _replay_states(cast, fast=True), _replay_states(cast, fast=False)
+    assert len(fast) == len(reference)
+    for i, (a, b) in enumerate(zip(fast, reference)):
+        assert a == b, f"screen state differs at observation {i}"
+
+
+def test_real_sample_same_state_on_both_paths():
+    cast = asciicast.parse_cast(SAMPLE.read_bytes(), SAMPLE.name)
+    _both_paths(cast)
+    steps, final, _ = asciicast.steps_from_cast(cast)
+    assert steps[0].observation.text == "start" and final.text == "start\nmiddle\nmore\nend\ndone"
+
+
+def test_v3_cast_same_state_on_both_paths():
+    _both_paths(asciicast.parse_cast(V3.encode(), "v3.cast"))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_generated_escape_heavy_cast_same_state_on_both_paths(seed):
+    _both_paths(_generated_cast(seed))
+
+
+def test_generated_cast_same_steps_on_both_paths(monkeypatch):
+    """End to end: the reader's steps (observation texts included) do not depend on the fast classes."""
+    casts = [_generated_cast(seed) for seed in range(100, 104)]
+    fast = [asciicast.steps_from_cast(c) for c in casts]
+    monkeypatch.setattr(asciicast, "_Screen", pyte.Screen)
+    monkeypatch.setattr(asciicast, "_Stream", _PyteStream)
+    reference = [asciicast.steps_from_cast(c) for c in casts]
+    assert fast == reference
+    assert sum(len(steps) for steps, _, _ in fast) > 100  # the generated casts do make many steps
+
+
+def test_the_fast_paths_are_taken_on_ordinary_output():
+    """A shell session's output goes through the fast screen draw and the token matcher, not only pyte."""
+    replay = asciicast.TerminalReplay(40, 5)
+    replay.feed("o", "\x1b]0;user@host\x07\x1b[32muser@host\x1b[0m:~$ ls\r\n\x1b[1;34mdir\x1b[0m  file\r\n$ ")
+    parsed = []
+    replay.stream._send_to_parser = lambda char: parsed.append(char)  # pyte's per-character parser
+    observation = replay.observation()
+    assert parsed == []
+    assert observation.text == "user@host:~$ ls\ndir  file\n$"
+    assert replay.screen.title == "user@host"
+    assert replay.screen.buffer[1][0].fg == "blue" and replay.screen.buffer[1][0].bold
