@@ -1,3 +1,4 @@
+import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -23,12 +24,16 @@ def lake(tmp_path) -> str:
 
 @pytest.fixture
 def run(lake):
-    """run(pipeline, inputs=None, **options) -> RunResult, into the test's own lake."""
+    """run(pipeline, inputs=None, stages=None, **options) -> RunResult, into the test's own lake.
+    `stages` replaces the definition's stages: `["ingest"]` shows what a reader wrote before validation."""
 
-    def _run(pipeline: str, inputs=None, **kwargs):
+    def _run(pipeline: str, inputs=None, stages=None, **kwargs):
         kwargs.setdefault("progress", False)
         kwargs.setdefault("log", lambda line: None)
-        return run_ingest(definition.load(pipeline), lake, [str(p) for p in inputs] if inputs else None, **kwargs)
+        defn = definition.load(pipeline)
+        if stages is not None:
+            defn = dataclasses.replace(defn, stages=list(stages))
+        return run_ingest(defn, lake, [str(p) for p in inputs] if inputs else None, **kwargs)
 
     return _run
 

@@ -11,13 +11,15 @@ from transforms.validate.rules import findings
 # Action kinds each domain's traces use. A kind outside its domain's set is a reader bug or a mixed-up
 # domain; extend a set here (with a sample that shows it) when a new format needs a kind.
 DOMAIN_ACTION_KINDS: dict[str, frozenset[str]] = {
-    "android": frozenset({"tap", "long_press", "swipe", "scroll", "type", "key", "back", "home", "open_app",
-                          "command", "drag", "wait", "done", "message"}),
+    # double_click: AndroidWorld's double_tap
+    "android": frozenset({"tap", "double_click", "long_press", "swipe", "scroll", "type", "key", "back", "home",
+                          "open_app", "command", "drag", "wait", "done", "message"}),
     "web": frozenset({"click", "double_click", "right_click", "type", "key", "hotkey", "scroll", "drag",
                       "navigate", "back", "wait", "done", "message", "code", "tool_call"}),
     "os": frozenset({"click", "double_click", "right_click", "drag", "type", "key", "hotkey", "scroll",
                      "keystrokes", "command", "code", "open_app", "wait", "done", "message"}),
-    "terminal": frozenset({"keystrokes", "command", "key", "hotkey", "type", "code", "wait", "done",
+    # tool_call: terminal agents' non-shell tools (ATIF trajectories, AgentWorldBench terminal turns)
+    "terminal": frozenset({"keystrokes", "command", "key", "hotkey", "type", "code", "tool_call", "wait", "done",
                            "message"}),
     "swe": frozenset({"command", "code", "tool_call", "message", "navigate", "keystrokes", "type", "key",
                       "wait", "done"}),
@@ -107,10 +109,13 @@ def check_steps(steps: pl.DataFrame) -> pl.DataFrame:
         pl.format("action kind {} is not used in the {} domain", pl.col("_kind"), pl.col("domain")).alias("reason")))
 
     has_content = obs.field("kind").is_not_null() & (obs.field("kind") != "none")
-    text_empty = obs.field("text").is_null() | (obs.field("text").str.strip_chars() == "")
-    parts.append(steps.filter(pl.col("domain").is_in(list(TEXT_DOMAINS)) & has_content & text_empty).select(
+    # In a text domain an empty (or blank) text is a real observation: a command that printed nothing, a
+    # tool that returned "". Only an absent text means the reader lost what the agent saw.
+    parts.append(steps.filter(pl.col("domain").is_in(list(TEXT_DOMAINS)) & has_content
+                              & obs.field("text").is_null()).select(
         "episode_id", "step_id", pl.lit("observation.text_missing").alias("rule"),
-        pl.format("{} observation in the {} domain has no text", obs.field("kind"), pl.col("domain")).alias("reason")))
+        pl.format("{} observation in the {} domain has no text (null)", obs.field("kind"), pl.col("domain")).alias("reason")))
+    text_empty = obs.field("text").is_null() | (obs.field("text").str.strip_chars() == "")
     parts.append(steps.filter(pl.col("domain").is_in(list(SCREEN_DOMAINS)) & has_content & text_empty
                               & obs.field("screenshot").is_null()).select(
         "episode_id", "step_id", pl.lit("observation.empty").alias("rule"),

@@ -39,7 +39,7 @@ RULES: dict[str, tuple[str, str]] = {
     "step.timestamp_decreasing": (ERROR, "a timestamp earlier than the previous known one"),
     "step.coordinate_out_of_range": (ERROR, "an action coordinate outside [0, 1] or NaN"),
     "action.kind_not_allowed": (ERROR, "the action kind is not one the episode's domain uses"),
-    "observation.text_missing": (ERROR, "a text domain's observation (kind != none) has no text"),
+    "observation.text_missing": (ERROR, "a text domain's observation (kind != none) has null text (empty text is a real, silent output)"),
     "observation.empty": (ERROR, "a screen domain's observation (kind != none) has neither text nor screenshot"),
     # cross-step consistency (consistency.py)
     "android.tap_target_missing": (ERROR, "a tap/click targets an element absent from the view hierarchy it was made on"),

@@ -103,12 +103,20 @@ def test_garbage_and_error_lines_are_quarantined_episode_still_ingested(tmp_path
 
 
 def test_missing_screenshot_keeps_the_step(tmp_path, run, query):
-    result = run("ingest-ubuntu", [make_result(tmp_path, skip_png={"step_1_20240401@101500.png"})])
+    """The reader keeps the step (a screen without its screenshot) and reports the file; validation then
+    quarantines the episode, whose trajectory now has a hole."""
+    result = run("ingest-ubuntu", [make_result(tmp_path, skip_png={"step_1_20240401@101500.png"})],
+                 stages=["ingest"])
     assert result.steps == 7 and result.quarantined == 1
     row = query("SELECT * FROM quarantine")[0]
     assert row["rule"] == "missing_file" and row["location"] == "step_1_20240401@101500.png"
     obs = query("SELECT observation FROM steps WHERE step_index = 1")[0]["observation"]
     assert obs["kind"] == "screen" and obs["screenshot"] is None
+
+    run("ingest-ubuntu", [make_result(tmp_path / "again", skip_png={"step_1_20240401@101500.png"})])
+    rows = query("SELECT stage, rule, location FROM quarantine ORDER BY stage, rule")
+    assert [(r["stage"], r["rule"]) for r in rows] == [("ingest", "missing_file"), ("validate", "observation.empty")]
+    assert rows[1]["location"] == "step 1" and query("SELECT count(*) n FROM steps")[0]["n"] == 0
 
 
 @pytest.mark.parametrize("code, kind, fields", [

@@ -73,7 +73,21 @@ def test_page_after_navigation_is_on_the_navigated_site():
 
 def test_text_domain_needs_observation_text():
     steps = [Step(_term("root@box:/app$ "), Action(kind="command", code="ls")),
-             Step(_term(""), Action(kind="done"))]
+             Step(_term(None), Action(kind="done"))]
     assert _rules("terminal", "linux", steps) == [("observation.text_missing", "1", "error")]
     outcome = validate(*_tables("terminal", "linux", steps))
     assert isinstance(outcome.steps, pa.Table) and outcome.steps.num_rows == 0
+
+
+def test_empty_output_is_a_real_observation():
+    """A command that prints nothing (`touch`, a silent tool) leaves an empty but present text: kept in the
+    terminal, SWE and tool domains alike."""
+    silent = [Step(_term("root@box:/app$ "), Action(kind="command", code="touch hello.txt")),
+              Step(_term(""), Action(kind="command", code="cat hello.txt")),
+              Step(_term("Hello\n"), Action(kind="done"))]
+    for domain in ("terminal", "swe"):
+        assert _rules(domain, "linux", silent) == []
+        assert validate(*_tables(domain, "linux", silent)).steps.num_rows == 3
+    tool = [Step(Observation(kind="text", text="task"), _call(1)),
+            Step(Observation(kind="tool_result", text=""), Action(kind="done"))]
+    assert _rules("mcp", "linux", tool) == []
