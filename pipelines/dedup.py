@@ -5,8 +5,9 @@ Order of work, so every removal can be reviewed before it happens:
 1. Secrets in steps and episodes are scrubbed in place; what kind was found where goes to `scrub_audit`.
 2. Exact duplicates (same canonical actions and observations, step for step) are grouped.
 3. Among the exact groups' representatives, near-duplicates (MinHash + LSH over the canonical episode
-   text, verified on the signatures) are clustered. Signatures and band keys are computed per batch of
-   episodes, in-process for small inputs and as plain Ray tasks for large ones (same function).
+   text, candidates verified on the exact Jaccard of their shingle sets) are clustered. Shingles,
+   signatures and band keys are computed per batch of episodes, in-process for small inputs and as plain
+   Ray tasks for large ones (same function).
 4. Clusters go to `dedup_clusters` (and no-change steps to `dedup_no_change`) BEFORE anything is removed.
 5. The new version drops every non-representative; each dropped episode gets a quarantine row (stage
    `dedup`, rule `exact_duplicate` / `near_duplicate`, reason naming the episode it duplicates).
@@ -76,27 +77,32 @@ class DedupOptions:
         return cls(**options)
 
 
-def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: DedupOptions,
-                   log=print) -> tuple[np.ndarray, np.ndarray]:
-    """Signatures and band keys of all texts, batch by batch: in this process, or one Ray task per batch."""
+def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: DedupOptions, log=print,
+                   keep_signatures: bool = False) -> minhash.Sketches:
+    """Shingles, band keys (and signatures when asked) of all texts, batch by batch: in this process, or one
+    Ray task per batch."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
     batches = [texts.slice(lo, options.batch_docs) for lo in range(0, len(texts), options.batch_docs)]
     executor = options.executor
     if executor == "auto":
         executor = "ray" if options.ray_address or len(texts) > LOCAL_MAX_EPISODES else "local"
     if executor == "local" or not batches:
-        results = [minhash.signatures_and_bands(batch, params) for batch in batches]
+        results = [minhash.sketch(batch, params, keep_signatures) for batch in batches]
     else:
         import ray
 
         if not ray.is_initialized():
             ray.init(address=options.ray_address, include_dashboard=False, logging_level="ERROR",
                      log_to_driver=False, configure_logging=False)
-        remote = ray.remote(num_cpus=1, max_retries=1)(minhash.signatures_and_bands)
+        remote = ray.remote(num_cpus=1, max_retries=1)(minhash.sketch)
         log(f"dedup: {len(batches)} signature tasks on Ray")
-        results = ray.get([remote.remote(batch, params) for batch in batches])
+        # a pickled slice carries its whole parent buffer: copy each batch out so a task ships only its own
+        results = ray.get([remote.remote(pa.concat_arrays([batch]), params, keep_signatures) for batch in batches])
     if not results:
-        return np.zeros((0, params.num_perm), np.uint32), np.zeros((0, params.bands), np.uint64)
-    return np.concatenate([r[0] for r in results]), np.concatenate([r[1] for r in results])
+        return minhash.Sketches(np.zeros((0, params.bands), np.uint64), np.zeros(0, np.uint64),
+                                np.zeros(1, np.int64), np.zeros((0, params.num_perm), np.uint32))
+    return minhash.Sketches.concat(results)
 
 
 def episode_texts(steps: pa.Table, episode_ids: list[str]) -> pa.Array:
@@ -146,12 +152,12 @@ def find_duplicates(episodes: pa.Table, steps: pa.Table, options: DedupOptions, 
     if len(survivors) > 1:
         params = minhash.MinHashParams(num_perm=options.num_perm, ngram=options.ngram, threshold=options.threshold)
         texts = episode_texts(steps, [ids[i] for i in survivors])
-        sig, band = map_signatures(texts, params, options, log)
-        near = minhash.cluster(sig, band, options.threshold)
+        sketches = map_signatures(texts, params, options, log)
+        near = minhash.cluster_sketches(sketches, options.threshold)
         candidates = near.candidates
         near_reps = representatives(near.labels, ranks[survivors])
         grouped = np.flatnonzero(np.bincount(near.labels, minlength=len(survivors))[near.labels] > 1)
-        sims = minhash.similarity(sig, grouped, near_reps[grouped])
+        sims = minhash.jaccard(sketches.shingles, sketches.offsets, grouped, near_reps[grouped])
         for local, sim in zip(grouped, sims):
             eid, rep = ids[survivors[local]], ids[survivors[near_reps[local]]]
             rows.append((f"near:{rep}", eid, rep, float(sim), "near"))
@@ -168,7 +174,7 @@ def _quarantine_rows(episodes: pa.Table, dropped: dict, run_id: str) -> pa.Table
     uris = dict(zip(episodes.column("episode_id").to_pylist(), episodes.column("source_uri").to_pylist()))
     rows = []
     for eid, (rep, kind, sim) in sorted(dropped.items()):
-        how = "identical canonical actions and observations" if kind == "exact" else f"estimated Jaccard {sim:.3f}"
+        how = "identical canonical actions and observations" if kind == "exact" else f"Jaccard {sim:.3f}"
         rows.append({"stage": STAGE, "rule": f"{kind}_duplicate", "reason": f"duplicate of episode {rep} ({how})",
                      "source_uri": uris.get(eid), "location": None, "line": None, "record_id": eid,
                      "snippet": None, "snippet_blob": None, "_run_id": run_id})
@@ -251,7 +257,7 @@ def add_parser(sub, add_lake_args) -> None:
                        "(a new dataset version; clusters in dedup_clusters)")
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     p.add_argument("--threshold", type=float, default=DedupOptions.threshold,
-                   help=f"estimated Jaccard for near-duplicates (default {DedupOptions.threshold})")
+                   help=f"Jaccard of shingle sets for near-duplicates (default {DedupOptions.threshold})")
     p.add_argument("--no-scrub", action="store_true", help="do not scrub secrets")
     p.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
                    help="where signatures are computed (default: Ray above "

@@ -1,16 +1,25 @@
 """Near-duplicate documents: MinHash signatures over word n-gram shingles, LSH banding, candidate
-verification on the signatures, connected components into clusters. All vectorized numpy.
+verification on the exact Jaccard of the shingle sets, connected components into clusters. All vectorized
+numpy (polars for the token hash).
 
 Stages and where they run:
-- `signatures(texts, params)` and `band_keys(sig, params)`: per batch of documents, independent; the
-  pipeline maps them over batches in-process or as Ray tasks (same function).
-- `candidate_pairs`, `verify`, `connected_components`: on the driver over all band keys; sort-based and
-  linear in the number of documents, no Python loop per document.
+- `sketch(texts, params)`: per batch of documents, independent (shingles, signatures, band keys); the
+  pipeline maps it over batches in-process or as Ray tasks (same function).
+- `candidate_pairs`, `jaccard`, `connected_components`: on the driver over all band keys and shingles;
+  sort-based and linear in the number of documents, no Python loop per document or pair.
 
-Hashing: a token is hashed from its UTF-8 bytes (a polynomial hash, vectorized over the whole batch), an
-n-gram from its token hashes; both finalized with splitmix64 and cut to 32 bits. Permutation j is
-`((a_j * x + b_j) mod 2^64) >> 32` (multiply-add-shift, a strongly universal family on 32-bit keys).
-Everything is seeded: the same text and params give the same signature on any machine.
+Why exact verification: a pair just above the threshold has a signature estimate below it about half the
+time, so checking candidates on the estimate loses recall right where it matters. The banding is chosen
+for recall instead (`lsh_params`: a pair at the threshold is missed with probability <= MAX_MISS) and the
+false candidates it lets through are removed by the exact check, which costs a merge of two short sorted
+arrays per pair.
+
+Hashing: a token is hashed from its UTF-8 bytes (polars' seeded 64-bit string hash, vectorized over the
+batch), an n-gram from its token hashes, finalized with splitmix64 and cut to 32 bits. Permutation j is
+multiply-shift, `(a_j * x mod 2^64) >> 32` with a_j odd (universal on 32-bit keys); the shift is monotone,
+so it is applied once to the per-document minimum instead of to every shingle.
+Everything is seeded: the same text and params give the same signature with the same polars version (its
+string hash is stable within a version, which every worker of one run shares).
 """
 
 from __future__ import annotations
@@ -18,18 +27,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
 EMPTY = np.uint32(0xFFFFFFFF)  # the signature value of a document with no shingles
-_SHINGLE_CHUNK = 1 << 14  # shingles per (num_perm x chunk) matrix: 128 x 16k x 8 B = 16 MB
+_SHINGLE_CHUNK = 1 << 12  # shingles per (num_perm x chunk) product block: 128 x 4k x 8 B = 4 MB, cache-sized
+_PAIR_CHUNK = 1 << 22  # shingles gathered per verification block
+MAX_MISS = 1e-3  # chance that LSH misses a pair whose Jaccard is exactly the threshold
 
 
 @dataclass(frozen=True)
 class MinHashParams:
     num_perm: int = 128
     ngram: int = 5  # words per shingle
-    threshold: float = 0.8  # estimated Jaccard at or above which two documents are near-duplicates
+    threshold: float = 0.8  # Jaccard of shingle sets at or above which two documents are near-duplicates
     seed: int = 42
     bands: int = field(default=0)  # 0: chosen from threshold and num_perm (`lsh_params`)
     rows: int = field(default=0)
@@ -45,17 +57,20 @@ class MinHashParams:
             raise ValueError(f"bands x rows ({self.bands} x {self.rows}) exceeds num_perm {self.num_perm}")
 
 
-def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
-    """(bands, rows) minimizing the equally weighted false-positive and false-negative probability mass of
-    the banding S-curve 1 - (1 - s^r)^b around `threshold`."""
-    best, best_cost = (1, num_perm), np.inf
-    below, above = np.linspace(0, threshold, 201), np.linspace(threshold, 1, 201)
+def lsh_params(threshold: float, num_perm: int, max_miss: float = MAX_MISS) -> tuple[int, int]:
+    """(bands, rows) for recall: among the splits whose banding S-curve 1 - (1 - s^r)^b misses a pair at
+    `threshold` with probability <= `max_miss`, the one with the least false-positive mass below the
+    threshold (false candidates are removed by the exact check, but each costs a verification). When no
+    split reaches `max_miss`, the one that misses least."""
+    below = np.linspace(0, threshold, 201)
+    best, best_key = (1, num_perm), (np.inf, np.inf)
     for b in range(1, num_perm + 1):
         for r in range(1, num_perm // b + 1):
+            miss = (1 - threshold ** r) ** b
             fp = np.trapezoid(1 - (1 - below ** r) ** b, below)
-            fn = np.trapezoid((1 - above ** r) ** b, above)
-            if 0.5 * fp + 0.5 * fn < best_cost:
-                best, best_cost = (b, r), 0.5 * fp + 0.5 * fn
+            key = (0.0, fp) if miss <= max_miss else (miss, fp)
+            if key < best_key:
+                best, best_key = (b, r), key
     return best
 
 
@@ -81,28 +96,16 @@ def token_hashes(texts: pa.Array | list[str]) -> tuple[np.ndarray, np.ndarray]:
     lists = pc.utf8_split_whitespace(arr)
     list_offsets = lists.offsets.to_numpy()
     tokens = lists.flatten()
-    n_tok = len(tokens)
-    tok_off = np.frombuffer(tokens.buffers()[1], dtype=np.int64)[tokens.offset: tokens.offset + n_tok + 1]
-    lengths = np.diff(tok_off)
-    keep = lengths > 0  # "" splits into one empty token
+    keep = pc.binary_length(tokens).to_numpy(zero_copy_only=False) > 0  # "" splits into one empty token
     doc_of_token = np.repeat(np.arange(len(arr)), np.diff(list_offsets))
     counts = np.bincount(doc_of_token[keep], minlength=len(arr))
     offsets = np.zeros(len(arr) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    starts, lengths = tok_off[:-1][keep], lengths[keep]
-    if not len(starts):
+    if not keep.any():
         return np.zeros(0, np.uint64), offsets
-    data = np.frombuffer(tokens.buffers()[2], dtype=np.uint8)[tok_off[0]: tok_off[-1]]
-    first = tok_off[0]
-    # byte b of a token starting at s weighs P^(b - s): a polynomial hash of the bytes, mod 2^64
-    power = np.cumprod(np.r_[np.uint64(1), np.full(int(lengths.max()) - 1, 0x100000001B3, dtype=np.uint64)],
-                       dtype=np.uint64)
-    pos = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    byte_index = np.repeat(starts - first, lengths) + pos
-    weighted = data[byte_index].astype(np.uint64) * power[pos]
-    seg = np.cumsum(lengths) - lengths
-    h = np.add.reduceat(weighted, seg, dtype=np.uint64)
-    return _splitmix64(h ^ lengths.astype(np.uint64)), offsets
+    # one vectorized pass over all tokens of the batch (no per-token Python, no per-byte arrays)
+    h = pl.Series(tokens, dtype=pl.String).hash(seed=0x5EED).to_numpy()
+    return h[keep], offsets
 
 
 def shingle_hashes(tok: np.ndarray, offsets: np.ndarray, ngram: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -144,18 +147,18 @@ def shingle_hashes(tok: np.ndarray, offsets: np.ndarray, ngram: int, seed: int) 
     return _splitmix64(full) >> np.uint64(32), offsets_out
 
 
-def permutations(params: MinHashParams) -> tuple[np.ndarray, np.ndarray]:
-    a = _constants(params.seed, params.num_perm, salt=2)
-    b = np.random.default_rng([params.seed, 3]).integers(0, 2**63, size=params.num_perm, dtype=np.uint64)
-    return a, b
+def permutations(params: MinHashParams) -> np.ndarray:
+    """The odd multipliers a_j of the num_perm multiply-shift permutations."""
+    return _constants(params.seed, params.num_perm, salt=2)
 
 
 def signatures_from_shingles(shingles: np.ndarray, offsets: np.ndarray, params: MinHashParams) -> np.ndarray:
     """(n_docs, num_perm) uint32 MinHash signatures; a document without shingles gets all EMPTY."""
     n_docs = len(offsets) - 1
-    a, b = permutations(params)
-    # (num_perm, chunk) layout: the per-document minimum runs along contiguous memory
-    sig = np.full((params.num_perm, n_docs), 0xFFFFFFFF, dtype=np.uint64)
+    a = permutations(params)
+    # (num_perm, chunk) layout: the per-document minimum runs along contiguous memory; blocks small enough
+    # that the product stays in cache between the multiply and the minimum
+    sig = np.full((params.num_perm, n_docs), np.iinfo(np.uint64).max, dtype=np.uint64)
     n = len(shingles)
     buf = np.empty((params.num_perm, _SHINGLE_CHUNK), dtype=np.uint64)
     doc_of_start = offsets[:-1]
@@ -163,8 +166,6 @@ def signatures_from_shingles(shingles: np.ndarray, offsets: np.ndarray, params: 
         hi = min(lo + _SHINGLE_CHUNK, n)
         h = buf[:, : hi - lo]
         np.multiply(a[:, None], shingles[None, lo:hi], out=h)
-        np.add(h, b[:, None], out=h)
-        np.right_shift(h, np.uint64(32), out=h)
         # documents overlapping [lo, hi): non-empty ones whose shingles start before hi and end after lo
         first = np.searchsorted(offsets[1:], lo, side="right")
         last = np.searchsorted(doc_of_start, hi, side="left")
@@ -174,15 +175,21 @@ def signatures_from_shingles(shingles: np.ndarray, offsets: np.ndarray, params: 
             continue
         seg = np.maximum(offsets[docs], lo) - lo
         mins = np.minimum.reduceat(h, seg, axis=1)
-        sig[:, docs] = np.minimum(sig[:, docs], mins)
-    return np.ascontiguousarray(sig.T.astype(np.uint32))
+        if offsets[docs[0]] < lo:  # the first document began in the previous block
+            np.minimum(mins, sig[:, docs], out=mins)
+        sig[:, docs] = mins
+    return np.ascontiguousarray((sig >> np.uint64(32)).T.astype(np.uint32))
 
 
 def signatures(texts: pa.Array | list[str], params: MinHashParams) -> np.ndarray:
     """MinHash signatures of a batch of texts."""
+    return signatures_from_shingles(*shingles_of(texts, params), params)
+
+
+def shingles_of(texts: pa.Array | list[str], params: MinHashParams) -> tuple[np.ndarray, np.ndarray]:
+    """Every text's shingle hashes (uint64 holding 32-bit values, repeats kept) and their offsets."""
     tok, offsets = token_hashes(texts)
-    shingles, sh_offsets = shingle_hashes(tok, offsets, params.ngram, params.seed)
-    return signatures_from_shingles(shingles, sh_offsets, params)
+    return shingle_hashes(tok, offsets, params.ngram, params.seed)
 
 
 def band_keys(sig: np.ndarray, params: MinHashParams) -> np.ndarray:
@@ -193,8 +200,34 @@ def band_keys(sig: np.ndarray, params: MinHashParams) -> np.ndarray:
     return _splitmix64((bands * coef).sum(axis=2, dtype=np.uint64))
 
 
+@dataclass
+class Sketches:
+    """The per-batch result: band keys for candidates, shingles for exact verification, and the signatures
+    themselves when asked for (they are only needed to report the Jaccard estimate)."""
+    keys: np.ndarray  # (n_docs, bands) uint64
+    shingles: np.ndarray  # uint64 holding 32-bit hashes; doc i's are [offsets[i], offsets[i+1]), repeats kept
+    offsets: np.ndarray  # int64, n_docs + 1
+    sig: np.ndarray | None = None  # (n_docs, num_perm) uint32
+
+    @staticmethod
+    def concat(parts: list["Sketches"]) -> "Sketches":
+        sizes = np.array([len(p.shingles) for p in parts], dtype=np.int64)
+        shift = np.r_[0, np.cumsum(sizes)[:-1]]
+        offsets = np.concatenate([np.zeros(1, np.int64)] + [p.offsets[1:] + s for p, s in zip(parts, shift)])
+        sig = np.concatenate([p.sig for p in parts]) if all(p.sig is not None for p in parts) else None
+        return Sketches(np.concatenate([p.keys for p in parts]), np.concatenate([p.shingles for p in parts]),
+                        offsets, sig)
+
+
+def sketch(texts: pa.Array | list[str], params: MinHashParams, keep_signatures: bool = False) -> Sketches:
+    """The per-batch work, distributable: shingles, signatures, band keys."""
+    shingles, offsets = shingles_of(texts, params)
+    sig = signatures_from_shingles(shingles, offsets, params)
+    return Sketches(band_keys(sig, params), shingles, offsets, sig if keep_signatures else None)
+
+
 def signatures_and_bands(texts: pa.Array | list[str], params: MinHashParams) -> tuple[np.ndarray, np.ndarray]:
-    """The per-batch work, distributable: (signatures, band keys)."""
+    """(signatures, band keys) of a batch."""
     sig = signatures(texts, params)
     return sig, band_keys(sig, params)
 
@@ -236,6 +269,40 @@ def similarity(sig: np.ndarray, u: np.ndarray, v: np.ndarray, chunk: int = 1 << 
     return out
 
 
+def _distinct(shingles: np.ndarray, offsets: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """Sorted distinct keys `slot << 32 | shingle` of the documents `docs` (slot = position in `docs`)."""
+    lens = offsets[docs + 1] - offsets[docs]
+    total = int(lens.sum())
+    gather = np.arange(total, dtype=np.int64) + np.repeat(offsets[docs] - (np.cumsum(lens) - lens), lens)
+    slot = np.repeat(np.arange(len(docs), dtype=np.uint64), lens)
+    return _sorted_distinct((slot << np.uint64(32)) | shingles[gather])
+
+
+def _sorted_distinct(keys: np.ndarray) -> np.ndarray:
+    # sort + neighbour compare: numpy's hash-based np.unique is several times slower on these keys
+    keys = np.sort(keys)
+    return keys[np.r_[True, keys[1:] != keys[:-1]]] if len(keys) else keys
+
+
+def jaccard(shingles: np.ndarray, offsets: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Exact Jaccard of the shingle sets of each pair (u[i], v[i]); 1.0 when both are empty. Pairs go in
+    blocks of about _PAIR_CHUNK shingles: each side's sets as sorted `pair << 32 | shingle` keys, the
+    intersection counted as the repeats of one sort of both."""
+    out = np.empty(len(u), dtype=np.float64)
+    sizes = (offsets[u + 1] - offsets[u]) + (offsets[v + 1] - offsets[v])
+    bounds = np.searchsorted(np.cumsum(sizes), np.arange(_PAIR_CHUNK, int(sizes.sum()), _PAIR_CHUNK))
+    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(u)]):
+        if hi <= lo:
+            continue
+        merged = np.sort(np.concatenate([_distinct(shingles, offsets, u[lo:hi]),
+                                         _distinct(shingles, offsets, v[lo:hi])]))
+        both = merged[1:][merged[1:] == merged[:-1]]  # each side is distinct: a repeat is in both
+        count = lambda keys: np.bincount((keys >> np.uint64(32)).astype(np.int64), minlength=hi - lo)  # noqa: E731
+        inter, union = count(both), count(merged) - count(both)
+        out[lo:hi] = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
+    return out
+
+
 def connected_components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Label of every node: the smallest node index of its component. Vectorized union-find: hook the larger
     root under the smaller for all edges at once, then compress paths by pointer jumping; repeat."""
@@ -259,15 +326,25 @@ class NearDuplicates:
     labels: np.ndarray  # per document: its cluster's smallest index (itself when alone)
     u: np.ndarray  # verified pairs
     v: np.ndarray
-    sim: np.ndarray  # their estimated Jaccard
+    sim: np.ndarray  # their Jaccard (exact when verified on shingles, else estimated)
     candidates: int  # pairs before verification
 
 
-def cluster(sig: np.ndarray, keys: np.ndarray, threshold: float) -> NearDuplicates:
-    """Candidates from the band keys, kept when their estimated Jaccard reaches `threshold`, joined into
-    connected components."""
-    empty = (sig == EMPTY).all(axis=1)
-    u, v = candidate_pairs(keys, empty)
-    sim = similarity(sig, u, v)
+def cluster(sig: np.ndarray | None, keys: np.ndarray, threshold: float,
+            shingles: tuple[np.ndarray, np.ndarray] | None = None) -> NearDuplicates:
+    """Candidates from the band keys, kept when their Jaccard reaches `threshold`, joined into connected
+    components. With `shingles` (values, offsets) the Jaccard is exact; without, the signature estimate."""
+    if shingles is not None:
+        values, offsets = shingles
+        u, v = candidate_pairs(keys, np.diff(offsets) == 0)
+        sim = jaccard(values, offsets, u, v)
+    else:
+        u, v = candidate_pairs(keys, (sig == EMPTY).all(axis=1))
+        sim = similarity(sig, u, v)
     ok = sim >= threshold
-    return NearDuplicates(connected_components(len(sig), u[ok], v[ok]), u[ok], v[ok], sim[ok], len(u))
+    return NearDuplicates(connected_components(len(keys), u[ok], v[ok]), u[ok], v[ok], sim[ok], len(u))
+
+
+def cluster_sketches(sk: Sketches, threshold: float) -> NearDuplicates:
+    """`cluster` verified exactly on the sketches' shingles."""
+    return cluster(sk.sig, sk.keys, threshold, (sk.shingles, sk.offsets))

@@ -29,7 +29,8 @@ def test_edited_copy_is_a_near_duplicate_and_unrelated_trajectory_is_not(android
 
 def test_signatures_are_deterministic_and_estimate_jaccard():
     rng = np.random.default_rng(7)
-    base = [" ".join(f"w{w}" for w in rng.integers(0, 10_000, 200)) for _ in range(50)]
+    # 400 pairs: the mean error's standard deviation is ~0.002, so the 0.01 bound below is ~5 sigma
+    base = [" ".join(f"w{w}" for w in rng.integers(0, 10_000, 200)) for _ in range(400)]
     edited = []
     for text in base:
         words = text.split()
@@ -40,7 +41,7 @@ def test_signatures_are_deterministic_and_estimate_jaccard():
     sig = minhash.signatures(pa.array(texts), PARAMS)
     assert np.array_equal(sig, minhash.signatures(texts, PARAMS))  # Arrow or list, same signature
     assert np.array_equal(sig[:10], minhash.signatures(texts[:10], PARAMS))  # batch-independent
-    est = minhash.similarity(sig, np.arange(50), np.arange(50, 100))
+    est = minhash.similarity(sig, np.arange(400), np.arange(400, 800))
     true = np.array([len(_shingles(a) & _shingles(b)) / len(_shingles(a) | _shingles(b)) for a, b in zip(base, edited)])
     assert abs((est - true).mean()) < 0.01 and np.abs(est - true).mean() < 0.05
 
@@ -67,3 +68,38 @@ def test_representative_is_successful_then_longest_then_earliest_then_lowest_id(
     assert ranks.tolist() == [1, 0, 2, 3]
     labels = np.array([0, 0, 2, 2])
     assert representatives(labels, ranks).tolist() == [1, 1, 2, 2]
+
+
+def test_pairs_just_above_the_threshold_are_found_even_when_their_estimate_falls_below():
+    rng = np.random.default_rng(11)
+    base = [[f"w{w}" for w in rng.integers(0, 10**6, 300)] for _ in range(200)]
+    edited = []
+    for i, words in enumerate(base):
+        words = list(words)
+        for pos in range(10, 300, 50):  # six isolated edits: 30 of 296 shingles change, Jaccard 0.816
+            words[pos] = f"edit{i}_{pos}"
+        edited.append(" ".join(words))
+    texts = [" ".join(w) for w in base] + edited
+    true = np.array([len(_shingles(a) & _shingles(b)) / len(_shingles(a) | _shingles(b))
+                     for a, b in zip(texts[:200], edited)])
+    assert np.allclose(true, 266 / 326)
+    sk = minhash.sketch(texts, PARAMS, keep_signatures=True)
+    est = minhash.similarity(sk.sig, np.arange(200), np.arange(200, 400))
+    assert (est < PARAMS.threshold).sum() > 20  # verification on the estimate would lose these
+    near = minhash.cluster_sketches(sk, PARAMS.threshold)
+    assert near.labels.tolist() == list(range(200)) * 2
+    assert np.allclose(near.sim, 266 / 326)  # the exact Jaccard, not the estimate
+
+
+def test_exact_jaccard_of_shingle_sets_counts_repeats_once():
+    texts = ["a b c d e f g", "a b c d e f g a b c d e", "x y z", "", ""]
+    sh, off = minhash.shingles_of(texts, PARAMS)
+    got = minhash.jaccard(sh, off, np.array([0, 0, 2, 3]), np.array([1, 2, 3, 4]))
+    want = len(_shingles(texts[0]) & _shingles(texts[1])) / len(_shingles(texts[0]) | _shingles(texts[1]))
+    assert got.tolist() == [want, 0.0, 0.0, 1.0]  # repeated 5-grams count once; two empty sets are equal
+
+
+def test_banding_favours_recall_at_the_threshold():
+    b, r = minhash.lsh_params(0.8, 128)
+    assert b * r <= 128 and (1 - 0.8 ** r) ** b <= minhash.MAX_MISS
+    assert (PARAMS.bands, PARAMS.rows) == (b, r)
