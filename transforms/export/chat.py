@@ -1,11 +1,14 @@
 """AgentWorld chat samples for transitions, fitted to a token budget: the piece SFT, RL and the chat-framed
 CPT renderings share. Each trajectory's turn texts and token counts are computed once, then reused by all
-of its transitions.
+of its transitions, and JSON-lines exports can take a sample's messages pre-encoded (`messages_json`), so
+the history a trajectory's samples share is escaped once, not once per sample.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import orjson
 
 from transforms import agentworld
 from transforms.export.budget import TokenCounter, first_kept_turn
@@ -43,6 +46,7 @@ class TrajectoryRenderer:
         self._history = []
         for user, assistant in zip(self.users, self.assistants):
             self._history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
+        self._system_json, self._history_json = None, None  # messages_json's, built on first use
         self._user_tokens = [counter.message(u) for u in self.users]
         self._assistant_tokens = [counter.message(a) for a in self.assistants]
         self._pair_tokens = [u + a for u, a in zip(self._user_tokens, self._assistant_tokens)]
@@ -71,6 +75,16 @@ class TrajectoryRenderer:
                     *self._history[2 * k + 1: 2 * t + 1]]
         tokens = fixed + sum(pairs[k:]) + self._state_tokens[k]
         return Sample(Transition(self.trajectory, t), messages, self.assistants[t], k, tokens)
+
+    def messages_json(self, sample: Sample) -> list[orjson.Fragment]:
+        """`sample.messages` as the JSON orjson writes for them, for records that are written as JSON lines
+        (a Parquet writer cannot take them). The shared messages are encoded once per trajectory."""
+        if self._history_json is None:
+            self._system_json = orjson.Fragment(orjson.dumps(self._system_message))
+            self._history_json = [orjson.Fragment(orjson.dumps(m)) for m in self._history]
+        k, t = sample.first_turn, sample.transition.t
+        return [self._system_json, orjson.Fragment(orjson.dumps(sample.messages[1])),
+                *self._history_json[2 * k + 1: 2 * t + 1]]
 
     def turn_tokens(self, i: int, with_state: bool) -> int:
         return self._user_tokens[i] + self._assistant_tokens[i] + (self._state_tokens[i] if with_state else 0)

@@ -34,7 +34,9 @@ def _meta(sample: Sample) -> dict:
 
 
 def agentworld_record(sample: Sample, renderer: TrajectoryRenderer, admissible=None) -> dict:
-    return {"messages": sample.messages + [{"role": "assistant", "content": sample.target}], **_meta(sample)}
+    # written as JSON lines only: the messages go pre-encoded (orjson fragments, the same bytes)
+    messages = renderer.messages_json(sample) + [{"role": "assistant", "content": sample.target}]
+    return {"messages": messages, **_meta(sample)}
 
 
 def trl_record(sample: Sample, renderer: TrajectoryRenderer, admissible=None) -> dict:
