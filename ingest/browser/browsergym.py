@@ -6,8 +6,9 @@ Python-call string such as `click('a51')`, often inside a fenced block after the
 the reward / terminated / truncated that action n-1 produced. So step t = (obs t, action t) and its reward
 is the one recorded in `StepInfo` t+1; a last `StepInfo` without an action is the final observation.
 
-Pickles go through `agentlab_pickle.restricted_loads` (allowlisted classes only, mapped to plain data;
-anything else refuses the folder with `forbidden_pickle_class`); gzip is decompressed with size guards.
+Pickles go through `ingest.safe_pickle` with this format's allowlist (`ALLOWED`: BrowserGym / AgentLab
+classes become plain dicts, paths strings, numpy arrays plain arrays; anything else refuses the folder with
+`forbidden_pickle_class`); gzip is decompressed with a size cap.
 Actions are parsed with `ast` (literal arguments only), never evaluated. Observations are the
 accessibility-tree text with the active page's URL and title; screenshots go to the blob store.
 """
@@ -22,9 +23,8 @@ from typing import Iterator
 
 import orjson
 
-from ingest.browser.agentlab_pickle import restricted_loads
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
-from ingest.safe_zip import gunzip
+from ingest.safe_pickle import load_gzip, records, restricted_loads
 from ingest.source import Source, SourceError, parse_json
 
 FORMAT = "browsergym"
@@ -33,6 +33,25 @@ VERSION = "1"
 _STEP_FILE = re.compile(r"^step_(\d+)\.pkl\.gz$")
 _CODE_BLOCK = re.compile(r"```(?:python|py)?\s*(.*?)```", re.S)
 _GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _path(*parts) -> str:
+    return "/".join(str(p) for p in parts)
+
+
+_LOOP_CLASSES = ("StepInfo", "StepTimestamps", "ExpArgs", "EnvArgs", "ExpResult")
+_LOOP_MODULES = ("browsergym.experiments.loop", "agentlab.experiments.loop", "browsergym.experiments.agent")
+# What BrowserGym / AgentLab pickle besides plain data: the experiment loop's records and the agent argument
+# classes of exp_args.pkl (BrowserGym's demo agent, AgentLab's generic agent); paths become strings.
+ALLOWED = {
+    **records(*(f"{module}.{name}" for module in _LOOP_MODULES for name in _LOOP_CLASSES)),
+    **records("agent.DemoAgentArgs", "demo_agent.agent.DemoAgentArgs",
+              "agentlab.agents.generic_agent.generic_agent.GenericAgentArgs",
+              "agentlab.agents.generic_agent.generic_agent_prompt.GenericPromptFlags",
+              "agentlab.agents.dynamic_prompting.ObsFlags", "agentlab.agents.dynamic_prompting.ActionFlags",
+              "agentlab.llm.chat_api.OpenAIModelArgs"),
+    ("pathlib", "PosixPath"): _path, ("pathlib", "WindowsPath"): _path, ("pathlib", "Path"): _path,
+}
 
 
 def units(files: list[str], head) -> list[str]:
@@ -181,6 +200,8 @@ def png_size(data: bytes) -> tuple[int, int] | None:
 
 def _active_index(obs: dict) -> int:
     index = obs.get("active_page_index")
+    if hasattr(index, "tolist"):  # a numpy array (or scalar)
+        index = index.tolist()
     if isinstance(index, list):
         index = index[0] if index else 0
     return index if isinstance(index, int) else 0
@@ -211,12 +232,7 @@ def observation_from(obs: dict, screenshot: str | None, size: tuple[int, int] | 
 
 def _load_pickle(source: Source, rel: str, compressed: bool):
     data = source.read_bytes(rel)
-    if compressed:
-        data = gunzip(data, rel)
-    try:
-        return restricted_loads(data)
-    except SourceError as e:
-        raise SourceError(e.rule, f"{rel}: {e.reason}", rel) from None
+    return load_gzip(data, rel, ALLOWED) if compressed else restricted_loads(data, ALLOWED, rel)
 
 
 def _epoch(value) -> dt.datetime | None:

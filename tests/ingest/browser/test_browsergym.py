@@ -2,12 +2,15 @@ import gzip
 import json
 import os
 import pickle
+import pathlib
 import shutil
+import sys
+import types
 
 import pytest
 
 from ingest.browser import browsergym
-from ingest.browser.agentlab_pickle import restricted_loads
+from ingest.safe_pickle import restricted_loads
 from ingest.source import SourceError
 from tests.conftest import SAMPLES
 
@@ -67,21 +70,33 @@ def test_malicious_step_pickle_is_refused_and_never_runs(run, query, sample_copy
     assert result.status == "success" and result.episodes == 0 and result.quarantined == 1
     row = query("SELECT * FROM quarantine")[0]
     assert row["rule"] == "forbidden_pickle_class" and row["location"] == "step_3.pkl.gz"
-    assert row["reason"] == f"step_3.pkl.gz: pickle names {os.system.__module__}.system, which is not on the allowlist"
+    assert row["reason"] == (f"step_3.pkl.gz: pickle needs {os.system.__module__}.system, which is not allowed; "
+                             "nothing was loaded")
 
 
-def test_restricted_loads_maps_allowed_classes_to_plain_data():
+def test_browsergym_allowlist_maps_its_classes_to_plain_data(monkeypatch):
+    """BrowserGym's classes load through ingest.safe_pickle as dicts of their state, paths as strings,
+    numpy arrays as plain arrays; anything else is refused, corrupt data is a parse error."""
     import numpy as np
 
-    data = pickle.dumps({"idx": np.array([2], dtype=np.int64), "m": np.array([[1.5, 2.0]]),
-                         "ok": np.array([True, False]), "elapsed": np.float32(2.5), "n": np.int64(7)})
-    assert restricted_loads(data) == {"idx": [2], "m": [[1.5, 2.0]], "ok": [True, False], "elapsed": 2.5, "n": 7}
+    for name in ("browsergym", "browsergym.experiments", "browsergym.experiments.loop"):  # no BrowserGym here
+        monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
+    loop = sys.modules["browsergym.experiments.loop"]
+    StepInfo = type("StepInfo", (), {"__module__": loop.__name__})
+    loop.StepInfo = StepInfo
+    info = StepInfo()
+    info.__dict__.update(step=3, reward=np.float32(0.5), obs={"active_page_index": np.array([1], dtype=np.int64)},
+                         exp_dir=pathlib.PosixPath("results/exp"))
+    loaded = restricted_loads(pickle.dumps(info), browsergym.ALLOWED, "step_3.pkl.gz")
+    assert loaded.pickled_class == "browsergym.experiments.loop.StepInfo" and loaded["step"] == 3
+    assert loaded["reward"] == 0.5 and loaded["exp_dir"] == "results/exp"
+    assert browsergym._active_index(loaded["obs"]) == 1
     with pytest.raises(SourceError) as err:
-        restricted_loads(pickle.dumps(shutil.rmtree))
+        restricted_loads(pickle.dumps(shutil.rmtree), browsergym.ALLOWED, "exp_args.pkl")
     assert err.value.rule == "forbidden_pickle_class" and "shutil.rmtree" in err.value.reason
     with pytest.raises(SourceError) as err:
-        restricted_loads(b"\x80\x04garbage")
-    assert err.value.rule == "bad_pickle"
+        restricted_loads(b"\x80\x04garbage", browsergym.ALLOWED, "step_0.pkl.gz")
+    assert err.value.rule == "parse_error" and err.value.reason.startswith("step_0.pkl.gz: not a readable pickle")
 
 
 @pytest.mark.parametrize("text, kind, fields", [
