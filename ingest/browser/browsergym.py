@@ -23,6 +23,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.safe_pickle import load_gzip, records, restricted_loads
 from ingest.source import Source, SourceError, parse_json
@@ -191,12 +192,6 @@ def action_from_text(text: str, size: tuple[int, int] | None) -> tuple[Action, s
 
 
 # --- observations ----------------------------------------------------------------------------------------
-
-def png_size(data: bytes) -> tuple[int, int] | None:
-    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR":
-        return None
-    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-
 
 def _active_index(obs: dict) -> int:
     index = obs.get("active_page_index")

@@ -19,6 +19,7 @@ from typing import Iterator
 from ingest.browser.http import Exchange, exchanges_to_steps
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
+from ingest.times import parse_time
 
 FORMAT = "har"
 VERSION = "1"
@@ -36,17 +37,6 @@ def looks_like_har(head: bytes) -> bool:
 def units(files: list[str], head) -> list[str]:
     """Every file whose content starts like a HAR document, whatever its name."""
     return [path for path in files if looks_like_har(head(path))]
-
-
-def parse_time(value) -> dt.datetime | None:
-    """ISO 8601 (HAR's `startedDateTime`) to aware UTC; None when absent or malformed."""
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed.astimezone(dt.timezone.utc) if parsed.tzinfo else None  # no zone: unknown, not invented
 
 
 def _headers(items) -> dict[str, str]:

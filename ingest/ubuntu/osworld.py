@@ -19,11 +19,11 @@ leaves it truncated. Bad lines, error lines and missing screenshots each give on
 from __future__ import annotations
 
 import posixpath
-import struct
 from typing import Iterator
 
 import orjson
 
+from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
@@ -37,13 +37,6 @@ _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
 def units(files: list[str], head) -> list[str]:
     """A result directory is one holding traj.jsonl."""
     return sorted({posixpath.dirname(p) for p in files if posixpath.basename(p) == "traj.jsonl"})
-
-
-def png_size(data: bytes) -> tuple[int, int] | None:
-    """Width and height from a PNG's IHDR chunk, or None when the bytes are not a PNG."""
-    if len(data) >= 24 and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
-        return struct.unpack(">II", data[16:24])
-    return None
 
 
 def _lines(source: Source) -> tuple[list[tuple[int, dict]], list[Rejected]]:

@@ -32,6 +32,7 @@ import orjson
 
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
+from ingest.times import parse_time
 from ingest.ubuntu.asciicast import TerminalReplay, parse_cast
 
 FORMAT = "terminal_bench"
@@ -97,17 +98,6 @@ def parse_commands(text: str, where: str) -> tuple[list[tuple[int, str, list[str
             continue
         commands.append((n, line, keys))
     return commands, rejected
-
-
-def _utc(value) -> dt.datetime | None:
-    """ISO time with an offset -> UTC; a time without a zone is not trusted (never guess the zone)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed.astimezone(dt.timezone.utc) if parsed.tzinfo else None
 
 
 def _needle(text: str) -> str | None:
@@ -207,7 +197,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     failure = str(results.get("failure_mode") or "unset").lower()
     env = {"task_id": results["task_id"], "trial_name": results.get("trial_name"), "failure_mode": failure}
     for key in ("trial_started_at", "trial_ended_at", "agent_started_at", "agent_ended_at"):
-        if (t := _utc(results.get(key))) is not None:
+        if (t := parse_time(results.get(key))) is not None:
             env[key] = t.isoformat()
     for key in ("total_input_tokens", "total_output_tokens"):
         if results.get(key) is not None:
