@@ -27,6 +27,7 @@ from typing import Iterator
 import orjson
 import pyte
 from pyte import modes as mo
+from pyte.screens import StaticDefaultDict
 from wcwidth import wcwidth
 
 from ingest.record import Action, Episode, Observation, Rejected, Step
@@ -140,7 +141,7 @@ def _screen_text(screen: pyte.Screen) -> str:
             lines.append("")
             continue
         width = min(max(row) + 1, screen.columns)
-        lines.append("".join(row[x].data for x in range(width)).rstrip())
+        lines.append("".join([cell[0] for cell in map(row.__getitem__, range(width))]).rstrip())  # cell[0]: data
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
@@ -157,6 +158,28 @@ class _Screen(pyte.Screen):
     def __init__(self, columns: int, lines: int):
         super().__init__(columns, lines)
         self._cells: dict = {}  # cursor attributes -> {character: cell}
+        self._blank: dict[bool, pyte.screens.Char] = {}
+        # a new row as pyte makes it, without pyte's per-row generic-alias call
+        self.buffer.default_factory = lambda: StaticDefaultDict(self.default_char)
+
+    @property
+    def default_char(self):
+        """pyte's blank cell (reverse in DECSCNM), made once per mode instead of once per new row."""
+        reverse = mo.DECSCNM in self.mode
+        blank = self._blank.get(reverse)
+        if blank is None:
+            blank = self._blank[reverse] = super().default_char
+        return blank
+
+    def index(self) -> None:
+        """pyte's `index`; a scroll of the whole screen moves the rows in one slice, not one by one."""
+        lines = self.lines
+        if self.margins is not None or self.cursor.y != lines - 1:
+            return super().index()
+        buffer = self.buffer
+        self.dirty.update(range(lines))
+        buffer.update(zip(range(lines - 1), [buffer[y] for y in range(1, lines)]))
+        buffer.pop(lines - 1, None)
 
     def draw(self, data: str) -> None:
         text = data.translate(self.g1_charset if self.charset else self.g0_charset)
