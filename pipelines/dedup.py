@@ -268,28 +268,16 @@ def add_parser(sub, add_lake_args) -> None:
 
 def cmd_dedup(args: argparse.Namespace) -> int:
     from pipelines.cli import _lake_url
-    from pipelines.runner import new_run_id, open_catalog
+    from pipelines.runner import open_catalog
+    from pipelines.stages import run_alone
 
     lake = Lake(_lake_url(args.lake))
     options = {"threshold": args.threshold, "scrub": not args.no_scrub, "executor": args.executor,
                "ray_address": args.ray_address}
-    run_id = new_run_id()
     dataset = args.dataset.partition("@")[0]
-    with open_catalog(lake, args.catalog) as cat:
-        cat.start_run(run_id, STAGE, dataset, options, [args.dataset])
-    started = time.perf_counter()
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    try:
-        result = dedup_stage(StageContext(lake, args.catalog, args.dataset, run_id, options, log))
-    except BaseException as e:
-        with open_catalog(lake, args.catalog) as cat:
-            cat.finish_run(run_id, "failed", error=f"{type(e).__name__}: {e}")
-        raise
+    run_id, result = run_alone(STAGE, lake, args.catalog, args.dataset, options, log, counted="episodes")
     with open_catalog(lake, args.catalog) as cat:
-        cat.add_stage_stats(run_id, STAGE, result.records_in, result.records_out, result.quarantined,
-                            time.perf_counter() - started)
-        cat.finish_run(run_id, "success", version=result.version, episodes=result.records_out,
-                       quarantined=result.quarantined)
         current = datasets.resolve(cat, dataset).version
     print(f"dedup {args.dataset}: ok   run {run_id}\n  {result.summary}\n  dataset      {dataset} v{current}"
           + (" (new)" if result.version else " (unchanged)")

@@ -46,3 +46,30 @@ def load(name: str) -> Callable[[StageContext], StageResult]:
 
     module, _, function = STAGES[name].partition(":")
     return getattr(importlib.import_module(module), function)
+
+
+def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, options: dict,
+              log: Callable[[str], None], counted: str = "steps") -> tuple[str, StageResult]:
+    """Run registered `stage` on DATASET[@VERSION] as a run of its own (the `pipelines <stage>` commands):
+    (run_id, result). The run is recorded in `runs` (failed, with the error, when the stage raises) and its
+    numbers in `stage_stats`; `counted` is the `runs` column that `records_out` fills (steps or episodes)."""
+    import time
+
+    from pipelines.runner import new_run_id, open_catalog  # the runner imports this module
+
+    run_id = new_run_id()
+    with open_catalog(lake, catalog_path) as cat:
+        cat.start_run(run_id, stage, dataset.partition("@")[0], options, [dataset])
+    started = time.perf_counter()
+    try:
+        result = load(stage)(StageContext(lake, catalog_path, dataset, run_id, options, log))
+    except BaseException as e:
+        with open_catalog(lake, catalog_path) as cat:
+            cat.finish_run(run_id, "failed", error=f"{type(e).__name__}: {e}")
+        raise
+    with open_catalog(lake, catalog_path) as cat:
+        cat.add_stage_stats(run_id, stage, result.records_in, result.records_out, result.quarantined,
+                            time.perf_counter() - started)
+        cat.finish_run(run_id, "success", version=result.version, quarantined=result.quarantined,
+                       **{counted: result.records_out})
+    return run_id, result

@@ -36,30 +36,15 @@ def add_parser(sub, add_lake_args) -> None:
 def cmd_validate(args) -> int:
     from pipelines.cli import _lake_url
     from pipelines.lake import Lake
-    from pipelines.runner import new_run_id, open_catalog
-    from pipelines.stages import StageContext
-    from pipelines.validate import validate_stage
+    from pipelines.stages import run_alone
 
     options = {"contract": _mapping(args.contract, "contract"), "severity": _mapping(args.severity, "severity"),
                "gx": not args.no_gx}
     if args.sample_rows:
         options["sample_rows"] = args.sample_rows
-    lake = Lake(_lake_url(args.lake))
-    run_id = new_run_id()
     name = args.dataset.partition("@")[0]
-    with open_catalog(lake, args.catalog) as cat:
-        cat.start_run(run_id, "validate", name, options, [args.dataset])
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    try:
-        result = validate_stage(StageContext(lake, args.catalog, args.dataset, run_id, options, log))
-    except Exception as e:
-        with open_catalog(lake, args.catalog) as cat:
-            cat.finish_run(run_id, "failed", error=f"{type(e).__name__}: {e}")
-        raise
-    with open_catalog(lake, args.catalog) as cat:
-        cat.add_stage_stats(run_id, "validate", result.records_in, result.records_out, result.quarantined, 0.0)
-        cat.finish_run(run_id, "success", version=result.version, steps=result.records_out,
-                       quarantined=result.quarantined)
+    _run_id, result = run_alone("validate", Lake(_lake_url(args.lake)), args.catalog, args.dataset, options, log)
     where = f"v{result.version} (new)" if result.version else "unchanged"
     print(f"validate {args.dataset}: {result.summary}\n  dataset {name} {where}\n"
           f'  query   pipelines sql "SELECT rule, count(*) FROM quarantine GROUP BY 1"')
