@@ -1,13 +1,14 @@
 """The labeler's client overhead, and how much prefix grouping lets a server's prefix cache serve.
 
-    .venv/bin/python bench/label.py [--concurrency 4] [--llama-requests 12] [--fake-requests 300] [--repeats 3]
+    .venv/bin/python bench/label.py [--concurrency 4] [--llama-requests 6] [--fake-requests 300] [--repeats 2]
 
 Requests are the labeler's own (`pipelines.label.plan_jobs`, every branch point) over the bundled samples of
 every format (`ingest-all` into a scratch lake).
 
 1. Client overhead: the same requests at the same concurrency through our client
    (`pipelines.label_client.complete`) and through a bare `openai.AsyncOpenAI` loop (a semaphore and
-   `gather`, no retries), interleaved, median requests/s of the repeats, and ours / bare (target >= 0.95):
+   `gather`, no retries), after one warm-up request, interleaved with the first client alternating, median
+   requests/s of the repeats, and ours / bare (target >= 0.95):
    a) against the loopback llama.cpp server with SmolLM2-135M (skipped when llama_cpp is not installed);
       requests whose prompt exceeds --max-prompt-chars are left out so every one fits the context;
    b) against an instant loopback stand-in (a scripted server answering at once), where the client is
@@ -86,9 +87,11 @@ def bare(url: str, model: str, sampling: Sampling, messages: list[list[dict]], c
 
 def compare(name: str, url: str, model: str, sampling: Sampling, messages, concurrency: int, repeats: int) -> None:
     rates = {"ours": [], "bare openai": []}
-    for _ in range(repeats):  # interleaved: machine noise hits both alike
-        rates["ours"].append(ours(url, model, sampling, messages, concurrency))
-        rates["bare openai"].append(bare(url, model, sampling, messages, concurrency))
+    clients = {"ours": ours, "bare openai": bare}
+    bare(url, model, sampling, messages[:1], 1)  # warm-up: the server's state is the same for both
+    for repeat in range(repeats):  # interleaved, alternating who goes first: noise and cache state hit both
+        for client in (("ours", "bare openai") if repeat % 2 == 0 else ("bare openai", "ours")):
+            rates[client].append(clients[client](url, model, sampling, messages, concurrency))
     mine, theirs = statistics.median(rates["ours"]), statistics.median(rates["bare openai"])
     print(f"{name}: {len(messages)} requests, concurrency {concurrency}, median of {repeats}")
     print(f"  ours         {mine:9.2f} requests/s")
@@ -131,11 +134,11 @@ def prefix_reuse(jobs, window: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--concurrency", type=int, default=4)
-    parser.add_argument("--llama-requests", type=int, default=12)
+    parser.add_argument("--llama-requests", type=int, default=6)
     parser.add_argument("--fake-requests", type=int, default=300)
     parser.add_argument("--max-tokens", type=int, default=8, help="per llama.cpp request")
-    parser.add_argument("--max-prompt-chars", type=int, default=12000)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-prompt-chars", type=int, default=6000)
+    parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,7 +170,7 @@ def main() -> None:
     try:
         sampling = Sampling(temperature=0.0, max_tokens=args.max_tokens, seed=0)
         compare(f"llama.cpp SmolLM2-135M, max_tokens {args.max_tokens}", url, "smollm2", sampling,
-                fitting[: args.llama_requests], args.concurrency, max(1, args.repeats - 1))
+                fitting[: args.llama_requests], args.concurrency, args.repeats)
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -217,8 +217,9 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
         cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
     reusable = ("ok", "failed") if not options.retry_failed else ("ok",)
     rows = {k: r for k, r in cached.items() if r["status"] in reusable}
-    todo = [j for j in jobs if j.request_key not in rows]
-    result = LabelResult(requests=len(jobs), cached=len(jobs) - len(todo))
+    # One request per key: identical requests (duplicated episodes) are sent once and share the answer.
+    todo = list({j.request_key: j for j in jobs if j.request_key not in rows}.values())
+    result = LabelResult(requests=len(jobs), cached=sum(j.request_key in rows for j in jobs))
 
     if options.dry_run:
         out = out or sys.stdout
