@@ -1,16 +1,38 @@
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import SAMPLES
 
-TRAJ = SAMPLES / "macos" / "agentnet-darwin"
+TRAJ = SAMPLES / "macos" / "agentnet-darwin"  # trimmed to the 2 steps whose screenshots are bundled
+FULL = Path(__file__).parent / "data" / "agentnet-full"  # the untrimmed 11-step trajectory, no images
 NAME = "s_7f27a11115e596eb.json"
 
 
-def test_darwin_trajectory_ingests_with_normalized_actions(run, query):
-    result = run("ingest-macos", [TRAJ], stages=["ingest"])
+@pytest.fixture
+def full_trajectory(tmp_path) -> Path:
+    """The 11-step trajectory beside the 2 screenshots that exist: 9 are missing, as in the source repo."""
+    d = tmp_path / "agentnet-full"
+    shutil.copytree(TRAJ / "images", d / "images")
+    shutil.copy(FULL / NAME, d / NAME)
+    return d
+
+
+def test_bundled_sample_is_clean(run, query):
+    result = run("ingest-macos", [TRAJ])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 2 and result.quarantined == 0
+    assert query("SELECT * FROM quarantine") == []
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    assert [s["action"]["kind"] for s in steps] == ["click", "type"]
+    assert all(s["observation"]["screenshot"] for s in steps)
+    assert steps[-1]["is_last"] and not steps[-1]["is_terminal"]  # trimmed before terminate: truncated
+    assert query("SELECT outcome FROM episodes")[0]["outcome"] == "unknown"
+
+
+def test_darwin_trajectory_ingests_with_normalized_actions(run, query, full_trajectory):
+    result = run("ingest-macos", [full_trajectory], stages=["ingest"])
     assert result.status == "success" and result.episodes == 1 and result.steps == 11
     steps = query("SELECT * FROM steps ORDER BY step_index")
     first = steps[0]["action"]
@@ -42,8 +64,8 @@ def test_darwin_trajectory_ingests_with_normalized_actions(run, query):
     assert env["system"] == "Darwin" and env["screen_size"] == [1024, 640]
 
 
-def test_missing_screenshots_are_one_quarantine_row(run, query):
-    run("ingest-macos", [TRAJ])
+def test_missing_screenshots_are_one_quarantine_row(run, query, full_trajectory):
+    run("ingest-macos", [full_trajectory])
     rows = query("SELECT * FROM quarantine ORDER BY stage")
     # the reader reports the files once; validation then quarantines the episode with holes in it
     assert [(r["stage"], r["rule"]) for r in rows][:2] == [("ingest", "missing_file"), ("validate", "observation.empty")]
@@ -57,19 +79,19 @@ def test_platform_comes_from_the_recording(tmp_path, run, query, system, platfor
     traj = json.loads((d / NAME).read_text())
     traj["meta_info"]["system"] = system
     (d / NAME).write_text(json.dumps(traj))
-    run("ingest-macos", [d], stages=["ingest"])
+    run("ingest-macos", [d])
     assert query("SELECT platform FROM episodes")[0]["platform"] == platform
 
 
 def test_unknown_platform_and_bad_code_are_quarantined(tmp_path, run, query):
     d = tmp_path / "t"
     d.mkdir()
-    traj = json.loads((TRAJ / NAME).read_text())
+    traj = json.loads((FULL / NAME).read_text())
     no_meta = {k: v for k, v in traj.items() if k != "meta_info"}
     (d / "no_meta.json").write_text(json.dumps(no_meta))
     traj["steps"][2]["action"] = "pyautogui.click(x=0.1, y="
     (d / "bad_code.json").write_text(json.dumps(traj))
-    result = run("ingest-macos", [d])
+    result = run("ingest-macos", [d], stages=["ingest"])
     assert result.episodes == 1 and result.steps == 10
     rows = {r["rule"]: r["reason"] for r in query("SELECT rule, reason FROM quarantine")}
     assert rows["unknown_platform"].startswith("no_meta.json: meta_info.system is None")
