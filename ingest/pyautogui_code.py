@@ -3,7 +3,8 @@
 Each `pyautogui.<fn>(...)` call with literal arguments becomes a `Call`; `to_action` turns the calls of one
 step into one `Action`:
 
-- one call: its typed action (click, double_click, right_click, drag, type, key, hotkey, scroll...);
+- one call: its typed action (click, double_click, right_click, move, drag, type, key, hotkey, scroll...);
+  a lone `moveTo` (hover) is a `move` to its point;
 - the common pairs `moveTo + scroll` (scroll at a point), `moveTo + dragTo` (drag from, to) and
   `write + press('enter')` (type a line) become one typed action;
 - anything else (several calls, loops, variables) is a `code` action with the parsed calls in `arguments`.
@@ -122,6 +123,9 @@ def _one(call: Call, size, raw: str) -> Action | None:
                  if v not in (1, "left")}
         return Action(kind=kind, x=x, y=y, arguments=orjson.dumps(extra).decode() if extra else None,
                       code=raw, raw=raw)
+    if n == "moveTo":
+        x, y = _xy(call, size)
+        return Action(kind="move", x=x, y=y, duration_s=call.arg(2, "duration"), code=raw, raw=raw)
     if n in ("dragTo", "drag"):
         x2, y2 = _xy(call, size)
         return Action(kind="drag", x2=x2, y2=y2, duration_s=call.arg(2, "duration"), code=raw, raw=raw)
@@ -175,6 +179,6 @@ def to_action(code: str, size: tuple[float, float]) -> Action:
             return first
     x = y = None
     if calls and calls[0].module == "pyautogui" and calls[0].name == "moveTo":
-        x, y = _xy(calls[0], size)  # a lone hover keeps its point
+        x, y = _xy(calls[0], size)  # the code starts at this point: keep it
     return Action(kind="code", x=x, y=y, code=code, raw=code,
                   arguments=orjson.dumps([_summary(c) for c in calls], default=str).decode())

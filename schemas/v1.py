@@ -26,7 +26,7 @@ ORIGINS = ("real", "simulated", "perturbed")
 OBSERVATION_KINDS = ("screen", "terminal", "web", "tool_result", "text", "none")
 ACTION_KINDS = (
     "tap", "long_press", "swipe", "scroll", "type", "key", "hotkey", "click", "double_click",
-    "right_click", "drag", "navigate", "back", "home", "open_app", "keystrokes", "command", "code",
+    "right_click", "move", "drag", "navigate", "back", "home", "open_app", "keystrokes", "command", "code",
     "tool_call", "message", "wait", "done",
 )
 

@@ -156,6 +156,11 @@ def action_from_call(name: str, args: list, kwargs: dict, size: tuple[int, int] 
         button = _arg(args, kwargs, 2, "button", "left")
         kind = "double_click" if name == "mouse_dblclick" else "right_click" if button == "right" else "click"
         return Action(kind=kind, x=x, y=y, arguments=arguments)
+    if name == "hover":
+        return Action(kind="move", element=element(bid), arguments=arguments)
+    if name == "mouse_move":
+        x, y = point(_arg(args, kwargs, 0, "x"), _arg(args, kwargs, 1, "y"))
+        return Action(kind="move", x=x, y=y, arguments=arguments)
     if name == "mouse_drag_and_drop":
         x, y = point(_arg(args, kwargs, 0, "from_x"), _arg(args, kwargs, 1, "from_y"))
         x2, y2 = point(_arg(args, kwargs, 2, "to_x"), _arg(args, kwargs, 3, "to_y"))
@@ -172,7 +177,7 @@ def action_from_call(name: str, args: list, kwargs: dict, size: tuple[int, int] 
         wait_ms = _arg(args, kwargs, 0, "wait_ms", 1000)
         return Action(kind="wait", duration_s=wait_ms / 1000 if isinstance(wait_ms, (int, float)) else None,
                       arguments=arguments)
-    # hover, focus, upload_file, go_forward, new_tab, tab_close, tab_focus, mouse_move/up/down...
+    # focus, upload_file, go_forward, new_tab, tab_close, tab_focus, mouse_up/down...
     return Action(kind="code", element=element(bid) if isinstance(bid, str) else None, arguments=arguments)
 
 

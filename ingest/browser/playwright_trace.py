@@ -186,6 +186,8 @@ def action_from_call(before: dict, after: dict | None, call_input: dict | None, 
         return Action(kind=kind, x=x, y=y, **common)
     if method == "dblclick":
         return Action(kind="double_click", x=x, y=y, **common)
+    if method in ("hover", "mouseMove"):
+        return Action(kind="move", x=x, y=y, **common)
     if method == "selectOption":
         options = params.get("options") or params.get("elements") or []
         chosen = options[0] if options else {}

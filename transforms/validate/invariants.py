@@ -14,9 +14,9 @@ DOMAIN_ACTION_KINDS: dict[str, frozenset[str]] = {
     # double_click: AndroidWorld's double_tap
     "android": frozenset({"tap", "double_click", "long_press", "swipe", "scroll", "type", "key", "back", "home",
                           "open_app", "command", "drag", "wait", "done", "message"}),
-    "web": frozenset({"click", "double_click", "right_click", "type", "key", "hotkey", "scroll", "drag",
+    "web": frozenset({"click", "double_click", "right_click", "move", "type", "key", "hotkey", "scroll", "drag",
                       "navigate", "back", "wait", "done", "message", "code", "tool_call"}),
-    "os": frozenset({"click", "double_click", "right_click", "drag", "type", "key", "hotkey", "scroll",
+    "os": frozenset({"click", "double_click", "right_click", "move", "drag", "type", "key", "hotkey", "scroll",
                      "keystrokes", "command", "code", "open_app", "wait", "done", "message"}),
     # tool_call: terminal agents' non-shell tools (ATIF trajectories, AgentWorldBench terminal turns)
     "terminal": frozenset({"keystrokes", "command", "key", "hotkey", "type", "code", "tool_call", "wait", "done",

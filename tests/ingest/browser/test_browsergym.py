@@ -106,6 +106,8 @@ def test_browsergym_allowlist_maps_its_classes_to_plain_data(monkeypatch):
     ("press('a3', 'Control+a')", "hotkey", {"keys": ["Control", "a"]}),
     ("send_msg_to_user('done: 42')", "message", {"text": "done: 42"}),
     ("mouse_click(640, 360)", "click", {"x": 0.5, "y": 0.5}),
+    ("hover('a7')", "move", {"element": '{"bid":"a7"}'}),
+    ("mouse_move(320, 180)", "move", {"x": 0.25, "y": 0.25}),
     ("__import__('os').system('id')", "code", {"code": "__import__('os').system('id')"}),
 ])
 def test_browsergym_action_syntax_is_parsed_never_evaluated(text, kind, fields):

@@ -143,7 +143,9 @@ def test_trace_detection_sniffs_the_first_member():
     ("mouseClick", {"x": 640, "y": 180}, "click", {"x": 0.5, "y": 0.25}),
     ("mouseWheel", {"deltaX": 0, "deltaY": -300}, "scroll", {"direction": "up"}),
     ("waitForTimeout", {"timeout": 1500}, "wait", {"duration_s": 1.5}),
-    ("hover", {"selector": "text=Docs"}, "code", {"code": 'frame.hover({"selector":"text=Docs"})'}),
+    ("hover", {"selector": "text=Docs"}, "move", {"element": '{"selector":"text=Docs"}', "x": None}),
+    ("mouseMove", {"x": 320, "y": 360}, "move", {"x": 0.25, "y": 0.5}),
+    ("focus", {"selector": "#q"}, "code", {"code": 'frame.focus({"selector":"#q"})'}),
 ])
 def test_api_calls_map_to_the_action_vocabulary(method, params, kind, fields):
     before = {"type": "before", "callId": "call@1", "method": method, "params": params,

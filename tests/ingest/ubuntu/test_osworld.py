@@ -126,6 +126,8 @@ def test_missing_screenshot_keeps_the_step(tmp_path, run, query):
     ("pyautogui.write('hi')", "type", {"text": "hi"}),
     ("pyautogui.press(['tab', 'tab'])", "key", {"keys": ["tab", "tab"]}),
     ("pyautogui.hscroll(3)", "scroll", {"direction": "right"}),
+    ("pyautogui.moveTo(960, 270, duration=0.2)", "move", {"x": 0.5, "y": 0.25, "duration_s": 0.2}),  # a hover
+    ("pyautogui.moveTo(960, 270)\npyautogui.click()", "code", {"x": 0.5, "y": 0.25}),
     ("import time\npyautogui.click(0, 0)\ntime.sleep(0.5)", "click", {"x": 0.0, "y": 0.0}),
     ("for i in range(3):\n    pyautogui.press('down')", "code", {}),
     ("pyautogui.click(x, y)", "code", {}),  # names, not literals: never evaluated

@@ -27,6 +27,11 @@ TERM = Observation(kind="terminal", text="root@box:/app$ ")
     # ATIF / AgentWorldBench terminal agents call non-shell tools beside their shell
     ("terminal", "linux", TERM, [Action(kind="command", code="ls", tool_name="bash"),
                                  Action(kind="tool_call", tool_name="read_file", arguments='{"path": "a.txt"}')]),
+    # a pointer move (hover): pyautogui moveTo on the desktop, BrowserGym hover / Playwright mouseMove
+    ("os", "ubuntu", SCREEN, [Action(kind="move", x=0.5, y=0.25, code="pyautogui.moveTo(960, 270)"),
+                              Action(kind="click", x=0.5, y=0.25)]),
+    ("web", "browser", Observation(kind="web", text="page", url="https://example.com/"),
+     [Action(kind="move", element='{"bid":"a7"}'), Action(kind="click", element='{"bid":"a7"}')]),
 ])
 def test_kinds_the_readers_emit_are_allowed(domain, platform, obs, actions):
     assert _findings(domain, platform, actions, obs) == []
@@ -35,3 +40,6 @@ def test_kinds_the_readers_emit_are_allowed(domain, platform, obs, actions):
 def test_a_kind_from_another_domain_is_an_error():
     found = _findings("terminal", "linux", [Action(kind="home")], TERM)
     assert found == [("action.kind_not_allowed", "action kind home is not used in the terminal domain")]
+    # touch screens have no pointer to hover with
+    found = _findings("android", "android", [Action(kind="move", x=0.5, y=0.5)], SCREEN)
+    assert found == [("action.kind_not_allowed", "action kind move is not used in the android domain")]
