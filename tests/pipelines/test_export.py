@@ -143,6 +143,32 @@ def test_shards_are_capped_and_named_deterministically(droidbot, tmp_path):
     assert _load(out, manifest).num_rows == 3
 
 
+def test_jsonl_shards_stream_to_their_final_names_and_a_failed_export_leaves_none(droidbot, tmp_path, monkeypatch):
+    import hashlib
+    from transforms.export import sft
+    out, manifest = _export(droidbot, tmp_path, "sft", "agentworld", shard_rows=2)
+    names = ["sft-agentworld-00000.jsonl", "sft-agentworld-00001.jsonl"]
+    assert [(s["path"], s["rows"]) for s in manifest["shards"]] == [(f"train/{names[0]}", 2), (f"train/{names[1]}", 1)]
+    assert sorted(p.name for p in (out / "train").iterdir()) == names  # no temporary files left
+    for shard in manifest["shards"]:
+        data = (out / shard["path"]).read_bytes()
+        assert shard["bytes"] == len(data) and shard["sha256"] == hashlib.sha256(data).hexdigest()
+    # stand-in failure: rendering breaks on the second record, while the first shard's file is open
+    rendered = []
+    real = sft.RENDER["agentworld"]
+
+    def breaks_on_second(*args):
+        rendered.append(1)
+        if len(rendered) == 2:
+            raise RuntimeError("render failed")
+        return real(*args)
+
+    monkeypatch.setitem(sft.RENDER, "agentworld", breaks_on_second)
+    with pytest.raises(RuntimeError, match="render failed"):
+        _export(droidbot, tmp_path, "sft", "agentworld", name="failed", shard_rows=2)
+    assert [p for p in (tmp_path / "failed").rglob("*") if p.is_file()] == []
+
+
 def test_simulated_steps_stay_out_unless_included(droidbot, tmp_path, lake):
     # a labeler-style branch at step 2: the real state, another action, a predicted next state
     sim = step_row(EPISODE, 2, "android", "Activity: com.tencent.qqmusic/.activity.AppStarterActivity",
