@@ -37,7 +37,7 @@ def test_run_on_bundled_samples_then_query_from_another_directory(tmp_path):
     assert shell.returncode == 0, shell.stderr
     for name in ("episodes", "steps", "quarantine", "runs", "datasets", "versions"):
         assert name in shell.stdout.split()
-    assert shell.stdout.split()[-1] == "1"
+    assert shell.stdout.split()[-1] == "3"  # the bundled DroidBot run, getevent log and UI Automator dump
 
 
 def test_list_shows_pipelines(tmp_path):
