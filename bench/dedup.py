@@ -16,6 +16,8 @@ Jaccard-estimate error on the planted pairs; ours also on 1 and 2 Ray workers, w
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -133,7 +135,8 @@ def run_datatrove(texts, threshold):
 
     # its default text normalization maps every digit to 0, which would make all of our "w<number>" words one
     config = MinhashConfig(n_grams=NGRAM, norm_config=TextNormConfig(norm_numbers=False))
-    with tempfile.TemporaryDirectory() as tmp:
+    # its per-task logs and progress bars go to stderr: keep them out of the table
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()):
         docs = [Document(text=t, id=str(i)) for i, t in enumerate(texts)]
         started = time.perf_counter()
         for step in (

@@ -100,7 +100,7 @@ def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: Dedu
         # a pickled slice carries its whole parent buffer: copy each batch out so a task ships only its own
         results = ray.get([remote.remote(pa.concat_arrays([batch]), params, keep_signatures) for batch in batches])
     if not results:
-        return minhash.Sketches(np.zeros((0, params.bands), np.uint64), np.zeros(0, np.uint64),
+        return minhash.Sketches(np.zeros((0, params.bands), np.uint64), np.zeros(0, np.uint32),
                                 np.zeros(1, np.int64), np.zeros((0, params.num_perm), np.uint32))
     return minhash.Sketches.concat(results)
 
