@@ -5,9 +5,9 @@ Features (the release's names): `episode_id` (int), `goal`, `screenshots` (PNG b
 `AndroidAccessibilityForest`, one per observation), `actions` (JSON strings), `step_instructions`.
 
 There is one fewer action than screenshots: step t is (screenshot t, action t) and the last screenshot is the
-last step's `final_observation`. Actions are in pixels of their step's screenshot and are normalized here:
-click -> tap, long_press, scroll (direction), open_app (app_name), input_text -> type, navigate_back -> back,
-navigate_home -> home, wait. `raw` is the action's JSON string as stored. The low-level
+last step's `final_observation`. Actions are in pixels of their step's screenshot and are normalized here;
+their JSON is Android's JSONAction vocabulary (`ingest.android.json_action`: click -> tap, long_press, scroll
+(direction), open_app (app_name), input_text -> type, navigate_back -> back, navigate_home -> home, wait). `raw` is the action's JSON string as stored. The low-level
 `step_instructions` go to the episode's `env` (they describe steps, they are not the agent's reasoning).
 
 The demonstrations carry no success flag and no end-of-task action: outcome unknown, not terminal.
@@ -27,6 +27,7 @@ import orjson
 
 from ingest import tfrecord
 from ingest.android.a11y import views_from_forest
+from ingest.android.json_action import json_action
 from ingest.android.aitw import MARKERS as AITW_MARKERS, OTHER_MARKERS, claims
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.source import Source
@@ -34,9 +35,6 @@ from schemas.render import render_android_screen
 
 FORMAT = "androidcontrol"
 VERSION = "1"
-
-_SIMPLE = {"navigate_back": "back", "navigate_home": "home", "wait": "wait"}
-
 
 def units(files: list[str], head) -> list[str]:
     return [p for p in files if claims(p, head(p), OTHER_MARKERS, AITW_MARKERS,
@@ -63,20 +61,12 @@ def _observation(png: bytes, width: int, height: int, tree: bytes | None, source
 def _action(raw: str, width: int, height: int) -> Action:
     """Raises ValueError for JSON that is not a known AndroidControl action."""
     a = orjson.loads(raw)
-    kind = a.get("action_type")
-    if kind in ("click", "long_press"):
-        x, y = a["x"], a["y"]
-        return Action(kind="tap" if kind == "click" else "long_press",
-                      x=clamp01(x / width), y=clamp01(y / height), raw=raw)
-    if kind == "scroll":
-        return Action(kind="scroll", direction=a.get("direction"), raw=raw)
-    if kind == "open_app":
-        return Action(kind="open_app", text=a.get("app_name"), raw=raw)
-    if kind == "input_text":
-        return Action(kind="type", text=a.get("text"), raw=raw)
-    if kind in _SIMPLE:
-        return Action(kind=_SIMPLE[kind], raw=raw)
-    raise ValueError(f"action_type {kind!r} is not an AndroidControl action")
+    if not isinstance(a, dict):
+        raise ValueError(f"action is not a JSON object: {raw[:80]}")
+    x = y = None
+    if a.get("action_type") in ("click", "long_press"):  # a point in pixels of that step's screen
+        x, y = clamp01(a["x"] / width), clamp01(a["y"] / height)
+    return json_action(a, raw, x, y, source_name="AndroidControl")
 
 
 def _episode(f: dict, source: Source) -> Episode:

@@ -29,6 +29,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.android.json_action import json_action
 from ingest.png import encode_png
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.safe_pickle import load_gzip, records
@@ -43,7 +44,6 @@ ALLOWED = records(
     "android_world.env.representation_utils.BoundingBox",
     "android_world.env.json_action.JSONAction",
 )
-_SIMPLE = {"navigate_home": "home", "navigate_back": "back", "wait": "wait"}
 
 
 def units(files: list[str], head) -> list[str]:
@@ -101,7 +101,6 @@ def _action(act, views: list[dict], size, raw: str | None) -> Action:
     """Raises ValueError when the step has no usable action."""
     if not isinstance(act, dict) or not act.get("action_type"):
         raise ValueError("no action_output_json")
-    kind = act["action_type"]
     element = None
     index = act.get("index")
     if isinstance(index, int) and 0 <= index < len(views):
@@ -112,25 +111,7 @@ def _action(act, views: list[dict], size, raw: str | None) -> Action:
     elif element and views[index]["bounds"] and size[0] and size[1]:
         (x1, y1), (x2, y2) = views[index]["bounds"]
         x, y = clamp01((x1 + x2) / 2 / size[0]), clamp01((y1 + y2) / 2 / size[1])
-    raw = raw or orjson.dumps(dict(act)).decode()
-    if kind in ("click", "double_tap", "long_press"):
-        mapped = {"click": "tap", "double_tap": "double_click", "long_press": "long_press"}[kind]
-        return Action(kind=mapped, x=x, y=y, element=element, raw=raw)
-    if kind in ("scroll", "swipe"):
-        return Action(kind=kind, x=x, y=y, direction=act.get("direction"), element=element, raw=raw)
-    if kind == "input_text":
-        return Action(kind="type", text=act.get("text"), x=x, y=y, element=element, raw=raw)
-    if kind == "keyboard_enter":
-        return Action(kind="key", keys=["ENTER"], raw=raw)
-    if kind == "open_app":
-        return Action(kind="open_app", text=act.get("app_name"), raw=raw)
-    if kind == "answer":
-        return Action(kind="message", text=act.get("text"), raw=raw)
-    if kind == "status":
-        return Action(kind="done", text=act.get("goal_status"), raw=raw)
-    if kind in _SIMPLE:
-        return Action(kind=_SIMPLE[kind], raw=raw)
-    raise ValueError(f"action_type {kind!r} is not an AndroidWorld action")
+    return json_action(act, raw or orjson.dumps(dict(act)).decode(), x, y, element, "AndroidWorld")
 
 
 def _at(data: dict, key: str, i: int):
