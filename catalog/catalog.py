@@ -88,15 +88,19 @@ class Catalog:
                          [run_id, stage, records_in, records_out, quarantined, seconds])
 
     # versions ---------------------------------------------------------------------------------------
+    def _first(self, query: str, params: list):
+        # fetchall, not fetchone: a half-read result keeps the connection busy for the next query
+        rows = self.con.execute(query, params).fetchall()
+        return rows[0] if rows else None
+
     def current_version(self, dataset: str) -> Version | None:
-        row = self.con.execute(
+        row = self._first(
             "SELECT v.version, v.parts FROM datasets d JOIN versions v "
-            "ON v.dataset = d.name AND v.version = d.current_version WHERE d.name = ?", [dataset]).fetchone()
+            "ON v.dataset = d.name AND v.version = d.current_version WHERE d.name = ?", [dataset])
         return Version(dataset, row[0], orjson.loads(row[1])) if row else None
 
     def get_version(self, dataset: str, version: int) -> Version | None:
-        row = self.con.execute("SELECT parts FROM versions WHERE dataset = ? AND version = ?",
-                               [dataset, version]).fetchone()
+        row = self._first("SELECT parts FROM versions WHERE dataset = ? AND version = ?", [dataset, version])
         return Version(dataset, version, orjson.loads(row[0])) if row else None
 
     def commit_version(self, dataset: str, run_id: str, parts: dict[str, list[str]], *, episodes: int,

@@ -55,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     label_cli.add_parser(sub, _add_lake_args)
+    dedup.add_parser(sub, _add_lake_args)
     export_cli.add_parser(sub, _add_lake_args)
     validate_cli.add_parser(sub, _add_lake_args)
-    dedup.add_parser(sub, _add_lake_args)
     return parser
 
 
@@ -132,8 +132,7 @@ def cmd_sql(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "label": label_cli.cmd_label,
-                "export": export_cli.cmd_export,
-                "validate": validate_cli.cmd_validate,
+                "export": export_cli.cmd_export, "validate": validate_cli.cmd_validate,
                 "dedup": dedup.cmd_dedup}
     try:
         return handlers[args.command](args)

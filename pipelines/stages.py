@@ -36,8 +36,8 @@ class StageResult:
 STAGES: dict[str, str] = {
     "validate": "pipelines.validate:validate_stage",
     "label": "pipelines.label:label_stage",
-    "export": "pipelines.export:export_stage",
     "dedup": "pipelines.dedup:dedup_stage",
+    "export": "pipelines.export:export_stage",
 }
 
 
