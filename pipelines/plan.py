@@ -6,11 +6,14 @@ it reads, is the same on a rerun: that is what lets a rerun skip finished tasks.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import os
 import posixpath
 from dataclasses import dataclass, field
 
 import fsspec
+from fsspec.implementations.local import LocalFileSystem
 
 from ingest import registry
 from schemas import SCHEMA_VERSION
@@ -70,9 +73,26 @@ def _roots(input_spec: str) -> tuple[fsspec.AbstractFileSystem, list[str]]:
 
 
 def _files(fs, root: str) -> dict[str, dict]:
+    """Every file under `root` (or `root` itself) with its size and modification time, in path order."""
     if fs.isfile(root):
         return {root: fs.info(root)}
+    if isinstance(fs, LocalFileSystem):  # os.scandir: fsspec's per-file info costs ~25 us a file
+        found = {}
+        for dirpath, _, names in os.walk(root):
+            for name in names:
+                path = posixpath.join(dirpath, name)
+                st = os.stat(path)
+                found[path] = {"name": path, "size": st.st_size, "mtime": st.st_mtime}
+        return dict(sorted(found.items()))
     return {p: info for p, info in sorted(fs.find(root, detail=True).items()) if info.get("type") == "file"}
+
+
+def _under(ordered: list[str], directory: str) -> list[str]:
+    """The paths of sorted `ordered` inside `directory`, by binary search."""
+    prefix = directory.rstrip("/") + "/"
+    start = bisect.bisect_left(ordered, prefix)
+    end = bisect.bisect_left(ordered, prefix[:-1] + chr(ord("/") + 1))
+    return ordered[start:end]
 
 
 def _fingerprint(infos: list[dict]) -> str:
@@ -91,7 +111,8 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
         fs, roots = _roots(spec)
         for root in roots:
             files = _files(fs, root)
-            base = posixpath.dirname(root) if fs.isfile(root) else root
+            root_is_file = fs.isfile(root)
+            base = posixpath.dirname(root) if root_is_file else root
             root_name = posixpath.basename(root) or "input"
             heads: dict[str, bytes] = {}
 
@@ -103,14 +124,14 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
 
             remaining = dict(files)
             for name, module in modules:
-                for unit_path in module.units(sorted(remaining), head):
+                ordered = sorted(remaining)
+                for unit_path in module.units(ordered, head):
                     if unit_path in remaining:  # a file unit
                         claimed = [unit_path]
-                    else:  # a directory unit: everything under it
-                        prefix = unit_path.rstrip("/") + "/"
-                        claimed = [p for p in remaining if p.startswith(prefix)]
+                    else:  # a directory unit: everything under it not claimed yet
+                        claimed = [p for p in _under(ordered, unit_path) if p in remaining]
                     infos = [remaining.pop(p) for p in claimed]
-                    rel = "" if fs.isfile(root) else posixpath.relpath(unit_path, base)
+                    rel = "" if root_is_file else posixpath.relpath(unit_path, base)
                     uri = posixpath.normpath(posixpath.join(root_name, rel))
                     units.append(Unit(name, unit_path, uri, sum(i.get("size") or 0 for i in infos),
                                       _fingerprint(infos), spec))

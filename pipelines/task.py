@@ -43,8 +43,6 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
         counts["quarantined"] += 1
         messages.append(f"{unit.uri}: [{rej.rule}] {rej.reason}")
 
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # parsing builds many small objects and no cycles: 4-5x faster without the collector
     try:
         for item in module.read(source):
             if isinstance(item, Rejected):
@@ -55,9 +53,6 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
         reject(Rejected(e.rule, e.reason, e.location))
     except Exception as e:  # a reader bug or an input it did not foresee: keep the unit, keep going
         reject(Rejected("reader_error", f"{type(e).__name__}: {e}", snippet=traceback.format_exc(limit=3)))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
 
     digest = source.sha256()
     for ep in episodes:
@@ -75,6 +70,18 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
 
 def run_ingest_task(task: Task, ctx: TaskContext) -> dict:
     """Ingest the task's units; returns its marker (parts written, counts, one-line messages)."""
+    # Parsing and table building make millions of small objects and no cycles: without the collector's
+    # repeated scans of them the task runs several times faster (DESIGN: 4.9x for parsing alone).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _ingest(task, ctx)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _ingest(task: Task, ctx: TaskContext) -> dict:
     started = time.perf_counter()
     lake = Lake(ctx.lake_url)
     builder = TableBuilder(ctx.run_id)

@@ -48,20 +48,29 @@ def render_android_screen(views: list[dict], header: str | None = None) -> str:
     `temp_id`, `parent` (-1 for a root), `children`, `bounds` [[x1, y1], [x2, y2]] in pixels, `class`, `text`,
     `content_description`, `resource_id`, and boolean flags (`clickable`, `visible`, `enabled`, ...).
     """
-    by_id = {v.get("temp_id", i): v for i, v in enumerate(views)}
+    by_id: dict = {}
+    stack: list[tuple] = []
+    for i, view in enumerate(views):
+        node_id = view.get("temp_id", i)
+        by_id[node_id] = view
+        if view.get("parent", -1) == -1:
+            stack.append((node_id, 0))
+    stack.reverse()
     lines = [header] if header else []
-    stack = [(v.get("temp_id", i), 0) for i, v in reversed(list(enumerate(views))) if v.get("parent", -1) == -1]
     seen: set = set()
     while stack:
         node_id, depth = stack.pop()
         view = by_id.get(node_id)
-        if view is None or node_id in seen or not view.get("visible", True):
+        if view is None or node_id in seen or view.get("visible") is False:
             continue
         seen.add(node_id)  # guards against cycles in malformed parent/child links
-        child_depth = depth
-        flags = [f for f in INTERACTIVE_FLAGS if view.get(f)]
-        if flags or view.get("text") or view.get("content_description"):
-            lines.append("  " * depth + _view_line(node_id, view, flags))
-            child_depth = depth + 1
-        stack.extend((child, child_depth) for child in reversed(view.get("children") or ()))
+        get = view.get
+        # one flat test: most views are layout-only and skip the line formatting entirely
+        if get("clickable") or get("long_clickable") or get("editable") or get("scrollable") or \
+                get("checkable") or get("text") or get("content_description"):
+            lines.append("  " * depth + _view_line(node_id, view, [f for f in INTERACTIVE_FLAGS if get(f)]))
+            depth += 1
+        children = get("children")
+        if children:
+            stack.extend((child, depth) for child in reversed(children))
     return "\n".join(lines)
