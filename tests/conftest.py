@@ -59,3 +59,10 @@ def sample_copy(tmp_path):
         return dst
 
     return _copy
+
+
+def episode_and_steps(query, uri_suffix: str) -> tuple[dict, list[dict]]:
+    """The episode whose source_uri ends with `uri_suffix`, and its steps in order."""
+    ep = query(f"SELECT * FROM episodes WHERE source_uri LIKE '%{uri_suffix}'")[0]
+    steps = query(f"SELECT * FROM steps WHERE episode_id = '{ep['episode_id']}' ORDER BY step_index")
+    return ep, steps

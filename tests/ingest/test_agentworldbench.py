@@ -1,14 +1,9 @@
 import json
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, episode_and_steps as _episode
 
 BENCH = SAMPLES / "agentworld" / "bench"
 
-
-def _episode(query, name):
-    ep = query(f"SELECT * FROM episodes WHERE source_uri LIKE '%{name}'")[0]
-    steps = query(f"SELECT * FROM steps WHERE episode_id = '{ep['episode_id']}' ORDER BY step_index")
-    return ep, steps
 
 
 def test_lines_of_one_trajectory_fold_into_one_episode(run, query):

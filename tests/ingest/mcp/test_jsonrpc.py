@@ -1,15 +1,10 @@
 import json
 
 from ingest.mcp import jsonrpc
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, episode_and_steps as _episode
 
 MCP = SAMPLES / "mcp"
 
-
-def _episode(query, name):
-    ep = query(f"SELECT * FROM episodes WHERE source_uri LIKE '%{name}'")[0]
-    steps = query(f"SELECT * FROM steps WHERE episode_id = '{ep['episode_id']}' ORDER BY step_index")
-    return ep, steps
 
 
 def test_tool_calls_are_paired_with_responses_by_id(run, query):

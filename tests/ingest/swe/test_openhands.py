@@ -1,15 +1,10 @@
 import json
 
 from ingest.swe import openhands
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, episode_and_steps as _episode
 
 EVENTS = SAMPLES / "swe" / "openhands-events"
 
-
-def _episode(query, name):
-    ep = query(f"SELECT * FROM episodes WHERE source_uri LIKE '%{name}'")[0]
-    steps = query(f"SELECT * FROM steps WHERE episode_id = '{ep['episode_id']}' ORDER BY step_index")
-    return ep, steps
 
 
 def test_actions_are_linked_to_their_observations_by_cause(run, query):
