@@ -12,11 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+# JSON-text fields (`ui_tree`, `element`, `arguments`, `raw`) take a str, or the UTF-8 bytes orjson.dumps
+# returns: Arrow stores bytes as they are, skipping a decode and a re-encode of large trees.
+JSONText = str | bytes
+
+
 @dataclass
 class Observation:
     kind: str = "none"
     text: str | None = None
-    ui_tree: str | None = None  # JSON string
+    ui_tree: JSONText | None = None
     url: str | None = None
     title: str | None = None
     screenshot: str | None = None  # blob ref "sha256:<hex>"
@@ -35,13 +40,13 @@ class Action:
     y2: float | None = None
     text: str | None = None
     keys: list[str] | None = None
-    element: str | None = None  # JSON string: id / selector / bounds of the target
+    element: JSONText | None = None  # id / selector / bounds of the target
     direction: str | None = None
     tool_name: str | None = None
-    arguments: str | None = None  # JSON string
+    arguments: JSONText | None = None
     code: str | None = None
     duration_s: float | None = None
-    raw: str | None = None  # the source's own action, verbatim
+    raw: JSONText | None = None  # the source's own action, verbatim
 
 
 @dataclass

@@ -59,7 +59,8 @@ class Source:
                     data = f.read()
         except FileNotFoundError:
             raise SourceError("missing_file", f"{rel or path}: file not found", rel or None) from None
-        self._digest.update(rel.encode() + b"\0" + data)
+        self._digest.update(rel.encode() + b"\0")
+        self._digest.update(data)  # not concatenated: that would copy every file once more
         return data
 
     def exists(self, rel: str) -> bool:

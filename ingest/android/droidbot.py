@@ -57,16 +57,16 @@ def _observation(state: dict | None) -> Observation:
     return Observation(
         kind="screen",
         text=render_android_screen(views, f"Activity: {state.get('foreground_activity')}"),
-        ui_tree=orjson.dumps(views).decode(),
+        ui_tree=orjson.dumps(views),
         screenshot=state.get("_screenshot"),
         width=state.get("width"),
         height=state.get("height"),
     )
 
 
-def _element(view: dict) -> str:
+def _element(view: dict) -> bytes:
     keep = ("temp_id", "class", "resource_id", "text", "content_description", "bounds", "view_str")
-    return orjson.dumps({k: view.get(k) for k in keep}).decode()
+    return orjson.dumps({k: view.get(k) for k in keep})
 
 
 def _point(event: dict, size: tuple[int, int] | None) -> tuple[float | None, float | None]:
@@ -86,7 +86,7 @@ def _point(event: dict, size: tuple[int, int] | None) -> tuple[float | None, flo
 def _action(record: dict, size: tuple[int, int] | None) -> Action:
     event = record["event"]
     etype = event.get("event_type")
-    raw = orjson.dumps(record).decode()
+    raw = orjson.dumps(record)
     view = event.get("view")
     element = _element(view) if view else None
     if etype == "kill_app":
