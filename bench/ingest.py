@@ -6,7 +6,8 @@ On one synthetic DroidBot corpus (bench/android_corpus.py, the bundled run's sha
 - limit: read every file, orjson-parse it (GC paused), write the same records as zstd Parquet (the floor any
   ingest of this data pays);
 - ingest: `pipelines run ingest-android` in-process (one core, like the limit), from planning to catalog;
-and prints MB/s medians and ingest/limit. Then peak RSS of an ingest process on the corpus and on twice the
+after one warm-up pass of each (page cache, imports), interleaved repeats, and prints wall-clock and CPU-time
+medians and the ratio ingest/limit. Then local Ray on all cores, and peak RSS of an ingest process on the corpus and on twice the
 corpus: with a fixed task size it must stay flat.
 """
 
