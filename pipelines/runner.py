@@ -19,8 +19,10 @@ from pipelines import stages as stage_registry
 from pipelines.task import TaskContext, run_ingest_task
 
 MB = 1 << 20
-# Below this much input, starting Ray (~2.5 s) costs more than it saves: run in-process.
-LOCAL_MAX_BYTES = 64 * MB
+# Measured here (bench/ingest.py, 2 cores): in-process ingest ~60 MB/s; starting a local Ray and its workers
+# ~6 s. Ray pays off only when the parallel part saves more than that.
+LOCAL_BYTES_PER_S = 60 * MB
+RAY_STARTUP_S = 6.0
 TABLES = ("episodes", "steps", "quarantine", "blobs")
 
 
@@ -63,6 +65,16 @@ def catalog_path(lake: Lake, explicit: str | None = None) -> str:
 def open_catalog(lake: Lake, explicit: str | None = None, read_only: bool = False) -> Catalog:
     root = lake.root if lake.is_local else lake.url
     return Catalog(catalog_path(lake, explicit), root, read_only=read_only)
+
+
+def _ray_pays_off(the_plan: Plan, cpus: int) -> bool:
+    """Estimated Ray time (startup + rounds of parallel tasks) clearly under the in-process time."""
+    sizes = sorted((t.size for t in the_plan.tasks), reverse=True)
+    if cpus < 2 or len(sizes) < 2:
+        return False
+    local_s = sum(sizes) / LOCAL_BYTES_PER_S
+    rounds = [sum(sizes[i::cpus]) for i in range(cpus)]  # tasks dealt to workers, largest first
+    return RAY_STARTUP_S + max(rounds) / LOCAL_BYTES_PER_S < 0.8 * local_s
 
 
 def _execute_local(tasks: list[Task], ctx: TaskContext) -> Iterator[tuple[Task, dict | None, str | None]]:
@@ -134,7 +146,7 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
     started = time.perf_counter()
     the_plan: Plan = plan(inputs, defn.formats, int((task_mb or defn.task_mb) * MB))
     if executor == "auto":
-        executor = "ray" if ray_address or the_plan.size > LOCAL_MAX_BYTES else "local"
+        executor = "ray" if ray_address or _ray_pays_off(the_plan, os.cpu_count() or 1) else "local"
     result = RunResult(run_id, defn.name, defn.dataset, "running", lake=lake.url, bytes_in=the_plan.size,
                        units_in=the_plan.num_units, tasks_total=len(the_plan.tasks), ignored=the_plan.ignored,
                        executor=executor)

@@ -121,3 +121,17 @@ def test_ray_address_joins_an_existing_cluster(run, tmp_path):
         assert result.status == "success" and result.executor == "ray" and result.episodes == 3
     finally:
         subprocess.run([ray_bin, "stop", "--force"], capture_output=True, timeout=180)
+
+
+def test_auto_executor_uses_ray_only_when_parallel_tasks_outweigh_its_startup():
+    from pipelines.plan import Plan, Task, Unit
+    from pipelines.runner import _ray_pays_off
+
+    def plan_of(*sizes_mb):
+        return Plan([Task(str(i), [Unit("droidbot", "p", "u", int(mb * 2**20), "f", "in")])
+                     for i, mb in enumerate(sizes_mb)])
+
+    assert not _ray_pays_off(plan_of(96, 96, 8), cpus=2)  # 200 MB: in-process is faster on 2 cores
+    assert not _ray_pays_off(plan_of(*[96] * 20), cpus=1)  # nothing to parallelize onto
+    assert _ray_pays_off(plan_of(*[96] * 24), cpus=2)  # 2.3 GB: halving the work beats the startup
+    assert _ray_pays_off(plan_of(*[96] * 8), cpus=16)
