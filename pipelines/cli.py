@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-from pipelines import dedup, definition, export_cli, label_cli, validate_cli
+from pipelines import dedup_cli, definition, export_cli, label_cli, validate_cli
 from pipelines.lake import Lake
 from pipelines.runner import RunResult, open_catalog, run_ingest
 
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     label_cli.add_parser(sub, _add_lake_args)
-    dedup.add_parser(sub, _add_lake_args)
+    dedup_cli.add_parser(sub, _add_lake_args)
     export_cli.add_parser(sub, _add_lake_args)
     validate_cli.add_parser(sub, _add_lake_args)
     return parser
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "label": label_cli.cmd_label,
                 "export": export_cli.cmd_export, "validate": validate_cli.cmd_validate,
-                "dedup": dedup.cmd_dedup}
+                "dedup": dedup_cli.cmd_dedup}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:
