@@ -27,6 +27,7 @@ from typing import Iterator
 import orjson
 import pyte
 from pyte import modes as mo
+from pyte.charsets import LAT1_MAP as _LATIN1
 from pyte.screens import StaticDefaultDict
 from wcwidth import wcwidth
 
@@ -159,6 +160,7 @@ class _Screen(pyte.Screen):
         super().__init__(columns, lines)
         self._cells: dict = {}  # cursor attributes -> {character: cell}
         self._blank: dict[bool, pyte.screens.Char] = {}
+        self._sgr_results: dict = {}  # (attributes, SGR parameters, DECSCNM) -> attributes
         # a new row as pyte makes it, without pyte's per-row generic-alias call
         self.buffer.default_factory = lambda: StaticDefaultDict(self.default_char)
 
@@ -170,6 +172,102 @@ class _Screen(pyte.Screen):
         if blank is None:
             blank = self._blank[reverse] = super().default_char
         return blank
+
+    def select_graphic_rendition(self, *attrs: int) -> None:
+        """pyte's SGR, remembered: its result depends only on the cursor's attributes, the parameters and the
+        blank cell (DECSCNM), and shell output repeats the same few colour changes on every line."""
+        self.cursor.attrs = self._sgr(self.cursor.attrs, attrs)
+
+    def _sgr(self, attrs, params: tuple):
+        key = (attrs, params, mo.DECSCNM in self.mode)
+        result = self._sgr_results.get(key)
+        if result is None:
+            if len(self._sgr_results) > 4096:  # bounded: 24-bit colours could make endless keys
+                self._sgr_results.clear()
+            cursor = self.cursor
+            kept, cursor.attrs = cursor.attrs, attrs
+            super().select_graphic_rendition(*params)
+            result, cursor.attrs = cursor.attrs, kept
+            self._sgr_results[key] = result
+        return result
+
+    def takes_simple_runs(self) -> bool:
+        """`draw_simple` applies: no scroll margins, auto-wrap on, insert mode off, ASCII drawn as itself, the
+        cursor not past the right or bottom edge (a resize can leave it there)."""
+        return (self.cursor.x <= self.columns and self.cursor.y < self.lines and self.margins is None and mo.DECAWM in self.mode and mo.IRM not in self.mode
+                and (self.g1_charset if self.charset else self.g0_charset) == _LATIN1)
+
+    def draw_simple(self, run: str) -> None:
+        """The screen after `run` (printable ASCII, SGR, CR and LF only; see `takes_simple_runs`), as pyte
+        leaves it after drawing, wrapping, scrolling and colouring token by token; but rows pushed off the
+        top before the run ends are never written. The run is laid out first as writes per line the cursor
+        visits (virtual rows, counting wraps); then only the last `lines` of them are written, each over the
+        screen row it lands on (a row the run moved down into, or a blank one scrolled in), and the rows
+        above the cursor's start move up by the number of scrolls, as pyte's `index` moves them.
+        """
+        columns, lines = self.columns, self.lines
+        cursor = self.cursor
+        x, attrs = cursor.x, cursor.attrs
+        lnm = mo.LNM in self.mode
+        sgr = self._sgr
+        writes: list = []
+        rows = [writes]  # per line the cursor visits, from its row on: (column, text, attributes)
+        for text, params, control in _SIMPLE_TOKEN.findall(run):
+            if text:
+                i, n = 0, len(text)
+                while i < n:
+                    if x == columns:  # a full line wraps before the next character, as in pyte
+                        x, writes = 0, []
+                        rows.append(writes)
+                    k = min(n - i, columns - x)
+                    writes.append((x, text[i:i + k] if k < n else text, attrs))
+                    x += k
+                    i += k
+            elif control == "\r":
+                x = 0
+            elif control == "\n":
+                writes = []
+                rows.append(writes)
+                if lnm:
+                    x = 0
+            else:  # as the stream: each parameter an int (empty is 0) capped at 9999
+                attrs = sgr(attrs, tuple([min(int(p or 0), 9999) for p in params.split(";")]))
+        buffer, y0, moves = self.buffer, cursor.y, len(rows) - 1
+        scroll = max(0, y0 + moves - (lines - 1))
+        if scroll == 0:
+            for i, row_writes in enumerate(rows):
+                if row_writes:
+                    self._write(buffer[y0 + i], row_writes)
+        else:
+            screen = {}
+            for y in range(lines):
+                v = y + scroll  # virtual row: screen row before the run, or y0 + the line of the run
+                row = buffer[v] if v < lines else None
+                if v >= y0 and rows[v - y0]:
+                    if row is None:
+                        row = buffer.default_factory()
+                    self._write(row, rows[v - y0])
+                if row is not None:
+                    screen[y] = row
+            # Which rows are in the buffer matters (pyte's `delete_lines`, as in a resize, moves only rows that
+            # are): after a scroll every row is but the bottom one, unless the run wrote to it. Rows past the
+            # bottom stay: pyte keeps them, and a resize shows them again.
+            for y in range(lines - 1):
+                buffer[y] = screen[y] if y in screen else buffer.default_factory()
+            if lines - 1 in screen:
+                buffer[lines - 1] = screen[lines - 1]
+            else:
+                buffer.pop(lines - 1, None)
+        cursor.x, cursor.y, cursor.attrs = x, y0 + moves - scroll, attrs
+        self.dirty.update(range(lines))
+
+    def _write(self, row, writes: list) -> None:
+        cells_by_attrs = self._cells
+        for x, text, attrs in writes:
+            cells = cells_by_attrs.get(attrs)
+            if cells is None:
+                cells = cells_by_attrs[attrs] = _Cells(attrs)
+            row.update(zip(range(x, x + len(text)), map(cells.__getitem__, text)))
 
     def index(self) -> None:
         """pyte's `index`; a scroll of the whole screen moves the rows in one slice, not one by one."""
@@ -244,6 +342,11 @@ _TOKEN = re.compile(
     r"|\x1b\]([0-9])([^\x07\x1b\x9c]*)(?:\x07|\x1b\\|\x9c)")
 
 
+# A run `_Screen.draw_simple` takes whole (printable ASCII, SGR, CR, LF: most of a shell's output), and its tokens.
+_SIMPLE = re.compile(r"(?:[\x20-\x7e]+|\x1b\[[0-9;]*m|[\r\n])+")
+_SIMPLE_TOKEN = re.compile(r"([\x20-\x7e]+)|\x1b\[([0-9;]*)m|([\r\n])")
+
+
 class _Stream(pyte.Stream):
     """pyte's stream, with the common complete sequences taken in one regex match each.
 
@@ -266,8 +369,17 @@ class _Stream(pyte.Stream):
         draw, debug, basic, csi = screen.draw, screen.debug, self._basic, self._csi
         match, send = _TOKEN.match, self._send_to_parser
         ground = self._taking_plain_text
-        offset, length = 0, len(data)
+        simple, takes_simple, draw_simple = _SIMPLE.match, screen.takes_simple_runs, screen.draw_simple
+        offset, length, not_simple_before = 0, len(data), 0
         while offset < length:
+            if ground and offset >= not_simple_before:
+                m = simple(data, offset)
+                if m is not None and takes_simple():
+                    draw_simple(m.group())
+                    offset = m.end()
+                    continue
+                # not a simple run, or the screen cannot take one: tokens until the run's end (no rescans)
+                not_simple_before = m.end() if m is not None else offset + 1
             m = match(data, offset) if ground else None
             if m is None:
                 try:

@@ -64,8 +64,9 @@ class _PyteStream(pyte.Stream):
 
 
 def _state(screen: pyte.Screen, stream: pyte.Stream) -> tuple:
+    present = sorted(screen.buffer)  # which rows exist matters: pyte's delete_lines (and resize) moves only those
     cells = tuple(tuple(screen.buffer[y][x] for x in range(screen.columns)) for y in range(screen.lines))
-    return (cells, screen.cursor.x, screen.cursor.y, screen.cursor.attrs, screen.cursor.hidden, sorted(screen.mode),
+    return (present, cells, screen.cursor.x, screen.cursor.y, screen.cursor.attrs, screen.cursor.hidden, sorted(screen.mode),
             screen.margins, screen.charset, screen.g0_charset, screen.g1_charset, screen.title, screen.icon_name,
             stream._taking_plain_text, screen.columns, screen.lines)
 
@@ -152,3 +153,59 @@ def test_the_fast_paths_are_taken_on_ordinary_output():
     assert observation.text == "user@host:~$ ls\ndir  file\n$"
     assert replay.screen.title == "user@host"
     assert replay.screen.buffer[1][0].fg == "blue" and replay.screen.buffer[1][0].bold
+
+
+_LONG_OUTPUT_EXTRAS = ["\x1b[3A", "\x1b[H", "\x1b[2J", "\x1b[20h", "\x1b[20l", "\x1b[?7l", "\x1b[?7h", "\x1b[2;4r",
+                       "\x1b[r", "\x1b[4h", "\x1b[4l", "\x1b(0", "\x1b(B", "\x1b[?5h", "\x1b[?5l", "\t", "日本"]
+
+
+def _long_output_cast(seed: int) -> asciicast.Cast:
+    """Shell sessions whose commands print far more lines than the screen holds (coloured lines, lines that
+    wrap, progress redrawn with CR, bare LFs), now and then a cursor move, clear, mode, margin or resize."""
+    rng = random.Random(seed)
+    cols, rows = rng.choice([(12, 4), (20, 6), (40, 10)])
+    cast = asciicast.Cast(2, cols, rows, {"version": 2, "width": cols, "height": rows})
+    t, n = 0.0, 0
+    for _ in range(25):
+        n += 1
+        cast.events.append((t, "i", "\r", n))
+        cast.lines[n] = "[...]"
+        out = []
+        for _ in range(rng.randrange(1, 6 * rows)):
+            roll = rng.random()
+            if roll < 0.05:
+                out.append(rng.choice(_LONG_OUTPUT_EXTRAS))
+            elif roll < 0.15:
+                out.append("".join(f"\r{p}%" for p in range(0, 101, 25)) + "\r\n")
+            else:
+                words = " ".join(rng.choice(["ok", "error", "build", "x" * cols]) for _ in range(rng.randrange(0, 5)))
+                out.append(f"\x1b[{rng.choice(['31', '1;33', '', '38;5;208', '0'])}m{words}\x1b[0m"
+                           + rng.choice(["\r\n", "\r\n", "\n", ""]))
+        chunks = rng.randrange(1, 4)  # one event or several, cut anywhere
+        text = "".join(out)
+        cuts = sorted(rng.randrange(len(text) + 1) for _ in range(chunks - 1))
+        for a, b in zip([0] + cuts, cuts + [len(text)]):
+            n += 1
+            cast.events.append((t, "o", text[a:b], n))
+        if rng.random() < 0.1:
+            n += 1
+            cast.events.append((t, "r", rng.choice(["30x8", "12x4", "40x10"]), n))
+        t += 1.0
+    return cast
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_long_outputs_scrolled_off_give_the_same_state_on_both_paths(seed):
+    """Output that scrolls off before the next observation is not drawn (`_Screen.draw_simple`), yet every
+    cell, the cursor and the modes are those of pyte drawing it all."""
+    _both_paths(_long_output_cast(seed))
+
+
+def test_long_output_only_writes_the_rows_that_stay():
+    replay = asciicast.TerminalReplay(20, 3)
+    written = []
+    write = replay.screen._write
+    replay.screen._write = lambda row, writes: (written.append(writes), write(row, writes))
+    replay.feed("o", "".join(f"\x1b[32mline {i}\x1b[0m\r\n" for i in range(1000)) + "$ ")
+    assert replay.observation().text == "line 998\nline 999\n$"
+    assert len(written) == 3  # of 1001 lines, only the three on the screen at the end
