@@ -21,6 +21,24 @@ def _too_large(path: str, size: int) -> "SourceError":
     return SourceError("file_too_large", f"{path}: {size} bytes exceeds the {MAX_FILE_BYTES} byte limit", path)
 
 
+def _read_local(path: str, rel: str) -> bytes:
+    # os.open/os.read rather than open(): no buffered file object, ~5 us less a file (a run reads ~100 a MB)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_FILE_BYTES:
+            raise _too_large(rel or path, size)
+        data = os.read(fd, size + 1)
+        if len(data) == size:  # the usual case: one read returns the whole file
+            return data
+        chunks = [data]  # a short read, or a file that changed since fstat: read on to the end
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 class SourceError(Exception):
     """A problem with the input itself (missing file, too large...); becomes a quarantine row."""
 
@@ -46,11 +64,7 @@ class Source:
         path = self.join(rel)
         try:
             if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
-                with open(path, "rb") as f:
-                    size = os.fstat(f.fileno()).st_size
-                    if size > MAX_FILE_BYTES:
-                        raise _too_large(rel or path, size)
-                    data = f.read()
+                data = _read_local(path, rel)
             else:
                 size = self.fs.size(path)
                 if size is not None and size > MAX_FILE_BYTES:

@@ -19,25 +19,28 @@ def repr_text(text: str, limit: int = 200) -> str:
 
 
 def _view_line(node_id, view: dict, flags: list[str]) -> str:
-    cls = view.get("class") or "View"
-    parts = [f"[{node_id}] {cls.rsplit('.', 1)[-1]}"]
-    text, desc, rid = view.get("text"), view.get("content_description"), view.get("resource_id")
+    get = view.get
+    cls = get("class") or "View"
+    line = f"[{node_id}] {cls.rsplit('.', 1)[-1]}"
+    text, desc, rid = get("text"), get("content_description"), get("resource_id")
     if text:
-        parts.append(repr_text(text))
+        line += " " + repr_text(text)
     if desc:
-        parts.append("desc=" + repr_text(desc))
+        line += " desc=" + repr_text(desc)
     if rid:
-        parts.append("id=" + rid.split(":id/", 1)[-1])
-    flags += [f for f in STATE_FLAGS if view.get(f)]
-    if not view.get("enabled", True):
+        line += " id=" + rid.split(":id/", 1)[-1]
+    for flag in STATE_FLAGS:
+        if get(flag):
+            flags.append(flag)
+    if not get("enabled", True):
         flags.append("disabled")
     if flags:
-        parts.append("{" + ",".join(flags) + "}")
-    bounds = view.get("bounds")
+        line += " {" + ",".join(flags) + "}"
+    bounds = get("bounds")
     if bounds:
         (x1, y1), (x2, y2) = bounds
-        parts.append(f"@[{x1},{y1}][{x2},{y2}]")
-    return " ".join(parts)
+        line += f" @[{x1},{y1}][{x2},{y2}]"
+    return line
 
 
 def render_android_screen(views: list[dict], header: str | None = None) -> str:
@@ -48,23 +51,34 @@ def render_android_screen(views: list[dict], header: str | None = None) -> str:
     `temp_id`, `parent` (-1 for a root), `children`, `bounds` [[x1, y1], [x2, y2]] in pixels, `class`, `text`,
     `content_description`, `resource_id`, and boolean flags (`clickable`, `visible`, `enabled`, ...).
     """
-    by_id: dict = {}
     stack: list[tuple] = []
+    positional = True  # DroidBot numbers views by list position: then the list is the id lookup, no dict
     for i, view in enumerate(views):
         node_id = view.get("temp_id", i)
-        by_id[node_id] = view
+        if node_id != i:
+            positional = False
         if view.get("parent", -1) == -1:
             stack.append((node_id, 0))
     stack.reverse()
+    by_id = None if positional else {view.get("temp_id", i): view for i, view in enumerate(views)}
+    n = len(views)
     lines = [header] if header else []
     seen: set = set()
     while stack:
         node_id, depth = stack.pop()
-        view = by_id.get(node_id)
-        if view is None or node_id in seen or view.get("visible") is False:
+        if by_id is None:
+            try:
+                view = views[node_id] if 0 <= node_id < n else None
+            except TypeError:  # not an int: look it up as the dict would (1.0 finds view 1, "x" finds none)
+                view = dict(enumerate(views)).get(node_id)
+        else:
+            view = by_id.get(node_id)
+        if view is None or node_id in seen:
+            continue
+        get = view.get
+        if get("visible") is False:
             continue
         seen.add(node_id)  # guards against cycles in malformed parent/child links
-        get = view.get
         # one flat test: most views are layout-only and skip the line formatting entirely
         if get("clickable") or get("long_clickable") or get("editable") or get("scrollable") or \
                 get("checkable") or get("text") or get("content_description"):
@@ -72,5 +86,8 @@ def render_android_screen(views: list[dict], header: str | None = None) -> str:
             depth += 1
         children = get("children")
         if children:
-            stack.extend((child, depth) for child in reversed(children))
+            if len(children) == 1:  # the common case, and layout chains are long: no list to build
+                stack.append((children[0], depth))
+            else:
+                stack.extend([(child, depth) for child in reversed(children)])
     return "\n".join(lines)
