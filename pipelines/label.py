@@ -60,10 +60,11 @@ class LabelOptions:
     strategies: list[str] | None = None  # None: every strategy of each domain
     seed: int = 0  # branch point and counterfactual choices
     sampling: Sampling = field(default_factory=Sampling)
-    concurrency: int = 16
-    timeout_s: float = 600.0
-    retries: int = 4
-    backoff_s: float = 0.5
+    # the client's settings, flat so stage options and flags map one to one; defaults are the client's
+    concurrency: int = ClientConfig.concurrency
+    timeout_s: float = ClientConfig.timeout_s
+    retries: int = ClientConfig.retries
+    backoff_s: float = ClientConfig.backoff_s
     api_key: str | None = None
     backend: str = "http"  # http | vllm (offline engine)
     retry_failed: bool = False  # resend requests whose earlier output was unusable

@@ -35,9 +35,6 @@ class Lake:
     def path(self, *parts: str) -> str:
         return posixpath.join(self.root, *parts)
 
-    def dataset_dir(self, dataset: str) -> str:
-        return self.path("datasets", dataset)
-
     def marker_path(self, dataset: str, task_id: str) -> str:
         return self.path("datasets", dataset, "tasks", f"{task_id}.json")
 
