@@ -20,7 +20,11 @@ TAP_KINDS = ("tap", "click", "long_press", "double_click", "right_click")
 # Commands after which the prompt's directory may legitimately differ.
 _CD_LIKE = re.compile(r"(^|[\s;&|(`])(cd|pushd|popd|exit|logout|ssh|su|sudo|bash|sh|zsh|docker|z|j)(\s|$|;|&|\))")
 # bash-style `user@host:DIR$ ` and SWE-agent's `(Current directory: DIR)`; the last one in the text wins.
-_PROMPTS = (re.compile(r"[\w.-]+@[\w.-]+:([^\s$#]+)\s?[$#]"), re.compile(r"\(Current directory: ([^)]+)\)"))
+# A prompt match may start only where a run of name characters starts, and every part has a length cap:
+# without both, findall retries from each character of a long word run and validate goes quadratic
+# (a 200 kB run of letters took 87 s). Real users, hosts and paths are far shorter than the caps.
+_PROMPTS = (re.compile(r"(?<![\w.-])[\w.-]{1,256}@[\w.-]{1,256}:([^\s$#]{1,4096})\s?[$#]"),
+            re.compile(r"\(Current directory: ([^)]{1,4096})\)"))
 _ID_KEYS = ("tool_call_id", "call_id", "toolCallId", "id")
 _BOUNDS_TEXT = re.compile(r"\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]")
 

@@ -1,6 +1,8 @@
 """Cross-step rules of the text and web domains, on episodes shaped as their readers yield them (built with
 `ingest.arrow.TableBuilder`), with contents taken from the bundled samples' kind of traces."""
 
+import time
+
 import orjson
 import pyarrow as pa
 
@@ -91,3 +93,15 @@ def test_empty_output_is_a_real_observation():
     tool = [Step(Observation(kind="text", text="task"), _call(1)),
             Step(Observation(kind="tool_result", text=""), Action(kind="done"))]
     assert _rules("mcp", "linux", tool) == []
+
+
+def test_long_word_run_in_terminal_text_is_checked_quickly():
+    # A 2 MB run of letters (a base64 blob, a minified line) once made the prompt search quadratic:
+    # 100 kB took 23 s, so 2 MB would never finish. The prompts around it must still be read.
+    blob = "a" * 2_000_000
+    steps = [Step(_term(f"root@box:/app$ cat x\n{blob}\nroot@box:/app$ "), Action(kind="command", code="ls")),
+             Step(_term(f"{blob}@{blob}:{blob}\nroot@box:/tmp$ "), Action(kind="command", code="ls"))]
+    start = time.perf_counter()
+    found = _rules("terminal", "linux", steps)
+    assert time.perf_counter() - start < 2
+    assert found == [("terminal.cwd_discontinuity", "0", "warning")]
