@@ -43,7 +43,7 @@ from schemas import TABLES
 from transforms.agentworld import transition_messages
 from transforms.label import branch_points
 from transforms.label.counterfactual import counterfactuals, make_action
-from transforms.label.parse import parse_output
+from transforms.label.parse import leftover_tags, parse_output
 
 # Bump when the way this module assembles a request changes (it is part of every template hash).
 REQUEST_LAYOUT_VERSION = "1"
@@ -97,7 +97,7 @@ class LabelResult:
     cached: int = 0  # answered by the ledger
     sent: int = 0
     ok: int = 0
-    failed: int = 0  # unusable output (empty, truncated)
+    failed: int = 0  # unusable output (empty, truncated, reasoning / tags left in the state)
     errors: int = 0  # no answer after retries
     branches_written: int = 0
     tokens_in: int = 0
@@ -265,6 +265,10 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
     new_steps = []
     for job in jobs:
         row = rows[job.request_key]
+        if row["status"] == "ok" and leftover_tags(row["observation"]):
+            # a ledger row parsed by an older reader may still hold reasoning / tags: never a state
+            row = {**row, "status": "failed",
+                   "error": f"reasoning or tags left in the parsed state: {' '.join(leftover_tags(row['observation']))}"}
         if job.request_key in by_key:  # sent by this run
             result.tokens_in += row["tokens_in"] or 0
             result.tokens_out += row["tokens_out"] or 0

@@ -297,3 +297,15 @@ max_tokens = 2048
     stats = query("SELECT stage, records_in, records_out FROM stage_stats ORDER BY stage")
     assert {"stage": "label", "records_in": 2, "records_out": 2} in stats
     assert query("SELECT count(*) n FROM steps WHERE origin = 'simulated'")[0]["n"] == 2
+
+
+def test_state_with_tags_left_is_unusable(run, lake, query, server):
+    """Tags rebuilt by removing the reasoning (`<thi<think>..</think>nk>`) leave `<think>` in the parsed state:
+    it is counted unusable and no simulated step holds it."""
+    run("ingest-android", [DROIDBOT])
+    s = server([lambda body: (200, chat_completion("<thi<think>x</think>nk> Activity: after"), 0.0)])
+    result = _label(lake, s.url, strategies=["home"])
+    assert result.requests > 0 and (result.ok, result.failed, result.branches_written) == (0, result.requests, 0)
+    assert f"{result.requests} unusable" in result.summary()
+    assert all("reasoning or tags left" in m for m in result.messages)
+    assert query("SELECT count(*) n FROM steps WHERE origin = 'simulated'")[0]["n"] == 0

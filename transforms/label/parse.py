@@ -1,46 +1,108 @@
-"""World-model output to a predicted observation, the way the reference evaluation reads it.
+"""World-model output to a predicted observation, read the way the reference evaluation reads it
+(Qwen-AgentWorld `eval/lwm_eval_utils/output_parser.py`: `parse_model_output`, then `clean_response_marker`).
 
-- everything up to the last `</think>` is reasoning and is dropped;
-- when a `<predicted_observation>` block is present, the last one is the answer (an unclosed last block runs
-  to the end of the text);
-- a leading `**Environment Observation:**` marker is stripped.
+1. Reasoning is removed (tags matched case-insensitively, positions taken in the original text):
+   - each `<think>` is paired with the first unpaired `</think>` after it; the pair and what lies between go;
+   - a `</think>` left unpaired removes everything from the start of the text to its end;
+   - a `<think>` left unpaired removes up to the first `<predicted_observation>` after it, or to the end;
+   the removed ranges are merged (so nested blocks go whole) and the rest is joined.
+2. If a `<predicted_observation>` tag remains, the answer is the text after the last one, up to the first
+   `</predicted_observation>` after it (to the end when unclosed), stripped — possibly empty. Otherwise the
+   answer is the whole remaining text, stripped.
+3. The `**Environment Observation:**` marker: a leading one is cut once; otherwise every occurrence is removed.
 
-An empty output, an output that is empty once parsed, or one cut by the token limit (finish reason `length`)
-is a failure: it is recorded, never stored as a state.
+Failures (recorded, never stored as a state):
+- the reference's `No output`: an empty output, or one with no `<predicted_observation>` tag that is blank
+  once reasoning is removed. (An empty *block* is an empty observation, as in the reference — a silent command.)
+- an output cut by the token limit (finish reason `length`): the project's own rule, the text is incomplete;
+- an answer that still holds reasoning or tags (`<think>`, `</think>`, `<predicted_observation>`,
+  `</predicted_observation>`), e.g. tags rebuilt by the removal: it is not a clean state.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from transforms.agentworld import OBSERVATION_MARKER
 
-THINK_END = "</think>"
-OPEN_TAG, CLOSE_TAG = "<predicted_observation>", "</predicted_observation>"
+TAG = "predicted_observation"
+_THINK = re.compile(r"<(/?)think>", re.IGNORECASE)
+_OPEN = re.compile(f"<{TAG}>", re.IGNORECASE)
+_CLOSE = re.compile(f"</{TAG}>", re.IGNORECASE)
+_LEFTOVER = re.compile(f"</?think>|</?{TAG}>", re.IGNORECASE)
 
 
 @dataclass
 class Parsed:
-    observation: str | None  # the predicted observation text; None on failure
+    observation: str | None  # the predicted observation text ("" is a silent command); None on failure
     failure: str | None = None  # one line saying why there is no observation
+
+
+def _think_ranges(text: str) -> list[tuple[int, int]]:
+    """Spans of `text` that are reasoning (see step 1), unmerged."""
+    tags = [(m.start(), m.end(), m.group(1) == "/") for m in _THINK.finditer(text)]
+    paired: set[int] = set()
+    spans = []
+    for i, (start, _, closing) in enumerate(tags):
+        if closing or i in paired:
+            continue
+        j = next((j for j in range(i + 1, len(tags)) if tags[j][2] and j not in paired), None)
+        if j is not None:
+            paired.update((i, j))
+            spans.append((start, tags[j][1]))
+    for i, (start, end, closing) in enumerate(tags):
+        if i in paired:
+            continue
+        if closing:
+            spans.append((0, end))
+        else:  # an unclosed <think> stops at the answer tag, so an answer after it survives
+            answer = _OPEN.search(text, start)
+            spans.append((start, answer.start() if answer else len(text)))
+    return spans
+
+
+def strip_reasoning(text: str) -> str:
+    spans = sorted(_think_ranges(text))
+    if not spans:
+        return text
+    kept, pos = [], 0
+    for start, end in spans:  # overlapping or touching spans behave as one
+        if start > pos:
+            kept.append(text[pos:start])
+        pos = max(pos, end)
+    kept.append(text[pos:])
+    return "".join(kept).strip()
+
+
+def strip_marker(text: str) -> str:
+    if text.startswith(OBSERVATION_MARKER):
+        return text[len(OBSERVATION_MARKER):].strip()
+    return text.replace(OBSERVATION_MARKER, "").strip()
+
+
+def leftover_tags(text: str) -> list[str]:
+    """The reasoning / answer tags still in a parsed state (a state holding any is unusable)."""
+    return sorted({m.group(0).lower() for m in _LEFTOVER.finditer(text or "")})
 
 
 def parse_output(text: str | None, finish_reason: str | None = "stop") -> Parsed:
     if finish_reason == "length":
         return Parsed(None, "truncated: the output hit max_tokens (finish_reason length)")
-    if not text or not text.strip():
-        return Parsed(None, "empty output")
-    think_end = text.rfind(THINK_END)
-    if think_end >= 0:
-        text = text[think_end + len(THINK_END):]
-    start = text.rfind(OPEN_TAG)
-    if start >= 0:
-        body = text[start + len(OPEN_TAG):]
-        end = body.find(CLOSE_TAG)
-        text = body if end < 0 else body[:end]
-    text = text.strip()
-    if text.startswith(OBSERVATION_MARKER):
-        text = text[len(OBSERVATION_MARKER):].strip()
     if not text:
-        return Parsed(None, "empty once parsed (nothing after </think> / in <predicted_observation>)")
-    return Parsed(text)
+        return Parsed(None, "empty output")
+    cleaned = strip_reasoning(text)
+    opens = list(_OPEN.finditer(cleaned))
+    if opens:
+        body = cleaned[opens[-1].end():]
+        close = _CLOSE.search(body)
+        answer = (body[:close.start()] if close else body).strip()
+    elif cleaned.strip():
+        answer = cleaned.strip()
+    else:
+        return Parsed(None, "empty once reasoning is removed (no <predicted_observation> block)")
+    answer = strip_marker(answer)
+    tags = leftover_tags(answer)
+    if tags:
+        return Parsed(None, f"reasoning or tags left in the parsed state: {' '.join(tags)}")
+    return Parsed(answer)

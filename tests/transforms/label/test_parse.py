@@ -26,5 +26,7 @@ def test_failures_are_reported_not_stored():
     assert parse_output("<predicted_observation>half a scr", "length").failure.startswith("truncated")
     assert parse_output("", "stop").failure == "empty output"
     assert parse_output(None, "stop").failure == "empty output"
-    empty = parse_output("<think>long reasoning</think>\n<predicted_observation> </predicted_observation>", "stop")
-    assert empty.observation is None and empty.failure.startswith("empty once parsed")
+    empty = parse_output("<think>long reasoning</think>", "stop")
+    assert empty.observation is None and empty.failure.startswith("empty once reasoning")
+    # an empty block is an empty observation (a silent command), as the reference reads it
+    assert parse_output("<think>x</think>\n<predicted_observation> </predicted_observation>", "stop").observation == ""
