@@ -164,9 +164,19 @@ def user_turn(turn: int, block: str, current_state: str | None = None) -> str:
     return f"### Turn {turn}\n" + state_block(current_state) + block
 
 
-def observation_turn(text: str) -> str:
+# A command that printed nothing (or a step with no observation) is shown as this line, the same in SFT
+# targets and history, RL ground truth and labeler requests, so a model learns one way to say "silent".
+EMPTY_OBSERVATION = "(no output)"
+
+
+def observation_text(text: str | None) -> str:
+    """The observation as the model sees and writes it: EMPTY_OBSERVATION when blank."""
+    return text if text and text.strip() else EMPTY_OBSERVATION
+
+
+def observation_turn(text: str | None) -> str:
     """One assistant message: the observation after the marker the reference's evaluation strips."""
-    return f"{OBSERVATION_MARKER}\n{text or ''}"
+    return f"{OBSERVATION_MARKER}\n{observation_text(text)}"
 
 
 def transition_messages(domain: str, history: list[tuple[dict, str]], action: dict, first_state: str | None,

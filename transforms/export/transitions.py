@@ -27,6 +27,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from transforms import agentworld
+
 STEP_COLUMNS = ["episode_id", "step_index", "step_id", "domain", "observation", "action", "final_observation",
                 "origin", "branch_id", "parent_step_id"]
 EPISODE_COLUMNS = ["episode_id", "domain", "platform", "source_format", "task", "outcome", "env"]
@@ -102,7 +104,7 @@ class Transition:
 
     @property
     def target(self) -> str:
-        return self.turn.observation or ""
+        return agentworld.observation_text(self.turn.observation)
 
     @property
     def target_step_id(self) -> str:

@@ -10,6 +10,7 @@
    `</predicted_observation>` after it (to the end when unclosed), stripped — possibly empty. Otherwise the
    answer is the whole remaining text, stripped.
 3. The `**Environment Observation:**` marker: a leading one is cut once; otherwise every occurrence is removed.
+4. An answer that is exactly `(no output)` (how training data shows a silent command) is stored as "".
 
 Failures (recorded, never stored as a state):
 - the reference's `No output`: an empty output, or one with no `<predicted_observation>` tag that is blank
@@ -24,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from transforms.agentworld import OBSERVATION_MARKER
+from transforms.agentworld import EMPTY_OBSERVATION, OBSERVATION_MARKER
 
 TAG = "predicted_observation"
 _THINK = re.compile(r"<(/?)think>", re.IGNORECASE)
@@ -105,4 +106,5 @@ def parse_output(text: str | None, finish_reason: str | None = "stop") -> Parsed
     tags = leftover_tags(answer)
     if tags:
         return Parsed(None, f"reasoning or tags left in the parsed state: {' '.join(tags)}")
-    return Parsed(answer)
+    # the model learned silent commands as EMPTY_OBSERVATION: stored like a real silent step, as ""
+    return Parsed("" if answer == EMPTY_OBSERVATION else answer)

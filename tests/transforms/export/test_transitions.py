@@ -53,3 +53,23 @@ def test_cpt_windows_split_long_trajectories_into_whole_turns():
     text = cpt.text_record(renderer, 0, 3)["text"]
     assert text.startswith("### Turn 1\n**Current State:**\n$ \n\n**Action:**\n```json\n[\n  {\n    \"keystrokes\": \"ls\\n\"")
     assert text.endswith("```json\n[]\n```\n**Environment Observation:**\nbye")
+
+
+def test_a_silent_command_reads_as_no_output_in_sft_rl_and_the_labeler():
+    """`touch b` prints nothing: the SFT assistant turn, the RL ground truth and the labeler's history all show
+    the one documented line, and the labeler stores that line back as an empty state."""
+    from transforms import agentworld
+    from transforms.label.parse import parse_output
+
+    rows = [step_row(EP, 0, "terminal", "$ ", {"kind": "command", "code": "touch b"}),
+            step_row(EP, 1, "terminal", "", {"kind": "command", "code": "ls"}),
+            step_row(EP, 2, "terminal", "$ ls\nb\n$ ", {"kind": "done"}, final_text="bye")]
+    (main,) = _trajectories(rows)
+    first = next(main.transitions())
+    assert first.target == agentworld.EMPTY_OBSERVATION == "(no output)"
+    assert agentworld.observation_turn("") == agentworld.observation_turn(None) == \
+        "**Environment Observation:**\n(no output)"
+    messages = agentworld.transition_messages("terminal", [({"kind": "command", "code": "touch b"}, "")],
+                                              {"kind": "command", "code": "ls"}, "$ ")
+    assert messages[2] == {"role": "assistant", "content": "**Environment Observation:**\n(no output)"}
+    assert parse_output("<predicted_observation>\n(no output)\n</predicted_observation>").observation == ""
