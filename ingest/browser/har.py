@@ -99,7 +99,8 @@ def exchanges_from_entries(entries: list[dict], titles: dict[str, str]) -> list[
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
-    har = parse_json(source.read_bytes(), source.uri)
+    # Windows exporters (Fiddler, some browsers) write a UTF-8 BOM, which JSON parsers refuse
+    har = parse_json(source.read_bytes().removeprefix(b"\xef\xbb\xbf"), source.uri)
     log = har.get("log") if isinstance(har, dict) else None
     if not isinstance(log, dict) or not isinstance(log.get("entries"), list):
         raise SourceError("bad_record", f"{source.uri}: no log.entries array (not HAR)")

@@ -30,6 +30,19 @@ def test_har_redirect_chain_is_three_navigations_and_the_page_is_the_final_obser
     assert ep["task"] is None and json.loads(ep["env"])["recorder_version"] == "1.23.0-next"
 
 
+def test_har_with_utf8_byte_order_mark_ingests_the_same_steps(run, query, tmp_path):
+    # Windows tools (Fiddler, some browser exports) write HAR with a UTF-8 BOM; JSON parsers reject it
+    path = tmp_path / "bom.har"
+    path.write_bytes(b"\xef\xbb\xbf" + (HAR / "har-redirect.har").read_bytes())
+    result = run("ingest-browser", [path])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 3
+    assert result.quarantined == 0
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    assert [s["action"]["text"] for s in steps] == [
+        "https://theverge.com/", "http://www.theverge.com/", "https://www.theverge.com/"]
+    assert str(steps[0]["timestamp"]) == "2022-06-16 21:41:23.951000+00:00"
+
+
 def test_har_external_body_is_named_not_invented(run, query):
     run("ingest-browser", [HAR / "har-sha1.har"])
     final = query("SELECT final_observation AS f FROM steps")[0]["f"]
