@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
+import stat
 import posixpath
 from dataclasses import dataclass, field
 
@@ -72,17 +73,41 @@ def _roots(input_spec: str) -> tuple[fsspec.AbstractFileSystem, list[str]]:
     return fs, [path.rstrip("/") or "/"]
 
 
-def _files(fs, root: str) -> dict[str, dict]:
-    """Every file under `root` (or `root` itself) with its size and modification time, in path order."""
+def _regular(root: str, path: str) -> tuple[os.stat_result | None, str | None]:
+    """`path`'s stat if it is a regular file to read, else why not. A FIFO would block its reader forever and
+    a link to /dev/zero never ends, so only regular files count; a link may point only inside `root`."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        target = os.path.realpath(path)
+        real_root = os.path.realpath(root)
+        if os.path.commonpath([real_root, target]) != real_root:
+            return None, f"a link to {target}, outside the input"
+        try:
+            st = os.stat(target)
+        except OSError:
+            return None, "a broken link"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        return None, kind
+    return st, None
+
+
+def _files(fs, root: str, skipped: list[str]) -> dict[str, dict]:
+    """Every regular file under `root` (or `root` itself) with its size and modification time, in path order;
+    what is not read (FIFOs, devices, links out of the input) goes to `skipped` as "path (reason)"."""
     if fs.isfile(root):
         return {root: fs.info(root)}
     if isinstance(fs, LocalFileSystem):  # os.scandir: fsspec's per-file info costs ~25 us a file
         found = {}
-        for dirpath, _, names in os.walk(root):
+        for dirpath, _, names in os.walk(root):  # os.walk does not descend into linked directories
             for name in names:
                 path = posixpath.join(dirpath, name)
-                st = os.stat(path)
-                found[path] = {"name": path, "size": st.st_size, "mtime": st.st_mtime}
+                st, reason = _regular(root, path)
+                if reason:
+                    skipped.append(f"{path} (skipped: {reason})")
+                else:
+                    found[path] = {"name": path, "size": st.st_size, "mtime": st.st_mtime}
         return dict(sorted(found.items()))
     return {p: info for p, info in sorted(fs.find(root, detail=True).items()) if info.get("type") == "file"}
 
@@ -110,7 +135,7 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
     for spec in input_specs:
         fs, roots = _roots(spec)
         for root in roots:
-            files = _files(fs, root)
+            files = _files(fs, root, ignored)
             root_is_file = fs.isfile(root)
             base = posixpath.dirname(root) if root_is_file else root
             root_name = posixpath.basename(root) or "input"

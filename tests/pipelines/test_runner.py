@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,28 @@ def test_auto_executor_uses_ray_only_when_parallel_tasks_outweigh_its_startup():
     assert not _ray_pays_off(plan_of(*[96] * 20), cpus=1)  # nothing to parallelize onto
     assert _ray_pays_off(plan_of(*[96] * 24), cpus=2)  # 2.3 GB: halving the work beats the startup
     assert _ray_pays_off(plan_of(*[96] * 8), cpus=16)
+
+
+def test_fifos_devices_and_links_out_of_the_input_are_skipped_and_reported(run, query, tmp_path):
+    # A FIFO blocks whoever opens it, /dev/zero never ends, a link out of the input leaks another file:
+    # none is read, the run finishes, and each is named in the run's ignored files with its reason.
+    root = tmp_path / "runs"
+    shutil.copytree(RUN, root / "a")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hunter2-top-secret")
+    os.mkfifo(root / "a" / "pipe")
+    (root / "a" / "leak.json").symlink_to(secret)
+    (root / "a" / "zero").symlink_to("/dev/zero")
+    done = {}
+    worker = threading.Thread(target=lambda: done.setdefault("result", run("ingest-android", [root])), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert not worker.is_alive(), "ingest hung on a FIFO or device"
+    result = done["result"]
+    assert result.status == "success"
+    assert query("SELECT count(*) AS n FROM steps") == [{"n": 12}]
+    assert "hunter2" not in str(query("SELECT * FROM steps"))
+    reasons = "\n".join(result.ignored)
+    assert f"{root}/a/pipe (skipped: a FIFO)" in reasons
+    assert f"{root}/a/leak.json (skipped: a link to {secret}, outside the input)" in reasons
+    assert f"{root}/a/zero (skipped: a link to /dev/zero, outside the input)" in reasons
