@@ -265,10 +265,9 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
     new_steps = []
     for job in jobs:
         row = rows[job.request_key]
-        if row["status"] == "ok" and leftover_tags(row["observation"]):
-            # a ledger row parsed by an older reader may still hold reasoning / tags: never a state
-            row = {**row, "status": "failed",
-                   "error": f"reasoning or tags left in the parsed state: {' '.join(leftover_tags(row['observation']))}"}
+        tags = leftover_tags(row["observation"]) if row["status"] == "ok" else []
+        if tags:  # a ledger row parsed by an older reader may still hold reasoning / tags: never a state
+            row = {**row, "status": "failed", "error": f"reasoning or tags left in the parsed state: {' '.join(tags)}"}
         if job.request_key in by_key:  # sent by this run
             result.tokens_in += row["tokens_in"] or 0
             result.tokens_out += row["tokens_out"] or 0
