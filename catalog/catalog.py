@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from schemas import TABLES
 
-VIEW_TABLES = ("episodes", "steps", "quarantine", "blobs")
+VIEW_TABLES = ("episodes", "steps", "branches", "quarantine", "blobs")
 STORAGE_COMPATIBILITY = "v1.4.0"
 
 DDL = """

@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from ingest.record import Episode, Rejected, episode_id, utc
 from schemas import v1
+from schemas.branches import branch_key
 
 
 class TableBuilder:
@@ -18,6 +19,7 @@ class TableBuilder:
         self.episodes: list[dict] = []
         self.steps: dict[str, list] = {name: [] for name in v1.STEPS.names}
         self.quarantine: list[dict] = []
+        self.branches: list[dict] = []
 
     def add_episode(self, ep: Episode, *, source_format: str, source_uri: str, source_sha256: str,
                     ingestor_version: str) -> str:
@@ -54,6 +56,16 @@ class TableBuilder:
             cols["branch_id"].append(None)
             cols["labeler"].append(None)
             cols["_run_id"].append(self.run_id)
+        for branch in ep.branches:
+            parent = f"{eid}:{branch.step}"
+            action = vars(branch.action)
+            key = branch_key(parent, action)
+            self.branches.append({
+                "step_id": f"{parent}:sim-{(branch.request_key or key)[:16]}", "branch_id": key,
+                "parent_step_id": parent, "episode_id": eid, "step_index": branch.step, "domain": ep.domain,
+                "origin": branch.origin, "action": action, "next_observation": vars(branch.next_observation),
+                "strategy": branch.strategy, "labeler": branch.labeler, "request_key": branch.request_key,
+                "_run_id": self.run_id})
         return eid
 
     def add_rejected(self, rej: Rejected, *, source_uri: str) -> None:
@@ -71,5 +83,6 @@ class TableBuilder:
         return {
             "episodes": pa.Table.from_pylist(self.episodes, schema=v1.EPISODES),
             "steps": pa.Table.from_pydict(self.steps, schema=v1.STEPS),
+            "branches": pa.Table.from_pylist(self.branches, schema=v1.BRANCHES),
             "quarantine": pa.Table.from_pylist(self.quarantine, schema=v1.QUARANTINE),
         }

@@ -13,8 +13,10 @@ turn's last action), plus any user messages before the next action. Observation 
 before the first action. The turn's `reasoning_content` is the reasoning of its first step.
 
 Round trip: files written by `pipelines export atif` carry our exact records in `extra["trajforge"]` (root:
-episode fields; step: `action` and the next `observation`), and those win over the mapping above, so
-ingest -> export -> ingest gives the same steps. Timestamps: UTC when zoned, else null. Domain `terminal`
+episode fields; step: `action` and the next `observation`, and with `--include-simulated` the step's
+`branches`), and those win over the mapping above, so ingest -> export -> ingest gives the same steps, and
+the same branches with their origin (ids follow the new episode id; a branch with a malformed record is
+quarantined alone). Timestamps: UTC when zoned, else null. Domain `terminal`
 (or `search` for search tools) unless the root extra says otherwise; platform `linux`.
 """
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 import posixpath
 from typing import Iterator
 
-from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.record import Action, Branch, Episode, Observation, Rejected, Step
 from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
@@ -74,6 +76,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     agent_info = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
 
     steps: list[Step] = []
+    branches: list[Branch] = []
     pending: list[Observation] = []
     env: dict = {}
     task = None
@@ -123,6 +126,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         if "observation" in mine:
             restored = _restored_observation(mine["observation"])
             pending = [restored] if restored is not None else []
+        for k, record in enumerate(mine.get("branches") or []):
+            branch = _branch(record, len(steps) - 1)
+            if branch is None:
+                yield Rejected("bad_record", f"{name}: steps[{i}] branch {k}: needs an object with 'origin', an "
+                               "'action' object with a 'kind' and a 'next_observation' object",
+                               f"steps[{i}].extra.{EXTRA_KEY}.branches[{k}]", snippet=dumps(record)[:2000])
+            else:
+                branches.append(branch)
 
     if not steps:
         yield Rejected("empty_episode", f"{name}: no agent steps")
@@ -144,4 +155,19 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         terminated=bool(root.get("terminated", False)),
         final_observation=_merge(pending) if pending else None,
         env={k: v for k, v in env.items() if v is not None},
+        branches=branches,
     )
+
+
+def _branch(record, step: int) -> Branch | None:
+    """A branch our export listed on a turn, or None when its record is malformed."""
+    if not isinstance(record, dict) or not isinstance(record.get("origin"), str):
+        return None
+    action, state = record.get("action"), _restored_observation(record.get("next_observation"))
+    if not isinstance(action, dict) or not isinstance(action.get("kind"), str) or state is None:
+        return None
+    text = lambda key: record[key] if isinstance(record.get(key), str) else None  # noqa: E731
+    return Branch(step=step, origin=record["origin"],
+                  action=Action(**{k: v for k, v in action.items() if k in _ACTION_FIELDS}),
+                  next_observation=state, strategy=text("strategy"), labeler=text("labeler"),
+                  request_key=text("request_key"))

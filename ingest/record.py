@@ -59,6 +59,20 @@ class Step:
 
 
 @dataclass
+class Branch:
+    """A counterfactual recorded beside a real step (an export of ours carries them): the step it leaves
+    from, the other action, and the state a world model predicted. Becomes a row of `branches`."""
+
+    step: int  # index of the parent step in the episode's steps
+    origin: str  # simulated | perturbed
+    action: Action
+    next_observation: Observation
+    strategy: str | None = None
+    labeler: str | None = None
+    request_key: str | None = None
+
+
+@dataclass
 class Episode:
     key: str  # identity of the episode inside its source (e.g. "" for one-episode files, a line number)
     domain: str
@@ -72,6 +86,7 @@ class Episode:
     final_observation: Observation | None = None
     env: dict[str, Any] = field(default_factory=dict)
     license: str | None = None
+    branches: list[Branch] = field(default_factory=list)
 
 
 @dataclass

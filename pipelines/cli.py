@@ -48,11 +48,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true", help="exit 3 when any record was quarantined")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
-    sql = sub.add_parser("sql", help="run SQL on the catalog (views: episodes, steps, quarantine, blobs; "
+    sql = sub.add_parser("sql", help="run SQL on the catalog (views: episodes, steps, branches, quarantine, blobs; "
                          "tables: runs, datasets, versions, stage_stats)")
     sql.add_argument("query")
     _add_lake_args(sql)
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+
+    migrate = sub.add_parser("migrate", help="bring a dataset written by an older schema to the current layout "
+                             "(schema 1 -> 2: labeler branches move from steps to the branches table)")
+    migrate.add_argument("dataset", help="NAME or NAME@VERSION")
+    _add_lake_args(migrate)
 
     label_cli.add_parser(sub, _add_lake_args)
     dedup_cli.add_parser(sub, _add_lake_args)
@@ -129,11 +134,22 @@ def cmd_sql(args) -> int:
     return 0
 
 
+def cmd_migrate(args) -> int:
+    from pipelines.migrate import migrate
+    from pipelines.runner import new_run_id
+
+    version, moved, created = migrate(Lake(_lake_url(args.lake)), args.catalog, args.dataset, new_run_id())
+    name = args.dataset.partition("@")[0]
+    print(f"migrate {name}: {moved:,} branch steps moved to the branches table, v{version}" if created
+          else f"migrate {name}: already at the current layout (v{version})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "label": label_cli.cmd_label,
                 "export": export_cli.cmd_export, "validate": validate_cli.cmd_validate,
-                "dedup": dedup_cli.cmd_dedup}
+                "dedup": dedup_cli.cmd_dedup, "migrate": cmd_migrate}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

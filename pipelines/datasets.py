@@ -28,14 +28,41 @@ def parse_ref(ref: str) -> tuple[str, int | None]:
     return name, int(version) if version else None
 
 
-def resolve(cat: Catalog, ref: str) -> Version:
+def resolve(cat: Catalog, ref: str, lake: Lake | None = None) -> Version:
+    """The version `ref` names. With `lake`, also refuse a version written before schema 2 whose `steps`
+    still hold labeler branches (no stage may read those as the real line)."""
     name, number = parse_ref(ref)
     version = cat.get_version(name, number) if number else cat.current_version(name)
     if version is None:
         known = [r[0] for r in cat.sql("SELECT name FROM datasets ORDER BY 1").fetchall()]
         what = f"{name} has no version {number}" if number and name in known else f"no dataset {name!r}"
         raise DatasetError(f"{what} (datasets: {', '.join(known) or 'none yet: run a pipeline first'})")
+    if lake is not None:
+        legacy = legacy_branch_parts(lake, version)
+        if legacy:
+            raise DatasetError(
+                f"{version.dataset} v{version.version}: {len(legacy)} steps part(s) hold simulated steps written "
+                f"before schema 2 (e.g. {legacy[0]}); run `pipelines migrate {version.dataset}` to move them "
+                "into the branches table")
     return version
+
+
+def legacy_branch_parts(lake: Lake, version: Version) -> list[str]:
+    """The `steps` parts of `version` holding a non-real row (labeler output of schema 1). Reads Parquet
+    footers only: min = max = "real" in every row group's `origin` statistics proves a part clean."""
+    found = []
+    for rel in version.parts.get("steps", []):
+        meta = pq.read_metadata(lake.absolute(rel), filesystem=lake.fs)
+        if (meta.metadata or {}).get(b"schema_version", b"1") != b"1":
+            continue  # schema 2 and later never put a branch in steps
+        column = meta.schema.names.index("origin") if "origin" in meta.schema.names else None
+        for g in range(meta.num_row_groups if column is not None else 0):
+            stats = meta.row_group(g).column(column).statistics
+            if stats is None or not stats.has_min_max or stats.min != "real" or stats.max != "real" \
+                    or stats.null_count:
+                found.append(rel)
+                break
+    return found
 
 
 def read_table(lake: Lake, version: Version, table: str, columns: list[str] | None = None) -> pa.Table:

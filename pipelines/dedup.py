@@ -11,6 +11,8 @@ Order of work, so every removal can be reviewed before it happens:
 4. Clusters go to `dedup_clusters` (and no-change steps to `dedup_no_change`) BEFORE anything is removed.
 5. The new version drops every non-representative; each dropped episode gets a quarantine row (stage
    `dedup`, rule `exact_duplicate` / `near_duplicate`, reason naming the episode it duplicates).
+Only the real line (`steps`) decides what is a duplicate; branches are scrubbed like steps and go with their
+episode: a branch of a dropped episode is dropped too (rule `branch_of_duplicate`, naming the episode).
 
 Options (`[stage_options.dedup]` or the command's flags): threshold, num_perm, ngram, scrub, batch_docs,
 executor (auto|local|ray), ray_address.
@@ -42,6 +44,8 @@ STEP_FIELDS = ["observation.text", "observation.ui_tree", "observation.url", "ob
                "action.text", "action.element", "action.arguments", "action.code", "action.raw",
                "final_observation.text", "final_observation.ui_tree", "reasoning"]
 EPISODE_FIELDS = ["task", "env"]
+BRANCH_FIELDS = ["action.text", "action.element", "action.arguments", "action.code", "action.raw",
+                 "next_observation.text", "next_observation.ui_tree"]
 
 DDL = """
 CREATE TABLE IF NOT EXISTS dedup_clusters (
@@ -168,9 +172,16 @@ def find_duplicates(episodes: pa.Table, steps: pa.Table, options: DedupOptions, 
                       candidates)
 
 
-def _quarantine_rows(episodes: pa.Table, dropped: dict, run_id: str) -> pa.Table:
+def _quarantine_rows(episodes: pa.Table, dropped: dict, run_id: str, branches: pa.Table) -> pa.Table:
     uris = dict(zip(episodes.column("episode_id").to_pylist(), episodes.column("source_uri").to_pylist()))
     rows = []
+    gone = branches.filter(pc.is_in(branches.column("episode_id"), pa.array(list(dropped), pa.string())))
+    for branch in sorted(gone.select(["step_id", "episode_id"]).to_pylist(), key=lambda b: b["step_id"]):
+        rep = dropped[branch["episode_id"]][0]
+        rows.append({"stage": STAGE, "rule": "branch_of_duplicate",
+                     "reason": f"branch of episode {branch['episode_id']}, removed as a duplicate of {rep}",
+                     "source_uri": uris.get(branch["episode_id"]), "location": None, "line": None,
+                     "record_id": branch["step_id"], "snippet": None, "snippet_blob": None, "_run_id": run_id})
     for eid, (rep, kind, sim) in sorted(dropped.items()):
         how = "identical canonical actions and observations" if kind == "exact" else f"Jaccard {sim:.3f}"
         rows.append({"stage": STAGE, "rule": f"{kind}_duplicate", "reason": f"duplicate of episode {rep} ({how})",
@@ -194,16 +205,19 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     options = DedupOptions.from_dict(ctx.options)
     lake, started = ctx.lake, time.perf_counter()
     with open_catalog(lake, ctx.catalog_path) as cat:
-        version = datasets.resolve(cat, ctx.dataset)
+        version = datasets.resolve(cat, ctx.dataset, lake)
     episodes = datasets.read_table(lake, version, "episodes")
     steps = datasets.read_table(lake, version, "steps")
+    branches = datasets.read_table(lake, version, "branches")
 
     audit: list[dict] = []
     if options.scrub:
         steps, step_audit = scrub_table(steps, STEP_FIELDS, "step_id")
         episodes, episode_audit = scrub_table(episodes, EPISODE_FIELDS, "episode_id")
-        audit = [{**a, "table_name": "steps"} for a in step_audit] + [{**a, "table_name": "episodes"}
-                                                                      for a in episode_audit]
+        branches, branch_audit = scrub_table(branches, BRANCH_FIELDS, "step_id")
+        audit = ([{**a, "table_name": "steps"} for a in step_audit]
+                 + [{**a, "table_name": "episodes"} for a in episode_audit]
+                 + [{**a, "table_name": "branches"} for a in branch_audit])
     dups = find_duplicates(episodes, steps, options, ctx.log)
     no_change = exact.no_change_steps(steps)
 
@@ -217,15 +231,18 @@ def dedup_stage(ctx: StageContext) -> StageResult:
 
     replaced: dict[str, list[str]] = {}
     keep_episodes = pc.invert(pc.is_in(episodes.column("episode_id"), pa.array(list(dups.dropped), pa.string())))
+    dropped_ids = pa.array(list(dups.dropped), pa.string())
+    kept_branches = branches.filter(pc.invert(pc.is_in(branches.column("episode_id"), dropped_ids)))
     if dups.dropped or audit:
-        kept_steps = steps.filter(pc.invert(pc.is_in(steps.column("episode_id"),
-                                                     pa.array(list(dups.dropped), pa.string()))))
+        kept_steps = steps.filter(pc.invert(pc.is_in(steps.column("episode_id"), dropped_ids)))
         replaced["episodes"] = [datasets.write_part(lake, version.dataset, "episodes",
                                                     episodes.filter(keep_episodes), STAGE)]
         replaced["steps"] = [datasets.write_part(lake, version.dataset, "steps", kept_steps, STAGE)]
+        if branches.num_rows:
+            replaced["branches"] = [datasets.write_part(lake, version.dataset, "branches", kept_branches, STAGE)]
     if dups.dropped:
         part = datasets.write_part(lake, version.dataset, "quarantine",
-                                   _quarantine_rows(episodes, dups.dropped, ctx.run_id), STAGE)
+                                   _quarantine_rows(episodes, dups.dropped, ctx.run_id, branches), STAGE)
         replaced["quarantine"] = [*version.parts.get("quarantine", []), part]
     new_version = None
     if replaced:
@@ -238,9 +255,11 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     summary = (f"{episodes.num_rows:,} episodes: {n_exact:,} exact and {len(dups.dropped) - n_exact:,} near "
                f"duplicates removed, {episodes.num_rows - len(dups.dropped):,} kept; "
                f"{sum(a['count'] for a in audit):,} secrets scrubbed in {len({a['record_id'] for a in audit}):,} "
-               f"records; {no_change.num_rows:,} no-change steps; {time.perf_counter() - started:.1f} s")
+               f"records; {branches.num_rows - kept_branches.num_rows:,} branches went with their episodes; "
+               f"{no_change.num_rows:,} no-change steps; {time.perf_counter() - started:.1f} s")
     return StageResult(records_in=episodes.num_rows, records_out=episodes.num_rows - len(dups.dropped),
-                       quarantined=len(dups.dropped), version=new_version, summary=summary)
+                       quarantined=len(dups.dropped) + branches.num_rows - kept_branches.num_rows,
+                       version=new_version, summary=summary)
 
 
 def _with(table: pa.Table, columns: dict) -> pa.Table:

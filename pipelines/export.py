@@ -15,8 +15,9 @@ and in the catalog: `exports` (one row per export, with its manifest) and `expor
 row, step_ids): every shard row mapped to the steps it was made from. The export id is a hash of the dataset
 version and the config, so exporting the same thing again rewrites the same files and rows.
 
-Origins: by default only real content is exported (a transition touching a simulated or perturbed step is
-skipped and counted); `include_simulated` admits it, and every record carries its `origin`.
+Origins: by default only the main line is read (`steps`; the `branches` table is never opened), so a
+real-only export of a labeled version is byte-identical to the export before labeling; `include_simulated`
+adds one line per branch (`schemas.branches`), and every record carries its `origin`.
 
 Mixture weights (`mix`, domain -> weight): a record of a domain with weight w is written floor(w) times,
 plus once more when xxh64(record id) / 2^64 < frac(w); 0 leaves the domain out. Unlisted domains weigh 1.
@@ -37,7 +38,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from catalog import Catalog
-from pipelines.datasets import resolve
+from pipelines.datasets import read_table, resolve
 from pipelines.lake import Lake
 from pipelines.runner import catalog_path as default_catalog_path
 from pipelines.stages import StageContext, StageResult
@@ -45,7 +46,8 @@ from schemas import SCHEMA_VERSION
 from transforms.export import cpt, rl, sft, splits
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
-from transforms.export.transitions import EPISODE_COLUMNS, Trajectory, episode_index, trajectories
+from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Trajectory, branches_by_episode,
+                                           episode_index, trajectories)
 
 KINDS = {"cpt": cpt, "sft": sft, "rl": rl}
 DEFAULT_FORMAT = {"cpt": "text", "sft": "agentworld", "rl": "verl"}
@@ -63,7 +65,7 @@ SELECT episode_id, step_index, step_id, domain,
        struct_pack(kind := observation.kind, text := observation.text, url := observation.url) AS observation,
        action,
        struct_pack(kind := final_observation.kind, text := final_observation.text) AS final_observation,
-       origin, branch_id, parent_step_id
+       origin
 FROM read_parquet([{files}], union_by_name = true)
 ORDER BY episode_id, step_index
 """
@@ -225,7 +227,7 @@ def _first_urls(cat: Catalog, lake: Lake, parts: list[str]) -> dict[str, str]:
     files = ", ".join("'" + lake.absolute(p).replace("'", "''") + "'" for p in parts)
     rows = cat.con.execute(
         f"SELECT episode_id, arg_min(observation.url, step_index) FROM read_parquet([{files}]) "
-        "WHERE observation.url IS NOT NULL AND branch_id IS NULL GROUP BY 1").fetchall()
+        "WHERE observation.url IS NOT NULL GROUP BY 1").fetchall()
     return dict(rows)
 
 
@@ -273,7 +275,9 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     out_lake = Lake(out)
     with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
         cat.con.execute(EXPORT_DDL)
-        version = resolve(cat, dataset_ref)
+        version = resolve(cat, dataset_ref, lake)
+        branches = (branches_by_episode(read_table(lake, version, "branches", BRANCH_COLUMNS))
+                    if config.include_simulated else {})
         episodes = _read_episodes(lake, version.parts.get("episodes", []))
         step_parts = version.parts.get("steps", [])
         urls = _first_urls(cat, lake, step_parts)
@@ -328,7 +332,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
 
         try:
             for table in _steps_batches(cat, lake, step_parts):
-                for trajectory in trajectories(table, episodes):
+                for trajectory in trajectories(table, episodes, branches):
                     n_transitions = sum(1 for _ in trajectory.transitions())
                     transitions_in += n_transitions
                     if config.domains and trajectory.domain not in config.domains:
@@ -371,7 +375,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             "shards": [asdict(s) for s in shards], "extra_files": extra_files,
         }
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        _record(cat, export_id, config, version, out, manifest, row_map)
+        record_export(cat, export_id, config.kind, config.format, version, out, manifest, row_map)
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) -> {out}")
     return manifest
 
@@ -461,10 +465,13 @@ def _remove_previous(out: Lake) -> None:
             out.fs.rm(target)
 
 
-def _record(cat: Catalog, export_id: str, config: ExportConfig, version, out: str, manifest: dict,
-            row_map: dict) -> None:
+def record_export(cat: Catalog, export_id: str, kind: str, format: str, version, out: str, manifest: dict,
+                  row_map: dict) -> None:
+    """The export's row in `exports` and its lineage in `export_rows` (`row_map`: equal-length lists under
+    "shard", "row" and "step_ids"), replacing an earlier export with the same id."""
     from catalog.catalog import now
 
+    cat.con.execute(EXPORT_DDL)
     rows = pa.table({"export_id": pa.array([export_id] * len(row_map["shard"]), pa.string()),
                      "shard": pa.array(row_map["shard"], pa.string()),
                      "row": pa.array(row_map["row"], pa.int64()),
@@ -476,7 +483,7 @@ def _record(cat: Catalog, export_id: str, config: ExportConfig, version, out: st
     cat.con.execute("INSERT INTO export_rows SELECT * FROM _export_rows_new")
     cat.con.unregister("_export_rows_new")
     cat.con.execute("INSERT INTO exports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [export_id, config.kind, config.format, version.dataset, version.version, out, now(),
+                    [export_id, kind, format, version.dataset, version.version, out, now(),
                      manifest["rows"], orjson.dumps(manifest).decode()])
     cat.con.execute("COMMIT")
 

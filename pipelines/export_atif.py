@@ -12,21 +12,35 @@ Mapping (each of our steps is one ATIF agent turn):
 - `reasoning` -> `reasoning_content`, `timestamp` -> ISO-8601 UTC.
 Exact records ride along in `extra["trajforge"]` (episode fields at the root; `action` and the next
 `observation` per turn) so `ingest.atif` reads the files back to the same steps.
+
+Branches (`schemas.branches`) are left out unless `include_simulated`: then the turn of each branch's parent
+step lists them in `extra["trajforge"]["branches"]` (origin, lineage, the counterfactual action and the
+predicted state). The ATIF steps stay what really happened, and `ingest.atif` reads the branches back into
+`branches` with their origin. A real-only export of a labeled version is byte-identical to the one before.
+
+Like every export: `<out>/manifest.json` (files, sha256s, counts, config) and catalog rows in `exports` and
+`export_rows` (one row per file: the step ids it holds, branch steps included).
 """
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from collections import defaultdict
 
-import fsspec
 import orjson
 import pyarrow.compute as pc
+import xxhash
 
+from catalog import Catalog
 from ingest.atif import EXTRA_KEY
 from pipelines.datasets import read_table, resolve
+from pipelines.export import record_export
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog
+from pipelines.runner import catalog_path as default_catalog_path
+
+BRANCH_FIELDS = ("step_id", "branch_id", "parent_step_id", "origin", "strategy", "labeler", "request_key", "action",
+                 "next_observation")
 
 SCHEMA_VERSION = "ATIF-v1.4"
 _GUI_FIELDS = ("x", "y", "x2", "y2", "text", "keys", "element", "direction", "duration_s")
@@ -59,8 +73,9 @@ def _tool_call(action: dict, call_id: str) -> dict | None:
     return {"tool_call_id": call_id, "function_name": name, "arguments": args}
 
 
-def trajectory(episode: dict, steps: list[dict]) -> dict:
-    """The ATIF document of one episode (`steps` sorted by step_index)."""
+def trajectory(episode: dict, steps: list[dict], branches: dict[str, list[dict]] | None = None) -> dict:
+    """The ATIF document of one episode (`steps` sorted by step_index; `branches`: parent step id -> its
+    rows of `branches`, listed on the parent's turn)."""
     turns: list[dict] = []
 
     def add(turn: dict):
@@ -87,6 +102,9 @@ def trajectory(episode: dict, steps: list[dict]) -> dict:
             turn["observation"] = {"results": [{"source_call_id": call_id if call else None,
                                                 "content": nxt.get("text") or ""}]}
         turn["extra"] = {EXTRA_KEY: {"action": action, "observation": nxt}}
+        if branches and branches.get(step["step_id"]):
+            turn["extra"][EXTRA_KEY]["branches"] = [{k: b.get(k) for k in BRANCH_FIELDS}
+                                                    for b in sorted(branches[step["step_id"]], key=lambda b: b["step_id"])]
         add({k: v for k, v in turn.items() if v is not None})
     env = orjson.loads(episode["env"]) if episode.get("env") else {}
     last = steps[-1] if steps else {}
@@ -105,27 +123,46 @@ def trajectory(episode: dict, steps: list[dict]) -> dict:
     }
 
 
-def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str) -> dict:
+def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, include_simulated: bool = False) -> dict:
     """Write one ATIF trajectory.json per episode of `dataset_ref` (NAME or NAME@VERSION) under `out`
-    (a directory path or fsspec URL). Returns `{"dataset", "version", "episodes", "out", "files"}`."""
+    (a directory path or fsspec URL), its manifest, and its catalog lineage. Returns the manifest."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
-    with open_catalog(lake, catalog_path, read_only=True) as cat:
-        version = resolve(cat, dataset_ref)
-    episodes = read_table(lake, version, "episodes")
-    steps = read_table(lake, version, "steps")
-    steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
-    by_episode: dict[str, list[dict]] = defaultdict(list)
-    for batch in steps.to_batches():
-        for row in batch.to_pylist():
-            by_episode[row["episode_id"]].append(row)
-    fs, root = fsspec.core.url_to_fs(out)
-    files = []
-    for episode in sorted(episodes.to_pylist(), key=lambda e: e["episode_id"]):
-        doc = trajectory(episode, by_episode.get(episode["episode_id"], []))
-        path = posixpath.join(root, episode["episode_id"], "trajectory.json")
-        fs.makedirs(posixpath.dirname(path), exist_ok=True)
-        with fs.open(path, "wb") as f:
-            f.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str))
-        files.append(path)
-    return {"dataset": version.dataset, "version": version.version, "episodes": len(files), "out": out,
-            "files": files}
+    out_lake = Lake(out)
+    with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
+        version = resolve(cat, dataset_ref, lake)
+        episodes = read_table(lake, version, "episodes")
+        steps = read_table(lake, version, "steps")
+        steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
+        by_episode: dict[str, list[dict]] = defaultdict(list)
+        for batch in steps.to_batches():
+            for row in batch.to_pylist():
+                by_episode[row["episode_id"]].append(row)
+        branches: dict[str, list[dict]] = defaultdict(list)
+        if include_simulated:
+            for row in read_table(lake, version, "branches").to_pylist():
+                branches[row["parent_step_id"]].append(row)
+        config = {"include_simulated": include_simulated}
+        export_id = xxhash.xxh64_hexdigest(orjson.dumps(
+            {"dataset": version.dataset, "version": version.version, "out": out, "kind": "atif", "config": config},
+            option=orjson.OPT_SORT_KEYS))
+        files, row_map, n_branches = [], {"shard": [], "row": [], "step_ids": []}, 0
+        for episode in sorted(episodes.to_pylist(), key=lambda e: e["episode_id"]):
+            episode_steps = by_episode.get(episode["episode_id"], [])
+            doc = trajectory(episode, episode_steps, branches)
+            rel = posixpath.join(episode["episode_id"], "trajectory.json")
+            data = orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str)
+            out_lake.write_bytes_atomic(out_lake.path(rel), data)
+            step_ids = [s["step_id"] for s in episode_steps]
+            branch_ids = [b["step_id"] for s in episode_steps for b in branches.get(s["step_id"], [])]
+            n_branches += len(branch_ids)
+            files.append({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                          "steps": len(step_ids), "branches": len(branch_ids)})
+            row_map["shard"].append(rel)
+            row_map["row"].append(0)
+            row_map["step_ids"].append(step_ids + sorted(branch_ids))
+        manifest = {"export_id": export_id, "kind": "atif", "format": SCHEMA_VERSION, "dataset": version.dataset,
+                    "version": version.version, "config": config, "rows": len(files), "episodes": len(files),
+                    "steps": sum(f["steps"] for f in files), "branches": n_branches, "shards": files}
+        out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+        record_export(cat, export_id, "atif", SCHEMA_VERSION, version, out, manifest, row_map)
+    return manifest

@@ -53,9 +53,9 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
 def export_interchange_atif(args, lake: Lake, catalog_path: str | None) -> int:
     from pipelines.export_atif import export_atif
 
-    summary = export_atif(lake, catalog_path, args.dataset, _lake_url(args.out))
-    print(f"export atif: {summary['episodes']:,} trajectory.json file(s) from {summary['dataset']} "
-          f"v{summary['version']} in {summary['out']}")
+    manifest = export_atif(lake, catalog_path, args.dataset, _lake_url(args.out), args.include_simulated)
+    print(f"export atif: {manifest['episodes']:,} trajectory.json file(s) from {manifest['dataset']} "
+          f"v{manifest['version']}, {manifest['branches']:,} branches, in {_lake_url(args.out)} (manifest.json)")
     return 0
 
 

@@ -5,17 +5,16 @@ counterfactual actions (`transforms.label.counterfactual`), render each as an Ag
 like the SFT export (`transforms.agentworld.transition_messages`: real history up to the branch point, then
 the counterfactual action), send the requests that are not in the ledger (`pipelines.label_ledger`) to the
 world model (`pipelines.label_client`), parse the outputs (`transforms.label.parse`) and commit a new dataset
-version whose `steps` gain one part of simulated steps.
+version whose `branches` gain one part (`steps`, the real line, is never touched; `schemas.branches`).
 
-A simulated step (one per successful request) has:
-- `episode_id` of the real episode and `step_index` t of the branch point;
-  `step_id` = `{episode_id}:{t}:sim-{request key[:16]}` (unique per labeler);
-- `observation` = the real step t's observation (the state the alternative action is taken in), `action` = the
-  counterfactual action (its `raw` names the strategy), `final_observation` = the predicted next state;
-- `origin` = "simulated", `parent_step_id` = the real step t it branches from (its history is that episode's
-  real steps before t), `branch_id` = hash of (parent step, action) — the same branch labeled by two models
-  shares it —, `labeler` = JSON {model, template, sampling};
-- `is_first` when t = 0, `is_last` (a branch is one step), never `is_terminal`.
+A branch row (one per successful request) has:
+- `parent_step_id` = the real step t it leaves from (its observation is the state the counterfactual action
+  is taken in; its history is the episode's real steps before t), `episode_id`, `step_index` t, `domain`;
+- `step_id` = `{parent_step_id}:sim-{request key[:16]}` (one labeler's answer), `branch_id` =
+  `schemas.branches.branch_key(parent, action)`: the same branch labeled by two models shares it;
+- `origin` = "simulated", `action` = the counterfactual action (its `raw` names the strategy), `strategy`,
+  `next_observation` = the predicted state, `labeler` = JSON {model, template, sampling}, `request_key` =
+  the ledger row holding the raw output.
 
 Ledger rows are flushed to the catalog in batches while requests run (the catalog is opened only for the
 flush, so `pipelines sql` works during a long run); an interrupted run resumes from them.
@@ -32,14 +31,14 @@ from typing import Callable
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pipelines import label_ledger
 from pipelines.datasets import commit, read_table, resolve, write_part
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
 from pipelines.lake import Lake
 from pipelines.stages import StageContext, StageResult
-from schemas import TABLES
+from schemas import BRANCHES, TABLES
+from schemas.branches import branch_key
 from transforms.agentworld import transition_messages
 from transforms.label import branch_points
 from transforms.label.counterfactual import counterfactuals, make_action
@@ -67,6 +66,7 @@ class LabelOptions:
     backoff_s: float = ClientConfig.backoff_s
     api_key: str | None = None
     backend: str = "http"  # http | vllm (offline engine)
+    engine_args: dict = field(default_factory=dict)  # vllm backend: vllm.LLM arguments (tensor_parallel_size...)
     retry_failed: bool = False  # resend requests whose earlier output was unusable
     dry_run: bool = False
 
@@ -109,7 +109,7 @@ class LabelResult:
 
     def summary(self) -> str:
         return (f"{self.requests} requests ({self.cached} from the ledger, {self.sent} sent): {self.ok} ok, "
-                f"{self.failed} unusable, {self.errors} errors; {self.branches_written} new simulated steps; "
+                f"{self.failed} unusable, {self.errors} errors; {self.branches_written} new branches; "
                 f"tokens {self.tokens_in:,} in / {self.tokens_out:,} out; {self.seconds:.1f} s")
 
 
@@ -139,11 +139,11 @@ def _tools(env_json: str | None) -> list[dict] | None:
 
 
 def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> list[Job]:
-    """Every request for the real steps of a version, ordered so that requests sharing a trajectory prefix
+    """Every request for the steps (the real line) of a version, ordered so that requests sharing a trajectory prefix
     (same episode, then same branch point) are adjacent."""
     tools = {e["episode_id"]: _tools(e["env"]) for e in episodes.select(["episode_id", "env"]).to_pylist()}
     by_episode: dict[str, list[dict]] = {}
-    for row in steps.filter(pc.equal(steps["origin"], "real")).to_pylist():
+    for row in steps.to_pylist():
         by_episode.setdefault(row["episode_id"], []).append(row)
     templates: dict[str, str] = {}
     sampling_key = options.sampling.key()
@@ -163,8 +163,7 @@ def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> lis
                 messages = transition_messages(domain, history, cf.action, first_state, tools.get(episode_id))
                 input_hash = _sha(orjson.dumps(messages))
                 key = _sha("\x1f".join((options.model, templates[domain], input_hash, sampling_key)).encode())
-                action_key = {k: v for k, v in cf.action.items() if k != "raw"}
-                branch = _sha(orjson.dumps([rows[t]["step_id"], action_key], option=orjson.OPT_SORT_KEYS), 16)
+                branch = branch_key(rows[t]["step_id"], cf.action)
                 jobs.append(Job(key, domain, rows[t], next_kind, cf.strategy, cf.action, messages,
                                 templates[domain], input_hash, branch))
     return jobs
@@ -187,16 +186,15 @@ def _ledger_row(job: Job, options: LabelOptions, completion: Completion, run_id:
             "error": parsed.failure}
 
 
-def simulated_step(job: Job, row: dict, labeler: str, run_id: str) -> dict:
+def branch_row(job: Job, row: dict, labeler: str, run_id: str) -> dict:
+    """The `branches` row of a usable answer."""
     step = job.step
-    episode_id, t = step["episode_id"], step["step_index"]
     predicted = {f.name: None for f in TABLES["steps"].field("observation").type} | {
         "kind": job.next_kind, "text": row["observation"]}
-    return {"episode_id": episode_id, "step_index": t, "step_id": f"{episode_id}:{t}:sim-{job.request_key[:16]}",
-            "domain": job.domain, "observation": step["observation"], "action": job.action,
-            "final_observation": predicted, "timestamp": None, "reward": None, "is_first": t == 0,
-            "is_last": True, "is_terminal": False, "reasoning": None, "origin": "simulated",
-            "parent_step_id": step["step_id"], "branch_id": job.branch_id, "labeler": labeler, "_run_id": run_id}
+    return {"step_id": f"{step['step_id']}:sim-{job.request_key[:16]}", "branch_id": job.branch_id,
+            "parent_step_id": step["step_id"], "episode_id": step["episode_id"], "step_index": step["step_index"],
+            "domain": job.domain, "origin": "simulated", "action": job.action, "next_observation": predicted,
+            "strategy": job.strategy, "labeler": labeler, "request_key": job.request_key, "_run_id": run_id}
 
 
 def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOptions, run_id: str,
@@ -212,8 +210,9 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
     if options.backend == "http" and not options.endpoint and not options.dry_run:
         raise ValueError("the http backend needs an endpoint (--endpoint http://host:port/v1)")
     with open_catalog(lake, catalog_path, read_only=True) as cat:
-        version = resolve(cat, dataset)
+        version = resolve(cat, dataset, lake)
         steps = read_table(lake, version, "steps")
+        existing = set(read_table(lake, version, "branches", ["step_id"]).column("step_id").to_pylist())
         jobs = plan_jobs(steps, read_table(lake, version, "episodes", ["episode_id", "env"]), options)
         cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
     reusable = ("ok", "failed") if not options.retry_failed else ("ok",)
@@ -254,15 +253,14 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
         requests = [ChatRequest(j.request_key, j.messages) for j in todo]
         try:
             if options.backend == "vllm":
-                complete_offline(options.model, options.sampling, requests, on_result)
+                complete_offline(options.model, options.sampling, requests, on_result, **options.engine_args)
             else:
                 complete(options.client(), requests, on_result)
         finally:
             flush()  # what finished is kept even when interrupted: a rerun resumes from it
     result.sent = len(todo)
 
-    existing = set(steps.column("step_id").to_pylist())
-    new_steps = []
+    new_branches = []
     for job in jobs:
         row = rows[job.request_key]
         tags = leftover_tags(row["observation"]) if row["status"] == "ok" else []
@@ -274,21 +272,22 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
         if row["status"] == "ok":
             result.ok += 1
             labeler = labeler_id(options.model, job.template_hash, options.sampling)
-            step = simulated_step(job, row, labeler, run_id)
-            if step["step_id"] not in existing:
-                new_steps.append(step)
+            branch = branch_row(job, row, labeler, run_id)
+            if branch["step_id"] not in existing:
+                existing.add(branch["step_id"])
+                new_branches.append(branch)
         else:
             result.failed += row["status"] == "failed"
             result.errors += row["status"] == "error"
             result.messages.append(f"{job.step['step_id']} {job.strategy}: {row['error']}")
-    result.branches_written = len(new_steps)
-    if new_steps:
-        table = pa.Table.from_pylist(new_steps, schema=TABLES["steps"])
+    result.branches_written = len(new_branches)
+    if new_branches:
+        table = pa.Table.from_pylist(new_branches, schema=BRANCHES)
         with open_catalog(lake, catalog_path) as cat:
-            part = write_part(lake, version.dataset, "steps", table, "label")
+            part = write_part(lake, version.dataset, "branches", table, "label")
             result.version, result.version_created = commit(
-                lake, cat, version, run_id, {"steps": [*version.parts.get("steps", []), part]},
-                note=f"label: {len(new_steps)} simulated steps by {options.model}")
+                lake, cat, version, run_id, {"branches": [*version.parts.get("branches", []), part]},
+                note=f"label: {len(new_branches)} simulated branches by {options.model}")
     else:
         result.version = version.version
     result.seconds = time.perf_counter() - started

@@ -23,6 +23,7 @@ import os
 import tempfile
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catalog import Catalog
@@ -79,6 +80,7 @@ def _run_gx(ctx: StageContext, cat: Catalog, name: str, version: int, episodes, 
 def validate_stage(ctx: StageContext) -> StageResult:
     """Validate `ctx.dataset` (NAME or NAME@VERSION). Commits a new version without the quarantined
     episodes when any rule found an error; otherwise the version stays as it is."""
+    from transforms.validate import branches as branch_rules
     from transforms.validate.check import conform_parts, quarantine_rows, validate
 
     for key, value in ctx.options.items():
@@ -86,27 +88,40 @@ def validate_stage(ctx: StageContext) -> StageResult:
             raise ValueError(f"validate: unknown or mistyped option {key!r} (known: {', '.join(_OPTIONS)})")
     with open_catalog(ctx.lake, ctx.catalog_path) as cat:
         cat.con.execute(DDL)
-        version = datasets.resolve(cat, ctx.dataset)
+        version = datasets.resolve(cat, ctx.dataset, ctx.lake)
         episodes, steps, contract_findings = conform_parts(
             _read_parts(ctx.lake, version, "episodes"), _read_parts(ctx.lake, version, "steps"),
             ctx.options.get("contract"))
         outcome = validate(episodes, steps, severity=ctx.options.get("severity"), prior=contract_findings)
         quarantine = quarantine_rows(outcome, episodes, steps, ctx.run_id)
+        branches = datasets.read_table(ctx.lake, version, "branches")
+        kept_branches, branch_findings = branch_rules.check_branches(
+            branches, steps, outcome.bad_episodes, ctx.options.get("severity"))
+        branch_quarantine = branch_rules.quarantine_rows(branch_findings, branches, episodes, ctx.run_id)
         number, created = version.version, False
+        name = version.dataset
+        replaced = {}
         if quarantine.num_rows or outcome.steps.num_rows != steps.num_rows:
-            name = version.dataset
-            replaced = {
-                "episodes": [datasets.write_part(ctx.lake, name, "episodes", outcome.episodes, "validate")],
-                "steps": [datasets.write_part(ctx.lake, name, "steps", outcome.steps, "validate")],
-                "quarantine": [*version.parts.get("quarantine", []),
-                               datasets.write_part(ctx.lake, name, "quarantine", quarantine, "validate")],
-            }
-            number, created = datasets.commit(ctx.lake, cat, version, ctx.run_id, replaced,
-                                              note=f"validate: {len(outcome.bad_episodes)} episodes quarantined")
-        _record_findings(cat, ctx.run_id, version.dataset, number, outcome.findings)
+            replaced["episodes"] = [datasets.write_part(ctx.lake, name, "episodes", outcome.episodes, "validate")]
+            replaced["steps"] = [datasets.write_part(ctx.lake, name, "steps", outcome.steps, "validate")]
+        if kept_branches.num_rows != branches.num_rows:
+            replaced["branches"] = [datasets.write_part(ctx.lake, name, "branches", kept_branches, "validate")]
+        if quarantine.num_rows or branch_quarantine.num_rows:
+            both = pa.concat_tables([quarantine, branch_quarantine])
+            replaced["quarantine"] = [*version.parts.get("quarantine", []),
+                                      datasets.write_part(ctx.lake, name, "quarantine", both, "validate")]
+        if replaced:
+            number, created = datasets.commit(
+                ctx.lake, cat, version, ctx.run_id, replaced,
+                note=f"validate: {len(outcome.bad_episodes)} episodes and "
+                     f"{branches.num_rows - kept_branches.num_rows} branches quarantined")
+        _record_findings(cat, ctx.run_id, version.dataset, number, pl.concat([outcome.findings, branch_findings]))
         counts = outcome.counts()
+        for row in branch_findings.group_by("severity", "rule").len().iter_rows(named=True):
+            counts.setdefault(row["severity"], {})[row["rule"]] = row["len"]
         errors, warnings = sum(counts.get("error", {}).values()), sum(counts.get("warning", {}).values())
-        summary = (f"{steps.num_rows:,} steps checked, {errors} errors in {len(outcome.bad_episodes)} episodes "
+        summary = (f"{steps.num_rows:,} steps and {branches.num_rows:,} branches checked, {errors} errors in "
+                   f"{len(outcome.bad_episodes)} episodes and {branches.num_rows - kept_branches.num_rows} branches "
                    f"(quarantined), {warnings} warnings (kept)")
         if counts:
             summary += "; " + ", ".join(f"{rule} {n}" for sev in ("error", "warning")
@@ -115,5 +130,6 @@ def validate_stage(ctx: StageContext) -> StageResult:
             summary += "; " + _run_gx(ctx, cat, version.dataset, number, outcome.episodes, outcome.steps,
                                       ctx.options.get("sample_rows"))
     ctx.log(f"validate {version.dataset} v{version.version}: {summary}")
-    return StageResult(records_in=steps.num_rows, records_out=outcome.steps.num_rows,
-                       quarantined=quarantine.num_rows, version=number if created else None, summary=summary)
+    return StageResult(records_in=steps.num_rows + branches.num_rows,
+                       records_out=outcome.steps.num_rows + kept_branches.num_rows,
+                       quarantined=quarantine.num_rows + branch_quarantine.num_rows, version=number if created else None, summary=summary)

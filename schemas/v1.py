@@ -8,21 +8,26 @@ Step semantics follow RLDS:
 - `is_first` is true on step 0 only; `is_last` on the last step only.
 - `is_terminal` is true on the last step when the episode truly ended (task done, failed, or the environment
   closed). A truncated episode (cut by a step limit, a crash, a partial copy) is last but not terminal.
-- `origin` is on every step: `real` (recorded), `simulated` (predicted by a world model) or `perturbed`
-  (a real step with an edited action). Non-real steps carry `parent_step_id`, `branch_id` and `labeler`.
+- `steps` is the main line only: every row is `real` (recorded). Counterfactual branches (a simulated or
+  perturbed action taken at a real step, with the next state a world model predicted) live in their own
+  table, `branches`, one row per branch step, tied to the real step they leave from by `parent_step_id`
+  (see `schemas.branches` for what a branch's line is). `steps` keeps `origin`, `parent_step_id`,
+  `branch_id` and `labeler` so files of schema 1 read unchanged: since schema 2 they are `real` and null.
 - Coordinates `x, y, x2, y2` are normalized to [0, 1]; the pixel size is kept in the observation.
 - Deep or irregular sub-trees (view hierarchies, tool arguments, the source's raw action) are JSON strings.
 """
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+# 2: branches moved out of `steps` into `branches` (schema-1 lakes: `pipelines migrate DATASET`)
+SCHEMA_VERSION = "2"
 SCHEMA_METADATA = {b"schema_version": SCHEMA_VERSION.encode()}
 
 DOMAINS = ("mcp", "search", "terminal", "swe", "android", "web", "os")
 PLATFORMS = ("android", "ubuntu", "macos", "windows", "browser", "linux")
 OUTCOMES = ("success", "failure", "unknown")
 ORIGINS = ("real", "simulated", "perturbed")
+BRANCH_ORIGINS = ("simulated", "perturbed")  # the origins a row of `branches` may have
 OBSERVATION_KINDS = ("screen", "terminal", "web", "tool_result", "text", "none")
 ACTION_KINDS = (
     "tap", "long_press", "swipe", "scroll", "type", "key", "hotkey", "click", "double_click",
@@ -126,4 +131,20 @@ QUARANTINE = pa.schema([
     ("_run_id", pa.string()),
 ], metadata=SCHEMA_METADATA)
 
-TABLES = {"episodes": EPISODES, "steps": STEPS, "blobs": BLOBS, "quarantine": QUARANTINE}
+BRANCHES = pa.schema([
+    ("step_id", pa.string()),
+    ("branch_id", pa.string()),
+    ("parent_step_id", pa.string()),
+    ("episode_id", pa.string()),
+    ("step_index", pa.int32()),
+    ("domain", pa.string()),
+    ("origin", pa.string()),
+    ("action", ACTION),
+    ("next_observation", OBSERVATION),
+    ("strategy", pa.string()),
+    ("labeler", pa.string()),
+    ("request_key", pa.string()),
+    ("_run_id", pa.string()),
+], metadata=SCHEMA_METADATA)
+
+TABLES = {"episodes": EPISODES, "steps": STEPS, "branches": BRANCHES, "blobs": BLOBS, "quarantine": QUARANTINE}

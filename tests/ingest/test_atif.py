@@ -37,7 +37,7 @@ def _roundtrip(run, lake, tmp_path, pipeline, inputs, dataset):
     first = run(pipeline, inputs)
     out = tmp_path / "atif-out"
     summary = export_atif(Lake(lake), None, dataset, str(out))
-    assert summary["episodes"] == first.episodes and len(summary["files"]) == first.episodes
+    assert summary["episodes"] == first.episodes and len(summary["shards"]) == first.episodes
     again = run("ingest-all", [out])
     assert again.episodes == first.episodes and again.quarantined == 0
     with open_catalog(Lake(lake), read_only=True) as cat:
@@ -68,7 +68,7 @@ def test_mcp_episodes_round_trip_too(run, lake, tmp_path):
 def test_exported_file_is_plain_atif_for_other_readers(run, lake, tmp_path, query):
     run("ingest-swe", [SAMPLES / "swe" / "sweagent-v1"])
     summary = export_atif(lake, None, "swe", str(tmp_path / "out"))
-    doc = json.loads(open(summary["files"][0]).read())
+    doc = json.loads((tmp_path / "out" / summary["shards"][0]["path"]).read_text())
     assert doc["schema_version"] == "ATIF-v1.4" and doc["agent"]["model_name"] == "gpt-4o"
     assert doc["session_id"] == query("SELECT episode_id FROM episodes")[0]["episode_id"]
     user, first, *_ = doc["steps"]
@@ -93,7 +93,7 @@ def test_cli_export_atif(run, lake, tmp_path):
     done = subprocess.run([str(Path(sys.executable).parent / "pipelines"), "export", "atif", "mcp", "--out", str(out),
                            "--lake", lake], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("export atif: 1 trajectory.json file(s) from mcp v1 in ")
+    assert done.stdout.startswith("export atif: 1 trajectory.json file(s) from mcp v1, 0 branches, in ")
     (path,) = out.glob("*/trajectory.json")
     assert json.loads(path.read_text())["steps"][0]["tool_calls"][0]["function_name"] == "web_search"
 

@@ -12,7 +12,7 @@ from pipelines.export import ExportConfig, export
 from pipelines.lake import Lake
 from pipelines.runner import run_ingest
 from tests.conftest import SAMPLES
-from tests.transforms.export.lakes import commit_dataset, episode_row, step_row
+from tests.transforms.export.lakes import branch_row, commit_dataset, episode_row, step_row
 
 RUN = SAMPLES / "android" / "droidbot-run"
 GOLDEN = Path(__file__).resolve().parent.parent / "transforms" / "export" / "golden"
@@ -169,15 +169,21 @@ def test_jsonl_shards_stream_to_their_final_names_and_a_failed_export_leaves_non
     assert [p for p in (tmp_path / "failed").rglob("*") if p.is_file()] == []
 
 
+def _shard_bytes(out: Path, manifest: dict) -> dict[str, bytes]:
+    return {s["path"]: (out / s["path"]).read_bytes() for s in manifest["shards"]}
+
+
 def test_simulated_steps_stay_out_unless_included(droidbot, tmp_path, lake):
-    # a labeler-style branch at step 2: the real state, another action, a predicted next state
-    sim = step_row(EPISODE, 2, "android", "Activity: com.tencent.qqmusic/.activity.AppStarterActivity",
-                   {"kind": "home"}, origin="simulated", branch_id="b1", step_id=f"{EPISODE}:2:sim-x",
-                   final_text="Activity: com.android.launcher3/.uioverrides.QuickstepLauncher (predicted)",
-                   parent=f"{EPISODE}:2")
-    assert commit_dataset(lake, "android", [], [sim]) == 2
-    _, real = _export(droidbot, tmp_path, "sft", "agentworld", name="real")
-    assert real["rows"] == 3 and real["version"] == 2 and real["skipped"]["non_real"] == 1
+    before = {kind: _export(droidbot, tmp_path, kind, name=f"before-{kind}") for kind in ("sft", "rl", "cpt")}
+    # a labeler-style branch at step 2: another action in the real state, a predicted next state
+    sim = branch_row(f"{EPISODE}:2", {"kind": "home"}, "Activity: com.android.launcher3/.uioverrides.QuickstepLauncher "
+                     "(predicted)", kind="screen")
+    assert commit_dataset(lake, "android", [], [], [sim]) == 2
+    for kind, (out_before, manifest_before) in before.items():
+        out, real = _export(droidbot, tmp_path, kind, name=f"real-{kind}")
+        assert real["version"] == 2 and real["rows"] == manifest_before["rows"]
+        # the real-only export of the labeled version is the export before labeling, byte for byte
+        assert _shard_bytes(out, real) == _shard_bytes(out_before, manifest_before)
     out, both = _export(droidbot, tmp_path, "sft", "agentworld", name="both", include_simulated=True)
     rows = _load(out, both)
     assert both["rows"] == 4
@@ -185,8 +191,8 @@ def test_simulated_steps_stay_out_unless_included(droidbot, tmp_path, lake):
     assert len(simulated) == 1 and simulated[0]["id"] == f"{EPISODE}:2:sim-x"
     assert simulated[0]["messages"][-1]["content"].endswith("(predicted)")
     assert '"kind": "home"' in simulated[0]["messages"][-2]["content"]
-    _, rl_rows = _export(droidbot, tmp_path, "rl", "verl", name="rl")
-    assert rl_rows["rows"] == 1  # the branch is simulated: no RL ground truth from it by default
+    _, cpt_both = _export(droidbot, tmp_path, "cpt", name="cpt-both", include_simulated=True)
+    assert cpt_both["rows"] == before["cpt"][1]["rows"] + 1  # the branch line adds one document, not a copy
 
 
 def test_splits_never_split_a_dedup_cluster(tmp_path, lake, query):

@@ -125,17 +125,17 @@ def test_branches_ledger_and_rerun(run, lake, query, server):
     # nothing else to tap); the 4 scrolls come back truncated.
     assert (first.requests, first.sent, first.ok, first.failed, first.errors) == (14, 14, 10, 4, 0)
     assert (first.branches_written, first.version, first.tokens_in) == (10, base + 1, 1400)
-    sim = query("SELECT * FROM steps WHERE origin = 'simulated' ORDER BY step_id")
-    assert len(sim) == 10 and query("SELECT count(*) n FROM steps WHERE origin = 'real'")[0]["n"] == 12
-    real = {r["step_id"]: r for r in query("SELECT * FROM steps WHERE origin = 'real'")}
+    sim = query("SELECT * FROM branches ORDER BY step_id")
+    # the real line is untouched: 12 real steps, and no branch in steps
+    assert len(sim) == 10 and query("SELECT list(DISTINCT origin) o, count(*) n FROM steps")[0] == {"o": ["real"], "n": 12}
+    real = {r["step_id"]: r for r in query("SELECT * FROM steps")}
     for step in sim:
         parent = real[step["parent_step_id"]]
         assert step["episode_id"] == parent["episode_id"] and step["step_index"] == parent["step_index"]
-        assert step["step_id"].startswith(parent["step_id"] + ":sim-")
-        assert step["observation"] == parent["observation"]  # branches from the real state
-        assert step["final_observation"]["text"] == f"Activity: after {step['action']['kind']}"
-        assert orjson.loads(step["action"]["raw"])["replaces"] == parent["step_id"]
-        assert (step["is_last"], step["is_terminal"], step["is_first"]) == (True, False, parent["step_index"] == 0)
+        assert step["step_id"] == f"{parent['step_id']}:sim-{step['request_key'][:16]}" and step["origin"] == "simulated"
+        assert step["next_observation"]["text"] == f"Activity: after {step['action']['kind']}"
+        raw = orjson.loads(step["action"]["raw"])
+        assert raw["replaces"] == parent["step_id"] and raw["counterfactual"] == step["strategy"]
         labeler = orjson.loads(step["labeler"])
         assert labeler["model"] == "wm-1" and labeler["template"] == template_hash("android")
         assert labeler["sampling"]["temperature"] == 0.6 and labeler["sampling"]["max_tokens"] == 32768
@@ -152,7 +152,8 @@ def test_branches_ledger_and_rerun(run, lake, query, server):
     other_model = label(Lake(lake), None, "android", LabelOptions(model="wm-2", endpoint=s.url, mode="every",
                         strategies=["home"]), "run-2", log=lambda line: None)
     assert (other_model.sent, other_model.branches_written, other_model.version) == (4, 4, base + 2)
-    assert query("SELECT count(DISTINCT branch_id) n FROM steps WHERE action.kind = 'home'")[0]["n"] == 4
+    home = query("SELECT count(DISTINCT branch_id) ids, count(*) n FROM branches WHERE action.kind = 'home'")[0]
+    assert home == {"ids": 4, "n": 8}  # two models' answers to the same 4 counterfactuals share their branch ids
 
 
 def test_template_change_invalidates_exactly_its_domain(run, lake, server, monkeypatch):
@@ -255,12 +256,12 @@ def test_real_model_end_to_end(run, lake, query, llama_server):
         assert row["finish_reason"] in ("stop", "length")
         assert (row["status"] == "ok") == (row["observation"] is not None)
         assert row["status"] == "ok" or row["error"]
-    sim = {s["parent_step_id"] + s["action"]["kind"]: s for s in
-           query("SELECT * FROM steps WHERE origin = 'simulated'")}
+    sim = {s["parent_step_id"] + s["action"]["kind"]: s for s in query("SELECT * FROM branches")}
     for row in ledger:
         if row["status"] == "ok":
             step = sim[row["parent_step_id"] + row["strategy"]]
-            assert step["final_observation"]["text"] == row["observation"] and step["branch_id"] == row["branch_id"]
+            assert step["next_observation"]["text"] == row["observation"] and step["branch_id"] == row["branch_id"]
+            assert step["request_key"] == row["request_key"]
             assert orjson.loads(step["labeler"])["model"] == "smollm2"
     assert query("SELECT max(version) v FROM versions")[0]["v"] == (base + 1 if first.ok else base)
 
@@ -296,7 +297,7 @@ max_tokens = 2048
     assert s.bodies[0]["max_tokens"] == 2048 and s.bodies[0]["temperature"] == 0.6
     stats = query("SELECT stage, records_in, records_out FROM stage_stats ORDER BY stage")
     assert {"stage": "label", "records_in": 2, "records_out": 2} in stats
-    assert query("SELECT count(*) n FROM steps WHERE origin = 'simulated'")[0]["n"] == 2
+    assert query("SELECT count(*) n FROM branches WHERE origin = 'simulated'")[0]["n"] == 2
 
 
 def test_state_with_tags_left_is_unusable(run, lake, query, server):
@@ -308,4 +309,4 @@ def test_state_with_tags_left_is_unusable(run, lake, query, server):
     assert result.requests > 0 and (result.ok, result.failed, result.branches_written) == (0, result.requests, 0)
     assert f"{result.requests} unusable" in result.summary()
     assert all("reasoning or tags left" in m for m in result.messages)
-    assert query("SELECT count(*) n FROM steps WHERE origin = 'simulated'")[0]["n"] == 0
+    assert query("SELECT count(*) n FROM branches")[0]["n"] == 0

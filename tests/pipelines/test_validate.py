@@ -17,7 +17,7 @@ TAP_EVENT = "events/event_2021-12-06_204505.json"  # the tap on the ImageView te
 def test_clean_run_passes_with_zero_findings_and_keeps_its_version(run, query):
     result = run("ingest-android", [RUN])
     assert result.status == "success" and result.version == 1  # nothing removed: no new version
-    assert any(s.startswith("validate: 12 steps checked, 0 errors") for s in result.stage_summaries)
+    assert any(s.startswith("validate: 12 steps and 0 branches checked, 0 errors") for s in result.stage_summaries)
     assert query("SELECT count(*) AS n FROM validation_findings") == [{"n": 0}]
     assert query("SELECT count(*) AS n FROM steps") == [{"n": 12}]
     assert query("SELECT stage, records_in, records_out, quarantined FROM stage_stats WHERE stage = 'validate'") \
@@ -57,7 +57,7 @@ def test_cli_validate_an_older_version_with_a_contract(run, query, lake, capsys)
     run("ingest-android", [RUN])
     code = cli.main(["validate", "android@1", "--no-gx", "--contract", "droidbot=freeze", "--lake", lake])
     assert code == 0
-    assert "12 steps checked, 0 errors in 0 episodes" in capsys.readouterr().out
+    assert "12 steps and 0 branches checked, 0 errors in 0 episodes" in capsys.readouterr().out
     assert query("SELECT pipeline, status FROM runs WHERE pipeline = 'validate'") == [
         {"pipeline": "validate", "status": "success"}]
     assert cli.main(["validate", "android@9", "--no-gx", "--lake", lake]) == 2

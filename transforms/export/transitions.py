@@ -1,11 +1,11 @@
 """The canonical transition view every exporter renders from: trajectories of (action, next observation)
-turns, with the step id and origin of every piece, built from a dataset version's `steps` and `episodes`.
+turns, with the step id and origin of every piece, built from a dataset version's `steps` and `episodes`
+(and its `branches` when simulated content is admitted).
 
-A *line* is one ordered path through an episode:
+A *line* is one ordered path through an episode (`schemas.branches` defines them):
 
-- the main line: the steps without a `branch_id`, in `step_index` order;
-- one line per `branch_id` (counterfactual branches written by the labeler): the main-line steps whose
-  `step_index` is below the branch's first step, then the branch's steps in `step_index` order. Its
+- the main line: the episode's `steps` in `step_index` order;
+- one line per row of `branches`: the real steps before the branch's parent, then the branch step. Its
   transitions start at the branch (`Trajectory.start`), so the shared real prefix is not exported twice.
 
 Turn t of a line is the action of its step t and the observation after it: the observation of step t+1, or
@@ -27,10 +27,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from schemas.branches import branch_line
 from transforms import agentworld
 
 STEP_COLUMNS = ["episode_id", "step_index", "step_id", "domain", "observation", "action", "final_observation",
-                "origin", "branch_id", "parent_step_id"]
+                "origin"]
+BRANCH_COLUMNS = ["step_id", "branch_id", "parent_step_id", "episode_id", "origin", "action", "next_observation",
+                  "labeler"]
 EPISODE_COLUMNS = ["episode_id", "domain", "platform", "source_format", "task", "outcome", "env"]
 _ORIGIN_RANK = {"real": 0, "perturbed": 1, "simulated": 2}
 
@@ -48,7 +51,7 @@ class Turn:
 @dataclass
 class Trajectory:
     episode_id: str
-    line: str  # "main" or the branch id
+    line: str  # "main", or the step id of the branch (one labeler's answer for one counterfactual)
     domain: str
     task: str | None
     outcome: str
@@ -63,7 +66,7 @@ class Trajectory:
 
     @property
     def trajectory_id(self) -> str:
-        return self.episode_id if self.line == "main" else f"{self.episode_id}@{self.line}"
+        return self.episode_id if self.line == "main" else self.line
 
     @property
     def tools(self) -> list[dict] | None:
@@ -149,27 +152,25 @@ def _line(rows: list[dict]) -> tuple[str | None, str, str, list[Turn], str | Non
     return _text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url
 
 
-def _episode_lines(rows: list[dict]) -> Iterator[tuple[str, int, list[dict]]]:
-    """(line name, start turn, rows) for the main line and each branch of one episode's steps."""
-    main = sorted((r for r in rows if r["branch_id"] is None), key=lambda r: r["step_index"])
-    branches: dict[str, list[dict]] = {}
-    for r in rows:
-        if r["branch_id"] is not None:
-            branches.setdefault(r["branch_id"], []).append(r)
+def _episode_lines(main: list[dict], branches: list[dict]) -> Iterator[tuple[str, int, list[dict]]]:
+    """(line name, start turn, rows) for the main line and each branch of one episode."""
     if main:
         yield "main", 0, main
-    for branch_id in sorted(branches):
-        branch = sorted(branches[branch_id], key=lambda r: r["step_index"])
-        prefix = [r for r in main if r["step_index"] < branch[0]["step_index"]]
-        yield branch_id, len(prefix), prefix + branch
+    for branch in sorted(branches, key=lambda b: b["step_id"]):
+        rows = branch_line(main, branch)
+        if rows is not None:  # a parent outside this version (validate quarantines such branches)
+            yield branch["step_id"], len(rows) - 1, rows
 
 
-def trajectories(steps: pa.Table, episodes: dict[str, dict]) -> Iterator[Trajectory]:
+def trajectories(steps: pa.Table, episodes: dict[str, dict],
+                 branches: dict[str, list[dict]] | None = None) -> Iterator[Trajectory]:
     """Trajectories of the steps in `steps` (all of an episode's steps must be in the table), ordered by
-    episode id then line. `episodes` maps episode_id -> episode row (EPISODE_COLUMNS)."""
+    episode id then line. `episodes` maps episode_id -> episode row (EPISODE_COLUMNS); `branches` maps
+    episode_id -> its rows of `branches` (BRANCH_COLUMNS): each is a line of its own."""
     steps = steps.select(STEP_COLUMNS)
     steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
     rows = steps.to_pylist()
+    branches = branches or {}
     i = 0
     while i < len(rows):
         j = i
@@ -178,7 +179,7 @@ def trajectories(steps: pa.Table, episodes: dict[str, dict]) -> Iterator[Traject
             j += 1
         episode = episodes.get(episode_id, {})
         env = orjson.loads(episode["env"]) if episode.get("env") else {}
-        for line, start, line_rows in _episode_lines(rows[i:j]):
+        for line, start, line_rows in _episode_lines(rows[i:j], branches.get(episode_id, [])):
             first_state, first_id, first_origin, turns, url = _line(line_rows)
             yield Trajectory(
                 episode_id=episode_id, line=line, domain=episode.get("domain") or line_rows[0]["domain"],
@@ -187,6 +188,14 @@ def trajectories(steps: pa.Table, episodes: dict[str, dict]) -> Iterator[Traject
                 first_state=first_state, first_state_step_id=first_id, first_state_origin=first_origin,
                 turns=turns, start=start, first_url=url)
         i = j
+
+
+def branches_by_episode(branches: pa.Table) -> dict[str, list[dict]]:
+    """episode_id -> its branch rows (BRANCH_COLUMNS)."""
+    out: dict[str, list[dict]] = {}
+    for row in branches.select(BRANCH_COLUMNS).to_pylist():
+        out.setdefault(row["episode_id"], []).append(row)
+    return out
 
 
 def episode_index(episodes: pa.Table) -> dict[str, dict]:

@@ -87,11 +87,10 @@ def check_steps(steps: pl.DataFrame) -> pl.DataFrame:
     ]
     parts.append(steps.filter(pl.col("origin").is_null()).select(
         "episode_id", "step_id", pl.lit("origin.missing").alias("rule"), pl.lit("origin is null").alias("reason")))
-    lineage = ["parent_step_id", "branch_id", "labeler"]
-    parts.append(steps.filter(pl.col("origin").is_in(["simulated", "perturbed"])
-                              & pl.any_horizontal([pl.col(c).is_null() for c in lineage])).select(
-        "episode_id", "step_id", pl.lit("origin.lineage_missing").alias("rule"),
-        pl.format("{} step without parent_step_id/branch_id/labeler", pl.col("origin")).alias("reason")))
+    parts.append(steps.filter(pl.col("origin").is_in(["simulated", "perturbed"])).select(
+        "episode_id", "step_id", pl.lit("origin.not_real").alias("rule"),
+        pl.format("a {} step in steps: branches belong in the branches table (`pipelines migrate`)",
+                  pl.col("origin")).alias("reason")))
 
     for axis in ("x", "y", "x2", "y2"):
         value = act.field(axis)

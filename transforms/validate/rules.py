@@ -26,7 +26,8 @@ RULES: dict[str, tuple[str, str]] = {
     "vocab.action_kind": (ERROR, "action.kind not in schema v1 ACTION_KINDS"),
     "origin.missing": (ERROR, "a step has no origin"),
     "origin.not_in_vocabulary": (ERROR, "origin not in real|simulated|perturbed"),
-    "origin.lineage_missing": (ERROR, "a simulated/perturbed step lacks parent_step_id, branch_id or labeler"),
+    # retired: "origin.lineage_missing" (schema 1 kept branches in steps)
+    "origin.not_real": (ERROR, "a step in `steps` is not real (branches belong in the `branches` table)"),
     # episode structure
     "episode.no_steps": (ERROR, "an episode row has no steps"),
     "episode.num_steps_mismatch": (ERROR, "episodes.num_steps differs from the number of step rows"),
@@ -41,6 +42,17 @@ RULES: dict[str, tuple[str, str]] = {
     "action.kind_not_allowed": (ERROR, "the action kind is not one the episode's domain uses"),
     "observation.text_missing": (ERROR, "a text domain's observation (kind != none) has null text (empty text is a real, silent output)"),
     "observation.empty": (ERROR, "a screen domain's observation (kind != none) has neither text nor screenshot"),
+    # branches (branches.py): a bad branch is quarantined alone, never its real episode
+    "branch.parent_missing": (ERROR, "a branch's parent_step_id is not a step of the version"),
+    "branch.parent_quarantined": (ERROR, "a branch's parent episode was quarantined: the branch goes with it"),
+    "branch.parent_not_real": (ERROR, "a branch leaves from a step that is not real"),
+    "branch.prefix_mismatch": (ERROR, "a branch's episode_id/step_index differ from its parent's (its history "
+                                      "would not be the parent's real prefix)"),
+    "branch.origin": (ERROR, "a branch's origin is not simulated|perturbed"),
+    "branch.lineage_missing": (ERROR, "a branch lacks branch_id or labeler"),
+    "branch.state_missing": (ERROR, "a branch has no predicted state (next_observation.text null)"),
+    "branch.state_empty": (ERROR, "a screen domain's branch predicts an empty state"),
+    "branch.state_unparsed": (ERROR, "a branch's predicted state still holds reasoning or answer tags"),
     # cross-step consistency (consistency.py)
     "android.tap_target_missing": (ERROR, "a tap/click targets an element absent from the view hierarchy it was made on"),
     "terminal.cwd_discontinuity": (WARNING, "the prompt's working directory changed without a cd-like command"),

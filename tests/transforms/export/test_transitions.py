@@ -1,19 +1,19 @@
 import pyarrow as pa
 
-from schemas import STEPS
-from tests.transforms.export.lakes import episode_row, step_row
+from schemas import BRANCHES, STEPS
+from tests.transforms.export.lakes import branch_row, episode_row, step_row
 from transforms.export import cpt
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
-from transforms.export.transitions import episode_index, trajectories
+from transforms.export.transitions import branches_by_episode, episode_index, trajectories
 
 EP = "e1"
 
 
-def _trajectories(rows):
+def _trajectories(rows, branches=()):
     steps = pa.Table.from_pylist(rows, schema=STEPS)
     episodes = episode_index(pa.Table.from_pylist([episode_row(EP, "terminal", "t")]))
-    return list(trajectories(steps, episodes))
+    return list(trajectories(steps, episodes, branches_by_episode(pa.Table.from_pylist(list(branches), schema=BRANCHES))))
 
 
 def _steps():
@@ -34,13 +34,19 @@ def test_turns_pair_each_action_with_the_next_observation():
 
 
 def test_a_branch_is_its_own_line_starting_at_the_branch():
-    rows = _steps() + [step_row(EP, 1, "terminal", "$ ls\na\n$ ", {"kind": "command", "code": "rm a"},
-                                origin="simulated", branch_id="b", step_id="e1:1:sim", final_text="$ rm a\n$ ")]
-    main, branch = _trajectories(rows)
-    assert branch.line == "b" and branch.start == 1 and branch.trajectory_id == "e1@b"
+    branch_rows = [branch_row("e1:1", {"kind": "command", "code": "rm a"}, "$ rm a\n$ ", suffix="b")]
+    main, branch = _trajectories(_steps(), branch_rows)
+    assert [t.origin for t in main.turns] == ["real"] * 3  # the main line never sees the branch
+    assert branch.line == "e1:1:sim-b" and branch.start == 1 and branch.trajectory_id == "e1:1:sim-b"
     (only,) = list(branch.transitions())
     assert only.t == 1 and only.target == "$ rm a\n$ " and only.origin == "simulated"
-    assert only.history[0].step_id == "e1:0"
+    assert only.history[0].step_id == "e1:0" and only.turn.action["code"] == "rm a"
+    assert only.step_ids == ["e1:0", "e1:1:sim-b"]  # the real prefix, then the branch step (its own target)
+
+
+def test_a_branch_whose_parent_is_not_in_the_version_makes_no_line():
+    (main,) = _trajectories(_steps(), [branch_row("e1:7", {"kind": "command", "code": "rm a"}, "x")])
+    assert main.line == "main"
 
 
 def test_cpt_windows_split_long_trajectories_into_whole_turns():

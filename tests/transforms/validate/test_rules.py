@@ -64,7 +64,7 @@ ALTERATIONS = [
     (2, "observation.kind", "hologram", "vocab.observation_kind"),
     (5, "origin", None, "origin.missing"),
     (5, "origin", "dreamed", "origin.not_in_vocabulary"),
-    (5, "origin", "simulated", "origin.lineage_missing"),
+    (5, "origin", "simulated", "origin.not_real"),
     (5, "step_id", "x:5", "step.step_id_mismatch"),
     (0, "is_terminal", None, "schema.required_null"),
 ]
