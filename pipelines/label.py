@@ -248,8 +248,9 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
             flush()
 
     if todo:
-        log(f"label: {len(jobs)} requests, {result.cached} from the ledger, sending {len(todo)} to "
-            f"{options.endpoint or options.model} ({options.concurrency} at a time)")
+        where = (f"vLLM offline engine {options.model}" if options.backend == "vllm"
+                 else f"{options.endpoint} ({options.concurrency} at a time)")
+        log(f"label: {len(jobs)} requests, {result.cached} from the ledger, sending {len(todo)} to {where}")
         requests = [ChatRequest(j.request_key, j.messages) for j in todo]
         try:
             if options.backend == "vllm":

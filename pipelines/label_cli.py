@@ -1,4 +1,5 @@
 """`pipelines label DATASET --endpoint URL --model NAME ...`: the labeler's command (see `pipelines.label`).
+On a GPU node, `--backend vllm --model PATH [--engine-arg KEY=VALUE ...]` runs vLLM's offline engine instead.
 
 Exit codes: 0 done (unusable outputs and request errors are reported, recorded in `label_ledger`, and do not
 fail the run unless every request failed); 1 every request errored (server unreachable, wrong model...).
@@ -6,14 +7,33 @@ fail the run unless every request failed); 1 every request errored (server unrea
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import sys
 
-from pipelines.label_client import Sampling
+from pipelines.label_client import ClientConfig, Sampling
 from transforms.label.branch_points import MODES
 from transforms.label.counterfactual import STRATEGIES
 
 _DEFAULTS = Sampling()
+# flags of the http client only; their defaults are None so that the vllm backend can tell a given flag
+_HTTP_ONLY = (("--endpoint", "endpoint"), ("--concurrency", "concurrency"), ("--timeout", "timeout"),
+              ("--retries", "retries"))
+
+
+def engine_arg(item: str) -> tuple[str, object]:
+    """`--engine-arg KEY=VALUE`: VALUE is JSON when it parses (2, true, 0.9, {"level": 3}), Python's True /
+    False / None are read as such too (a string "False" would be true to vLLM), anything else is a string."""
+    key, sep, text = item.partition("=")
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"{item!r} is not KEY=VALUE (e.g. tensor_parallel_size=2)")
+    if key == "model":
+        raise argparse.ArgumentTypeError(f"{item!r}: the model is given by --model")
+    try:
+        return key, json.loads(text)
+    except ValueError:
+        return key, {"True": True, "False": False, "None": None}.get(text, text)
 
 
 def add_parser(sub, add_lake_args) -> None:
@@ -29,19 +49,42 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--strategies", nargs="+", choices=sorted(STRATEGIES), metavar="NAME",
                    help=f"counterfactual strategies to use (default: all of each domain's): {', '.join(STRATEGIES)}")
     p.add_argument("--seed", type=int, default=0, help="seed for branch points and counterfactual choices")
-    p.add_argument("--concurrency", type=int, default=16, metavar="N", help="requests in flight (default 16)")
+    p.add_argument("--concurrency", type=int, metavar="N",
+                   help=f"http backend: requests in flight (default {ClientConfig.concurrency})")
     p.add_argument("--temperature", type=float, default=_DEFAULTS.temperature)
     p.add_argument("--top-p", type=float, default=_DEFAULTS.top_p)
     p.add_argument("--top-k", type=int, default=_DEFAULTS.top_k)
     p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens)
     p.add_argument("--sampling-seed", type=int, help="the server's sampling seed (default: none)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per attempt (default 600)")
-    p.add_argument("--retries", type=int, default=4, help="retries on timeouts, 429 and 5xx (default 4)")
+    p.add_argument("--timeout", type=float,
+                   help=f"http backend: seconds per attempt (default {ClientConfig.timeout_s:g})")
+    p.add_argument("--retries", type=int,
+                   help=f"http backend: retries on timeouts, 429 and 5xx (default {ClientConfig.retries})")
     p.add_argument("--backend", choices=("http", "vllm"), default="http",
                    help="http: the endpoint; vllm: vLLM's offline engine in this process (GPU node)")
+    p.add_argument("--engine-arg", dest="engine_args", action="append", type=engine_arg, metavar="KEY=VALUE",
+                   help="vllm backend: a vllm.LLM argument, VALUE as JSON (repeatable), e.g. "
+                        "--engine-arg tensor_parallel_size=2 --engine-arg max_model_len=32768")
     p.add_argument("--retry-failed", action="store_true", help="resend requests whose output was unusable")
     p.add_argument("--dry-run", action="store_true", help="print the requests (JSON lines) without sending")
     add_lake_args(p)
+
+
+def check_backend_args(args, log) -> None:
+    """With --backend vllm, one line per http client flag given (they do not apply); with http, --engine-arg is
+    an error (ValueError). Then `args.engine_args` becomes a dict (later ones win) and the http client's
+    defaults fill the flags not given, so that the run's recorded config holds them."""
+    args.engine_args = dict(args.engine_args or ())
+    if args.backend == "vllm":
+        for flag, name in _HTTP_ONLY:
+            if getattr(args, name) is not None:
+                log(f"label: {flag} is ignored by the vllm backend")
+    elif args.engine_args:
+        raise ValueError("--engine-arg applies to --backend vllm only")
+    for name, default in (("concurrency", ClientConfig.concurrency), ("timeout", ClientConfig.timeout_s),
+                          ("retries", ClientConfig.retries)):
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 def cmd_label(args) -> int:
@@ -50,14 +93,15 @@ def cmd_label(args) -> int:
     from pipelines.lake import Lake
     from pipelines.runner import new_run_id, open_catalog
 
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    check_backend_args(args, log)
     sampling = Sampling(args.temperature, args.top_p, args.top_k, args.max_tokens, args.sampling_seed)
     options = LabelOptions(model=args.model, endpoint=args.endpoint, per_episode=args.per_episode,
                            mode=args.branch_points, strategies=args.strategies, seed=args.seed, sampling=sampling,
                            concurrency=args.concurrency, timeout_s=args.timeout, retries=args.retries,
                            api_key=os.environ.get("OPENAI_API_KEY"), backend=args.backend,
-                           retry_failed=args.retry_failed, dry_run=args.dry_run)
+                           engine_args=args.engine_args, retry_failed=args.retry_failed, dry_run=args.dry_run)
     lake = Lake(_lake_url(args.lake))
-    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     if args.dry_run:
         result = label(lake, args.catalog, args.dataset, options, "dry-run", log)
         log(f"dry run: {result.requests - result.cached} requests printed, {result.cached} already in the ledger")

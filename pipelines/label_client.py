@@ -198,29 +198,107 @@ def complete(config: ClientConfig, requests: Iterable[ChatRequest],
     return asyncio.run(complete_all(config, requests, on_result))
 
 
+OFFLINE_FINISH_REASONS = frozenset({"stop", "length"})  # any other reason (abort, error) is a failed request
+
+
+def _prompt_token_ids(tokenizer, messages: list[dict]) -> list[int]:
+    """The chat template applied the way `LLM.chat` does it (vllm/entrypoints/llm.py): render the text, then
+    encode it without special tokens, because the template already holds them (a second BOS otherwise).
+    vLLM's Mistral tokenizer returns token ids from `apply_chat_template` directly. Our messages have plain
+    string content, which HF templates take as is (LLM.chat converts content to OpenAI parts first only for
+    templates that iterate over parts)."""
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    if isinstance(rendered, str):
+        return tokenizer.encode(rendered, add_special_tokens=False)
+    return list(rendered)
+
+
+def _offline_completion(key: str, output, latency_s: float) -> Completion:
+    """A finished vllm.RequestOutput (vllm/outputs.py) to a Completion, with the HTTP path's fields."""
+    best = output.outputs[0]
+    result = Completion(key, text=best.text, finish_reason=best.finish_reason,
+                        tokens_in=len(output.prompt_token_ids or ()), tokens_out=len(best.token_ids),
+                        latency_s=latency_s, attempts=1)
+    if best.finish_reason not in OFFLINE_FINISH_REASONS:
+        result.error = f"vLLM ended the request with finish_reason {best.finish_reason!r}"
+    return result
+
+
 def complete_offline(model: str, sampling: Sampling, requests: Iterable[ChatRequest],
-                     on_result: Callable[[Completion], None] | None = None, **engine_args) -> list[Completion]:
+                     on_result: Callable[[Completion], None] | None = None, *, max_pending: int = 2048,
+                     **engine_args) -> list[Completion]:
     """The same requests through vLLM's offline engine (`pip install 'trajforge[label-vllm]'`, GPU node).
-    `engine_args` go to `vllm.LLM` (tensor_parallel_size, max_model_len, ...). One batched call: vLLM
-    schedules and prefix-caches the whole batch itself."""
+    `engine_args` go to `vllm.LLM` (tensor_parallel_size, max_model_len, ...; `enable_prefix_caching`
+    defaults to True here). `on_result` is called as each request finishes, so an interrupted run keeps
+    what finished. Returns the completions in request order; a request the engine rejects (prompt longer
+    than max_model_len, a chat template error) or ends with a reason other than stop / length gets a
+    Completion with `error`, and the others go on. Errors of the engine itself are raised.
+
+    This drives the engine the way `LLM.generate` does inside (vllm/entrypoints/llm.py `_run_engine`:
+    `llm_engine.add_request(request_id, prompt, params)`, then `step()` while `has_unfinished_requests()`,
+    keeping the outputs with `.finished`; vllm/v1/engine/llm_engine.py), rather than calling `LLM.chat` on
+    chunks: a chunk waits for its longest generation with the batch draining, and one prompt the engine
+    rejects fails its whole chunk. At most `max_pending` requests are in the engine at once, added in the
+    caller's order (requests sharing a prefix are adjacent, so the prefix cache serves them); keep it above
+    the engine's `max_num_seqs` so that continuous batching always has a queue. Sampling uses
+    `RequestOutputKind.FINAL_ONLY` like `LLM.generate` (vllm/sampling_params.py): no per-step outputs."""
     try:
         from vllm import LLM, SamplingParams
+        from vllm.sampling_params import RequestOutputKind
     except ImportError as e:
         raise RuntimeError("the offline backend needs vLLM: pip install 'trajforge[label-vllm]'") from e
     requests = list(requests)
-    engine = LLM(model=model, enable_prefix_caching=True, **engine_args)
+    llm = LLM(model=model, **{"enable_prefix_caching": True, **engine_args})
+    engine, tokenizer = llm.llm_engine, llm.get_tokenizer()
     params = SamplingParams(temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k,
-                            max_tokens=sampling.max_tokens, seed=sampling.seed, stop=list(sampling.stop) or None)
-    started = time.perf_counter()
-    outputs = engine.chat([r.messages for r in requests], params, use_tqdm=False)
-    latency = (time.perf_counter() - started) / max(len(requests), 1)
-    results = []
-    for request, output in zip(requests, outputs):
-        best = output.outputs[0]
-        result = Completion(request.key, text=best.text, finish_reason=best.finish_reason,
-                            tokens_in=len(output.prompt_token_ids or ()), tokens_out=len(best.token_ids),
-                            latency_s=latency, attempts=1)
-        results.append(result)
+                            max_tokens=sampling.max_tokens, seed=sampling.seed, stop=list(sampling.stop) or None,
+                            output_kind=RequestOutputKind.FINAL_ONLY)
+    results: list[Completion | None] = [None] * len(requests)
+    in_flight: dict[str, tuple[int, float]] = {}  # our request id -> (index, time added)
+    aliases: dict[str, str] = {}  # the engine's id -> ours, where add_request returns another one
+    todo = iter(range(len(requests)))
+
+    def finish(index: int, result: Completion) -> None:
+        results[index] = result
         if on_result:
             on_result(result)
-    return results
+
+    def top_up() -> None:
+        while len(in_flight) < max_pending:
+            index = next(todo, None)
+            if index is None:
+                return
+            request_id = str(index)
+            try:
+                prompt = {"prompt_token_ids": _prompt_token_ids(tokenizer, requests[index].messages)}
+                engine_id = engine.add_request(request_id, prompt, params)
+            except Exception as e:  # this request only: the engine has not taken it
+                finish(index, Completion(requests[index].key, attempts=1,
+                                         error=f"vLLM rejected the request: {type(e).__name__}: {e}"))
+                continue
+            # newer vLLM returns its internal id (ours plus a random suffix) while outputs carry ours;
+            # older ones return None
+            if isinstance(engine_id, str) and engine_id != request_id:
+                aliases[engine_id] = request_id
+            in_flight[request_id] = (index, time.perf_counter())
+
+    top_up()
+    while in_flight:
+        if not engine.has_unfinished_requests():  # the engine dropped these without an output
+            for index, _ in in_flight.values():
+                finish(index, Completion(requests[index].key, attempts=1, error="vLLM finished without an output"))
+            in_flight.clear()
+        for output in engine.step() if in_flight else ():
+            request_id = aliases.get(output.request_id, output.request_id)
+            if not output.finished or request_id not in in_flight:
+                continue
+            aliases.pop(output.request_id, None)
+            index, added = in_flight.pop(request_id)
+            try:
+                result = _offline_completion(requests[index].key, output, time.perf_counter() - added)
+            except Exception as e:  # a malformed output fails its request, not the run
+                result = Completion(requests[index].key, attempts=1,
+                                    error=f"unreadable vLLM output: {type(e).__name__}: {e}")
+            finish(index, result)
+        top_up()
+    return results  # type: ignore[return-value]
