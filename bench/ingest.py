@@ -17,7 +17,6 @@ import argparse
 import gc
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess

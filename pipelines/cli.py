@@ -89,7 +89,7 @@ def _summary(r: RunResult, verbose: bool) -> str:
     if r.ignored and verbose:
         lines += ["  files no format reads:"] + [f"    {p}" for p in r.ignored]
     if r.status == "success":
-        lines.append(f'  query        pipelines sql "SELECT domain, count(*) FROM steps GROUP BY 1"'
+        lines.append('  query        pipelines sql "SELECT domain, count(*) FROM steps GROUP BY 1"'
                      + ("" if r.lake == os.path.abspath(DEFAULT_LAKE) else f" --lake {r.lake}"))
     else:
         lines.append("  rerun the same command to resume: finished tasks are kept")

