@@ -6,6 +6,7 @@ from pipelines.cli import main
 from pipelines.runner import run_ingest
 from tests.conftest import SAMPLES
 from tests.transforms.dedup.copies import DROIDBOT_RUN, edited_copy, volatile_copy
+from tests.transforms.export.lakes import branch_row, commit_dataset
 
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # planted, shaped like a real token
 
@@ -61,6 +62,20 @@ def test_secrets_are_scrubbed_from_steps_and_audited_without_the_secret(run, que
         (step["step_id"], "action.code", "github_token"), (step["step_id"], "action.raw", "github_token"),
         (step["step_id"], "action.text", "github_token")]
     assert GITHUB not in json.dumps(query("SELECT * FROM scrub_audit"), default=str)
+
+
+def test_a_secret_a_world_model_echoed_into_a_branch_is_scrubbed_too(run, query, lake):
+    run("ingest-android", [DROIDBOT_RUN], stages=["ingest"])
+    (parent,) = query("SELECT step_id FROM steps WHERE step_index = 2")
+    commit_dataset(lake, "android", [], [], [branch_row(parent["step_id"], {"kind": "home"},
+                                                        f"Activity: settings\ntoken={GITHUB}", kind="screen")])
+    assert main(["dedup", "android", "--lake", lake]) == 0
+    (branch,) = query("SELECT step_id, next_observation FROM branches")
+    assert branch["next_observation"]["text"] == "Activity: settings\ntoken=<REDACTED:github_token>"
+    audit = query("SELECT table_name, record_id, field, kind FROM scrub_audit")
+    assert audit == [{"table_name": "branches", "record_id": branch["step_id"], "field": "next_observation.text",
+                      "kind": "github_token"}]
+    assert query("SELECT count(*) n FROM steps")[0]["n"] == 12  # the real line decided: nothing was a duplicate
 
 
 def test_dedup_as_a_pipeline_stage(lake, query, tmp_path):
