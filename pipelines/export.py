@@ -298,6 +298,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         skipped = {"held_out": 0, "domain_not_selected": 0, "non_real": 0, "no_observation": 0,
                    "over_budget": 0, "mix_dropped": 0}
         transitions_in = 0
+        over_budget: dict[str, int] = {}  # domain -> transitions dropped for the budget
+        prompt_over_budget: dict[str, int] = {}  # domain -> tokens of its system prompt, when over the budget
 
         def on_shard(shard: _Shard, step_ids: list[list[str]]) -> None:
             shards.append(shard)
@@ -344,11 +346,18 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                         continue
                     split = split_of.get(trajectory.episode_id, "train")
                     renderer = TrajectoryRenderer(trajectory, counter)
+                    if config.max_tokens and renderer.system_tokens >= config.max_tokens:
+                        prompt_over_budget[trajectory.domain] = max(renderer.system_tokens,
+                                                                    prompt_over_budget.get(trajectory.domain, 0))
+                    before = skipped["over_budget"]
                     if config.kind == "cpt":
                         _export_cpt(trajectory, renderer, config, counter, split, emit, skipped)
                     else:
                         _export_turns(trajectory, renderer, config, split, emit, skipped,
                                       lambda s: sum(counts.get(s, {}).values()))
+                    if skipped["over_budget"] > before:
+                        over_budget[trajectory.domain] = (over_budget.get(trajectory.domain, 0)
+                                                          + skipped["over_budget"] - before)
             for w in writers.values():
                 w.flush()
         except BaseException:
@@ -372,12 +381,30 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             "tokens": {s: dict(sorted(d.items())) for s, d in sorted(tokens.items())},
             "tokens_total": sum(sum(d.values()) for d in tokens.values()),
             "transitions_in": transitions_in, "skipped": skipped,
+            "over_budget_by_domain": dict(sorted(over_budget.items())),
+            "system_prompt_over_budget": dict(sorted(prompt_over_budget.items())),
             "shards": [asdict(s) for s in shards], "extra_files": extra_files,
         }
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
         record_export(cat, export_id, config.kind, config.format, version, out, manifest, row_map)
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) -> {out}")
+    for line in budget_warnings(manifest):
+        log(line)
     return manifest
+
+
+def budget_warnings(manifest: dict) -> list[str]:
+    """One line per domain that lost records to the token budget; loud when its system prompt alone does
+    not fit (every record of the domain is lost)."""
+    budget = manifest["config"].get("max_tokens")
+    lines = []
+    for domain, tokens in manifest.get("system_prompt_over_budget", {}).items():
+        lines.append(f"WARNING {domain}: its system prompt alone is {tokens:,} tokens, over --max-tokens {budget:,}: "
+                     f"no {domain} record can fit ({manifest['over_budget_by_domain'].get(domain, 0):,} dropped)")
+    for domain, n in manifest.get("over_budget_by_domain", {}).items():
+        if domain not in manifest.get("system_prompt_over_budget", {}):
+            lines.append(f"note {domain}: {n:,} transitions do not fit --max-tokens {budget:,} even without history")
+    return lines
 
 
 def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportConfig, split: str,

@@ -38,12 +38,12 @@ from pipelines.datasets import read_table, resolve
 from pipelines.export import record_export
 from pipelines.lake import Lake
 from pipelines.runner import catalog_path as default_catalog_path
+from transforms import agentworld
 
 BRANCH_FIELDS = ("step_id", "branch_id", "parent_step_id", "origin", "strategy", "labeler", "request_key", "action",
                  "next_observation")
 
 SCHEMA_VERSION = "ATIF-v1.4"
-_GUI_FIELDS = ("x", "y", "x2", "y2", "text", "keys", "element", "direction", "duration_s")
 
 
 def _iso(ts) -> str | None:
@@ -51,26 +51,8 @@ def _iso(ts) -> str | None:
 
 
 def _tool_call(action: dict, call_id: str) -> dict | None:
-    kind = action["kind"]
-    if kind in ("message", "done"):
-        return None
-    if kind == "tool_call":
-        try:
-            args = orjson.loads(action["arguments"]) if action.get("arguments") else {}
-        except orjson.JSONDecodeError:
-            args = {"input": action["arguments"]}
-        name, args = action.get("tool_name") or "tool", args if isinstance(args, dict) else {"input": args}
-    elif kind == "command":
-        name, args = action.get("tool_name") or "bash", {"command": action.get("code")}
-    elif kind == "code":
-        name, args = action.get("tool_name") or "execute_code", {"code": action.get("code")}
-    elif kind == "keystrokes":
-        name, args = action.get("tool_name") or "keystrokes", {"keystrokes": action.get("text"),
-                                                              "duration": action.get("duration_s")}
-    else:
-        name = action.get("tool_name") or kind
-        args = {k: action[k] for k in _GUI_FIELDS if action.get(k) is not None}
-    return {"tool_call_id": call_id, "function_name": name, "arguments": args}
+    call = agentworld.tool_call(action)
+    return None if call is None else {"tool_call_id": call_id, "function_name": call[0], "arguments": call[1]}
 
 
 def trajectory(episode: dict, steps: list[dict], branches: dict[str, list[dict]] | None = None) -> dict:

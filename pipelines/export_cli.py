@@ -29,7 +29,7 @@ def _read_ids(paths: list[str] | None) -> list[str]:
 
 
 def export_training(args, lake: Lake, catalog_path: str | None) -> int:
-    from pipelines.export import ExportConfig, export, parse_mix
+    from pipelines.export import ExportConfig, budget_warnings, export, parse_mix
 
     ratios = tuple(float(x) for x in args.split_ratios.split(",")) if args.split_ratios else None
     config = ExportConfig(
@@ -46,6 +46,8 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
     dropped = {k: v for k, v in manifest["skipped"].items() if v}
     if dropped:
         print("  skipped    " + ", ".join(f"{k} {v:,}" for k, v in dropped.items()))
+    for line in budget_warnings(manifest):
+        print(f"  {line}")
     print(f"  out        {_lake_url(args.out)} (manifest.json)")
     return 0
 

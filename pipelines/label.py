@@ -39,7 +39,7 @@ from pipelines.lake import Lake
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
 from schemas.branches import branch_key
-from transforms.agentworld import transition_messages
+from transforms.agentworld import prompt_tools, transition_messages
 from transforms.label import branch_points
 from transforms.label.counterfactual import counterfactuals, make_action
 from transforms.label.parse import leftover_tags, parse_output
@@ -141,7 +141,7 @@ def _tools(env_json: str | None) -> list[dict] | None:
 def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> list[Job]:
     """Every request for the steps (the real line) of a version, ordered so that requests sharing a trajectory prefix
     (same episode, then same branch point) are adjacent."""
-    tools = {e["episode_id"]: _tools(e["env"]) for e in episodes.select(["episode_id", "env"]).to_pylist()}
+    episode_rows = {e["episode_id"]: e for e in episodes.select(["episode_id", "env", "task"]).to_pylist()}
     by_episode: dict[str, list[dict]] = {}
     for row in steps.to_pylist():
         by_episode.setdefault(row["episode_id"], []).append(row)
@@ -154,13 +154,15 @@ def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> lis
         if domain not in templates:
             templates[domain] = template_hash(domain)
         first_state = rows[0]["observation"]["text"]
+        episode = episode_rows.get(episode_id, {})
+        tools = prompt_tools(_tools(episode.get("env")), [r["action"] for r in rows])
         for t in branch_points.choose(episode_id, rows, options.mode, options.per_episode, options.seed):
             history = [(rows[i]["action"], rows[i + 1]["observation"]["text"] or "") for i in range(t)]
             after = branch_points.next_observation(rows, t)
             next_kind = (after or {}).get("kind") or rows[t]["observation"]["kind"]
             for cf in counterfactuals(domain, rows, t, strategies=options.strategies, seed=options.seed,
                                       episode_id=episode_id):
-                messages = transition_messages(domain, history, cf.action, first_state, tools.get(episode_id))
+                messages = transition_messages(domain, history, cf.action, first_state, tools, task=episode.get("task"))
                 input_hash = _sha(orjson.dumps(messages))
                 key = _sha("\x1f".join((options.model, templates[domain], input_hash, sampling_key)).encode())
                 branch = branch_key(rows[t]["step_id"], cf.action)
@@ -213,7 +215,7 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
         version = resolve(cat, dataset, lake)
         steps = read_table(lake, version, "steps")
         existing = set(read_table(lake, version, "branches", ["step_id"]).column("step_id").to_pylist())
-        jobs = plan_jobs(steps, read_table(lake, version, "episodes", ["episode_id", "env"]), options)
+        jobs = plan_jobs(steps, read_table(lake, version, "episodes", ["episode_id", "env", "task"]), options)
         cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
     reusable = ("ok", "failed") if not options.retry_failed else ("ok",)
     rows = {k: r for k, r in cached.items() if r["status"] in reusable}

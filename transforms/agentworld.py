@@ -1,13 +1,21 @@
 """Qwen-AgentWorld chat rendering: the text a language world model reads (actions) and predicts (observations).
 
-Layout of one sample (the reference's, see `agentworld_prompts/PROVENANCE.md`):
+Layout of one sample (the reference's, see `agentworld_prompts/PROVENANCE.md`), every part as the domain's
+system prompt defines it:
 
-    system     the domain's world-model system prompt, placeholders filled
-    user       ### Turn 1 / **Current State:** <first observation> / **Action:** + fenced JSON
-    assistant  **Environment Observation:** <observation after action 1>
-    user       ### Turn 2 / **Action:** + fenced JSON
+    system     the domain's world-model system prompt, `{tool_definitions}` filled from the trajectory's
+               own tools (recorded definitions, else the calls it made: never an empty list)
+    user       ### Turn 1 / **Task Instruction:** (os, whose prompt lists it) / **Current State:** <first
+               observation> / **Action:** + the action in the domain's form
+    assistant  the observation after action 1 in the domain's answer form:
+               android, web, os (their prompts demand it): `<predicted_observation>`...`</predicted_observation>`
+               terminal, swe, mcp, search: `**Environment Observation:**` + the observation
+    user       ### Turn 2 / **Action:** ...
     ...
     user       ### Turn N / **Action:** ...              (the model's target is the next observation)
+
+A record whose oldest turns were trimmed to fit a token budget still numbers its turns from 1, and says how
+many earlier turns are not shown in one line before `### Turn 1`.
 
 Action JSON (`action_json`): a schema-v1 action struct (a dict, as `pyarrow` `to_pylist` gives it) in the
 shape the reference shows for the domain, nulls and `raw` dropped, pretty-printed with indent 2:
@@ -16,9 +24,14 @@ shape the reference shows for the domain, nulls and `raw` dropped, pretty-printe
   `keystrokes` -> its text; `command`/`code` -> the command plus a trailing newline (so it executes);
   `wait` -> `""`; `done` -> `[]` (the reference's completion signal). `duration` is `duration_s`, left out
   when unknown (the reference's default is 1.0 s). Other kinds fall back to the generic form in a 1-list.
-- mcp, search, swe: a tool call `{"name": tool_name, "arguments": {...}}` (arguments parsed from their JSON
-  string). Other kinds use the generic form.
-- android, web, os (and any other case): the generic form: the struct's non-null fields in schema order
+- mcp, search, swe: every action is a tool call `{"name": ..., "arguments": {...}}` (`tool_call`: a tool
+  call as recorded, arguments parsed from their JSON string; a shell `command` is its tool, or `bash`, with
+  `{"command"}`; `code` is `execute_code` with `{"code"}`; a `message` / `done` is a call named after the
+  kind, with `{"text"}` when there is one), so one trajectory never mixes two shapes.
+- os: Python code in a fenced `python` block, as the os prompt defines the action: the recorded code when
+  the source recorded code (`action.code`), else pyautogui calls made from the structured action
+  (`pyautogui_code`; coordinates normalized to [0, 1], as AgentNet records them).
+- android, web (and any other case): the generic form: the struct's non-null fields in schema order
   (`kind`, `x`, `y`, `x2`, `y2`, `text`, `keys`, `element`, `direction`, `tool_name`, `arguments`, `code`,
   `duration_s`), the JSON-string fields `element`/`arguments` parsed to objects, normalized coordinates
   rounded to 4 decimals (a tenth of a pixel on a 1000-pixel screen).
@@ -36,6 +49,7 @@ import orjson
 PROMPTS_DIR = Path(__file__).resolve().parent / "agentworld_prompts"
 DOMAINS = ("android", "web", "os", "terminal", "swe", "mcp", "search")
 OBSERVATION_MARKER = "**Environment Observation:**"
+ANSWER_TAG = "predicted_observation"  # the block the GUI prompts demand and the reference's parser reads
 
 _TOOL_DOMAINS = ("mcp", "search", "swe")
 _GENERIC_FIELDS = ("kind", "x", "y", "x2", "y2", "text", "keys", "element", "direction", "tool_name",
@@ -51,10 +65,15 @@ def _template(domain: str) -> str:
     return (PROMPTS_DIR / domain / "system_prompt.txt").read_text(encoding="utf-8")
 
 
+def answer_in_block(domain: str) -> bool:
+    """Whether the domain's system prompt demands the answer inside a `<predicted_observation>` block."""
+    return domain in DOMAINS and f"<{ANSWER_TAG}>" in _template(domain)
+
+
 def system_prompt(domain: str, tools: list[dict] | None = None, demonstrations: str = "") -> str:
-    """The domain's system prompt with `{tool_definitions}` (the tools as a JSON array, indent 2; empty when
-    none) and `{demonstrations}` filled. Templates without those placeholders come back unchanged.
-    Raises ValueError for an unknown domain."""
+    """The domain's system prompt with `{tool_definitions}` (the tools as a JSON array, indent 2; see
+    `prompt_tools`) and `{demonstrations}` filled. Templates without those placeholders come back
+    unchanged. Raises ValueError for an unknown domain."""
     text = _template(domain)
     tool_text = _dumps(tools) if tools else ""
     # Plain replacement: the templates hold literal JSON braces that str.format would choke on.
@@ -126,15 +145,54 @@ def _terminal_action(action: dict) -> list:
     return [command]
 
 
+_GUI_FIELDS = ("x", "y", "x2", "y2", "text", "keys", "element", "direction", "duration_s")
+
+
+def tool_call(action: dict) -> tuple[str, dict] | None:
+    """(tool name, arguments) of an action in tool-call form; None for `message` / `done` (a turn that
+    calls no tool). The one mapping of actions to tool calls: the AgentWorld tool domains and the ATIF
+    export both use it."""
+    kind = action.get("kind")
+    if kind in ("message", "done"):
+        return None
+    if kind == "tool_call":
+        raw = action.get("arguments")
+        args = _parse_json_field(raw) if raw is not None else {}
+        return action.get("tool_name") or "tool", args if isinstance(args, dict) else {"input": args}
+    if kind == "command":
+        return action.get("tool_name") or "bash", {"command": action.get("code")}
+    if kind == "code":
+        return action.get("tool_name") or "execute_code", {"code": action.get("code")}
+    if kind == "keystrokes":
+        return action.get("tool_name") or "keystrokes", {"keystrokes": action.get("text"),
+                                                        "duration": action.get("duration_s")}
+    args = {k: action[k] for k in _GUI_FIELDS if action.get(k) is not None}
+    return action.get("tool_name") or kind or "action", args
+
+
+def _tool_action(action: dict) -> dict:
+    call = tool_call(action)
+    if call is None:
+        kind = action.get("kind") or "message"
+        return {"name": kind, "arguments": {"text": action["text"]} if action.get("text") else {}}
+    return {"name": call[0], "arguments": call[1]}
+
+
 def action_object(domain: str, action: dict):
-    """The JSON value (dict or list) that stands for `action` in an AgentWorld user turn of `domain`."""
+    """The JSON value (dict or list) that stands for `action` in an AgentWorld user turn of `domain`
+    (os, whose action is code, is `os_code`)."""
     if domain == "terminal":
         return _terminal_action(action)
-    if domain in _TOOL_DOMAINS and action.get("kind") == "tool_call" and action.get("tool_name"):
-        arguments = action.get("arguments")
-        parsed = _parse_json_field(arguments) if arguments is not None else {}
-        return {"name": action["tool_name"], "arguments": parsed}
+    if domain in _TOOL_DOMAINS:
+        return _tool_action(action)
     return generic_action(action)
+
+
+def os_code(action: dict) -> str:
+    """The os domain's action: the recorded code, else pyautogui calls made from the structured action."""
+    from transforms.os_code import pyautogui_code
+
+    return action.get("code") or pyautogui_code(action)
 
 
 def action_json(domain: str, action: dict) -> str:
@@ -149,8 +207,10 @@ def action_turn(turn: int, action: dict, current_state: str | None = None, domai
 
 
 def action_block(action: dict, domain: str | None = None) -> str:
-    """`**Action:**` and the action as a fenced JSON block: the part of a user turn that depends on the action
-    alone (exporters render it once per turn and reuse it)."""
+    """`**Action:**` and the action as a fenced block (JSON; Python code for os): the part of a user turn that
+    depends on the action alone (exporters render it once per turn and reuse it)."""
+    if domain == "os":
+        return "**Action:**\n```python\n" + os_code(action) + "\n```"
     return "**Action:**\n```json\n" + action_json(domain or "", action) + "\n```"
 
 
@@ -159,9 +219,25 @@ def state_block(current_state: str | None) -> str:
     return "" if current_state is None else f"**Current State:**\n{current_state}\n\n"
 
 
-def user_turn(turn: int, block: str, current_state: str | None = None) -> str:
-    """`action_turn` from an already rendered `action_block`."""
-    return f"### Turn {turn}\n" + state_block(current_state) + block
+def task_block(domain: str | None, task: str | None) -> str:
+    """The `**Task Instruction:**` block, for the domains whose prompt lists it as an input (os); empty
+    otherwise or when the source recorded no task."""
+    if not task or domain not in DOMAINS or "**Task Instruction**" not in _template(domain):
+        return ""
+    return f"**Task Instruction:**\n{task}\n\n"
+
+
+def omitted_line(turns: int) -> str:
+    """The line that opens a record whose `turns` oldest turns were trimmed (empty when none were)."""
+    if turns <= 0:
+        return ""
+    return f"({turns} earlier turn{'s' if turns > 1 else ''} of this trajectory not shown)\n\n"
+
+
+def user_turn(turn: int, block: str, current_state: str | None = None, *, task: str = "", omitted: int = 0) -> str:
+    """`action_turn` from an already rendered `action_block`. On the first turn of a record: `task` (a
+    `task_block`) before the state, and the `omitted_line` of `omitted` trimmed turns before the heading."""
+    return omitted_line(omitted) + f"### Turn {turn}\n" + task + state_block(current_state) + block
 
 
 # A command that printed nothing (or a step with no observation) is shown as this line, the same in SFT
@@ -174,24 +250,60 @@ def observation_text(text: str | None) -> str:
     return text if text and text.strip() else EMPTY_OBSERVATION
 
 
-def observation_turn(text: str | None) -> str:
-    """One assistant message: the observation after the marker the reference's evaluation strips."""
+def observation_turn(text: str | None, domain: str | None = None) -> str:
+    """One assistant message: the observation in the domain's answer form (`answer_in_block`), else after the
+    marker the reference's evaluation strips."""
+    if domain is not None and answer_in_block(domain):
+        return f"<{ANSWER_TAG}>\n{observation_text(text)}\n</{ANSWER_TAG}>"
     return f"{OBSERVATION_MARKER}\n{observation_text(text)}"
 
 
+def prompt_tools(tools: list[dict] | None, actions: list[dict]) -> list[dict] | None:
+    """The tool definitions a tool domain's prompt lists: the trajectory's recorded definitions (MCP
+    `tools/list`, a trace's tool schemas) when it has them, else one entry per tool its actions call, with
+    the argument names and JSON types seen in those calls (the source recorded no schema). None when there
+    are neither."""
+    if tools:
+        return tools
+    seen: dict[str, dict] = {}
+    for action in actions:
+        call = _tool_action(action or {})
+        properties = seen.setdefault(call["name"], {})
+        for name, value in (call["arguments"] or {}).items():
+            properties.setdefault(name, {"type": _json_type(value)})
+    if not seen:
+        return None
+    return [{"name": name, "description": "(no schema recorded: the arguments this trajectory's calls used)",
+             "inputSchema": {"type": "object", "properties": properties}} for name, properties in seen.items()]
+
+
+def _json_type(value) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string" if isinstance(value, str) else "null"
+
+
 def transition_messages(domain: str, history: list[tuple[dict, str]], action: dict, first_state: str | None,
-                        tools: list[dict] | None = None, *, first_turn: int = 1,
+                        tools: list[dict] | None = None, *, task: str | None = None,
                         demonstrations: str = "") -> list[dict]:
     """[system, user, assistant, ..., user]: `history` is the earlier (action, next observation text) pairs in
     order, `action` the action whose next observation is the target, `first_state` the observation shown
-    before the first listed action (None: no `**Current State:**` block). `first_turn` numbers the first
-    listed turn (> 1 when older turns were trimmed)."""
+    before the first listed action (None: no `**Current State:**` block), `tools` the prompt's tool
+    definitions (`prompt_tools`), `task` the instruction (shown where the domain's prompt lists it)."""
     messages = [{"role": "system", "content": system_prompt(domain, tools, demonstrations)}]
-    turn = first_turn
+    opening = task_block(domain, task)
     state = first_state
-    for past_action, observation in history:
-        messages.append({"role": "user", "content": action_turn(turn, past_action, state, domain)})
-        messages.append({"role": "assistant", "content": observation_turn(observation)})
-        turn, state = turn + 1, None
-    messages.append({"role": "user", "content": action_turn(turn, action, state, domain)})
+    for turn, (past_action, observation) in enumerate(history, 1):
+        messages.append({"role": "user", "content": user_turn(turn, action_block(past_action, domain), state,
+                                                              task=opening)})
+        messages.append({"role": "assistant", "content": observation_turn(observation, domain)})
+        state, opening = None, ""
+    messages.append({"role": "user", "content": user_turn(len(history) + 1, action_block(action, domain), state,
+                                                          task=opening)})
     return messages

@@ -76,7 +76,9 @@ def test_sft_records_of_the_droidbot_run_match_the_golden_file(droidbot, tmp_pat
         roles = [m["role"] for m in r["messages"]]
         assert roles[0] == "system" and roles[-2:] == ["user", "assistant"]
         assert roles[1:-1] == ["user", "assistant"] * ((len(roles) - 3) // 2) + ["user"]
-        assert r["messages"][-1]["content"].startswith("**Environment Observation:**\n")
+        # the android prompt demands exactly one closed block and nothing else: the target is that block
+        assert r["messages"][-1]["content"].startswith("<predicted_observation>\nActivity: ")
+        assert r["messages"][-1]["content"].endswith("\n</predicted_observation>")
     third = records[2]
     assert third["id"] == f"{EPISODE}:2" and third["origin"] == "real"
     assert third["messages"][1]["content"].startswith("### Turn 1\n**Current State:**\nActivity: com.android.launcher3")
@@ -89,7 +91,7 @@ def test_cpt_and_rl_records_match_the_golden_files(droidbot, tmp_path):
     doc = _load(out, manifest)[0]
     _golden("droidbot-cpt-text.jsonl", [doc])
     # three turns have a recorded next observation; the document ends after the last of them
-    assert doc["text"].count("### Turn") == 3 and doc["text"].count("**Environment Observation:**") == 3
+    assert doc["text"].count("### Turn") == 3 and doc["text"].count("</predicted_observation>") == 3
     out, manifest = _export(droidbot, tmp_path, "rl", "verl")
     row = _load(out, manifest)[0]
     _golden("droidbot-rl-verl.jsonl", [row])
@@ -120,7 +122,7 @@ def test_trl_swift_sharegpt_and_bench_shapes(droidbot, tmp_path):
     second = bench[1]
     assert second["task"] == "android" and second["turn_idx"] == 2 and second["total_turns"] == 3
     assert second["current_prompt"] == second["prompt"][1] and isinstance(second["id"], int)
-    assert all(r.startswith("**Environment Observation:**") for r in second["response"])
+    assert all(r.startswith("<predicted_observation>\n") for r in second["response"])
 
 
 def test_export_rows_map_every_row_to_its_steps(droidbot, tmp_path, query):
@@ -189,7 +191,7 @@ def test_simulated_steps_stay_out_unless_included(droidbot, tmp_path, lake):
     assert both["rows"] == 4
     simulated = [r for r in rows if r["origin"] == "simulated"]
     assert len(simulated) == 1 and simulated[0]["id"] == f"{EPISODE}:2:sim-x"
-    assert simulated[0]["messages"][-1]["content"].endswith("(predicted)")
+    assert simulated[0]["messages"][-1]["content"].endswith("(predicted)\n</predicted_observation>")
     assert '"kind": "home"' in simulated[0]["messages"][-2]["content"]
     _, cpt_both = _export(droidbot, tmp_path, "cpt", name="cpt-both", include_simulated=True)
     assert cpt_both["rows"] == before["cpt"][1]["rows"] + 1  # the branch line adds one document, not a copy

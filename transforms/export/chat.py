@@ -2,6 +2,11 @@
 CPT renderings share. Each trajectory's turn texts and token counts are computed once, then reused by all
 of its transitions, and JSON-lines exports can take a sample's messages pre-encoded (`messages_json`), so
 the history a trajectory's samples share is escaped once, not once per sample.
+
+Every record numbers its turns from 1. A record whose oldest turns were trimmed starts with the
+`agentworld.omitted_line`, then its first kept turn with the state before it (and the task where the
+domain's prompt lists it); its messages are rendered for it and its tokens counted exactly, so trimming
+never leaves a record over the budget or with a layout its prompt does not define.
 """
 
 from __future__ import annotations
@@ -18,10 +23,10 @@ from transforms.export.transitions import Trajectory, Transition
 @dataclass
 class Sample:
     transition: Transition
-    # system, then user/assistant pairs, then the final user turn (the action); the dicts are shared with the
-    # trajectory's other samples: read them, never change them
+    # system, then user/assistant pairs, then the final user turn (the action); the dicts may be shared with
+    # the trajectory's other samples: read them, never change them
     messages: list[dict]
-    target: str  # the assistant message the model learns: marker + next observation
+    target: str  # the assistant message the model learns: the next observation in the domain's answer form
     first_turn: int  # 0-based index of the oldest history turn kept (> 0 when trimmed)
     tokens: int  # prompt + target, by the counter
 
@@ -32,59 +37,83 @@ class TrajectoryRenderer:
     def __init__(self, trajectory: Trajectory, counter: TokenCounter):
         self.trajectory, self.counter = trajectory, counter
         domain = trajectory.domain
-        self.system = agentworld.system_prompt(domain, trajectory.tools)
         turns = trajectory.turns
+        self.system = agentworld.system_prompt(
+            domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]))
+        self.task = agentworld.task_block(domain, trajectory.task)
         # Every sample of the trajectory repeats its earlier turns: render each action once, here.
         self._blocks = [agentworld.action_block(turn.action, domain) for turn in turns]
-        self.users = [agentworld.user_turn(i + 1, block) for i, block in enumerate(self._blocks)]
-        self.assistants = [agentworld.observation_turn(turn.observation) for turn in turns]
-        # the state shown when the kept history starts at turn k: the observation before action k
+        self.assistants = [agentworld.observation_turn(turn.observation, domain) for turn in turns]
+        # the state shown when a record starts at turn k: the observation before action k
         self.states = [trajectory.first_state] + [turn.observation for turn in turns]
-        self._users_with_state: dict[int, str] = {}
-        # the message dicts every sample shares: system, then user/assistant per turn (user turn i at 2i)
+        # the untrimmed record's user messages, shared by every sample that keeps the whole history
+        self.users = [agentworld.user_turn(i + 1, block, self.states[0] if i == 0 else None,
+                                           task=self.task if i == 0 else "") for i, block in enumerate(self._blocks)]
         self._system_message = {"role": "system", "content": self.system}
         self._history = []
         for user, assistant in zip(self.users, self.assistants):
             self._history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
         self._system_json, self._history_json = None, None  # messages_json's, built on first use
-        self._user_tokens = [counter.message(u) for u in self.users]
+        bare = [agentworld.user_turn(i + 1, block) for i, block in enumerate(self._blocks)]
+        self._user_tokens = [counter.message(u) for u in bare]
         self._assistant_tokens = [counter.message(a) for a in self.assistants]
         self._pair_tokens = [u + a for u, a in zip(self._user_tokens, self._assistant_tokens)]
-        self._state_tokens = [counter.count(agentworld.state_block(s)) if s is not None else 0 for s in self.states]
-        self._system_tokens = counter.message(self.system)
+        # what a record starting at turn k adds to its first user turn: omitted line, task, state
+        self._opening_tokens = [counter.count(self._opening(k, task=True)) for k in range(len(self.states))]
+        self.system_tokens = counter.message(self.system)
 
-    def user(self, i: int, with_state: bool) -> str:
-        """The user message of turn i, with the `**Current State:**` block when it opens the kept history."""
-        if not with_state or self.states[i] is None:
+    def _opening(self, first: int, task: bool) -> str:
+        state = self.states[first]
+        return (agentworld.omitted_line(first) + (self.task if task else "")
+                + (agentworld.state_block(state) if state is not None else ""))
+
+    def user(self, i: int, first: int, task: bool = True) -> str:
+        """The user message of turn i in a record whose first turn is `first`: numbered from 1; the first one
+        opens with the omitted-turns line, the task (unless `task` is False: CPT documents show none) and
+        the state before it."""
+        if first == 0 and task:
             return self.users[i]
-        text = self._users_with_state.get(i)
-        if text is None:
-            text = self._users_with_state[i] = agentworld.user_turn(i + 1, self._blocks[i], self.states[i])
-        return text
+        if i != first:
+            return agentworld.user_turn(i - first + 1, self._blocks[i])
+        return agentworld.user_turn(1, self._blocks[i], self.states[i], task=self.task if task else "",
+                                    omitted=first)
 
     def sample(self, t: int, max_tokens: int | None = None) -> Sample | None:
         """History turns [k, t) + action t -> observation t+1, with the oldest turns dropped until it fits.
         None when it cannot fit even without history."""
         pairs = self._pair_tokens[:t]
-        fixed = self._system_tokens + self._user_tokens[t] + self._assistant_tokens[t]
-        k = first_kept_turn(fixed, pairs, self._state_tokens[: t + 1], max_tokens)
-        if k is None:
-            return None
-        # the oldest kept turn shows its state; the rest are the shared messages up to the final user turn t
-        messages = [self._system_message, {"role": "user", "content": self.user(k, with_state=True)},
-                    *self._history[2 * k + 1: 2 * t + 1]]
-        tokens = fixed + sum(pairs[k:]) + self._state_tokens[k]
-        return Sample(Transition(self.trajectory, t), messages, self.assistants[t], k, tokens)
+        fixed = self.system_tokens + self._user_tokens[t] + self._assistant_tokens[t]
+        k = first_kept_turn(fixed, pairs, self._opening_tokens[: t + 1], max_tokens)
+        if k == 0:
+            messages = [self._system_message, *self._history[: 2 * t + 1]]
+            tokens = fixed + sum(pairs) + self._opening_tokens[0]
+            return Sample(Transition(self.trajectory, t), messages, self.assistants[t], 0, tokens)
+        while k is not None and k <= t:
+            # a trimmed record is rendered for itself (renumbered) and counted exactly
+            messages = [self._system_message]
+            for i in range(k, t):
+                messages += [{"role": "user", "content": self.user(i, k)},
+                             {"role": "assistant", "content": self.assistants[i]}]
+            messages.append({"role": "user", "content": self.user(t, k)})
+            tokens = sum(self.counter.message(m["content"]) for m in messages) + self._assistant_tokens[t]
+            if max_tokens is None or tokens <= max_tokens:
+                return Sample(Transition(self.trajectory, t), messages, self.assistants[t], k, tokens)
+            k += 1
+        return None
 
     def messages_json(self, sample: Sample) -> list[orjson.Fragment]:
         """`sample.messages` as the JSON orjson writes for them, for records that are written as JSON lines
-        (a Parquet writer cannot take them). The shared messages are encoded once per trajectory."""
+        (a Parquet writer cannot take them). The untrimmed history is encoded once per trajectory."""
+        if sample.first_turn:
+            return [orjson.Fragment(orjson.dumps(m)) for m in sample.messages]
         if self._history_json is None:
             self._system_json = orjson.Fragment(orjson.dumps(self._system_message))
             self._history_json = [orjson.Fragment(orjson.dumps(m)) for m in self._history]
-        k, t = sample.first_turn, sample.transition.t
-        return [self._system_json, orjson.Fragment(orjson.dumps(sample.messages[1])),
-                *self._history_json[2 * k + 1: 2 * t + 1]]
+        return [self._system_json, *self._history_json[: 2 * sample.transition.t + 1]]
 
-    def turn_tokens(self, i: int, with_state: bool) -> int:
-        return self._user_tokens[i] + self._assistant_tokens[i] + (self._state_tokens[i] if with_state else 0)
+    def turn_tokens(self, i: int, first: int, task: bool = False) -> int:
+        """Tokens of turn i (action and observation messages) in a record whose first turn is `first`."""
+        extra = 0
+        if i == first:
+            extra = self._opening_tokens[i] if task else self.counter.count(self._opening(i, task=False))
+        return self._user_tokens[i] + self._assistant_tokens[i] + extra

@@ -1,7 +1,7 @@
 """SFT records: one per transition (history + action -> next observation), in five shapes.
 
 - `agentworld`: `messages` = the AgentWorld layout (system, user/assistant pairs, final user = the action)
-  followed by the assistant target (marker + next observation).
+  followed by the assistant target (the next observation in the domain's answer form).
 - `trl`: TRL conversational prompt-completion: `prompt` = the messages up to the final user turn,
   `completion` = [the assistant target].
 - `swift`: ms-swift `messages` with a per-message `loss`: true on the target only (history, system and
@@ -71,7 +71,7 @@ def bench_record(sample: Sample, renderer: TrajectoryRenderer, admissible=None) 
     last = t
     while admissible and last + 1 < len(trajectory.turns) and admissible(trajectory.turns[last + 1]):
         last += 1
-    prompts = [renderer.user(i, with_state=i == k) for i in range(k, last + 1)]
+    prompts = [renderer.user(i, k) for i in range(k, last + 1)]
     responses = [renderer.assistants[i] for i in range(k, last + 1)]
     meta = _meta(sample)
     return {"task": trajectory.domain, "id": bench_id(meta["id"]), "prompt": prompts, "response": responses,

@@ -53,9 +53,14 @@ def test_cpt_windows_split_long_trajectories_into_whole_turns():
     (main,) = _trajectories(_steps())
     renderer = TrajectoryRenderer(main, TokenCounter())
     assert cpt.windows(renderer, 3, None, with_system=False) == ([(0, 3)], 0)
-    one_turn = renderer.turn_tokens(1, with_state=True)
+    one_turn = renderer.turn_tokens(1, 1)
     windows, dropped = cpt.windows(renderer, 3, one_turn + 5, with_system=False)
     assert dropped == 0 and len(windows) >= 2 and windows[0][0] == 0 and windows[-1][1] == 3
+    # a later window numbers its turns from 1 and says what it does not show
+    first, stop = windows[1]
+    later = cpt.text_record(renderer, first, stop)["text"]
+    assert later.startswith(f"({first} earlier turn{'s' if first > 1 else ''} of this trajectory not shown)\n\n"
+                            "### Turn 1\n**Current State:**\n")
     text = cpt.text_record(renderer, 0, 3)["text"]
     assert text.startswith("### Turn 1\n**Current State:**\n$ \n\n**Action:**\n```json\n[\n  {\n    \"keystrokes\": \"ls\\n\"")
     assert text.endswith("```json\n[]\n```\n**Environment Observation:**\nbye")

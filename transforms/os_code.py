@@ -1,0 +1,66 @@
+"""The os domain's action form when the source recorded no code: a schema action as the pyautogui calls that
+perform it (the os prompt defines the action as a Python code block of such calls). The reverse of
+`ingest.pyautogui_code`, for the kinds it reads.
+
+Coordinates stay normalized to [0, 1] (4 decimals), as AgentNet's recorded code writes them: the pixel size of
+every screen is not known where the action is rendered. `done` and `wait` are OSWorld's `DONE` and `WAIT`. A
+scroll whose amount was not recorded scrolls one click. A kind pyautogui cannot express (open_app,
+navigate...) is a comment holding the action's JSON, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+_BUTTON_KINDS = {"click": "", "double_click": ", clicks=2", "right_click": ", button='right'"}
+
+
+def _num(value) -> str:
+    return f"{round(float(value), 4):g}"
+
+
+def _at(action: dict, x: str = "x", y: str = "y") -> str:
+    if action.get(x) is None or action.get(y) is None:
+        return ""
+    return f"x={_num(action[x])}, y={_num(action[y])}"
+
+
+def _scroll_amount(action: dict) -> int:
+    """pyautogui clicks: positive scrolls up (or right), by the recorded distance when there is one."""
+    try:
+        moved = orjson.loads(action.get("arguments") or "{}")
+    except orjson.JSONDecodeError:
+        moved = {}
+    horizontal = action.get("direction") in ("left", "right")
+    amount = moved.get("dx" if horizontal else "dy") if isinstance(moved, dict) else None
+    clicks = max(1, round(abs(amount))) if isinstance(amount, (int, float)) and amount else 1
+    return clicks if action.get("direction") in ("up", "right") else -clicks
+
+
+def pyautogui_code(action: dict) -> str:
+    kind = action.get("kind")
+    at = _at(action)
+    if kind in _BUTTON_KINDS:
+        return f"pyautogui.click({at}{_BUTTON_KINDS[kind]})" if at else \
+            f"pyautogui.click({_BUTTON_KINDS[kind].lstrip(', ')})"
+    if kind == "move" and at:
+        return f"pyautogui.moveTo({at})"
+    if kind == "drag" and at and _at(action, "x2", "y2"):
+        return f"pyautogui.moveTo({at})\npyautogui.dragTo({_at(action, 'x2', 'y2')})"
+    if kind == "scroll":
+        name = "hscroll" if action.get("direction") in ("left", "right") else "scroll"
+        return f"pyautogui.{name}({_scroll_amount(action)}{', ' + at if at else ''})"
+    if kind == "type" and action.get("text") is not None:
+        return f"pyautogui.write({action['text']!r})"
+    if kind == "key" and action.get("keys"):
+        return "\n".join(f"pyautogui.press({k!r})" for k in action["keys"])
+    if kind == "key" and action.get("text"):
+        return f"pyautogui.press({action['text']!r})"
+    if kind == "hotkey" and action.get("keys"):
+        return f"pyautogui.hotkey({', '.join(repr(k) for k in action['keys'])})"
+    if kind == "done":
+        return "DONE"
+    if kind == "wait":
+        return "WAIT"
+    fields = {k: v for k, v in action.items() if v is not None and k != "raw"}
+    return "# " + orjson.dumps(fields, option=orjson.OPT_SORT_KEYS).decode()
