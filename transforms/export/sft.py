@@ -12,7 +12,9 @@
 - `bench`: AgentWorldBench-shaped (`task`, `id`, `prompt[]`, `response[]`, `current_prompt`, `system_str`,
   `turn_idx`, `total_turns`) so the reference evaluation reads our data. `prompt`/`response` hold the kept
   history, the evaluated turn and the following turns of the same trajectory while their observations are
-  recorded and admissible; `turn_idx` is 1-based into them.
+  recorded and admissible; `turn_idx` is 1-based into them. Responses carry the `**Environment
+  Observation:**` marker in every domain, as the benchmark's own data does (its evaluation strips that
+  marker from the ground truth; GUI answers in the training form would reach its judge with their tags).
 
 Every record also carries `origin` (real, or the most synthetic origin it touches) and a string id of the
 acting step (`id`; `source_id` in `bench`, whose `id` is an integer by the reference's format).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import xxhash
 
+from transforms import agentworld
 from transforms.export.chat import Sample, TrajectoryRenderer
 
 FORMATS = ("agentworld", "trl", "swift", "sharegpt", "bench")
@@ -72,7 +75,7 @@ def bench_record(sample: Sample, renderer: TrajectoryRenderer, admissible=None) 
     while admissible and last + 1 < len(trajectory.turns) and admissible(trajectory.turns[last + 1]):
         last += 1
     prompts = [renderer.user(i, k) for i in range(k, last + 1)]
-    responses = [renderer.assistants[i] for i in range(k, last + 1)]
+    responses = [agentworld.observation_turn(trajectory.turns[i].observation) for i in range(k, last + 1)]
     meta = _meta(sample)
     return {"task": trajectory.domain, "id": bench_id(meta["id"]), "prompt": prompts, "response": responses,
             "current_prompt": prompts[t - k], "system_str": sample.messages[0]["content"],
