@@ -39,7 +39,8 @@ from pipelines.datasets import read_table, resolve  # noqa: E402
 from pipelines.label import LabelOptions, plan_jobs  # noqa: E402
 from pipelines.label_client import ChatRequest, ClientConfig, Sampling, complete  # noqa: E402
 from pipelines.lake import Lake  # noqa: E402
-from pipelines.runner import open_catalog, run_ingest  # noqa: E402
+from pipelines.runner import run_ingest  # noqa: E402
+from pipelines.runs import open_catalog  # noqa: E402
 from tests.pipelines.label_servers import ScriptedServer, chat_completion, smollm_gguf, start_llama_server  # noqa: E402
 
 

@@ -29,7 +29,7 @@ from bench.ingest import corpus, ingest_only  # noqa: E402
 def hot_path(lake_dir: str):
     """(seconds, outcome) of validating the lake's current android version: read, conform, every rule."""
     from pipelines.lake import Lake
-    from pipelines.runner import open_catalog
+    from pipelines.runs import open_catalog
     from pipelines.validate import _read_parts
     from transforms.validate.check import conform_parts, validate
 

@@ -20,6 +20,8 @@ from schemas import TABLES
 VIEW_TABLES = ("episodes", "steps", "branches", "quarantine", "blobs")
 STORAGE_COMPATIBILITY = "v1.4.0"
 
+# Every catalog table, created when the catalog opens for writing, so a fresh lake has all of them. A
+# table's columns are documented where its stage writes it (named in the comment).
 DDL = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id VARCHAR PRIMARY KEY, pipeline VARCHAR, dataset VARCHAR, status VARCHAR,
@@ -34,6 +36,34 @@ CREATE TABLE IF NOT EXISTS versions (
     PRIMARY KEY (dataset, version));
 CREATE TABLE IF NOT EXISTS stage_stats (
     run_id VARCHAR, stage VARCHAR, records_in BIGINT, records_out BIGINT, quarantined BIGINT, seconds DOUBLE);
+-- validate (pipelines/validate.py)
+CREATE TABLE IF NOT EXISTS validation_findings (
+    run_id VARCHAR, dataset VARCHAR, version INTEGER, rule VARCHAR, severity VARCHAR, findings BIGINT,
+    episodes BIGINT, example_record VARCHAR, example_reason VARCHAR);
+CREATE TABLE IF NOT EXISTS validation_results (
+    run_id VARCHAR, dataset VARCHAR, version INTEGER, suite VARCHAR, expectation VARCHAR, success BOOLEAN,
+    observed_value VARCHAR, rows BIGINT, sampled BOOLEAN);
+-- dedup and scrub (pipelines/dedup.py)
+CREATE TABLE IF NOT EXISTS dedup_clusters (
+    run_id VARCHAR, dataset VARCHAR, cluster_id VARCHAR, episode_id VARCHAR, representative VARCHAR,
+    similarity DOUBLE, kind VARCHAR);
+CREATE TABLE IF NOT EXISTS dedup_no_change (
+    run_id VARCHAR, dataset VARCHAR, step_id VARCHAR, episode_id VARCHAR, step_index INTEGER,
+    next_step_id VARCHAR);
+CREATE TABLE IF NOT EXISTS scrub_audit (
+    run_id VARCHAR, dataset VARCHAR, table_name VARCHAR, record_id VARCHAR, field VARCHAR, kind VARCHAR,
+    count INTEGER);
+-- exports (pipelines/export.py, pipelines/export_atif.py)
+CREATE TABLE IF NOT EXISTS exports (
+    export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, dataset VARCHAR, version INTEGER,
+    out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON);
+CREATE TABLE IF NOT EXISTS export_rows (export_id VARCHAR, shard VARCHAR, "row" BIGINT, step_ids VARCHAR[]);
+-- the labeler's request ledger (pipelines/label_ledger.py)
+CREATE TABLE IF NOT EXISTS label_ledger (
+    request_key VARCHAR PRIMARY KEY, model VARCHAR, template_hash VARCHAR, input_hash VARCHAR, sampling JSON,
+    domain VARCHAR, parent_step_id VARCHAR, strategy VARCHAR, branch_id VARCHAR, status VARCHAR,
+    observation VARCHAR, output VARCHAR, finish_reason VARCHAR, tokens_in INTEGER, tokens_out INTEGER,
+    latency_s DOUBLE, attempts INTEGER, error VARCHAR, run_id VARCHAR, created_at TIMESTAMPTZ);
 """
 
 
@@ -59,6 +89,9 @@ class Catalog:
         self.con = duckdb.connect(path, read_only=read_only, config=config)
         if not read_only:
             self.con.execute(DDL)
+            if not self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_type = 'VIEW' "
+                                    "AND table_name = 'steps'").fetchall()[0][0]:
+                self.refresh_views()  # a fresh catalog answers queries on its views before any dataset exists
 
     def close(self) -> None:
         self.con.close()

@@ -46,17 +46,6 @@ EPISODE_FIELDS = ["task", "env"]
 BRANCH_FIELDS = ["action.text", "action.element", "action.arguments", "action.code", "action.raw",
                  "next_observation.text", "next_observation.ui_tree"]
 
-DDL = """
-CREATE TABLE IF NOT EXISTS dedup_clusters (
-    run_id VARCHAR, dataset VARCHAR, cluster_id VARCHAR, episode_id VARCHAR, representative VARCHAR,
-    similarity DOUBLE, kind VARCHAR);
-CREATE TABLE IF NOT EXISTS dedup_no_change (
-    run_id VARCHAR, dataset VARCHAR, step_id VARCHAR, episode_id VARCHAR, step_index INTEGER,
-    next_step_id VARCHAR);
-CREATE TABLE IF NOT EXISTS scrub_audit (
-    run_id VARCHAR, dataset VARCHAR, table_name VARCHAR, record_id VARCHAR, field VARCHAR, kind VARCHAR,
-    count INTEGER);
-"""
 
 
 @dataclass
@@ -199,7 +188,7 @@ def _insert(con, table: str, data: pa.Table) -> None:
 def dedup_stage(ctx: StageContext) -> StageResult:
     """Scrub, identify and record duplicates, then commit a version without them (none when nothing
     changed)."""
-    from pipelines.runner import open_catalog
+    from pipelines.runs import open_catalog
 
     options = DedupOptions.from_dict(ctx.options)
     lake, started = ctx.lake, time.perf_counter()
@@ -222,7 +211,6 @@ def dedup_stage(ctx: StageContext) -> StageResult:
 
     meta = {"run_id": ctx.run_id, "dataset": version.dataset}
     with open_catalog(lake, ctx.catalog_path) as cat:
-        cat.con.execute(DDL)
         _insert(cat.con, "dedup_clusters", _with(dups.clusters, meta))
         _insert(cat.con, "dedup_no_change", _with(no_change, meta))
         if audit:

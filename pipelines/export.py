@@ -40,7 +40,7 @@ import xxhash
 from catalog import Catalog
 from pipelines.datasets import read_table, resolve
 from pipelines.lake import Lake
-from pipelines.runner import catalog_path as default_catalog_path
+from pipelines.runs import catalog_path as default_catalog_path
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
 from transforms.export import cpt, rl, sft, splits
@@ -52,12 +52,6 @@ from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Traj
 KINDS = {"cpt": cpt, "sft": sft, "rl": rl}
 DEFAULT_FORMAT = {"cpt": "text", "sft": "agentworld", "rl": "verl"}
 
-EXPORT_DDL = """
-CREATE TABLE IF NOT EXISTS exports (
-    export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, dataset VARCHAR, version INTEGER,
-    out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON);
-CREATE TABLE IF NOT EXISTS export_rows (export_id VARCHAR, shard VARCHAR, "row" BIGINT, step_ids VARCHAR[]);
-"""
 
 # What the view needs from a step; `ui_tree` and screenshots stay unread.
 _STEPS_SQL = """
@@ -232,16 +226,10 @@ def _first_urls(cat: Catalog, lake: Lake, parts: list[str]) -> dict[str, str]:
 
 
 def _clusters(cat: Catalog, dataset: str) -> list[tuple[str, str]]:
-    """(cluster_id, episode_id) from the catalog's `dedup_clusters` table, when dedup has written one."""
-    tables = {r[0] for r in cat.con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    if "dedup_clusters" not in tables:
-        return []
-    columns = {r[0] for r in cat.con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'dedup_clusters'").fetchall()}
-    where, params = ("WHERE dataset = ?", [dataset]) if "dataset" in columns else ("", [])
-    rows = cat.con.execute(f"SELECT CAST(cluster_id AS VARCHAR), episode_id FROM dedup_clusters {where}",
-                           params).fetchall()
-    return [(c, e) for c, e in rows if e is not None]
+    """(cluster_id, episode_id) of the dataset's dedup clusters (none until dedup has run)."""
+    rows = cat.con.execute("SELECT cluster_id, episode_id FROM dedup_clusters WHERE dataset = ? "
+                           "AND episode_id IS NOT NULL", [dataset]).fetchall()
+    return [(c, e) for c, e in rows]
 
 
 # the export -------------------------------------------------------------------------------------------
@@ -274,7 +262,6 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     file_type = kind_module.FILE_TYPES[config.format]
     out_lake = Lake(out)
     with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
-        cat.con.execute(EXPORT_DDL)
         version = resolve(cat, dataset_ref, lake)
         branches = (branches_by_episode(read_table(lake, version, "branches", BRANCH_COLUMNS))
                     if config.include_simulated else {})
@@ -498,7 +485,6 @@ def record_export(cat: Catalog, export_id: str, kind: str, format: str, version,
     "shard", "row" and "step_ids"), replacing an earlier export with the same id."""
     from catalog.catalog import now
 
-    cat.con.execute(EXPORT_DDL)
     rows = pa.table({"export_id": pa.array([export_id] * len(row_map["shard"]), pa.string()),
                      "shard": pa.array(row_map["shard"], pa.string()),
                      "row": pa.array(row_map["row"], pa.int64()),

@@ -37,7 +37,7 @@ from ingest.atif import EXTRA_KEY
 from pipelines.datasets import read_table, resolve
 from pipelines.export import record_export
 from pipelines.lake import Lake
-from pipelines.runner import catalog_path as default_catalog_path
+from pipelines.runs import catalog_path as default_catalog_path
 from transforms import agentworld
 
 BRANCH_FIELDS = ("step_id", "branch_id", "parent_step_id", "origin", "strategy", "labeler", "request_key", "action",

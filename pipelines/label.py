@@ -204,7 +204,7 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
     """Label one dataset version (NAME or NAME@VERSION) and commit the new version. With `dry_run`, write the
     requests that would be sent (one JSON object per line: url and body) to `out` and change nothing.
     Raises DatasetError for an unknown dataset, ValueError for bad options."""
-    from pipelines.runner import open_catalog
+    from pipelines.runs import open_catalog
 
     started = time.perf_counter()
     if options.backend not in ("http", "vllm"):

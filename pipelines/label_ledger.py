@@ -14,23 +14,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-DDL = """
-CREATE TABLE IF NOT EXISTS label_ledger (
-    request_key VARCHAR PRIMARY KEY, model VARCHAR, template_hash VARCHAR, input_hash VARCHAR, sampling JSON,
-    domain VARCHAR, parent_step_id VARCHAR, strategy VARCHAR, branch_id VARCHAR, status VARCHAR,
-    observation VARCHAR, output VARCHAR, finish_reason VARCHAR, tokens_in INTEGER, tokens_out INTEGER,
-    latency_s DOUBLE, attempts INTEGER, error VARCHAR, run_id VARCHAR, created_at TIMESTAMPTZ)
-"""
 COLUMNS = ("request_key", "model", "template_hash", "input_hash", "sampling", "domain", "parent_step_id",
            "strategy", "branch_id", "status", "observation", "output", "finish_reason", "tokens_in",
            "tokens_out", "latency_s", "attempts", "error", "run_id", "created_at")
 
 
-def ensure(con) -> None:
-    con.execute(DDL)
-
-
 def exists(con) -> bool:
+    """Whether the table exists (a catalog opened read-only, written before the table was added, lacks it)."""
     rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'label_ledger'").fetchall()
     return bool(rows[0][0])
 
@@ -56,7 +46,6 @@ def record(con, rows: list[dict]) -> None:
         return
     import pyarrow as pa
 
-    ensure(con)
     con.register("_ledger_rows", pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in rows]))
     try:
         con.execute(f"INSERT OR REPLACE INTO label_ledger SELECT {', '.join(COLUMNS)} FROM _ledger_rows")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import posixpath
 import uuid
 from dataclasses import dataclass, field
@@ -21,6 +22,11 @@ import pyarrow.parquet as pq
 
 MEDIA_EXT = {"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "application/json": "json",
              "text/plain": "txt", "application/octet-stream": "bin"}
+
+
+def lake_url(value: str) -> str:
+    """A lake or output location from the command line: a local path made absolute, a URL as given."""
+    return value if "://" in value else os.path.abspath(value)
 
 
 @dataclass

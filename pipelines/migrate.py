@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from pipelines import datasets
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog
+from pipelines.runs import open_catalog
 from schemas import BRANCHES
 
 STAGE = "migrate"

@@ -3,18 +3,16 @@ then record the run and the dataset's new version in the catalog."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import secrets
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from catalog import Catalog
 from pipelines.definition import Definition
 from pipelines.lake import Lake
 from pipelines.plan import Plan, Task, plan
+from pipelines.runs import open_catalog, recorded_run
 from pipelines import stages as stage_registry
 from pipelines.task import TaskContext, run_ingest_task
 from schemas import TABLES
@@ -48,23 +46,6 @@ class RunResult:
     messages: list[str] = field(default_factory=list)  # one line per quarantined record or failed task
     executor: str = "local"
     stage_summaries: list[str] = field(default_factory=list)  # one line per stage after ingest
-
-
-def new_run_id() -> str:
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
-
-
-def catalog_path(lake: Lake, explicit: str | None = None) -> str:
-    if explicit:
-        return explicit
-    if not lake.is_local:
-        raise ValueError(f"lake {lake.url} is not local: give --catalog PATH for the DuckDB file")
-    return os.path.join(lake.root, "catalog.duckdb")
-
-
-def open_catalog(lake: Lake, explicit: str | None = None, read_only: bool = False) -> Catalog:
-    root = lake.root if lake.is_local else lake.url
-    return Catalog(catalog_path(lake, explicit), root, read_only=read_only)
 
 
 def _ray_pays_off(the_plan: Plan, cpus: int) -> bool:
@@ -142,20 +123,31 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     lake = Lake(lake_url)
     inputs = inputs or defn.default_inputs()
-    run_id = new_run_id()
     started = time.perf_counter()
     the_plan: Plan = plan(inputs, defn.formats, int((task_mb or defn.task_mb) * MB))
     if executor == "auto":
         executor = "ray" if ray_address or _ray_pays_off(the_plan, os.cpu_count() or 1) else "local"
-    result = RunResult(run_id, defn.name, defn.dataset, "running", lake=lake.url, bytes_in=the_plan.size,
-                       units_in=the_plan.num_units, tasks_total=len(the_plan.tasks), ignored=the_plan.ignored,
-                       executor=executor)
     config = {"formats": defn.formats, "stages": defn.stages, "task_mb": task_mb or defn.task_mb,
               "executor": executor, "ray_address": ray_address}
-    with open_catalog(lake, catalog) as cat:
-        cat.start_run(run_id, defn.name, defn.dataset, config, inputs)
+    with recorded_run(lake, catalog, defn.name, defn.dataset, config, inputs) as run:
+        result = RunResult(run.run_id, defn.name, defn.dataset, "running", lake=lake.url, bytes_in=the_plan.size,
+                           units_in=the_plan.num_units, tasks_total=len(the_plan.tasks), ignored=the_plan.ignored,
+                           executor=executor)
+        _ingest(defn, lake, catalog, the_plan, len(inputs), ray_address, progress, log, run, result)
+        if result.status == "success":
+            _later_stages(defn, lake, catalog, log, run, result)
+        run.status = result.status
+        run.fields.update(version=result.version)
+    result.seconds = time.perf_counter() - started
+    return result
 
-    ctx = TaskContext(lake.url, defn.dataset, run_id)
+
+def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n_inputs: int,
+            ray_address: str | None, progress: bool, log: Callable[[str], None], run, result: RunResult) -> None:
+    """Run the plan's unfinished tasks and commit the version their parts make (nothing when a task
+    failed: a rerun resumes)."""
+    started = time.perf_counter()
+    ctx = TaskContext(lake.url, defn.dataset, run.run_id)
     markers: list[dict] = []
     todo: list[Task] = []
     for task in the_plan.tasks:
@@ -163,12 +155,12 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
         (markers.append(marker) if marker else todo.append(task))
     result.tasks_skipped = len(markers)
     log(f"{defn.name}: {result.units_in} inputs, {the_plan.size / MB:,.1f} MB in {len(the_plan.tasks)} tasks"
-        f" ({result.tasks_skipped} already done), executor {executor}, run {run_id}")
+        f" ({result.tasks_skipped} already done), executor {result.executor}, run {run.run_id}")
 
     bar = Progress(len(todo), sum(t.size for t in todo), enabled=progress)
     failures: list[str] = []
-    run = _execute_local(todo, ctx) if executor == "local" else _execute_ray(todo, ctx, ray_address)
-    for task, marker, error in run:
+    executed = _execute_local(todo, ctx) if result.executor == "local" else _execute_ray(todo, ctx, ray_address)
+    for task, marker, error in executed:
         bar.update(marker, task.size)
         if marker:
             markers.append(marker)
@@ -182,42 +174,38 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
         result.messages.extend(marker.get("messages", []))
     result.tasks_failed = len(failures)
     result.messages.extend(failures)
-    result.seconds = time.perf_counter() - started
-
-    with open_catalog(lake, catalog) as cat:
-        fields = dict(bytes_in=result.bytes_in, units_in=result.units_in, files_ignored=len(result.ignored),
+    run.fields.update(bytes_in=result.bytes_in, units_in=result.units_in, files_ignored=len(result.ignored),
                       tasks_total=result.tasks_total, tasks_skipped=result.tasks_skipped,
                       tasks_failed=result.tasks_failed, episodes=result.episodes, steps=result.steps,
                       quarantined=result.quarantined)
-        cat.add_stage_stats(run_id, "ingest", result.units_in, result.steps, result.quarantined, result.seconds)
-        if failures:
-            result.status = "failed"
-            cat.finish_run(run_id, "failed", error=failures[0], **fields)
-            return result
-        parts = {t: [m["parts"][t] for m in markers if t in m["parts"]] for t in TABLES}
+    run.stage("ingest", result.units_in, result.steps, result.quarantined, time.perf_counter() - started)
+    if failures:
+        result.status = "failed"
+        run.fail(failures[0])
+        return
+    parts = {t: [m["parts"][t] for m in markers if t in m["parts"]] for t in TABLES}
+    with open_catalog(lake, catalog) as cat:
         result.version, result.version_created = cat.commit_version(
-            defn.dataset, run_id, parts, episodes=result.episodes, steps=result.steps,
-            quarantined=result.quarantined, note=f"{defn.name} over {len(inputs)} input(s)")
+            defn.dataset, run.run_id, parts, episodes=result.episodes, steps=result.steps,
+            quarantined=result.quarantined, note=f"{defn.name} over {n_inputs} input(s)")
+    result.status = "success"
+
+
+def _later_stages(defn: Definition, lake: Lake, catalog: str | None, log: Callable[[str], None], run,
+                  result: RunResult) -> None:
     for stage in defn.stages[1:]:
-        ctx = stage_registry.StageContext(lake, catalog, defn.dataset, run_id, defn.stage_options.get(stage, {}), log)
-        stage_started = time.perf_counter()
+        ctx = stage_registry.StageContext(lake, catalog, defn.dataset, run.run_id,
+                                          defn.stage_options.get(stage, {}), log)
+        started = time.perf_counter()
         try:
             outcome = stage_registry.load(stage)(ctx)
         except Exception as e:
             result.status = "failed"
             result.messages.append(f"stage {stage} failed: {type(e).__name__}: {e}")
-            with open_catalog(lake, catalog) as cat:
-                cat.finish_run(run_id, "failed", error=result.messages[-1], **fields)
-            return result
-        with open_catalog(lake, catalog) as cat:
-            cat.add_stage_stats(run_id, stage, outcome.records_in, outcome.records_out, outcome.quarantined,
-                                time.perf_counter() - stage_started)
+            run.fail(result.messages[-1])
+            return
+        run.stage(stage, outcome.records_in, outcome.records_out, outcome.quarantined, time.perf_counter() - started)
         if outcome.version is not None:
             result.version, result.version_created = outcome.version, True
         if outcome.summary:
             result.stage_summaries.append(f"{stage}: {outcome.summary}")
-    result.status = "success"
-    result.seconds = time.perf_counter() - started
-    with open_catalog(lake, catalog) as cat:
-        cat.finish_run(run_id, "success", version=result.version, **fields)
-    return result

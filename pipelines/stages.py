@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from pipelines.lake import Lake
+from pipelines.runs import recorded_run
 
 
 @dataclass
@@ -51,25 +52,13 @@ def load(name: str) -> Callable[[StageContext], StageResult]:
 def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, options: dict,
               log: Callable[[str], None], counted: str = "steps") -> tuple[str, StageResult]:
     """Run registered `stage` on DATASET[@VERSION] as a run of its own (the `pipelines <stage>` commands):
-    (run_id, result). The run is recorded in `runs` (failed, with the error, when the stage raises) and its
-    numbers in `stage_stats`; `counted` is the `runs` column that `records_out` fills (steps or episodes)."""
+    (run_id, result), recorded by `pipelines.runs.recorded_run`; `counted` is the `runs` column that
+    `records_out` fills (steps or episodes)."""
     import time
 
-    from pipelines.runner import new_run_id, open_catalog  # the runner imports this module
-
-    run_id = new_run_id()
-    with open_catalog(lake, catalog_path) as cat:
-        cat.start_run(run_id, stage, dataset.partition("@")[0], options, [dataset])
-    started = time.perf_counter()
-    try:
-        result = load(stage)(StageContext(lake, catalog_path, dataset, run_id, options, log))
-    except BaseException as e:
-        with open_catalog(lake, catalog_path) as cat:
-            cat.finish_run(run_id, "failed", error=f"{type(e).__name__}: {e}")
-        raise
-    with open_catalog(lake, catalog_path) as cat:
-        cat.add_stage_stats(run_id, stage, result.records_in, result.records_out, result.quarantined,
-                            time.perf_counter() - started)
-        cat.finish_run(run_id, "success", version=result.version, quarantined=result.quarantined,
-                       **{counted: result.records_out})
-    return run_id, result
+    with recorded_run(lake, catalog_path, stage, dataset.partition("@")[0], options, [dataset]) as run:
+        started = time.perf_counter()
+        result = load(stage)(StageContext(lake, catalog_path, dataset, run.run_id, options, log))
+        run.stage(stage, result.records_in, result.records_out, result.quarantined, time.perf_counter() - started)
+        run.fields.update(version=result.version, quarantined=result.quarantined, **{counted: result.records_out})
+    return run.run_id, result

@@ -9,7 +9,7 @@ Stage options (`[stage_options.validate]` in a definition, or the `pipelines val
                                                           unset, $PIPELINES_GX=0 turns them off)
     sample_rows = 250000                                  GX validates a sample above this many rows
 
-Catalog tables (created here):
+Catalog tables (created with the catalog, `catalog.catalog.DDL`):
     validation_findings (run_id, dataset, version, rule, severity, findings, episodes, example_record,
                          example_reason): every rule that fired, warnings included
     validation_results  (run_id, dataset, version, suite, expectation, success, observed_value, rows,
@@ -29,17 +29,9 @@ import pyarrow.parquet as pq
 from catalog import Catalog
 from pipelines import datasets
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog
+from pipelines.runs import open_catalog
 from pipelines.stages import StageContext, StageResult
 
-DDL = """
-CREATE TABLE IF NOT EXISTS validation_findings (
-    run_id VARCHAR, dataset VARCHAR, version INTEGER, rule VARCHAR, severity VARCHAR, findings BIGINT,
-    episodes BIGINT, example_record VARCHAR, example_reason VARCHAR);
-CREATE TABLE IF NOT EXISTS validation_results (
-    run_id VARCHAR, dataset VARCHAR, version INTEGER, suite VARCHAR, expectation VARCHAR, success BOOLEAN,
-    observed_value VARCHAR, rows BIGINT, sampled BOOLEAN);
-"""
 _OPTIONS = {"contract": dict, "severity": dict, "gx": bool, "sample_rows": int}
 
 
@@ -87,7 +79,6 @@ def validate_stage(ctx: StageContext) -> StageResult:
         if key not in _OPTIONS or not isinstance(value, _OPTIONS[key]):
             raise ValueError(f"validate: unknown or mistyped option {key!r} (known: {', '.join(_OPTIONS)})")
     with open_catalog(ctx.lake, ctx.catalog_path) as cat:
-        cat.con.execute(DDL)
         version = datasets.resolve(cat, ctx.dataset, ctx.lake)
         episodes, steps, contract_findings = conform_parts(
             _read_parts(ctx.lake, version, "episodes"), _read_parts(ctx.lake, version, "steps"),

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from pipelines import definition
-from pipelines.runner import open_catalog, run_ingest
+from pipelines.runner import run_ingest
+from pipelines.runs import open_catalog
 from pipelines.lake import Lake
 
 # The validate stage's great-expectations suites cost ~10 s per run: off in tests unless a test asks for them

@@ -125,7 +125,7 @@ def test_every_labeler_request_reads_correctly_against_its_prompt(lake, tmp_path
         result = label(Lake(lake), None, "all", LabelOptions(model="m", mode="every", dry_run=True), "dry",
                        log=lambda line: None, out=f)
     bodies = [json.loads(line)["body"] for line in requests.read_text().splitlines()]
-    assert len(bodies) == result.requests > 0
+    assert 0 < len(bodies) <= result.requests  # identical requests (duplicated episodes) are printed once
     seen, with_task = set(), set()
     for body in bodies:
         domain = _domain_of_prompt(body["messages"][0]["content"])
@@ -145,7 +145,7 @@ def _domain_of_prompt(system: str) -> str:
 
 
 def _task_of(lake: str, step_id: str) -> str | None:
-    from pipelines.runner import open_catalog
+    from pipelines.runs import open_catalog
 
     with open_catalog(Lake(lake), read_only=True) as cat:
         rows = cat.con.execute("SELECT task FROM episodes WHERE episode_id = ?", [step_id.split(":")[0]]).fetchall()

@@ -20,7 +20,8 @@ from pipelines import cli, definition
 from pipelines.label import LabelOptions, label
 from pipelines.label_client import Sampling
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog, run_ingest
+from pipelines.runner import run_ingest
+from pipelines.runs import open_catalog
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import ScriptedServer, chat_completion
 

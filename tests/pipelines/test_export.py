@@ -210,10 +210,10 @@ def test_splits_never_split_a_dedup_cluster(tmp_path, lake, query):
     lk = Lake(lake)
     from catalog import Catalog
     with Catalog(lk.path("catalog.duckdb"), lk.url) as cat:
-        cat.con.execute("CREATE TABLE dedup_clusters (cluster_id BIGINT, episode_id VARCHAR, representative BOOLEAN)")
         # pair episode i with episode i+20 (different tasks, so only the cluster joins them)
-        cat.con.executemany("INSERT INTO dedup_clusters VALUES (?, ?, ?)",
-                            [(i, f"ep{j:02d}", j == i) for i in range(20) for j in (i, i + 20)])
+        cat.con.executemany("INSERT INTO dedup_clusters (run_id, dataset, cluster_id, episode_id, representative, "
+                            "similarity, kind) VALUES ('r', 'term', ?, ?, ?, 1.0, 'near')",
+                            [(f"near:ep{i:02d}", f"ep{j:02d}", f"ep{i:02d}") for i in range(20) for j in (i, i + 20)])
     manifest = export(lk, None, "term", str(tmp_path / "out"),
                       ExportConfig(kind="sft", ratios=(0.5, 0.25, 0.25)), log=lambda line: None)
     assert sum(sum(d.values()) for d in manifest["counts"].values()) == 40

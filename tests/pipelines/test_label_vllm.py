@@ -30,7 +30,8 @@ import types
 
 import pytest
 
-from pipelines import cli, label_cli
+from pipelines import cli
+from pipelines.cli import label as label_cli
 from pipelines.label_client import ChatRequest, Sampling, complete_offline
 
 # --- the stand-in vllm module ------------------------------------------------------------------------------
@@ -357,6 +358,6 @@ def test_engine_arg_with_the_http_backend_is_an_error(capsys):
 
 
 def test_the_command_module_imports_nothing_heavy():
-    code = ("import sys, pipelines.label_cli; "
+    code = ("import sys, pipelines.cli.label; "
             "heavy = {'vllm', 'torch', 'aiohttp'} & set(sys.modules); assert not heavy, heavy")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 
 from pipelines import cli
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog
+from pipelines.runs import open_catalog
 from schemas import STEPS
 from tests.conftest import SAMPLES
 

@@ -2,7 +2,8 @@ import pytest
 
 from pipelines import datasets, definition
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog, run_ingest
+from pipelines.runner import run_ingest
+from pipelines.runs import open_catalog
 from tests.conftest import SAMPLES
 from tests.transforms.dedup.copies import DROIDBOT_RUN, edited_copy, volatile_copy
 

@@ -2,7 +2,7 @@ import pytest
 
 from pipelines.datasets import read_table, resolve
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog
+from pipelines.runs import open_catalog
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ import pytest
 
 from pipelines import definition
 from pipelines.lake import Lake
-from pipelines.runner import open_catalog, run_ingest
+from pipelines.runner import run_ingest
+from pipelines.runs import open_catalog
 from tests.conftest import SAMPLES
 
 RUN = SAMPLES / "android" / "droidbot-run"

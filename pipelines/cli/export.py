@@ -7,17 +7,12 @@ exporters (interchange formats) register themselves here with their own handler.
 from __future__ import annotations
 
 import importlib.util
-import os
 from typing import Callable
 
-from pipelines.lake import Lake
+from pipelines.lake import Lake, lake_url
 
 # kind -> handler(args, lake, catalog_path) -> exit code; `kinds` extend this dict
 EXPORTERS: dict[str, Callable] = {}
-
-
-def _lake_url(value: str) -> str:
-    return value if "://" in value else os.path.abspath(value)
 
 
 def _read_ids(paths: list[str] | None) -> list[str]:
@@ -37,7 +32,7 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
         include_simulated=args.include_simulated, max_tokens=args.max_tokens, tokenizer=args.tokenizer,
         shard_rows=args.shard_rows, shard_bytes=int(args.shard_mb * (1 << 20)), seed=args.seed,
         held_out=_read_ids(args.held_out), **({"ratios": ratios} if ratios else {}))
-    manifest = export(lake, catalog_path, args.dataset, _lake_url(args.out), config, log=lambda line: None)
+    manifest = export(lake, catalog_path, args.dataset, lake_url(args.out), config, log=lambda line: None)
     print(f"export {manifest['export_id']}: {config.kind}/{config.format} of {manifest['dataset']} "
           f"v{manifest['version']}: {manifest['rows']:,} rows, {manifest['tokens_total']:,} tokens "
           f"({manifest['tokenizer']}), {len(manifest['shards'])} shard(s)")
@@ -48,16 +43,16 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
         print("  skipped    " + ", ".join(f"{k} {v:,}" for k, v in dropped.items()))
     for line in budget_warnings(manifest):
         print(f"  {line}")
-    print(f"  out        {_lake_url(args.out)} (manifest.json)")
+    print(f"  out        {lake_url(args.out)} (manifest.json)")
     return 0
 
 
 def export_interchange_atif(args, lake: Lake, catalog_path: str | None) -> int:
     from pipelines.export_atif import export_atif
 
-    manifest = export_atif(lake, catalog_path, args.dataset, _lake_url(args.out), args.include_simulated)
+    manifest = export_atif(lake, catalog_path, args.dataset, lake_url(args.out), args.include_simulated)
     print(f"export atif: {manifest['episodes']:,} trajectory.json file(s) from {manifest['dataset']} "
-          f"v{manifest['version']}, {manifest['branches']:,} branches, in {_lake_url(args.out)} (manifest.json)")
+          f"v{manifest['version']}, {manifest['branches']:,} branches, in {lake_url(args.out)} (manifest.json)")
     return 0
 
 
@@ -93,7 +88,7 @@ def add_parser(sub, add_lake_args) -> None:
 
 
 def cmd_export(args) -> int:
-    from pipelines.runner import catalog_path
+    from pipelines.runs import catalog_path
 
-    lake = Lake(_lake_url(args.lake))
+    lake = Lake(lake_url(args.lake))
     return EXPORTERS[args.kind](args, lake, catalog_path(lake, args.catalog))

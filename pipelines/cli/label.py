@@ -88,10 +88,10 @@ def check_backend_args(args, log) -> None:
 
 
 def cmd_label(args) -> int:
-    from pipelines.cli import _lake_url
+    from pipelines.lake import lake_url
     from pipelines.label import LabelOptions, label
     from pipelines.lake import Lake
-    from pipelines.runner import new_run_id, open_catalog
+    from pipelines.runs import recorded_run
 
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     check_backend_args(args, log)
@@ -101,27 +101,20 @@ def cmd_label(args) -> int:
                            concurrency=args.concurrency, timeout_s=args.timeout, retries=args.retries,
                            api_key=os.environ.get("OPENAI_API_KEY"), backend=args.backend,
                            engine_args=args.engine_args, retry_failed=args.retry_failed, dry_run=args.dry_run)
-    lake = Lake(_lake_url(args.lake))
+    lake = Lake(lake_url(args.lake))
     if args.dry_run:
         result = label(lake, args.catalog, args.dataset, options, "dry-run", log)
         log(f"dry run: {result.requests - result.cached} requests printed, {result.cached} already in the ledger")
         return 0
-    run_id = new_run_id()
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
-    with open_catalog(lake, args.catalog) as cat:
-        cat.start_run(run_id, "label", args.dataset.partition("@")[0], config, [args.dataset])
-    try:
-        result = label(lake, args.catalog, args.dataset, options, run_id, log)
-    except BaseException as e:
-        with open_catalog(lake, args.catalog) as cat:
-            cat.finish_run(run_id, "failed", error=f"{type(e).__name__}: {e}")
-        raise
-    all_errored = result.requests > 0 and result.errors == result.requests
-    with open_catalog(lake, args.catalog) as cat:
-        cat.add_stage_stats(run_id, "label", result.requests, result.branches_written,
-                            result.failed + result.errors, result.seconds)
-        cat.finish_run(run_id, "failed" if all_errored else "success", version=result.version,
-                       steps=result.branches_written, error=result.messages[0] if all_errored else None)
+    with recorded_run(lake, args.catalog, "label", args.dataset.partition("@")[0], config, [args.dataset]) as run:
+        result = label(lake, args.catalog, args.dataset, options, run.run_id, log)
+        all_errored = result.requests > 0 and result.errors == result.requests
+        run.stage("label", result.requests, result.branches_written, result.failed + result.errors, result.seconds)
+        run.fields.update(version=result.version, steps=result.branches_written)
+        if all_errored:
+            run.fail(result.messages[0])
+    run_id = run.run_id
     state = "new" if result.version_created else "unchanged"
     print(f"label {args.dataset}: {'FAILED' if all_errored else 'ok'}   run {run_id}\n  {result.summary()}\n"
           f"  dataset      {args.dataset.partition('@')[0]} v{result.version} ({state})")

@@ -34,7 +34,7 @@ def add_parser(sub, add_lake_args) -> None:
 
 
 def cmd_validate(args) -> int:
-    from pipelines.cli import _lake_url
+    from pipelines.lake import lake_url
     from pipelines.lake import Lake
     from pipelines.stages import run_alone
 
@@ -44,7 +44,7 @@ def cmd_validate(args) -> int:
         options["sample_rows"] = args.sample_rows
     name = args.dataset.partition("@")[0]
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    _run_id, result = run_alone("validate", Lake(_lake_url(args.lake)), args.catalog, args.dataset, options, log)
+    _run_id, result = run_alone("validate", Lake(lake_url(args.lake)), args.catalog, args.dataset, options, log)
     where = f"v{result.version} (new)" if result.version else "unchanged"
     print(f"validate {args.dataset}: {result.summary}\n  dataset {name} {where}\n"
           f'  query   pipelines sql "SELECT rule, count(*) FROM quarantine GROUP BY 1"')

@@ -11,15 +11,16 @@ import os
 import sys
 import traceback
 
-from pipelines import dedup_cli, definition, export_cli, label_cli, validate_cli
-from pipelines.lake import Lake
-from pipelines.runner import RunResult, open_catalog, run_ingest
+from pipelines import definition
+from pipelines.cli import dedup as dedup_cli
+from pipelines.cli import export as export_cli
+from pipelines.cli import label as label_cli
+from pipelines.cli import validate as validate_cli
+from pipelines.lake import Lake, lake_url
+from pipelines.runner import RunResult, run_ingest
+from pipelines.runs import open_catalog
 
 DEFAULT_LAKE = os.environ.get("PIPELINES_LAKE", "lake")
-
-
-def _lake_url(value: str) -> str:
-    return value if "://" in value else os.path.abspath(value)
 
 
 def _add_lake_args(p: argparse.ArgumentParser) -> None:
@@ -105,7 +106,7 @@ def cmd_list(args) -> int:
 
 def cmd_run(args) -> int:
     defn = definition.load(args.pipeline)
-    result = run_ingest(defn, _lake_url(args.lake), args.input, ray_address=args.ray_address,
+    result = run_ingest(defn, lake_url(args.lake), args.input, ray_address=args.ray_address,
                         executor=args.executor, catalog=args.catalog, task_mb=args.task_mb,
                         progress=not args.quiet)
     print(_summary(result, args.verbose))
@@ -115,7 +116,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_sql(args) -> int:
-    lake = Lake(_lake_url(args.lake))
+    lake = Lake(lake_url(args.lake))
     with open_catalog(lake, args.catalog, read_only=True) as cat:
         rel = cat.sql(args.query)
         if rel is None:
@@ -136,9 +137,9 @@ def cmd_sql(args) -> int:
 
 def cmd_migrate(args) -> int:
     from pipelines.migrate import migrate
-    from pipelines.runner import new_run_id
+    from pipelines.runs import new_run_id
 
-    version, moved, created = migrate(Lake(_lake_url(args.lake)), args.catalog, args.dataset, new_run_id())
+    version, moved, created = migrate(Lake(lake_url(args.lake)), args.catalog, args.dataset, new_run_id())
     name = args.dataset.partition("@")[0]
     print(f"migrate {name}: {moved:,} branch steps moved to the branches table, v{version}" if created
           else f"migrate {name}: already at the current layout (v{version})")

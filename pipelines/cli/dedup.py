@@ -22,13 +22,13 @@ def add_parser(sub, add_lake_args) -> None:
 
 def cmd_dedup(args: argparse.Namespace) -> int:
     from pipelines import datasets
-    from pipelines.cli import _lake_url
+    from pipelines.lake import lake_url
     from pipelines.dedup import STAGE
     from pipelines.lake import Lake
-    from pipelines.runner import open_catalog
+    from pipelines.runs import open_catalog
     from pipelines.stages import run_alone
 
-    lake = Lake(_lake_url(args.lake))
+    lake = Lake(lake_url(args.lake))
     options = {"scrub": not args.no_scrub, "executor": args.executor, "ray_address": args.ray_address}
     if args.threshold is not None:
         options["threshold"] = args.threshold

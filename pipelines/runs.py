@@ -1,0 +1,68 @@
+"""Runs: their ids, the catalog they write to, and the one recorder every command uses.
+
+`recorded_run` writes the `runs` row when a run starts, and finishes it exactly once: `success` (or the
+status the run set) with its counts when the block ends, `failed` with the error when it raises. Stage
+numbers go to `stage_stats` through `Run.stage`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from catalog import Catalog
+from pipelines.lake import Lake
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + secrets.token_hex(3)
+
+
+def catalog_path(lake: Lake, explicit: str | None = None) -> str:
+    if explicit:
+        return explicit
+    if not lake.is_local:
+        raise ValueError(f"lake {lake.url} is not local: give --catalog PATH for the DuckDB file")
+    return os.path.join(lake.root, "catalog.duckdb")
+
+
+def open_catalog(lake: Lake, explicit: str | None = None, read_only: bool = False) -> Catalog:
+    root = lake.root if lake.is_local else lake.url
+    return Catalog(catalog_path(lake, explicit), root, read_only=read_only)
+
+
+@dataclass
+class Run:
+    run_id: str
+    lake: Lake
+    catalog: str | None
+    status: str = "success"  # what the row says when the block ends without raising
+    error: str | None = None
+    fields: dict = field(default_factory=dict)  # `runs` columns to set at the end (version, steps, ...)
+
+    def stage(self, name: str, records_in: int, records_out: int, quarantined: int, seconds: float) -> None:
+        with open_catalog(self.lake, self.catalog) as cat:
+            cat.add_stage_stats(self.run_id, name, records_in, records_out, quarantined, seconds)
+
+    def fail(self, error: str) -> None:
+        self.status, self.error = "failed", error
+
+
+@contextmanager
+def recorded_run(lake: Lake, catalog: str | None, pipeline: str, dataset: str, config: dict,
+                 inputs: list[str], run_id: str | None = None) -> Iterator[Run]:
+    run = Run(run_id or new_run_id(), lake, catalog)
+    with open_catalog(lake, catalog) as cat:
+        cat.start_run(run.run_id, pipeline, dataset, config, inputs)
+    try:
+        yield run
+    except BaseException as e:
+        with open_catalog(lake, catalog) as cat:
+            cat.finish_run(run.run_id, "failed", error=f"{type(e).__name__}: {e}", **run.fields)
+        raise
+    with open_catalog(lake, catalog) as cat:
+        cat.finish_run(run.run_id, run.status, error=run.error, **run.fields)
