@@ -1,53 +1,192 @@
 """ATIF `trajectory.json` (Agent Trajectory Interchange Format, `schema_version` "ATIF-v1.x"): the
-trajectory format of the Harbor / Terminal-Bench 2 harness. One JSON object per file, one episode per file.
+trajectory format of the Harbor / Terminal-Bench 2 harness. One JSON object per file.
+
+Units: a Harbor trial folder (a folder whose `result.json` is a trial result: `trial_name`, `task_name`...,
+next to `agent/trajectory.json` and `verifier/reward.txt`) is one unit; any other JSON file that declares an
+ATIF `schema_version` is a unit of its own. A trial folder's other files (agent logs, recordings, verifier
+output) belong to the trial and are not read.
 
 ATIF steps are turns: `source` "system" (system prompt -> `env["system_prompt"]`), "user" (a message: the
 first one is the task; every user message is observation text for the next action) or "agent" (`message`,
-`reasoning_content`, `tool_calls[]` of `{tool_call_id, function_name, arguments}`, and `observation.results[]`
-of `{source_call_id, content}`).
+`reasoning_content`, `model_name`, `tool_calls[]` of `{tool_call_id, function_name, arguments}`, and
+`observation.results[]` of `{source_call_id, content}`). A `message` or `content` may be a list of content
+parts (ATIF v1.6): their text parts are joined.
 
-Our steps are actions: each tool call of an agent turn is one step (a shell tool with a `command` becomes a
-`command` action, see `ingest.tools`); an agent turn without tool calls is a `message` action. The
-observation of step t+1 is the result whose `source_call_id` names call t (results without one belong to the
-turn's last action), plus any user messages before the next action. Observation 0 is the user messages
-before the first action. The turn's `reasoning_content` is the reasoning of its first step.
+Our steps are actions: each tool call of an agent turn is one step (a shell tool, any case: `bash`, Claude
+Code's `Bash`, with a `command` becomes a `command` action, see `ingest.tools`); an agent turn without tool
+calls is a `message` action. The observation of step t+1 is the result whose `source_call_id` names call t
+(results without one belong to the turn's last action), plus any user messages before the next action.
+Observation 0 is the user messages before the first action. The turn's `reasoning_content` is the reasoning
+of its first step.
+
+Harbor trials:
+- Reward and outcome: the trial result's `verifier_result.rewards` (its `reward`, or its only value), else
+  `verifier/reward.txt`, else `verifier/reward.json`; reward 1 (or more) is `success`, below is `failure`;
+  no reward is `unknown`. Several named rewards without a `reward` stay in `env["harbor"]["rewards"]`.
+- Terminated: the agent ended by itself, unless `exception_info` names an agent-side error (a timeout, a
+  crash); verifier errors (`Verifier...`, `Reward...`) come after the agent finished.
+- `env["harbor"]`: trial and task names, dataset, agent info, several rewards, the exception.
+- A trial folder with a result but no `agent/trajectory.json` gives one `missing_trajectory` quarantine row
+  that names the trial, its task and its exception (the agent wrote no ATIF trajectory). Other ATIF files in
+  `agent/` are read as episodes of their own (key: their path).
+
+Sidechains (Claude Code subagents, `extra.is_sidechain` true on a turn): they are not the main line (older
+Harbor put them all before the task, newer interleaves them by time). Their turns leave the main episode
+and become episodes of their own, one per `extra.agent_id` (key `sidechain:<agent id>`; turns without an
+id share the key `sidechain`), with the subagent's prompt as the task and `env["sidechain"]` (`of`: the
+main episode's key, `agent_id`, `turns`); the main episode's `env["sidechains"]` counts their turns and lists
+their keys. Outcome and reward belong to the main line only.
+
+Timestamps: UTC when zoned, else null. Parallel tool calls keep their recorded order: older Harbor writes
+each call of one model response as its own turn, in the order the results came back, stamped with the
+time the call was issued, so the times can go back. Inside a run of consecutive tool-call turns, a time
+earlier than one already seen in the run but not earlier than the last step before the run is such a
+parallel call: its step timestamp is null and the recorded time is kept in `env["parallel_call_times"]`
+(step index -> ISO string). Any other time that goes back stays (validation reports it).
+
+Models: `episodes.agent` is the header's `agent.model_name` (else the one model all steps name, else the
+agent's `name`). When a step names a model (`model_name`) other than that, `env["models"]` maps each model
+named to its step indices.
 
 Round trip: files written by `pipelines export atif` carry our exact records in `extra["trajforge"]` (root:
 episode fields; step: `action` and the next `observation`, and with `--include-simulated` the step's
 `branches`), and those win over the mapping above, so ingest -> export -> ingest gives the same steps, and
 the same branches with their origin (ids follow the new episode id; a branch with a malformed record is
-quarantined alone). Timestamps: UTC when zoned, else null. Domain `terminal`
-(or `search` for search tools) unless the root extra says otherwise; platform `linux`.
+quarantined alone). Domain `terminal` (or `search` for search tools) unless the root extra says otherwise;
+platform `linux`.
+
+Not read yet: ATIF v1.7 `subagent_trajectories` embedded at the root (listed nowhere), and v1.5
+`is_copied_context` marks (such turns are read as the main line).
+
+Bad input: a malformed turn, tool call, result or restored record gives one `bad_record` quarantine row
+naming the file, the record and the field (`steps[3].tool_calls[0].function_name`), and is left out; the
+rest of the file is read.
 """
 
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from ingest.record import Action, Branch, Episode, Observation, Rejected, Step
 from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
-from ingest.tools import dumps, tool_action, tool_observation
+from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 
 FORMAT = "atif"
-VERSION = "1"
+VERSION = "2"
 
 EXTRA_KEY = "trajforge"  # where our export keeps exact records inside ATIF `extra` objects
-_ACTION_FIELDS = set(Action.__dataclass_fields__)
-_OBSERVATION_FIELDS = set(Observation.__dataclass_fields__)
+TRAJECTORY = "agent/trajectory.json"  # where a Harbor trial keeps the agent's ATIF trajectory
+
+_NUM, _STR, _INT, _BOOL = (int, float), (str,), (int,), (bool,)
+# field -> accepted types of the records our export restores (anything else would break the Arrow columns)
+_ACTION_TYPES = {"kind": _STR, "x": _NUM, "y": _NUM, "x2": _NUM, "y2": _NUM, "text": _STR, "keys": (list,),
+                 "element": _STR, "direction": _STR, "tool_name": _STR, "arguments": _STR, "code": _STR,
+                 "duration_s": _NUM, "raw": _STR}
+_OBSERVATION_TYPES = {"kind": _STR, "text": _STR, "ui_tree": _STR, "url": _STR, "title": _STR, "screenshot": _STR,
+                      "exit_code": _INT, "is_error": _BOOL, "width": _INT, "height": _INT}
+_ROOT_TYPES = {"task": _STR, "agent": _STR, "outcome": _STR, "reward": _NUM, "terminated": _BOOL, "domain": _STR,
+               "platform": _STR, "env": (dict,)}
+_VERIFIER_ERRORS = ("Verifier", "Reward")  # exception types raised after the agent finished
+_UNSET = object()
+
+
+class Malformed(ValueError):
+    """A record of the file that cannot be used; `where` names the record and the field."""
+
+    def __init__(self, where: str, what: str):
+        super().__init__(what)
+        self.where, self.what = where, what
+
+
+# units ---------------------------------------------------------------------------------------------------
+def _is_trial_result(head: bytes) -> bool:
+    """Harbor's trial result (TrialResult), not its job result (which counts trials)."""
+    return b'"trial_name"' in head and b'"task_name"' in head and b'"n_total_trials"' not in head
+
+
+def _is_atif(head: bytes) -> bool:
+    return b'"ATIF-v' in head and b'"schema_version"' in head
 
 
 def units(files: list[str], head) -> list[str]:
-    """JSON files whose first bytes declare an ATIF schema version."""
-    return [p for p in files if p.endswith(".json") and b'"ATIF-v' in head(p) and b'"schema_version"' in head(p)]
+    """Harbor trial folders (a trial `result.json`), then JSON files whose first bytes declare an ATIF schema
+    version and lie in no trial folder."""
+    trials = {posixpath.dirname(p) for p in files
+              if posixpath.basename(p) == "result.json" and _is_trial_result(head(p))}
+
+    def in_trial(path: str) -> bool:
+        parent = posixpath.dirname(path)
+        while parent and parent not in ("/", "."):
+            if parent in trials:
+                return True
+            parent = posixpath.dirname(parent)
+        return False
+
+    return sorted(trials) + [p for p in files if p.endswith(".json") and not in_trial(p) and _is_atif(head(p))]
 
 
+# small readers of ATIF values ----------------------------------------------------------------------------
 def _ours(obj) -> dict:
     extra = obj.get("extra") if isinstance(obj, dict) else None
     mine = extra.get(EXTRA_KEY) if isinstance(extra, dict) else None
     return mine if isinstance(mine, dict) else {}
+
+
+def _text(value) -> str | None:
+    """A message or a result's content: a string, or (ATIF v1.6) a list of content parts whose text parts
+    are joined; anything else is kept as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(p, dict) and "type" in p for p in value):
+        return "\n\n".join(p["text"] for p in value if p.get("type") == "text" and isinstance(p.get("text"), str))
+    return dumps(value)
+
+
+def _id(value) -> str | None:
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+def _checked(value, types: dict, where: str) -> dict:
+    """The fields of a restored record, type-checked: a wrong type raises `Malformed` naming the field."""
+    if not isinstance(value, dict):
+        raise Malformed(where, "is not an object")
+    out = {}
+    for key, ok in types.items():
+        if key not in value:
+            continue
+        v = out[key] = value[key]
+        if v is None:
+            continue
+        if isinstance(v, bool) and bool not in ok or not isinstance(v, ok) or (
+                key == "keys" and not all(isinstance(k, str) for k in v)):
+            raise Malformed(f"{where}.{key}", f"has a {type(v).__name__}, expected {'/'.join(t.__name__ for t in ok)}")
+    return out
+
+
+def _restored_observation(value, where: str) -> Observation | None:
+    return None if value is None else Observation(**_checked(value, _OBSERVATION_TYPES, where))
+
+
+def _restored_action(value, where: str) -> Action:
+    fields = _checked(value, _ACTION_TYPES, where)
+    if not isinstance(fields.get("kind"), str):
+        raise Malformed(f"{where}.kind", "is missing")
+    return Action(**fields)
+
+
+def _shell(name: str | None) -> str | None:
+    """The shell tool's name as `ingest.tools` knows it (`Bash` -> `bash`), else the name itself."""
+    return name.lower() if name and name.lower() in SHELL_TOOLS else name
+
+
+def _call_action(name: str, arguments, raw: str) -> Action:
+    action = tool_action(_shell(name), arguments, raw)
+    action.tool_name = name  # the tool's own spelling
+    return action
 
 
 def _merge(parts: list[Observation]) -> Observation:
@@ -61,113 +200,331 @@ def _merge(parts: list[Observation]) -> Observation:
                        is_error=True if any(p.is_error for p in parts) else None)
 
 
-def _restored_observation(value) -> Observation | None:
-    return Observation(**{k: v for k, v in value.items() if k in _OBSERVATION_FIELDS}) if isinstance(value, dict) else None
+# one line of turns (the main line, or one sidechain) -> steps ------------------------------------------------
+@dataclass
+class _Line:
+    steps: list[Step] = field(default_factory=list)
+    branches: list[Branch] = field(default_factory=list)
+    pending: list[Observation] = field(default_factory=list)
+    task: str | None = None
+    system_prompt: str | None = None
+    models: dict[str, list[int]] = field(default_factory=dict)
+    parallel_times: dict[str, str] = field(default_factory=dict)
 
 
-def read(source: Source) -> Iterator[Episode | Rejected]:
-    name = posixpath.basename(source.path)
-    doc = parse_json(source.read_bytes(), name)
-    if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-"):
-        raise SourceError("bad_record", f"{name}: no ATIF schema_version")
-    if not isinstance(doc.get("steps"), list):
-        raise SourceError("bad_record", f"{name}: 'steps' must be an array")
-    root = _ours(doc)
-    agent_info = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
+def _calls(turn: dict, where: str) -> list[dict]:
+    calls = turn.get("tool_calls")
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        raise Malformed(f"{where}.tool_calls", f"is a {type(calls).__name__}, not an array")
+    for j, call in enumerate(calls):
+        if not isinstance(call, dict):
+            raise Malformed(f"{where}.tool_calls[{j}]", "is not an object")
+        if not isinstance(call.get("function_name"), str):
+            raise Malformed(f"{where}.tool_calls[{j}].function_name", "is missing or not a string")
+    return calls
 
-    steps: list[Step] = []
-    branches: list[Branch] = []
-    pending: list[Observation] = []
-    env: dict = {}
-    task = None
-    for i, turn in enumerate(doc["steps"]):
-        if not isinstance(turn, dict) or turn.get("source") not in ("system", "user", "agent"):
-            yield Rejected("bad_record", f"{name}: steps[{i}] has no valid 'source'", f"steps[{i}]")
-            continue
+
+def _results(turn: dict, where: str) -> list[dict]:
+    obs = turn.get("observation")
+    if obs is None:
+        return []
+    if not isinstance(obs, dict):
+        raise Malformed(f"{where}.observation", "is not an object")
+    results = obs.get("results")
+    if results is None:
+        return []
+    if not isinstance(results, list):
+        raise Malformed(f"{where}.observation.results", "is not an array")
+    for k, r in enumerate(results):
+        if not isinstance(r, dict):
+            raise Malformed(f"{where}.observation.results[{k}]", "is not an object")
+    return results
+
+
+def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rejected]:
+    """Steps of one line of turns; yields the Rejected rows, returns the `_Line`. `exact`: our own export,
+    whose timestamps are ours already (no parallel-call repair)."""
+    line = _Line()
+    run_max = baseline = latest = None  # parallel-call repair: see the module docstring
+    in_run = False
+    for i, turn in turns:
+        where = f"steps[{i}]"
         mine = _ours(turn)
-        message = turn.get("message") if isinstance(turn.get("message"), str) else ""
-        if turn["source"] == "system":
-            env.setdefault("system_prompt", message)
-            continue
-        if turn["source"] == "user":
-            task = task if task is not None else message
-            if "observation" in mine:  # our export: an observation, or (null) the task alone
-                restored = _restored_observation(mine["observation"])
-                if restored is not None:
-                    pending.append(restored)
-            elif message:
-                pending.append(Observation(kind="text", text=message))
+        try:
+            if turn["source"] == "system":
+                if line.system_prompt is None:
+                    line.system_prompt = _text(turn.get("message")) or ""
+                continue
+            if turn["source"] == "user":
+                in_run = False
+                message = _text(turn.get("message")) or ""
+                line.task = line.task if line.task is not None else message
+                if "observation" in mine:  # our export: an observation, or (null) the task alone
+                    restored = _restored_observation(mine["observation"], f"{where}.extra.{EXTRA_KEY}.observation")
+                    if restored is not None:
+                        line.pending.append(restored)
+                elif message:
+                    line.pending.append(Observation(kind="text", text=message))
+                continue
+            calls = _calls(turn, where)
+            results = _results(turn, where)
+            restored_action = None
+            if isinstance(mine.get("action"), dict) and len(calls) <= 1:
+                restored_action = _restored_action(mine["action"], f"{where}.extra.{EXTRA_KEY}.action")
+            restored_next = _UNSET
+            if "observation" in mine:
+                restored_next = _restored_observation(mine["observation"], f"{where}.extra.{EXTRA_KEY}.observation")
+        except Malformed as e:
+            yield Rejected("bad_record", f"{name}: {e.where} {e.what}; the turn is left out", e.where,
+                           snippet=dumps(turn)[:2000])
             continue
 
-        calls = [c for c in turn.get("tool_calls") or [] if isinstance(c, dict)]
-        results = ((turn.get("observation") or {}).get("results") or []) if isinstance(turn.get("observation"), dict) else []
-        by_call = {r.get("source_call_id"): r for r in results if isinstance(r, dict) and r.get("source_call_id")}
-        loose = [r for r in results if isinstance(r, dict) and not r.get("source_call_id")]
+        by_call = {_id(r.get("source_call_id")): r for r in results if _id(r.get("source_call_id"))}
+        loose = [r for r in results if not _id(r.get("source_call_id"))]
         stamp = parse_time(turn.get("timestamp"))
-        reasoning = turn.get("reasoning_content") or None
-        if not calls:
-            calls = [None]
-        for j, call in enumerate(calls):
-            if isinstance(mine.get("action"), dict) and len(calls) == 1:
-                action = Action(**{k: v for k, v in mine["action"].items() if k in _ACTION_FIELDS})
+        if calls and not exact and stamp is not None:
+            if not in_run:
+                in_run, baseline, run_max = True, latest, latest
+            if run_max is not None and stamp < run_max and (baseline is None or stamp >= baseline):
+                for j in range(len(calls)):
+                    line.parallel_times[str(len(line.steps) + j)] = turn["timestamp"]
+                stamp = None
+            else:
+                run_max = stamp if run_max is None else max(run_max, stamp)
+        elif not calls:
+            in_run = False
+        if stamp is not None:
+            latest = stamp if latest is None else max(latest, stamp)
+        reasoning = turn.get("reasoning_content") if isinstance(turn.get("reasoning_content"), str) else None
+        model = turn.get("model_name") if isinstance(turn.get("model_name"), str) else None
+        failed = isinstance(turn.get("extra"), dict) and turn["extra"].get("tool_result_is_error") is True
+        for j, call in enumerate(calls or [None]):
+            if restored_action is not None:
+                action = restored_action
             elif call is None:
+                message = _text(turn.get("message")) or ""
                 action = Action(kind="message", text=message, raw=dumps({"message": message}))
             else:
-                action = tool_action(call.get("function_name"), call.get("arguments"), dumps(call))
-            steps.append(Step(observation=_merge(pending), action=action, timestamp=stamp,
-                              reasoning=reasoning if j == 0 else None))
-            found = [by_call[call["tool_call_id"]]] if call and call.get("tool_call_id") in by_call else []
-            if j == len(calls) - 1:
+                action = _call_action(call["function_name"], call.get("arguments"), dumps(call))
+            if model:
+                line.models.setdefault(model, []).append(len(line.steps))
+            line.steps.append(Step(observation=_merge(line.pending), action=action, timestamp=stamp,
+                                   reasoning=(reasoning or None) if j == 0 else None))
+            call_id = _id(call.get("tool_call_id")) if call else None
+            found = [by_call[call_id]] if call_id in by_call else []
+            if j == len(calls or [None]) - 1:
                 found += loose
-            tool = action.tool_name
-            pending = [tool_observation(tool, r.get("content") if isinstance(r.get("content"), str)
-                                        else (dumps(r["content"]) if r.get("content") is not None else None))
-                       for r in found]
-        if "observation" in mine:
-            restored = _restored_observation(mine["observation"])
-            pending = [restored] if restored is not None else []
-        for k, record in enumerate(mine.get("branches") or []):
-            branch = _branch(record, len(steps) - 1)
+            tool = _shell(action.tool_name)
+            line.pending = [tool_observation(tool, _text(r.get("content")),
+                                             is_error=True if failed and len(calls) == 1 else None) for r in found]
+        if restored_next is not _UNSET:
+            line.pending = [restored_next] if restored_next is not None else []
+        records = mine.get("branches") or []
+        if not isinstance(records, list):
+            yield Rejected("bad_record", f"{name}: {where}.extra.{EXTRA_KEY}.branches is not an array; no branch is "
+                           "read from it", f"{where}.extra.{EXTRA_KEY}.branches", snippet=dumps(records)[:2000])
+            records = []
+        for k, record in enumerate(records):
+            branch = _branch(record, len(line.steps) - 1)
             if branch is None:
                 yield Rejected("bad_record", f"{name}: steps[{i}] branch {k}: needs an object with 'origin', an "
                                "'action' object with a 'kind' and a 'next_observation' object",
                                f"steps[{i}].extra.{EXTRA_KEY}.branches[{k}]", snippet=dumps(record)[:2000])
             else:
-                branches.append(branch)
-
-    if not steps:
-        yield Rejected("empty_episode", f"{name}: no agent steps")
-        return
-    domain = root.get("domain") or episode_domain([s.action.tool_name for s in steps], "terminal")
-    env.update({"session_id": doc.get("session_id"), "agent": agent_info or None,
-                "final_metrics": doc.get("final_metrics"), "notes": doc.get("notes")})
-    if isinstance(root.get("env"), dict):
-        env = {**root["env"]}
-    yield Episode(
-        key="",
-        domain=domain,
-        platform=root.get("platform", "linux"),
-        steps=steps,
-        task=root["task"] if "task" in root else task,
-        agent=root["agent"] if "agent" in root else (agent_info.get("model_name") or agent_info.get("name")),
-        outcome=root.get("outcome") or "unknown",
-        reward=root.get("reward"),
-        terminated=bool(root.get("terminated", False)),
-        final_observation=_merge(pending) if pending else None,
-        env={k: v for k, v in env.items() if v is not None},
-        branches=branches,
-    )
+                line.branches.append(branch)
+    return line
 
 
 def _branch(record, step: int) -> Branch | None:
     """A branch our export listed on a turn, or None when its record is malformed."""
     if not isinstance(record, dict) or not isinstance(record.get("origin"), str):
         return None
-    action, state = record.get("action"), _restored_observation(record.get("next_observation"))
-    if not isinstance(action, dict) or not isinstance(action.get("kind"), str) or state is None:
+    try:
+        action = _restored_action(record.get("action"), "action")
+        state = _restored_observation(record.get("next_observation"), "next_observation")
+    except Malformed:
+        return None
+    if state is None:
         return None
     text = lambda key: record[key] if isinstance(record.get(key), str) else None  # noqa: E731
-    return Branch(step=step, origin=record["origin"],
-                  action=Action(**{k: v for k, v in action.items() if k in _ACTION_FIELDS}),
-                  next_observation=state, strategy=text("strategy"), labeler=text("labeler"),
-                  request_key=text("request_key"))
+    return Branch(step=step, origin=record["origin"], action=action, next_observation=state,
+                  strategy=text("strategy"), labeler=text("labeler"), request_key=text("request_key"))
+
+
+# documents -> episodes -------------------------------------------------------------------------------------
+def _sidechain_key(turn: dict) -> str | None:
+    """`sidechain[:<agent id>]` for a Claude Code subagent's turn, None for the main line."""
+    extra = turn.get("extra")
+    if not isinstance(extra, dict) or extra.get("is_sidechain") is not True:
+        return None
+    agent_id = _id(extra.get("agent_id"))
+    return f"sidechain:{agent_id}" if agent_id else "sidechain"
+
+
+def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Iterator[Episode | Rejected]:
+    """The episodes of one ATIF document: the main line (key `key`) and its sidechains."""
+    if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-"):
+        raise SourceError("bad_record", f"{name}: no ATIF schema_version", name)
+    if not isinstance(doc.get("steps"), list):
+        raise SourceError("bad_record", f"{name}: 'steps' must be an array", f"{name}: steps")
+    root = _ours(doc)
+    try:
+        root = _checked(root, _ROOT_TYPES, f"extra.{EXTRA_KEY}") | {k: root[k] for k in root if k not in _ROOT_TYPES}
+    except Malformed as e:
+        raise SourceError("bad_record", f"{name}: {e.where} {e.what}", e.where) from None
+    exact = bool(root)
+    agent_info = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
+
+    main: list[tuple[int, dict]] = []
+    sides: dict[str, list[tuple[int, dict]]] = {}
+    for i, turn in enumerate(doc["steps"]):
+        if not isinstance(turn, dict) or turn.get("source") not in ("system", "user", "agent"):
+            yield Rejected("bad_record", f"{name}: steps[{i}].source is not system, user or agent; the turn is "
+                           "left out", f"steps[{i}].source", snippet=dumps(turn)[:2000])
+            continue
+        side = None if exact else _sidechain_key(turn)
+        (sides.setdefault(side, []) if side else main).append((i, turn))
+
+    line = yield from _line(main, name, exact)
+    prefix = f"{key}:" if key else ""
+    header_model = agent_info.get("model_name") if isinstance(agent_info.get("model_name"), str) else None
+    session = {"session_id": doc.get("session_id"), "agent": agent_info or None}
+    if not line.steps:
+        yield Rejected("empty_episode", f"{name}: no agent steps" + (" on the main line" if sides else ""), name)
+    else:
+        agent = header_model or (next(iter(line.models)) if len(line.models) == 1 else None) or (
+            agent_info.get("name") if isinstance(agent_info.get("name"), str) else None)
+        env = {"system_prompt": line.system_prompt, **session, "final_metrics": doc.get("final_metrics"),
+               "notes": doc.get("notes")}
+        if set(line.models) - {agent}:
+            env["models"] = line.models
+        if line.parallel_times:
+            env["parallel_call_times"] = line.parallel_times
+        if sides:
+            env["sidechains"] = {"turns": sum(len(t) for t in sides.values()),
+                                 "episodes": [prefix + s for s in sorted(sides)]}
+        outcome, reward, terminated = "unknown", None, False
+        if trial is not None:
+            env["harbor"] = trial["env"]
+            outcome, reward, terminated = trial["outcome"], trial["reward"], trial["terminated"]
+        if isinstance(root.get("env"), dict):
+            env = {**root["env"]}
+        tools = [s.action.tool_name for s in line.steps]
+        yield Episode(
+            key=key,
+            domain=root.get("domain") or episode_domain(tools, "terminal"),
+            platform=root.get("platform", "linux"),
+            steps=line.steps,
+            task=root["task"] if "task" in root else line.task,
+            agent=root["agent"] if "agent" in root else agent,
+            outcome=root.get("outcome") or outcome,
+            reward=root["reward"] if "reward" in root else reward,
+            terminated=bool(root.get("terminated", terminated)),
+            final_observation=_merge(line.pending) if line.pending else None,
+            env={k: v for k, v in env.items() if v is not None},
+            branches=line.branches,
+        )
+
+    for side, turns in sorted(sides.items()):
+        sub = yield from _line(turns, f"{name} ({side})", exact)
+        if not sub.steps:
+            yield Rejected("empty_episode", f"{name}: {side} has no agent steps", f"{name}: {side}")
+            continue
+        models = list(sub.models)
+        env = {**session, "sidechain": {"of": key, "agent_id": side.partition(":")[2] or None,
+                                        "turns": len(turns)}}
+        if len(models) > 1:
+            env["models"] = sub.models
+        if sub.parallel_times:
+            env["parallel_call_times"] = sub.parallel_times
+        if trial is not None:
+            env["harbor"] = {k: v for k, v in trial["env"].items() if k in ("trial_name", "task_name", "source")}
+        yield Episode(key=prefix + side, domain=episode_domain([s.action.tool_name for s in sub.steps], "terminal"),
+                      platform="linux", steps=sub.steps, task=sub.task,
+                      agent=models[0] if len(models) == 1 else header_model,
+                      final_observation=_merge(sub.pending) if sub.pending else None,
+                      env={k: v for k, v in env.items() if v is not None})
+
+
+# Harbor trials ------------------------------------------------------------------------------------------------
+def _reward_of(rewards) -> float | None:
+    if not isinstance(rewards, dict):
+        return None
+    if "reward" in rewards:
+        value = rewards["reward"]
+    else:
+        value = next(iter(rewards.values())) if len(rewards) == 1 else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _trial(source: Source) -> tuple[dict, list[Rejected]]:
+    """Reward, outcome, terminated and `env["harbor"]` of a trial folder, from its result and verifier files."""
+    problems: list[Rejected] = []
+    try:
+        result = parse_json(source.read_bytes("result.json"), "result.json")
+    except SourceError as e:
+        result = None
+        problems.append(Rejected(e.rule, f"{e.reason}; the trial's reward is read from verifier/ only", "result.json"))
+    result = result if isinstance(result, dict) else {}
+    verifier = result.get("verifier_result") if isinstance(result.get("verifier_result"), dict) else {}
+    rewards = verifier.get("rewards") if isinstance(verifier.get("rewards"), dict) else None
+    reward = _reward_of(rewards)
+    if reward is None and rewards is None and source.exists("verifier/reward.txt"):
+        text = source.read_bytes("verifier/reward.txt").decode("utf-8", "replace").strip()
+        try:
+            reward = float(text)
+        except ValueError:
+            problems.append(Rejected("parse_error", f"verifier/reward.txt: reward {text[:50]!r} is not a number",
+                                     "verifier/reward.txt", snippet=text[:200]))
+    if reward is None and rewards is None and source.exists("verifier/reward.json"):
+        try:
+            rewards = parse_json(source.read_bytes("verifier/reward.json"), "verifier/reward.json")
+            reward = _reward_of(rewards)
+        except SourceError as e:
+            problems.append(Rejected(e.rule, e.reason, "verifier/reward.json"))
+    exception = result.get("exception_info") if isinstance(result.get("exception_info"), dict) else None
+    kind = str(exception.get("exception_type") or "") if exception else ""
+    env = {k: result.get(k) for k in ("trial_name", "task_name", "source", "agent_info", "started_at", "finished_at")}
+    if isinstance(rewards, dict) and set(rewards) != {"reward"}:
+        env["rewards"] = rewards
+    if exception:
+        env["exception"] = {"type": kind or None, "message": str(exception.get("exception_message") or "")[:500]}
+    return {"env": {k: v for k, v in env.items() if v is not None}, "reward": reward,
+            "outcome": "unknown" if reward is None else "success" if reward >= 1.0 else "failure",
+            "terminated": not exception or kind.startswith(_VERIFIER_ERRORS)}, problems
+
+
+def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
+    trial, problems = _trial(source)
+    yield from problems
+    names = [f"agent/{n}" for n in source.listdir("agent") if n.endswith(".json")]
+    if TRAJECTORY not in names:
+        harbor = trial["env"]
+        what = f"Harbor trial {harbor.get('trial_name') or posixpath.basename(source.path)}"
+        if harbor.get("task_name"):
+            what += f" (task {harbor['task_name']})"
+        error = harbor.get("exception")
+        yield Rejected("missing_trajectory", f"{what}: result.json but no {TRAJECTORY}: the agent wrote no ATIF "
+                       "trajectory" + (f"; the trial failed with {error['type']}: {error['message'][:200]}"
+                                       if error else ""), TRAJECTORY)
+    for path in sorted(names, key=lambda p: (p != TRAJECTORY, p)):
+        data = source.read_bytes(path)
+        if path != TRAJECTORY and not _is_atif(data[:4096]):
+            continue
+        try:
+            doc = parse_json(data, path)
+            yield from _read_doc(doc, path, "" if path == TRAJECTORY else path,
+                                 trial if path == TRAJECTORY else None)
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, e.location or path)
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    if source.exists("result.json"):  # a Harbor trial folder (a file unit lists nothing)
+        yield from _read_trial(source)
+        return
+    name = posixpath.basename(source.path)
+    yield from _read_doc(parse_json(source.read_bytes(), name), name)
+

@@ -10,7 +10,12 @@ left out.
 Actions: `run` -> command (`code` = the command), `run_ipython` -> code, `message` -> message, `finish` ->
 done, `browse` -> navigate; file tools (`read`, `edit`...) and everything else -> tool_call, with the tool
 call's own arguments when `tool_call_metadata` recorded the model's call (else `args` minus the thought).
-`args.thought` becomes `reasoning`. A `run` observation's `exit_code` -1 (command still running) stays null.
+`args.thought` becomes `reasoning`. A `run` observation's `exit_code` is kept as recorded, -1 included:
+OpenHands writes -1 when the command had not exited when its output was taken (still running in the
+background, or stopped by the no-output timeout); it is not an error of the command.
+
+An event with a field of a type the reader cannot use (`args` not an object, a `command` that is not a
+string...) gives one `bad_record` quarantine row naming the file, the event and the field, and is left out.
 
 Event timestamps are local time of an unknown zone, so step timestamps stay null; the first and last are
 kept in `env` (`local_time_first`, `local_time_last`). The episode ends (terminal) on a `finish` action.
@@ -23,14 +28,12 @@ import binascii
 import posixpath
 from typing import Iterator
 
-import orjson
-
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action, tool_observation
 
 FORMAT = "openhands"
-VERSION = "1"
+VERSION = "2"
 
 _BOOKKEEPING_ACTIONS = {"change_agent_state", "system", "recall", "condensation", "null"}
 _BOOKKEEPING_OBSERVATIONS = {"agent_state_changed", "null", "recall", "condensation"}
@@ -48,6 +51,39 @@ def units(files: list[str], head) -> list[str]:
         if start.startswith(b"[") and b'"source"' in start and b'"id"' in start and (
                 b'"action"' in start or b'"observation"' in start) and b'"jsonrpc"' not in start:
             found.append(path)
+    return found
+
+
+# fields a reader uses, by where they sit: a value of another type makes the event a `bad_record`
+_EVENT_FIELDS = {"action": (str,), "observation": (str,), "message": (str,), "content": (str,), "args": (dict,),
+                 "extras": (dict,), "tool_call_metadata": (dict,)}
+_ARGS_FIELDS = {"content": (str,), "command": (str,), "code": (str,), "final_thought": (str,), "url": (str,),
+                "thought": (str,)}
+_EXTRAS_FIELDS = {"metadata": (dict,), "url": (str,), "screenshot": (str,), "exit_code": (int,)}
+_META_FIELDS = {"function_name": (str,), "tool_call_id": (str, int), "model_response": (dict,)}
+
+
+def _bad_field(event: dict) -> tuple[str, str] | None:
+    """(field path, what is wrong) for the first field of the event with a type the reader cannot use."""
+    def check(obj: dict, fields: dict, prefix: str):
+        for key, types in fields.items():
+            value = obj.get(key)
+            if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+                return f"{prefix}{key}", f"is a {type(value).__name__}, expected {'/'.join(t.__name__ for t in types)}"
+        return None
+
+    found = check(event, _EVENT_FIELDS, "")
+    if found is None and event.get("args"):
+        found = check(event["args"], _ARGS_FIELDS, "args.")
+    if found is None and event.get("extras"):
+        found = check(event["extras"], _EXTRAS_FIELDS, "extras.")
+        if found is None and event["extras"].get("metadata"):
+            found = check(event["extras"]["metadata"], {"exit_code": (int,)}, "extras.metadata.")
+    if found is None and event.get("tool_call_metadata"):
+        meta = event["tool_call_metadata"]
+        found = check(meta, _META_FIELDS, "tool_call_metadata.")
+        if found is None and meta.get("model_response"):
+            found = check(meta["model_response"], {"model": (str,)}, "tool_call_metadata.model_response.")
     return found
 
 
@@ -95,7 +131,8 @@ def _observation(event: dict, source: Source) -> Observation:
     kind, extras, content = event.get("observation"), event.get("extras") or {}, event.get("content")
     if kind == "run":
         code = (extras.get("metadata") or {}).get("exit_code", extras.get("exit_code"))
-        return Observation(kind="terminal", text=content, exit_code=None if code in (None, -1) else code)
+        return Observation(kind="terminal", text=content,
+                           exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None)
     if kind == "error":
         return Observation(kind="text", text=content, is_error=True)
     if kind == "browse":
@@ -138,6 +175,11 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     for i, event in enumerate(events):
         if not isinstance(event, dict):
             yield Rejected("bad_record", f"{name}: event [{i}] is not an object", f"[{i}]")
+            continue
+        bad = _bad_field(event)
+        if bad:
+            yield Rejected("bad_record", f"{name}: event [{i}] (id {event.get('id')}) {bad[0]} {bad[1]}; the event "
+                           "is left out", f"[{i}].{bad[0]}", snippet=dumps(event)[:2000])
             continue
         if event.get("timestamp"):
             times.append(event["timestamp"])

@@ -13,7 +13,14 @@ observation. pyautogui code is read with `ast` (`ingest.pyautogui_code`), never 
 divided by the screenshot's size (read from the PNG header). Local times of an unknown zone: step
 timestamps stay null, the first and last are kept in `env`. Outcome: score 1 -> success, below -> failure
 (reward = score). The episode is terminal when the last line says `done`; an error line or the step limit
-leaves it truncated. Bad lines, error lines and missing screenshots each give one quarantine row.
+leaves it truncated. Bad lines and error lines each give one quarantine row.
+
+Screenshots the folder does not hold (results copied without their PNGs, a screenshot that failed to save)
+are a fact of the recording, not broken data: that observation is `none` (nothing recorded to show, like
+step 0), the missing file names are listed in `env["screenshots_missing"]`, and no quarantine row is
+written, so ingest and validate agree (validate keeps a `none` observation; a `screen` observation with
+neither text nor screenshot is what it reports as empty). Without any screenshot the screen size is
+unknown: pixel coordinates stay in the action's `raw` code and x/y are null.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
-VERSION = "1"
+VERSION = "2"
 
 _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
 
@@ -66,14 +73,16 @@ def _lines(source: Source) -> tuple[list[tuple[int, dict]], list[Rejected]]:
     return records, rejected
 
 
-def _screenshot(source: Source, name) -> tuple[Observation | None, Rejected | None]:
-    if not isinstance(name, str) or not name:
+def _screenshot(source: Source, name, n: int) -> tuple[Observation | None, Rejected | None]:
+    if name is None or name == "":
         return None, None
+    if not isinstance(name, str):
+        return None, Rejected("bad_record", f"traj.jsonl line {n}: screenshot_file is a {type(name).__name__}, not a "
+                              "file name; the step is kept without it", "traj.jsonl", line=n)
     if "/" in name or "\\" in name or name.startswith("."):
         return None, Rejected("bad_record", f"screenshot_file {name!r} is not a plain file name", name)
     if not source.exists(name):
-        return (Observation(kind="screen"),
-                Rejected("missing_file", f"{name}: screenshot not found; the step is kept without it", name))
+        return Observation(kind="none"), None  # listed in env["screenshots_missing"] by read()
     data = source.read_bytes(name)
     size = png_size(data)
     return Observation(kind="screen", screenshot=source.put_blob(data, "image/png", source.uri),
@@ -114,12 +123,14 @@ def _score(source: Source) -> tuple[float | None, Rejected | None]:
 def read(source: Source) -> Iterator[Episode | Rejected]:
     records, rejected = _lines(source)
     yield from rejected
-    shots = []
-    for _, record in records:
-        obs, problem = _screenshot(source, record.get("screenshot_file"))
+    shots, missing = [], []
+    for n, record in records:
+        obs, problem = _screenshot(source, record.get("screenshot_file"), n)
         shots.append(obs)
         if problem:
             yield problem
+        elif obs is not None and obs.kind == "none":
+            missing.append(record["screenshot_file"])
     sizes = [(o.width, o.height) for o in shots if o and o.width and o.height]
     size = sizes[0] if sizes else None
 
@@ -159,6 +170,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         env["screen_size"] = list(size)
     if stamps:
         env["local_time_first"], env["local_time_last"] = stamps[0], stamps[-1]
+    if missing:
+        env["screenshots_missing"] = missing
     yield Episode(
         key="",
         domain="os",

@@ -8,7 +8,6 @@ import zlib
 import pytest
 
 from ingest.pyautogui_code import to_action
-from ingest.ubuntu import osworld
 
 
 def png(width: int, height: int, tag: bytes) -> bytes:
@@ -47,7 +46,7 @@ def make_result(root, lines=LINES, extra_lines=(), score="1.0", skip_png=()):
     text = "\n".join(json.dumps(l) for l in lines) + "\n" + "".join(l + "\n" for l in extra_lines)
     (d / "traj.jsonl").write_text(text)
     for l in lines:
-        if l["screenshot_file"] not in skip_png:
+        if isinstance(l["screenshot_file"], str) and l["screenshot_file"] not in skip_png:
             (d / l["screenshot_file"]).write_bytes(png(1920, 1080, l["screenshot_file"].encode()))
     if score is not None:
         (d / "result.txt").write_text(score + "\n")
@@ -102,21 +101,50 @@ def test_garbage_and_error_lines_are_quarantined_episode_still_ingested(tmp_path
     assert query("SELECT outcome FROM episodes")[0]["outcome"] == "failure"
 
 
-def test_missing_screenshot_keeps_the_step(tmp_path, run, query):
-    """The reader keeps the step (a screen without its screenshot) and reports the file; validation then
-    quarantines the episode, whose trajectory now has a hole."""
-    result = run("ingest-ubuntu", [make_result(tmp_path, skip_png={"step_1_20240401@101500.png"})],
-                 stages=["ingest"])
-    assert result.steps == 7 and result.quarantined == 1
-    row = query("SELECT * FROM quarantine")[0]
-    assert row["rule"] == "missing_file" and row["location"] == "step_1_20240401@101500.png"
+def test_missing_screenshot_is_no_observation_and_validate_keeps_the_episode(tmp_path, run, query):
+    """A screenshot the folder does not hold is a fact of the recording: the step's observation is `none`, the
+    file is listed in env, no quarantine row says otherwise, and validate keeps the episode."""
+    result = run("ingest-ubuntu", [make_result(tmp_path, skip_png={"step_1_20240401@101500.png"})])
+    assert (result.episodes, result.steps, result.quarantined) == (1, 7, 0)
+    assert query("SELECT count(*) n FROM quarantine")[0]["n"] == 0  # neither ingest nor validate
     obs = query("SELECT observation FROM steps WHERE step_index = 1")[0]["observation"]
-    assert obs["kind"] == "screen" and obs["screenshot"] is None
+    assert obs["kind"] == "none" and obs["screenshot"] is None
+    assert query("SELECT observation FROM steps WHERE step_index = 2")[0]["observation"]["kind"] == "screen"
+    env = json.loads(query("SELECT env FROM episodes")[0]["env"])
+    assert env["screenshots_missing"] == ["step_1_20240401@101500.png"] and env["screen_size"] == [1920, 1080]
 
-    run("ingest-ubuntu", [make_result(tmp_path / "again", skip_png={"step_1_20240401@101500.png"})])
-    rows = query("SELECT stage, rule, location FROM quarantine ORDER BY stage, rule")
-    assert [(r["stage"], r["rule"]) for r in rows] == [("ingest", "missing_file"), ("validate", "observation.empty")]
-    assert rows[1]["location"] == "step 1" and query("SELECT count(*) n FROM steps")[0]["n"] == 0
+
+def test_result_folder_without_any_png_keeps_every_action(tmp_path, run, query):
+    """The issue's case: a result folder copied without its PNGs (15 actions). Ingest keeps all 15 steps and
+    validate keeps the episode; without a screenshot the screen size is unknown, so x/y are null and the
+    pixel coordinates stay in `raw`."""
+    lines = [{"step_num": i + 1, "action_timestamp": f"20240401@1016{i:02d}",
+              "action": f"pyautogui.click({100 + i}, {200 + i})", "response": f"click {i}", "reward": 0,
+              "done": False, "info": {}, "screenshot_file": f"step_{i + 1}_20240401@1016{i:02d}.png"}
+             for i in range(14)]
+    lines.append({"step_num": 15, "action_timestamp": "20240401@101614", "action": "DONE", "response": "done",
+                  "reward": 0, "done": True, "info": {"done": True}, "screenshot_file": "step_15_20240401@101614.png"})
+    folder = make_result(tmp_path, lines=lines, score="0.0", skip_png={l["screenshot_file"] for l in lines})
+    result = run("ingest-ubuntu", [folder])
+    assert (result.status, result.episodes, result.steps, result.quarantined) == ("success", 1, 15, 0)
+    steps = query("SELECT observation, action, final_observation, is_terminal FROM steps ORDER BY step_index")
+    assert len(steps) == 15 and {s["observation"]["kind"] for s in steps} == {"none"}
+    assert steps[0]["action"]["kind"] == "click" and steps[0]["action"]["x"] is None
+    assert steps[0]["action"]["raw"] == "pyautogui.click(100, 200)" and steps[-1]["is_terminal"]
+    assert steps[-1]["final_observation"] is None  # no last screenshot either
+    ep = query("SELECT outcome, reward, env FROM episodes")[0]
+    assert (ep["outcome"], ep["reward"]) == ("failure", 0.0)
+    assert len(json.loads(ep["env"])["screenshots_missing"]) == 15
+    assert query("SELECT count(*) n FROM quarantine")[0]["n"] == 0
+
+
+def test_a_screenshot_file_that_is_not_a_name_is_quarantined_and_the_step_kept(tmp_path, run, query):
+    lines = [LINES[0], dict(LINES[1], screenshot_file={"path": "x.png"}), LINES[2]]
+    result = run("ingest-ubuntu", [make_result(tmp_path, lines=lines)], stages=["ingest"])
+    assert (result.steps, result.quarantined) == (3, 1)
+    row = query("SELECT rule, line, reason FROM quarantine")[0]
+    assert (row["rule"], row["line"]) == ("bad_record", 2) and "screenshot_file is a dict" in row["reason"]
+    assert query("SELECT observation FROM steps WHERE step_index = 2")[0]["observation"]["kind"] == "none"
 
 
 @pytest.mark.parametrize("code, kind, fields", [
