@@ -29,7 +29,8 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines.dedup import DedupOptions, map_signatures  # noqa: E402
+from pipelines.dedup import map_signatures  # noqa: E402
+from pipelines.options import DedupOptions  # noqa: E402
 from transforms.dedup import minhash  # noqa: E402
 
 NGRAM = 5

@@ -27,7 +27,8 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.json as pj  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from pipelines.export import ExportConfig, export  # noqa: E402
+from pipelines.export import export  # noqa: E402
+from pipelines.options import ExportOptions  # noqa: E402
 from pipelines.lake import Lake  # noqa: E402
 from tests.transforms.export.lakes import commit_dataset, episode_row, step_row  # noqa: E402
 
@@ -75,7 +76,7 @@ def main() -> None:
         lake_url, out = f"{tmp}/lake", f"{tmp}/out"
         build_corpus(lake_url, args.episodes, args.steps)
         lake = Lake(lake_url)
-        config = ExportConfig(kind="sft")
+        config = ExportOptions(kind="sft")
         export_wall, export_cpu, limit_wall, limit_cpu, table = [], [], [], [], None
         for _ in range(args.repeats):
             manifest, wall, cpu = timed(export, lake, None, "bench", out, config, lambda line: None)

@@ -50,7 +50,7 @@ def labeler_jobs(lake_dir: str):
     with open_catalog(lake, read_only=True) as cat:
         version = resolve(cat, "all")
         steps, episodes = read_table(lake, version, "steps"), read_table(lake, version, "episodes")
-    return plan_jobs(steps, episodes, LabelOptions(model="bench", mode="every"))
+    return plan_jobs(steps, episodes, LabelOptions(model="bench", branch_points="every"))
 
 
 # 1. client overhead -------------------------------------------------------------------------------------

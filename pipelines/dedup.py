@@ -14,8 +14,7 @@ Order of work, so every removal can be reviewed before it happens:
 Only the real line (`steps`) decides what is a duplicate; branches are scrubbed like steps and go with their
 episode: a branch of a dropped episode is dropped too (rule `branch_of_duplicate`, naming the episode).
 
-Options (`[stage_options.dedup]` or the command's flags): threshold, num_perm, ngram, scrub, batch_docs,
-executor (auto|local|ray), ray_address.
+Options: `pipelines.options.DedupOptions` (`[stage_options.dedup]` keys and the command's flags).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipelines import datasets
+from pipelines.options import DedupOptions, dedup_options
 from pipelines.stages import StageContext, StageResult
 from schemas import v1
 from transforms.canonicalize import step_text_column
@@ -46,25 +46,6 @@ EPISODE_FIELDS = ["task", "env"]
 BRANCH_FIELDS = ["action.text", "action.element", "action.arguments", "action.code", "action.raw",
                  "next_observation.text", "next_observation.ui_tree"]
 
-
-
-@dataclass
-class DedupOptions:
-    threshold: float = 0.8
-    num_perm: int = 128
-    ngram: int = 5
-    scrub: bool = True
-    batch_docs: int = 20_000
-    executor: str = "auto"  # auto | local | ray
-    ray_address: str | None = None
-
-    @classmethod
-    def from_dict(cls, options: dict) -> "DedupOptions":
-        unknown = set(options) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"unknown dedup option(s) {', '.join(sorted(unknown))} "
-                             f"(known: {', '.join(cls.__dataclass_fields__)})")
-        return cls(**options)
 
 
 def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: DedupOptions, log=print,
@@ -190,7 +171,7 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     changed)."""
     from pipelines.runs import open_catalog
 
-    options = DedupOptions.from_dict(ctx.options)
+    options = dedup_options(ctx.options)
     lake, started = ctx.lake, time.perf_counter()
     with open_catalog(lake, ctx.catalog_path) as cat:
         version = datasets.resolve(cat, ctx.dataset, lake)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest import registry
-from pipelines.stages import STAGES
+from pipelines.stages import STAGES, check_options
 
 DEFINITIONS_DIR = Path(__file__).parent / "definitions"
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -78,6 +78,14 @@ def parse(name: str, text: str, path: Path | None = None) -> Definition:
         raise DefinitionError(f"{where}: the first stage must be 'ingest'")
     if data.get("task_mb", 96) <= 0:
         raise DefinitionError(f"{where}: 'task_mb' must be positive")
+    for stage in stages[1:]:  # options are checked now, not when the stage starts after ingest committed
+        table = data.get("stage_options", {}).get(stage, {})
+        if not isinstance(table, dict):
+            raise DefinitionError(f"{where}: stage_options.{stage} must be a table")
+        try:
+            check_options(stage, table)
+        except ValueError as e:
+            raise DefinitionError(f"{where}: {e}") from None
     return Definition(name=name, path=path, **data)
 
 

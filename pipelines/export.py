@@ -29,7 +29,8 @@ import hashlib
 import io
 import posixpath
 import uuid
-from dataclasses import asdict, dataclass, field
+import dataclasses
+from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
 import orjson
@@ -40,6 +41,7 @@ import xxhash
 from catalog import Catalog
 from pipelines.datasets import read_table, resolve
 from pipelines.lake import Lake
+from pipelines.options import ExportOptions, from_mapping
 from pipelines.runs import catalog_path as default_catalog_path
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
@@ -65,58 +67,42 @@ ORDER BY episode_id, step_index
 """
 
 
-class ExportError(Exception):
+class ExportError(ValueError):
     pass
 
 
-@dataclass
-class ExportConfig:
-    kind: str  # cpt | sft | rl
-    format: str | None = None  # default per kind: DEFAULT_FORMAT
-    domains: list[str] | None = None  # None: all
-    mix: dict[str, float] = field(default_factory=dict)
-    include_simulated: bool = False
-    max_tokens: int | None = None
-    tokenizer: str | None = None  # path to a local tokenizer.json
-    shard_rows: int = 100_000
-    shard_bytes: int = 256 << 20
-    seed: str = ""
-    ratios: tuple[float, float, float] = splits.DEFAULT_RATIOS
-    held_out: list[str] = field(default_factory=list)  # ids (episode, task, group) left out of every split
-
-    def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ExportError(f"unknown export kind {self.kind!r} (kinds: {', '.join(KINDS)})")
-        self.format = self.format or DEFAULT_FORMAT[self.kind]
-        if self.format not in KINDS[self.kind].FORMATS:
-            raise ExportError(f"{self.kind} has no format {self.format!r} (formats: {', '.join(KINDS[self.kind].FORMATS)})")
-        if abs(sum(self.ratios) - 1) > 1e-9 or min(self.ratios) < 0:
-            raise ExportError(f"split ratios {self.ratios} must be >= 0 and sum to 1")
-        if self.shard_rows < 1 or self.shard_bytes < 1:
-            raise ExportError("shard limits must be positive")
-
-    def recorded(self) -> dict:
-        """The config as the manifest records it (held-out ids summarized by count and digest)."""
-        d = asdict(self)
-        ids = sorted(set(self.held_out))
-        d["held_out"] = {"count": len(ids), "sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest()}
-        d["ratios"] = list(self.ratios)
-        return d
+def checked(options: ExportOptions) -> ExportOptions:
+    """The options with the kind's default format filled in; ExportError when they cannot export."""
+    if options.kind not in KINDS:
+        raise ExportError(f"unknown export kind {options.kind!r} (kinds: {', '.join(KINDS)})")
+    options = dataclasses.replace(options, format=options.format or DEFAULT_FORMAT[options.kind])
+    if options.format not in KINDS[options.kind].FORMATS:
+        raise ExportError(f"{options.kind} has no format {options.format!r} "
+                          f"(formats: {', '.join(KINDS[options.kind].FORMATS)})")
+    ratios = options.split_ratios
+    if abs(sum(ratios) - 1) > 1e-9 or min(ratios) < 0:
+        raise ExportError(f"split ratios {ratios} must be >= 0 and sum to 1")
+    if options.shard_rows < 1 or options.shard_mb <= 0:
+        raise ExportError("shard limits must be positive")
+    negative = [d for d, w in options.mix.items() if w < 0]
+    if negative:
+        raise ExportError(f"mix weights must be >= 0 ({', '.join(negative)})")
+    return options
 
 
-def parse_mix(text: str | None) -> dict[str, float]:
-    """"android=2,web=0.5" -> {"android": 2.0, "web": 0.5}."""
-    mix = {}
-    for item in filter(None, (text or "").split(",")):
-        name, sep, value = item.partition("=")
-        try:
-            weight = float(value)
-        except ValueError:
-            weight = -1.0
-        if not sep or weight < 0:
-            raise ExportError(f"bad --mix item {item!r}: expected DOMAIN=WEIGHT with WEIGHT >= 0")
-        mix[name.strip()] = weight
-    return mix
+def export_options(table: dict) -> ExportOptions:
+    """A definition's `[stage_options.export]` table, checked."""
+    return checked(from_mapping(ExportOptions, table, "stage_options.export"))
+
+
+def recorded(options: ExportOptions) -> dict:
+    """The options as the manifest records them (held-out ids summarized by count and digest)."""
+    d = asdict(options)
+    ids = sorted(set(options.held_out))
+    d["held_out"] = {"count": len(ids), "sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest()}
+    d["split_ratios"] = list(options.split_ratios)
+    d.pop("out")
+    return d
 
 
 # writing ----------------------------------------------------------------------------------------------
@@ -254,9 +240,10 @@ def _admissible_end(trajectory: Trajectory, include_simulated: bool) -> int:
     return end
 
 
-def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, config: ExportConfig,
+def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, config: ExportOptions,
            log: Callable[[str], None] = print) -> dict:
     """Write the export and record it in the catalog. Returns the manifest."""
+    config = checked(config)
     kind_module = KINDS[config.kind]
     counter = TokenCounter(config.tokenizer)
     file_type = kind_module.FILE_TYPES[config.format]
@@ -270,11 +257,11 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         urls = _first_urls(cat, lake, step_parts)
         groups = {e: splits.group_key(row["domain"], row["task"], _env(row), urls.get(e), e)
                   for e, row in episodes.items()}
-        split_of = splits.assign(groups, _clusters(cat, version.dataset), seed=config.seed, ratios=config.ratios)
+        split_of = splits.assign(groups, _clusters(cat, version.dataset), seed=config.seed, ratios=config.split_ratios)
         held_out = set(config.held_out)
 
         export_id = xxhash.xxh64_hexdigest(orjson.dumps(
-            {"dataset": version.dataset, "version": version.version, "out": out, "config": config.recorded()},
+            {"dataset": version.dataset, "version": version.version, "out": out, "config": recorded(config)},
             option=orjson.OPT_SORT_KEYS))
         _remove_previous(out_lake)
 
@@ -305,7 +292,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                 else:
                     name = lambda i, s=split: f"{s}/{config.kind}-{config.format}-{i:05d}.{file_type}"
                 writers[key] = _ShardWriter(out_lake, name, file_type, split, key[1], config.shard_rows,
-                                            config.shard_bytes, on_shard)
+                                            int(config.shard_mb * (1 << 20)), on_shard)
             return writers[key]
 
         def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int) -> None:
@@ -362,7 +349,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         manifest = {
             "export_id": export_id, "kind": config.kind, "format": config.format, "file_type": file_type,
             "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
-            "config": config.recorded(), "tokenizer": counter.name,
+            "config": recorded(config), "tokenizer": counter.name,
             "rows": sum(s.rows for s in shards),
             "counts": {s: dict(sorted(d.items())) for s, d in sorted(counts.items())},
             "tokens": {s: dict(sorted(d.items())) for s, d in sorted(tokens.items())},
@@ -394,7 +381,7 @@ def budget_warnings(manifest: dict) -> list[str]:
     return lines
 
 
-def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportConfig, split: str,
+def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportOptions, split: str,
                   emit, skipped: dict, position: Callable[[str], int]) -> None:
     samples = []
     for transition in trajectory.transitions():
@@ -425,7 +412,7 @@ def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: 
              sample.tokens)
 
 
-def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportConfig,
+def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportOptions,
                 counter: TokenCounter, split: str, emit, skipped: dict) -> None:
     end = _admissible_end(trajectory, config.include_simulated)
     if end == 0:
@@ -503,16 +490,9 @@ def record_export(cat: Catalog, export_id: str, kind: str, format: str, version,
 
 # the pipeline stage -----------------------------------------------------------------------------------
 def export_stage(ctx: StageContext) -> StageResult:
-    """`stages = [..., "export"]` with `[stage_options.export]`: kind (required), format, out (default
-    <lake>/exports/<dataset>/<kind>-<format>; relative paths resolve against the lake), domains, mix
-    ("android=2,web=0.5" or a table), include_simulated, max_tokens, tokenizer, shard_rows, shard_bytes,
-    seed, held_out (list of ids)."""
-    options = dict(ctx.options)
-    mix = options.pop("mix", {})
-    config = ExportConfig(kind=options.pop("kind", "sft"),
-                          mix=parse_mix(mix) if isinstance(mix, str) else {k: float(v) for k, v in mix.items()},
-                          **{k: v for k, v in options.items() if k != "out"})
-    out = options.get("out") or f"exports/{ctx.dataset.partition('@')[0]}/{config.kind}-{config.format}"
+    """`stages = [..., "export"]` with `[stage_options.export]` (`pipelines.options.ExportOptions`)."""
+    config = export_options(ctx.options)
+    out = config.out or f"exports/{ctx.dataset.partition('@')[0]}/{config.kind}-{config.format}"
     if "://" not in out and not posixpath.isabs(out):
         out = ctx.lake.path(out) if ctx.lake.is_local else f"{ctx.lake.url.rstrip('/')}/{out}"
     manifest = export(ctx.lake, ctx.catalog_path, ctx.dataset, out, config, ctx.log)

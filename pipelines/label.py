@@ -36,6 +36,7 @@ from pipelines import label_ledger
 from pipelines.datasets import commit, read_table, resolve, write_part
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
 from pipelines.lake import Lake
+from pipelines.options import OptionsError, from_mapping
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
 from schemas.branches import branch_key
@@ -55,23 +56,23 @@ class LabelOptions:
     model: str
     endpoint: str | None = None  # OpenAI-compatible base URL; None with backend "vllm"
     per_episode: int = 2
-    mode: str = "random"  # branch_points.MODES
+    branch_points: str = "random"  # transforms.label.branch_points.MODES
     strategies: list[str] | None = None  # None: every strategy of each domain
     seed: int = 0  # branch point and counterfactual choices
     sampling: Sampling = field(default_factory=Sampling)
     # the client's settings, flat so stage options and flags map one to one; defaults are the client's
     concurrency: int = ClientConfig.concurrency
-    timeout_s: float = ClientConfig.timeout_s
+    timeout: float = ClientConfig.timeout_s  # seconds per attempt
     retries: int = ClientConfig.retries
     backoff_s: float = ClientConfig.backoff_s
     api_key: str | None = None
     backend: str = "http"  # http | vllm (offline engine)
-    engine_args: dict = field(default_factory=dict)  # vllm backend: vllm.LLM arguments (tensor_parallel_size...)
+    engine_args: dict[str, object] = field(default_factory=dict)  # vllm backend: vllm.LLM arguments (tensor_parallel_size...)
     retry_failed: bool = False  # resend requests whose earlier output was unusable
     dry_run: bool = False
 
     def client(self) -> ClientConfig:
-        return ClientConfig(self.endpoint or "", self.model, self.sampling, self.concurrency, self.timeout_s,
+        return ClientConfig(self.endpoint or "", self.model, self.sampling, self.concurrency, self.timeout,
                             self.retries, self.backoff_s, self.api_key)
 
 
@@ -156,7 +157,7 @@ def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> lis
         first_state = rows[0]["observation"]["text"]
         episode = episode_rows.get(episode_id, {})
         tools = prompt_tools(_tools(episode.get("env")), [r["action"] for r in rows])
-        for t in branch_points.choose(episode_id, rows, options.mode, options.per_episode, options.seed):
+        for t in branch_points.choose(episode_id, rows, options.branch_points, options.per_episode, options.seed):
             history = [(rows[i]["action"], rows[i + 1]["observation"]["text"] or "") for i in range(t)]
             after = branch_points.next_observation(rows, t)
             next_kind = (after or {}).get("kind") or rows[t]["observation"]["kind"]
@@ -297,24 +298,24 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
     return result
 
 
-_OPTION_FIELDS = {f.name for f in dataclasses.fields(LabelOptions)} - {"sampling", "dry_run"}
 _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}
 
 
 def options_from_dict(data: dict) -> LabelOptions:
     """A definition's `[stage_options.label]` table: LabelOptions fields plus the Sampling fields
-    (temperature, top_p, top_k, max_tokens, seed -> sampling_seed, stop). Raises ValueError on unknown keys."""
+    (temperature, top_p, top_k, max_tokens, sampling_seed, stop), checked like every stage's options
+    (`pipelines.options.from_mapping`). Raises ValueError naming the bad key."""
     data = dict(data)
     sampling = {k: data.pop(k) for k in list(data) if k in _SAMPLING_FIELDS - {"seed"}}
     if "sampling_seed" in data:
         sampling["seed"] = data.pop("sampling_seed")
-    if "stop" in sampling:
-        sampling["stop"] = tuple(sampling["stop"])
-    unknown = sorted(set(data) - _OPTION_FIELDS)
-    if unknown or "model" not in data:
-        raise ValueError(f"stage_options.label: unknown keys {unknown}" if unknown else
-                         "stage_options.label: 'model' is required")
-    return LabelOptions(**data, sampling=Sampling(**sampling))
+    if "model" not in data:
+        raise OptionsError("stage_options.label: 'model' is required")
+    for key in ("sampling", "dry_run"):  # the sampling fields are flat here; a dry run is the command's
+        if key in data:
+            raise OptionsError(f"stage_options.label: {key!r} cannot be set in a definition")
+    sampling = from_mapping(Sampling, sampling, "stage_options.label")
+    return dataclasses.replace(from_mapping(LabelOptions, data, "stage_options.label"), sampling=sampling)
 
 
 def label_stage(ctx: StageContext) -> StageResult:

@@ -42,11 +42,30 @@ STAGES: dict[str, str] = {
 }
 
 
-def load(name: str) -> Callable[[StageContext], StageResult]:
+# name -> "module:function" that turns a definition's [stage_options.<name>] table into the stage's options,
+# raising ValueError naming the bad key; light modules where they can be (definitions are read at startup)
+OPTIONS: dict[str, str] = {
+    "validate": "pipelines.options:validate_options",
+    "dedup": "pipelines.options:dedup_options",
+    "export": "pipelines.export:export_options",
+    "label": "pipelines.label:options_from_dict",
+}
+
+
+def check_options(name: str, table: dict):
+    """The stage's options from a definition's table; ValueError when they are wrong."""
+    return _imported(OPTIONS[name])(table)
+
+
+def _imported(target: str):
     import importlib
 
-    module, _, function = STAGES[name].partition(":")
+    module, _, function = target.partition(":")
     return getattr(importlib.import_module(module), function)
+
+
+def load(name: str) -> Callable[[StageContext], StageResult]:
+    return _imported(STAGES[name])
 
 
 def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, options: dict,

@@ -2,12 +2,9 @@
 commit the cleaned version, record findings and great-expectations results in the catalog, and write the
 Data Docs report next to the dataset.
 
-Stage options (`[stage_options.validate]` in a definition, or the `pipelines validate` flags):
-    contract = {droidbot = "freeze", default = "evolve"}   schema contract mode per source format
-    severity = {"terminal.cwd_discontinuity" = "error"}    rule severity overrides
-    gx = true                                             run the GX suites (false: hot path only; when
-                                                          unset, $PIPELINES_GX=0 turns them off)
-    sample_rows = 250000                                  GX validates a sample above this many rows
+Stage options: `pipelines.options.ValidateOptions` (`[stage_options.validate]` keys and the command's
+flags), e.g. `contract = {droidbot = "freeze", default = "evolve"}`, `severity = {"terminal.cwd_discontinuity"
+= "error"}`, `gx = false`, `sample_rows = 250000`.
 
 Catalog tables (created with the catalog, `catalog.catalog.DDL`):
     validation_findings (run_id, dataset, version, rule, severity, findings, episodes, example_record,
@@ -30,9 +27,9 @@ from catalog import Catalog
 from pipelines import datasets
 from pipelines.lake import Lake
 from pipelines.runs import open_catalog
+from pipelines.options import validate_options
 from pipelines.stages import StageContext, StageResult
 
-_OPTIONS = {"contract": dict, "severity": dict, "gx": bool, "sample_rows": int}
 
 
 def _read_parts(lake: Lake, version, table: str) -> list[tuple[str, object]]:
@@ -75,19 +72,17 @@ def validate_stage(ctx: StageContext) -> StageResult:
     from transforms.validate import branches as branch_rules
     from transforms.validate.check import conform_parts, quarantine_rows, validate
 
-    for key, value in ctx.options.items():
-        if key not in _OPTIONS or not isinstance(value, _OPTIONS[key]):
-            raise ValueError(f"validate: unknown or mistyped option {key!r} (known: {', '.join(_OPTIONS)})")
+    options = validate_options(ctx.options)
     with open_catalog(ctx.lake, ctx.catalog_path) as cat:
         version = datasets.resolve(cat, ctx.dataset, ctx.lake)
         episodes, steps, contract_findings = conform_parts(
             _read_parts(ctx.lake, version, "episodes"), _read_parts(ctx.lake, version, "steps"),
-            ctx.options.get("contract"))
-        outcome = validate(episodes, steps, severity=ctx.options.get("severity"), prior=contract_findings)
+            options.contract)
+        outcome = validate(episodes, steps, severity=options.severity, prior=contract_findings)
         quarantine = quarantine_rows(outcome, episodes, steps, ctx.run_id)
         branches = datasets.read_table(ctx.lake, version, "branches")
         kept_branches, branch_findings = branch_rules.check_branches(
-            branches, steps, outcome.bad_episodes, ctx.options.get("severity"))
+            branches, steps, outcome.bad_episodes, options.severity)
         branch_quarantine = branch_rules.quarantine_rows(branch_findings, branches, episodes, ctx.run_id)
         number, created = version.version, False
         name = version.dataset
@@ -117,9 +112,9 @@ def validate_stage(ctx: StageContext) -> StageResult:
         if counts:
             summary += "; " + ", ".join(f"{rule} {n}" for sev in ("error", "warning")
                                         for rule, n in sorted(counts.get(sev, {}).items()))
-        if ctx.options.get("gx", os.environ.get("PIPELINES_GX", "1") != "0"):
+        if options.gx if options.gx is not None else os.environ.get("PIPELINES_GX", "1") != "0":
             summary += "; " + _run_gx(ctx, cat, version.dataset, number, outcome.episodes, outcome.steps,
-                                      ctx.options.get("sample_rows"))
+                                      options.sample_rows)
     ctx.log(f"validate {version.dataset} v{version.version}: {summary}")
     return StageResult(records_in=steps.num_rows + branches.num_rows,
                        records_out=outcome.steps.num_rows + kept_branches.num_rows,

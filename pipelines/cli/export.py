@@ -6,10 +6,12 @@ exporters (interchange formats) register themselves here with their own handler.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from typing import Callable
 
 from pipelines.lake import Lake, lake_url
+from pipelines.options import ExportOptions, add_arguments, from_args
 
 # kind -> handler(args, lake, catalog_path) -> exit code; `kinds` extend this dict
 EXPORTERS: dict[str, Callable] = {}
@@ -24,14 +26,10 @@ def _read_ids(paths: list[str] | None) -> list[str]:
 
 
 def export_training(args, lake: Lake, catalog_path: str | None) -> int:
-    from pipelines.export import ExportConfig, budget_warnings, export, parse_mix
+    from pipelines.export import budget_warnings, checked, export
 
-    ratios = tuple(float(x) for x in args.split_ratios.split(",")) if args.split_ratios else None
-    config = ExportConfig(
-        kind=args.kind, format=args.format, domains=args.domains, mix=parse_mix(args.mix),
-        include_simulated=args.include_simulated, max_tokens=args.max_tokens, tokenizer=args.tokenizer,
-        shard_rows=args.shard_rows, shard_bytes=int(args.shard_mb * (1 << 20)), seed=args.seed,
-        held_out=_read_ids(args.held_out), **({"ratios": ratios} if ratios else {}))
+    options = from_args(ExportOptions, args, skip=("out",))
+    config = checked(dataclasses.replace(options, held_out=options.held_out + _read_ids(args.held_out_file)))
     manifest = export(lake, catalog_path, args.dataset, lake_url(args.out), config, log=lambda line: None)
     print(f"export {manifest['export_id']}: {config.kind}/{config.format} of {manifest['dataset']} "
           f"v{manifest['version']}: {manifest['rows']:,} rows, {manifest['tokens_total']:,} tokens "
@@ -50,7 +48,7 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
 def export_interchange_atif(args, lake: Lake, catalog_path: str | None) -> int:
     from pipelines.export_atif import export_atif
 
-    manifest = export_atif(lake, catalog_path, args.dataset, lake_url(args.out), args.include_simulated)
+    manifest = export_atif(lake, catalog_path, args.dataset, lake_url(args.out), bool(args.include_simulated))
     print(f"export atif: {manifest['episodes']:,} trajectory.json file(s) from {manifest['dataset']} "
           f"v{manifest['version']}, {manifest['branches']:,} branches, in {lake_url(args.out)} (manifest.json)")
     return 0
@@ -67,23 +65,10 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("kind", choices=sorted(EXPORTERS), help="what to export")
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     p.add_argument("--out", required=True, help="output folder (path or fsspec URL)")
-    p.add_argument("--format", help="cpt: text (default) | swift; sft: agentworld (default) | trl | swift | "
-                   "sharegpt | bench; rl: verl (default)")
-    p.add_argument("--domains", nargs="+", metavar="DOMAIN", help="export only these domains")
-    p.add_argument("--mix", metavar="DOMAIN=WEIGHT,...", help="per-domain weights: 2 writes each record twice, "
-                   "0.5 keeps half (chosen by record id), 0 leaves the domain out; unlisted domains weigh 1")
-    p.add_argument("--include-simulated", action="store_true", help="admit simulated/perturbed steps (marked "
-                   "in each record's `origin`); by default only real steps are exported")
-    p.add_argument("--max-tokens", type=int, metavar="N", help="context budget per record; history is "
-                   "trimmed from the oldest turn, never the target")
-    p.add_argument("--tokenizer", metavar="PATH", help="local tokenizer.json for exact token counts "
-                   "(default: estimate ceil(chars / 4))")
-    p.add_argument("--held-out", action="append", metavar="FILE", help="file of ids (episode ids, tasks, "
-                   "apps/repos/sites) to leave out of every split, one per line; repeatable")
-    p.add_argument("--split-ratios", metavar="TRAIN,VAL,TEST", help="default 0.9,0.05,0.05")
-    p.add_argument("--seed", default="", help="salt for the split assignment (default none)")
-    p.add_argument("--shard-rows", type=int, default=100_000, help="rows per shard at most (default 100000)")
-    p.add_argument("--shard-mb", type=float, default=256, help="MB of records per shard at most (default 256)")
+    # the stage's options, one flag each (atif reads --include-simulated only)
+    add_arguments(p, ExportOptions, skip=("kind", "out"))
+    p.add_argument("--held-out-file", action="append", metavar="FILE", help="file of ids to leave out of "
+                   "every split, one per line (# comments); repeatable, added to --held-out")
     add_lake_args(p)
 
 

@@ -97,8 +97,8 @@ def cmd_label(args) -> int:
     check_backend_args(args, log)
     sampling = Sampling(args.temperature, args.top_p, args.top_k, args.max_tokens, args.sampling_seed)
     options = LabelOptions(model=args.model, endpoint=args.endpoint, per_episode=args.per_episode,
-                           mode=args.branch_points, strategies=args.strategies, seed=args.seed, sampling=sampling,
-                           concurrency=args.concurrency, timeout_s=args.timeout, retries=args.retries,
+                           branch_points=args.branch_points, strategies=args.strategies, seed=args.seed, sampling=sampling,
+                           concurrency=args.concurrency, timeout=args.timeout, retries=args.retries,
                            api_key=os.environ.get("OPENAI_API_KEY"), backend=args.backend,
                            engine_args=args.engine_args, retry_failed=args.retry_failed, dry_run=args.dry_run)
     lake = Lake(lake_url(args.lake))

@@ -122,7 +122,7 @@ def test_a_budget_keeps_every_record_numbered_from_1_and_reports_what_does_not_f
 def test_every_labeler_request_reads_correctly_against_its_prompt(lake, tmp_path, capsys):
     requests = tmp_path / "requests.jsonl"
     with requests.open("w") as f:
-        result = label(Lake(lake), None, "all", LabelOptions(model="m", mode="every", dry_run=True), "dry",
+        result = label(Lake(lake), None, "all", LabelOptions(model="m", branch_points="every", dry_run=True), "dry",
                        log=lambda line: None, out=f)
     bodies = [json.loads(line)["body"] for line in requests.read_text().splitlines()]
     assert 0 < len(bodies) <= result.requests  # identical requests (duplicated episodes) are printed once

@@ -77,7 +77,7 @@ def chain(tmp_path_factory, llama_server):
     before = _export_all(lake, root / "before")
 
     real = label(Lake(lake), None, "all", LabelOptions(
-        model="smollm2", endpoint=llama_server, per_episode=1, strategies=["home"], concurrency=1, timeout_s=120,
+        model="smollm2", endpoint=llama_server, per_episode=1, strategies=["home"], concurrency=1, timeout=120,
         retries=0, sampling=Sampling(temperature=0.0, max_tokens=48, seed=0, stop=("\n\n",))),
         "run-llama", log=lambda line: None)
     scripted = ScriptedServer([_scripted_state])

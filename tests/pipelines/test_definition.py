@@ -34,3 +34,43 @@ def test_bad_definitions_are_refused_before_the_run(text, message):
 def test_unknown_pipeline_lists_the_defined_ones():
     with pytest.raises(DefinitionError, match="ingest-android"):
         definition.load("ingest-andriod")
+
+
+# one name per option: a stage's TOML keys are its command's flags ------------------------------------------
+DEFN = 'dataset = "x"\nformats = ["droidbot"]\ninputs = []\nstages = ["ingest", "validate"]\n'
+
+
+def _flags() -> dict[str, set[str]]:
+    from pipelines.cli import build_parser
+
+    commands = build_parser()._subparsers._group_actions[0].choices
+    return {name: {s for a in p._actions for s in a.option_strings} for name, p in commands.items()}
+
+
+def test_stage_options_and_flags_share_their_names():
+    import dataclasses
+
+    from pipelines.label import LabelOptions
+    from pipelines.options import DedupOptions, ExportOptions, ValidateOptions
+
+    flags = _flags()
+    checked = {"validate": (ValidateOptions, ()), "dedup": (DedupOptions, ()), "export": (ExportOptions, ("kind",)),
+               # the labeler's sampling fields are flags of their own; the API key comes from $OPENAI_API_KEY;
+               # engine arguments are given one by one (--engine-arg KEY=VALUE)
+               "label": (LabelOptions, ("sampling", "api_key", "backoff_s", "engine_args"))}
+    for command, (cls, exempt) in checked.items():
+        missing = [f.name for f in dataclasses.fields(cls)
+                   if f.name not in exempt and "--" + f.name.replace("_", "-") not in flags[command]]
+        assert missing == [], command
+
+
+def test_a_typo_in_stage_options_fails_before_anything_runs():
+    typo = DEFN.replace('"validate"]', '"dedup"]') + "[stage_options.dedup]\nthreshhold = 0.9\n"
+    with pytest.raises(DefinitionError, match=r"stage_options\.dedup: unknown option threshhold \(known: threshold"):
+        parse("typo", typo)
+    wrong = DEFN + '[stage_options.validate]\ngx = "yes"\n'
+    with pytest.raises(DefinitionError, match=r"stage_options\.validate\.gx: expected bool, got str 'yes'"):
+        parse("wrong", wrong)
+    no_model = DEFN.replace('"validate"]', '"label"]')
+    with pytest.raises(DefinitionError, match="stage_options.label: 'model' is required"):
+        parse("label", no_model)

@@ -8,7 +8,8 @@ import datasets
 import pytest
 
 from pipelines import cli, definition
-from pipelines.export import ExportConfig, export
+from pipelines.export import export
+from pipelines.options import ExportOptions
 from pipelines.lake import Lake
 from pipelines.runner import run_ingest
 from tests.conftest import SAMPLES
@@ -40,7 +41,7 @@ def droidbot(lake):
 
 def _export(lake, tmp_path, kind, fmt=None, name=None, **options):
     out = tmp_path / (name or f"{kind}-{fmt}")
-    manifest = export(lake, None, "android", str(out), ExportConfig(kind=kind, format=fmt, **options),
+    manifest = export(lake, None, "android", str(out), ExportOptions(kind=kind, format=fmt, **options),
                       log=lambda line: None)
     return out, manifest
 
@@ -215,7 +216,7 @@ def test_splits_never_split_a_dedup_cluster(tmp_path, lake, query):
                             "similarity, kind) VALUES ('r', 'term', ?, ?, ?, 1.0, 'near')",
                             [(f"near:ep{i:02d}", f"ep{j:02d}", f"ep{i:02d}") for i in range(20) for j in (i, i + 20)])
     manifest = export(lk, None, "term", str(tmp_path / "out"),
-                      ExportConfig(kind="sft", ratios=(0.5, 0.25, 0.25)), log=lambda line: None)
+                      ExportOptions(kind="sft", split_ratios=(0.5, 0.25, 0.25)), log=lambda line: None)
     assert sum(sum(d.values()) for d in manifest["counts"].values()) == 40
     assert len(manifest["counts"]) == 3  # all three splits got data
     rows = query("SELECT split_part(shard, '/', 1) AS split, step_ids[1] AS first FROM export_rows")

@@ -110,7 +110,7 @@ def _predict(body):
 
 
 def _label(lake, url, **kw):
-    kw.setdefault("mode", "every")
+    kw.setdefault("branch_points", "every")
     return label(Lake(lake), None, "android", LabelOptions(model="wm-1", endpoint=url, backoff_s=0.01, **kw),
                  "run-test", log=lambda line: None)
 
@@ -147,7 +147,7 @@ def test_branches_ledger_and_rerun(run, lake, query, server):
     assert (again.cached, again.sent, again.branches_written, again.version, again.version_created) == \
         (14, 0, 0, base + 1, False) and s.hits == 14
 
-    other_model = label(Lake(lake), None, "android", LabelOptions(model="wm-2", endpoint=s.url, mode="every",
+    other_model = label(Lake(lake), None, "android", LabelOptions(model="wm-2", endpoint=s.url, branch_points="every",
                         strategies=["home"]), "run-2", log=lambda line: None)
     assert (other_model.sent, other_model.branches_written, other_model.version) == (4, 4, base + 2)
     home = query("SELECT count(DISTINCT branch_id) ids, count(*) n FROM branches WHERE action.kind = 'home'")[0]
@@ -220,9 +220,9 @@ def test_real_model_end_to_end(run, lake, query, llama_server):
     base = run("ingest-android", [DROIDBOT]).version
 
     def _run(max_tokens: int):
-        options = LabelOptions(model="smollm2", endpoint=llama_server, mode="changed", strategies=["home"],
+        options = LabelOptions(model="smollm2", endpoint=llama_server, branch_points="changed", strategies=["home"],
                                sampling=Sampling(temperature=0.0, max_tokens=max_tokens, seed=0), concurrency=2,
-                               timeout_s=120, retries=1)
+                               timeout=120, retries=1)
         return label(Lake(lake), None, "android", options, f"run-{max_tokens}", log=lambda line: None)
 
     # Steps 1 and 2 changed the screen: one HOME branch from each (the second request extends the first's
@@ -269,7 +269,7 @@ stages = ["ingest", "label"]
 [stage_options.label]
 endpoint = "{s.url}"
 model = "wm"
-mode = "changed"
+branch_points = "changed"
 strategies = ["home"]
 max_tokens = 2048
 """)
