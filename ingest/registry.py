@@ -21,6 +21,8 @@ FORMATS: dict[str, str] = {
     "sweagent": "ingest.swe.sweagent",
     "openhands": "ingest.swe.openhands",
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",
+    "mcp_sdk": "ingest.mcp.sdk_calls",
+    "mcp_proxy_log": "ingest.mcp.proxy_log",
     "agentworldbench": "ingest.agentworldbench",
     "atif": "ingest.atif",
     "playwright_trace": "ingest.browser.playwright_trace",

@@ -2,10 +2,14 @@
 
 Input: a JSONL file (or a JSON array) of entries. An entry is a JSON-RPC message, or an envelope
 `{"message" | "payload" | "data": <message or the message as a JSON string>, "timestamp", "direction"}` as
-transport loggers and SDK-level captures write them.
+transport loggers and SDK-level captures write them. (Text logs with a prefix before each message are
+`ingest.mcp.proxy_log`; SDK method-call captures are `ingest.mcp.sdk_calls`; both build their episodes here.)
 
-- Requests are paired to their responses by `id` (responses may come out of order); notifications are kept
-  in order in `env["notifications"]` with `after_step` (how many steps preceded them).
+- Requests are paired to their responses by `id` (responses may come out of order); when the container says
+  who sent a message (an envelope's `direction`, a proxy log's arrow), a response is paired with a request of
+  the other side only, so ids of server-to-client requests (`roots/list`, sampling) do not collide with the
+  client's. Notifications are kept in order in `env["notifications"]` with `after_step` (how many steps
+  preceded them).
 - Every `tools/call` (and `resources/read`, `prompts/get`) request is a step: a tool_call action (shell tools
   included: in MCP every action is a JSON tool call). The observation of step t+1 is the
   result of call t: the `result.content` text items joined by newlines, `is_error` from `result.isError` or a
@@ -19,11 +23,15 @@ transport loggers and SDK-level captures write them.
   (all pages, in order, later definitions of a name replace earlier ones): a world model needs them in its
   system prompt. `env["server"]` / `env["client"]`: `serverInfo`/`clientInfo`, `protocolVersion`,
   capabilities, `instructions`.
-- A new `initialize` request starts a new episode (key `line<N>`; the first session's key is "").
+- A new `initialize` request starts a new episode (key `line<N>`; the first session's key is ""). Logs that
+  interleave several connections (a host's log of all its servers) name a channel per message: each channel
+  has its own sessions, and `env["server_name"]` is the channel's name.
 - Web search tools (`web_search`, `web_extractor`) make the episode's domain `search` (`ingest.search`).
 - Timestamps: UTC when the entry carries a zoned time or epoch, else null. Sessions have no goal, so
   episodes end truncated (`is_terminal` false) and `task` is null. The log does not name the host
   platform: `linux` is recorded.
+- Nothing is dropped silently: a session with messages but no tool call is an `empty_episode` rejection, and
+  a file with no session at all a `no_messages` one.
 """
 
 from __future__ import annotations
@@ -31,8 +39,9 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
+import re
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import orjson
 
@@ -43,46 +52,90 @@ from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
 
 FORMAT = "mcp_jsonrpc"
-VERSION = "1"
+VERSION = "2"
 
 CALL_METHODS = ("tools/call", "resources/read", "prompts/get")
 _ENVELOPE_KEYS = ("message", "payload", "data", "json")
+_DIRECTION_KEYS = ("direction", "dir", "from", "source")
+_JSON_START = re.compile(rb'\{\s*"|\[\s*[{\]]')  # a JSON object, or an array of objects (not "[info] ...")
 
 
 def units(files: list[str], head) -> list[str]:
-    """Files whose first bytes hold a JSON-RPC 2.0 message with an MCP method or result."""
+    """JSON or JSONL files whose first bytes hold a JSON-RPC 2.0 message with an MCP method or result (text
+    logs with a prefix before each message are `mcp_proxy_log`'s)."""
     found = []
     for path in files:
         if not path.endswith((".jsonl", ".json", ".ndjson", ".log")):
             continue
-        start = head(path).replace(b'\\"', b'"')  # envelopes may hold the message as a JSON string
+        raw = head(path)
+        if not _JSON_START.match(raw.lstrip(b"\xef\xbb\xbf \t\r\n")):
+            continue
+        start = raw.replace(b'\\"', b'"')  # envelopes may hold the message as a JSON string
         if b'"jsonrpc"' in start and b'2.0' in start and (b'"method"' in start or b'"result"' in start):
             found.append(path)
     return found
 
 
 @dataclass
+class Message:
+    """One JSON-RPC message as a container yields it."""
+
+    line: int
+    msg: dict
+    stamp: object = None  # the container's time for it, as written (ISO string, epoch...)
+    channel: str | None = None  # which connection, in a log that interleaves several (None: the only one)
+    direction: str | None = None  # "client" | "server": its sender, when the container says
+    raw: object = None  # what the source wrote for it when that is not the message itself (SDK captures)
+    session: object = None  # the source's own session id, when it has one: a new id starts a new session
+
+
+@dataclass(eq=False)
 class _Call:
     method: str
     params: dict
-    raw: dict
+    raw: object
     timestamp: object = None
     response: dict | None = None
 
 
-@dataclass
-class _Session:
+@dataclass(eq=False)
+class Session:
     key: str
+    index: int
+    channel: str | None = None
     calls: list[_Call] = field(default_factory=list)
     tools: dict[str, dict] = field(default_factory=dict)
     server: dict = field(default_factory=dict)
     client: dict = field(default_factory=dict)
     notifications: list[dict] = field(default_factory=list)
-    unanswered: int = 0
+    methods: list[str] = field(default_factory=list)  # every method seen, in order of first sight
+    messages: int = 0
+    hint: object = None  # the source's session id
+    first_line: int | None = None
+    unanswered: int = 0  # requests (of any method) never answered
+
+
+def direction_of(value) -> str | None:
+    """"client" | "server" for a direction label that names the sender unambiguously, else None."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower().replace("_", "-").replace(" ", "")
+    if text in ("c2s", "client", "fromclient", "client-to-server", "client->server", "client→server"):
+        return "client"
+    if text in ("s2c", "server", "fromserver", "server-to-client", "server->client", "server→client"):
+        return "server"
+    c, s = text.find("client"), text.find("server")
+    if c >= 0 and s >= 0:
+        return "client" if c < s else "server"
+    return None
+
+
+def _other(direction: str) -> str:
+    return "server" if direction == "client" else "client"
 
 
 def _entries(data: bytes, name: str) -> Iterator[tuple[int, object] | Rejected]:
-    text = data.lstrip()
+    text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text.startswith(b"["):
         try:
             items = orjson.loads(text)
@@ -93,6 +146,8 @@ def _entries(data: bytes, name: str) -> Iterator[tuple[int, object] | Rejected]:
     for no, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
+        if no == 1:
+            line = line.removeprefix(b"\xef\xbb\xbf")
         try:
             yield no, orjson.loads(line)
         except orjson.JSONDecodeError as e:
@@ -116,6 +171,23 @@ def _unwrap(entry) -> tuple[dict | None, object]:
         if isinstance(value, dict) and "jsonrpc" in value:
             return value, stamp
     return None, stamp
+
+
+def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
+    for item in _entries(source.read_bytes(), name):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        no, entry = item
+        msg, stamp = _unwrap(entry)
+        if msg is None:
+            yield Rejected("not_jsonrpc", f"{name}:{no}: entry holds no JSON-RPC 2.0 message", name, line=no,
+                           snippet=dumps(entry)[:500])
+            continue
+        direction = None
+        if msg is not entry:  # an envelope may say who sent it
+            direction = next((d for k in _DIRECTION_KEYS if (d := direction_of(entry.get(k)))), None)
+        yield Message(no, msg, stamp, direction=direction)
 
 
 def _decode_json_text(text):
@@ -155,8 +227,11 @@ def _observation(call: _Call, source: Source) -> Observation:
         return Observation()
     if "error" in msg:
         err = msg.get("error") or {}
-        return Observation(kind="tool_result", text=f"Error {err.get('code')}: {err.get('message')}", is_error=True,
-                           ui_tree=dumps(err))
+        if not isinstance(err, dict):
+            err = {"message": str(err)}
+        code = err.get("code")
+        text = f"Error {code}: {err.get('message')}" if code is not None else f"Error: {err.get('message')}"
+        return Observation(kind="tool_result", text=text, is_error=True, ui_tree=dumps(err))
     result = _unserialize(msg.get("result"))
     if not isinstance(result, dict):
         return Observation(kind="tool_result", text=None if result is None else str(result))
@@ -190,43 +265,63 @@ def _observation(call: _Call, source: Source) -> Observation:
     return Observation(kind="tool_result", text=text, ui_tree=tree, is_error=bool(result.get("isError")))
 
 
-def _sessions(source: Source, name: str, rejected: list[Rejected]) -> list[_Session]:
-    sessions: list[_Session] = [_Session(key="")]
-    pending: dict[object, list[tuple[str, _Call | None, _Session]]] = {}
-    for item in _entries(source.read_bytes(), name):
+def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: list[Rejected]) -> list[Session]:
+    """Sessions of a stream of messages (each channel its own), in order of first message; what cannot be
+    used goes to `rejected`."""
+    sessions: list[Session] = []
+    current: dict[str | None, Session] = {}
+    # (channel, sender of the request or None, id) -> requests waiting for their response
+    pending: dict[tuple, list[tuple[str, _Call | None, Session]]] = {}
+
+    def session_for(channel, no) -> Session:
+        if channel not in current:
+            current[channel] = Session(key="" if not sessions else f"line{no}", index=len(sessions), channel=channel)
+            sessions.append(current[channel])
+        return current[channel]
+
+    for item in items:
         if isinstance(item, Rejected):
             rejected.append(item)
             continue
-        no, entry = item
-        msg, stamp = _unwrap(entry)
-        if msg is None:
-            rejected.append(Rejected("not_jsonrpc", f"{name}:{no}: entry holds no JSON-RPC 2.0 message", name, line=no,
-                                     snippet=dumps(entry)[:500]))
-            continue
+        msg, no, channel = item.msg, item.line, item.channel
         method, mid = msg.get("method"), msg.get("id")
-        session = sessions[-1]
+        session = session_for(channel, no)
+        if session.first_line is None:
+            session.first_line = no
+        if item.session is not None and item.session != session.hint:
+            if session.hint is not None or session.messages:
+                session = current[channel] = Session(key="" if not sessions else f"line{no}", index=len(sessions),
+                                                     channel=channel, first_line=no)
+                sessions.append(session)
+            session.hint = item.session
         if isinstance(method, str) and mid is not None:  # a request
-            if method == "initialize":
+            if method == "initialize" and item.direction != "server":
                 if session.calls or session.tools or session.server or session.client:
-                    session = _Session(key=f"line{no}")
+                    session = current[channel] = Session(key="" if not sessions else f"line{no}",
+                                                         index=len(sessions), channel=channel, hint=session.hint,
+                                                         first_line=no)
                     sessions.append(session)
-                session.client = {k: v for k, v in (msg.get("params") or {}).items()}
+                session.client = dict(msg["params"]) if isinstance(msg.get("params"), dict) else {}
             call = None
-            if method in CALL_METHODS:
+            if method in CALL_METHODS and item.direction != "server":
                 params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-                call = _Call(method, params, msg, stamp)
+                call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp)
                 session.calls.append(call)
-            pending.setdefault(mid, []).append((method, call, session))
+            pending.setdefault((channel, item.direction, _key(mid)), []).append((method, call, session))
         elif isinstance(method, str):  # a notification
             session.notifications.append({"method": method, "params": msg.get("params"),
                                           "after_step": len(session.calls)})
         elif mid is not None and ("result" in msg or "error" in msg):  # a response
-            waiting = pending.get(mid)
-            if not waiting:
+            sides = [_other(item.direction), None] if item.direction else [None, "client", "server"]
+            queues = [q for side in sides if (q := pending.get((channel, side, _key(mid))))]
+            if not queues:
                 rejected.append(Rejected("unpaired_response", f"{name}:{no}: response id {mid!r} answers no request",
                                          name, line=no, snippet=dumps(msg)[:500]))
                 continue
-            req_method, call, owner = waiting.pop(0)
+            # the newest session's request first (a restarted server reuses ids), the oldest of its requests
+            queue, at = max(((q, i) for q in queues for i in range(len(q))), key=lambda qi: (qi[0][qi[1]][2].index, -qi[1]))
+            req_method, call, owner = queue.pop(at)
+            owner.messages += 1
             result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
             if call is not None:
                 call.response = msg
@@ -236,22 +331,39 @@ def _sessions(source: Source, name: str, rejected: list[Rejected]) -> list[_Sess
                 for tool in result.get("tools") or []:
                     if isinstance(tool, dict) and tool.get("name"):
                         owner.tools[tool["name"]] = tool
+            continue
         else:
             rejected.append(Rejected("bad_message", f"{name}:{no}: neither request, notification nor response",
                                      name, line=no, snippet=dumps(msg)[:500]))
+            continue
+        session.messages += 1
+        if method not in session.methods:
+            session.methods.append(method)
+    for queue in pending.values():
+        for _, _, owner in queue:
+            owner.unanswered += 1
     return sessions
 
 
-def read(source: Source) -> Iterator[Episode | Rejected]:
-    name = posixpath.basename(source.path)
-    rejected: list[Rejected] = []
-    sessions = _sessions(source, name, rejected)
-    yield from rejected
+def _key(mid):
+    return orjson.dumps(mid) if isinstance(mid, (dict, list)) else mid
+
+
+def episodes(sessions: list[Session], source: Source, name: str) -> Iterator[Episode | Rejected]:
+    """An episode per session with tool calls; an `empty_episode` rejection per session without."""
     for session in sessions:
+        label = session.key or "1"
+        if session.channel is not None:
+            label = f"{label} ({session.channel})"
         if not session.calls:
-            if session.tools or session.server:
-                yield Rejected("empty_episode", f"{name}: session {session.key or '1'} made no tool calls",
-                               session.key or None)
+            if session.messages:
+                seen = ", ".join(session.methods[:8]) or "responses only"
+                plural = "s" if session.messages != 1 else ""
+                unanswered = f"; {session.unanswered} request{'s' if session.unanswered != 1 else ''} never " \
+                             "answered: the server may have exited" if session.unanswered else ""
+                yield Rejected("empty_episode", f"{name}: session {label} made no tool call, so it has no step "
+                               f"({session.messages} message{plural}: {seen}{unanswered})",
+                               session.key or None, line=session.first_line)
             continue
         steps: list[Step] = []
         obs = Observation()
@@ -259,12 +371,17 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             tool = call.params.get("name") if call.method == "tools/call" else call.method
             args = call.params.get("arguments") if call.method == "tools/call" else \
                 {k: v for k, v in call.params.items() if k != "_meta"}
-            steps.append(Step(observation=obs, action=tool_action(tool, args if args is not None else {}, dumps(call.raw),
+            raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
+            steps.append(Step(observation=obs, action=tool_action(tool, args if args is not None else {}, raw,
                                                                   shell_as_command=False),
                               timestamp=parse_time(call.timestamp)))
             obs = _observation(call, source)
         last = session.calls[-1]
         env = {"tools": list(session.tools.values())}
+        if session.channel is not None:
+            env["server_name"] = session.channel
+        if session.hint is not None:
+            env["session_id"] = session.hint
         server, client = session.server, session.client
         if server:
             env["server"] = {k: server.get(k) for k in ("serverInfo", "protocolVersion", "capabilities", "instructions")
@@ -287,3 +404,23 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             terminated=False,
             env=env,
         )
+
+
+def read_messages(items: Iterable[Message | Rejected], source: Source, name: str,
+                  empty_reason: str) -> Iterator[Episode | Rejected]:
+    """Episodes of a message stream, its rejections first; `empty_reason` is told when the stream held no
+    message at all (a file that looked like MCP traffic is never silently dropped)."""
+    rejected: list[Rejected] = []
+    sessions = build_sessions(items, name, rejected)
+    yield from rejected
+    yielded = bool(rejected)
+    for record in episodes(sessions, source, name):
+        yielded = True
+        yield record
+    if not yielded:
+        yield Rejected("no_messages", f"{name}: {empty_reason}", name)
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = posixpath.basename(source.path)
+    yield from read_messages(_messages(source, name), source, name, "no JSON-RPC message to read")

@@ -11,9 +11,14 @@ rendered by a terminal emulator (pyte), so cursor moves, carriage returns and cl
 not escape codes. The screen at the end of the recording is the final observation. `duration_s` is the time
 from the action's last key to the next action (or the end): how long the output was left to come.
 
+A resize event changes the emulated screen's size the way a terminal does (`resize_screen`): what is on
+the screen stays, the top rows scroll away only when the cursor's row would fall off the bottom.
+
 Step timestamps are `header.timestamp + event time` in UTC, or null when the header has no timestamp.
 The episode is terminal when the file is complete; a cut-off last line (a truncated copy) makes it last but
-not terminal. A recording without input events has no actions: it is quarantined (`no_input`).
+not terminal. A recording without input events has no actions: it is quarantined (`no_input`). An event
+line that is not `[time, code, data]` with the right types (a number, a string, a string for `o`/`i`/`r`,
+`COLSxROWS` for `r`) is quarantined alone, its reason naming the file, the line and the field.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "asciicast"
-VERSION = "1"
+VERSION = "2"
 
 MAX_COLS, MAX_ROWS = 1000, 1000  # a header asking for more is refused: pyte allocates the whole screen
 # One key press as the terminal receives it: an escape sequence (CSI / SS3 / Alt+key), a control char, or text.
@@ -73,6 +78,38 @@ def _size(header: dict, where: str) -> tuple[int, int]:
     if not (isinstance(cols, int) and isinstance(rows, int) and 0 < cols <= MAX_COLS and 0 < rows <= MAX_ROWS):
         raise SourceError("bad_header", f"{where}: terminal size {cols!r}x{rows!r} is missing or out of range", where)
     return cols, rows
+
+
+_SIZE = re.compile(r"\s*(\d{1,7})x(\d{1,7})\s*")
+
+
+def parse_size(data) -> tuple[int, int] | None:
+    """(cols, rows) of a resize event's `COLSxROWS`, or None when it is not one or is out of range."""
+    m = _SIZE.fullmatch(data) if isinstance(data, str) else None
+    if m is None:
+        return None
+    cols, rows = int(m[1]), int(m[2])
+    return (cols, rows) if 0 < cols <= MAX_COLS and 0 < rows <= MAX_ROWS else None
+
+
+def _event_problem(event) -> str | None:
+    """What is wrong with a decoded event line, naming the field; None for a usable `[time, code, data]`."""
+    if not isinstance(event, list) or len(event) != 3:
+        got = f"an array of {len(event)}" if isinstance(event, list) else type(event).__name__
+        return f"expected a [time, code, data] array, got {got}"
+    t, code, data = event
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        return f"field time: expected a number, got {type(t).__name__}"
+    if t < 0:
+        return f"field time: {t} is negative"
+    if not isinstance(code, str) or not code:
+        return f"field code: expected a one-letter string, got {code!r}"
+    if code in ("o", "i", "r") and not isinstance(data, str):
+        return f"field data: expected a string for an {code!r} event, got {type(data).__name__}"
+    if code == "r" and parse_size(data) is None:
+        return (f"field data: resize {data[:40]!r} is not COLSxROWS with 1..{MAX_COLS} columns and "
+                f"1..{MAX_ROWS} rows")
+    return None
 
 
 def parse_cast(data: bytes, where: str) -> Cast:
@@ -113,18 +150,22 @@ def parse_cast(data: bytes, where: str) -> Cast:
             continue
         try:
             event = orjson.loads(text)
-            t, code, payload = event
-            if not isinstance(t, (int, float)) or not isinstance(code, str):
-                raise ValueError("expected [time, code, data]")
-        except (orjson.JSONDecodeError, ValueError, TypeError) as e:
+            problem = None
+        except orjson.JSONDecodeError as e:
+            event, problem = None, f"not JSON: {e}"
+        if problem is None:
+            problem = _event_problem(event)
+        if problem is not None:
             if last and not ends_with_newline:
                 cast.complete = False
-                reason = f"{where} line {n}: last event is cut off (truncated file): {e}"
+                reason = f"{where} line {n}: last event is cut off (truncated file): {problem}"
                 cast.rejected.append(Rejected("truncated_event", reason, where, line=n, snippet=text[:200]))
             else:
-                cast.rejected.append(Rejected("parse_error", f"{where} line {n}: not an event: {e}", where,
+                rule = "parse_error" if event is None else "bad_record"
+                cast.rejected.append(Rejected(rule, f"{where} line {n}: not an event: {problem}", where,
                                               line=n, snippet=text[:200]))
             continue
+        t, code, payload = event
         clock = clock + t if version == 3 else float(t)
         cast.events.append((clock, code, payload if isinstance(payload, str) else str(payload), n))
         if code == "i":
@@ -249,9 +290,9 @@ class _Screen(pyte.Screen):
                     self._write(row, rows[v - y0])
                 if row is not None:
                     screen[y] = row
-            # Which rows are in the buffer matters (pyte's `delete_lines`, as in a resize, moves only rows that
-            # are): after a scroll every row is but the bottom one, unless the run wrote to it. Rows past the
-            # bottom stay: pyte keeps them, and a resize shows them again.
+            # Which rows are in the buffer matters (pyte's `delete_lines` moves only rows that are): after a
+            # scroll every row is but the bottom one, unless the run wrote to it. Rows past the bottom stay,
+            # as pyte keeps them (`resize_screen` drops them).
             for y in range(lines - 1):
                 buffer[y] = screen[y] if y in screen else buffer.default_factory()
             if lines - 1 in screen:
@@ -415,6 +456,39 @@ class _Stream(pyte.Stream):
         self._taking_plain_text = ground
 
 
+def resize_screen(screen: pyte.Screen, columns: int, lines: int) -> None:
+    """Resize the screen as terminals do (xterm, tmux, libvterm), keeping what it shows.
+
+    pyte's own `Screen.resize` drops rows from the *top* when the screen gets shorter, whatever is on them:
+    a shell prompt near the top of a tall screen vanished, and the cursor kept a row that no longer held its
+    line (a resize event blanked the rendered screen). Here, with fewer rows, the rows below the cursor go
+    first; only when the cursor's row would fall off do the top rows scroll away, leaving it on the last
+    row. Fewer columns crop each row at the right edge; more rows or columns add blank ones (with default
+    tab stops). The cursor keeps its cell (moved up by the scroll, held within the width), the scrolling
+    margins are reset, as pyte does. It only uses pyte's screen attributes, so the fast replay (`_Screen`)
+    and pyte's own screen end in the same state.
+    """
+    old_lines, old_columns = screen.lines, screen.columns
+    if (columns, lines) == (old_columns, old_lines):
+        return
+    cursor, buffer = screen.cursor, screen.buffer
+    shift = max(0, cursor.y - (lines - 1))
+    kept = {y - shift: buffer[y] for y in range(shift, min(old_lines, lines + shift)) if y in buffer}
+    buffer.clear()
+    buffer.update(kept)
+    if columns < old_columns:
+        for row in kept.values():
+            for x in [x for x in row if x >= columns]:
+                del row[x]
+    else:
+        screen.tabstops.update(x for x in range(8, columns, 8) if x >= old_columns)
+    screen.lines, screen.columns = lines, columns
+    cursor.y -= shift
+    cursor.x = min(cursor.x, columns)  # x == columns: the pending wrap pyte keeps after the last column
+    screen.set_margins()
+    screen.dirty.update(range(lines))
+
+
 class TerminalReplay:
     """Feeds output events to a pyte screen; `observation()` is the screen as a person saw it then.
 
@@ -437,10 +511,10 @@ class TerminalReplay:
         if code == "o":
             self._pending.append(data)
         elif code == "r":
-            m = re.fullmatch(r"\s*(\d+)x(\d+)\s*", data)
-            if m and 0 < int(m[1]) <= MAX_COLS and 0 < int(m[2]) <= MAX_ROWS:
+            size = parse_size(data)
+            if size is not None:
                 self._flush()
-                self.screen.resize(lines=int(m[2]), columns=int(m[1]))
+                resize_screen(self.screen, *size)
 
     def observation(self, exit_code: int | None = None) -> Observation:
         self._flush()
@@ -486,7 +560,7 @@ def steps_from_cast(cast: Cast) -> tuple[list[Step], Observation, dict]:
         elif code == "m":
             markers.append({"time": round(t, 6), "label": data})
         elif code == "x":
-            exit_code = int(data) if data.strip().lstrip("-").isdigit() else None
+            exit_code = int(data) if re.fullmatch(r"\s*-?[0-9]{1,9}\s*", data) else None  # int32 in the table
         else:
             replay.feed(code, data)
     if pending is not None:

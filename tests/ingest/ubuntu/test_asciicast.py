@@ -110,3 +110,61 @@ def test_recording_without_input_is_quarantined(tmp_path, run, query):
 
 def test_units_are_cast_files():
     assert asciicast.units(["/a/x.cast", "/a/y.json", "/a/z.cast.bak"], head=None) == ["/a/x.cast"]
+
+
+# asciicast v2 as the spec writes a resize: `[time, "r", "COLSxROWS"]`. A shell on a tall screen, then the
+# window made shorter and narrower, then taller again.
+RESIZED = "\n".join([
+    '{"version": 2, "width": 80, "height": 24}',
+    '[0.1, "o", "$ "]',
+    '[0.2, "i", "echo one\\r"]', '[0.3, "o", "echo one\\r\\none\\r\\n$ "]',
+    '[0.5, "r", "100x10"]',
+    '[0.6, "i", "seq 3 14\\r"]',
+    '[0.7, "o", "seq 3 14\\r\\n' + "".join(f"{n}\\r\\n" for n in range(3, 15)) + '$ "]',
+    '[0.8, "r", "6x5"]',
+    '[0.9, "i", "ls\\r"]', '[1.0, "o", "ls\\r\\n"]',
+    '[1.1, "r", "80x24"]',
+    '[1.2, "i", "exit\\r"]',
+]) + "\n"
+
+
+def test_resize_keeps_the_screen(tmp_path, run, query):
+    """A resize changes the screen's size, keeping what it shows (pyte's own resize blanked a screen whose
+    text was near the top: it drops rows from the top whatever is on them)."""
+    path = tmp_path / "resized.cast"
+    path.write_text(RESIZED)
+    result = run("ingest-ubuntu", [path])
+    assert result.steps == 4 and result.quarantined == 0
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    # 24 -> 10 rows with the cursor on row 2: the rows below it go, the text stays
+    obs = steps[1]["observation"]
+    assert obs["text"] == "$ echo one\none\n$" and (obs["width"], obs["height"]) == (100, 10)
+    # 10 -> 5 rows with the cursor on the last row: the top rows scroll away; 100 -> 6 columns crop each row
+    obs = steps[2]["observation"]
+    assert obs["text"] == "11\n12\n13\n14\n$" and (obs["width"], obs["height"]) == (6, 5)
+    # 5 -> 24 rows (after `ls`'s line feed scrolled the short screen): blank rows come at the bottom
+    obs = steps[3]["observation"]
+    assert obs["text"] == "12\n13\n14\n$ ls" and (obs["width"], obs["height"]) == (80, 24)
+
+
+def test_bad_event_fields_are_quarantined_one_by_one(tmp_path, run, query):
+    lines = RESIZED.split("\n")
+    lines[4] = '[0.5, "r", "100 by 10"]'  # the resize is dropped, the screen keeps its size
+    lines[2] = '["0.2", "i", "echo one\\r"]'
+    lines[3] = '[0.3, "o", 7]'
+    lines.insert(1, '[0.05, "o"]')
+    path = tmp_path / "bad.cast"
+    path.write_text("\n".join(lines))
+    result = run("ingest-ubuntu", [path])
+    assert result.episodes == 1 and result.steps == 3 and result.quarantined == 4
+    rows = query("SELECT rule, line, reason FROM quarantine ORDER BY line")
+    assert [(r["rule"], r["line"]) for r in rows] == [("bad_record", 2), ("bad_record", 4), ("bad_record", 5),
+                                                      ("bad_record", 6)]
+    assert [r["reason"] for r in rows] == [
+        "bad.cast line 2: not an event: expected a [time, code, data] array, got an array of 2",
+        "bad.cast line 4: not an event: field time: expected a number, got str",
+        "bad.cast line 5: not an event: field data: expected a string for an 'o' event, got int",
+        "bad.cast line 6: not an event: field data: resize '100 by 10' is not COLSxROWS with 1..1000 columns "
+        "and 1..1000 rows",
+    ]
+    assert query("SELECT observation FROM steps ORDER BY step_index")[0]["observation"]["width"] == 80

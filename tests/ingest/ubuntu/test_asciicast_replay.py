@@ -14,7 +14,7 @@ import pytest
 
 from ingest.ubuntu import asciicast
 from tests.conftest import SAMPLES
-from tests.ingest.ubuntu.test_asciicast import V3
+from tests.ingest.ubuntu.test_asciicast import RESIZED, V3
 
 SAMPLE = SAMPLES / "ubuntu" / "asciicast" / "markers-input.cast"
 
@@ -124,6 +124,27 @@ def test_real_sample_same_state_on_both_paths():
 
 def test_v3_cast_same_state_on_both_paths():
     _both_paths(asciicast.parse_cast(V3.encode(), "v3.cast"))
+
+
+def test_resized_cast_same_state_on_both_paths():
+    _both_paths(asciicast.parse_cast(RESIZED.encode(), "resized.cast"))
+
+
+@pytest.mark.parametrize("screen_class", [asciicast._Screen, pyte.Screen])
+def test_resize_keeps_rows_moves_the_cursor_and_crops(screen_class):
+    """The reader's resize on either screen class: rows below the cursor go first, then the top scrolls
+    away; columns are cropped; the cursor keeps its cell; margins reset; growing adds blank cells."""
+    screen = screen_class(10, 6)
+    pyte.Stream(screen).feed("top\r\nabcdefghij\r\nline3\x1b[2;5r\x1b[3;6H")  # margins set, cursor row 2 col 5
+    asciicast.resize_screen(screen, 4, 2)
+    assert (screen.columns, screen.lines, screen.margins) == (4, 2, None)
+    assert [screen.display[y].rstrip() for y in range(2)] == ["abcd", "line"]
+    assert (screen.cursor.x, screen.cursor.y) == (4, 1)  # column 5 held at the new edge, row 2 -> 1
+    asciicast.resize_screen(screen, 12, 4)
+    assert [screen.display[y].rstrip() for y in range(4)] == ["abcd", "line", "", ""]
+    assert 8 in screen.tabstops
+    pyte.Stream(screen).feed("XY\r\nnext")
+    assert [screen.display[y].rstrip() for y in range(4)] == ["abcd", "lineXY", "next", ""]
 
 
 @pytest.mark.parametrize("seed", range(12))
