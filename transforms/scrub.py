@@ -10,8 +10,8 @@ private keys (PEM blocks); HTTP credentials in HAR (`{"name": "Authorization", "
 shapes (AWS, GitHub, OpenAI/Anthropic-style `sk-`, Google, Slack, Stripe, Hugging Face, JWTs); passwords in
 URLs and token query parameters; `.env`-style assignments (`OPENAI_API_KEY=...`) and `password: ...` keys.
 
-Rows of an Arrow column are first screened with one vectorized RE2 match on cheap trigger words; only the
-rows that hit are scrubbed in Python.
+Rows of an Arrow column are first screened with one vectorized RE2 match (`TRIGGERS`: the rules' key shapes);
+only the rows that hit are scrubbed in Python.
 """
 
 from __future__ import annotations
@@ -58,9 +58,22 @@ _HAR_COOKIES = re.compile(r'"cookies"\s*:\s*\[([^\[\]]*)\]')
 _COOKIE_VALUE = re.compile(rf'"value"\s*:\s*"({_JSON_STR})"')
 
 _COMPILED = [(kind, re.compile(pattern, re.ASCII), group) for kind, pattern, group in RULES]
-# RE2 screen: any row that could hold a secret contains one of these (case-insensitive).
-TRIGGERS = (r"(?i)private key|akia|asia|gh[pousr]_|github_pat_|sk-|aiza|xox|_live_|_test_|hf_|eyj|"
-            r"authorization|cookie|api.?key|token|secret|passw|pass|pwd|credential|auth|sig|://[^/\s]*@")
+# RE2 screen: every text a rule above can change matches it (each rule's key shape, or its trigger word in
+# the position the rule needs: `password` after a non-word character and before `:`/`=`, not inside
+# `"is_password": false`, which every Android view tree holds), so only rows that may hold a secret go
+# through the Python regexes. tests/transforms/test_scrub.py checks it against every rule's examples.
+TRIGGERS = "|".join((
+    r"PRIVATE KEY-----",
+    rf"(?i:{_HEADERS})",
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}", r"gh[pousr]_[A-Za-z0-9]{36}", r"github_pat_[A-Za-z0-9_]{22}",
+    r"sk-[A-Za-z0-9_-]{20}", r"AIza[0-9A-Za-z_-]{35}", r"xox[abposr]-[A-Za-z0-9-]{10}",
+    r"[rsp]k_(?:live|test)_[A-Za-z0-9]{16}", r"hf_[A-Za-z0-9]{30}", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ",
+    r"://[^/\s:@\"']+:[^/\s@\"'<]+@",
+    r"[?&](?i:access_token|token|api_key|apikey|key|sig|signature|password|secret)=",
+    r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|CREDENTIAL|CREDENTIALS|AUTH)[A-Z0-9_]*[ \t]*=",
+    r"(?:^|[^A-Za-z0-9_]|\\[nrt])\"?(?i:password|passwd|api[_-]?key|secret|access[_-]?token|auth[_-]?token|"
+    r"client[_-]?secret)\"?[ \t]*[:=]",
+))
 
 
 @dataclass(frozen=True)

@@ -79,3 +79,38 @@ def test_scrub_table_rewrites_only_the_hit_fields_and_audits_by_record():
         {"kind": "terminal", "text": "export HF_TOKEN=<REDACTED:huggingface_token>"},
         {"kind": "terminal", "text": "ls"}, None]
     assert audit == [{"record_id": "e:0", "field": "observation.text", "kind": "huggingface_token", "count": 1}]
+
+
+# the vectorized screen: every text a rule changes passes it; Android view trees (`"is_password": false` on
+# every node) do not --------------------------------------------------------------------------------------------
+EXAMPLES = [  # one per rule shape, beside the planted HAR and cast lines
+    PEM, '"name": "Authorization", "value": "Bearer abc123"', '"value": "abc123", "name": "cookie"',
+    '"x-api-key": "abc123"', "Proxy-Authorization: Basic dXNlcjpwYXNz", AWS_ID, GITHUB,
+    "github_pat_" + "A1" * 12, OPENAI, "AIza" + "B" * 35, "xoxb-" + "1234567890-abc", "sk_live_" + "C" * 16,
+    "hf_" + "D" * 30, "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.c2lnbmF0dXJlX2hlcmU", "postgres://admin:s3cr3t@db/x",
+    "https://x.example/cb?access_token=abc123&x=1", "DB_PASSWORD=hunter22", "\\nAPI_TOKEN='abcdef'",
+    '{"password": "hunter22"}', "client-secret: abcd1234", "auth_token=abcd1234",
+]
+
+
+def test_the_screen_passes_every_text_a_rule_changes():
+    import pyarrow.compute as pc
+
+    from transforms.scrub import TRIGGERS
+
+    lines = EXAMPLES + _planted_har().splitlines() + _planted_cast().splitlines()
+    changed = [line for line in lines if scrub_text(line)[1]]
+    assert [e for e in EXAMPLES if not scrub_text(e)[1]] == []  # each example is one a rule changes
+    screened = pc.match_substring_regex(pa.array(changed), TRIGGERS).to_pylist()
+    assert [line for line, hit in zip(changed, screened) if not hit] == []
+
+
+def test_android_view_trees_do_not_pass_the_screen():
+    import pyarrow.compute as pc
+
+    from transforms.scrub import TRIGGERS
+
+    states = sorted(Path(__file__).resolve().parents[2].glob("samples/android/droidbot-run/states/*.json"))
+    texts = [p.read_text() for p in states]
+    assert texts and all('"is_password": false' in t for t in texts)
+    assert not any(pc.match_substring_regex(pa.array(texts), TRIGGERS).to_pylist())
