@@ -76,17 +76,13 @@ def read_table(lake: Lake, version: Version, table: str, columns: list[str] | No
 
 
 def write_part(lake: Lake, dataset: str, table: str, data: pa.Table, stage: str) -> str:
-    """Write a derived part named by its content, so rewriting the same result is a no-op. Returns its
-    lake-relative path."""
-    digest = hashlib.sha256()
-    for batch in data.to_batches():
-        for column in batch.columns:
-            for buf in column.buffers():
-                if buf is not None:
-                    digest.update(buf)
-    path = lake.part_path(dataset, table, f"{stage}-{digest.hexdigest()[:24]}")
+    """Write a derived part named by a hash of the bytes written, so rewriting the same result is a no-op
+    and two different results never share a name. Returns its lake-relative path."""
+    data = data.replace_schema_metadata({**(TABLES[table].metadata or {})})
+    payload = lake.parquet_bytes(data)
+    path = lake.part_path(dataset, table, f"{stage}-{hashlib.sha256(payload).hexdigest()[:24]}")
     if not lake.fs.exists(path):
-        lake.write_parquet(path, data.replace_schema_metadata({**(TABLES[table].metadata or {})}))
+        lake.write_bytes_atomic(path, payload)
     return lake.relative(path)
 
 

@@ -61,10 +61,14 @@ class Lake:
             f.write(data)
         self.fs.mv(tmp, path)
 
-    def write_parquet(self, path: str, table: pa.Table) -> None:
+    @staticmethod
+    def parquet_bytes(table: pa.Table) -> bytes:
         buf = io.BytesIO()
         pq.write_table(table, buf, compression="zstd")
-        self.write_bytes_atomic(path, buf.getvalue())
+        return buf.getvalue()
+
+    def write_parquet(self, path: str, table: pa.Table) -> None:
+        self.write_bytes_atomic(path, self.parquet_bytes(table))
 
     def read_marker(self, dataset: str, task_id: str) -> dict | None:
         path = self.marker_path(dataset, task_id)
