@@ -113,7 +113,8 @@ def test_the_labelers_write_branches_for_every_domain_and_leave_steps_alone(chai
     assert models["scripted-wm"] == len(per_domain)  # one labeler id per domain template
     assert ("smollm2" in models) == (chain["real"].branches_written > 0)
     steps = _query(lake, "SELECT list(DISTINCT origin) origins, count(*) n FROM steps")[0]
-    assert steps == {"origins": ["real"], "n": chain["first"].steps - 12}  # the duplicate is gone after dedup
+    labeled_steps = _query(lake, "SELECT count(*) n FROM read_parquet(?)", [_paths(lake, chain["labeled"], "steps")])
+    assert steps["origins"] == ["real"] and labeled_steps[0]["n"] == chain["first"].steps  # labeling added none
 
 
 def test_validate_quarantines_no_real_episode_because_of_its_branches(chain):
@@ -133,12 +134,17 @@ def test_real_only_exports_of_the_labeled_version_are_the_exports_before_labelin
 
 def test_dedup_takes_the_duplicate_episodes_branches_with_it(chain):
     lake = chain["lake"]
-    (dropped,) = _query(lake, "SELECT record_id FROM quarantine WHERE stage = 'dedup' AND rule = 'exact_duplicate'")
+    dropped = {r["record_id"] for r in _query(lake, "SELECT record_id FROM quarantine WHERE stage = 'dedup' "
+                                                   "AND rule IN ('exact_duplicate', 'near_duplicate')")}
+    copies = _query(lake, "SELECT episode_id FROM read_parquet(?) WHERE source_uri LIKE '%droidbot-run%'",
+                    [_paths(lake, chain["labeled"], "episodes")])
+    assert len(copies) == 2 and len(dropped & {c["episode_id"] for c in copies}) == 1  # the copy went
     gone = _query(lake, "SELECT record_id, reason FROM quarantine WHERE rule = 'branch_of_duplicate'")
-    labeled_branches = _query(lake, "SELECT step_id FROM read_parquet(?)", [_paths(lake, chain["labeled"], "branches")])
-    of_dropped = [b["step_id"] for b in labeled_branches if b["step_id"].startswith(dropped["record_id"] + ":")]
+    labeled_branches = _query(lake, "SELECT step_id, episode_id FROM read_parquet(?)",
+                              [_paths(lake, chain["labeled"], "branches")])
+    of_dropped = [b["step_id"] for b in labeled_branches if b["episode_id"] in dropped]
     assert of_dropped and sorted(r["record_id"] for r in gone) == sorted(of_dropped)
-    assert all(dropped["record_id"] in r["reason"] for r in gone)
+    assert all(r["reason"].startswith("branch of episode ") and r["reason"].split()[3].rstrip(",") in dropped for r in gone)
     orphans = _query(lake, "SELECT count(*) n FROM branches b ANTI JOIN steps s ON b.parent_step_id = s.step_id")
     assert orphans[0]["n"] == 0
 
