@@ -109,6 +109,13 @@ class Catalog:
             "VALUES (?, ?, ?, 'running', ?, ?, ?)",
             [run_id, pipeline, dataset, now(), orjson.dumps(config).decode(), orjson.dumps(inputs).decode()])
 
+    def mark_dead_runs(self) -> int:
+        """Runs still `running` when no run holds the lake's lock died (killed, crashed host): say so."""
+        rows = self.con.execute("UPDATE runs SET status = 'died', error = coalesce(error, "
+                                "'the process ended without finishing the run (killed or crashed)') "
+                                "WHERE status = 'running' RETURNING run_id").fetchall()
+        return len(rows)
+
     def finish_run(self, run_id: str, status: str, **fields) -> None:
         fields = {"status": status, "ended_at": now(), **fields}
         sets = ", ".join(f"{k} = ?" for k in fields)
@@ -137,13 +144,21 @@ class Catalog:
         return Version(dataset, version, orjson.loads(row[0])) if row else None
 
     def commit_version(self, dataset: str, run_id: str, parts: dict[str, list[str]], *, episodes: int,
-                       steps: int, quarantined: int, note: str = "") -> tuple[int, bool]:
+                       steps: int, quarantined: int, note: str = "", keep_descendants: bool = False) -> tuple[int, bool]:
         """Make `parts` the dataset's current version. Returns (version, created); an identical part list
-        keeps the current version (a rerun on the same input changes nothing)."""
+        keeps the current version (a rerun on the same input changes nothing). With `keep_descendants` (an
+        ingest), parts that an earlier version already had keep the current version too when it was made
+        from that one by later stages: rerunning an ingest does not undo validate or dedup."""
         parts = {table: sorted(paths) for table, paths in sorted(parts.items()) if paths}
         current = self.current_version(dataset)
         if current and current.parts == parts:
             return current.version, False
+        if current and keep_descendants:
+            earlier = [r[0] for r in self.con.execute(
+                "SELECT version FROM versions WHERE dataset = ? AND parts = ?::JSON ORDER BY version DESC",
+                [dataset, orjson.dumps(parts).decode()]).fetchall()]
+            if earlier and self.descends_from(dataset, current.version, earlier[0]):
+                return current.version, False
         version = (current.version if current else 0) + 1
         self.con.execute("BEGIN")
         self.con.execute("INSERT INTO versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -153,6 +168,13 @@ class Catalog:
         self.con.execute("COMMIT")
         self.refresh_views()
         return version, True
+
+    def descends_from(self, dataset: str, version: int, ancestor: int) -> bool:
+        while version is not None and version > ancestor:
+            row = self._first("SELECT parent_version FROM versions WHERE dataset = ? AND version = ?",
+                              [dataset, version])
+            version = row[0] if row else None
+        return version == ancestor
 
     def refresh_views(self) -> None:
         """(Re)create one view per table over the current version of every dataset, with absolute paths so

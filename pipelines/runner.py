@@ -187,7 +187,7 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n
     with open_catalog(lake, catalog) as cat:
         result.version, result.version_created = cat.commit_version(
             defn.dataset, run.run_id, parts, episodes=result.episodes, steps=result.steps,
-            quarantined=result.quarantined, note=f"{defn.name} over {n_inputs} input(s)")
+            quarantined=result.quarantined, note=f"{defn.name} over {n_inputs} input(s)", keep_descendants=True)
     result.status = "success"
 
 

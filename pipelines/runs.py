@@ -1,8 +1,11 @@
-"""Runs: their ids, the catalog they write to, and the one recorder every command uses.
+"""Runs: their ids, the catalog they write to, the lake's lock, and the one recorder every command uses.
 
-`recorded_run` writes the `runs` row when a run starts, and finishes it exactly once: `success` (or the
-status the run set) with its counts when the block ends, `failed` with the error when it raises. Stage
-numbers go to `stage_stats` through `Run.stage`.
+`recorded_run` takes the lake's lock before it writes anything (one run at a time per catalog: a second run
+fails at once with a message naming the run that holds it), marks runs left `running` by a process that
+died as `died`, writes the `runs` row, and finishes it exactly once: `success` (or the status the run set)
+with its counts when the block ends, `failed` with the error when it raises. Stage numbers go to
+`stage_stats` through `Run.stage`. The lock is an `flock` on `<catalog>.lock`: the kernel releases it when
+the process ends, however it ends, so a killed run never leaves the lake locked.
 """
 
 from __future__ import annotations
@@ -52,17 +55,51 @@ class Run:
         self.status, self.error = "failed", error
 
 
+class LakeBusy(RuntimeError):
+    pass
+
+
+@contextmanager
+def lake_lock(lake: Lake, catalog: str | None, run_id: str) -> Iterator[None]:
+    """Hold the lake's lock for the block; LakeBusy at once when another run holds it."""
+    import fcntl
+    import json
+
+    path = catalog_path(lake, catalog) + ".lock"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "{}"
+            try:
+                who = json.loads(holder)
+            except ValueError:
+                who = {}
+            raise LakeBusy(f"the lake {lake.url} is in use by run {who.get('run_id', '?')} (pid {who.get('pid', '?')}, "
+                           f"since {who.get('since', '?')}): wait for it to finish, then run again") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"run_id": run_id, "pid": os.getpid(),
+                                  "since": dt.datetime.now(dt.timezone.utc).isoformat()}).encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 @contextmanager
 def recorded_run(lake: Lake, catalog: str | None, pipeline: str, dataset: str, config: dict,
                  inputs: list[str], run_id: str | None = None) -> Iterator[Run]:
     run = Run(run_id or new_run_id(), lake, catalog)
-    with open_catalog(lake, catalog) as cat:
-        cat.start_run(run.run_id, pipeline, dataset, config, inputs)
-    try:
-        yield run
-    except BaseException as e:
+    with lake_lock(lake, catalog, run.run_id):
         with open_catalog(lake, catalog) as cat:
-            cat.finish_run(run.run_id, "failed", error=f"{type(e).__name__}: {e}", **run.fields)
-        raise
-    with open_catalog(lake, catalog) as cat:
-        cat.finish_run(run.run_id, run.status, error=run.error, **run.fields)
+            cat.mark_dead_runs()  # we hold the lock: no other run is alive
+            cat.start_run(run.run_id, pipeline, dataset, config, inputs)
+        try:
+            yield run
+        except BaseException as e:
+            with open_catalog(lake, catalog) as cat:
+                cat.finish_run(run.run_id, "failed", error=f"{type(e).__name__}: {e}", **run.fields)
+            raise
+        with open_catalog(lake, catalog) as cat:
+            cat.finish_run(run.run_id, run.status, error=run.error, **run.fields)

@@ -137,9 +137,12 @@ def cmd_sql(args) -> int:
 
 def cmd_migrate(args) -> int:
     from pipelines.migrate import migrate
-    from pipelines.runs import new_run_id
+    from pipelines.runs import recorded_run
 
-    version, moved, created = migrate(Lake(lake_url(args.lake)), args.catalog, args.dataset, new_run_id())
+    lake = Lake(lake_url(args.lake))
+    with recorded_run(lake, args.catalog, "migrate", args.dataset.partition("@")[0], {}, [args.dataset]) as run:
+        version, moved, created = migrate(lake, args.catalog, args.dataset, run.run_id)
+        run.fields.update(version=version, steps=moved)
     name = args.dataset.partition("@")[0]
     print(f"migrate {name}: {moved:,} branch steps moved to the branches table, v{version}" if created
           else f"migrate {name}: already at the current layout (v{version})")
