@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from pipelines import datasets
 from pipelines.options import DedupOptions, dedup_options
+from pipelines.ray_setup import init_ray
 from pipelines.stages import StageContext, StageResult
 from schemas import v1
 from transforms.canonicalize import step_text_column
@@ -63,13 +64,15 @@ def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: Dedu
     else:
         import ray
 
-        if not ray.is_initialized():
-            ray.init(address=options.ray_address, include_dashboard=False, logging_level="ERROR",
-                     log_to_driver=False, configure_logging=False)
+        started_here = init_ray(options.ray_address)
         remote = ray.remote(num_cpus=1, max_retries=1)(minhash.sketch)
         log(f"dedup: {len(batches)} signature tasks on Ray")
         # a pickled slice carries its whole parent buffer: copy each batch out so a task ships only its own
-        results = ray.get([remote.remote(pa.concat_arrays([batch]), params, keep_signatures) for batch in batches])
+        try:
+            results = ray.get([remote.remote(pa.concat_arrays([batch]), params, keep_signatures) for batch in batches])
+        finally:
+            if started_here:
+                ray.shutdown()
     if not results:
         return minhash.Sketches(np.zeros((0, params.bands), np.uint64), np.zeros(0, np.uint32),
                                 np.zeros(1, np.int64), np.zeros((0, params.num_perm), np.uint32))

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 from pipelines.definition import Definition
 from pipelines.lake import Lake
 from pipelines.plan import Plan, Task, plan
+from pipelines.ray_setup import init_ray
 from pipelines.runs import open_catalog, recorded_run
 from pipelines import stages as stage_registry
 from pipelines.task import TaskContext, run_ingest_task
@@ -69,15 +70,7 @@ def _execute_local(tasks: list[Task], ctx: TaskContext) -> Iterator[tuple[Task, 
 def _execute_ray(tasks: list[Task], ctx: TaskContext, address: str | None) -> Iterator[tuple[Task, dict | None, str | None]]:
     import ray
 
-    started_here = not ray.is_initialized()
-    if started_here:
-        options = dict(include_dashboard=False, logging_level="ERROR", log_to_driver=False, configure_logging=False)
-        if address:  # an existing cluster may not have this project installed: ship its packages with the job
-            import catalog, ingest, pipelines, schemas, transforms
-            options["runtime_env"] = {"py_modules": [catalog, ingest, pipelines, schemas, transforms]}
-        else:  # a local cluster listens on loopback only
-            options["_node_ip_address"] = "127.0.0.1"
-        ray.init(address=address, **options)
+    started_here = init_ray(address)
     try:
         remote = ray.remote(num_cpus=1, max_retries=1)(run_ingest_task)
         pending = {remote.remote(task, ctx): task for task in tasks}

@@ -1,0 +1,33 @@
+"""Joining Ray, the same way for every stage that runs tasks on it (ingest tasks, dedup signatures).
+
+- no address: a local Ray started for this run, listening on loopback only;
+- an address (`host:port` of a `ray start --head` node): the job joins that cluster and ships this
+  project's packages with it (`runtime_env.py_modules`), since the cluster's nodes need not have it installed.
+Clusters with token authentication (`RAY_AUTH_MODE=token` on every node) are joined the way Ray documents it:
+the same `RAY_AUTH_MODE=token` and the token in `RAY_AUTH_TOKEN` (or `RAY_AUTH_TOKEN_PATH`, or the default
+token file `ray get-auth-token` writes) in the environment of the process that runs the command.
+"""
+
+from __future__ import annotations
+
+
+def init_ray(address: str | None) -> bool:
+    """Make sure this process is connected to Ray; True when this call connected it (the caller then
+    disconnects with `ray.shutdown()` when done)."""
+    import ray
+
+    if ray.is_initialized():
+        return False
+    options = dict(include_dashboard=False, logging_level="ERROR", log_to_driver=False, configure_logging=False)
+    if address:
+        import catalog
+        import ingest
+        import pipelines
+        import schemas
+        import transforms
+
+        options["runtime_env"] = {"py_modules": [catalog, ingest, pipelines, schemas, transforms]}
+    else:
+        options["_node_ip_address"] = "127.0.0.1"
+    ray.init(address=address, **options)
+    return True

@@ -1,0 +1,117 @@
+"""A real 2-node Ray cluster on loopback, with Ray's token authentication on: `ray start --head` and
+`ray start --address`, each with its own temp dir, started and stopped by this test by their own process
+groups. Ingest and dedup run their tasks on it and give the dataset (and the export) the in-process run gives.
+
+The driver joins as Ray documents for a secured cluster: `RAY_AUTH_MODE=token` and the token in
+`RAY_AUTH_TOKEN`, the same on every node and in the process that runs the command.
+"""
+
+import hashlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.lake import Lake
+from pipelines.runs import open_catalog
+from tests.conftest import SAMPLES
+from tests.pipelines.label_servers import free_port
+
+BIN = Path(sys.executable).parent
+RUN_COLUMNS = {"_run_id", "ingest_run_id"}  # which run wrote a row: differs between the two runs by nature
+
+
+def _start(args: list[str], env: dict, log: Path) -> subprocess.Popen:
+    return subprocess.Popen([str(BIN / "ray"), "start", "--block", *args], env=env, start_new_session=True,
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT)
+
+
+def _alive_nodes(address: str, env: dict) -> int:
+    code = ("import ray; ray.init(address=%r, logging_level='ERROR', configure_logging=False); "
+            "print(sum(n['Alive'] for n in ray.nodes()))" % address)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    return int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else 0
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ray")
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
+           "RAY_USAGE_STATS_ENABLED": "0"}
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    nodes = [_start(["--head", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
+                     "--include-dashboard=false", f"--temp-dir={root / 'head'}"], env, root / "head.log")]
+    try:
+        deadline = time.monotonic() + 120
+        while _alive_nodes(address, env) < 1:
+            assert time.monotonic() < deadline, (root / "head.log").read_text()[-2000:]
+            time.sleep(1)
+        nodes.append(_start([f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
+                             f"--temp-dir={root / 'worker'}"], env, root / "worker.log"))
+        while _alive_nodes(address, env) < 2:
+            assert time.monotonic() < deadline, (root / "worker.log").read_text()[-2000:]
+            time.sleep(1)
+        yield address, env
+    finally:
+        for node in reversed(nodes):  # our own nodes only, by their process groups
+            os.killpg(node.pid, signal.SIGTERM)
+        for node in nodes:
+            try:
+                node.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(node.pid, signal.SIGKILL)
+                node.wait()
+
+
+def _pipelines(env: dict, *args: str) -> str:
+    done = subprocess.run([str(BIN / "pipelines"), *args], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout + done.stderr
+
+
+def _digest(lake: str, dataset: str) -> dict[str, str]:
+    """Per table of the current version: sha256 of its rows, sorted, without the run id columns."""
+    lake_ = Lake(lake)
+    with open_catalog(lake_, read_only=True) as cat:
+        version = cat.current_version(dataset)
+    out = {}
+    for table, parts in version.parts.items():
+        rows = []
+        for part in parts:
+            data = pq.read_table(lake_.absolute(part))
+            data = data.select([c for c in data.column_names if c not in RUN_COLUMNS])
+            rows += [repr(sorted(r.items())) for r in data.to_pylist()]
+        out[table] = hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest()
+    return out
+
+
+def test_ingest_and_dedup_on_a_two_node_cluster_give_the_in_process_dataset(cluster, tmp_path):
+    address, env = cluster
+    local, remote = str(tmp_path / "local"), str(tmp_path / "remote")
+    common = ["--input", str(SAMPLES), "--task-mb", "0.25", "-q"]
+    _pipelines(env, "run", "ingest-all", "--lake", local, "--executor", "local", *common)
+    out = _pipelines(env, "run", "ingest-all", "--lake", remote, "--executor", "ray", "--ray-address", address, *common)
+    assert "on ray" in out and "0 failed" in out
+    _pipelines(env, "dedup", "all", "--lake", local, "--executor", "local")
+    out = _pipelines(env, "dedup", "all", "--lake", remote, "--executor", "ray", "--ray-address", address)
+    assert "signature tasks on Ray" in out
+    assert _digest(remote, "all") == _digest(local, "all")
+    for lake in (local, remote):
+        _pipelines(env, "export", "sft", "all", "--out", f"{lake}-sft", "--lake", lake)
+    shards = lambda root: {p.relative_to(root): p.read_bytes() for p in Path(root).rglob("*.jsonl")}  # noqa: E731
+    assert shards(f"{remote}-sft") == shards(f"{local}-sft")
+
+
+def test_a_driver_with_a_wrong_token_is_refused(cluster):
+    address, env = cluster
+    code = "import ray; ray.init(address=%r, logging_level='ERROR', configure_logging=False)" % address
+    done = subprocess.run([sys.executable, "-c", code], env={**env, "RAY_AUTH_TOKEN": "not-the-token"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "auth" in done.stderr.lower(), done.stderr[-2000:]
