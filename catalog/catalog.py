@@ -36,6 +36,9 @@ CREATE TABLE IF NOT EXISTS versions (
     PRIMARY KEY (dataset, version));
 CREATE TABLE IF NOT EXISTS stage_stats (
     run_id VARCHAR, stage VARCHAR, records_in BIGINT, records_out BIGINT, quarantined BIGINT, seconds DOUBLE);
+-- input files an ingest run did not read: no format claims them (all of `formats` declined), or skipped
+CREATE TABLE IF NOT EXISTS ignored_inputs (
+    run_id VARCHAR, dataset VARCHAR, path VARCHAR, size BIGINT, reason VARCHAR, formats VARCHAR);
 -- validate (pipelines/validate.py)
 CREATE TABLE IF NOT EXISTS validation_findings (
     run_id VARCHAR, dataset VARCHAR, version INTEGER, rule VARCHAR, severity VARCHAR, findings BIGINT,

@@ -43,10 +43,22 @@ class Task:
         return sum(u.size for u in self.units)
 
 
+@dataclass(frozen=True)
+class Ignored:
+    """An input file the run does not read, and why: no format claims it, or it is skipped unopened."""
+
+    path: str
+    size: int | None
+    reason: str  # "no format reads it", or "skipped: <why>"
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.reason})"
+
+
 @dataclass
 class Plan:
     tasks: list[Task]
-    ignored: list[str] = field(default_factory=list)  # files no format claims
+    ignored: list[Ignored] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -93,9 +105,9 @@ def _regular(root: str, path: str) -> tuple[os.stat_result | None, str | None]:
     return st, None
 
 
-def _files(fs, root: str, skipped: list[str]) -> dict[str, dict]:
+def _files(fs, root: str, skipped: list[Ignored]) -> dict[str, dict]:
     """Every regular file under `root` (or `root` itself) with its size and modification time, in path order;
-    what is not read (FIFOs, devices, links out of the input) goes to `skipped` as "path (reason)"."""
+    what is not read (FIFOs, devices, links out of the input) goes to `skipped`."""
     if fs.isfile(root):
         return {root: fs.info(root)}
     if isinstance(fs, LocalFileSystem):  # os.scandir: fsspec's per-file info costs ~25 us a file
@@ -105,7 +117,7 @@ def _files(fs, root: str, skipped: list[str]) -> dict[str, dict]:
                 path = posixpath.join(dirpath, name)
                 st, reason = _regular(root, path)
                 if reason:
-                    skipped.append(f"{path} (skipped: {reason})")
+                    skipped.append(Ignored(path, None, f"skipped: {reason}"))
                 else:
                     found[path] = {"name": path, "size": st.st_size, "mtime": st.st_mtime}
         return dict(sorted(found.items()))
@@ -127,11 +139,11 @@ def _fingerprint(infos: list[dict]) -> str:
     return h.hexdigest()
 
 
-def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], list[str]]:
+def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], list[Ignored]]:
     """Units of every input, each file claimed by at most one format (the first in `formats` wins)."""
     modules = [(name, registry.load(name)) for name in formats]
     units: list[Unit] = []
-    ignored: list[str] = []
+    ignored: list[Ignored] = []
     for spec in input_specs:
         fs, roots = _roots(spec)
         for root in roots:
@@ -160,7 +172,7 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
                     uri = posixpath.normpath(posixpath.join(root_name, rel))
                     units.append(Unit(name, unit_path, uri, sum(i.get("size") or 0 for i in infos),
                                       _fingerprint(infos), spec))
-            ignored.extend(sorted(remaining))
+            ignored.extend(Ignored(p, remaining[p].get("size"), "no format reads it") for p in sorted(remaining))
     return units, ignored
 
 

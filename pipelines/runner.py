@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 
 from pipelines.definition import Definition
 from pipelines.lake import Lake
-from pipelines.plan import Plan, Task, plan
+from pipelines.plan import Ignored, Plan, Task, plan
 from pipelines.ray_setup import init_ray
 from pipelines.runs import open_catalog, recorded_run
 from pipelines import stages as stage_registry
@@ -43,7 +43,7 @@ class RunResult:
     episodes: int = 0
     steps: int = 0
     quarantined: int = 0
-    ignored: list[str] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)  # one line per quarantined record or failed task
     executor: str = "local"
     stage_summaries: list[str] = field(default_factory=list)  # one line per stage after ingest
@@ -172,6 +172,11 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n
                       tasks_failed=result.tasks_failed, episodes=result.episodes, steps=result.steps,
                       quarantined=result.quarantined)
     run.stage("ingest", result.units_in, result.steps, result.quarantined, time.perf_counter() - started)
+    if result.ignored:
+        with open_catalog(lake, catalog) as cat:
+            cat.con.executemany("INSERT INTO ignored_inputs VALUES (?, ?, ?, ?, ?, ?)",
+                                [[run.run_id, defn.dataset, i.path, i.size, i.reason, ",".join(defn.formats)]
+                                 for i in result.ignored])
     if failures:
         result.status = "failed"
         run.fail(failures[0])

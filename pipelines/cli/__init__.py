@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
                      help="where tasks run: in this process, on Ray, or chosen by input size (default)")
     run.add_argument("--task-mb", type=float, help="input MB per task (default: the pipeline's task_mb)")
-    run.add_argument("--strict", action="store_true", help="exit 3 when any record was quarantined")
+    run.add_argument("--strict", action="store_true", help="exit 3 when any record was quarantined or any input "
+                     "file was not read")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
 
     sql = sub.add_parser("sql", help="run SQL on the catalog (views: episodes, steps, branches, quarantine, blobs; "
@@ -71,7 +72,7 @@ def _summary(r: RunResult, verbose: bool) -> str:
     mark = "ok" if r.status == "success" else "FAILED"
     lines = [f"{r.pipeline}: {mark}   run {r.run_id}   {r.seconds:.1f} s on {r.executor}",
              f"  inputs       {r.units_in:,} ({r.bytes_in / 1e6:,.1f} MB)"
-             + (f", {len(r.ignored)} files no format reads" if r.ignored else ""),
+             + (f", {len(r.ignored)} files not read ({_ignored_summary(r.ignored)})" if r.ignored else ""),
              f"  tasks        {r.tasks_total:,} ({r.tasks_skipped:,} done by earlier runs, {r.tasks_failed:,} failed)",
              f"  episodes     {r.episodes:,}",
              f"  steps        {r.steps:,}",
@@ -88,13 +89,23 @@ def _summary(r: RunResult, verbose: bool) -> str:
         if len(r.messages) > len(shown):
             lines.append(f"    ... {len(r.messages) - len(shown)} more (--verbose, or the quarantine view)")
     if r.ignored and verbose:
-        lines += ["  files no format reads:"] + [f"    {p}" for p in r.ignored]
+        lines += ["  files not read:"] + [f"    {i}" for i in r.ignored]
+    elif r.ignored:
+        query = f"SELECT path, reason FROM ignored_inputs WHERE run_id = '{r.run_id}'"
+        lines.append(f'  not read     pipelines sql "{query}" (or --verbose)')
     if r.status == "success":
         lines.append('  query        pipelines sql "SELECT domain, count(*) FROM steps GROUP BY 1"'
                      + ("" if r.lake == os.path.abspath(DEFAULT_LAKE) else f" --lake {r.lake}"))
     else:
         lines.append("  rerun the same command to resume: finished tasks are kept")
     return "\n".join(lines)
+
+
+def _ignored_summary(ignored) -> str:
+    from collections import Counter
+
+    reasons = Counter(i.reason for i in ignored)
+    return ", ".join(f"{reason}: {n}" for reason, n in reasons.most_common(3)) + (", ..." if len(reasons) > 3 else "")
 
 
 def cmd_list(args) -> int:
@@ -112,7 +123,7 @@ def cmd_run(args) -> int:
     print(_summary(result, args.verbose))
     if result.status != "success":
         return 1
-    return 3 if args.strict and result.quarantined else 0
+    return 3 if args.strict and (result.quarantined or result.ignored) else 0
 
 
 def cmd_sql(args) -> int:

@@ -4,7 +4,8 @@ from catalog import Catalog
 from catalog.catalog import VIEW_TABLES
 
 TABLES = {"runs", "datasets", "versions", "stage_stats", "validation_findings", "validation_results",
-          "dedup_clusters", "dedup_no_change", "scrub_audit", "exports", "export_rows", "label_ledger"}
+          "dedup_clusters", "dedup_no_change", "scrub_audit", "exports", "export_rows", "label_ledger",
+          "ignored_inputs"}
 
 
 def test_every_catalog_table_exists_on_a_fresh_lake(tmp_path):

@@ -1,5 +1,6 @@
 """The `pipelines` command as a user runs it: a real subprocess, a real lake, queried from elsewhere."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -63,3 +64,19 @@ def test_bad_usage_is_one_line(tmp_path):
     assert out.stderr.strip().count("\n") == 0 and "no such file or directory" in out.stderr
     out = cli("sql", "SELECT nope FROM steps", "--lake", str(tmp_path / "l"), cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.startswith("error:")
+
+
+def test_files_no_format_reads_are_recorded_shown_and_count_for_strict(tmp_path):
+    run_dir = tmp_path / "input" / "run"
+    shutil.copytree(SAMPLES / "android" / "droidbot-run", run_dir)
+    (run_dir.parent / "notes.bin").write_bytes(b"\x00\x01 not a trace")  # beside the run, not inside it
+    lake = tmp_path / "lake"
+    out = cli("run", "ingest-android", "--input", str(run_dir.parent), "--lake", str(lake), "--strict", "-q",
+              cwd=tmp_path)
+    assert out.returncode == 3  # nothing quarantined, but a file was left unread
+    assert "quarantined  0" in out.stdout and "1 files not read (no format reads it: 1)" in out.stdout
+    rows = cli("sql", "SELECT path, size, reason, formats FROM ignored_inputs ORDER BY path", "--lake", str(lake),
+               "--format", "json", cwd=tmp_path)
+    found = [json.loads(line) for line in rows.stdout.splitlines()]
+    assert [(Path(r["path"]).name, r["size"], r["reason"]) for r in found] == [("notes.bin", 14, "no format reads it")]
+    assert found[0]["formats"].startswith("droidbot,getevent")  # every format of the pipeline declined it

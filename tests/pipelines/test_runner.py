@@ -157,7 +157,7 @@ def test_fifos_devices_and_links_out_of_the_input_are_skipped_and_reported(run, 
     assert result.status == "success"
     assert query("SELECT count(*) AS n FROM steps") == [{"n": 12}]
     assert "hunter2" not in str(query("SELECT * FROM steps"))
-    reasons = "\n".join(result.ignored)
+    reasons = "\n".join(map(str, result.ignored))
     assert f"{root}/a/pipe (skipped: a FIFO)" in reasons
     assert f"{root}/a/leak.json (skipped: a link to {secret}, outside the input)" in reasons
     assert f"{root}/a/zero (skipped: a link to /dev/zero, outside the input)" in reasons
