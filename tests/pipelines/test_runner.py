@@ -176,3 +176,25 @@ def test_derived_parts_are_named_by_the_bytes_written(tmp_path):
     names = {write_part(lake, "d", "quarantine", t, "x") for t in (first, second)}
     assert len(names) == 2
     assert write_part(lake, "d", "quarantine", first, "x") in names  # the same rows again: the same part
+
+
+def test_progress_is_one_live_line_in_a_terminal_and_a_line_per_task_in_a_log():
+    import io
+
+    from pipelines.runner import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    marker = {"counts": {"episodes": 2, "steps": 30, "quarantined": 1}}
+    for stream, live in ((Terminal(), True), (io.StringIO(), False)):
+        bar = Progress(3, 3 << 20, stream=stream)
+        for _ in range(3):
+            bar.update(marker, 1 << 20)
+        text = stream.getvalue()
+        assert "[3/3 tasks] 3.0/3.0 MB" in text and "steps/s  ETA 0 s" in text and "quarantined 3" in text
+        if live:  # redrawn in place, one final newline
+            assert text.count("\r\x1b[2K") == 3 and text.count("\n") == 1
+        else:
+            assert text.count("\n") == 3 and "\r" not in text

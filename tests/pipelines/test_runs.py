@@ -76,8 +76,8 @@ pipelines.runner.run_ingest(definition.load("ingest-android"), {lake!r}, [{str(D
         os.kill(run.pid, signal.SIGKILL)
         run.wait()
     assert cli.main(["run", "ingest-android", "--input", str(DROIDBOT), "--lake", lake, "-q"]) == 0
-    runs = query("SELECT status, error FROM runs ORDER BY started_at")
-    assert [r["status"] for r in runs] == ["died", "success"]
+    runs = query("SELECT status, error, seconds FROM runs ORDER BY started_at")
+    assert [r["status"] for r in runs] == ["died", "success"] and runs[1]["seconds"] > 0
     assert "without finishing" in runs[0]["error"]
     assert query("SELECT count(*) n FROM steps")[0]["n"] == 12  # the DroidBot run, whole
 
