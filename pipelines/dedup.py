@@ -35,17 +35,11 @@ from schemas import v1
 from transforms.canonicalize import step_text_column
 from transforms.dedup import exact, minhash
 from transforms.dedup.representative import rank, representatives
-from transforms.scrub import scrub_table
+from transforms.scrub import scrub_tables
 
 STAGE = "dedup"
 # Below this many episodes, starting Ray (~2.5 s) costs more than the signatures: compute in-process.
 LOCAL_MAX_EPISODES = 200_000
-STEP_FIELDS = ["observation.text", "observation.ui_tree", "observation.url", "observation.title",
-               "action.text", "action.element", "action.arguments", "action.code", "action.raw",
-               "final_observation.text", "final_observation.ui_tree", "reasoning"]
-EPISODE_FIELDS = ["task", "env"]
-BRANCH_FIELDS = ["action.text", "action.element", "action.arguments", "action.code", "action.raw",
-                 "next_observation.text", "next_observation.ui_tree"]
 
 
 
@@ -184,12 +178,8 @@ def dedup_stage(ctx: StageContext) -> StageResult:
 
     audit: list[dict] = []
     if options.scrub:
-        steps, step_audit = scrub_table(steps, STEP_FIELDS, "step_id")
-        episodes, episode_audit = scrub_table(episodes, EPISODE_FIELDS, "episode_id")
-        branches, branch_audit = scrub_table(branches, BRANCH_FIELDS, "step_id")
-        audit = ([{**a, "table_name": "steps"} for a in step_audit]
-                 + [{**a, "table_name": "episodes"} for a in episode_audit]
-                 + [{**a, "table_name": "branches"} for a in branch_audit])
+        scrubbed, audit = scrub_tables({"steps": steps, "episodes": episodes, "branches": branches})
+        steps, episodes, branches = scrubbed["steps"], scrubbed["episodes"], scrubbed["branches"]
     dups = find_duplicates(episodes, steps, options, ctx.log)
     no_change = exact.no_change_steps(steps)
 

@@ -165,11 +165,13 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n
 
     bar = Progress(len(todo), sum(t.size for t in todo), enabled=progress)
     failures: list[str] = []
+    scrubbed: list[dict] = []  # this run's tasks only: earlier runs recorded theirs
     executed = _execute_local(todo, ctx) if result.executor == "local" else _execute_ray(todo, ctx, ray_address)
     for task, marker, error in executed:
         bar.update(marker, task.size)
         if marker:
             markers.append(marker)
+            scrubbed += marker.get("scrubbed", [])
         else:
             failures.append(f"task {task.task_id} ({task.units[0].uri}, {len(task.units)} inputs) failed: {error}")
             log(f"  {failures[-1]}")
@@ -185,6 +187,12 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n
                       tasks_failed=result.tasks_failed, episodes=result.episodes, steps=result.steps,
                       quarantined=result.quarantined)
     run.stage("ingest", result.units_in, result.steps, result.quarantined, time.perf_counter() - started)
+    if scrubbed:
+        with open_catalog(lake, catalog) as cat:
+            cat.con.executemany("INSERT INTO scrub_audit (run_id, dataset, table_name, record_id, field, kind, count) "
+                                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                [[run.run_id, defn.dataset, a["table_name"], a["record_id"], a["field"], a["kind"],
+                                  a["count"]] for a in scrubbed])
     if result.ignored:
         with open_catalog(lake, catalog) as cat:
             cat.con.executemany("INSERT INTO ignored_inputs VALUES (?, ?, ?, ?, ?, ?)",

@@ -22,6 +22,7 @@ from ingest.source import Source, SourceError
 from pipelines.lake import BlobStore, Lake
 from pipelines.plan import Task, Unit
 from schemas import v1
+from transforms.scrub import scrub_tables
 
 
 @dataclass
@@ -92,7 +93,8 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
         for key, value in _read_unit(unit, builder, blobs, messages).items():
             totals[key] += value
 
-    tables = builder.tables()
+    # secrets never reach the lake: scrubbed before anything is written, what kind where in the marker's audit
+    tables, audit = scrub_tables(builder.tables())
     tables["blobs"] = pa.Table.from_pylist(list(blobs.rows.values()), schema=v1.BLOBS)
     parts = {}
     for name, table in tables.items():
@@ -101,6 +103,6 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
             lake.write_parquet(path, table)
             parts[name] = lake.relative(path)
     marker = {"task_id": task.task_id, "run_id": ctx.run_id, "parts": parts, "counts": totals,
-              "messages": messages[:200], "seconds": round(time.perf_counter() - started, 3)}
+              "messages": messages[:200], "scrubbed": audit, "seconds": round(time.perf_counter() - started, 3)}
     lake.write_bytes_atomic(lake.marker_path(ctx.dataset, task.task_id), orjson.dumps(marker))
     return marker

@@ -58,6 +58,20 @@ _HAR_COOKIES = re.compile(r'"cookies"\s*:\s*\[([^\[\]]*)\]')
 _COOKIE_VALUE = re.compile(rf'"value"\s*:\s*"({_JSON_STR})"')
 
 _COMPILED = [(kind, re.compile(pattern, re.ASCII), group) for kind, pattern, group in RULES]
+# Per rule, words one of which any text it matches holds (lower-cased): a rule whose words are all absent is
+# not run, so a row that passed the screen runs the one or two regexes that can match it, not all seventeen.
+_HEADER_WORDS = ("authorization", "cookie", "api-key", "x-auth-token", "x-access-token", "x-csrf-token",
+                 "x-xsrf-token", "x-amz-security-token")
+_NEEDLES = {
+    "private_key": ("private key-----",), "http_credential": _HEADER_WORDS, "aws_access_key": ("akia", "asia"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), "api_key": ("sk-",),
+    "google_api_key": ("aiza",), "slack_token": ("xox",), "stripe_key": ("_live_", "_test_"),
+    "huggingface_token": ("hf_",), "jwt": ("eyj",), "url_password": ("://",),
+    "url_token": ("token=", "key=", "sig=", "signature=", "password=", "secret="),
+    "env_secret": ("key", "token", "secret", "pass", "pwd", "credential", "auth"),
+    "password": ("password", "passwd", "api", "secret", "token"),
+}
+_RULES = [(kind, regex, group, _NEEDLES[kind]) for kind, regex, group in _COMPILED]
 # RE2 screen: every text a rule above can change matches it (each rule's key shape, or its trigger word in
 # the position the rule needs: `password` after a non-word character and before `:`/`=`, not inside
 # `"is_password": false`, which every Android view tree holds), so only rows that may hold a secret go
@@ -74,6 +88,30 @@ TRIGGERS = "|".join((
     r"(?:^|[^A-Za-z0-9_]|\\[nrt])\"?(?i:password|passwd|api[_-]?key|secret|access[_-]?token|auth[_-]?token|"
     r"client[_-]?secret)\"?[ \t]*[:=]",
 ))
+
+
+# What is scrubbed in each lake table, and the column that names a row in the audit: every string a trace
+# writes (views, actions, raw source records, reasoning), the task and env, and the raw snippets of the
+# quarantine. Ingest scrubs these before anything is written; dedup scrubs them again (a second pass).
+SCRUBBED: dict[str, tuple[list[str], str]] = {
+    "steps": (["observation.text", "observation.ui_tree", "observation.url", "observation.title", "action.text",
+               "action.element", "action.arguments", "action.code", "action.raw", "final_observation.text",
+               "final_observation.ui_tree", "reasoning"], "step_id"),
+    "episodes": (["task", "env"], "episode_id"),
+    "branches": (["action.text", "action.element", "action.arguments", "action.code", "action.raw",
+                  "next_observation.text", "next_observation.ui_tree"], "step_id"),
+    "quarantine": (["reason", "snippet"], "record_id"),
+}
+
+
+def scrub_tables(tables: dict[str, pa.Table]) -> tuple[dict[str, pa.Table], list[dict]]:
+    """Every table of `tables` that SCRUBBED names, scrubbed; audit rows carry `table_name`."""
+    out, audit = dict(tables), []
+    for name, (fields, id_column) in SCRUBBED.items():
+        if name in out and out[name].num_rows:
+            out[name], found = scrub_table(out[name], fields, id_column)
+            audit += [{**a, "table_name": name} for a in found]
+    return out, audit
 
 
 @dataclass(frozen=True)
@@ -107,7 +145,11 @@ def scrub_text(text: str | None) -> tuple[str | None, Counter]:
 
         return _splice(m, 1, _COOKIE_VALUE.sub(one, m.group(1)))
 
-    for kind, regex, group in _COMPILED:
+    lowered = text.lower()
+    for kind, regex, group, needles in _RULES:
+        if not any(n in lowered for n in needles):
+            continue
+
         def replace(m: re.Match, kind=kind, group=group) -> str:
             secret = m.group(group)
             if not secret or secret.startswith("<REDACTED"):
@@ -116,8 +158,8 @@ def scrub_text(text: str | None) -> tuple[str | None, Counter]:
             return _splice(m, group, _redact(kind))
 
         text = regex.sub(replace, text)
-        if kind == "http_credential" and '"cookies"' in text:
-            text = _HAR_COOKIES.sub(cookie_list, text)
+    if '"cookies"' in text:
+        text = _HAR_COOKIES.sub(cookie_list, text)
     return text, found
 
 
