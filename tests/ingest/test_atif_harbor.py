@@ -270,7 +270,7 @@ def test_the_bundled_trial_is_claimed_whole_by_atif(tmp_path):
     from pipelines.plan import find_units
     units, ignored = find_units([str(TRIAL.parent)], definition.load("ingest-all").formats)
     assert [(u.format, u.uri) for u in units] == [("atif", "harbor-claude-code/fix-calc-add__Vq7mR2p")]
-    assert ignored == [str(TRIAL.parent / "PROVENANCE.md")]
+    assert [i.path for i in ignored] == [str(TRIAL.parent / "PROVENANCE.md")]
 
 
 def test_export_of_ingested_trials_validates_with_harbors_own_trajectory_model(run, lake, tmp_path):

@@ -76,7 +76,8 @@ def memory_lake(tmp_path, view_lake):
     shutil.copyfile(f"{view_lake.path}/catalog.duckdb", catalog)
     url = f"memory://{root.lstrip('/')}"
     with Catalog(catalog, url) as cat:
-        cat.con.register_filesystem(fs)
+        if "memory" not in cat.con.list_filesystems():  # DuckDB may already know it from an earlier connection
+            cat.con.register_filesystem(fs)
         cat.refresh_views()
     yield url, catalog
     fs.rm(root, recursive=True)

@@ -30,7 +30,7 @@ def test_all_android_formats_coexist_in_one_folder(run, query, tmp_path, aw):  #
     assert query("SELECT count(*) AS n FROM steps")[0]["n"] == 77
     assert sorted(r["source_uri"] for r in query("SELECT source_uri FROM quarantine")) == [
         "inbox/SystemWifiTurnOff.pkl.gz", "inbox/android_control-00000-of-00020", "inbox/general-00000-of-00321"]
-    assert [p.rsplit("/", 1)[-1] for p in result.ignored] == ["README.txt"]
+    assert [i.path.rsplit("/", 1)[-1] for i in result.ignored] == ["README.txt"]
 
 
 def test_bundled_samples_still_ingest(run, query):

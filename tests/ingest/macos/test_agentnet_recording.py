@@ -61,4 +61,4 @@ def test_missing_metadata_is_one_quarantine_row(sample_copy, run, query):
     result = run("ingest-macos", [rec])
     assert result.episodes == 0
     # without metadata.json the folder is not a recording; its files are reported as unread, not lost
-    assert result.quarantined == 0 and any(p.endswith("reduced_events_complete.jsonl") for p in result.ignored)
+    assert result.quarantined == 0 and any(i.path.endswith("reduced_events_complete.jsonl") for i in result.ignored)
