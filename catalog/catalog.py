@@ -15,7 +15,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from catalog import object_store
+from catalog.object_store import attach as attach_lake_storage
 from schemas import TABLES
 
 VIEW_TABLES = ("episodes", "steps", "branches", "quarantine", "blobs")
@@ -92,7 +92,7 @@ class Catalog:
         config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
         self.con = duckdb.connect(path, read_only=read_only, config=config)
         # parts on an object store: httpfs with the lake's S3 settings, else the lake's fsspec filesystem
-        self.storage = object_store.attach(self.con, self.lake_root)
+        self.storage = attach_lake_storage(self.con, self.lake_root)
         if not read_only:
             self.con.execute(DDL)
             if not self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_type = 'VIEW' "

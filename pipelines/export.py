@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import io
 import posixpath
-import uuid
 import dataclasses
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
@@ -130,18 +129,14 @@ class _ShardWriter:
         self.step_ids: list[list[str]] = []
         self.size = 0
         self.count = 0
-        self.file = None  # JSONL: the open temporary file of the current shard
-        self.tmp_path = ""
+        self.file = None  # JSONL: the current shard, published whole on flush (Lake.open_atomic)
         self.sha256 = hashlib.sha256()
 
     def add(self, record: dict, step_ids: list[str]) -> None:
         line = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
         if self.file_type == "jsonl":
             if self.file is None:
-                path = self.out.path(self.name(self.count))
-                self.out.fs.makedirs(posixpath.dirname(path), exist_ok=True)
-                self.tmp_path = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
-                self.file = self.out.fs.open(self.tmp_path, "wb")
+                self.file = self.out.open_atomic(self.out.path(self.name(self.count)))
             self.file.write(line)
             self.sha256.update(line)
         else:
@@ -156,8 +151,7 @@ class _ShardWriter:
             return
         rel = self.name(self.count)
         if self.file_type == "jsonl":
-            self.file.close()
-            self.out.fs.mv(self.tmp_path, self.out.path(rel))
+            self.file.commit()
             size, digest = self.size, self.sha256.hexdigest()
         else:
             buf = io.BytesIO()
@@ -172,8 +166,7 @@ class _ShardWriter:
     def discard(self) -> None:
         """Drop the shard in progress (the export failed): remove its temporary file."""
         if self.file is not None:
-            self.file.close()
-            self.out.fs.rm(self.tmp_path)
+            self.file.discard()
             self.file = None
 
 
@@ -182,9 +175,7 @@ def _steps_batches(cat: Catalog, lake: Lake, parts: list[str], batch_rows: int =
     """The version's steps ordered by episode, in tables that never split an episode."""
     if not parts:
         return
-    files = ", ".join("'" + lake.absolute(p).replace("'", "''") + "'" for p in parts)
-    if not lake.is_local:
-        files = ", ".join("'" + cat.lake_root + "/" + p.replace("'", "''") + "'" for p in parts)
+    files = ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
     reader = cat.con.sql(_STEPS_SQL.format(files=files)).to_arrow_reader(batch_rows)
     pending: pa.Table | None = None
     for batch in reader:
@@ -204,7 +195,7 @@ def _steps_batches(cat: Catalog, lake: Lake, parts: list[str], batch_rows: int =
 def _first_urls(cat: Catalog, lake: Lake, parts: list[str]) -> dict[str, str]:
     if not parts:
         return {}
-    files = ", ".join("'" + lake.absolute(p).replace("'", "''") + "'" for p in parts)
+    files = ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
     rows = cat.con.execute(
         f"SELECT episode_id, arg_min(observation.url, step_index) FROM read_parquet([{files}]) "
         "WHERE observation.url IS NOT NULL GROUP BY 1").fetchall()

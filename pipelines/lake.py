@@ -4,6 +4,13 @@
     <lake>/blobs/<aa>/<sha256>.<ext>           content-addressed binaries, written once
     <lake>/datasets/<name>/parts/<table>/<task>.parquet
     <lake>/datasets/<name>/tasks/<task>.json   completion markers: a task is done when its marker exists
+
+Writes never leave a partial file where a reader looks. On a filesystem (local or any with a rename) a file is
+written under a temporary name and renamed. On an object store (`s3://`, `gs://`, ...: `catalog.object_store`)
+a rename is a copy and a delete, so each file is one upload of the whole object instead: S3 publishes an
+object whole when its PUT (or multipart upload) completes, never half, and never under another name. Parts
+are named by their task or their content and only become part of a dataset when a catalog version lists
+them (write, then publish by manifest), so an upload that a crash cut short is never read.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import hashlib
 import io
 import os
 import posixpath
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 
@@ -19,6 +27,8 @@ import fsspec
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from catalog.object_store import OBJECT_STORES
 
 MEDIA_EXT = {"image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "application/json": "json",
              "text/plain": "txt", "application/octet-stream": "bin"}
@@ -36,7 +46,9 @@ class Lake:
     def __post_init__(self):
         self.fs, self.root = fsspec.core.url_to_fs(self.url)
         self.root = self.root.rstrip("/")
-        self.is_local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,))
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        self.is_local = "file" in protocols
+        self.is_object_store = bool(OBJECT_STORES.intersection(protocols))
 
     def path(self, *parts: str) -> str:
         return posixpath.join(self.root, *parts)
@@ -53,13 +65,27 @@ class Lake:
     def absolute(self, rel: str) -> str:
         return self.path(rel)
 
+    def uri(self, rel: str) -> str:
+        """A lake-relative path as DuckDB and other tools name it: a local path, or a URL with the protocol
+        (`s3://bucket/lake/...`)."""
+        path = self.path(rel)
+        return path if self.is_local else self.fs.unstrip_protocol(path)
+
     def write_bytes_atomic(self, path: str, data: bytes) -> None:
-        """Write to a temporary name, then rename: readers never see a partial file."""
+        """Readers never see a partial file: a temporary name then a rename, or on an object store one upload
+        of the whole object."""
+        if self.is_object_store:
+            self.fs.pipe_file(path, data)
+            return
         self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
         tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
         with self.fs.open(tmp, "wb") as f:
             f.write(data)
         self.fs.mv(tmp, path)
+
+    def open_atomic(self, path: str) -> "AtomicFile":
+        """A file to stream into that appears at `path` whole on `commit()`, or never (`discard()`)."""
+        return AtomicFile(self, path)
 
     @staticmethod
     def parquet_bytes(table: pa.Table) -> bytes:
@@ -77,6 +103,42 @@ class Lake:
                 return orjson.loads(f.read())
         except FileNotFoundError:
             return None
+
+
+class AtomicFile:
+    """Streamed writes published whole: into a temporary file beside `path` renamed on commit, or on an object
+    store into a local temporary file uploaded in one piece on commit (nothing exists under the lake until
+    then, and a discarded or crashed write leaves nothing there)."""
+
+    def __init__(self, lake: Lake, path: str):
+        self.lake, self.path = lake, path
+        if lake.is_object_store:
+            self.tmp = None
+            self.file = tempfile.NamedTemporaryFile(prefix="trajforge-upload-", delete=False)
+        else:
+            lake.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+            self.tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+            self.file = lake.fs.open(self.tmp, "wb")
+
+    def write(self, data: bytes) -> int:
+        return self.file.write(data)
+
+    def commit(self) -> None:
+        self.file.close()
+        if self.tmp is None:
+            try:
+                self.lake.fs.put_file(self.file.name, self.path)
+            finally:
+                os.unlink(self.file.name)
+        else:
+            self.lake.fs.mv(self.tmp, self.path)
+
+    def discard(self) -> None:
+        self.file.close()
+        if self.tmp is None:
+            os.unlink(self.file.name)
+        else:
+            self.lake.fs.rm(self.tmp)
 
 
 @dataclass
