@@ -86,6 +86,38 @@ def write_part(lake: Lake, dataset: str, table: str, data: pa.Table, stage: str)
     return lake.relative(path)
 
 
+def part_groups(version: Version, tables: tuple[str, ...] = ("episodes", "steps")) -> list[dict[str, list[str]]] | None:
+    """The version's parts of `tables` grouped by file stem, one group per ingest task (or derived group):
+    each holds whole episodes with all their steps, so per-episode work can run a group at a time. None when
+    the stems do not pair up (a version written before groups existed): then the tables go as one group."""
+    by_stem: dict[str, dict[str, list[str]]] = {}
+    for table in tables:
+        for rel in version.parts.get(table, []):
+            stem = rel.rsplit("/", 1)[-1].removesuffix(".parquet")
+            by_stem.setdefault(stem, {t: [] for t in tables})[table].append(rel)
+    if any(not all(group.values()) for group in by_stem.values()):
+        return None
+    return [by_stem[stem] for stem in sorted(by_stem)]
+
+
+def write_group(lake: Lake, dataset: str, data: dict[str, pa.Table], stage: str) -> dict[str, str]:
+    """Write the tables of one group as parts sharing one stem (a hash of all their bytes), so the group
+    stays a group in the next version. Returns {table: lake-relative path}."""
+    payloads = {table: lake.parquet_bytes(t.replace_schema_metadata({**(TABLES[table].metadata or {})}))
+                for table, t in data.items()}
+    digest = hashlib.sha256()
+    for table in sorted(payloads):
+        digest.update(table.encode() + hashlib.sha256(payloads[table]).digest())
+    stem = f"{stage}-{digest.hexdigest()[:24]}"
+    out = {}
+    for table, payload in payloads.items():
+        path = lake.part_path(dataset, table, stem)
+        if not lake.fs.exists(path):
+            lake.write_bytes_atomic(path, payload)
+        out[table] = lake.relative(path)
+    return out
+
+
 def commit(lake: Lake, cat: Catalog, version: Version, run_id: str, replaced: dict[str, list[str]],
            note: str) -> tuple[int, bool]:
     """New version = `version` with the parts of the tables in `replaced` swapped for the given ones."""

@@ -21,6 +21,7 @@ import tempfile
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog import Catalog
@@ -29,11 +30,35 @@ from pipelines.lake import Lake
 from pipelines.runs import open_catalog
 from pipelines.options import validate_options
 from pipelines.stages import StageContext, StageResult
+from schemas import v1
 
 
 
-def _read_parts(lake: Lake, version, table: str) -> list[tuple[str, object]]:
-    return [(p, pq.read_table(lake.absolute(p), filesystem=lake.fs)) for p in version.parts.get(table, [])]
+def _read(lake: Lake, paths: list[str]) -> list[tuple[str, pa.Table]]:
+    return [(p, pq.read_table(lake.absolute(p), filesystem=lake.fs)) for p in paths]
+
+
+class _GxSample:
+    """The scalar columns the GX suites read, kept to about `limit` rows per table whatever the dataset's
+    size: groups are added as they are validated, and the sample is thinned (seeded) when it doubles."""
+
+    def __init__(self, limit: int):
+        from transforms.validate.gx import SAMPLE_SEED
+
+        self.limit, self.seed, self.sampled = limit, SAMPLE_SEED, False
+        self.parts: dict[str, list[pl.DataFrame]] = {"episodes": [], "steps": []}
+
+    def add(self, episodes: pa.Table, steps: pa.Table) -> None:
+        from transforms.validate.gx import episode_frame, flatten_steps
+
+        for table, frame in (("episodes", episode_frame(episodes)), ("steps", flatten_steps(steps))):
+            self.parts[table].append(frame)
+            if sum(f.height for f in self.parts[table]) > 2 * self.limit:
+                self.parts[table] = [pl.concat(self.parts[table]).sample(self.limit, seed=self.seed)]
+                self.sampled = True
+
+    def frames(self) -> dict[str, pl.DataFrame]:
+        return {table: pl.concat(parts) if parts else pl.DataFrame() for table, parts in self.parts.items()}
 
 
 def _record_findings(cat: Catalog, run_id: str, dataset: str, version: int, found: pl.DataFrame) -> None:
@@ -49,11 +74,11 @@ def _record_findings(cat: Catalog, run_id: str, dataset: str, version: int, foun
                          r["example_record"], r["example_reason"]])
 
 
-def _run_gx(ctx: StageContext, cat: Catalog, name: str, version: int, episodes, steps, sample_rows) -> str:
-    from transforms.validate.gx import SAMPLE_ROWS, run_suites
+def _run_gx(ctx: StageContext, cat: Catalog, name: str, version: int, sample: _GxSample) -> str:
+    from transforms.validate.gx import run_frames
 
     with tempfile.TemporaryDirectory() as docs:
-        run = run_suites(episodes, steps, docs_dir=docs, sample_rows=sample_rows or SAMPLE_ROWS)
+        run = run_frames(sample.frames(), docs_dir=docs, sample_rows=sample.limit, presampled=sample.sampled)
         target = ctx.lake.path("datasets", name, "validation", f"v{version}")
         ctx.lake.fs.makedirs(target, exist_ok=True)
         ctx.lake.fs.put(docs.rstrip("/") + "/", target, recursive=True)
@@ -67,55 +92,89 @@ def _run_gx(ctx: StageContext, cat: Catalog, name: str, version: int, episodes, 
 
 
 def validate_stage(ctx: StageContext) -> StageResult:
-    """Validate `ctx.dataset` (NAME or NAME@VERSION). Commits a new version without the quarantined
-    episodes when any rule found an error; otherwise the version stays as it is."""
+    """Validate `ctx.dataset` (NAME or NAME@VERSION), one part group (whole episodes with their steps) at a
+    time, so memory follows the part size, not the dataset's. A group with errors is written again without
+    its quarantined episodes; the others are shared with the new version. Commits a new version only when
+    any rule found an error."""
     from transforms.validate import branches as branch_rules
     from transforms.validate.check import conform_parts, quarantine_rows, validate
+    from transforms.validate.gx import SAMPLE_ROWS
 
     options = validate_options(ctx.options)
-    with open_catalog(ctx.lake, ctx.catalog_path) as cat:
-        version = datasets.resolve(cat, ctx.dataset, ctx.lake)
-        episodes, steps, contract_findings = conform_parts(
-            _read_parts(ctx.lake, version, "episodes"), _read_parts(ctx.lake, version, "steps"),
-            options.contract)
+    gx_on = options.gx if options.gx is not None else os.environ.get("PIPELINES_GX", "1") != "0"
+    lake = ctx.lake
+    with open_catalog(lake, ctx.catalog_path, read_only=True) as cat:
+        version = datasets.resolve(cat, ctx.dataset, lake)
+    name = version.dataset
+    groups = datasets.part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
+    branches = datasets.read_table(lake, version, "branches")
+    unchecked = set(branches.column("step_id").to_pylist())
+    sample = _GxSample(options.sample_rows or SAMPLE_ROWS)
+    parts: dict[str, list[str]] = {"episodes": [], "steps": []}
+    kept_branch_ids: set[str] = set()
+    quarantines, findings = [], []
+    n_steps = n_kept_steps = bad_episodes = 0
+    for group in groups:
+        episodes, steps, contract_findings = conform_parts(_read(lake, group["episodes"]), _read(lake, group["steps"]),
+                                                           options.contract)
         outcome = validate(episodes, steps, severity=options.severity, prior=contract_findings)
-        quarantine = quarantine_rows(outcome, episodes, steps, ctx.run_id)
-        branches = datasets.read_table(ctx.lake, version, "branches")
-        kept_branches, branch_findings = branch_rules.check_branches(
-            branches, steps, outcome.bad_episodes, options.severity)
-        branch_quarantine = branch_rules.quarantine_rows(branch_findings, branches, episodes, ctx.run_id)
+        quarantines.append(quarantine_rows(outcome, episodes, steps, ctx.run_id))
+        mine = branches.filter(pc.is_in(branches["episode_id"], episodes["episode_id"]))
+        kept, branch_findings = branch_rules.check_branches(mine, steps, outcome.bad_episodes, options.severity)
+        quarantines.append(branch_rules.quarantine_rows(branch_findings, mine, episodes, ctx.run_id))
+        kept_branch_ids.update(kept.column("step_id").to_pylist())
+        unchecked.difference_update(mine.column("step_id").to_pylist())
+        findings += [outcome.findings, branch_findings]
+        n_steps, n_kept_steps, bad_episodes = (n_steps + steps.num_rows, n_kept_steps + outcome.steps.num_rows,
+                                               bad_episodes + len(outcome.bad_episodes))
+        if outcome.steps.num_rows != steps.num_rows or outcome.episodes.num_rows != episodes.num_rows:
+            written = datasets.write_group(lake, name, {"episodes": outcome.episodes, "steps": outcome.steps},
+                                           "validate")
+            parts["episodes"].append(written["episodes"])
+            parts["steps"].append(written["steps"])
+        else:  # nothing removed: the group's parts are shared with the new version
+            parts["episodes"] += group["episodes"]
+            parts["steps"] += group["steps"]
+        if gx_on:
+            sample.add(outcome.episodes, outcome.steps)
+    if unchecked:  # branches of episodes this version does not hold
+        orphans = branches.filter(pc.is_in(branches["step_id"], pa.array(sorted(unchecked), pa.string())))
+        _, branch_findings = branch_rules.check_branches(orphans, v1.STEPS.empty_table(), [], options.severity)
+        quarantines.append(branch_rules.quarantine_rows(branch_findings, orphans, v1.EPISODES.empty_table(),
+                                                        ctx.run_id))
+        findings.append(branch_findings)
+    nonempty = [f for f in findings if f.height]
+    found = pl.concat(nonempty) if nonempty else None
+    quarantine = pa.concat_tables(quarantines) if quarantines else v1.QUARANTINE.empty_table()
+    dropped_branches = branches.num_rows - len(kept_branch_ids)
+    replaced: dict[str, list[str]] = {}
+    if parts["steps"] != version.parts.get("steps", []) or parts["episodes"] != version.parts.get("episodes", []):
+        replaced.update(parts)
+    if dropped_branches:
+        kept = branches.filter(pc.is_in(branches["step_id"], pa.array(sorted(kept_branch_ids), pa.string())))
+        replaced["branches"] = [datasets.write_part(lake, name, "branches", kept, "validate")]
+    if quarantine.num_rows:
+        replaced["quarantine"] = [*version.parts.get("quarantine", []),
+                                  datasets.write_part(lake, name, "quarantine", quarantine, "validate")]
+    with open_catalog(lake, ctx.catalog_path) as cat:
         number, created = version.version, False
-        name = version.dataset
-        replaced = {}
-        if quarantine.num_rows or outcome.steps.num_rows != steps.num_rows:
-            replaced["episodes"] = [datasets.write_part(ctx.lake, name, "episodes", outcome.episodes, "validate")]
-            replaced["steps"] = [datasets.write_part(ctx.lake, name, "steps", outcome.steps, "validate")]
-        if kept_branches.num_rows != branches.num_rows:
-            replaced["branches"] = [datasets.write_part(ctx.lake, name, "branches", kept_branches, "validate")]
-        if quarantine.num_rows or branch_quarantine.num_rows:
-            both = pa.concat_tables([quarantine, branch_quarantine])
-            replaced["quarantine"] = [*version.parts.get("quarantine", []),
-                                      datasets.write_part(ctx.lake, name, "quarantine", both, "validate")]
         if replaced:
-            number, created = datasets.commit(
-                ctx.lake, cat, version, ctx.run_id, replaced,
-                note=f"validate: {len(outcome.bad_episodes)} episodes and "
-                     f"{branches.num_rows - kept_branches.num_rows} branches quarantined")
-        _record_findings(cat, ctx.run_id, version.dataset, number, pl.concat([outcome.findings, branch_findings]))
-        counts = outcome.counts()
-        for row in branch_findings.group_by("severity", "rule").len().iter_rows(named=True):
-            counts.setdefault(row["severity"], {})[row["rule"]] = row["len"]
+            number, created = datasets.commit(lake, cat, version, ctx.run_id, replaced,
+                                              note=f"validate: {bad_episodes} episodes and {dropped_branches} "
+                                                   "branches quarantined")
+        counts: dict[str, dict[str, int]] = {}
+        if found is not None:
+            _record_findings(cat, ctx.run_id, name, number, found)
+            for row in found.group_by("severity", "rule").len().iter_rows(named=True):
+                counts.setdefault(row["severity"], {})[row["rule"]] = row["len"]
         errors, warnings = sum(counts.get("error", {}).values()), sum(counts.get("warning", {}).values())
-        summary = (f"{steps.num_rows:,} steps and {branches.num_rows:,} branches checked, {errors} errors in "
-                   f"{len(outcome.bad_episodes)} episodes and {branches.num_rows - kept_branches.num_rows} branches "
-                   f"(quarantined), {warnings} warnings (kept)")
+        summary = (f"{n_steps:,} steps and {branches.num_rows:,} branches checked, {errors} errors in "
+                   f"{bad_episodes} episodes and {dropped_branches} branches (quarantined), {warnings} warnings (kept)")
         if counts:
             summary += "; " + ", ".join(f"{rule} {n}" for sev in ("error", "warning")
                                         for rule, n in sorted(counts.get(sev, {}).items()))
-        if options.gx if options.gx is not None else os.environ.get("PIPELINES_GX", "1") != "0":
-            summary += "; " + _run_gx(ctx, cat, version.dataset, number, outcome.episodes, outcome.steps,
-                                      options.sample_rows)
-    ctx.log(f"validate {version.dataset} v{version.version}: {summary}")
-    return StageResult(records_in=steps.num_rows + branches.num_rows,
-                       records_out=outcome.steps.num_rows + kept_branches.num_rows,
-                       quarantined=quarantine.num_rows + branch_quarantine.num_rows, version=number if created else None, summary=summary)
+        if gx_on:
+            summary += "; " + _run_gx(ctx, cat, name, number, sample)
+    ctx.log(f"validate {name} v{version.version}: {summary}")
+    return StageResult(records_in=n_steps + branches.num_rows, records_out=n_kept_steps + len(kept_branch_ids),
+                       quarantined=quarantine.num_rows, version=number if created else None, summary=summary)

@@ -79,3 +79,30 @@ def test_gx_suites_write_results_and_data_docs(run, query, lake):
     assert [json.loads(r["observed_value"])["unexpected_count"] for r in seen] == [0]
     index = Path(lake) / "datasets" / "android" / "validation" / "v1" / "index.html"
     assert index.exists() and "steps.android" in index.read_text()
+
+
+def test_validate_works_a_part_group_at_a_time_and_shares_the_groups_it_did_not_change(run, lake, tmp_path):
+    """Two ingest tasks (two part groups); a tap on a missing view breaks the episode of the second: the new
+    version rewrites that group only and keeps the first group's parts as they were."""
+    import shutil
+
+    from pipelines.runs import open_catalog
+    from pipelines.stages import run_alone
+
+    first, second = tmp_path / "in" / "a-run", tmp_path / "in" / "b-run"
+    shutil.copytree(RUN, first)
+    shutil.copytree(RUN, second)
+    event = json.loads((second / TAP_EVENT).read_text())
+    event["event"]["view"]["view_str"] = "0" * 32
+    (second / TAP_EVENT).write_text(json.dumps(event))
+    assert run("ingest-android", [first.parent], stages=["ingest"], task_mb=0.1).tasks_total == 2
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        before = cat.current_version("android").parts
+    _, outcome = run_alone("validate", Lake(lake), None, "android", {"gx": False}, log=lambda line: None)
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        after = cat.current_version("android").parts
+    assert outcome.version == 2 and outcome.quarantined == 1
+    assert len(set(after["steps"]) & set(before["steps"])) == 1 and len(after["steps"]) == 2
+    assert len(set(after["episodes"]) & set(before["episodes"])) == 1
+    stems = lambda paths: {p.rsplit("/", 1)[-1] for p in paths}  # noqa: E731
+    assert stems(after["steps"]) == stems(after["episodes"])  # the rewritten group is still a group

@@ -78,10 +78,23 @@ def _observed(result) -> str | None:
     return None if value is None else json.dumps(value, default=str, ensure_ascii=False)
 
 
+def episode_frame(episodes: pa.Table) -> pl.DataFrame:
+    """The episode columns suites can name (env, a JSON tree, left out)."""
+    return pl.from_arrow(episodes.drop_columns(["env"]))
+
+
 def run_suites(episodes: pa.Table, steps: pa.Table, *, docs_dir: str | None = None,
                sample_rows: int = SAMPLE_ROWS, suites: list[dict] | None = None) -> SuiteRun:
     """Run every suite on its table (or domain slice); empty slices are skipped. With `docs_dir`, build
     the Data Docs HTML site there."""
+    return run_frames({"episodes": episode_frame(episodes), "steps": flatten_steps(steps)}, docs_dir=docs_dir,
+                      sample_rows=sample_rows, suites=suites)
+
+
+def run_frames(frames: dict[str, pl.DataFrame], *, docs_dir: str | None = None, sample_rows: int = SAMPLE_ROWS,
+               suites: list[dict] | None = None, presampled: bool = False) -> SuiteRun:
+    """`run_suites` on frames already made with `episode_frame` / `flatten_steps` (`presampled`: they are a
+    sample of a larger dataset, so every result is marked sampled)."""
     started = time.perf_counter()
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
@@ -94,7 +107,6 @@ def run_suites(episodes: pa.Table, steps: pa.Table, *, docs_dir: str | None = No
             "class_name": "SiteBuilder", "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
             "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": docs_dir}})
     source = context.data_sources.add_pandas("dataset")
-    frames = {"episodes": pl.from_arrow(episodes.drop_columns(["env"])), "steps": flatten_steps(steps)}
     results = []
     for spec in suites or load_suites():
         table, domain = spec["meta"]["table"], spec["meta"]["domain"]
@@ -116,7 +128,7 @@ def run_suites(episodes: pa.Table, steps: pa.Table, *, docs_dir: str | None = No
             results.append({"suite": spec["name"],
                             "expectation": f"{config.type}({column})" if column else config.type,
                             "success": bool(r.success), "observed_value": _observed(r), "rows": df.height,
-                            "sampled": sampled})
+                            "sampled": sampled or presampled})
     if docs_dir:
         context.build_data_docs(site_names=["local"])
     return SuiteRun(results, time.perf_counter() - started, docs_dir)
