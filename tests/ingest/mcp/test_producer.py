@@ -48,7 +48,6 @@ def test_the_session_is_captured_three_ways(captured):
     # the proxy log has the same lines, with the server's stderr between them
     log = (out / "wire.log").read_text().splitlines()
     assert [line.split(": ", 1)[1] for line in log if " -> " in line] == [w["message"] for w in wire]
-    assert any(line.startswith("Tool 'fail' failed") for line in log)
     sdk = [json.loads(line) for line in (out / "sdk-calls.jsonl").read_text().splitlines()]
     assert [(e["type"], e["method"], e["count"]) for e in sdk[:4]] == [
         ("request", "initialize", 1), ("response", "initialize", 1), ("request", "list_tools", 2),
