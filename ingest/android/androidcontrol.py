@@ -7,7 +7,9 @@ Features (the release's names): `episode_id` (int), `goal`, `screenshots` (PNG b
 There is one fewer action than screenshots: step t is (screenshot t, action t) and the last screenshot is the
 last step's `final_observation`. Actions are in pixels of their step's screenshot and are normalized here;
 their JSON is Android's JSONAction vocabulary (`ingest.android.json_action`: click -> tap, long_press, scroll
-(direction), open_app (app_name), input_text -> type, navigate_back -> back, navigate_home -> home, wait). `raw` is the action's JSON string as stored. The low-level
+(direction), open_app (app_name), input_text -> type, navigate_back -> back, navigate_home -> home, wait), plus
+the README's `type` (click at x, y, input the text, press enter: a `type` at that point with keys ENTER).
+`raw` is the action's JSON string as stored. The low-level
 `step_instructions` go to the episode's `env` (they describe steps, they are not the agent's reasoning).
 
 The demonstrations carry no success flag and no end-of-task action: outcome unknown, not terminal.
@@ -34,7 +36,7 @@ from ingest.source import Source
 from schemas.render import render_android_screen
 
 FORMAT = "androidcontrol"
-VERSION = "1"
+VERSION = "2"
 
 def units(files: list[str], head) -> list[str]:
     return [p for p in files if claims(p, head(p), OTHER_MARKERS, AITW_MARKERS,
@@ -64,8 +66,10 @@ def _action(raw: str, width: int, height: int) -> Action:
     if not isinstance(a, dict):
         raise ValueError(f"action is not a JSON object: {raw[:80]}")
     x = y = None
-    if a.get("action_type") in ("click", "long_press"):  # a point in pixels of that step's screen
+    if a.get("action_type") in ("click", "long_press", "type"):  # a point in pixels of that step's screen
         x, y = clamp01(a["x"] / width), clamp01(a["y"] / height)
+    if a.get("action_type") == "type":  # the README's `type`: click the point, input the text, press enter
+        return Action(kind="type", text=a.get("text"), x=x, y=y, keys=["ENTER"], raw=raw)
     return json_action(a, raw, x, y, source_name="AndroidControl")
 
 

@@ -1,16 +1,31 @@
-"""Playwright trace archives (`trace.zip`, trace format version 4 and later).
+"""Playwright trace archives (`trace.zip`, trace format versions 4 to 10: Playwright 1.31 to 1.65).
 
-Members: `<n>-trace.trace` (or `trace.trace`), JSONL events of one browser-context chunk; `<n>-trace.network`,
-JSONL `resource-snapshot` lines whose `snapshot` is a HAR entry; `resources/<sha1>` (screencast JPEGs,
-snapshot resources); `test.trace`, the test runner's own steps (a view of the same calls, not read as
-steps). The archive is opened with `ingest.safe_zip` (path and size guards).
+Members: `<n>-trace.trace` (or `trace.trace`), JSONL events of one context chunk; `<n>-trace.network`, JSONL
+`resource-snapshot` lines whose `snapshot` is a HAR entry; `<n>-trace.stacks`; screencast JPEGs
+(`resources/<sha1>` up to v8, `screencast/<page>-<time>.jpeg` from v9, named by the frame's `sha1` or `file`);
+snapshot resources. A test-runner trace (@playwright/test) adds the runner's own chunk, `test.trace` (or,
+before v7, a chunk with no `context-options` whose calls are all `Test` steps: 1.37's `1-trace.trace`), and
+`src/<sha1>.<ext>` sources and `attachments/`; an APIRequestContext chunk (no browser) usually records no call.
+The archive is opened with `ingest.safe_zip` (path and size guards).
 
-One episode per context chunk. Steps are the top-level API calls: `before` and `after` events paired by
-`callId` (calls with a `parentId` are nested inside another call and left out). The observation of a step
-is the main-frame DOM snapshot taken before the call (`beforeSnapshot`; the previous call's
-`afterSnapshot` when there is none), rendered to text with URL and title, plus the latest screencast frame
-(to the blob store) when the archive holds it. The last call's `afterSnapshot` is the final observation.
-A call's error shows in the next observation (`is_error`). Timestamps are the calls' `wallTime` (epoch ms).
+One episode per library (browser context) chunk. Steps are the top-level API calls: `before` and `after`
+events paired by `callId` (calls with a `parentId` are nested inside another call and left out). The
+observation of a step is the main-frame DOM snapshot taken before the call (named by the call's
+`beforeSnapshot` up to v9; from v10 the snapshot names its `callId` and `phase`), or the previous call's
+after-snapshot when there is none, rendered to text with URL and title, plus the latest screencast frame
+(to the blob store) when the archive holds it. The last call's after-snapshot is the final observation.
+A call's error shows in the next observation (`is_error`).
+
+Timestamps. Up to v6 every `before` carries its `wallTime` (epoch ms). From v7 calls carry only monotonic
+`startTime` (ms on the recording process's clock); the chunk's `context-options` records `wallTime` and
+`monotonicTime` read together when the chunk started, so a call started at
+`wallTime + (startTime - monotonicTime)` (Playwright's viewer aligns contexts by the same time origin,
+`wallTime - monotonicTime`: traceModel.ts `mergeActionsAndUpdateTiming`).
+
+The test runner's chunk is a view of the same calls (hooks, fixtures, `expect` steps): it is not read as
+steps; its step errors and `error` events decide the outcome of the archive's episodes (an error: failure;
+none and every step closed: success) and are summarized in `env.test_runner`. An archive whose chunks hold no
+call at all is one `empty_episode` row that says what it does hold.
 """
 
 from __future__ import annotations
@@ -18,6 +33,7 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import posixpath
+import re
 from typing import Iterator
 
 import orjson
@@ -28,12 +44,17 @@ from ingest.safe_zip import SafeZip
 from ingest.source import Source, SourceError
 
 FORMAT = "playwright_trace"
-VERSION = "1"
+VERSION = "2"
 MIN_TRACE_VERSION = 4
+MAX_TRACE_VERSION = 10  # the newest format read here (Playwright 1.65); a newer one may mean other fields
 
 _MEMBER_SUFFIXES = (".trace", ".network", ".stacks")
+# what a test-runner archive may start with: its sources (`src/<sha1>.<ext>`) and attachments
+_RUNNER_FIRST_MEMBER = re.compile(r"(src|attachments)/[0-9a-f]{40}(\.\w+)?$")
 _WAITS = {"waitForTimeout", "waitForSelector", "waitForLoadState", "waitForURL", "waitForEventInfo",
-          "waitForFunction", "waitForNavigation"}
+          "waitForFunction", "waitForNavigation", "__waitInfo__"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_RUNNER_ERRORS_KEPT = 5
 
 
 def _first_member_name(head: bytes) -> str | None:
@@ -46,24 +67,33 @@ def _first_member_name(head: bytes) -> str | None:
 
 def looks_like_trace(head: bytes) -> bool:
     name = _first_member_name(head)
-    return bool(name) and (name.endswith(_MEMBER_SUFFIXES) or name.startswith("resources/"))
+    return bool(name) and (name.endswith(_MEMBER_SUFFIXES) or name.startswith(("resources/", "screencast/"))
+                           or bool(_RUNNER_FIRST_MEMBER.match(name)))
 
 
 def units(files: list[str], head) -> list[str]:
-    """Zip archives whose first member is a trace, network log, stack table or trace resource."""
+    """Zip archives whose first member is a trace, network log, stack table, trace resource or screencast
+    frame, or a test-runner trace's source or attachment."""
     return [path for path in files if looks_like_trace(head(path))]
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class _Chunk:
     """What one `*.trace` member records, indexed for building steps."""
 
-    def __init__(self):
+    def __init__(self, name: str):
+        self.name = name
         self.options: dict = {}
         self.calls: dict[str, dict] = {}  # callId -> {"before": ev, "after": ev, "input": ev}
         self.order: list[str] = []
+        self.errors: list[str] = []  # `error` events (the test runner's test errors)
         self.frames: dict[str, FrameSnapshots] = {}
-        self.snapshots: dict[str, list[tuple[str, int, dict]]] = {}  # snapshotName -> (frameId, index, meta)
-        self.screencast: dict[str, list[tuple[float, str, dict]]] = {}  # pageId -> sorted (time, sha1, ev)
+        self.by_name: dict[str, list[tuple[str, int, dict]]] = {}  # snapshotName -> (frameId, index, meta)
+        self.by_phase: dict[tuple[str, str], list[tuple[str, int, dict]]] = {}  # (callId, phase) -> same
+        self.screencast: dict[str, list[tuple[float, str, dict]]] = {}  # pageId -> sorted (time, member, ev)
 
     def add(self, ev: dict) -> None:
         kind = ev.get("type")
@@ -76,18 +106,39 @@ class _Chunk:
             call[kind] = ev
         elif kind == "frame-snapshot" and isinstance(ev.get("snapshot"), dict):
             snap = ev["snapshot"]
-            frames = self.frames.setdefault(snap.get("frameId") or "", FrameSnapshots())
-            index = frames.add(snap.get("html"))
-            meta = {k: v for k, v in snap.items() if k != "html"}
-            self.snapshots.setdefault(snap.get("snapshotName") or "", []).append((snap.get("frameId") or "", index,
-                                                                                  meta))
-        elif kind == "screencast-frame" and ev.get("sha1"):
-            frames = self.screencast.setdefault(ev.get("pageId") or "", [])
-            bisect.insort(frames, (float(ev.get("timestamp") or 0), ev["sha1"], ev), key=lambda f: f[0])
+            frame_id = snap.get("frameId") or ""
+            index = self.frames.setdefault(frame_id, FrameSnapshots()).add(snap.get("html"))
+            entry = (frame_id, index, {k: v for k, v in snap.items() if k != "html"})
+            if snap.get("snapshotName"):  # up to v9: `before@<callId>`, named by the call's `beforeSnapshot`
+                self.by_name.setdefault(snap["snapshotName"], []).append(entry)
+            if snap.get("callId") and snap.get("phase"):  # v10: the call and phase (before, action, after)
+                self.by_phase.setdefault((snap["callId"], snap["phase"]), []).append(entry)
+        elif kind == "screencast-frame":
+            member = ev.get("file") or (f"resources/{ev['sha1']}" if ev.get("sha1") else None)
+            if member:
+                frames = self.screencast.setdefault(ev.get("pageId") or "", [])
+                bisect.insort(frames, (float(ev.get("timestamp") or 0), member, ev), key=lambda f: f[0])
+        elif kind == "error" and ev.get("message"):
+            self.errors.append(str(ev["message"]))
+
+    def version(self):
+        return self.options.get("version")
+
+    def is_test_runner(self) -> bool:
+        """The @playwright/test runner's own chunk: `test.trace`, origin `testRunner` (v7+), or, before v7, a
+        chunk without `context-options` whose calls are all `Test` steps."""
+        if posixpath.basename(self.name) == "test.trace" or self.options.get("origin") == "testRunner":
+            return True
+        return not self.options and bool(self.order) and \
+            all(self.calls[c]["before"].get("class") == "Test" for c in self.order)
+
+    def top_level_calls(self) -> list[dict]:
+        calls = (self.calls[c] for c in self.order)
+        return [c for c in calls if not c["before"].get("parentId") and c["before"].get("class") != "Tracing"]
 
 
 def _parse_chunk(data: bytes, name: str) -> tuple[_Chunk, list[Rejected]]:
-    chunk, rejected = _Chunk(), []
+    chunk, rejected = _Chunk(name), []
     for number, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
@@ -102,10 +153,29 @@ def _parse_chunk(data: bytes, name: str) -> tuple[_Chunk, list[Rejected]]:
     return chunk, rejected
 
 
-def _wall_time(ev: dict) -> dt.datetime | None:
-    wall = ev.get("wallTime")
-    return dt.datetime.fromtimestamp(wall / 1000, dt.timezone.utc) if isinstance(wall, (int, float)) and wall > 0 \
-        else None
+class _Clock:
+    """Epoch time of a chunk's calls. Up to v6 a `before` carries its own `wallTime`. From v7 only the chunk's
+    `context-options` does, with the `monotonicTime` read at the same moment: their difference is the time
+    origin of every monotonic time in the chunk (`startTime`, `endTime`, screencast `timestamp`)."""
+
+    def __init__(self, chunk: _Chunk):
+        options, self.origin = chunk.options, None
+        wall, mono = options.get("wallTime"), options.get("monotonicTime")
+        if _number(wall) and wall > 0 and _number(mono) and mono > 0:
+            self.origin = wall - mono
+        else:  # v6 and earlier (monotonicTime absent): the first call that has both times anchors the rest
+            for call in chunk.calls.values():
+                before = call.get("before") or {}
+                if _number(before.get("wallTime")) and before["wallTime"] > 0 and _number(before.get("startTime")):
+                    self.origin = before["wallTime"] - before["startTime"]
+                    break
+
+    def wall_time(self, before: dict) -> dt.datetime | None:
+        wall = before.get("wallTime")
+        if not (_number(wall) and wall > 0):
+            start = before.get("startTime")
+            wall = self.origin + start if self.origin is not None and _number(start) else None
+        return dt.datetime.fromtimestamp(wall / 1000, dt.timezone.utc) if wall else None
 
 
 def _error_message(after: dict | None) -> str | None:
@@ -119,33 +189,39 @@ def _error_message(after: dict | None) -> str | None:
 
 
 class _Observer:
-    """Builds observations from a chunk's snapshots and screencast frames; blobs are stored once per sha1."""
+    """Builds observations from a chunk's snapshots and screencast frames; blobs are stored once per member."""
 
     def __init__(self, chunk: _Chunk, archive: SafeZip, source: Source):
         self.chunk, self.archive, self.source = chunk, archive, source
         self.blobs: dict[str, str | None] = {}
 
     def _screenshot(self, page_id: str | None, time: float | None) -> tuple[str | None, dict | None]:
+        """The last screencast frame of the page at or before `time` (monotonic ms): (blob ref, its event)."""
         frames = self.chunk.screencast.get(page_id or "")
         if not frames or time is None:
             return None, None
         at = bisect.bisect_right([f[0] for f in frames], time) - 1
         if at < 0:
             return None, None
-        _, sha1, ev = frames[at]
-        if sha1 not in self.blobs:
-            member = f"resources/{sha1}"
-            self.blobs[sha1] = self.source.put_blob(self.archive.read(member), "image/jpeg", self.source.uri) \
+        _, member, ev = frames[at]
+        if member not in self.blobs:
+            self.blobs[member] = self.source.put_blob(self.archive.read(member), "image/jpeg", self.source.uri) \
                 if self.archive.has(member) else None
-        return self.blobs[sha1], ev
+        return self.blobs[member], ev
 
-    def observe(self, snapshot_name: str | None, page_id: str | None, time: float | None,
+    def _snapshot(self, name: str | None, call_id: str | None, phase: str) -> tuple[str, int, dict] | None:
+        found = self.chunk.by_name.get(name or "") or self.chunk.by_phase.get((call_id or "", phase)) or ()
+        main = [s for s in found if s[2].get("isMainFrame", True)]
+        return main[0] if main else None
+
+    def observe(self, name: str | None, call_id: str | None, phase: str, page_id: str | None, time: float | None,
                 error: str | None = None) -> Observation | None:
-        """The main-frame snapshot named `snapshot_name`, or None when the trace has none by that name."""
-        found = [s for s in self.chunk.snapshots.get(snapshot_name or "", ()) if s[2].get("isMainFrame", True)]
-        if not found:
+        """The main-frame snapshot of the call's `phase` (named `name` when the trace names snapshots), or None
+        when the trace has none."""
+        found = self._snapshot(name, call_id, phase)
+        if found is None:
             return None
-        frame_id, index, meta = found[0]
+        frame_id, index, meta = found
         tree = self.chunk.frames[frame_id].resolve(index)
         title = title_of(tree)
         url = meta.get("frameUrl")
@@ -164,10 +240,19 @@ def _keys(combo: str) -> list[str]:
     return combo.split("+") if combo != "+" else ["+"]
 
 
+def _api_name(before: dict) -> str:
+    """`page.goto` style: the call's `apiName` (up to v7), else its protocol class and method (from v8 the
+    `title` is a caption such as "Navigate", and often absent)."""
+    if before.get("apiName"):
+        return before["apiName"]
+    cls = before.get("class") or ""
+    return f"{cls[:1].lower()}{cls[1:]}.{before.get('method') or ''}"
+
+
 def action_from_call(before: dict, after: dict | None, call_input: dict | None, viewport: dict) -> Action:
     """A Playwright API call (its protocol `method` and `params`) in the shared action vocabulary."""
     method, params = before.get("method") or "", before.get("params") or {}
-    api = before.get("apiName") or f"{before.get('class', '')}.{method}".lower()
+    api = _api_name(before)
     raw = orjson.dumps({"before": before, "after": after}).decode()
     element = orjson.dumps({"selector": params["selector"]}).decode() if params.get("selector") else None
     common = {"element": element, "arguments": orjson.dumps(params).decode(), "raw": raw}
@@ -233,60 +318,115 @@ def _network_summary(archive: SafeZip, name: str) -> dict:
     return {"requests": count, "documents": documents[:50]}
 
 
-def _episode(archive: SafeZip, name: str, source: Source) -> Iterator[Episode | Rejected]:
-    chunk, rejected = _parse_chunk(archive.read(name), name)
-    yield from rejected
-    version = chunk.options.get("version")
-    if not isinstance(version, int) or version < MIN_TRACE_VERSION:
-        yield Rejected("unsupported_version", f"{name}: trace format version {version!r}; this reader needs "
-                       f"{MIN_TRACE_VERSION} or later", name)
-        return
+def _runner_verdict(chunks: list[_Chunk]) -> dict | None:
+    """What the test runner's chunks say about the test: {"outcome", "summary"}; None without one."""
+    if not chunks:
+        return None
+    errors, steps, closed = [], 0, True
+    for chunk in chunks:
+        for call_id in chunk.order:
+            call = chunk.calls[call_id]
+            steps += 1
+            closed = closed and "after" in call
+            if message := _error_message(call.get("after")):
+                errors.append(message)
+        errors.extend(chunk.errors)
+    # the runner colours its messages for a terminal; the first line says what failed
+    first_lines = list(dict.fromkeys(_ANSI.sub("", e).strip().splitlines()[0] for e in errors if e.strip()))
+    summary = {"chunks": [c.name for c in chunks], "steps": steps,
+               "errors": first_lines[:_RUNNER_ERRORS_KEPT]}
+    outcome = "failure" if errors else "success" if closed else "unknown"
+    return {"outcome": outcome, "summary": summary}
+
+
+def _episode(archive: SafeZip, chunk: _Chunk, source: Source) -> Episode | None:
+    """The chunk's top-level calls as an episode; None when it recorded no call."""
+    calls = chunk.top_level_calls()
+    if not calls:
+        return None
     viewport = (chunk.options.get("options") or {}).get("viewport") or {}
-    observer = _Observer(chunk, archive, source)
+    observer, clock = _Observer(chunk, archive, source), _Clock(chunk)
     steps: list[Step] = []
     previous_after: Observation | None = None
     pending_error: str | None = None
     failed = False
     all_closed = True
-    for call_id in chunk.order:
-        call = chunk.calls[call_id]
+    for call in calls:
         before, after = call["before"], call.get("after")
-        if before.get("parentId") or before.get("class") == "Tracing":
-            continue
+        call_id, page_id = before.get("callId"), before.get("pageId")
         all_closed = all_closed and after is not None
-        obs = observer.observe(before.get("beforeSnapshot"), before.get("pageId"), before.get("startTime"),
+        obs = observer.observe(before.get("beforeSnapshot"), call_id, "before", page_id, before.get("startTime"),
                                pending_error)
         if obs is None:  # no snapshot before this call: the page as the previous call left it (error included)
             obs = previous_after or Observation(kind="none", is_error=True if pending_error else None,
                                                 text=f"Error: {pending_error}" if pending_error else None)
-        steps.append(Step(observation=obs,
-                          action=action_from_call(before, after, call.get("input"), viewport),
-                          timestamp=_wall_time(before)))
+        steps.append(Step(observation=obs, action=action_from_call(before, after, call.get("input"), viewport),
+                          timestamp=clock.wall_time(before)))
         pending_error = _error_message(after)
         failed = failed or pending_error is not None
-        previous_after = observer.observe((after or {}).get("afterSnapshot"), before.get("pageId"),
+        previous_after = observer.observe((after or {}).get("afterSnapshot"), call_id, "after", page_id,
                                           (after or {}).get("endTime"), pending_error)
-    if not steps:
-        yield Rejected("empty_episode", f"{name}: no API calls recorded", name)
-        return
     options = chunk.options
     env = {"browser": options.get("browserName"), "platform": options.get("platform"),
-           "viewport": viewport or None, "trace_version": version, "sdk_language": options.get("sdkLanguage"),
-           "user_agent": (options.get("options") or {}).get("userAgent"), "chunk": name,
-           **_network_summary(archive, name)}
-    yield Episode(
-        key=name, domain="web", platform="browser", steps=steps, task=options.get("title"),
+           "viewport": viewport or None, "trace_version": chunk.version(), "sdk_language": options.get("sdkLanguage"),
+           "playwright_version": options.get("playwrightVersion"),
+           "user_agent": (options.get("options") or {}).get("userAgent"), "chunk": chunk.name,
+           **_network_summary(archive, chunk.name)}
+    return Episode(
+        key=chunk.name, domain="web", platform="browser", steps=steps, task=options.get("title"),
         outcome="failure" if failed else "unknown", final_observation=previous_after,
         env={k: v for k, v in env.items() if v is not None},
         terminated=all_closed,  # the script ran to its end; a call left open means the trace was cut
     )
 
 
+def _version_problem(chunk: _Chunk) -> Rejected | None:
+    version = chunk.version()
+    if not chunk.options:
+        return Rejected("unsupported_version", f"{chunk.name}: no context-options event, so no trace format "
+                        "version (and not the test runner's chunk: its calls are not all Test steps)", chunk.name)
+    if not isinstance(version, int) or version < MIN_TRACE_VERSION:
+        return Rejected("unsupported_version", f"{chunk.name}: trace format version {version!r}; this reader "
+                        f"needs {MIN_TRACE_VERSION} or later", chunk.name)
+    if version > MAX_TRACE_VERSION:
+        return Rejected("unsupported_version", f"{chunk.name}: trace format version {version} is newer than "
+                        f"this reader knows ({MIN_TRACE_VERSION} to {MAX_TRACE_VERSION}); update the reader",
+                        chunk.name)
+    return None
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     archive = SafeZip(source.read_bytes(), source.uri)
-    chunks = sorted(n for n in archive.names()
-                    if n.endswith(".trace") and posixpath.basename(n) != "test.trace" and "/" not in n)
-    if not chunks:
+    names = sorted(n for n in archive.names() if n.endswith(".trace") and "/" not in n)
+    if not names:
         raise SourceError("not_a_trace", f"{source.uri}: the archive holds no <n>-trace.trace member")
-    for name in chunks:
-        yield from _episode(archive, name, source)
+    runner: list[_Chunk] = []
+    episodes: list[Episode] = []
+    empty: list[str] = []
+    refused = False
+    for name in names:
+        chunk, rejected = _parse_chunk(archive.read(name), name)
+        yield from rejected
+        if chunk.is_test_runner():
+            runner.append(chunk)
+            continue
+        if problem := _version_problem(chunk):
+            refused = True
+            yield problem
+            continue
+        episode = _episode(archive, chunk, source)
+        if episode is None:
+            empty.append(name)
+        else:
+            episodes.append(episode)
+    verdict = _runner_verdict(runner)
+    for episode in episodes:
+        if verdict:  # the runner saw the test's assertions; a call's error alone may have been expected
+            episode.outcome = verdict["outcome"]
+            episode.env["test_runner"] = verdict["summary"]
+        yield episode
+    if not episodes and not refused:
+        held = [f"{', '.join(empty)} (no call)"] if empty else []
+        held += [f"the test runner's steps ({', '.join(c.name for c in runner)})"] if runner else []
+        yield Rejected("empty_episode", f"{source.uri}: no browser call recorded; the archive holds only "
+                       f"{' and '.join(held)}", names[0])

@@ -96,3 +96,15 @@ def test_units_claim_android_control_files():
     ac = zlib.compress(frame(episode(1, [{"action_type": "wait"}], SCREENS[:2]))[:4096], wbits=31)[:4096]
     heads = {"/d/android_control-00000-of-00020": ac, "/d/broken.gz": head}
     assert androidcontrol.units(sorted(heads), heads.__getitem__) == ["/d/android_control-00000-of-00020"]
+
+
+def test_readme_type_action_is_a_typed_text_at_a_point_then_enter(run, query, tmp_path):
+    """The README's `type`: click at (x, y), input the text, press enter (unlike `input_text`, text only)."""
+    path = tmp_path / "android_control-00001-of-00020"
+    path.write_bytes(zlib.compress(frame(episode(45, [{"action_type": "type", "x": 270, "y": 600,
+                                                        "text": "wifi"}], SCREENS[:2])), wbits=31))
+    result = run("ingest-android", [path])
+    assert result.episodes == 1 and query("SELECT * FROM quarantine") == []
+    action = query("SELECT action FROM steps")[0]["action"]
+    assert action["kind"] == "type" and action["text"] == "wifi" and action["keys"] == ["ENTER"]
+    assert (action["x"], action["y"]) == (0.25, 0.25)

@@ -1,3 +1,4 @@
+import datetime as dt
 import json
 import zipfile
 
@@ -155,3 +156,122 @@ def test_api_calls_map_to_the_action_vocabulary(method, params, kind, fields):
     assert action.kind == kind and json.loads(action.raw)["before"] == before
     for name, value in fields.items():
         assert getattr(action, name) == value
+
+
+VERSIONS = SAMPLES / "browser" / "playwright-trace-versions"
+
+
+def _steps_of(query, name: str) -> tuple[dict, list[dict]]:
+    ep = query(f"SELECT * FROM episodes WHERE source_uri LIKE '%{name}'")
+    assert len(ep) == 1, ep
+    return ep[0], query(f"SELECT * FROM steps WHERE episode_id = '{ep[0]['episode_id']}' ORDER BY step_index")
+
+
+def test_v7_library_trace_times_come_from_the_context_time_origin(run, query):
+    """From v7 a call has only its monotonic `startTime`; `context-options` has `wallTime` and
+    `monotonicTime` read together: wall time = wallTime + (startTime - monotonicTime)."""
+    result = run("ingest-browser", [VERSIONS / "trace-library-1.46.zip"])
+    assert result.status == "success" and result.episodes == 1 and result.quarantined == 0
+    ep, steps = _steps_of(query, "trace-library-1.46.zip")
+    with zipfile.ZipFile(VERSIONS / "trace-library-1.46.zip") as z:
+        events = [json.loads(line) for line in z.read("trace.trace").splitlines()]
+    options = events[0]
+    assert options["version"] == 7 and (options["wallTime"], options["monotonicTime"]) == (1721373582309, 644.342)
+    starts = [e["startTime"] for e in events if e["type"] == "before"]
+    expected = [dt.datetime.fromtimestamp((options["wallTime"] + s - options["monotonicTime"]) / 1000, dt.timezone.utc)
+                for s in starts]
+    assert [s["timestamp"] for s in steps] == expected
+    assert str(steps[0]["timestamp"]) == "2024-07-19 07:19:42.313211+00:00"  # 1721373582309 + 648.553 - 644.342
+    assert ep["started_at"] == steps[0]["timestamp"]
+    assert [s["action"]["code"].split("(")[0] for s in steps] == [
+        "page.setContent", "locator.getAttribute", "locator.isVisible", "locator.getAttribute", "locator.isVisible"]
+
+
+def test_pre_v7_test_runner_chunk_is_the_runners_view_not_a_quarantined_chunk(run, query):
+    """Playwright 1.37 wrote the runner's steps as `1-trace.trace`, with no `context-options` line: the runner's
+    chunk, recognized by its `Test` steps (it used to be quarantined as 'trace format version None')."""
+    result = run("ingest-browser", [VERSIONS / "trace-1.37.zip"])
+    assert result.status == "success" and result.episodes == 1 and result.quarantined == 0
+    ep, steps = _steps_of(query, "trace-1.37.zip")
+    env = json.loads(ep["env"])
+    assert env["chunk"] == "0-trace.trace" and env["trace_version"] == 4
+    assert env["test_runner"] == {"chunks": ["1-trace.trace"], "steps": 16, "errors": []}
+    assert ep["outcome"] == "unknown"  # no error, but the runner's After Hooks step was still open
+    assert ep["task"] == "example.spec.ts:3 › example" and len(steps) == 6
+    assert str(steps[0]["timestamp"]) == "2023-09-19 22:36:10.245000+00:00"  # v4: the call's own wallTime
+    assert steps[3]["action"]["kind"] == "navigate" and steps[4]["observation"]["screenshot"].startswith("sha256:")
+
+
+def test_v7_test_runner_trace_passed_test_is_a_success(run, query):
+    result = run("ingest-browser", [VERSIONS / "trace-remote-time-diff.zip"])
+    assert result.status == "success" and result.episodes == 1 and result.quarantined == 0
+    ep, steps = _steps_of(query, "trace-remote-time-diff.zip")
+    assert ep["outcome"] == "success" and ep["task"] == "example.spec.ts:3 › has title"
+    env = json.loads(ep["env"])
+    assert env["test_runner"]["chunks"] == ["test.trace"] and env["test_runner"]["errors"] == []
+    # the remote browser's monotonic clock (57978616 ms) is mapped through its own context's time origin
+    assert str(steps[0]["timestamp"]) == "2024-09-13 12:05:39.992345+00:00"
+    assert [s["action"]["kind"] for s in steps] == ["code", "navigate", "code"]
+
+
+def test_v10_library_trace_snapshots_by_call_and_phase_screencast_by_file(run, query):
+    """Playwright 1.65 (v10): no snapshot names (a frame-snapshot names its callId and phase), no apiName,
+    screencast frames as `screencast/<page>-<time>.jpeg` members, calls timed on the monotonic clock."""
+    result = run("ingest-browser", [VERSIONS / "producer-python-library.zip"])
+    assert result.status == "success" and result.episodes == 1 and result.quarantined == 0
+    ep, steps = _steps_of(query, "producer-python-library.zip")
+    assert [s["action"]["kind"] for s in steps] == ["code", "navigate", "type", "click", "wait", "hotkey", "click",
+                                                     "back"]
+    assert steps[0]["action"]["code"] == "browserContext.newPage({})"
+    obs = [s["observation"] for s in steps]
+    assert [o["url"].rsplit("/", 1)[-1] for o in obs[1:]] == ["about:blank"] + ["index.html"] * 5 + ["next.html"]
+    assert obs[5]["title"] == "Greeter" and "Hi Ada" in obs[5]["text"]
+    assert all(o["screenshot"].startswith("sha256:") for o in obs[2:])
+    assert steps[-1]["final_observation"]["url"].endswith("/index.html")
+    stamps = [s["timestamp"] for s in steps]
+    assert str(stamps[0]) == "2026-12-03 08:45:06.535296+00:00"  # 1796287506529 + 947.354 - 941.058
+    assert stamps == sorted(stamps) and stamps[-1] - stamps[0] < dt.timedelta(seconds=5)
+    env = json.loads(ep["env"])
+    assert env["trace_version"] == 10 and env["playwright_version"] == "1.65.1" and env["sdk_language"] == "python"
+
+
+def test_v10_test_runner_trace_of_a_failed_test(run, query):
+    """@playwright/test 1.65: the archive starts with the test's source (`src/<sha1>.js`), holds the runner's
+    `test.trace`, the browser chunk and an API-request chunk that recorded no call (not quarantined)."""
+    path = VERSIONS / "producer-test-runner-failed.zip"
+    assert playwright_trace.looks_like_trace(path.read_bytes()[:4096])
+    result = run("ingest-browser", [path])
+    assert result.status == "success" and result.episodes == 1 and result.quarantined == 0
+    ep, steps = _steps_of(query, "producer-test-runner-failed.zip")
+    assert ep["outcome"] == "failure" and ep["task"] == "greeter.spec.js:12 › expects the wrong greeting"
+    env = json.loads(ep["env"])
+    assert env["chunk"] == "1-trace.trace" and env["test_runner"]["chunks"] == ["test.trace"]
+    assert env["test_runner"]["errors"][0] == "Error: expect(locator).toHaveText(expected) failed"
+    assert [s["action"]["kind"] for s in steps] == ["code", "navigate", "type", "click", "code"]
+    final = steps[-1]["final_observation"]
+    assert final["is_error"] and "Error: Expect failed" in final["text"]
+    assert all(s["timestamp"] is not None for s in steps)
+
+
+def test_archive_with_only_the_test_runners_chunk_says_so(run, query, tmp_path):
+    src = VERSIONS / "trace-remote-time-diff.zip"
+    path = _rezip(src, tmp_path / "runner-only.zip", drop={"0-trace.trace", "0-trace.stacks"})
+    result = run("ingest-browser", [path])
+    assert result.episodes == 0 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "empty_episode"
+    assert row["reason"] == ("runner-only.zip: no browser call recorded; the archive holds only the test "
+                             "runner's steps (test.trace)")
+
+
+def test_trace_newer_than_the_reader_knows_is_refused(run, query, tmp_path):
+    # Playwright's own fixture for this case (tests/assets/trace-from-the-future.zip) is version 10000
+    with zipfile.ZipFile(VERSIONS / "trace-library-1.46.zip") as z:
+        text = z.read("trace.trace").decode().replace('"version":7', '"version":10000', 1)
+    path = _rezip(VERSIONS / "trace-library-1.46.zip", tmp_path / "future.zip", {"trace.trace": text.encode()},
+                  drop={"trace.trace"})
+    result = run("ingest-browser", [path])
+    assert result.episodes == 0
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "unsupported_version"
+    assert "version 10000 is newer than this reader knows (4 to 10)" in row["reason"]
