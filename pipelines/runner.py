@@ -224,6 +224,8 @@ def _later_stages(defn: Definition, lake: Lake, catalog: str | None, log: Callab
             run.fail(result.messages[-1])
             return
         run.stage(stage, outcome.records_in, outcome.records_out, outcome.quarantined, time.perf_counter() - started)
+        result.quarantined += outcome.quarantined  # the run's count: ingest's and every later stage's
+        run.fields["quarantined"] = result.quarantined
         if outcome.version is not None:
             result.version, result.version_created = outcome.version, True
         if outcome.summary:

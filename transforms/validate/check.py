@@ -18,7 +18,7 @@ from schemas import v1
 from transforms.validate import contract as contracts
 from transforms.validate.consistency import check_consistency
 from transforms.validate.invariants import check_episodes, check_steps, check_structure
-from transforms.validate.rules import ERROR, RULES, findings, severity_of
+from transforms.validate.rules import ERROR, RULES, SOURCE_SEVERITY, findings, severity_of
 
 
 @dataclass
@@ -74,6 +74,7 @@ def validate(episodes: pa.Table, steps: pa.Table, *, severity: dict[str, str] | 
     found = found.filter(~pl.col("rule").is_in(list(skip))).with_columns(
         pl.coalesce(pl.col("severity"), pl.col("rule").replace_strict(
             {r: severity_of(r, severity) for r in RULES}, return_dtype=pl.String)).alias("severity"))
+    found = _source_severities(found, ep, severity or {})
     bad = found.filter(pl.col("severity") == ERROR)["episode_id"].drop_nulls().unique().sort().to_list()
     bad_array = pa.array(bad, pa.string())
     keep_ep = pc.invert(pc.is_in(episodes["episode_id"], value_set=bad_array))
@@ -84,6 +85,19 @@ def validate(episodes: pa.Table, steps: pa.Table, *, severity: dict[str, str] | 
     # a clean version keeps every row: skip the filter, which would copy every column (view trees included)
     keep = lambda table, mask: table if pc.all(mask).as_py() is not False else table.filter(mask)  # noqa: E731
     return Outcome(keep(episodes, keep_ep), keep(steps, keep_st), found, bad)
+
+
+def _source_severities(found: pl.DataFrame, episodes: pl.DataFrame, overrides: dict[str, str]) -> pl.DataFrame:
+    """Apply SOURCE_SEVERITY: a rule's severity for the episodes of the source formats it names."""
+    for rule, by_source in SOURCE_SEVERITY.items():
+        if rule in overrides or not found.height or "source_format" not in episodes.columns:
+            continue
+        formats = episodes.select("episode_id", "source_format").unique("episode_id")
+        joined = found.join(formats, on="episode_id", how="left", maintain_order="left")
+        level = pl.col("source_format").replace_strict(by_source, default=None, return_dtype=pl.String)
+        found = joined.with_columns(pl.when(pl.col("rule") == rule).then(pl.coalesce(level, pl.col("severity")))
+                                    .otherwise(pl.col("severity")).alias("severity")).drop("source_format")
+    return found
 
 
 def quarantine_rows(outcome: Outcome, episodes: pa.Table, steps: pa.Table, run_id: str) -> pa.Table:

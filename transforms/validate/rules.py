@@ -60,6 +60,15 @@ RULES: dict[str, tuple[str, str]] = {
     "web.url_not_following_navigation": (WARNING, "the page URL after a navigation is not the one navigated to"),
 }
 
+# Rules whose default is wrong for some real producers, by source format: the decision for that source (shown
+# as the finding's severity in `validation_findings`). An explicit `severity` option still wins.
+SOURCE_SEVERITY: dict[str, dict[str, str]] = {
+    # AITW's and AndroidControl's element lists come from screen detection (OCR, icons), not the view
+    # hierarchy: a real tap often lands outside every detected box. A hierarchy (DroidBot, UI Automator,
+    # AndroidWorld) lists every view, so there a missing target is a broken step.
+    "android.tap_target_missing": {"aitw": WARNING, "androidcontrol": WARNING},
+}
+
 # One row per finding; step_id is null for episode-level findings; severity null means the rule's default.
 FINDING_SCHEMA = {"rule": pl.String, "episode_id": pl.String, "step_id": pl.String, "reason": pl.String,
                   "severity": pl.String}

@@ -159,3 +159,19 @@ def test_contract_on_a_missing_column(droidbot):
                                                                             "origin.missing"}
     with pytest.raises(ValueError, match="contract mode for 'droidbot' is 'strict'"):
         conform_parts(eps, sts, {"droidbot": "strict"})
+
+
+def test_a_tap_outside_every_detected_box_is_a_warning_for_aitw_and_an_error_for_droidbot(droidbot):
+    """DroidBot lists every view: a tap on a view not on the screen is a broken step. AITW's boxes come from
+    screen detection: the same finding there is kept, as a warning."""
+    episodes, steps = droidbot[0], [dict(s) for s in droidbot[1]]
+    tap = next(i for i, s in enumerate(steps) if s["action"] and s["action"]["kind"] == "tap")
+    element = json.loads(steps[tap]["action"]["element"])
+    steps[tap]["action"] = {**steps[tap]["action"], "element": json.dumps({**element, "view_str": "0" * 32})}
+    as_droidbot = check(episodes, steps)
+    assert rules(as_droidbot) == ["android.tap_target_missing"] and as_droidbot.bad_episodes
+    as_aitw = check([{**e, "source_format": "aitw"} for e in episodes], steps)
+    assert as_aitw.findings["severity"].to_list() == ["warning"] and as_aitw.bad_episodes == []
+    forced = check([{**e, "source_format": "aitw"} for e in episodes], steps,
+                   severity={"android.tap_target_missing": "error"})
+    assert forced.bad_episodes  # an explicit severity still wins
