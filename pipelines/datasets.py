@@ -67,7 +67,12 @@ def legacy_branch_parts(lake: Lake, version: Version) -> list[str]:
 
 def read_table(lake: Lake, version: Version, table: str, columns: list[str] | None = None) -> pa.Table:
     """All parts of one table of a version, as one Arrow table (empty, with the schema, when it has none)."""
-    paths = [lake.absolute(p) for p in version.parts.get(table, [])]
+    return read_parts(lake, version.parts.get(table, []), table, columns)
+
+
+def read_parts(lake: Lake, parts: list[str], table: str, columns: list[str] | None = None) -> pa.Table:
+    """The given parts of `table` as one Arrow table (empty, with the schema, when there are none)."""
+    paths = [lake.absolute(p) for p in parts]
     if not paths:
         schema = TABLES[table]
         return schema.empty_table().select(columns) if columns else schema.empty_table()

@@ -34,7 +34,7 @@ import xxhash
 
 from catalog import Catalog
 from ingest.atif import EXTRA_KEY
-from pipelines.datasets import read_table, resolve
+from pipelines.datasets import part_groups, read_parts, read_table, resolve
 from pipelines.export import record_export
 from pipelines.lake import Lake
 from pipelines.runs import catalog_path as default_catalog_path
@@ -112,13 +112,6 @@ def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, incl
     out_lake = Lake(out)
     with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
         version = resolve(cat, dataset_ref, lake)
-        episodes = read_table(lake, version, "episodes")
-        steps = read_table(lake, version, "steps")
-        steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
-        by_episode: dict[str, list[dict]] = defaultdict(list)
-        for batch in steps.to_batches():
-            for row in batch.to_pylist():
-                by_episode[row["episode_id"]].append(row)
         branches: dict[str, list[dict]] = defaultdict(list)
         if include_simulated:
             for row in read_table(lake, version, "branches").to_pylist():
@@ -127,21 +120,32 @@ def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, incl
         export_id = xxhash.xxh64_hexdigest(orjson.dumps(
             {"dataset": version.dataset, "version": version.version, "out": out, "kind": "atif", "config": config},
             option=orjson.OPT_SORT_KEYS))
-        files, row_map, n_branches = [], {"shard": [], "row": [], "step_ids": []}, 0
-        for episode in sorted(episodes.to_pylist(), key=lambda e: e["episode_id"]):
-            episode_steps = by_episode.get(episode["episode_id"], [])
-            doc = trajectory(episode, episode_steps, branches)
-            rel = posixpath.join(episode["episode_id"], "trajectory.json")
-            data = orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str)
-            out_lake.write_bytes_atomic(out_lake.path(rel), data)
-            step_ids = [s["step_id"] for s in episode_steps]
-            branch_ids = [b["step_id"] for s in episode_steps for b in branches.get(s["step_id"], [])]
-            n_branches += len(branch_ids)
-            files.append({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-                          "steps": len(step_ids), "branches": len(branch_ids)})
-            row_map["shard"].append(rel)
-            row_map["row"].append(0)
-            row_map["step_ids"].append(step_ids + sorted(branch_ids))
+        written: list[tuple[dict, list[str]]] = []  # (file entry, step ids), one per episode
+        # one part group (whole episodes with their steps) at a time: memory follows the part size
+        groups = part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
+        for group in groups:
+            episodes = read_parts(lake, group["episodes"], "episodes")
+            steps = read_parts(lake, group["steps"], "steps")
+            steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
+            by_episode: dict[str, list[dict]] = defaultdict(list)
+            for batch in steps.to_batches():
+                for row in batch.to_pylist():
+                    by_episode[row["episode_id"]].append(row)
+            for episode in episodes.to_pylist():
+                episode_steps = by_episode.get(episode["episode_id"], [])
+                doc = trajectory(episode, episode_steps, branches)
+                rel = posixpath.join(episode["episode_id"], "trajectory.json")
+                data = orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str)
+                out_lake.write_bytes_atomic(out_lake.path(rel), data)
+                step_ids = [s["step_id"] for s in episode_steps]
+                branch_ids = sorted(b["step_id"] for s in episode_steps for b in branches.get(s["step_id"], []))
+                written.append(({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                                 "steps": len(step_ids), "branches": len(branch_ids)}, step_ids + branch_ids))
+        written.sort(key=lambda w: w[0]["path"])
+        files = [entry for entry, _ in written]
+        n_branches = sum(f["branches"] for f in files)
+        row_map = {"shard": [f["path"] for f in files], "row": [0] * len(files),
+                   "step_ids": [ids for _, ids in written]}
         manifest = {"export_id": export_id, "kind": "atif", "format": SCHEMA_VERSION, "dataset": version.dataset,
                     "version": version.version, "config": config, "rows": len(files), "episodes": len(files),
                     "steps": sum(f["steps"] for f in files), "branches": n_branches, "shards": files}
