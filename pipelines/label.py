@@ -33,7 +33,7 @@ import orjson
 import pyarrow as pa
 
 from pipelines import label_ledger
-from pipelines.datasets import commit, read_table, resolve, write_part
+from pipelines.datasets import commit, part_groups, read_parts, read_table, resolve, write_part
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
 from pipelines.lake import Lake
 from pipelines.options import OptionsError, from_mapping
@@ -204,6 +204,8 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
           log: Callable[[str], None] = print, out=None) -> LabelResult:
     """Label one dataset version (NAME or NAME@VERSION) and commit the new version. With `dry_run`, write the
     requests that would be sent (one JSON object per line: url and body) to `out` and change nothing.
+    Works one part group (whole episodes with their steps) at a time, so memory follows the part size: its
+    requests are planned, looked up in the ledger, sent and recorded before the next group is read.
     Raises DatasetError for an unknown dataset, ValueError for bad options."""
     from pipelines.runs import open_catalog
 
@@ -214,24 +216,50 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
         raise ValueError("the http backend needs an endpoint (--endpoint http://host:port/v1)")
     with open_catalog(lake, catalog_path, read_only=True) as cat:
         version = resolve(cat, dataset, lake)
-        steps = read_table(lake, version, "steps")
-        existing = set(read_table(lake, version, "branches", ["step_id"]).column("step_id").to_pylist())
-        jobs = plan_jobs(steps, read_table(lake, version, "episodes", ["episode_id", "env", "task"]), options)
+    existing = set(read_table(lake, version, "branches", ["step_id"]).column("step_id").to_pylist())
+    groups = part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
+    result = LabelResult()
+    new_branches: list[dict] = []
+    for group in groups:
+        jobs = plan_jobs(read_parts(lake, group["steps"], "steps"),
+                         read_parts(lake, group["episodes"], "episodes", ["episode_id", "env", "task"]), options)
+        if jobs:
+            new_branches += _label_jobs(lake, catalog_path, jobs, options, run_id, log, out, existing, result)
+    result.branches_written = len(new_branches)
+    if new_branches and not options.dry_run:
+        table = pa.Table.from_pylist(new_branches, schema=BRANCHES)
+        with open_catalog(lake, catalog_path) as cat:
+            part = write_part(lake, version.dataset, "branches", table, "label")
+            result.version, result.version_created = commit(
+                lake, cat, version, run_id, {"branches": [*version.parts.get("branches", []), part]},
+                note=f"label: {len(new_branches)} simulated branches by {options.model}")
+    else:
+        result.version = version.version
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: LabelOptions, run_id: str,
+                log: Callable[[str], None], out, existing: set[str], result: LabelResult) -> list[dict]:
+    """One group's requests: answered from the ledger, or sent (each answer recorded as it arrives); returns
+    the group's new branch rows and adds its numbers to `result`."""
+    from pipelines.runs import open_catalog
+
+    with open_catalog(lake, catalog_path, read_only=True) as cat:
         cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
     reusable = ("ok", "failed") if not options.retry_failed else ("ok",)
     rows = {k: r for k, r in cached.items() if r["status"] in reusable}
     # One request per key: identical requests (duplicated episodes) are sent once and share the answer.
     todo = list({j.request_key: j for j in jobs if j.request_key not in rows}.values())
-    result = LabelResult(requests=len(jobs), cached=sum(j.request_key in rows for j in jobs))
-
+    result.requests += len(jobs)
+    result.cached += sum(j.request_key in rows for j in jobs)
     if options.dry_run:
         out = out or sys.stdout
         client = options.client()
         for job in todo:
             out.write(orjson.dumps({"url": client.url, "request_key": job.request_key,
                                     "body": request_body(client, job.messages)}).decode() + "\n")
-        result.seconds = time.perf_counter() - started
-        return result
+        return []
 
     by_key = {j.request_key: j for j in todo}
     pending: list[dict] = []
@@ -253,7 +281,7 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
     if todo:
         where = (f"vLLM offline engine {options.model}" if options.backend == "vllm"
                  else f"{options.endpoint} ({options.concurrency} at a time)")
-        log(f"label: {len(jobs)} requests, {result.cached} from the ledger, sending {len(todo)} to {where}")
+        log(f"label: {len(jobs)} requests, {len(jobs) - len(todo)} from the ledger, sending {len(todo)} to {where}")
         requests = [ChatRequest(j.request_key, j.messages) for j in todo]
         try:
             if options.backend == "vllm":
@@ -262,7 +290,7 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
                 complete(options.client(), requests, on_result)
         finally:
             flush()  # what finished is kept even when interrupted: a rerun resumes from it
-    result.sent = len(todo)
+    result.sent += len(todo)
 
     new_branches = []
     for job in jobs:
@@ -284,18 +312,7 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
             result.failed += row["status"] == "failed"
             result.errors += row["status"] == "error"
             result.messages.append(f"{job.step['step_id']} {job.strategy}: {row['error']}")
-    result.branches_written = len(new_branches)
-    if new_branches:
-        table = pa.Table.from_pylist(new_branches, schema=BRANCHES)
-        with open_catalog(lake, catalog_path) as cat:
-            part = write_part(lake, version.dataset, "branches", table, "label")
-            result.version, result.version_created = commit(
-                lake, cat, version, run_id, {"branches": [*version.parts.get("branches", []), part]},
-                note=f"label: {len(new_branches)} simulated branches by {options.model}")
-    else:
-        result.version = version.version
-    result.seconds = time.perf_counter() - started
-    return result
+    return new_branches
 
 
 _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}
