@@ -127,6 +127,7 @@ def record_library_trace(base: str, out: Path, title: str = "greet a user") -> t
             page.wait_for_selector("text=Hi Ada")
             page.press("#name", "Control+A")
             page.click("text=Next page")
+            page.wait_for_selector("text=Second page")  # the next page loaded (a loaded machine is slow)
             page.go_back()
             context.tracing.stop(path=str(trace))
             context.close()  # writes the HAR

@@ -14,7 +14,7 @@ from pipelines import definition
 from pipelines.runner import run_ingest
 from tests.ingest.browser import producers
 
-LIBRARY_KINDS = ["code", "navigate", "type", "click", "wait", "hotkey", "click", "back"]
+LIBRARY_KINDS = ["code", "navigate", "type", "click", "wait", "hotkey", "click", "wait", "back"]
 
 
 def _ingest(lake, inputs):
@@ -74,7 +74,7 @@ def test_python_library_trace_and_har_ingest_to_the_session_steps(library_run, l
     assert [o["url"] for o in obs[2:6]] == [f"{base}/index.html"] * 4
     assert obs[2]["title"] == "Greeter" and 'button "Greet"' in obs[2]["text"]
     assert "Hi Ada" in obs[5]["text"]  # the fetched greeting, on the page before the key press
-    assert obs[7]["url"] == f"{base}/next.html" and obs[7]["title"] == "Next"
+    assert obs[8]["url"] == f"{base}/next.html" and obs[8]["title"] == "Next"  # the page go_back left
     final = steps[-1]["final_observation"]
     assert final["url"] == f"{base}/index.html" and final["title"] == "Greeter"
     assert (obs[2]["width"], obs[2]["height"]) == (producers.VIEWPORT["width"], producers.VIEWPORT["height"])
