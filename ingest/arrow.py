@@ -1,14 +1,201 @@
 """Readers' records to schema-v1 Arrow tables. Computes the derived step fields (ids, first/last/terminal)
-so no reader has to."""
+so no reader has to.
+
+Every value of an episode is checked against its column's type as the episode is added: a str without lone
+surrogates where a string goes (or bytes, taken as the UTF-8 JSON text orjson wrote, as `ingest.record.JSONText`
+says, unvalidated: decoding them would cost ~2% of ingest), an int that fits int32, a float, a bool, a
+timezone-aware datetime, an `env` orjson can write; and every text value against the `field_bytes` budget (a
+text costs ~8x its size by the time the Parquet part is written). An episode holding one that does not fit
+raises `SchemaMismatch`, whose `rejected` names the step and the field, before anything of it is kept, so
+building the task's tables never fails because of one record. The common case costs a type test per field
+(~1% of ingest-android); anything unusual (numpy scalars, str subclasses...) is asked of pyarrow itself, which
+decides exactly as the table build would. Readers check their steps one by one with `step_problem` (and the
+episode's own fields with `checked_episode`) to drop one record instead of the episode.
+"""
 
 from __future__ import annotations
+
+import datetime as dt
+import re
 
 import orjson
 import pyarrow as pa
 
 from ingest.record import Episode, Rejected, episode_id, utc
+from ingest.source import ENV_PREFIX, default_budgets, human_bytes
 from schemas import v1
 from schemas.branches import branch_key
+
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TEXT, _INT32, _FLOAT, _BOOL, _KEYS = pa.string(), pa.int32(), pa.float64(), pa.bool_(), pa.list_(pa.string())
+_OBS_TEXT = ("kind", "text", "ui_tree", "url", "title", "screenshot")
+_OBS_INT32 = ("exit_code", "width", "height")
+_ACTION_TEXT = ("kind", "text", "element", "direction", "tool_name", "arguments", "code", "raw")
+_ACTION_FLOAT = ("x", "y", "x2", "y2", "duration_s")
+
+
+class SchemaMismatch(ValueError):
+    """An episode holds a value its column cannot take; `rejected` is the quarantine row (rule
+    `schema_mismatch`) naming the step and the field."""
+
+    def __init__(self, rejected: Rejected):
+        super().__init__(rejected.reason)
+        self.rejected = rejected
+
+
+def _refused(value, arrow_type: pa.DataType) -> str | None:
+    """None when pyarrow takes `value` as `arrow_type`, else why not (one line)."""
+    try:
+        pa.scalar(value, arrow_type)
+        return None
+    except Exception as e:  # ArrowInvalid, ArrowTypeError, OverflowError, UnicodeEncodeError...
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return f"{type(value).__name__} {shown} does not fit {arrow_type} ({str(e).splitlines()[0][:120]})"
+
+
+def _field_limit() -> int:
+    return default_budgets().field_bytes
+
+
+def _text_problem(value, limit: int | None = None) -> str | None:
+    limit = _field_limit() if limit is None else limit
+    if type(value) is str or type(value) is bytes:
+        if len(value) > limit:
+            return (f"{len(value)} characters, over the field_bytes budget of {human_bytes(limit)} (raise it with "
+                    f"{ENV_PREFIX}FIELD_BYTES=<larger>)")
+        if type(value) is bytes:  # JSON text as orjson wrote it (ingest.record.JSONText): UTF-8 by construction
+            return None
+        if value.isascii() or not _SURROGATE.search(value):
+            return None
+        return "a string holding a lone surrogate (not encodable as UTF-8)"
+    return _refused(value, _TEXT)
+
+
+def _observation_problem(obs, limit: int) -> str | None:
+    d = vars(obs)
+    for name in _OBS_TEXT:
+        v = d.get(name)
+        if v is not None and not (type(v) is str and v.isascii() and len(v) <= limit) and \
+                (problem := _text_problem(v, limit)):
+            return f"{name}: {problem}"
+    for name in _OBS_INT32:
+        v = d.get(name)
+        if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX) and \
+                (problem := _refused(v, _INT32)):
+            return f"{name}: {problem}"
+    v = d.get("is_error")
+    if v is not None and type(v) is not bool and (problem := _refused(v, _BOOL)):
+        return f"is_error: {problem}"
+    return None
+
+
+def _action_problem(action, limit: int) -> str | None:
+    d = vars(action)
+    for name in _ACTION_TEXT:
+        v = d.get(name)
+        if v is not None and not (type(v) is str and v.isascii() and len(v) <= limit) and \
+                (problem := _text_problem(v, limit)):
+            return f"{name}: {problem}"
+    for name in _ACTION_FLOAT:
+        v = d.get(name)
+        if v is not None and type(v) is not float and (problem := _refused(v, _FLOAT)):
+            return f"{name}: {problem}"
+    keys = d.get("keys")
+    if keys is not None and not (type(keys) is list and all(type(k) is str and k.isascii() for k in keys)):
+        if type(keys) is list and all(type(k) is str for k in keys):
+            bad = next((k for k in keys if _text_problem(k, limit)), None)
+            return f"keys: {_text_problem(bad, limit)}" if bad is not None else None
+        if problem := _refused(keys, _KEYS):
+            return f"keys: {problem}"
+    return None
+
+
+def checked_env(env: dict) -> tuple[dict, list[str]]:
+    """`env` without the entries orjson cannot write (nested deeper than 255 levels, integers past 64 bits,
+    non-string keys, objects that are not JSON), and one "key: why" line for each entry left out."""
+    try:
+        orjson.dumps(env, option=orjson.OPT_SORT_KEYS)
+        return env, []
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    kept, dropped = {}, []
+    for key, value in env.items():
+        try:
+            if not isinstance(key, str):
+                raise TypeError(f"{type(key).__name__} key")
+            orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+            kept[key] = value
+        except (TypeError, orjson.JSONEncodeError) as e:
+            dropped.append(f"{key}: cannot be written as JSON ({e})")
+    return kept, dropped
+
+
+def step_problem(step, limit: int | None = None) -> str | None:
+    """"field: what is wrong" for the first value of `step` its column cannot take, or a text value over the
+    `field_bytes` budget (`limit`, default the process's), else None (readers use it to drop one step instead
+    of losing the episode)."""
+    limit = _field_limit() if limit is None else limit
+    if (problem := _observation_problem(step.observation, limit)) is not None:
+        return f"observation.{problem}"
+    if step.action is not None and (problem := _action_problem(step.action, limit)) is not None:
+        return f"action.{problem}"
+    ts = step.timestamp
+    if ts is not None and not isinstance(ts, dt.datetime):
+        return f"timestamp: {type(ts).__name__} {str(ts)[:40]!r} is not a datetime"
+    if step.reward is not None and type(step.reward) is not float and (problem := _refused(step.reward, _FLOAT)):
+        return f"reward: {problem}"
+    if step.reasoning is not None and (problem := _text_problem(step.reasoning, limit)):
+        return f"reasoning: {problem}"
+    return None
+
+
+def checked_episode(ep: Episode, where: str) -> Episode | Rejected:
+    """`ep`, or the quarantine row (`schema_mismatch`) that replaces it when one of its own fields (task,
+    agent, final observation, env...) does not fit: for readers that checked each step with `step_problem`
+    already and must not hand `TableBuilder.add_episode` an episode it refuses."""
+    found = episode_problem(ep, steps=False)
+    if found is None:
+        try:
+            orjson.dumps(ep.env, option=orjson.OPT_SORT_KEYS)
+            return ep
+        except (TypeError, orjson.JSONEncodeError) as e:
+            found = (None, f"env: cannot be written as JSON ({e})")
+    record, problem = found
+    key = f"episode {ep.key!r}" if ep.key else "the episode"
+    return Rejected("schema_mismatch", f"{where}: {key}: field {problem}; the episode is quarantined whole",
+                    where, record_id=record or ep.key or None)
+
+
+def episode_problem(ep: Episode, limit: int | None = None, steps: bool = True) -> tuple[str | None, str] | None:
+    """(record, "field: what is wrong") for the first value of `ep` its column cannot take (or a text over
+    `limit`, the `field_bytes` budget), else None; record is "step N", "branch N" or None for the episode's
+    own fields. `steps=False` leaves the steps out (a reader checked them one by one)."""
+    limit = _field_limit() if limit is None else limit
+    for name in ("domain", "platform", "task", "agent", "outcome", "license"):
+        v = getattr(ep, name)
+        if v is not None and (problem := _text_problem(v, limit)):
+            return None, f"{name}: {problem}"
+    if ep.reward is not None and type(ep.reward) is not float and (problem := _refused(ep.reward, _FLOAT)):
+        return None, f"reward: {problem}"
+    if ep.final_observation is not None and (problem := _observation_problem(ep.final_observation, limit)):
+        return None, f"final_observation.{problem}"
+    for i, step in enumerate(ep.steps if steps else ()):
+        try:
+            problem = step_problem(step, limit)
+        except TypeError as e:  # an observation or action that is not an object with fields
+            problem = f"not a step of Observation and Action ({e})"
+        if problem is not None:
+            return f"step {i}", problem
+    for i, branch in enumerate(ep.branches):
+        problem = (f"action.{p}" if (p := _action_problem(branch.action, limit)) else None) or \
+            (f"next_observation.{p}" if (p := _observation_problem(branch.next_observation, limit)) else None)
+        if not (type(branch.step) is int and 0 <= branch.step < len(ep.steps)):
+            problem = f"step: {branch.step!r} is not the index of one of the episode's steps"
+        if problem is not None:
+            return f"branch {i}", problem
+    return None
 
 
 class TableBuilder:
@@ -20,9 +207,22 @@ class TableBuilder:
         self.steps: dict[str, list] = {name: [] for name in v1.STEPS.names}
         self.quarantine: list[dict] = []
         self.branches: list[dict] = []
+        self.field_limit = default_budgets().field_bytes
 
     def add_episode(self, ep: Episode, *, source_format: str, source_uri: str, source_sha256: str,
                     ingestor_version: str) -> str:
+        """Add the episode's rows; returns its id. Raises `SchemaMismatch` (nothing added) when a value does
+        not fit its column."""
+        found = episode_problem(ep, self.field_limit)
+        try:
+            env = orjson.dumps(ep.env, option=orjson.OPT_SORT_KEYS).decode()
+        except (TypeError, orjson.JSONEncodeError) as e:
+            found = found or (None, f"env: cannot be written as JSON ({e})")
+        if found is not None:
+            record, problem = found
+            where = f"episode {ep.key!r}" if ep.key else "the episode"
+            raise SchemaMismatch(Rejected("schema_mismatch", f"{where}: {record + ' ' if record else ''}field "
+                                          f"{problem}", ep.key or None, record_id=record))
         eid = episode_id(source_format, source_uri, ep.key)
         n = len(ep.steps)
         timestamps = [utc(s.timestamp) for s in ep.steps]
@@ -31,7 +231,7 @@ class TableBuilder:
             "episode_id": eid, "domain": ep.domain, "platform": ep.platform, "source_format": source_format,
             "task": ep.task, "agent": ep.agent, "num_steps": n, "outcome": ep.outcome, "reward": ep.reward,
             "started_at": min(known) if known else None, "ended_at": max(known) if known else None,
-            "env": orjson.dumps(ep.env, option=orjson.OPT_SORT_KEYS).decode(), "license": ep.license,
+            "env": env, "license": ep.license,
             "source_uri": source_uri, "source_sha256": source_sha256, "ingest_run_id": self.run_id,
             "ingestor_version": f"{source_format}/{ingestor_version}", "_run_id": self.run_id,
         })

@@ -10,9 +10,23 @@ dtypes and scalars rebuilt through checked constructors (plain ndarrays only, no
 Callers add the classes their format stores with `records(...)`: each becomes a `Record`, a dict of the
 instance's pickled state, so none of the named library's code runs (or needs to be installed).
 
+Budgets (`ingest.source.Budgets`; a hit raises `BudgetExceeded`, rule `budget_exceeded`, naming the budget
+and how to raise it; nothing is returned):
+- `pickle_bytes`: the pickle's own size plus every byte it asks a constructor to allocate (`bytearray(n)`,
+  numpy array shapes), checked before the allocation; a gzipped pickle is inflated as a stream up to it;
+- `pickle_array_bytes`: one array or bytearray;
+- `pickle_items`: the references the loaded value holds, a shared one counted at every use. Memo references
+  let a few hundred bytes describe a DAG whose expansion (what `repr`, `json.dumps` or any walk of it
+  visits) is exponential; the count is taken level by level with `gc.get_referents` (C speed, ~15% of the
+  load) and stops as soon as it passes the budget;
+- `pickle_depth`: nesting depth of the loaded value (a walk of a deeper one would hit Python's recursion
+  limit in the reader).
+Bytes after the pickle's end (a second pickle, a second gzip member) raise `trailing_data`, or are reported
+through `notes` when the caller passes a list and can keep the value.
+
 API:
-    restricted_loads(data, allowed=None, where="pickle") -> object
-    load_gzip(data, where, allowed=None, max_bytes=MAX_DECOMPRESSED_BYTES) -> object
+    restricted_loads(data, allowed=None, where="pickle", budgets=None, notes=None) -> object
+    load_gzip(data, where, allowed=None, max_bytes=None, budgets=None, notes=None) -> object
     records("pkg.module.Class", ...) -> allowlist entries;  Record: the stand-in (a dict; `.pickled_class`)
 """
 
@@ -22,14 +36,16 @@ import _compat_pickle
 import codecs
 import collections
 import datetime as dt
+import gc
 import io
+import math
 import pickle
 from typing import Callable
 
 from ingest.safe_zip import gunzip
-from ingest.source import SourceError
+from ingest.source import BudgetExceeded, Budgets, SourceError, default_budgets
 
-MAX_DECOMPRESSED_BYTES = 1 << 30  # a result file of full-resolution screenshots is a few hundred MB
+MAX_DECOMPRESSED_BYTES = Budgets.pickle_bytes  # the default of the `pickle_bytes` budget
 
 
 class Record(dict):
@@ -79,14 +95,35 @@ def _np_dtype(spec, align=False, copy=True):
     return dtype
 
 
-def _np_reconstruct(subtype, shape, dtype_code):
+class _Allocations:
+    """What one load has asked constructors to allocate, against `pickle_bytes` and `pickle_array_bytes`."""
+
+    def __init__(self, budgets: Budgets, start: int):
+        self.budgets, self.total = budgets, start
+
+    def take(self, nbytes: int, what: str) -> None:
+        if nbytes > self.budgets.pickle_array_bytes:
+            raise BudgetExceeded("pickle_array_bytes", self.budgets.pickle_array_bytes, "pickle",
+                                 f"{what} of {nbytes} bytes")
+        self.total += nbytes
+        if self.total > self.budgets.pickle_bytes:
+            raise BudgetExceeded("pickle_bytes", self.budgets.pickle_bytes, "pickle",
+                                 f"{what} of {nbytes} bytes brings what it allocates to {self.total} bytes")
+
+
+def _np_reconstruct(subtype, shape, dtype_code, _alloc: _Allocations | None = None):
     import numpy as np
 
     if subtype is not _NdarrayType:
         raise _refuse(f"numpy _reconstruct of {getattr(subtype, '__name__', subtype)!r}")
+    dtype = _np_dtype(dtype_code.decode("latin1") if isinstance(dtype_code, bytes) else dtype_code)
+    dims = shape if isinstance(shape, tuple) else (shape,)
+    if not all(isinstance(d, int) and d >= 0 for d in dims):
+        raise SourceError("parse_error", f"numpy array shape {shape!r} is not a tuple of sizes")
+    if _alloc is not None:
+        _alloc.take(math.prod(dims) * dtype.itemsize, f"a numpy array of shape {shape}")
     # an empty plain ndarray; BUILD then fills it from (version, shape, dtype, fortran, raw bytes)
-    return np.ndarray.__new__(np.ndarray, shape, _np_dtype(dtype_code.decode("latin1")
-                                                           if isinstance(dtype_code, bytes) else dtype_code))
+    return np.ndarray.__new__(np.ndarray, shape, dtype)
 
 
 def _np_scalar(dtype, data=None):
@@ -131,10 +168,14 @@ SAFE_GLOBALS: dict[tuple[str, str], Callable] = {
 }
 
 
+_RECONSTRUCT = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct")}
+
+
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data: bytes, allowed: dict):
-        super().__init__(io.BytesIO(data))
-        self._allowed = allowed
+    def __init__(self, data: bytes, allowed: dict, alloc: _Allocations):
+        self.stream = io.BytesIO(data)  # BytesIO has no peek: the unpickler reads no further than the STOP
+        super().__init__(self.stream)
+        self._allowed, self._alloc = allowed, alloc
 
     def find_class(self, module: str, name: str):
         # protocol 0-2 pickles use Python 2 names (__builtin__.set, copy_reg...): map them as pickle does
@@ -142,32 +183,99 @@ class _Unpickler(pickle.Unpickler):
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         try:
-            return self._allowed[(module, name)]
+            found = self._allowed[(module, name)]
         except KeyError:
             raise _refuse(f"{module}.{name}") from None
+        # the constructors that allocate what their arguments ask for are metered against the budgets
+        if found is bytearray:
+            return self._bytearray
+        if (module, name) in _RECONSTRUCT and found is _np_reconstruct:
+            return lambda subtype, shape, dtype_code: _np_reconstruct(subtype, shape, dtype_code, self._alloc)
+        return found
+
+    def _bytearray(self, source=b"", *args):
+        if isinstance(source, int) and not isinstance(source, bool):
+            self._alloc.take(source, "a bytearray")
+        return bytearray(source, *args)
 
     def persistent_load(self, pid):
         raise _refuse(f"persistent id {pid!r}")
 
 
 def restricted_loads(data: bytes, allowed: dict[tuple[str, str], Callable] | None = None,
-                     where: str = "pickle") -> object:
-    """Unpickle `data` with `SAFE_GLOBALS` plus `allowed` ((module, name) -> callable or `Record` class).
+                     where: str = "pickle", budgets: Budgets | None = None, notes: list[str] | None = None) -> object:
+    """Unpickle `data` with `SAFE_GLOBALS` plus `allowed` ((module, name) -> callable or `Record` class),
+    within `budgets` (default: the process's).
 
-    Raises SourceError: `forbidden_pickle_class` naming the first global not allowed, `parse_error` for a
-    pickle that is corrupt or truncated. Both name `where`.
+    Raises SourceError: `forbidden_pickle_class` naming the first global not allowed, `budget_exceeded`
+    naming the budget, `parse_error` for a pickle that is corrupt or truncated, `trailing_data` for bytes
+    after the pickle's end (a second pickle, a second gzip member...) unless `notes` is a list: then a line
+    saying so is appended to it and the value returned. All name `where`.
     """
+    budgets = budgets or default_budgets()
     try:
-        return _Unpickler(data, {**SAFE_GLOBALS, **(allowed or {})}).load()
+        if len(data) > budgets.pickle_bytes:
+            raise BudgetExceeded("pickle_bytes", budgets.pickle_bytes, "pickle", f"{len(data)} bytes of pickle")
+        unpickler = _Unpickler(data, {**SAFE_GLOBALS, **(allowed or {})}, _Allocations(budgets, len(data)))
+        value = unpickler.load()
+        _check_expansion(value, budgets)
+        end = unpickler.stream.tell()
+        if end < len(data):
+            message = f"{len(data) - end} bytes after the end of the pickle (offset {end}), not read"
+            if notes is None:
+                raise SourceError("trailing_data", message)
+            notes.append(f"{where}: {message}")
+        return value
+    except BudgetExceeded as e:
+        raise BudgetExceeded(e.budget, e.limit, where, e.what) from None
     except SourceError as e:
         raise SourceError(e.rule, f"{where}: {e.reason}", where) from None
+    except MemoryError:  # a length field the allocation of which failed before the data was even read
+        raise BudgetExceeded("pickle_bytes", budgets.pickle_bytes, where,
+                             "the pickle declares an object larger than memory allows") from None
     except Exception as e:  # corrupt data makes the unpickler raise almost anything
         raise SourceError("parse_error", f"{where}: not a readable pickle ({type(e).__name__}: {e})", where) from None
 
 
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+_PLAIN_CONTAINERS = frozenset(_CONTAINERS)
+
+
+def _check_expansion(value: object, budgets: Budgets) -> None:
+    """Count the references `value` holds, level by level, a shared object at every use (its expansion), and
+    the levels: BudgetExceeded `pickle_items` / `pickle_depth` as soon as one is passed. Only containers the
+    collector tracks are descended into (strings and numbers hold no references; a dict of those is
+    untracked), and only data containers: a class or function a pickle names leads to whole modules."""
+    referents, tracked = gc.get_referents, gc.is_tracked
+
+    def container(obj) -> bool:  # called on tracked objects only
+        return type(obj) in _PLAIN_CONTAINERS or isinstance(obj, _CONTAINERS)
+
+    frontier = [value] if tracked(value) and container(value) else []
+    items, depth = 1, 0
+    while frontier:
+        depth += 1
+        if depth > budgets.pickle_depth:
+            raise BudgetExceeded("pickle_depth", budgets.pickle_depth, "pickle", "the value is nested deeper")
+        following: list = []
+        for start in range(0, len(frontier), 4096):  # the references of a few thousand containers at a time
+            kids = referents(*frontier[start:start + 4096])
+            items += len(kids)
+            if items > budgets.pickle_items:
+                raise BudgetExceeded("pickle_items", budgets.pickle_items, "pickle",
+                                     "its shared references expand to more items (memo fan-out)")
+            following.extend(filter(container, filter(tracked, kids)))
+        frontier = following
+
+
 def load_gzip(data: bytes, where: str, allowed: dict[tuple[str, str], Callable] | None = None,
-              max_bytes: int = MAX_DECOMPRESSED_BYTES) -> object:
-    """A gzipped pickle (`*.pkl.gz`): decompressed up to `max_bytes` (SourceError `archive_too_large` past
-    it, `bad_archive` if not gzip), then `restricted_loads`."""
+              max_bytes: int | None = None, budgets: Budgets | None = None,
+              notes: list[str] | None = None) -> object:
+    """A gzipped pickle (`*.pkl.gz`): inflated as a stream up to `max_bytes` (default: the `pickle_bytes`
+    budget; SourceError `archive_too_large` past it, `bad_archive` if not gzip: see `gunzip`, which also
+    explains `notes`), then `restricted_loads`."""
+    budgets = budgets or default_budgets()
     # screenshots compress far better than the zip bomb ratio: only the absolute cap applies here
-    return restricted_loads(gunzip(data, where, max_bytes=max_bytes, max_ratio=float("inf")), allowed, where)
+    data = gunzip(data, where, max_bytes=budgets.pickle_bytes if max_bytes is None else max_bytes,
+                  max_ratio=float("inf"), budgets=budgets, notes=notes, cap_name="pickle_bytes")
+    return restricted_loads(data, allowed, where, budgets, notes)

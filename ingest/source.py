@@ -1,13 +1,27 @@
-"""`Source`: one input unit (a file or a directory) as a format reader sees it."""
+"""`Source`: one input unit (a file or a directory) as a format reader sees it, with the `Budgets` its
+decoders may spend.
+
+Budgets: every decoder of untrusted input is bounded (`Budgets`, one instance per unit as `source.budgets`):
+raw file size, gzip / zip output (absolute and ratio, checked while streaming), pickles (their size plus what
+they ask to allocate, array sizes, memo fan-out, nesting depth), JSON depth and line length. A budget hit
+raises `BudgetExceeded` (a `SourceError`, rule `budget_exceeded` unless the decoder keeps an older rule such
+as `archive_too_large` or `file_too_large`), whose reason names the budget, its value and how to raise it:
+the environment variable `TRAJFORGE_BUDGET_<NAME>` (sizes take KiB / MiB / GiB), read once per process, or
+`Budgets.from_options({...})` where a caller builds the `Source`. `field_bytes` bounds one text value of a step
+(checked by `ingest.arrow`); `text_lines` reads a line-oriented log within `line_bytes`; `parse_json` reports
+nesting past orjson's fixed 1024 levels as the `json_depth` budget (it cannot be raised).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import posixpath
+import re
 import stat
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator, Mapping
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
@@ -15,14 +29,116 @@ from fsspec.implementations.local import LocalFileSystem
 # put_blob(data, media_type, source_uri) -> "sha256:<hex>"; injected by the runner so readers stay I/O-free
 PutBlob = Callable[[bytes, str, str], str]
 
-MAX_FILE_BYTES = 2 << 30  # a single raw file larger than this is refused, not read into memory
+ENV_PREFIX = "TRAJFORGE_BUDGET_"
+JSON_MAX_DEPTH = 1024  # orjson's own nesting limit: fixed by the parser, so it cannot be raised
 
 
-def _too_large(path: str, size: int) -> "SourceError":
-    return SourceError("file_too_large", f"{path}: {size} bytes exceeds the {MAX_FILE_BYTES} byte limit", path)
+@dataclass(frozen=True)
+class Budgets:
+    """What decoding one input unit may cost. Defaults keep the decoders and the table build of any single
+    input under ~2 GB (measured with tests/fuzz: a text value costs ~8x its size by the time its Parquet
+    part is written, hence `field_bytes`; a whole-file format still holds its file, up to `file_bytes`)."""
+
+    file_bytes: int = 2 << 30  # one raw file read into memory
+    decompressed_bytes: int = 512 << 20  # one gzip stream (all its members) or one zip member, decompressed
+    archive_bytes: int = 2 << 30  # all members of one zip archive together, decompressed
+    archive_members: int = 10_000  # members of one zip archive
+    compression_ratio: float = 200.0  # decompressed / compressed past 1 MiB (not pickles: screenshots compress more)
+    pickle_bytes: int = 256 << 20  # a pickle (decompressed) plus the arrays and bytearrays it asks to allocate
+    pickle_array_bytes: int = 256 << 20  # one array or bytearray a pickle asks to allocate
+    pickle_items: int = 20_000_000  # references in the loaded value, a shared one counted at every use
+    pickle_depth: int = 500  # nesting depth of the loaded value
+    line_bytes: int = 1 << 20  # one line of a line-oriented text log
+    field_bytes: int = 64 << 20  # one text value of a step (observation text, ui_tree, action raw...)
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, object], base: "Budgets | None" = None) -> "Budgets":
+        """`base` (the process defaults) with `options` ({name: int, float or "64MiB"}) applied; ValueError
+        names an unknown budget or a bad value."""
+        names = {f.name: f.type for f in dataclasses.fields(cls)}
+        changes = {}
+        for name, value in options.items():
+            if name not in names:
+                raise ValueError(f"unknown budget {name!r} (known: {', '.join(names)})")
+            changes[name] = _parse_amount(name, value, float if name == "compression_ratio" else int)
+        return dataclasses.replace(base or default_budgets(), **changes)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Budgets":
+        options = {f.name: environ[ENV_PREFIX + f.name.upper()] for f in dataclasses.fields(cls)
+                   if ENV_PREFIX + f.name.upper() in environ}
+        return cls.from_options(options, cls()) if options else cls()
 
 
-def _read_local(path: str, rel: str) -> bytes:
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1000, "kib": 1 << 10, "m": 1 << 20, "mb": 1000 ** 2, "mib": 1 << 20,
+          "g": 1 << 30, "gb": 1000 ** 3, "gib": 1 << 30, "t": 1 << 40, "tib": 1 << 40}
+_AMOUNT = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def _parse_amount(name: str, value: object, kind: type) -> int | float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = value
+    else:
+        m = _AMOUNT.match(str(value))
+        if not m or m.group(2).lower() not in _UNITS:
+            raise ValueError(f"budget {name}: {value!r} is not a number (sizes may end in KiB, MiB, GiB)")
+        number = float(m.group(1).replace("_", "")) * _UNITS[m.group(2).lower()]
+    if number <= 0:
+        raise ValueError(f"budget {name}: {value!r} must be positive")
+    return kind(number)
+
+
+_DEFAULT: list[Budgets] = []
+
+
+def default_budgets() -> Budgets:
+    """The process's budgets: `Budgets()` with any `TRAJFORGE_BUDGET_<NAME>` variables applied (read once)."""
+    if not _DEFAULT:
+        _DEFAULT.append(Budgets.from_env())
+    return _DEFAULT[0]
+
+
+def human_bytes(n: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
+    return f"{n:g} bytes"
+
+
+class SourceError(Exception):
+    """A problem with the input itself (missing file, too large...); becomes a quarantine row."""
+
+    def __init__(self, rule: str, reason: str, location: str | None = None):
+        super().__init__(reason)
+        self.rule, self.reason, self.location = rule, reason, location
+
+    def as_rejected(self, record_id: str | None = None):
+        """The quarantine row for a reader that goes on after it (`ingest.record.Rejected`)."""
+        from ingest.record import Rejected
+
+        return Rejected(self.rule, self.reason, self.location, record_id=record_id)
+
+
+class BudgetExceeded(SourceError):
+    """A decoder reached one of the `Budgets`; the reason names it, its value and how to raise it."""
+
+    def __init__(self, budget: str, limit: float, where: str, what: str, rule: str = "budget_exceeded",
+                 location: str | None = None):
+        shown = f"{limit:g}" if budget in ("compression_ratio", "pickle_items", "pickle_depth", "archive_members") \
+            else human_bytes(limit)
+        super().__init__(rule, f"{where}: {what}: over the {budget} budget of {shown} (raise it with "
+                         f"{ENV_PREFIX}{budget.upper()}=<larger>)", location if location is not None else where)
+        self.budget, self.limit, self.what = budget, limit, what
+
+
+MAX_FILE_BYTES = Budgets.file_bytes  # the default of `Budgets.file_bytes`
+
+
+def _too_large(path: str, size: int, limit: int) -> SourceError:
+    return BudgetExceeded("file_bytes", limit, path, f"the file has {size} bytes", rule="file_too_large")
+
+
+def _read_local(path: str, rel: str, limit: int) -> bytes:
     # os.open/os.read rather than open(): no buffered file object, ~5 us less a file (a run reads ~100 a MB)
     # O_NONBLOCK: opening a FIFO must not wait forever for a writer; anything but a regular file is refused
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -32,8 +148,8 @@ def _read_local(path: str, rel: str) -> bytes:
             raise SourceError("not_a_regular_file", f"{rel or path}: not a regular file (FIFO, device or socket)",
                               rel or path)
         size = st.st_size
-        if size > MAX_FILE_BYTES:
-            raise _too_large(rel or path, size)
+        if size > limit:
+            raise _too_large(rel or path, size, limit)
         data = os.read(fd, size + 1)
         if len(data) == size:  # the usual case: one read returns the whole file
             return data
@@ -45,20 +161,13 @@ def _read_local(path: str, rel: str) -> bytes:
         os.close(fd)
 
 
-class SourceError(Exception):
-    """A problem with the input itself (missing file, too large...); becomes a quarantine row."""
-
-    def __init__(self, rule: str, reason: str, location: str | None = None):
-        super().__init__(reason)
-        self.rule, self.reason, self.location = rule, reason, location
-
-
 @dataclass
 class Source:
     fs: fsspec.AbstractFileSystem
     path: str  # the unit: a file, or a directory for directory formats
     uri: str  # stable identity: "<input root name>/<path inside the input>"
     put_blob: PutBlob
+    budgets: Budgets = field(default_factory=default_budgets)
     _digest: "hashlib._Hash" = field(default_factory=hashlib.sha256, repr=False)
     _listings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
@@ -70,11 +179,11 @@ class Source:
         path = self.join(rel)
         try:
             if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
-                data = _read_local(path, rel)
+                data = _read_local(path, rel, self.budgets.file_bytes)
             else:
                 size = self.fs.size(path)
-                if size is not None and size > MAX_FILE_BYTES:
-                    raise _too_large(rel or path, size)
+                if size is not None and size > self.budgets.file_bytes:
+                    raise _too_large(rel or path, size, self.budgets.file_bytes)
                 with self.fs.open(path, "rb") as f:
                     data = f.read()
         except FileNotFoundError:
@@ -110,10 +219,41 @@ class Source:
 
 
 def parse_json(data: bytes, where: str):
-    """orjson.loads with an error that names the file and the position."""
+    """orjson.loads with an error that names the file and the position: `parse_error`, or `budget_exceeded`
+    (json_depth) for a document nested deeper than the parser's fixed limit of 1024 levels."""
     import orjson
 
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as e:
+        if "depth limit" in str(e):
+            raise SourceError("budget_exceeded", f"{where}: JSON nested deeper than the json_depth budget of "
+                              f"{JSON_MAX_DEPTH} levels ({e}; the parser's fixed limit, it cannot be raised)",
+                              where) from None
         raise SourceError("parse_error", f"{where}: invalid JSON: {e}", where) from None
+
+
+def text_lines(data: bytes, where: str, budgets: Budgets) -> "Iterator[tuple[int, str | None, str | None]]":
+    """(line number, line, problem) for each line of a text log, decoded as UTF-8 line by line.
+
+    A line longer than `budgets.line_bytes` comes back as (n, None, reason naming the line_bytes budget) and
+    is not decoded; a line that is not valid UTF-8 as (n, the line with U+FFFD replacements, reason): the
+    reader quarantines that line and goes on with the next.
+    """
+    limit = budgets.line_bytes
+    start, n, size = 0, 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        n += 1
+        length, raw = end - start, data[start:end] if end - start <= limit else None
+        start = end + 1
+        if raw is None:
+            yield n, None, BudgetExceeded("line_bytes", limit, where, f"line {n} has {length} bytes").reason
+            continue
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            yield n, raw.decode("utf-8"), None
+        except UnicodeDecodeError as e:
+            yield n, raw.decode("utf-8", "replace"), f"{where}: line {n}: not valid UTF-8 (byte {e.start})"

@@ -16,7 +16,7 @@ import orjson
 import pyarrow as pa
 
 from ingest import registry
-from ingest.arrow import TableBuilder
+from ingest.arrow import SchemaMismatch, TableBuilder
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError
 from pipelines.lake import BlobStore, Lake
@@ -60,8 +60,12 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
         if not ep.steps:
             reject(Rejected("empty_episode", f"episode {ep.key or '(only)'} has no steps", ep.key or None))
             continue
-        builder.add_episode(ep, source_format=unit.format, source_uri=unit.uri, source_sha256=digest,
-                            ingestor_version=module.VERSION)
+        try:
+            builder.add_episode(ep, source_format=unit.format, source_uri=unit.uri, source_sha256=digest,
+                                ingestor_version=module.VERSION)
+        except SchemaMismatch as e:  # a value its column cannot take: this episode only, never the task
+            reject(e.rejected)
+            continue
         counts["episodes"] += 1
         counts["steps"] += len(ep.steps)
     if not episodes and not counts["quarantined"]:

@@ -23,8 +23,12 @@ Times are kernel uptime seconds, not wall clock: step timestamps stay null; each
 offsets from the first one (`step_offset_s`). Each action's `raw` is its source lines, verbatim.
 There is no screen in such a log: observations are `kind = "none"`.
 
-Bad input: a line that looks like an event but does not parse, and a gesture or key still down when the log
-ends, are quarantined with their line number; the rest of the log is used.
+Bad input, each quarantined with its line number while the rest of the log is used: a line that is neither
+an event nor a header line (garbage, a cut line), an event whose type, code or value is not what getevent
+prints (a value that is not 8 hex digits, DOWN, UP or REPEAT), a line that is not valid UTF-8 or is longer
+than the `line_bytes` budget (`budget_exceeded`), and a gesture or key still down when the log ends
+(`incomplete_gesture`). A touch gesture that holds a bad line of its device is quarantined whole
+(`bad_record`, its first line): the path it would give cannot be trusted.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ingest.arrow import checked_episode, step_problem
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
-from ingest.source import Source
+from ingest.source import Source, text_lines
 
 FORMAT = "getevent"
 VERSION = "1"
@@ -88,6 +93,7 @@ class _Device:
     gesture: _Gesture | None = None
     keys_down: dict[str, tuple[int, float | None, list[str]]] = field(default_factory=dict)
     touched: bool = False
+    tainted: list[int] = field(default_factory=list)  # bad lines of this device since the gesture began
 
 
 def _value(text: str) -> int:
@@ -122,8 +128,9 @@ def _touch_action(dev: _Device, g: _Gesture, end: float | None) -> Action:
     return Action(kind=kind, x=x, y=y, duration_s=duration, raw=raw)
 
 
-def _on_syn(dev: _Device, t: float | None, started: list) -> None:
-    """Close a frame: start, extend or finish the device's gesture."""
+def _on_syn(dev: _Device, t: float | None, started: list, rejected: list[Rejected], where: str) -> None:
+    """Close a frame: start, extend or finish the device's gesture. A gesture that holds a bad line (one that
+    did not parse) is quarantined when it ends instead of becoming an action: its path cannot be trusted."""
     active = sorted(s for s, slot in dev.slots.items() if slot.tracking_id is not None)
     lines = [line for _, line in dev.frame]
     first_line = dev.frame[0][0] if dev.frame else 0
@@ -134,13 +141,22 @@ def _on_syn(dev: _Device, t: float | None, started: list) -> None:
             slot = dev.slots[active[0]]
             dev.gesture = _Gesture(first_line, t, active[0], slot.x, slot.y, lines, len(active))
             dev.touched = True
+        else:
+            dev.tainted = []  # a bad line in a frame that touched nothing changed no action
         return
     g.lines.extend(lines)
     g.fingers = max(g.fingers, len(active))
     if g.x0 is None and g.slot in active:  # position reported after the down frame
         g.x0, g.y0 = dev.slots[g.slot].x, dev.slots[g.slot].y
     if not active:
-        started.append((g.line, g.start, _touch_action(dev, g, t)))
+        if dev.tainted:
+            rejected.append(Rejected("bad_record", f"{where}: line {g.line}: the touch on {dev.path} holds line(s) "
+                                     f"{', '.join(map(str, dev.tainted[:5]))} that did not parse; the gesture is "
+                                     "left out", where, line=g.line, snippet="\n".join(g.lines)[:2000],
+                                     record_id=f"gesture at line {g.line}"))
+            dev.tainted = []
+        else:
+            started.append((g.line, g.start, _touch_action(dev, g, t)))
         dev.gesture = None
 
 
@@ -159,17 +175,36 @@ def _on_key(dev: _Device, code: str, value: str, lineno: int, t: float | None, l
         started.append((first, t0, action))
 
 
+_TOKEN = re.compile(r"^(?:[A-Z][A-Z0-9_]*|[0-9a-f]{4})$")  # EV_ABS, ABS_MT_SLOT, KEY_BACK, or raw hex
+_VALUE = re.compile(r"^(?:[0-9a-f]{8}|DOWN|UP|REPEAT)$")
+_DEVICE = re.compile(r"/dev/input/event\d+")
+_HEADER_LINE = ("add device", "could not ")
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
+    """The log's episode. A line that does not parse (garbage, invalid UTF-8, over the `line_bytes` budget,
+    a value that is not hex) is quarantined with its number; a gesture it falls into is quarantined whole."""
     name = posixpath.basename(source.path)
-    text = source.read_bytes().decode("utf-8", "replace")
+    data = source.read_bytes()
     devices: dict[str, _Device] = {}
     current: _Device | None = None  # the device a header block describes
     started: list[tuple[int, float | None, Action]] = []  # (first line, uptime, action)
+    rejected: list[Rejected] = []  # gestures that hold a bad line, yielded in line order at the end
 
     def device(path: str) -> _Device:
         return devices.setdefault(path, _Device(path))
 
-    for lineno, line in enumerate(text.splitlines(), 1):
+    def bad(lineno: int, line: str | None, reason: str) -> Rejected:
+        """The row for a bad line; the gesture under way on its device (when it names one) is tainted."""
+        if line is not None and (d := _DEVICE.search(line)) and d.group(0) in devices:
+            devices[d.group(0)].tainted.append(lineno)
+        return Rejected("budget_exceeded" if line is None else "parse_error", reason, name, line=lineno,
+                        snippet=line[:300] if line else None, record_id=f"line {lineno}")
+
+    for lineno, line, problem in text_lines(data, name, source.budgets):
+        if problem is not None:
+            yield bad(lineno, line, problem)
+            continue
         m = _EVENT.match(line)
         if m is None:
             if (a := _ADD_DEVICE.match(line)):
@@ -178,61 +213,69 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                 current.name = n.group(1)
             elif current is not None and (info := _ABSINFO.search(line)):
                 current.axes[info.group(1)] = (int(info.group(2)), int(info.group(3)))
-            elif line.startswith(("[", "/dev/input/")):
-                yield Rejected("parse_error", f"{name}: line {lineno}: not a getevent event line", name,
-                               line=lineno, snippet=line)
-            continue  # other header lines (events:, input props:, location:...) carry nothing we use
+            elif line.strip() and not line[0].isspace() and not line.startswith(_HEADER_LINE):
+                # indented lines are the rest of a device's header (events:, input props:...): nothing we use
+                yield bad(lineno, line, f"{name}: line {lineno}: not a getevent event line")
+            continue
         stamp, path, etype, code, value = m.groups()
+        if not (_TOKEN.match(etype) and _TOKEN.match(code) and _VALUE.match(value)):
+            yield bad(lineno, line, f"{name}: line {lineno}: {etype} {code} {value}: not an event type, code and "
+                      "value getevent prints")
+            continue
         t = float(stamp) if stamp else None
         dev = device(path)
         if etype == "EV_KEY" and code.startswith("KEY_"):
             _on_key(dev, code, value, lineno, t, line, started)
             continue
         dev.frame.append((lineno, line))
-        try:
-            if etype == "EV_ABS" and code == "ABS_MT_SLOT":
-                dev.slot = _value(value)
-            elif etype == "EV_ABS" and code in ("ABS_MT_TRACKING_ID", "ABS_MT_POSITION_X", "ABS_MT_POSITION_Y"):
-                slot = dev.slots.setdefault(dev.slot, _Slot())
-                v = _value(value)
-                if code == "ABS_MT_TRACKING_ID":
-                    slot.tracking_id = None if v < 0 else v
-                elif code == "ABS_MT_POSITION_X":
-                    slot.x = v
-                else:
-                    slot.y = v
-            elif etype == "EV_SYN" and code == "SYN_REPORT":
-                _on_syn(dev, t, started)
-        except ValueError:
-            dev.frame.pop()
-            yield Rejected("parse_error", f"{name}: line {lineno}: value {value!r} of {code} is not hex", name,
-                           line=lineno, snippet=line)
+        if etype == "EV_ABS" and code == "ABS_MT_SLOT":
+            dev.slot = _value(value)
+        elif etype == "EV_ABS" and code in ("ABS_MT_TRACKING_ID", "ABS_MT_POSITION_X", "ABS_MT_POSITION_Y"):
+            slot = dev.slots.setdefault(dev.slot, _Slot())
+            v = _value(value)
+            if code == "ABS_MT_TRACKING_ID":
+                slot.tracking_id = None if v < 0 else v
+            elif code == "ABS_MT_POSITION_X":
+                slot.x = v
+            else:
+                slot.y = v
+        elif etype == "EV_SYN" and code == "SYN_REPORT":
+            _on_syn(dev, t, started, rejected, name)
+    yield from sorted(rejected, key=lambda r: r.line or 0)
 
     for dev in devices.values():
         if dev.gesture is not None:
             g = dev.gesture
             yield Rejected("incomplete_gesture", f"{name}: line {g.line}: touch on {dev.path} still down when the "
-                           "log ends", name, line=g.line, snippet="\n".join(g.lines))
+                           "log ends", name, line=g.line, snippet="\n".join(g.lines),
+                           record_id=f"gesture at line {g.line}")
         for code, (first, _, lines) in dev.keys_down.items():
             yield Rejected("incomplete_gesture", f"{name}: line {first}: {code} on {dev.path} still down when the "
-                           "log ends", name, line=first, snippet="\n".join(lines))
+                           "log ends", name, line=first, snippet="\n".join(lines), record_id=f"key at line {first}")
+    kept = []
+    for first, t0, action in sorted(started, key=lambda s: s[0]):
+        if (problem := step_problem(Step(observation=Observation(kind="none"), action=action))) is not None:
+            yield Rejected("bad_record", f"{name}: line {first}: field {problem}; the gesture is left out", name,
+                           line=first, record_id=f"gesture at line {first}")
+        else:
+            kept.append((first, t0, action))
+    started = kept
     if not started:
         return
-    started.sort(key=lambda s: s[0])
     uptimes = [t for _, t, _ in started]
     env: dict = {"device": "android", "clock": "kernel uptime seconds (not wall clock)",
                  "input_devices": _device_env(devices)}
     if None not in uptimes:
         env["step_uptime_s"] = uptimes
         env["step_offset_s"] = [round(t - uptimes[0], 6) for t in uptimes]
-    yield Episode(
+    yield checked_episode(Episode(
         key="",
         domain="android",
         platform="android",
         steps=[Step(observation=Observation(kind="none"), action=action) for _, _, action in started],
         env=env,
         terminated=False,  # a capture stops when recording stops: nothing says the task ended
-    )
+    ), name)
 
 
 def _device_env(devices: dict[str, _Device]) -> dict:

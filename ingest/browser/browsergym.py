@@ -7,10 +7,25 @@ the reward / terminated / truncated that action n-1 produced. So step t = (obs t
 is the one recorded in `StepInfo` t+1; a last `StepInfo` without an action is the final observation.
 
 Pickles go through `ingest.safe_pickle` with this format's allowlist (`ALLOWED`: BrowserGym / AgentLab
-classes become plain dicts, paths strings, numpy arrays plain arrays; anything else refuses the folder with
-`forbidden_pickle_class`); gzip is decompressed with a size cap.
-Actions are parsed with `ast` (literal arguments only), never evaluated. Observations are the
-accessibility-tree text with the active page's URL and title; screenshots go to the blob store.
+classes become plain dicts, paths strings, numpy arrays plain arrays) and the unit's budgets (size, array
+sizes, memo fan-out, depth); gzip is inflated as a stream with a size cap, every member read.
+Actions are parsed with `ast` (literal arguments only), never evaluated; output that is no plain call with
+literal arguments fitting the action stays a `code` action, verbatim. Observations are the accessibility-tree
+text with the active page's URL and title; screenshots go to the blob store.
+
+Record isolation: a step file that cannot be used (missing from the numbering, corrupt, truncated, a refused
+class, over a budget, a field this reader uses of the wrong type: `obs`, `action`, `reward`,
+`agent_info.think`, `profiling.env_stop`, `obs.open_pages_urls` / `open_pages_titles` / `last_action_error`
+/ `axtree_txt` / `pruned_html`, or a value the schema or the `field_bytes` budget refuses) gets one
+quarantine row (record_id `step <n>`) naming the file, the step and the field, and splits
+the episode there: the steps before it end truncated (the missing observation was their next one), the steps
+after it form an episode of their own, keyed `segment-<n>` with `env.segment` saying which step files it
+holds. Only the segment that reaches the end of the run carries the outcome, reward and terminal flag. A bad
+`summary_info.json` (or one bad field of it), `exp_args.pkl`, `goal_object.pkl.gz` or screenshot is
+quarantined and the episode kept without it. Bytes after a step's pickle (a second gzip member, trailing
+data) are said in a `trailing_data` row and the step kept. A folder is claimed when a step file is gzip data,
+when `summary_info.json` has `n_steps`, or when damaged step files sit beside another experiment file, so
+a damaged experiment is quarantined rather than left unread.
 """
 
 from __future__ import annotations
@@ -23,6 +38,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.arrow import checked_episode, step_problem
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.safe_pickle import load_gzip, records, restricted_loads
@@ -34,6 +50,8 @@ VERSION = "1"
 _STEP_FILE = re.compile(r"^step_(\d+)\.pkl\.gz$")
 _CODE_BLOCK = re.compile(r"```(?:python|py)?\s*(.*?)```", re.S)
 _GZIP_MAGIC = b"\x1f\x8b"
+_MAX_CODE = 1 << 16  # an action call is a line or two; longer text is kept verbatim, not parsed
+_MARKERS = ("summary_info.json", "exp_args.pkl", "goal_object.pkl.gz")
 
 
 def _path(*parts) -> str:
@@ -56,15 +74,22 @@ ALLOWED = {
 
 
 def units(files: list[str], head) -> list[str]:
-    """Folders holding `step_<n>.pkl.gz` files that are gzip data, or a `summary_info.json` with `n_steps`."""
-    folders = set()
+    """Folders holding `step_<n>.pkl.gz` files that are gzip data, or a `summary_info.json` with `n_steps`, or
+    `step_<n>.pkl.gz` files (damaged: empty, not gzip) beside another file of an experiment folder
+    (`summary_info.json`, `exp_args.pkl`, `goal_object.pkl.gz`): a damaged experiment is still claimed, so
+    its damage is quarantined rather than left unread."""
+    folders, step_names, markers = set(), set(), set()
     for path in files:
         folder, name = posixpath.split(path)
-        if _STEP_FILE.match(name) and head(path).startswith(_GZIP_MAGIC):
-            folders.add(folder)
-        elif name == "summary_info.json" and b'"n_steps"' in head(path):
-            folders.add(folder)
-    return sorted(folders)
+        if _STEP_FILE.match(name):
+            step_names.add(folder)
+            if head(path).startswith(_GZIP_MAGIC):
+                folders.add(folder)
+        elif name in _MARKERS:
+            markers.add(folder)
+            if name == "summary_info.json" and b'"n_steps"' in head(path):
+                folders.add(folder)
+    return sorted(folders | (step_names & markers))
 
 
 # --- actions ---------------------------------------------------------------------------------------------
@@ -83,10 +108,12 @@ def parse_calls(code: str) -> list[tuple[str, list, dict]]:
 
     Raises ValueError for anything that is not a sequence of plain calls with literal arguments.
     """
+    if len(code) > _MAX_CODE:
+        raise ValueError(f"{len(code)} characters of code: longer than any action call")
     try:
         tree = ast.parse(code, mode="exec")
-    except SyntaxError as e:
-        raise ValueError(f"not Python call syntax: {e.msg}") from None
+    except (SyntaxError, RecursionError, MemoryError) as e:  # nesting too deep for the parser is no call either
+        raise ValueError(f"not Python call syntax: {getattr(e, 'msg', type(e).__name__)}") from None
     calls = []
     for stmt in tree.body:
         if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
@@ -96,7 +123,7 @@ def parse_calls(code: str) -> list[tuple[str, list, dict]]:
         try:
             args = [ast.literal_eval(a) for a in call.args]
             kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg}
-        except ValueError:
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             raise ValueError(f"non-literal argument in {ast.unparse(call)[:80]}") from None
         calls.append((call.func.id, args, kwargs))
     if not calls:
@@ -137,11 +164,11 @@ def action_from_call(name: str, args: list, kwargs: dict, size: tuple[int, int] 
         text = options if isinstance(options, str) else orjson.dumps(options).decode()
         return Action(kind="click", element=element(bid), text=text, arguments=arguments)
     if name == "press":
-        keys = _keys(_arg(args, kwargs, 1, "key_comb", ""))
+        keys = _keys(str(_arg(args, kwargs, 1, "key_comb", "")))
         return Action(kind="hotkey" if len(keys) > 1 else "key", keys=keys, element=element(bid),
                       arguments=arguments)
     if name == "keyboard_press":
-        keys = _keys(_arg(args, kwargs, 0, "key", ""))
+        keys = _keys(str(_arg(args, kwargs, 0, "key", "")))
         return Action(kind="hotkey" if len(keys) > 1 else "key", keys=keys, arguments=arguments)
     if name in ("keyboard_type", "keyboard_insert_text"):
         return Action(kind="type", text=_arg(args, kwargs, 0, "text"), arguments=arguments)
@@ -182,17 +209,23 @@ def action_from_call(name: str, args: list, kwargs: dict, size: tuple[int, int] 
 
 
 def action_from_text(text: str, size: tuple[int, int] | None) -> tuple[Action, str | None]:
-    """(action, reasoning) from the agent's output; unparseable output stays a `code` action, verbatim."""
+    """(action, reasoning) from the agent's output; output that does not parse, or whose arguments do not fit
+    the action (a number where a key combination goes...), stays a `code` action, verbatim."""
     code, reasoning = extract_code(text)
     try:
         calls = parse_calls(code)
-    except ValueError:
+        name, args, kwargs = calls[0]
+        action = action_from_call(name, args, kwargs, size)
+        arguments = orjson.dumps([{"name": n, "args": a, "kwargs": k} for n, a, k in calls]).decode() \
+            if len(calls) > 1 else None
+        for field in ("text", "direction"):  # a literal of another type where a string goes: kept as JSON
+            if getattr(action, field) is not None and not isinstance(getattr(action, field), str):
+                setattr(action, field, orjson.dumps(getattr(action, field)).decode())
+    except (ValueError, TypeError, AttributeError, orjson.JSONEncodeError):
         return Action(kind="code", code=code, raw=text), reasoning
-    name, args, kwargs = calls[0]
-    action = action_from_call(name, args, kwargs, size)
     action.code, action.raw = code, text
-    if len(calls) > 1:  # several actions in one step: keep them all in the arguments
-        action.arguments = orjson.dumps([{"name": n, "args": a, "kwargs": k} for n, a, k in calls]).decode()
+    if arguments is not None:  # several actions in one step: keep them all in the arguments
+        action.arguments = arguments
     return action, reasoning
 
 
@@ -230,27 +263,74 @@ def observation_from(obs: dict, screenshot: str | None, size: tuple[int, int] | 
 
 # --- the folder ------------------------------------------------------------------------------------------
 
-def _load_pickle(source: Source, rel: str, compressed: bool):
+class _BadRecord(ValueError):
+    """A record with a field of the wrong type; the message is "field: what is wrong"."""
+
+
+def _load_pickle(source: Source, rel: str, compressed: bool, notes: list[str] | None = None):
     data = source.read_bytes(rel)
-    return load_gzip(data, rel, ALLOWED) if compressed else restricted_loads(data, ALLOWED, rel)
+    if compressed:
+        return load_gzip(data, rel, ALLOWED, budgets=source.budgets, notes=notes)
+    return restricted_loads(data, ALLOWED, rel, source.budgets)
+
+
+def _plain(value):
+    """numpy scalars and arrays as Python values; anything else unchanged."""
+    return value.tolist() if hasattr(value, "tolist") and type(value).__module__ == "numpy" else value
+
+
+def _optional(mapping: dict, key: str, types: tuple, label: str):
+    value = _plain(mapping.get(key))
+    if value is not None and (not isinstance(value, types) or isinstance(value, bool) and bool not in types):
+        raise _BadRecord(f"{label}: {type(value).__name__}, expected {' or '.join(t.__name__ for t in types)}")
+    return value
+
+
+def _strings(mapping: dict, key: str, label: str) -> list[str]:
+    value = _optional(mapping, key, (list, tuple), label) or []
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise _BadRecord(f"{label}[{i}]: {type(item).__name__}, expected str")
+    return list(value)
+
+
+def _check_info(info) -> None:
+    """Raises _BadRecord naming the first field of a StepInfo this reader uses that has the wrong type."""
+    if not isinstance(info, dict):
+        raise _BadRecord(f"(the record): {type(info).__name__}, expected a StepInfo")
+    obs = info.get("obs")
+    if not isinstance(obs, dict):
+        raise _BadRecord(f"obs: {type(obs).__name__}, expected a dict")
+    _optional(info, "action", (str,), "action")
+    _optional(info, "reward", (int, float), "reward")
+    for key in ("agent_info", "profiling"):
+        _optional(info, key, (dict,), key)
+    _optional(info.get("agent_info") or {}, "think", (str,), "agent_info.think")
+    _optional(info.get("profiling") or {}, "env_stop", (int, float), "profiling.env_stop")
+    for key in ("open_pages_urls", "open_pages_titles"):
+        _strings(obs, key, f"obs.{key}")
+    for key in ("last_action_error", "axtree_txt", "pruned_html"):
+        _optional(obs, key, (str,), f"obs.{key}")
 
 
 def _epoch(value) -> dt.datetime | None:
-    return dt.datetime.fromtimestamp(value, dt.timezone.utc) if isinstance(value, (int, float)) and value > 0 \
-        else None
+    value = _plain(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 253402300800:  # < 10000 AD
+        return dt.datetime.fromtimestamp(value, dt.timezone.utc)
+    return None
 
 
-def _task(source: Source, first_obs: dict) -> str | None:
-    goal = None
-    if source.exists("goal_object.pkl.gz"):
-        goal = _load_pickle(source, "goal_object.pkl.gz", compressed=True)
+def _task(goal, first_obs: dict) -> str | None:
     goal = goal or first_obs.get("goal_object")
-    if isinstance(goal, list):
+    if isinstance(goal, (list, tuple)):
         texts = [g.get("text") for g in goal if isinstance(g, dict) and g.get("type") == "text"]
-        if any(texts):
-            return "\n".join(t for t in texts if t)
-    users = [m.get("message") for m in first_obs.get("chat_messages") or () if m.get("role") == "user"]
-    return users[0] if users else first_obs.get("goal")
+        if any(isinstance(t, str) and t for t in texts):
+            return "\n".join(t for t in texts if isinstance(t, str) and t)
+    messages = first_obs.get("chat_messages")
+    users = [m.get("message") for m in messages if isinstance(m, dict) and m.get("role") == "user"] \
+        if isinstance(messages, (list, tuple)) else []
+    task = users[0] if users else first_obs.get("goal")
+    return task if isinstance(task, str) else None
 
 
 def _package_version(source: Source, package: str) -> str | None:
@@ -263,35 +343,91 @@ def _package_version(source: Source, package: str) -> str | None:
     return None
 
 
+def _scalar(value):
+    """A value `env` may hold (JSON scalar), or None."""
+    value = _plain(value)
+    if isinstance(value, (str, bool, float)) or value is None:
+        return value
+    return value if isinstance(value, int) and -(1 << 63) <= value < 1 << 63 else None
+
+
+def _summary(source: Source) -> tuple[dict, list[Rejected]]:
+    """summary_info.json's fields this reader uses, checked; a bad file or field is reported, not fatal."""
+    if not source.exists("summary_info.json"):
+        return {}, []
+    try:
+        summary = parse_json(source.read_bytes("summary_info.json"), "summary_info.json")
+    except SourceError as e:
+        return {}, [Rejected(e.rule, f"{e.reason}; the episode is kept without its summary", "summary_info.json")]
+    if not isinstance(summary, dict):
+        return {}, [Rejected("bad_record", "summary_info.json: not a JSON object; the episode is kept without its "
+                             "summary", "summary_info.json")]
+    out, rejected = {}, []
+    for key, types in (("terminated", (bool,)), ("truncated", (bool,)), ("cum_reward", (int, float)),
+                       ("err_msg", (str,))):
+        value = summary.get(key)
+        if value is None or (isinstance(value, types) and (bool in types or not isinstance(value, bool))):
+            out[key] = value
+        else:
+            rejected.append(Rejected("bad_record", f"summary_info.json: field {key} is {type(value).__name__}, "
+                                     f"expected {types[0].__name__}; ignored", "summary_info.json", record_id=key))
+    return {k: v for k, v in out.items() if v is not None}, rejected
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
+    """The folder's episode; a step file that cannot be used (unreadable, refused, a field of the wrong type)
+    is quarantined alone and splits the episode there (see the module docstring)."""
     numbered = sorted((int(m.group(1)), name) for name in source.listdir() if (m := _STEP_FILE.match(name)))
     if not numbered:
         raise SourceError("empty_episode", f"{source.uri}: no step_<n>.pkl.gz files")
-    if [n for n, _ in numbered] != list(range(len(numbered))):
-        raise SourceError("missing_file", f"{source.uri}: step files are not numbered 0..{len(numbered) - 1}: "
-                          f"{[n for n, _ in numbered]}")
-    # a refused pickle refuses the folder: a gap would make the steps lie about what followed what
-    infos = [_load_pickle(source, name, compressed=True) for _, name in numbered]
-    for (_, name), info in zip(numbered, infos):
-        if not isinstance(info, dict) or not isinstance(info.get("obs"), dict):
-            raise SourceError("bad_record", f"{name}: not a StepInfo with an observation", name)
+    last_n = numbered[-1][0]
+    infos: list[dict | None] = [None] * (last_n + 1)
+    present = {n for n, _ in numbered}
+    for n in range(last_n + 1):
+        if n not in present:
+            yield Rejected("missing_file", f"step_{n}.pkl.gz: missing from the step files 0..{last_n}; the episode "
+                           "is split there", f"step_{n}.pkl.gz", record_id=f"step {n}")
+    for n, name in numbered:
+        notes: list[str] = []
+        try:
+            info = _load_pickle(source, name, compressed=True, notes=notes)
+            _check_info(info)
+        except SourceError as e:
+            yield Rejected(e.rule, f"{e.reason}; the episode is split there", name, record_id=f"step {n}")
+            continue
+        except _BadRecord as e:
+            yield Rejected("bad_record", f"{name}: field {e}; the episode is split there", name, record_id=f"step {n}")
+            continue
+        for note in notes:
+            yield Rejected("trailing_data", note, name, record_id=f"step {n}")
+        infos[n] = info
+    if not any(infos):
+        return
 
-    summary = parse_json(source.read_bytes("summary_info.json"), "summary_info.json") \
-        if source.exists("summary_info.json") else {}
-    exp_args, rejected_args = {}, None
+    summary, rejected = _summary(source)
+    yield from rejected
+    exp_args = {}
     if source.exists("exp_args.pkl"):
         try:
             exp_args = _load_pickle(source, "exp_args.pkl", compressed=False)
         except SourceError as e:  # metadata only: the episode stands without it, the refusal is kept
-            rejected_args = Rejected(e.rule, e.reason, "exp_args.pkl")
-    if rejected_args:
-        yield rejected_args
+            yield Rejected(e.rule, e.reason, "exp_args.pkl")
+    goal = None
+    if source.exists("goal_object.pkl.gz"):
+        try:
+            goal = _load_pickle(source, "goal_object.pkl.gz", compressed=True)
+        except SourceError as e:
+            yield Rejected(e.rule, f"{e.reason}; the task is taken from the first observation", "goal_object.pkl.gz")
 
     shots: dict[int, tuple[str, tuple[int, int] | None]] = {}
-    for n, _ in numbered:
+    for n in range(last_n + 1):
         rel = f"screenshot_step_{n}.png"
-        if source.exists(rel):
-            data = source.read_bytes(rel)
+        if infos[n] is not None and source.exists(rel):
+            try:
+                data = source.read_bytes(rel)
+            except SourceError as e:
+                yield Rejected(e.rule, f"{e.reason}; step {n} is kept without its screenshot", rel)
+                continue
             shots[n] = (source.put_blob(data, "image/png", source.uri), png_size(data))
     sizes = [s for _, s in shots.values() if s]
     size = sizes[0] if sizes else None  # the viewport does not change within an experiment
@@ -300,38 +436,70 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         shot, shot_size = shots.get(n, (None, None))
         return observation_from(infos[n]["obs"], shot, shot_size or size)
 
-    steps: list[Step] = []
+    # segments: runs of usable StepInfos with an action; one ends where the next StepInfo is missing (cut)
+    # or has no action (its observation is the final one)
+    segments: list[tuple[list[tuple[int, Step]], Observation | None]] = []
+    current: list[tuple[int, Step]] = []
     for n, info in enumerate(infos):
-        if info.get("action") is None:
-            break  # the agent produced no action from this observation: it is the final one
-        action, reasoning = action_from_text(str(info["action"]), size)
-        think = (info.get("agent_info") or {}).get("think")
-        following = infos[n + 1] if n + 1 < len(infos) else {}
-        steps.append(Step(observation=observe(n), action=action,
-                          timestamp=_epoch((info.get("profiling") or {}).get("env_stop")),
-                          reward=following.get("reward"), reasoning=think or reasoning))
-    final = observe(len(steps)) if len(steps) < len(infos) else None
+        if info is None or info.get("action") is None:
+            if current:
+                segments.append((current, observe(n) if info is not None else None))
+                current = []
+            if info is not None and n < last_n:
+                yield Rejected("bad_record", f"step_{n}.pkl.gz: the agent chose no action, yet step files follow; "
+                               "the episode is split there", f"step_{n}.pkl.gz", record_id=f"step {n}")
+            continue
+        action, reasoning = action_from_text(info["action"], size)
+        following = infos[n + 1] if n + 1 <= last_n else None
+        reward = _plain(following.get("reward")) if following is not None else None
+        step = Step(observation=observe(n), action=action,
+                    timestamp=_epoch((info.get("profiling") or {}).get("env_stop")),
+                    reward=float(reward) if reward is not None else None,
+                    reasoning=(info.get("agent_info") or {}).get("think") or reasoning)
+        if (problem := step_problem(step)) is not None:
+            yield Rejected("bad_record", f"step_{n}.pkl.gz: field {problem}; the episode is split there",
+                           f"step_{n}.pkl.gz", record_id=f"step {n}")
+            if current:
+                segments.append((current, None))
+                current = []
+            continue
+        current.append((n, step))
+    if current:
+        segments.append((current, None))
+    if not segments:
+        return
 
-    last = infos[min(len(steps), len(infos) - 1)]
-    terminated = bool(summary.get("terminated", last.get("terminated")))
-    truncated = bool(summary.get("truncated", last.get("truncated")))
+    last_info = infos[last_n] or {}
+    (_, final_seen), end = segments[-1], segments[-1][0][-1][0]
+    # the last segment reached the end of the run: it holds the last StepInfo, or ends on it as final observation
+    ended_here = end == last_n or (final_seen is not None and end + 1 == last_n)
+    terminated = bool(summary.get("terminated", _plain(last_info.get("terminated")))) and ended_here
+    truncated = bool(summary.get("truncated", _plain(last_info.get("truncated"))))
     cum_reward = summary.get("cum_reward")
     outcome = ("success" if (cum_reward or 0) > 0 else "failure") if terminated else "unknown"
-    agent_args = exp_args.get("agent_args") if isinstance(exp_args, dict) else None
-    env_args = exp_args.get("env_args") if isinstance(exp_args, dict) else None
-    agent_args = agent_args if isinstance(agent_args, dict) else {}
-    env_args = env_args if isinstance(env_args, dict) else {}
+    exp_args = exp_args if isinstance(exp_args, dict) else {}
+    agent_args = exp_args.get("agent_args") if isinstance(exp_args.get("agent_args"), dict) else {}
+    env_args = exp_args.get("env_args") if isinstance(exp_args.get("env_args"), dict) else {}
     err = summary.get("err_msg")
-    env = {"task_name": env_args.get("task_name"), "task_seed": env_args.get("task_seed"),
-           "max_steps": env_args.get("max_steps"), "exp_id": exp_args.get("exp_id") if exp_args else None,
-           "exp_name": exp_args.get("exp_name") if exp_args else None, "truncated": truncated,
-           "browsergym_version": _package_version(source, "browsergym-core") or _package_version(source,
-                                                                                               "browsergym"),
+    version = _package_version(source, "browsergym-core") or _package_version(source, "browsergym")
+    env = {"task_name": _scalar(env_args.get("task_name")), "task_seed": _scalar(env_args.get("task_seed")),
+           "max_steps": _scalar(env_args.get("max_steps")), "exp_id": _scalar(exp_args.get("exp_id")),
+           "exp_name": _scalar(exp_args.get("exp_name")), "truncated": truncated, "browsergym_version": version,
            "error": " ".join(err.strip().splitlines()[:2]) if isinstance(err, str) and err.strip() else None,
-           "viewport": list(size) if size else None, "agent_name": agent_args.get("agent_name")}
-    yield Episode(
-        key="", domain="web", platform="browser", steps=steps, task=_task(source, infos[0]["obs"]),
-        agent=agent_args.get("model_name") or agent_args.get("agent_name"), outcome=outcome,
-        reward=cum_reward if isinstance(cum_reward, (int, float)) else None, terminated=terminated,
-        final_observation=final, env={k: v for k, v in env.items() if v is not None},
-    )
+           "viewport": list(size) if size else None, "agent_name": _scalar(agent_args.get("agent_name"))}
+    env = {k: v for k, v in env.items() if v is not None}
+    agent = _scalar(agent_args.get("model_name")) or _scalar(agent_args.get("agent_name"))
+    first = next(info for info in infos if info is not None)
+    task = _task(goal, first["obs"])
+    for j, (steps, final) in enumerate(segments):
+        last = j == len(segments) - 1
+        seg_env = env if len(segments) == 1 else {**env, "segment": {
+            "index": j, "count": len(segments), "first_step_file": f"step_{steps[0][0]}.pkl.gz",
+            "last_step_file": f"step_{steps[-1][0]}.pkl.gz"}}
+        yield checked_episode(Episode(
+            key="" if j == 0 else f"segment-{steps[0][0]}", domain="web", platform="browser",
+            steps=[step for _, step in steps], task=task, agent=agent if isinstance(agent, str) else None,
+            outcome=outcome if last else "unknown",
+            reward=float(cum_reward) if last and isinstance(cum_reward, (int, float)) else None,
+            terminated=terminated and last, final_observation=final, env=seg_env,
+        ), source.uri)

@@ -12,6 +12,13 @@ Platform comes from `meta_info.system`, never from where the file sits; a file w
 No timestamps. `terminate(status='success' | 'failure')` gives the outcome and makes the last step
 terminal; without it the episode is truncated. A missing image keeps its step (a screen without a
 screenshot) and gives one quarantine row for the file.
+
+Record isolation: a step that cannot be used (not an object; `step_num` not an integer; `image` not a string;
+`inner_monologue` not an object of strings; `action` not pyautogui code that parses; `ground_truth_actions`
+that cannot be written as JSON; a value that does not fit the schema) is quarantined alone, with its index or
+`step_num` and the field, and left out: the episode keeps the others, as it keeps the curators' own gaps
+(`env.step_nums` lists the steps kept). A bad `meta_info.screen_resolution` keeps the steps without a screen
+size; a bad `user_task_description` keeps the episode without a task; each says so in a row.
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ from typing import Iterator
 
 import orjson
 
+from ingest.arrow import checked_env, checked_episode, step_problem
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.record import Episode, Observation, Rejected, Step
-from ingest.source import Source, SourceError, parse_json
+from ingest.source import BudgetExceeded, Source, SourceError, parse_json
 
 FORMAT = "agentnet"
 VERSION = "1"
@@ -57,7 +65,40 @@ def _reasoning(step: dict) -> str | None:
     return "\n".join(parts) or None
 
 
+def _kind(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _screen_size(meta: dict, name: str) -> tuple[int | None, int | None, Rejected | None]:
+    res = meta.get("screen_resolution")
+    if res is None:
+        return None, None, None
+    width, height = (res.get("width"), res.get("height")) if isinstance(res, dict) else (None, None)
+    if isinstance(res, dict) and all(v is None or (isinstance(v, int) and not isinstance(v, bool) and 0 < v < 1 << 31)
+                                     for v in (width, height)):
+        return width, height, None
+    return None, None, Rejected("bad_record", f"{name}: field meta_info.screen_resolution is {str(res)[:80]!r}, "
+                                "expected {width, height} in pixels; steps kept without a screen size", name,
+                                record_id="meta_info.screen_resolution")
+
+
+def _check_step(record) -> None:
+    """Raises ValueError naming the first field of a step this reader uses that has the wrong type."""
+    if not isinstance(record, dict):
+        raise ValueError(f"(the step): {_kind(record)}, expected an object")
+    for key, types in (("step_num", (int,)), ("image", (str,)), ("inner_monologue", (dict,))):
+        value = record.get(key)
+        if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+            raise ValueError(f"{key}: {_kind(value)}, expected {types[0].__name__}")
+    mono = record.get("inner_monologue") or {}
+    for key in ("observation", "thought", "low_level_instruction"):
+        if mono.get(key) is not None and not isinstance(mono.get(key), str):
+            raise ValueError(f"inner_monologue.{key}: {_kind(mono.get(key))}, expected str")
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
+    """The file's episode. A step with a field of the wrong type is quarantined alone (naming its index,
+    step_num and the field) and left out; the others are kept, as the curators' own gaps are."""
     name = posixpath.basename(source.path)
     traj = parse_json(source.read_bytes(), name)
     if not isinstance(traj, dict) or not isinstance(traj.get("steps"), list):
@@ -67,43 +108,68 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if platform is None:
         raise SourceError("unknown_platform", f"{name}: meta_info.system is {meta.get('system')!r}; the platform "
                           "must come from the recording (Darwin, Windows or Linux)", name)
-    res = meta.get("screen_resolution") or {}
-    width, height = res.get("width"), res.get("height")
+    width, height, bad_size = _screen_size(meta, name)
+    if bad_size:
+        yield bad_size
     images_dir = posixpath.join(posixpath.dirname(source.path), "images")
 
+    records = []
+    for i, record in enumerate(traj["steps"]):
+        try:
+            _check_step(record)
+        except ValueError as e:
+            yield Rejected("bad_record", f"{name} steps[{i}]: field {e}; the step is left out", name,
+                           record_id=f"steps[{i}]")
+            continue
+        records.append(record)
+    records.sort(key=lambda s: s.get("step_num") or 0)
     steps, missing, step_nums = [], [], []
-    records = sorted((s for s in traj["steps"] if isinstance(s, dict)), key=lambda s: s.get("step_num", 0))
     for record in records:
-        where = f"{name} step_num {record.get('step_num')}"
+        num = record.get("step_num")
+        where = f"{name} step_num {num}"
         code = record.get("action")
         try:
             if not isinstance(code, str):
-                raise CodeError("action is not a code string")
+                raise CodeError(f"action is {_kind(code)}, not a code string")
             action = to_action(code, (1.0, 1.0))  # AgentNet code is already normalized
-        except CodeError as e:
-            yield Rejected("parse_error", f"{where}: {e}", name, record_id=str(record.get("step_num")))
+        except (CodeError, ValueError, TypeError, RecursionError) as e:
+            yield Rejected("parse_error", f"{where}: {e}", name, record_id=str(num))
             continue
+        if record.get("ground_truth_actions"):
+            try:
+                action.element = orjson.dumps(record["ground_truth_actions"]).decode()
+            except TypeError as e:  # orjson.JSONEncodeError: nested too deep, an integer past 64 bits
+                yield Rejected("bad_record", f"{where}: field ground_truth_actions cannot be written as JSON ({e}); "
+                               "the step is left out", name, record_id=str(num))
+                continue
         obs = Observation(kind="screen", width=width, height=height)
         image = record.get("image")
         if isinstance(image, str) and image and "/" not in image and not image.startswith("."):
             path = posixpath.join(images_dir, image)
-            if source.fs.exists(path):
+            if not source.fs.exists(path):
+                missing.append(image)
+            elif (size := source.fs.size(path)) is not None and size > source.budgets.file_bytes:
+                yield BudgetExceeded("file_bytes", source.budgets.file_bytes, f"images/{image}",
+                                     f"the screenshot has {size} bytes", rule="file_too_large").as_rejected()
+            else:
                 with source.fs.open(path, "rb") as f:
                     obs.screenshot = source.put_blob(f.read(), "image/png", source.uri)
-            else:
-                missing.append(image)
-        if record.get("ground_truth_actions"):
-            action.element = orjson.dumps(record["ground_truth_actions"]).decode()
-        steps.append(Step(observation=obs, action=action, reasoning=_reasoning(record)))
-        step_nums.append(record.get("step_num"))
+        step = Step(observation=obs, action=action, reasoning=_reasoning(record))
+        if (problem := step_problem(step)) is not None:
+            yield Rejected("bad_record", f"{where}: field {problem}; the step is left out", name, record_id=str(num))
+            continue
+        steps.append(step)
+        step_nums.append(num)
     if missing:
         yield Rejected("missing_file", f"{name}: {len(missing)} of {len(records)} screenshots not found in images/ "
                        f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}); steps kept without them",
                        "images", snippet=orjson.dumps(missing).decode())
+    if not steps:
+        return
 
     last = steps[-1].action if steps else None
     terminated = last is not None and last.kind == "done"
-    status = (last.text or "").lower() if terminated else ""
+    status = (last.text or "").lower() if terminated and isinstance(last.text, str) else ""
     env = {"system": meta.get("system"), "task_id": traj.get("task_id"), "step_nums": step_nums,
            "high_level_task": traj.get("high_level_task_description")}
     if width and height:
@@ -111,13 +177,22 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     for key in ("applications", "websites", "domain", "sub_domain"):
         if meta.get(key):
             env[key] = meta[key]
-    yield Episode(
+    env, dropped = checked_env(env)
+    for problem in dropped:
+        yield Rejected("bad_record", f"{name}: env field {problem}; left out of the episode's env", name,
+                       record_id=problem.split(":", 1)[0])
+    task = traj.get("user_task_description") or traj.get("instruction")
+    if task is not None and not isinstance(task, str):
+        yield Rejected("bad_record", f"{name}: field user_task_description is {_kind(task)}, expected a string; "
+                       "the episode is kept without its task", name, record_id="user_task_description")
+        task = None
+    yield checked_episode(Episode(
         key="",
         domain="os",
         platform=platform,
         steps=steps,
-        task=traj.get("user_task_description") or traj.get("instruction"),
+        task=task,
         outcome="success" if status == "success" else "failure" if status in ("failure", "fail") else "unknown",
         terminated=terminated,
         env=env,
-    )
+    ), name)

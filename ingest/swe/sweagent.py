@@ -23,6 +23,19 @@ timestamps stay null; `execution_time` goes to `duration_s`.
 
 `env`: `layout`, `exit_status`, `submission` (the git diff), `model_stats`, `environment`, `repo`,
 `instance_id`.
+
+Record isolation: a record with a field of the wrong type (a `trajectory[i]` step that is not an object,
+whose `action` is not a string, whose `observation` / `thought` is not a string, whose `execution_time` is
+not a number, or whose values do not fit the schema or the `field_bytes` budget; a `history[i]` message whose
+`role` / `action` / `thought` / `message_type` is not a string, whose `content` is neither
+text nor a list of text parts, or whose `tool_calls` are not objects) gets one quarantine row (`bad_record`,
+record_id `trajectory[i]` / `history[i]`, the field in the reason). In the trajectory layouts a bad step
+splits the episode: the steps before it end truncated, the ones after it form an episode of their own keyed
+`segment-<i>` (`env.segment`), whose first observation is the output of the bad step's command when it can
+be read; a bad history message there is only left out (it lends observations and tool calls). In the
+history-only layout, where messages are the records, a bad message splits the episode the same way. Only the
+segment that reaches the end of the file can be terminal. An `env` value orjson cannot write is left out with
+a row.
 """
 
 from __future__ import annotations
@@ -33,6 +46,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.arrow import checked_env, checked_episode, step_problem
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action
@@ -64,11 +78,62 @@ def _sniff(start: bytes) -> bool:
     return b'"role"' in start or b'"action"' in start or b'"observation"' in start
 
 
-def _text(content) -> str:
-    """Message content: a string, or a list of content parts (`{"type": "text", "text": ...}`)."""
+class _BadRecord(ValueError):
+    """A record with a field of the wrong type; the message is "field ...: what is wrong"."""
+
+
+def _kind(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _text(content, label: str = "content") -> str:
+    """Message content: a string, or a list of content parts (`{"type": "text", "text": ...}` or strings);
+    _BadRecord for anything else."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
     if isinstance(content, list):
-        return "\n".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return content if isinstance(content, str) else ""
+        parts = []
+        for i, part in enumerate(content):
+            text = part.get("text", "") if isinstance(part, dict) else part
+            if not isinstance(text, str):
+                raise _BadRecord(f"{label}[{i}]: {_kind(text)}, expected text")
+            parts.append(text)
+        return "\n".join(parts)
+    raise _BadRecord(f"{label}: {_kind(content)}, expected a string or a list of parts")
+
+
+def _optional_str(record: dict, key: str, label: str) -> str | None:
+    value = record.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _BadRecord(f"{label}.{key}: {_kind(value)}, expected a string")
+    return value
+
+
+def _tool_calls(record: dict, label: str) -> list | None:
+    calls = record.get("tool_calls")
+    if calls is None:
+        return None
+    if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+        raise _BadRecord(f"{label}.tool_calls: {_kind(calls)}, expected a list of objects")
+    if calls:
+        fn = calls[0].get("function")
+        if fn is not None and not isinstance(fn, dict):
+            raise _BadRecord(f"{label}.tool_calls[0].function: {_kind(fn)}, expected an object")
+        if fn and fn.get("name") is not None and not isinstance(fn.get("name"), str):
+            raise _BadRecord(f"{label}.tool_calls[0].function.name: {_kind(fn.get('name'))}, expected a string")
+    return calls
+
+
+def _check_message(msg, label: str) -> dict:
+    if not isinstance(msg, dict):
+        raise _BadRecord(f"{label}: {_kind(msg)}, expected a message object")
+    for key in ("role", "action", "thought", "message_type"):
+        _optional_str(msg, key, label)
+    _text(msg.get("content"), f"{label}.content")
+    _tool_calls(msg, label)
+    return msg
 
 
 def _lf(text: str | None) -> str | None:
@@ -94,13 +159,25 @@ def _issue(message: str | None) -> str | None:
     return (m.group(1) if m else message).strip()
 
 
-def _action(command: str, tool_calls: list | None, state, execution_time=None) -> Action:
+def _writable(value) -> bool:
+    try:
+        dumps(value)
+        return True
+    except TypeError:
+        return False
+
+
+def _action(command: str, tool_calls: list | None, state, execution_time=None, label: str = "") -> Action:
     raw = {"action": command}
     if tool_calls:
         raw["tool_calls"] = tool_calls
     if state is not None:
         raw["state"] = state
-    raw = dumps(raw)
+    try:
+        raw = dumps(raw)
+    except TypeError as e:  # orjson.JSONEncodeError: nested deeper than 255 levels, an integer past 64 bits
+        bad = next((k for k in ("state", "tool_calls") if k in raw and not _writable(raw[k])), "action")
+        raise _BadRecord(f"{label}.{bad}: cannot be written as JSON ({e})") from None
     duration = float(execution_time) if isinstance(execution_time, (int, float)) else None
     if tool_calls:
         fn = tool_calls[0].get("function") or {}
@@ -134,69 +211,142 @@ def _replies(history: list[dict]) -> list[tuple[dict, str]]:
     return [(msg, "\n".join(parts)) for msg, parts in pairs]
 
 
-def _steps_from_trajectory(doc: dict, where: str) -> tuple[list[Step], Observation | None]:
-    history = [m for m in doc.get("history") or [] if isinstance(m, dict)]
+# A segment: (first record index, steps, final observation, whether it reaches the end of the file's records)
+Segment = tuple[int, list[Step], Observation | None, bool]
+
+
+def _checked_step(step: Step) -> Step:
+    if (problem := step_problem(step)) is not None:
+        raise _BadRecord(problem)
+    return step
+
+
+def _steps_from_trajectory(doc: dict, history: list[dict], where: str,
+                           rejected: list[Rejected]) -> list[Segment]:
     replies = _replies(history)
     trajectory = doc["trajectory"]
+    segments: list[Segment] = []
     steps: list[Step] = []
+    first = 0
     cursor = 0  # history actions are matched to trajectory steps in order, by their command text
     obs = Observation(kind="text", text=_lf(_task_message(history))) if history else Observation()
     for i, record in enumerate(trajectory):
-        if not isinstance(record, dict) or not isinstance(record.get("action"), str):
-            raise SourceError("bad_record", f"{where}: trajectory[{i}] has no 'action' string", f"trajectory[{i}]")
+        label = f"trajectory[{i}]"
+        command = record.get("action") if isinstance(record, dict) else None
         tool_calls, seen = None, None
-        for j in range(cursor, len(replies)):
-            if replies[j][0].get("action") == record["action"]:
-                tool_calls, seen, cursor = replies[j][0].get("tool_calls"), replies[j][1], j + 1
-                break
-        steps.append(Step(observation=obs,
-                          action=_action(record["action"], tool_calls, _state(record.get("state")),
-                                         record.get("execution_time")),
-                          reasoning=record.get("thought")))
+        if isinstance(command, str):
+            for j in range(cursor, len(replies)):
+                if replies[j][0].get("action") == command:
+                    tool_calls, seen, cursor = replies[j][0].get("tool_calls"), replies[j][1], j + 1
+                    break
+        try:
+            if not isinstance(record, dict):
+                raise _BadRecord(f"{label}: {_kind(record)}, expected a step object")
+            if not isinstance(command, str):
+                raise _BadRecord(f"{label}.action: {_kind(command)}, expected the command string")
+            for key in ("observation", "thought"):
+                _optional_str(record, key, label)
+            duration = record.get("execution_time")
+            if duration is not None and (not isinstance(duration, (int, float)) or isinstance(duration, bool)):
+                raise _BadRecord(f"{label}.execution_time: {_kind(duration)}, expected seconds")
+            step = _checked_step(Step(observation=obs, action=_action(command, tool_calls, _state(record.get("state")),
+                                                                      record.get("execution_time"), label),
+                                      reasoning=record.get("thought")))
+        except (_BadRecord, TypeError, ValueError) as e:  # orjson refuses what it cannot write: TypeError
+            rejected.append(Rejected("bad_record", f"{where}: field {e}; the episode is split there", where,
+                                     record_id=label))
+            if steps:
+                segments.append((first, steps, None, False))
+            steps, first = [], i + 1
+            output = seen if seen is not None else record.get("observation") if isinstance(record, dict) else None
+            obs = Observation(kind="terminal", text=_lf(output)) if isinstance(output, str) else Observation()
+            continue
+        steps.append(step)
         obs = Observation(kind="terminal", text=_lf(seen or record.get("observation")))
-    return steps, obs
+    if steps:
+        segments.append((first, steps, obs, first + len(steps) == len(trajectory)))
+    return segments
 
 
-def _steps_from_history(history: list[dict], where: str) -> tuple[list[Step], Observation | None]:
+def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> list[Segment]:
+    segments: list[Segment] = []
     steps: list[Step] = []
+    first = 0
     obs = Observation()
     pending: list[str] = []
     started = False
-    for msg in history:
-        if not isinstance(msg, dict) or _is_demo(msg) or msg.get("role") == "system":
-            continue
-        if msg.get("role") == "assistant":
+    for i, msg in enumerate(history):
+        label = f"history[{i}]"
+        try:
+            _check_message(msg, label)
+            if _is_demo(msg) or msg.get("role") == "system":
+                continue
+            if msg.get("role") != "assistant":
+                pending.append(_text(msg.get("content")))
+                continue
             command = msg.get("action")
-            if not isinstance(command, str):
+            if command is None:
                 continue  # a reply without a command (e.g. a format error) is no action
             if pending:
                 obs = Observation(kind="terminal" if started else "text", text=_lf("\n".join(pending)))
-            steps.append(Step(observation=obs, action=_action(command, msg.get("tool_calls"), None),
-                              reasoning=msg.get("thought")))
-            obs, pending, started = Observation(), [], True
-        else:
-            pending.append(_text(msg.get("content")))
+            action = _action(command, msg.get("tool_calls"), None, None, label)
+            step = _checked_step(Step(observation=obs, action=action, reasoning=msg.get("thought")))
+        except (_BadRecord, TypeError, ValueError) as e:
+            rejected.append(Rejected("bad_record", f"{where}: field {e}; the episode is split there", where,
+                                     record_id=label))
+            if steps:
+                segments.append((first, steps, None, False))
+            steps, first, obs, pending = [], i + 1, Observation(), []
+            continue
+        if not steps:
+            first = i
+        steps.append(step)
+        obs, pending, started = Observation(), [], True
     final = Observation(kind="terminal", text=_lf("\n".join(pending))) if pending and steps else None
-    return steps, final
+    if steps:
+        segments.append((first, steps, final, True))
+    return segments
+
+
+def _at(doc, *keys):
+    """doc[k1][k2]... through dicts only; None where a level is missing or not an object."""
+    for key in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
+    """The file's episode. A record with a field of the wrong type (a trajectory step, a history message) is
+    quarantined alone, naming the record and the field, and splits the episode there (module docstring)."""
     name = posixpath.basename(source.path)
     doc = parse_json(source.read_bytes(), name)
     if not isinstance(doc, dict):
         raise SourceError("bad_record", f"{name}: a .traj file holds one JSON object")
-    history = doc.get("history") if isinstance(doc.get("history"), list) else []
+    rejected: list[Rejected] = []
+    raw_history = doc.get("history") if isinstance(doc.get("history"), list) else []
     if isinstance(doc.get("trajectory"), list):
-        layout = "v1" if any("message_type" in m for m in history if isinstance(m, dict)) or \
+        history = []  # here the history only lends observations and tool calls: a bad message is left out
+        for i, msg in enumerate(raw_history):
+            try:
+                history.append(_check_message(msg, f"history[{i}]"))
+            except _BadRecord as e:
+                rejected.append(Rejected("bad_record", f"{name}: field {e}; the message is left out", name,
+                                         record_id=f"history[{i}]"))
+        layout = "v1" if any("message_type" in m for m in history) or \
             any(isinstance(s, dict) and isinstance(s.get("state"), dict) for s in doc["trajectory"]) else "legacy"
-        steps, final = _steps_from_trajectory(doc, name)
-    elif history:
+        segments = _steps_from_trajectory(doc, history, name, rejected)
+    elif raw_history:
         layout = "history_only"
-        steps, final = _steps_from_history(history, name)
+        segments = _steps_from_history(raw_history, name, rejected)
+        history = [m for m in raw_history if isinstance(m, dict)]
     else:
         raise SourceError("bad_record", f"{name}: neither 'trajectory' nor 'history' is a list")
-    if not steps:
-        yield Rejected("empty_episode", f"{name}: no actions in the trajectory")
+    yield from rejected
+    if not segments:
+        if not rejected:
+            yield Rejected("empty_episode", f"{name}: no actions in the trajectory")
         return
 
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
@@ -206,23 +356,35 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             replay = orjson.loads(replay)
         except orjson.JSONDecodeError:
             replay = None
-    replay = replay if isinstance(replay, dict) else {}
-    model = ((replay.get("agent") or {}).get("model") or {}).get("name")
-    problem = replay.get("problem_statement") or {}
+    model = _at(replay, "agent", "model", "name")
+    problem_text = _at(replay, "problem_statement", "text")
+    instance_id = _at(replay, "problem_statement", "id")
     exit_status = info.get("exit_status")
     env = {"layout": layout, "exit_status": exit_status, "submission": _lf(info.get("submission")),
            "model_stats": info.get("model_stats"), "environment": doc.get("environment"),
-           "repo": ((replay.get("env") or {}).get("repo") or {}).get("github_url"),
-           "instance_id": problem.get("id") or (name[:-5] if name.endswith(".traj") else None)}
-    task = _lf(_issue(_task_message(history))) or (problem.get("text") if isinstance(problem.get("text"), str) else None)
-    yield Episode(
-        key="",
-        domain="swe",
-        platform="linux",
-        steps=steps,
-        task=task,
-        agent=model,
-        final_observation=final,
-        terminated=isinstance(exit_status, str) and exit_status.startswith("submitted"),
-        env={k: v for k, v in env.items() if v is not None},
-    )
+           "repo": _at(replay, "env", "repo", "github_url"),
+           "instance_id": instance_id or (name[:-5] if name.endswith(".traj") else None)}
+    try:
+        task = _lf(_issue(_task_message(history)))
+    except _BadRecord:
+        task = None
+    task = task or (problem_text if isinstance(problem_text, str) else None)
+    env, dropped = checked_env({k: v for k, v in env.items() if v is not None})
+    for problem in dropped:
+        yield Rejected("bad_record", f"{name}: env field {problem}; left out of the episode's env", name,
+                       record_id=problem.split(":", 1)[0])
+    for j, (first, steps, final, reaches_end) in enumerate(segments):
+        last = j == len(segments) - 1
+        yield checked_episode(Episode(
+            key="" if j == 0 else f"segment-{first}",
+            domain="swe",
+            platform="linux",
+            steps=steps,
+            task=task,
+            agent=model if isinstance(model, str) else None,
+            final_observation=final,
+            terminated=last and reaches_end and isinstance(exit_status, str) and exit_status.startswith("submitted"),
+            env=env if len(segments) == 1 else {**env, "segment": {
+                "index": j, "count": len(segments), "first_record": first,
+                "records": "history" if layout == "history_only" else "trajectory"}},
+        ), name)

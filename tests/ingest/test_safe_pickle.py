@@ -71,3 +71,89 @@ def test_gzip_output_is_capped_and_corrupt_pickles_are_parse_errors():
     with pytest.raises(SourceError) as e:
         restricted_loads(pickle.dumps({"a": list(range(100))})[:-20], where="cut.pkl")
     assert e.value.rule == "parse_error" and e.value.reason.startswith("cut.pkl: not a readable pickle")
+
+
+# --- budgets -----------------------------------------------------------------------------------------------
+
+from ingest.source import Budgets  # noqa: E402
+
+
+class _Calls:
+    """Pickles as `func(*args)`, the way a hostile pickle asks the unpickler to allocate."""
+
+    def __init__(self, func, *args):
+        self.func, self.args = func, args
+
+    def __reduce__(self):
+        return self.func, self.args
+
+
+def _budget_error(call) -> SourceError:
+    with pytest.raises(SourceError) as e:
+        call()
+    assert e.value.rule == "budget_exceeded"
+    return e.value
+
+
+def test_a_bytearray_of_5_gib_is_refused_before_it_is_allocated():
+    err = _budget_error(lambda: restricted_loads(pickle.dumps({"x": _Calls(bytearray, 5 << 30)}), where="step_3.pkl"))
+    assert err.reason == ("step_3.pkl: a bytearray of 5368709120 bytes: over the pickle_array_bytes budget of "
+                          "256 MiB (raise it with TRAJFORGE_BUDGET_PICKLE_ARRAY_BYTES=<larger>)")
+    assert restricted_loads(pickle.dumps(_Calls(bytearray, 16))) == bytearray(16)  # small ones load
+
+
+def test_numpy_array_shapes_are_metered_before_allocation():
+    reconstruct = getattr(np, "_core", None) and np._core.multiarray._reconstruct or np.core.multiarray._reconstruct
+    err = _budget_error(lambda: restricted_loads(pickle.dumps(_Calls(reconstruct, np.ndarray, (1 << 40,), b"b"))))
+    assert "pickle_array_bytes" in err.reason and "shape (1099511627776,)" in err.reason
+    # arrays that together pass the pickle's total are refused too
+    small = Budgets(pickle_bytes=1 << 20, pickle_array_bytes=1 << 20)
+    many = [_Calls(reconstruct, np.ndarray, (600_000,), b"b") for _ in range(2)]
+    assert "pickle_bytes budget of 1 MiB" in _budget_error(lambda: restricted_loads(pickle.dumps(many),
+                                                                                    budgets=small)).reason
+
+
+def test_a_memo_dag_that_expands_exponentially_is_refused_quickly():
+    node = ["leaf"]
+    for _ in range(100):  # 2**100 leaves, a few hundred bytes of pickle
+        node = [node, node]
+    data = pickle.dumps({"obs": {"extra": node}})
+    assert len(data) < 2000
+    err = _budget_error(lambda: restricted_loads(data, where="step_3.pkl", budgets=Budgets(pickle_items=100_000)))
+    assert "memo fan-out" in err.reason and "pickle_items budget of 100000" in err.reason
+    # shared references that do not explode load as they are
+    shared = ["x" * 10] * 1000
+    assert restricted_loads(pickle.dumps({"a": shared, "b": shared}))["a"] == shared
+
+
+def test_nesting_deeper_than_the_budget_is_refused_without_recursion():
+    deep = b"\x80\x02" + b"]" * 100_000 + b"a" * 99_999 + b"."  # a list nested 100k levels, as opcodes
+    err = _budget_error(lambda: restricted_loads(deep, where="deep.pkl"))
+    assert "pickle_depth budget of 500" in err.reason
+
+
+def test_a_pickle_larger_than_its_budget_is_refused_unread():
+    err = _budget_error(lambda: restricted_loads(pickle.dumps(b"\0" * 4096), budgets=Budgets(pickle_bytes=1024)))
+    assert "4" in err.reason and "pickle_bytes budget of 1 KiB" in err.reason
+
+
+def test_bytes_after_the_pickle_are_said_not_ignored():
+    data = pickle.dumps({"a": 1}, protocol=4)
+    with pytest.raises(SourceError) as e:
+        restricted_loads(data + b"junk", where="x.pkl")
+    assert e.value.rule == "trailing_data" and "4 bytes after the end of the pickle" in e.value.reason
+    notes: list[str] = []
+    assert restricted_loads(data + b"junk", where="x.pkl", notes=notes) == {"a": 1}
+    assert notes == ["x.pkl: 4 bytes after the end of the pickle (offset 21), not read"]
+    # a second gzip member is read (as zcat does): its bytes follow the pickle and are said too
+    notes = []
+    assert load_gzip(gzip.compress(data) + gzip.compress(b"more"), "s.pkl.gz", notes=notes) == {"a": 1}
+    assert notes == ["s.pkl.gz: 4 bytes after the end of the pickle (offset 21), not read"]
+
+
+def test_gzipped_pickles_are_inflated_up_to_the_pickle_bytes_budget():
+    bomb = gzip.compress(b"\0" * (8 << 20), 9) * 4  # 32 MiB of zeros in 4 members
+    with pytest.raises(SourceError) as e:
+        load_gzip(bomb, "step_0.pkl.gz", budgets=Budgets(pickle_bytes=4 << 20))
+    assert e.value.rule == "archive_too_large"
+    assert "pickle_bytes budget of 4 MiB" in e.value.reason and "TRAJFORGE_BUDGET_PICKLE_BYTES" in e.value.reason

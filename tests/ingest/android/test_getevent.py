@@ -89,3 +89,32 @@ def test_units_sniff_event_lines():
     heads = {"/a/log.txt": b"add device 1: /dev/input/event0\n", "/a/b.txt": b"[  1.0] /dev/input/event2: EV_SYN",
              "/a/notes.txt": b"- Header block: `add device N: /dev/input/eventK` then `[ 1.0] /dev/input/event2: EV_SYN`"}
     assert getevent.units(sorted(heads), heads.__getitem__) == ["/a/b.txt", "/a/log.txt"]
+
+
+_SAMPLE = LOG.read_text()
+
+
+def test_garbage_lines_are_quarantined_by_line_and_the_log_is_kept(run, query, tmp_path):
+    lines = _SAMPLE.splitlines(keepends=True)
+    log = tmp_path / "damaged.txt"
+    log.write_bytes("".join(lines[:100]).encode() + b"9f3a 00c1 ffee 0b1d beef\n" + b"\xff\xfe binary\n"
+                    + b"[ 1.0] /dev/input/event2: " + b"x" * (2 << 20) + b"\n" + "".join(lines[100:]).encode())
+    result = run("ingest-android", [log], stages=["ingest"])
+    assert result.status == "success" and result.steps == 48 and result.quarantined == 3
+    rows = query("SELECT * FROM quarantine ORDER BY line")
+    assert [(r["rule"], r["line"], r["record_id"]) for r in rows] == [
+        ("parse_error", 101, "line 101"), ("parse_error", 102, "line 102"), ("budget_exceeded", 103, "line 103")]
+    assert rows[0]["reason"] == "damaged.txt: line 101: not a getevent event line"
+    assert rows[1]["reason"] == "damaged.txt: line 102: not valid UTF-8 (byte 0)"
+    assert "line_bytes budget of 1 MiB" in rows[2]["reason"] and "TRAJFORGE_BUDGET_LINE_BYTES" in rows[2]["reason"]
+
+
+def test_a_bad_value_inside_a_touch_quarantines_that_gesture_only(run, query, tmp_path):
+    log = tmp_path / "flipped.txt"
+    log.write_text(_SAMPLE.replace("ABS_MT_POSITION_X    0000", "ABS_MT_POSITION_X    zz00", 1))
+    result = run("ingest-android", [log], stages=["ingest"])
+    assert result.status == "success" and result.steps == 47 and result.quarantined == 2
+    bad_line, gesture = query("SELECT * FROM quarantine ORDER BY rule DESC")
+    assert bad_line["rule"] == "parse_error" and "not an event type, code and value" in bad_line["reason"]
+    assert gesture["rule"] == "bad_record" and gesture["record_id"] == f"gesture at line {gesture['line']}"
+    assert f"holds line(s) {bad_line['line']} that did not parse" in gesture["reason"]

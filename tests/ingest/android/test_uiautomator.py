@@ -59,3 +59,35 @@ def test_units_sniff_content_and_keep_nested_folders_apart():
              "/in/lone/renamed.xml": b"<hierarchy>"}
     units = uiautomator.units(sorted(heads), heads.__getitem__)
     assert units == ["/in/a/b", "/in/lone/renamed.xml", "/in/a"]  # children before parents
+
+
+def test_a_bad_dump_is_quarantined_alone_and_the_folder_keeps_the_others(run, query, tmp_path):
+    folder = tmp_path / "session"
+    folder.mkdir()
+    xml = DUMP.read_bytes()
+    (folder / "0001.xml").write_bytes(xml)
+    (folder / "0002.xml").write_bytes(xml.replace(b'bounds="[0,0][1080,1794]"', b'bounds="[0,0][99999999999,1794]"', 1))
+    (folder / "0003.xml").write_bytes(xml[: len(xml) // 2])
+    (folder / "0004.xml").write_bytes(b"")
+    (folder / "0005.xml").write_bytes(xml)
+    result = run("ingest-android", [folder], stages=["ingest"])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 2 and result.quarantined == 3
+    rows = {r["location"]: r for r in query("SELECT * FROM quarantine")}
+    assert rows["0002.xml"]["rule"] == "bad_record"
+    assert rows["0002.xml"]["reason"] == ("0002.xml: node 0 field bounds: 99999999999,1794 is out of the pixel range "
+                                          "(int32)")
+    assert rows["0003.xml"]["rule"] == "parse_error" and rows["0003.xml"]["line"]
+    assert rows["0004.xml"]["rule"] == "not_a_dump" and "empty" in rows["0004.xml"]["reason"]
+    env = json.loads(query("SELECT env FROM episodes")[0]["env"])
+    assert env["dumps"] == ["0001.xml", "0005.xml"]  # the steps' dumps: the gaps show
+
+
+def test_a_hierarchy_nested_past_the_recursion_limit_is_one_bad_dump(run, query, tmp_path):
+    xml = DUMP.read_bytes()
+    i = xml.find(b"<node")
+    deep = b'<node class="x" bounds="[0,0][1,1]">' * 5000 + b"</node>" * 5000
+    dump = tmp_path / "deep.xml"
+    dump.write_bytes(xml[:i] + deep + xml[i:])
+    result = run("ingest-android", [dump], stages=["ingest"])
+    assert result.status == "success" and result.steps == 0 and result.quarantined == 1
+    assert "nested deeper than Python's recursion limit" in query("SELECT reason FROM quarantine")[0]["reason"]

@@ -67,11 +67,13 @@ def test_malicious_step_pickle_is_refused_and_never_runs(run, query, sample_copy
         os.remove(marker)
     result = run("ingest-browser", [exp])
     assert not os.path.exists(marker)
-    assert result.status == "success" and result.episodes == 0 and result.quarantined == 1
+    # the refused step is quarantined alone: steps 0-2 end cut, step 4 (with step 5 as final) stands apart
+    assert result.status == "success" and result.episodes == 2 and result.steps == 4 and result.quarantined == 1
     row = query("SELECT * FROM quarantine")[0]
     assert row["rule"] == "forbidden_pickle_class" and row["location"] == "step_3.pkl.gz"
+    assert row["record_id"] == "step 3"
     assert row["reason"] == (f"step_3.pkl.gz: pickle needs {os.system.__module__}.system, which is not allowed; "
-                             "nothing was loaded")
+                             "nothing was loaded; the episode is split there")
 
 
 def test_browsergym_allowlist_maps_its_classes_to_plain_data(monkeypatch):
@@ -121,3 +123,109 @@ def test_units_are_experiment_folders_with_gzip_step_files():
     heads = {"/in/exp/step_0.pkl.gz": b"\x1f\x8b\x08", "/in/exp/summary_info.json": b'{"n_steps": 5}',
              "/in/fake/step_0.pkl.gz": b"plain text", "/in/other/summary_info.json": b'{"x": 1}'}
     assert browsergym.units(sorted(heads), heads.__getitem__) == ["/in/exp"]
+
+
+# --- record isolation and budgets ------------------------------------------------------------------------
+
+def _edit_step(exp: pathlib.Path, n: int, edit) -> None:
+    """Load step n through the safe loader, edit its state, write it back pickled with stand-in classes."""
+    from tests.fuzz.variants import step_edit
+
+    path = exp / f"step_{n}.pkl.gz"
+    path.write_bytes(step_edit(edit)(path.read_bytes()))
+
+
+def test_a_corrupt_step_file_splits_the_episode_and_keeps_every_other_step(run, query, sample_copy):
+    exp = sample_copy("browser/browsergym-agentlab")
+    data = (exp / "step_2.pkl.gz").read_bytes()
+    (exp / "step_2.pkl.gz").write_bytes(data[: len(data) // 2])
+    result = run("ingest-browser", [exp], stages=["ingest"])
+    assert result.status == "success" and result.episodes == 2 and result.steps == 4 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert (row["rule"], row["location"], row["record_id"]) == ("bad_archive", "step_2.pkl.gz", "step 2")
+    assert row["reason"] == "step_2.pkl.gz: gzip data is truncated; the episode is split there"
+    episodes = query("SELECT * FROM episodes ORDER BY num_steps DESC")
+    first, later = episodes
+    # steps 0-1 end cut (their next observation is lost); steps 3-4 (and 5 as final) are an episode of their own
+    assert first["num_steps"] == 2 and first["outcome"] == "unknown" and first["task"] == TASK
+    assert json.loads(first["env"])["segment"] == {"index": 0, "count": 2, "first_step_file": "step_0.pkl.gz",
+                                                   "last_step_file": "step_1.pkl.gz"}
+    assert json.loads(later["env"])["segment"]["first_step_file"] == "step_3.pkl.gz"
+    assert later["num_steps"] == 2 and later["task"] == TASK and later["reward"] == 0.0
+    cut = query(f"SELECT * FROM steps WHERE episode_id = '{first['episode_id']}' ORDER BY step_index")
+    assert cut[-1]["is_last"] and not cut[-1]["is_terminal"] and cut[-1]["final_observation"] is None
+    assert cut[-1]["reward"] is None  # recorded in the lost StepInfo
+    tail = query(f"SELECT * FROM steps WHERE episode_id = '{later['episode_id']}' ORDER BY step_index")
+    assert tail[0]["is_first"] and tail[-1]["final_observation"]["title"].startswith("Orders")
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: s.update(action=5), "field action: int, expected str"),
+    (lambda s: s["obs"].update(open_pages_urls=7), "field obs.open_pages_urls: int, expected list or tuple"),
+    (lambda s: s["obs"].update(open_pages_titles=["ok", 3]), "field obs.open_pages_titles[1]: int, expected str"),
+    (lambda s: s["agent_info"].update(think=["x"]), "field agent_info.think: list, expected str"),
+    (lambda s: s["obs"].update(axtree_txt="tree \udc80"), "field observation.text: a string holding a lone surrogate"),
+])
+def test_a_wrong_typed_field_quarantines_its_step_by_name(run, query, sample_copy, edit, field):
+    exp = sample_copy("browser/browsergym-agentlab")
+    _edit_step(exp, 3, edit)
+    result = run("ingest-browser", [exp], stages=["ingest"])
+    assert result.status == "success" and result.steps == 4 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "bad_record" and row["record_id"] == "step 3"
+    assert row["reason"].startswith(f"step_3.pkl.gz: {field}")
+
+
+def test_pickle_budgets_refuse_a_dag_bomb_and_an_allocation_bomb_in_one_step(run, query, sample_copy):
+    from tests.fuzz.variants import _Reduce, dag
+
+    exp = sample_copy("browser/browsergym-agentlab")
+    _edit_step(exp, 1, lambda s: s["obs"].update(extra=dag(80)))
+    _edit_step(exp, 3, lambda s: s["obs"].update(extra=_Reduce(bytearray, 5 << 30)))
+    result = run("ingest-browser", [exp], stages=["ingest"])
+    assert result.status == "success" and result.steps == 3 and result.quarantined == 2
+    rows = {r["record_id"]: r for r in query("SELECT * FROM quarantine")}
+    assert rows["step 1"]["rule"] == "budget_exceeded" and "pickle_items" in rows["step 1"]["reason"]
+    assert "TRAJFORGE_BUDGET_PICKLE_ITEMS" in rows["step 1"]["reason"]
+    assert rows["step 3"]["rule"] == "budget_exceeded" and "pickle_array_bytes" in rows["step 3"]["reason"]
+
+
+def test_a_missing_step_file_and_a_broken_summary_are_said_and_the_rest_kept(run, query, sample_copy):
+    exp = sample_copy("browser/browsergym-agentlab")
+    (exp / "step_4.pkl.gz").unlink()
+    (exp / "summary_info.json").write_text('{"n_steps": 5, "cum_reward": "lots"')
+    result = run("ingest-browser", [exp], stages=["ingest"])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 4
+    rows = {r["location"]: r for r in query("SELECT * FROM quarantine")}
+    assert rows["step_4.pkl.gz"]["rule"] == "missing_file" and rows["step_4.pkl.gz"]["record_id"] == "step 4"
+    assert rows["summary_info.json"]["rule"] == "parse_error"
+    assert rows["summary_info.json"]["reason"].endswith("the episode is kept without its summary")
+
+
+def test_a_trailing_gzip_member_is_said_and_the_step_kept(run, query, sample_copy):
+    exp = sample_copy("browser/browsergym-agentlab")
+    path = exp / "step_2.pkl.gz"
+    path.write_bytes(path.read_bytes() + gzip.compress(b"a second pickle"))
+    result = run("ingest-browser", [exp], stages=["ingest"])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 5 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "trailing_data" and row["record_id"] == "step 2"
+    assert row["reason"].startswith("step_2.pkl.gz: 15 bytes after the end of the pickle")
+
+
+def test_a_damaged_experiment_folder_is_still_claimed():
+    heads = {"/in/exp/step_0.pkl.gz": b"", "/in/exp/exp_args.pkl": b"\x80\x04",
+             "/in/lone/step_0.pkl.gz": b""}
+    assert browsergym.units(sorted(heads), heads.__getitem__) == ["/in/exp"]
+
+
+def test_actions_whose_arguments_do_not_fit_stay_code_actions():
+    action, _ = browsergym.action_from_text("press('a1', 5)", None)
+    assert action.kind == "key" and action.keys == ["5"]
+    action, _ = browsergym.action_from_text("scroll('up', 'down')", None)
+    assert action.kind == "code" and action.code == "scroll('up', 'down')"
+    action, _ = browsergym.action_from_text("fill('a1', {'x': 1})", None)
+    assert action.kind == "type" and action.text == '{"x":1}'
+    long_code = "click('a')\n" * 10_000
+    action, _ = browsergym.action_from_text(long_code, None)
+    assert action.kind == "code" and action.code == long_code.strip()

@@ -96,3 +96,33 @@ def test_unknown_platform_and_bad_code_are_quarantined(tmp_path, run, query):
     rows = {r["rule"]: r["reason"] for r in query("SELECT rule, reason FROM quarantine")}
     assert rows["unknown_platform"].startswith("no_meta.json: meta_info.system is None")
     assert rows["parse_error"].startswith("bad_code.json step_num 3: not valid Python")
+
+
+@pytest.mark.parametrize("edit, record, field", [
+    (lambda t: t["steps"][3].update(step_num="four"), "steps[3]", "step_num: str, expected int"),
+    (lambda t: t["steps"][3].update(inner_monologue="thinking"), "steps[3]", "inner_monologue: str, expected dict"),
+    (lambda t: t["steps"].__setitem__(3, ["not", "a", "step"]), "steps[3]", "(the step): list, expected an object"),
+])
+def test_a_wrong_typed_step_is_left_out_with_its_field_and_the_rest_kept(tmp_path, run, query, edit, record, field):
+    d = tmp_path / "t"
+    d.mkdir()
+    traj = json.loads((FULL / NAME).read_text())
+    edit(traj)
+    (d / NAME).write_text(json.dumps(traj))
+    result = run("ingest-macos", [d], stages=["ingest"])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 10
+    row = query("SELECT * FROM quarantine WHERE rule = 'bad_record'")[0]
+    assert row["record_id"] == record and row["reason"] == f"{NAME} {record}: field {field}; the step is left out"
+    assert 4 not in json.loads(query("SELECT env FROM episodes")[0]["env"])["step_nums"]  # the gap shows
+
+
+def test_a_screen_size_out_of_range_keeps_the_steps_without_it(tmp_path, run, query):
+    d = tmp_path / "t"
+    shutil.copytree(TRAJ, d)
+    traj = json.loads((d / NAME).read_text())
+    traj["meta_info"]["screen_resolution"]["width"] = 1 << 40
+    (d / NAME).write_text(json.dumps(traj))
+    result = run("ingest-macos", [d], stages=["ingest"])
+    assert result.status == "success" and result.steps == 2 and result.quarantined == 1
+    assert query("SELECT record_id FROM quarantine")[0]["record_id"] == "meta_info.screen_resolution"
+    assert {s["w"] for s in query("SELECT observation.width AS w FROM steps")} == {None}

@@ -1,4 +1,7 @@
 import json
+from pathlib import Path
+
+import pytest
 
 from ingest.swe import sweagent
 from tests.conftest import SAMPLES
@@ -104,3 +107,67 @@ def test_units_sniff_json_files_by_content():
              "/a/z.json": b'{"schema_version": "ATIF-v1.4", "steps": []}',
              "/a/run.traj": b"{}"}
     assert sweagent.units(sorted(heads), heads.get) == ["/a/run.traj", "/a/x.json", "/a/y.json"]
+
+
+# --- record isolation --------------------------------------------------------------------------------------
+
+def _traj(tmp_path, src, edit) -> Path:
+    doc = json.loads(src.read_text())
+    edit(doc)
+    path = tmp_path / "in" / src.name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(doc))
+    return path.parent
+
+
+V1 = SWE / "sweagent-v1" / "6e44b9__sweagenttestrepo-1c2844.traj"
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda d: d["trajectory"][2].update(thought=["not", "text"]), "trajectory[2].thought: list, expected a string"),
+    (lambda d: d["trajectory"][2].update(action=42), "trajectory[2].action: int, expected the command string"),
+    (lambda d: d["trajectory"][2].update(execution_time="slow"), "trajectory[2].execution_time: str, expected seconds"),
+    (lambda d: d["trajectory"].__setitem__(2, "ls"), "trajectory[2]: str, expected a step object"),
+])
+def test_a_wrong_typed_step_splits_the_episode_and_names_record_and_field(run, query, tmp_path, edit, field):
+    result = run("ingest-swe", [_traj(tmp_path, V1, edit)], stages=["ingest"])
+    assert result.status == "success" and result.episodes == 2 and result.steps == 4 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["rule"] == "bad_record" and row["record_id"] == "trajectory[2]"
+    assert row["reason"] == f"{V1.name}: field {field}; the episode is split there"
+    head, tail = query("SELECT * FROM episodes ORDER BY num_steps DESC, episode_id")
+    assert head["num_steps"] == 2 and tail["num_steps"] == 2
+    assert json.loads(tail["env"])["segment"] == {"index": 1, "count": 2, "first_record": 3, "records": "trajectory"}
+    cut = query(f"SELECT * FROM steps WHERE episode_id = '{head['episode_id']}' ORDER BY step_index")
+    assert cut[-1]["is_last"] and not cut[-1]["is_terminal"]
+    rest = query(f"SELECT * FROM steps WHERE episode_id = '{tail['episode_id']}' ORDER BY step_index")
+    assert rest[-1]["is_terminal"]  # submitted: the segment that reaches the end ends the episode
+    if "execution_time" in field or "thought" in field:  # the command ran: its output opens the next segment
+        assert rest[0]["observation"]["kind"] == "terminal" and rest[0]["observation"]["text"]
+
+
+def test_a_wrong_typed_history_message_is_left_out_with_a_row(run, query, tmp_path):
+    result = run("ingest-swe", [_traj(tmp_path, V1, lambda d: d["history"][4].update(content=7))], stages=["ingest"])
+    assert result.episodes == 1 and result.steps == 5 and result.quarantined == 1
+    row = query("SELECT * FROM quarantine")[0]
+    assert row["record_id"] == "history[4]" and "history[4].content: int" in row["reason"]
+
+
+def test_history_only_layout_splits_at_a_bad_message(run, query, tmp_path):
+    src = SWE / "sweagent-history-only" / "function_calling_simple.traj"
+    result = run("ingest-swe", [_traj(tmp_path, src, lambda d: d["history"][4].update(action=["open"]))],
+                 stages=["ingest"])
+    # the second command is lost: find_file ends its episode cut, the three after it make another
+    assert result.status == "success" and result.episodes == 2 and result.steps == 4 and result.quarantined == 1
+    assert query("SELECT record_id FROM quarantine")[0]["record_id"] == "history[4]"
+    assert [r["n"] for r in query("SELECT num_steps AS n FROM episodes ORDER BY n")] == [1, 3]
+
+
+def test_a_state_too_deep_to_write_is_one_bad_step_not_a_failed_task(run, query, tmp_path):
+    deep: list = []
+    for _ in range(300):
+        deep = [deep]
+    result = run("ingest-swe", [_traj(tmp_path, V1, lambda d: d["trajectory"][1].update(state=deep))],
+                 stages=["ingest"])
+    assert result.status == "success" and result.steps == 4 and result.quarantined == 1
+    assert "trajectory[1].state: cannot be written as JSON" in query("SELECT reason FROM quarantine")[0]["reason"]
