@@ -83,6 +83,18 @@ class Lake:
             f.write(data)
         self.fs.mv(tmp, path)
 
+    def remove_stale_temps(self, dataset: str) -> int:
+        """Delete the temporary files a killed run left under a dataset's folder (only while holding the
+        lake's lock: no live writer has one open). Returns how many. Readers never saw them: no version
+        names a temporary file."""
+        root = self.path("datasets", dataset)
+        if self.is_object_store or not self.fs.exists(root):
+            return 0
+        stale = [p for p in self.fs.find(root) if ".tmp-" in posixpath.basename(p)]
+        for path in stale:
+            self.fs.rm(path)
+        return len(stale)
+
     def open_atomic(self, path: str) -> "AtomicFile":
         """A file to stream into that appears at `path` whole on `commit()`, or never (`discard()`)."""
         return AtomicFile(self, path)

@@ -101,3 +101,45 @@ def test_rerunning_an_ingest_after_later_stages_keeps_what_they_made(lake, query
     assert query("SELECT current_version v FROM datasets")[0]["v"] == deduped
     assert query("SELECT count(*) n FROM dedup_clusters")[0]["n"] == clusters
     assert query("SELECT count(*) n FROM versions")[0]["n"] == deduped
+
+
+def _content(lake: str) -> dict:
+    """The current version's episodes and steps, without the columns naming the run that wrote them."""
+    import pyarrow.parquet as pq
+
+    from pipelines.lake import Lake
+    from pipelines.runs import open_catalog
+
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        version = cat.current_version("android")
+    out = {}
+    for table in ("episodes", "steps"):
+        rows = []
+        for part in version.parts[table]:
+            data = pq.read_table(f"{lake}/{part}")
+            rows += [repr(sorted((k, v) for k, v in r.items() if k not in ("_run_id", "ingest_run_id")))
+                     for r in data.to_pylist()]
+        out[table] = sorted(rows)
+    return out
+
+
+def test_killed_at_any_moment_then_run_again_gives_the_same_dataset(lake, tmp_path):
+    """SIGKILL at spread moments of `pipelines run` (planning, tasks, commit, validate), then the same command
+    again: the dataset is the one a clean run makes, no temporary file is left, the catalog opens."""
+    import random
+
+    reference = str(tmp_path / "reference")
+    argv = ["run", "ingest-android", "--input", str(DROIDBOT), "-q"]
+    assert cli.main([*argv, "--lake", reference]) == 0
+    want = _content(reference)
+    rng = random.Random(7)
+    for trial in range(3):
+        trial_lake = str(tmp_path / f"lake-{trial}")
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "pipelines"), *argv, "--lake", trial_lake],
+                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.5, 4.0))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert cli.main([*argv, "--lake", trial_lake]) == 0
+        assert _content(trial_lake) == want
+        assert [p for p in Path(trial_lake).rglob("*") if ".tmp-" in p.name] == []
