@@ -96,12 +96,20 @@ class Duplicates:
 def find_duplicates(episodes: pa.Table, steps: pa.Table, options: DedupOptions, log=print) -> Duplicates:
     """Exact groups, then near-duplicate clusters among their representatives. Pure computation."""
     ids = episodes.column("episode_id").to_pylist()
+    texts = episode_texts(steps, ids)
+    return duplicates_of(episodes, exact.episode_keys(steps), dict(zip(ids, texts.to_pylist())), options, log)
+
+
+def duplicates_of(episodes: pa.Table, keys: dict[str, str], texts: dict[str, str], options: DedupOptions,
+                  log=print) -> Duplicates:
+    """`find_duplicates` from each episode's exact key and canonical text (what the per-group map makes):
+    the global reduce."""
+    ids = episodes.column("episode_id").to_pylist()
     ranks = rank(episodes)
     row_of = {eid: i for i, eid in enumerate(ids)}
     rows: list[tuple] = []
     dropped: dict[str, tuple[str, str, float]] = {}
 
-    keys = exact.episode_keys(steps)
     labels = np.arange(len(ids))
     for group in exact.exact_groups(keys):
         members = [row_of[e] for e in group if e in row_of]
@@ -119,8 +127,8 @@ def find_duplicates(episodes: pa.Table, steps: pa.Table, options: DedupOptions, 
     candidates = 0
     if len(survivors) > 1:
         params = minhash.MinHashParams(num_perm=options.num_perm, ngram=options.ngram, threshold=options.threshold)
-        texts = episode_texts(steps, [ids[i] for i in survivors])
-        sketches = map_signatures(texts, params, options, log)
+        survivor_texts = pa.array([texts.get(ids[i]) or "" for i in survivors], pa.large_string())
+        sketches = map_signatures(survivor_texts, params, options, log)
         near = minhash.cluster_sketches(sketches, options.threshold)
         candidates = near.candidates
         near_reps = representatives(near.labels, ranks[survivors])
@@ -165,45 +173,78 @@ def _insert(con, table: str, data: pa.Table) -> None:
 
 def dedup_stage(ctx: StageContext) -> StageResult:
     """Scrub, identify and record duplicates, then commit a version without them (none when nothing
-    changed)."""
+    changed). Works one part group (whole episodes with their steps) at a time: the map scrubs the group
+    (rewriting it when a secret was found) and keeps each episode's exact key and canonical text; the
+    reduce finds the duplicates; a second pass rewrites only the groups that lose an episode. What stays in
+    memory is a key and a text per episode (no view trees, no screenshots), not the dataset."""
     from pipelines.runs import open_catalog
 
     options = dedup_options(ctx.options)
     lake, started = ctx.lake, time.perf_counter()
-    with open_catalog(lake, ctx.catalog_path) as cat:
+    with open_catalog(lake, ctx.catalog_path, read_only=True) as cat:
         version = datasets.resolve(cat, ctx.dataset, lake)
-    episodes = datasets.read_table(lake, version, "episodes")
-    steps = datasets.read_table(lake, version, "steps")
+    name = version.dataset
+    groups = datasets.part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
     branches = datasets.read_table(lake, version, "branches")
-
     audit: list[dict] = []
-    if options.scrub:
-        scrubbed, audit = scrub_tables({"steps": steps, "episodes": episodes, "branches": branches})
-        steps, episodes, branches = scrubbed["steps"], scrubbed["episodes"], scrubbed["branches"]
-    dups = find_duplicates(episodes, steps, options, ctx.log)
-    no_change = exact.no_change_steps(steps)
+    if options.scrub and branches.num_rows:
+        scrubbed, found = scrub_tables({"branches": branches})
+        branches, audit = scrubbed["branches"], audit + found
+    keys: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    rank_rows, no_change, scrubbed_groups = [], [], []
+    for group in groups:
+        episodes = datasets.read_parts(lake, group["episodes"], "episodes")
+        steps = datasets.read_parts(lake, group["steps"], "steps")
+        if options.scrub:
+            scrubbed, found = scrub_tables({"steps": steps, "episodes": episodes})
+            if found:  # the group's secrets are gone from the new version's parts
+                steps, episodes, audit = scrubbed["steps"], scrubbed["episodes"], audit + found
+                group = datasets.write_group(lake, name, {"episodes": episodes, "steps": steps}, STAGE)
+                group = {t: [p] for t, p in group.items()}
+        scrubbed_groups.append(group)
+        ids = episodes.column("episode_id").to_pylist()
+        keys.update(exact.episode_keys(steps))
+        texts.update(zip(ids, episode_texts(steps, ids).to_pylist()))
+        no_change.append(exact.no_change_steps(steps))
+        rank_rows.append(episodes.select(["episode_id", "outcome", "num_steps", "started_at", "source_uri"]))
+    episodes_index = pa.concat_tables(rank_rows) if rank_rows else v1.EPISODES.empty_table().select(
+        ["episode_id", "outcome", "num_steps", "started_at", "source_uri"])
+    dups = duplicates_of(episodes_index, keys, texts, options, ctx.log)
+    del texts
+    no_change_steps = pa.concat_tables(no_change) if no_change else exact.no_change_steps(v1.STEPS.empty_table())
 
-    meta = {"run_id": ctx.run_id, "dataset": version.dataset}
+    meta = {"run_id": ctx.run_id, "dataset": name}
     with open_catalog(lake, ctx.catalog_path) as cat:
         _insert(cat.con, "dedup_clusters", _with(dups.clusters, meta))
-        _insert(cat.con, "dedup_no_change", _with(no_change, meta))
+        _insert(cat.con, "dedup_no_change", _with(no_change_steps, meta))
         if audit:
             _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(audit), meta))
 
-    replaced: dict[str, list[str]] = {}
-    keep_episodes = pc.invert(pc.is_in(episodes.column("episode_id"), pa.array(list(dups.dropped), pa.string())))
-    dropped_ids = pa.array(list(dups.dropped), pa.string())
+    dropped_ids = pa.array(sorted(dups.dropped), pa.string())
+    parts: dict[str, list[str]] = {"episodes": [], "steps": []}
+    for group in scrubbed_groups:  # the second pass: only groups that lose an episode are written again
+        episodes = datasets.read_parts(lake, group["episodes"], "episodes", ["episode_id"])
+        if not pc.any(pc.is_in(episodes["episode_id"], dropped_ids)).as_py():
+            parts["episodes"] += group["episodes"]
+            parts["steps"] += group["steps"]
+            continue
+        episodes = datasets.read_parts(lake, group["episodes"], "episodes")
+        steps = datasets.read_parts(lake, group["steps"], "steps")
+        kept = datasets.write_group(lake, name, {
+            "episodes": episodes.filter(pc.invert(pc.is_in(episodes["episode_id"], dropped_ids))),
+            "steps": steps.filter(pc.invert(pc.is_in(steps["episode_id"], dropped_ids)))}, STAGE)
+        parts["episodes"].append(kept["episodes"])
+        parts["steps"].append(kept["steps"])
     kept_branches = branches.filter(pc.invert(pc.is_in(branches.column("episode_id"), dropped_ids)))
-    if dups.dropped or audit:
-        kept_steps = steps.filter(pc.invert(pc.is_in(steps.column("episode_id"), dropped_ids)))
-        replaced["episodes"] = [datasets.write_part(lake, version.dataset, "episodes",
-                                                    episodes.filter(keep_episodes), STAGE)]
-        replaced["steps"] = [datasets.write_part(lake, version.dataset, "steps", kept_steps, STAGE)]
-        if branches.num_rows:
-            replaced["branches"] = [datasets.write_part(lake, version.dataset, "branches", kept_branches, STAGE)]
+    replaced: dict[str, list[str]] = {}
+    if parts["episodes"] != version.parts.get("episodes", []) or parts["steps"] != version.parts.get("steps", []):
+        replaced.update(parts)
+    if kept_branches.num_rows != branches.num_rows or any(a["table_name"] == "branches" for a in audit):
+        replaced["branches"] = [datasets.write_part(lake, name, "branches", kept_branches, STAGE)]
     if dups.dropped:
-        part = datasets.write_part(lake, version.dataset, "quarantine",
-                                   _quarantine_rows(episodes, dups.dropped, ctx.run_id, branches), STAGE)
+        part = datasets.write_part(lake, name, "quarantine",
+                                   _quarantine_rows(episodes_index, dups.dropped, ctx.run_id, branches), STAGE)
         replaced["quarantine"] = [*version.parts.get("quarantine", []), part]
     new_version = None
     if replaced:
@@ -212,13 +253,14 @@ def dedup_stage(ctx: StageContext) -> StageResult:
                                               note=f"dedup of v{version.version}: {len(dups.dropped)} duplicates "
                                                    f"removed, {sum(a['count'] for a in audit)} secrets scrubbed")
         new_version = number if created else None
+    n_episodes = episodes_index.num_rows
     n_exact = sum(1 for _, kind, _ in dups.dropped.values() if kind == "exact")
-    summary = (f"{episodes.num_rows:,} episodes: {n_exact:,} exact and {len(dups.dropped) - n_exact:,} near "
-               f"duplicates removed, {episodes.num_rows - len(dups.dropped):,} kept; "
+    summary = (f"{n_episodes:,} episodes: {n_exact:,} exact and {len(dups.dropped) - n_exact:,} near "
+               f"duplicates removed, {n_episodes - len(dups.dropped):,} kept; "
                f"{sum(a['count'] for a in audit):,} secrets scrubbed in {len({a['record_id'] for a in audit}):,} "
                f"records; {branches.num_rows - kept_branches.num_rows:,} branches went with their episodes; "
-               f"{no_change.num_rows:,} no-change steps; {time.perf_counter() - started:.1f} s")
-    return StageResult(records_in=episodes.num_rows, records_out=episodes.num_rows - len(dups.dropped),
+               f"{no_change_steps.num_rows:,} no-change steps; {time.perf_counter() - started:.1f} s")
+    return StageResult(records_in=n_episodes, records_out=n_episodes - len(dups.dropped),
                        quarantined=len(dups.dropped) + branches.num_rows - kept_branches.num_rows,
                        version=new_version, summary=summary)
 
