@@ -53,8 +53,10 @@ def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: Dedu
     executor = options.executor
     if executor == "auto":
         executor = "ray" if options.ray_address or len(texts) > LOCAL_MAX_EPISODES else "local"
-    if executor == "local" or not batches:
-        results = [minhash.sketch(batch, params, keep_signatures) for batch in batches]
+    if executor == "local" and batches:
+        return minhash.sketch(texts, params, keep_signatures)  # works in bounded chunks itself
+    if executor == "local":
+        results = []
     else:
         import ray
 
