@@ -73,13 +73,20 @@ def _text_problem(value, limit: int | None = None) -> str | None:
     return _refused(value, _TEXT)
 
 
-def _observation_problem(obs, limit: int) -> str | None:
-    d = vars(obs)
-    for name in _OBS_TEXT:
+def _texts_problem(d: dict, names, limit: int) -> str | None:
+    """"name: why" for the first text field of `d` a column cannot take (short ASCII strings pass at once)."""
+    for name in names:
         v = d.get(name)
         if v is not None and not (type(v) is str and v.isascii() and len(v) <= limit) and \
                 (problem := _text_problem(v, limit)):
             return f"{name}: {problem}"
+    return None
+
+
+def _observation_problem(obs, limit: int) -> str | None:
+    d = vars(obs)
+    if problem := _texts_problem(d, _OBS_TEXT, limit):
+        return problem
     for name in _OBS_INT32:
         v = d.get(name)
         if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX) and \
@@ -93,11 +100,8 @@ def _observation_problem(obs, limit: int) -> str | None:
 
 def _action_problem(action, limit: int) -> str | None:
     d = vars(action)
-    for name in _ACTION_TEXT:
-        v = d.get(name)
-        if v is not None and not (type(v) is str and v.isascii() and len(v) <= limit) and \
-                (problem := _text_problem(v, limit)):
-            return f"{name}: {problem}"
+    if problem := _texts_problem(d, _ACTION_TEXT, limit):
+        return problem
     for name in _ACTION_FLOAT:
         v = d.get(name)
         if v is not None and type(v) is not float and (problem := _refused(v, _FLOAT)):
