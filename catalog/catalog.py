@@ -40,7 +40,14 @@ CREATE TABLE IF NOT EXISTS stage_stats (
 -- input files an ingest run did not read: no format claims them (all of `formats` declined), or skipped
 CREATE TABLE IF NOT EXISTS ignored_inputs (
     run_id VARCHAR, dataset VARCHAR, path VARCHAR, size BIGINT, reason VARCHAR, formats VARCHAR);
--- validate (pipelines/validate.py)
+-- incremental ingest (pipelines/runner.py): the input units each ingest added to a dataset, so the next
+-- ingest reads only new ones; `replaces` marks an ingest that started the dataset over (`--replace`)
+CREATE TABLE IF NOT EXISTS ingests (dataset VARCHAR, version INTEGER, run_id VARCHAR, replaces BOOLEAN);
+CREATE TABLE IF NOT EXISTS ingested_units (
+    dataset VARCHAR, version INTEGER, format VARCHAR, uri VARCHAR, fingerprint VARCHAR);
+-- validate (pipelines/validate.py); validated_groups: part groups found clean under a rules+options digest,
+-- which a later validate shares without reading them again
+CREATE TABLE IF NOT EXISTS validated_groups (dataset VARCHAR, digest VARCHAR, stem VARCHAR, run_id VARCHAR);
 CREATE TABLE IF NOT EXISTS validation_findings (
     run_id VARCHAR, dataset VARCHAR, version INTEGER, rule VARCHAR, severity VARCHAR, findings BIGINT,
     episodes BIGINT, example_record VARCHAR, example_reason VARCHAR);
@@ -152,12 +159,15 @@ class Catalog:
         return Version(dataset, version, orjson.loads(row[0])) if row else None
 
     def commit_version(self, dataset: str, run_id: str, parts: dict[str, list[str]], *, episodes: int,
-                       steps: int, quarantined: int, note: str = "", keep_descendants: bool = False) -> tuple[int, bool]:
+                       steps: int, quarantined: int, note: str = "", keep_descendants: bool = False,
+                       ingest: tuple[bool, list[tuple[str, str, str]]] | None = None) -> tuple[int, bool]:
         """Make `parts` the dataset's current version. Returns (version, created); an identical part list
         keeps the current version (a rerun on the same input changes nothing). With `keep_descendants` (an
         ingest), parts that an earlier version already had keep the current version too when it was made
-        from that one by later stages: rerunning an ingest does not undo validate or dedup."""
-        parts = {table: sorted(paths) for table, paths in sorted(parts.items()) if paths}
+        from that one by later stages: rerunning an ingest does not undo validate or dedup. An ingest passes
+        `ingest` = (replaces, [(format, uri, fingerprint) of the units it added]), recorded with the version
+        in one transaction."""
+        parts = {table: sorted(set(paths)) for table, paths in sorted(parts.items()) if paths}
         current = self.current_version(dataset)
         if current and current.parts == parts:
             return current.version, False
@@ -173,9 +183,40 @@ class Catalog:
                          [dataset, version, run_id, now(), current.version if current else None,
                           orjson.dumps(parts).decode(), episodes, steps, quarantined, note])
         self.con.execute("INSERT OR REPLACE INTO datasets VALUES (?, ?, ?)", [dataset, version, now()])
+        if ingest is not None:
+            replaces, units = ingest
+            self.con.execute("INSERT INTO ingests VALUES (?, ?, ?, ?)", [dataset, version, run_id, replaces])
+            if units:
+                self.con.executemany("INSERT INTO ingested_units VALUES (?, ?, ?, ?, ?)",
+                                     [[dataset, version, *unit] for unit in units])
         self.con.execute("COMMIT")
         self.refresh_views()
         return version, True
+
+    def ingested_units(self, dataset: str, version: int) -> dict[tuple[str, str], tuple[str, int]] | None:
+        """(format, uri) -> (fingerprint, version that added it) for every input unit in `version`: the units
+        of the ingests in its ancestry, back to the last one that started the dataset over. None when no
+        ingest of its ancestry was recorded (versions made before incremental ingest)."""
+        lineage, v = [], version
+        while v is not None:
+            lineage.append(v)
+            row = self._first("SELECT parent_version FROM versions WHERE dataset = ? AND version = ?", [dataset, v])
+            v = row[0] if row else None
+        ingests = dict(self.con.execute(
+            f"SELECT version, replaces FROM ingests WHERE dataset = ? AND version IN ({','.join('?' * len(lineage))})",
+            [dataset, *lineage]).fetchall())
+        chain = []
+        for v in lineage:  # newest first
+            if v in ingests:
+                chain.append(v)
+                if ingests[v]:
+                    break
+        if not chain:
+            return None
+        rows = self.con.execute(
+            f"SELECT format, uri, fingerprint, version FROM ingested_units WHERE dataset = ? "
+            f"AND version IN ({','.join('?' * len(chain))}) ORDER BY version", [dataset, *chain]).fetchall()
+        return {(f, uri): (fp, v) for f, uri, fp, v in rows}
 
     def descends_from(self, dataset: str, version: int, ancestor: int) -> bool:
         while version is not None and version > ancestor:

@@ -105,6 +105,16 @@ def part_groups(version: Version, tables: tuple[str, ...] = ("episodes", "steps"
     return [by_stem[stem] for stem in sorted(by_stem)]
 
 
+def group_stem(group: dict[str, list[str]]) -> str:
+    """A group's name: the file stem its parts share."""
+    return group["episodes"][0].rsplit("/", 1)[-1].removesuffix(".parquet") if group["episodes"] else "empty"
+
+
+def group_sizes(lake: Lake, groups: list[dict[str, list[str]]]) -> list[int]:
+    """Bytes of each group's parts (what the executor's cost model weighs)."""
+    return [sum(lake.fs.size(lake.absolute(p)) for paths in g.values() for p in paths) for g in groups]
+
+
 def write_group(lake: Lake, dataset: str, data: dict[str, pa.Table], stage: str) -> dict[str, str]:
     """Write the tables of one group as parts sharing one stem (a hash of all their bytes), so the group
     stays a group in the next version. Returns {table: lake-relative path}."""

@@ -5,9 +5,12 @@ Order of work, so every removal can be reviewed before it happens:
 1. Secrets in steps and episodes are scrubbed in place; what kind was found where goes to `scrub_audit`.
 2. Exact duplicates (same canonical actions and observations, step for step) are grouped.
 3. Among the exact groups' representatives, near-duplicates (MinHash + LSH over the canonical episode
-   text, candidates verified on the exact Jaccard of their shingle sets) are clustered. Shingles,
-   signatures and band keys are computed per batch of episodes, in-process for small inputs and as plain
-   Ray tasks for large ones (same function).
+   text, candidates verified on the exact Jaccard of their shingle sets) are clustered.
+Steps 1-3 split as NeMo Curator's identify-then-remove: a map per part group on the executor (in-process,
+or Ray tasks: `pipelines.executor`) scrubs and writes each episode's exact key, band keys and shingle set to
+the group's signature file (`<lake>/datasets/<name>/dedup/<params digest>/<group>.parquet`, reused by later
+runs: after an incremental ingest only new groups are read, and they are compared with every old one); the
+reduce, once, groups keys and bands and reads shingles back for candidate pairs only.
 4. Clusters go to `dedup_clusters` (and no-change steps to `dedup_no_change`) BEFORE anything is removed.
 5. The new version drops every non-representative; each dropped episode gets a quarantine row (stage
    `dedup`, rule `exact_duplicate` / `near_duplicate`, reason naming the episode it duplicates).
@@ -26,10 +29,13 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import xxhash
 
 from pipelines import datasets
+from pipelines import executor as executors
+from pipelines.lake import Lake
 from pipelines.options import DedupOptions, dedup_options
-from pipelines.ray_setup import init_ray
 from pipelines.stages import StageContext, StageResult
 from schemas import v1
 from transforms.canonicalize import step_text_column
@@ -38,41 +44,26 @@ from transforms.dedup.representative import rank, representatives
 from transforms.scrub import scrub_tables
 
 STAGE = "dedup"
-# Below this many episodes, starting Ray (~2.5 s) costs more than the signatures: compute in-process.
-LOCAL_MAX_EPISODES = 200_000
+# Measured here (bench/memory.py, 2 cores): the map (scrub, keys, signatures) reads ~25 MB/s of parts
+MAP_BYTES_PER_S = 25 * (1 << 20)
+SIGNATURES_VERSION = 1  # bump when canonical texts or signatures change: older sidecars are then ignored
+INDEX_COLUMNS = ["episode_id", "outcome", "num_steps", "started_at", "source_uri"]
+SIDECAR = pa.schema([("episode_id", pa.string()), ("exact_key", pa.string()), ("n_shingles", pa.int64()),
+                     ("bands", pa.list_(pa.uint64())), ("shingles", pa.list_(pa.uint32()))])
 
 
-
-def map_signatures(texts: pa.Array, params: minhash.MinHashParams, options: DedupOptions, log=print,
-                   keep_signatures: bool = False) -> minhash.Sketches:
-    """Shingles, band keys (and signatures when asked) of all texts, batch by batch: in this process, or one
-    Ray task per batch."""
+def map_signatures(texts: pa.Array, params: minhash.MinHashParams, batch_docs: int = 20_000,
+                   executor: str = "local", ray_address: str | None = None) -> minhash.Sketches:
+    """Shingles and band keys of loose texts, a batch of `batch_docs` per task (bench/dedup.py's contender:
+    the stage itself sketches a part group per task)."""
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
-    batches = [texts.slice(lo, options.batch_docs) for lo in range(0, len(texts), options.batch_docs)]
-    executor = options.executor
-    if executor == "auto":
-        executor = "ray" if options.ray_address or len(texts) > LOCAL_MAX_EPISODES else "local"
-    if executor == "local" and batches:
-        return minhash.sketch(texts, params, keep_signatures)  # works in bounded chunks itself
-    if executor == "local":
-        results = []
-    else:
-        import ray
-
-        started_here = init_ray(options.ray_address)
-        remote = ray.remote(num_cpus=1, max_retries=1)(minhash.sketch)
-        log(f"dedup: {len(batches)} signature tasks on Ray")
-        # a pickled slice carries its whole parent buffer: copy each batch out so a task ships only its own
-        try:
-            results = ray.get([remote.remote(pa.concat_arrays([batch]), params, keep_signatures) for batch in batches])
-        finally:
-            if started_here:
-                ray.shutdown()
-    if not results:
-        return minhash.Sketches(np.zeros((0, params.bands), np.uint64), np.zeros(0, np.uint32),
-                                np.zeros(1, np.int64), np.zeros((0, params.num_perm), np.uint32))
-    return minhash.Sketches.concat(results)
+    if executor == "local" or not len(texts):
+        return minhash.sketch(texts, params)  # works in bounded chunks itself
+    # a pickled slice carries its whole parent buffer: copy each batch out so a task ships only its own
+    batches = [pa.concat_arrays([texts.slice(lo, batch_docs)]) for lo in range(0, len(texts), batch_docs)]
+    return minhash.Sketches.concat(executors.run_all(minhash.sketch, batches, params, executor=executor,
+                                                     ray_address=ray_address, what="signature batch"))
 
 
 def episode_texts(steps: pa.Table, episode_ids: list[str]) -> pa.Array:
@@ -88,6 +79,90 @@ def episode_texts(steps: pa.Table, episode_ids: list[str]) -> pa.Array:
     return joined.get_column("text").fill_null("").to_arrow()
 
 
+# the map: one part group per task -------------------------------------------------------------------------
+@dataclass
+class MapJob:
+    """What every group's map shares."""
+
+    lake_url: str
+    dataset: str
+    options: DedupOptions
+
+    @property
+    def params(self) -> minhash.MinHashParams:
+        return minhash.MinHashParams(num_perm=self.options.num_perm, ngram=self.options.ngram,
+                                     threshold=self.options.threshold)
+
+    def sidecar(self, lake: Lake, group: dict[str, list[str]]) -> str:
+        """Where a group's signatures live: named by the group and by what they depend on, so a later dedup
+        (after an incremental ingest) reads them instead of computing them again."""
+        p = self.params
+        digest = xxhash.xxh64_hexdigest(f"{p.num_perm}/{p.ngram}/{p.bands}/{p.rows}/{p.seed}/"
+                                        f"{self.options.scrub}/{SIGNATURES_VERSION}".encode())
+        return lake.path("datasets", self.dataset, "dedup", digest, f"{datasets.group_stem(group)}.parquet")
+
+
+@dataclass
+class GroupSketch:
+    group: dict[str, list[str]]  # the group's parts after scrubbing
+    sidecar: str  # lake-relative: episode_id, exact_key, n_shingles, bands, shingles
+    index: pa.Table  # INDEX_COLUMNS: what ranks a duplicate's members
+    audit: list[dict]  # secrets scrubbed
+    no_change: pa.Table | None  # None when the signatures were already there (recorded by that run)
+
+
+def sketch_group(group: dict[str, list[str]], job: MapJob) -> GroupSketch:
+    """Scrub a group (rewriting it only when a secret was found), then keep each episode's exact key and
+    MinHash sketch in the group's signature file. A group whose signature file exists is not read again."""
+    lake = Lake(job.lake_url)
+    sidecar = job.sidecar(lake, group)
+    if lake.fs.exists(sidecar):
+        index = datasets.read_parts(lake, group["episodes"], "episodes", INDEX_COLUMNS)
+        return GroupSketch(group, lake.relative(sidecar), index, [], None)
+    episodes = datasets.read_parts(lake, group["episodes"], "episodes")
+    steps = datasets.read_parts(lake, group["steps"], "steps")
+    audit: list[dict] = []
+    if job.options.scrub:
+        scrubbed, audit = scrub_tables({"steps": steps, "episodes": episodes})
+        if audit:  # the group's secrets are gone from the new version's parts
+            steps, episodes = scrubbed["steps"], scrubbed["episodes"]
+            group = {t: [p] for t, p in datasets.write_group(lake, job.dataset, {"episodes": episodes,
+                                                                                 "steps": steps}, STAGE).items()}
+            sidecar = job.sidecar(lake, group)
+    ids = episodes.column("episode_id").to_pylist()
+    keys = exact.episode_keys(steps)
+    sk = minhash.sketch(episode_texts(steps, ids), job.params)
+    lens = np.diff(sk.offsets)
+    table = pa.table({
+        "episode_id": pa.array(ids, pa.string()),
+        "exact_key": pa.array([keys.get(e) for e in ids], pa.string()),
+        "n_shingles": pa.array(lens, pa.int64()),
+        "bands": pa.ListArray.from_arrays(pa.array(np.arange(len(ids) + 1) * sk.keys.shape[1], pa.int32()),
+                                          pa.array(np.ascontiguousarray(sk.keys).reshape(-1), pa.uint64())),
+        "shingles": pa.LargeListArray.from_arrays(pa.array(sk.offsets - sk.offsets[0], pa.int64()),
+                                                  pa.array(sk.shingles, pa.uint32())).cast(pa.list_(pa.uint32())),
+    }, schema=SIDECAR)
+    lake.write_parquet(sidecar, table)
+    return GroupSketch(group, lake.relative(sidecar), episodes.select(INDEX_COLUMNS), audit,
+                       exact.no_change_steps(steps))
+
+
+def _drop_from_group(group: dict[str, list[str]], dropped: pa.Array, job: MapJob) -> dict[str, list[str]]:
+    """The group without the dropped episodes, written as a new group, with its signature file filtered to
+    match (so the next dedup need not compute it)."""
+    lake = Lake(job.lake_url)
+    keep = lambda t: t.filter(pc.invert(pc.is_in(t["episode_id"], dropped)))  # noqa: E731
+    episodes = datasets.read_parts(lake, group["episodes"], "episodes")
+    steps = datasets.read_parts(lake, group["steps"], "steps")
+    kept = {t: [p] for t, p in datasets.write_group(lake, job.dataset, {"episodes": keep(episodes),
+                                                                        "steps": keep(steps)}, STAGE).items()}
+    old, new = job.sidecar(lake, group), job.sidecar(lake, kept)
+    if lake.fs.exists(old) and not lake.fs.exists(new):
+        lake.write_parquet(new, keep(pq.read_table(old, filesystem=lake.fs)))
+    return kept
+
+
+# the reduce: once, over every episode's key and band keys ------------------------------------------------
 @dataclass
 class Duplicates:
     clusters: pa.Table  # cluster_id, episode_id, representative, similarity, kind
@@ -95,26 +170,26 @@ class Duplicates:
     candidates: int = 0
 
 
-def find_duplicates(episodes: pa.Table, steps: pa.Table, options: DedupOptions, log=print) -> Duplicates:
-    """Exact groups, then near-duplicate clusters among their representatives. Pure computation."""
-    ids = episodes.column("episode_id").to_pylist()
-    texts = episode_texts(steps, ids)
-    return duplicates_of(episodes, exact.episode_keys(steps), dict(zip(ids, texts.to_pylist())), options, log)
-
-
-def duplicates_of(episodes: pa.Table, keys: dict[str, str], texts: dict[str, str], options: DedupOptions,
-                  log=print) -> Duplicates:
-    """`find_duplicates` from each episode's exact key and canonical text (what the per-group map makes):
-    the global reduce."""
-    ids = episodes.column("episode_id").to_pylist()
-    ranks = rank(episodes)
-    row_of = {eid: i for i, eid in enumerate(ids)}
+def duplicates_of(index: pa.Table, sidecars: list[str], lake: Lake, threshold: float) -> Duplicates:
+    """Exact groups, then near-duplicate clusters among their representatives: candidates from the band
+    keys of every episode, verified on the exact Jaccard of the shingle sets of the candidates only (read
+    from their groups' signature files). `index` rows (INDEX_COLUMNS) line up with the sidecars' rows."""
+    light = [pq.read_table(lake.absolute(s), columns=["episode_id", "exact_key", "n_shingles", "bands"],
+                           filesystem=lake.fs) for s in sidecars]
+    light = pa.concat_tables(light) if light else SIDECAR.empty_table().drop_columns(["shingles"])
+    ids = index.column("episode_id").to_pylist()
+    if light.column("episode_id").to_pylist() != ids:
+        raise ValueError("dedup: signature files do not line up with the episodes (remove the dataset's "
+                         "dedup/ folder to compute them again)")
+    ranks = rank(index)
     rows: list[tuple] = []
     dropped: dict[str, tuple[str, str, float]] = {}
 
     labels = np.arange(len(ids))
+    keys = {e: k for e, k in zip(ids, light.column("exact_key").to_pylist()) if k is not None}
+    row_of = {eid: i for i, eid in enumerate(ids)}
     for group in exact.exact_groups(keys):
-        members = [row_of[e] for e in group if e in row_of]
+        members = [row_of[e] for e in group]
         labels[members] = min(members)
     reps = representatives(labels, ranks) if len(ids) else labels
     for label in np.unique(labels[labels != np.arange(len(ids))]):
@@ -128,24 +203,54 @@ def duplicates_of(episodes: pa.Table, keys: dict[str, str], texts: dict[str, str
     survivors = np.flatnonzero(reps == np.arange(len(ids)))
     candidates = 0
     if len(survivors) > 1:
-        params = minhash.MinHashParams(num_perm=options.num_perm, ngram=options.ngram, threshold=options.threshold)
-        survivor_texts = pa.array([texts.get(ids[i]) or "" for i in survivors], pa.large_string())
-        sketches = map_signatures(survivor_texts, params, options, log)
-        near = minhash.cluster_sketches(sketches, options.threshold)
-        candidates = near.candidates
-        near_reps = representatives(near.labels, ranks[survivors])
-        grouped = np.flatnonzero(np.bincount(near.labels, minlength=len(survivors))[near.labels] > 1)
-        sims = minhash.jaccard(sketches.shingles, sketches.offsets, grouped, near_reps[grouped])
-        for local, sim in zip(grouped, sims):
+        bands = light.column("bands").combine_chunks()
+        width = len(bands[0]) if len(bands) else 0
+        band_keys = np.asfortranarray(bands.flatten().to_numpy().reshape(-1, width)[survivors])
+        empty = light.column("n_shingles").to_numpy()[survivors] == 0
+        del bands, light
+        u, v = minhash.candidate_pairs(band_keys, empty)
+        del band_keys
+        candidates = len(u)
+        docs = np.unique(np.concatenate([u, v]))  # survivor positions whose shingles are needed
+        values, offsets = _shingles_of(lake, sidecars, survivors[docs])
+        slot = np.searchsorted(docs, np.concatenate([u, v]))
+        su, sv = slot[:len(u)], slot[len(u):]
+        sim = minhash.jaccard(values, offsets, su, sv)
+        ok = sim >= threshold
+        near = minhash.connected_components(len(survivors), u[ok], v[ok])
+        near_reps = representatives(near, ranks[survivors])
+        grouped = np.flatnonzero(np.bincount(near, minlength=len(survivors))[near] > 1)
+        sims = minhash.jaccard(values, offsets, np.searchsorted(docs, grouped),
+                               np.searchsorted(docs, near_reps[grouped]))
+        for local, s in zip(grouped, sims):
             eid, rep = ids[survivors[local]], ids[survivors[near_reps[local]]]
-            rows.append((f"near:{rep}", eid, rep, float(sim), "near"))
+            rows.append((f"near:{rep}", eid, rep, float(s), "near"))
             if eid != rep:
-                dropped[eid] = (rep, "near", float(sim))
+                dropped[eid] = (rep, "near", float(s))
     names = ["cluster_id", "episode_id", "representative", "similarity", "kind"]
     clusters = pa.table(dict(zip(names, map(list, zip(*rows))))) if rows else pa.table(
         {n: pa.array([], pa.float64() if n == "similarity" else pa.string()) for n in names})
     return Duplicates(clusters.sort_by([("cluster_id", "ascending"), ("episode_id", "ascending")]), dropped,
                       candidates)
+
+
+def _shingles_of(lake: Lake, sidecars: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The shingle sets of the given global rows (sorted), read one signature file at a time: (values,
+    offsets) in `rows` order."""
+    values, lens, start = [], [], 0
+    for path in sidecars:
+        n = pq.read_metadata(lake.absolute(path), filesystem=lake.fs).num_rows
+        mine = rows[(rows >= start) & (rows < start + n)] - start
+        if len(mine):
+            column = pq.read_table(lake.absolute(path), columns=["shingles"], filesystem=lake.fs)["shingles"]
+            taken = column.take(pa.array(mine)).combine_chunks()
+            values.append(taken.flatten().to_numpy())
+            lens.append(np.diff(taken.offsets.to_numpy()))
+        start += n
+    lens = np.concatenate(lens) if lens else np.zeros(0, np.int64)
+    offsets = np.zeros(len(lens) + 1, np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    return (np.concatenate(values) if values else np.zeros(0, np.uint32)).astype(np.uint32, copy=False), offsets
 
 
 def _quarantine_rows(episodes: pa.Table, dropped: dict, run_id: str, branches: pa.Table) -> pa.Table:
@@ -175,10 +280,10 @@ def _insert(con, table: str, data: pa.Table) -> None:
 
 def dedup_stage(ctx: StageContext) -> StageResult:
     """Scrub, identify and record duplicates, then commit a version without them (none when nothing
-    changed). Works one part group (whole episodes with their steps) at a time: the map scrubs the group
-    (rewriting it when a secret was found) and keeps each episode's exact key and canonical text; the
-    reduce finds the duplicates; a second pass rewrites only the groups that lose an episode. What stays in
-    memory is a key and a text per episode (no view trees, no screenshots), not the dataset."""
+    changed). The map runs per part group on the executor (scrub, exact keys, signatures into the group's
+    signature file; groups whose file exists are not read again); the reduce runs once over every
+    episode's key and band keys; a second pass on the executor rewrites only the groups that lose an
+    episode. No text, shingle set or screenshot of the whole dataset is ever in one process."""
     from pipelines.runs import open_catalog
 
     options = dedup_options(ctx.options)
@@ -187,33 +292,22 @@ def dedup_stage(ctx: StageContext) -> StageResult:
         version = datasets.resolve(cat, ctx.dataset, lake)
     name = version.dataset
     groups = datasets.part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
+    job = MapJob(lake.url, name, options)
+    executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(lake, groups), MAP_BYTES_PER_S)
+    sketched: list[GroupSketch] = executors.run_all(sketch_group, groups, job, executor=executor,
+                                                    ray_address=ctx.ray_address, name=datasets.group_stem)
+    reused = sum(s.no_change is None for s in sketched)
+    ctx.log(f"dedup {name} v{version.version}: {len(groups)} part groups on {executor}"
+            + (f", {reused} with signatures from an earlier run" if reused else ""))
     branches = datasets.read_table(lake, version, "branches")
-    audit: list[dict] = []
+    audit = [a for s in sketched for a in s.audit]
     if options.scrub and branches.num_rows:
         scrubbed, found = scrub_tables({"branches": branches})
         branches, audit = scrubbed["branches"], audit + found
-    keys: dict[str, str] = {}
-    texts: dict[str, str] = {}
-    rank_rows, no_change, scrubbed_groups = [], [], []
-    for group in groups:
-        episodes = datasets.read_parts(lake, group["episodes"], "episodes")
-        steps = datasets.read_parts(lake, group["steps"], "steps")
-        if options.scrub:
-            scrubbed, found = scrub_tables({"steps": steps, "episodes": episodes})
-            if found:  # the group's secrets are gone from the new version's parts
-                steps, episodes, audit = scrubbed["steps"], scrubbed["episodes"], audit + found
-                group = datasets.write_group(lake, name, {"episodes": episodes, "steps": steps}, STAGE)
-                group = {t: [p] for t, p in group.items()}
-        scrubbed_groups.append(group)
-        ids = episodes.column("episode_id").to_pylist()
-        keys.update(exact.episode_keys(steps))
-        texts.update(zip(ids, episode_texts(steps, ids).to_pylist()))
-        no_change.append(exact.no_change_steps(steps))
-        rank_rows.append(episodes.select(["episode_id", "outcome", "num_steps", "started_at", "source_uri"]))
-    episodes_index = pa.concat_tables(rank_rows) if rank_rows else v1.EPISODES.empty_table().select(
-        ["episode_id", "outcome", "num_steps", "started_at", "source_uri"])
-    dups = duplicates_of(episodes_index, keys, texts, options, ctx.log)
-    del texts
+    index = pa.concat_tables([s.index for s in sketched]) if sketched else v1.EPISODES.empty_table().select(
+        INDEX_COLUMNS)
+    dups = duplicates_of(index, [s.sidecar for s in sketched], lake, options.threshold)
+    no_change = [s.no_change for s in sketched if s.no_change is not None]
     no_change_steps = pa.concat_tables(no_change) if no_change else exact.no_change_steps(v1.STEPS.empty_table())
 
     meta = {"run_id": ctx.run_id, "dataset": name}
@@ -224,20 +318,15 @@ def dedup_stage(ctx: StageContext) -> StageResult:
             _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(audit), meta))
 
     dropped_ids = pa.array(sorted(dups.dropped), pa.string())
-    parts: dict[str, list[str]] = {"episodes": [], "steps": []}
-    for group in scrubbed_groups:  # the second pass: only groups that lose an episode are written again
-        episodes = datasets.read_parts(lake, group["episodes"], "episodes", ["episode_id"])
-        if not pc.any(pc.is_in(episodes["episode_id"], dropped_ids)).as_py():
-            parts["episodes"] += group["episodes"]
-            parts["steps"] += group["steps"]
-            continue
-        episodes = datasets.read_parts(lake, group["episodes"], "episodes")
-        steps = datasets.read_parts(lake, group["steps"], "steps")
-        kept = datasets.write_group(lake, name, {
-            "episodes": episodes.filter(pc.invert(pc.is_in(episodes["episode_id"], dropped_ids))),
-            "steps": steps.filter(pc.invert(pc.is_in(steps["episode_id"], dropped_ids)))}, STAGE)
-        parts["episodes"].append(kept["episodes"])
-        parts["steps"].append(kept["steps"])
+    losing = [i for i, s in enumerate(sketched)
+              if pc.any(pc.is_in(s.index["episode_id"], dropped_ids)).as_py()]
+    rewritten = executors.run_all(_drop_from_group, [sketched[i].group for i in losing], dropped_ids, job,
+                                  executor=executor if losing else "local", ray_address=ctx.ray_address,
+                                  name=datasets.group_stem)
+    new_groups = [s.group for s in sketched]
+    for i, group in zip(losing, rewritten):
+        new_groups[i] = group
+    parts = {t: [p for g in new_groups for p in g[t]] for t in ("episodes", "steps")}
     kept_branches = branches.filter(pc.invert(pc.is_in(branches.column("episode_id"), dropped_ids)))
     replaced: dict[str, list[str]] = {}
     if parts["episodes"] != version.parts.get("episodes", []) or parts["steps"] != version.parts.get("steps", []):
@@ -246,7 +335,7 @@ def dedup_stage(ctx: StageContext) -> StageResult:
         replaced["branches"] = [datasets.write_part(lake, name, "branches", kept_branches, STAGE)]
     if dups.dropped:
         part = datasets.write_part(lake, name, "quarantine",
-                                   _quarantine_rows(episodes_index, dups.dropped, ctx.run_id, branches), STAGE)
+                                   _quarantine_rows(index, dups.dropped, ctx.run_id, branches), STAGE)
         replaced["quarantine"] = [*version.parts.get("quarantine", []), part]
     new_version = None
     if replaced:
@@ -255,13 +344,14 @@ def dedup_stage(ctx: StageContext) -> StageResult:
                                               note=f"dedup of v{version.version}: {len(dups.dropped)} duplicates "
                                                    f"removed, {sum(a['count'] for a in audit)} secrets scrubbed")
         new_version = number if created else None
-    n_episodes = episodes_index.num_rows
+    n_episodes = index.num_rows
     n_exact = sum(1 for _, kind, _ in dups.dropped.values() if kind == "exact")
     summary = (f"{n_episodes:,} episodes: {n_exact:,} exact and {len(dups.dropped) - n_exact:,} near "
                f"duplicates removed, {n_episodes - len(dups.dropped):,} kept; "
                f"{sum(a['count'] for a in audit):,} secrets scrubbed in {len({a['record_id'] for a in audit}):,} "
                f"records; {branches.num_rows - kept_branches.num_rows:,} branches went with their episodes; "
-               f"{no_change_steps.num_rows:,} no-change steps; {time.perf_counter() - started:.1f} s")
+               f"{no_change_steps.num_rows:,} no-change steps; {len(groups) - reused} of {len(groups)} part "
+               f"groups read; {time.perf_counter() - started:.1f} s")
     return StageResult(records_in=n_episodes, records_out=n_episodes - len(dups.dropped),
                        quarantined=len(dups.dropped) + branches.num_rows - kept_branches.num_rows,
                        version=new_version, summary=summary)

@@ -25,20 +25,24 @@ plus once more when xxh64(record id) / 2^64 < frac(w); 0 leaves the domain out. 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import io
 import posixpath
-import dataclasses
-from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Callable
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
 from catalog import Catalog
-from pipelines.datasets import read_table, resolve
+from pipelines import datasets
+from pipelines import executor as executors
+from pipelines.datasets import resolve
 from pipelines.lake import Lake
 from pipelines.options import ExportOptions, from_mapping
 from pipelines.runs import catalog_path as default_catalog_path
@@ -51,6 +55,8 @@ from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Traj
                                            episode_index, trajectories)
 
 KINDS = {"cpt": cpt, "sft": sft, "rl": rl}
+# Measured here (bench/memory.py, 2 cores): rendering reads ~15 MB/s of parts (the executor's cost model)
+RENDER_BYTES_PER_S = 15 * (1 << 20)
 DEFAULT_FORMAT = {"cpt": "text", "sft": "agentworld", "rl": "verl"}
 
 
@@ -171,25 +177,21 @@ class _ShardWriter:
 
 
 # reading ----------------------------------------------------------------------------------------------
-def _steps_batches(cat: Catalog, lake: Lake, parts: list[str], batch_rows: int = 50_000) -> Iterator[pa.Table]:
-    """The version's steps ordered by episode, in tables that never split an episode."""
+def _group_steps(lake: Lake, parts: list[str]) -> pa.Table:
+    """A group's steps with the columns the transition view needs (screenshots and view trees unread)."""
+    import duckdb
+
+    from catalog.object_store import attach
+
     if not parts:
-        return
+        return pa.table({})
+    con = duckdb.connect()
+    attach(con, lake.url)
     files = ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
-    reader = cat.con.sql(_STEPS_SQL.format(files=files)).to_arrow_reader(batch_rows)
-    pending: pa.Table | None = None
-    for batch in reader:
-        table = pa.Table.from_batches([batch])
-        if pending is not None:
-            table = pa.concat_tables([pending, table])
-        last = table.column("episode_id")[-1].as_py()
-        ids = table.column("episode_id").to_pylist()
-        cut = ids.index(last)  # the trailing episode may continue in the next batch
-        if cut > 0:
-            yield table.slice(0, cut)
-        pending = table.slice(cut)
-    if pending is not None and pending.num_rows:
-        yield pending
+    try:
+        return con.sql(_STEPS_SQL.format(files=files)).to_arrow_table()
+    finally:
+        con.close()
 
 
 def _first_urls(cat: Catalog, lake: Lake, parts: list[str]) -> dict[str, str]:
@@ -231,18 +233,87 @@ def _admissible_end(trajectory: Trajectory, include_simulated: bool) -> int:
     return end
 
 
+@dataclass
+class RenderJob:
+    """What every group's rendering shares: the options and the global decisions (splits, held-out)."""
+
+    lake_url: str
+    config: ExportOptions
+    split_of: dict[str, str]  # episode_id -> split
+    held_out: set[str]  # episode ids left out of every split
+    branch_parts: list[str]  # read only with include_simulated
+
+
+@dataclass
+class Rendered:
+    records: list[tuple]  # (split, domain, record_id, record, step_ids, tokens), in episode order
+    skipped: dict[str, int]
+    transitions_in: int = 0
+    over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
+    prompt_over_budget: dict[str, int] = field(default_factory=dict)  # domain -> its system prompt's tokens
+
+
+@functools.lru_cache(maxsize=4)
+def _counter(tokenizer: str | None) -> TokenCounter:
+    return TokenCounter(tokenizer)
+
+
+def render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
+    """The records of one part group's trajectories (pure: the driver writes them into shards). RL records
+    get their per-split index from the driver."""
+    lake, config = Lake(job.lake_url), job.config
+    counter = _counter(config.tokenizer)
+    episodes = _read_episodes(lake, group["episodes"])
+    branches = {}
+    if config.include_simulated and job.branch_parts:
+        ids = pa.array(list(episodes), pa.string())
+        branches = branches_by_episode(pa.concat_tables(
+            [pq.read_table(lake.absolute(p), columns=BRANCH_COLUMNS, filesystem=lake.fs,
+                           filters=pc.field("episode_id").isin(ids)) for p in job.branch_parts]))
+    out = Rendered([], {"held_out": 0, "domain_not_selected": 0, "non_real": 0, "no_observation": 0,
+                        "over_budget": 0, "mix_dropped": 0})
+    skipped = out.skipped
+
+    def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int) -> None:
+        out.records.append((split, domain, record_id, record, step_ids, n_tokens))
+
+    steps = _group_steps(lake, group["steps"])
+    for trajectory in trajectories(steps, episodes, branches) if steps.num_rows else ():
+        n_transitions = sum(1 for _ in trajectory.transitions())
+        out.transitions_in += n_transitions
+        if config.domains and trajectory.domain not in config.domains:
+            skipped["domain_not_selected"] += n_transitions
+            continue
+        if trajectory.episode_id in job.held_out:
+            skipped["held_out"] += n_transitions
+            continue
+        split = job.split_of.get(trajectory.episode_id, "train")
+        renderer = TrajectoryRenderer(trajectory, counter)
+        if config.max_tokens and renderer.system_tokens >= config.max_tokens:
+            out.prompt_over_budget[trajectory.domain] = max(renderer.system_tokens,
+                                                            out.prompt_over_budget.get(trajectory.domain, 0))
+        before = skipped["over_budget"]
+        if config.kind == "cpt":
+            _export_cpt(trajectory, renderer, config, counter, split, emit, skipped)
+        else:
+            _export_turns(trajectory, renderer, config, split, emit, skipped)
+        if skipped["over_budget"] > before:
+            out.over_budget[trajectory.domain] = (out.over_budget.get(trajectory.domain, 0)
+                                                  + skipped["over_budget"] - before)
+    return out
+
+
 def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, config: ExportOptions,
-           log: Callable[[str], None] = print) -> dict:
-    """Write the export and record it in the catalog. Returns the manifest."""
+           log: Callable[[str], None] = print, executor: str = "auto", ray_address: str | None = None) -> dict:
+    """Write the export and record it in the catalog. Returns the manifest. Splits are decided once over
+    every episode (small global data); records are rendered one part group per task on the executor and
+    written into shards in group order, so memory follows the part size."""
     config = checked(config)
     kind_module = KINDS[config.kind]
-    counter = TokenCounter(config.tokenizer)
     file_type = kind_module.FILE_TYPES[config.format]
     out_lake = Lake(out)
     with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
         version = resolve(cat, dataset_ref, lake)
-        branches = (branches_by_episode(read_table(lake, version, "branches", BRANCH_COLUMNS))
-                    if config.include_simulated else {})
         episodes = _read_episodes(lake, version.parts.get("episodes", []))
         step_parts = version.parts.get("steps", [])
         urls = _first_urls(cat, lake, step_parts)
@@ -250,6 +321,13 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                   for e, row in episodes.items()}
         split_of = splits.assign(groups, _clusters(cat, version.dataset), seed=config.seed, ratios=config.split_ratios)
         held_out = set(config.held_out)
+        excluded = {e for e, row in episodes.items() if held_out and splits.is_held_out(held_out, e, row["task"], groups[e])}
+        job = RenderJob(lake.url, config, split_of, excluded,
+                        version.parts.get("branches", []) if config.include_simulated else [])
+        del episodes, groups, urls
+        part_groups = datasets.part_groups(version) or [{"episodes": version.parts.get("episodes", []),
+                                                         "steps": step_parts}]
+        chosen = executors.choose(executor, ray_address, datasets.group_sizes(lake, part_groups), RENDER_BYTES_PER_S)
 
         export_id = xxhash.xxh64_hexdigest(orjson.dumps(
             {"dataset": version.dataset, "version": version.version, "out": out, "config": recorded(config)},
@@ -290,6 +368,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             copies = _copies(config.mix.get(domain, 1.0), record_id)
             if copies == 0:
                 skipped["mix_dropped"] += 1
+            if config.kind == "rl":  # the record's index within its split, as verl numbers rows
+                record["extra_info"]["index"] = sum(counts.get(split, {}).values())
             for _ in range(copies):
                 writer(split, domain).add(record, step_ids)
                 counts.setdefault(split, {}).setdefault(domain, 0)
@@ -298,31 +378,17 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                 tokens[split][domain] += n_tokens
 
         try:
-            for table in _steps_batches(cat, lake, step_parts):
-                for trajectory in trajectories(table, episodes, branches):
-                    n_transitions = sum(1 for _ in trajectory.transitions())
-                    transitions_in += n_transitions
-                    if config.domains and trajectory.domain not in config.domains:
-                        skipped["domain_not_selected"] += n_transitions
-                        continue
-                    group = groups.get(trajectory.episode_id, f"{trajectory.domain}:episode={trajectory.episode_id}")
-                    if splits.is_held_out(held_out, trajectory.episode_id, trajectory.task, group):
-                        skipped["held_out"] += n_transitions
-                        continue
-                    split = split_of.get(trajectory.episode_id, "train")
-                    renderer = TrajectoryRenderer(trajectory, counter)
-                    if config.max_tokens and renderer.system_tokens >= config.max_tokens:
-                        prompt_over_budget[trajectory.domain] = max(renderer.system_tokens,
-                                                                    prompt_over_budget.get(trajectory.domain, 0))
-                    before = skipped["over_budget"]
-                    if config.kind == "cpt":
-                        _export_cpt(trajectory, renderer, config, counter, split, emit, skipped)
-                    else:
-                        _export_turns(trajectory, renderer, config, split, emit, skipped,
-                                      lambda s: sum(counts.get(s, {}).values()))
-                    if skipped["over_budget"] > before:
-                        over_budget[trajectory.domain] = (over_budget.get(trajectory.domain, 0)
-                                                          + skipped["over_budget"] - before)
+            for rendered in executors.run_ordered(render_group, part_groups, job, executor=chosen,
+                                                  ray_address=ray_address, name=datasets.group_stem):
+                for key, n in rendered.skipped.items():
+                    skipped[key] += n
+                transitions_in += rendered.transitions_in
+                for domain, n in rendered.over_budget.items():
+                    over_budget[domain] = over_budget.get(domain, 0) + n
+                for domain, n in rendered.prompt_over_budget.items():
+                    prompt_over_budget[domain] = max(n, prompt_over_budget.get(domain, 0))
+                for record in rendered.records:
+                    emit(*record)
             for w in writers.values():
                 w.flush()
         except BaseException:
@@ -340,7 +406,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         manifest = {
             "export_id": export_id, "kind": config.kind, "format": config.format, "file_type": file_type,
             "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
-            "config": recorded(config), "tokenizer": counter.name,
+            "config": recorded(config), "tokenizer": _counter(config.tokenizer).name,
             "rows": sum(s.rows for s in shards),
             "counts": {s: dict(sorted(d.items())) for s, d in sorted(counts.items())},
             "tokens": {s: dict(sorted(d.items())) for s, d in sorted(tokens.items())},
@@ -352,7 +418,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         }
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
         record_export(cat, export_id, config.kind, config.format, version, out, manifest, row_map)
-    log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) -> {out}")
+    log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
+        f"{len(part_groups)} part group(s) on {chosen} -> {out}")
     for line in budget_warnings(manifest):
         log(line)
     return manifest
@@ -373,7 +440,7 @@ def budget_warnings(manifest: dict) -> list[str]:
 
 
 def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportOptions, split: str,
-                  emit, skipped: dict, position: Callable[[str], int]) -> None:
+                  emit, skipped: dict) -> None:
     samples = []
     for transition in trajectory.transitions():
         if transition.origin != "real" and not config.include_simulated:
@@ -388,7 +455,7 @@ def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: 
         if not samples:
             return
         chosen = samples[rl.choose(trajectory.trajectory_id, samples)]
-        record = rl.verl_record(chosen, split, position(split))
+        record = rl.verl_record(chosen, split, 0)  # the index within the split: set by the writing driver
         emit(split, trajectory.domain, trajectory.trajectory_id, record, chosen.transition.step_ids, chosen.tokens)
         return
 
@@ -486,6 +553,6 @@ def export_stage(ctx: StageContext) -> StageResult:
     out = config.out or f"exports/{ctx.dataset.partition('@')[0]}/{config.kind}-{config.format}"
     if "://" not in out and not posixpath.isabs(out):
         out = ctx.lake.path(out) if ctx.lake.is_local else f"{ctx.lake.url.rstrip('/')}/{out}"
-    manifest = export(ctx.lake, ctx.catalog_path, ctx.dataset, out, config, ctx.log)
+    manifest = export(ctx.lake, ctx.catalog_path, ctx.dataset, out, config, ctx.log, ctx.executor, ctx.ray_address)
     return StageResult(records_in=manifest["transitions_in"], records_out=manifest["rows"],
                        summary=f"{manifest['rows']:,} {config.kind}/{config.format} rows -> {out}")

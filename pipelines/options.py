@@ -157,6 +157,13 @@ def from_args(cls, args: argparse.Namespace, skip: tuple[str, ...] = ()):
     return from_mapping(cls, given, "command line")
 
 
+def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--executor` and `--ray-address`: where a command's per-part work runs (`pipelines.executor`)."""
+    parser.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
+                        help="where per-part work runs: in this process, on Ray, or chosen by size (default)")
+    parser.add_argument("--ray-address", help="join this Ray cluster (host:port of its head)")
+
+
 def flag_names(cls) -> dict[str, str]:
     """field name -> flag, for docs and tests."""
     return {f.name: "--" + f.name.replace("_", "-") for f in dataclasses.fields(cls)}
@@ -179,10 +186,6 @@ class DedupOptions:
     num_perm: int = option(128, "MinHash permutations")
     ngram: int = option(5, "shingle length in tokens")
     scrub: bool = option(True, "scrub secrets before deduplicating")
-    batch_docs: int = option(20_000, "episodes per signature task")
-    executor: str = option("auto", "where signatures are computed: Ray above 200,000 episodes with auto",
-                           choices=("auto", "local", "ray"))
-    ray_address: str | None = option(None, "join this Ray cluster")
 
 
 def validate_options(table: dict) -> ValidateOptions:

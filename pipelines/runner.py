@@ -3,26 +3,24 @@ then record the run and the dataset's new version in the catalog."""
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable
 
 from pipelines.definition import Definition
 from pipelines.lake import Lake
-from pipelines.plan import Ignored, Plan, Task, plan
-from pipelines.ray_setup import init_ray
+from pipelines import executor as executors
+from pipelines.plan import Ignored, Plan, Task, Unit, find_units, pack
 from pipelines.runs import open_catalog, recorded_run
 from pipelines import stages as stage_registry
 from pipelines.task import TaskContext, run_ingest_task
 from schemas import TABLES
 
 MB = 1 << 20
-# Measured here (bench/ingest.py, 2 cores): in-process ingest ~60 MB/s; starting a local Ray and its workers
-# ~6 s. Ray pays off only when the parallel part saves more than that.
+# Measured here (bench/ingest.py, 2 cores): in-process ingest ~60 MB/s (the executor's cost model)
 LOCAL_BYTES_PER_S = 60 * MB
-RAY_STARTUP_S = 6.0
 
 
 @dataclass
@@ -36,7 +34,8 @@ class RunResult:
     lake: str = ""
     seconds: float = 0.0
     bytes_in: int = 0
-    units_in: int = 0
+    units_in: int = 0  # read by this run
+    units_known: int = 0  # already in the dataset, not read again
     tasks_total: int = 0
     tasks_skipped: int = 0
     tasks_failed: int = 0
@@ -47,44 +46,6 @@ class RunResult:
     messages: list[str] = field(default_factory=list)  # one line per quarantined record or failed task
     executor: str = "local"
     stage_summaries: list[str] = field(default_factory=list)  # one line per stage after ingest
-
-
-def _ray_pays_off(the_plan: Plan, cpus: int) -> bool:
-    """Estimated Ray time (startup + rounds of parallel tasks) clearly under the in-process time."""
-    sizes = sorted((t.size for t in the_plan.tasks), reverse=True)
-    if cpus < 2 or len(sizes) < 2:
-        return False
-    local_s = sum(sizes) / LOCAL_BYTES_PER_S
-    rounds = [sum(sizes[i::cpus]) for i in range(cpus)]  # tasks dealt to workers, largest first
-    return RAY_STARTUP_S + max(rounds) / LOCAL_BYTES_PER_S < 0.8 * local_s
-
-
-def _execute_local(tasks: list[Task], ctx: TaskContext) -> Iterator[tuple[Task, dict | None, str | None]]:
-    for task in tasks:
-        try:
-            yield task, run_ingest_task(task, ctx), None
-        except Exception as e:
-            yield task, None, f"{type(e).__name__}: {e}"
-
-
-def _execute_ray(tasks: list[Task], ctx: TaskContext, address: str | None) -> Iterator[tuple[Task, dict | None, str | None]]:
-    import ray
-
-    started_here = init_ray(address)
-    try:
-        remote = ray.remote(num_cpus=1, max_retries=1)(run_ingest_task)
-        pending = {remote.remote(task, ctx): task for task in tasks}
-        while pending:
-            done, _ = ray.wait(list(pending), num_returns=1)
-            task = pending.pop(done[0])
-            try:
-                yield task, ray.get(done[0]), None
-            except Exception as e:
-                cause = getattr(e, "cause", None) or e
-                yield task, None, f"{type(cause).__name__}: {cause}"
-    finally:
-        if started_here:
-            ray.shutdown()
 
 
 class Progress:
@@ -123,35 +84,82 @@ class Progress:
 
 def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None, *, ray_address: str | None = None,
                executor: str = "auto", catalog: str | None = None, task_mb: float | None = None,
-               progress: bool = True, log: Callable[[str], None] | None = None) -> RunResult:
-    """Run `defn` over `inputs` (its own default inputs when None) into the lake. Raises InputError or
-    DefinitionError before anything is written when the run cannot start."""
+               progress: bool = True, log: Callable[[str], None] | None = None, replace: bool = False) -> RunResult:
+    """Run `defn` over `inputs` (its own default inputs when None) into the lake. Inputs the dataset already
+    holds are not read again: new ones add a version that shares the old parts; `replace` starts the
+    dataset over from `inputs` alone. Raises InputError or DefinitionError before anything is written when
+    the run cannot start."""
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     lake = Lake(lake_url)
     inputs = inputs or defn.default_inputs()
     started = time.perf_counter()
-    the_plan: Plan = plan(inputs, defn.formats, int((task_mb or defn.task_mb) * MB))
-    if executor == "auto":
-        executor = "ray" if ray_address or _ray_pays_off(the_plan, os.cpu_count() or 1) else "local"
+    units, ignored = find_units(inputs, defn.formats)
     config = {"formats": defn.formats, "stages": defn.stages, "task_mb": task_mb or defn.task_mb,
-              "executor": executor, "ray_address": ray_address}
+              "executor": executor, "ray_address": ray_address, "replace": replace}
     with recorded_run(lake, catalog, defn.name, defn.dataset, config, inputs) as run:
+        with open_catalog(lake, catalog) as cat:
+            base = None if replace else _base_version(cat, defn.dataset)
+        new_units, known = _new_units(units, base, ignored)
+        the_plan = Plan(pack(new_units, int((task_mb or defn.task_mb) * MB)), ignored)
+        chosen = executors.choose(executor, ray_address, [t.size for t in the_plan.tasks], LOCAL_BYTES_PER_S)
         result = RunResult(run.run_id, defn.name, defn.dataset, "running", lake=lake.url, bytes_in=the_plan.size,
-                           units_in=the_plan.num_units, tasks_total=len(the_plan.tasks), ignored=the_plan.ignored,
-                           executor=executor)
-        _ingest(defn, lake, catalog, the_plan, len(inputs), ray_address, progress, log, run, result)
-        if result.status == "success":
-            _later_stages(defn, lake, catalog, log, run, result)
+                           units_in=the_plan.num_units, units_known=known, tasks_total=len(the_plan.tasks),
+                           ignored=the_plan.ignored, executor=chosen)
+        # one Ray connection for the whole run when it runs on Ray: a cluster gets the packages once
+        session = executors.ray_session(ray_address) if chosen == "ray" else contextlib.nullcontext()
+        with session:
+            _ingest(defn, lake, catalog, the_plan, base, len(inputs), ray_address, progress, log, run, result)
+            if result.status == "success":
+                _later_stages(defn, lake, catalog, log, run, result, executor, ray_address)
         run.status = result.status
         run.fields.update(version=result.version)
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n_inputs: int,
+@dataclass
+class _Base:
+    """The version an incremental ingest adds to, and the input units it holds (None: made before units
+    were recorded, so this ingest replaces its content as ingests used to)."""
+
+    version: int
+    parts: dict[str, list[str]]
+    counts: tuple[int, int, int]  # episodes, steps, quarantined
+    units: dict[tuple[str, str], tuple[str, int]] | None
+
+
+def _base_version(cat, dataset: str) -> _Base | None:
+    current = cat.current_version(dataset)
+    if current is None:
+        return None
+    counts = cat.con.execute("SELECT episodes, steps, quarantined FROM versions WHERE dataset = ? AND version = ?",
+                             [dataset, current.version]).fetchone()
+    return _Base(current.version, current.parts, tuple(c or 0 for c in counts),
+                 cat.ingested_units(dataset, current.version))
+
+
+def _new_units(units: list[Unit], base: _Base | None, ignored: list[Ignored]) -> tuple[list[Unit], int]:
+    """The units to read: those the base version does not hold. A unit it holds whose files changed since is
+    not read (its old episodes share parts with others): it is listed as ignored with what to do."""
+    if base is None or base.units is None:
+        return units, 0
+    new, known = [], 0
+    for unit in units:
+        seen = base.units.get((unit.format, unit.uri))
+        if seen is None:
+            new.append(unit)
+        elif seen[0] == unit.fingerprint:
+            known += 1
+        else:
+            ignored.append(Ignored(unit.path, unit.size, f"skipped: changed since v{seen[1]} ingested it "
+                                                         "(--replace rebuilds the dataset from the inputs given)"))
+    return new, known
+
+
+def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, base: _Base | None, n_inputs: int,
             ray_address: str | None, progress: bool, log: Callable[[str], None], run, result: RunResult) -> None:
-    """Run the plan's unfinished tasks and commit the version their parts make (nothing when a task
-    failed: a rerun resumes)."""
+    """Run the plan's unfinished tasks and commit the version their parts make, added to the base version's
+    (nothing when a task failed: a rerun resumes)."""
     started = time.perf_counter()
     ctx = TaskContext(lake.url, defn.dataset, run.run_id)
     markers: list[dict] = []
@@ -160,14 +168,15 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n
         marker = lake.read_marker(defn.dataset, task.task_id)
         (markers.append(marker) if marker else todo.append(task))
     result.tasks_skipped = len(markers)
-    log(f"{defn.name}: {result.units_in} inputs, {the_plan.size / MB:,.1f} MB in {len(the_plan.tasks)} tasks"
-        f" ({result.tasks_skipped} already done), executor {result.executor}, run {run.run_id}")
+    held = f", {result.units_known} already in the dataset" if result.units_known else ""
+    log(f"{defn.name}: {result.units_in} new inputs{held}, {the_plan.size / MB:,.1f} MB in {len(the_plan.tasks)} "
+        f"tasks ({result.tasks_skipped} already done), executor {result.executor}, run {run.run_id}")
 
     bar = Progress(len(todo), sum(t.size for t in todo), enabled=progress)
     failures: list[str] = []
     scrubbed: list[dict] = []  # this run's tasks only: earlier runs recorded theirs
-    executed = _execute_local(todo, ctx) if result.executor == "local" else _execute_ray(todo, ctx, ray_address)
-    for task, marker, error in executed:
+    for _, task, marker, error in executors.run_each(run_ingest_task, todo, ctx, executor=result.executor,
+                                                     ray_address=ray_address):
         bar.update(marker, task.size)
         if marker:
             markers.append(marker)
@@ -202,19 +211,29 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, n
         result.status = "failed"
         run.fail(failures[0])
         return
+    result.status = "success"
+    incremental = base is not None and base.units is not None
+    if incremental and not the_plan.tasks:  # nothing new: the dataset stays as it is
+        result.version = base.version
+        return
     parts = {t: [m["parts"][t] for m in markers if t in m["parts"]] for t in TABLES}
+    counts = [result.episodes, result.steps, result.quarantined]
+    if incremental:
+        parts = {t: base.parts.get(t, []) + parts.get(t, []) for t in TABLES}
+        counts = [a + b for a, b in zip(base.counts, counts)]
+    added = [(u.format, u.uri, u.fingerprint) for t in the_plan.tasks for u in t.units]
     with open_catalog(lake, catalog) as cat:
         result.version, result.version_created = cat.commit_version(
-            defn.dataset, run.run_id, parts, episodes=result.episodes, steps=result.steps,
-            quarantined=result.quarantined, note=f"{defn.name} over {n_inputs} input(s)", keep_descendants=True)
-    result.status = "success"
+            defn.dataset, run.run_id, parts, episodes=counts[0], steps=counts[1], quarantined=counts[2],
+            note=f"{defn.name} over {n_inputs} input(s)" + (f", added to v{base.version}" if incremental else ""),
+            keep_descendants=not incremental, ingest=(not incremental, added))
 
 
 def _later_stages(defn: Definition, lake: Lake, catalog: str | None, log: Callable[[str], None], run,
-                  result: RunResult) -> None:
+                  result: RunResult, executor: str, ray_address: str | None) -> None:
     for stage in defn.stages[1:]:
         ctx = stage_registry.StageContext(lake, catalog, defn.dataset, run.run_id,
-                                          defn.stage_options.get(stage, {}), log)
+                                          defn.stage_options.get(stage, {}), log, executor, ray_address)
         started = time.perf_counter()
         try:
             outcome = stage_registry.load(stage)(ctx)

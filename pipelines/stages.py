@@ -22,6 +22,8 @@ class StageContext:
     run_id: str
     options: dict = field(default_factory=dict)  # the definition's [stage_options.<stage>] table
     log: Callable[[str], None] = print
+    executor: str = "auto"  # where per-part work runs: auto | local | ray (`pipelines.executor`)
+    ray_address: str | None = None  # join this Ray cluster
 
 
 @dataclass
@@ -69,15 +71,18 @@ def load(name: str) -> Callable[[StageContext], StageResult]:
 
 
 def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, options: dict,
-              log: Callable[[str], None], counted: str = "steps") -> tuple[str, StageResult]:
+              log: Callable[[str], None], counted: str = "steps", executor: str = "auto",
+              ray_address: str | None = None) -> tuple[str, StageResult]:
     """Run registered `stage` on DATASET[@VERSION] as a run of its own (the `pipelines <stage>` commands):
     (run_id, result), recorded by `pipelines.runs.recorded_run`; `counted` is the `runs` column that
     `records_out` fills (steps or episodes)."""
     import time
 
-    with recorded_run(lake, catalog_path, stage, dataset.partition("@")[0], options, [dataset]) as run:
+    config = {**options, "executor": executor, "ray_address": ray_address}
+    with recorded_run(lake, catalog_path, stage, dataset.partition("@")[0], config, [dataset]) as run:
         started = time.perf_counter()
-        result = load(stage)(StageContext(lake, catalog_path, dataset, run.run_id, options, log))
+        result = load(stage)(StageContext(lake, catalog_path, dataset, run.run_id, options, log, executor,
+                                          ray_address))
         run.stage(stage, result.records_in, result.records_out, result.quarantined, time.perf_counter() - started)
         run.fields.update(version=result.version, quarantined=result.quarantined, **{counted: result.records_out})
     return run.run_id, result

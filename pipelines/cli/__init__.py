@@ -18,6 +18,7 @@ from pipelines.cli import label as label_cli
 from pipelines.cli import validate as validate_cli
 from pipelines.cli import view as view_cli
 from pipelines.lake import Lake, lake_url
+from pipelines.options import add_executor_arguments
 from pipelines.runner import RunResult, run_ingest
 from pipelines.runs import open_catalog
 
@@ -43,9 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--input", action="append", metavar="DIR_OR_GLOB",
                      help="input directory, file, glob or fsspec URL; repeatable (default: the bundled samples)")
     _add_lake_args(run)
-    run.add_argument("--ray-address", help="join this Ray cluster (default: local Ray when the input is large)")
-    run.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
-                     help="where tasks run: in this process, on Ray, or chosen by input size (default)")
+    add_executor_arguments(run)
+    run.add_argument("--replace", action="store_true", help="start the dataset over from these inputs (default: "
+                     "add what the dataset does not hold yet as a new version sharing the old parts)")
     run.add_argument("--task-mb", type=float, help="input MB per task (default: the pipeline's task_mb)")
     run.add_argument("--strict", action="store_true", help="exit 3 when any record was quarantined or any input "
                      "file was not read")
@@ -74,13 +75,14 @@ def _summary(r: RunResult, verbose: bool) -> str:
     mark = "ok" if r.status == "success" else "FAILED"
     lines = [f"{r.pipeline}: {mark}   run {r.run_id}   {r.seconds:.1f} s on {r.executor}",
              f"  inputs       {r.units_in:,} ({r.bytes_in / 1e6:,.1f} MB)"
+             + (f", {r.units_known:,} already in the dataset" if r.units_known else "")
              + (f", {len(r.ignored)} files not read ({_ignored_summary(r.ignored)})" if r.ignored else ""),
              f"  tasks        {r.tasks_total:,} ({r.tasks_skipped:,} done by earlier runs, {r.tasks_failed:,} failed)",
              f"  episodes     {r.episodes:,}",
              f"  steps        {r.steps:,}",
              f"  quarantined  {r.quarantined:,}"]
     if r.status == "success":
-        state = "new" if r.version_created else "unchanged: same input as before"
+        state = "new" if r.version_created else "unchanged: no new input"
         lines.append(f"  dataset      {r.dataset} v{r.version} ({state})")
     lines += [f"  {line}" for line in r.stage_summaries]
     lines.append(f"  lake         {r.lake}")
@@ -121,7 +123,7 @@ def cmd_run(args) -> int:
     defn = definition.load(args.pipeline)
     result = run_ingest(defn, lake_url(args.lake), args.input, ray_address=args.ray_address,
                         executor=args.executor, catalog=args.catalog, task_mb=args.task_mb,
-                        progress=not args.quiet)
+                        progress=not args.quiet, replace=args.replace)
     print(_summary(result, args.verbose))
     if result.status != "success":
         return 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipelines.options import DedupOptions, add_arguments, from_args
+from pipelines.options import DedupOptions, add_arguments, add_executor_arguments, from_args
 
 
 def add_parser(sub, add_lake_args) -> None:
@@ -15,6 +15,7 @@ def add_parser(sub, add_lake_args) -> None:
                        "(a new dataset version; clusters in dedup_clusters)")
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     add_arguments(p, DedupOptions)
+    add_executor_arguments(p)
     add_lake_args(p)
 
 
@@ -31,7 +32,8 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     options = dataclasses.asdict(from_args(DedupOptions, args))
     dataset = args.dataset.partition("@")[0]
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    run_id, result = run_alone(STAGE, lake, args.catalog, args.dataset, options, log, counted="episodes")
+    run_id, result = run_alone(STAGE, lake, args.catalog, args.dataset, options, log, counted="episodes",
+                               executor=args.executor, ray_address=args.ray_address)
     with open_catalog(lake, args.catalog) as cat:
         current = datasets.resolve(cat, dataset).version
     print(f"dedup {args.dataset}: ok   run {run_id}\n  {result.summary}\n  dataset      {dataset} v{current}"

@@ -11,7 +11,7 @@ import importlib.util
 from typing import Callable
 
 from pipelines.lake import Lake, lake_url
-from pipelines.options import ExportOptions, add_arguments, from_args
+from pipelines.options import ExportOptions, add_arguments, add_executor_arguments, from_args
 
 # kind -> handler(args, lake, catalog_path) -> exit code; `kinds` extend this dict
 EXPORTERS: dict[str, Callable] = {}
@@ -30,7 +30,8 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
 
     options = from_args(ExportOptions, args, skip=("out",))
     config = checked(dataclasses.replace(options, held_out=options.held_out + _read_ids(args.held_out_file)))
-    manifest = export(lake, catalog_path, args.dataset, lake_url(args.out), config, log=lambda line: None)
+    manifest = export(lake, catalog_path, args.dataset, lake_url(args.out), config, log=lambda line: None,
+                      executor=args.executor, ray_address=args.ray_address)
     print(f"export {manifest['export_id']}: {config.kind}/{config.format} of {manifest['dataset']} "
           f"v{manifest['version']}: {manifest['rows']:,} rows, {manifest['tokens_total']:,} tokens "
           f"({manifest['tokenizer']}), {len(manifest['shards'])} shard(s)")
@@ -69,6 +70,7 @@ def add_parser(sub, add_lake_args) -> None:
     add_arguments(p, ExportOptions, skip=("kind", "out"))
     p.add_argument("--held-out-file", action="append", metavar="FILE", help="file of ids to leave out of "
                    "every split, one per line (# comments); repeatable, added to --held-out")
+    add_executor_arguments(p)
     add_lake_args(p)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from pipelines.options import ValidateOptions, add_arguments, from_args
+from pipelines.options import ValidateOptions, add_arguments, add_executor_arguments, from_args
 
 
 def add_parser(sub, add_lake_args) -> None:
@@ -16,6 +16,7 @@ def add_parser(sub, add_lake_args) -> None:
                        description=__doc__)
     p.add_argument("dataset", help="NAME or NAME@VERSION")
     add_arguments(p, ValidateOptions)
+    add_executor_arguments(p)
     p.add_argument("--strict", action="store_true", help="exit 3 when any episode was quarantined")
     add_lake_args(p)
 
@@ -29,7 +30,8 @@ def cmd_validate(args) -> int:
     options = {k: v for k, v in dataclasses.asdict(from_args(ValidateOptions, args)).items() if v is not None}
     name = args.dataset.partition("@")[0]
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-    _run_id, result = run_alone("validate", Lake(lake_url(args.lake)), args.catalog, args.dataset, options, log)
+    _run_id, result = run_alone("validate", Lake(lake_url(args.lake)), args.catalog, args.dataset, options, log,
+                               executor=args.executor, ray_address=args.ray_address)
     where = f"v{result.version} (new)" if result.version else "unchanged"
     print(f"validate {args.dataset}: {result.summary}\n  dataset {name} {where}\n"
           f'  query   pipelines sql "SELECT rule, count(*) FROM quarantine GROUP BY 1"')

@@ -112,7 +112,7 @@ def test_ingest_and_dedup_on_a_two_node_cluster_give_the_in_process_dataset(clus
     assert "on ray" in out and "0 failed" in out
     _pipelines(env, "dedup", "all", "--lake", local, "--executor", "local")
     out = _pipelines(env, "dedup", "all", "--lake", remote, "--executor", "ray", "--ray-address", address)
-    assert "signature tasks on Ray" in out
+    assert "part groups on ray" in out
     _same_rows(_rows(remote, "all"), _rows(local, "all"))
     for lake in (local, remote):
         _pipelines(env, "export", "sft", "all", "--out", f"{lake}-sft", "--lake", lake)

@@ -1,5 +1,6 @@
 """The ingest runner: idempotent reruns, resume after a failed task, Ray placement, the run record."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -30,13 +31,13 @@ def test_rerun_on_the_same_input_gives_the_same_dataset(run, query):
     first = run("ingest-android", [RUN])
     ids_before = query("SELECT step_id, _run_id FROM steps ORDER BY step_id")
     second = run("ingest-android", [RUN])
-    assert second.status == "success" and second.tasks_skipped == second.tasks_total == 1
+    assert second.status == "success" and second.units_known == 1 and second.tasks_total == 0
     assert (second.version, second.version_created) == (first.version, False)
     assert query("SELECT step_id, _run_id FROM steps ORDER BY step_id") == ids_before
     assert query("SELECT count(*) AS n, count(DISTINCT step_id) AS d FROM steps") == [{"n": 12, "d": 12}]
     runs = query("SELECT status, tasks_skipped, version FROM runs ORDER BY started_at")
     assert runs == [{"status": "success", "tasks_skipped": 0, "version": 1},
-                    {"status": "success", "tasks_skipped": 1, "version": 1}]
+                    {"status": "success", "tasks_skipped": 0, "version": 1}]
 
 
 def test_episode_ids_are_deterministic_across_lakes(run, query, tmp_path):
@@ -84,15 +85,34 @@ def test_ray_placement_gives_the_same_rows_as_in_process(run, query, tmp_path):
     assert query("SELECT step_id, action, observation FROM steps ORDER BY step_id") == rows_local
 
 
-def test_new_input_makes_a_new_version_and_keeps_finished_parts(run, query, tmp_path):
+def test_new_input_adds_a_version_sharing_the_old_parts(run, query, tmp_path):
     inputs = _three_runs(tmp_path)
     shutil.rmtree(inputs / "c")
     run("ingest-android", [inputs], task_mb=0.1)
     shutil.copytree(RUN, inputs / "c")
     second = run("ingest-android", [inputs], task_mb=0.1)
-    assert second.version == 2 and second.tasks_skipped == 2 and second.episodes == 3
+    # only the new run is read; the two old ones are not read again
+    assert (second.version, second.units_known, second.units_in, second.episodes) == (2, 2, 1, 1)
     assert query("SELECT version, episodes, parent_version FROM versions ORDER BY version") == [
         {"version": 1, "episodes": 2, "parent_version": None}, {"version": 2, "episodes": 3, "parent_version": 1}]
+    parts = {r["version"]: set(json.loads(r["parts"])["steps"]) for r in query("SELECT version, parts FROM versions")}
+    assert parts[1] < parts[2] and len(parts[2] - parts[1]) == 1
+    assert query("SELECT count(*) AS n, count(DISTINCT step_id) AS d FROM steps") == [{"n": 36, "d": 36}]
+
+
+def test_a_changed_input_is_reported_not_read_and_replace_starts_over(run, query, tmp_path):
+    inputs = _three_runs(tmp_path)
+    run("ingest-android", [inputs], task_mb=0.1)
+    changed = next((inputs / "b").rglob("*.json"))
+    changed.write_bytes(changed.read_bytes() + b" ")
+    again = run("ingest-android", [inputs], task_mb=0.1)
+    assert again.version == 1 and not again.version_created and again.units_known == 2
+    assert [i.reason for i in again.ignored] == ["skipped: changed since v1 ingested it (--replace rebuilds the "
+                                                 "dataset from the inputs given)"]
+    shutil.rmtree(inputs / "c")
+    replaced = run("ingest-android", [inputs], task_mb=0.1, replace=True)
+    assert replaced.version == 2 and replaced.units_in == 2 and replaced.units_known == 0
+    assert query("SELECT count(DISTINCT episode_id) AS n FROM steps") == [{"n": 2}]
 
 
 def test_missing_input_is_a_clear_error(run, tmp_path):
@@ -125,17 +145,16 @@ def test_ray_address_joins_an_existing_cluster(run, tmp_path):
 
 
 def test_auto_executor_uses_ray_only_when_parallel_tasks_outweigh_its_startup():
-    from pipelines.plan import Plan, Task, Unit
-    from pipelines.runner import _ray_pays_off
+    from pipelines.executor import ray_pays_off
+    from pipelines.runner import LOCAL_BYTES_PER_S
 
-    def plan_of(*sizes_mb):
-        return Plan([Task(str(i), [Unit("droidbot", "p", "u", int(mb * 2**20), "f", "in")])
-                     for i, mb in enumerate(sizes_mb)])
+    def pays(*sizes_mb, cpus):
+        return ray_pays_off([int(mb * 2**20) for mb in sizes_mb], LOCAL_BYTES_PER_S, cpus)
 
-    assert not _ray_pays_off(plan_of(96, 96, 8), cpus=2)  # 200 MB: in-process is faster on 2 cores
-    assert not _ray_pays_off(plan_of(*[96] * 20), cpus=1)  # nothing to parallelize onto
-    assert _ray_pays_off(plan_of(*[96] * 24), cpus=2)  # 2.3 GB: halving the work beats the startup
-    assert _ray_pays_off(plan_of(*[96] * 8), cpus=16)
+    assert not pays(96, 96, 8, cpus=2)  # 200 MB: in-process is faster on 2 cores
+    assert not pays(*[96] * 20, cpus=1)  # nothing to parallelize onto
+    assert pays(*[96] * 24, cpus=2)  # 2.3 GB: halving the work beats the startup
+    assert pays(*[96] * 8, cpus=16)
 
 
 def test_fifos_devices_and_links_out_of_the_input_are_skipped_and_reported(run, query, tmp_path):

@@ -1,0 +1,136 @@
+"""Where per-part work runs: in this process or as Ray tasks, one code path for every stage (ingest tasks,
+validate groups, dedup signatures and rewrites).
+
+A stage hands `run_each` a plain function, the items (ingest tasks, part groups) and the arguments they
+share; the function runs once per item, reads its part from the lake and returns a small result. The
+executor is chosen per stage by `choose` from the items' sizes with one cost model (measured here: starting
+a local Ray and its workers ~6 s), unless the user named one or a cluster address. A run keeps one Ray
+connection for all its stages (`ray_session`), so a remote cluster gets the project's packages once.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Callable, Iterator, TypeVar
+
+from pipelines.ray_setup import init_ray
+
+MB = 1 << 20
+RAY_STARTUP_S = 6.0
+EXECUTORS = ("auto", "local", "ray")
+
+Item = TypeVar("Item")
+
+
+def ray_pays_off(sizes: list[int], bytes_per_s: float, cpus: int) -> bool:
+    """Estimated Ray time (startup + rounds of parallel items, largest first) clearly under the in-process
+    time."""
+    if cpus < 2 or len(sizes) < 2:
+        return False
+    sizes = sorted(sizes, reverse=True)
+    local_s = sum(sizes) / bytes_per_s
+    rounds = [sum(sizes[i::cpus]) for i in range(cpus)]
+    return RAY_STARTUP_S + max(rounds) / bytes_per_s < 0.8 * local_s
+
+
+def choose(executor: str, ray_address: str | None, sizes: list[int], bytes_per_s: float) -> str:
+    """"local" or "ray": the one asked for; with auto, Ray when joining a cluster or when it pays off here
+    (or when this process is already connected to Ray by the run)."""
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+    if executor != "auto":
+        return executor
+    if ray_address or _connected():
+        return "ray"
+    return "ray" if ray_pays_off(sizes, bytes_per_s, os.cpu_count() or 1) else "local"
+
+
+def _connected() -> bool:
+    import sys
+
+    return "ray" in sys.modules and sys.modules["ray"].is_initialized()
+
+
+def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None
+             ) -> Iterator[tuple[int, Item, object | None, str | None]]:
+    """`fn(item, *shared)` for every item: yields (index, item, result, None) or (index, item, None, error
+    line) as each finishes (in item order in-process, in completion order on Ray). A failed item does not
+    stop the others; the caller decides what a failure means."""
+    if executor == "local":
+        for i, item in enumerate(items):
+            try:
+                yield i, item, fn(item, *shared), None
+            except Exception as e:
+                yield i, item, None, f"{type(e).__name__}: {e}"
+        return
+    import ray
+
+    with ray_session(ray_address):
+        remote = ray.remote(num_cpus=1, max_retries=1)(fn)
+        refs = [ray.put(s) for s in shared]  # shipped once, not once per item
+        pending = {remote.remote(item, *refs): (i, item) for i, item in enumerate(items)}
+        while pending:
+            done, _ = ray.wait(list(pending), num_returns=1)
+            i, item = pending.pop(done[0])
+            try:
+                yield i, item, ray.get(done[0]), None
+            except Exception as e:
+                cause = getattr(e, "cause", None) or e
+                yield i, item, None, f"{type(cause).__name__}: {cause}"
+
+
+def run_all(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
+            what: str = "part group", name: Callable[[Item], str] = str) -> list:
+    """`run_each` for stages whose result needs every item: the results in item order; the first failure
+    raises RuntimeError naming the item."""
+    results: list = [None] * len(items)
+    for i, item, result, error in run_each(fn, items, *shared, executor=executor, ray_address=ray_address):
+        if error:
+            raise RuntimeError(f"{what} {name(item)} failed: {error}")
+        results[i] = result
+    return results
+
+
+def run_ordered(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
+                window: int = 4, what: str = "part group", name: Callable[[Item], str] = str) -> Iterator:
+    """`fn(item, *shared)` results in item order, for a driver that writes them in order (export shards):
+    on Ray at most `window` items run or wait ahead of the next one to hand out, so the driver holds at most
+    that many results. The first failure raises RuntimeError naming the item."""
+    if executor == "local":
+        for item in items:
+            try:
+                yield fn(item, *shared)
+            except Exception as e:
+                raise RuntimeError(f"{what} {name(item)} failed: {type(e).__name__}: {e}") from e
+        return
+    import ray
+
+    with ray_session(ray_address):
+        remote = ray.remote(num_cpus=1, max_retries=1)(fn)
+        refs = [ray.put(s) for s in shared]
+        pending: dict[int, object] = {}
+        for i, item in enumerate(items):
+            pending[i] = remote.remote(item, *refs)
+            while len(pending) >= window or (i == len(items) - 1 and pending):
+                first = min(pending)
+                try:
+                    result = ray.get(pending.pop(first))
+                except Exception as e:
+                    cause = getattr(e, "cause", None) or e
+                    raise RuntimeError(f"{what} {name(items[first])} failed: {type(cause).__name__}: {cause}") from e
+                yield result
+
+
+@contextmanager
+def ray_session(address: str | None):
+    """Connected to Ray inside (a local one started for it without an address); disconnected at the end
+    only when this call connected."""
+    import ray
+
+    started_here = init_ray(address)
+    try:
+        yield
+    finally:
+        if started_here:
+            ray.shutdown()
