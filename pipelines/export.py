@@ -138,8 +138,9 @@ class _ShardWriter:
         self.file = None  # JSONL: the current shard, published whole on flush (Lake.open_atomic)
         self.sha256 = hashlib.sha256()
 
-    def add(self, record: dict, step_ids: list[str]) -> None:
-        line = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
+    def add(self, record: dict | bytes, step_ids: list[str]) -> None:
+        """A record, or its JSON line already serialized (JSONL shards)."""
+        line = record if isinstance(record, bytes) else orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
         if self.file_type == "jsonl":
             if self.file is None:
                 self.file = self.out.open_atomic(self.out.path(self.name(self.count)))
@@ -246,7 +247,7 @@ class RenderJob:
 
 @dataclass
 class Rendered:
-    records: list[tuple]  # (split, domain, record_id, record, step_ids, tokens), in episode order
+    records: list[tuple]  # (split, domain, record_id, record or its JSON line, step_ids, tokens), in episode order
     skipped: dict[str, int]
     transitions_in: int = 0
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
@@ -274,7 +275,13 @@ def render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
                         "over_budget": 0, "mix_dropped": 0})
     skipped = out.skipped
 
+    # JSON lines are serialized here, where the work is parallel (records hold pre-serialized fragments,
+    # which do not pickle); RL records stay dicts: the driver numbers them within their split
+    serialize = KINDS[config.kind].FILE_TYPES[config.format] == "jsonl" and config.kind != "rl"
+
     def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int) -> None:
+        if serialize:
+            record = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
         out.records.append((split, domain, record_id, record, step_ids, n_tokens))
 
     steps = _group_steps(lake, group["steps"])

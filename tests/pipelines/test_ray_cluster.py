@@ -1,13 +1,16 @@
 """A real 2-node Ray cluster on loopback, with Ray's token authentication on: `ray start --head` and
 `ray start --address`, each with its own temp dir, started and stopped by this test by their own process
-groups. Ingest and dedup run their tasks on it and give the dataset (and the export) the in-process run gives.
+groups. Ingest, validate, dedup and export run their per-part work on it (also after an incremental ingest)
+and give the dataset and the shards the in-process run gives.
 
 The driver joins as Ray documents for a secured cluster: `RAY_AUTH_MODE=token` and the token in
 `RAY_AUTH_TOKEN`, the same on every node and in the process that runs the command.
 """
 
 import os
+import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -103,21 +106,36 @@ def _same_rows(got: dict, want: dict) -> None:
         assert differing == [], differing[:3]
 
 
-def test_ingest_and_dedup_on_a_two_node_cluster_give_the_in_process_dataset(cluster, tmp_path):
+def test_every_stage_on_a_two_node_cluster_gives_the_in_process_dataset(cluster, tmp_path):
+    """ingest (with validate) -> dedup -> export, then more input added incrementally: each on the cluster
+    and in-process, the same rows and the same shards."""
     address, env = cluster
     local, remote = str(tmp_path / "local"), str(tmp_path / "remote")
-    common = ["--input", str(SAMPLES), "--task-mb", "0.25", "-q"]
-    _pipelines(env, "run", "ingest-all", "--lake", local, "--executor", "local", *common)
-    out = _pipelines(env, "run", "ingest-all", "--lake", remote, "--executor", "ray", "--ray-address", address, *common)
-    assert "on ray" in out and "0 failed" in out
-    _pipelines(env, "dedup", "all", "--lake", local, "--executor", "local")
-    out = _pipelines(env, "dedup", "all", "--lake", remote, "--executor", "ray", "--ray-address", address)
-    assert "part groups on ray" in out
-    _same_rows(_rows(remote, "all"), _rows(local, "all"))
-    for lake in (local, remote):
-        _pipelines(env, "export", "sft", "all", "--out", f"{lake}-sft", "--lake", lake)
-    shards = lambda root: {p.relative_to(root): p.read_bytes() for p in Path(root).rglob("*.jsonl")}  # noqa: E731
-    assert shards(f"{remote}-sft") == shards(f"{local}-sft")
+    inputs = tmp_path / "in"
+    shutil.copytree(SAMPLES, inputs)
+    late = tmp_path / "late"
+    shutil.move(inputs / "ubuntu", late)  # arrives after the first run
+    on_ray = ["--executor", "ray", "--ray-address", address]
+    on_local = ["--executor", "local"]
+    for step in ("first", "added"):
+        if step == "added":
+            shutil.move(late, inputs / "ubuntu")
+        common = ["--input", str(inputs), "--task-mb", "0.25", "-q"]
+        _pipelines(env, "run", "ingest-all", "--lake", local, *on_local, *common)
+        out = _pipelines(env, "run", "ingest-all", "--lake", remote, *on_ray, *common)
+        assert "on ray" in out and "0 failed" in out and "validate all" in out
+        _pipelines(env, "dedup", "all", "--lake", local, *on_local)
+        out = _pipelines(env, "dedup", "all", "--lake", remote, *on_ray)
+        assert "part groups on ray" in out
+        _same_rows(_rows(remote, "all"), _rows(local, "all"))
+        for kind in ("sft", "rl"):
+            _pipelines(env, "export", kind, "all", "--out", f"{local}-{kind}", "--lake", local, *on_local)
+            _pipelines(env, "export", kind, "all", "--out", f"{remote}-{kind}", "--lake", remote, *on_ray)
+            shards = lambda root: {p.relative_to(root): p.read_bytes() for p in Path(root).rglob("*")  # noqa: E731
+                                   if p.suffix in (".jsonl", ".parquet")}
+            assert shards(f"{remote}-{kind}") == shards(f"{local}-{kind}") != {}
+    read, total = map(int, re.search(r"(\d+) of (\d+) part groups read", out).groups())
+    assert 0 < read < total  # the second dedup read only the groups the added input made
 
 
 def test_a_driver_with_a_wrong_token_is_refused(cluster):

@@ -128,20 +128,47 @@ def test_glob_inputs(run, tmp_path):
     assert result.episodes == 2
 
 
-def test_ray_address_joins_an_existing_cluster(run, tmp_path):
-    """A real `ray start --head` on loopback stands for the user's cluster."""
-    ray_bin = str(Path(sys.executable).parent / "ray")
-    port = 6400 + os.getpid() % 500
-    started = subprocess.run([ray_bin, "start", "--head", f"--port={port}", "--node-ip-address=127.0.0.1",
-                              "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats"],
-                             capture_output=True, text=True, timeout=180)
-    assert started.returncode == 0, started.stderr
+def test_ray_address_joins_an_existing_cluster(run, tmp_path, monkeypatch):
+    """A real `ray start --head` on loopback stands for the user's cluster, secured with a token as Ray
+    prescribes; stopped by its own process group."""
+    import secrets
+    import signal
+    import socket
+    import tempfile
+    import time
+
+    from tests.pipelines.label_servers import free_port
+
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    port = free_port()
+    temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    log = tmp_path / "head.log"
+    head = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", f"--port={port}",
+                             "--node-ip-address=127.0.0.1", "--num-cpus=2", "--include-dashboard=false",
+                             "--disable-usage-stats", f"--temp-dir={temp}"],
+                            start_new_session=True, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     try:
         inputs = _three_runs(tmp_path)
+        deadline = time.monotonic() + 120
+        while True:  # the head's GCS port accepts connections once it is up
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and head.poll() is None, log.read_text()[-2000:]
+                time.sleep(1)
         result = run("ingest-android", [inputs], task_mb=0.1, ray_address=f"127.0.0.1:{port}")
         assert result.status == "success" and result.executor == "ray" and result.episodes == 3
     finally:
-        subprocess.run([ray_bin, "stop", "--force"], capture_output=True, timeout=180)
+        if head.poll() is None:
+            os.killpg(head.pid, signal.SIGTERM)
+            try:
+                head.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(head.pid, signal.SIGKILL)
+                head.wait()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def test_auto_executor_uses_ray_only_when_parallel_tasks_outweigh_its_startup():
