@@ -128,9 +128,10 @@ def test_glob_inputs(run, tmp_path):
     assert result.episodes == 2
 
 
-def test_ray_address_joins_an_existing_cluster(run, tmp_path, monkeypatch):
+def test_ray_address_joins_an_existing_cluster(lake, query, tmp_path):
     """A real `ray start --head` on loopback stands for the user's cluster, secured with a token as Ray
-    prescribes; stopped by its own process group."""
+    prescribes; stopped by its own process group. The command runs in a process of its own, as a user's
+    does (a process that ran a local Ray before keeps that Ray's settings)."""
     import secrets
     import signal
     import socket
@@ -139,15 +140,14 @@ def test_ray_address_joins_an_existing_cluster(run, tmp_path, monkeypatch):
 
     from tests.pipelines.label_servers import free_port
 
-    monkeypatch.setenv("RAY_AUTH_MODE", "token")
-    monkeypatch.setenv("RAY_AUTH_TOKEN", secrets.token_hex(32))
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     port = free_port()
     temp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
     log = tmp_path / "head.log"
     head = subprocess.Popen([str(Path(sys.executable).parent / "ray"), "start", "--head", "--block", f"--port={port}",
                              "--node-ip-address=127.0.0.1", "--num-cpus=2", "--include-dashboard=false",
                              "--disable-usage-stats", f"--temp-dir={temp}"],
-                            start_new_session=True, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+                            start_new_session=True, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
     try:
         inputs = _three_runs(tmp_path)
         deadline = time.monotonic() + 120
@@ -158,8 +158,11 @@ def test_ray_address_joins_an_existing_cluster(run, tmp_path, monkeypatch):
             except OSError:
                 assert time.monotonic() < deadline and head.poll() is None, log.read_text()[-2000:]
                 time.sleep(1)
-        result = run("ingest-android", [inputs], task_mb=0.1, ray_address=f"127.0.0.1:{port}")
-        assert result.status == "success" and result.executor == "ray" and result.episodes == 3
+        done = subprocess.run([str(Path(sys.executable).parent / "pipelines"), "run", "ingest-android", "--input",
+                               str(inputs), "--task-mb", "0.1", "--ray-address", f"127.0.0.1:{port}", "--lake", lake,
+                               "-q"], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0 and "on ray" in done.stdout, done.stderr[-3000:]
+        assert query("SELECT count(DISTINCT episode_id) AS n FROM steps") == [{"n": 3}]
     finally:
         if head.poll() is None:
             os.killpg(head.pid, signal.SIGTERM)
