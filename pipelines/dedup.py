@@ -253,10 +253,31 @@ def _shingles_of(lake: Lake, sidecars: list[str], rows: np.ndarray) -> tuple[np.
     return (np.concatenate(values) if values else np.zeros(0, np.uint32)).astype(np.uint32, copy=False), offsets
 
 
-def _quarantine_rows(episodes: pa.Table, dropped: dict, run_id: str, branches: pa.Table) -> pa.Table:
+def _branches_without(lake: Lake, dataset: str, parts: list[str], dropped: pa.Array, scrub: bool
+                      ) -> tuple[list[str], pa.Table, list[dict]]:
+    """The branches parts scrubbed and without the dropped episodes' branches, one part at a time (a part
+    is written again only when it changed): (parts, (step_id, episode_id) of the branches gone, audit)."""
+    out, gone, audit = [], [], []
+    for rel in parts:
+        branches = pq.read_table(lake.absolute(rel), filesystem=lake.fs)
+        found = []
+        if scrub and branches.num_rows:
+            scrubbed, found = scrub_tables({"branches": branches})
+            branches = scrubbed["branches"]
+        leaving = pc.is_in(branches.column("episode_id"), dropped)
+        gone.append(branches.filter(leaving).select(["step_id", "episode_id"]))
+        if found or pc.any(leaving).as_py():
+            out.append(datasets.write_part(lake, dataset, "branches", branches.filter(pc.invert(leaving)), STAGE))
+            audit += found
+        else:
+            out.append(rel)
+    empty = pa.table({"step_id": pa.array([], pa.string()), "episode_id": pa.array([], pa.string())})
+    return out, pa.concat_tables(gone) if gone else empty, audit
+
+
+def _quarantine_rows(episodes: pa.Table, dropped: dict, run_id: str, gone: pa.Table) -> pa.Table:
     uris = dict(zip(episodes.column("episode_id").to_pylist(), episodes.column("source_uri").to_pylist()))
     rows = []
-    gone = branches.filter(pc.is_in(branches.column("episode_id"), pa.array(list(dropped), pa.string())))
     for branch in sorted(gone.select(["step_id", "episode_id"]).to_pylist(), key=lambda b: b["step_id"]):
         rep = dropped[branch["episode_id"]][0]
         rows.append({"stage": STAGE, "rule": "branch_of_duplicate",
@@ -299,11 +320,7 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     reused = sum(s.no_change is None for s in sketched)
     ctx.log(f"dedup {name} v{version.version}: {len(groups)} part groups on {executor}"
             + (f", {reused} with signatures from an earlier run" if reused else ""))
-    branches = datasets.read_table(lake, version, "branches")
     audit = [a for s in sketched for a in s.audit]
-    if options.scrub and branches.num_rows:
-        scrubbed, found = scrub_tables({"branches": branches})
-        branches, audit = scrubbed["branches"], audit + found
     index = pa.concat_tables([s.index for s in sketched]) if sketched else v1.EPISODES.empty_table().select(
         INDEX_COLUMNS)
     dups = duplicates_of(index, [s.sidecar for s in sketched], lake, options.threshold)
@@ -327,15 +344,20 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     for i, group in zip(losing, rewritten):
         new_groups[i] = group
     parts = {t: [p for g in new_groups for p in g[t]] for t in ("episodes", "steps")}
-    kept_branches = branches.filter(pc.invert(pc.is_in(branches.column("episode_id"), dropped_ids)))
+    branch_parts, gone_branches, branch_audit = _branches_without(lake, name, version.parts.get("branches", []),
+                                                                  dropped_ids, options.scrub)
+    if branch_audit:
+        with open_catalog(lake, ctx.catalog_path) as cat:
+            _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(branch_audit), meta))
+    audit += branch_audit
     replaced: dict[str, list[str]] = {}
     if parts["episodes"] != version.parts.get("episodes", []) or parts["steps"] != version.parts.get("steps", []):
         replaced.update(parts)
-    if kept_branches.num_rows != branches.num_rows or any(a["table_name"] == "branches" for a in audit):
-        replaced["branches"] = [datasets.write_part(lake, name, "branches", kept_branches, STAGE)]
+    if branch_parts != version.parts.get("branches", []):
+        replaced["branches"] = branch_parts
     if dups.dropped:
         part = datasets.write_part(lake, name, "quarantine",
-                                   _quarantine_rows(index, dups.dropped, ctx.run_id, branches), STAGE)
+                                   _quarantine_rows(index, dups.dropped, ctx.run_id, gone_branches), STAGE)
         replaced["quarantine"] = [*version.parts.get("quarantine", []), part]
     new_version = None
     if replaced:
@@ -349,11 +371,11 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     summary = (f"{n_episodes:,} episodes: {n_exact:,} exact and {len(dups.dropped) - n_exact:,} near "
                f"duplicates removed, {n_episodes - len(dups.dropped):,} kept; "
                f"{sum(a['count'] for a in audit):,} secrets scrubbed in {len({a['record_id'] for a in audit}):,} "
-               f"records; {branches.num_rows - kept_branches.num_rows:,} branches went with their episodes; "
+               f"records; {gone_branches.num_rows:,} branches went with their episodes; "
                f"{no_change_steps.num_rows:,} no-change steps; {len(groups) - reused} of {len(groups)} part "
                f"groups read; {time.perf_counter() - started:.1f} s")
     return StageResult(records_in=n_episodes, records_out=n_episodes - len(dups.dropped),
-                       quarantined=len(dups.dropped) + branches.num_rows - kept_branches.num_rows,
+                       quarantined=len(dups.dropped) + gone_branches.num_rows,
                        version=new_version, summary=summary)
 
 
