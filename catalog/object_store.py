@@ -11,8 +11,9 @@ fsspec filesystem (s3fs/botocore), the catalog's DuckDB connection and any other
 fsspec's own configuration (`FSSPEC_S3_KEY`, `FSSPEC_S3_ENDPOINT_URL`, ... or `~/.config/fsspec/*.json`) comes
 first when set, as it does for s3fs.
 
-DuckDB reads `s3://` parts with its httpfs extension when that extension can be loaded (installed for this
-DuckDB version: `INSTALL httpfs`, or from a file with `duckdb.install_extension(path)`); its S3 secret is made
+DuckDB reads `s3://` parts with its httpfs extension, loaded from what is on the machine: the build the
+`duckdb-extension-httpfs` package ships for the pinned DuckDB (a dependency), or one installed with `INSTALL
+httpfs`; its S3 secret is made
 from the settings above and lives only in the connection (never written to the catalog file). Without httpfs
 the lake's fsspec filesystem is registered on the connection (`register_filesystem`) and DuckDB reads the parts
 through it: the same views and queries, served by Python instead of DuckDB's own client. A plain `duckdb`
@@ -85,27 +86,48 @@ def _bucket_scope(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def httpfs_loadable(con) -> bool:
-    """Whether httpfs is loaded or installed for this DuckDB (never downloads it: no network needed)."""
+def httpfs_file() -> str | None:
+    """The httpfs build that the `duckdb-extension-httpfs` package ships for this DuckDB version, if any."""
+    import pathlib
+
+    import duckdb
+
+    try:
+        import duckdb_extension_httpfs
+    except ImportError:
+        return None
+    path = (pathlib.Path(duckdb_extension_httpfs.__file__).parent / "extensions" / f"v{duckdb.__version__}"
+            / "httpfs.duckdb_extension")
+    return str(path) if path.exists() else None
+
+
+def load_httpfs(con) -> bool:
+    """Load httpfs into `con` from what is on this machine (never downloads it: no network needed): the
+    extension installed for this DuckDB, or the build the `duckdb-extension-httpfs` package ships. False when
+    neither loads (none for this DuckDB version, or broken)."""
     rows = con.execute("SELECT loaded, installed FROM duckdb_extensions() WHERE extension_name = 'httpfs'").fetchall()
-    return bool(rows) and bool(rows[0][0] or rows[0][1])
+    if rows and rows[0][0]:
+        return True
+    for statement in (["LOAD httpfs"] if rows and rows[0][1] else []) + (
+            [f"LOAD '{path}'" for path in [httpfs_file()] if path]):
+        try:
+            con.execute(statement)
+            return True
+        except Exception:  # built for another DuckDB, or broken: try the next, else read through fsspec
+            continue
+    return False
 
 
 def attach(con, lake_root: str) -> str | None:
     """Make `con` read parts under `lake_root`. Returns how: "httpfs", "fsspec", or None for a local lake
     (nothing to do). Never downloads httpfs (left alone, DuckDB would try on the first `s3://` path it met,
-    and fail offline): a filesystem registered for the protocol takes those paths instead."""
+    and fail offline): without it a filesystem registered for the protocol takes those paths instead."""
     scheme = protocol(lake_root)
     if scheme is None or scheme == "file":
         return None
-    if scheme in HTTPFS_S3 and httpfs_loadable(con):
-        try:
-            con.execute("LOAD httpfs")
-        except Exception:  # built for another DuckDB, or broken: read through fsspec instead
-            pass
-        else:
-            con.execute(s3_secret_sql(s3_settings(), _bucket_scope(lake_root)))
-            return "httpfs"
+    if scheme in HTTPFS_S3 and load_httpfs(con):
+        con.execute(s3_secret_sql(s3_settings(), _bucket_scope(lake_root)))
+        return "httpfs"
     fs = fsspec.filesystem(scheme)
     con.register_filesystem(fs)
     return "fsspec"

@@ -9,11 +9,9 @@ bucket), `dedup`, and every export kind and format. The S3 run must give the loc
 and byte-identical export shards, never copy an object (a rename on S3 is a copy and a delete), leave no
 temporary object or unfinished multipart upload, and its catalog views must answer over the `s3://` parts.
 
-The catalog's DuckDB reads those parts with httpfs when httpfs can be loaded. No httpfs build exists for
-DuckDB 2.0.1 (PyPI's duckdb-extension-httpfs stops at 1.5.5, and DuckDB refuses an extension built for
-another version) and this machine cannot download one, so here the views read the parts through the lake's
-fsspec filesystem registered on the connection (`catalog.object_store.attach`); the httpfs path is checked
-only where httpfs loads (`test_views_read_s3_parts_through_httpfs_where_it_loads` says so when it skips).
+The catalog's DuckDB reads those parts with httpfs (the build `duckdb-extension-httpfs` ships for the pinned
+DuckDB, with an S3 secret made from the lake's settings); where httpfs cannot load, through the lake's fsspec
+filesystem registered on the connection (`catalog.object_store.attach`): both are checked here.
 """
 
 from __future__ import annotations
@@ -207,7 +205,7 @@ def test_catalog_views_answer_over_the_s3_parts(chains, capsys):
     views = _query(chains["s3"], "SELECT sql FROM duckdb_views() WHERE view_name = 'steps'")
     assert f"'{S3_LAKE}/datasets/all/parts/steps/" in views[0]["sql"]
     with Catalog(chains["s3_catalog"], S3_LAKE, read_only=True) as cat:
-        assert cat.storage in ("httpfs", "fsspec")
+        assert cat.storage == "httpfs"
 
 
 def test_every_export_on_s3_is_the_local_export(chains):
@@ -271,15 +269,10 @@ def test_an_object_store_write_is_one_put_and_a_streamed_file_appears_only_when_
     assert not {"copy_object", "upload_part_copy"} & set(calls)
 
 
-def test_views_read_s3_parts_through_httpfs_where_it_loads(chains):
-    probe = duckdb.connect()
-    if not object_store.httpfs_loadable(probe):
-        version = probe.execute("SELECT version()").fetchall()[0][0]
-        pytest.skip(f"DuckDB's httpfs extension is not installed for DuckDB {version} (no build for this version "
-                    "on PyPI, and INSTALL httpfs needs the network): the catalog's views over s3:// read the parts "
-                    "through the lake's fsspec filesystem instead (test_catalog_views_answer_over_the_s3_parts)")
+def test_views_read_s3_parts_through_fsspec_where_httpfs_cannot_load(chains, monkeypatch):
+    monkeypatch.setattr(object_store, "load_httpfs", lambda con: False)  # as on a DuckDB without a build
     with Catalog(chains["s3_catalog"], S3_LAKE, read_only=True) as cat:
-        assert cat.storage == "httpfs"
+        assert cat.storage == "fsspec"
         (n,) = cat.sql("SELECT count(*) FROM steps").fetchall()[0]
     assert n == _query(chains["local"], "SELECT count(*) n FROM steps")[0]["n"]
 
