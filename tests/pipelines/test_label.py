@@ -139,7 +139,7 @@ def test_branches_ledger_and_rerun(run, lake, query, server):
         assert labeler["sampling"]["temperature"] == 0.6 and labeler["sampling"]["max_tokens"] == 32768
     assert len({s["branch_id"] for s in sim}) == 10
     ledger = query("SELECT status, finish_reason, count(*) n, list(DISTINCT strategy) strategies, "
-                   "any_value(error) error FROM label_ledger GROUP BY ALL ORDER BY 1")
+                   "any_value(error) AS error FROM label_ledger GROUP BY ALL ORDER BY 1")
     assert [(r["status"], r["finish_reason"], r["n"]) for r in ledger] == [("failed", "length", 4), ("ok", "stop", 10)]
     assert ledger[0]["strategies"] == ["scroll"] and ledger[0]["error"].startswith("truncated")
 

@@ -22,7 +22,6 @@ import os
 import shutil
 import socket
 
-import duckdb
 import orjson
 import pytest
 
@@ -179,7 +178,7 @@ def test_the_s3_run_succeeds_with_the_local_runs_versions(chains):
     assert all(r["status"] == "success" for r in runs), runs
     history = "SELECT version, parent_version, episodes, steps, quarantined, note FROM versions ORDER BY version"
     assert _query(chains["s3"], history) == _query(chains["local"], history)
-    (v,) = _query(chains["s3"], "SELECT count(*) n, max(version) last FROM versions")
+    (v,) = _query(chains["s3"], "SELECT count(*) n, max(version) AS last FROM versions")
     assert v["n"] == v["last"] >= 3  # ingest, label, dedup each made a version
 
 
