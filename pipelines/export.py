@@ -29,7 +29,10 @@ import dataclasses
 import functools
 import hashlib
 import io
+import os
 import posixpath
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
@@ -175,6 +178,32 @@ class _ShardWriter:
         if self.file is not None:
             self.file.discard()
             self.file = None
+
+
+class Lineage:
+    """Every output row's step ids, spilled to a local Parquet file as shards complete, so an export holds
+    one shard's worth, not the dataset's; `record_export` loads the file into `export_rows`."""
+
+    SCHEMA = pa.schema([("shard", pa.string()), ("row", pa.int64()), ("step_ids", pa.list_(pa.string()))])
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="trajforge-lineage-")
+        self.path = os.path.join(self.dir, "rows.parquet")
+        self.writer = pq.ParquetWriter(self.path, self.SCHEMA)
+
+    def add(self, shard: str, step_ids: list[list[str]]) -> None:
+        """The rows of one shard (or file), in order."""
+        self.writer.write_table(pa.table({"shard": [shard] * len(step_ids), "row": range(len(step_ids)),
+                                          "step_ids": step_ids}, schema=self.SCHEMA))
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+    def remove(self) -> None:
+        self.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 # reading ----------------------------------------------------------------------------------------------
@@ -342,7 +371,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         _remove_previous(out_lake)
 
         shards: list[_Shard] = []
-        row_map: dict[str, list] = {"shard": [], "row": [], "step_ids": []}
+        lineage = Lineage()
         counts: dict[str, dict[str, int]] = {}
         tokens: dict[str, dict[str, int]] = {}
         skipped = {"held_out": 0, "domain_not_selected": 0, "non_real": 0, "no_observation": 0,
@@ -353,9 +382,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
 
         def on_shard(shard: _Shard, step_ids: list[list[str]]) -> None:
             shards.append(shard)
-            row_map["shard"] += [shard.path] * shard.rows
-            row_map["row"] += list(range(shard.rows))
-            row_map["step_ids"] += step_ids
+            lineage.add(shard.path, step_ids)
 
         writers: dict[tuple[str, str | None], _ShardWriter] = {}
 
@@ -401,6 +428,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         except BaseException:
             for w in writers.values():
                 w.discard()
+            lineage.remove()
             raise
 
         extra_files = []
@@ -424,7 +452,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             "shards": [asdict(s) for s in shards], "extra_files": extra_files,
         }
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        record_export(cat, export_id, config.kind, config.format, version, out, manifest, row_map)
+        record_export(cat, export_id, config.kind, config.format, version, out, manifest, lineage)
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
         f"{len(part_groups)} part group(s) on {chosen} -> {out}")
     for line in budget_warnings(manifest):
@@ -532,25 +560,24 @@ def _remove_previous(out: Lake) -> None:
 
 
 def record_export(cat: Catalog, export_id: str, kind: str, format: str, version, out: str, manifest: dict,
-                  row_map: dict) -> None:
-    """The export's row in `exports` and its lineage in `export_rows` (`row_map`: equal-length lists under
-    "shard", "row" and "step_ids"), replacing an earlier export with the same id."""
+                  lineage: Lineage) -> None:
+    """The export's row in `exports` and its lineage in `export_rows`, replacing an earlier export with the
+    same id; the lineage's file is removed."""
     from catalog.catalog import now
 
-    rows = pa.table({"export_id": pa.array([export_id] * len(row_map["shard"]), pa.string()),
-                     "shard": pa.array(row_map["shard"], pa.string()),
-                     "row": pa.array(row_map["row"], pa.int64()),
-                     "step_ids": pa.array(row_map["step_ids"], pa.list_(pa.string()))})
-    cat.con.execute("BEGIN")
-    cat.con.execute("DELETE FROM export_rows WHERE export_id = ?", [export_id])
-    cat.con.execute("DELETE FROM exports WHERE export_id = ?", [export_id])
-    cat.con.register("_export_rows_new", rows)
-    cat.con.execute("INSERT INTO export_rows SELECT * FROM _export_rows_new")
-    cat.con.unregister("_export_rows_new")
-    cat.con.execute("INSERT INTO exports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [export_id, kind, format, version.dataset, version.version, out, now(),
-                     manifest["rows"], orjson.dumps(manifest).decode()])
-    cat.con.execute("COMMIT")
+    lineage.close()
+    try:
+        cat.con.execute("BEGIN")
+        cat.con.execute("DELETE FROM export_rows WHERE export_id = ?", [export_id])
+        cat.con.execute("DELETE FROM exports WHERE export_id = ?", [export_id])
+        cat.con.execute('INSERT INTO export_rows SELECT ?, shard, "row", step_ids FROM read_parquet(?)',
+                        [export_id, lineage.path])
+        cat.con.execute("INSERT INTO exports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [export_id, kind, format, version.dataset, version.version, out, now(),
+                         manifest["rows"], orjson.dumps(manifest).decode()])
+        cat.con.execute("COMMIT")
+    finally:
+        lineage.remove()
 
 
 # the pipeline stage -----------------------------------------------------------------------------------

@@ -27,15 +27,19 @@ from __future__ import annotations
 import hashlib
 import posixpath
 from collections import defaultdict
+from dataclasses import dataclass
 
 import orjson
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import xxhash
 
 from catalog import Catalog
 from ingest.atif import EXTRA_KEY
-from pipelines.datasets import part_groups, read_parts, read_table, resolve
-from pipelines.export import record_export
+from pipelines import executor as executors
+from pipelines.datasets import group_sizes, group_stem, part_groups, read_parts, resolve
+from pipelines.export import RENDER_BYTES_PER_S as BYTES_PER_S
+from pipelines.export import Lineage, record_export
 from pipelines.lake import Lake
 from pipelines.runs import catalog_path as default_catalog_path
 from transforms import agentworld
@@ -105,50 +109,78 @@ def trajectory(episode: dict, steps: list[dict], branches: dict[str, list[dict]]
     }
 
 
-def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, include_simulated: bool = False) -> dict:
+@dataclass
+class AtifJob:
+    """What every group's files share."""
+
+    lake_url: str
+    out: str
+    branch_parts: list[str]  # read only with include_simulated
+
+
+def atif_group(group: dict[str, list[str]], job: AtifJob) -> list[tuple[dict, list[str]]]:
+    """Write the trajectory.json of every episode of one part group (with the branches of those episodes):
+    (file entry, step ids) per episode."""
+    lake, out_lake = Lake(job.lake_url), Lake(job.out)
+    episodes = read_parts(lake, group["episodes"], "episodes")
+    branches: dict[str, list[dict]] = defaultdict(list)
+    for rel in job.branch_parts:
+        mine = pq.read_table(lake.absolute(rel), filesystem=lake.fs,
+                             filters=pc.field("episode_id").isin(episodes["episode_id"]))
+        for row in mine.to_pylist():
+            branches[row["parent_step_id"]].append(row)
+    steps = read_parts(lake, group["steps"], "steps")
+    steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
+    by_episode: dict[str, list[dict]] = defaultdict(list)
+    for batch in steps.to_batches():
+        for row in batch.to_pylist():
+            by_episode[row["episode_id"]].append(row)
+    written = []
+    for episode in episodes.to_pylist():
+        episode_steps = by_episode.get(episode["episode_id"], [])
+        doc = trajectory(episode, episode_steps, branches)
+        rel = posixpath.join(episode["episode_id"], "trajectory.json")
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str)
+        out_lake.write_bytes_atomic(out_lake.path(rel), data)
+        step_ids = [s["step_id"] for s in episode_steps]
+        branch_ids = sorted(b["step_id"] for s in episode_steps for b in branches.get(s["step_id"], []))
+        written.append(({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+                         "steps": len(step_ids), "branches": len(branch_ids)}, step_ids + branch_ids))
+    return written
+
+
+def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, include_simulated: bool = False,
+                executor: str = "auto", ray_address: str | None = None) -> dict:
     """Write one ATIF trajectory.json per episode of `dataset_ref` (NAME or NAME@VERSION) under `out`
-    (a directory path or fsspec URL), its manifest, and its catalog lineage. Returns the manifest."""
+    (a directory path or fsspec URL), its manifest, and its catalog lineage, one part group per task on the
+    executor (memory follows the part size). Returns the manifest."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     out_lake = Lake(out)
     with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
         version = resolve(cat, dataset_ref, lake)
-        branches: dict[str, list[dict]] = defaultdict(list)
-        if include_simulated:
-            for row in read_table(lake, version, "branches").to_pylist():
-                branches[row["parent_step_id"]].append(row)
         config = {"include_simulated": include_simulated}
         export_id = xxhash.xxh64_hexdigest(orjson.dumps(
             {"dataset": version.dataset, "version": version.version, "out": out, "kind": "atif", "config": config},
             option=orjson.OPT_SORT_KEYS))
-        written: list[tuple[dict, list[str]]] = []  # (file entry, step ids), one per episode
-        # one part group (whole episodes with their steps) at a time: memory follows the part size
         groups = part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
-        for group in groups:
-            episodes = read_parts(lake, group["episodes"], "episodes")
-            steps = read_parts(lake, group["steps"], "steps")
-            steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
-            by_episode: dict[str, list[dict]] = defaultdict(list)
-            for batch in steps.to_batches():
-                for row in batch.to_pylist():
-                    by_episode[row["episode_id"]].append(row)
-            for episode in episodes.to_pylist():
-                episode_steps = by_episode.get(episode["episode_id"], [])
-                doc = trajectory(episode, episode_steps, branches)
-                rel = posixpath.join(episode["episode_id"], "trajectory.json")
-                data = orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str)
-                out_lake.write_bytes_atomic(out_lake.path(rel), data)
-                step_ids = [s["step_id"] for s in episode_steps]
-                branch_ids = sorted(b["step_id"] for s in episode_steps for b in branches.get(s["step_id"], []))
-                written.append(({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-                                 "steps": len(step_ids), "branches": len(branch_ids)}, step_ids + branch_ids))
-        written.sort(key=lambda w: w[0]["path"])
-        files = [entry for entry, _ in written]
-        n_branches = sum(f["branches"] for f in files)
-        row_map = {"shard": [f["path"] for f in files], "row": [0] * len(files),
-                   "step_ids": [ids for _, ids in written]}
+        job = AtifJob(lake.url, out, version.parts.get("branches", []) if include_simulated else [])
+        chosen = executors.choose(executor, ray_address, group_sizes(lake, groups), BYTES_PER_S)
+        files: list[dict] = []
+        lineage = Lineage()
+        try:
+            for written in executors.run_ordered(atif_group, groups, job, executor=chosen, ray_address=ray_address,
+                                                 name=group_stem):
+                for entry, ids in written:
+                    files.append(entry)
+                    lineage.add(entry["path"], [ids])
+        except BaseException:
+            lineage.remove()
+            raise
+        files.sort(key=lambda f: f["path"])
         manifest = {"export_id": export_id, "kind": "atif", "format": SCHEMA_VERSION, "dataset": version.dataset,
                     "version": version.version, "config": config, "rows": len(files), "episodes": len(files),
-                    "steps": sum(f["steps"] for f in files), "branches": n_branches, "shards": files}
+                    "steps": sum(f["steps"] for f in files), "branches": sum(f["branches"] for f in files),
+                    "shards": files}
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        record_export(cat, export_id, "atif", SCHEMA_VERSION, version, out, manifest, row_map)
+        record_export(cat, export_id, "atif", SCHEMA_VERSION, version, out, manifest, lineage)
     return manifest

@@ -49,7 +49,8 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
 def export_interchange_atif(args, lake: Lake, catalog_path: str | None) -> int:
     from pipelines.export_atif import export_atif
 
-    manifest = export_atif(lake, catalog_path, args.dataset, lake_url(args.out), bool(args.include_simulated))
+    manifest = export_atif(lake, catalog_path, args.dataset, lake_url(args.out), bool(args.include_simulated),
+                           executor=args.executor, ray_address=args.ray_address)
     print(f"export atif: {manifest['episodes']:,} trajectory.json file(s) from {manifest['dataset']} "
           f"v{manifest['version']}, {manifest['branches']:,} branches, in {lake_url(args.out)} (manifest.json)")
     return 0
