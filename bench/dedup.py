@@ -240,15 +240,12 @@ def _cpu(children: bool = False) -> float:
 
 def child_ours(args) -> dict:
     from pipelines.dedup import map_signatures
-    from pipelines.options import DedupOptions
     from transforms.dedup import minhash
 
     texts = _load(args.data)
     # touch every page of the mapped text before the clock: it counts in "loaded", as the peers' copies do
     _ = np.frombuffer(texts.buffers()[2], np.uint8)[::4096].sum()
     params = minhash.MinHashParams(num_perm=NUM_PERM, ngram=NGRAM, threshold=args.threshold)
-    options = DedupOptions(threshold=args.threshold, num_perm=NUM_PERM, ngram=NGRAM, batch_docs=args.batch,
-                           executor="ray" if args.workers else "local")
     if args.workers:
         import ray
 
@@ -258,7 +255,7 @@ def child_ours(args) -> dict:
         ray.get([ray.remote(lambda: None).remote() for _ in range(args.workers)])  # workers up before the clock
     loaded = _rss_mb()
     cpu, started = _cpu(), time.perf_counter()
-    sketches = map_signatures(texts, params, options, log=lambda line: None)
+    sketches = map_signatures(texts, params, args.batch, executor="ray" if args.workers else "local")
     mapped = time.perf_counter() - started
     near = minhash.cluster_sketches(sketches, args.threshold)
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu
@@ -507,7 +504,7 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, default=0.8)
     ap.add_argument("--ray-workers", type=int, nargs="*", default=[1, 2],
                     help="also run ours with the per-batch work on a local Ray with this many CPUs, each (none: skip)")
-    ap.add_argument("--batch", type=int, default=20_000, help="documents per signature task (DedupOptions.batch_docs)")
+    ap.add_argument("--batch", type=int, default=20_000, help="documents per signature task on Ray")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each of ours")
     ap.add_argument("--peer-repeat", type=int, default=1, help="runs of each peer")
     ap.add_argument("--skip", nargs="*", default=[], choices=("datasketch", "datatrove"))

@@ -5,7 +5,9 @@
 Builds synthetic DroidBot corpora (bench/android_corpus.py) of MB, 2 x MB and 4 x MB, ingests each into its own
 lake with a fixed task size, then runs each later command on it in a fresh process and prints that process's
 peak RSS (ru_maxrss), one row per command, with the ratio of the largest dataset's peak to the smallest's
-(1.0: flat; 4.0: grows with the data).
+(1.0: flat; 4.0: grows with the data). An export's part size is its shard as well as the part group: a
+Parquet shard (cpt text, sft trl, rl verl) is built in memory, so the exports run with `--shard-mb 8` here
+(with the default 256 MB, their peak grows with the data until the first shard fills).
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ COMMANDS = {
     "validate": ["validate", "android", "--no-gx"],
     "dedup": ["dedup", "android"],
     "label (plan)": ["label", "android", "--model", "m", "--dry-run", "--branch-points", "every"],
-    "export cpt": ["export", "cpt", "android", "--out", "{out}/cpt"],
-    "export sft": ["export", "sft", "android", "--out", "{out}/sft"],
-    "export rl": ["export", "rl", "android", "--out", "{out}/rl"],
+    "export cpt": ["export", "cpt", "android", "--out", "{out}/cpt", "--shard-mb", "8"],
+    "export sft": ["export", "sft", "android", "--out", "{out}/sft", "--shard-mb", "8"],
+    "export rl": ["export", "rl", "android", "--out", "{out}/rl", "--shard-mb", "8"],
     "export atif": ["export", "atif", "android", "--out", "{out}/atif"],
 }
 
