@@ -45,8 +45,8 @@ CREATE TABLE IF NOT EXISTS ignored_inputs (
 CREATE TABLE IF NOT EXISTS ingests (dataset VARCHAR, version INTEGER, run_id VARCHAR, replaces BOOLEAN);
 CREATE TABLE IF NOT EXISTS ingested_units (
     dataset VARCHAR, version INTEGER, format VARCHAR, uri VARCHAR, fingerprint VARCHAR);
--- validate (pipelines/validate.py); validated_groups: part groups found clean under a rules+options digest,
--- which a later validate shares without reading them again
+-- validate (pipelines/validate.py); validated_groups: part groups (by stem) and branches parts (by path)
+-- found clean under a rules+options digest, which a later validate does not check again
 CREATE TABLE IF NOT EXISTS validated_groups (dataset VARCHAR, digest VARCHAR, stem VARCHAR, run_id VARCHAR);
 CREATE TABLE IF NOT EXISTS validation_findings (
     run_id VARCHAR, dataset VARCHAR, version INTEGER, rule VARCHAR, severity VARCHAR, findings BIGINT,

@@ -114,7 +114,8 @@ class ValidateJob:
     dataset: str
     options: ValidateOptions
     run_id: str
-    branch_parts: list[str]
+    branch_parts: list[str]  # every branches part: a group not yet found clean checks all its branches
+    new_branch_parts: list[str]  # the parts no earlier validate checked: all a clean group checks
     sample_rows: int | None  # GX sample kept per group; None: GX off
 
 
@@ -131,41 +132,50 @@ class GroupResult:
     bad_episodes: int
 
 
-def validate_group(group: dict[str, list[str]], job: ValidateJob) -> GroupResult:
+def validate_group(item: tuple[dict[str, list[str]], bool], job: ValidateJob) -> GroupResult:
     """One part group (whole episodes with their steps, and the branches of those episodes): the hot-path
     rules, the branch rules, and the group written again without its quarantined episodes (shared as is when
-    none was)."""
+    none was). A group found clean before (`item` = (group, True)) has only its new branches checked, against
+    the few step columns they need."""
     from transforms.validate import branches as branch_rules
     from transforms.validate.check import conform_parts, quarantine_rows, validate
 
+    group, clean = item
     lake, options = Lake(job.lake_url), job.options
-    episodes, steps, contract_findings = conform_parts(_read(lake, group["episodes"]), _read(lake, group["steps"]),
-                                                       options.contract)
-    outcome = validate(episodes, steps, severity=options.severity, prior=contract_findings)
-    ids = episodes["episode_id"]
+    if clean:
+        episodes = datasets.read_parts(lake, group["episodes"], "episodes", ["episode_id", "source_uri"])
+        steps = datasets.read_parts(lake, group["steps"], "steps", ["step_id", "episode_id", "step_index", "origin"])
+        outcome, bad, quarantine, findings = None, [], [], []
+    else:
+        episodes, steps, prior = conform_parts(_read(lake, group["episodes"]), _read(lake, group["steps"]),
+                                               options.contract)
+        outcome = validate(episodes, steps, severity=options.severity, prior=prior)
+        bad, quarantine, findings = outcome.bad_episodes, [quarantine_rows(outcome, episodes, steps, job.run_id)], \
+            [outcome.findings]
+    parts = job.new_branch_parts if clean else job.branch_parts
     mine = pa.concat_tables([pq.read_table(lake.absolute(p), filesystem=lake.fs,
-                                           filters=pc.field("episode_id").isin(ids)) for p in job.branch_parts]
-                            ) if job.branch_parts else v1.BRANCHES.empty_table()
-    kept, branch_findings = branch_rules.check_branches(mine, steps, outcome.bad_episodes, options.severity)
-    quarantine = pa.concat_tables([quarantine_rows(outcome, episodes, steps, job.run_id),
-                                   branch_rules.quarantine_rows(branch_findings, mine, episodes, job.run_id)])
-    if outcome.steps.num_rows != steps.num_rows or outcome.episodes.num_rows != episodes.num_rows:
-        written = datasets.write_group(lake, job.dataset, {"episodes": outcome.episodes, "steps": outcome.steps},
-                                       "validate")
-        group = {t: [p] for t, p in written.items()}
+                                           filters=pc.field("episode_id").isin(episodes["episode_id"]))
+                             for p in parts]) if parts else v1.BRANCHES.empty_table()
+    kept, branch_findings = branch_rules.check_branches(mine, steps, bad, options.severity)
+    quarantine.append(branch_rules.quarantine_rows(branch_findings, mine, episodes, job.run_id))
+    findings.append(branch_findings)
     sample = None
-    if job.sample_rows:
-        sample = _GxSample(job.sample_rows)
-        sample.add(outcome.episodes, outcome.steps)
-    return GroupResult(group, quarantine, [outcome.findings, branch_findings], sample,
-                       kept.column("step_id").to_pylist(), mine.column("step_id").to_pylist(), steps.num_rows,
-                       outcome.steps.num_rows, len(outcome.bad_episodes))
+    if outcome is not None:
+        if outcome.steps.num_rows != steps.num_rows or outcome.episodes.num_rows != episodes.num_rows:
+            written = datasets.write_group(lake, job.dataset, {"episodes": outcome.episodes,
+                                                               "steps": outcome.steps}, "validate")
+            group = {t: [p] for t, p in written.items()}
+        if job.sample_rows:
+            sample = _GxSample(job.sample_rows)
+            sample.add(outcome.episodes, outcome.steps)
+    return GroupResult(group, pa.concat_tables(quarantine), findings, sample, kept.column("step_id").to_pylist(),
+                       mine.column("step_id").to_pylist(), 0 if clean else steps.num_rows,
+                       0 if clean else outcome.steps.num_rows, len(bad))
 
 
-def _digest(options: ValidateOptions, branch_parts: list[str]) -> str:
-    """What a group's verdict depends on besides its own parts: the rules' code, the options, and the
-    version's branches (a label run adds branches to old groups)."""
-    import dataclasses
+def _digest(options: ValidateOptions) -> str:
+    """What a verdict depends on besides the data: the rules' code and the options that change verdicts (the
+    contract and severities; not GX's)."""
     import hashlib
     import pathlib
 
@@ -174,46 +184,51 @@ def _digest(options: ValidateOptions, branch_parts: list[str]) -> str:
     h = hashlib.sha256()
     for path in sorted(pathlib.Path(transforms.validate.__file__).parent.glob("*.py")) + [pathlib.Path(v1.__file__)]:
         h.update(path.read_bytes())
-    h.update(orjson.dumps(dataclasses.asdict(options), option=orjson.OPT_SORT_KEYS))
-    h.update("\n".join(sorted(branch_parts)).encode())
+    h.update(orjson.dumps({"contract": options.contract, "severity": options.severity}, option=orjson.OPT_SORT_KEYS))
     return h.hexdigest()[:24]
 
 
 def validate_stage(ctx: StageContext) -> StageResult:
     """Validate `ctx.dataset` (NAME or NAME@VERSION), one part group (whole episodes with their steps) per
     task on the executor, so memory follows the part size, not the dataset's. A group with errors is
-    written again without its quarantined episodes; the others are shared with the new version. Groups an
-    earlier validate found clean under the same rules, options and branches are shared without being read
-    (after an incremental ingest only the new groups are). Commits a new version only when any rule found
-    an error."""
+    written again without its quarantined episodes; the others are shared with the new version. Part groups
+    and branches parts an earlier validate found clean under the same rules and options are not checked again
+    (after an incremental ingest only the new groups are read; after a label run only the new branches).
+    Commits a new version only when any rule found an error."""
     from transforms.validate import branches as branch_rules
     from transforms.validate.gx import SAMPLE_ROWS
 
     options = validate_options(ctx.options)
     gx_on = options.gx if options.gx is not None else os.environ.get("PIPELINES_GX", "1") != "0"
     lake = ctx.lake
+    digest = _digest(options)
     with open_catalog(lake, ctx.catalog_path, read_only=True) as cat:
         version = datasets.resolve(cat, ctx.dataset, lake)
         name = version.dataset
-        digest = _digest(options, version.parts.get("branches", []))
         clean = {r[0] for r in cat.con.execute("SELECT stem FROM validated_groups WHERE dataset = ? AND digest = ?",
                                                [name, digest]).fetchall()}
     groups = datasets.part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
-    todo = [g for g in groups if datasets.group_stem(g) not in clean]
-    job = ValidateJob(lake.url, name, options, ctx.run_id, version.parts.get("branches", []),
+    branch_parts = version.parts.get("branches", [])
+    new_branch_parts = [p for p in branch_parts if p not in clean]
+    todo = [(g, datasets.group_stem(g) in clean) for g in groups]
+    todo = [(g, known) for g, known in todo if not known or new_branch_parts]
+    job = ValidateJob(lake.url, name, options, ctx.run_id, branch_parts, new_branch_parts,
                       (options.sample_rows or SAMPLE_ROWS) if gx_on else None)
-    executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(lake, todo), BYTES_PER_S)
-    results = dict(zip(map(datasets.group_stem, todo), executors.run_all(validate_group, todo, job, executor=executor,
-                                                           ray_address=ctx.ray_address, name=datasets.group_stem)))
-    ctx.log(f"validate {name} v{version.version}: {len(todo)} of {len(groups)} part groups to read on {executor}"
-            + (f" ({len(groups) - len(todo)} found clean by an earlier run)" if len(todo) < len(groups) else ""))
+    executor = executors.choose(ctx.executor, ctx.ray_address,
+                                datasets.group_sizes(lake, [g for g, known in todo if not known]), BYTES_PER_S)
+    results = dict(zip((datasets.group_stem(g) for g, _ in todo),
+                       executors.run_all(validate_group, todo, job, executor=executor, ray_address=ctx.ray_address,
+                                         name=lambda item: datasets.group_stem(item[0]))))
+    n_read = sum(not known for _, known in todo)
+    ctx.log(f"validate {name} v{version.version}: {n_read} of {len(groups)} part groups and {len(new_branch_parts)} "
+            f"of {len(branch_parts)} branches parts to check, on {executor}")
     parts: dict[str, list[str]] = {"episodes": [], "steps": []}
     sample = _GxSample(job.sample_rows or SAMPLE_ROWS)
     quarantines, findings, kept_branch_ids, checked = [], [], set(), set()
     n_steps = n_kept_steps = bad_episodes = 0
     for group in groups:
         r = results.get(datasets.group_stem(group))
-        if r is None:  # clean already: shared as is, its branches kept
+        if r is None:  # clean already and no new branches: shared as is
             parts["episodes"] += group["episodes"]
             parts["steps"] += group["steps"]
             continue
@@ -226,23 +241,19 @@ def validate_stage(ctx: StageContext) -> StageResult:
         n_steps, n_kept_steps, bad_episodes = n_steps + r.steps_in, n_kept_steps + r.steps_out, bad_episodes + r.bad_episodes
         if r.sample is not None:
             sample.merge(r.sample)
-    branch_ids = datasets.read_table(lake, version, "branches", ["step_id", "episode_id"])
-    all_ids = branch_ids["step_id"].to_pylist()
-    shared = [g for g in groups if datasets.group_stem(g) not in results]
-    if shared and branch_ids.num_rows:  # the branches of groups found clean are clean too (same digest)
-        shared_ids = pa.concat_arrays([datasets.read_parts(lake, g["episodes"], "episodes", ["episode_id"])
-                                       ["episode_id"].combine_chunks() for g in shared])
-        of_shared = [b for b, yes in zip(all_ids, pc.is_in(branch_ids["episode_id"], shared_ids).to_pylist()) if yes]
-        kept_branch_ids.update(of_shared)
-        checked.update(of_shared)
-    unchecked = set(all_ids) - checked
-    if unchecked:  # branches of episodes this version does not hold
-        branches = datasets.read_table(lake, version, "branches")
+    all_ids = set(datasets.read_table(lake, version, "branches", ["step_id"])["step_id"].to_pylist())
+    clean_ids = set(datasets.read_parts(lake, [p for p in branch_parts if p in clean], "branches",
+                                        ["step_id"])["step_id"].to_pylist())
+    kept_branch_ids |= clean_ids - checked  # checked before, and not affected by this run's verdicts
+    unchecked = all_ids - checked - clean_ids
+    if unchecked:  # new branches of episodes this version does not hold
+        branches = datasets.read_parts(lake, new_branch_parts, "branches")
         orphans = branches.filter(pc.is_in(branches["step_id"], pa.array(sorted(unchecked), pa.string())))
         _, branch_findings = branch_rules.check_branches(orphans, v1.STEPS.empty_table(), [], options.severity)
         quarantines.append(branch_rules.quarantine_rows(branch_findings, orphans, v1.EPISODES.empty_table(),
                                                         ctx.run_id))
         findings.append(branch_findings)
+        kept_branch_ids |= unchecked - set(branch_findings.filter(pl.col("severity") == "error")["step_id"].to_list())
     nonempty = [f for f in findings if f.height]
     found = pl.concat(nonempty) if nonempty else None
     quarantine = pa.concat_tables(quarantines) if quarantines else v1.QUARANTINE.empty_table()
@@ -264,26 +275,31 @@ def validate_stage(ctx: StageContext) -> StageResult:
             number, created = datasets.commit(lake, cat, version, ctx.run_id, replaced,
                                               note=f"validate: {bad_episodes} episodes and {dropped_branches} "
                                                    "branches quarantined")
-        new_digest = _digest(options, replaced.get("branches", version.parts.get("branches", [])))
-        memo = [[name, new_digest, datasets.group_stem(r.group), ctx.run_id] for r in results.values()]
-        memo += [[name, new_digest, s, ctx.run_id] for s in clean] if new_digest != digest else []
+        memo = {datasets.group_stem(r.group) for r in results.values()}
+        memo |= set(replaced.get("branches", branch_parts)) - clean
         if memo:
-            cat.con.executemany("INSERT INTO validated_groups VALUES (?, ?, ?, ?)", memo)
+            cat.con.executemany("INSERT INTO validated_groups VALUES (?, ?, ?, ?)",
+                                [[name, digest, stem, ctx.run_id] for stem in sorted(memo)])
         counts: dict[str, dict[str, int]] = {}
         if found is not None:
             _record_findings(cat, ctx.run_id, name, number, found)
             for row in found.group_by("severity", "rule").len().iter_rows(named=True):
                 counts.setdefault(row["severity"], {})[row["rule"]] = row["len"]
         errors, warnings = sum(counts.get("error", {}).values()), sum(counts.get("warning", {}).values())
-        summary = (f"{n_steps:,} steps and {n_branches:,} branches checked, {errors} errors in {bad_episodes} "
-                   f"episodes and {dropped_branches} branches (quarantined), {warnings} warnings (kept)")
+        summary = (f"{n_steps:,} steps and {len(checked | unchecked):,} branches checked, {errors} errors in "
+                   f"{bad_episodes} episodes and {dropped_branches} branches (quarantined), {warnings} warnings (kept)")
         if counts:
             summary += "; " + ", ".join(f"{rule} {n}" for sev in ("error", "warning")
                                         for rule, n in sorted(counts.get(sev, {}).items()))
-        if len(todo) < len(groups):
-            summary += f"; {len(todo)} of {len(groups)} part groups read, the others found clean before"
-        if gx_on and todo:
+        if n_read < len(groups) or len(new_branch_parts) < len(branch_parts):
+            summary += (f"; {n_read} of {len(groups)} part groups and {len(new_branch_parts)} of {len(branch_parts)} "
+                        "branches parts read, the others found clean before")
+        if gx_on:
+            if not n_read:  # every group was found clean before: the report still covers this version
+                for group in groups:
+                    sample.add(datasets.read_parts(lake, group["episodes"], "episodes"),
+                               datasets.read_parts(lake, group["steps"], "steps"))
             summary += "; " + _run_gx(ctx, cat, name, number, sample)
     ctx.log(f"validate {name} v{version.version}: {summary}")
-    return StageResult(records_in=n_steps + n_branches, records_out=n_kept_steps + len(kept_branch_ids),
+    return StageResult(records_in=n_steps + len(checked | unchecked), records_out=n_kept_steps + len(kept_branch_ids),
                        quarantined=quarantine.num_rows, version=number if created else None, summary=summary)

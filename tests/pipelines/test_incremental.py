@@ -3,15 +3,20 @@ reads only the groups it has not found clean, dedup computes signatures only for
 with every old one; the result equals a rebuild from all inputs at once."""
 
 import dataclasses
+import re
 import shutil
 
 import pyarrow.parquet as pq
 
 from pipelines import definition
+from pipelines.label import LabelOptions, label
 from pipelines.lake import Lake
 from pipelines.runner import run_ingest
 from pipelines.runs import open_catalog
+from pipelines.stages import StageContext
+from pipelines.validate import validate_stage
 from tests.conftest import SAMPLES
+from tests.pipelines.label_servers import ScriptedServer, chat_completion
 
 ANDROID = SAMPLES / "android"
 RUN_COLUMNS = {"_run_id", "ingest_run_id"}
@@ -55,7 +60,7 @@ def test_incremental_ingest_validate_dedup_equals_a_rebuild(tmp_path):
     assert second.units_in == 1 and second.units_known == first.units_in
     validate_line = next(s for s in second.stage_summaries if s.startswith("validate"))
     dedup_line = next(s for s in second.stage_summaries if s.startswith("dedup"))
-    assert "1 of " in validate_line and "part groups read" in validate_line, validate_line
+    assert re.search(r"; 1 of \d+ part groups and 0 of 0 branches parts read", validate_line), validate_line
     assert "1 exact" in dedup_line and f"1 of {first.tasks_total + 1} part groups read" in dedup_line, dedup_line
 
     rebuilt = tmp_path / "rebuilt"
@@ -65,3 +70,27 @@ def test_incremental_ingest_validate_dedup_equals_a_rebuild(tmp_path):
 
     third = _ingest(lake, inputs)  # nothing new: nothing read, no version
     assert (third.units_in, third.version_created) == (0, False)
+
+
+def test_after_a_label_run_validate_checks_only_the_new_branches(tmp_path):
+    """A label run adds a branches part to groups validate found clean: the next validate checks that part's
+    branches against those groups' step ids, without reading their steps' content again."""
+    lake = tmp_path / "lake"
+    first = _ingest(lake, ANDROID)
+    server = ScriptedServer([(200, chat_completion("<predicted_observation>\nthe home screen\n"
+                                                   "</predicted_observation>"), 0.0)])
+    try:
+        labeled = label(Lake(str(lake)), None, "android", LabelOptions(model="scripted-wm", endpoint=server.url,
+                                                                      per_episode=1, backoff_s=0.01),
+                        "run-label", log=lambda line: None)
+    finally:
+        server.close()
+    assert labeled.branches_written > 0
+    lines = []
+    result = validate_stage(StageContext(Lake(str(lake)), None, "android", "run-validate", {"gx": False},
+                                         lines.append))
+    groups = first.tasks_total
+    assert f"0 of {groups} part groups and 1 of 1 branches parts read" in result.summary, result.summary
+    assert f"{labeled.branches_written} branches checked, 0 errors" in result.summary, result.summary
+    again = validate_stage(StageContext(Lake(str(lake)), None, "android", "run-again", {"gx": False}, lines.append))
+    assert f"0 of {groups} part groups and 0 of 1 branches parts read" in again.summary, again.summary
