@@ -192,9 +192,14 @@ class Lineage:
         self.writer = pq.ParquetWriter(self.path, self.SCHEMA)
 
     def add(self, shard: str, step_ids: list[list[str]]) -> None:
-        """The rows of one shard (or file), in order."""
+        """The rows of one shard, in order."""
         self.writer.write_table(pa.table({"shard": [shard] * len(step_ids), "row": range(len(step_ids)),
                                           "step_ids": step_ids}, schema=self.SCHEMA))
+
+    def add_files(self, paths: list[str], step_ids: list[list[str]]) -> None:
+        """Files of one record each (ATIF), many at once: one row group, not one per file."""
+        self.writer.write_table(pa.table({"shard": paths, "row": [0] * len(paths), "step_ids": step_ids},
+                                         schema=self.SCHEMA))
 
     def close(self) -> None:
         if self.writer is not None:

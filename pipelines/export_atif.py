@@ -170,9 +170,9 @@ def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, incl
         try:
             for written in executors.run_ordered(atif_group, groups, job, executor=chosen, ray_address=ray_address,
                                                  name=group_stem):
-                for entry, ids in written:
-                    files.append(entry)
-                    lineage.add(entry["path"], [ids])
+                files += [entry for entry, _ in written]
+                if written:
+                    lineage.add_files([entry["path"] for entry, _ in written], [ids for _, ids in written])
         except BaseException:
             lineage.remove()
             raise
