@@ -316,7 +316,8 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     job = MapJob(lake.url, name, options)
     executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(lake, groups), MAP_BYTES_PER_S)
     sketched: list[GroupSketch] = executors.run_all(sketch_group, groups, job, executor=executor,
-                                                    ray_address=ctx.ray_address, name=datasets.group_stem)
+                                                    ray_address=ctx.ray_address, name=datasets.group_stem,
+                                                    log=ctx.log, label=f"dedup {name} signatures")
     reused = sum(s.no_change is None for s in sketched)
     ctx.log(f"dedup {name} v{version.version}: {len(groups)} part groups on {executor}"
             + (f", {reused} with signatures from an earlier run" if reused else ""))

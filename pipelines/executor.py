@@ -11,6 +11,7 @@ connection for all its stages (`ray_session`), so a remote cluster gets the proj
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
@@ -80,23 +81,55 @@ def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", 
                 yield i, item, None, f"{type(cause).__name__}: {cause}"
 
 
+class Ticker:
+    """A long stage says it is alive: a line at most every `every` seconds with items done, elapsed, ETA."""
+
+    def __init__(self, log: Callable[[str], None] | None, label: str, total: int, what: str, every: float = 10.0):
+        self.log, self.label, self.total, self.what, self.every = log, label, total, what, every
+        self.done, self.started = 0, time.perf_counter()
+        self.last = self.started
+
+    def tick(self) -> None:
+        self.done += 1
+        now = time.perf_counter()
+        if self.log is None or self.done == self.total or now - self.last < self.every:
+            return
+        self.last = now
+        elapsed = now - self.started
+        left = elapsed / self.done * (self.total - self.done)
+        self.log(f"  {self.label}: {self.done:,}/{self.total:,} {self.what}s, {elapsed:,.0f} s, ETA {left:,.0f} s")
+
+
 def run_all(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
-            what: str = "part group", name: Callable[[Item], str] = str) -> list:
+            what: str = "part group", name: Callable[[Item], str] = str, log: Callable[[str], None] | None = None,
+            label: str = "") -> list:
     """`run_each` for stages whose result needs every item: the results in item order; the first failure
-    raises RuntimeError naming the item."""
+    raises RuntimeError naming the item. With `log`, a progress line every 10 s."""
     results: list = [None] * len(items)
+    ticker = Ticker(log, label, len(items), what)
     for i, item, result, error in run_each(fn, items, *shared, executor=executor, ray_address=ray_address):
         if error:
             raise RuntimeError(f"{what} {name(item)} failed: {error}")
         results[i] = result
+        ticker.tick()
     return results
 
 
 def run_ordered(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
-                window: int = 4, what: str = "part group", name: Callable[[Item], str] = str) -> Iterator:
+                window: int = 4, what: str = "part group", name: Callable[[Item], str] = str,
+                log: Callable[[str], None] | None = None, label: str = "") -> Iterator:
     """`fn(item, *shared)` results in item order, for a driver that writes them in order (export shards):
     on Ray at most `window` items run or wait ahead of the next one to hand out, so the driver holds at most
-    that many results. The first failure raises RuntimeError naming the item."""
+    that many results. The first failure raises RuntimeError naming the item. With `log`, a progress line
+    every 10 s."""
+    ticker = Ticker(log, label, len(items), what)
+    for result in _ordered(fn, items, shared, executor, ray_address, window, what, name):
+        yield result
+        ticker.tick()
+
+
+def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_address: str | None, window: int,
+             what: str, name: Callable[[Item], str]) -> Iterator:
     if executor == "local":
         for item in items:
             try:

@@ -418,7 +418,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
 
         try:
             for rendered in executors.run_ordered(render_group, part_groups, job, executor=chosen,
-                                                  ray_address=ray_address, name=datasets.group_stem):
+                                                  ray_address=ray_address, name=datasets.group_stem, log=log,
+                                                  label=f"export {config.kind}/{config.format}"):
                 for key, n in rendered.skipped.items():
                     skipped[key] += n
                 transitions_in += rendered.transitions_in

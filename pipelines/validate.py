@@ -218,7 +218,8 @@ def validate_stage(ctx: StageContext) -> StageResult:
                                 datasets.group_sizes(lake, [g for g, known in todo if not known]), BYTES_PER_S)
     results = dict(zip((datasets.group_stem(g) for g, _ in todo),
                        executors.run_all(validate_group, todo, job, executor=executor, ray_address=ctx.ray_address,
-                                         name=lambda item: datasets.group_stem(item[0]))))
+                                         name=lambda item: datasets.group_stem(item[0]), log=ctx.log,
+                                         label=f"validate {name}")))
     n_read = sum(not known for _, known in todo)
     ctx.log(f"validate {name} v{version.version}: {n_read} of {len(groups)} part groups and {len(new_branch_parts)} "
             f"of {len(branch_parts)} branches parts to check, on {executor}")

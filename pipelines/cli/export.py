@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
 from typing import Callable
 
 from pipelines.lake import Lake, lake_url
@@ -25,12 +26,18 @@ def _read_ids(paths: list[str] | None) -> list[str]:
     return ids
 
 
+def _progress_only(line: str) -> None:
+    """Progress lines (indented) to stderr; the summary below says the rest once."""
+    if line.startswith("  "):
+        print(line, file=sys.stderr, flush=True)
+
+
 def export_training(args, lake: Lake, catalog_path: str | None) -> int:
     from pipelines.export import budget_warnings, checked, export
 
     options = from_args(ExportOptions, args, skip=("out",))
     config = checked(dataclasses.replace(options, held_out=options.held_out + _read_ids(args.held_out_file)))
-    manifest = export(lake, catalog_path, args.dataset, lake_url(args.out), config, log=lambda line: None,
+    manifest = export(lake, catalog_path, args.dataset, lake_url(args.out), config, log=_progress_only,
                       executor=args.executor, ray_address=args.ray_address)
     print(f"export {manifest['export_id']}: {config.kind}/{config.format} of {manifest['dataset']} "
           f"v{manifest['version']}: {manifest['rows']:,} rows, {manifest['tokens_total']:,} tokens "

@@ -1,0 +1,44 @@
+"""The executor every stage hands its per-part work to: placement, order, failures, progress. (On Ray it
+runs in the cluster test and the Ray-placement ingest test.)"""
+
+import pytest
+
+from pipelines import executor
+
+
+def _square(item: int, offset: int) -> int:
+    if item == 3:
+        raise ValueError("bad part")
+    return item * item + offset
+
+
+def test_results_come_in_item_order_and_a_failure_names_its_item():
+    assert executor.run_all(_square, [1, 2], 10) == [11, 14]
+    assert list(executor.run_ordered(_square, [2, 1], 0)) == [4, 1]
+    with pytest.raises(RuntimeError, match="part group 3 failed: ValueError: bad part"):
+        executor.run_all(_square, [1, 3, 2], 0)
+    with pytest.raises(RuntimeError, match="part group 3 failed"):
+        list(executor.run_ordered(_square, [1, 3], 0))
+    outcomes = list(executor.run_each(_square, [3, 2], 0))  # the others go on
+    assert [(i, r, e) for i, _, r, e in outcomes] == [(0, None, "ValueError: bad part"), (1, 4, None)]
+
+
+def test_choose_takes_what_is_asked_and_weighs_ray_startup_otherwise():
+    mb = 1 << 20
+    assert executor.choose("local", "10.0.0.1:6379", [mb] * 100, mb) == "local"
+    assert executor.choose("ray", None, [], mb) == "ray"
+    assert executor.choose("auto", "10.0.0.1:6379", [], mb) == "ray"  # a cluster named: use it
+    assert executor.choose("auto", None, [mb] * 4, 60 * mb) == "local"  # 4 MB: Ray's startup costs more
+    with pytest.raises(ValueError, match="executor 'gpu'"):
+        executor.choose("gpu", None, [], mb)
+
+
+def test_a_long_stage_reports_progress_but_not_its_last_item():
+    lines = []
+    executor.run_all(_square, [1, 2, 4], 0, log=lines.append, label="validate android")
+    assert lines == []  # under the interval: quiet
+    ticker = executor.Ticker(lines.append, "validate android", 3, "part group", every=0.0)
+    for _ in range(3):
+        ticker.tick()
+    assert [line.split(",")[0] for line in lines] == ["  validate android: 1/3 part groups",
+                                                      "  validate android: 2/3 part groups"]
