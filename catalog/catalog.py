@@ -197,11 +197,7 @@ class Catalog:
         """(format, uri) -> (fingerprint, version that added it) for every input unit in `version`: the units
         of the ingests in its ancestry, back to the last one that started the dataset over. None when no
         ingest of its ancestry was recorded (versions made before incremental ingest)."""
-        lineage, v = [], version
-        while v is not None:
-            lineage.append(v)
-            row = self._first("SELECT parent_version FROM versions WHERE dataset = ? AND version = ?", [dataset, v])
-            v = row[0] if row else None
+        lineage = self.lineage(dataset, version)
         ingests = dict(self.con.execute(
             f"SELECT version, replaces FROM ingests WHERE dataset = ? AND version IN ({','.join('?' * len(lineage))})",
             [dataset, *lineage]).fetchall())
@@ -218,12 +214,17 @@ class Catalog:
             f"AND version IN ({','.join('?' * len(chain))}) ORDER BY version", [dataset, *chain]).fetchall()
         return {(f, uri): (fp, v) for f, uri, fp, v in rows}
 
+    def lineage(self, dataset: str, version: int) -> list[int]:
+        """`version` and its ancestors, newest first."""
+        out, v = [], version
+        while v is not None:
+            out.append(v)
+            row = self._first("SELECT parent_version FROM versions WHERE dataset = ? AND version = ?", [dataset, v])
+            v = row[0] if row else None
+        return out
+
     def descends_from(self, dataset: str, version: int, ancestor: int) -> bool:
-        while version is not None and version > ancestor:
-            row = self._first("SELECT parent_version FROM versions WHERE dataset = ? AND version = ?",
-                              [dataset, version])
-            version = row[0] if row else None
-        return version == ancestor
+        return ancestor in self.lineage(dataset, version)
 
     def refresh_views(self) -> None:
         """(Re)create one view per table over the current version of every dataset, with absolute paths so

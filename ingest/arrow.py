@@ -83,29 +83,31 @@ def _texts_problem(d: dict, names, limit: int) -> str | None:
     return None
 
 
+def _typed_problem(d: dict, names, fits, arrow_type: pa.DataType) -> str | None:
+    """"name: why" for the first of `names` in `d` that is neither of the type `fits` accepts at once nor
+    taken by pyarrow as `arrow_type`."""
+    for name in names:
+        v = d.get(name)
+        if v is not None and not fits(v) and (problem := _refused(v, arrow_type)):
+            return f"{name}: {problem}"
+    return None
+
+
+def _is_int32(v) -> bool:
+    return type(v) is int and _INT32_MIN <= v <= _INT32_MAX
+
+
 def _observation_problem(obs, limit: int) -> str | None:
     d = vars(obs)
-    if problem := _texts_problem(d, _OBS_TEXT, limit):
-        return problem
-    for name in _OBS_INT32:
-        v = d.get(name)
-        if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX) and \
-                (problem := _refused(v, _INT32)):
-            return f"{name}: {problem}"
-    v = d.get("is_error")
-    if v is not None and type(v) is not bool and (problem := _refused(v, _BOOL)):
-        return f"is_error: {problem}"
-    return None
+    return (_texts_problem(d, _OBS_TEXT, limit) or _typed_problem(d, _OBS_INT32, _is_int32, _INT32)
+            or _typed_problem(d, ("is_error",), lambda v: type(v) is bool, _BOOL))
 
 
 def _action_problem(action, limit: int) -> str | None:
     d = vars(action)
-    if problem := _texts_problem(d, _ACTION_TEXT, limit):
+    if problem := (_texts_problem(d, _ACTION_TEXT, limit)
+                   or _typed_problem(d, _ACTION_FLOAT, lambda v: type(v) is float, _FLOAT)):
         return problem
-    for name in _ACTION_FLOAT:
-        v = d.get(name)
-        if v is not None and type(v) is not float and (problem := _refused(v, _FLOAT)):
-            return f"{name}: {problem}"
     keys = d.get("keys")
     if keys is not None and not (type(keys) is list and all(type(k) is str and k.isascii() for k in keys)):
         if type(keys) is list and all(type(k) is str for k in keys):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog import Catalog, Version
@@ -89,6 +90,18 @@ def write_part(lake: Lake, dataset: str, table: str, data: pa.Table, stage: str)
     if not lake.fs.exists(path):
         lake.write_bytes_atomic(path, payload)
     return lake.relative(path)
+
+
+def read_branches_of(lake: Lake, parts: list[str], episode_ids: pa.Array, columns: list[str] | None = None
+                     ) -> pa.Table:
+    """The rows of `branches` parts that belong to the given episodes (a part group's): what a per-group task
+    reads instead of the whole table."""
+    if not parts:
+        empty = TABLES["branches"].empty_table()
+        return empty.select(columns) if columns else empty
+    wanted = pc.field("episode_id").isin(episode_ids)
+    return pa.concat_tables([pq.read_table(lake.absolute(p), columns=columns, filters=wanted, filesystem=lake.fs)
+                             for p in parts])
 
 
 def part_groups(version: Version, tables: tuple[str, ...] = ("episodes", "steps")) -> list[dict[str, list[str]]] | None:

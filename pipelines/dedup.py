@@ -118,7 +118,8 @@ def sketch_group(group: dict[str, list[str]], job: MapJob) -> GroupSketch:
     sidecar = job.sidecar(lake, group)
     if lake.fs.exists(sidecar):
         index = datasets.read_parts(lake, group["episodes"], "episodes", INDEX_COLUMNS)
-        return GroupSketch(group, lake.relative(sidecar), index, [], None)
+        if _rows(lake, sidecar) == index.num_rows:  # else unreadable or not this group's: computed again
+            return GroupSketch(group, lake.relative(sidecar), index, [], None)
     episodes = datasets.read_parts(lake, group["episodes"], "episodes")
     steps = datasets.read_parts(lake, group["steps"], "steps")
     audit: list[dict] = []
@@ -145,6 +146,14 @@ def sketch_group(group: dict[str, list[str]], job: MapJob) -> GroupSketch:
     lake.write_parquet(sidecar, table)
     return GroupSketch(group, lake.relative(sidecar), episodes.select(INDEX_COLUMNS), audit,
                        exact.no_change_steps(steps))
+
+
+def _rows(lake: Lake, path: str) -> int | None:
+    """Rows of a Parquet file by its footer; None when it cannot be read as Parquet."""
+    try:
+        return pq.read_metadata(path, filesystem=lake.fs).num_rows
+    except (OSError, pa.ArrowInvalid):
+        return None
 
 
 def _drop_from_group(group: dict[str, list[str]], dropped: pa.Array, job: MapJob) -> dict[str, list[str]]:
@@ -176,6 +185,7 @@ def duplicates_of(index: pa.Table, sidecars: list[str], lake: Lake, threshold: f
     from their groups' signature files). `index` rows (INDEX_COLUMNS) line up with the sidecars' rows."""
     light = [pq.read_table(lake.absolute(s), columns=["episode_id", "exact_key", "n_shingles", "bands"],
                            filesystem=lake.fs) for s in sidecars]
+    sizes = [t.num_rows for t in light]
     light = pa.concat_tables(light) if light else SIDECAR.empty_table().drop_columns(["shingles"])
     ids = index.column("episode_id").to_pylist()
     if light.column("episode_id").to_pylist() != ids:
@@ -212,7 +222,7 @@ def duplicates_of(index: pa.Table, sidecars: list[str], lake: Lake, threshold: f
         del band_keys
         candidates = len(u)
         docs = np.unique(np.concatenate([u, v]))  # survivor positions whose shingles are needed
-        values, offsets = _shingles_of(lake, sidecars, survivors[docs])
+        values, offsets = _shingles_of(lake, sidecars, sizes, survivors[docs])
         slot = np.searchsorted(docs, np.concatenate([u, v]))
         su, sv = slot[:len(u)], slot[len(u):]
         sim = minhash.jaccard(values, offsets, su, sv)
@@ -234,12 +244,12 @@ def duplicates_of(index: pa.Table, sidecars: list[str], lake: Lake, threshold: f
                       candidates)
 
 
-def _shingles_of(lake: Lake, sidecars: list[str], rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The shingle sets of the given global rows (sorted), read one signature file at a time: (values,
-    offsets) in `rows` order."""
+def _shingles_of(lake: Lake, sidecars: list[str], sizes: list[int], rows: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The shingle sets of the given global rows (sorted), read one signature file (of `sizes` rows) at a
+    time: (values, offsets) in `rows` order."""
     values, lens, start = [], [], 0
-    for path in sidecars:
-        n = pq.read_metadata(lake.absolute(path), filesystem=lake.fs).num_rows
+    for path, n in zip(sidecars, sizes):
         mine = rows[(rows >= start) & (rows < start + n)] - start
         if len(mine):
             column = pq.read_table(lake.absolute(path), columns=["shingles"], filesystem=lake.fs)["shingles"]
@@ -328,14 +338,17 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     no_change = [s.no_change for s in sketched if s.no_change is not None]
     no_change_steps = pa.concat_tables(no_change) if no_change else exact.no_change_steps(v1.STEPS.empty_table())
 
+    dropped_ids = pa.array(sorted(dups.dropped), pa.string())
+    branch_parts, gone_branches, branch_audit = _branches_without(lake, name, version.parts.get("branches", []),
+                                                                  dropped_ids, options.scrub)
+    audit += branch_audit
     meta = {"run_id": ctx.run_id, "dataset": name}
-    with open_catalog(lake, ctx.catalog_path) as cat:
+    with open_catalog(lake, ctx.catalog_path) as cat:  # recorded before the version that removes them
         _insert(cat.con, "dedup_clusters", _with(dups.clusters, meta))
         _insert(cat.con, "dedup_no_change", _with(no_change_steps, meta))
         if audit:
             _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(audit), meta))
 
-    dropped_ids = pa.array(sorted(dups.dropped), pa.string())
     losing = [i for i, s in enumerate(sketched)
               if pc.any(pc.is_in(s.index["episode_id"], dropped_ids)).as_py()]
     rewritten = executors.run_all(_drop_from_group, [sketched[i].group for i in losing], dropped_ids, job,
@@ -345,12 +358,6 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     for i, group in zip(losing, rewritten):
         new_groups[i] = group
     parts = {t: [p for g in new_groups for p in g[t]] for t in ("episodes", "steps")}
-    branch_parts, gone_branches, branch_audit = _branches_without(lake, name, version.parts.get("branches", []),
-                                                                  dropped_ids, options.scrub)
-    if branch_audit:
-        with open_catalog(lake, ctx.catalog_path) as cat:
-            _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(branch_audit), meta))
-    audit += branch_audit
     replaced: dict[str, list[str]] = {}
     if parts["episodes"] != version.parts.get("episodes", []) or parts["steps"] != version.parts.get("steps", []):
         replaced.update(parts)

@@ -38,7 +38,6 @@ from typing import Callable
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
@@ -212,6 +211,11 @@ class Lineage:
 
 
 # reading ----------------------------------------------------------------------------------------------
+def _file_list(lake: Lake, parts: list[str]) -> str:
+    """The parts as the list inside DuckDB's `read_parquet([...])`."""
+    return ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
+
+
 def _group_steps(lake: Lake, parts: list[str]) -> pa.Table:
     """A group's steps with the columns the transition view needs (screenshots and view trees unread)."""
     import duckdb
@@ -222,9 +226,8 @@ def _group_steps(lake: Lake, parts: list[str]) -> pa.Table:
         return pa.table({})
     con = duckdb.connect()
     attach(con, lake.url)
-    files = ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
     try:
-        return con.sql(_STEPS_SQL.format(files=files)).to_arrow_table()
+        return con.sql(_STEPS_SQL.format(files=_file_list(lake, parts))).to_arrow_table()
     finally:
         con.close()
 
@@ -232,9 +235,8 @@ def _group_steps(lake: Lake, parts: list[str]) -> pa.Table:
 def _first_urls(cat: Catalog, lake: Lake, parts: list[str]) -> dict[str, str]:
     if not parts:
         return {}
-    files = ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
     rows = cat.con.execute(
-        f"SELECT episode_id, arg_min(observation.url, step_index) FROM read_parquet([{files}]) "
+        f"SELECT episode_id, arg_min(observation.url, step_index) FROM read_parquet([{_file_list(lake, parts)}]) "
         "WHERE observation.url IS NOT NULL GROUP BY 1").fetchall()
     return dict(rows)
 
@@ -268,6 +270,10 @@ def _admissible_end(trajectory: Trajectory, include_simulated: bool) -> int:
     return end
 
 
+# why a transition or record is not in the export (the manifest's `skipped` counts)
+SKIPPED = ("held_out", "domain_not_selected", "non_real", "no_observation", "over_budget", "mix_dropped")
+
+
 @dataclass
 class RenderJob:
     """What every group's rendering shares: the options and the global decisions (splits, held-out)."""
@@ -299,14 +305,10 @@ def render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     lake, config = Lake(job.lake_url), job.config
     counter = _counter(config.tokenizer)
     episodes = _read_episodes(lake, group["episodes"])
-    branches = {}
-    if config.include_simulated and job.branch_parts:
-        ids = pa.array(list(episodes), pa.string())
-        branches = branches_by_episode(pa.concat_tables(
-            [pq.read_table(lake.absolute(p), columns=BRANCH_COLUMNS, filesystem=lake.fs,
-                           filters=pc.field("episode_id").isin(ids)) for p in job.branch_parts]))
-    out = Rendered([], {"held_out": 0, "domain_not_selected": 0, "non_real": 0, "no_observation": 0,
-                        "over_budget": 0, "mix_dropped": 0})
+    branches = branches_by_episode(datasets.read_branches_of(lake, job.branch_parts, pa.array(list(episodes),
+                                                                                              pa.string()),
+                                                             BRANCH_COLUMNS))
+    out = Rendered([], dict.fromkeys(SKIPPED, 0))
     skipped = out.skipped
 
     # JSON lines are serialized here, where the work is parallel (records hold pre-serialized fragments,
@@ -379,8 +381,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         lineage = Lineage()
         counts: dict[str, dict[str, int]] = {}
         tokens: dict[str, dict[str, int]] = {}
-        skipped = {"held_out": 0, "domain_not_selected": 0, "non_real": 0, "no_observation": 0,
-                   "over_budget": 0, "mix_dropped": 0}
+        skipped = dict.fromkeys(SKIPPED, 0)
         transitions_in = 0
         over_budget: dict[str, int] = {}  # domain -> transitions dropped for the budget
         prompt_over_budget: dict[str, int] = {}  # domain -> tokens of its system prompt, when over the budget

@@ -31,13 +31,12 @@ from dataclasses import dataclass
 
 import orjson
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import xxhash
 
 from catalog import Catalog
 from ingest.atif import EXTRA_KEY
 from pipelines import executor as executors
-from pipelines.datasets import group_sizes, group_stem, part_groups, read_parts, resolve
+from pipelines.datasets import group_sizes, group_stem, part_groups, read_branches_of, read_parts, resolve
 from pipelines.export import RENDER_BYTES_PER_S as BYTES_PER_S
 from pipelines.export import Lineage, record_export
 from pipelines.lake import Lake
@@ -124,11 +123,8 @@ def atif_group(group: dict[str, list[str]], job: AtifJob) -> list[tuple[dict, li
     lake, out_lake = Lake(job.lake_url), Lake(job.out)
     episodes = read_parts(lake, group["episodes"], "episodes")
     branches: dict[str, list[dict]] = defaultdict(list)
-    for rel in job.branch_parts:
-        mine = pq.read_table(lake.absolute(rel), filesystem=lake.fs,
-                             filters=pc.field("episode_id").isin(episodes["episode_id"]))
-        for row in mine.to_pylist():
-            branches[row["parent_step_id"]].append(row)
+    for row in read_branches_of(lake, job.branch_parts, episodes["episode_id"]).to_pylist():
+        branches[row["parent_step_id"]].append(row)
     steps = read_parts(lake, group["steps"], "steps")
     steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
     by_episode: dict[str, list[dict]] = defaultdict(list)

@@ -197,8 +197,3 @@ def pack(units: list[Unit], task_bytes: int) -> list[Task]:
             close()
     close()
     return tasks
-
-
-def plan(input_specs: list[str], formats: list[str], task_bytes: int) -> Plan:
-    units, ignored = find_units(input_specs, formats)
-    return Plan(pack(units, task_bytes), ignored)

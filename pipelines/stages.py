@@ -3,8 +3,9 @@
 A stage is a function `stage(ctx) -> StageResult`: it reads the dataset's current version, and may commit a
 new one (see `pipelines.datasets`). Its per-part work is a plain function of one part group that it hands to
 `pipelines.executor` (in-process or Ray tasks, as `ctx.executor` and `ctx.ray_address` say); what needs every
-episode (duplicate groups, splits) runs once in the stage over small per-episode data. It is registered in `STAGES` (as "module:function") under the name definitions use, and the same
-function backs its `pipelines <stage> DATASET` command.
+episode (duplicate groups, splits) runs once in the stage over small per-episode data. It is registered in
+`STAGES` (as "module:function") under the name definitions use, and the same function backs its
+`pipelines <stage> DATASET` command.
 """
 
 from __future__ import annotations

@@ -57,20 +57,20 @@ class _GxSample:
     def add(self, episodes: pa.Table, steps: pa.Table) -> None:
         from transforms.validate.gx import episode_frame, flatten_steps
 
-        for table, frame in (("episodes", episode_frame(episodes)), ("steps", flatten_steps(steps))):
-            self.parts[table].append(frame)
-            if sum(f.height for f in self.parts[table]) > 2 * self.limit:
-                self.parts[table] = [pl.concat(self.parts[table]).sample(self.limit, seed=self.seed)]
-                self.sampled = True
+        self._append("episodes", episode_frame(episodes))
+        self._append("steps", flatten_steps(steps))
 
     def merge(self, other: "_GxSample") -> None:
         for table, frames in other.parts.items():
             for frame in frames:
-                self.parts[table].append(frame)
-                if sum(f.height for f in self.parts[table]) > 2 * self.limit:
-                    self.parts[table] = [pl.concat(self.parts[table]).sample(self.limit, seed=self.seed)]
-                    self.sampled = True
+                self._append(table, frame)
         self.sampled = self.sampled or other.sampled
+
+    def _append(self, table: str, frame: pl.DataFrame) -> None:
+        self.parts[table].append(frame)
+        if sum(f.height for f in self.parts[table]) > 2 * self.limit:
+            self.parts[table] = [pl.concat(self.parts[table]).sample(self.limit, seed=self.seed)]
+            self.sampled = True
 
     def frames(self) -> dict[str, pl.DataFrame]:
         return {table: pl.concat(parts) if parts else pl.DataFrame() for table, parts in self.parts.items()}
@@ -153,9 +153,7 @@ def validate_group(item: tuple[dict[str, list[str]], bool], job: ValidateJob) ->
         bad, quarantine, findings = outcome.bad_episodes, [quarantine_rows(outcome, episodes, steps, job.run_id)], \
             [outcome.findings]
     parts = job.new_branch_parts if clean else job.branch_parts
-    mine = pa.concat_tables([pq.read_table(lake.absolute(p), filesystem=lake.fs,
-                                           filters=pc.field("episode_id").isin(episodes["episode_id"]))
-                             for p in parts]) if parts else v1.BRANCHES.empty_table()
+    mine = datasets.read_branches_of(lake, parts, episodes["episode_id"])
     kept, branch_findings = branch_rules.check_branches(mine, steps, bad, options.severity)
     quarantine.append(branch_rules.quarantine_rows(branch_findings, mine, episodes, job.run_id))
     findings.append(branch_findings)

@@ -9,6 +9,7 @@ import shutil
 import pyarrow.parquet as pq
 
 from pipelines import definition
+from pipelines.dedup import dedup_stage
 from pipelines.label import LabelOptions, label
 from pipelines.lake import Lake
 from pipelines.runner import run_ingest
@@ -94,3 +95,14 @@ def test_after_a_label_run_validate_checks_only_the_new_branches(tmp_path):
     assert f"{labeled.branches_written} branches checked, 0 errors" in result.summary, result.summary
     again = validate_stage(StageContext(Lake(str(lake)), None, "android", "run-again", {"gx": False}, lines.append))
     assert f"0 of {groups} part groups and 0 of 1 branches parts read" in again.summary, again.summary
+
+
+def test_a_damaged_signature_file_is_computed_again(tmp_path):
+    lake = tmp_path / "lake"
+    _ingest(lake, ANDROID)
+    sidecars = sorted((lake / "datasets" / "android" / "dedup").rglob("*.parquet"))
+    assert sidecars
+    sidecars[0].write_bytes(sidecars[0].read_bytes()[:100])  # a torn copy
+    result = dedup_stage(StageContext(Lake(str(lake)), None, "android", "run-again", {}, lambda line: None))
+    assert "1 of " in result.summary and "part groups read" in result.summary, result.summary
+    assert pq.read_metadata(sidecars[0]).num_rows > 0
