@@ -293,7 +293,11 @@ def validate_stage(ctx: StageContext) -> StageResult:
         if n_read < len(groups) or len(new_branch_parts) < len(branch_parts):
             summary += (f"; {n_read} of {len(groups)} part groups and {len(new_branch_parts)} of {len(branch_parts)} "
                         "branches parts read, the others found clean before")
-        if gx_on:
+        reported = cat.con.execute("SELECT count(*) FROM validation_results WHERE dataset = ? AND version = ?",
+                                   [name, number]).fetchone()[0]
+        if gx_on and not n_read and reported:
+            summary += f"; GX report of v{number} from an earlier run"
+        elif gx_on:
             if not n_read:  # every group was found clean before: the report still covers this version
                 for group in groups:
                     sample.add(datasets.read_parts(lake, group["episodes"], "episodes"),
