@@ -1,0 +1,35 @@
+"""The one guard for parts a test needs that are not plain Python imports of the project: producers,
+servers, browsers, tokenizers, other Python environments.
+
+`require(what, available, install=...)` skips the test when the part is missing on a developer's machine,
+and fails it under CI, where `.ci/run` sets `CI=true` and `make test` installs every part. Use it instead of
+`pytest.importorskip` or `skipif`, which would hide a missing part in CI.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+
+def in_ci() -> bool:
+    """True under `.ci/run` (it exports CI=true), where every part must be installed."""
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def require(what: str, available: bool, install: str = "make setup-test installs it") -> None:
+    """Skip (or, under CI, fail) a test whose part `what` is missing; `install` says how to get it."""
+    if available:
+        return
+    message = f"{what} is missing: {install}"
+    if in_ci():
+        pytest.fail(f"part missing under CI: {message}")
+    pytest.skip(message)
+
+
+def require_module(name: str, install: str = "make setup-test installs it"):
+    """Import and return module `name`, or skip (fail under CI) when it is not installed."""
+    require(f"the Python module {name}", importlib.util.find_spec(name.split(".")[0]) is not None, install)
+    return importlib.import_module(name)
