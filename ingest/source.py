@@ -138,9 +138,45 @@ def _too_large(path: str, size: int, limit: int) -> SourceError:
     return BudgetExceeded("file_bytes", limit, path, f"the file has {size} bytes", rule="file_too_large")
 
 
-def _read_local(path: str, rel: str, limit: int) -> bytes:
+def regular_file(root: str | None, path: str) -> tuple[os.stat_result | None, str | None]:
+    """`path`'s stat if it is a regular file an input may hold, else why not: the one rule the walker
+    (`pipelines.plan`) and every read through `Source` apply. A FIFO would block its reader forever and a
+    link to /dev/zero never ends, so only regular files count; a link may point only inside `root`."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        if (outside := _outside(root, path)) is not None:
+            return None, f"a link to {outside}, outside the input"
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None, "a broken link"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file")
+        return None, kind
+    return st, None
+
+
+def _outside(root: str | None, path: str) -> str | None:
+    """Where `path` really leads when that is outside `root` (links resolved), else None."""
+    if not root:
+        return None
+    target, real_root = os.path.realpath(path), os.path.realpath(root)
+    return None if os.path.commonpath([real_root, target]) == real_root else target
+
+
+def _read_local(path: str, rel: str, limit: int, root: str | None = None) -> bytes:
+    # refused here, not only by the walker: a reader that lists a folder or follows a name inside a file
+    # must not reach what the walker refused (anything outside the input, a FIFO, a device)
+    if (outside := _outside(root, path)) is not None:
+        raise SourceError("outside_input", f"{rel or path}: leads to {outside}, outside the input; not read",
+                          rel or path)
+    _, reason = regular_file(None, path)
+    if reason is not None:
+        raise SourceError("not_a_regular_file", f"{rel or path}: {reason}; not read", rel or path)
     # os.open/os.read rather than open(): no buffered file object, ~5 us less a file (a run reads ~100 a MB)
-    # O_NONBLOCK: opening a FIFO must not wait forever for a writer; anything but a regular file is refused
+    # O_NONBLOCK: a FIFO swapped in after the check must not wait forever for a writer
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         st = os.fstat(fd)
@@ -163,23 +199,47 @@ def _read_local(path: str, rel: str, limit: int) -> bytes:
 
 @dataclass
 class Source:
+    """One input unit, and the only way a reader opens input: every file it reads (the unit, a file it finds
+    by listing a folder, a file named inside another) goes through `read_bytes`, `read_path` or `listdir`,
+    which stay inside `root` (the input the unit came from), refuse what the walker refuses (links out of the
+    input, FIFOs, devices: `regular_file`) and apply the size budget. `tests/test_layout.py` fails if a module
+    under ingest/ opens a path another way."""
+
     fs: fsspec.AbstractFileSystem
     path: str  # the unit: a file, or a directory for directory formats
     uri: str  # stable identity: "<input root name>/<path inside the input>"
     put_blob: PutBlob
     budgets: Budgets = field(default_factory=default_budgets)
+    root: str | None = None  # the input root (local inputs): nothing outside it is read; None: the unit's path
     _digest: "hashlib._Hash" = field(default_factory=hashlib.sha256, repr=False)
     _listings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self):
+        if self.root is None and isinstance(self.fs, LocalFileSystem):
+            self.root = self.path if os.path.isdir(self.path) else posixpath.dirname(self.path)
+
     def join(self, rel: str) -> str:
-        return posixpath.join(self.path, rel) if rel else self.path
+        return posixpath.normpath(posixpath.join(self.path, rel)) if rel else self.path
 
     def read_bytes(self, rel: str = "") -> bytes:
         """Read a file of the unit (the unit itself when rel is empty); feeds the unit's sha256."""
-        path = self.join(rel)
+        return self._read(self.join(rel), rel)
+
+    def read_path(self, path: str) -> bytes:
+        """Read a file beside the unit by its path in the input's filesystem (e.g. a folder of screenshots
+        next to a JSONL file): the same guards as `read_bytes`, and it must lie inside the input root. It is
+        not the unit's own content, so it does not feed the unit's sha256."""
+        return self._read(posixpath.normpath(path), posixpath.relpath(path, posixpath.dirname(self.path)),
+                          digest=False)
+
+    def size(self, path: str) -> int | None:
+        """Size of a file beside or inside the unit (None when the filesystem does not say)."""
+        return self.fs.size(path)
+
+    def _read(self, path: str, rel: str, digest: bool = True) -> bytes:
         try:
             if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
-                data = _read_local(path, rel, self.budgets.file_bytes)
+                data = _read_local(path, rel, self.budgets.file_bytes, self.root)
             else:
                 size = self.fs.size(path)
                 if size is not None and size > self.budgets.file_bytes:
@@ -188,16 +248,22 @@ class Source:
                     data = f.read()
         except FileNotFoundError:
             raise SourceError("missing_file", f"{rel or path}: file not found", rel or None) from None
-        self._digest.update(rel.encode() + b"\0")
-        self._digest.update(data)  # not concatenated: that would copy every file once more
+        if digest:
+            self._digest.update(rel.encode() + b"\0")
+            self._digest.update(data)  # not concatenated: that would copy every file once more
         return data
+
+    def is_dir(self, rel: str = "") -> bool:
+        """Whether `rel` (the unit itself when empty) is a directory of the unit."""
+        return self.fs.isdir(self.join(rel))
 
     def exists(self, rel: str) -> bool:
         parent, name = posixpath.split(rel)
         return name in self._listing(parent)
 
     def listdir(self, rel: str = "") -> list[str]:
-        """Names (not paths) of the entries of a directory of the unit, sorted."""
+        """Names (not paths) of the entries of a directory of the unit, sorted; what the walker refuses
+        (links out of the input, FIFOs, devices, broken links) is not listed."""
         return sorted(self._listing(rel))
 
     def _listing(self, rel: str) -> frozenset[str]:
@@ -205,13 +271,25 @@ class Source:
             base = self.join(rel)
             try:
                 if isinstance(self.fs, LocalFileSystem):
-                    names = os.listdir(base) if os.path.isdir(base) else []
+                    names = self._local_entries(base)
                 else:
                     names = self.fs.ls(base, detail=False) if self.fs.isdir(base) else []
             except FileNotFoundError:
                 names = []
             self._listings[rel] = frozenset(posixpath.basename(p.rstrip("/")) for p in names)
         return self._listings[rel]
+
+    def _local_entries(self, base: str) -> list[str]:
+        if not os.path.isdir(base) or _outside(self.root, base) is not None:
+            return []
+        names = []
+        with os.scandir(base) as entries:
+            for entry in entries:
+                if entry.is_symlink() and _outside(self.root, entry.path) is not None:
+                    continue
+                if entry.is_dir() or (entry.is_file() and regular_file(self.root, entry.path)[1] is None):
+                    names.append(entry.name)
+        return names
 
     def sha256(self) -> str:
         """Digest of every file read so far, with their names: the unit's content identity."""

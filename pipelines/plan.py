@@ -9,7 +9,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
-import stat
 import posixpath
 from dataclasses import dataclass, field
 
@@ -17,6 +16,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ingest import registry
+from ingest.source import regular_file
 from schemas import SCHEMA_VERSION
 
 HEAD_BYTES = 4096
@@ -31,6 +31,7 @@ class Unit:
     size: int
     fingerprint: str  # size and modification time of what the unit reads
     input_spec: str  # the --input it came from: workers reopen its filesystem from it
+    root: str = ""  # the folder of that input it was found under: its reader reads nothing outside it
 
 
 @dataclass
@@ -85,26 +86,6 @@ def _roots(input_spec: str) -> tuple[fsspec.AbstractFileSystem, list[str]]:
     return fs, [path.rstrip("/") or "/"]
 
 
-def _regular(root: str, path: str) -> tuple[os.stat_result | None, str | None]:
-    """`path`'s stat if it is a regular file to read, else why not. A FIFO would block its reader forever and
-    a link to /dev/zero never ends, so only regular files count; a link may point only inside `root`."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        target = os.path.realpath(path)
-        real_root = os.path.realpath(root)
-        if os.path.commonpath([real_root, target]) != real_root:
-            return None, f"a link to {target}, outside the input"
-        try:
-            st = os.stat(target)
-        except OSError:
-            return None, "a broken link"
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
-        return None, kind
-    return st, None
-
-
 def _files(fs, root: str, skipped: list[Ignored]) -> dict[str, dict]:
     """Every regular file under `root` (or `root` itself) with its size and modification time, in path order;
     what is not read (FIFOs, devices, links out of the input) goes to `skipped`."""
@@ -115,7 +96,7 @@ def _files(fs, root: str, skipped: list[Ignored]) -> dict[str, dict]:
         for dirpath, _, names in os.walk(root):  # os.walk does not descend into linked directories
             for name in names:
                 path = posixpath.join(dirpath, name)
-                st, reason = _regular(root, path)
+                st, reason = regular_file(root, path)
                 if reason:
                     skipped.append(Ignored(path, None, f"skipped: {reason}"))
                 else:
@@ -171,7 +152,7 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
                     rel = "" if root_is_file else posixpath.relpath(unit_path, base)
                     uri = posixpath.normpath(posixpath.join(root_name, rel))
                     units.append(Unit(name, unit_path, uri, sum(i.get("size") or 0 for i in infos),
-                                      _fingerprint(infos), spec))
+                                      _fingerprint(infos), spec, base))
             ignored.extend(Ignored(p, remaining[p].get("size"), "no format reads it") for p in sorted(remaining))
     return units, ignored
 

@@ -35,7 +35,7 @@ class TaskContext:
 def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str]) -> dict:
     module = registry.load(unit.format)
     fs, _ = fsspec.core.url_to_fs(unit.input_spec)
-    source = Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put)
+    source = Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None)
     episodes: list[Episode] = []
     counts = {"episodes": 0, "steps": 0, "quarantined": 0}
 

@@ -73,3 +73,50 @@ def test_imports_flow_one_way_between_packages():
                    if target.split(".")[0] != name.split(".")[0]
                    and target.split(".")[0] not in ALLOWED[name.split(".")[0]])
     assert wrong == []
+
+
+# Opening input any way but through `ingest.source.Source` (its guarded read_bytes / read_path / listdir):
+# builtin open(), os/io/fsspec openers and listers, pathlib and glob. A zip or gzip over bytes in memory
+# (io.BytesIO) is fine: the bytes came through Source.
+_OPENING_ATTRS = {"listdir", "scandir", "walk", "glob", "iglob", "read_text", "read_bytes", "ls", "cat",
+                  "cat_file", "find", "open", "exists", "isfile", "isdir", "size", "info"}
+_OPENING_OWNERS = {"os", "io", "fs", "gzip", "bz2", "lzma", "shutil", "glob", "pathlib", "Path"}
+
+
+def _in_memory(node: ast.Call) -> bool:
+    """The opener reads bytes already in memory: its first argument or `fileobj=` is an io.BytesIO(...)."""
+    given = (node.args[:1] or []) + [k.value for k in node.keywords if k.arg == "fileobj"]
+    return any(isinstance(a, ast.Call) and getattr(a.func, "attr", getattr(a.func, "id", None)) == "BytesIO"
+               for a in given)
+
+
+def _opens_input(node: ast.Call) -> str | None:
+    func = node.func
+    if isinstance(func, ast.Name) and func.id in ("open", "Path", "ZipFile", "GzipFile", "TarFile"):
+        return None if _in_memory(node) else f"{func.id}()"
+    if isinstance(func, ast.Attribute) and func.attr in _OPENING_ATTRS:
+        owner = func.value
+        name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+        if name in _OPENING_OWNERS or (name == "path" and func.attr != "join"):
+            return f"{name}.{func.attr}()"
+    if isinstance(func, ast.Attribute) and func.attr in ("ZipFile", "GzipFile", "TarFile"):
+        return None if _in_memory(node) else f"{func.attr}()"
+    return None
+
+
+def test_readers_open_input_only_through_source():
+    """Every file a reader opens goes through `ingest.source.Source`, which keeps reads inside the input root,
+    refuses what the walker refuses and applies the size budgets (a reader that listed `events/` itself once
+    read a link out of the input that the walker had refused)."""
+    offenders = []
+    for path in sorted((ROOT / "ingest").rglob("*.py")):
+        if path.name == "source.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and (how := _opens_input(node)):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {how}")
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+                if any(n in ("pathlib", "glob") or n.startswith("pathlib.") for n in names):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports pathlib/glob")
+    assert offenders == [], "open input through ingest.source.Source:\n" + "\n".join(offenders)

@@ -86,7 +86,7 @@ def _observation(data: bytes) -> tuple[Observation, dict]:
 def read(source: Source) -> Iterator[Episode | Rejected]:
     """One episode of the unit's dumps; a dump that cannot be used is quarantined alone (file, line or node,
     field) and the others are kept (`env.dumps` lists the ones the steps come from)."""
-    if source.fs.isdir(source.path):
+    if source.is_dir():
         names = [n for n in source.listdir() if n.endswith(".xml")]
     else:
         names = [""]  # the unit is the dump itself

@@ -145,15 +145,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         obs = Observation(kind="screen", width=width, height=height)
         image = record.get("image")
         if isinstance(image, str) and image and "/" not in image and not image.startswith("."):
-            path = posixpath.join(images_dir, image)
-            if not source.fs.exists(path):
-                missing.append(image)
-            elif (size := source.fs.size(path)) is not None and size > source.budgets.file_bytes:
-                yield BudgetExceeded("file_bytes", source.budgets.file_bytes, f"images/{image}",
-                                     f"the screenshot has {size} bytes", rule="file_too_large").as_rejected()
-            else:
-                with source.fs.open(path, "rb") as f:
-                    obs.screenshot = source.put_blob(f.read(), "image/png", source.uri)
+            try:
+                data = source.read_path(posixpath.join(images_dir, image))
+                obs.screenshot = source.put_blob(data, "image/png", source.uri)
+            except SourceError as e:
+                if e.rule == "missing_file":
+                    missing.append(image)
+                else:  # too large, a link out of the input, a FIFO: said, and the step kept without it
+                    yield e.as_rejected()
         step = Step(observation=obs, action=action, reasoning=_reasoning(record))
         if (problem := step_problem(step)) is not None:
             yield Rejected("bad_record", f"{where}: field {problem}; the step is left out", name, record_id=str(num))

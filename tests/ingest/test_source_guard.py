@@ -1,0 +1,89 @@
+"""One guarded way to open input (`ingest.source.Source`): a reader that lists a folder itself, or follows a
+name written inside a file, reads nothing the walker refused — a link out of the input, a FIFO, a device —
+and nothing outside the input root."""
+
+import os
+import shutil
+
+import pytest
+
+from ingest.source import Source, SourceError
+from tests.conftest import SAMPLES
+
+# folder-shaped samples whose readers list folders or follow names from inside their files
+FOLDER_SAMPLES = {
+    "android/droidbot-run": "ingest-android",
+    "android/uiautomator-dump": "ingest-android",
+    "browser/browsergym-agentlab": "ingest-browser",
+    "macos/agentnet-darwin": "ingest-macos",
+    "atif/harbor-claude-code": "ingest-swe",
+}
+
+
+def _plant(root, outside):
+    """Beside the first file of every folder of the copy: a link to a copy of that file outside the input,
+    and a FIFO, both named the way the folder names its files (what a reader listing it would pick up)."""
+    planted = []
+    for dirpath, _, names in os.walk(root):
+        names = sorted(n for n in names if not n.startswith("."))
+        if not names:
+            continue
+        stem, dot, ext = names[0].rpartition(".")
+        stem, ext = (stem, f".{ext}") if dot else (names[0], "")
+        target = outside / f"{len(planted)}-{names[0]}"
+        shutil.copy(os.path.join(dirpath, names[0]), target)
+        link, fifo = os.path.join(dirpath, f"{stem}9991{ext}"), os.path.join(dirpath, f"{stem}9992{ext}")
+        os.symlink(target, link)
+        os.mkfifo(fifo)
+        planted += [link, fifo]
+    return planted
+
+
+def _content(query):
+    rows = query("SELECT step_id, observation.text AS text, observation.screenshot AS shot, action.raw AS raw "
+                 "FROM steps")
+    return sorted((r["step_id"], r["text"], r["shot"], r["raw"]) for r in rows)
+
+
+@pytest.mark.parametrize("sample", sorted(FOLDER_SAMPLES))
+def test_links_out_of_the_input_and_fifos_inside_folders_are_never_read(sample, tmp_path, run, query, lake):
+    # the same input name twice: ids hash the path inside the input
+    clean_input, dirty_input, outside = tmp_path / "a" / "input", tmp_path / "b" / "input", tmp_path / "outside"
+    outside.mkdir()
+    shutil.copytree(SAMPLES / sample, clean_input / "in")
+    shutil.copytree(SAMPLES / sample, dirty_input / "in")
+    planted = _plant(dirty_input, outside)
+    assert planted
+
+    clean = run(FOLDER_SAMPLES[sample], inputs=[clean_input], stages=["ingest"])
+    expected = _content(query)
+    shutil.rmtree(lake)
+    dirty = run(FOLDER_SAMPLES[sample], inputs=[dirty_input], stages=["ingest"])  # a FIFO read would hang here
+
+    assert dirty.episodes == clean.episodes and _content(query) == expected
+    ignored = {r["path"]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
+    for path in planted:
+        reason = ignored[path]
+        assert ("outside the input" in reason) if os.path.islink(path) else ("FIFO" in reason), (path, reason)
+
+
+def test_a_name_inside_a_file_cannot_lead_out_of_the_input(tmp_path):
+    (tmp_path / "secret.txt").write_text("secret")
+    unit = tmp_path / "input" / "run"
+    unit.mkdir(parents=True)
+    (unit / "inside.txt").write_text("ok")
+    os.symlink(tmp_path / "secret.txt", unit / "link.txt")
+    import fsspec
+
+    source = Source(fs=fsspec.filesystem("file"), path=str(unit), uri="input/run", put_blob=lambda *a: "",
+                    root=str(tmp_path / "input"))
+    assert source.read_bytes("inside.txt") == b"ok"
+    assert source.listdir() == ["inside.txt"]  # the link out is not listed
+    for rel in ("link.txt", "../../secret.txt"):
+        with pytest.raises(SourceError) as err:
+            source.read_bytes(rel)
+        assert err.value.rule == "outside_input" and "outside the input" in err.value.reason
+    with pytest.raises(SourceError) as err:
+        source.read_path(str(tmp_path / "secret.txt"))
+    assert err.value.rule == "outside_input"
+    assert source.read_path(str(unit / "inside.txt")) == b"ok"
