@@ -11,12 +11,14 @@ import hashlib
 import os
 import posixpath
 from dataclasses import dataclass, field
+from functools import partial
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ingest import registry
 from ingest.source import regular_file
+from ingest.unread import DIAGNOSE_BYTES, why_unread
 from schemas import SCHEMA_VERSION
 
 HEAD_BYTES = 4096
@@ -50,7 +52,7 @@ class Ignored:
 
     path: str
     size: int | None
-    reason: str  # "no format reads it", or "skipped: <why>"
+    reason: str  # "no format reads it" (after "empty file; " or "truncated at byte N (...); "), or "skipped: <why>"
 
     def __str__(self) -> str:
         return f"{self.path} ({self.reason})"
@@ -105,6 +107,11 @@ def _files(fs, root: str, skipped: list[Ignored]) -> dict[str, dict]:
     return {p: info for p, info in sorted(fs.find(root, detail=True).items()) if info.get("type") == "file"}
 
 
+def _read_start(fs, path: str) -> bytes:
+    with fs.open(path, "rb") as f:
+        return f.read(DIAGNOSE_BYTES)
+
+
 def _under(ordered: list[str], directory: str) -> list[str]:
     """The paths of sorted `ordered` inside `directory`, by binary search."""
     prefix = directory.rstrip("/") + "/"
@@ -153,7 +160,8 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
                     uri = posixpath.normpath(posixpath.join(root_name, rel))
                     units.append(Unit(name, unit_path, uri, sum(i.get("size") or 0 for i in infos),
                                       _fingerprint(infos), spec, base))
-            ignored.extend(Ignored(p, remaining[p].get("size"), "no format reads it") for p in sorted(remaining))
+            ignored.extend(Ignored(p, remaining[p].get("size"), why_unread(p, remaining[p].get("size"), partial(
+                _read_start, fs, p))) for p in sorted(remaining))
     return units, ignored
 
 

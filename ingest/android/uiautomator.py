@@ -33,6 +33,7 @@ from ingest.android.views import views_from_uiautomator
 from ingest.arrow import checked_episode, step_problem
 from ingest.record import Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
+from ingest.unread import truncation
 from schemas.render import render_android_screen
 
 FORMAT = "uiautomator"
@@ -113,8 +114,11 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                 raise ValueError(f"field {problem}")
         except ET.ParseError as e:
             line, column = e.position
-            yield Rejected("parse_error", f"{where}: malformed XML at line {line}, column {column}: {str(e).rsplit(': line', 1)[0]}",
-                           where, line=line, snippet=data[:300].decode("utf-8", "replace"))
+            cut = truncation(data)
+            reason = (f"{where}: truncated at byte {len(data)} ({cut})" if cut else
+                      f"{where}: malformed XML at line {line}, column {column}: {str(e).rsplit(': line', 1)[0]}")
+            yield Rejected("truncated_file" if cut else "parse_error", reason, where, line=line,
+                           snippet=data[:300].decode("utf-8", "replace"))
             continue
         except RecursionError:
             yield Rejected("bad_record", f"{where}: the view hierarchy is nested deeper than Python's recursion limit",

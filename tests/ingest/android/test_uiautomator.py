@@ -1,5 +1,6 @@
 import json
 import shutil
+from pathlib import Path
 
 from ingest.android import uiautomator
 from tests.conftest import SAMPLES
@@ -49,8 +50,8 @@ def test_malformed_dump_is_quarantined_with_line_and_column(run, query, tmp_path
     result = run("ingest-android", [folder])
     assert result.status == "success" and result.steps == 1 and result.quarantined == 1
     row = query("SELECT * FROM quarantine")[0]
-    assert row["rule"] == "parse_error" and row["location"] == "0002.xml" and row["line"] == 1
-    assert row["reason"].startswith("0002.xml: malformed XML at line 1, column 4918: unclosed token")
+    assert row["rule"] == "truncated_file" and row["location"] == "0002.xml" and row["line"] == 1
+    assert row["reason"] == "0002.xml: truncated at byte 5000 (the XML ends before its root element closes)"
 
 
 def test_units_sniff_content_and_keep_nested_folders_apart():
@@ -76,7 +77,7 @@ def test_a_bad_dump_is_quarantined_alone_and_the_folder_keeps_the_others(run, qu
     assert rows["0002.xml"]["rule"] == "bad_record"
     assert rows["0002.xml"]["reason"] == ("0002.xml: node 0 field bounds: 99999999999,1794 is out of the pixel range "
                                           "(int32)")
-    assert rows["0003.xml"]["rule"] == "parse_error" and rows["0003.xml"]["line"]
+    assert rows["0003.xml"]["rule"] == "truncated_file" and rows["0003.xml"]["line"]
     assert rows["0004.xml"]["rule"] == "not_a_dump" and "empty" in rows["0004.xml"]["reason"]
     env = json.loads(query("SELECT env FROM episodes")[0]["env"])
     assert env["dumps"] == ["0001.xml", "0005.xml"]  # the steps' dumps: the gaps show
@@ -91,3 +92,21 @@ def test_a_hierarchy_nested_past_the_recursion_limit_is_one_bad_dump(run, query,
     result = run("ingest-android", [dump], stages=["ingest"])
     assert result.status == "success" and result.steps == 0 and result.quarantined == 1
     assert "nested deeper than Python's recursion limit" in query("SELECT reason FROM quarantine")[0]["reason"]
+
+
+def test_a_broken_dump_no_format_claims_says_what_is_wrong_with_it(run, query, tmp_path):
+    """An empty dump, or one cut before its <hierarchy> element, is claimed by no format: the ignored-inputs
+    row says it is empty or where it was cut, not only that no format reads it."""
+    folder = tmp_path / "session"
+    folder.mkdir()
+    (folder / "window_dump.xml").write_bytes(b"")
+    (folder / "window_dump_2.xml").write_bytes(DUMP.read_bytes()[:40])
+    (folder / "notes.json").write_bytes(b'{"steps": [{"action": "tap"')
+    (folder / "whole.json").write_bytes(b'{"not": "a trace"}')
+    run("ingest-android", [folder], stages=["ingest"])
+    reasons = {Path(r["path"]).name: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
+    assert reasons == {
+        "window_dump.xml": "empty file; no format reads it",
+        "window_dump_2.xml": "truncated at byte 40 (the XML ends before its root element closes); no format reads it",
+        "notes.json": "truncated at byte 27 (the JSON ends before its last value closes); no format reads it",
+        "whole.json": "no format reads it"}

@@ -1,0 +1,53 @@
+"""Why an input file that no format claimed could not be read, when its bytes say more than "no format reads
+it": an empty file, or a JSON / XML / JSON-lines document cut short (the usual damage of a copy or an upload
+that stopped), named with the byte where it ends. Only the files no format claimed come here, and only their
+first `DIAGNOSE_BYTES` are parsed, so a run pays for this only on what it could not read."""
+
+from __future__ import annotations
+
+import xml.parsers.expat
+
+import orjson
+
+NO_FORMAT = "no format reads it"
+DIAGNOSE_BYTES = 64 << 20  # a larger unclaimed file is not parsed to say why
+
+
+def why_unread(name: str, size: int | None, read) -> str:
+    """The reason a file that no format claimed is listed in `ignored_inputs`. `read()` returns its bytes (at
+    most `DIAGNOSE_BYTES`); it is called only for a small file that looks like JSON or XML."""
+    if size == 0:
+        return f"empty file; {NO_FORMAT}"
+    if size is None or size > DIAGNOSE_BYTES or not name.endswith((".json", ".jsonl", ".xml", ".traj", ".har")):
+        return NO_FORMAT
+    data = read()
+    if not data.strip():
+        return f"only white space; {NO_FORMAT}"
+    cut = truncation(data)
+    return f"truncated at byte {len(data)} ({cut}); {NO_FORMAT}" if cut else NO_FORMAT
+
+
+def truncation(data: bytes) -> str | None:
+    """What ends early in `data`, when the document stops before it closes; None when it is whole (or broken
+    some other way: that is a format question, not damage)."""
+    text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text[:1] in (b"{", b"["):
+        last = text.rstrip().rsplit(b"\n", 1)[-1] if b"\n" in text.rstrip() else text
+        for doc in (text, last):
+            try:
+                orjson.loads(doc)
+                return None
+            except orjson.JSONDecodeError as e:
+                if "EOF" in str(e) or "unexpected end" in str(e).lower():
+                    return "the JSON ends before its last value closes"
+        return None
+    if text.startswith(b"<"):
+        parser = xml.parsers.expat.ParserCreate()
+        try:
+            parser.Parse(text, True)
+        except xml.parsers.expat.ExpatError as e:
+            if e.code in (xml.parsers.expat.errors.codes[xml.parsers.expat.errors.XML_ERROR_NO_ELEMENTS],
+                          xml.parsers.expat.errors.codes[xml.parsers.expat.errors.XML_ERROR_UNCLOSED_TOKEN]) \
+                    or "no element found" in str(e):
+                return "the XML ends before its root element closes"
+    return None
