@@ -29,6 +29,7 @@ import pyarrow as pa
 SUITES_DIR = Path(__file__).parent / "suites"
 SAMPLE_ROWS = 250_000  # ~1 s of GX time per suite on 2 cores; a full pass gains little over this
 SAMPLE_SEED = 0
+SAMPLE_BYTES = 64 << 20  # the flattened sample per table (~100 B a step row): GX's pandas copies stay < 1 GB
 
 
 @dataclass
