@@ -40,3 +40,36 @@ test: setup-test
 
 clean:
 	rm -rf lake .pytest_cache
+
+# AgentLab / BrowserGym as producers of step pickles (tests/ingest/browser/test_agentlab_producer.py), at two
+# releases whose pickles differ: agentlab 0.3.2 runs BrowserGym 0.13's loop (browsergym.experiments.loop
+# classes), agentlab 0.4.2 its own (agentlab.experiments.loop) with BrowserGym 0.14. Each venv holds the
+# experiment loop and AgentLab's chat classes the scripted agent records (no LLM client is called); full
+# agentlab pulls torch, ray and gradio, which the loop does not import. The loop counts tokens with tiktoken's
+# cl100k_base, which tiktoken downloads on first use: the file comes from the litellm wheel on PyPI (it
+# bundles it under the cache name tiktoken expects); the tests point TIKTOKEN_CACHE_DIR at it.
+AGENTLAB_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
+AGENTLAB_TIKTOKEN_CACHE := $(VENV)/producers/tiktoken-cache
+CL100K := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4
+AGENTLAB_DEPS_0.3.2 := browsergym-core==0.13.4 browsergym-experiments==0.13.4 'langchain<0.4' \
+	'langchain-community<0.4' 'transformers<5' 'openai<2' huggingface_hub pyyaml
+AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'openai<2' anthropic pyyaml
+
+.PHONY: agentlab-producers
+setup-test: agentlab-producers
+
+agentlab-producers: $(VENV)/producers/agentlab-0.3.2/.installed $(VENV)/producers/agentlab-0.4.2/.installed \
+	$(AGENTLAB_TIKTOKEN_CACHE)/$(CL100K)
+
+$(VENV)/producers/agentlab-%/.installed:
+	$(AGENTLAB_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet $(AGENTLAB_DEPS_$*)
+	$(@D)/bin/pip install --quiet --no-deps 'agentlab==$*'
+	touch $@
+
+$(AGENTLAB_TIKTOKEN_CACHE)/$(CL100K):
+	mkdir -p $(@D)/agentlab-wheel
+	$(BIN)/pip download --quiet --no-deps --dest $(@D)/agentlab-wheel 'litellm==1.110.2'
+	$(BIN)/python -c "import glob, zipfile; zipfile.ZipFile(glob.glob('$(@D)/agentlab-wheel/litellm-*.whl')[0]).extract('litellm/litellm_core_utils/tokenizers/$(CL100K)', '$(@D)/agentlab-wheel')"
+	mv $(@D)/agentlab-wheel/litellm/litellm_core_utils/tokenizers/$(CL100K) $@
+	rm -rf $(@D)/agentlab-wheel

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from schemas.v1 import ENV_WARNINGS
 
 
 # JSON-text fields (`ui_tree`, `element`, `arguments`, `raw`) take a str, or the UTF-8 bytes orjson.dumps
@@ -99,6 +102,32 @@ class Rejected:
     line: int | None = None
     snippet: str | None = None
     record_id: str | None = None
+
+
+MAX_WARNINGS = 100  # per episode; past this they are counted in env["ingest_warnings_left_out"]
+
+
+def warn(env: dict[str, Any], rule: str, reason: str) -> None:
+    """Say in an episode's `env` that something unfamiliar was kept raw (`schemas.v1.ENV_WARNINGS`); the same
+    warning twice is kept once."""
+    found = env.setdefault(ENV_WARNINGS, [])
+    entry = {"rule": rule, "reason": reason}
+    if entry in found:
+        return
+    if len(found) < MAX_WARNINGS:
+        found.append(entry)
+    else:
+        env[ENV_WARNINGS + "_left_out"] = env.get(ENV_WARNINGS + "_left_out", 0) + 1
+
+
+def episode_without_steps(reason: str, location: str | None, outcome: str, reward: float | None,
+                          **facts: Any) -> Rejected:
+    """The row an episode leaves when it cannot be split into steps: rule `episode_without_steps`, its outcome
+    and reward said in the reason and kept as JSON in the snippet (with `facts`: task, terminated...), so
+    the run's result is never lost with its steps."""
+    record = {"outcome": outcome, "reward": reward, **{k: v for k, v in facts.items() if v is not None}}
+    return Rejected("episode_without_steps", f"{reason}; the episode's outcome ({outcome}, reward {reward}) is "
+                    "kept in this row", location, snippet=json.dumps(record, default=str))
 
 
 def episode_id(source_format: str, source_uri: str, key: str) -> str:

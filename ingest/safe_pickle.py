@@ -1,14 +1,30 @@
-"""Loading untrusted pickles (AndroidWorld results, other agent logs) without running their code.
+"""Loading untrusted pickles (AndroidWorld results, BrowserGym / AgentLab steps, other agent logs): data is
+decoded, code never runs.
 
-A pickle names every callable it needs as a global (`module.name`); unpickling calls them. Here each global
-must be on an allowlist, or loading stops with `SourceError("forbidden_pickle_class", ...)` naming it, before
-anything is called: a pickle whose reduce would run `os.system` names `posix.system` and is refused.
+A pickle names every callable it needs as a global (`module.name`) and asks the unpickler to call it (REDUCE,
+NEWOBJ, INST/OBJ, BUILD through `__setstate__`). Here a global is one of three things, decided before anything
+is called:
 
-Always allowed (`SAFE_GLOBALS`): containers and scalars pickle has opcodes for, plus set / frozenset /
-bytearray / complex / OrderedDict, `_codecs.encode` (protocol-2 bytes), datetime types, and numpy arrays,
-dtypes and scalars rebuilt through checked constructors (plain ndarrays only, no object dtype).
-Callers add the classes their format stores with `records(...)`: each becomes a `Record`, a dict of the
-instance's pickled state, so none of the named library's code runs (or needs to be installed).
+- a constructor of plain data (`SAFE_GLOBALS`: set / frozenset / bytearray / complex / OrderedDict,
+  `_codecs.encode` for protocol-2 bytes, datetime types, numpy arrays, dtypes and scalars rebuilt through
+  checked constructors: plain ndarrays only, no object dtype; plus what a reader passes as `allowed`): called;
+- any other global of the standard library (`os.system`, `builtins.eval`, `subprocess.Popen`,
+  `functools.partial`, `builtins.getattr`...): the code a `__reduce__` payload runs, never data an agent log
+  holds; loading stops with `SourceError("forbidden_pickle_class", ...)` naming it, before anything is called;
+- any other class (an agent's dataclass, a pydantic model, an Enum, a class from a newer release of the
+  producer): a `Record` stand-in, a dict of the instance's pickled state, whatever the opcodes ask. Its class
+  is one this module makes (`.pickled_class` names the original, `.known` says whether the reader listed it),
+  so none of the named library's code runs (or needs to be installed). What it keeps:
+  NEWOBJ / REDUCE arguments as the item `args` (an Enum member: `{"args": [value]}`; a namedtuple: its
+  fields), the state BUILD gives it as items (a `__dict__`; `(__dict__, slots)`; pydantic's `__dict__` entry
+  merged in, its other entries kept by name; any other state as the item `state`), items APPENDed to it (a
+  list subclass) as `items`. A class named as a value, never instantiated, becomes a `Record` with the single
+  item `global` ("module.name"). The same named callable used as a function (a third-party `load(...)`) is
+  kept the same way: inert, its arguments as `args`.
+
+Readers list the classes their format is known to store with `records(...)`; the names of the others are
+given back through `unknown` (a list the caller passes), for the reader to report as warnings
+(`ingest.record.warn`): data is never refused for its class name.
 
 Budgets (`ingest.source.Budgets`; a hit raises `BudgetExceeded`, rule `budget_exceeded`, naming the budget
 and how to raise it; nothing is returned):
@@ -20,13 +36,15 @@ and how to raise it; nothing is returned):
   visits) is exponential; the count is taken level by level with `gc.get_referents` (C speed, ~15% of the
   load) and stops as soon as it passes the budget;
 - `pickle_depth`: nesting depth of the loaded value (a walk of a deeper one would hit Python's recursion
-  limit in the reader).
+  limit in the reader);
+- `pickle_classes`: distinct classes a pickle names that its reader does not list (each costs a stand-in
+  class of about a kilobyte).
 Bytes after the pickle's end (a second pickle, a second gzip member) raise `trailing_data`, or are reported
 through `notes` when the caller passes a list and can keep the value.
 
 API:
-    restricted_loads(data, allowed=None, where="pickle", budgets=None, notes=None) -> object
-    load_gzip(data, where, allowed=None, max_bytes=None, budgets=None, notes=None) -> object
+    restricted_loads(data, allowed=None, where="pickle", budgets=None, notes=None, unknown=None) -> object
+    load_gzip(data, where, allowed=None, max_bytes=None, budgets=None, notes=None, unknown=None) -> object
     records("pkg.module.Class", ...) -> allowlist entries;  Record: the stand-in (a dict; `.pickled_class`)
 """
 
@@ -40,6 +58,7 @@ import gc
 import io
 import math
 import pickle
+import sys
 from typing import Callable
 
 from ingest.safe_zip import gunzip
@@ -49,31 +68,62 @@ MAX_DECOMPRESSED_BYTES = Budgets.pickle_bytes  # the default of the `pickle_byte
 
 
 class Record(dict):
-    """Stand-in for an allowed class: the instance's pickled state (its attributes) as dict items."""
+    """Stand-in for a class the pickle names: the instance's pickled state as dict items (see the module
+    docstring for what goes where). Never runs code of the class it stands for."""
 
-    pickled_class = ""
+    __slots__ = ()
+    pickled_class = ""  # "module.name" of the class it stands for
+    known = True  # False for a class no reader listed (reported through `unknown`)
 
-    def __init__(self, *args, **kwargs):  # REDUCE calls the class with arguments: keep them as data
-        super().__init__(kwargs)
+    def __new__(cls, *args, **kwargs):  # NEWOBJ(_EX) and REDUCE pass the instance's arguments: kept as data
+        self = super().__new__(cls)
         if args:
             self["args"] = list(args)
+        if kwargs:
+            self["kwargs"] = dict(kwargs)
+        return self
+
+    def __init__(self, *args, **kwargs):  # REDUCE calls the class: __new__ kept the arguments already
+        pass
 
     def __setstate__(self, state):
         parts = state if isinstance(state, tuple) and len(state) == 2 else (state,)  # (__dict__, slots)
         for part in parts:
             if isinstance(part, dict):
-                self.update(part)
+                inner = part.get("__dict__")
+                if isinstance(inner, dict):  # pydantic: {"__dict__": fields, "__pydantic_extra__": ...}
+                    self.update(inner)
+                    self.update((k, v) for k, v in part.items() if k != "__dict__")
+                else:
+                    self.update(part)
             elif part is not None:
                 self["state"] = part
 
+    def append(self, item):  # APPEND(S) onto an instance of a list subclass
+        self.setdefault("items", []).append(item)
+
+    def extend(self, items):
+        self.setdefault("items", []).extend(items)
+
+
+def _record_class(qualified: str, known: bool) -> type[Record]:
+    name = qualified.rsplit(".", 1)[-1]
+    return type(name, (Record,), {"__slots__": (), "pickled_class": qualified, "known": known})
+
 
 def records(*qualified_names: str) -> dict[tuple[str, str], type[Record]]:
-    """Allowlist entries that rebuild each `module.Class` as a `Record` subclass named after it."""
+    """Allowlist entries that rebuild each `module.Class` as a `Record` subclass named after it: classes a
+    format is known to store (no warning when a pickle holds them)."""
     out = {}
     for qualified in qualified_names:
         module, name = qualified.rsplit(".", 1)
-        out[(module, name)] = type(name, (Record,), {"pickled_class": qualified})
+        out[(module, name)] = _record_class(qualified, known=True)
     return out
+
+
+def _is_standard_library(module: str) -> bool:
+    top = module.split(".", 1)[0]
+    return top in sys.stdlib_module_names or top == "builtins"
 
 
 def _refuse(what: str) -> SourceError:
@@ -148,15 +198,36 @@ def _codecs_encode(text, encoding="latin1"):
     return codecs.encode(text, encoding)
 
 
+class _BuiltinBase:
+    """What the pickle gets for `builtins.tuple` / `list` / `dict`: only the base named by
+    `copyreg._reconstructor` (an instance of a subclass, protocols 0-1); calling it (`list(x)` copies x
+    item by item, unmetered) is refused."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise _refuse(f"builtins.{self.name} called")
+
+
+_BASES = {name: _BuiltinBase(name) for name in ("tuple", "list", "dict")}
+
+
 def _reconstructor(cls, base, state):  # protocol 0/1 object creation: only for Record stand-ins
-    if not (isinstance(cls, type) and issubclass(cls, Record)) or base is not object:
+    if not (isinstance(cls, type) and issubclass(cls, Record)) or not (base is object or base in _BASES.values()):
         raise _refuse(f"copyreg._reconstructor of {getattr(cls, '__name__', cls)!r}")
-    return cls.__new__(cls)
+    record = Record.__new__(cls)
+    if base is _BASES["dict"] and isinstance(state, dict):
+        record.update(state)
+    elif base is not object and isinstance(state, (list, tuple)):  # a namedtuple's fields are its arguments,
+        record["args" if base is _BASES["tuple"] else "items"] = list(state)  # as NEWOBJ gives them (protocol 2+)
+    return record
 
 
 SAFE_GLOBALS: dict[tuple[str, str], Callable] = {
     ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "bytearray"): bytearray,
     ("builtins", "complex"): complex, ("builtins", "object"): object,
+    **{("builtins", name): base for name, base in _BASES.items()},
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("_codecs", "encode"): _codecs_encode, ("copyreg", "_reconstructor"): _reconstructor,
     ("datetime", "datetime"): dt.datetime, ("datetime", "date"): dt.date, ("datetime", "time"): dt.time,
@@ -176,22 +247,34 @@ class _Unpickler(pickle.Unpickler):
         self.stream = io.BytesIO(data)  # BytesIO has no peek: the unpickler reads no further than the STOP
         super().__init__(self.stream)
         self._allowed, self._alloc = allowed, alloc
+        self.unknown: dict[str, type[Record]] = {}  # stand-ins made for classes nobody listed, first seen first
 
     def find_class(self, module: str, name: str):
         # protocol 0-2 pickles use Python 2 names (__builtin__.set, copy_reg...): map them as pickle does
         if (module, name) in _compat_pickle.NAME_MAPPING:
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
         module = _compat_pickle.IMPORT_MAPPING.get(module, module)
-        try:
-            found = self._allowed[(module, name)]
-        except KeyError:
-            raise _refuse(f"{module}.{name}") from None
+        found = self._allowed.get((module, name))
+        if found is None:
+            return self._stand_in(module, name)
         # the constructors that allocate what their arguments ask for are metered against the budgets
         if found is bytearray:
             return self._bytearray
         if (module, name) in _RECONSTRUCT and found is _np_reconstruct:
             return lambda subtype, shape, dtype_code: _np_reconstruct(subtype, shape, dtype_code, self._alloc)
         return found
+
+    def _stand_in(self, module: str, name: str) -> type[Record]:
+        """The inert class for a global no one listed; a standard-library one is code (`os.system`): refused."""
+        if _is_standard_library(module):
+            raise _refuse(f"{module}.{name}")
+        qualified = f"{module}.{name}"
+        if qualified not in self.unknown:
+            limit = self._alloc.budgets.pickle_classes
+            if len(self.unknown) >= limit:
+                raise BudgetExceeded("pickle_classes", limit, "pickle", f"a class more than that ({qualified})")
+            self.unknown[qualified] = _record_class(qualified, known=False)
+        return self.unknown[qualified]
 
     def _bytearray(self, source=b"", *args):
         if isinstance(source, int) and not isinstance(source, bool):
@@ -203,14 +286,16 @@ class _Unpickler(pickle.Unpickler):
 
 
 def restricted_loads(data: bytes, allowed: dict[tuple[str, str], Callable] | None = None,
-                     where: str = "pickle", budgets: Budgets | None = None, notes: list[str] | None = None) -> object:
+                     where: str = "pickle", budgets: Budgets | None = None, notes: list[str] | None = None,
+                     unknown: list[str] | None = None) -> object:
     """Unpickle `data` with `SAFE_GLOBALS` plus `allowed` ((module, name) -> callable or `Record` class),
-    within `budgets` (default: the process's).
+    within `budgets` (default: the process's). Classes neither lists become `Record`s; when `unknown` is a
+    list, their names ("module.name", first seen first) are appended to it.
 
-    Raises SourceError: `forbidden_pickle_class` naming the first global not allowed, `budget_exceeded`
-    naming the budget, `parse_error` for a pickle that is corrupt or truncated, `trailing_data` for bytes
-    after the pickle's end (a second pickle, a second gzip member...) unless `notes` is a list: then a line
-    saying so is appended to it and the value returned. All name `where`.
+    Raises SourceError: `forbidden_pickle_class` naming the first standard-library global not allowed,
+    `budget_exceeded` naming the budget, `parse_error` for a pickle that is corrupt or truncated,
+    `trailing_data` for bytes after the pickle's end (a second pickle, a second gzip member...) unless `notes`
+    is a list: then a line saying so is appended to it and the value returned. All name `where`.
     """
     budgets = budgets or default_budgets()
     try:
@@ -218,13 +303,16 @@ def restricted_loads(data: bytes, allowed: dict[tuple[str, str], Callable] | Non
             raise BudgetExceeded("pickle_bytes", budgets.pickle_bytes, "pickle", f"{len(data)} bytes of pickle")
         unpickler = _Unpickler(data, {**SAFE_GLOBALS, **(allowed or {})}, _Allocations(budgets, len(data)))
         value = unpickler.load()
-        _check_expansion(value, budgets)
+        if _check_expansion(value, budgets):
+            value = _bare_classes_as_records(value)
         end = unpickler.stream.tell()
         if end < len(data):
             message = f"{len(data) - end} bytes after the end of the pickle (offset {end}), not read"
             if notes is None:
                 raise SourceError("trailing_data", message)
             notes.append(f"{where}: {message}")
+        if unknown is not None:
+            unknown.extend(unpickler.unknown)
         return value
     except BudgetExceeded as e:
         raise BudgetExceeded(e.budget, e.limit, where, e.what) from None
@@ -241,15 +329,30 @@ _CONTAINERS = (dict, list, tuple, set, frozenset)
 _PLAIN_CONTAINERS = frozenset(_CONTAINERS)
 
 
-def _check_expansion(value: object, budgets: Budgets) -> None:
+def _is_record_class(obj) -> bool:
+    return isinstance(obj, type) and issubclass(obj, Record)
+
+
+def _check_expansion(value: object, budgets: Budgets) -> bool:
     """Count the references `value` holds, level by level, a shared object at every use (its expansion), and
     the levels: BudgetExceeded `pickle_items` / `pickle_depth` as soon as one is passed. Only containers the
     collector tracks are descended into (strings and numbers hold no references; a dict of those is
-    untracked), and only data containers: a class or function a pickle names leads to whole modules."""
+    untracked), and only data containers: a class or function a pickle names leads to whole modules.
+    True when a `Record` class itself is among the values (a class named, never instantiated)."""
     referents, tracked = gc.get_referents, gc.is_tracked
+    # a Record's class is among its instance's referents: each instance met cancels one meeting of a class
+    bare = [0]
 
     def container(obj) -> bool:  # called on tracked objects only
-        return type(obj) in _PLAIN_CONTAINERS or isinstance(obj, _CONTAINERS)
+        if type(obj) in _PLAIN_CONTAINERS:
+            return True
+        if isinstance(obj, _CONTAINERS):
+            if isinstance(obj, Record):
+                bare[0] -= 1
+            return True
+        if isinstance(obj, type) and issubclass(obj, Record):
+            bare[0] += 1
+        return False
 
     frontier = [value] if tracked(value) and container(value) else []
     items, depth = 1, 0
@@ -266,16 +369,51 @@ def _check_expansion(value: object, budgets: Budgets) -> None:
                                      "its shared references expand to more items (memo fan-out)")
             following.extend(filter(container, filter(tracked, kids)))
         frontier = following
+    return bare[0] > 0 or _is_record_class(value)
+
+
+def _bare_classes_as_records(value):
+    """`value` with every Record class that stands as a value (not as an instance's type) replaced by a
+    Record `{"global": "module.name"}`. Runs only when `_check_expansion` saw one; the walk is bounded by it."""
+    def ref(cls):
+        out = Record.__new__(_record_class(cls.pickled_class, cls.known))
+        out["global"] = cls.pickled_class
+        return out
+
+    done: dict[int, object] = {}  # shared containers are fixed once
+
+    def fix(obj):
+        if _is_record_class(obj):
+            return ref(obj)
+        if id(obj) in done:
+            return done[id(obj)]
+        done[id(obj)] = obj
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                if isinstance(v, (dict, list, tuple, type)):
+                    obj[k] = fix(v)
+        elif isinstance(obj, list):
+            for i, v in enumerate(obj):
+                if isinstance(v, (dict, list, tuple, type)):
+                    obj[i] = fix(v)
+        elif isinstance(obj, tuple):
+            fixed = tuple(fix(v) for v in obj)
+            if any(a is not b for a, b in zip(fixed, obj)):
+                done[id(obj)] = fixed
+                return fixed
+        return obj
+
+    return fix(value)
 
 
 def load_gzip(data: bytes, where: str, allowed: dict[tuple[str, str], Callable] | None = None,
               max_bytes: int | None = None, budgets: Budgets | None = None,
-              notes: list[str] | None = None) -> object:
+              notes: list[str] | None = None, unknown: list[str] | None = None) -> object:
     """A gzipped pickle (`*.pkl.gz`): inflated as a stream up to `max_bytes` (default: the `pickle_bytes`
     budget; SourceError `archive_too_large` past it, `bad_archive` if not gzip: see `gunzip`, which also
-    explains `notes`), then `restricted_loads`."""
+    explains `notes`), then `restricted_loads` (which explains `unknown`)."""
     budgets = budgets or default_budgets()
     # screenshots compress far better than the zip bomb ratio: only the absolute cap applies here
     data = gunzip(data, where, max_bytes=budgets.pickle_bytes if max_bytes is None else max_bytes,
                   max_ratio=float("inf"), budgets=budgets, notes=notes, cap_name="pickle_bytes")
-    return restricted_loads(data, allowed, where, budgets, notes)
+    return restricted_loads(data, allowed, where, budgets, notes, unknown)

@@ -3,7 +3,7 @@ decoders may spend.
 
 Budgets: every decoder of untrusted input is bounded (`Budgets`, one instance per unit as `source.budgets`):
 raw file size, gzip / zip output (absolute and ratio, checked while streaming), pickles (their size plus what
-they ask to allocate, array sizes, memo fan-out, nesting depth), JSON depth and line length. A budget hit
+they ask to allocate, array sizes, memo fan-out, nesting depth, classes no reader lists), JSON depth and line length. A budget hit
 raises `BudgetExceeded` (a `SourceError`, rule `budget_exceeded` unless the decoder keeps an older rule such
 as `archive_too_large` or `file_too_large`), whose reason names the budget, its value and how to raise it:
 the environment variable `TRAJFORGE_BUDGET_<NAME>` (sizes take KiB / MiB / GiB), read once per process, or
@@ -48,6 +48,7 @@ class Budgets:
     pickle_array_bytes: int = 256 << 20  # one array or bytearray a pickle asks to allocate
     pickle_items: int = 20_000_000  # references in the loaded value, a shared one counted at every use
     pickle_depth: int = 500  # nesting depth of the loaded value
+    pickle_classes: int = 10_000  # distinct classes one pickle names that its reader does not list
     line_bytes: int = 1 << 20  # one line of a line-oriented text log
     field_bytes: int = 64 << 20  # one text value of a step (observation text, ui_tree, action raw...)
 
@@ -124,7 +125,8 @@ class BudgetExceeded(SourceError):
 
     def __init__(self, budget: str, limit: float, where: str, what: str, rule: str = "budget_exceeded",
                  location: str | None = None):
-        shown = f"{limit:g}" if budget in ("compression_ratio", "pickle_items", "pickle_depth", "archive_members") \
+        shown = f"{limit:g}" if budget in ("compression_ratio", "pickle_items", "pickle_depth", "pickle_classes",
+                                                      "archive_members") \
             else human_bytes(limit)
         super().__init__(rule, f"{where}: {what}: over the {budget} budget of {shown} (raise it with "
                          f"{ENV_PREFIX}{budget.upper()}=<larger>)", location if location is not None else where)

@@ -1,18 +1,32 @@
-"""DroidBot output directories: `events/event_<tag>.json`, `states/state_<tag>.json`, `screen_<tag>.jpg`,
-`utg.js`. One directory is one episode; steps are the events in tag order.
+"""DroidBot output directories and those of its forks: `events/event_<tag>.json` (one per event),
+`states/state_<tag>.json` + `states/screen_<tag>.jpg` (DroidBot), or `all_states/state_<N>.json` +
+`all_states/screen_<N>.png|jpg|jpeg` (Kea: N counts the events, the state is the one the event N acted on),
+`utg.js`. Steps are the events in tag order.
 
-Events link to UI states by the `start_state`/`stop_state` hashes (`state_str`), not by tag. Tags are local
-time of an unknown zone, so step timestamps stay null (the tags are kept in `env` and `raw`).
+Runs: DroidBot and Kea start every run with a `kill_app` event (then the app's start intent); several runs
+written to one output folder are several episodes, split at each `kill_app` after the first (the first keeps
+the key "", a later one `run-<k>`). States: an event names the state it acted on by hash (`start_state`,
+DroidBot's `state_str`), and the same screen recurs (in one run and across runs): each event gets the state
+with that hash recorded nearest its own time (both tags are local times of the same clock), its screenshot the
+one saved beside that state. Tags are local time of an unknown zone, so step timestamps stay null (the tags
+are kept in `env` and `raw`).
+
+Event kinds: `event_type`, or, when it is null (Kea's rotations), the class named by `event_str`
+(`RotateDeviceToLandscapeEvent()` -> a `command` step `rotate_device_right`). A kind this reader does not
+know is kept as a `command` step with the event's text and its raw record, and a warning in
+`env.ingest_warnings` (validate: `ingest.kept_unknown`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import posixpath
+import re
 from typing import Iterator
 
 import orjson
 
-from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
+from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, warn
 from ingest.source import Source, SourceError, parse_json
 from schemas.render import render_android_screen
 
@@ -20,6 +34,19 @@ FORMAT = "droidbot"
 VERSION = "1"
 
 _KEY_ACTIONS = {"BACK": "back", "HOME": "home"}
+_STATE_DIRS = ("states", "all_states")  # DroidBot's, Kea's
+_SCREEN_EXTENSIONS = (".jpg", ".png", ".jpeg")
+_TAG = re.compile(r"^(\d{4}-\d{2}-\d{2}_\d{6})")
+# the class an event_str names -> its event_type (DroidBot's and Kea's input_event.py KEY_* constants)
+_EVENT_CLASSES = {
+    "KillAppEvent": "kill_app", "IntentEvent": "intent", "KeyEvent": "key", "TouchEvent": "touch",
+    "LongTouchEvent": "long_touch", "SetTextEvent": "set_text", "ScrollEvent": "scroll", "SwipeEvent": "swipe",
+    "ExitEvent": "exit", "RotateDeviceToLandscapeEvent": "rotate_device_right",
+    "RotateDeviceToPortraitEvent": "rotate_device_neutral", "ReInstallAppEvent": "fresh_reinstall_app",
+    "KillAndRestartAppEvent": "KillAndRestartAppEvent",
+}
+_DEVICE_COMMANDS = {"rotate_device_right": "landscape", "rotate_device_neutral": "portrait",
+                    "fresh_reinstall_app": None, "KillAndRestartAppEvent": None}
 
 
 def units(files: list[str], head) -> list[str]:
@@ -32,22 +59,53 @@ def units(files: list[str], head) -> list[str]:
     return sorted(runs)
 
 
-def _load_states(source: Source) -> tuple[dict[str, dict], list[Rejected]]:
-    states, rejected = {}, []
-    for name in source.listdir("states"):
-        if not (name.startswith("state_") and name.endswith(".json")):
-            continue
-        rel = f"states/{name}"
-        try:
-            state = parse_json(source.read_bytes(rel), rel)
-        except SourceError as e:
-            rejected.append(Rejected(e.rule, e.reason, rel))
-            continue
-        screenshot = f"states/screen_{state.get('tag', name[6:-5])}.jpg"
-        if source.exists(screenshot):
-            state["_screenshot"] = source.put_blob(source.read_bytes(screenshot), "image/jpeg", source.uri)
-        states[state.get("state_str")] = state
+def _time(tag) -> dt.datetime | None:
+    """A DroidBot tag (`2021-12-06_204452`, local time) as a naive datetime, for ordering and distances."""
+    m = _TAG.match(tag) if isinstance(tag, str) else None
+    try:
+        return dt.datetime.strptime(m.group(1), "%Y-%m-%d_%H%M%S") if m else None
+    except ValueError:
+        return None
+
+
+def _load_states(source: Source) -> tuple[dict[str, list[dict]], list[Rejected]]:
+    """state_str -> every state recorded with it (`_time`, `_screenshot` added), from states/ and all_states/."""
+    states: dict[str, list[dict]] = {}
+    rejected = []
+    for folder in _STATE_DIRS:
+        names = set(source.listdir(folder))
+        for name in sorted(names):
+            if not (name.startswith("state_") and name.endswith(".json")):
+                continue
+            rel = f"{folder}/{name}"
+            try:
+                state = parse_json(source.read_bytes(rel), rel)
+                if not isinstance(state, dict):
+                    raise SourceError("bad_record", f"{rel}: not a JSON object")
+            except SourceError as e:
+                rejected.append(Rejected(e.rule, e.reason, rel))
+                continue
+            suffix = name[6:-5]  # DroidBot: the state's tag; Kea: the number of the event it came before
+            shot = next((f"screen_{suffix}{ext}" for ext in _SCREEN_EXTENSIONS if f"screen_{suffix}{ext}" in names),
+                        None)
+            if shot is not None:
+                media = "image/png" if shot.endswith(".png") else "image/jpeg"
+                state["_screenshot"] = source.put_blob(source.read_bytes(f"{folder}/{shot}"), media, source.uri)
+            state["_time"] = _time(state.get("tag")) or _time(suffix)
+            states.setdefault(state.get("state_str"), []).append(state)
     return states, rejected
+
+
+def _nearest(states: list[dict] | None, when: dt.datetime | None) -> dict | None:
+    """The state recorded nearest `when` (the first recorded when times are unknown)."""
+    if not states:
+        return None
+    if when is None:
+        return states[0]
+    timed = [s for s in states if s["_time"] is not None]
+    if not timed:
+        return states[0]
+    return min(timed, key=lambda s: (abs((s["_time"] - when).total_seconds()), s["_time"]))
 
 
 def _observation(state: dict | None) -> Observation:
@@ -83,34 +141,48 @@ def _point(event: dict, size: tuple[int, int] | None) -> tuple[float | None, flo
     return clamp01(x / size[0]), clamp01(y / size[1])
 
 
-def _action(record: dict, size: tuple[int, int] | None) -> Action:
+def event_kind(record: dict) -> str | None:
+    """The event's type: `event_type`, else the class its `event_str` names (`RotateDeviceToLandscapeEvent()`)."""
+    etype = record["event"].get("event_type")
+    if etype:
+        return etype
+    match = re.match(r"\s*(\w+)\(", record.get("event_str") or "")
+    return _EVENT_CLASSES.get(match.group(1), match.group(1)) if match else None
+
+
+def _action(record: dict, size: tuple[int, int] | None) -> tuple[Action, bool]:
+    """(the event's action, whether its kind is one this reader knows)."""
     event = record["event"]
-    etype = event.get("event_type")
+    etype = event_kind(record)
     raw = orjson.dumps(record)
     view = event.get("view")
-    element = _element(view) if view else None
+    element = _element(view) if isinstance(view, dict) else None
     if etype == "kill_app":
-        return Action(kind="command", code=event.get("stop_intent"), raw=raw)
+        return Action(kind="command", code=event.get("stop_intent"), raw=raw), True
     if etype == "intent":
         intent = event.get("intent") or ""
         if intent.startswith("am start"):
             component = intent.split()[-1]
-            return Action(kind="open_app", text=component.split("/")[0], code=intent, raw=raw)
-        return Action(kind="command", code=intent, raw=raw)
+            return Action(kind="open_app", text=component.split("/")[0], code=intent, raw=raw), True
+        return Action(kind="command", code=intent, raw=raw), True
     if etype == "key":
         name = event.get("name") or ""
         kind = _KEY_ACTIONS.get(name.upper())
-        return Action(kind=kind, raw=raw) if kind else Action(kind="key", keys=[name], raw=raw)
+        return (Action(kind=kind, raw=raw) if kind else Action(kind="key", keys=[name], raw=raw)), True
     if etype in ("touch", "long_touch", "set_text", "scroll"):
         x, y = _point(event, size)
         kind = {"touch": "tap", "long_touch": "long_press", "set_text": "type", "scroll": "scroll"}[etype]
         return Action(kind=kind, x=x, y=y, element=element, text=event.get("text"),
-                      direction=(event.get("direction") or "").lower() or None, raw=raw)
+                      direction=(event.get("direction") or "").lower() or None, raw=raw), True
     if etype == "swipe":
         (x, y), (x2, y2) = _point({"x": event.get("start_x"), "y": event.get("start_y")}, size), \
             _point({"x": event.get("end_x"), "y": event.get("end_y")}, size)
-        return Action(kind="swipe", x=x, y=y, x2=x2, y2=y2, element=element, raw=raw)
-    raise SourceError("unsupported_event", f"event type {etype!r} is not supported")
+        return Action(kind="swipe", x=x, y=y, x2=x2, y2=y2, element=element, raw=raw), True
+    if etype == "exit":
+        return Action(kind="done", raw=raw), True
+    if etype in _DEVICE_COMMANDS:  # rotations, reinstalls: done to the device, not on a view
+        return Action(kind="command", code=etype, text=_DEVICE_COMMANDS[etype], raw=raw), True
+    return Action(kind="command", code=record.get("event_str") or etype, raw=raw), False
 
 
 def _run_info(source: Source) -> dict:
@@ -126,17 +198,8 @@ def _run_info(source: Source) -> dict:
     return {k: utg[k] for k in keys if k in utg}
 
 
-def read(source: Source) -> Iterator[Episode | Rejected]:
-    states, rejected = _load_states(source)
-    yield from rejected
-    sizes = [(s["width"], s["height"]) for s in states.values() if s.get("width") and s.get("height")]
-    size = sizes[0] if sizes else None
-
-    steps: list[Step] = []
-    tags: list[str] = []
-    last_stop = None
-    observations: dict[str, Observation] = {}  # events often start from a state seen before
-
+def _events(source: Source, size) -> Iterator[tuple[dict, Action, bool] | Rejected]:
+    """(record, action, kind known) for each event file in tag order; a row for each unusable one."""
     for name in source.listdir("events"):
         if not (name.startswith("event_") and name.endswith(".json")):
             continue
@@ -145,31 +208,74 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             record = parse_json(source.read_bytes(rel), rel)
             if not isinstance(record, dict) or not isinstance(record.get("event"), dict):
                 raise SourceError("bad_record", f"{rel}: no 'event' object")
-            action = _action(record, size)
+            record.setdefault("tag", name[6:-5])
+            action, known = _action(record, size)
         except SourceError as e:
             yield Rejected(e.rule, e.reason if e.reason.startswith(rel) else f"{rel}: {e.reason}", rel)
             continue
-        start = record.get("start_state")
-        if start not in observations:
-            observations[start] = _observation(states.get(start))
-        steps.append(Step(observation=observations[start], action=action))
-        tags.append(record.get("tag") or name[6:-5])
-        last_stop = record.get("stop_state")
+        yield record, action, known
 
-    if not steps:
+
+def _runs(events: list[tuple[dict, Action, bool]]) -> list[list[tuple[dict, Action, bool]]]:
+    """The events split where a run starts: at each `kill_app` after the first event."""
+    runs: list[list] = []
+    for item in events:
+        if not runs or (event_kind(item[0]) == "kill_app" and runs[-1]):
+            runs.append([])
+        runs[-1].append(item)
+    return runs
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    states, rejected = _load_states(source)
+    yield from rejected
+    sizes = [(s["width"], s["height"]) for group in states.values() for s in group
+             if s.get("width") and s.get("height")]
+    size = sizes[0] if sizes else None
+    events = []
+    for item in _events(source, size):
+        if isinstance(item, Rejected):
+            yield item
+        else:
+            events.append(item)
+    if not events:
         yield Rejected("empty_episode", f"{source.uri}: no usable events", "events")
         return
-    env = {"device": "android", **_run_info(source), "local_time_first": tags[0], "local_time_last": tags[-1]}
-    if size:
-        env["screen_size"] = list(size)
-    final = states.get(last_stop)
-    yield Episode(
-        key="",
-        domain="android",
-        platform="android",
-        steps=steps,
-        task=None,  # DroidBot explores an app; it has no instruction
-        final_observation=_observation(final) if final else None,
-        env=env,
-        terminated=False,  # runs stop on a time or event budget: truncated, not terminal
-    )
+    runs = _runs(events)
+    info = _run_info(source)
+    observations: dict[int, Observation] = {}  # a state seen again is rendered once
+
+    def observe(state: dict | None) -> Observation:
+        if state is None:
+            return Observation(kind="none")
+        if id(state) not in observations:
+            observations[id(state)] = _observation(state)
+        return observations[id(state)]
+
+    for k, run in enumerate(runs):
+        steps, unknown = [], []
+        for record, action, known in run:
+            state = _nearest(states.get(record.get("start_state")), _time(record["tag"]))
+            steps.append(Step(observation=observe(state), action=action))
+            if not known:
+                unknown.append(f"event {record['tag']}: kind {event_kind(record)!r} "
+                               f"({record.get('event_str')}) kept as a command with its raw record")
+        last = run[-1][0]
+        final = _nearest(states.get(last.get("stop_state")), _time(last["tag"]))
+        env = {"device": "android", **info, "local_time_first": run[0][0]["tag"], "local_time_last": last["tag"]}
+        if size:
+            env["screen_size"] = list(size)
+        if len(runs) > 1:
+            env["run"] = {"index": k, "count": len(runs)}
+        for reason in unknown:
+            warn(env, "unknown_event", reason)
+        yield Episode(
+            key="" if k == 0 else f"run-{k}",
+            domain="android",
+            platform="android",
+            steps=steps,
+            task=None,  # DroidBot explores an app; it has no instruction
+            final_observation=observe(final) if final else None,
+            env=env,
+            terminated=False,  # runs stop on a time or event budget: truncated, not terminal
+        )

@@ -6,21 +6,26 @@ Python-call string such as `click('a51')`, often inside a fenced block after the
 the reward / terminated / truncated that action n-1 produced. So step t = (obs t, action t) and its reward
 is the one recorded in `StepInfo` t+1; a last `StepInfo` without an action is the final observation.
 
-Pickles go through `ingest.safe_pickle` with this format's allowlist (`ALLOWED`: BrowserGym / AgentLab
-classes become plain dicts, paths strings, numpy arrays plain arrays) and the unit's budgets (size, array
-sizes, memo fan-out, depth); gzip is inflated as a stream with a size cap, every member read.
+Pickles go through `ingest.safe_pickle` with the unit's budgets (size, array sizes, memo fan-out, depth):
+BrowserGym / AgentLab classes become dicts of their state (AgentLab 0.3's `browsergym.experiments.loop` and
+0.4's `agentlab.experiments.loop` records, `AgentInfo`, the `Discussion` of chat messages, model arguments),
+paths strings, numpy arrays plain arrays. A class `ALLOWED` does not list loads the same way and is named in
+the episode's `env.ingest_warnings` (validate: `ingest.kept_unknown`). gzip is inflated as a stream with a
+size cap, every member read.
 Actions are parsed with `ast` (literal arguments only), never evaluated; output that is no plain call with
 literal arguments fitting the action stays a `code` action, verbatim. Observations are the accessibility-tree
 text with the active page's URL and title; screenshots go to the blob store.
 
-Record isolation: a step file that cannot be used (missing from the numbering, corrupt, truncated, a refused
-class, over a budget, a field this reader uses of the wrong type: `obs`, `action`, `reward`,
+Record isolation: a step file that cannot be used (missing from the numbering, corrupt, truncated, code a
+pickle asks to run, over a budget, a field this reader uses of the wrong type: `obs`, `action`, `reward`,
 `agent_info.think`, `profiling.env_stop`, `obs.open_pages_urls` / `open_pages_titles` / `last_action_error`
 / `axtree_txt` / `pruned_html`, or a value the schema or the `field_bytes` budget refuses) gets one
 quarantine row (record_id `step <n>`) naming the file, the step and the field, and splits
 the episode there: the steps before it end truncated (the missing observation was their next one), the steps
 after it form an episode of their own, keyed `segment-<n>` with `env.segment` saying which step files it
-holds. Only the segment that reaches the end of the run carries the outcome, reward and terminal flag. A bad
+holds. The run's outcome and reward (summary_info.json, else the StepInfos: the last one's flags, the sum of
+the rewards) go with the last segment, terminal only when it reaches the last StepInfo; a run none of whose
+steps can be used leaves them in an `episode_without_steps` row. A bad
 `summary_info.json` (or one bad field of it), `exp_args.pkl`, `goal_object.pkl.gz` or screenshot is
 quarantined and the episode kept without it. Bytes after a step's pickle (a second gzip member, trailing
 data) are said in a `trailing_data` row and the step kept. A folder is claimed when a step file is gzip data,
@@ -40,7 +45,7 @@ import orjson
 
 from ingest.arrow import checked_episode, step_problem
 from ingest.png import png_size
-from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
+from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, episode_without_steps, warn
 from ingest.safe_pickle import load_gzip, records, restricted_loads
 from ingest.source import Source, SourceError, parse_json
 
@@ -58,17 +63,23 @@ def _path(*parts) -> str:
     return "/".join(str(p) for p in parts)
 
 
-_LOOP_CLASSES = ("StepInfo", "StepTimestamps", "ExpArgs", "EnvArgs", "ExpResult")
+_LOOP_CLASSES = ("StepInfo", "StepTimestamps", "ExpArgs", "EnvArgs", "ExpResult", "AgentInfo")
 _LOOP_MODULES = ("browsergym.experiments.loop", "agentlab.experiments.loop", "browsergym.experiments.agent")
-# What BrowserGym / AgentLab pickle besides plain data: the experiment loop's records and the agent argument
-# classes of exp_args.pkl (BrowserGym's demo agent, AgentLab's generic agent); paths become strings.
+_MODEL_ARGS = ("OpenAIModelArgs", "AzureModelArgs", "OpenRouterModelArgs", "SelfHostedModelArgs",
+               "AnthropicModelArgs", "BedrockModelArgs", "LiteLLMModelArgs", "ChatModelArgs", "CheatMiniWoBLLMArgs")
+# What BrowserGym / AgentLab 0.3-0.4 are known to pickle besides plain data: the experiment loop's records,
+# the agent's info (`AgentInfo`, its `Discussion` of chat messages), the agent and model argument classes of
+# exp_args.pkl; paths become strings. Any other class loads too, as the record of its state, with a warning
+# (`ingest.safe_pickle`): a class a new release adds never costs a step.
 ALLOWED = {
     **records(*(f"{module}.{name}" for module in _LOOP_MODULES for name in _LOOP_CLASSES)),
     **records("agent.DemoAgentArgs", "demo_agent.agent.DemoAgentArgs",
               "agentlab.agents.generic_agent.generic_agent.GenericAgentArgs",
               "agentlab.agents.generic_agent.generic_agent_prompt.GenericPromptFlags",
               "agentlab.agents.dynamic_prompting.ObsFlags", "agentlab.agents.dynamic_prompting.ActionFlags",
-              "agentlab.llm.chat_api.OpenAIModelArgs"),
+              *(f"agentlab.llm.llm_utils.{name}" for name in ("Discussion", "BaseMessage", "SystemMessage",
+                                                                "HumanMessage", "AIMessage")),
+              *(f"agentlab.llm.chat_api.{name}" for name in _MODEL_ARGS)),
     ("pathlib", "PosixPath"): _path, ("pathlib", "WindowsPath"): _path, ("pathlib", "Path"): _path,
 }
 
@@ -267,11 +278,18 @@ class _BadRecord(ValueError):
     """A record with a field of the wrong type; the message is "field: what is wrong"."""
 
 
-def _load_pickle(source: Source, rel: str, compressed: bool, notes: list[str] | None = None):
-    data = source.read_bytes(rel)
+def _load_pickle(source: Source, rel: str, compressed: bool, notes: list[str] | None = None,
+                 unknown: dict[str, str] | None = None):
+    """The file's value; classes it holds that `ALLOWED` does not list go in `unknown` (name -> first file)."""
+    data, found = source.read_bytes(rel), []
     if compressed:
-        return load_gzip(data, rel, ALLOWED, budgets=source.budgets, notes=notes)
-    return restricted_loads(data, ALLOWED, rel, source.budgets)
+        value = load_gzip(data, rel, ALLOWED, budgets=source.budgets, notes=notes, unknown=found)
+    else:
+        value = restricted_loads(data, ALLOWED, rel, source.budgets, unknown=found)
+    if unknown is not None:
+        for name in found:
+            unknown.setdefault(name, rel)
+    return value
 
 
 def _plain(value):
@@ -374,80 +392,100 @@ def _summary(source: Source) -> tuple[dict, list[Rejected]]:
     return {k: v for k, v in out.items() if v is not None}, rejected
 
 
-def read(source: Source) -> Iterator[Episode | Rejected]:
-    """The folder's episode; a step file that cannot be used (unreadable, refused, a field of the wrong type)
-    is quarantined alone and splits the episode there (see the module docstring)."""
+def _step_infos(source: Source, unknown: dict[str, str]) -> tuple[list[dict | None], list[Rejected]]:
+    """StepInfo n at index n (None where missing or unusable), and a row for each one that is not usable."""
     numbered = sorted((int(m.group(1)), name) for name in source.listdir() if (m := _STEP_FILE.match(name)))
     if not numbered:
         raise SourceError("empty_episode", f"{source.uri}: no step_<n>.pkl.gz files")
     last_n = numbered[-1][0]
     infos: list[dict | None] = [None] * (last_n + 1)
-    present = {n for n, _ in numbered}
+    present, rows = {n for n, _ in numbered}, []
     for n in range(last_n + 1):
         if n not in present:
-            yield Rejected("missing_file", f"step_{n}.pkl.gz: missing from the step files 0..{last_n}; the episode "
-                           "is split there", f"step_{n}.pkl.gz", record_id=f"step {n}")
+            rows.append(Rejected("missing_file", f"step_{n}.pkl.gz: missing from the step files 0..{last_n}; the "
+                                 "episode is split there", f"step_{n}.pkl.gz", record_id=f"step {n}"))
     for n, name in numbered:
         notes: list[str] = []
         try:
-            info = _load_pickle(source, name, compressed=True, notes=notes)
+            info = _load_pickle(source, name, compressed=True, notes=notes, unknown=unknown)
             _check_info(info)
         except SourceError as e:
-            yield Rejected(e.rule, f"{e.reason}; the episode is split there", name, record_id=f"step {n}")
+            rows.append(Rejected(e.rule, f"{e.reason}; the episode is split there", name, record_id=f"step {n}"))
             continue
         except _BadRecord as e:
-            yield Rejected("bad_record", f"{name}: field {e}; the episode is split there", name, record_id=f"step {n}")
+            rows.append(Rejected("bad_record", f"{name}: field {e}; the episode is split there", name,
+                                 record_id=f"step {n}"))
             continue
-        for note in notes:
-            yield Rejected("trailing_data", note, name, record_id=f"step {n}")
+        rows += [Rejected("trailing_data", note, name, record_id=f"step {n}") for note in notes]
         infos[n] = info
-    if not any(infos):
-        return
+    return infos, rows
 
-    summary, rejected = _summary(source)
-    yield from rejected
-    exp_args = {}
+
+def _side_files(source: Source, unknown: dict[str, str]) -> tuple[dict, dict, object, list[Rejected]]:
+    """(summary, exp_args, goal object) and a row for each that could not be used; the episode stands
+    without them."""
+    summary, rows = _summary(source)
+    exp_args, goal = {}, None
     if source.exists("exp_args.pkl"):
         try:
-            exp_args = _load_pickle(source, "exp_args.pkl", compressed=False)
+            exp_args = _load_pickle(source, "exp_args.pkl", compressed=False, unknown=unknown)
         except SourceError as e:  # metadata only: the episode stands without it, the refusal is kept
-            yield Rejected(e.rule, e.reason, "exp_args.pkl")
-    goal = None
+            rows.append(Rejected(e.rule, e.reason, "exp_args.pkl"))
     if source.exists("goal_object.pkl.gz"):
         try:
-            goal = _load_pickle(source, "goal_object.pkl.gz", compressed=True)
+            goal = _load_pickle(source, "goal_object.pkl.gz", compressed=True, unknown=unknown)
         except SourceError as e:
-            yield Rejected(e.rule, f"{e.reason}; the task is taken from the first observation", "goal_object.pkl.gz")
+            rows.append(Rejected(e.rule, f"{e.reason}; the task is taken from the first observation",
+                                 "goal_object.pkl.gz"))
+    return summary, exp_args if isinstance(exp_args, dict) else {}, goal, rows
 
-    shots: dict[int, tuple[str, tuple[int, int] | None]] = {}
-    for n in range(last_n + 1):
+
+def _run_result(summary: dict, infos: list[dict | None]) -> tuple[bool, bool, float | None]:
+    """(terminated, truncated, cumulative reward) of the run: summary_info.json's, else what the StepInfos
+    say (the last one's flags; the sum of the rewards when every StepInfo was read, as AgentLab sums them)."""
+    last_info = infos[-1] or {}
+    terminated = bool(summary.get("terminated", _plain(last_info.get("terminated"))))
+    truncated = bool(summary.get("truncated", _plain(last_info.get("truncated"))))
+    cum_reward = summary.get("cum_reward")
+    if cum_reward is None and all(info is not None for info in infos):
+        rewards = [_plain(info.get("reward")) for info in infos]
+        cum_reward = float(sum(r for r in rewards if isinstance(r, (int, float))))
+    return terminated, truncated, cum_reward
+
+
+def _screenshots(source: Source, infos: list[dict | None]) -> tuple[dict[int, tuple], list[Rejected]]:
+    """Step n -> (blob ref, (width, height) or None) of screenshot_step_<n>.png, and a row for each unreadable."""
+    shots, rows = {}, []
+    for n, info in enumerate(infos):
         rel = f"screenshot_step_{n}.png"
-        if infos[n] is not None and source.exists(rel):
+        if info is not None and source.exists(rel):
             try:
                 data = source.read_bytes(rel)
             except SourceError as e:
-                yield Rejected(e.rule, f"{e.reason}; step {n} is kept without its screenshot", rel)
+                rows.append(Rejected(e.rule, f"{e.reason}; step {n} is kept without its screenshot", rel))
                 continue
             shots[n] = (source.put_blob(data, "image/png", source.uri), png_size(data))
-    sizes = [s for _, s in shots.values() if s]
-    size = sizes[0] if sizes else None  # the viewport does not change within an experiment
+    return shots, rows
 
-    def observe(n: int) -> Observation:
-        shot, shot_size = shots.get(n, (None, None))
-        return observation_from(infos[n]["obs"], shot, shot_size or size)
 
-    # segments: runs of usable StepInfos with an action; one ends where the next StepInfo is missing (cut)
-    # or has no action (its observation is the final one)
-    segments: list[tuple[list[tuple[int, Step]], Observation | None]] = []
+Segment = tuple[list[tuple[int, Step]], Observation | None]
+
+
+def _segments(infos: list[dict | None], observe, size) -> tuple[list[Segment], list[Rejected]]:
+    """Runs of usable StepInfos with an action; one ends where the next StepInfo is missing (cut) or has no
+    action (its observation is the final one). Step t's reward is the one StepInfo t+1 recorded."""
+    last_n = len(infos) - 1
+    segments: list[Segment] = []
     current: list[tuple[int, Step]] = []
+    rows = []
     for n, info in enumerate(infos):
         if info is None or info.get("action") is None:
             if current:
                 segments.append((current, observe(n) if info is not None else None))
                 current = []
             if info is not None and n < last_n:
-                yield Rejected("bad_record", f"step_{n}.pkl.gz: the agent chose no action, yet step files follow; "
-                               "the episode is split there", f"step_{n}.pkl.gz", record_id=f"step {n}")
+                rows.append(Rejected("bad_record", f"step_{n}.pkl.gz: the agent chose no action, yet step files "
+                                     "follow; the episode is split there", f"step_{n}.pkl.gz", record_id=f"step {n}"))
             continue
         action, reasoning = action_from_text(info["action"], size)
         following = infos[n + 1] if n + 1 <= last_n else None
@@ -457,8 +495,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                     reward=float(reward) if reward is not None else None,
                     reasoning=(info.get("agent_info") or {}).get("think") or reasoning)
         if (problem := step_problem(step)) is not None:
-            yield Rejected("bad_record", f"step_{n}.pkl.gz: field {problem}; the episode is split there",
-                           f"step_{n}.pkl.gz", record_id=f"step {n}")
+            rows.append(Rejected("bad_record", f"step_{n}.pkl.gz: field {problem}; the episode is split there",
+                                 f"step_{n}.pkl.gz", record_id=f"step {n}"))
             if current:
                 segments.append((current, None))
                 current = []
@@ -466,18 +504,48 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         current.append((n, step))
     if current:
         segments.append((current, None))
+    return segments, rows
+
+
+def _agent_name(agent_args: dict) -> str | None:
+    model_args = agent_args.get("chat_model_args")
+    model = model_args.get("model_name") if isinstance(model_args, dict) else None
+    name = _scalar(agent_args.get("model_name")) or _scalar(model) or _scalar(agent_args.get("agent_name"))
+    return name if isinstance(name, str) else None
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    """The folder's episode; a step file that cannot be used (unreadable, a field of the wrong type) is
+    quarantined alone and splits the episode there (see the module docstring). A run none of whose steps
+    can be used leaves its outcome and reward in an `episode_without_steps` row."""
+    unknown: dict[str, str] = {}  # classes no one listed -> the first file holding one
+    infos, rows = _step_infos(source, unknown)
+    yield from rows
+    summary, exp_args, goal, rows = _side_files(source, unknown)
+    yield from rows
+    terminated, truncated, cum_reward = _run_result(summary, infos)
+    outcome = ("success" if (cum_reward or 0) > 0 else "failure") if terminated else "unknown"
+    last_n = len(infos) - 1
+    shots, rows = _screenshots(source, infos)
+    yield from rows
+    sizes = [s for _, s in shots.values() if s]
+    size = sizes[0] if sizes else None  # the viewport does not change within an experiment
+
+    def observe(n: int) -> Observation:
+        shot, shot_size = shots.get(n, (None, None))
+        return observation_from(infos[n]["obs"], shot, shot_size or size)
+
+    segments, rows = _segments(infos, observe, size) if any(infos) else ([], [])
+    yield from rows
     if not segments:
+        yield episode_without_steps(f"{source.uri}: no step of the run could be read", "summary_info.json",
+                                    outcome, cum_reward, terminated=terminated, truncated=truncated,
+                                    steps_recorded=last_n + 1)
         return
 
-    last_info = infos[last_n] or {}
     (_, final_seen), end = segments[-1], segments[-1][0][-1][0]
     # the last segment reached the end of the run: it holds the last StepInfo, or ends on it as final observation
     ended_here = end == last_n or (final_seen is not None and end + 1 == last_n)
-    terminated = bool(summary.get("terminated", _plain(last_info.get("terminated")))) and ended_here
-    truncated = bool(summary.get("truncated", _plain(last_info.get("truncated"))))
-    cum_reward = summary.get("cum_reward")
-    outcome = ("success" if (cum_reward or 0) > 0 else "failure") if terminated else "unknown"
-    exp_args = exp_args if isinstance(exp_args, dict) else {}
     agent_args = exp_args.get("agent_args") if isinstance(exp_args.get("agent_args"), dict) else {}
     env_args = exp_args.get("env_args") if isinstance(exp_args.get("env_args"), dict) else {}
     err = summary.get("err_msg")
@@ -485,10 +553,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     env = {"task_name": _scalar(env_args.get("task_name")), "task_seed": _scalar(env_args.get("task_seed")),
            "max_steps": _scalar(env_args.get("max_steps")), "exp_id": _scalar(exp_args.get("exp_id")),
            "exp_name": _scalar(exp_args.get("exp_name")), "truncated": truncated, "browsergym_version": version,
+           "agentlab_version": _package_version(source, "agentlab"),
            "error": " ".join(err.strip().splitlines()[:2]) if isinstance(err, str) and err.strip() else None,
            "viewport": list(size) if size else None, "agent_name": _scalar(agent_args.get("agent_name"))}
     env = {k: v for k, v in env.items() if v is not None}
-    agent = _scalar(agent_args.get("model_name")) or _scalar(agent_args.get("agent_name"))
+    for name, rel in unknown.items():
+        warn(env, "unknown_pickle_class", f"{rel} holds {name}, a class this reader does not list: kept as the "
+             "record of its state")
     first = next(info for info in infos if info is not None)
     task = _task(goal, first["obs"])
     for j, (steps, final) in enumerate(segments):
@@ -496,10 +567,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         seg_env = env if len(segments) == 1 else {**env, "segment": {
             "index": j, "count": len(segments), "first_step_file": f"step_{steps[0][0]}.pkl.gz",
             "last_step_file": f"step_{steps[-1][0]}.pkl.gz"}}
+        # the run's outcome and reward go with the segment that ends it; its steps are terminal only when that
+        # segment reaches the last StepInfo (a missing one in between leaves them truncated)
         yield checked_episode(Episode(
             key="" if j == 0 else f"segment-{steps[0][0]}", domain="web", platform="browser",
-            steps=[step for _, step in steps], task=task, agent=agent if isinstance(agent, str) else None,
+            steps=[step for _, step in steps], task=task, agent=_agent_name(agent_args),
             outcome=outcome if last else "unknown",
             reward=float(cum_reward) if last and isinstance(cum_reward, (int, float)) else None,
-            terminated=terminated and last, final_observation=final, env=seg_env,
+            terminated=terminated and last and ended_here, final_observation=final, env=seg_env,
         ), source.uri)

@@ -1,10 +1,17 @@
+import collections
 import datetime as dt
+import enum
+import functools
 import gzip
+import importlib
 import os
 import pickle
+import shutil
+import subprocess
 from dataclasses import dataclass
 
 import numpy as np
+import pydantic
 import pytest
 
 from ingest.safe_pickle import Record, load_gzip, records, restricted_loads
@@ -34,16 +41,83 @@ def test_a_pickle_that_would_call_os_system_is_refused_and_nothing_runs(tmp_path
     assert not marker.exists()
 
 
-def test_classes_not_on_the_allowlist_are_refused_by_name():
-    with pytest.raises(SourceError, match=r"needs tests\.ingest\.test_safe_pickle\.Point") as e:
-        restricted_loads(pickle.dumps(Point(1, 2)))
-    assert e.value.rule == "forbidden_pickle_class"
+def test_a_class_no_reader_lists_becomes_an_inert_record_of_its_state_and_is_named():
+    unknown: list[str] = []
+    point = restricted_loads(pickle.dumps({"p": Point(1, 2)}), unknown=unknown)["p"]
+    assert isinstance(point, Record) and point == {"x": 1, "y": 2}
+    assert point.pickled_class == "tests.ingest.test_safe_pickle.Point" and point.known is False
+    assert unknown == ["tests.ingest.test_safe_pickle.Point"]
 
 
 def test_allowed_classes_become_plain_records_of_their_state():
-    point = restricted_loads(pickle.dumps([Point(1, 2)]), records("tests.ingest.test_safe_pickle.Point"))[0]
+    unknown: list[str] = []
+    point = restricted_loads(pickle.dumps([Point(1, 2)]), records("tests.ingest.test_safe_pickle.Point"),
+                             unknown=unknown)[0]
     assert isinstance(point, Record) and point == {"x": 1, "y": 2}
-    assert point.pickled_class == "tests.ingest.test_safe_pickle.Point"
+    assert point.pickled_class == "tests.ingest.test_safe_pickle.Point" and point.known is True
+    assert unknown == []  # a listed class is no news
+
+
+def touch(path):  # would leave a mark if a pickle could call it
+    open(path, "w").close()
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = "green"
+
+
+class Pair(collections.namedtuple("Pair", "left right")):
+    pass
+
+
+class Bag(list):
+    pass
+
+
+class Model(pydantic.BaseModel):
+    name: str
+    tags: list[str] = []
+
+
+@pytest.mark.parametrize("protocol", [0, 1, 2, 4, 5])
+def test_unknown_classes_keep_what_their_opcodes_carry_under_every_protocol(protocol):
+    value = {"color": Color.GREEN, "pair": Pair(1, "b"), "bag": Bag([1, 2]), "model": Model(name="m", tags=["t"]),
+             "cls": Point, "in_tuple": (Point, 3)}
+    out = restricted_loads(pickle.dumps(value, protocol=protocol))
+    assert out["color"] == {"args": ["green"]} and out["color"].pickled_class.endswith("test_safe_pickle.Color")
+    assert out["pair"] == {"args": [1, "b"]}  # a namedtuple's fields are its arguments
+    assert out["bag"] == {"items": [1, 2]}
+    model = out["model"]  # pydantic's state: the fields merged in, its bookkeeping by name
+    assert (model["name"], model["tags"]) == ("m", ["t"]) and model["__pydantic_fields_set__"] == {"name", "tags"}
+    # a class named as a value, never instantiated: a record saying which
+    assert out["cls"] == {"global": "tests.ingest.test_safe_pickle.Point"}
+    assert out["in_tuple"] == ({"global": "tests.ingest.test_safe_pickle.Point"}, 3)
+
+
+def test_a_third_party_function_a_pickle_asks_to_call_is_kept_inert_never_called(tmp_path):
+    marker = tmp_path / "called"
+    unknown: list[str] = []
+    out = restricted_loads(pickle.dumps({"x": _Calls(touch, str(marker))}), unknown=unknown)
+    assert not marker.exists()
+    assert out["x"] == {"args": [str(marker)]} and unknown == ["tests.ingest.test_safe_pickle.touch"]
+
+
+@pytest.mark.parametrize("func", [eval, getattr, functools.partial, subprocess.Popen, shutil.rmtree, os.system,
+                                  importlib.import_module, list, dict, tuple])
+def test_standard_library_callables_are_code_and_refused_before_anything_runs(func):
+    with pytest.raises(SourceError) as e:
+        restricted_loads(pickle.dumps({"x": _Calls(func, "print('hi')")}), where="s.pkl")
+    assert e.value.rule == "forbidden_pickle_class" and e.value.reason.startswith("s.pkl: pickle needs ")
+    assert func.__name__ in e.value.reason
+
+
+def test_classes_a_pickle_names_are_a_budget():
+    # five STACK_GLOBAL opcodes naming lib.mod.C0 .. C4 (each would cost a stand-in class)
+    data = b"\x80\x04" + b"".join(b"\x8c\x07lib.mod\x8c\x02C%d\x93" % i for i in range(5)) + b"."
+    err = _budget_error(lambda: restricted_loads(data, budgets=Budgets(pickle_classes=4)))
+    assert "pickle_classes budget of 4" in err.reason and "lib.mod.C4" in err.reason
+    assert restricted_loads(data, budgets=Budgets(pickle_classes=5)) == {"global": "lib.mod.C4"}
 
 
 @pytest.mark.parametrize("protocol", [0, 2, 4, 5])

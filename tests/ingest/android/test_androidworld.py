@@ -154,3 +154,56 @@ def test_a_result_file_with_a_forbidden_class_is_refused_whole(run, query, tmp_p
 def test_units_are_gzipped_pickles():
     heads = {"/r/A.pkl.gz": b"\x1f\x8b\x08", "/r/B.pkl.gz": b"not gzip", "/r/C.pkl": b"\x80\x04"}
     assert androidworld.units(sorted(heads), heads.__getitem__) == ["/r/A.pkl.gz"]
+
+
+# --- agents other than M3A / T3A -----------------------------------------------------------------------------
+# Hand-made from AndroidWorld's runner (episode_runner.run_episode + suite_utils._run_task): each step's
+# `result.data | {"step_number": n}`, transposed to per-key lists, under the episode keys _run_task writes. The
+# agent is one that drives the device through MCP tools and records only its own text per step; no public
+# result file of such an agent was found, and AndroidWorld needs an emulator to run.
+
+def _transpose(steps: list[dict]) -> dict[str, list]:  # episode_runner._transpose_lod_to_dol
+    out: dict[str, list] = {}
+    for step in steps:
+        for key, value in step.items():
+            out.setdefault(key, []).append(value)
+    return out
+
+
+def mcp_agent_result(path, success: float, outputs: list[str | None]):
+    steps = [{"raw_screenshot": np.full((H, W, 3), n, dtype=np.uint8), "agent_output": text,
+              "tool_calls": 1 if text else 0, "step_number": n} for n, text in enumerate(outputs)]
+    episode = {"goal": "Turn wifi off.", "task_template": "SystemWifiTurnOff", "instance_id": 0, "seed": 7,
+               "agent_name": "mcp_agent", "is_successful": success, "run_time": 12.0, "exception_info": None,
+               "finish_dtime": dt.datetime(2025, 3, 2, 9, 30), "episode_length": len(steps), "aux_data": None,
+               "screen_config": {"width": W, "height": H, "orientation": "portrait", "config_name": "default"},
+               "episode_data": _transpose(steps)}
+    path.write_bytes(gzip.compress(pickle.dumps([episode])))
+    return path
+
+
+def test_an_agent_that_records_only_its_text_gives_message_steps_and_its_reward(run, query, tmp_path):
+    outputs = ["I will open Settings. Tool: open_app(app_name='Settings')",
+               "Tapping Network & internet. Tool: tap(x=540, y=700)",
+               "Wi-Fi is off now. Task complete."]
+    result = run("ingest-android", [mcp_agent_result(tmp_path / "SystemWifiTurnOff.pkl.gz", 1.0, outputs)])
+    assert result.episodes == 1 and result.steps == 3 and result.quarantined == 0
+    ep = query("SELECT * FROM episodes")[0]
+    assert (ep["outcome"], ep["reward"], ep["agent"], ep["task"]) == ("success", 1.0, "mcp_agent", "Turn wifi off.")
+    env = json.loads(ep["env"])
+    assert [w["rule"] for w in env["ingest_warnings"]] == ["free_text_steps"]
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    assert [s["action"]["kind"] for s in steps] == ["message"] * 3
+    assert [s["action"]["text"] for s in steps] == outputs
+    assert json.loads(steps[1]["action"]["raw"]) == {"agent_output": outputs[1], "tool_calls": 1, "step_number": 1}
+    assert all(s["observation"]["screenshot"].startswith("sha256:") for s in steps)
+    assert steps[-1]["is_last"] and not steps[-1]["is_terminal"]  # no status action: the end is not recorded
+
+
+def test_an_episode_with_no_usable_step_keeps_its_outcome_in_a_row(run, query, tmp_path):
+    result = run("ingest-android", [mcp_agent_result(tmp_path / "SystemWifiTurnOff.pkl.gz", 0.0, [None, " "])],
+                 stages=["ingest"])
+    assert result.episodes == 0
+    rows = {r["rule"]: r for r in query("SELECT * FROM quarantine")}
+    assert json.loads(rows["episode_without_steps"]["snippet"]) == {
+        "outcome": "failure", "reward": 0.0, "task": "Turn wifi off.", "agent": "mcp_agent", "steps_recorded": 2}

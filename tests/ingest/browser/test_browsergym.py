@@ -229,3 +229,63 @@ def test_actions_whose_arguments_do_not_fit_stay_code_actions():
     long_code = "click('a')\n" * 10_000
     action, _ = browsergym.action_from_text(long_code, None)
     assert action.kind == "code" and action.code == long_code.strip()
+
+
+# --- classes a release adds, runs that cannot be split ------------------------------------------------------
+
+def test_a_class_no_reader_lists_keeps_its_step_and_is_said_as_a_warning(run, query, sample_copy, monkeypatch):
+    """A step holding a class from a newer AgentLab (here a tool-use agent's info) is read like any other: its
+    state is a dict, the step stands, and the episode says which class it met (validate: a warning)."""
+    name = "agentlab.agents.tool_use_agent.tool_use_agent"
+    for part in ("agentlab", "agentlab.agents", "agentlab.agents.tool_use_agent", name):
+        monkeypatch.setitem(sys.modules, part, types.ModuleType(part))
+    ToolUseInfo = type("ToolUseInfo", (), {"__module__": name})
+    sys.modules[name].ToolUseInfo = ToolUseInfo
+
+    def new_agent_info(state):
+        info = ToolUseInfo()
+        info.__dict__.update(think="Open the orders page.", tool_calls=[{"name": "click", "args": ["156"]}])
+        state["agent_info"] = info
+
+    exp = sample_copy("browser/browsergym-agentlab")
+    _edit_step(exp, 2, new_agent_info)
+    result = run("ingest-browser", [exp], stages=["ingest", "validate"])
+    assert result.status == "success" and result.episodes == 1 and result.steps == 5 and result.quarantined == 0
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    assert steps[2]["reasoning"] == "Open the orders page."
+    env = json.loads(query("SELECT env FROM episodes")[0]["env"])
+    assert env["ingest_warnings"] == [{"rule": "unknown_pickle_class", "reason": f"step_2.pkl.gz holds {name}."
+                                       "ToolUseInfo, a class this reader does not list: kept as the record of "
+                                       "its state"}]
+    found = query("SELECT rule, severity, findings, example_reason FROM validation_findings")
+    assert [(f["rule"], f["severity"], f["findings"]) for f in found] == [("ingest.kept_unknown", "warning", 1)]
+    assert f"{name}.ToolUseInfo" in found[0]["example_reason"]
+
+
+def test_a_run_none_of_whose_steps_can_be_read_keeps_its_outcome_and_reward_in_a_row(run, query, sample_copy):
+    exp = sample_copy("browser/browsergym-agentlab")
+    summary = json.loads((exp / "summary_info.json").read_text())
+    (exp / "summary_info.json").write_text(json.dumps({**summary, "terminated": True, "cum_reward": 1.0}))
+    for n in range(6):
+        (exp / f"step_{n}.pkl.gz").write_bytes(gzip.compress(b"\x80\x04 not a pickle"))
+    result = run("ingest-browser", [exp], stages=["ingest"])
+    assert result.episodes == 0 and result.steps == 0
+    rows = {r["rule"]: r for r in query("SELECT * FROM quarantine")}
+    row = rows["episode_without_steps"]
+    assert json.loads(row["snippet"]) == {"outcome": "success", "reward": 1.0, "terminated": True,
+                                          "truncated": False, "steps_recorded": 6}
+    assert "outcome (success, reward 1.0)" in row["reason"]
+
+
+def test_without_a_summary_the_outcome_comes_from_the_step_infos(run, query, sample_copy):
+    """AgentLab writes summary_info.json last: a run killed before it still says how it ended in its last
+    StepInfo (terminated, reward), which is what AgentLab itself sums into cum_reward."""
+    exp = sample_copy("browser/browsergym-agentlab")
+    (exp / "summary_info.json").unlink()
+    _edit_step(exp, 5, lambda state: state.update(terminated=True, reward=1.0))
+    result = run("ingest-browser", [exp], stages=["ingest"])
+    assert result.episodes == 1 and result.steps == 5
+    ep = query("SELECT outcome, reward FROM episodes")[0]
+    assert (ep["outcome"], ep["reward"]) == ("success", 1.0)
+    steps = query("SELECT reward, is_terminal FROM steps ORDER BY step_index")
+    assert steps[-1]["reward"] == 1.0 and steps[-1]["is_terminal"]

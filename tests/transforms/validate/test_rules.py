@@ -175,3 +175,22 @@ def test_a_tap_outside_every_detected_box_is_a_warning_for_aitw_and_an_error_for
     forced = check([{**e, "source_format": "aitw"} for e in episodes], steps,
                    severity={"android.tap_target_missing": "error"})
     assert forced.bad_episodes  # an explicit severity still wins
+
+
+def test_what_a_reader_kept_without_knowing_it_is_a_warning_finding_and_the_episode_is_kept(droidbot):
+    from ingest.record import warn
+
+    episodes, steps = [dict(e) for e in droidbot[0]], droidbot[1]
+    env = json.loads(episodes[0]["env"] or "{}")
+    warn(env, "unknown_pickle_class", "step_3.pkl.gz holds agentlab.llm.llm_utils.Discussion, kept as its state")
+    warn(env, "unknown_pickle_class", "step_3.pkl.gz holds agentlab.llm.llm_utils.Discussion, kept as its state")
+    warn(env, "unknown_event", "event 4: kind SpinEvent kept raw")
+    episodes[0]["env"] = json.dumps(env)
+    outcome = check(episodes, steps)
+    assert outcome.bad_episodes == [] and outcome.steps.num_rows == 12
+    found = outcome.findings.to_dicts()
+    assert [(f["rule"], f["severity"], f["reason"]) for f in found] == [
+        ("ingest.kept_unknown", "warning",
+         "unknown_pickle_class: step_3.pkl.gz holds agentlab.llm.llm_utils.Discussion, kept as its state"),
+        ("ingest.kept_unknown", "warning", "unknown_event: event 4: kind SpinEvent kept raw")]
+    assert {f["episode_id"] for f in found} == {episodes[0]["episode_id"]}
