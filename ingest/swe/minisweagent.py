@@ -18,7 +18,8 @@ Two layouts, both `{"info": {...}, "messages": [...], "trajectory_format": ...}`
 
 Steps (`ingest.transcript`): each command is a `command` action (tool `bash`, `code` the command), reasoning
 the turn's text (THOUGHT and block) and `reasoning_content`; a turn without exactly one command (a format
-error) is a `message` action and the format-error feedback is the next observation. Observation 0 is the
+error) is a `message` action and the format-error feedback is the next observation (2.x does not keep the
+rejected turn as a message: it is rebuilt from the feedback's `extra.model_response`). Observation 0 is the
 task message (the rendered instance template, also the task); a result's `exit_code` is its return code.
 Step timestamps are the turn's own (`timestamp` / `extra.timestamp`, epoch seconds, else the response's
 `created`); the model per step is the response's `model` (else `info.config.model.model_name`).
@@ -51,10 +52,12 @@ _SUFFIX = ".traj.json"
 _DEFAULT_ACTION_REGEX = r"```bash\s*\n(.*?)\n```"
 _RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 _SIGNATURE = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent|"mini_version"\s*:')
+_INFO_FIRST = re.compile(rb'\{\s*"info"\s*:\s*\{')
 
 
 def units(files: list[str], head) -> list[str]:
-    """`*.traj.json` files (and other JSON) that name mini-swe-agent's trajectory format or version; the
+    """JSON objects that name mini-swe-agent's trajectory format or version in their first 4 KiB, or whose
+    first key is `info` holding `model_stats` (2.x writes its long config first, the format name last); the
     instance folder instead when it holds the trajectory and the harness's `report.json`."""
     found = []
     present = set(files)
@@ -63,7 +66,7 @@ def units(files: list[str], head) -> list[str]:
             continue
         start = head(path).lstrip()
         if not start.startswith(b"{") or not (_SIGNATURE.search(start) or (
-                path.endswith(_SUFFIX) and b'"messages"' in start and b'"info"' in start)):
+                _INFO_FIRST.match(start) and b'"model_stats"' in start)):
             continue
         folder = posixpath.dirname(path)
         instance = posixpath.basename(path)[:-len(_SUFFIX)] if path.endswith(_SUFFIX) else None
@@ -165,6 +168,12 @@ def _messages(raw: list, regex: re.Pattern, model: str | None, name: str) -> tup
         elif role == "assistant":
             out.append(_assistant(msg, extra, where, regex, model))
             awaiting = bool(out[-1].tool_calls) and not out[-1].tool_calls[0].id
+        elif role == "user" and extra.get("interrupt_type") == "FormatError" and isinstance(
+                extra.get("model_response"), str):  # 2.x keeps the rejected reply only here
+            out.append(Message("assistant", extra["model_response"], model=model, timestamp=_when(msg, extra),
+                               where=where))
+            out.append(Message("user", _content(msg.get("content")), where=where))
+            awaiting = False
         elif role == "user" and (awaiting or "returncode" in extra or "raw_output" in extra):
             out.append(_result(msg, extra, where))
             awaiting = False

@@ -57,14 +57,15 @@ def test_a_session_reads_as_a_person_would_follow_it(mini_run):
     """The submitted session: list (exit 0), a failing cat (exit 1), a format error, the submit command."""
     version, out, _ = mini_run
     (ep,) = read_file(out / "submitted" / "submitted.traj.json")
-    assert ep.task.startswith("Please solve this issue: Count the .txt files") and ep.agent == "deterministic"
+    assert ep.task.startswith("Please solve this issue: Count the .txt files") and ep.agent == "gpt-4o-mini"
     assert [s.action.kind for s in ep.steps] == ["command", "command", "message", "command"]
     first, cat, bad, submit = ep.steps
     assert first.observation.kind == "text" and first.observation.text == ep.task
     assert first.reasoning.startswith("THOUGHT: list them") and first.action.tool_name == "bash"
     assert cat.observation.kind == "terminal" and cat.observation.exit_code == 0 and "3" in cat.observation.text
     assert bad.observation.exit_code == 1 and "No such file" in bad.observation.text
-    assert "two at once" in bad.action.text
+    assert "two at once" in bad.action.text and bad.reasoning is None
+    assert json.loads(first.action.raw)["usage"]["total_tokens"] == 30  # litellm's usage for the turn, kept
     assert "EXACTLY ONE action" in submit.observation.text and submit.observation.exit_code is None
     assert all(s.timestamp is not None and s.timestamp.utcoffset().total_seconds() == 0 for s in ep.steps)
     assert ep.env["mini_version"] == version and ep.env["instance_id"] == "submitted"
@@ -107,8 +108,9 @@ def test_units_claim_trajectories_by_their_format_and_the_instance_folder_with_i
     heads = {"/r/a/a.traj.json": b'{"info": {"mini_version": "2.4.6"}, "messages": [], "trajectory_format": "mini-swe-agent-1.1"}',
              "/r/a/report.json": b'{"a": {"resolved": true}}',
              "/r/b.traj.json": b'{"info": {"exit_status": "Submitted", "mini_version": "1.17.5"}, "messages": []}',
-             "/r/c.json": b'{"trajectory": [], "history": []}', "/r/d.traj": b'{"environment": "x"}'}
-    assert minisweagent.units(sorted(heads), heads.get) == ["/r/a", "/r/b.traj.json"]
+             "/r/c.json": b'{"trajectory": [], "history": []}', "/r/d.traj": b'{"environment": "x"}',
+             "/r/e.json": b'{\n  "info": {\n    "model_stats": {\n      "instance_cost": 0.0'}
+    assert minisweagent.units(sorted(heads), heads.get) == ["/r/a", "/r/b.traj.json", "/r/e.json"]
 
 
 def test_an_unreadable_file_is_one_quarantine_row(tmp_path):

@@ -1,10 +1,10 @@
 """Run inside a mini-swe-agent venv (1.x or 2.x), never imported by the tests.
 
-`run OUTDIR`: the installed mini-swe-agent's own agent loop, local environment and deterministic test model
-solve a tiny bash task (count the .txt files of a folder) and its own writer saves the trajectories:
+`run OUTDIR`: the installed mini-swe-agent's own agent loop, local environment and litellm model (answered
+by litellm's `mock_response`, so no network) solve a tiny bash task (count the .txt files of a folder) and its own writer saves the trajectories:
 `submitted/submitted.traj.json` (a listing, a failing command, a format error, the submit command) and
 `limited/limited.traj.json` (stopped by the step limit); under 2.x also `toolcall/toolcall.traj.json` (the
-same task with the tool-calling test model).
+same task with mini-swe-agent's tool-calling test model).
 
 `oracle FILE...`: what mini-swe-agent's own code reads from each file, as JSON: the inspector's steps (its
 `_messages_to_steps` pages that begin with a model turn), the command of each turn parsed by the agent's own
@@ -31,29 +31,42 @@ def _config() -> dict:
     return yaml.safe_load((builtin_config_dir / "default.yaml").read_text())
 
 
-def _turn(thought: str, command: str | None, *, toolcall: bool = False, call_id: str = ""):
-    if not V2:
-        return f"THOUGHT: {thought}\n\n```bash\n{command}\n```"
-    from minisweagent.models.test_models import make_output, make_toolcall_output
+FENCE = "mswea_bash_command" if V2 else "bash"  # the action regex of the textbased model (2.x) / agent (1.x)
+MODEL = "gpt-4o-mini"
 
-    if toolcall:
-        call = {"id": call_id, "type": "function",
+
+def _reply(thought: str, *commands: str) -> str:
+    """What the model answers: a THOUGHT and fenced command blocks (two blocks are a format error)."""
+    return f"THOUGHT: {thought}" + "".join(f"\n\n```{FENCE}\n{c}\n```" for c in commands)
+
+
+def _litellm_model(replies: list[str], config: dict):
+    """mini-swe-agent's own litellm model (the textbased one under 2.x), answered by litellm's
+    `mock_response`: the saved messages carry a real litellm response (model, created, usage)."""
+    if V2:
+        from minisweagent.models.litellm_textbased_model import LitellmTextbasedModel as Base
+    else:
+        from minisweagent.models.litellm_model import LitellmModel as Base
+
+    class Scripted(Base):
+        def _query(self, messages, **kwargs):
+            return super()._query(messages, mock_response=replies.pop(0), **kwargs)
+
+    return Scripted(**{**config.get("model", {}), "model_name": MODEL, "cost_tracking": "ignore_errors"})
+
+
+def _toolcall_model(commands: list[str]):
+    from minisweagent.models.test_models import DeterministicToolcallModel, make_toolcall_output
+
+    outputs = []
+    for i, command in enumerate(commands, 1):
+        call = {"id": f"call_{i}", "type": "function",
                 "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
-        return make_toolcall_output(thought, [call], [{"command": command, "tool_call_id": call_id}])
-    return make_output(f"THOUGHT: {thought}\n\n```mswea_bash_command\n{command}\n```", [{"command": command}])
+        outputs.append(make_toolcall_output(f"step {i}", [call], [{"command": command, "tool_call_id": f"call_{i}"}]))
+    return DeterministicToolcallModel(outputs=outputs)
 
 
-def _format_error():
-    if not V2:
-        return "THOUGHT: two at once\n\n```bash\nls\n```\n\n```bash\npwd\n```"
-    from minisweagent.exceptions import FormatError
-
-    error = FormatError({"role": "user", "content": "Please always provide EXACTLY ONE action.",
-                         "extra": {"interrupt_type": "FormatError"}})
-    return {"role": "assistant", "content": "THOUGHT: two at once", "extra": {"actions": [{"raise": error}]}}
-
-
-def _run_one(out: Path, name: str, outputs: list, *, step_limit: int = 0, toolcall: bool = False) -> None:
+def _run_one(out: Path, name: str, model, config: dict, *, step_limit: int = 0) -> None:
     from minisweagent.agents.default import DefaultAgent
     from minisweagent.environments.local import LocalEnvironment
 
@@ -61,32 +74,28 @@ def _run_one(out: Path, name: str, outputs: list, *, step_limit: int = 0, toolca
     work.mkdir(parents=True, exist_ok=True)
     for n in ("a", "b", "c"):
         (work / f"{n}.txt").write_text(n)
-    config = _config()
     agent_config = {**config["agent"], "step_limit": step_limit, "cost_limit": 0}
     path = out / name / f"{name}.traj.json"
+    env = LocalEnvironment(cwd=str(work))
     if V2:
-        from minisweagent.models.test_models import DeterministicModel, DeterministicToolcallModel
-
-        model = (DeterministicToolcallModel if toolcall else DeterministicModel)(outputs=outputs)
-        agent = DefaultAgent(model, LocalEnvironment(cwd=str(work)), **agent_config, output_path=path)
-        agent.run(TASK)
+        DefaultAgent(model, env, **agent_config, output_path=path).run(TASK)
         return
-    from minisweagent.models.test_models import DeterministicModel
     from minisweagent.run.utils.save import save_traj
 
-    agent = DefaultAgent(DeterministicModel(outputs=outputs), LocalEnvironment(cwd=str(work)), **agent_config)
+    agent = DefaultAgent(model, env, **agent_config)
     exit_status, result = agent.run(TASK)
     save_traj(agent, path, exit_status=exit_status, result=result, print_path=False)
 
 
 def run(out: Path) -> None:
-    session = [_turn("list them", "ls *.txt | wc -l"), _turn("peek", "cat missing.txt"), _format_error(),
-               _turn("submit", SUBMIT)]
-    _run_one(out, "submitted", session)
-    _run_one(out, "limited", [_turn("list them", "ls *.txt | wc -l"), _turn("again", "ls")], step_limit=1)
+    config = _config()
+    session = [_reply("list them", "ls *.txt | wc -l"), _reply("peek", "cat missing.txt"),
+               _reply("two at once", "ls", "pwd"), _reply("submit", SUBMIT)]
+    _run_one(out, "submitted", _litellm_model(session, config), config)
+    _run_one(out, "limited", _litellm_model([_reply("list them", "ls *.txt | wc -l"), _reply("again", "ls")], config),
+             config, step_limit=1)
     if V2:
-        _run_one(out, "toolcall", [_turn("list them", "ls *.txt | wc -l", toolcall=True, call_id="call_1"),
-                                   _turn("submit", SUBMIT, toolcall=True, call_id="call_2")], toolcall=True)
+        _run_one(out, "toolcall", _toolcall_model(["ls *.txt | wc -l", SUBMIT]), config)
 
 
 def _pages(messages: list[dict]) -> list[list[dict]]:
@@ -102,9 +111,12 @@ def oracle(path: Path) -> dict:
     messages = data["messages"]
     turns = [m for m in messages if m.get("role") == "assistant"]
     if V2:
-        steps = [p for p in _pages(messages) if p and p[0].get("role") == "assistant"]
-        commands = [[a.get("command") for a in (m.get("extra") or {}).get("actions", []) if "command" in a]
-                    for m in turns]
+        # a reply rejected for its format is kept only in the feedback's extra (`model_response`)
+        rejected = [m for m in messages if (m.get("extra") or {}).get("interrupt_type") == "FormatError"]
+        steps = [p for p in _pages(messages) if p and p[0].get("role") == "assistant"] + rejected
+        commands = [[a.get("command") for a in m["extra"].get("actions", []) if "command" in a]
+                    if m.get("role") == "assistant" else [] for m in messages
+                    if m.get("role") == "assistant" or m in rejected]
         codes = [(m.get("extra") or {}).get("returncode") for m in messages if "returncode" in (m.get("extra") or {})]
     else:
         from minisweagent.agents.default import AgentConfig, DefaultAgent, FormatError
@@ -130,6 +142,7 @@ def oracle(path: Path) -> dict:
 
 if __name__ == "__main__":
     os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch its price list
     if sys.argv[1] == "run":
         run(Path(sys.argv[2]))
     else:
