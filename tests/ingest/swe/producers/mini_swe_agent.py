@@ -6,7 +6,7 @@ by litellm's `mock_response`, so no network) solve a tiny bash task (count the .
 `limited/limited.traj.json` (stopped by the step limit); under 2.x also `toolcall/toolcall.traj.json` (the
 same task with mini-swe-agent's tool-calling test model).
 
-`oracle FILE...`: what mini-swe-agent's own code reads from each file, as JSON: the inspector's steps (its
+`run` then prints, and `oracle FILE...` prints, what mini-swe-agent's own code reads from each file, as JSON: the inspector's steps (its
 `_messages_to_steps` pages that begin with a model turn), the command of each turn parsed by the agent's own
 action parser (1.x) or recorded in `extra.actions` (2.x), each result's return code, and the exit status.
 """
@@ -143,7 +143,8 @@ def oracle(path: Path) -> dict:
 if __name__ == "__main__":
     os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch its price list
-    if sys.argv[1] == "run":
+    if sys.argv[1] == "run":  # then the oracle on what was written: one interpreter start, not two
         run(Path(sys.argv[2]))
+        print(json.dumps({str(p): oracle(p) for p in sorted(Path(sys.argv[2]).glob("*/*.traj.json"))}))
     else:
         print(json.dumps({p: oracle(Path(p)) for p in sys.argv[2:]}))
