@@ -17,7 +17,8 @@ Two layouts, both `{"info": {...}, "messages": [...], "trajectory_format": ...}`
   `function_call` / `function_call_output` items, read the same way.
 
 Steps (`ingest.transcript`): each command is a `command` action (tool `bash`, `code` the command), reasoning
-the turn's text (THOUGHT and block) and `reasoning_content`; a turn without exactly one command (a format
+the model's own reasoning (`reasoning_content`, or the response's `reasoning`) then the turn's text (THOUGHT
+and block); `action.raw` keeps the turn's usage and cost; a turn without exactly one command (a format
 error) is a `message` action and the format-error feedback is the next observation (2.x does not keep the
 rejected turn as a message: it is rebuilt from the feedback's `extra.model_response`). Observation 0 is the
 task message (the rendered instance template, also the task); a result's `exit_code` is its return code.
@@ -27,7 +28,7 @@ Step timestamps are the turn's own (`timestamp` / `extra.timestamp`, epoch secon
 Outcome: `exit_status` `Submitted` ends the episode (terminal); any other status (LimitsExceeded, a
 format-error streak, an exception) truncates it. The resolution is the SWE-bench harness's: a `report.json`
 in the instance folder (`<instance>/<instance>.traj.json` beside `<instance>/report.json`: then the folder is
-the unit) gives `resolved` -> success (reward 1) or failure (reward 0); without it the outcome is unknown.
+the unit; the report is the instance's entry or a map of instance ids to entries) gives `resolved` -> success (reward 1) or failure (reward 0); without it the outcome is unknown.
 
 `env`: `trajectory_format`, `mini_version`, `exit_status`, `submission`, `model_stats`, `config`,
 `instance_id` (the file name), `exit` (the exit message's extra, e.g. a traceback), `report` (the
@@ -124,8 +125,21 @@ def _assistant(msg: dict, extra: dict, where: str, regex: re.Pattern, model: str
         if len(commands) == 1 or isinstance(actions, list):
             calls = [ToolCall(None, "bash", {"command": c}, raw={"action": c, **usage}) for c in commands
                      if isinstance(c, str)]
-    return Message("assistant", text, calls, reasoning=msg.get("reasoning_content") or None,
+    return Message("assistant", text, calls, reasoning=_reasoning(msg, response),
                    model=response.get("model") or model, timestamp=_when(msg, extra), where=where)
+
+
+def _reasoning(msg: dict, response: dict) -> str | None:
+    """The model's own reasoning: the message's `reasoning_content`, else the response's (OpenRouter writes
+    `reasoning`, litellm `reasoning_content` on the choice's message)."""
+    found = msg.get("reasoning_content")
+    if not found:
+        choices = response.get("choices")
+        message = choices[0].get("message") if isinstance(choices, list) and choices and isinstance(
+            choices[0], dict) else None
+        if isinstance(message, dict):
+            found = message.get("reasoning_content") or message.get("reasoning")
+    return found if isinstance(found, str) and found.strip() else None
 
 
 def _result(msg: dict, extra: dict, where: str, role: str = "tool") -> Message:
@@ -196,7 +210,8 @@ def _report(source: Source, instance: str | None) -> tuple[dict | None, list[Rej
         doc = parse_json(source.read_bytes("report.json"), "report.json")
     except SourceError as e:
         return None, [e.as_rejected()]
-    entry = doc.get(instance) if isinstance(doc, dict) and instance in doc else (
+    entry = doc if isinstance(doc, dict) and "resolved" in doc else doc.get(instance) if isinstance(
+        doc, dict) and instance in doc else (
         next(iter(doc.values())) if isinstance(doc, dict) and len(doc) == 1 else None)
     if not isinstance(entry, dict) or not isinstance(entry.get("resolved"), bool):
         return None, [Rejected("bad_record", f"report.json: no `resolved` flag for {instance!r}; outcome left "
@@ -226,7 +241,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     model = model if isinstance(model, str) else None
     messages, exit_extra = _messages(doc["messages"], regex, model, name)
 
-    instance = name[:-len(_SUFFIX)] if name.endswith(_SUFFIX) else doc.get("instance_id")
+    instance = doc.get("instance_id") if isinstance(doc.get("instance_id"), str) else \
+        name[:-len(_SUFFIX)] if name.endswith(_SUFFIX) else None
     report, problems = _report(source, instance) if is_folder else (None, [])
     yield from problems
     exit_status = info.get("exit_status") or exit_extra.get("exit_status")

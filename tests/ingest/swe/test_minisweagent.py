@@ -10,6 +10,7 @@ from fsspec.implementations.local import LocalFileSystem
 from ingest.record import Episode, Rejected
 from ingest.source import Source
 from ingest.swe import minisweagent
+from tests.conftest import SAMPLES, episode_and_steps
 from tests.ingest.swe.producer_runs import last_json_line, producer_python, run_script
 
 VERSIONS = ("1.17.5", "2.4.6")  # the Makefile's MINI_SWE_AGENT_VERSIONS
@@ -116,3 +117,35 @@ def test_an_unreadable_file_is_one_quarantine_row(tmp_path):
     bad.write_text('{"info": {}, "messages": 3}')
     with pytest.raises(Exception, match="messages"):
         read_file(bad)
+
+
+def test_golden_gemini_3_pro_on_swe_bench_verified(run, query):
+    """samples/swe/minisweagent-gemini3pro (mini-swe-agent 1.15.0, read against the raw file by a person):
+    36 messages = system, the task, then 17 assistant turns each followed by one user message. Each turn has
+    one ```bash block: ls -R django/contrib/sitemaps first, the `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT
+    && git add -A && git diff --cached` last, whose output (the diff) is the last message. The 11th turn edits
+    line 171 with sed; the 15th runs the sitemaps tests."""
+    result = run("ingest-swe", [SAMPLES / "swe" / "minisweagent-gemini3pro"], stages=["ingest"])
+    assert result.episodes == 1 and result.steps == 17 and result.quarantined == 0
+    ep, steps = episode_and_steps(query, "django__django-16255.traj.json")
+    assert ep["source_format"] == "minisweagent" and ep["agent"] == "google/gemini-3-pro-preview"
+    assert ep["task"].startswith("<pr_description>\nConsider the following PR description:\nSitemaps without items")
+    assert ep["outcome"] == "unknown" and ep["reward"] is None  # the report is upstream in logs/, not beside it
+    env = json.loads(ep["env"])
+    assert env["exit_status"] == "Submitted" and env["mini_version"] == "1.15.0"
+    assert env["model_stats"] == {"instance_cost": 0.08934840000000001, "api_calls": 17}
+    assert env["submission"].startswith("diff --git a/django/contrib/sitemaps/__init__.py")
+    assert {s["action"]["kind"] for s in steps} == {"command"}
+    assert steps[0]["action"]["code"] == "ls -R django/contrib/sitemaps"
+    assert steps[10]["action"]["code"] == "sed -i '171s/except TypeError:/except (TypeError, ValueError):/' " \
+        "django/contrib/sitemaps/__init__.py"
+    assert steps[14]["action"]["code"] == "python3 tests/runtests.py sitemaps_tests"
+    assert steps[16]["action"]["code"] == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
+    # observation 1 is the listing the first command printed, with its return code
+    assert steps[1]["observation"]["text"].startswith("<returncode>0</returncode>\n<output>\ndjango/contrib/sitemaps:")
+    assert steps[1]["observation"]["exit_code"] == 0 and steps[1]["observation"]["kind"] == "terminal"
+    # OpenRouter's reasoning of the turn, then the THOUGHT; the time is the response's `created`
+    assert steps[0]["reasoning"].startswith("**Diagnosing the Sitemap Issue**")
+    assert "THOUGHT: I need to locate the file" in steps[0]["reasoning"]
+    assert steps[0]["timestamp"].isoformat() == "2025-11-18T23:52:40+00:00"
+    assert steps[16]["is_terminal"] and steps[16]["final_observation"]["text"].startswith("diff --git")
