@@ -123,7 +123,7 @@ def test_golden_gemini_3_pro_on_swe_bench_verified(run, query):
     """samples/swe/minisweagent-gemini3pro (mini-swe-agent 1.15.0, read against the raw file by a person):
     36 messages = system, the task, then 17 assistant turns each followed by one user message. Each turn has
     one ```bash block: ls -R django/contrib/sitemaps first, the `echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT
-    && git add -A && git diff --cached` last, whose output (the diff) is the last message. The 11th turn edits
+    && git add -A && git diff --cached` last, whose output (the diff) is the last message. The 5th turn edits
     line 171 with sed; the 15th runs the sitemaps tests."""
     result = run("ingest-swe", [SAMPLES / "swe" / "minisweagent-gemini3pro"], stages=["ingest"])
     assert result.episodes == 1 and result.steps == 17 and result.quarantined == 0
@@ -137,7 +137,7 @@ def test_golden_gemini_3_pro_on_swe_bench_verified(run, query):
     assert env["submission"].startswith("diff --git a/django/contrib/sitemaps/__init__.py")
     assert {s["action"]["kind"] for s in steps} == {"command"}
     assert steps[0]["action"]["code"] == "ls -R django/contrib/sitemaps"
-    assert steps[10]["action"]["code"] == "sed -i '171s/except TypeError:/except (TypeError, ValueError):/' " \
+    assert steps[4]["action"]["code"] == "sed -i '171s/except TypeError:/except (TypeError, ValueError):/' " \
         "django/contrib/sitemaps/__init__.py"
     assert steps[14]["action"]["code"] == "python3 tests/runtests.py sitemaps_tests"
     assert steps[16]["action"]["code"] == "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
