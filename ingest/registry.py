@@ -21,6 +21,7 @@ FORMATS: dict[str, str] = {
     "sweagent": "ingest.swe.sweagent",
     "openhands": "ingest.swe.openhands",
     "minisweagent": "ingest.swe.minisweagent",
+    "openhands_v1": "ingest.swe.openhands_v1",
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",
     "mcp_sdk": "ingest.mcp.sdk_calls",
     "mcp_proxy_log": "ingest.mcp.proxy_log",

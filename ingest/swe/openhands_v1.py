@@ -18,8 +18,9 @@ index `NNNNN` (5+ digits):
 - `ObservationEvent` (`observation` `{kind, content[], is_error, exit_code, metadata}`, `tool_call_id`):
   the call's result (a `TerminalObservation` is `terminal`, with its exit code); `UserRejectObservation`
   and `AgentErrorEvent` are error results of their call;
-- bookkeeping (`ConversationStateUpdateEvent`, `PauseEvent`, `Condensation*`, `TokenEvent`,
-  `LLMCompletionLogEvent`, `StreamingDeltaEvent`, hooks...) is counted in `env.bookkeeping`; an event of a
+- `ConversationErrorEvent` (`code`, `detail`: why a run stopped) is kept in `env.errors`; bookkeeping
+  (`ConversationStateUpdateEvent`, `PauseEvent`, `Condensation*`, `TokenEvent`, `LLMCompletionLogEvent`,
+  `StreamingDeltaEvent`, hooks...) is counted in `env.bookkeeping`; an event of a
   kind this reader does not know is kept raw (`env.unmapped`) with an `unknown_content` row.
 
 Outcome: the SDK records the agent's own verdict, not a test's: a `FinishAction` ends the episode (terminal)
@@ -28,7 +29,8 @@ and, with `execution_status` `finished`, is outcome `success` (no reward: nothin
 
 Bad input: an event file that is not valid JSON or not an object is a `parse_error` / `bad_record` row naming
 the file; the rest of the conversation is read. `agent`: `base_state.json` `agent.llm.model`. `env`:
-`conversation_id`, `execution_status`, `stats` (usage), `tools`, `bookkeeping`, `local_time_first/last`.
+`conversation_id`, `execution_status`, `stats` (usage), `tools`, `errors`, `bookkeeping`,
+`local_time_first/last`. Terminal output is kept as the SDK recorded it (escape sequences included).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ EVENT_NAME = re.compile(r"^event-(\d{5,})-([0-9a-fA-F\-]{8,})\.json$")  # the SD
 _BOOKKEEPING = frozenset({
     "ConversationStateUpdateEvent", "PauseEvent", "InterruptEvent", "Condensation", "CondensationRequest",
     "CondensationSummaryEvent", "TokenEvent", "LLMCompletionLogEvent", "StreamingDeltaEvent",
-    "HookExecutionEvent", "ConversationErrorEvent"})
+    "HookExecutionEvent"})
 
 
 def units(files: list[str], head) -> list[str]:
@@ -172,6 +174,8 @@ def _messages(events: list[tuple[str, dict]], model: str | None, env: dict) -> l
             out.append(_message(event, where, model))
         elif kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
             out.append(_result(event, kind, where))
+        elif kind == "ConversationErrorEvent":  # why the run stopped: kept whole
+            env.setdefault("errors", []).append({k: v for k, v in event.items() if k not in ("kind", "parent_id")})
         elif kind in _BOOKKEEPING:
             env.setdefault("bookkeeping", {}).setdefault(kind, 0)
             env["bookkeeping"][kind] += 1
