@@ -88,20 +88,25 @@ def test_a_conversation_that_stopped_on_an_error_is_a_truncated_failure(sdk_run)
 
 
 def test_the_pipeline_reads_conversation_folders_and_keeps_unknown_and_broken_events(sdk_run, run, query, tmp_path):
-    """A copy of the finished conversation with one event file broken and one of a kind no reader knows:
-    the broken one is one quarantine row naming the file, the unknown one is kept raw with a warning row."""
+    """A copy of the finished conversation with one event file broken, one with a field of the wrong type and
+    one of a kind no reader knows: the first two are one quarantine row each naming the file (and the field),
+    the unknown one is kept raw with a warning row."""
     folder, _ = sdk_run
     conv = tmp_path / "input" / "conv"
     shutil.copytree(folder / FINISHED, conv)
     events = sorted((conv / "events").iterdir())
     events[3].write_text("{not json")
+    bad = json.loads(events[6].read_text())
+    events[6].write_text(json.dumps({**bad, "action": ["view"]}))  # the file view's action is not an object
     (conv / "events" / "event-00099-0000000a-0000-0000-0000-000000000000.json").write_text(
         json.dumps({"kind": "FutureEvent", "id": "x", "source": "agent", "detail": "new"}))
     result = run("ingest-swe", [tmp_path / "input"], stages=["ingest"])
-    assert result.episodes == 1 and not result.ignored
+    assert result.episodes == 1 and not result.ignored and result.steps == 5  # the view is left out
     rows = {r["rule"]: r for r in query("SELECT rule, reason, location FROM quarantine")}
-    assert set(rows) == {"parse_error", "unknown_content"}
+    assert set(rows) == {"parse_error", "bad_record", "unknown_content"}
     assert rows["parse_error"]["location"] == f"events/{events[3].name}"
+    assert rows["bad_record"]["reason"] == f"events/{events[6].name}: ActionEvent field action: list, expected dict; " \
+        "the event is left out"
     assert "FutureEvent" in rows["unknown_content"]["reason"] or "event-00099" in rows["unknown_content"]["reason"]
     (ep,) = query("SELECT * FROM episodes")
     assert ep["source_format"] == "openhands_v1" and ep["outcome"] == "success"
