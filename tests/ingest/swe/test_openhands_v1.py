@@ -11,7 +11,7 @@ from fsspec.implementations.local import LocalFileSystem
 from ingest.record import Episode, Rejected
 from ingest.source import Source
 from ingest.swe import openhands_v1
-from tests.ingest.swe.producer_runs import last_json_line, producer_python, run_script
+from tests.ingest.swe.producer_runs import openhands_sdk_run
 
 VERSION = "1.58.2"  # the Makefile's OPENHANDS_SDK_VERSION
 FINISHED, STOPPED = "00000000000040008000000000000001", "00000000000040008000000000000002"
@@ -25,11 +25,7 @@ def read_folder(path) -> list:
 @pytest.fixture(scope="session")
 def sdk_run(tmp_path_factory):
     """(conversations folder, what the SDK's event models read from each), once per session."""
-    python = producer_python("openhands-sdk", VERSION)
-    base = tmp_path_factory.mktemp("openhands-sdk")
-    oracle = last_json_line(run_script(python, "openhands_sdk.py", ["run", str(base / "out")], base / "home"))
-    assert oracle["version"] == VERSION
-    return base / "out" / "conversations", oracle["conversations"]
+    return openhands_sdk_run(VERSION, tmp_path_factory)
 
 
 def test_what_the_sdk_writes_ingests_as_its_event_models_read_it(sdk_run):
