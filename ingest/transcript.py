@@ -1,0 +1,256 @@
+"""One transcript core for every chat-shaped agent log: messages with tool calls and tool results -> an Episode.
+
+mini-swe-agent, OpenHands, Inspect, Claude Code, Codex, MCP logs... all record a conversation: a system prompt,
+the task as a user message, assistant turns that call tools, and the tools' results. A format module is a thin
+adapter: it decodes its file (through `ingest.source.Source`), turns each record into a `Message`, and calls
+this module once per episode. Everything a step is made of is decided here, once:
+
+**How an adapter uses it.**
+
+1. Build `Message`s in the order they happened. `role` is `system`, `user`, `assistant` or `tool`:
+   - an assistant turn carries its `tool_calls` (`ToolCall(id, name, arguments, raw)`), its `text`, its
+     `reasoning`, the `model` that wrote it and its `timestamp` (aware UTC, or None: never a guessed zone);
+   - a tool result is `role="tool"` with `tool_call_id` (the call it answers; None when the format pairs
+     results by order), its `text`, `is_error`, `exit_code`;
+   - a user message that is not a tool result is `role="user"`.
+   Anything of the record the adapter did not map goes to `raw` (kept, never dropped). Where the generic
+   mapping is wrong for a format, the adapter may set `ToolCall.action` (e.g. a finish tool -> `done`) or
+   `Message.observation` (e.g. a browser result with a screenshot) and the core uses them as they are.
+2. Describe the run outside its messages with `Run`: key, domain, platform, task (None: the first user
+   message's text), agent (None: the first message model), outcome and reward (from the producer's own
+   record: a report, a score, a finish), `terminated` (None: the episode ended when its last action is `done`),
+   env, license.
+3. Call `episode(messages, run)` for an `Episode` (possibly without steps), or `records(messages, run, where)`
+   for what a reader yields: the warnings, then the checked episode, or when the transcript cannot be split
+   into steps an `empty_episode` row that keeps the outcome and reward in its reason and snippet.
+
+**Steps** (RLDS, `schemas/v1.py`): one step per tool call, and one per assistant turn without tool calls (a
+`message` action with its text). A tool call is mapped by `ingest.tools.tool_action`: a shell tool called with
+a `command` string is a `command` action, any other call a `tool_call` (`tool_name`, `arguments`); `raw` is the
+call as the source wrote it. Observation 0 is what came before the first action (the task message, kind
+`text`); the observation of step t+1 is what came back after action t: the result of call t and any user
+messages after it, joined by blank lines (kind `text` when kinds are mixed). A result is paired with its call
+by id; a result without an id with the earliest call still waiting for one (pairing by order); a result whose
+id no call has, or with no call waiting, is kept after the latest step. What came after the last action is `final_observation`. The
+turn's `reasoning` goes on its first step; when a turn has tool calls, its text is reasoning too (the thought
+written beside the calls). Steps get the turn's timestamp.
+
+**env** gains `system_prompt` (the system messages' text), `models` (every model in order of first use, when
+there is more than one) and `model_per_step` (then), and `unmapped` (raw extras of messages the core could not
+place: a tool result before any action, an empty assistant turn), each with one `unknown_content` row naming
+the message; nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ingest.arrow import checked_episode, checked_env
+from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.tools import dumps, tool_action, tool_observation
+
+ROLES = ("system", "user", "assistant", "tool")
+
+
+@dataclass
+class ToolCall:
+    id: str | None
+    name: str | None
+    arguments: Any = None  # a dict, a JSON string (as chat APIs send it) or any value (kept as {"input": value})
+    raw: Any = None  # the call as the source wrote it: becomes `action.raw` (a str is kept as it is)
+    action: Action | None = None  # the adapter's own action, where the generic mapping is wrong for its format
+
+
+@dataclass
+class Message:
+    role: str  # one of ROLES
+    text: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None  # on a tool result: the call it answers
+    tool_name: str | None = None  # on a tool result, when the source names the tool (else the call's name)
+    reasoning: str | None = None
+    model: str | None = None
+    timestamp: dt.datetime | None = None
+    is_error: bool | None = None
+    exit_code: int | None = None
+    observation: Observation | None = None  # the adapter's own observation for a result / user message
+    raw: Any = None  # what the adapter did not map, verbatim
+    where: str | None = None  # the record in the source (for warnings): "messages[3]", "events/event-00004-…"
+
+
+@dataclass
+class Run:
+    key: str = ""
+    domain: str = "swe"
+    platform: str = "linux"
+    task: str | None = None  # None: the first user message's text
+    agent: str | None = None  # None: the first model a message names
+    outcome: str = "unknown"
+    reward: float | None = None
+    terminated: bool | None = None  # None: True when the last action is `done`
+    env: dict = field(default_factory=dict)
+    license: str | None = None
+
+
+@dataclass
+class _Slot:
+    """One step being built: its action, and what came back after it."""
+
+    step: Step
+    call_id: str | None
+    tool_name: str | None
+    open: bool  # a tool call still waiting for its result
+    after: list[Observation] = field(default_factory=list)
+
+
+def merge(parts: list[Observation]) -> Observation:
+    """Several things seen between two actions as one observation: texts joined by blank lines, kind `text`
+    when the kinds differ (the other fields are the first part's)."""
+    if not parts:
+        return Observation()
+    if len(parts) == 1:
+        return parts[0]
+    first = Observation(**vars(parts[0]))
+    first.text = "\n\n".join(p.text for p in parts if p.text)
+    first.kind = "text" if len({p.kind for p in parts}) > 1 else first.kind
+    return first
+
+
+def _raw(value) -> str | None:
+    if value is None or isinstance(value, (str, bytes)):
+        return value
+    return dumps(value)
+
+
+def _call_action(call: ToolCall) -> Action:
+    if call.action is not None:
+        return call.action
+    return tool_action(call.name, call.arguments, _raw(call.raw if call.raw is not None else
+                                                        {"id": call.id, "name": call.name, "arguments": call.arguments}))
+
+
+def _result(msg: Message, tool_name: str | None) -> Observation:
+    if msg.observation is not None:
+        return msg.observation
+    return tool_observation(msg.tool_name or tool_name, msg.text, is_error=msg.is_error, exit_code=msg.exit_code)
+
+
+def _reasoning(msg: Message) -> str | None:
+    parts = [p for p in (msg.reasoning, msg.text if msg.tool_calls else None) if p and p.strip()]
+    return "\n\n".join(parts) if parts else None
+
+
+class _Builder:
+    def __init__(self):
+        self.before: list[Observation] = []  # what came before the first action
+        self.slots: list[_Slot] = []
+        self.by_id: dict[str, _Slot] = {}
+        self.warnings: list[Rejected] = []
+        self.unmapped: list[Any] = []
+        self.models: list[str | None] = []
+
+    def seen(self, obs: Observation) -> None:
+        (self.slots[-1].after if self.slots else self.before).append(obs)
+
+    def assistant(self, msg: Message) -> None:
+        reasoning = _reasoning(msg)
+        if not msg.tool_calls:
+            if not (msg.text or reasoning):
+                self.keep(msg, "an assistant turn with neither text nor tool calls")
+                return
+            action = Action(kind="message", text=msg.text, raw=_raw(msg.raw))
+            self.slots.append(_Slot(Step(Observation(), action, timestamp=msg.timestamp, reasoning=reasoning),
+                                    None, None, open=False))
+            self.models.append(msg.model)
+            return
+        for i, call in enumerate(msg.tool_calls):
+            step = Step(Observation(), _call_action(call), timestamp=msg.timestamp,
+                        reasoning=reasoning if i == 0 else None)
+            slot = _Slot(step, call.id, call.name, open=True)
+            self.slots.append(slot)
+            self.models.append(msg.model)
+            if call.id is not None:
+                self.by_id.setdefault(str(call.id), slot)
+
+    def tool(self, msg: Message) -> None:
+        slot = self.by_id.get(str(msg.tool_call_id)) if msg.tool_call_id is not None else None
+        if slot is None and msg.tool_call_id is None:
+            slot = next((s for s in self.slots if s.open), None)
+        if slot is None:
+            if not self.slots:
+                self.keep(msg, "a tool result before any action", observe=True)
+                return
+            slot = self.slots[-1]
+        slot.open = False
+        slot.after.append(_result(msg, slot.tool_name))
+
+    def keep(self, msg: Message, why: str, observe: bool = False) -> None:
+        """A message the core cannot place: kept raw in env (and as an observation when it has text)."""
+        where = msg.where or f"a {msg.role} message"
+        self.unmapped.append({"where": where, "role": msg.role, "text": msg.text, "raw": msg.raw})
+        self.warnings.append(Rejected("unknown_content", f"{where}: {why}; kept raw in env.unmapped", where))
+        if observe and msg.text:
+            self.before.append(Observation(kind="text", text=msg.text))
+
+
+def _first_user_text(messages: list[Message]) -> str | None:
+    return next((m.text for m in messages if m.role == "user" and m.text), None)
+
+
+def _build(messages: list[Message]) -> _Builder:
+    b = _Builder()
+    for msg in messages:
+        if msg.role == "assistant":
+            b.assistant(msg)
+        elif msg.role == "tool":
+            b.tool(msg)
+        elif msg.role == "user":
+            b.seen(msg.observation or Observation(kind="text", text=msg.text))
+        elif msg.role != "system":
+            b.keep(msg, f"role {msg.role!r} is none of {', '.join(ROLES)}", observe=True)
+    return b
+
+
+def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]:
+    """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings."""
+    b = _build(messages)
+    steps = []
+    for i, slot in enumerate(b.slots):
+        slot.step.observation = merge(b.slots[i - 1].after if i else b.before)
+        steps.append(slot.step)
+    final = merge(b.slots[-1].after) if b.slots and b.slots[-1].after else None
+    env = dict(run.env)
+    system = [m.text for m in messages if m.role == "system" and m.text]
+    if system:
+        env.setdefault("system_prompt", "\n\n".join(system))
+    distinct = list(dict.fromkeys(m for m in b.models if m))
+    if len(distinct) > 1:
+        env["models"], env["model_per_step"] = distinct, b.models
+    if b.unmapped:
+        env["unmapped"] = b.unmapped
+    terminated = run.terminated if run.terminated is not None else bool(steps) and steps[-1].action.kind == "done"
+    ep = Episode(key=run.key, domain=run.domain, platform=run.platform, steps=steps,
+                 task=run.task if run.task is not None else _first_user_text(messages),
+                 agent=run.agent or (distinct[0] if distinct else None), outcome=run.outcome, reward=run.reward,
+                 terminated=terminated, final_observation=final, env=env, license=run.license)
+    return ep, b.warnings
+
+
+def records(messages: list[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:
+    """What a reader yields for one transcript: the warnings, then the episode (checked against the schema),
+    or an `empty_episode` row when no step could be made; that row keeps the outcome and reward."""
+    ep, warnings = episode(messages, run)
+    yield from warnings
+    env, dropped = checked_env(ep.env)
+    for problem in dropped:
+        yield Rejected("bad_record", f"{where}: env field {problem}; left out of the episode's env", where,
+                       record_id=problem.split(":", 1)[0])
+    ep.env = env
+    if not ep.steps:
+        kept = {"outcome": ep.outcome, "reward": ep.reward, "task": ep.task, "agent": ep.agent}
+        yield Rejected("empty_episode", f"{where}: no actions in the transcript (outcome {ep.outcome}, reward "
+                       f"{ep.reward})", where, record_id=run.key or None, snippet=dumps(kept)[:2000])
+        return
+    yield checked_episode(ep, where)

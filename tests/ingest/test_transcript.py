@@ -1,0 +1,79 @@
+"""The transcript core on hand-made conversations: the pairing and step rules every chat-shaped reader relies
+on (the readers' own tests run them on what real producers wrote)."""
+
+import datetime as dt
+import json
+
+from ingest.record import Action, Episode, Rejected
+from ingest.transcript import Message, Run, ToolCall, episode, records
+
+T0 = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+
+
+def test_results_pair_by_id_and_become_the_next_observation():
+    """Two calls in one turn, results in the other order: each result is the observation after its own call."""
+    msgs = [
+        Message("system", "you are an agent"),
+        Message("user", "list files"),
+        Message("assistant", "let me look", reasoning="think", model="m1", timestamp=T0, tool_calls=[
+            ToolCall("a", "bash", {"command": "ls"}), ToolCall("b", "read_file", '{"path": "x"}')]),
+        Message("tool", "x-contents", tool_call_id="b"),
+        Message("tool", "x\ny", tool_call_id="a", exit_code=0),
+        Message("user", "thanks"),
+        Message("assistant", "done", model="m2"),
+    ]
+    ep, warnings = episode(msgs, Run(outcome="success", reward=1.0))
+    assert warnings == []
+    assert ep.task == "list files" and ep.agent == "m1" and ep.outcome == "success" and ep.reward == 1.0
+    kinds = [s.action.kind for s in ep.steps]
+    assert kinds == ["command", "tool_call", "message"]
+    assert ep.steps[0].action.code == "ls" and ep.steps[0].reasoning == "think\n\nlet me look"
+    assert ep.steps[1].reasoning is None and json.loads(ep.steps[1].action.arguments) == {"path": "x"}
+    assert ep.steps[0].observation.text == "list files" and ep.steps[0].observation.kind == "text"
+    # after call a: its result (terminal, exit code 0); after call b: its result, then the user's message
+    assert (ep.steps[1].observation.kind, ep.steps[1].observation.text, ep.steps[1].observation.exit_code) == \
+        ("terminal", "x\ny", 0)
+    assert ep.steps[2].observation.text == "x-contents\n\nthanks" and ep.steps[2].observation.kind == "text"
+    assert ep.steps[0].timestamp == T0 and ep.final_observation is None and not ep.terminated
+    assert ep.env["system_prompt"] == "you are an agent"
+    assert ep.env["models"] == ["m1", "m2"] and ep.env["model_per_step"] == ["m1", "m1", "m2"]
+
+
+def test_results_without_ids_pair_by_order_and_the_last_result_is_the_final_observation():
+    msgs = [Message("user", "go"),
+            Message("assistant", tool_calls=[ToolCall(None, "bash", {"command": "a"}),
+                                             ToolCall(None, "bash", {"command": "b"})]),
+            Message("tool", "out-a", is_error=True), Message("tool", "out-b")]
+    ep, _ = episode(msgs, Run())
+    assert ep.steps[1].observation.text == "out-a" and ep.steps[1].observation.is_error
+    assert ep.final_observation.text == "out-b"
+
+
+def test_an_adapters_own_action_and_done_make_the_episode_terminal():
+    done = Action(kind="done", text="bye")
+    ep, _ = episode([Message("user", "go"), Message("assistant", tool_calls=[ToolCall("f", "finish", {}, action=done)])],
+                    Run(task="given task"))
+    assert ep.steps[0].action is done and ep.terminated and ep.task == "given task"
+    ep, _ = episode([Message("user", "go"), Message("assistant", tool_calls=[ToolCall("f", "finish", {}, action=done)])],
+                    Run(terminated=False))
+    assert not ep.terminated
+
+
+def test_unplaceable_messages_are_kept_raw_with_a_warning():
+    msgs = [Message("tool", "orphan", raw={"k": 1}, where="messages[0]"), Message("critic", "meh", where="messages[1]"),
+            Message("user", "go"), Message("assistant", tool_calls=[ToolCall("x", "t", {})]),
+            Message("tool", "unknown id", tool_call_id="nope")]
+    ep, warnings = episode(msgs, Run())
+    assert [w.rule for w in warnings] == ["unknown_content", "unknown_content"]
+    assert "messages[0]" in warnings[0].reason and "critic" in warnings[1].reason
+    assert [u["where"] for u in ep.env["unmapped"]] == ["messages[0]", "messages[1]"]
+    assert ep.steps[0].observation.text == "orphan\n\nmeh\n\ngo"  # still seen by the agent
+    assert ep.final_observation.text == "unknown id"  # kept after the latest step
+
+
+def test_a_transcript_without_actions_keeps_outcome_and_reward():
+    out = list(records([Message("user", "go")], Run(outcome="failure", reward=0.0), "run.json"))
+    assert len(out) == 1 and isinstance(out[0], Rejected) and out[0].rule == "empty_episode"
+    assert json.loads(out[0].snippet) == {"outcome": "failure", "reward": 0.0, "task": "go", "agent": None}
+    out = list(records([Message("user", "go"), Message("assistant", "hi")], Run(), "run.json"))
+    assert isinstance(out[-1], Episode) and out[-1].steps[0].action.kind == "message"
