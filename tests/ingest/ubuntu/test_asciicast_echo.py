@@ -1,0 +1,151 @@
+"""Recordings without input events (asciinema's default): the commands are read back from the echo after
+each prompt (`ingest.ubuntu.cast_echo`), one `command` step each, marked `action_inferred`.
+
+The producer in the loop: asciinema 2.4.0 records a bash session at test time without `--stdin` (its default),
+keys typed one by one into its pseudo-terminal as a person types them, with a prompt that shows `$?`. The
+edge cases below are hand-made."""
+
+import json
+import os
+import time
+
+import pytest
+
+from tests.ingest.ubuntu.test_asciicast_recorder import RECORDER, _Terminal
+from tests.parts import require
+
+PROMPT = rb"\[\d+\] \$ $"  # PS1 '[$?] $ ': the status of the last command, then "$ "
+
+
+def _type(term: _Terminal, keys: str) -> None:
+    for key in keys:
+        term.type(key.encode())
+        time.sleep(0.03)  # one key at a time: the shell echoes each in its own output event
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> str:
+    """`echo one`, `ls /nonexistent` (status 2), Enter on an empty line, `echo twx` corrected with two
+    Backspaces to `echo two`, `exit`; recorded without input capture."""
+    require("the asciinema 2.4.0 recorder", RECORDER is not None, "pip install asciinema==2.4.0 (make setup-test)")
+    tmp = tmp_path_factory.mktemp("echo")
+    cast = tmp / "session.cast"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp), "TERM": "xterm-256color",
+           "SHELL": "/bin/bash", "PS1": "[$?] $ ", "LANG": "C.UTF-8", "ASCIINEMA_CONFIG_HOME": str(tmp / "cfg")}
+    argv = [*RECORDER, "rec", "--quiet", "--overwrite", "-c", "bash --norc --noprofile -i", str(cast)]
+    term = _Terminal(argv, env, 80, 24)
+    try:
+        term.expect(PROMPT)
+        _type(term, "echo one\r")
+        term.expect(rb"one\r\n.*" + PROMPT)
+        _type(term, "ls /nonexistent\r")
+        term.expect(rb"No such file.*" + PROMPT)
+        _type(term, "\r")
+        term.expect(PROMPT)
+        _type(term, "echo twx\x7f\x7fwo\r")
+        term.expect(rb"two\r\n.*" + PROMPT)
+        _type(term, "exit\r")
+    finally:
+        code = term.close()
+    assert code == 0
+    return cast
+
+
+def test_recorded_session_without_input_gives_one_inferred_command_per_prompt(recorded, run, query):
+    events = [json.loads(line) for line in recorded.read_text().splitlines()[1:]]
+    assert {e[1] for e in events} == {"o"}  # no input was recorded
+    result = run("ingest-ubuntu", [recorded])
+    assert (result.status, result.episodes, result.steps, result.quarantined) == ("success", 1, 4, 0)
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    # the empty line is no command; the Backspaces are read as the screen showed them
+    assert [s["action"]["code"] for s in steps] == ["echo one", "ls /nonexistent", "echo two", "exit"]
+    assert all(s["action"]["kind"] == "command" and s["action_inferred"] is True for s in steps)
+    # the observation is the screen with the prompt, before the first key's echo
+    assert steps[0]["observation"]["text"] == "[0] $"
+    assert steps[1]["observation"]["text"] == "[0] $ echo one\none\n[0] $"
+    assert steps[2]["observation"]["text"].endswith("No such file or directory\n[2] $\n[2] $")
+    # the status the next prompt shows is the command's exit code, on the observation after it
+    assert [s["observation"]["exit_code"] for s in steps] == [None, 0, 2, 0]
+    # timestamps: the header's start + the first echoed key's time; each a distinct, increasing time
+    times = [s["timestamp"] for s in steps]
+    assert times == sorted(times) and len(set(times)) == 4 and all(t.tzinfo is not None for t in times)
+    header = json.loads(recorded.read_text().splitlines()[0])
+    first_key = next(e[0] for e in events if e[2] == "e")
+    assert abs(times[0].timestamp() - (header["timestamp"] + first_key)) < 1e-5
+    raw = json.loads(steps[2]["action"]["raw"])
+    assert raw["inferred_from"] == "echo" and raw["row"] == "[2] $ echo two" and raw["prompt"] == "[2] $ "
+    assert steps[-1]["final_observation"]["text"].endswith("[0] $ exit\nexit")
+    env = json.loads(query("SELECT env FROM episodes")[0]["env"])
+    assert env["actions_from_echo"] == {"prompts": ["[0] $", "[2] $"], "exit_codes_from_prompt": True}
+    # a user keeps recorded actions only with one filter
+    assert query("SELECT count(*) AS n FROM steps WHERE NOT action_inferred")[0]["n"] == 0
+
+
+def _cast(tmp_path, events, name="s.cast", width=60):
+    """A v2 cast of output events 0.1 s apart; the first key of a typed command comes 1 s after the prompt."""
+    path = tmp_path / name
+    lines, t = [json.dumps({"version": 2, "width": width, "height": 10})], 0.0
+    for data in events:
+        t += 1.0 if isinstance(data, Key) and data.first else 0.1
+        lines.append(json.dumps([round(t, 3), "o", str(data)]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class Key(str):
+    first = False
+
+
+def _typed(command: str) -> list[str]:
+    keys = [Key(k) for k in command]
+    keys[0].first = True
+    return keys + ["\r\n"]
+
+
+def test_a_prompt_without_a_prompt_sign_is_known_by_recurring(tmp_path, run, query):
+    """`dev ~/src ` ends with no prompt sign: it counts as a prompt because two typed rows start with it."""
+    events = ["dev ~/src ", *_typed("make"), "built\r\n", "dev ~/src ", *_typed("ls"), "a  b\r\n", "dev ~/src "]
+    run("ingest-ubuntu", [_cast(tmp_path, events)])
+    steps = query("SELECT action, observation FROM steps ORDER BY step_index")
+    assert [s["action"]["code"] for s in steps] == ["make", "ls"]
+    assert steps[1]["observation"]["text"] == "dev ~/src make\nbuilt\ndev ~/src"
+
+
+def test_output_that_pauses_on_a_row_once_is_not_a_command(tmp_path, run, query):
+    """A row that waited once and went on (no prompt sign, nothing recurring) is output, not a command."""
+    events = ["Downloading", ".", ".", " done\r\n"]
+    result = run("ingest-ubuntu", [_cast(tmp_path, events)])
+    assert (result.episodes, result.quarantined) == (0, 1)
+    assert query("SELECT rule FROM quarantine")[0]["rule"] == "no_input"
+
+
+def test_a_history_counter_in_the_prompt_is_not_an_exit_code(tmp_path, run, query):
+    events = ["(17)$ ", *_typed("true"), "(18)$ ", *_typed("false"), "(19)$ ", *_typed("true"), "(20)$ "]
+    run("ingest-ubuntu", [_cast(tmp_path, events)])
+    steps = query("SELECT action, observation FROM steps ORDER BY step_index")
+    assert [s["action"]["code"] for s in steps] == ["true", "false", "true"]
+    assert [s["observation"]["exit_code"] for s in steps] == [None, None, None]
+    env = json.loads(query("SELECT env FROM episodes")[0]["env"])
+    assert env["actions_from_echo"]["exit_codes_from_prompt"] is False
+
+
+def test_a_command_pasted_in_one_event_and_a_cleared_screen(tmp_path, run, query):
+    """A pasted command arrives with Enter in one event; Ctrl-L redraws the prompt at the top."""
+    events = ["root@box:/app# ", "git status\r\n", "clean\r\n", "root@box:/app# ", "\x1b[H\x1b[2J",
+              "root@box:/app# ", *_typed("pwd"), "/app\r\n", "root@box:/app# "]
+    run("ingest-ubuntu", [_cast(tmp_path, events)])
+    steps = query("SELECT action, observation FROM steps ORDER BY step_index")
+    assert [s["action"]["code"] for s in steps] == ["git status", "pwd"]
+    assert steps[1]["observation"]["text"] == "root@box:/app#"
+    final = query("SELECT final_observation FROM steps WHERE is_last")[0]["final_observation"]
+    assert final["text"] == "root@box:/app# pwd\n/app\nroot@box:/app#"
+
+
+def test_recorded_input_still_wins(tmp_path, run, query):
+    """A recording with input events keeps its keystroke actions (recorded, not inferred)."""
+    path = tmp_path / "in.cast"
+    path.write_text('{"version": 2, "width": 40, "height": 5}\n[0.1, "o", "$ "]\n[0.2, "i", "ls\\r"]\n'
+                    '[0.3, "o", "ls\\r\\na\\r\\n$ "]\n')
+    run("ingest-ubuntu", [path])
+    (step,) = query("SELECT action, action_inferred FROM steps")
+    assert step["action"]["kind"] == "keystrokes" and step["action_inferred"] is False
