@@ -17,7 +17,8 @@ the line feed leaves it, reads prompt + command:
 
 The command is the row's text after the prompt, as the screen shows it when Enter's line feed leaves the
 row, so a key erased with Backspace or an edit in the middle of the line is read as the shell showed it. A
-prompt followed by nothing (Enter on an empty line) is no command. Exit status: a prompt that shows the last
+prompt followed by nothing (Enter on an empty line) is no command; a row after the continuation prompt `> `
+(a loop typed over several rows) is part of the command before it. Exit status: a prompt that shows the last
 command's status as a number in brackets or parentheses (`[1] $`, `(130)`, from `$?` or zsh's `%?`) gives the
 exit code of the observation after the command, when every prompt of the recording shows such a number, none
 over 255, and the numbers are not a counter (a history number goes up by one on every prompt).
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 _PROMPT_END = re.compile(r"(?:[$#%>❯»λ]\s+$)|(?:^\s*[➜❯])")
 _STATUS = re.compile(r"[\[(](\d{1,3})[\])]")
 _DIGITS = re.compile(r"\d+")
+_CONTINUATION = ">"  # bash's and zsh's PS2
 
 
 @dataclass
@@ -134,7 +136,21 @@ def _accepted(found: list[CommandLine], standing: CommandLine | None) -> tuple[l
                    or c.by_pattern)
     ok = lambda c: c.by_pattern or (c.typed and seen[_prompt_key(c.prompt)] >= 2)  # noqa: E731
     last = standing.prompt if standing is not None and ok(standing) else None
-    return [c for c in found if ok(c)], last
+    return _joined([c for c in found if ok(c)]), last
+
+
+def _joined(lines: list[CommandLine]) -> list[CommandLine]:
+    """A continuation row (the shell's `> ` prompt after an unfinished command: a loop typed over several
+    rows) joins the command before it: one command, its lines joined by newlines."""
+    out: list[CommandLine] = []
+    for c in lines:
+        prev = out[-1] if out else None
+        if c.prompt.strip() == _CONTINUATION and prev is not None and prev.command:
+            prev.command += "\n" + c.command
+            prev.entered, prev.lines = c.entered, prev.lines + c.lines
+        else:
+            out.append(c)
+    return out
 
 
 def exit_statuses(prompts: list[str]) -> list[int] | None:

@@ -7,10 +7,17 @@ edge cases below are hand-made."""
 
 import json
 import os
+import re
 import time
+from pathlib import Path
 
+import fsspec
 import pytest
 
+from ingest.record import Episode
+from ingest.source import Source
+from ingest.ubuntu import asciicast
+from tests.conftest import REPO, SAMPLES
 from tests.ingest.ubuntu.test_asciicast_recorder import RECORDER, _Terminal
 from tests.parts import require
 
@@ -149,3 +156,84 @@ def test_recorded_input_still_wins(tmp_path, run, query):
     run("ingest-ubuntu", [path])
     (step,) = query("SELECT action, action_inferred FROM steps")
     assert step["action"]["kind"] == "keystrokes" and step["action_inferred"] is False
+
+
+# Real recordings without input ----------------------------------------------------------------------------------
+REAL = SAMPLES / "ubuntu" / "asciicast-no-input"  # nbedos/termtosvg, BSD-3-Clause (PROVENANCE.md)
+SHARED = REPO.parent / "shared" / "samples" / "ubuntu"
+SHARED_NO_INPUT = SHARED / "asciicast-no-input"  # Nate-Wilkins/asciinema-automation, license unclear: not copied here
+GOLDEN = Path(__file__).parent / "golden" / "asciicast-no-input.json"
+
+
+def _fingerprint(path: Path) -> dict:
+    """What a person checks against the raw file: each command, when it was typed, how long its output took,
+    the last row of the screen before it, and the screen's last row at the end."""
+    (ep,) = [r for r in asciicast.read(_source(path)) if isinstance(r, Episode)]
+    return {"steps": [{"command": s.action.code, "timestamp": s.timestamp.isoformat() if s.timestamp else None,
+                       "duration_s": s.action.duration_s, "screen_last_row": s.observation.text.split("\n")[-1],
+                       "exit_code": s.observation.exit_code} for s in ep.steps],
+            "final_last_row": ep.final_observation.text.split("\n")[-1], "terminated": ep.terminated}
+
+
+def _source(path: Path) -> Source:
+    return Source(fsspec.filesystem("file"), str(path), path.name, lambda *a: "sha256:")
+
+
+def test_real_recordings_without_input_match_the_golden():
+    """termtosvg's demo recordings (bundled) and asciinema-automation's (../shared/samples, when present),
+    each command as a person reads it in the raw file (golden read by hand against the files)."""
+    got = {p.name: _fingerprint(p) for p in sorted(REAL.glob("*.cast"))}
+    if SHARED_NO_INPUT.is_dir():
+        got |= {p.name: _fingerprint(p) for p in sorted(SHARED_NO_INPUT.glob("*.cast"))}
+    if os.environ.get("TRAJFORGE_UPDATE_GOLDEN"):
+        GOLDEN.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+    assert GOLDEN.exists(), f"{GOLDEN} is missing: TRAJFORGE_UPDATE_GOLDEN=1 pytest {__file__}, then review it"
+    want = json.loads(GOLDEN.read_text())
+    if not SHARED_NO_INPUT.is_dir():
+        want = {k: v for k, v in want.items() if (REAL / k).exists()}
+    assert got == want
+    assert [s["command"] for s in got["awesome.cast"]["steps"]] == [
+        "termtosvg", 'for i in {0..10}; do\necho "termtosvg is awesome!"\ndone | lolcat', "exit"]
+
+
+def test_real_recordings_of_the_shared_samples_are_there_when_shared_is():
+    if not SHARED.parent.is_dir():
+        pytest.skip(f"../shared/samples is not at {SHARED.parent}: the unlicensed real samples live there")
+    if not SHARED_NO_INPUT.is_dir():
+        pytest.skip(f"{SHARED_NO_INPUT} is not installed yet (copied there from the project's shared samples)")
+    names = sorted(p.name for p in SHARED_NO_INPUT.glob("*.cast"))
+    assert names == ["autocompletion.cast", "history.cast"]
+
+
+def _without_input(path: Path, tmp_path: Path) -> Path:
+    lines = path.read_text().splitlines(keepends=True)
+    out = tmp_path / f"no-input-{path.name}"
+    out.write_text(lines[0] + "".join(line for line in lines[1:] if json.loads(line)[1] != "i"))
+    return out
+
+
+def _typed_commands(steps) -> list[str]:
+    """The commands the recorded keystrokes make: text up to each Enter, control keys left out."""
+    text = "".join(s.action.text for s in steps)
+    lines = [re.sub(r"[\x00-\x1f\x7f]", "", line) for line in text.replace("\r", "\n").split("\n")]
+    return [line.strip() for line in lines if line.strip()]
+
+
+@pytest.mark.parametrize("cast", [
+    Path(__file__).parent / "data" / "asciinema-resize.cast",  # recorded here with `--stdin` (asciinema 2.4.0)
+    SHARED / "terminal-bench-trial" / "incompatible-python-fasttext.base_with_hint.1-of-1.2025-08-15__19-28-24"
+    / "sessions" / "agent.cast",  # a real Terminal-Bench tmux session (harness keystrokes)
+], ids=["asciinema-stdin", "terminal-bench"])
+def test_recordings_with_input_read_the_same_commands_once_their_input_is_removed(cast, tmp_path):
+    """The recorded keystrokes are the oracle: remove the input events and the commands read back from the
+    echo are the ones typed, and each observation is the screen the recorded action saw."""
+    if not cast.exists():
+        pytest.skip(f"{cast} is not there (../shared/samples absent)")
+    (recorded,) = [r for r in asciicast.read(_source(cast)) if isinstance(r, Episode)]
+    (inferred,) = [r for r in asciicast.read(_source(_without_input(cast, tmp_path))) if isinstance(r, Episode)]
+    commands = [line for s in inferred.steps for line in s.action.code.split("\n") if line.strip()]
+    assert commands == _typed_commands(recorded.steps)
+    assert all(s.action_inferred for s in inferred.steps) and not any(s.action_inferred for s in recorded.steps)
+    by_text = {s.observation.text for s in recorded.steps}
+    assert all(s.observation.text in by_text for s in inferred.steps)
+    assert inferred.final_observation.text == recorded.final_observation.text
