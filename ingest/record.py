@@ -11,6 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from schemas.v1 import ENV_WARNINGS
+
 
 # JSON-text fields (`ui_tree`, `element`, `arguments`, `raw`) take a str, or the UTF-8 bytes orjson.dumps
 # returns: Arrow stores bytes as they are, skipping a decode and a re-encode of large trees.
@@ -100,6 +102,22 @@ class Rejected:
     line: int | None = None
     snippet: str | None = None
     record_id: str | None = None
+
+
+MAX_WARNINGS = 100  # per episode; past this they are counted in env["ingest_warnings_left_out"]
+
+
+def warn(env: dict[str, Any], rule: str, reason: str) -> None:
+    """Say in an episode's `env` that something unfamiliar was kept raw (`schemas.v1.ENV_WARNINGS`); the same
+    warning twice is kept once."""
+    found = env.setdefault(ENV_WARNINGS, [])
+    entry = {"rule": rule, "reason": reason}
+    if entry in found:
+        return
+    if len(found) < MAX_WARNINGS:
+        found.append(entry)
+    else:
+        env[ENV_WARNINGS + "_left_out"] = env.get(ENV_WARNINGS + "_left_out", 0) + 1
 
 
 def episode_id(source_format: str, source_uri: str, key: str) -> str:

@@ -31,6 +31,10 @@ PLATFORMS = ("android", "ubuntu", "macos", "windows", "browser", "linux")
 OUTCOMES = ("success", "failure", "unknown")
 ORIGINS = ("real", "simulated", "perturbed")
 BRANCH_ORIGINS = ("simulated", "perturbed")  # the origins a row of `branches` may have
+# The key of an episode's `env` under which its reader lists what it kept raw without knowing it (a pickle
+# class, an event kind, an action type, a field): [{"rule": ..., "reason": ...}]. Validate reports each as a
+# warning finding (`ingest.kept_unknown`): unfamiliar data is kept and said, never a reason to drop a record.
+ENV_WARNINGS = "ingest_warnings"
 OBSERVATION_KINDS = ("screen", "terminal", "web", "tool_result", "text", "none")
 ACTION_KINDS = (
     "tap", "long_press", "swipe", "scroll", "type", "key", "hotkey", "click", "double_click",

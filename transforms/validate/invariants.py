@@ -3,6 +3,7 @@ and steps frames and returns findings (`rules.findings` columns); none of them r
 
 from __future__ import annotations
 
+import orjson
 import polars as pl
 
 from schemas import v1
@@ -63,8 +64,27 @@ def check_episodes(episodes: pl.DataFrame) -> pl.DataFrame:
         _vocab(episodes, pl.col("domain"), v1.DOMAINS, "vocab.domain", "domain", False),
         _vocab(episodes, pl.col("platform"), v1.PLATFORMS, "vocab.platform", "platform", False),
         _vocab(episodes, pl.col("outcome"), v1.OUTCOMES, "vocab.outcome", "outcome", False),
+        _reader_warnings(episodes),
     ]
     return pl.concat([findings(p) for p in parts])
+
+
+def _reader_warnings(episodes: pl.DataFrame) -> pl.DataFrame:
+    """One `ingest.kept_unknown` finding per warning a reader put in an episode's env (`v1.ENV_WARNINGS`)."""
+    if "env" not in episodes.columns:
+        return findings()
+    marked = episodes.filter(pl.col("env").str.contains(f'"{v1.ENV_WARNINGS}"', literal=True))
+    rows = []
+    for episode, env in marked.select("episode_id", "env").iter_rows():
+        try:
+            entries = orjson.loads(env).get(v1.ENV_WARNINGS)
+        except (orjson.JSONDecodeError, AttributeError):
+            continue
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict):
+                rows.append({"episode_id": episode, "rule": "ingest.kept_unknown",
+                             "reason": f"{entry.get('rule')}: {entry.get('reason')}"})
+    return findings(pl.DataFrame(rows)) if rows else findings()
 
 
 def check_steps(steps: pl.DataFrame) -> pl.DataFrame:
