@@ -66,10 +66,11 @@ rest of the file is read.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ingest.record import Action, Branch, Episode, Observation, Rejected, Step
+from ingest.record import Action, Branch, Episode, Observation, Rejected, Step, episode_id, warn
 from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
@@ -91,6 +92,19 @@ _OBSERVATION_TYPES = {"kind": _STR, "text": _STR, "ui_tree": _STR, "url": _STR, 
 _ROOT_TYPES = {"task": _STR, "agent": _STR, "outcome": _STR, "reward": _NUM, "terminated": _BOOL, "domain": _STR,
                "platform": _STR, "env": (dict,)}
 _VERIFIER_ERRORS = ("Verifier", "Reward")  # exception types raised after the agent finished
+# tools whose call ends the agent's run: OpenHands' `finish`, Terminus 2's `mark_task_complete` (Harbor writes
+# its `task_complete` as that call)
+FINISH_TOOLS = frozenset({"finish", "mark_task_complete"})
+# the fields of an ATIF step (Harbor's `Step` model, v1.0-v1.8); any other is kept raw with a warning
+_STEP_FIELDS = frozenset({"step_id", "timestamp", "source", "model_name", "reasoning_effort", "message",
+                          "reasoning_content", "tool_calls", "observation", "metrics", "is_copied_context",
+                          "llm_call_count", "extra"})
+_ROOT_FIELDS = frozenset({"schema_version", "session_id", "trajectory_id", "agent", "steps", "notes",
+                          "final_metrics", "continued_trajectory_ref", "extra", "subagent_trajectories"})
+_REF_FIELDS = ("trajectory_id", "trajectory_path", "session_id", "extra")
+MAX_SUBAGENT_DEPTH = 8  # embedded subagents of subagents...: deeper ones are not read (a bound on recursion)
+# Terminus 2's prompt template: "Task Description:\n{instruction}\n\nCurrent terminal state:\n..."
+_TASK_DESCRIPTION = re.compile(r"^Task Description:[ \t]*\n(.*?)\n\s*\nCurrent terminal state:", re.S | re.M)
 _UNSET = object()
 
 
@@ -210,6 +224,12 @@ class _Line:
     system_prompt: str | None = None
     models: dict[str, list[int]] = field(default_factory=dict)
     parallel_times: dict[str, str] = field(default_factory=dict)
+    copied: list = field(default_factory=list)  # step ids of the copied-context turns (history, not actions)
+    system_events: list[dict] = field(default_factory=list)  # system turns after the line began
+    subagents: list[dict] = field(default_factory=list)  # subagent_trajectory_ref links, with the step they follow
+    unknown: dict[str, dict] = field(default_factory=dict)  # fields ATIF does not define, kept raw by turn
+    finished: bool = False  # the last agent turn called a finishing tool
+    began: bool = False  # a user or agent turn of the line's own has been read
 
 
 def _calls(turn: dict, where: str) -> list[dict]:
@@ -243,6 +263,36 @@ def _results(turn: dict, where: str) -> list[dict]:
     return results
 
 
+def _links(turn: dict, step: int) -> list[dict]:
+    """The turn's `subagent_trajectory_ref` links (ATIF v1.5+), each with the index of the step it follows."""
+    obs = turn.get("observation")
+    results = obs.get("results") if isinstance(obs, dict) else None
+    found = []
+    for r in results if isinstance(results, list) else []:
+        refs = r.get("subagent_trajectory_ref") if isinstance(r, dict) else None
+        for ref in refs if isinstance(refs, list) else []:
+            if isinstance(ref, dict):
+                found.append({"step": step, **{k: ref[k] for k in _REF_FIELDS if ref.get(k) is not None}})
+    return found
+
+
+def _copied(line: _Line, turn: dict, i: int) -> None:
+    """A turn copied from an earlier trajectory for context (ATIF v1.5 `is_copied_context`: a continuation
+    after summarization, a subagent's inherited history): history, never an action of this line. Its system
+    prompt and first user message still say what the task is; the user messages after the last copied agent
+    turn are what the line's first action saw (a continuation's handoff)."""
+    line.copied.append(turn.get("step_id", i + 1))
+    message = _text(turn.get("message")) or ""
+    if turn["source"] == "system" and line.system_prompt is None:
+        line.system_prompt = message
+    elif turn["source"] == "user":
+        line.task = line.task if line.task is not None else message
+        if message:
+            line.pending.append(Observation(kind="text", text=message))
+    elif turn["source"] == "agent":
+        line.pending = []  # what came before it was the copied history's, answered there
+
+
 def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rejected]:
     """Steps of one line of turns; yields the Rejected rows, returns the `_Line`. `exact`: our own export,
     whose timestamps are ours already (no parallel-call repair)."""
@@ -252,11 +302,23 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
     for i, turn in turns:
         where = f"steps[{i}]"
         mine = _ours(turn)
+        if unknown := {k: turn[k] for k in turn if k not in _STEP_FIELDS}:
+            line.unknown[where] = unknown
+        if turn.get("is_copied_context") is True:
+            _copied(line, turn, i)
+            continue
         try:
             if turn["source"] == "system":
-                if line.system_prompt is None:
+                # the system prompt opens a line; a system turn after that is an event (a context-summary
+                # handoff, an environment notice), kept apart so it never replaces the prompt
+                if line.system_prompt is None and not line.began:
                     line.system_prompt = _text(turn.get("message")) or ""
+                else:
+                    line.system_events.append({"step": len(line.steps), "step_id": turn.get("step_id", i + 1),
+                                               "message": _text(turn.get("message")), "extra": turn.get("extra")})
+                line.subagents += _links(turn, len(line.steps))
                 continue
+            line.began = True
             if turn["source"] == "user":
                 in_run = False
                 message = _text(turn.get("message")) or ""
@@ -298,6 +360,8 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
         if stamp is not None:
             latest = stamp if latest is None else max(latest, stamp)
         reasoning = turn.get("reasoning_content") if isinstance(turn.get("reasoning_content"), str) else None
+        if calls and (said := _text(turn.get("message"))):  # what the agent wrote beside its calls
+            reasoning = f"{reasoning}\n\n{said}" if reasoning else said
         model = turn.get("model_name") if isinstance(turn.get("model_name"), str) else None
         failed = isinstance(turn.get("extra"), dict) and turn["extra"].get("tool_result_is_error") is True
         for j, call in enumerate(calls or [None]):
@@ -319,6 +383,8 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             tool = _shell(action.tool_name)
             line.pending = [tool_observation(tool, _text(r.get("content")),
                                              is_error=True if failed and len(calls) == 1 else None) for r in found]
+            line.subagents += _links({"observation": {"results": found}}, len(line.steps) - 1)
+        line.finished = any(call["function_name"] in FINISH_TOOLS for call in calls)
         if restored_next is not _UNSET:
             line.pending = [restored_next] if restored_next is not None else []
         records = mine.get("branches") or []
@@ -363,8 +429,47 @@ def _sidechain_key(turn: dict) -> str | None:
     return f"sidechain:{agent_id}" if agent_id else "sidechain"
 
 
-def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Iterator[Episode | Rejected]:
-    """The episodes of one ATIF document: the main line (key `key`) and its sidechains."""
+def _task(message: str | None) -> str | None:
+    """The task of a first user message: the `Task Description:` block of Terminus 2's prompt template
+    (its instruction, without the template around it), else the whole message."""
+    m = _TASK_DESCRIPTION.search(message or "")
+    return m.group(1).strip() if m else message
+
+
+def _parent_by_session(agent_info: dict) -> dict | None:
+    """The parent of a subagent trajectory read on its own: Terminus 2 writes the delegating run's session in
+    `agent.extra.parent_session_id` (its episode has that `env.session_id`)."""
+    extra = agent_info.get("extra") if isinstance(agent_info.get("extra"), dict) else {}
+    session = extra.get("parent_session_id")
+    return {"session_id": session, "relation": "subagent"} if isinstance(session, str) else None
+
+
+def _line_env(line: _Line, doc: dict, name: str) -> dict:
+    """What an episode's `env` says of its line beyond the header: copied context, later system turns,
+    subagent links, and the fields ATIF does not define (kept raw, with a warning)."""
+    env: dict = {}
+    if line.copied:
+        env["copied_context"] = {"turns": len(line.copied), "step_ids": line.copied}
+    if line.system_events:
+        env["system_events"] = line.system_events
+    if line.subagents:
+        env["subagents"] = line.subagents
+    unknown = dict(line.unknown)
+    if root_unknown := {k: doc[k] for k in doc if k not in _ROOT_FIELDS}:
+        unknown["root"] = root_unknown
+    if unknown:
+        env["atif_unknown_fields"] = unknown
+        for where, fields in unknown.items():
+            warn(env, "atif.unknown_field", f"{name}: {where}: {', '.join(sorted(fields))} is not an ATIF field; "
+                 "kept raw in env.atif_unknown_fields")
+    return env
+
+
+def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: dict | None = None,
+              uri: str = "", depth: int = 0) -> Iterator[Episode | Rejected]:
+    """The episodes of one ATIF document: the main line (key `key`), its sidechains and its embedded subagent
+    trajectories (v1.7). `parent`: the link to the episode that delegated to this one (`env["parent"]`);
+    `uri`: the unit's uri (for the ids the links name)."""
     if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-"):
         raise SourceError("bad_record", f"{name}: no ATIF schema_version", name)
     if not isinstance(doc.get("steps"), list):
@@ -389,10 +494,21 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
 
     line = yield from _line(main, name, exact)
     prefix = f"{key}:" if key else ""
+    embedded = doc.get("subagent_trajectories")
+    embedded = embedded if isinstance(embedded, list) and depth < MAX_SUBAGENT_DEPTH else []
+    ids = {_id(sub.get("trajectory_id")) or str(n): prefix + f"subagent:{_id(sub.get('trajectory_id')) or n}"
+           for n, sub in enumerate(embedded) if isinstance(sub, dict)}
+    for link in line.subagents:  # a link names the episode it leads to
+        target = ids.get(_id(link.get("trajectory_id")))
+        if target is not None:
+            link["episode_id"] = episode_id(FORMAT, uri, target)
     header_model = agent_info.get("model_name") if isinstance(agent_info.get("model_name"), str) else None
     session = {"session_id": doc.get("session_id"), "agent": agent_info or None}
     if not line.steps:
-        yield Rejected("empty_episode", f"{name}: no agent steps" + (" on the main line" if sides else ""), name)
+        kept = {"outcome": trial["outcome"], "reward": trial["reward"], "harbor": trial["env"]} if trial else {}
+        yield Rejected("empty_episode", f"{name}: no agent steps" + (" on the main line" if sides else "") + (
+            f"; the trial's outcome {kept['outcome']}, reward {kept['reward']} (in the snippet)" if kept else ""),
+            name, snippet=dumps(kept)[:2000] if kept else None)
     else:
         agent = header_model or (next(iter(line.models)) if len(line.models) == 1 else None) or (
             agent_info.get("name") if isinstance(agent_info.get("name"), str) else None)
@@ -405,7 +521,11 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
         if sides:
             env["sidechains"] = {"turns": sum(len(t) for t in sides.values()),
                                  "episodes": [prefix + s for s in sorted(sides)]}
-        outcome, reward, terminated = "unknown", None, False
+        env |= _line_env(line, doc, name)
+        parent = parent or _parent_by_session(agent_info)
+        if parent is not None:
+            env["parent"] = parent
+        outcome, reward, terminated = "unknown", None, line.finished
         if trial is not None:
             env["harbor"] = trial["env"]
             outcome, reward, terminated = trial["outcome"], trial["reward"], trial["terminated"]
@@ -417,7 +537,7 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
             domain=root.get("domain") or episode_domain(tools, "terminal"),
             platform=root.get("platform", "linux"),
             steps=line.steps,
-            task=root["task"] if "task" in root else line.task,
+            task=root["task"] if "task" in root else _task(line.task),
             agent=root["agent"] if "agent" in root else agent,
             outcome=root.get("outcome") or outcome,
             reward=root["reward"] if "reward" in root else reward,
@@ -446,6 +566,19 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
                       agent=models[0] if len(models) == 1 else header_model,
                       final_observation=_merge(sub.pending) if sub.pending else None,
                       env={k: v for k, v in env.items() if v is not None})
+
+    link = {"episode_id": episode_id(FORMAT, uri, key), "key": key, "session_id": doc.get("session_id"),
+            "relation": "subagent"}
+    for n, sub in enumerate(embedded):
+        where = f"{name} subagent_trajectories[{n}]"
+        if not isinstance(sub, dict):
+            yield Rejected("bad_record", f"{where} is not an object; left out", where, snippet=dumps(sub)[:2000])
+            continue
+        sub_key = ids[_id(sub.get("trajectory_id")) or str(n)]
+        try:
+            yield from _read_doc(sub, where, sub_key, parent=link, uri=uri, depth=depth + 1)
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, e.location or where)
 
 
 # Harbor trials ------------------------------------------------------------------------------------------------
@@ -496,6 +629,23 @@ def _trial(source: Source) -> tuple[dict, list[Rejected]]:
             "terminated": not exception or kind.startswith(_VERIFIER_ERRORS)}, problems
 
 
+def _file_links(doc, key: str, uri: str) -> dict[str, dict]:
+    """The trajectory files a document points to in its own folder (Terminus 2 writes its summarization
+    subagents as `trajectory.summarization-N-*.json` and names them in `subagent_trajectory_ref`; linear-history
+    continuations as `trajectory.cont-N.json` in `continued_trajectory_ref`), each with the link back."""
+    if not isinstance(doc, dict):
+        return {}
+    back = {"episode_id": episode_id(FORMAT, uri, key), "key": key, "session_id": doc.get("session_id")}
+    found = {}
+    if isinstance(doc.get("continued_trajectory_ref"), str):
+        found[posixpath.basename(doc["continued_trajectory_ref"])] = {**back, "relation": "continuation"}
+    for turn in doc.get("steps") if isinstance(doc.get("steps"), list) else []:
+        for link in _links(turn, 0) if isinstance(turn, dict) else []:
+            if isinstance(link.get("trajectory_path"), str):
+                found[posixpath.basename(link["trajectory_path"])] = {**back, "relation": "subagent"}
+    return found
+
+
 def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
     trial, problems = _trial(source)
     yield from problems
@@ -509,14 +659,17 @@ def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
         yield Rejected("missing_trajectory", f"{what}: result.json but no {TRAJECTORY}: the agent wrote no ATIF "
                        "trajectory" + (f"; the trial failed with {error['type']}: {error['message'][:200]}"
                                        if error else ""), TRAJECTORY)
+    links: dict[str, dict] = {}  # file name -> the link to the episode that names it
     for path in sorted(names, key=lambda p: (p != TRAJECTORY, p)):
         data = source.read_bytes(path)
         if path != TRAJECTORY and not _is_atif(data[:4096]):
             continue
+        key = "" if path == TRAJECTORY else path
         try:
             doc = parse_json(data, path)
-            yield from _read_doc(doc, path, "" if path == TRAJECTORY else path,
-                                 trial if path == TRAJECTORY else None)
+            links.update(_file_links(doc, key, source.uri))
+            yield from _read_doc(doc, path, key, trial if path == TRAJECTORY else None,
+                                 parent=links.get(posixpath.basename(path)), uri=source.uri)
         except SourceError as e:
             yield Rejected(e.rule, e.reason, e.location or path)
 
@@ -526,5 +679,5 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield from _read_trial(source)
         return
     name = posixpath.basename(source.path)
-    yield from _read_doc(parse_json(source.read_bytes(), name), name)
+    yield from _read_doc(parse_json(source.read_bytes(), name), name, uri=source.uri)
 
