@@ -281,7 +281,7 @@ def test_export_of_ingested_trials_validates_with_harbors_own_trajectory_model(r
     from pipelines.lake import Lake
     run("ingest-swe", [SAMPLES / "swe", SAMPLES / "atif"])
     summary = export_atif(Lake(lake), None, "swe", str(tmp_path / "out"))
-    assert summary["episodes"] == 9
+    assert summary["episodes"] == 16
     for shard in summary["shards"]:
         doc = json.loads((tmp_path / "out" / shard["path"]).read_text())
         Trajectory.model_validate(copy.deepcopy(doc))
