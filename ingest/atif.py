@@ -198,6 +198,12 @@ def _shell(name: str | None) -> str | None:
 
 
 def _call_action(name: str, arguments, raw: str) -> Action:
+    keys = arguments.get("keystrokes") if isinstance(arguments, dict) else None
+    if isinstance(keys, str):  # Terminus 2's `bash_command`: keys sent to its tmux pane, then a wait
+        wait = arguments.get("duration")
+        return Action(kind="keystrokes", text=keys, tool_name=name, arguments=dumps(arguments), raw=raw,
+                      duration_s=float(wait) if isinstance(wait, (int, float)) and not isinstance(wait, bool)
+                      else None)
     action = tool_action(_shell(name), arguments, raw)
     action.tool_name = name  # the tool's own spelling
     return action
@@ -381,7 +387,8 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             if j == len(calls or [None]) - 1:
                 found += loose
             tool = _shell(action.tool_name)
-            line.pending = [tool_observation(tool, _text(r.get("content")),
+            kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
+            line.pending = [tool_observation(tool, _text(r.get("content")), kind=kind,
                                              is_error=True if failed and len(calls) == 1 else None) for r in found]
             line.subagents += _links({"observation": {"results": found}}, len(line.steps) - 1)
         line.finished = any(call["function_name"] in FINISH_TOOLS for call in calls)
