@@ -282,6 +282,15 @@ def _links(turn: dict, step: int) -> list[dict]:
     return found
 
 
+def _replaces_context(turn: dict) -> bool:
+    """A system turn after which the agent starts from a new context: Terminus 2's summarization notice
+    (`extra.context_management.boundary` "replace" since Harbor 0.16; before, known by the subagent links it
+    carries, the three summarization subagents)."""
+    extra = turn.get("extra")
+    managed = extra.get("context_management") if isinstance(extra, dict) else None
+    return (isinstance(managed, dict) and managed.get("boundary") == "replace") or bool(_links(turn, 0))
+
+
 def _copied(line: _Line, turn: dict, i: int) -> None:
     """A turn copied from an earlier trajectory for context (ATIF v1.5 `is_copied_context`: a continuation
     after summarization, a subagent's inherited history): history, never an action of this line. Its system
@@ -322,6 +331,8 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
                 else:
                     line.system_events.append({"step": len(line.steps), "step_id": turn.get("step_id", i + 1),
                                                "message": _text(turn.get("message")), "extra": turn.get("extra")})
+                    if _replaces_context(turn):
+                        line.pending = []  # the context was compacted: what came before is gone for the agent
                 line.subagents += _links(turn, len(line.steps))
                 continue
             line.began = True

@@ -18,6 +18,8 @@ RULES: dict[str, tuple[str, str]] = {
     "schema.type_mismatch": (ERROR, "a column's type differs from schema v1 and cannot be cast safely"),
     "schema.new_column": (WARNING, "a column schema v1 does not define (error under `freeze`/`discard_row`)"),
     "schema.required_null": (ERROR, "a required field is null"),
+    "ingest.kept_unknown": (WARNING, "the reader kept something it does not know raw (a pickle class, an event "
+                                     "kind, an action type, a field); the episode's env.ingest_warnings says what"),
     # vocabularies
     "vocab.domain": (ERROR, "domain not in schema v1 DOMAINS"),
     "vocab.platform": (ERROR, "platform not in schema v1 PLATFORMS"),
