@@ -23,7 +23,7 @@ def _read(path: str) -> dict:
     try:
         trajectory = Trajectory.model_validate(doc)
     except Exception as e:  # pydantic's ValidationError, or a validator's ValueError
-        return {"error": str(e).splitlines()[0][:300]}
+        return {"error": " ".join(line.strip() for line in str(e).splitlines()[:3])[:400]}
     subs = getattr(trajectory, "subagent_trajectories", None) or []
     return {"schema_version": trajectory.schema_version, "steps": _steps(trajectory),
             "subagents": [_steps(s) for s in subs]}
