@@ -33,7 +33,7 @@ from ingest.source import Source
 from ingest.tools import dumps, tool_action
 
 FORMAT = "agentworldbench"
-VERSION = "1"
+VERSION = "2"
 
 OBSERVATION_MARKER = "**Environment Observation:**"
 _DOMAINS = {"mcp": ("linux", "tool_result"), "search": ("linux", "tool_result"), "terminal": ("linux", "terminal"),

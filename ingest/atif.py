@@ -6,8 +6,10 @@ next to `agent/trajectory.json` and `verifier/reward.txt`) is one unit; any othe
 ATIF `schema_version` is a unit of its own. A trial folder's other files (agent logs, recordings, verifier
 output) belong to the trial and are not read.
 
-ATIF steps are turns: `source` "system" (system prompt -> `env["system_prompt"]`), "user" (a message: the
-first one is the task; every user message is observation text for the next action) or "agent" (`message`,
+ATIF steps are turns: `source` "system" (the system prompt -> `env["system_prompt"]` when it opens the line;
+a system turn after a user or agent turn is an event -> `env["system_events"]`, never the prompt), "user" (a
+message: the first one is the task, or the `Task Description:` block of Terminus 2's prompt template; every
+user message is observation text for the next action) or "agent" (`message`,
 `reasoning_content`, `model_name`, `tool_calls[]` of `{tool_call_id, function_name, arguments}`, and
 `observation.results[]` of `{source_call_id, content}`). A `message` or `content` may be a list of content
 parts (ATIF v1.6): their text parts are joined.
@@ -16,8 +18,28 @@ Our steps are actions: each tool call of an agent turn is one step (a shell tool
 Code's `Bash`, with a `command` becomes a `command` action, see `ingest.tools`); an agent turn without tool
 calls is a `message` action. The observation of step t+1 is the result whose `source_call_id` names call t
 (results without one belong to the turn's last action), plus any user messages before the next action.
-Observation 0 is the user messages before the first action. The turn's `reasoning_content` is the reasoning
-of its first step.
+Observation 0 is the user messages before the first action. The reasoning of a turn's first step is its
+`reasoning_content`, then the `message` it wrote beside its tool calls (Terminus 2's "Analysis: ... Plan: ...").
+Terminus 2's `bash_command` (`{keystrokes, duration}`) is a `keystrokes` action, its result a terminal screen.
+An episode is terminated when its last agent turn calls a finishing tool (`FINISH_TOOLS`: OpenHands' `finish`,
+Terminus 2's `mark_task_complete`); in a Harbor trial the trial result decides (below).
+
+ATIF v1.5-v1.8 (what Harbor's Terminus 2, OpenHands and other agents write):
+- Copied context (`is_copied_context`: turns copied from an earlier trajectory, e.g. after summarization):
+  history, not actions. `env["copied_context"]` counts them; the copied task prompt still gives the task and
+  the copied user messages after the last copied agent turn are what the first action saw (the handoff).
+- A system turn that replaces the context (Terminus 2's summarization notice, `extra.context_management`
+  boundary "replace", or one carrying subagent links) starts the next action's observation afresh.
+- `subagent_trajectory_ref` links (on tool results or system turns) -> `env["subagents"]`: each with `step`
+  (the step it follows), the ref's `trajectory_id` / `trajectory_path` / `session_id` / `extra`, and the
+  linked episode's `episode_id` when it is read here. A subagent's episode has `env["parent"]`: `episode_id`,
+  `key`, `session_id` of the delegating episode and `relation` (`subagent`, or `continuation` for a
+  linear-history `trajectory.cont-N.json` named by `continued_trajectory_ref`). In a trial folder the files
+  are matched by name; a subagent file read alone names its parent by `agent.extra.parent_session_id`.
+- Embedded `subagent_trajectories` (v1.7): each is an episode of its own, key `subagent:<trajectory_id>`
+  (nested ones down to `MAX_SUBAGENT_DEPTH`), linked both ways as above.
+- Fields Harbor's models do not define (root or step) are kept raw in `env["atif_unknown_fields"]` with a
+  warning in `env["ingest_warnings"]` (validate reports it as `ingest.kept_unknown`).
 
 Harbor trials:
 - Reward and outcome: the trial result's `verifier_result.rewards` (its `reward`, or its only value), else
@@ -27,8 +49,9 @@ Harbor trials:
   crash); verifier errors (`Verifier...`, `Reward...`) come after the agent finished.
 - `env["harbor"]`: trial and task names, dataset, agent info, several rewards, the exception.
 - A trial folder with a result but no `agent/trajectory.json` gives one `missing_trajectory` quarantine row
-  that names the trial, its task and its exception (the agent wrote no ATIF trajectory). Other ATIF files in
-  `agent/` are read as episodes of their own (key: their path).
+  that names the trial, its task and its exception (the agent wrote no ATIF trajectory); a trajectory without
+  an agent step gives an `empty_episode` row that keeps the trial's outcome and reward (in its reason and
+  snippet). Other ATIF files in `agent/` are read as episodes of their own (key: their path).
 
 Sidechains (Claude Code subagents, `extra.is_sidechain` true on a turn): they are not the main line (older
 Harbor put them all before the task, newer interleaves them by time). Their turns leave the main episode
@@ -55,8 +78,7 @@ the same branches with their origin (ids follow the new episode id; a branch wit
 quarantined alone). Domain `terminal` (or `search` for search tools) unless the root extra says otherwise;
 platform `linux`.
 
-Not read yet: ATIF v1.7 `subagent_trajectories` embedded at the root (listed nowhere), and v1.5
-`is_copied_context` marks (such turns are read as the main line).
+Not read: the `task_complete` flag inside a raw-content Terminus 2 message (no tool call is written then).
 
 Bad input: a malformed turn, tool call, result or restored record gives one `bad_record` quarantine row
 naming the file, the record and the field (`steps[3].tool_calls[0].function_name`), and is left out; the
@@ -77,7 +99,7 @@ from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 
 FORMAT = "atif"
-VERSION = "2"
+VERSION = "3"
 
 EXTRA_KEY = "trajforge"  # where our export keeps exact records inside ATIF `extra` objects
 TRAJECTORY = "agent/trajectory.json"  # where a Harbor trial keeps the agent's ATIF trajectory

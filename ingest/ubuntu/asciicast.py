@@ -44,7 +44,7 @@ from ingest.source import Source, SourceError
 from ingest.ubuntu import cast_echo
 
 FORMAT = "asciicast"
-VERSION = "2"
+VERSION = "3"
 
 MAX_COLS, MAX_ROWS = 1000, 1000  # a header asking for more is refused: pyte allocates the whole screen
 # One key press as the terminal receives it: an escape sequence (CSI / SS3 / Alt+key), a control char, or text.
