@@ -414,7 +414,8 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             if model:
                 line.models.setdefault(model, []).append(len(line.steps))
             line.steps.append(Step(observation=_merge(line.pending), action=action, timestamp=stamp,
-                                   reasoning=(reasoning or None) if j == 0 else None))
+                                   reasoning=(reasoning or None) if j == 0 else None,
+                                   action_inferred=mine.get("action_inferred") is True))
             call_id = _id(call.get("tool_call_id")) if call else None
             found = [by_call[call_id]] if call_id in by_call else []
             if j == len(calls or [None]) - 1:
