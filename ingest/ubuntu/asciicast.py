@@ -39,7 +39,7 @@ from pyte.charsets import LAT1_MAP as _LATIN1
 from pyte.screens import StaticDefaultDict
 from wcwidth import wcwidth
 
-from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.record import Action, Episode, Observation, Rejected, Step, warn
 from ingest.source import Source, SourceError
 from ingest.ubuntu import cast_echo
 
@@ -653,6 +653,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield Rejected("no_input", f"{where}: the recording has no input events and no command echoed after a "
                        "shell prompt, so no actions", where)
         return
+    env = {**header_env(cast), **facts}
+    _keep_unknown_events(cast, env)
     yield Episode(
         key="",
         domain="terminal",
@@ -660,6 +662,21 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         steps=steps,
         task=cast.header.get("title"),
         final_observation=final,
-        env={**header_env(cast), **facts},
+        env=env,
         terminated=cast.complete,
     )
+
+
+KNOWN_CODES = frozenset("oirmx")
+MAX_UNKNOWN_EVENTS = 100  # kept raw per recording; past this they are only counted
+
+
+def _keep_unknown_events(cast: Cast, env: dict) -> None:
+    """Events of a code the format does not define (asciinema 3 writes any `Other(code, data)` it is given):
+    kept raw in `env["unknown_events"]` ([time, code, data], the first `MAX_UNKNOWN_EVENTS`) with a warning."""
+    unknown = [[round(t, 6), code, data] for t, code, data, _ in cast.events if code not in KNOWN_CODES]
+    if unknown:
+        env["unknown_events"] = unknown[:MAX_UNKNOWN_EVENTS]
+        codes = sorted({code for _, code, _ in unknown})
+        warn(env, "asciicast.unknown_event", f"{len(unknown)} event(s) of code {', '.join(map(repr, codes))} "
+             "kept raw in env.unknown_events")

@@ -237,3 +237,27 @@ def test_recordings_with_input_read_the_same_commands_once_their_input_is_remove
     by_text = {s.observation.text for s in recorded.steps}
     assert all(s.observation.text in by_text for s in inferred.steps)
     assert inferred.final_observation.text == recorded.final_observation.text
+
+
+def test_v3_recording_without_input_as_asciinema_3_writes_it(tmp_path, run, query):
+    """asciinema 3 (not installable here: a Rust binary, on neither PyPI nor Debian 12) writes a compact header,
+    intervals in milliseconds, no input unless `--capture-input`, and the exit status as an `x` event; an
+    event code it does not define is kept raw with a warning. Hand-made in the shape of its v3 encoder."""
+    path = tmp_path / "v3.cast"
+    path.write_text("\n".join([
+        '{"version":3,"term":{"cols":40,"rows":6,"type":"xterm-256color"},"timestamp":1700000000,'
+        '"command":"bash","env":{"SHELL":"/bin/bash"}}',
+        '[0.010, "o", "$ "]', '[1.500, "o", "g"]', '[0.100, "o", "o"]', '[0.100, "o", "\\r\\n"]',
+        '[0.050, "o", "bash: go: command not found\\r\\n$ "]', '[0.200, "z", "custom"]',
+        '[2.000, "o", "e"]', '[0.100, "o", "x"]', '[0.100, "o", "i"]', '[0.100, "o", "t"]',
+        '[0.100, "o", "\\r\\nexit\\r\\n"]', '[0.010, "x", "127"]']) + "\n")
+    result = run("ingest-ubuntu", [path])
+    assert (result.episodes, result.steps, result.quarantined) == (1, 2, 0)
+    steps = query("SELECT * FROM steps ORDER BY step_index")
+    assert [s["action"]["code"] for s in steps] == ["go", "exit"]
+    start = 1700000000
+    assert [round(s["timestamp"].timestamp() - start, 3) for s in steps] == [1.51, 3.96]  # intervals summed
+    assert steps[1]["final_observation"]["exit_code"] == 127
+    env = json.loads(query("SELECT env FROM episodes")[0]["env"])
+    assert env["unknown_events"] == [[1.96, "z", "custom"]]
+    assert [w["rule"] for w in env["ingest_warnings"]] == ["asciicast.unknown_event"]
