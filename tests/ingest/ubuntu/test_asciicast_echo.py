@@ -223,7 +223,9 @@ def _typed_commands(steps) -> list[str]:
     Path(__file__).parent / "data" / "asciinema-resize.cast",  # recorded here with `--stdin` (asciinema 2.4.0)
     SHARED / "terminal-bench-trial" / "incompatible-python-fasttext.base_with_hint.1-of-1.2025-08-15__19-28-24"
     / "sessions" / "agent.cast",  # a real Terminal-Bench tmux session (harness keystrokes)
-], ids=["asciinema-stdin", "terminal-bench"])
+    REPO.parent / "shared" / "samples" / "atif" / "harbor-terminus-2" / "et-67e8a015__fVYDC7q" / "agent"
+    / "recording.cast",  # a real Harbor Terminus 2 tmux session (the agent's keystrokes)
+], ids=["asciinema-stdin", "terminal-bench", "harbor-terminus-2"])
 def test_recordings_with_input_read_the_same_commands_once_their_input_is_removed(cast, tmp_path):
     """The recorded keystrokes are the oracle: remove the input events and the commands read back from the
     echo are the ones typed, and each observation is the screen the recorded action saw."""
