@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # wheel (~/.cache/pip): only the first install on a machine compiles (4+ minutes on 2 cores).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup setup-test demo test clean producer-venvs
+.PHONY: setup setup-test demo test clean producer-venvs producers-harbor
 
 # Agent frameworks the ingest tests run as producers, each in a venv of its own (their pins clash with ours):
 # mini-swe-agent at a 1.x release and the current 2.x (the trajectory format changed), and the OpenHands
@@ -35,6 +35,23 @@ $(VENV)/.test-deps: $(BIN)/pipelines
 	$(BIN)/pip install --quiet -e '.[producers]'
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --prefix $(VENV)/node --no-audit --no-fund @playwright/test@1.65.1
 	touch $@
+
+# Harbor's own ATIF models (PyPI `harbor`, Python >= 3.12) check what the ATIF reader reads and what `export
+# atif` writes (tests/ingest/test_atif_harbor_models.py): 0.1.24, the first release with ATIF-v1.5, and 0.26.0
+# (ATIF-v1.8). Only `harbor.models.trajectories` is used; it needs pydantic alone (Harbor's own pin), so Harbor's
+# runtime dependencies (container and LLM clients, 470+ MB) are not installed.
+PYTHON312 ?= $(or $(wildcard /root/.pyenv/versions/3.12.1/bin/python),$(shell python3.12 -c 'import sys; print(sys.executable)' 2>/dev/null),python3.12)
+HARBOR_VERSIONS := 0.1.24 0.26.0
+
+$(VENV)/producers/harbor-%/.installed:
+	$(PYTHON312) -m venv $(VENV)/producers/harbor-$*
+	$(VENV)/producers/harbor-$*/bin/pip install --quiet 'pydantic>=2.11.7'
+	$(VENV)/producers/harbor-$*/bin/pip install --quiet --no-deps 'harbor==$*'
+	touch $@
+
+producers-harbor: $(foreach v,$(HARBOR_VERSIONS),$(VENV)/producers/harbor-$(v)/.installed)
+
+setup-test: producers-harbor
 
 setup: $(BIN)/pipelines
 

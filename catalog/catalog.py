@@ -238,7 +238,9 @@ class Catalog:
                 paths = orjson.loads(parts_json).get(table) or []
                 if paths:
                     files = ", ".join(_sql_str(f"{self.lake_root}/{p}") for p in paths)
-                    selects.append(f"SELECT {_sql_str(dataset)} AS dataset, * FROM read_parquet([{files}])")
+                    # by name: a version may share parts written before a column was added (read as null)
+                    selects.append(f"SELECT {_sql_str(dataset)} AS dataset, * FROM read_parquet([{files}], "
+                                   "union_by_name = true)")
             if not selects:
                 columns = ", ".join(f"NULL::{_duck_type(f.type)} AS {f.name}" for f in TABLES[table])
                 selects = [f"SELECT NULL::VARCHAR AS dataset, {columns} WHERE false"]

@@ -13,7 +13,10 @@ the last response is the final observation. Action JSON maps by shape: `{"name",
 (`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, a BrowserGym or
 pyautogui string -> code. `task` is the `**Task Instruction:**` / `Target Query:` text of the first
 prompt when there is one. Platform: android, browser (web), ubuntu (os), else linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`.
-Lines whose copy of the trajectory disagrees with the first line seen are quarantined.
+Lines of one trajectory may hold all of it (the benchmark's files) or only the turns up to the evaluated one
+(line k holds turns 1..k: growing prefixes): a line that extends the turns kept so far replaces them, a line
+that is a prefix of them adds nothing, so the episode has the longest copy. A line whose turns disagree with
+the kept ones (neither extends the other) is quarantined (`conflicting_duplicate`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from ingest.source import Source
 from ingest.tools import dumps, tool_action
 
 FORMAT = "agentworldbench"
-VERSION = "1"
+VERSION = "2"
 
 OBSERVATION_MARKER = "**Environment Observation:**"
 _DOMAINS = {"mcp": ("linux", "tool_result"), "search": ("linux", "tool_result"), "terminal": ("linux", "terminal"),
@@ -116,6 +119,14 @@ def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
                    env={k: v for k, v in env.items() if v is not None})
 
 
+def _extends(line: dict, other: dict) -> bool:
+    """`line` holds every turn of `other`, the same, and maybe more: its prompts and responses start with
+    `other`'s."""
+    a, b = line["prompt"], other["prompt"]
+    c, d = line["response"], other["response"]
+    return len(a) >= len(b) and len(c) >= len(d) and a[:len(b)] == b and c[:len(d)] == d
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     first: dict[tuple, dict] = {}
@@ -144,9 +155,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         key = (domain, line["id"])
         if key in first:
             seen = first[key]
-            if seen["prompt"] != line["prompt"] or seen["response"] != line["response"]:
+            if _extends(line, seen):
+                first[key] = line  # a longer copy of the same turns (files whose line k holds turns 1..k)
+            elif not _extends(seen, line):
                 yield Rejected("conflicting_duplicate", f"{name}:{no}: sample {line['id']} turn {line.get('turn_idx')} "
-                               "holds a different trajectory than its first line", name, line=no, record_id=str(line["id"]))
+                               "holds a different trajectory than its earlier lines (neither extends the other)",
+                               name, line=no, record_id=str(line["id"]))
                 continue
         else:
             first[key] = line

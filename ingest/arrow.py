@@ -262,6 +262,7 @@ class TableBuilder:
             cols["branch_id"].append(None)
             cols["labeler"].append(None)
             cols["_run_id"].append(self.run_id)
+            cols["action_inferred"].append(step.action_inferred)
         for branch in ep.branches:
             parent = f"{eid}:{branch.step}"
             action = vars(branch.action)

@@ -6,8 +6,10 @@ next to `agent/trajectory.json` and `verifier/reward.txt`) is one unit; any othe
 ATIF `schema_version` is a unit of its own. A trial folder's other files (agent logs, recordings, verifier
 output) belong to the trial and are not read.
 
-ATIF steps are turns: `source` "system" (system prompt -> `env["system_prompt"]`), "user" (a message: the
-first one is the task; every user message is observation text for the next action) or "agent" (`message`,
+ATIF steps are turns: `source` "system" (the system prompt -> `env["system_prompt"]` when it opens the line;
+a system turn after a user or agent turn is an event -> `env["system_events"]`, never the prompt), "user" (a
+message: the first one is the task, or the `Task Description:` block of Terminus 2's prompt template; every
+user message is observation text for the next action) or "agent" (`message`,
 `reasoning_content`, `model_name`, `tool_calls[]` of `{tool_call_id, function_name, arguments}`, and
 `observation.results[]` of `{source_call_id, content}`). A `message` or `content` may be a list of content
 parts (ATIF v1.6): their text parts are joined.
@@ -16,8 +18,28 @@ Our steps are actions: each tool call of an agent turn is one step (a shell tool
 Code's `Bash`, with a `command` becomes a `command` action, see `ingest.tools`); an agent turn without tool
 calls is a `message` action. The observation of step t+1 is the result whose `source_call_id` names call t
 (results without one belong to the turn's last action), plus any user messages before the next action.
-Observation 0 is the user messages before the first action. The turn's `reasoning_content` is the reasoning
-of its first step.
+Observation 0 is the user messages before the first action. The reasoning of a turn's first step is its
+`reasoning_content`, then the `message` it wrote beside its tool calls (Terminus 2's "Analysis: ... Plan: ...").
+Terminus 2's `bash_command` (`{keystrokes, duration}`) is a `keystrokes` action, its result a terminal screen.
+An episode is terminated when its last agent turn calls a finishing tool (`FINISH_TOOLS`: OpenHands' `finish`,
+Terminus 2's `mark_task_complete`); in a Harbor trial the trial result decides (below).
+
+ATIF v1.5-v1.8 (what Harbor's Terminus 2, OpenHands and other agents write):
+- Copied context (`is_copied_context`: turns copied from an earlier trajectory, e.g. after summarization):
+  history, not actions. `env["copied_context"]` counts them; the copied task prompt still gives the task and
+  the copied user messages after the last copied agent turn are what the first action saw (the handoff).
+- A system turn that replaces the context (Terminus 2's summarization notice, `extra.context_management`
+  boundary "replace", or one carrying subagent links) starts the next action's observation afresh.
+- `subagent_trajectory_ref` links (on tool results or system turns) -> `env["subagents"]`: each with `step`
+  (the step it follows), the ref's `trajectory_id` / `trajectory_path` / `session_id` / `extra`, and the
+  linked episode's `episode_id` when it is read here. A subagent's episode has `env["parent"]`: `episode_id`,
+  `key`, `session_id` of the delegating episode and `relation` (`subagent`, or `continuation` for a
+  linear-history `trajectory.cont-N.json` named by `continued_trajectory_ref`). In a trial folder the files
+  are matched by name; a subagent file read alone names its parent by `agent.extra.parent_session_id`.
+- Embedded `subagent_trajectories` (v1.7): each is an episode of its own, key `subagent:<trajectory_id>`
+  (nested ones down to `MAX_SUBAGENT_DEPTH`), linked both ways as above.
+- Fields Harbor's models do not define (root or step) are kept raw in `env["atif_unknown_fields"]` with a
+  warning in `env["ingest_warnings"]` (validate reports it as `ingest.kept_unknown`).
 
 Harbor trials:
 - Reward and outcome: the trial result's `verifier_result.rewards` (its `reward`, or its only value), else
@@ -27,8 +49,9 @@ Harbor trials:
   crash); verifier errors (`Verifier...`, `Reward...`) come after the agent finished.
 - `env["harbor"]`: trial and task names, dataset, agent info, several rewards, the exception.
 - A trial folder with a result but no `agent/trajectory.json` gives one `missing_trajectory` quarantine row
-  that names the trial, its task and its exception (the agent wrote no ATIF trajectory). Other ATIF files in
-  `agent/` are read as episodes of their own (key: their path).
+  that names the trial, its task and its exception (the agent wrote no ATIF trajectory); a trajectory without
+  an agent step gives an `empty_episode` row that keeps the trial's outcome and reward (in its reason and
+  snippet). Other ATIF files in `agent/` are read as episodes of their own (key: their path).
 
 Sidechains (Claude Code subagents, `extra.is_sidechain` true on a turn): they are not the main line (older
 Harbor put them all before the task, newer interleaves them by time). Their turns leave the main episode
@@ -55,8 +78,7 @@ the same branches with their origin (ids follow the new episode id; a branch wit
 quarantined alone). Domain `terminal` (or `search` for search tools) unless the root extra says otherwise;
 platform `linux`.
 
-Not read yet: ATIF v1.7 `subagent_trajectories` embedded at the root (listed nowhere), and v1.5
-`is_copied_context` marks (such turns are read as the main line).
+Not read: the `task_complete` flag inside a raw-content Terminus 2 message (no tool call is written then).
 
 Bad input: a malformed turn, tool call, result or restored record gives one `bad_record` quarantine row
 naming the file, the record and the field (`steps[3].tool_calls[0].function_name`), and is left out; the
@@ -66,17 +88,18 @@ rest of the file is read.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ingest.record import Action, Branch, Episode, Observation, Rejected, Step
+from ingest.record import Action, Branch, Episode, Observation, Rejected, Step, episode_id, warn
 from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 
 FORMAT = "atif"
-VERSION = "2"
+VERSION = "3"
 
 EXTRA_KEY = "trajforge"  # where our export keeps exact records inside ATIF `extra` objects
 TRAJECTORY = "agent/trajectory.json"  # where a Harbor trial keeps the agent's ATIF trajectory
@@ -91,6 +114,19 @@ _OBSERVATION_TYPES = {"kind": _STR, "text": _STR, "ui_tree": _STR, "url": _STR, 
 _ROOT_TYPES = {"task": _STR, "agent": _STR, "outcome": _STR, "reward": _NUM, "terminated": _BOOL, "domain": _STR,
                "platform": _STR, "env": (dict,)}
 _VERIFIER_ERRORS = ("Verifier", "Reward")  # exception types raised after the agent finished
+# tools whose call ends the agent's run: OpenHands' `finish`, Terminus 2's `mark_task_complete` (Harbor writes
+# its `task_complete` as that call)
+FINISH_TOOLS = frozenset({"finish", "mark_task_complete"})
+# the fields of an ATIF step (Harbor's `Step` model, v1.0-v1.8); any other is kept raw with a warning
+_STEP_FIELDS = frozenset({"step_id", "timestamp", "source", "model_name", "reasoning_effort", "message",
+                          "reasoning_content", "tool_calls", "observation", "metrics", "is_copied_context",
+                          "llm_call_count", "extra"})
+_ROOT_FIELDS = frozenset({"schema_version", "session_id", "trajectory_id", "agent", "steps", "notes",
+                          "final_metrics", "continued_trajectory_ref", "extra", "subagent_trajectories"})
+_REF_FIELDS = ("trajectory_id", "trajectory_path", "session_id", "extra")
+MAX_SUBAGENT_DEPTH = 8  # embedded subagents of subagents...: deeper ones are not read (a bound on recursion)
+# Terminus 2's prompt template: "Task Description:\n{instruction}\n\nCurrent terminal state:\n..."
+_TASK_DESCRIPTION = re.compile(r"^Task Description:[ \t]*\n(.*?)\n\s*\nCurrent terminal state:", re.S | re.M)
 _UNSET = object()
 
 
@@ -184,6 +220,12 @@ def _shell(name: str | None) -> str | None:
 
 
 def _call_action(name: str, arguments, raw: str) -> Action:
+    keys = arguments.get("keystrokes") if isinstance(arguments, dict) else None
+    if isinstance(keys, str):  # Terminus 2's `bash_command`: keys sent to its tmux pane, then a wait
+        wait = arguments.get("duration")
+        return Action(kind="keystrokes", text=keys, tool_name=name, arguments=dumps(arguments), raw=raw,
+                      duration_s=float(wait) if isinstance(wait, (int, float)) and not isinstance(wait, bool)
+                      else None)
     action = tool_action(_shell(name), arguments, raw)
     action.tool_name = name  # the tool's own spelling
     return action
@@ -210,6 +252,12 @@ class _Line:
     system_prompt: str | None = None
     models: dict[str, list[int]] = field(default_factory=dict)
     parallel_times: dict[str, str] = field(default_factory=dict)
+    copied: list = field(default_factory=list)  # step ids of the copied-context turns (history, not actions)
+    system_events: list[dict] = field(default_factory=list)  # system turns after the line began
+    subagents: list[dict] = field(default_factory=list)  # subagent_trajectory_ref links, with the step they follow
+    unknown: dict[str, dict] = field(default_factory=dict)  # fields ATIF does not define, kept raw by turn
+    finished: bool = False  # the last agent turn called a finishing tool
+    began: bool = False  # a user or agent turn of the line's own has been read
 
 
 def _calls(turn: dict, where: str) -> list[dict]:
@@ -243,6 +291,45 @@ def _results(turn: dict, where: str) -> list[dict]:
     return results
 
 
+def _links(turn: dict, step: int) -> list[dict]:
+    """The turn's `subagent_trajectory_ref` links (ATIF v1.5+), each with the index of the step it follows."""
+    obs = turn.get("observation")
+    results = obs.get("results") if isinstance(obs, dict) else None
+    found = []
+    for r in results if isinstance(results, list) else []:
+        refs = r.get("subagent_trajectory_ref") if isinstance(r, dict) else None
+        for ref in refs if isinstance(refs, list) else []:
+            if isinstance(ref, dict):
+                found.append({"step": step, **{k: ref[k] for k in _REF_FIELDS if ref.get(k) is not None}})
+    return found
+
+
+def _replaces_context(turn: dict) -> bool:
+    """A system turn after which the agent starts from a new context: Terminus 2's summarization notice
+    (`extra.context_management.boundary` "replace" since Harbor 0.16; before, known by the subagent links it
+    carries, the three summarization subagents)."""
+    extra = turn.get("extra")
+    managed = extra.get("context_management") if isinstance(extra, dict) else None
+    return (isinstance(managed, dict) and managed.get("boundary") == "replace") or bool(_links(turn, 0))
+
+
+def _copied(line: _Line, turn: dict, i: int) -> None:
+    """A turn copied from an earlier trajectory for context (ATIF v1.5 `is_copied_context`: a continuation
+    after summarization, a subagent's inherited history): history, never an action of this line. Its system
+    prompt and first user message still say what the task is; the user messages after the last copied agent
+    turn are what the line's first action saw (a continuation's handoff)."""
+    line.copied.append(turn.get("step_id", i + 1))
+    message = _text(turn.get("message")) or ""
+    if turn["source"] == "system" and line.system_prompt is None:
+        line.system_prompt = message
+    elif turn["source"] == "user":
+        line.task = line.task if line.task is not None else message
+        if message:
+            line.pending.append(Observation(kind="text", text=message))
+    elif turn["source"] == "agent":
+        line.pending = []  # what came before it was the copied history's, answered there
+
+
 def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rejected]:
     """Steps of one line of turns; yields the Rejected rows, returns the `_Line`. `exact`: our own export,
     whose timestamps are ours already (no parallel-call repair)."""
@@ -252,11 +339,25 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
     for i, turn in turns:
         where = f"steps[{i}]"
         mine = _ours(turn)
+        if unknown := {k: turn[k] for k in turn if k not in _STEP_FIELDS}:
+            line.unknown[where] = unknown
+        if turn.get("is_copied_context") is True:
+            _copied(line, turn, i)
+            continue
         try:
             if turn["source"] == "system":
-                if line.system_prompt is None:
+                # the system prompt opens a line; a system turn after that is an event (a context-summary
+                # handoff, an environment notice), kept apart so it never replaces the prompt
+                if line.system_prompt is None and not line.began:
                     line.system_prompt = _text(turn.get("message")) or ""
+                else:
+                    line.system_events.append({"step": len(line.steps), "step_id": turn.get("step_id", i + 1),
+                                               "message": _text(turn.get("message")), "extra": turn.get("extra")})
+                    if _replaces_context(turn):
+                        line.pending = []  # the context was compacted: what came before is gone for the agent
+                line.subagents += _links(turn, len(line.steps))
                 continue
+            line.began = True
             if turn["source"] == "user":
                 in_run = False
                 message = _text(turn.get("message")) or ""
@@ -298,6 +399,8 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
         if stamp is not None:
             latest = stamp if latest is None else max(latest, stamp)
         reasoning = turn.get("reasoning_content") if isinstance(turn.get("reasoning_content"), str) else None
+        if calls and (said := _text(turn.get("message"))):  # what the agent wrote beside its calls
+            reasoning = f"{reasoning}\n\n{said}" if reasoning else said
         model = turn.get("model_name") if isinstance(turn.get("model_name"), str) else None
         failed = isinstance(turn.get("extra"), dict) and turn["extra"].get("tool_result_is_error") is True
         for j, call in enumerate(calls or [None]):
@@ -311,14 +414,18 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             if model:
                 line.models.setdefault(model, []).append(len(line.steps))
             line.steps.append(Step(observation=_merge(line.pending), action=action, timestamp=stamp,
-                                   reasoning=(reasoning or None) if j == 0 else None))
+                                   reasoning=(reasoning or None) if j == 0 else None,
+                                   action_inferred=mine.get("action_inferred") is True))
             call_id = _id(call.get("tool_call_id")) if call else None
             found = [by_call[call_id]] if call_id in by_call else []
             if j == len(calls or [None]) - 1:
                 found += loose
             tool = _shell(action.tool_name)
-            line.pending = [tool_observation(tool, _text(r.get("content")),
+            kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
+            line.pending = [tool_observation(tool, _text(r.get("content")), kind=kind,
                                              is_error=True if failed and len(calls) == 1 else None) for r in found]
+            line.subagents += _links({"observation": {"results": found}}, len(line.steps) - 1)
+        line.finished = any(call["function_name"] in FINISH_TOOLS for call in calls)
         if restored_next is not _UNSET:
             line.pending = [restored_next] if restored_next is not None else []
         records = mine.get("branches") or []
@@ -363,8 +470,47 @@ def _sidechain_key(turn: dict) -> str | None:
     return f"sidechain:{agent_id}" if agent_id else "sidechain"
 
 
-def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Iterator[Episode | Rejected]:
-    """The episodes of one ATIF document: the main line (key `key`) and its sidechains."""
+def _task(message: str | None) -> str | None:
+    """The task of a first user message: the `Task Description:` block of Terminus 2's prompt template
+    (its instruction, without the template around it), else the whole message."""
+    m = _TASK_DESCRIPTION.search(message or "")
+    return m.group(1).strip() if m else message
+
+
+def _parent_by_session(agent_info: dict) -> dict | None:
+    """The parent of a subagent trajectory read on its own: Terminus 2 writes the delegating run's session in
+    `agent.extra.parent_session_id` (its episode has that `env.session_id`)."""
+    extra = agent_info.get("extra") if isinstance(agent_info.get("extra"), dict) else {}
+    session = extra.get("parent_session_id")
+    return {"session_id": session, "relation": "subagent"} if isinstance(session, str) else None
+
+
+def _line_env(line: _Line, doc: dict, name: str) -> dict:
+    """What an episode's `env` says of its line beyond the header: copied context, later system turns,
+    subagent links, and the fields ATIF does not define (kept raw, with a warning)."""
+    env: dict = {}
+    if line.copied:
+        env["copied_context"] = {"turns": len(line.copied), "step_ids": line.copied}
+    if line.system_events:
+        env["system_events"] = line.system_events
+    if line.subagents:
+        env["subagents"] = line.subagents
+    unknown = dict(line.unknown)
+    if root_unknown := {k: doc[k] for k in doc if k not in _ROOT_FIELDS}:
+        unknown["root"] = root_unknown
+    if unknown:
+        env["atif_unknown_fields"] = unknown
+        for where, fields in unknown.items():
+            warn(env, "atif.unknown_field", f"{name}: {where}: {', '.join(sorted(fields))} is not an ATIF field; "
+                 "kept raw in env.atif_unknown_fields")
+    return env
+
+
+def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: dict | None = None,
+              uri: str = "", depth: int = 0) -> Iterator[Episode | Rejected]:
+    """The episodes of one ATIF document: the main line (key `key`), its sidechains and its embedded subagent
+    trajectories (v1.7). `parent`: the link to the episode that delegated to this one (`env["parent"]`);
+    `uri`: the unit's uri (for the ids the links name)."""
     if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-"):
         raise SourceError("bad_record", f"{name}: no ATIF schema_version", name)
     if not isinstance(doc.get("steps"), list):
@@ -389,10 +535,21 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
 
     line = yield from _line(main, name, exact)
     prefix = f"{key}:" if key else ""
+    embedded = doc.get("subagent_trajectories")
+    embedded = embedded if isinstance(embedded, list) and depth < MAX_SUBAGENT_DEPTH else []
+    ids = {_id(sub.get("trajectory_id")) or str(n): prefix + f"subagent:{_id(sub.get('trajectory_id')) or n}"
+           for n, sub in enumerate(embedded) if isinstance(sub, dict)}
+    for link in line.subagents:  # a link names the episode it leads to
+        target = ids.get(_id(link.get("trajectory_id")))
+        if target is not None:
+            link["episode_id"] = episode_id(FORMAT, uri, target)
     header_model = agent_info.get("model_name") if isinstance(agent_info.get("model_name"), str) else None
     session = {"session_id": doc.get("session_id"), "agent": agent_info or None}
     if not line.steps:
-        yield Rejected("empty_episode", f"{name}: no agent steps" + (" on the main line" if sides else ""), name)
+        kept = {"outcome": trial["outcome"], "reward": trial["reward"], "harbor": trial["env"]} if trial else {}
+        yield Rejected("empty_episode", f"{name}: no agent steps" + (" on the main line" if sides else "") + (
+            f"; the trial's outcome {kept['outcome']}, reward {kept['reward']} (in the snippet)" if kept else ""),
+            name, snippet=dumps(kept)[:2000] if kept else None)
     else:
         agent = header_model or (next(iter(line.models)) if len(line.models) == 1 else None) or (
             agent_info.get("name") if isinstance(agent_info.get("name"), str) else None)
@@ -405,7 +562,11 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
         if sides:
             env["sidechains"] = {"turns": sum(len(t) for t in sides.values()),
                                  "episodes": [prefix + s for s in sorted(sides)]}
-        outcome, reward, terminated = "unknown", None, False
+        env |= _line_env(line, doc, name)
+        parent = parent or _parent_by_session(agent_info)
+        if parent is not None:
+            env["parent"] = parent
+        outcome, reward, terminated = "unknown", None, line.finished
         if trial is not None:
             env["harbor"] = trial["env"]
             outcome, reward, terminated = trial["outcome"], trial["reward"], trial["terminated"]
@@ -417,7 +578,7 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
             domain=root.get("domain") or episode_domain(tools, "terminal"),
             platform=root.get("platform", "linux"),
             steps=line.steps,
-            task=root["task"] if "task" in root else line.task,
+            task=root["task"] if "task" in root else _task(line.task),
             agent=root["agent"] if "agent" in root else agent,
             outcome=root.get("outcome") or outcome,
             reward=root["reward"] if "reward" in root else reward,
@@ -446,6 +607,19 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None) -> Itera
                       agent=models[0] if len(models) == 1 else header_model,
                       final_observation=_merge(sub.pending) if sub.pending else None,
                       env={k: v for k, v in env.items() if v is not None})
+
+    link = {"episode_id": episode_id(FORMAT, uri, key), "key": key, "session_id": doc.get("session_id"),
+            "relation": "subagent"}
+    for n, sub in enumerate(embedded):
+        where = f"{name} subagent_trajectories[{n}]"
+        if not isinstance(sub, dict):
+            yield Rejected("bad_record", f"{where} is not an object; left out", where, snippet=dumps(sub)[:2000])
+            continue
+        sub_key = ids[_id(sub.get("trajectory_id")) or str(n)]
+        try:
+            yield from _read_doc(sub, where, sub_key, parent=link, uri=uri, depth=depth + 1)
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, e.location or where)
 
 
 # Harbor trials ------------------------------------------------------------------------------------------------
@@ -496,6 +670,23 @@ def _trial(source: Source) -> tuple[dict, list[Rejected]]:
             "terminated": not exception or kind.startswith(_VERIFIER_ERRORS)}, problems
 
 
+def _file_links(doc, key: str, uri: str) -> dict[str, dict]:
+    """The trajectory files a document points to in its own folder (Terminus 2 writes its summarization
+    subagents as `trajectory.summarization-N-*.json` and names them in `subagent_trajectory_ref`; linear-history
+    continuations as `trajectory.cont-N.json` in `continued_trajectory_ref`), each with the link back."""
+    if not isinstance(doc, dict):
+        return {}
+    back = {"episode_id": episode_id(FORMAT, uri, key), "key": key, "session_id": doc.get("session_id")}
+    found = {}
+    if isinstance(doc.get("continued_trajectory_ref"), str):
+        found[posixpath.basename(doc["continued_trajectory_ref"])] = {**back, "relation": "continuation"}
+    for turn in doc.get("steps") if isinstance(doc.get("steps"), list) else []:
+        for link in _links(turn, 0) if isinstance(turn, dict) else []:
+            if isinstance(link.get("trajectory_path"), str):
+                found[posixpath.basename(link["trajectory_path"])] = {**back, "relation": "subagent"}
+    return found
+
+
 def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
     trial, problems = _trial(source)
     yield from problems
@@ -509,14 +700,17 @@ def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
         yield Rejected("missing_trajectory", f"{what}: result.json but no {TRAJECTORY}: the agent wrote no ATIF "
                        "trajectory" + (f"; the trial failed with {error['type']}: {error['message'][:200]}"
                                        if error else ""), TRAJECTORY)
+    links: dict[str, dict] = {}  # file name -> the link to the episode that names it
     for path in sorted(names, key=lambda p: (p != TRAJECTORY, p)):
         data = source.read_bytes(path)
         if path != TRAJECTORY and not _is_atif(data[:4096]):
             continue
+        key = "" if path == TRAJECTORY else path
         try:
             doc = parse_json(data, path)
-            yield from _read_doc(doc, path, "" if path == TRAJECTORY else path,
-                                 trial if path == TRAJECTORY else None)
+            links.update(_file_links(doc, key, source.uri))
+            yield from _read_doc(doc, path, key, trial if path == TRAJECTORY else None,
+                                 parent=links.get(posixpath.basename(path)), uri=source.uri)
         except SourceError as e:
             yield Rejected(e.rule, e.reason, e.location or path)
 
@@ -526,5 +720,5 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield from _read_trial(source)
         return
     name = posixpath.basename(source.path)
-    yield from _read_doc(parse_json(source.read_bytes(), name), name)
+    yield from _read_doc(parse_json(source.read_bytes(), name), name, uri=source.uri)
 

@@ -59,6 +59,7 @@ class Step:
     timestamp: dt.datetime | None = None  # timezone-aware UTC, or None when the source has none
     reward: float | None = None
     reasoning: str | None = None
+    action_inferred: bool = False  # read back from what the environment showed, not recorded (schemas.v1)
 
 
 @dataclass

@@ -11,7 +11,8 @@ Mapping (each of our steps is one ATIF agent turn):
   `observation.results[0]`, linked by `source_call_id`;
 - `reasoning` -> `reasoning_content`, `timestamp` -> ISO-8601 UTC.
 Exact records ride along in `extra["trajforge"]` (episode fields at the root; `action` and the next
-`observation` per turn) so `ingest.atif` reads the files back to the same steps.
+`observation` per turn, and `action_inferred` when the action was read back rather than recorded) so
+`ingest.atif` reads the files back to the same steps.
 
 Branches (`schemas.branches`) are left out unless `include_simulated`: then the turn of each branch's parent
 step lists them in `extra["trajforge"]["branches"]` (origin, lineage, the counterfactual action and the
@@ -87,6 +88,8 @@ def trajectory(episode: dict, steps: list[dict], branches: dict[str, list[dict]]
             turn["observation"] = {"results": [{"source_call_id": call_id if call else None,
                                                 "content": nxt.get("text") or ""}]}
         turn["extra"] = {EXTRA_KEY: {"action": action, "observation": nxt}}
+        if step.get("action_inferred"):  # read back by its reader, not recorded (schemas.v1)
+            turn["extra"][EXTRA_KEY]["action_inferred"] = True
         if branches and branches.get(step["step_id"]):
             turn["extra"][EXTRA_KEY]["branches"] = [{k: b.get(k) for k in BRANCH_FIELDS}
                                                     for b in sorted(branches[step["step_id"]], key=lambda b: b["step_id"])]

@@ -14,6 +14,9 @@ Step semantics follow RLDS:
   (see `schemas.branches` for what a branch's line is). `steps` keeps `origin`, `parent_step_id`,
   `branch_id` and `labeler` so files of schema 1 read unchanged: since schema 2 they are `real` and null.
 - Coordinates `x, y, x2, y2` are normalized to [0, 1]; the pixel size is kept in the observation.
+- `action_inferred` is true when the source did not record the action and the reader read it back from what the
+  environment showed (a terminal recording without input events: the command echoed after the prompt); false
+  when recorded. Parts written before the column existed read it as null.
 - Deep or irregular sub-trees (view hierarchies, tool arguments, the source's raw action) are JSON strings.
 """
 
@@ -111,6 +114,7 @@ STEPS = pa.schema([
     ("branch_id", pa.string()),
     ("labeler", pa.string()),
     ("_run_id", pa.string()),
+    ("action_inferred", pa.bool_()),
 ], metadata=SCHEMA_METADATA)
 
 BLOBS = pa.schema([

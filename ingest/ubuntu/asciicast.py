@@ -16,7 +16,10 @@ the screen stays, the top rows scroll away only when the cursor's row would fall
 
 Step timestamps are `header.timestamp + event time` in UTC, or null when the header has no timestamp.
 The episode is terminal when the file is complete; a cut-off last line (a truncated copy) makes it last but
-not terminal. A recording without input events has no actions: it is quarantined (`no_input`). An event
+not terminal. A recording without input events (asciinema's default) gets one `command` step per command
+echoed after a shell prompt, read back by `ingest.ubuntu.cast_echo` and marked `action_inferred`; its
+observation is the screen with the prompt, and the exit code a prompt shows goes on the observation after the
+command. One with neither input nor a prompt row is quarantined (`no_input`). An event
 line that is not `[time, code, data]` with the right types (a number, a string, a string for `o`/`i`/`r`,
 `COLSxROWS` for `r`) is quarantined alone, its reason naming the file, the line and the field.
 """
@@ -36,11 +39,12 @@ from pyte.charsets import LAT1_MAP as _LATIN1
 from pyte.screens import StaticDefaultDict
 from wcwidth import wcwidth
 
-from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.record import Action, Episode, Observation, Rejected, Step, warn
 from ingest.source import Source, SourceError
+from ingest.ubuntu import cast_echo
 
 FORMAT = "asciicast"
-VERSION = "2"
+VERSION = "3"
 
 MAX_COLS, MAX_ROWS = 1000, 1000  # a header asking for more is refused: pyte allocates the whole screen
 # One key press as the terminal receives it: an escape sequence (CSI / SS3 / Alt+key), a control char, or text.
@@ -579,6 +583,53 @@ def steps_from_cast(cast: Cast) -> tuple[list[Step], Observation, dict]:
     return steps, replay.observation(exit_code), facts
 
 
+def steps_from_echo(cast: Cast) -> tuple[list[Step], Observation, dict]:
+    """A recording without input events: one `command` step per command read back from the echo after a
+    prompt (`ingest.ubuntu.cast_echo`), marked `action_inferred`. Returns what `steps_from_cast` returns."""
+    lines, standing = cast_echo.find_command_lines(cast.events, TerminalReplay(cast.cols, cast.rows))
+    statuses = cast_echo.exit_statuses([c.prompt for c in lines] + ([standing] if standing is not None else []))
+    commands = [i for i, c in enumerate(lines) if c.command]
+    # the exit code of command i is the status the next prompt shows: it goes on the observation after it
+    after = {i: statuses[i + 1] for i in commands if statuses and i + 1 < len(statuses)}
+    replay = TerminalReplay(cast.cols, cast.rows)
+    wanted = {lines[i].prompt_event: i for i in commands}
+    seen: dict[int, Observation] = {}
+    markers, exit_code = [], None
+    for index, (t, code, data, line) in enumerate(cast.events):
+        if code == "m":
+            markers.append({"time": round(t, 6), "label": data})
+        elif code == "x":
+            exit_code = int(data) if re.fullmatch(r"\s*-?[0-9]{1,9}\s*", data) else None
+        else:
+            replay.feed(code, data)
+        if index in wanted:
+            seen[wanted[index]] = replay.observation()
+    end = cast.events[-1][0] if cast.events else 0.0
+    steps = []
+    for n, i in enumerate(commands):
+        c = lines[i]
+        following = lines[commands[n + 1]].started if n + 1 < len(commands) else end
+        observation = seen[i]
+        if n > 0 and commands[n - 1] in after:
+            observation.exit_code = after[commands[n - 1]]
+        # no source action exists: raw says where the command was read (the prompt row and its event lines)
+        raw = orjson.dumps({"inferred_from": "echo", "prompt": c.prompt, "row": c.prompt + c.command,
+                            "lines": [c.lines[0], c.lines[-1]]}).decode()
+        steps.append(Step(observation=observation, timestamp=_timestamp(cast, c.started), action_inferred=True,
+                          action=Action(kind="command", code=c.command, raw=raw,
+                                        duration_s=round(max(following - c.entered, 0.0), 6))))
+    final = replay.observation(exit_code)
+    if final.exit_code is None and commands and commands[-1] in after:
+        final.exit_code = after[commands[-1]]
+    facts = {"markers": markers} if markers else {}
+    if exit_code is not None:
+        facts["exit_code"] = exit_code
+    if steps:
+        facts["actions_from_echo"] = {"prompts": sorted({lines[i].prompt.strip() for i in commands}),
+                                      "exit_codes_from_prompt": statuses is not None}
+    return steps, final, facts
+
+
 def header_env(cast: Cast) -> dict:
     h = cast.header
     env = {"asciicast_version": cast.version, "cols": cast.cols, "rows": cast.rows}
@@ -596,10 +647,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     cast = parse_cast(source.read_bytes(), where)
     yield from cast.rejected
     steps, final, facts = steps_from_cast(cast)
+    if not steps and not any(code == "i" for _, code, _, _ in cast.events):
+        steps, final, facts = steps_from_echo(cast)
     if not steps:
-        yield Rejected("no_input", f"{where}: the recording has no input events, so no actions "
-                       "(record with input capture, e.g. `asciinema rec --stdin`)", where)
+        yield Rejected("no_input", f"{where}: the recording has no input events and no command echoed after a "
+                       "shell prompt, so no actions", where)
         return
+    env = {**header_env(cast), **facts}
+    _keep_unknown_events(cast, env)
     yield Episode(
         key="",
         domain="terminal",
@@ -607,6 +662,21 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         steps=steps,
         task=cast.header.get("title"),
         final_observation=final,
-        env={**header_env(cast), **facts},
+        env=env,
         terminated=cast.complete,
     )
+
+
+KNOWN_CODES = frozenset("oirmx")
+MAX_UNKNOWN_EVENTS = 100  # kept raw per recording; past this they are only counted
+
+
+def _keep_unknown_events(cast: Cast, env: dict) -> None:
+    """Events of a code the format does not define (asciinema 3 writes any `Other(code, data)` it is given):
+    kept raw in `env["unknown_events"]` ([time, code, data], the first `MAX_UNKNOWN_EVENTS`) with a warning."""
+    unknown = [[round(t, 6), code, data] for t, code, data, _ in cast.events if code not in KNOWN_CODES]
+    if unknown:
+        env["unknown_events"] = unknown[:MAX_UNKNOWN_EVENTS]
+        codes = sorted({code for _, code, _ in unknown})
+        warn(env, "asciicast.unknown_event", f"{len(unknown)} event(s) of code {', '.join(map(repr, codes))} "
+             "kept raw in env.unknown_events")

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from tests.conftest import SAMPLES, episode_and_steps as _episode
 
 BENCH = SAMPLES / "agentworld" / "bench"
@@ -56,4 +58,46 @@ def test_a_line_that_disagrees_with_its_trajectory_is_quarantined(run, query, tm
     rows = query("SELECT rule, line, reason FROM quarantine ORDER BY line")
     assert [(r["rule"], r["line"]) for r in rows] == [("conflicting_duplicate", 2), ("bad_record", 3)]
     assert rows[0]["reason"] == ("terminal_test.jsonl:2: sample 902115 turn 3 holds a different trajectory than "
-                                 "its first line")
+                                 "its earlier lines (neither extends the other)")
+
+
+def _prefix_lines(order):
+    """The bundled terminal trajectory as a file whose line k holds turns 1..k only (the evaluated turn and
+    the ones before it), lines written in `order` of turns."""
+    full = json.loads((BENCH / "terminal_test.jsonl").read_text().splitlines()[-1])
+    lines = []
+    for k in order:
+        line = {**full, "prompt": full["prompt"][:k], "response": full["response"][:k], "turn_idx": k,
+                "current_prompt": full["prompt"][k - 1], "total_turns": k}
+        lines.append(json.dumps(line))
+    return lines, full
+
+
+def _write(tmp_path, lines):
+    path = tmp_path / "in" / "terminal_test.jsonl"
+    path.parent.mkdir()
+    path.write_text("\n".join(lines) + "\n")
+    return path.parent
+
+
+@pytest.mark.parametrize("order", [[1, 2, 3], [3, 1, 2], [2, 3, 3, 1]], ids=["growing", "longest-first", "repeated"])
+def test_lines_holding_growing_prefixes_fold_into_the_longest(run, query, tmp_path, order):
+    lines, full = _prefix_lines(order)
+    result = run("ingest-all", [_write(tmp_path, lines)])
+    assert (result.episodes, result.steps, result.quarantined) == (1, 3, 0)
+    ep, steps = _episode(query, "terminal_test.jsonl")
+    assert [s["action"]["text"] for s in steps] == ["ls /app\n", "wc -l /app/data.csv\n",
+                                                     "tail -n +2 /app/data.csv | wc -l\n"]
+    assert steps[-1]["final_observation"]["text"] == "1200\nroot@ad092d3df69c:/app#"
+    env = json.loads(ep["env"])
+    assert env["evaluated_turns"] == sorted(order) and env["total_turns"] == 3
+
+
+def test_a_line_that_disagrees_with_the_prefix_before_it_is_quarantined(run, query, tmp_path):
+    lines, _ = _prefix_lines([1, 2, 3])
+    other = json.loads(lines[2])
+    other["response"][0] = "**Environment Observation:**\nsomething else"  # turn 3's copy of turn 1 differs
+    result = run("ingest-all", [_write(tmp_path, [lines[0], lines[1], json.dumps(other)])])
+    assert (result.episodes, result.steps, result.quarantined) == (1, 2, 1)
+    (row,) = query("SELECT rule, line FROM quarantine")
+    assert (row["rule"], row["line"]) == ("conflicting_duplicate", 3)

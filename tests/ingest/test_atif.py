@@ -6,7 +6,8 @@ from pipelines.lake import Lake
 from pipelines.runner import open_catalog
 from tests.conftest import SAMPLES
 
-STEP_FIELDS = "step_index, observation, action, final_observation, timestamp, reasoning, is_first, is_last, is_terminal"
+STEP_FIELDS = ("step_index, observation, action, final_observation, timestamp, reasoning, is_first, is_last, "
+               "is_terminal, action_inferred")
 
 
 def test_atif_trajectory_tool_calls_become_steps(run, query):
@@ -58,7 +59,14 @@ def _roundtrip(run, lake, tmp_path, pipeline, inputs, dataset):
 
 def test_export_then_ingest_gives_the_same_steps(run, lake, tmp_path):
     summary = _roundtrip(run, lake, tmp_path, "ingest-swe", [SAMPLES / "swe", SAMPLES / "atif"], "swe")
-    assert summary["episodes"] == 9  # with the Harbor trial's main line and its sidechain
+    # the Harbor trial's main line and its sidechain, and the 7 trajectories of Harbor 0.1.31's goldens
+    assert summary["episodes"] == 16
+
+
+def test_commands_read_back_from_a_recording_round_trip_still_marked_inferred(run, lake, tmp_path, query):
+    summary = _roundtrip(run, lake, tmp_path, "ingest-ubuntu", [SAMPLES / "ubuntu" / "asciicast-no-input"], "ubuntu")
+    assert summary["episodes"] == 2
+    assert query("SELECT count(*) AS n FROM steps WHERE dataset = 'all' AND action_inferred")[0]["n"] == 5
 
 
 def test_mcp_episodes_round_trip_too(run, lake, tmp_path):

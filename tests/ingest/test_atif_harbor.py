@@ -271,17 +271,3 @@ def test_the_bundled_trial_is_claimed_whole_by_atif(tmp_path):
     units, ignored = find_units([str(TRIAL.parent)], definition.load("ingest-all").formats)
     assert [(u.format, u.uri) for u in units] == [("atif", "harbor-claude-code/fix-calc-add__Vq7mR2p")]
     assert [i.path for i in ignored] == [str(TRIAL.parent / "PROVENANCE.md")]
-
-
-def test_export_of_ingested_trials_validates_with_harbors_own_trajectory_model(run, lake, tmp_path):
-    """`pipelines export atif` output checked with Harbor's pydantic `Trajectory` (PyPI `harbor`, Python 3.12+);
-    skipped where Harbor is not installed."""
-    Trajectory = pytest.importorskip("harbor.models.trajectories").Trajectory
-    from pipelines.export_atif import export_atif
-    from pipelines.lake import Lake
-    run("ingest-swe", [SAMPLES / "swe", SAMPLES / "atif"])
-    summary = export_atif(Lake(lake), None, "swe", str(tmp_path / "out"))
-    assert summary["episodes"] == 9
-    for shard in summary["shards"]:
-        doc = json.loads((tmp_path / "out" / shard["path"]).read_text())
-        Trajectory.model_validate(copy.deepcopy(doc))
