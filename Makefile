@@ -40,3 +40,29 @@ test: setup-test
 
 clean:
 	rm -rf lake .pytest_cache
+
+# Inspect AI as a producer (tests/ingest/test_inspect_log.py), in venvs of its own, at two releases whose
+# `.eval` logs differ (deflate members, then zstd). Inspect counts tokens with tiktoken's o200k_base, which
+# tiktoken downloads on first use: the encoding file comes from the litellm wheel on PyPI (it bundles it under
+# the cache name tiktoken expects), unpacked into a cache the tests point TIKTOKEN_CACHE_DIR at.
+INSPECT_VERSIONS := 0.3.150 0.3.285
+INSPECT_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.12*/bin/python) python3.12)
+TIKTOKEN_CACHE := $(VENV)/producers/tiktoken-cache
+O200K := fb374d419588a4632f3f557e76b4b70aebbca790
+
+.PHONY: inspect-producers
+setup-test: inspect-producers
+
+inspect-producers: $(INSPECT_VERSIONS:%=$(VENV)/producers/inspect-ai-%/.installed) $(TIKTOKEN_CACHE)/$(O200K)
+
+$(VENV)/producers/inspect-ai-%/.installed:
+	$(INSPECT_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'inspect-ai==$*'
+	touch $@
+
+$(TIKTOKEN_CACHE)/$(O200K):
+	mkdir -p $(@D)/wheel
+	$(BIN)/pip download --quiet --no-deps --dest $(@D)/wheel 'litellm==1.110.2'
+	$(BIN)/python -c "import glob, zipfile; zipfile.ZipFile(glob.glob('$(@D)/wheel/litellm-*.whl')[0]).extract('litellm/litellm_core_utils/tokenizers/$(O200K)', '$(@D)/wheel')"
+	mv $(@D)/wheel/litellm/litellm_core_utils/tokenizers/$(O200K) $@
+	rm -rf $(@D)/wheel

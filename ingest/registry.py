@@ -25,6 +25,7 @@ FORMATS: dict[str, str] = {
     "mcp_proxy_log": "ingest.mcp.proxy_log",
     "agentworldbench": "ingest.agentworldbench",
     "atif": "ingest.atif",
+    "inspect_log": "ingest.inspect_log",
     "playwright_trace": "ingest.browser.playwright_trace",
     "har": "ingest.browser.har",
     "cdp": "ingest.browser.cdp",
