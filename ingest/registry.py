@@ -26,6 +26,8 @@ FORMATS: dict[str, str] = {
     "agentworldbench": "ingest.agentworldbench",
     "atif": "ingest.atif",
     "inspect_log": "ingest.inspect_log",
+    "claude_code": "ingest.swe.claude_code",
+    "codex": "ingest.swe.codex",
     "playwright_trace": "ingest.browser.playwright_trace",
     "har": "ingest.browser.har",
     "cdp": "ingest.browser.cdp",
