@@ -66,3 +66,17 @@ $(TIKTOKEN_CACHE)/$(O200K):
 	$(BIN)/python -c "import glob, zipfile; zipfile.ZipFile(glob.glob('$(@D)/wheel/litellm-*.whl')[0]).extract('litellm/litellm_core_utils/tokenizers/$(O200K)', '$(@D)/wheel')"
 	mv $(@D)/wheel/litellm/litellm_core_utils/tokenizers/$(O200K) $@
 	rm -rf $(@D)/wheel
+
+# greenlight-mcp: a real MCP stdio logging proxy (JSONL session logs), run in front of the `mcp` SDK's stdio server
+# by tests/ingest/mcp/test_audit_log.py; a venv of its own (it needs only rich).
+GREENLIGHT_VERSION := 0.7.0
+GREENLIGHT := $(VENV)/producers/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed
+
+.PHONY: mcp-producers
+setup-test: mcp-producers
+mcp-producers: $(GREENLIGHT)
+
+$(GREENLIGHT):
+	$(PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'greenlight-mcp==$(GREENLIGHT_VERSION)'
+	touch $@

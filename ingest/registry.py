@@ -23,6 +23,7 @@ FORMATS: dict[str, str] = {
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",
     "mcp_sdk": "ingest.mcp.sdk_calls",
     "mcp_proxy_log": "ingest.mcp.proxy_log",
+    "mcp_audit_log": "ingest.mcp.audit_log",
     "agentworldbench": "ingest.agentworldbench",
     "atif": "ingest.atif",
     "inspect_log": "ingest.inspect_log",
