@@ -10,8 +10,6 @@ skip, and under CI they fail. Cost: about 15 s per release.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,37 +17,14 @@ import pytest
 from ingest import inspect_log
 from ingest.record import Episode, Rejected
 from tests.ingest.golden import read_records
-from tests.parts import require
-
-REPO = Path(__file__).resolve().parents[2]
-PRODUCER = Path(__file__).with_name("inspect_producer.py")
-VERSIONS = ("0.3.150", "0.3.285")
-TIKTOKEN_CACHE = REPO / ".venv" / "producers" / "tiktoken-cache"
+from tests.ingest.producers import INSPECT_VERSIONS, inspect_runs  # noqa: F401 (a fixture)
 
 
-def _python(version: str) -> Path:
-    return REPO / ".venv" / "producers" / f"inspect-ai-{version}" / "bin" / "python"
-
-
-def _run(version: str, *args: str, home: Path) -> str:
-    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(TIKTOKEN_CACHE), "HOME": str(home), "INSPECT_DISPLAY": "none"}
-    done = subprocess.run([str(_python(version)), str(PRODUCER), *args], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
-@pytest.fixture(scope="module", params=VERSIONS)
-def logs(request, tmp_path_factory):
+@pytest.fixture(params=INSPECT_VERSIONS)
+def logs(request, inspect_runs):  # noqa: F811
     """(version, {".eval": path, ".json": path}, {path: Inspect's own reading})"""
-    version = request.param
-    require(f"Inspect AI {version} in .venv/producers/inspect-ai-{version}", _python(version).exists())
-    require("the offline tiktoken cache (.venv/producers/tiktoken-cache)", any(TIKTOKEN_CACHE.glob("*")))
-    out = tmp_path_factory.mktemp(f"inspect-{version}")
-    written = json.loads(_run(version, "write", str(out / "logs"), home=out).splitlines()[-1])
-    oracle = json.loads(_run(version, "read", *written, home=out).splitlines()[-1])
-    paths = {Path(p).suffix: Path(p) for p in written}
-    return version, paths, dict(zip(map(Path, written), oracle))
+    paths, oracle = inspect_runs[request.param]
+    return request.param, paths, oracle
 
 
 def _episodes(path: Path) -> list[Episode]:

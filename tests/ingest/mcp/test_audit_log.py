@@ -8,7 +8,6 @@ they are checked on hand-made lines in the documented shapes of such gateways.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -17,33 +16,15 @@ import pytest
 from ingest.mcp import audit_log, jsonrpc
 from ingest.record import Episode, Rejected
 from tests.ingest.golden import read_records
-from tests.parts import require
+from tests.ingest.producers import greenlight_logs  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parents[3]
-GREENLIGHT = REPO / ".venv" / "producers" / "greenlight-mcp-0.7.0" / "bin" / "greenlight"
 WIRE = REPO / "samples" / "mcp" / "sdk-stdio" / "wire.jsonl"
 
 
-@pytest.fixture(scope="module")
-def logs(tmp_path_factory):
-    """{"payloads": greenlight log with --capture-payloads, "metadata": one without}"""
-    require("greenlight-mcp 0.7.0 in .venv/producers/greenlight-mcp-0.7.0", GREENLIGHT.exists())
-    require("the official MCP SDK (mcp>=2.3,<3)", importlib.util.find_spec("mcp") is not None)
-    import anyio
-
-    from tests.ingest.mcp import gateway_producer
-
-    out = tmp_path_factory.mktemp("greenlight")
-    found = {}
-    for kind, payloads in (("payloads", True), ("metadata", False)):
-
-        async def bounded():
-            with anyio.fail_after(120):
-                return await gateway_producer.run(GREENLIGHT, out / kind, payloads)
-
-        anyio.run(bounded)
-        [found[kind]] = (out / kind).glob("*.jsonl")
-    return found
+@pytest.fixture
+def logs(greenlight_logs):  # noqa: F811
+    return greenlight_logs
 
 
 def _steps(ep: Episode):

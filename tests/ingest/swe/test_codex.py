@@ -44,8 +44,7 @@ PROMPT = [_item("turn_context", cwd="/repo", model="gpt-5-codex", approval_polic
 
 def test_golden_sample():
     """Read by hand against the file: exec_command (a command action, terminal output), apply_patch (a custom tool
-    call whose output is a list of parts), an MCP tool, the final message; the reasoning summary on the first step;
-    the unknown `future_synthetic_record` line kept raw with a warning."""
+    call whose output is a list of parts), an MCP tool, the final message; the reasoning summary on the first step."""
     check(read_records(codex, SAMPLE), GOLDEN / "codex-claude-code-log.json", env_keys=("codex",))
 
 
@@ -116,16 +115,18 @@ def test_the_older_bare_layout(tmp_path):
     assert ep.env["codex"]["session"]["git"] == {"branch": "main"}
 
 
-def test_broken_lines_are_reported_and_the_rest_is_read(tmp_path):
+def test_broken_and_unknown_lines_are_reported_and_the_rest_is_read(tmp_path):
     path = tmp_path / "rollout-x.jsonl"
     good = [json.dumps({"timestamp": "2025-09-01T10:00:00Z", "type": k["kind"], "payload": k["payload"]})
             for k in (META, *PROMPT)]
     answer = json.dumps({"timestamp": "2025-09-01T10:00:09Z", "type": "response_item", "payload": {
         "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "a b"}]}})
-    path.write_text("\n".join([*good, '{"timestamp": "2025', answer]) + "\n")
+    unknown = json.dumps({"timestamp": "2025-09-01T10:00:10Z", "type": "future_record", "payload": {"x": 1}})
+    path.write_text("\n".join([*good, '{"timestamp": "2025', answer, unknown]) + "\n")
     records = read_records(codex, path)
-    assert [r.rule for r in records if isinstance(r, Rejected)] == ["parse_error"]
+    assert [r.rule for r in records if isinstance(r, Rejected)] == ["parse_error", "unknown_content"]
     assert records[-1].steps[0].action.text == "a b"
+    assert records[-1].env["codex"]["unknown_records"] == [json.loads(unknown)]
 
 
 def test_units(tmp_path):
