@@ -7,7 +7,17 @@ BIN := $(VENV)/bin
 # wheel (~/.cache/pip): only the first install on a machine compiles (4+ minutes on 2 cores).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup setup-test demo test clean
+.PHONY: setup setup-test demo test clean producer-venvs
+
+# Agent frameworks the ingest tests run as producers, each in a venv of its own (their pins clash with ours):
+# mini-swe-agent at a 1.x release and the current 2.x (the trajectory format changed), and the OpenHands
+# SDK (V1 conversation persistence). They need Python >= 3.12.
+PRODUCER_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.12*/bin/python) python3.12)
+PRODUCERS := $(VENV)/producers
+MINI_SWE_AGENT_VERSIONS := 1.17.5 2.4.6
+OPENHANDS_SDK_VERSION := 1.58.2
+PRODUCER_VENVS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
+	$(PRODUCERS)/openhands-sdk-$(OPENHANDS_SDK_VERSION)/.installed
 
 $(BIN)/pipelines: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +38,19 @@ $(VENV)/.test-deps: $(BIN)/pipelines
 
 setup: $(BIN)/pipelines
 
-setup-test: $(VENV)/.test-deps
+setup-test: $(VENV)/.test-deps producer-venvs
+
+producer-venvs: $(PRODUCER_VENVS)
+
+$(PRODUCERS)/mini-swe-agent-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'mini-swe-agent==$*'
+	touch $@
+
+$(PRODUCERS)/openhands-sdk-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'openhands-sdk==$*' 'openhands-tools==$*'
+	touch $@
 
 demo: setup
 	$(BIN)/pipelines run ingest-android

@@ -20,6 +20,8 @@ FORMATS: dict[str, str] = {
     "androidworld": "ingest.android.androidworld",
     "sweagent": "ingest.swe.sweagent",
     "openhands": "ingest.swe.openhands",
+    "minisweagent": "ingest.swe.minisweagent",
+    "openhands_v1": "ingest.swe.openhands_v1",
     "mcp_jsonrpc": "ingest.mcp.jsonrpc",
     "mcp_sdk": "ingest.mcp.sdk_calls",
     "mcp_proxy_log": "ingest.mcp.proxy_log",

@@ -28,9 +28,10 @@ import binascii
 import posixpath
 from typing import Iterator
 
-from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.record import Action, Episode, Observation, Rejected
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action, tool_observation
+from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "openhands"
 VERSION = "2"
@@ -148,15 +149,38 @@ def _observation(event: dict, source: Source) -> Observation:
     return tool_observation(None, content, is_error=True if extras.get("error") else None)
 
 
-def _merge(parts: list[Observation]) -> Observation:
-    if not parts:
-        return Observation()
-    if len(parts) == 1:
-        return parts[0]
-    first = parts[0]
-    first.text = "\n\n".join(p.text for p in parts if p.text)
-    first.kind = "text" if len({p.kind for p in parts}) > 1 else first.kind
-    return first
+def _messages(events: list, name: str, source: Source, rejected: list[Rejected], times: list[str]) -> list[Message]:
+    """The event stream as a transcript: user messages, agent actions (one tool call each, keyed by the event
+    id) and the observations they caused (`cause` = that id)."""
+    out: list[Message] = []
+    for i, event in enumerate(events):
+        if not isinstance(event, dict):
+            rejected.append(Rejected("bad_record", f"{name}: event [{i}] is not an object", f"[{i}]"))
+            continue
+        bad = _bad_field(event)
+        if bad:
+            rejected.append(Rejected("bad_record", f"{name}: event [{i}] (id {event.get('id')}) {bad[0]} {bad[1]}; "
+                                     "the event is left out", f"[{i}].{bad[0]}", snippet=dumps(event)[:2000]))
+            continue
+        if event.get("timestamp"):
+            times.append(event["timestamp"])
+        if "action" in event:
+            kind, source_ = event["action"], event.get("source")
+            if kind in _BOOKKEEPING_ACTIONS:
+                continue
+            if source_ == "user" and kind == "message":
+                text = (event.get("args") or {}).get("content") or event.get("message")
+                out.append(Message("user", text, observation=Observation(kind="text", text=text)))
+            elif source_ == "agent":
+                meta = event.get("tool_call_metadata") or {}
+                call = ToolCall(str(event.get("id")), meta.get("function_name"), action=_action(event))
+                out.append(Message("assistant", tool_calls=[call], reasoning=(event.get("args") or {}).get("thought")
+                                   or None, model=(meta.get("model_response") or {}).get("model")))
+        elif "observation" in event:
+            if event["observation"] in _BOOKKEEPING_OBSERVATIONS or event.get("cause") is None:
+                continue
+            out.append(Message("tool", tool_call_id=str(event["cause"]), observation=_observation(event, source)))
+    return out
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
@@ -166,50 +190,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         events = events["trajectory"]
     if not isinstance(events, list):
         raise SourceError("bad_record", f"{name}: expected a JSON array of events")
-
-    steps: list[Step] = []
-    pending: list[Observation] = []
-    task = agent = None
+    rejected: list[Rejected] = []
     times: list[str] = []
-    finished = False
-    for i, event in enumerate(events):
-        if not isinstance(event, dict):
-            yield Rejected("bad_record", f"{name}: event [{i}] is not an object", f"[{i}]")
-            continue
-        bad = _bad_field(event)
-        if bad:
-            yield Rejected("bad_record", f"{name}: event [{i}] (id {event.get('id')}) {bad[0]} {bad[1]}; the event "
-                           "is left out", f"[{i}].{bad[0]}", snippet=dumps(event)[:2000])
-            continue
-        if event.get("timestamp"):
-            times.append(event["timestamp"])
-        source_ = event.get("source")
-        if "action" in event:
-            kind = event["action"]
-            if kind in _BOOKKEEPING_ACTIONS:
-                continue
-            if source_ == "user":
-                if kind == "message":
-                    text = (event.get("args") or {}).get("content") or event.get("message")
-                    task = task if task is not None else text
-                    pending.append(Observation(kind="text", text=text))
-                continue
-            if source_ != "agent":
-                continue
-            model = ((event.get("tool_call_metadata") or {}).get("model_response") or {}).get("model")
-            agent = agent or model
-            steps.append(Step(observation=_merge(pending), action=_action(event),
-                              reasoning=(event.get("args") or {}).get("thought") or None))
-            pending = []
-            finished = kind == "finish"
-        elif "observation" in event:
-            if event["observation"] in _BOOKKEEPING_OBSERVATIONS or event.get("cause") is None:
-                continue
-            pending.append(_observation(event, source))
-
-    if not steps:
-        yield Rejected("empty_episode", f"{name}: no agent actions in the event stream")
-        return
+    messages = _messages(events, name, source, rejected, times)
+    yield from rejected
     env = {"local_time_first": times[0], "local_time_last": times[-1]} if times else {}
-    yield Episode(key="", domain="swe", platform="linux", steps=steps, task=task, agent=agent,
-                  final_observation=_merge(pending) if pending else None, terminated=finished, env=env)
+    yield from records(messages, Run(env=env), name)
