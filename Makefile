@@ -68,7 +68,6 @@ clean:
 # tiktoken downloads on first use: the encoding file comes from the litellm wheel on PyPI (it bundles it under
 # the cache name tiktoken expects), unpacked into a cache the tests point TIKTOKEN_CACHE_DIR at.
 INSPECT_VERSIONS := 0.3.150 0.3.285
-INSPECT_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.12*/bin/python) python3.12)
 TIKTOKEN_CACHE := $(VENV)/producers/tiktoken-cache
 O200K := fb374d419588a4632f3f557e76b4b70aebbca790
 
@@ -78,11 +77,11 @@ setup-test: inspect-producers
 inspect-producers: $(INSPECT_VERSIONS:%=$(VENV)/producers/inspect-ai-%/.installed) $(TIKTOKEN_CACHE)/$(O200K)
 
 $(VENV)/producers/inspect-ai-%/.installed:
-	$(INSPECT_PYTHON) -m venv $(@D)
+	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'inspect-ai==$*'
 	touch $@
 
-$(TIKTOKEN_CACHE)/$(O200K):
+$(TIKTOKEN_CACHE)/$(O200K): | $(BIN)/pipelines
 	mkdir -p $(@D)/wheel
 	$(BIN)/pip download --quiet --no-deps --dest $(@D)/wheel 'litellm==1.110.2'
 	$(BIN)/python -c "import glob, zipfile; zipfile.ZipFile(glob.glob('$(@D)/wheel/litellm-*.whl')[0]).extract('litellm/litellm_core_utils/tokenizers/$(O200K)', '$(@D)/wheel')"
