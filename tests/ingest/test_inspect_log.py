@@ -113,3 +113,55 @@ def test_ingest_swe_reads_both_logs_and_validates_them(logs, run, query):
     rows = query("SELECT source_format, outcome, count(*) AS n FROM episodes GROUP BY ALL ORDER BY ALL")
     assert rows == [{"source_format": "inspect_log", "outcome": "failure", "n": 2},
                     {"source_format": "inspect_log", "outcome": "success", "n": 4}]
+
+
+def _log(samples, **extra) -> dict:
+    return {"version": 2, "status": "success", "eval": {"task": "t", "task_id": "tid", "model": "openai/gpt-4o"},
+            "samples": samples, **extra}
+
+
+def test_pooled_attachments_images_and_unknown_parts(tmp_path):
+    """Hand-made edge cases in the shapes of `inspect_ai.model._chat_message`: text pooled as `attachment://`
+    (older logs), an image part as a data URI (to the blob store), an unknown part kept raw, a sample error."""
+    import base64
+
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+    sample = {"id": 7, "epoch": 2, "input": "attachment://aa", "target": "x", "error": {"message": "timeout"},
+              "attachments": {"aa": "Describe the picture.", "bb": "a long tool result"},
+              "scores": {"model_graded": {"value": {"accuracy": 1}}},
+              "messages": [
+                  {"role": "user", "content": [{"type": "text", "text": "attachment://aa"},
+                                               {"type": "image", "image": f"data:image/png;base64,{png}"}]},
+                  {"role": "assistant", "content": [{"type": "reasoning", "reasoning": "look"},
+                                                    {"type": "text", "text": "Calling."}],
+                   "tool_calls": [{"id": "c1", "function": "bash", "arguments": {"cmd": "attachment://bb"}}]},
+                  {"role": "tool", "tool_call_id": "c1", "function": "bash", "content": "attachment://bb"},
+                  {"role": "assistant", "content": [{"type": "hologram", "data": 1}]}]}
+    path = tmp_path / "log.json"
+    path.write_text(json.dumps(_log([sample])))
+    blobs = {}
+    [ep] = read_records(inspect_log, path, blobs)
+    assert ep.key == "7:2" and ep.task == "Describe the picture."
+    [(ref, (media, data))] = blobs.items()
+    assert media == "image/png" and data.startswith(b"\x89PNG")
+    assert ep.steps[0].observation.text == f"Describe the picture.\n[image {ref}]"
+    assert ep.steps[0].action.arguments == '{"cmd":"a long tool result"}'
+    assert ep.steps[0].reasoning == "look\n\nCalling."
+    assert ep.steps[1].observation.text == "a long tool result"
+    assert ep.steps[1].action.text == "[hologram]"
+    assert (ep.outcome, ep.reward, ep.terminated) == ("unknown", None, False)  # a dict score; an errored sample
+
+
+def test_a_log_without_samples_and_a_broken_sample(tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps(_log([])))
+    [row] = read_records(inspect_log, empty)
+    assert row.rule == "no_samples" and "'t'" in row.reason
+    broken = tmp_path / "broken.json"
+    good = {"id": 1, "epoch": 1, "input": "hi", "messages": [{"role": "user", "content": "hi"},
+                                                            {"role": "assistant", "content": "hello"}],
+            "scores": {"s": {"value": 0.25}}}
+    broken.write_text(json.dumps(_log([{"id": 0, "messages": "nope"}, good])))
+    records = read_records(inspect_log, broken)
+    assert isinstance(records[0], Rejected) and "samples[0]" in records[0].reason
+    assert (records[1].reward, records[1].outcome) == (0.25, "failure")

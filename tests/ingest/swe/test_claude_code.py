@@ -126,3 +126,18 @@ def test_units_claims_sessions_only(tmp_path):
     files = [str(session), str(HARBOR_SESSION), str(other)]
     heads = {f: Path(f).read_bytes()[:4096] for f in files}
     assert claude_code.units(files, heads.__getitem__) == [str(session), str(HARBOR_SESSION)]
+
+
+def test_a_subagent_file_is_one_episode_of_its_subagent(tmp_path):
+    """Claude Code 2.1 writes each subagent to `<session>/subagents/agent-<id>.jsonl`: only sidechain lines."""
+    records = _read(tmp_path, [
+        _line("user", "u1", None, "Find callers.", side=True, agentId="a7"),
+        _line("assistant", "a1", "u1", [{"type": "tool_use", "id": "t1", "name": "Grep", "input": {"pattern": "f("}}],
+              side=True, agentId="a7"),
+        _line("user", "u2", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "x.py:3"}], side=True,
+              agentId="a7"),
+        _line("assistant", "a2", "u2", [{"type": "text", "text": "x.py line 3."}], side=True, agentId="a7"),
+    ], name="agent-a7.jsonl")
+    [ep] = records
+    assert ep.key == "sidechain:a7" and ep.task == "Find callers." and ep.env["sidechain"]["agent_id"] == "a7"
+    assert [s.action.tool_name for s in ep.steps] == ["Grep", None] and ep.terminated
