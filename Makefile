@@ -88,8 +88,6 @@ clean:
 # cl100k_base, which tiktoken downloads on first use: the file comes from the litellm wheel on PyPI (it
 # bundles it under the cache name tiktoken expects); the tests point TIKTOKEN_CACHE_DIR at it.
 AGENTLAB_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
-AGENTLAB_TIKTOKEN_CACHE := $(VENV)/producers/tiktoken-cache
-CL100K := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4
 AGENTLAB_DEPS_0.3.2 := browsergym-core==0.13.4 browsergym-experiments==0.13.4 'langchain<0.4' \
 	'langchain-community<0.4' 'transformers<5' 'openai<2' huggingface_hub pyyaml
 AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'openai<2' anthropic pyyaml
@@ -98,7 +96,7 @@ AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'o
 setup-test: agentlab-producers
 
 agentlab-producers: $(VENV)/producers/agentlab-0.3.2/.installed $(VENV)/producers/agentlab-0.4.2/.installed \
-	$(AGENTLAB_TIKTOKEN_CACHE)/$(CL100K)
+	$(TIKTOKEN_CACHE)/.installed
 
 $(VENV)/producers/agentlab-%/.installed:
 	$(AGENTLAB_PYTHON) -m venv $(@D)
@@ -106,9 +104,46 @@ $(VENV)/producers/agentlab-%/.installed:
 	$(@D)/bin/pip install --quiet --no-deps 'agentlab==$*'
 	touch $@
 
-$(AGENTLAB_TIKTOKEN_CACHE)/$(CL100K):
-	mkdir -p $(@D)/agentlab-wheel
-	$(BIN)/pip download --quiet --no-deps --dest $(@D)/agentlab-wheel 'litellm==1.110.2'
-	$(BIN)/python -c "import glob, zipfile; zipfile.ZipFile(glob.glob('$(@D)/agentlab-wheel/litellm-*.whl')[0]).extract('litellm/litellm_core_utils/tokenizers/$(CL100K)', '$(@D)/agentlab-wheel')"
-	mv $(@D)/agentlab-wheel/litellm/litellm_core_utils/tokenizers/$(CL100K) $@
-	rm -rf $(@D)/agentlab-wheel
+
+# Inspect AI as a producer (tests/ingest/test_inspect_log.py), in venvs of its own, at two releases whose
+# `.eval` logs differ (deflate members, then zstd). Inspect counts tokens with tiktoken's o200k_base, which
+# tiktoken downloads on first use: the encoding file comes from the litellm wheel on PyPI (it bundles it under
+# the cache name tiktoken expects), unpacked into a cache the tests point TIKTOKEN_CACHE_DIR at.
+INSPECT_VERSIONS := 0.3.150 0.3.285
+
+.PHONY: inspect-producers
+setup-test: inspect-producers
+
+inspect-producers: $(INSPECT_VERSIONS:%=$(VENV)/producers/inspect-ai-%/.installed) $(TIKTOKEN_CACHE)/.installed
+
+$(VENV)/producers/inspect-ai-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'inspect-ai==$*'
+	touch $@
+
+# tiktoken's encodings (cl100k_base for AgentLab's loop, o200k_base for Inspect), which tiktoken would download
+# on first use: both files come from the litellm wheel on PyPI, which bundles them under the cache names tiktoken
+# expects; the tests point TIKTOKEN_CACHE_DIR at this folder.
+TIKTOKEN_CACHE := $(VENV)/producers/tiktoken-cache
+TIKTOKEN_FILES := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4 fb374d419588a4632f3f557e76b4b70aebbca790
+
+$(TIKTOKEN_CACHE)/.installed: | $(BIN)/pipelines
+	mkdir -p $(@D)/wheel
+	$(BIN)/pip download --quiet --no-deps --dest $(@D)/wheel 'litellm==1.110.2'
+	$(BIN)/python -c "import glob, shutil, zipfile; z = zipfile.ZipFile(glob.glob('$(@D)/wheel/litellm-*.whl')[0]); [shutil.copyfileobj(z.open('litellm/litellm_core_utils/tokenizers/' + n), open('$(@D)/' + n, 'wb')) for n in '$(TIKTOKEN_FILES)'.split()]"
+	rm -rf $(@D)/wheel
+	touch $@
+
+# greenlight-mcp: a real MCP stdio logging proxy (JSONL session logs), run in front of the `mcp` SDK's stdio server
+# by tests/ingest/mcp/test_audit_log.py; a venv of its own (it needs only rich).
+GREENLIGHT_VERSION := 0.7.0
+GREENLIGHT := $(VENV)/producers/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed
+
+.PHONY: mcp-producers
+setup-test: mcp-producers
+mcp-producers: $(GREENLIGHT)
+
+$(GREENLIGHT):
+	$(PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'greenlight-mcp==$(GREENLIGHT_VERSION)'
+	touch $@

@@ -5,6 +5,10 @@ An archive is refused as a whole, before any member is read, when a member name 
 the limits, or when a member's compression ratio is that of a zip bomb. Reads are bounded again while
 decompressing, so an archive whose headers lie about sizes is stopped too.
 
+Zstandard members (zip method 93, what Inspect AI's `.eval` logs use since Python's zipfile cannot read them
+before 3.14) are decompressed by pyarrow's zstd codec into a buffer of exactly the declared size: a member that
+expands further fails, and its CRC-32 is checked.
+
 gzip data is inflated as a stream, at most 1 MiB at a time, with the absolute cap and the ratio checked after
 every piece: a bomb is refused after about `ratio_min_bytes` of output, never after inflating the whole cap.
 Every member of a multi-member gzip file is read (as `zcat` does); zero padding after the last member is
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import io
 import stat
+import struct
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -47,6 +52,7 @@ DEFAULT_LIMITS = Limits()
 _CHUNK = 1 << 20  # output per inflate call
 _FEED = 1 << 18  # input per inflate call: the unconsumed tail zlib copies stays this small
 _GZIP_MAGIC = b"\x1f\x8b"
+ZIP_ZSTANDARD = 93  # the zip compression method id of Zstandard (APPNOTE 4.4.5)
 
 
 def unsafe_member_name(name: str) -> bool:
@@ -62,7 +68,7 @@ class SafeZip:
 
     def __init__(self, data: bytes, where: str, limits: Limits | None = None):
         limits = limits or Limits.from_budgets(default_budgets())
-        self.where, self.limits = where, limits
+        self.where, self.limits, self._data = where, limits, data
         try:
             self._zip = zipfile.ZipFile(io.BytesIO(data))
         except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as e:
@@ -115,6 +121,8 @@ class SafeZip:
         info = self._infos.get(name)
         if info is None:
             raise SourceError("missing_file", f"{self.where}: no member {name!r}", name)
+        if info.compress_type == ZIP_ZSTANDARD:
+            return self._read_zstd(info)
         cap = min(info.file_size, self.limits.max_member_bytes)
         out = bytearray()
         try:
@@ -135,6 +143,31 @@ class SafeZip:
             raise SourceError("bad_archive", f"{self.where}: member {name!r} is corrupt ({e})", name) from None
         self._read_total += len(out)
         return bytes(out)
+
+    def _read_zstd(self, info: zipfile.ZipInfo) -> bytes:
+        """A Zstandard member: its raw bytes after the local header, decompressed into its declared size."""
+        import pyarrow as pa
+
+        name, start = info.filename, info.header_offset
+        header = self._data[start:start + 30]
+        if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            raise SourceError("bad_archive", f"{self.where}: member {name!r} has no local header", name)
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        begin = start + 30 + name_len + extra_len
+        raw = self._data[begin:begin + info.compress_size]
+        if self._read_total + info.file_size > self.limits.max_total_bytes:
+            raise BudgetExceeded("archive_bytes", self.limits.max_total_bytes, self.where,
+                                 f"members read so far and {name!r} expand further", rule="archive_too_large",
+                                 location=name)
+        try:
+            out = pa.Codec("zstd").decompress(raw, decompressed_size=info.file_size).to_pybytes()
+        except (OSError, ValueError, pa.ArrowException) as e:
+            raise SourceError("bad_archive", f"{self.where}: member {name!r} is corrupt or expands past its "
+                              f"declared size of {info.file_size} bytes ({e})", name) from None
+        if zlib.crc32(out) != info.CRC:
+            raise SourceError("bad_archive", f"{self.where}: member {name!r} fails its CRC-32 check", name)
+        self._read_total += len(out)
+        return out
 
 
 def gunzip(data: bytes, where: str, max_bytes: int | None = None, max_ratio: float | None = None, *,

@@ -265,6 +265,11 @@ def _observation(call: _Call, source: Source) -> Observation:
     return Observation(kind="tool_result", text=text, ui_tree=tree, is_error=bool(result.get("isError")))
 
 
+def call_result(tool: str | None, response: dict, source: Source) -> Observation:
+    """The observation of one `tools/call` response message (`result` or `error`), as a session's steps get it."""
+    return _observation(_Call("tools/call", {"name": tool}, None, response=response), source)
+
+
 def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: list[Rejected]) -> list[Session]:
     """Sessions of a stream of messages (each channel its own), in order of first message; what cannot be
     used goes to `rejected`."""

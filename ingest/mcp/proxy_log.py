@@ -10,6 +10,12 @@ Written by the programs that sit between an MCP client and server and log what p
 - supergateway: `[supergateway] StreamableHttp → Child: {...}`, `[supergateway] Child → StreamableHttp: {...}`
   (a `Child → SSE:` line holds a Node.js `util.inspect` dump, which is not JSON).
 - any tee or proxy that writes `<time> <direction> <message>` lines (`→`, `<-`, `client -> server`...).
+- tagged request logs: `[REQUEST] Method: tools/call | ID: 3 | Payload: {...}` and `[RESPONSE] ID: 3 | Payload:
+  {...}` (also `[NOTIFICATION]`, `[ERROR]`; `id=`, `request_id:`), as logging middlewares of MCP servers and
+  proxies write them. The payload is the whole JSON-RPC message, or only its `params` / `result` (`error` for an
+  `[ERROR]` line): then the message is rebuilt from the tag, the method and the id; a response without an id
+  answers the oldest request still waiting (logs of one stdio session are in order). A `[REQUEST]` without a
+  method is a `bad_message` row.
 
 A message's sender comes from the prefix when it says (`Message from client`, the side of an arrow, a side
 named `Child` is the server); its time when the line starts with a zoned ISO-8601 time (else null). A message
@@ -37,7 +43,7 @@ from ingest.record import Episode, Rejected
 from ingest.source import Source
 
 FORMAT = "mcp_proxy_log"
-VERSION = "1"
+VERSION = "2"
 
 _EXTENSIONS = (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson")
 _LEVELS = frozenset({"info", "error", "warn", "warning", "debug", "trace", "notice", "fatal"})
@@ -57,6 +63,11 @@ _CLAUDE = re.compile(r'^(?P<ts>\d{4}-\d\d-\d\dT\S+)\s+\[(?P<a>[^\]]*)\]\s+\[(?P<
                      r'Message from (?P<dir>client|server)\b')
 _TIME = re.compile(r'^\W{0,2}(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)')
 _ARROW = re.compile(r'([\w.\- ]*?)\s*(→|-->|->|=>|←|<--|<-|<=)\s*([\w.\- ]*)')
+_TAGGED = re.compile(r'\[(REQUEST|RESPONSE|NOTIFICATION|ERROR)\](.*?)\bPayload:\s*(?=[\{\[])', re.IGNORECASE)
+_TAG_METHOD = re.compile(r'\bMethod:\s*([\w/.$-]+)', re.IGNORECASE)
+_TAG_ID = re.compile(r'\b(?:request[_ ]?)?id\s*[:=]\s*"?([\w.-]+)"?', re.IGNORECASE)
+_SNIFF_TAGGED = re.compile(rb'\[REQUEST\][^\r\n]*\bMethod:\s*(?:[a-z]+/[\w/]+|initialize)\b[^\r\n]*\bPayload:\s*[\{\[]',
+                           re.IGNORECASE)
 _CUT = re.compile(r'\.\.\.\[\d+ chars truncated\]\.\.\.')  # Claude Desktop's mark where it cut a message
 _TRUNCATED = re.compile(r'\[\d+ chars truncated\]|\(truncated\)|\.\.\. ?truncated')
 _INSPECT = re.compile(r"\bjsonrpc:\s*'2\.0'")
@@ -71,7 +82,7 @@ def units(files: list[str], head) -> list[str]:
         if not path.endswith(_EXTENSIONS):
             continue
         start = head(path)
-        if _SNIFF_MESSAGE.search(start) or _SNIFF_HOST.search(start):
+        if _SNIFF_MESSAGE.search(start) or _SNIFF_HOST.search(start) or _SNIFF_TAGGED.search(start):
             found.append(path)
     return found
 
@@ -133,10 +144,14 @@ def _decode(text: str):
 def _lines(source: Source, name: str) -> Iterator[Message | Rejected]:
     text = source.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
     lines = text.splitlines()
-    no = 0
+    no, waiting = 0, []  # waiting: ids of tagged requests not answered yet, oldest first
     while no < len(lines):
         line = lines[no]
         no += 1
+        tagged = _TAGGED.search(line) if "Payload" in line or "payload" in line else None
+        if tagged:
+            yield _tagged(name, no, line, tagged, waiting)
+            continue
         m = _PAYLOAD.search(line) if "{" in line else None
         if m is None:
             continue
@@ -166,6 +181,42 @@ def _lines(source: Source, name: str) -> Iterator[Message | Rejected]:
                            snippet=(prefix + payload)[:500])
             continue
         yield Message(first, obj, stamp, channel=channel, direction=sender)
+
+
+def _tagged(name: str, no: int, line: str, m: re.Match, waiting: list) -> Message | Rejected:
+    """A `[REQUEST] Method: ... Payload: {...}` line (or RESPONSE / NOTIFICATION / ERROR) as its message."""
+    tag, middle, prefix, payload = m.group(1).upper(), m.group(2), line[:m.start()], line[m.end():]
+    try:
+        obj = _decode(payload)
+    except json.JSONDecodeError as e:
+        return _unreadable(name, no, line[:m.end()], payload, e)
+    stamp = _prefix(prefix)[0]
+    sender = "client" if tag in ("REQUEST", "NOTIFICATION") else "server"
+    if isinstance(obj, dict) and ("jsonrpc" in obj or "method" in obj or "result" in obj or "error" in obj):
+        return Message(no, obj, stamp, direction=sender)  # the whole message
+    method, mid = _TAG_METHOD.search(middle), _TAG_ID.search(middle)
+    mid = _id(mid.group(1)) if mid else None
+    if tag == "REQUEST":
+        if method is None:
+            return Rejected("bad_message", f"{name}:{no}: a [REQUEST] line names no Method:", name, line=no,
+                            snippet=line[:500])
+        mid = mid if mid is not None else f"line{no}"
+        waiting.append(mid)
+        return Message(no, {"jsonrpc": "2.0", "id": mid, "method": method.group(1), "params": obj}, stamp,
+                       direction=sender)
+    if tag == "NOTIFICATION":
+        return Message(no, {"jsonrpc": "2.0", "method": method.group(1) if method else "notifications/unknown",
+                            "params": obj}, stamp, direction=sender)
+    if mid is None and waiting:
+        mid = waiting.pop(0)
+    elif mid in waiting:
+        waiting.remove(mid)
+    key = "error" if tag == "ERROR" else "result"
+    return Message(no, {"jsonrpc": "2.0", "id": mid, key: obj}, stamp, direction=sender)
+
+
+def _id(text: str):
+    return int(text) if text.isdigit() else text
 
 
 def _unreadable(name: str, no: int, prefix: str, payload: str, error: json.JSONDecodeError) -> Rejected:

@@ -81,3 +81,29 @@ def test_a_member_whose_header_lies_about_its_size_is_stopped_while_inflating():
     archive = SafeZip(bytes(blob), "t.zip")  # the headers pass the checks on open
     err = _refusal(lambda: archive.read("a.trace"))
     assert err.rule in ("archive_too_large", "bad_archive")
+
+
+def _zstd_zip(name: str, data: bytes, declared: int | None = None) -> bytes:
+    """A one-member zip with method 93 (Zstandard), as Inspect AI's `.eval` logs are written; `declared` overrides
+    the uncompressed size in both headers."""
+    import struct
+    import zlib
+
+    import pyarrow as pa
+
+    body = pa.Codec("zstd").compress(data, asbytes=True)
+    size, crc, raw = declared if declared is not None else len(data), zlib.crc32(data), name.encode()
+    local = struct.pack("<4s5H3I2H", b"PK\x03\x04", 63, 0, 93, 0, 0, crc, len(body), size, len(raw), 0) + raw
+    central = struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 63, 63, 0, 93, 0, 0, crc, len(body), size, len(raw),
+                          0, 0, 0, 0, 0, 0) + raw
+    end = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 1, 1, len(central), len(local) + len(body), 0)
+    return local + body + central + end
+
+
+def test_zstd_members_are_read_within_their_declared_size():
+    data = b'{"version": 2, "samples": []}' * 100
+    assert SafeZip(_zstd_zip("header.json", data), "log.eval").read("header.json") == data
+    err = _refusal(lambda: SafeZip(_zstd_zip("header.json", data, declared=100), "log.eval").read("header.json"))
+    assert err.rule == "bad_archive" and "declared size of 100 bytes" in err.reason
+    err = _refusal(lambda: SafeZip(_zstd_zip("a.json", b"\0" * (4 << 20)), "log.eval"))
+    assert "compression_ratio" in err.reason  # a zstd bomb is refused on open like a deflate one

@@ -283,3 +283,36 @@ def test_multi_line_entries_are_told_apart(run, query, tmp_path):
     assert query("SELECT s.final_observation.text AS t FROM steps s")[0]["t"] == "a.txt"
     rows = query("SELECT rule, line FROM quarantine ORDER BY line")
     assert [(r["rule"], r["line"]) for r in rows] == [("not_json", 7), ("not_json", 8), ("parse_error", 15)]
+
+
+def test_tagged_request_logs_with_only_params_and_results(tmp_path):
+    """`[REQUEST] Method: ... Payload: {...}` logs (hand-made: no producer of this shape installs here). The payload
+    is only the params / result: the message is rebuilt from tag, method and id, a response without an id answers
+    the oldest waiting request, and a request without a method is one `bad_message` row."""
+    from ingest.mcp import proxy_log
+    from tests.ingest.golden import read_records
+
+    log = tmp_path / "audit.log"
+    log.write_text("\n".join([
+        '2025-07-02T10:00:00.100Z INFO [REQUEST] Method: initialize | ID: 0 | Payload: {"protocolVersion": '
+        '"2025-06-18", "clientInfo": {"name": "agent", "version": "1"}, "capabilities": {}}',
+        '2025-07-02T10:00:00.180Z INFO [RESPONSE] ID: 0 | Payload: {"serverInfo": {"name": "files"}}',
+        '2025-07-02T10:00:01.000Z INFO [REQUEST] Method: tools/call | ID: 1 | Payload: {"name": "read_file", '
+        '"arguments": {"path": "README.md"}}',
+        '2025-07-02T10:00:01.050Z INFO [RESPONSE] ID: 1 | Payload: {"content": [{"type": "text", "text": "# Demo"}]}',
+        '2025-07-02T10:00:02.000Z INFO [REQUEST] Method: tools/call | Payload: {"name": "rm", "arguments": {"p": "/"}}',
+        '2025-07-02T10:00:02.010Z WARN [ERROR] Payload: {"code": -32603, "message": "refused"}',
+        '2025-07-02T10:00:03.000Z INFO [REQUEST] Payload: {"name": "x"}',
+        '2025-07-02T10:00:04.000Z INFO [REQUEST] Method: tools/call | id=7 | Payload: {"jsonrpc": "2.0", "id": 7, '
+        '"method": "tools/call", "params": {"name": "ls", "arguments": {}}}',
+    ]) + "\n")
+    assert proxy_log.units([str(log)], lambda p: open(p, "rb").read(4096)) == [str(log)]
+    records = read_records(proxy_log, log)
+    assert [(r.rule, r.line) for r in records if not hasattr(r, "steps")] == [("bad_message", 7)]
+    [ep] = [r for r in records if hasattr(r, "steps")]
+    assert [(s.action.tool_name, s.action.arguments) for s in ep.steps] == [
+        ("read_file", '{"path":"README.md"}'), ("rm", '{"p":"/"}'), ("ls", "{}")]
+    assert ep.steps[1].observation.text == "# Demo"
+    assert (ep.steps[2].observation.text, ep.steps[2].observation.is_error) == ("Error -32603: refused", True)
+    assert ep.steps[0].timestamp.isoformat() == "2025-07-02T10:00:01+00:00"
+    assert ep.env["server"]["serverInfo"] == {"name": "files"} and ep.agent == "agent"

@@ -1,0 +1,107 @@
+"""MCP audit and gateway logs. Producer in the loop: greenlight-mcp 0.7.0 (a real stdio logging proxy from PyPI,
+in `.venv/producers/greenlight-mcp-0.7.0/`, made by `make setup-test`) sits in front of the official `mcp` SDK's
+stdio server of `mcp_producer.py` and writes its JSONL session log while the SDK client runs the same calls that
+made samples/mcp/sdk-stdio. Without greenlight or the SDK these tests skip, and under CI they fail. Cost: ~6 s.
+
+Per-call audit lines (`toolName` / `params` / `result` or `error`...) come from no producer that installs here:
+they are checked on hand-made lines in the documented shapes of such gateways."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.mcp import audit_log, jsonrpc
+from ingest.record import Episode, Rejected
+from tests.ingest.golden import read_records
+from tests.ingest.producers import greenlight_logs  # noqa: F401 (a fixture)
+
+REPO = Path(__file__).resolve().parents[3]
+WIRE = REPO / "samples" / "mcp" / "sdk-stdio" / "wire.jsonl"
+
+
+@pytest.fixture
+def logs(greenlight_logs):  # noqa: F811
+    return greenlight_logs
+
+
+def _steps(ep: Episode):
+    return [(s.action.tool_name, json.loads(s.action.arguments), s.observation.text, bool(s.observation.is_error))
+            for s in ep.steps] + [(None, None, ep.final_observation.text, bool(ep.final_observation.is_error))]
+
+
+def test_greenlight_log_reads_as_the_wire_capture_of_the_same_session(logs):
+    """The same server and calls, captured byte for byte on the wire (mcp_jsonrpc) and described by greenlight:
+    the same tool calls, arguments, results and errors, and the same tool definitions."""
+    records = read_records(audit_log, logs["payloads"])
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ours] = records
+    [wire] = [r for r in read_records(jsonrpc, WIRE) if isinstance(r, Episode)]
+    assert _steps(ours) == _steps(wire)
+    assert [t["name"] for t in ours.env["tools"]] == ["add", "echo", "fail"]
+    assert ours.env["tools"][0]["inputSchema"] == wire.env["tools"][0]["inputSchema"]
+    assert ours.env["server"]["serverInfo"]["name"] == "calc" and ours.domain == "mcp"
+    times = [s.timestamp for s in ours.steps]
+    assert all(times) and times == sorted(times)
+
+
+def test_a_metadata_only_log_is_quarantined_with_the_fix(logs):
+    records = read_records(audit_log, logs["metadata"])
+    assert [(r.rule, "--capture-payloads" in r.reason) for r in records] == [("no_payloads", True)]
+
+
+def test_ingest_mcp_detects_and_validates_the_greenlight_log(logs, run, query):
+    result = run("ingest-mcp", [logs["payloads"].parent])
+    assert result.status == "success", result.messages
+    assert (result.episodes, result.steps, result.quarantined) == (1, 6, 0)
+    assert query("SELECT source_format FROM episodes") == [{"source_format": "mcp_audit_log"}]
+
+
+def test_truncated_and_unparsed_lines_are_quarantined_one_by_one(logs, tmp_path):
+    lines = logs["payloads"].read_text().splitlines()
+    add_result = next(i for i, line in enumerate(lines) if '"id": 3, "type": "result"' in line)
+    cut = json.loads(lines[add_result])
+    cut.update(payload=cut["payload"][:20], payload_truncated=True)
+    noise = {"ts": cut["ts"], "direction": "server->client", "parsed": False, "raw": "debug: warming up"}
+    lines[add_result:add_result + 1] = [json.dumps(noise), json.dumps(cut)]
+    path = tmp_path / "calc.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    records = read_records(audit_log, path)
+    assert [r.rule for r in records if isinstance(r, Rejected)] == ["unparsed_line", "truncated_message"]
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert ep.steps[1].observation.text is None and ep.env["unanswered_calls"] == 1  # add's result is left out
+
+
+def test_call_logs_one_tool_call_per_line(tmp_path):
+    path = tmp_path / "audit.jsonl"
+    rows = [
+        {"timestamp": "2025-10-01T12:00:00Z", "sessionId": "s1", "serverName": "github", "toolName": "search_issues",
+         "params": {"q": "bug"}, "result": {"content": [{"type": "text", "text": "2 issues"}], "isError": False},
+         "durationMs": 120},
+        {"timestamp": "2025-10-01T12:00:05Z", "sessionId": "s1", "serverName": "github", "toolName": "create_issue",
+         "params": {"title": "x"}, "error": {"code": -32603, "message": "rate limited"}},
+        {"timestamp": "2025-10-01T12:01:00Z", "server_name": "fs", "tool_name": "write_file",
+         "tool_args": {"path": "/etc/passwd"}, "blocked": True, "block_reason": "path outside the sandbox"},
+        {"timestamp": "2025-10-01T12:02:00Z", "sessionId": "s1", "serverName": "github", "toolName": "get_issue",
+         "params": {"n": 1}, "result": "open"},
+        {"timestamp": "2025-10-01T12:03:00Z", "note": "no tool here"},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    heads = {str(path): path.read_bytes()[:4096]}
+    assert audit_log.units([str(path)], heads.__getitem__) == [str(path)]
+    records = read_records(audit_log, path)
+    assert [(r.rule, r.line) for r in records if isinstance(r, Rejected)] == [("bad_record", 5)]
+    eps = {e.key: e for e in records if isinstance(e, Episode)}
+    assert set(eps) == {"s1", "fs"}
+    s1 = eps["s1"]
+    assert [(s.action.tool_name, s.action.arguments) for s in s1.steps] == [
+        ("search_issues", '{"q":"bug"}'), ("create_issue", '{"title":"x"}'), ("get_issue", '{"n":1}')]
+    assert [(s.observation.text, s.observation.is_error) for s in s1.steps[1:]] == [
+        ("2 issues", False), ("rate limited", True)]
+    assert s1.final_observation.text == "open" and s1.env["server_name"] == "github"
+    assert s1.env["calls"][0] == {"line": 1, "durationMs": 120}
+    fs = eps["fs"]
+    assert (fs.final_observation.text, fs.final_observation.is_error) == ("path outside the sandbox", True)
+    assert fs.env["calls"] == [{"line": 3, "block_reason": "path outside the sandbox"}]

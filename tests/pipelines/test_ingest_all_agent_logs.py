@@ -1,0 +1,50 @@
+"""`pipelines run ingest-all` over one folder that mixes every bundled sample with the logs the agent-log producers
+write at test time (Inspect AI at both versions, greenlight-mcp with and without payloads) and the real public
+Claude Code / Codex sessions of ../shared/samples when they are there: every trajectory is read, and nothing a
+person would call a trace is reported as "no format reads it" (only provenance notes and a trajectory's
+screenshot files are). Cost: ~10 s after the producer fixtures (shared with tests/ingest)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tests.conftest import SAMPLES
+from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (fixtures)
+
+SHARED = SAMPLES.parent.parent / "shared" / "samples"
+
+
+def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, greenlight_logs, run, query,  # noqa: F811
+                                                                  tmp_path):
+    mixed = tmp_path / "mixed"
+    shutil.copytree(SAMPLES, mixed / "samples")
+    for version, (paths, _) in inspect_runs.items():
+        for path in paths.values():
+            (mixed / f"inspect-{version}").mkdir(exist_ok=True)
+            shutil.copy(path, mixed / f"inspect-{version}" / path.name)
+    for kind, path in greenlight_logs.items():
+        (mixed / f"greenlight-{kind}").mkdir()
+        shutil.copy(path, mixed / f"greenlight-{kind}" / path.name)
+    shared = [d for d in ("claude-code", "codex") if (SHARED / d).is_dir()]
+    for d in shared:
+        shutil.copytree(SHARED / d, mixed / "shared" / d)
+
+    result = run("ingest-all", [mixed])
+    assert result.status == "success", result.messages
+
+    ignored = [r["path"] for r in query("SELECT path FROM ignored_inputs")]
+    traces = [p for p in ignored if not (p.endswith("PROVENANCE.md") or "/agentnet-darwin/images/" in p)]
+    assert traces == [], f"trace files no format read: {traces}"
+
+    formats = {r["source_format"]: r["n"] for r in query(
+        "SELECT source_format, count(*) AS n FROM episodes GROUP BY 1")}
+    assert formats["inspect_log"] == 12  # 2 versions x (.eval + .json) x 3 samples
+    assert formats["mcp_audit_log"] == 1
+    # the excerpt's main line and its subagent; the Harbor trial's session belongs to its trial (read by atif)
+    assert formats["claude_code"] == 2 + ("claude-code" in shared)
+    assert formats["codex"] == 1 + ("codex" in shared)
+    # the only quarantine row: greenlight's metadata-only log, which names the flag that records payloads
+    rows = query("SELECT stage, rule FROM quarantine")
+    assert rows == [{"stage": "ingest", "rule": "no_payloads"}]
+    assert result.stage_summaries and " 0 errors " in result.stage_summaries[0]
