@@ -27,8 +27,8 @@ class Sampling:
     """Defaults are the reference world model's (max_tokens 8192 truncated a quarter of outputs)."""
 
     temperature: float = 0.6
-    top_p: float = 0.95
-    top_k: int = 20
+    top_p: float | None = 0.95  # None: not sent (the server's default; OpenAI's API has no top_k)
+    top_k: int | None = 20
     max_tokens: int = 32768
     seed: int | None = None
     stop: tuple[str, ...] = ()
@@ -37,6 +37,7 @@ class Sampling:
         """The request fields (top_k is an extension vLLM, SGLang and llama.cpp accept)."""
         body = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k,
                 "max_tokens": self.max_tokens}
+        body = {k: v for k, v in body.items() if v is not None}
         if self.seed is not None:
             body["seed"] = self.seed
         if self.stop:
