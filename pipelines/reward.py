@@ -14,6 +14,8 @@ The reward of one rollout, in [0, 1], is the hybrid of the technical report (`tr
   attempts, (total - 1) / 4; a sample the judge fails on scores 0 here and is counted (`judge_failed`, and
   `STATS` in the process);
 - weighted 9 : 1 (`weights`). Without a judge endpoint the reward is the rule part alone (`judge_used` 0).
+- the format gate: an empty answer, or one not in the domain's answer form, scores 0 without asking the
+  judge (`form_gate`, on by default; off, such an answer is judged like any other).
 
 Settings, each a keyword (the fragment's `reward_kwargs`, which verl passes to every call) or else an
 environment variable: judge_endpoint (TRAJFORGE_JUDGE_ENDPOINT), judge_model (TRAJFORGE_JUDGE_MODEL),
@@ -62,10 +64,11 @@ SETTINGS = {
     "judge_temperature": ("TRAJFORGE_JUDGE_TEMPERATURE", 0.6, float),
     "cache_dir": ("TRAJFORGE_JUDGE_CACHE", str(Path.home() / ".cache" / "trajforge" / "judge"), str),
     "weights": ("TRAJFORGE_REWARD_WEIGHTS", "9,1", str),
+    "form_gate": ("TRAJFORGE_REWARD_FORM_GATE", "1", str),
 }
 # keywords verl's reward managers may pass that are not ours
 _VERL_KEYWORDS = frozenset({"reward_router_address", "reward_model_tokenizer"})
-STATS: Counter = Counter()  # judged, judge_failed, rule_only: this process's counts
+STATS: Counter = Counter()  # judged, judge_failed, rule_only, form_gate: this process's counts
 _SEMAPHORES: dict[int, threading.BoundedSemaphore] = {}
 _LOCK = threading.Lock()
 
@@ -89,6 +92,7 @@ def settings(kwargs: dict, extra_info: dict | None = None) -> dict:
     except ValueError:
         raise ValueError(f"compute_score: weights = {out['weights']!r} is not RUBRIC,RULE (e.g. 9,1)") from None
     out["weights"] = (rubric, rule)
+    out["form_gate"] = str(out["form_gate"]).lower() not in ("0", "false", "no", "off")
     return out
 
 
@@ -130,9 +134,13 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
     extra_info = dict(extra_info or {})
     s = settings(kwargs, extra_info)
     domain = domain_of(data_source)
-    rule = rule_score(domain, solution_str, ground_truth).score
+    checked = rule_score(domain, solution_str, ground_truth)
+    rule = checked.score
     result = {"score": 0.0, "rule": rule, "rubric": 0.0, "judge_used": 0, "judge_failed": 0,
               **dict.fromkeys(SCORE_DIMENSIONS, 0)}
+    if s["form_gate"] and not checked.form_ok:
+        STATS["form_gate"] += 1
+        return result
     if not (s["judge_endpoint"] and s["judge_model"]) or s["weights"][0] == 0:
         STATS["rule_only"] += 1
         result["score"] = hybrid(None, rule, (0.0, 1.0))
