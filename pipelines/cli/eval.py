@@ -62,6 +62,8 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--max-context", type=int, dest="max_context", metavar="TOKENS",
                    help="a dataset's context budget per sample (history trimmed from the oldest turn)")
     p.add_argument("--tokenizer", help="tokenizer.json for exact token counts of --max-context")
+    p.add_argument("--flush-every", type=int, default=16, metavar="N",
+                   help="ledger rows per catalog write (also every 5 s): what an interrupted run keeps")
     add_lake_args(p)
 
 
@@ -81,7 +83,7 @@ def cmd_eval(args) -> int:
         timeout=args.timeout, retries=args.retries, api_key=os.environ.get("OPENAI_API_KEY"),
         judge_api_key=os.environ.get("JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY"), backend=args.backend,
         engine_args=dict(args.engine_args or ()), split_ratios=args.split_ratios, seed=args.seed,
-        max_tokens=args.max_context, tokenizer=args.tokenizer)
+        max_tokens=args.max_context, tokenizer=args.tokenizer, flush_every=args.flush_every)
     lake = Lake(lake_url(args.lake))
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
     name = args.source if os.path.exists(args.source) else args.source.partition("@")[0]
