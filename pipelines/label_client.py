@@ -195,8 +195,17 @@ async def complete_all(config: ClientConfig, requests: Iterable[ChatRequest],
 
 def complete(config: ClientConfig, requests: Iterable[ChatRequest],
              on_result: Callable[[Completion], None] | None = None) -> list[Completion]:
-    """`complete_all` from synchronous code."""
-    return asyncio.run(complete_all(config, requests, on_result))
+    """`complete_all` from synchronous code. When this thread already runs an event loop (a notebook, a
+    trainer's reward loop, a browser driver), the requests run in a thread of their own; `on_result` is then
+    called there while this thread waits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(complete_all(config, requests, on_result))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, complete_all(config, requests, on_result)).result()
 
 
 OFFLINE_FINISH_REASONS = frozenset({"stop", "length"})  # any other reason (abort, error) is a failed request

@@ -359,7 +359,7 @@ def _sample_row(sample: dict, generation: str, infer_key: str, outcome: JudgeOut
     return {"eval_id": eval_id, "sample_key": sample["_key"], "domain": domain,
             "source_id": str(sample.get("source_id") or sample.get("id") or ""), "turn_idx": sample.get("turn_idx"),
             "infer_key": infer_key, "judge_key": outcome.request_key if outcome else None,
-            "prediction": reference_answer(generation) if generation else None, "ground_truth": clean_marker(truth),
+            "prediction": clean_marker(reference_answer(generation)) if generation else None, "ground_truth": clean_marker(truth),
             "failed": not ok, "error": error,
             **{d: (verdict.scores[d] if ok else 0) for d in SCORE_DIMENSIONS},
             "total_score": verdict.total_score if ok else 0.0,

@@ -155,3 +155,20 @@ def test_verl_loads_the_reward_from_the_exported_fragment(bundled_all_lake, judg
     assert (best["judge_used"], best["judge_failed"], best["format"]) == (1, 0, 5)
     assert server.judge_requests == len(DOMAINS)  # one verdict per real-state rollout, none for the others
     shutil.rmtree(tmp_path / "cache")
+
+
+def test_called_from_a_thread_running_an_event_loop(judge, tmp_path):
+    """A trainer may call the reward inside its event loop: the judge's requests still run."""
+    import asyncio
+
+    server = judge()
+    truth = STATES["os"]
+
+    async def inside_a_loop():
+        return compute_score("trajforge/os", observation_turn(truth, "os"), truth, {}, **_settings(server, tmp_path))
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:  # a thread of its own: the session may run a loop in this one
+        result = pool.submit(asyncio.run, inside_a_loop()).result()
+    assert result["score"] == 1.0 and server.judge_requests == 1
