@@ -123,7 +123,12 @@ def parse_output(text: str | None, finish_reason: str | None = "stop") -> Parsed
         return Parsed(None, "truncated: the output hit max_tokens (finish_reason length)")
     if not text:
         return Parsed(None, "empty output")
-    cleaned = strip_reasoning(text)
+    return parse_stripped(strip_reasoning(text))
+
+
+def parse_stripped(cleaned: str) -> Parsed:
+    """Steps 2-4 on an output whose reasoning `strip_reasoning` already removed (`parse_output` without a
+    finish reason: for callers that looked at the stripped text themselves)."""
     answer = last_block(cleaned)
     if answer is None:
         if not cleaned.strip():

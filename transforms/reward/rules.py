@@ -25,13 +25,17 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from transforms.agentworld import ANSWER_TAG, EMPTY_OBSERVATION, OBSERVATION_MARKER, answer_in_block
 from transforms.canonicalize import canonicalize_text
-from transforms.label.parse import parse_output, strip_reasoning
+from transforms.label.parse import parse_stripped, strip_reasoning
 
-_OPEN, _CLOSE = f"<{ANSWER_TAG}>", f"</{ANSWER_TAG}>"
-_ELEMENT = re.compile(r'^\s*\[[^\]]*\] (\S+)(?: ("(?:[^"\\]|\\.)*"))?', re.MULTILINE)
+_ANSWER_TAGS = re.compile(f"<(/?){ANSWER_TAG}>", re.IGNORECASE)
+# an element line: `[id] Class "text" ...`, indented by spaces (a line at a time: no match spans lines)
+# matched on "\n" + text: a pattern that starts with a literal newline is searched for fast
+_ELEMENT = re.compile(r'\n[ \t]*\[[^\]\n]*\] (\S+)(?: ("[^"\\\n]*(?:\\.[^"\\\n]*)*"))?')
+_CACHED_CHARS = 4096  # lines up to this long keep their masked form (a GRPO group shares its ground truth)
 _JSON_START = ("{", "[")
 
 
@@ -49,12 +53,18 @@ class RuleResult:
     failure: str | None = None
 
 
+_IN_BLOCK = {domain: answer_in_block(domain) for domain in ("android", "web", "os", "terminal", "swe", "mcp", "search")}
+
+
 def answer_form(domain: str, text: str) -> str | None:
     """Why `text` (reasoning removed) is not in the domain's answer form; None when it is."""
-    lowered = text.lower()
-    opens, closes = lowered.count(_OPEN), lowered.count(_CLOSE)
-    if answer_in_block(domain):
-        if opens != 1 or closes != 1 or lowered.find(_CLOSE) < lowered.find(_OPEN):
+    tags = [m.group(1) for m in _ANSWER_TAGS.finditer(text)]  # "" for an opening tag, "/" for a closing one
+    opens, closes = tags.count(""), tags.count("/")
+    in_block = _IN_BLOCK.get(domain)
+    if in_block is None:
+        in_block = answer_in_block(domain)
+    if in_block:
+        if tags != ["", "/"]:
             return f"not one closed <{ANSWER_TAG}> block ({opens} open, {closes} closed)"
         return None
     if opens or closes:
@@ -76,10 +86,11 @@ def rule_score(domain: str, solution: str | None, ground_truth: str | None,
     """The rule score of a world model's raw output against the real next state (module docstring)."""
     if not solution or len(solution) > options.max_chars:
         return RuleResult(0.0, False, failure="empty output" if not solution else "output over max_chars")
-    problem = answer_form(domain, strip_reasoning(solution))
+    cleaned = strip_reasoning(solution)
+    problem = answer_form(domain, cleaned)
     if problem:
         return RuleResult(0.0, False, failure=problem)
-    parsed = parse_output(solution)
+    parsed = parse_stripped(cleaned)
     if parsed.observation is None:
         return RuleResult(0.0, False, failure=parsed.failure)
     predicted, truth = parsed.observation, _truth(ground_truth)
@@ -90,8 +101,18 @@ def rule_score(domain: str, solution: str | None, ground_truth: str | None,
     return RuleResult(sum(anchors.values()) / len(anchors), True, anchors)
 
 
+@lru_cache(maxsize=65536)
+def _masked_cached(text: str) -> str:
+    return canonicalize_text(text)
+
+
+def _masked(text: str) -> str:
+    """`canonicalize_text`, remembered for short texts: the rollouts of one prompt share its ground truth."""
+    return _masked_cached(text) if len(text) <= _CACHED_CHARS else canonicalize_text(text)
+
+
 def _same(a: str, b: str) -> float:
-    return 1.0 if a == b or canonicalize_text(a) == canonicalize_text(b) else 0.0
+    return 1.0 if a == b or _masked(a) == _masked(b) else 0.0
 
 
 def _masked_f1(predicted: list[str], truth: list[str]) -> float:
@@ -100,8 +121,7 @@ def _masked_f1(predicted: list[str], truth: list[str]) -> float:
     common = p & t
     rest_p, rest_t = p - common, t - common
     if rest_p and rest_t:
-        masked = Counter(canonicalize_text(x) for x in rest_p.elements()) & \
-                 Counter(canonicalize_text(x) for x in rest_t.elements())
+        masked = Counter(_masked(x) for x in rest_p.elements()) & Counter(_masked(x) for x in rest_t.elements())
         common = common + masked
     if not p and not t:
         return 1.0
@@ -112,17 +132,27 @@ def _masked_f1(predicted: list[str], truth: list[str]) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
+@lru_cache(maxsize=1024)
+def _truth_lines(text: str) -> tuple[str, ...]:
+    return tuple(_lines(text))
+
+
 def _lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
 def _lines_anchors(predicted: str, truth: str) -> dict[str, float]:
-    p, t = _lines(predicted), _lines(truth)
+    p, t = _lines(predicted), _truth_lines(truth)
     return {"lines": _masked_f1(p, t), "last_line": _same(p[-1] if p else "", t[-1] if t else "")}
 
 
 def _elements(text: str) -> list[str]:
-    return [m.group(1) + (" " + m.group(2) if m.group(2) else "") for m in _ELEMENT.finditer(text)]
+    return [f"{cls} {label}" if label else cls for cls, label in _ELEMENT.findall("\n" + text)]
+
+
+@lru_cache(maxsize=1024)
+def _truth_elements(text: str) -> tuple[str, ...]:
+    return tuple(_elements(text))
 
 
 def _first_line(text: str) -> str:
@@ -131,7 +161,7 @@ def _first_line(text: str) -> str:
 
 def _screen_anchors(predicted: str, truth: str) -> dict[str, float]:
     return {"header": _same(_first_line(predicted), _first_line(truth)),
-            "elements": _masked_f1(_elements(predicted), _elements(truth))}
+            "elements": _masked_f1(_elements(predicted), _truth_elements(truth))}
 
 
 def _prefixed_line(text: str, prefix: str) -> str:
@@ -144,7 +174,7 @@ def _prefixed_line(text: str, prefix: str) -> str:
 def _web_anchors(predicted: str, truth: str) -> dict[str, float]:
     anchors = {"url": _same(_prefixed_line(predicted, "URL:"), _prefixed_line(truth, "URL:")),
                "title": _same(_prefixed_line(predicted, "Title:"), _prefixed_line(truth, "Title:"))}
-    elements = _elements(truth)
+    elements = _truth_elements(truth)
     if elements:
         anchors["elements"] = _masked_f1(_elements(predicted), elements)
     return anchors
