@@ -6,6 +6,10 @@ BIN := $(VENV)/bin
 # with a general protection fault on the first completion, so pin the instruction sets. pip caches the built
 # wheel (~/.cache/pip): only the first install on a machine compiles (4+ minutes on 2 cores).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+VERL_VERSION := 0.9.1
+VERL_VENV := $(VENV)/producers/verl-$(VERL_VERSION)
+VERL_PYTHON ?= python3
+VERL_TORCH ?= 'torch==2.13.0+cpu'
 
 .PHONY: setup setup-test demo test clean producer-venvs producers-harbor
 
@@ -55,7 +59,17 @@ setup-test: producers-harbor
 
 setup: $(BIN)/pipelines
 
-setup-test: $(VENV)/.test-deps producer-venvs
+# verl in a venv of its own (its torch, transformers and ray pins are not ours): the reward tests load our
+# reward function through verl's own loader in a subprocess. torch is the CPU build (the CUDA one is ~3 GB);
+# pip finds it where VERL_TORCH says (a local wheel directory here, else e.g.
+# `make setup-test VERL_TORCH='torch --index-url https://download.pytorch.org/whl/cpu'`).
+$(VERL_VENV)/.installed:
+	$(VERL_PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/pip install --quiet $(VERL_TORCH)
+	$(VERL_VENV)/bin/pip install --quiet 'verl==$(VERL_VERSION)'
+	touch $@
+
+setup-test: $(VENV)/.test-deps producer-venvs $(VERL_VENV)/.installed
 
 producer-venvs: $(PRODUCER_VENVS)
 

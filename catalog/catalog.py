@@ -75,6 +75,25 @@ CREATE TABLE IF NOT EXISTS label_ledger (
     domain VARCHAR, parent_step_id VARCHAR, strategy VARCHAR, branch_id VARCHAR, status VARCHAR,
     observation VARCHAR, output VARCHAR, finish_reason VARCHAR, tokens_in INTEGER, tokens_out INTEGER,
     latency_s DOUBLE, attempts INTEGER, error VARCHAR, run_id VARCHAR, created_at TIMESTAMPTZ);
+-- `pipelines eval` (pipelines/stages/eval.py): every world-model and judge request (a ledger like the
+-- labeler's), one row per evaluation, per sample, and per domain x dimension of its table
+CREATE TABLE IF NOT EXISTS eval_requests (
+    request_key VARCHAR PRIMARY KEY, kind VARCHAR, model VARCHAR, sampling JSON, domain VARCHAR,
+    sample_key VARCHAR, attempt INTEGER, status VARCHAR, output VARCHAR, finish_reason VARCHAR,
+    tokens_in INTEGER, tokens_out INTEGER, latency_s DOUBLE, attempts INTEGER, error VARCHAR, run_id VARCHAR,
+    created_at TIMESTAMPTZ);
+CREATE TABLE IF NOT EXISTS evals (
+    eval_id VARCHAR PRIMARY KEY, source VARCHAR, dataset VARCHAR, version INTEGER, split VARCHAR,
+    model VARCHAR, judge_model VARCHAR, samples BIGINT, valid BIGINT, failed BIGINT, overall DOUBLE,
+    config JSON, run_id VARCHAR, created_at TIMESTAMPTZ);
+CREATE TABLE IF NOT EXISTS eval_samples (
+    eval_id VARCHAR, sample_key VARCHAR, domain VARCHAR, source_id VARCHAR, turn_idx INTEGER,
+    infer_key VARCHAR, judge_key VARCHAR, prediction VARCHAR, ground_truth VARCHAR, failed BOOLEAN,
+    error VARCHAR, format INTEGER, factuality INTEGER, consistency INTEGER, realism INTEGER, quality INTEGER,
+    total_score DOUBLE, rule_score DOUBLE, strengths JSON, weaknesses JSON, run_id VARCHAR);
+CREATE TABLE IF NOT EXISTS eval_scores (
+    eval_id VARCHAR, domain VARCHAR, dimension VARCHAR, score DOUBLE, samples BIGINT, valid BIGINT,
+    failed BIGINT);
 """
 
 

@@ -385,6 +385,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         transitions_in = 0
         over_budget: dict[str, int] = {}  # domain -> transitions dropped for the budget
         prompt_over_budget: dict[str, int] = {}  # domain -> tokens of its system prompt, when over the budget
+        rl_lengths = {"prompt": 0, "response": 0}  # rl: the longest prompt and ground truth, in tokens
 
         def on_shard(shard: _Shard, step_ids: list[list[str]]) -> None:
             shards.append(shard)
@@ -410,6 +411,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                 skipped["mix_dropped"] += 1
             if config.kind == "rl":  # the record's index within its split, as verl numbers rows
                 record["extra_info"]["index"] = sum(counts.get(split, {}).values())
+                _rl_lengths(record, domain, config, rl_lengths)
             for _ in range(copies):
                 writer(split, domain).add(record, step_ids)
                 counts.setdefault(split, {}).setdefault(domain, 0)
@@ -443,8 +445,10 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             info = sft.dataset_info(f"trajforge_{version.dataset}", sorted({s.split for s in shards}))
             out_lake.write_bytes_atomic(out_lake.path("dataset_info.json"), orjson.dumps(info, option=orjson.OPT_INDENT_2))
             extra_files.append("dataset_info.json")
-
         shards.sort(key=lambda s: s.path)
+        if config.kind == "rl":
+            extra_files.append(_write_verl_fragment(out_lake, shards, rl_lengths, _counter(config.tokenizer).name))
+
         manifest = {
             "export_id": export_id, "kind": config.kind, "format": config.format, "file_type": file_type,
             "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
@@ -458,6 +462,9 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             "system_prompt_over_budget": dict(sorted(prompt_over_budget.items())),
             "shards": [asdict(s) for s in shards], "extra_files": extra_files,
         }
+        if config.kind == "rl":  # what the verl fragment's lengths come from
+            manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": rl_lengths["prompt"],
+                                "max_response_tokens": rl_lengths["response"]}
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
         record_export(cat, export_id, config.kind, config.format, version, out, manifest, lineage)
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
@@ -465,6 +472,27 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     for line in budget_warnings(manifest):
         log(line)
     return manifest
+
+
+def _rl_lengths(record: dict, domain: str, config: ExportOptions, lengths: dict[str, int]) -> None:
+    """Keep the longest prompt and ground truth (as the model writes it) for the verl fragment."""
+    from transforms.agentworld import observation_turn
+
+    counter = _counter(config.tokenizer)
+    prompt = sum(counter.message(m["content"]) for m in record["prompt"])
+    response = counter.message(observation_turn(record["reward_model"]["ground_truth"], domain))
+    lengths["prompt"], lengths["response"] = max(lengths["prompt"], prompt), max(lengths["response"], response)
+
+
+def _write_verl_fragment(out: Lake, shards: list, lengths: dict[str, int], tokenizer: str) -> str:
+    """`verl_reward.yaml` beside the shards (`transforms.export.rl.verl_fragment`); returns its name."""
+    from pipelines import reward
+
+    files = {split: [out.path(s.path) for s in shards if s.split == split] for split in ("train", "validation")}
+    text = rl.verl_fragment(os.path.abspath(reward.__file__), files["train"], files["validation"],
+                            lengths["prompt"], lengths["response"], tokenizer)
+    out.write_bytes_atomic(out.path(rl.FRAGMENT_NAME), text.encode())
+    return rl.FRAGMENT_NAME
 
 
 def budget_warnings(manifest: dict) -> list[str]:

@@ -27,8 +27,8 @@ class Sampling:
     """Defaults are the reference world model's (max_tokens 8192 truncated a quarter of outputs)."""
 
     temperature: float = 0.6
-    top_p: float = 0.95
-    top_k: int = 20
+    top_p: float | None = 0.95  # None: not sent (the server's default; OpenAI's API has no top_k)
+    top_k: int | None = 20
     max_tokens: int = 32768
     seed: int | None = None
     stop: tuple[str, ...] = ()
@@ -37,6 +37,7 @@ class Sampling:
         """The request fields (top_k is an extension vLLM, SGLang and llama.cpp accept)."""
         body = {"temperature": self.temperature, "top_p": self.top_p, "top_k": self.top_k,
                 "max_tokens": self.max_tokens}
+        body = {k: v for k, v in body.items() if v is not None}
         if self.seed is not None:
             body["seed"] = self.seed
         if self.stop:
@@ -194,8 +195,17 @@ async def complete_all(config: ClientConfig, requests: Iterable[ChatRequest],
 
 def complete(config: ClientConfig, requests: Iterable[ChatRequest],
              on_result: Callable[[Completion], None] | None = None) -> list[Completion]:
-    """`complete_all` from synchronous code."""
-    return asyncio.run(complete_all(config, requests, on_result))
+    """`complete_all` from synchronous code. When this thread already runs an event loop (a notebook, a
+    trainer's reward loop, a browser driver), the requests run in a thread of their own; `on_result` is then
+    called there while this thread waits."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(complete_all(config, requests, on_result))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, complete_all(config, requests, on_result)).result()
 
 
 OFFLINE_FINISH_REASONS = frozenset({"stop", "length"})  # any other reason (abort, error) is a failed request

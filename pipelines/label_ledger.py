@@ -1,4 +1,5 @@
-"""The request ledger: one row per world-model request ever answered, in the catalog table `label_ledger`.
+"""The request ledger: one row per world-model request ever answered, in the catalog table `label_ledger`
+(`pipelines eval` keeps its requests the same way, in `eval_requests`: the functions take the table).
 
 Key: `request_key` = hash of (model, template hash, input hash, sampling params). A rerun finds its rows and
 sends nothing; a changed template (per domain), model or sampling gives new keys, so exactly the affected
@@ -19,35 +20,35 @@ COLUMNS = ("request_key", "model", "template_hash", "input_hash", "sampling", "d
            "tokens_out", "latency_s", "attempts", "error", "run_id", "created_at")
 
 
-def exists(con) -> bool:
+def exists(con, table: str = "label_ledger") -> bool:
     """Whether the table exists (a catalog opened read-only, written before the table was added, lacks it)."""
-    rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'label_ledger'").fetchall()
+    rows = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchall()
     return bool(rows[0][0])
 
 
-def lookup(con, keys: Iterable[str]) -> dict[str, dict]:
+def lookup(con, keys: Iterable[str], table: str = "label_ledger") -> dict[str, dict]:
     """request_key -> ledger row (as a dict) for the keys already in the ledger."""
     keys = list(keys)
-    if not keys or not exists(con):
+    if not keys or not exists(con, table):
         return {}
     import pyarrow as pa
 
     con.register("_wanted_keys", pa.table({"request_key": keys}))
     try:
-        table = con.sql("SELECT l.* FROM label_ledger l JOIN _wanted_keys USING (request_key)").to_arrow_table()
+        found = con.sql(f"SELECT l.* FROM {table} l JOIN _wanted_keys USING (request_key)").to_arrow_table()
     finally:
         con.unregister("_wanted_keys")
-    return {row["request_key"]: row for row in table.to_pylist()}
+    return {row["request_key"]: row for row in found.to_pylist()}
 
 
-def record(con, rows: list[dict]) -> None:
-    """Insert or replace rows (dicts with the COLUMNS keys)."""
+def record(con, rows: list[dict], table: str = "label_ledger", columns: tuple[str, ...] = COLUMNS) -> None:
+    """Insert or replace rows (dicts with the `columns` keys)."""
     if not rows:
         return
     import pyarrow as pa
 
-    con.register("_ledger_rows", pa.Table.from_pylist([{c: r.get(c) for c in COLUMNS} for r in rows]))
+    con.register("_ledger_rows", pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows]))
     try:
-        con.execute(f"INSERT OR REPLACE INTO label_ledger SELECT {', '.join(COLUMNS)} FROM _ledger_rows")
+        con.execute(f"INSERT OR REPLACE INTO {table} SELECT {', '.join(columns)} FROM _ledger_rows")
     finally:
         con.unregister("_ledger_rows")

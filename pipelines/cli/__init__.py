@@ -13,6 +13,7 @@ import traceback
 
 from pipelines import definition
 from pipelines.cli import dedup as dedup_cli
+from pipelines.cli import eval as eval_cli
 from pipelines.cli import export as export_cli
 from pipelines.cli import label as label_cli
 from pipelines.cli import validate as validate_cli
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     export_cli.add_parser(sub, _add_lake_args)
     validate_cli.add_parser(sub, _add_lake_args)
     view_cli.add_parser(sub, _add_lake_args)
+    eval_cli.add_parser(sub, _add_lake_args)
     return parser
 
 
@@ -168,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "label": label_cli.cmd_label,
                 "export": export_cli.cmd_export, "validate": validate_cli.cmd_validate,
-                "dedup": dedup_cli.cmd_dedup, "migrate": cmd_migrate, "view": view_cli.cmd_view}
+                "dedup": dedup_cli.cmd_dedup, "migrate": cmd_migrate, "view": view_cli.cmd_view,
+                "eval": eval_cli.cmd_eval}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

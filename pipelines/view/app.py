@@ -25,6 +25,7 @@ from pipelines.view.db import CatalogBusy, Source, tables
 HERE = Path(__file__).parent
 DATASETS_PER_PAGE, RUNS_PER_PAGE, VERSIONS_PER_PAGE = 100, 20, 10
 EPISODES_PER_PAGE, STEPS_PER_PAGE, QUARANTINE_PER_PAGE, CLUSTERS_PER_PAGE = 50, 20, 50, 20
+EVALS_PER_PAGE, EVAL_SAMPLES_PER_PAGE = 50, 10
 MAX_PAGE = 1_000_000
 # No script runs on these pages: trace content that escaped escaping still could not execute.
 PAGE_HEADERS = {
@@ -242,6 +243,28 @@ class View:
         return self.render("duplicates.html", request, clusters=clusters, dataset=dataset,
                            params={"dataset": dataset}, pages=_pager(page, CLUSTERS_PER_PAGE, total))
 
+    def evals(self, request: Request) -> Response:
+        page = _page_number(request)
+        with self.source.connect() as con:
+            found, total = queries.evals_page(con, EVALS_PER_PAGE, (page - 1) * EVALS_PER_PAGE) \
+                if "evals" in tables(con) else ([], 0)
+        return self.render("evals.html", request, evals=found, pages=_pager(page, EVALS_PER_PAGE, total), params={})
+
+    def eval(self, request: Request) -> Response:
+        eval_id = request.path_params["eval_id"]
+        domain = (request.query_params.get("domain") or "").strip()[:100]
+        page = _page_number(request)
+        with self.source.connect() as con:
+            header = queries.eval_header(con, eval_id) if "evals" in tables(con) else None
+            if header is None:
+                return self.not_found(request, f"no evaluation {eval_id!r} in this catalog")
+            cells = queries.eval_table(con, eval_id)
+            worst, total = queries.eval_worst(con, eval_id, domain, EVAL_SAMPLES_PER_PAGE,
+                                              (page - 1) * EVAL_SAMPLES_PER_PAGE)
+        return self.render("eval.html", request, ev=header, table=_eval_rows(cells), samples=worst, domain=domain,
+                           dimensions=EVAL_DIMENSIONS, params={"domain": domain},
+                           pages=_pager(page, EVAL_SAMPLES_PER_PAGE, total))
+
     def blob(self, request: Request) -> Response:
         sha = files.parse_ref(request.path_params["ref"])
         if sha is None:
@@ -283,6 +306,19 @@ def _step_view(step: dict, after: dict | None, branches: list[dict], exports: li
             "branches": [{**b, "screen": marks.screen(step["observation"], b["action"]),
                           "next_screen": marks.screen(b["next_observation"], None)} for b in mine],
             "exports": [e for e in exports if e["step_id"] == step["step_id"]]}
+
+
+EVAL_DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality", "total_score")
+
+
+def _eval_rows(cells: list[dict]) -> list[dict]:
+    """eval_scores cells to one row per domain: counts and a score per dimension."""
+    out: dict[str, dict] = {}
+    for c in cells:
+        row = out.setdefault(c["domain"], {"domain": c["domain"], "samples": c["samples"], "valid": c["valid"],
+                                           "failed": c["failed"], "scores": {}})
+        row["scores"][c["dimension"]] = c["score"]
+    return list(out.values())
 
 
 def _group_clusters(members: list[dict], details: dict) -> list[dict]:
@@ -336,6 +372,8 @@ def create_app(source: Source, allowed_hosts: list[str] | None = None) -> Starle
         Route("/episodes/{dataset}/{episode_id}", view.episode, name="episode"),
         Route("/quarantine", view.quarantine),
         Route("/duplicates", view.duplicates),
+        Route("/evals", view.evals),
+        Route("/evals/{eval_id}", view.eval, name="eval"),
         Route("/blob/{ref}", view.blob, name="blob"),
         Route("/reports/{dataset}/v{version:int}/{path:path}", view.report, name="report"),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),

@@ -324,3 +324,42 @@ def cluster_members(con, root: str, parts: dict[str, list[str]], episode_ids: li
 # blobs ------------------------------------------------------------------------------------------------------
 def blob(con, sha: str) -> dict | None:
     return _one(con, "SELECT uri, media_type, size_bytes FROM blobs WHERE sha256 = ? LIMIT 1", [sha])
+
+
+# evaluations (`pipelines eval`) ------------------------------------------------------------------------------
+def evals_page(con, limit: int, offset: int) -> tuple[list[dict], int]:
+    """Evaluations, newest first, with their table's size and overall score."""
+    found = rows(con, """
+        SELECT eval_id, source, dataset, version, split, model, judge_model, samples, valid, failed, overall,
+               run_id, created_at
+        FROM evals ORDER BY created_at DESC, eval_id LIMIT ? OFFSET ?""", [limit, offset])
+    return found, _one(con, "SELECT count(*) AS n FROM evals", [])["n"]
+
+
+def eval_header(con, eval_id: str) -> dict | None:
+    return _one(con, "SELECT * FROM evals WHERE eval_id = ?", [eval_id])
+
+
+def eval_table(con, eval_id: str) -> list[dict]:
+    """The AgentWorldBench table: one row per domain (then overall) and dimension."""
+    return rows(con, """
+        SELECT domain, dimension, score, samples, valid, failed FROM eval_scores WHERE eval_id = ?
+        ORDER BY domain = 'overall', domain LIMIT 1000""", [eval_id])
+
+
+def eval_worst(con, eval_id: str, domain: str, limit: int, offset: int) -> tuple[list[dict], int]:
+    """The worst-scored samples (failed ones first, then by judge total, then rule score), with the
+    prediction and the real state (each cut to TEXT_CHARS)."""
+    where, params = ("eval_id = ? AND domain = ?", [eval_id, domain]) if domain else ("eval_id = ?", [eval_id])
+    found = rows(con, f"""
+        SELECT sample_key, domain, source_id, turn_idx, failed, error, format, factuality, consistency, realism,
+               quality, total_score, rule_score, strengths, weaknesses,
+               left(prediction, {TEXT_CHARS}) AS prediction, length(prediction) AS prediction_chars,
+               left(ground_truth, {TEXT_CHARS}) AS ground_truth, length(ground_truth) AS ground_truth_chars
+        FROM eval_samples WHERE {where}
+        ORDER BY failed DESC, total_score, rule_score, sample_key LIMIT ? OFFSET ?""", [*params, limit, offset])
+    total = _one(con, f"SELECT count(*) AS n FROM eval_samples WHERE {where}", params)["n"]
+    for r in found:
+        r["strengths"] = orjson.loads(r["strengths"]) if r["strengths"] else []
+        r["weaknesses"] = orjson.loads(r["weaknesses"]) if r["weaknesses"] else []
+    return found, total

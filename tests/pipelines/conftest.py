@@ -21,3 +21,16 @@ def llama_server():
     yield url
     proc.terminate()
     proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def bundled_all_lake(tmp_path_factory) -> str:
+    """A lake holding every bundled sample as dataset `all` (ingest-all, validated; one for the session:
+    tests that write to it use their own catalog tables or copy it)."""
+    from pipelines import definition
+    from pipelines.runner import run_ingest
+
+    lake = str(tmp_path_factory.mktemp("bundled") / "lake")
+    result = run_ingest(definition.load("ingest-all"), lake, None, progress=False, log=lambda line: None)
+    assert result.status == "success", result.messages[:3]
+    return lake

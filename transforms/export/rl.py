@@ -9,7 +9,9 @@ other trajectories in the export.
 Record: `data_source` = "trajforge/<domain>", `prompt` = the AgentWorld messages (system .. final user
 action), `ability` = "world_model/<domain>", `reward_model` = {"style": "rule", "ground_truth": the next
 observation's text, without the `**Environment Observation:**` marker}, `extra_info` = {split, index,
-episode_id, line, turn_idx (1-based), step_ids, target_step_id, origin}.
+episode_id, line, turn_idx (1-based), step_ids, target_step_id, origin, current_prompt (the final user turn:
+what the reward's judge shows as the current turn, `pipelines.reward`; verl passes the reward function only
+`extra_info`, not the prompt)}.
 """
 
 from __future__ import annotations
@@ -37,5 +39,52 @@ def verl_record(sample: Sample, split: str, index: int) -> dict:
         "reward_model": {"style": "rule", "ground_truth": transition.target},
         "extra_info": {"split": split, "index": index, "episode_id": trajectory.episode_id,
                        "line": trajectory.line, "turn_idx": transition.t + 1, "step_ids": transition.step_ids,
-                       "target_step_id": transition.target_step_id, "origin": transition.origin},
+                       "target_step_id": transition.target_step_id, "origin": transition.origin,
+                       "current_prompt": sample.messages[-1]["content"]},
     }
+
+
+FRAGMENT_NAME = "verl_reward.yaml"
+LENGTH_STEP = 128  # lengths in the fragment are rounded up to a multiple of this
+
+
+def round_up(n: int, step: int = LENGTH_STEP) -> int:
+    return max(step, -(-n // step) * step)
+
+
+def verl_fragment(reward_path: str, train_files: list[str], val_files: list[str], max_prompt_tokens: int,
+                  max_response_tokens: int, tokenizer: str) -> str:
+    """The verl config fragment written beside the shards (YAML; merge it over verl's trainer config, or
+    pass its keys as `key=value` overrides): the data files, the prompt and response lengths the shards
+    need (their longest prompt and ground truth, rounded up), overlong prompts filtered, and our reward
+    function, under `reward.custom_reward_function` (verl >= 0.8) and the top-level
+    `custom_reward_function` (older verl)."""
+    def strings(values: list[str]) -> str:
+        return "[" + ", ".join(_quoted(v) for v in values) + "]"
+
+    reward = f"  path: {_quoted(reward_path)}\n  name: compute_score\n"
+    return (
+        "# verl config fragment written by `pipelines export rl` (lengths counted by "
+        f"{tokenizer}).\n"
+        "# max_response_length fits the longest ground truth: raise it for a model that reasons first.\n"
+        "# The judge of the reward's rubric part is set by TRAJFORGE_JUDGE_ENDPOINT / TRAJFORGE_JUDGE_MODEL\n"
+        "# (or reward_kwargs below); without one the reward is the rule part alone.\n"
+        "data:\n"
+        f"  train_files: {strings(train_files)}\n"
+        f"  val_files: {strings(val_files)}\n"
+        f"  max_prompt_length: {round_up(max_prompt_tokens)}\n"
+        f"  max_response_length: {round_up(max_response_tokens)}\n"
+        "  filter_overlong_prompts: true\n"
+        "reward:\n"
+        "  custom_reward_function:\n"
+        + "".join("  " + line + "\n" for line in reward.splitlines())
+        + "    reward_kwargs: {}\n"
+        "custom_reward_function:\n" + reward
+    )
+
+
+def _quoted(value: str) -> str:
+    """A YAML double-quoted scalar (JSON string syntax is valid YAML)."""
+    import json
+
+    return json.dumps(value)

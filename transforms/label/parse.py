@@ -40,8 +40,9 @@ class Parsed:
     failure: str | None = None  # one line saying why there is no observation
 
 
-def _think_ranges(text: str) -> list[tuple[int, int]]:
-    """Spans of `text` that are reasoning (see step 1), unmerged."""
+def _think_ranges(text: str, answer: re.Pattern = _OPEN) -> list[tuple[int, int]]:
+    """Spans of `text` that are reasoning (see step 1), unmerged; an unclosed `<think>` stops at the first
+    `answer` tag after it."""
     tags = [(m.start(), m.end(), m.group(1) == "/") for m in _THINK.finditer(text)]
     paired: set[int] = set()
     spans = []
@@ -58,13 +59,19 @@ def _think_ranges(text: str) -> list[tuple[int, int]]:
         if closing:
             spans.append((0, end))
         else:  # an unclosed <think> stops at the answer tag, so an answer after it survives
-            answer = _OPEN.search(text, start)
-            spans.append((start, answer.start() if answer else len(text)))
+            found = answer.search(text, start)
+            spans.append((start, found.start() if found else len(text)))
     return spans
 
 
-def strip_reasoning(text: str) -> str:
-    spans = sorted(_think_ranges(text))
+def _tag_pattern(tag: str) -> re.Pattern:
+    return _OPEN if tag == TAG else re.compile(f"<{re.escape(tag)}>", re.IGNORECASE)
+
+
+def strip_reasoning(text: str, answer_tag: str = TAG) -> str:
+    """`text` without its reasoning (step 1); an unclosed `<think>` stops at the first `<answer_tag>` (the
+    judge's answer is `final_evaluation`, as the reference passes its response tag)."""
+    spans = sorted(_think_ranges(text, _tag_pattern(answer_tag)))
     if not spans:
         return text
     kept, pos = [], 0
@@ -87,21 +94,46 @@ def leftover_tags(text: str) -> list[str]:
     return sorted({m.group(0).lower() for m in _LEFTOVER.finditer(text or "")})
 
 
+def last_block(text: str, tag: str = TAG) -> str | None:
+    """The text after the last `<tag>` up to the first `</tag>` after it (to the end when unclosed),
+    stripped; None when `text` has no `<tag>` (the reference's `_extract_tagged_content`)."""
+    opens = list(_tag_pattern(tag).finditer(text))
+    if not opens:
+        return None
+    body = text[opens[-1].end():]
+    close = (_CLOSE if tag == TAG else re.compile(f"</{re.escape(tag)}>", re.IGNORECASE)).search(body)
+    return (body[:close.start()] if close else body).strip()
+
+
+def reference_answer(text: str | None) -> str:
+    """The prediction exactly as the reference evaluation hands it to its judge (`parse_model_output`):
+    reasoning removed, the last block's content, else the remaining text; "No output" when nothing is
+    left. The marker is not removed here (the judge prompt's rendering does that)."""
+    if not text:
+        return "No output"
+    cleaned = strip_reasoning(text)
+    block = last_block(cleaned)
+    if block is not None:
+        return block
+    return cleaned.strip() or "No output"
+
+
 def parse_output(text: str | None, finish_reason: str | None = "stop") -> Parsed:
     if finish_reason == "length":
         return Parsed(None, "truncated: the output hit max_tokens (finish_reason length)")
     if not text:
         return Parsed(None, "empty output")
-    cleaned = strip_reasoning(text)
-    opens = list(_OPEN.finditer(cleaned))
-    if opens:
-        body = cleaned[opens[-1].end():]
-        close = _CLOSE.search(body)
-        answer = (body[:close.start()] if close else body).strip()
-    elif cleaned.strip():
+    return parse_stripped(strip_reasoning(text))
+
+
+def parse_stripped(cleaned: str) -> Parsed:
+    """Steps 2-4 on an output whose reasoning `strip_reasoning` already removed (`parse_output` without a
+    finish reason: for callers that looked at the stripped text themselves)."""
+    answer = last_block(cleaned)
+    if answer is None:
+        if not cleaned.strip():
+            return Parsed(None, "empty once reasoning is removed (no <predicted_observation> block)")
         answer = cleaned.strip()
-    else:
-        return Parsed(None, "empty once reasoning is removed (no <predicted_observation> block)")
     answer = strip_marker(answer)
     tags = leftover_tags(answer)
     if tags:

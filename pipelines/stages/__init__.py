@@ -6,15 +6,19 @@ new one (see `pipelines.datasets`). Its per-part work is a plain function of one
 episode (duplicate groups, splits) runs once in the stage over small per-episode data. It is registered in
 `STAGES` (as "module:function") under the name definitions use, and the same function backs its
 `pipelines <stage> DATASET` command.
+
+This package holds the stage drivers written since (`eval`, and the judge I/O it shares with the RL reward);
+it imports nothing heavy itself, so the reward function that verl loads can use `pipelines.stages.judge`
+without the catalog.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from pipelines.lake import Lake
-from pipelines.runs import recorded_run
+if TYPE_CHECKING:
+    from pipelines.lake import Lake
 
 
 @dataclass
@@ -80,6 +84,8 @@ def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, op
     (run_id, result), recorded by `pipelines.runs.recorded_run`; `counted` is the `runs` column that
     `records_out` fills (steps or episodes)."""
     import time
+
+    from pipelines.runs import recorded_run
 
     config = {**options, "executor": executor, "ray_address": ray_address}
     with recorded_run(lake, catalog_path, stage, dataset.partition("@")[0], config, [dataset]) as run:

@@ -1,0 +1,403 @@
+"""`pipelines eval`: the AgentWorldBench protocol (Qwen-AgentWorld `eval/eval.py`: infer, judge, score) on a
+dataset's held-out split, or on AgentWorldBench JSONL files.
+
+1. Samples: a dataset version is exported as `sft --format bench` (the reference's record layout, with our
+   grouped splits) under `<lake>/evals/<dataset>/bench-<hash>/`, and its `<split>/*_<split>.jsonl` files
+   are read; a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
+   `load_data` globs `*_test.jsonl`). `per_domain` keeps the first N samples of each domain.
+2. Infer: each sample's messages exactly as the reference's `run_inference` builds them (system_str, the
+   earlier prompt/response pairs, the current prompt), sent with the labeler's client (any
+   OpenAI-compatible server, or vLLM's offline engine); a request that gets no answer leaves the sample
+   without a generation, as the reference's empty `gen`.
+3. Judge (`pipelines.stages.judge`): the prediction parsed like the reference (`reference_answer`), the
+   judge input of `transforms.reward.judge`, up to `judge_attempts` requests; a sample without a
+   generation, or whose verdict never reads, is failed.
+4. Score (`transforms.reward.scores.aggregate`): per domain and dimension, (mean - 1) / 4 x 100, and overall.
+   The rule part of the RL reward is computed for every sample too (`rule_score`), beside the verdict.
+
+Catalog (tables created by `catalog.catalog`):
+- `eval_requests`: every request (kind `infer` or `judge`; key = hash of model, sampling, messages and the
+  judge attempt), its status (`ok`, `failed`: a judge answer that does not read, `error`: no answer), output,
+  tokens, latency. Rows are flushed while requests run; a rerun sends only the requests it has no `ok` or
+  `failed` row for, so an interrupted run resumes and a finished one sends nothing.
+- `evals`: one row per evaluation (`eval_id` = hash of the samples, models and settings): counts, overall.
+- `eval_samples`: per sample its domain, prediction, real state, verdict (five dimensions, total,
+  strengths, weaknesses), failed and why, rule score.
+- `eval_scores`: the table: per domain (and `overall`) and dimension the normalized score, with the
+  sample, valid and failed counts.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import orjson
+
+from pipelines import label_ledger
+from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
+from pipelines.lake import Lake
+from pipelines.stages.judge import CACHED, JUDGE_SAMPLING, JudgeJob, JudgeOutcome, completion_row, judge_all
+from transforms.label.parse import reference_answer
+from transforms.reward.judge import ATTEMPTS, SCORE_DIMENSIONS, bench_domain, bench_judge_messages, clean_marker
+from transforms.reward.rules import rule_score
+from transforms.reward.scores import DIMENSIONS, Table, aggregate
+
+LEDGER = "eval_requests"
+LEDGER_COLUMNS = ("request_key", "kind", "model", "sampling", "domain", "sample_key", "attempt", "status", "output",
+                  "finish_reason", "tokens_in", "tokens_out", "latency_s", "attempts", "error", "run_id",
+                  "created_at")
+# The reference's inference request: temperature 0.6 and max_tokens 32768, nothing else
+INFER_SAMPLING = Sampling(temperature=0.6, top_p=None, top_k=None, max_tokens=32768)
+
+
+@dataclass
+class EvalOptions:
+    model: str
+    judge_model: str
+    endpoint: str | None = None  # the world model's OpenAI-compatible base URL; None with backend vllm
+    judge_endpoint: str | None = None
+    split: str = "test"
+    per_domain: int | None = None  # the first N samples of each domain
+    domains: list[str] | None = None
+    sampling: Sampling = field(default_factory=lambda: INFER_SAMPLING)
+    judge_sampling: Sampling = field(default_factory=lambda: JUDGE_SAMPLING)
+    judge_attempts: int = ATTEMPTS
+    concurrency: int = ClientConfig.concurrency
+    judge_concurrency: int = ClientConfig.concurrency
+    timeout: float = ClientConfig.timeout_s
+    retries: int = ClientConfig.retries
+    backoff_s: float = ClientConfig.backoff_s
+    api_key: str | None = None
+    judge_api_key: str | None = None
+    backend: str = "http"  # http | vllm (the world model on vLLM's offline engine; the judge is always http)
+    engine_args: dict = field(default_factory=dict)
+    # how a dataset is exported into samples (`pipelines export sft --format bench`)
+    split_ratios: tuple[float, float, float] | None = None
+    seed: str = ""
+    max_tokens: int | None = None  # context budget per sample
+    tokenizer: str | None = None
+    flush_every: int = 16  # ledger rows per catalog write
+    flush_seconds: float = 5.0
+
+    def client(self) -> ClientConfig:
+        return ClientConfig(self.endpoint or "", self.model, self.sampling, self.concurrency, self.timeout,
+                            self.retries, self.backoff_s, self.api_key)
+
+    def judge_client(self) -> ClientConfig:
+        return ClientConfig(self.judge_endpoint or "", self.judge_model, self.judge_sampling, self.judge_concurrency,
+                            self.timeout, self.retries, self.backoff_s, self.judge_api_key)
+
+
+@dataclass
+class EvalResult:
+    eval_id: str
+    table: Table
+    source: str
+    samples: int = 0
+    infer_sent: int = 0
+    infer_cached: int = 0
+    infer_errors: int = 0
+    judge_sent: int = 0
+    judge_cached: int = 0
+    seconds: float = 0.0
+    messages: list[str] = field(default_factory=list)  # one line per failed sample
+
+    def summary(self) -> str:
+        return (f"{self.samples} samples; world model {self.infer_sent} sent, {self.infer_cached} from the ledger, "
+                f"{self.infer_errors} without an answer; judge {self.judge_sent} sent, {self.judge_cached} from the "
+                f"ledger; {self.seconds:.1f} s")
+
+
+def _sha(data, n: int = 32) -> str:
+    return hashlib.sha256(orjson.dumps(data, option=orjson.OPT_SORT_KEYS)).hexdigest()[:n]
+
+
+# samples ----------------------------------------------------------------------------------------------
+def read_bench(path: str, split: str) -> list[dict]:
+    """AgentWorldBench records from a JSONL file, or from a folder's `*_<split>.jsonl` files (sorted, and
+    their `<split>/` sub-folder's, where our bench export writes them). Raises ValueError naming the file
+    and line of a record that is not a JSON object."""
+    if os.path.isdir(path):
+        files = sorted(glob.glob(os.path.join(path, f"*_{split}.jsonl"))
+                       + glob.glob(os.path.join(path, split, f"*_{split}.jsonl")))
+    else:
+        files = [path]
+    records = []
+    for name in files:
+        with open(name, "rb") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = orjson.loads(line)
+                except orjson.JSONDecodeError as e:
+                    raise ValueError(f"{name} line {number}: not JSON: {e}") from None
+                if not isinstance(record, dict) or not isinstance(record.get("prompt"), (list, str)):
+                    raise ValueError(f"{name} line {number}: not an AgentWorldBench record (no prompt list)")
+                records.append(record)
+    return records
+
+
+def dataset_samples(lake: Lake, catalog_path: str | None, dataset: str, options: EvalOptions,
+                    log: Callable[[str], None]) -> tuple[list[dict], dict]:
+    """The dataset version's samples of `options.split`, exported as AgentWorldBench JSONL under the lake.
+    Returns (records, source description)."""
+    from pipelines.export import export
+    from pipelines.options import ExportOptions
+
+    settings = {"format": "bench", "kind": "sft", "seed": options.seed, "max_tokens": options.max_tokens,
+                "tokenizer": options.tokenizer, "domains": options.domains}
+    if options.split_ratios:
+        settings["split_ratios"] = tuple(options.split_ratios)
+    config = ExportOptions(**settings)
+    rel = f"evals/{dataset.partition('@')[0]}/bench-{_sha([dataset, repr(config)], 12)}"
+    out = lake.path(rel) if lake.is_local else f"{lake.url.rstrip('/')}/{rel}"
+    manifest = export(lake, catalog_path, dataset, out, config, log=lambda line: None)
+    log(f"eval: {dataset} v{manifest['version']} exported as AgentWorldBench JSONL to {out} "
+        f"({manifest['counts'].get(options.split, {})} in split {options.split})")
+    records = []
+    for shard in manifest["shards"]:
+        if shard["split"] == options.split:
+            records += read_bench(os.path.join(out, shard["path"]) if lake.is_local else _fetch(lake, out, shard),
+                                  options.split)
+    return records, {"source": f"{dataset}", "dataset": manifest["dataset"], "version": manifest["version"]}
+
+
+def _fetch(lake: Lake, out: str, shard: dict) -> str:
+    """A remote shard copied to a local temporary file (read_bench reads local files)."""
+    import tempfile
+
+    fs_path = f"{out.rstrip('/')}/{shard['path']}"
+    fd, local = tempfile.mkstemp(suffix=".jsonl")
+    with os.fdopen(fd, "wb") as f, lake.fs.open(fs_path, "rb") as src:
+        f.write(src.read())
+    return local
+
+
+def select(records: list[dict], options: EvalOptions) -> list[dict]:
+    """The domains asked for, the first `per_domain` of each, identical records once."""
+    kept, per_domain, seen = [], {}, set()
+    for record in records:
+        domain = bench_domain(record)
+        if options.domains and domain not in options.domains:
+            continue
+        key = _sha(record)
+        if key in seen or (options.per_domain is not None and per_domain.get(domain, 0) >= options.per_domain):
+            continue
+        seen.add(key)
+        per_domain[domain] = per_domain.get(domain, 0) + 1
+        kept.append({**record, "_key": key})
+    return kept
+
+
+def infer_messages(record: dict) -> list[dict]:
+    """The world model's request for one record, as the reference's `run_inference` builds it."""
+    system, prompts, responses = record.get("system_str", ""), record.get("prompt", []), record.get("response", [])
+    prompts = [prompts] if isinstance(prompts, str) else prompts
+    turn = record.get("turn_idx", 1) - 1
+    messages = [{"role": "system", "content": system}] if system else []
+    for prompt, response in zip(prompts[:turn], responses[:turn]):
+        messages += [{"role": "user", "content": prompt}, {"role": "assistant", "content": response}]
+    messages.append({"role": "user", "content": prompts[turn]})
+    return messages
+
+
+def ground_truth(record: dict) -> str:
+    responses = record.get("response", [])
+    responses = [responses] if isinstance(responses, str) else responses
+    turn = max(record.get("turn_idx", 1) - 1, 0)
+    return responses[turn] if turn < len(responses) else ""
+
+
+# the ledger ---------------------------------------------------------------------------------------------
+class LedgerWriter:
+    """Rows for `eval_requests`, written to the catalog in batches (the catalog is opened only to write, so
+    `pipelines sql` works during a run); `flush` at the end and when interrupted."""
+
+    def __init__(self, lake: Lake, catalog_path: str | None, run_id: str, every: int, seconds: float):
+        self.lake, self.catalog_path, self.run_id = lake, catalog_path, run_id
+        self.every, self.seconds, self.pending, self.last = every, seconds, [], time.perf_counter()
+
+    def lookup(self, keys: list[str]) -> dict[str, dict]:
+        from pipelines.runs import open_catalog
+
+        with open_catalog(self.lake, self.catalog_path, read_only=True) as cat:
+            return label_ledger.lookup(cat.con, keys, LEDGER)
+
+    def add(self, row: dict) -> None:
+        from catalog.catalog import now
+
+        self.pending.append({**row, "run_id": self.run_id, "created_at": now()})
+        if len(self.pending) >= self.every or time.perf_counter() - self.last > self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        from pipelines.runs import open_catalog
+
+        if self.pending:
+            with open_catalog(self.lake, self.catalog_path) as cat:
+                label_ledger.record(cat.con, self.pending, LEDGER, LEDGER_COLUMNS)
+            self.pending.clear()
+        self.last = time.perf_counter()
+
+
+# the stage ----------------------------------------------------------------------------------------------
+def evaluate(lake: Lake, catalog_path: str | None, source: str, options: EvalOptions, run_id: str,
+             log: Callable[[str], None] = print) -> EvalResult:
+    """Infer, judge and score `source` (a dataset NAME[@VERSION] of the lake, or a bench JSONL file or folder)
+    and store everything in the catalog. Raises ValueError for bad options or input, DatasetError for an
+    unknown dataset."""
+    started = time.perf_counter()
+    _check(options)
+    if os.path.exists(source):
+        records, described = read_bench(source, options.split), {"source": os.path.abspath(source)}
+    else:
+        records, described = dataset_samples(lake, catalog_path, source, options, log)
+    samples = select(records, options)
+    if not samples:
+        raise ValueError(f"no samples in split {options.split!r} of {source} (a small dataset may have an empty "
+                         "test split: set --split-ratios, e.g. 0.5,0,0.5)")
+    eval_id = _sha([[s["_key"] for s in samples], options.model, options.sampling.key(), options.judge_model,
+                    options.judge_sampling.key(), options.judge_attempts], 16)
+    result = EvalResult(eval_id, aggregate([]), described["source"], len(samples))
+    ledger = LedgerWriter(lake, catalog_path, run_id, options.flush_every, options.flush_seconds)
+    try:
+        generations, infer_keys = _infer(samples, options, ledger, result, log)
+        outcomes = _judge(samples, generations, options, ledger, result, log)
+    finally:
+        ledger.flush()  # what finished is kept even when interrupted: a rerun resumes from it
+    rows = [_sample_row(s, generations[s["_key"]], infer_keys[s["_key"]], outcomes.get(s["_key"]), eval_id, run_id)
+            for s in samples]
+    result.table = aggregate(rows)
+    result.messages = [f"{r['domain']} {r['source_id']}: {r['error']}" for r in rows if r["failed"]]
+    _record(lake, catalog_path, result, rows, described, options, run_id)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _check(options: EvalOptions) -> None:
+    if options.backend not in ("http", "vllm"):
+        raise ValueError(f"unknown backend {options.backend!r} (http, vllm)")
+    if options.backend == "http" and not options.endpoint:
+        raise ValueError("the http backend needs the world model's endpoint (--endpoint http://host:port/v1)")
+    if not options.judge_endpoint:
+        raise ValueError("the judge needs an endpoint (--judge-endpoint http://host:port/v1)")
+    if options.judge_attempts < 1:
+        raise ValueError("--judge-attempts must be at least 1")
+
+
+def _infer(samples: list[dict], options: EvalOptions, ledger: LedgerWriter, result: EvalResult,
+           log: Callable[[str], None]) -> tuple[dict[str, str], dict[str, str]]:
+    """(sample key -> the world model's raw output, "" when it got none; sample key -> request key)."""
+    client = options.client()
+    keys = {s["_key"]: _sha([options.model, orjson.loads(options.sampling.key()), infer_messages(s)]) for s in samples}
+    cached = {k: r for k, r in ledger.lookup(list(keys.values())).items() if r["status"] in CACHED}
+    by_request = {}
+    for s in samples:
+        by_request.setdefault(keys[s["_key"]], s)
+    todo = [ChatRequest(k, infer_messages(s)) for k, s in by_request.items() if k not in cached]
+    fresh: dict[str, dict] = {}
+
+    def on_result(completion: Completion) -> None:
+        sample = by_request[completion.key]
+        row = completion_row(completion.key, client, completion, kind="infer", sample_key=sample["_key"],
+                             domain=bench_domain(sample), attempt=1)
+        fresh[completion.key] = row
+        ledger.add(row)
+
+    result.infer_cached, result.infer_sent = len(by_request) - len(todo), len(todo)
+    if todo:
+        where = f"vLLM offline engine {options.model}" if options.backend == "vllm" else options.endpoint
+        log(f"eval: world model: {len(by_request)} requests, {len(by_request) - len(todo)} from the ledger, "
+            f"sending {len(todo)} to {where}")
+        if options.backend == "vllm":
+            complete_offline(options.model, options.sampling, todo, on_result, **options.engine_args)
+        else:
+            complete(client, todo, on_result)
+    generations = {}
+    for s in samples:
+        row = cached.get(keys[s["_key"]]) or fresh[keys[s["_key"]]]
+        generations[s["_key"]] = (row["output"] or "") if row["status"] != "error" else ""
+        result.infer_errors += row["status"] == "error"
+    return generations, keys
+
+
+def _judge(samples: list[dict], generations: dict[str, str], options: EvalOptions, ledger: LedgerWriter,
+           result: EvalResult, log: Callable[[str], None]) -> dict[str, JudgeOutcome]:
+    jobs = [JudgeJob(s["_key"], bench_domain(s), bench_judge_messages(s, reference_answer(generations[s["_key"]])))
+            for s in samples if generations[s["_key"]]]
+    counted = {"sent": 0, "cached": 0}
+
+    def lookup(keys: list[str]) -> dict[str, dict]:
+        found = ledger.lookup(keys)
+        counted["cached"] += sum(1 for r in found.values() if r["status"] in CACHED)
+        return found
+
+    def on_row(row: dict) -> None:
+        counted["sent"] += 1
+        ledger.add(row)
+
+    if jobs:
+        log(f"eval: judge {options.judge_model} at {options.judge_endpoint}: {len(jobs)} samples, "
+            f"up to {options.judge_attempts} attempts each")
+    outcomes = judge_all(options.judge_client(), jobs, lookup, on_row, options.judge_attempts)
+    result.judge_sent, result.judge_cached = counted["sent"], counted["cached"]
+    return outcomes
+
+
+def _sample_row(sample: dict, generation: str, infer_key: str, outcome: JudgeOutcome | None, eval_id: str,
+                run_id: str) -> dict:
+    domain, truth = bench_domain(sample), ground_truth(sample)
+    verdict = outcome.verdict if outcome else None
+    ok = bool(verdict and verdict.success)
+    error = None if ok else (outcome.error if outcome else "No model generation")
+    return {"eval_id": eval_id, "sample_key": sample["_key"], "domain": domain,
+            "source_id": str(sample.get("source_id") or sample.get("id") or ""), "turn_idx": sample.get("turn_idx"),
+            "infer_key": infer_key, "judge_key": outcome.request_key if outcome else None,
+            "prediction": clean_marker(reference_answer(generation)) if generation else None, "ground_truth": clean_marker(truth),
+            "failed": not ok, "error": error,
+            **{d: (verdict.scores[d] if ok else 0) for d in SCORE_DIMENSIONS},
+            "total_score": verdict.total_score if ok else 0.0,
+            "rule_score": rule_score(domain, generation, truth).score,
+            "strengths": orjson.dumps(verdict.strengths if ok else []).decode(),
+            "weaknesses": orjson.dumps(verdict.weaknesses if ok else []).decode(), "run_id": run_id}
+
+
+def _record(lake: Lake, catalog_path: str | None, result: EvalResult, rows: list[dict], described: dict,
+            options: EvalOptions, run_id: str) -> None:
+    """The evaluation's rows in `evals`, `eval_samples`, `eval_scores`, replacing an earlier run's of the
+    same eval_id, in one transaction."""
+    import pyarrow as pa
+
+    from catalog.catalog import now
+    from pipelines.runs import open_catalog
+
+    table = result.table
+    scores = []
+    for d in table.domains:
+        for dim in DIMENSIONS:
+            scores.append({"eval_id": result.eval_id, "domain": d.domain, "dimension": dim,
+                           "score": d.scores.get(dim), "samples": d.samples, "valid": d.valid, "failed": d.failed})
+    scores.append({"eval_id": result.eval_id, "domain": "overall", "dimension": "total_score", "score": table.overall,
+                   "samples": table.samples, "valid": table.valid, "failed": table.failed})
+    config = {k: v for k, v in vars(options).items() if "api_key" not in k}
+    config = orjson.loads(orjson.dumps(config, default=lambda v: v.__dict__ if hasattr(v, "__dict__") else str(v)))
+    with open_catalog(lake, catalog_path) as cat:
+        con = cat.con
+        con.execute("BEGIN")
+        for name in ("evals", "eval_samples", "eval_scores"):
+            con.execute(f"DELETE FROM {name} WHERE eval_id = ?", [result.eval_id])
+        con.execute("INSERT INTO evals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [result.eval_id, described["source"], described.get("dataset"), described.get("version"),
+                     options.split, options.model, options.judge_model, table.samples, table.valid, table.failed,
+                     table.overall, orjson.dumps(config).decode(), run_id, now()])
+        for name, data in (("eval_samples", rows), ("eval_scores", scores)):
+            con.register("_eval_rows", pa.Table.from_pylist(data))
+            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _eval_rows")
+            con.unregister("_eval_rows")
+        con.execute("COMMIT")

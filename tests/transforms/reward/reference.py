@@ -1,0 +1,50 @@
+"""The reference AgentWorldBench evaluation (Qwen-AgentWorld `eval/`, copied unmodified into `reference_eval/`),
+imported for the tests as the oracle of our judge input, verdict parser and score table."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import sys
+from pathlib import Path
+
+from tests.parts import require_module
+
+HERE = Path(__file__).resolve().parent / "reference_eval"
+
+
+def load():
+    """The reference's `eval.py` module (it imports `openai`, a test dependency, and `lwm_eval_utils`)."""
+    require_module("openai", "pip install -e '.[test]' installs it")
+    if "reference_eval_script" in sys.modules:
+        return sys.modules["reference_eval_script"]
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    spec = importlib.util.spec_from_file_location("reference_eval_script", HERE / "eval.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reference_eval_script"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def parse_judge_output(raw: str) -> dict:
+    load()
+    from lwm_eval_utils import parse_judge_output as parse
+
+    return parse(raw, response_tag="final_evaluation")
+
+
+def parse_model_output(raw: str) -> str:
+    load()
+    from lwm_eval_utils import parse_model_output as parse
+
+    return parse(raw, "predicted_observation")
+
+
+def aggregate_printout(jobs: list[dict]) -> str:
+    """What the reference's `aggregate_scores` prints for `jobs`."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        load().aggregate_scores(jobs)
+    return out.getvalue()
