@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # wheel (~/.cache/pip): only the first install on a machine compiles (4+ minutes on 2 cores).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup setup-test demo test clean
+.PHONY: setup setup-test demo test clean trainers
 
 $(BIN)/pipelines: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,22 @@ $(VENV)/.test-deps: $(BIN)/pipelines
 
 setup: $(BIN)/pipelines
 
-setup-test: $(VENV)/.test-deps
+setup-test: $(VENV)/.test-deps trainers
+
+# the trainers that read our exports, for the tests that load the emitted configs with their own parsers
+# and loaders (CPU torch from the local wheel). LLaMA-Factory pins transformers/datasets apart from TRL and
+# ms-swift, so it has a venv of its own.
+TRAINERS := $(VENV)/producers/trainers-trl0.29.1-swift4.6.0
+LLAMAFACTORY := $(VENV)/producers/llamafactory-0.9.5
+$(TRAINERS)/.done:
+	$(PYTHON) -m venv $(TRAINERS)
+	$(TRAINERS)/bin/pip install --quiet 'torch==2.13.0+cpu' 'trl==0.29.1' 'ms-swift==4.6.0'
+	touch $@
+$(LLAMAFACTORY)/.done:
+	$(PYTHON) -m venv $(LLAMAFACTORY)
+	$(LLAMAFACTORY)/bin/pip install --quiet 'torch==2.13.0+cpu' 'llamafactory==0.9.5'
+	touch $@
+trainers: $(TRAINERS)/.done $(LLAMAFACTORY)/.done
 
 demo: setup
 	$(BIN)/pipelines run ingest-android
