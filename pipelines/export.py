@@ -609,17 +609,17 @@ def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: 
 
 def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportOptions,
                 counter: TokenCounter, split: str, emit, skipped: dict, context: _RecipeContext | None = None) -> None:
+    end = _admissible_end(trajectory, config.include_simulated)
     loss, variant = None, None
     if context is not None:
         if context.recipe.loss_mask:
-            recipes.mask_turns(context.applied, renderer.action_blocks, context.recipe, context.counts)
+            recipes.mask_turns(context.applied, renderer.action_blocks, context.recipe, context.counts, end)
             loss = context.applied.loss
         else:
             recipes.count_kept(context.applied, context.counts)
         prompted = context.prompted(renderer, "cpt")
         if prompted is not None and config.format == "swift":  # the text form shows no system prompt
             variant, renderer = prompted.for_record(trajectory.trajectory_id)
-    end = _admissible_end(trajectory, config.include_simulated)
     if end == 0:
         skipped["no_observation"] += 1
         return

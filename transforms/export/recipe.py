@@ -378,17 +378,22 @@ def action_text(block: str) -> str:
     return "\n".join(block.split("\n")[2:-1])
 
 
-def mask_turns(applied: Applied, action_blocks: list[str], recipe: Recipe, counts: Counts) -> None:
+def mask_turns(applied: Applied, action_blocks: list[str], recipe: Recipe, counts: Counts, end: int) -> None:
     """CPT: decide each kept turn's loss (`applied.loss`) from its category's keep rate, and count the
-    owned turns as kept or masked. `action_blocks[j]`: kept turn j's rendered action block."""
+    owned turns as kept or masked. `action_blocks[j]`: kept turn j's rendered action block; `end`: the
+    turns a document can hold (the admissible prefix): the turns after it have no observation to mask and
+    count as kept."""
     trajectory = applied.trajectory
     loss = []
     for j, turn in enumerate(trajectory.turns):
-        category = turn_category(action_text(action_blocks[j]), turn.observation or "")
-        keep = keeps_loss(turn.step_id, recipe.keep_rates[category], recipe.seed)
+        keep = True
+        if j < end:
+            category = turn_category(action_text(action_blocks[j]), agentworld.observation_text(turn.observation))
+            keep = keeps_loss(turn.step_id, recipe.keep_rates[category], recipe.seed)
+            if j >= trajectory.start:
+                counts.categories[category] += 1
         loss.append(keep)
         if j >= trajectory.start:
-            counts.categories[category] += 1
             if keep:
                 counts.turns_kept += 1
             else:
