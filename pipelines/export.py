@@ -50,7 +50,7 @@ from pipelines.options import ExportOptions, from_mapping
 from pipelines.runs import catalog_path as default_catalog_path
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
-from transforms.export import cpt, recipe as recipes, rl, sft, splits
+from transforms.export import cpt, recipe as recipes, rl, sft, splits, trainer_configs
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
 from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Trajectory, branches_by_episode,
@@ -428,6 +428,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         tokens: dict[str, dict[str, int]] = {}
         skipped = dict.fromkeys(SKIPPED, 0)
         recipe_counts = recipes.Counts() if recipe.active else None
+        lengths = _RowLengths(_counter(config.tokenizer))
         transitions_in = 0
         over_budget: dict[str, int] = {}  # domain -> transitions dropped for the budget
         prompt_over_budget: dict[str, int] = {}  # domain -> tokens of its system prompt, when over the budget
@@ -459,6 +460,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                 record["extra_info"]["index"] = sum(counts.get(split, {}).values())
             for _ in range(copies):
                 writer(split, domain).add(record, step_ids, info)
+                lengths.add(config.kind, record, n_tokens)
                 counts.setdefault(split, {}).setdefault(domain, 0)
                 counts[split][domain] += 1
                 tokens.setdefault(split, {}).setdefault(domain, 0)
@@ -494,6 +496,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             extra_files.append("dataset_info.json")
 
         shards.sort(key=lambda s: s.path)
+        trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files)
         manifest = {
             "export_id": export_id, "kind": config.kind, "format": config.format, "file_type": file_type,
             "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
@@ -507,6 +510,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             "system_prompt_over_budget": dict(sorted(prompt_over_budget.items())),
             "shards": [asdict(s) for s in shards], "extra_files": extra_files,
         }
+        manifest["trainer_configs"] = trainers
         if recipe_counts is not None:
             manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
                                   "no_change_steps_known": len(no_change), **recipe_counts.manifest()}
@@ -517,6 +521,47 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     for line in budget_warnings(manifest):
         log(line)
     return manifest
+
+
+class _RowLengths:
+    """Token lengths of the rows written (each copy counts), for the trainer configs; RL rows also by
+    prompt and response."""
+
+    def __init__(self, counter: TokenCounter):
+        self.counter = counter
+        self.rows, self.prompts, self.responses = (trainer_configs.Lengths() for _ in range(3))
+
+    def add(self, kind: str, record: dict | bytes, n_tokens: int) -> None:
+        self.rows.add(n_tokens)
+        if kind == "rl":
+            self.prompts.add(sum(self.counter.message(m["content"]) for m in record["prompt"]))
+            self.responses.add(self.counter.message(record["reward_model"]["ground_truth"]))
+
+
+def _write_trainer_configs(out: Lake, config: ExportOptions, shards: list[_Shard], lengths: _RowLengths,
+                           extra_files: list[str]) -> dict:
+    """The trainer settings for this export (`transforms.export.trainer_configs`), written beside it;
+    returns the manifest's `trainer_configs`: each file and the lengths it was computed from."""
+    by_split: dict[str, list[str]] = {}
+    for shard in shards:
+        by_split.setdefault(shard.split, []).append(shard.path)
+    files = trainer_configs.configs(config.kind, config.format, lengths.rows, config.tokenizer is not None,
+                                    dataset_names=_sharegpt_names(out) if config.format == "sharegpt" else None,
+                                    shard_paths=by_split, prompts=lengths.prompts, responses=lengths.responses)
+    for rel, content in files.items():
+        data = orjson.dumps(content, option=orjson.OPT_INDENT_2) if isinstance(content, dict) else content.encode()
+        out.write_bytes_atomic(out.path(rel), data)
+        extra_files.append(rel)
+    summary = {"rows": lengths.rows.summary(), "exact": config.tokenizer is not None}
+    if config.kind == "rl":
+        summary.update(prompts=lengths.prompts.summary(), responses=lengths.responses.summary())
+    return {"files": sorted(files), "tokens": summary}
+
+
+def _sharegpt_names(out: Lake) -> list[str]:
+    path = out.path("dataset_info.json")
+    with out.fs.open(path, "rb") as f:
+        return sorted(orjson.loads(f.read()))
 
 
 def budget_warnings(manifest: dict) -> list[str]:
