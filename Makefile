@@ -11,7 +11,7 @@ VERL_VENV := $(VENV)/producers/verl-$(VERL_VERSION)
 VERL_PYTHON ?= python3
 VERL_TORCH ?= 'torch==2.13.0+cpu'
 
-.PHONY: setup setup-test demo test clean producer-venvs producers-harbor
+.PHONY: setup setup-test demo test clean producer-venvs producers-harbor trainers
 
 # Agent frameworks the ingest tests run as producers, each in a venv of its own (their pins clash with ours):
 # mini-swe-agent at a 1.x release and the current 2.x (the trajectory format changed), and the OpenHands
@@ -82,6 +82,23 @@ $(PRODUCERS)/openhands-sdk-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'openhands-sdk==$*' 'openhands-tools==$*'
 	touch $@
+
+setup-test: trainers
+
+# the trainers that read our exports, for the tests that load the emitted configs with their own parsers
+# and loaders (CPU torch from the local wheel). LLaMA-Factory pins transformers/datasets apart from TRL and
+# ms-swift, so it has a venv of its own.
+TRAINERS := $(VENV)/producers/trainers-trl0.29.1-swift4.6.0
+LLAMAFACTORY := $(VENV)/producers/llamafactory-0.9.5
+$(TRAINERS)/.done:
+	$(PYTHON) -m venv $(TRAINERS)
+	$(TRAINERS)/bin/pip install --quiet 'torch==2.13.0+cpu' 'trl==0.29.1' 'ms-swift==4.6.0'
+	touch $@
+$(LLAMAFACTORY)/.done:
+	$(PYTHON) -m venv $(LLAMAFACTORY)
+	$(LLAMAFACTORY)/bin/pip install --quiet 'torch==2.13.0+cpu' 'llamafactory==0.9.5'
+	touch $@
+trainers: $(TRAINERS)/.done $(LLAMAFACTORY)/.done
 
 demo: setup
 	$(BIN)/pipelines run ingest-android

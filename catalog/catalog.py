@@ -69,6 +69,11 @@ CREATE TABLE IF NOT EXISTS exports (
     export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, dataset VARCHAR, version INTEGER,
     out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON);
 CREATE TABLE IF NOT EXISTS export_rows (export_id VARCHAR, shard VARCHAR, "row" BIGINT, step_ids VARCHAR[]);
+-- with a data recipe (transforms/export/recipe.py): the row's system-prompt variant, its turns without loss
+-- (CPT masking) and the dropped turns inside its span; null without one
+ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS prompt_variant VARCHAR;
+ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS masked_step_ids VARCHAR[];
+ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS dropped_step_ids VARCHAR[];
 -- the labeler's request ledger (pipelines/label_ledger.py)
 CREATE TABLE IF NOT EXISTS label_ledger (
     request_key VARCHAR PRIMARY KEY, model VARCHAR, template_hash VARCHAR, input_hash VARCHAR, sampling JSON,

@@ -50,7 +50,7 @@ from pipelines.options import ExportOptions, from_mapping
 from pipelines.runs import catalog_path as default_catalog_path
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
-from transforms.export import cpt, rl, sft, splits
+from transforms.export import cpt, recipe as recipes, rl, sft, splits, trainer_configs
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
 from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Trajectory, branches_by_episode,
@@ -65,9 +65,12 @@ DEFAULT_FORMAT = {"cpt": "text", "sft": "agentworld", "rl": "verl"}
 # What the view needs from a step; `ui_tree` and screenshots stay unread.
 _STEPS_SQL = """
 SELECT episode_id, step_index, step_id, domain,
-       struct_pack(kind := observation.kind, text := observation.text, url := observation.url) AS observation,
+       struct_pack(kind := observation.kind, text := observation.text, url := observation.url,
+                   is_error := observation.is_error, exit_code := observation.exit_code) AS observation,
        action,
-       struct_pack(kind := final_observation.kind, text := final_observation.text) AS final_observation,
+       struct_pack(kind := final_observation.kind, text := final_observation.text,
+                   is_error := final_observation.is_error, exit_code := final_observation.exit_code)
+           AS final_observation,
        origin
 FROM read_parquet([{files}], union_by_name = true)
 ORDER BY episode_id, step_index
@@ -94,7 +97,22 @@ def checked(options: ExportOptions) -> ExportOptions:
     negative = [d for d, w in options.mix.items() if w < 0]
     if negative:
         raise ExportError(f"mix weights must be >= 0 ({', '.join(negative)})")
+    try:
+        recipe_of(options)
+    except ValueError as e:
+        raise ExportError(str(e)) from e
     return options
+
+
+# ExportOptions' recipe fields: recorded only when set, so an export without a recipe is unchanged
+RECIPE_OPTIONS = ("recipe", "min_turns", "drop_undeclared_tools", "drop_environment_failures",
+                  "drop_empty_actions", "skip_retry_cycles", "drop_no_change", "loss_mask", "keep_rates",
+                  "prompt_variants", "prompt_variants_dir")
+
+
+def recipe_of(options: ExportOptions) -> recipes.Recipe:
+    """The recipe the options ask for: each step as set, else the named recipe's default, else off."""
+    return recipes.resolve({name: getattr(options, name) for name in RECIPE_OPTIONS}, seed=options.seed)
 
 
 def export_options(table: dict) -> ExportOptions:
@@ -109,6 +127,9 @@ def recorded(options: ExportOptions) -> dict:
     d["held_out"] = {"count": len(ids), "sha256": hashlib.sha256("\n".join(ids).encode()).hexdigest()}
     d["split_ratios"] = list(options.split_ratios)
     d.pop("out")
+    for name in RECIPE_OPTIONS:
+        if d[name] is None:
+            del d[name]
     return d
 
 
@@ -130,17 +151,18 @@ class _ShardWriter:
     gets its final name only when complete, so readers never see a partial one."""
 
     def __init__(self, out: Lake, name: Callable[[int], str], file_type: str, split: str, domain: str | None,
-                 max_rows: int, max_bytes: int, on_shard: Callable[[_Shard, list[list[str]]], None]):
+                 max_rows: int, max_bytes: int, on_shard: Callable[[_Shard, list[list[str]], list], None]):
         self.out, self.name, self.file_type, self.split, self.domain = out, name, file_type, split, domain
         self.max_rows, self.max_bytes, self.on_shard = max_rows, max_bytes, on_shard
         self.records: list[dict] = []  # Parquet only
         self.step_ids: list[list[str]] = []
+        self.infos: list[dict | None] = []  # each row's recipe decisions (None without a recipe)
         self.size = 0
         self.count = 0
         self.file = None  # JSONL: the current shard, published whole on flush (Lake.open_atomic)
         self.sha256 = hashlib.sha256()
 
-    def add(self, record: dict | bytes, step_ids: list[str]) -> None:
+    def add(self, record: dict | bytes, step_ids: list[str], info: dict | None = None) -> None:
         """A record, or its JSON line already serialized (JSONL shards)."""
         line = record if isinstance(record, bytes) else orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
         if self.file_type == "jsonl":
@@ -151,6 +173,7 @@ class _ShardWriter:
         else:
             self.records.append(record)
         self.step_ids.append(step_ids)
+        self.infos.append(info)
         self.size += len(line)
         if len(self.step_ids) >= self.max_rows or self.size >= self.max_bytes:
             self.flush()
@@ -168,9 +191,10 @@ class _ShardWriter:
             data = buf.getvalue()
             self.out.write_bytes_atomic(self.out.path(rel), data)
             size, digest = len(data), hashlib.sha256(data).hexdigest()
-        self.on_shard(_Shard(rel, self.split, self.domain, len(self.step_ids), size, digest), self.step_ids)
+        self.on_shard(_Shard(rel, self.split, self.domain, len(self.step_ids), size, digest), self.step_ids,
+                      self.infos)
         self.count += 1
-        self.records, self.step_ids, self.size, self.file, self.sha256 = [], [], 0, None, hashlib.sha256()
+        self.records, self.step_ids, self.infos, self.size, self.file, self.sha256 = [], [], [], 0, None, hashlib.sha256()
 
     def discard(self) -> None:
         """Drop the shard in progress (the export failed): remove its temporary file."""
@@ -183,22 +207,28 @@ class Lineage:
     """Every output row's step ids, spilled to a local Parquet file as shards complete, so an export holds
     one shard's worth, not the dataset's; `record_export` loads the file into `export_rows`."""
 
-    SCHEMA = pa.schema([("shard", pa.string()), ("row", pa.int64()), ("step_ids", pa.list_(pa.string()))])
+    SCHEMA = pa.schema([("shard", pa.string()), ("row", pa.int64()), ("step_ids", pa.list_(pa.string())),
+                        ("prompt_variant", pa.string()), ("masked_step_ids", pa.list_(pa.string())),
+                        ("dropped_step_ids", pa.list_(pa.string()))])
+    INFO = ("prompt_variant", "masked_step_ids", "dropped_step_ids")
 
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="trajforge-lineage-")
         self.path = os.path.join(self.dir, "rows.parquet")
         self.writer = pq.ParquetWriter(self.path, self.SCHEMA)
 
-    def add(self, shard: str, step_ids: list[list[str]]) -> None:
-        """The rows of one shard, in order."""
+    def add(self, shard: str, step_ids: list[list[str]], infos: list[dict | None] | None = None) -> None:
+        """The rows of one shard, in order, with each row's recipe decisions (`infos`)."""
+        infos = infos or [None] * len(step_ids)
+        columns = {key: [(info or {}).get(key) for info in infos] for key in self.INFO}
         self.writer.write_table(pa.table({"shard": [shard] * len(step_ids), "row": range(len(step_ids)),
-                                          "step_ids": step_ids}, schema=self.SCHEMA))
+                                          "step_ids": step_ids, **columns}, schema=self.SCHEMA))
 
     def add_files(self, paths: list[str], step_ids: list[list[str]]) -> None:
         """Files of one record each (ATIF), many at once: one row group, not one per file."""
-        self.writer.write_table(pa.table({"shard": paths, "row": [0] * len(paths), "step_ids": step_ids},
-                                         schema=self.SCHEMA))
+        nulls = {key: [None] * len(paths) for key in self.INFO}
+        self.writer.write_table(pa.table({"shard": paths, "row": [0] * len(paths), "step_ids": step_ids,
+                                          **nulls}, schema=self.SCHEMA))
 
     def close(self) -> None:
         if self.writer is not None:
@@ -283,15 +313,18 @@ class RenderJob:
     split_of: dict[str, str]  # episode_id -> split
     held_out: set[str]  # episode ids left out of every split
     branch_parts: list[str]  # read only with include_simulated
+    no_change: frozenset = frozenset()  # step ids of dedup_no_change (the recipe's no-change filter)
 
 
 @dataclass
 class Rendered:
-    records: list[tuple]  # (split, domain, record_id, record or its JSON line, step_ids, tokens), in episode order
+    # (split, domain, record_id, record or its JSON line, step_ids, tokens, recipe info), in episode order
+    records: list[tuple]
     skipped: dict[str, int]
     transitions_in: int = 0
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
     prompt_over_budget: dict[str, int] = field(default_factory=dict)  # domain -> its system prompt's tokens
+    recipe: recipes.Counts | None = None  # the recipe's decisions, with a recipe
 
 
 @functools.lru_cache(maxsize=4)
@@ -315,10 +348,14 @@ def render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     # which do not pickle); RL records stay dicts: the driver numbers them within their split
     serialize = KINDS[config.kind].FILE_TYPES[config.format] == "jsonl" and config.kind != "rl"
 
-    def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int) -> None:
+    def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int,
+             info: dict | None = None) -> None:
         if serialize:
             record = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
-        out.records.append((split, domain, record_id, record, step_ids, n_tokens))
+        out.records.append((split, domain, record_id, record, step_ids, n_tokens, info))
+
+    recipe = recipe_of(config)
+    context = _RecipeContext(recipe, out, job.no_change) if recipe.active else None
 
     steps = _group_steps(lake, group["steps"])
     for trajectory in trajectories(steps, episodes, branches) if steps.num_rows else ():
@@ -331,15 +368,19 @@ def render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
             skipped["held_out"] += n_transitions
             continue
         split = job.split_of.get(trajectory.episode_id, "train")
+        if context is not None:
+            trajectory = context.apply(trajectory, n_transitions)
+            if trajectory is None:
+                continue
         renderer = TrajectoryRenderer(trajectory, counter)
         if config.max_tokens and renderer.system_tokens >= config.max_tokens:
             out.prompt_over_budget[trajectory.domain] = max(renderer.system_tokens,
                                                             out.prompt_over_budget.get(trajectory.domain, 0))
         before = skipped["over_budget"]
         if config.kind == "cpt":
-            _export_cpt(trajectory, renderer, config, counter, split, emit, skipped)
+            _export_cpt(trajectory, renderer, config, counter, split, emit, skipped, context)
         else:
-            _export_turns(trajectory, renderer, config, split, emit, skipped)
+            _export_turns(trajectory, renderer, config, split, emit, skipped, context)
         if skipped["over_budget"] > before:
             out.over_budget[trajectory.domain] = (out.over_budget.get(trajectory.domain, 0)
                                                   + skipped["over_budget"] - before)
@@ -365,8 +406,12 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         split_of = splits.assign(groups, _clusters(cat, version.dataset), seed=config.seed, ratios=config.split_ratios)
         held_out = set(config.held_out)
         excluded = {e for e, row in episodes.items() if held_out and splits.is_held_out(held_out, e, row["task"], groups[e])}
+        recipe = recipe_of(config)
+        no_change = frozenset(r[0] for r in cat.con.execute(
+            "SELECT step_id FROM dedup_no_change WHERE dataset = ?", [version.dataset]).fetchall()
+        ) if recipe.drop_no_change else frozenset()
         job = RenderJob(lake.url, config, split_of, excluded,
-                        version.parts.get("branches", []) if config.include_simulated else [])
+                        version.parts.get("branches", []) if config.include_simulated else [], no_change)
         del episodes, groups, urls
         part_groups = datasets.part_groups(version) or [{"episodes": version.parts.get("episodes", []),
                                                          "steps": step_parts}]
@@ -382,14 +427,16 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         counts: dict[str, dict[str, int]] = {}
         tokens: dict[str, dict[str, int]] = {}
         skipped = dict.fromkeys(SKIPPED, 0)
+        recipe_counts = recipes.Counts() if recipe.active else None
+        lengths = _RowLengths(_counter(config.tokenizer))
         transitions_in = 0
         over_budget: dict[str, int] = {}  # domain -> transitions dropped for the budget
         prompt_over_budget: dict[str, int] = {}  # domain -> tokens of its system prompt, when over the budget
         rl_lengths = {"prompt": 0, "response": 0}  # rl: the longest prompt and ground truth, in tokens
 
-        def on_shard(shard: _Shard, step_ids: list[list[str]]) -> None:
+        def on_shard(shard: _Shard, step_ids: list[list[str]], infos: list) -> None:
             shards.append(shard)
-            lineage.add(shard.path, step_ids)
+            lineage.add(shard.path, step_ids, infos if recipe.active else None)
 
         writers: dict[tuple[str, str | None], _ShardWriter] = {}
 
@@ -405,7 +452,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                                             int(config.shard_mb * (1 << 20)), on_shard)
             return writers[key]
 
-        def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int) -> None:
+        def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int,
+                 info: dict | None = None) -> None:
             copies = _copies(config.mix.get(domain, 1.0), record_id)
             if copies == 0:
                 skipped["mix_dropped"] += 1
@@ -413,7 +461,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                 record["extra_info"]["index"] = sum(counts.get(split, {}).values())
                 _rl_lengths(record, domain, config, rl_lengths)
             for _ in range(copies):
-                writer(split, domain).add(record, step_ids)
+                writer(split, domain).add(record, step_ids, info)
+                lengths.add(config.kind, record, n_tokens)
                 counts.setdefault(split, {}).setdefault(domain, 0)
                 counts[split][domain] += 1
                 tokens.setdefault(split, {}).setdefault(domain, 0)
@@ -424,7 +473,9 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                                                   ray_address=ray_address, name=datasets.group_stem, log=log,
                                                   label=f"export {config.kind}/{config.format}"):
                 for key, n in rendered.skipped.items():
-                    skipped[key] += n
+                    skipped[key] = skipped.get(key, 0) + n
+                if rendered.recipe is not None:
+                    recipe_counts.add(rendered.recipe)
                 transitions_in += rendered.transitions_in
                 for domain, n in rendered.over_budget.items():
                     over_budget[domain] = over_budget.get(domain, 0) + n
@@ -449,6 +500,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         if config.kind == "rl":
             extra_files.append(_write_verl_fragment(out_lake, shards, rl_lengths, _counter(config.tokenizer).name))
 
+        trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files)
         manifest = {
             "export_id": export_id, "kind": config.kind, "format": config.format, "file_type": file_type,
             "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
@@ -465,6 +517,10 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         if config.kind == "rl":  # what the verl fragment's lengths come from
             manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": rl_lengths["prompt"],
                                 "max_response_tokens": rl_lengths["response"]}
+        manifest["trainer_configs"] = trainers
+        if recipe_counts is not None:
+            manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
+                                  "no_change_steps_known": len(no_change), **recipe_counts.manifest()}
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
         record_export(cat, export_id, config.kind, config.format, version, out, manifest, lineage)
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
@@ -493,6 +549,45 @@ def _write_verl_fragment(out: Lake, shards: list, lengths: dict[str, int], token
                             lengths["prompt"], lengths["response"], tokenizer)
     out.write_bytes_atomic(out.path(rl.FRAGMENT_NAME), text.encode())
     return rl.FRAGMENT_NAME
+class _RowLengths:
+    """Token lengths of the rows written (each copy counts), for the trainer configs; RL rows also by
+    prompt and response."""
+
+    def __init__(self, counter: TokenCounter):
+        self.counter = counter
+        self.rows, self.prompts, self.responses = (trainer_configs.Lengths() for _ in range(3))
+
+    def add(self, kind: str, record: dict | bytes, n_tokens: int) -> None:
+        self.rows.add(n_tokens)
+        if kind == "rl":
+            self.prompts.add(sum(self.counter.message(m["content"]) for m in record["prompt"]))
+            self.responses.add(self.counter.message(record["reward_model"]["ground_truth"]))
+
+
+def _write_trainer_configs(out: Lake, config: ExportOptions, shards: list[_Shard], lengths: _RowLengths,
+                           extra_files: list[str]) -> dict:
+    """The trainer settings for this export (`transforms.export.trainer_configs`), written beside it;
+    returns the manifest's `trainer_configs`: each file and the lengths it was computed from."""
+    by_split: dict[str, list[str]] = {}
+    for shard in shards:
+        by_split.setdefault(shard.split, []).append(shard.path)
+    files = trainer_configs.configs(config.kind, config.format, lengths.rows, config.tokenizer is not None,
+                                    dataset_names=_sharegpt_names(out) if config.format == "sharegpt" else None,
+                                    shard_paths=by_split, prompts=lengths.prompts, responses=lengths.responses)
+    for rel, content in files.items():
+        data = orjson.dumps(content, option=orjson.OPT_INDENT_2) if isinstance(content, dict) else content.encode()
+        out.write_bytes_atomic(out.path(rel), data)
+        extra_files.append(rel)
+    summary = {"rows": lengths.rows.summary(), "exact": config.tokenizer is not None}
+    if config.kind == "rl":
+        summary.update(prompts=lengths.prompts.summary(), responses=lengths.responses.summary())
+    return {"files": sorted(files), "tokens": summary}
+
+
+def _sharegpt_names(out: Lake) -> list[str]:
+    path = out.path("dataset_info.json")
+    with out.fs.open(path, "rb") as f:
+        return sorted(orjson.loads(f.read()))
 
 
 def budget_warnings(manifest: dict) -> list[str]:
@@ -509,24 +604,62 @@ def budget_warnings(manifest: dict) -> list[str]:
     return lines
 
 
+class _RecipeContext:
+    """One part group's recipe state: its counts, the prompt variants, and the current trajectory's
+    filtered turns (`recipes.Applied`), from which each record's decisions are read."""
+
+    def __init__(self, recipe: recipes.Recipe, out: Rendered, no_change: frozenset):
+        self.recipe, self.no_change, self.skipped = recipe, no_change, out.skipped
+        out.recipe = self.counts = recipes.Counts()
+        self.skipped.setdefault("recipe_dropped", 0)  # transitions the recipe's filters removed
+        self.variants = recipes.load_variants(recipe.variants_dir) if recipe.prompt_variants else None
+        self.applied: recipes.Applied | None = None
+
+    def apply(self, trajectory: Trajectory, n_transitions: int) -> Trajectory | None:
+        self.applied = recipes.apply(trajectory, self.recipe, self.counts, self.no_change)
+        kept = self.applied.trajectory if self.applied else None
+        self.skipped["recipe_dropped"] += n_transitions - (sum(1 for _ in kept.transitions()) if kept else 0)
+        return kept
+
+    def prompted(self, renderer: TrajectoryRenderer, kind: str) -> recipes.Prompted | None:
+        return recipes.Prompted(renderer, self.variants, kind, self.recipe.seed) if self.variants else None
+
+    def info(self, variant: str | None, first: int, last: int, masked: list[str] = ()) -> dict:
+        """A record's decisions (for `export_rows`): its variant, masked turns, dropped turns in its span."""
+        if variant is not None:
+            self.counts.variants[variant] = self.counts.variants.get(variant, 0) + 1
+        return {"prompt_variant": variant, "masked_step_ids": list(masked),
+                "dropped_step_ids": self.applied.dropped_within(first, last)}
+
+
 def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportOptions, split: str,
-                  emit, skipped: dict) -> None:
-    samples = []
+                  emit, skipped: dict, context: _RecipeContext | None = None) -> None:
+    if context is not None:
+        recipes.count_kept(context.applied, context.counts)
+    prompted = context.prompted(renderer, config.kind) if context else None
+    samples = []  # (sample, its renderer, its prompt variant)
     for transition in trajectory.transitions():
         if transition.origin != "real" and not config.include_simulated:
             skipped["non_real"] += 1
             continue
-        sample = renderer.sample(transition.t, config.max_tokens)
+        variant, chosen_renderer = prompted.for_record(transition.turn.step_id) if prompted else (None, renderer)
+        sample = chosen_renderer.sample(transition.t, config.max_tokens)
         if sample is None:
             skipped["over_budget"] += 1
             continue
-        samples.append(sample)
+        samples.append((sample, chosen_renderer, variant))
     if config.kind == "rl":
         if not samples:
             return
-        chosen = samples[rl.choose(trajectory.trajectory_id, samples)]
+        chosen, _, variant = samples[rl.choose(trajectory.trajectory_id, [s for s, _, _ in samples])]
         record = rl.verl_record(chosen, split, 0)  # the index within the split: set by the writing driver
-        emit(split, trajectory.domain, trajectory.trajectory_id, record, chosen.transition.step_ids, chosen.tokens)
+        info = None
+        if context is not None:
+            info = context.info(variant, chosen.first_turn, chosen.transition.t)
+            if variant is not None:
+                record["extra_info"]["prompt_variant"] = variant
+        emit(split, trajectory.domain, trajectory.trajectory_id, record, chosen.transition.step_ids, chosen.tokens,
+             info)
         return
 
     def admissible(turn) -> bool:
@@ -534,22 +667,37 @@ def _export_turns(trajectory: Trajectory, renderer: TrajectoryRenderer, config: 
             turn.origin == "real" and turn.observation_origin == "real"))
 
     render = sft.RENDER[config.format]
-    for sample in samples:
-        record = render(sample, renderer, admissible)
+    for sample, sample_renderer, variant in samples:
+        record = render(sample, sample_renderer, admissible)
+        info = None
+        if context is not None:
+            info = context.info(variant, sample.first_turn, sample.transition.t)
+            if variant is not None:
+                record["prompt_variant"] = variant
         emit(split, trajectory.domain, sample.transition.turn.step_id, record, sample.transition.step_ids,
-             sample.tokens)
+             sample.tokens, info)
 
 
 def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: ExportOptions,
-                counter: TokenCounter, split: str, emit, skipped: dict) -> None:
+                counter: TokenCounter, split: str, emit, skipped: dict, context: _RecipeContext | None = None) -> None:
     end = _admissible_end(trajectory, config.include_simulated)
+    loss, variant = None, None
+    if context is not None:
+        if context.recipe.loss_mask:
+            recipes.mask_turns(context.applied, renderer.action_blocks, context.recipe, context.counts, end)
+            loss = context.applied.loss
+        else:
+            recipes.count_kept(context.applied, context.counts)
+        prompted = context.prompted(renderer, "cpt")
+        if prompted is not None and config.format == "swift":  # the text form shows no system prompt
+            variant, renderer = prompted.for_record(trajectory.trajectory_id)
     if end == 0:
         skipped["no_observation"] += 1
         return
     windows, dropped = cpt.windows(renderer, end, config.max_tokens, with_system=config.format == "swift")
     skipped["over_budget"] += dropped
     for first, stop in windows:
-        record = cpt.RENDER[config.format](renderer, first, stop)
+        record = cpt.RENDER[config.format](renderer, first, stop, loss)
         turns = trajectory.turns[first:stop]
         origins = {trajectory.first_state_origin} if first == 0 else set()
         origins |= {t.origin for t in turns} | {t.observation_origin for t in turns}
@@ -559,11 +707,17 @@ def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
             + [t.step_id for t in turns] + [turns[-1].observation_step_id]))
         record_id = f"{trajectory.trajectory_id}#{first}"
         record.update({"id": record_id, "domain": trajectory.domain, "origin": origin})
+        info = None
+        if context is not None:
+            masked = [t.step_id for i, t in enumerate(turns, start=first) if not loss[i]] if loss else []
+            info = context.info(variant, first, stop - 1, masked)
+            if variant is not None:
+                record["prompt_variant"] = variant
         if config.format == "text":
             n_tokens = counter.count(record["text"])
         else:
             n_tokens = sum(counter.message(m["content"]) for m in record["messages"])
-        emit(split, trajectory.domain, record_id, record, step_ids, n_tokens)
+        emit(split, trajectory.domain, record_id, record, step_ids, n_tokens, info)
 
 
 def _env(row: dict) -> dict:
@@ -605,8 +759,9 @@ def record_export(cat: Catalog, export_id: str, kind: str, format: str, version,
         cat.con.execute("BEGIN")
         cat.con.execute("DELETE FROM export_rows WHERE export_id = ?", [export_id])
         cat.con.execute("DELETE FROM exports WHERE export_id = ?", [export_id])
-        cat.con.execute('INSERT INTO export_rows SELECT ?, shard, "row", step_ids FROM read_parquet(?)',
-                        [export_id, lineage.path])
+        cat.con.execute('INSERT INTO export_rows (export_id, shard, "row", step_ids, prompt_variant, '
+                        'masked_step_ids, dropped_step_ids) SELECT ?, shard, "row", step_ids, prompt_variant, '
+                        'masked_step_ids, dropped_step_ids FROM read_parquet(?)', [export_id, lineage.path])
         cat.con.execute("INSERT INTO exports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [export_id, kind, format, version.dataset, version.version, out, now(),
                          manifest["rows"], orjson.dumps(manifest).decode()])

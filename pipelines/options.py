@@ -225,3 +225,22 @@ class ExportOptions:
     held_out: list[str] = option([], "ids (episode ids, tasks, apps/repos/sites) to leave out of every split")
     out: str | None = option(None, "output folder (path or fsspec URL); in a definition, default "
                                    "<lake>/exports/<dataset>/<kind>-<format>, relative paths under the lake")
+    # the data recipe (transforms/export/recipe.py); each step unset = the named recipe's default, or off
+    recipe: str | None = option(None, "a named data recipe whose steps default on: agentworld (the "
+                                      "Qwen-AgentWorld report's filters, CPT loss masking, prompt variants)",
+                                choices=("agentworld",))
+    min_turns: int | None = option(None, "drop trajectories with fewer turns left (agentworld: 2)")
+    drop_undeclared_tools: bool | None = option(None, "drop MCP/SWE trajectories that call tools their "
+                                                      "recorded definitions do not declare")
+    drop_environment_failures: bool | None = option(None, "drop GUI trajectories whose environment failed")
+    drop_empty_actions: bool | None = option(None, "drop turns whose action is empty")
+    skip_retry_cycles: bool | None = option(None, "drop the failed attempts of retry cycles (failure, then "
+                                                  "the same attempt again), keeping the last attempt")
+    drop_no_change: bool | None = option(None, "drop GUI turns the dedup stage recorded as changing nothing")
+    loss_mask: bool | None = option(None, "CPT: turn-level loss masking by information category")
+    keep_rates: dict[str, float] | None = option(None, "CPT loss keep rate per category CATEGORY=RATE "
+                                                       "(defaults: the report's)")
+    prompt_variants: bool | None = option(None, "system-prompt variants: one for RL, one for CPT, SFT "
+                                                "records draw from the rest")
+    prompt_variants_dir: str | None = option(None, "a folder of extra variant templates (*.txt with "
+                                                   "{system_prompt}; rl.txt / cpt.txt replace those roles)")

@@ -11,6 +11,7 @@ never leaves a record over the budget or with a layout its prompt does not defin
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import orjson
@@ -62,6 +63,15 @@ class TrajectoryRenderer:
         self._opening_tokens = [counter.count(self._opening(k, task=True)) for k in range(len(self.states))]
         self.system_tokens = counter.message(self.system)
 
+    def with_system(self, system: str) -> "TrajectoryRenderer":
+        """The same renderer with another system prompt (a prompt-template variant): the turns are shared."""
+        other = copy.copy(self)
+        other.system = system
+        other._system_message = {"role": "system", "content": system}
+        other._system_json, other._history_json = None, None
+        other.system_tokens = self.counter.message(system)
+        return other
+
     def _opening(self, first: int, task: bool) -> str:
         state = self.states[first]
         return (agentworld.omitted_line(first) + (self.task if task else "")
@@ -110,6 +120,11 @@ class TrajectoryRenderer:
             self._system_json = orjson.Fragment(orjson.dumps(self._system_message))
             self._history_json = [orjson.Fragment(orjson.dumps(m)) for m in self._history]
         return [self._system_json, *self._history_json[: 2 * sample.transition.t + 1]]
+
+    @property
+    def action_blocks(self) -> list[str]:
+        """Each turn's rendered `**Action:**` block."""
+        return self._blocks
 
     def turn_tokens(self, i: int, first: int, task: bool = False) -> int:
         """Tokens of turn i (action and observation messages) in a record whose first turn is `first`."""

@@ -51,16 +51,31 @@ def _turns(renderer: TrajectoryRenderer, first: int, stop: int):
         yield renderer.user(i, first, task=False), renderer.assistants[i]
 
 
-def text_record(renderer: TrajectoryRenderer, first: int, stop: int) -> dict:
-    text = "\n\n".join(f"{user}\n{assistant}" for user, assistant in _turns(renderer, first, stop))
-    return {"text": text}
-
-
-def swift_record(renderer: TrajectoryRenderer, first: int, stop: int) -> dict:
-    messages = [{"role": "system", "content": renderer.system, "loss": False}]
+def text_record(renderer: TrajectoryRenderer, first: int, stop: int, loss: list[bool] | None = None) -> dict:
+    """`loss` (the recipe's turn-level masking, one flag per turn of the trajectory): adds `turn_loss`, one
+    flag per turn of the document, and `turn_spans`, the [start, end) character offsets in `text` of each
+    turn's observation (the part a turn's loss covers); a masked turn stays in `text`."""
+    parts, spans, at = [], [], 0
     for user, assistant in _turns(renderer, first, stop):
+        if parts:
+            at += 2  # the blank line between turns
+        at += len(user) + 1
+        spans.append([at, at + len(assistant)])
+        at += len(assistant)
+        parts.append(f"{user}\n{assistant}")
+    record = {"text": "\n\n".join(parts)}
+    if loss is not None:
+        record["turn_loss"] = loss[first:stop]
+        record["turn_spans"] = spans
+    return record
+
+
+def swift_record(renderer: TrajectoryRenderer, first: int, stop: int, loss: list[bool] | None = None) -> dict:
+    """`loss`: as in `text_record`; a masked turn's observation has `loss` false."""
+    messages = [{"role": "system", "content": renderer.system, "loss": False}]
+    for i, (user, assistant) in enumerate(_turns(renderer, first, stop), start=first):
         messages.append({"role": "user", "content": user, "loss": False})
-        messages.append({"role": "assistant", "content": assistant, "loss": True})
+        messages.append({"role": "assistant", "content": assistant, "loss": True if loss is None else loss[i]})
     return {"messages": messages}
 
 

@@ -46,6 +46,9 @@ class Turn:
     observation: str | None  # text of the observation after the action; None when not recorded
     observation_step_id: str  # the step that holds it (the next step, or this one for final_observation)
     observation_origin: str
+    # the observation reports a failed action (`is_error`, or a non-zero exit code); the recipe's retry and
+    # environment-failure filters read it
+    observation_error: bool = False
 
 
 @dataclass
@@ -137,16 +140,24 @@ def _text(observation: dict | None) -> str | None:
     return observation.get("text")
 
 
+def _failed(observation: dict | None) -> bool:
+    if not observation:
+        return False
+    code = observation.get("exit_code")
+    return bool(observation.get("is_error")) or (code is not None and code > 0)
+
+
 def _line(rows: list[dict]) -> tuple[str | None, str, str, list[Turn], str | None]:
     """(first_state, its step id, its origin, turns, first url) of steps in line order."""
     turns = []
     for i, row in enumerate(rows):
         if i + 1 < len(rows):
             nxt = rows[i + 1]
-            obs, obs_id, obs_origin = _text(nxt["observation"]), nxt["step_id"], nxt["origin"] or "real"
+            after, obs_id, obs_origin = nxt["observation"], nxt["step_id"], nxt["origin"] or "real"
         else:
-            obs, obs_id, obs_origin = _text(row["final_observation"]), row["step_id"], row["origin"] or "real"
-        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", obs, obs_id, obs_origin))
+            after, obs_id, obs_origin = row["final_observation"], row["step_id"], row["origin"] or "real"
+        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", _text(after), obs_id,
+                          obs_origin, _failed(after)))
     first = rows[0]
     url = next((r["observation"]["url"] for r in rows if r["observation"] and r["observation"].get("url")), None)
     return _text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url

@@ -1,0 +1,304 @@
+"""The AgentWorld data recipe (`--recipe agentworld`) on the bundled samples: every step shown on the real
+trace that has its case, every decision counted in the manifest and `export_rows`, and without the recipe
+the exports unchanged byte for byte."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines import definition
+from pipelines.cli import main
+from pipelines.export import export
+from pipelines.lake import Lake
+from pipelines.options import ExportOptions
+from pipelines.runner import run_ingest
+from pipelines.runs import open_catalog
+from tests.conftest import REPO, SAMPLES
+from transforms import agentworld
+from transforms.export import recipe as recipes
+
+GOLDEN = Path(__file__).resolve().parent.parent / "transforms" / "export" / "golden"
+DROIDBOT_ONLY = definition.parse("ingest-droidbot", 'dataset = "android"\nformats = ["droidbot"]\n'
+                                 'inputs = ["samples/android/droidbot-run"]\nstages = ["ingest"]\n')
+FORMATS = {"cpt": ["text", "swift"], "sft": ["agentworld", "trl", "swift", "sharegpt", "bench"], "rl": ["verl"]}
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory):
+    """Every bundled sample ingested (`ingest-all`) and deduplicated once (dedup records no-change steps):
+    the lake URL; the dataset `all` at its deduplicated version."""
+    lake = str(tmp_path_factory.mktemp("recipe") / "lake")
+    result = run_ingest(definition.load("ingest-all"), lake, progress=False, log=lambda line: None)
+    assert result.status == "success"
+    assert main(["dedup", "all", "--lake", lake]) == 0
+    return lake
+
+
+def _query(lake: str, sql: str, params=()) -> list[dict]:
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        return cat.con.execute(sql, list(params)).to_arrow_table().to_pylist()
+
+
+def _export(lake: str, out: Path, kind: str, fmt: str | None = None, **options) -> dict:
+    return export(Lake(lake), None, "all", str(out), ExportOptions(kind=kind, format=fmt, **options),
+                  log=lambda line: None)
+
+
+def _records(out: Path, manifest: dict) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    rows = []
+    for shard in manifest["shards"]:
+        path = out / shard["path"]
+        if manifest["file_type"] == "parquet":
+            rows += pq.read_table(path).to_pylist()
+        else:
+            rows += [json.loads(line) for line in path.read_text().splitlines()]
+    return rows
+
+
+def _steps(lake: str, uri_suffix: str) -> list[dict]:
+    return _query(lake, "SELECT s.step_id, s.step_index, s.observation.text AS text FROM steps s JOIN episodes e "
+                        f"USING (episode_id) WHERE e.source_uri LIKE '%{uri_suffix}' ORDER BY s.step_index")
+
+
+# --- without the recipe: today's output ------------------------------------------------------------------
+def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
+    """The digests were written by the exporter before the recipe existed (every kind and format of the
+    DroidBot sample: shards, extra files, and the manifest less its path-dependent export id). Only the
+    trainer configs (`trainers/`, the manifest's `trainer_configs`) are new."""
+    golden = json.loads((GOLDEN / "plain-export-digests.json").read_text())
+    lake = str(tmp_path / "lake")
+    run_ingest(DROIDBOT_ONLY, lake, [str(SAMPLES / "android" / "droidbot-run")], progress=False, log=lambda l: None)
+    for kind, formats in FORMATS.items():
+        for fmt in formats:
+            out = tmp_path / f"{kind}-{fmt}"
+            manifest = export(Lake(lake), None, "android", str(out), ExportOptions(kind=kind, format=fmt),
+                              log=lambda line: None)
+            # the trainer configs are new beside every export: everything else is as before
+            trainers = manifest.pop("trainer_configs")["files"]
+            manifest["extra_files"] = [f for f in manifest["extra_files"] if f not in trainers]
+            files = {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
+                     for p in sorted(out.rglob("*"))
+                     if p.is_file() and p.name != "manifest.json" and str(p.relative_to(out)) not in trainers}
+            manifest.pop("export_id")
+            files["manifest.json without export_id"] = hashlib.sha256(
+                json.dumps(manifest, sort_keys=True).encode()).hexdigest()
+            assert files == golden[f"{kind}-{fmt}"], f"{kind}-{fmt}"
+
+
+# --- the accounting ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["cpt", "sft", "rl"])
+def test_the_manifest_accounts_for_every_turn(bundled, tmp_path, kind):
+    manifest = _export(bundled, tmp_path / kind, kind, recipe="agentworld")
+    r = manifest["recipe"]
+    steps = _query(bundled, "SELECT count(*) AS n FROM steps")[0]["n"]
+    assert r["turns_in"] == steps  # every recorded step is one turn of the main line
+    assert r["turns_kept"] + sum(r["turns_masked"].values()) + sum(r["turns_dropped"].values()) == r["turns_in"]
+    assert r["trajectories_in"] == _query(bundled, "SELECT count(*) AS n FROM episodes")[0]["n"]
+    assert sum(r["trajectories_dropped"].values()) > 0 and sum(r["turns_dropped"].values()) > 0
+    if kind == "cpt":
+        assert sum(r["turns_masked"].values()) > 0
+        # every turn a document can hold has a category (turns after the last observation have none)
+        assert sum(r["turns_masked"].values()) < sum(r["turn_categories"].values()) <= r["turns_kept"] + sum(
+            r["turns_masked"].values())
+    else:
+        assert sum(r["turns_masked"].values()) == 0
+    assert sum(r["prompt_variants"].values()) == (manifest["rows"] if kind != "cpt" else 0)  # cpt text: no prompt
+    assert manifest["config"]["recipe"] == "agentworld" and r["steps"]["min_turns"] == 2
+
+
+# --- trajectory filters ----------------------------------------------------------------------------------
+def test_trajectory_filters_on_real_traces(bundled, tmp_path):
+    manifest = _export(bundled, tmp_path / "sft", "sft", recipe="agentworld")
+    ids = {r["id"] for r in _records(tmp_path / "sft", manifest)}
+    episodes = _query(bundled, "SELECT episode_id, source_uri, domain, env FROM episodes")
+
+    def steps_of(episode: dict) -> set[str]:
+        return {s["step_id"] for s in _query(bundled, f"SELECT step_id FROM steps WHERE episode_id = '{episode['episode_id']}'")}
+
+    def tools(episode: dict) -> set[str]:
+        env = json.loads(episode["env"] or "{}")
+        return {t["name"] for t in env.get("tools", [])}
+
+    # MCP: the sessions that call `nope` or `get_humidity`, which their tools/list never declared, are
+    # dropped; the SQL session calls only declared tools (and `resources/read` is a protocol method)
+    mcp = [e for e in episodes if e["domain"] == "mcp"]
+    assert not any(ids & steps_of(e) for e in mcp if tools(e) in ({"add", "echo", "fail"},
+                                                                  {"get_weather", "get_forecast", "read_file"}))
+    assert all(ids & steps_of(e) for e in mcp if tools(e) == {"list_tables", "query"})
+    # BrowserGym recorded an uncaught exception of the environment (RateLimitError): a GUI environment failure
+    browsergym = [e for e in episodes if "RateLimitError" in (e["env"] or "")]
+    assert len(browsergym) == 1 and not ids & steps_of(browsergym[0])
+    # the uiautomator dump is one observation with no action: an empty action, then fewer than 2 turns
+    dump = [e for e in episodes if e["source_uri"].endswith("window_dump.xml")]
+    assert dump and not ids & steps_of(dump[0])
+    r = manifest["recipe"]
+    assert r["trajectories_dropped"] == {"fewer_than_min_turns": 4, "undeclared_tools": 3, "environment_failure": 1}
+    assert r["turns_dropped"]["empty_action"] == 1
+
+
+def test_undeclared_tools_are_named_from_the_recorded_definitions_only():
+    from transforms.export.transitions import Trajectory, Turn
+
+    def trajectory(tools, names):
+        turns = [Turn(f"s{i}", {"kind": "tool_call", "tool_name": n, "arguments": "{}"}, "real", "ok", f"s{i + 1}",
+                      "real") for i, n in enumerate(names)]
+        return Trajectory("e", "main", "mcp", None, "unknown", None, {"tools": tools} if tools else {}, "start",
+                          "s0", "real", turns)
+
+    assert recipes.undeclared_tools(trajectory([{"name": "add"}], ["add", "resources/read", "nope"])) == ["nope"]
+    assert recipes.undeclared_tools(trajectory([{"name": "add"}], ["add"])) == []
+    assert recipes.undeclared_tools(trajectory(None, ["anything"])) == []  # nothing recorded: not judged
+
+
+# --- turn filters ----------------------------------------------------------------------------------------
+def test_retry_cycles_drop_the_failed_attempts_and_keep_the_state_chain(bundled, tmp_path):
+    """SWE-agent's pydicom run: three edits refused by its linter ("Your proposed edit has introduced new
+    syntax error(s)", nothing applied), then the edit that works. The three go; the working edit follows the
+    `open` turn whose state it acted on."""
+    steps = _steps(bundled, "pydicom__pydicom-1458.traj")
+    refused = [s["step_id"] for s in steps if s["text"] and "proposed edit has introduced" in s["text"]]
+    assert len(refused) == 3  # the observations of steps 6, 7, 8: after the actions of steps 5, 6, 7
+    failed_attempts = [steps[s["step_index"] - 1]["step_id"] for s in steps if s["step_id"] in refused]
+    manifest = _export(bundled, tmp_path / "sft", "sft", "trl", recipe="agentworld")
+    assert manifest["recipe"]["turns_dropped"]["retry_cycle"] == 3
+    rows = {r["id"]: r for r in _records(tmp_path / "sft", manifest)}
+    assert not set(failed_attempts) & set(rows)  # no record predicts a refused edit's outcome
+    working_edit = steps[8]["step_id"]
+    prompt = rows[working_edit]["prompt"]
+    text = "\n".join(m["content"] for m in prompt)
+    assert "proposed edit has introduced" not in text
+    # the turn before the working edit is the `open` of the file (turn 5 of the record, renumbered)
+    assert "numpy_handler" in prompt[-2]["content"] and prompt[-1]["content"].startswith("### Turn 6\n")
+    lineage = _query(bundled, "SELECT dropped_step_ids, prompt_variant FROM export_rows r JOIN exports e "
+                              "USING (export_id) WHERE e.export_id = ? AND list_contains(r.step_ids, ?)",
+                     [manifest["export_id"], working_edit])
+    assert sorted(lineage[-1]["dropped_step_ids"]) == sorted(failed_attempts)
+    assert lineage[-1]["prompt_variant"].startswith("sft-")
+
+
+def test_no_change_turns_of_gui_domains_come_from_dedup(bundled, tmp_path):
+    no_change = _query(bundled, "SELECT n.step_id, s.domain FROM dedup_no_change n JOIN steps s USING (step_id)")
+    gui = {r["step_id"] for r in no_change if r["domain"] in recipes.GUI_DOMAINS}
+    assert gui and len(gui) < len(no_change)  # the SWE one is not a GUI turn: kept
+    manifest = _export(bundled, tmp_path / "cpt", "cpt", "swift", drop_no_change=True)  # this step alone
+    assert manifest["recipe"]["turns_dropped"]["no_change"] == len(gui)
+    assert manifest["recipe"]["steps"]["min_turns"] == 0 and not manifest["recipe"]["steps"]["loss_mask"]
+    rows = _query(bundled, "SELECT step_ids, dropped_step_ids FROM export_rows WHERE export_id = ?",
+                  [manifest["export_id"]])
+    dropped = {s for row in rows for s in row["dropped_step_ids"]}
+    assert dropped and dropped <= gui
+    plain = _export(bundled, tmp_path / "plain", "cpt", "swift")
+    turns = lambda m, out: sum(r["messages"].__len__() // 2 for r in _records(out, m))
+    assert turns(plain, tmp_path / "plain") - turns(manifest, tmp_path / "cpt") == len(dropped)
+
+
+def test_empty_action_filter():
+    assert recipes.is_empty_action({"kind": None}) and recipes.is_empty_action({})
+    assert recipes.is_empty_action({"kind": "type", "text": "  "})
+    assert recipes.is_empty_action({"kind": "command", "code": ""})
+    assert not recipes.is_empty_action({"kind": "tap", "x": 0.5, "y": 0.5})
+    assert not recipes.is_empty_action({"kind": "back"})
+    assert not recipes.is_empty_action({"kind": "command", "code": "ls"})
+
+
+# --- CPT loss masking ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("words_act,words_obs,category", [
+    ("cat notes", "alpha beta gamma delta epsilon zeta eta theta", "retrieval"),
+    ("ls src", "ls src main py util py setup cfg readme md license txt", "expansion"),
+    ("click the submit button now please", "done", "action"),
+    ("write the numbers one two three four five six", "one two three four eight", "transform"),
+    ("echo hello world", "hello world", "boilerplate"),
+    ("echo hello big world", "echo hello big world", "echo"),
+])
+def test_turn_categories(words_act, words_obs, category):
+    assert recipes.turn_category(words_act, words_obs) == category
+
+
+def test_keep_decisions_are_seeded_and_follow_the_rate():
+    ids = [f"step-{i}" for i in range(4000)]
+    kept = [recipes.keeps_loss(i, 0.1) for i in ids]
+    assert kept == [recipes.keeps_loss(i, 0.1) for i in ids]  # reruns decide the same
+    assert 0.08 < sum(kept) / len(ids) < 0.12
+    assert kept != [recipes.keeps_loss(i, 0.1, seed="other") for i in ids]
+    assert all(recipes.keeps_loss(i, 1.0) for i in ids[:50]) and not any(recipes.keeps_loss(i, 0.0) for i in ids[:50])
+
+
+def test_cpt_masked_turns_stay_in_the_context_without_loss(bundled, tmp_path):
+    plain = _export(bundled, tmp_path / "plain", "cpt", "text", min_turns=2)
+    text_manifest = _export(bundled, tmp_path / "text", "cpt", "text", recipe="agentworld")
+    swift_manifest = _export(bundled, tmp_path / "swift", "cpt", "swift", recipe="agentworld")
+    texts = {r["id"]: r for r in _records(tmp_path / "text", text_manifest)}
+    swifts = {r["id"]: r for r in _records(tmp_path / "swift", swift_manifest)}
+    masked = 0
+    for record_id, r in texts.items():
+        assert len(r["turn_loss"]) == len(r["turn_spans"]) == r["text"].count("### Turn ")
+        observations = [m for m in swifts[record_id]["messages"] if m["role"] == "assistant"]
+        assert [m["loss"] for m in observations] == r["turn_loss"]  # the same decision in both forms
+        for (start, end), message in zip(r["turn_spans"], observations):
+            assert r["text"][start:end] == message["content"]  # the span is the turn's observation
+        masked += r["turn_loss"].count(False)
+    assert masked == sum(text_manifest["recipe"]["turns_masked"].values()) > 0
+    # masking removes no text: a recipe export differs from the plain one only by the filters' turns
+    rows = _query(bundled, "SELECT masked_step_ids FROM export_rows WHERE export_id = ?", [text_manifest["export_id"]])
+    assert sum(len(r["masked_step_ids"]) for r in rows) == masked
+    again = _export(bundled, tmp_path / "again", "cpt", "text", recipe="agentworld")
+    assert [s["sha256"] for s in again["shards"]] == [s["sha256"] for s in text_manifest["shards"]]
+    assert plain["rows"] >= text_manifest["rows"]
+
+
+def test_keep_rates_option_changes_the_masking(bundled, tmp_path):
+    every = _export(bundled, tmp_path / "all", "cpt", "text", recipe="agentworld", keep_rates={
+        c: 1.0 for c in recipes.CATEGORIES})
+    assert sum(every["recipe"]["turns_masked"].values()) == 0
+    none = _export(bundled, tmp_path / "none", "cpt", "text", recipe="agentworld", loss_mask=False)
+    assert "turn_loss" not in _records(tmp_path / "none", none)[0]
+
+
+# --- prompt-template variants ----------------------------------------------------------------------------
+def test_prompt_variants_are_disjoint_by_kind_and_rl_keeps_the_reference(bundled, tmp_path):
+    rl = _export(bundled, tmp_path / "rl", "rl", recipe="agentworld")
+    plain_rl = _export(bundled, tmp_path / "rl-plain", "rl", min_turns=2, drop_undeclared_tools=True,
+                       drop_environment_failures=True, drop_empty_actions=True, skip_retry_cycles=True,
+                       drop_no_change=True)
+    rl_rows, plain_rows = _records(tmp_path / "rl", rl), _records(tmp_path / "rl-plain", plain_rl)
+    assert {r["extra_info"]["prompt_variant"] for r in rl_rows} == {"rl"}
+    assert [r["prompt"] for r in rl_rows] == [r["prompt"] for r in plain_rows]  # the reference prompt, verbatim
+    sft = _export(bundled, tmp_path / "sft", "sft", recipe="agentworld")
+    sft_rows = _records(tmp_path / "sft", sft)
+    used = {r["prompt_variant"] for r in sft_rows}
+    assert used == {"sft-answer", "sft-role"} and sft["recipe"]["prompt_variants"] == {
+        v: sum(r["prompt_variant"] == v for r in sft_rows) for v in used}
+    for r in sft_rows:
+        domain = r["domain"]
+        reference = agentworld.system_prompt(domain, None)
+        assert r["messages"][0]["content"] != reference and f" {domain} environment" in r["messages"][0]["content"]
+    cpt = _export(bundled, tmp_path / "cpt", "cpt", "swift", recipe="agentworld")
+    assert {r["prompt_variant"] for r in _records(tmp_path / "cpt", cpt)} == {"cpt"}
+    assert set(cpt["recipe"]["prompt_variants"]) == {"cpt"}
+
+
+def test_users_add_their_own_variants(bundled, tmp_path):
+    folder = tmp_path / "variants"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("MY WRAPPER for {domain}\n\n{system_prompt}")
+    manifest = _export(bundled, tmp_path / "sft", "sft", recipe="agentworld", prompt_variants_dir=str(folder))
+    rows = _records(tmp_path / "sft", manifest)
+    mine = [r for r in rows if r["prompt_variant"] == "mine"]
+    assert mine and all(r["messages"][0]["content"].startswith(f"MY WRAPPER for {r['domain']}\n\n") for r in mine)
+    (folder / "broken.txt").write_text("no placeholder")
+    from pipelines.export import ExportError
+    with pytest.raises(ExportError, match="broken"):
+        _export(bundled, tmp_path / "bad", "sft", recipe="agentworld", prompt_variants_dir=str(folder))
+
+
+def test_the_cli_takes_the_recipe(bundled, tmp_path):
+    out = tmp_path / "cli"
+    assert main(["export", "cpt", "all", "--lake", bundled, "--out", str(out), "--recipe", "agentworld",
+                 "--no-drop-no-change", "--keep-rates", "echo=0"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["recipe"]["steps"]["drop_no_change"] is False and manifest["recipe"]["turns_dropped"]["no_change"] == 0
+    assert manifest["recipe"]["steps"]["keep_rates"]["echo"] == 0.0

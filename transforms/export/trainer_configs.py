@@ -1,0 +1,136 @@
+"""Trainer settings written beside an export, computed from its records, so each trainer keeps every row
+and puts the loss where the export does. Trainers' defaults silently drop or mis-train our shards: TRL's
+`max_length=1024` truncates a long AgentWorld record's completion away (the row is then fully masked and
+dropped), verl's `max_prompt_length=1024` filters long prompts out, LLaMA-Factory without `mask_history`
+trains every earlier observation of a sharegpt row.
+
+Lengths: each record's tokens by the export's counter (exact content tokens with `--tokenizer`, else the
+ceil(chars / 4) estimate), plus what a chat template adds per message. The emitted limit is the longest
+record (never a percentile: a row over the limit is a row lost), times a margin for the template's
+tokens and, with the estimate, for the estimate's error, rounded up to a multiple of 64:
+`limit = ceil((max * margin + 64) / 64) * 64` with margin 1.1 (exact) or 1.5 (estimate). p50/p99/max are
+recorded too.
+
+Files (under `<out>/trainers/`), by what reads the export's format:
+
+| export                | file                    | for                                                           |
+|-----------------------|-------------------------|---------------------------------------------------------------|
+| sft trl               | `trl_sft_config.json`   | TRL `SFTConfig(**json)`: `max_length`, `completion_only_loss`  |
+| cpt text              | `trl_sft_config.json`   | TRL language modeling on `text` (`max_length`; its per-turn    |
+|                       |                         | `turn_loss` needs a collator of one's own, TRL has no column)  |
+| sft / cpt swift       | `swift_args.json`       | ms-swift `swift sft` arguments (`max_length`, `truncation_     |
+|                       |                         | strategy`; per-message `loss` is read from the data)           |
+| sft sharegpt          | `llamafactory_sft.yaml` | LLaMA-Factory training yaml (`mask_history: true`,             |
+|                       |                         | `cutoff_len`), with the export's `dataset_info.json`           |
+| rl verl               | `verl_data.yaml`        | verl's `data:` section (`max_prompt_length`,                   |
+|                       |                         | `max_response_length`, `filter_overlong_prompts`)              |
+
+sft agentworld and bench are read by the reference's own tools, not a trainer: no file.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+ROUND_TO = 64
+EXACT_MARGIN = 1.1  # chat-template tokens beyond the counter's per-message overhead
+ESTIMATE_MARGIN = 1.5  # chars/4 under-counts code, JSON and CJK text
+
+
+@dataclass
+class Lengths:
+    """Token lengths of records, as a histogram of exact values (bounded by the number of distinct
+    lengths), so percentiles are exact."""
+
+    counts: dict[int, int] = field(default_factory=dict)
+
+    def add(self, n: int) -> None:
+        self.counts[n] = self.counts.get(n, 0) + 1
+
+    def merge(self, other: "Lengths") -> None:
+        for n, c in other.counts.items():
+            self.counts[n] = self.counts.get(n, 0) + c
+
+    def percentile(self, q: float) -> int:
+        total = sum(self.counts.values())
+        if not total:
+            return 0
+        rank = math.ceil(q / 100 * total)
+        seen = 0
+        for n in sorted(self.counts):
+            seen += self.counts[n]
+            if seen >= rank:
+                return n
+        return max(self.counts)
+
+    def summary(self) -> dict:
+        return {"records": sum(self.counts.values()), "p50": self.percentile(50), "p99": self.percentile(99),
+                "max": max(self.counts, default=0)}
+
+
+def limit(longest: int, exact: bool) -> int:
+    """A length limit that holds a record of `longest` counted tokens (see the module docstring)."""
+    margin = EXACT_MARGIN if exact else ESTIMATE_MARGIN
+    return max(ROUND_TO, math.ceil((longest * margin + ROUND_TO) / ROUND_TO) * ROUND_TO)
+
+
+def _yaml(value, indent: int = 0) -> str:
+    """A small YAML writer for the flat mappings and lists these files hold (strings JSON-quoted, which is
+    valid YAML)."""
+    import json
+
+    pad = " " * indent
+    lines = []
+    for key, item in value.items():
+        if isinstance(item, dict):
+            lines.append(f"{pad}{key}:")
+            lines.append(_yaml(item, indent + 2))
+        elif isinstance(item, list):
+            lines.append(f"{pad}{key}: [{', '.join(json.dumps(v) for v in item)}]")
+        elif isinstance(item, bool):
+            lines.append(f"{pad}{key}: {'true' if item else 'false'}")
+        elif item is None:
+            lines.append(f"{pad}{key}: null")
+        elif isinstance(item, (int, float)):
+            lines.append(f"{pad}{key}: {item}")
+        else:
+            lines.append(f"{pad}{key}: {json.dumps(item)}")
+    return "\n".join(lines)
+
+
+def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names: list[str] | None = None,
+            shard_paths: dict[str, list[str]] | None = None, prompts: Lengths | None = None,
+            responses: Lengths | None = None) -> dict[str, dict | str]:
+    """relative path -> the file's content (a dict is written as JSON, a str as is) for one export.
+    `records`: every row's tokens; `dataset_names`: the LLaMA-Factory datasets of `dataset_info.json`;
+    `shard_paths`: split -> shard paths (verl's train/val files); `prompts` / `responses`: RL lengths."""
+    length = limit(records.summary()["max"], exact)
+    out: dict[str, dict | str] = {}
+    if (kind, fmt) == ("sft", "trl"):
+        out["trainers/trl_sft_config.json"] = {
+            "max_length": length, "completion_only_loss": True, "assistant_only_loss": False, "packing": False,
+            "truncation_mode": "keep_start"}
+    elif (kind, fmt) == ("cpt", "text"):
+        out["trainers/trl_sft_config.json"] = {
+            "max_length": length, "dataset_text_field": "text", "completion_only_loss": False, "packing": False}
+    elif fmt == "swift":
+        out["trainers/swift_args.json"] = {
+            "max_length": length, "truncation_strategy": "raise", "loss_scale": "default",
+            "dataset": sorted(p for paths in (shard_paths or {}).values() for p in paths)}
+    elif (kind, fmt) == ("sft", "sharegpt"):
+        out["trainers/llamafactory_sft.yaml"] = _yaml({
+            "stage": "sft", "do_train": True, "finetuning_type": "full", "dataset_dir": "..",
+            "dataset": ",".join(n for n in dataset_names or [] if n.endswith("_train")) or None,
+            "eval_dataset": ",".join(n for n in dataset_names or [] if not n.endswith("_train")) or None,
+            "cutoff_len": length, "mask_history": True, "train_on_prompt": False,
+            "template": "qwen"}) + "\n"
+    elif (kind, fmt) == ("rl", "verl"):
+        files = shard_paths or {}
+        out["trainers/verl_data.yaml"] = _yaml({"data": {
+            "train_files": [f"../{p}" for p in files.get("train", [])],
+            "val_files": [f"../{p}" for p in files.get("validation", [])],
+            "prompt_key": "prompt", "max_prompt_length": limit(prompts.summary()["max"], exact),
+            "max_response_length": limit(responses.summary()["max"], exact),
+            "filter_overlong_prompts": True, "truncation": "error"}}) + "\n"
+    return out
