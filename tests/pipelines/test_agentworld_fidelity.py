@@ -20,6 +20,7 @@ from pipelines import cli, definition
 from pipelines.label import LabelOptions, label
 from pipelines.lake import Lake
 from pipelines.runner import run_ingest
+from tests import goldens
 from tests.conftest import SAMPLES
 from transforms import agentworld
 from transforms.label.parse import parse_output
