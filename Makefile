@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # wheel (~/.cache/pip): only the first install on a machine compiles (4+ minutes on 2 cores).
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup setup-test demo test clean
+.PHONY: setup setup-test demo test clean mutation
 
 $(BIN)/pipelines: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,3 +40,8 @@ test: setup-test
 
 clean:
 	rm -rf lake .pytest_cache
+
+# mutation score per core module (bench/mutation.py; MUTATION="dedup export" picks modules, BUDGET_S per module)
+mutation: setup
+	$(BIN)/pip install --quiet -e '.[mutation]'
+	$(BIN)/python bench/mutation.py $(MUTATION) --budget-s $(or $(BUDGET_S),600)
