@@ -64,6 +64,10 @@ MODULES = {
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
+    "transforms.dedup.representative.x_rank__mutmut_16": "any fill but 'success' ranks a missing outcome as failed",
+    "transforms.dedup.representative.x_rank__mutmut_17": "any fill but 'success' ranks a missing outcome as failed",
+    "transforms.dedup.representative.x_rank__mutmut_33": "a null start sorts last (pyarrow's null placement), as "
+                                                         "the int64 maximum does",
 }
 
 KILLED, SURVIVED = {"killed", "timeout", "segfault", "caught by type check"}, {"survived", "no tests", "suspicious"}
