@@ -68,6 +68,9 @@ EQUIVALENT: dict[str, str] = {
     "transforms.dedup.representative.x_rank__mutmut_17": "any fill but 'success' ranks a missing outcome as failed",
     "transforms.dedup.representative.x_rank__mutmut_33": "a null start sorts last (pyarrow's null placement), as "
                                                          "the int64 maximum does",
+    "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_16": "codec names are case-insensitive",
+    "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
+                                                         "at the first one gives two parts: [1] is [-1]",
 }
 
 KILLED, SURVIVED = {"killed", "timeout", "segfault", "caught by type check"}, {"survived", "no tests", "suspicious"}
@@ -94,7 +97,9 @@ def _scratch(name: str, module: Module, work: Path, keep: bool) -> Path:
                 shutil.copy2(src, where / rel)
         table = {"source_paths": module.sources, "also_copy": PACKAGES,
                  "pytest_add_cli_args_test_selection": module.tests,
-                 "pytest_add_cli_args": ["-p", "no:cacheprovider"], "use_git_change_detection": False}
+                 "pytest_add_cli_args": ["-p", "no:cacheprovider"], "use_git_change_detection": False,
+                 # a mutant that loops forever is stopped at 3x its tests' clean time (+2 s), not mutmut's 15x
+                 "timeout_multiplier": 3.0, "timeout_constant": 2.0}
         with (where / "pyproject.toml").open("a") as f:
             f.write("\n[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items()))
     return where
