@@ -11,7 +11,7 @@ VERL_VENV := $(VENV)/producers/verl-$(VERL_VERSION)
 VERL_PYTHON ?= python3
 VERL_TORCH ?= 'torch==2.13.0+cpu'
 
-.PHONY: setup setup-test demo test clean producer-venvs producers-harbor trainers
+.PHONY: setup setup-test demo test clean producer-venvs producers-harbor trainers mutation
 
 # Agent frameworks the ingest tests run as producers, each in a venv of its own (their pins clash with ours):
 # mini-swe-agent at a 1.x release and the current 2.x (the trajectory format changed), and the OpenHands

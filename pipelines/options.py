@@ -182,7 +182,7 @@ class ValidateOptions:
 
 @dataclass
 class DedupOptions:
-    threshold: float = option(0.8, "Jaccard of shingle sets above which episodes are near-duplicates")
+    threshold: float = option(0.8, "Jaccard of shingle sets at or above which episodes are near-duplicates")
     num_perm: int = option(128, "MinHash permutations")
     ngram: int = option(5, "shingle length in tokens")
     scrub: bool = option(True, "scrub secrets before deduplicating")

@@ -11,6 +11,7 @@ from typing import Callable
 
 from pipelines.definition import Definition
 from pipelines.lake import Lake
+from pipelines import phases
 from pipelines import executor as executors
 from pipelines.plan import Ignored, Plan, Task, Unit, find_units, pack
 from pipelines.runs import open_catalog, recorded_run
@@ -105,6 +106,7 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
         result = RunResult(run.run_id, defn.name, defn.dataset, "running", lake=lake.url, bytes_in=the_plan.size,
                            units_in=the_plan.num_units, units_known=known, tasks_total=len(the_plan.tasks),
                            ignored=the_plan.ignored, executor=chosen)
+        phases.reached("planning")
         # one Ray connection for the whole run when it runs on Ray: a cluster gets the packages once
         session = executors.ray_session(ray_address) if chosen == "ray" else contextlib.nullcontext()
         with session:
@@ -222,6 +224,7 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
         parts = {t: base.parts.get(t, []) + parts.get(t, []) for t in TABLES}
         counts = [a + b for a, b in zip(base.counts, counts)]
     added = [(u.format, u.uri, u.fingerprint) for t in the_plan.tasks for u in t.units]
+    phases.reached("committing")
     with open_catalog(lake, catalog) as cat:
         result.version, result.version_created = cat.commit_version(
             defn.dataset, run.run_id, parts, episodes=counts[0], steps=counts[1], quarantined=counts[2],
@@ -235,6 +238,7 @@ def _later_stages(defn: Definition, lake: Lake, catalog: str | None, log: Callab
         ctx = stage_registry.StageContext(lake, catalog, defn.dataset, run.run_id,
                                           defn.stage_options.get(stage, {}), log, executor, ray_address)
         started = time.perf_counter()
+        phases.reached(f"stage:{stage}")
         try:
             outcome = stage_registry.load(stage)(ctx)
         except Exception as e:

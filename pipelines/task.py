@@ -19,6 +19,7 @@ from ingest import registry
 from ingest.arrow import SchemaMismatch, TableBuilder
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError
+from pipelines import phases
 from pipelines.lake import BlobStore, Lake
 from pipelines.plan import Task, Unit
 from schemas import v1
@@ -106,6 +107,7 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
             path = lake.part_path(ctx.dataset, name, task.task_id)
             lake.write_parquet(path, table)
             parts[name] = lake.relative(path)
+            phases.reached("mid-task")
     marker = {"task_id": task.task_id, "run_id": ctx.run_id, "parts": parts, "counts": totals,
               "messages": messages[:200], "scrubbed": audit, "seconds": round(time.perf_counter() - started, 3)}
     lake.write_bytes_atomic(lake.marker_path(ctx.dataset, task.task_id), orjson.dumps(marker))

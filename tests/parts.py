@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,17 @@ def require_module(name: str, install: str = "make setup-test installs it"):
     """Import and return module `name`, or skip (fail under CI) when it is not installed."""
     require(f"the Python module {name}", importlib.util.find_spec(name.split(".")[0]) is not None, install)
     return importlib.import_module(name)
+
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"  # ../shared beside the checkout (CI lays a copy there)
+
+
+def require_shared_sample(path: Path) -> Path:
+    """A sample under ../shared/samples (unlicensed, so never bundled): skip only when ../shared itself is
+    absent (a checkout without it); when ../shared is there, a missing sample is a failure."""
+    path = Path(path)
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent: {path.name} lies there, never in the repository (no license)")
+    if not path.exists():
+        pytest.fail(f"{path} is missing from {SHARED}")
+    return path

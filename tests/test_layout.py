@@ -120,3 +120,46 @@ def test_readers_open_input_only_through_source():
                 if any(n in ("pathlib", "glob") or n.startswith("pathlib.") for n in names):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports pathlib/glob")
     assert offenders == [], "open input through ingest.source.Source:\n" + "\n".join(offenders)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# One guard for the parts a test needs (tests/parts.py): no test skips on its own, nor reads CI itself.
+GUARD = ROOT / "tests" / "parts.py"
+# files still guarded their own way, each with why
+GUARD_EXCEPTIONS = {
+    "tests/ingest/test_atif_harbor.py": "Harbor needs Python >= 3.12: its check moves to a Python 3.12 venv",
+}
+
+
+def _own_guards(path: Path) -> list[str]:
+    """`pytest.importorskip`, `pytest.skip`, `skipif` and reads of the CI variable in one file, as 'line: what'."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in ("importorskip", "skipif", "skip") and (
+                isinstance(node.value, ast.Name) and node.value.id == "pytest" or node.attr == "skipif"):
+            found.append(f"{node.lineno}: {node.attr}")
+        elif isinstance(node, ast.Call) and any(isinstance(a, ast.Constant) and a.value == "CI" for a in node.args):
+            found.append(f"{node.lineno}: reads CI")
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "CI":
+            found.append(f"{node.lineno}: reads CI")
+    return found
+
+
+def test_only_tests_parts_decides_whether_a_missing_part_skips():
+    offenders = {}
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        if path == GUARD or rel in GUARD_EXCEPTIONS:
+            continue
+        if guards := _own_guards(path):
+            offenders[rel] = guards
+    assert offenders == {}, ("use tests/parts.py (require, require_module, require_shared_sample): it skips "
+                             "here and fails under CI")
+
+
+def test_the_guard_check_sees_each_kind_of_own_guard(tmp_path):
+    sample = tmp_path / "test_x.py"
+    sample.write_text('import os, pytest\nm = pytest.importorskip("m")\nmark = pytest.mark.skipif(True, reason="r")\n'
+                      'pytest.skip("no")\nci = os.environ.get("CI")\nci2 = os.environ["CI"]\nci3 = os.getenv("CI")\n')
+    assert sorted(_own_guards(sample), key=lambda s: int(s.split(":")[0])) == [
+        "2: importorskip", "3: skipif", "4: skip", "5: reads CI", "6: reads CI", "7: reads CI"]

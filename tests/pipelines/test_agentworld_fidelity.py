@@ -20,6 +20,7 @@ from pipelines import cli, definition
 from pipelines.label import LabelOptions, label
 from pipelines.lake import Lake
 from pipelines.runner import run_ingest
+from tests import goldens
 from tests.conftest import SAMPLES
 from transforms import agentworld
 from transforms.label.parse import parse_output
@@ -91,17 +92,13 @@ def test_every_sft_record_reads_correctly_against_its_prompt(lake, tmp_path):
 
 def test_one_golden_record_per_domain(lake, tmp_path):
     """The shortest record with one turn of history whose action acts on the environment (not a chat
-    message to a user), per domain; the first run writes the file (review it)."""
+    message to a user), per domain (tests/goldens.py: a missing one fails with the command that writes it)."""
     records, _ = _records(lake, tmp_path / "sft")
     for domain in agentworld.DOMAINS:
         candidates = [r for r in records if r["domain"] == domain and len(r["messages"]) == 5
                       and '"name": "message"' not in r["messages"][3]["content"]]
         chosen = min(candidates, key=lambda r: (len(json.dumps(r)), r["id"]))
-        path = GOLDEN / f"{domain}.json"
-        text = json.dumps(chosen, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-        if not path.exists():
-            path.write_text(text, encoding="utf-8")
-        assert text == path.read_text(encoding="utf-8"), domain
+        goldens.check_json(GOLDEN / f"{domain}.json", chosen, indent=1, sort_keys=True)
 
 
 def test_a_budget_keeps_every_record_numbered_from_1_and_reports_what_does_not_fit(lake, tmp_path, capsys):

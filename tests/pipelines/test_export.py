@@ -12,6 +12,7 @@ from pipelines.export import export
 from pipelines.options import ExportOptions
 from pipelines.lake import Lake
 from pipelines.runner import run_ingest
+from tests import goldens
 from tests.conftest import SAMPLES
 from tests.transforms.export.lakes import branch_row, commit_dataset, episode_row, step_row
 
@@ -61,11 +62,7 @@ def test_every_export_loads_with_datasets(droidbot, tmp_path, kind, fmt, rows):
 
 
 def _golden(name: str, records: list[dict]) -> None:
-    path = GOLDEN / name
-    text = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
-    if not path.exists():  # first run writes it; review by eye, then commit
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
+    goldens.check_jsonl(GOLDEN / name, records)
 
 
 def test_sft_records_of_the_droidbot_run_match_the_golden_file(droidbot, tmp_path):

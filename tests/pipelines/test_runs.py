@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from pipelines import cli
+from pipelines.phases import PAUSE_AT
 from tests.conftest import SAMPLES
 
 DROIDBOT = SAMPLES / "android" / "droidbot-run"
@@ -75,6 +76,7 @@ pipelines.runner.run_ingest(definition.load("ingest-android"), {lake!r}, [{str(D
     finally:
         os.kill(run.pid, signal.SIGKILL)
         run.wait()
+    assert run.returncode == -signal.SIGKILL  # it died of the signal, not of something else
     assert cli.main(["run", "ingest-android", "--input", str(DROIDBOT), "--lake", lake, "-q"]) == 0
     runs = query("SELECT status, error, seconds FROM runs ORDER BY started_at")
     assert [r["status"] for r in runs] == ["died", "success"] and runs[1]["seconds"] > 0
@@ -123,23 +125,61 @@ def _content(lake: str) -> dict:
     return out
 
 
-def test_killed_at_any_moment_then_run_again_gives_the_same_dataset(lake, tmp_path):
-    """SIGKILL at spread moments of `pipelines run` (planning, tasks, commit, validate), then the same command
-    again: the dataset is the one a clean run makes, no temporary file is left, the catalog opens."""
-    import random
+PHASES = {  # phase -> what the lake holds when the run is killed there (pipelines/phases.py)
+    "planning": lambda lake: not (lake / "datasets").exists(),
+    "mid-task": lambda lake: any((lake / "datasets" / "android" / "parts").rglob("*.parquet"))
+    and not (lake / "datasets" / "android" / "tasks").exists(),
+    "committing": lambda lake: any((lake / "datasets" / "android" / "tasks").glob("*.json"))
+    and _versions(lake) == 0,
+    "stage:validate": lambda lake: _versions(lake) == 1,
+}
+
+
+def _versions(lake: Path) -> int:
+    import duckdb
+
+    with duckdb.connect(str(lake / "catalog.duckdb"), read_only=True) as con:
+        return con.execute("SELECT count(*) FROM versions").fetchone()[0]
+
+
+def _paused_at(proc: subprocess.Popen, phase: str, timeout_s: float = 120.0) -> None:
+    """Wait until the run says it is paused at `phase` (it then waits to be killed)."""
+    import select
+
+    deadline, seen = time.monotonic() + timeout_s, ""
+    while f"paused at {phase}\n" not in seen:
+        assert proc.poll() is None, f"the run ended ({proc.returncode}) before {phase}: {seen[-2000:]}"
+        assert time.monotonic() < deadline, f"the run never reached {phase}: {seen[-2000:]}"
+        if select.select([proc.stderr], [], [], 0.5)[0]:
+            seen += os.read(proc.stderr.fileno(), 65536).decode(errors="replace")
+
+
+def test_killed_at_each_phase_then_run_again_gives_the_same_dataset(lake, tmp_path):
+    """SIGKILL at each named phase of `pipelines run` (planning, mid-task, committing, before validate), checked
+    on disk to be that phase and the process checked to have died of the signal; then the same command again:
+    the dataset is the one a clean run makes, no temporary file is left, the run is recorded as died."""
+    import duckdb
 
     reference = str(tmp_path / "reference")
     argv = ["run", "ingest-android", "--input", str(DROIDBOT), "-q"]
     assert cli.main([*argv, "--lake", reference]) == 0
     want = _content(reference)
-    rng = random.Random(7)
-    for trial in range(3):
-        trial_lake = str(tmp_path / f"lake-{trial}")
-        proc = subprocess.Popen([str(Path(sys.executable).parent / "pipelines"), *argv, "--lake", trial_lake],
-                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.5, 4.0))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        assert cli.main([*argv, "--lake", trial_lake]) == 0
-        assert _content(trial_lake) == want
-        assert [p for p in Path(trial_lake).rglob("*") if ".tmp-" in p.name] == []
+    for phase, evidence in PHASES.items():
+        trial_lake = tmp_path / f"lake-{phase.replace(':', '-')}"
+        proc = subprocess.Popen([str(Path(sys.executable).parent / "pipelines"), *argv, "--lake", str(trial_lake)],
+                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env={**os.environ, PAUSE_AT: phase})
+        try:
+            _paused_at(proc, phase)
+            assert evidence(trial_lake), f"the lake does not show phase {phase}"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            proc.stderr.close()
+        assert proc.returncode == -signal.SIGKILL, (phase, proc.returncode)
+        assert cli.main([*argv, "--lake", str(trial_lake)]) == 0
+        assert _content(str(trial_lake)) == want, phase
+        assert [p for p in trial_lake.rglob("*") if ".tmp-" in p.name] == []
+        with duckdb.connect(str(trial_lake / "catalog.duckdb"), read_only=True) as con:
+            runs = con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()
+        assert runs == [("died",), ("success",)], phase

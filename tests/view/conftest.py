@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.view.server import view_server
+from tests.parts import require
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -121,11 +122,7 @@ def view_url(view_lake) -> str:
 
 
 def _require(what: str, ok: bool) -> None:
-    if not ok:
-        message = f"{what} is missing: apt-get install -y chromium; pip install playwright"
-        if os.environ.get("CI"):  # CI installs both: their absence there is a failure, not a skip
-            pytest.fail(message)
-        pytest.skip(message)
+    require(what, ok, "apt-get install -y chromium; pip install playwright")
 
 
 @pytest.fixture(scope="session")

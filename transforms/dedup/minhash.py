@@ -311,14 +311,9 @@ def shingles_of(texts: pa.Array | list[str], params: MinHashParams) -> tuple[np.
 
 # ----------------------------------------------------------------------------------- shingles -> signatures
 
-def signatures_from_shingles(shingles: np.ndarray, offsets: np.ndarray, params: MinHashParams) -> np.ndarray:
-    """(n_docs, num_perm) uint32 MinHash signatures (one permutation hashing, optimal densification); a
-    document without shingles gets all EMPTY."""
-    return np.ascontiguousarray(_signatures_t(shingles, offsets, params).T)
-
-
 def _signatures_t(shingles: np.ndarray, offsets: np.ndarray, params: MinHashParams) -> np.ndarray:
-    """The signatures transposed, (num_perm, n_docs): bin-major, so densification moves whole rows."""
+    """uint32 MinHash signatures (one permutation hashing, optimal densification; a document without
+    shingles gets all EMPTY), transposed, (num_perm, n_docs): bin-major, so densification moves whole rows."""
     n_docs, k = len(offsets) - 1, params.num_perm
     sig = np.full((k, n_docs), EMPTY, dtype=_U32)
     if not len(shingles):

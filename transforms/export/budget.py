@@ -18,7 +18,6 @@ MESSAGE_OVERHEAD = 4  # <|im_start|>role\n ... <|im_end|>\n
 
 class TokenCounter:
     def __init__(self, tokenizer_path: str | None = None):
-        self.path = tokenizer_path
         if tokenizer_path:
             try:
                 from tokenizers import Tokenizer

@@ -15,19 +15,14 @@ import pytest
 
 from ingest import tfrecord
 from tests.ingest.android.test_androidcontrol import TREE
+from tests.parts import require_module
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's start-up chatter
 
 
 @pytest.fixture(scope="module")
 def tf():
-    try:
-        import tensorflow
-    except ImportError:
-        if os.environ.get("CI") == "true":
-            pytest.fail("producer missing under CI: pip install tensorflow-cpu")
-        pytest.skip("producer not installed: pip install tensorflow-cpu")
-    return tensorflow
+    return require_module("tensorflow", "pip install tensorflow-cpu")
 
 
 def _example(tf, features: dict) -> bytes:

@@ -3,8 +3,8 @@
 
 `site()` serves the pages; `record_library_trace()` and `record_test_runner_traces()` run the same short
 session (open the form, type a name, press the button that fetches a greeting, follow a link, go back) and
-return what they wrote. `require()` skips a test whose producer is not installed, and fails it under CI
-(`CI=true`), where the producers extra is installed.
+return what they wrote. A test whose producer is not installed skips, and fails under CI (`tests/parts.py`),
+where the producers extra is installed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import threading
 import urllib.parse
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 CHROMIUM = "/usr/bin/chromium"
@@ -45,15 +44,6 @@ NEXT = """<!doctype html>
 <html><head><title>Next</title><link rel="icon" href="data:,"></head>
 <body><h1>Second page</h1><a href="/index.html">Back to the form</a></body></html>
 """
-
-
-def require(what: str, available: bool) -> None:
-    """Skip (or, under CI, fail) a test whose producer is missing; `what` says what to install."""
-    if available:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"producer missing under CI: {what}")
-    pytest.skip(f"producer not installed: {what}")
 
 
 def playwright_available() -> bool:

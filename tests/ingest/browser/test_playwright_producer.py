@@ -13,6 +13,7 @@ import pytest
 from pipelines import definition
 from pipelines.runner import run_ingest
 from tests.ingest.browser import producers
+from tests.parts import require
 
 LIBRARY_KINDS = ["code", "navigate", "type", "click", "wait", "hotkey", "click", "wait", "back"]
 
@@ -39,8 +40,8 @@ def _in_window(stamps, start: dt.datetime, end: dt.datetime):
 
 @pytest.fixture(scope="module")
 def library_run(tmp_path_factory):
-    producers.require("pip install playwright (Python) and apt-get install chromium",
-                      producers.playwright_available())
+    require("Playwright (Python) with chromium", producers.playwright_available(),
+            "pip install playwright (Python) and apt-get install chromium")
     out = tmp_path_factory.mktemp("playwright") / "session"
     start = dt.datetime.now(dt.timezone.utc)
     with producers.site() as base:
@@ -125,9 +126,9 @@ def test_python_har_is_the_session_requests(library_run, lake, query):
 
 @pytest.fixture(scope="module")
 def runner_run(tmp_path_factory):
-    producers.require("node, and @playwright/test installed with npm under .venv/node (or "
-                      "PLAYWRIGHT_TEST_NODE_MODULES), and apt-get install chromium",
-                      producers.playwright_test_available())
+    require("the @playwright/test runner (node) with chromium", producers.playwright_test_available(),
+            "node, and @playwright/test installed with npm under .venv/node (or PLAYWRIGHT_TEST_NODE_MODULES), "
+            "and apt-get install chromium")
     work = tmp_path_factory.mktemp("playwright-test")
     start = dt.datetime.now(dt.timezone.utc)
     with producers.site() as base:

@@ -6,12 +6,12 @@ Needs the `mcp` package (a test dependency: `mcp>=2.3,<3`). Without it these tes
 
 import importlib.util
 import json
-import os
 
 import pytest
 
 from tests.conftest import episode_and_steps
 from tests.ingest.mcp import mcp_producer
+from tests.parts import require
 
 FIELDS = ("step_index", "action", "observation", "final_observation")
 
@@ -19,11 +19,8 @@ FIELDS = ("step_index", "action", "observation", "final_observation")
 @pytest.fixture(scope="module")
 def captured(tmp_path_factory):
     """(capture folder, what the SDK returned for each call)."""
-    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("mcp.server.mcpserver") is None:
-        message = "the official MCP SDK (mcp>=2.3,<3) is not importable: pip install 'mcp>=2.3,<3'"
-        if os.environ.get("CI"):  # CI installs it: its absence there is a failure, not a skip
-            pytest.fail(message)
-        pytest.skip(message)
+    require("the official MCP SDK (mcp>=2.3,<3)", importlib.util.find_spec("mcp") is not None
+            and importlib.util.find_spec("mcp.server.mcpserver") is not None, "pip install 'mcp>=2.3,<3'")
     import anyio  # the SDK's async runtime
 
     out = tmp_path_factory.mktemp("mcp") / "captures"

@@ -25,7 +25,7 @@ import termios
 import time
 from pathlib import Path
 
-import pytest
+from tests.parts import require
 
 if importlib.util.find_spec("asciinema") is not None:
     RECORDER = [sys.executable, "-m", "asciinema"]
@@ -34,8 +34,6 @@ elif shutil.which("asciinema"):
 else:
     RECORDER = None
 
-needs_recorder = pytest.mark.skipif(RECORDER is None, reason="the asciinema recorder is not installed "
-                                    "(pip install asciinema==2.4.0, or apt-get install asciinema)")
 RECORDED = Path(__file__).parent / "data" / "asciinema-resize.cast"
 
 PROMPT = rb"\$ $"  # PS1 is "$ "; bash wraps its prompt in bracketed-paste switches
@@ -118,8 +116,8 @@ def _record(tmp_path) -> str:
     return cast
 
 
-@needs_recorder
 def test_recorded_resizes_are_ingested_keeping_the_screen(tmp_path, run, query):
+    require("the asciinema recorder", RECORDER is not None, "pip install asciinema==2.4.0, or apt-get install asciinema")
     _check_ingested(_record(tmp_path), run, query)
 
 

@@ -1,6 +1,6 @@
 """The real Terminal-Bench trial in ../shared/samples/ubuntu/terminal-bench-trial (mini-swe-agent with
 claude-sonnet-4 on `incompatible-python-fasttext`, resolved; see its PROVENANCE.md). It has no license, so it
-is read where it lies and never copied into the repository; these tests skip when that folder is absent.
+is read where it lies and never copied into the repository; these tests skip when ../shared is absent (tests/parts.py).
 
 `golden/terminal-bench-trial.json` is the episode's fingerprint, checked by hand against the raw files: 18
 mini-swe-agent turns in agent.cast / agent.log (`mini-swe-agent (step 1..18, $...)`), the commands as the
@@ -8,12 +8,11 @@ log shows them, one `<returncode>1</returncode>` (turn 2's `python --version && 
 no reply after the submission; the reply times from the cast (header timestamp 1755313276 = 03:01:16 UTC,
 turn 1's reply at +143.360671 s); the tests' three `passed` from results.json. Texts are kept as sha256
 prefixes and a command's first 48 characters, not whole, for the trial's lack of a license. After a
-deliberate change to the reader, rewrite it with `TRAJFORGE_UPDATE_GOLDEN=1` and check the diff by hand.
+deliberate change to the reader, rewrite it with `TRAJFORGE_REGEN_GOLDENS=1` (tests/goldens.py) and check the diff by hand.
 """
 
 import hashlib
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -24,15 +23,18 @@ import pytest
 from ingest.record import Episode
 from ingest.source import Source
 from ingest.ubuntu import terminal_bench
+from tests import goldens
 from tests.conftest import REPO
+from tests.parts import require_shared_sample
 
 SAMPLE = REPO.parent / "shared" / "samples" / "ubuntu" / "terminal-bench-trial"
 TRIAL = SAMPLE / "incompatible-python-fasttext.base_with_hint.1-of-1.2025-08-15__19-28-24"
 GOLDEN = Path(__file__).parent / "golden" / "terminal-bench-trial.json"
 
-pytestmark = pytest.mark.skipif(
-    not TRIAL.is_dir(), reason=f"the real Terminal-Bench trial is not at {TRIAL} (../shared/samples from the "
-    "repository: it has no license, so it is never bundled)")
+
+@pytest.fixture(autouse=True)
+def _trial_is_there():
+    require_shared_sample(TRIAL)
 
 
 def _sha(text: str | None) -> str | None:
@@ -72,9 +74,7 @@ def test_real_trial_is_the_agents_episode_and_matches_the_golden(run, query):
     ep = query("SELECT * FROM episodes")[0]
     steps = query("SELECT * FROM steps ORDER BY step_index")
     got = fingerprint(ep, steps)
-    if os.environ.get("TRAJFORGE_UPDATE_GOLDEN"):
-        GOLDEN.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
-    assert got == json.loads(GOLDEN.read_text())
+    goldens.check_json(GOLDEN, got, indent=1)
 
 
 def _read(path: Path) -> Episode:

@@ -1,5 +1,4 @@
-import pytest
-
+from tests.parts import require_module
 from transforms.export.budget import MESSAGE_OVERHEAD, TokenCounter, first_kept_turn
 
 
@@ -10,7 +9,7 @@ def test_estimate_is_chars_over_four():
 
 
 def test_a_local_tokenizer_json_gives_real_counts(tmp_path):
-    tokenizers = pytest.importorskip("tokenizers")
+    tokenizers = require_module("tokenizers")
     from tokenizers import models, pre_tokenizers
     vocab = {"[UNK]": 0, "ls": 1, "-la": 2, "root@host:/#": 3}
     tok = tokenizers.Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
