@@ -16,6 +16,8 @@ from pathlib import Path
 import fsspec
 import pytest
 
+from tests.parts import require_shared_sample
+
 from ingest import atif
 from ingest.source import Source
 from tests.conftest import REPO, SAMPLES
@@ -185,8 +187,7 @@ def _fingerprint(trial: Path) -> dict:
 def test_real_terminus2_trials_match_the_golden():
     """Two real trials (ATIF v1.5 and v1.6), each action as a person reads it in the raw trajectory: the
     keystrokes of every bash_command, the two mark_task_complete calls (asked, then confirmed), the reward."""
-    if not SHARED_TRIALS.is_dir():
-        pytest.skip(f"{SHARED_TRIALS} is not there (../shared/samples absent or not installed yet)")
+    require_shared_sample(SHARED_TRIALS)
     got = {t.name: _fingerprint(t) for t in sorted(SHARED_TRIALS.iterdir()) if t.is_dir()}
     if os.environ.get("TRAJFORGE_UPDATE_GOLDEN"):
         GOLDEN.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")

@@ -67,8 +67,10 @@ def _steps(lake: str, uri_suffix: str) -> list[dict]:
 # --- without the recipe: today's output ------------------------------------------------------------------
 def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
     """The digests were written by the exporter before the recipe existed (every kind and format of the
-    DroidBot sample: shards, extra files, and the manifest less its path-dependent export id). Only the
-    trainer configs (`trainers/`, the manifest's `trainer_configs`) are new."""
+    DroidBot sample: shards, extra files, and the manifest less its path-dependent export id; the RL digests
+    include the reward's judge context in `extra_info`, which came first). Only the trainer configs
+    (`trainers/`, the manifest's `trainer_configs`) are new; the verl fragment names absolute paths, so it is
+    left out of the digests."""
     golden = json.loads((GOLDEN / "plain-export-digests.json").read_text())
     lake = str(tmp_path / "lake")
     run_ingest(DROIDBOT_ONLY, lake, [str(SAMPLES / "android" / "droidbot-run")], progress=False, log=lambda l: None)
@@ -82,7 +84,8 @@ def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
             manifest["extra_files"] = [f for f in manifest["extra_files"] if f not in trainers]
             files = {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest()
                      for p in sorted(out.rglob("*"))
-                     if p.is_file() and p.name != "manifest.json" and str(p.relative_to(out)) not in trainers}
+                     if p.is_file() and p.name not in ("manifest.json", "verl_reward.yaml")
+                     and str(p.relative_to(out)) not in trainers}
             manifest.pop("export_id")
             files["manifest.json without export_id"] = hashlib.sha256(
                 json.dumps(manifest, sort_keys=True).encode()).hexdigest()
@@ -136,7 +139,9 @@ def test_trajectory_filters_on_real_traces(bundled, tmp_path):
     dump = [e for e in episodes if e["source_uri"].endswith("window_dump.xml")]
     assert dump and not ids & steps_of(dump[0])
     r = manifest["recipe"]
-    assert r["trajectories_dropped"] == {"fewer_than_min_turns": 4, "undeclared_tools": 3, "environment_failure": 1}
+    # one turn: the asciicast markers cast, the HAR page, the dump, the three context-summarization subagents of
+    # Harbor's goldens and the Claude Code sidechain; and one whose only other turn has an empty action
+    assert r["trajectories_dropped"] == {"fewer_than_min_turns": 8, "undeclared_tools": 3, "environment_failure": 1}
     assert r["turns_dropped"]["empty_action"] == 1
 
 

@@ -122,7 +122,7 @@ def build_big_lake(lake: str) -> dict:
         cat.con.register("_clusters", clusters)
         cat.con.execute("INSERT INTO dedup_clusters SELECT * FROM _clusters")
         cat.con.register("_export_rows", export_rows)
-        cat.con.execute("INSERT INTO export_rows SELECT * FROM _export_rows")
+        cat.con.execute("INSERT INTO export_rows BY NAME SELECT * FROM _export_rows")
         cat.con.execute("INSERT INTO exports (export_id, kind, format, dataset, version, out, created_at, rows) "
                         "VALUES ('exp-synth', 'sft', 'agentworld', ?, 1, '/tmp/out', ?, ?)",
                         [DATASET, dt.datetime.now(dt.timezone.utc), rows])

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.parts import require_shared_sample
+
 from ingest import atif
 from ingest.record import Episode, Rejected
 from ingest.swe import claude_code
@@ -47,9 +49,7 @@ def test_golden_real_excerpt_with_a_subagent():
 
 
 def test_golden_real_session_without_license():
-    path = SHARED / "agent-history" / "session-01.jsonl"
-    if not path.exists():
-        pytest.skip(f"the real unlicensed session is not at {path} (../shared/samples is laid beside the checkout)")
+    path = require_shared_sample(SHARED / "agent-history" / "session-01.jsonl")
     records = read_records(claude_code, path)
     check(records, GOLDEN / "claude-code-agent-history.json", texts="hash", env_keys=("claude_code",))
 

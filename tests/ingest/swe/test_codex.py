@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.parts import require_shared_sample
+
 from ingest.record import Rejected
 from ingest.swe import codex
 from tests.ingest.golden import check, read_records
@@ -49,9 +51,7 @@ def test_golden_sample():
 
 
 def test_golden_real_rollout_without_license():
-    path = SHARED / "agent-history" / "rollout-session-01.jsonl"
-    if not path.exists():
-        pytest.skip(f"the real unlicensed rollout is not at {path} (../shared/samples is laid beside the checkout)")
+    path = require_shared_sample(SHARED / "agent-history" / "rollout-session-01.jsonl")
     check(read_records(codex, path), GOLDEN / "codex-agent-history.json", texts="hash", env_keys=("codex",))
 
 

@@ -73,10 +73,10 @@ def test_a_step_limit_truncates_the_episode(mini_run):
     assert ep.env["exit_status"] == "LimitsExceeded" and not ep.terminated and len(ep.steps) == 1
 
 
-def test_tool_calls_pair_with_their_results_by_id(mini_run):
-    version, out, oracle = mini_run
-    if version < "2":
-        pytest.skip("mini-swe-agent 1.x has no tool-calling models")
+def test_tool_calls_pair_with_their_results_by_id(tmp_path_factory):
+    """2.x only: mini-swe-agent 1.x has no tool-calling models."""
+    version = max(VERSIONS)
+    out, oracle = mini_swe_agent_run(version, tmp_path_factory)
     (ep,) = read_file(out / "toolcall" / "toolcall.traj.json")
     assert [s.action.code for s in ep.steps] == [c[0] for c in oracle[str(out / "toolcall" / "toolcall.traj.json")]["commands"]]
     assert json.loads(ep.steps[0].action.raw)["id"] == "call_1"

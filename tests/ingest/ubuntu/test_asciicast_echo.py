@@ -19,7 +19,7 @@ from ingest.source import Source
 from ingest.ubuntu import asciicast
 from tests.conftest import REPO, SAMPLES
 from tests.ingest.ubuntu.test_asciicast_recorder import RECORDER, _Terminal
-from tests.parts import require
+from tests.parts import require, require_shared_sample
 
 PROMPT = rb"\[\d+\] \$ $"  # PS1 '[$?] $ ': the status of the last command, then "$ "
 
@@ -197,10 +197,7 @@ def test_real_recordings_without_input_match_the_golden():
 
 
 def test_real_recordings_of_the_shared_samples_are_there_when_shared_is():
-    if not SHARED.parent.is_dir():
-        pytest.skip(f"../shared/samples is not at {SHARED.parent}: the unlicensed real samples live there")
-    if not SHARED_NO_INPUT.is_dir():
-        pytest.skip(f"{SHARED_NO_INPUT} is not installed yet (copied there from the project's shared samples)")
+    require_shared_sample(SHARED_NO_INPUT)
     names = sorted(p.name for p in SHARED_NO_INPUT.glob("*.cast"))
     assert names == ["autocompletion.cast", "history.cast"]
 
@@ -229,8 +226,8 @@ def _typed_commands(steps) -> list[str]:
 def test_recordings_with_input_read_the_same_commands_once_their_input_is_removed(cast, tmp_path):
     """The recorded keystrokes are the oracle: remove the input events and the commands read back from the
     echo are the ones typed, and each observation is the screen the recorded action saw."""
-    if not cast.exists():
-        pytest.skip(f"{cast} is not there (../shared/samples absent)")
+    if "shared" in cast.parts:
+        require_shared_sample(cast)
     (recorded,) = [r for r in asciicast.read(_source(cast)) if isinstance(r, Episode)]
     (inferred,) = [r for r in asciicast.read(_source(_without_input(cast, tmp_path))) if isinstance(r, Episode)]
     commands = [line for s in inferred.steps for line in s.action.code.split("\n") if line.strip()]
