@@ -53,7 +53,8 @@ AGENTLAB_TIKTOKEN_CACHE := $(VENV)/producers/tiktoken-cache
 CL100K := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4
 AGENTLAB_DEPS_0.3.2 := browsergym-core==0.13.4 browsergym-experiments==0.13.4 'langchain<0.4' \
 	'langchain-community<0.4' 'transformers<5' 'openai<2' huggingface_hub pyyaml
-AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'openai<2' anthropic pyyaml
+AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'openai<2' anthropic pyyaml \
+	litellm==1.75.3
 
 .PHONY: agentlab-producers
 setup-test: agentlab-producers
