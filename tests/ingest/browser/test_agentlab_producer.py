@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ingest import golden
 from tests.ingest.browser.producers import CHROMIUM, REPO, site
 from tests.parts import require
 
@@ -83,6 +84,7 @@ def test_every_step_agentlab_writes_is_ingested_as_its_own_loader_reads_it(versi
     result = run("ingest-browser", [exp_dir])
     assert result.status == "success" and result.episodes == 1 and result.quarantined == 0
     assert result.steps == len(acted)
+    golden.check(Path(__file__).with_name("golden") / "agentlab-greeter.json", query)
     steps = query("SELECT * FROM steps ORDER BY step_index")
     for t, (step, info) in enumerate(zip(steps, acted)):
         after = infos[t + 1]  # what the environment recorded once action t ran
