@@ -121,7 +121,8 @@ clean:
 AGENTLAB_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
 AGENTLAB_DEPS_0.3.2 := browsergym-core==0.13.4 browsergym-experiments==0.13.4 'langchain<0.4' \
 	'langchain-community<0.4' 'transformers<5' 'openai<2' huggingface_hub pyyaml
-AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'openai<2' anthropic pyyaml
+AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'openai<2' anthropic pyyaml \
+	litellm==1.75.3
 
 .PHONY: agentlab-producers
 setup-test: agentlab-producers

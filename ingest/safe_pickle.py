@@ -6,7 +6,7 @@ NEWOBJ, INST/OBJ, BUILD through `__setstate__`). Here a global is one of three t
 is called:
 
 - a constructor of plain data (`SAFE_GLOBALS`: set / frozenset / bytearray / complex / OrderedDict,
-  `_codecs.encode` for protocol-2 bytes, datetime types, numpy arrays, dtypes and scalars rebuilt through
+  `_codecs.encode` for protocol-2 bytes, datetime types, pathlib paths (as strings), numpy arrays, dtypes and scalars rebuilt through
   checked constructors: plain ndarrays only, no object dtype; plus what a reader passes as `allowed`): called;
 - any other global of the standard library (`os.system`, `builtins.eval`, `subprocess.Popen`,
   `functools.partial`, `builtins.getattr`...): the code a `__reduce__` payload runs, never data an agent log
@@ -198,6 +198,13 @@ def _codecs_encode(text, encoding="latin1"):
     return codecs.encode(text, encoding)
 
 
+def _path(*parts) -> str:
+    """A pathlib path (its pickle is `PosixPath('a', 'b')`) as the string it names; pathlib is never called."""
+    if not all(isinstance(part, str) for part in parts):
+        raise _refuse("a pathlib path of anything but strings")
+    return "/".join(parts).replace("//", "/")
+
+
 class _BuiltinBase:
     """What the pickle gets for `builtins.tuple` / `list` / `dict`: only the base named by
     `copyreg._reconstructor` (an instance of a subclass, protocols 0-1); calling it (`list(x)` copies x
@@ -228,6 +235,8 @@ SAFE_GLOBALS: dict[tuple[str, str], Callable] = {
     ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "bytearray"): bytearray,
     ("builtins", "complex"): complex, ("builtins", "object"): object,
     **{("builtins", name): base for name, base in _BASES.items()},
+    **{("pathlib", name): _path for name in ("Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath",
+                                             "PureWindowsPath")},
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("_codecs", "encode"): _codecs_encode, ("copyreg", "_reconstructor"): _reconstructor,
     ("datetime", "datetime"): dt.datetime, ("datetime", "date"): dt.date, ("datetime", "time"): dt.time,

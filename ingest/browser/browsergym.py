@@ -59,18 +59,14 @@ _MAX_CODE = 1 << 16  # an action call is a line or two; longer text is kept verb
 _MARKERS = ("summary_info.json", "exp_args.pkl", "goal_object.pkl.gz")
 
 
-def _path(*parts) -> str:
-    return "/".join(str(p) for p in parts)
-
-
 _LOOP_CLASSES = ("StepInfo", "StepTimestamps", "ExpArgs", "EnvArgs", "ExpResult", "AgentInfo")
 _LOOP_MODULES = ("browsergym.experiments.loop", "agentlab.experiments.loop", "browsergym.experiments.agent")
 _MODEL_ARGS = ("OpenAIModelArgs", "AzureModelArgs", "OpenRouterModelArgs", "SelfHostedModelArgs",
                "AnthropicModelArgs", "BedrockModelArgs", "LiteLLMModelArgs", "ChatModelArgs", "CheatMiniWoBLLMArgs")
 # What BrowserGym / AgentLab 0.3-0.4 are known to pickle besides plain data: the experiment loop's records,
 # the agent's info (`AgentInfo`, its `Discussion` of chat messages), the agent and model argument classes of
-# exp_args.pkl; paths become strings. Any other class loads too, as the record of its state, with a warning
-# (`ingest.safe_pickle`): a class a new release adds never costs a step.
+# exp_args.pkl. Any other class loads too, as the record of its state, with a warning (`ingest.safe_pickle`,
+# which also reads paths as strings): a class a new release adds never costs a step.
 ALLOWED = {
     **records(*(f"{module}.{name}" for module in _LOOP_MODULES for name in _LOOP_CLASSES)),
     **records("agent.DemoAgentArgs", "demo_agent.agent.DemoAgentArgs",
@@ -80,7 +76,6 @@ ALLOWED = {
               *(f"agentlab.llm.llm_utils.{name}" for name in ("Discussion", "BaseMessage", "SystemMessage",
                                                                 "HumanMessage", "AIMessage")),
               *(f"agentlab.llm.chat_api.{name}" for name in _MODEL_ARGS)),
-    ("pathlib", "PosixPath"): _path, ("pathlib", "WindowsPath"): _path, ("pathlib", "Path"): _path,
 }
 
 

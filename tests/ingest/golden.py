@@ -1,6 +1,8 @@
 """Reviewed expected outputs of a reader ("goldens"): what it yields for one source file, as plain JSON a person
-can read against the raw file. `check(records, path)` compares with the stored golden; with
-`TRAJFORGE_UPDATE_GOLDEN=1` it rewrites it instead (then read the diff by hand before committing).
+can read against the raw file. `check(records, path)` compares with the stored golden (`tests/goldens.py`:
+`TRAJFORGE_REGEN_GOLDENS=1` rewrites it for review). `check_counted(path, query)` compares what a person counts
+in an ingested lake (episodes, their steps' action kinds and rewards, terminal flag, outcome, reward,
+quarantine rows) with a golden that says in `read_from` which raw files it was read against.
 
 `texts="full"` keeps texts (cut at 300 characters); `texts="hash"` keeps a sha256 prefix and the first 48
 characters only: for sources without a license, which are read where they lie and never copied here.
@@ -14,6 +16,7 @@ import os
 from pathlib import Path
 
 from ingest.record import Episode, Observation, Rejected, Step
+from tests import goldens
 
 
 def _text(value, texts: str):
@@ -62,12 +65,9 @@ def fingerprint(records, texts: str = "full", env_keys: tuple[str, ...] = ()) ->
 
 
 def check(records, path: Path, texts: str = "full", env_keys: tuple[str, ...] = ()) -> None:
-    got = fingerprint(records, texts, env_keys)
-    if os.environ.get("TRAJFORGE_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(got, indent=1, ensure_ascii=False, default=str) + "\n")
-    expected = json.loads(path.read_text())
-    assert json.loads(json.dumps(got, default=str)) == expected, f"reader output differs from {path.name}"
+    """The reader's output against the golden (`tests/goldens.py`: a missing golden fails with the command that
+    writes it for review)."""
+    goldens.check_json(path, json.loads(json.dumps(fingerprint(records, texts, env_keys), default=str)), indent=1)
 
 
 def read_records(module, path: Path, blobs: dict | None = None) -> list:
@@ -84,3 +84,23 @@ def read_records(module, path: Path, blobs: dict | None = None) -> list:
 
     source = Source(fsspec.filesystem("file"), str(path), Path(path).name, put_blob)
     return list(module.read(source))
+
+
+def counted(query) -> dict:
+    episodes = []
+    for ep in query("SELECT * FROM episodes"):
+        steps = query(f"SELECT * FROM steps WHERE episode_id = '{ep['episode_id']}' ORDER BY step_index")
+        episodes.append({"steps": len(steps), "kinds": [s["action"]["kind"] for s in steps],
+                         "rewards": [s["reward"] for s in steps], "terminal": steps[-1]["is_terminal"],
+                         "outcome": ep["outcome"], "reward": ep["reward"],
+                         "_first": json.loads(ep["env"] or "{}").get("local_time_first") or ""})
+    episodes.sort(key=lambda e: e.pop("_first"))
+    rules = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))
+    return {"episodes": episodes, "quarantine": rules}
+
+
+def check_counted(path: Path, query) -> None:
+    """A lake's episodes as a person counts them (`counted`) against the golden file's `episodes` and
+    `quarantine`; the golden also says in `read_from` which raw files it was read against."""
+    golden = json.loads(path.read_text())
+    assert counted(query) == {k: golden[k] for k in ("episodes", "quarantine")}

@@ -9,13 +9,13 @@ goldens (`result.json`) and the v1.7 and unknown-field documents are hand-made e
 """
 
 import json
-import os
 import shutil
 from pathlib import Path
 
 import fsspec
 import pytest
 
+from tests import goldens
 from tests.parts import require_shared_sample
 
 from ingest import atif
@@ -189,7 +189,4 @@ def test_real_terminus2_trials_match_the_golden():
     keystrokes of every bash_command, the two mark_task_complete calls (asked, then confirmed), the reward."""
     require_shared_sample(SHARED_TRIALS)
     got = {t.name: _fingerprint(t) for t in sorted(SHARED_TRIALS.iterdir()) if t.is_dir()}
-    if os.environ.get("TRAJFORGE_UPDATE_GOLDEN"):
-        GOLDEN.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
-    assert GOLDEN.exists(), f"{GOLDEN} is missing: TRAJFORGE_UPDATE_GOLDEN=1 pytest {__file__}, then review it"
-    assert got == json.loads(GOLDEN.read_text())
+    goldens.check_json(GOLDEN, got, indent=1)

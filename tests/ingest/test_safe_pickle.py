@@ -95,6 +95,13 @@ def test_unknown_classes_keep_what_their_opcodes_carry_under_every_protocol(prot
     assert out["in_tuple"] == ({"global": "tests.ingest.test_safe_pickle.Point"}, 3)
 
 
+def test_pathlib_paths_are_the_strings_they_name():
+    import pathlib
+
+    value = {"dir": pathlib.PosixPath("/results/exp"), "rel": pathlib.PurePosixPath("a/b")}
+    assert restricted_loads(pickle.dumps(value)) == {"dir": "/results/exp", "rel": "a/b"}
+
+
 def test_a_third_party_function_a_pickle_asks_to_call_is_kept_inert_never_called(tmp_path):
     marker = tmp_path / "called"
     unknown: list[str] = []

@@ -10,12 +10,14 @@ import pickle
 import sys
 import types
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 from ingest.android import androidworld
+from tests.ingest import golden
 
 W, H = 4, 8  # tiny screenshots; screen_config says 1080x2400 but the arrays are what was captured
 
@@ -188,6 +190,7 @@ def test_an_agent_that_records_only_its_text_gives_message_steps_and_its_reward(
                "Wi-Fi is off now. Task complete."]
     result = run("ingest-android", [mcp_agent_result(tmp_path / "SystemWifiTurnOff.pkl.gz", 1.0, outputs)])
     assert result.episodes == 1 and result.steps == 3 and result.quarantined == 0
+    golden.check_counted(Path(__file__).with_name("golden") / "androidworld-mcp-agent.json", query)
     ep = query("SELECT * FROM episodes")[0]
     assert (ep["outcome"], ep["reward"], ep["agent"], ep["task"]) == ("success", 1.0, "mcp_agent", "Turn wifi off.")
     env = json.loads(ep["env"])

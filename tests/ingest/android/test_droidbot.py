@@ -2,6 +2,9 @@ import json
 
 from ingest.android import droidbot
 from tests.conftest import SAMPLES
+from tests.ingest import golden
+
+GOLDEN = __import__("pathlib").Path(__file__).with_name("golden")
 
 RUN = SAMPLES / "android" / "droidbot-run"
 
@@ -133,6 +136,7 @@ def kea_output(root):
 def test_kea_output_with_two_runs_is_two_episodes_matched_to_their_own_screens(run, query, tmp_path):
     result = run("ingest-android", [kea_output(tmp_path / "kea-out")])
     assert result.status == "success" and result.episodes == 2 and result.steps == 7 and result.quarantined == 0
+    golden.check_counted(GOLDEN / "kea-two-runs.json", query)
     eps = query("SELECT * FROM episodes ORDER BY num_steps DESC")
     assert [e["num_steps"] for e in eps] == [4, 3]
     first, second = (json.loads(e["env"]) for e in eps)

@@ -2,8 +2,10 @@
 producer's own loader (`ExpResult`) reads back from it, as JSON. Runs inside a producer venv
 (`.venv/producers/agentlab-<version>/`, see the Makefile), not the project's.
 
-    agentlab_producer.py write OUT_ROOT START_URL   -> prints {"exp_dir": ...}
+    agentlab_producer.py write OUT_ROOT START_URL   -> prints {"exp_dir": ..., "oracle": what read prints}
     agentlab_producer.py read EXP_DIR               -> prints the steps as ExpResult loads them
+
+`write` reads the folder back from disk in the same process (one import of AgentLab, ~15 s, not two).
 
 The task is BrowserGym's open-ended task (start page, free goal) with a check of the page added, so that the
 episode ends the way benchmark tasks end it: reward 1 and `terminated` once the page greets the name typed.
@@ -131,13 +133,13 @@ def write(out_root: str, start_url: str) -> None:
     exp = loop.ExpArgs(agent_args=agent_args, env_args=env_args)
     exp.prepare(Path(out_root))
     exp.run()
-    print(json.dumps({"exp_dir": str(exp.exp_dir)}))
+    print(json.dumps({"exp_dir": str(exp.exp_dir), "oracle": oracle(str(exp.exp_dir))}))
 
 
-def read(exp_dir: str) -> None:
-    """The steps as the producer's own loader reads them: the oracle the reader is compared with."""
+def oracle(exp_dir: str) -> dict:
+    """The steps as the producer's own loader reads them from disk: what the reader is compared with."""
     loop = loop_module()
-    result = loop.ExpResult(exp_dir)
+    result = loop.ExpResult(Path(exp_dir))
     steps = []
     for info in result.steps_info:
         obs = info.obs or {}
@@ -149,8 +151,11 @@ def read(exp_dir: str) -> None:
                       "chat_classes": sorted({f"{type(m).__module__}.{type(m).__name__}"
                                               for m in (info.agent_info or {}).get("chat_messages") or []}),
                       "chat_class": type((info.agent_info or {}).get("chat_messages")).__name__})
-    print(json.dumps({"steps": steps, "summary": result.summary_info, "loop": loop.__name__}))
+    return {"steps": steps, "summary": result.summary_info, "loop": loop.__name__}
 
 
 if __name__ == "__main__":
-    {"write": lambda: write(sys.argv[2], sys.argv[3]), "read": lambda: read(sys.argv[2])}[sys.argv[1]]()
+    if sys.argv[1] == "write":
+        write(sys.argv[2], sys.argv[3])
+    else:
+        print(json.dumps(oracle(sys.argv[2])))

@@ -19,6 +19,7 @@ from ingest.source import Source
 from ingest.ubuntu import asciicast
 from tests.conftest import REPO, SAMPLES
 from tests.ingest.ubuntu.test_asciicast_recorder import RECORDER, _Terminal
+from tests import goldens
 from tests.parts import require, require_shared_sample
 
 PROMPT = rb"\[\d+\] \$ $"  # PS1 '[$?] $ ': the status of the last command, then "$ "
@@ -185,9 +186,8 @@ def test_real_recordings_without_input_match_the_golden():
     got = {p.name: _fingerprint(p) for p in sorted(REAL.glob("*.cast"))}
     if SHARED_NO_INPUT.is_dir():
         got |= {p.name: _fingerprint(p) for p in sorted(SHARED_NO_INPUT.glob("*.cast"))}
-    if os.environ.get("TRAJFORGE_UPDATE_GOLDEN"):
-        GOLDEN.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
-    assert GOLDEN.exists(), f"{GOLDEN} is missing: TRAJFORGE_UPDATE_GOLDEN=1 pytest {__file__}, then review it"
+    if os.environ.get(goldens.REGEN) == "1" or not GOLDEN.exists():
+        goldens.check_json(GOLDEN, got, indent=1)  # writes it for review, or fails naming the command
     want = json.loads(GOLDEN.read_text())
     if not SHARED_NO_INPUT.is_dir():
         want = {k: v for k, v in want.items() if (REAL / k).exists()}
