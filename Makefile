@@ -71,7 +71,9 @@ $(VERL_VENV)/.installed:
 
 setup-test: $(VENV)/.test-deps producer-venvs $(VERL_VENV)/.installed
 
-producer-venvs: $(PRODUCER_VENVS)
+# the venvs are independent and their installs mostly wait on downloads: built side by side
+producer-venvs:
+	$(MAKE) -j 3 $(PRODUCER_VENVS)
 
 $(PRODUCERS)/mini-swe-agent-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
