@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ingest.record import Episode, Rejected
-from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.source import Budgets, Source, SourceError, parse_json, text_lines
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action
 from ingest.transcript import Message, Run, ToolCall, records
@@ -80,9 +80,12 @@ class _Chain:
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
-    name = posixpath.basename(source.path)
-    data = source.read_bytes()
-    main, side, extras, problems = _split(data, name, source)
+    yield from transcript_records(source.read_bytes(), posixpath.basename(source.path), source.budgets)
+
+
+def transcript_records(data: bytes, name: str, budgets: Budgets) -> Iterator[Episode | Rejected]:
+    """What `read` yields for the bytes of one transcript (also used for the sessions inside a Harbor trial)."""
+    main, side, extras, problems = _split(data, name, budgets)
     yield from problems
     session = next((ln.obj.get("sessionId") for ln in main.lines + [x for c in side for x in c.lines]
                     if isinstance(ln.obj.get("sessionId"), str)), None)
@@ -104,12 +107,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield from _episode(chain, side_env, f"{name}: {chain.key}")
 
 
-def _split(data: bytes, name: str, source: Source):
+def _split(data: bytes, name: str, budgets: Budgets):
     """(main chain, subagent chains, extras for env, rejections) of a transcript's lines."""
     main, side, group_of = _Chain(""), {}, {}  # group_of: uuid -> the subagent group it belongs to
     extras = {"summaries": [], "system": [], "bookkeeping": {}, "unknown_records": []}
     problems, last_group = [], None
-    for no, line, problem in text_lines(data, name, source.budgets):
+    for no, line, problem in text_lines(data, name, budgets):
         if problem or not line or not line.strip():
             if problem:
                 problems.append(Rejected("parse_error", problem, name, line=no))

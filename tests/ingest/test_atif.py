@@ -58,7 +58,7 @@ def _roundtrip(run, lake, tmp_path, pipeline, inputs, dataset):
 
 def test_export_then_ingest_gives_the_same_steps(run, lake, tmp_path):
     summary = _roundtrip(run, lake, tmp_path, "ingest-swe", [SAMPLES / "swe", SAMPLES / "atif"], "swe")
-    assert summary["episodes"] == 9  # with the Harbor trial's main line and its sidechain
+    assert summary["episodes"] == 10  # with the Harbor trial's main line and its sidechain, and the mini-swe-agent run
 
 
 def test_mcp_episodes_round_trip_too(run, lake, tmp_path):
