@@ -33,6 +33,10 @@ the unit; the report is the instance's entry or a map of instance ids to entries
 `env`: `trajectory_format`, `mini_version`, `exit_status`, `submission`, `model_stats`, `config`,
 `instance_id` (the file name), `exit` (the exit message's extra, e.g. a traceback), `report` (the
 harness's entry for the instance).
+
+Bad input: a message with a field of the wrong type (`role`, `content`, `extra`, `tool_calls`, `extra.actions`,
+`extra.returncode`...) is one `bad_record` row naming the message and the field, and is left out; the rest
+of the trajectory is read.
 """
 
 from __future__ import annotations
@@ -115,7 +119,6 @@ def _assistant(msg: dict, extra: dict, where: str, regex: re.Pattern, model: str
     usage = {k: v for k, v in (("usage", response.get("usage")), ("cost", extra.get("cost"))) if v is not None}
     calls = []
     for call in msg.get("tool_calls") or []:
-        call = call if isinstance(call, dict) else {"value": call}
         fn = call.get("function") if isinstance(call.get("function"), dict) else {}
         calls.append(ToolCall(call.get("id"), fn.get("name"), fn.get("arguments"), raw=call))
     if not calls:
@@ -162,15 +165,40 @@ def _responses_items(msg: dict, extra: dict, where: str, model: str | None) -> l
                     timestamp=_when(msg, extra), where=where)]
 
 
-def _messages(raw: list, regex: re.Pattern, model: str | None, name: str) -> tuple[list[Message], dict]:
-    """The transcript, and the exit message's extra (2.x)."""
+# the fields a message may carry, by type: another type makes the message a `bad_record`
+_FIELDS = {"role": (str,), "type": (str,), "content": (str, list), "extra": (dict,), "tool_calls": (list,),
+           "tool_call_id": (str,), "call_id": (str,), "reasoning_content": (str,), "output": (list, str),
+           "timestamp": (int, float, str)}
+_EXTRA_FIELDS = {"actions": (list,), "response": (dict,), "returncode": (int,), "model_response": (str,)}
+
+
+def _bad_field(msg) -> str | None:
+    """"field: what is wrong" for the first field of a message with a type the reader cannot use."""
+    if not isinstance(msg, dict):
+        return f": {type(msg).__name__}, expected a message object"
+    for fields, obj, prefix in ((_FIELDS, msg, "."), (_EXTRA_FIELDS, msg.get("extra") or {}, ".extra.")):
+        for key, types in fields.items():
+            value = obj.get(key)
+            if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+                return f"{prefix}{key}: {type(value).__name__}, expected {'/'.join(t.__name__ for t in types)}"
+    if any(not isinstance(c, dict) for c in msg.get("tool_calls") or []):
+        return ".tool_calls: expected a list of objects"
+    return None
+
+
+def _messages(raw: list, regex: re.Pattern, model: str | None, name: str,
+              rejected: list[Rejected]) -> tuple[list[Message], dict]:
+    """The transcript, and the exit message's extra (2.x). A message with a field of the wrong type is one
+    `bad_record` row and is left out."""
     out: list[Message] = []
     exit_extra: dict = {}
     awaiting = False  # 1.x and 2.x text mode: the user message right after a command is its output
     for i, msg in enumerate(raw):
         where = f"{name}: messages[{i}]"
-        if not isinstance(msg, dict):
-            out.append(Message(type(msg).__name__, raw=msg, where=where))
+        if (bad := _bad_field(msg)) is not None:
+            rejected.append(Rejected("bad_record", f"{where}{bad}; the message is left out", name,
+                                     record_id=f"messages[{i}]", snippet=str(msg)[:2000]))
+            awaiting = False
             continue
         extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
         role, kind = msg.get("role"), msg.get("type")
@@ -239,7 +267,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         regex = re.compile(_DEFAULT_ACTION_REGEX, re.DOTALL)
     model = _at(config, "model", "model_name")
     model = model if isinstance(model, str) else None
-    messages, exit_extra = _messages(doc["messages"], regex, model, name)
+    rejected: list[Rejected] = []
+    messages, exit_extra = _messages(doc["messages"], regex, model, name, rejected)
+    yield from rejected
 
     instance = doc.get("instance_id") if isinstance(doc.get("instance_id"), str) else \
         name[:-len(_SUFFIX)] if name.endswith(_SUFFIX) else None

@@ -27,8 +27,9 @@ Outcome: the SDK records the agent's own verdict, not a test's: a `FinishAction`
 and, with `execution_status` `finished`, is outcome `success` (no reward: nothing scored it); `error` or
 `stuck` is `failure`; anything else (paused, idle, waiting) is `unknown` and truncated.
 
-Bad input: an event file that is not valid JSON or not an object is a `parse_error` / `bad_record` row naming
-the file; the rest of the conversation is read. `agent`: `base_state.json` `agent.llm.model`. `env`:
+Bad input: an event file that is not valid JSON, not an object, or with a field of the wrong type (`action`
+not an object, a `tool_name` that is not a string...) is a `parse_error` / `bad_record` row naming the file
+and the field, and is left out; the rest of the conversation is read. `agent`: `base_state.json` `agent.llm.model`. `env`:
 `conversation_id`, `execution_status`, `stats` (usage), `tools`, `errors`, `bookkeeping`,
 `local_time_first/last`. Terminal output is kept as the SDK recorded it (escape sequences included).
 """
@@ -132,6 +133,32 @@ def _turn(events: list[tuple[str, dict]], model: str | None) -> Message:
                    model=model, where=events[0][0])
 
 
+# the fields this reader uses, by type: another type makes the event a `bad_record`
+_FIELDS = {"source": (str,), "timestamp": (str,), "tool_name": (str,), "tool_call_id": (str,),
+           "llm_response_id": (str,), "reasoning_content": (str,), "thought": (list, str), "action": (dict,),
+           "tool_call": (dict,), "observation": (dict,), "llm_message": (dict,), "tools": (list,),
+           "error": (str,), "rejection_reason": (str,), "extended_content": (list,)}
+_NESTED = {"tool_call": {"id": (str,), "name": (str,), "arguments": (str, dict)},
+           "action": {"kind": (str,), "message": (str,)}, "llm_message": {"role": (str,), "content": (list, str)},
+           "observation": {"content": (list, str), "exit_code": (int,), "metadata": (dict,)}}
+
+
+def _bad_field(event: dict) -> str | None:
+    """"field: what is wrong" for the first field of an event with a type the reader cannot use."""
+    def check(obj: dict, fields: dict, prefix: str) -> str | None:
+        for key, types in fields.items():
+            value = obj.get(key)
+            if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+                return f"{prefix}{key}: {type(value).__name__}, expected {'/'.join(t.__name__ for t in types)}"
+        return None
+
+    found = check(event, _FIELDS, "")
+    for key, fields in _NESTED.items():
+        if found is None and isinstance(event.get(key), dict):
+            found = check(event[key], fields, f"{key}.")
+    return found
+
+
 def _events(source: Source) -> tuple[list[tuple[str, dict]], list[Rejected]]:
     names = sorted((int(m.group(1)), n) for n in source.listdir("events") if (m := EVENT_NAME.match(n)))
     out, problems = [], []
@@ -144,6 +171,10 @@ def _events(source: Source) -> tuple[list[tuple[str, dict]], list[Rejected]]:
             continue
         if not isinstance(event, dict) or not isinstance(event.get("kind"), str):
             problems.append(Rejected("bad_record", f"{rel}: expected an event object with a `kind`; left out", rel))
+            continue
+        if (bad := _bad_field(event)) is not None:
+            problems.append(Rejected("bad_record", f"{rel}: {event['kind']} field {bad}; the event is left out", rel,
+                                     snippet=dumps(event)[:2000]))
             continue
         out.append((rel, event))
     return out, problems

@@ -462,6 +462,12 @@ def _catalogue() -> list[Variant]:
     out += _generic(history, "", text=True)
     out += _json_records(history, "", ("history",), 3, quick_keys={"action"}, max_loss=2)
 
+    # mini-swe-agent: one message damaged (a model turn, its output)
+    mini = "swe/minisweagent-gemini3pro/trajs/django__django-16255/django__django-16255.traj.json"
+    out += _generic(mini, "", text=True, quick={"half"})
+    out += _json_records(mini, "", ("messages",), 4, quick_keys={"content", "(record)"})
+    out += _json_records(mini, "", ("messages",), 5, quick_keys={"content"})
+
     # AgentNet: one step damaged
     an, an_file = "macos/agentnet-darwin", "s_7f27a11115e596eb.json"
     out += _generic(an, an_file, text=True, quick={"half"})

@@ -40,3 +40,31 @@ def run_script(python: Path, script: str, args: list[str], home: Path, timeout: 
 def last_json_line(stdout: str):
     """The JSON a script printed last (producers print banners before it)."""
     return json.loads(stdout.strip().splitlines()[-1])
+
+
+_RUNS: dict[tuple[str, str], tuple] = {}  # one run of each producer per test session, shared by the modules
+
+
+def mini_swe_agent_run(version: str, tmp_path_factory):
+    """(output folder, {trajectory path: what mini-swe-agent's own code reads}) of mini-swe-agent `version`'s
+    run (`producers/mini_swe_agent.py`), made once per session."""
+    key = ("mini-swe-agent", version)
+    if key not in _RUNS:
+        python = producer_python("mini-swe-agent", version)
+        base = tmp_path_factory.mktemp(f"mini-{version}")
+        oracle = last_json_line(run_script(python, "mini_swe_agent.py", ["run", str(base / "out")], base / "home"))
+        _RUNS[key] = (base / "out", oracle)
+    return _RUNS[key]
+
+
+def openhands_sdk_run(version: str, tmp_path_factory):
+    """(conversations folder, what the SDK's event models read from each) of openhands-sdk `version`'s run
+    (`producers/openhands_sdk.py`), made once per session."""
+    key = ("openhands-sdk", version)
+    if key not in _RUNS:
+        python = producer_python("openhands-sdk", version)
+        base = tmp_path_factory.mktemp("openhands-sdk")
+        oracle = last_json_line(run_script(python, "openhands_sdk.py", ["run", str(base / "out")], base / "home"))
+        assert oracle["version"] == version
+        _RUNS[key] = (base / "out" / "conversations", oracle["conversations"])
+    return _RUNS[key]

@@ -11,7 +11,7 @@ from ingest.record import Episode, Rejected
 from ingest.source import Source
 from ingest.swe import minisweagent
 from tests.conftest import SAMPLES, episode_and_steps
-from tests.ingest.swe.producer_runs import last_json_line, producer_python, run_script
+from tests.ingest.swe.producer_runs import mini_swe_agent_run
 
 VERSIONS = ("1.17.5", "2.4.6")  # the Makefile's MINI_SWE_AGENT_VERSIONS
 
@@ -24,12 +24,8 @@ def read_file(path) -> list:
 @pytest.fixture(scope="session", params=VERSIONS)
 def mini_run(request, tmp_path_factory):
     """(version, output folder, {trajectory path: what mini-swe-agent's own code reads}), once per session."""
-    version = request.param
-    python = producer_python("mini-swe-agent", version)
-    base = tmp_path_factory.mktemp(f"mini-{version}")
-    out = base / "out"
-    oracle = last_json_line(run_script(python, "mini_swe_agent.py", ["run", str(out)], base / "home"))
-    return version, out, oracle
+    out, oracle = mini_swe_agent_run(request.param, tmp_path_factory)
+    return request.param, out, oracle
 
 
 def test_what_mini_writes_ingests_as_its_own_loader_reads_it(mini_run):

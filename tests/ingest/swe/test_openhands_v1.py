@@ -11,7 +11,7 @@ from fsspec.implementations.local import LocalFileSystem
 from ingest.record import Episode, Rejected
 from ingest.source import Source
 from ingest.swe import openhands_v1
-from tests.ingest.swe.producer_runs import last_json_line, producer_python, run_script
+from tests.ingest.swe.producer_runs import openhands_sdk_run
 
 VERSION = "1.58.2"  # the Makefile's OPENHANDS_SDK_VERSION
 FINISHED, STOPPED = "00000000000040008000000000000001", "00000000000040008000000000000002"
@@ -25,11 +25,7 @@ def read_folder(path) -> list:
 @pytest.fixture(scope="session")
 def sdk_run(tmp_path_factory):
     """(conversations folder, what the SDK's event models read from each), once per session."""
-    python = producer_python("openhands-sdk", VERSION)
-    base = tmp_path_factory.mktemp("openhands-sdk")
-    oracle = last_json_line(run_script(python, "openhands_sdk.py", ["run", str(base / "out")], base / "home"))
-    assert oracle["version"] == VERSION
-    return base / "out" / "conversations", oracle["conversations"]
+    return openhands_sdk_run(VERSION, tmp_path_factory)
 
 
 def test_what_the_sdk_writes_ingests_as_its_event_models_read_it(sdk_run):
@@ -88,20 +84,25 @@ def test_a_conversation_that_stopped_on_an_error_is_a_truncated_failure(sdk_run)
 
 
 def test_the_pipeline_reads_conversation_folders_and_keeps_unknown_and_broken_events(sdk_run, run, query, tmp_path):
-    """A copy of the finished conversation with one event file broken and one of a kind no reader knows:
-    the broken one is one quarantine row naming the file, the unknown one is kept raw with a warning row."""
+    """A copy of the finished conversation with one event file broken, one with a field of the wrong type and
+    one of a kind no reader knows: the first two are one quarantine row each naming the file (and the field),
+    the unknown one is kept raw with a warning row."""
     folder, _ = sdk_run
     conv = tmp_path / "input" / "conv"
     shutil.copytree(folder / FINISHED, conv)
     events = sorted((conv / "events").iterdir())
     events[3].write_text("{not json")
+    bad = json.loads(events[6].read_text())
+    events[6].write_text(json.dumps({**bad, "action": ["view"]}))  # the file view's action is not an object
     (conv / "events" / "event-00099-0000000a-0000-0000-0000-000000000000.json").write_text(
         json.dumps({"kind": "FutureEvent", "id": "x", "source": "agent", "detail": "new"}))
     result = run("ingest-swe", [tmp_path / "input"], stages=["ingest"])
-    assert result.episodes == 1 and not result.ignored
+    assert result.episodes == 1 and not result.ignored and result.steps == 5  # the view is left out
     rows = {r["rule"]: r for r in query("SELECT rule, reason, location FROM quarantine")}
-    assert set(rows) == {"parse_error", "unknown_content"}
+    assert set(rows) == {"parse_error", "bad_record", "unknown_content"}
     assert rows["parse_error"]["location"] == f"events/{events[3].name}"
+    assert rows["bad_record"]["reason"] == f"events/{events[6].name}: ActionEvent field action: list, expected dict; " \
+        "the event is left out"
     assert "FutureEvent" in rows["unknown_content"]["reason"] or "event-00099" in rows["unknown_content"]["reason"]
     (ep,) = query("SELECT * FROM episodes")
     assert ep["source_format"] == "openhands_v1" and ep["outcome"] == "success"

@@ -1,0 +1,31 @@
+"""`ingest-all` over one folder mixing what the producers wrote at test time (mini-swe-agent 1.x and 2.x,
+the OpenHands SDK) with the bundled SWE samples: every trajectory is read by its own format, and nothing a
+person would call a trace is left as "no format reads it"."""
+
+import shutil
+
+from tests.conftest import SAMPLES
+from tests.ingest.swe.producer_runs import mini_swe_agent_run, openhands_sdk_run
+from tests.ingest.swe.test_minisweagent import VERSIONS
+from tests.ingest.swe.test_openhands_v1 import VERSION as OPENHANDS_VERSION
+
+
+def test_ingest_all_reads_every_producers_output_beside_the_samples(run, query, tmp_path, tmp_path_factory):
+    mixed = tmp_path / "mixed"
+    shutil.copytree(SAMPLES / "swe", mixed / "swe")
+    expected = {"sweagent": 3, "openhands": 3, "minisweagent": 1, "openhands_v1": 0}
+    for version in VERSIONS:
+        out, _ = mini_swe_agent_run(version, tmp_path_factory)
+        for traj in out.glob("*/*.traj.json"):
+            shutil.copy(traj, mixed / f"mini-{version}-{traj.name}")
+            expected["minisweagent"] += 1
+    conversations, found = openhands_sdk_run(OPENHANDS_VERSION, tmp_path_factory)
+    shutil.copytree(conversations, mixed / "conversations")
+    expected["openhands_v1"] = len(found)
+    result = run("ingest-all", [mixed], stages=["ingest"])
+    assert result.status == "success"
+    got = {r["source_format"]: r["n"] for r in query(
+        "SELECT source_format, count(*) AS n FROM episodes GROUP BY 1")}
+    assert got == expected
+    traces = [i.path for i in result.ignored if not i.path.endswith(("PROVENANCE.md", "README.md"))]
+    assert traces == []
