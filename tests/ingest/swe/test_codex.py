@@ -145,3 +145,14 @@ def test_real_rollout_cut_before_the_answer_keeps_its_task():
     [row] = read_records(codex, path)
     assert row.rule == "empty_episode"
     assert json.loads(row.snippet)["task"].startswith("can you analyse the MD files in this directory")
+
+
+def test_bookkeeping_items_are_counted_and_unknown_items_kept_raw(tmp_path):
+    records = _rollout(tmp_path, [META, *PROMPT,
+        _item("response_item", type="ghost_snapshot", ghost_commit={"id": "abc"}),
+        _item("response_item", type="hologram", data=1),
+        _item("response_item", type="message", role="assistant", content=[{"type": "output_text", "text": "ok"}])])
+    assert [r.rule for r in records if isinstance(r, Rejected)] == ["unknown_content"]
+    ep = records[-1]
+    assert ep.env["codex"]["bookkeeping"] == {"ghost_snapshot": 1}
+    assert ep.env["unmapped"][0]["raw"] == {"type": "hologram", "data": 1}
