@@ -187,8 +187,9 @@ def _messages(lines: list[_Line], where: str) -> tuple[list[Message], str | None
                 out.append(Message("assistant", model=msg.get("model") if isinstance(msg.get("model"), str) else None,
                                    timestamp=stamp, where=at))
             current_id = mid
-            _add_assistant_content(out[-1], msg.get("content"))
-            shell_calls.update(c.id for c in out[-1].tool_calls if c.action is not None and c.action.kind == "command")
+            first = len(out) - 1  # the turn this line adds to, and any it opens after a server tool's result
+            _add_assistant_content(out, msg.get("content"))
+            shell_calls.update(c.id for m in out[first:] for c in m.tool_calls if c.action and c.action.kind == "command")
             continue
         current_id = None
         content = msg.get("content")
@@ -208,18 +209,31 @@ def _messages(lines: list[_Line], where: str) -> tuple[list[Message], str | None
     return out, task
 
 
-def _add_assistant_content(turn: Message, content) -> None:
+def _add_assistant_content(out: list[Message], content) -> None:
+    """Adds a line's blocks to the current assistant turn (`out[-1]`). The results of server-side tools
+    (`web_search_tool_result`...) sit inside the assistant message right after their `server_tool_use` call:
+    each becomes a tool result, and what follows it a new turn of the same model."""
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
     for block in blocks if isinstance(blocks, list) else []:
         kind = block.get("type") if isinstance(block, dict) else None
+        if isinstance(kind, str) and kind.endswith("_tool_result") and block.get("tool_use_id"):
+            turn = out[-1]
+            out.append(Message("tool", text=_block_text(block.get("content")), tool_call_id=block["tool_use_id"],
+                               timestamp=turn.timestamp, where=turn.where))
+            out.append(Message("assistant", model=turn.model, timestamp=turn.timestamp, where=turn.where))
+            continue
+        turn = out[-1]
         if kind == "text" and isinstance(block.get("text"), str):
             turn.text = f"{turn.text}\n\n{block['text']}" if turn.text else block["text"]
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             turn.reasoning = f"{turn.reasoning}\n\n{block['thinking']}" if turn.reasoning else block["thinking"]
         elif kind in ("tool_use", "server_tool_use"):
             turn.tool_calls.append(_tool_call(block))
-        else:  # redacted_thinking, web search results...: kept with the turn
+        else:  # redacted_thinking and unknown blocks: kept with the turn (a message action's raw)
             turn.raw = (turn.raw or []) + [block]
+    if out and out[-1].role == "assistant" and not (out[-1].text or out[-1].reasoning or out[-1].tool_calls
+                                                    or out[-1].raw) and len(out) > 1 and out[-2].role == "tool":
+        out.pop()  # a turn opened after a server result that got no content on this line: the next line reopens it
 
 
 def _tool_call(block: dict) -> ToolCall:

@@ -159,3 +159,17 @@ def test_a_harbor_trial_without_atif_is_read_from_its_claude_code_session(tmp_pa
     assert records[0].env["sidechains"] == [records[1].key]
     direct = [r for r in read_records(claude_code, HARBOR_SESSION)]
     assert [len(r.steps) for r in records] == [len(r.steps) for r in direct] == [6, 2]
+
+
+def test_server_tool_results_inside_the_assistant_message_are_results(tmp_path):
+    """A web search runs on Anthropic's side: its call and its result are both blocks of the assistant message."""
+    [ep] = _read(tmp_path, [
+        _line("user", "u1", None, "Latest pytest?"),
+        _line("assistant", "a1", "u1", [
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "pytest release"}},
+            {"type": "web_search_tool_result", "tool_use_id": "s1",
+             "content": [{"type": "web_search_result", "title": "pytest 9", "url": "https://x"}]},
+            {"type": "text", "text": "pytest 9."}], mid="m1"),
+    ])
+    assert [(s.action.tool_name, s.action.text) for s in ep.steps] == [("web_search", None), (None, "pytest 9.")]
+    assert ep.steps[1].observation.text == "[web_search_result]" and ep.domain == "swe"
