@@ -7,8 +7,8 @@ One JSON object per line; `type` says what it is:
   An assistant API message is streamed as several lines sharing `message.id`, one content block each (`text`,
   `thinking`, `tool_use` `{id, name, input}`); they are joined back into one turn, its `message.model` the turn's
   model. Server-side tools (`server_tool_use`, e.g. web search) have their result inside the same message
-  (`web_search_tool_result`): it becomes the call's result, and what follows it a new turn. A `user` line holds either the prompt (a string or `text` blocks; `isMeta` marks lines the CLI injected:
-  command output, caveats) or `tool_result` blocks `{tool_use_id, content, is_error}` (the result's structured
+  (`web_search_tool_result`): it becomes the call's result, and what follows it a new turn. A `user` line holds
+  either the prompt (a string or `text` blocks; `isMeta` marks lines the CLI injected: command output, caveats) or `tool_result` blocks `{tool_use_id, content, is_error}` (the result's structured
   form in `toolUseResult` duplicates it).
 - `summary` (`summary`, `leafUuid`: a title of a conversation), `system` (`subtype`, `content`, `level`:
   compaction boundaries, API errors, hook output): kept in `env["claude_code"]["summaries"]` / `["system"]`.
@@ -190,7 +190,8 @@ def _messages(lines: list[_Line], where: str) -> tuple[list[Message], str | None
             current_id = mid
             first = len(out) - 1  # the turn this line adds to, and any it opens after a server tool's result
             _add_assistant_content(out, msg.get("content"))
-            shell_calls.update(c.id for m in out[first:] for c in m.tool_calls if c.action and c.action.kind == "command")
+            shell_calls.update(c.id for m in out[first:] for c in m.tool_calls
+                               if c.action and c.action.kind == "command")
             continue
         current_id = None
         content = msg.get("content")
