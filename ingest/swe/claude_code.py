@@ -8,8 +8,9 @@ One JSON object per line; `type` says what it is:
   `thinking`, `tool_use` `{id, name, input}`); they are joined back into one turn, its `message.model` the turn's
   model. Server-side tools (`server_tool_use`, e.g. web search) have their result inside the same message
   (`web_search_tool_result`): it becomes the call's result, and what follows it a new turn. A `user` line holds
-  either the prompt (a string or `text` blocks; `isMeta` marks lines the CLI injected: command output, caveats) or `tool_result` blocks `{tool_use_id, content, is_error}` (the result's structured
-  form in `toolUseResult` duplicates it).
+  either the prompt (a string or `text` blocks; `isMeta` marks lines the CLI injected: command output, caveats)
+  or `tool_result` blocks `{tool_use_id, content, is_error}` (the structured form in `toolUseResult` duplicates
+  them).
 - `summary` (`summary`, `leafUuid`: a title of a conversation), `system` (`subtype`, `content`, `level`:
   compaction boundaries, API errors, hook output): kept in `env["claude_code"]["summaries"]` / `["system"]`.
 - `file-history-snapshot`, `queue-operation`, `last-prompt`, `custom-title`, `progress`: the CLI's own
