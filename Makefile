@@ -40,7 +40,9 @@ setup: $(BIN)/pipelines
 
 setup-test: $(VENV)/.test-deps producer-venvs
 
-producer-venvs: $(PRODUCER_VENVS)
+# the venvs are independent and their installs mostly wait on downloads: built side by side
+producer-venvs:
+	$(MAKE) -j 3 $(PRODUCER_VENVS)
 
 $(PRODUCERS)/mini-swe-agent-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)

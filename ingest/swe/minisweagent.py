@@ -22,8 +22,10 @@ and block); `action.raw` keeps the turn's usage and cost; a turn without exactly
 error) is a `message` action and the format-error feedback is the next observation (2.x does not keep the
 rejected turn as a message: it is rebuilt from the feedback's `extra.model_response`). Observation 0 is the
 task message (the rendered instance template, also the task); a result's `exit_code` is its return code.
-Step timestamps are the turn's own (`timestamp` / `extra.timestamp`, epoch seconds, else the response's
-`created`); the model per step is the response's `model` (else `info.config.model.model_name`).
+Step timestamps are the turn's own (`timestamp` / `extra.timestamp`, epoch seconds; the response's `created`,
+whole seconds, only in files where no message has a time of its own, since mixed with the finer clock it runs
+backwards: a 2.x rejected reply has only `created`, so it has no time); the model per step is the
+response's `model` (else `info.config.model.model_name`).
 
 Outcome: `exit_status` `Submitted` ends the episode (terminal); any other status (LimitsExceeded, a
 format-error streak, an exception) truncates it. The resolution is the SWE-bench harness's: a `report.json`
@@ -107,10 +109,16 @@ def _int(value) -> int | None:
 
 
 def _when(msg: dict, extra: dict):
-    for value in (msg.get("timestamp"), extra.get("timestamp"), _at(extra, "response", "created")):
+    """The message's own time (1.x `timestamp`, 2.x `extra.timestamp`: epoch seconds with microseconds)."""
+    for value in (msg.get("timestamp"), extra.get("timestamp")):
         if (ts := parse_time(value)) is not None:
             return ts
     return None
+
+
+def _has_own_times(raw: list) -> bool:
+    return any(isinstance(m, dict) and (m.get("timestamp") is not None or (
+        isinstance(m.get("extra"), dict) and m["extra"].get("timestamp") is not None)) for m in raw)
 
 
 def _assistant(msg: dict, extra: dict, where: str, regex: re.Pattern, model: str | None) -> Message:
@@ -193,8 +201,12 @@ def _messages(raw: list, regex: re.Pattern, model: str | None, name: str,
     out: list[Message] = []
     exit_extra: dict = {}
     awaiting = False  # 1.x and 2.x text mode: the user message right after a command is its output
+    # the response's `created` (whole seconds) times a turn only where no message has a time of its own: mixed
+    # with the finer clock it would run backwards
+    created_times = not _has_own_times(raw)
     for i, msg in enumerate(raw):
         where = f"{name}: messages[{i}]"
+        first = len(out)
         if (bad := _bad_field(msg)) is not None:
             rejected.append(Rejected("bad_record", f"{where}{bad}; the message is left out", name,
                                      record_id=f"messages[{i}]", snippet=str(msg)[:2000]))
@@ -212,8 +224,9 @@ def _messages(raw: list, regex: re.Pattern, model: str | None, name: str,
             awaiting = bool(out[-1].tool_calls) and not out[-1].tool_calls[0].id
         elif role == "user" and extra.get("interrupt_type") == "FormatError" and isinstance(
                 extra.get("model_response"), str):  # 2.x keeps the rejected reply only here
-            out.append(Message("assistant", extra["model_response"], model=model, timestamp=_when(msg, extra),
-                               where=where))
+            response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
+            out.append(Message("assistant", extra["model_response"], model=response.get("model") or model,
+                               timestamp=_when(msg, extra), where=where))
             out.append(Message("user", _content(msg.get("content")), where=where))
             awaiting = False
         elif role == "user" and (awaiting or "returncode" in extra or "raw_output" in extra):
@@ -227,6 +240,9 @@ def _messages(raw: list, regex: re.Pattern, model: str | None, name: str,
             out.append(Message(role, _content(msg.get("content")), where=where))
         else:
             out.append(Message(str(role or kind), _content(msg.get("content")), raw=msg, where=where))
+        if created_times and (created := parse_time(_at(extra, "response", "created"))) is not None:
+            for m in out[first:]:
+                m.timestamp = m.timestamp or (created if m.role == "assistant" else None)
     return out, exit_extra
 
 
