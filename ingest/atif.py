@@ -48,9 +48,11 @@ Harbor trials:
 - Terminated: the agent ended by itself, unless `exception_info` names an agent-side error (a timeout, a
   crash); verifier errors (`Verifier...`, `Reward...`) come after the agent finished.
 - `env["harbor"]`: trial and task names, dataset, agent info, several rewards, the exception.
-- A trial folder with a result but no `agent/trajectory.json` gives one `missing_trajectory` quarantine row
-  that names the trial, its task and its exception (the agent wrote no ATIF trajectory); a trajectory without
-  an agent step gives an `empty_episode` row that keeps the trial's outcome and reward (in its reason and
+- A trial folder with a result but no `agent/trajectory.json` is read from the Claude Code sessions the agent
+  left in `agent/sessions/projects/*/*.jsonl` (`ingest.swe.claude_code`; the main line gets the trial's outcome,
+  reward and `env["harbor"]`); without those either, it gives one `missing_trajectory` quarantine row that
+  names the trial, its task and its exception (the agent wrote no ATIF trajectory). A trajectory without an
+  agent step gives an `empty_episode` row that keeps the trial's outcome and reward (in its reason and
   snippet). Other ATIF files in `agent/` are read as episodes of their own (key: their path).
 
 Sidechains (Claude Code subagents, `extra.is_sidechain` true on a turn): they are not the main line (older
@@ -691,7 +693,9 @@ def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
     trial, problems = _trial(source)
     yield from problems
     names = [f"agent/{n}" for n in source.listdir("agent") if n.endswith(".json")]
-    if TRAJECTORY not in names:
+    if TRAJECTORY not in names and _sessions(source):
+        yield from _read_sessions(source, trial)
+    elif TRAJECTORY not in names:
         harbor = trial["env"]
         what = f"Harbor trial {harbor.get('trial_name') or posixpath.basename(source.path)}"
         if harbor.get("task_name"):
@@ -713,6 +717,28 @@ def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
                                  parent=links.get(posixpath.basename(path)), uri=source.uri)
         except SourceError as e:
             yield Rejected(e.rule, e.reason, e.location or path)
+
+
+def _sessions(source: Source) -> list[str]:
+    """The Claude Code session files a trial's agent left (`agent/sessions/projects/<project>/<id>.jsonl`)."""
+    base = "agent/sessions/projects"
+    return [f"{base}/{p}/{n}" for p in source.listdir(base) for n in source.listdir(f"{base}/{p}") if n.endswith(".jsonl")]
+
+
+def _read_sessions(source: Source, trial: dict) -> Iterator[Episode | Rejected]:
+    from ingest.swe import claude_code
+
+    for rel in _sessions(source):
+        for record in claude_code.transcript_records(source.read_bytes(rel), rel, source.budgets):
+            if isinstance(record, Episode):
+                record.key = f"{rel}:{record.key}" if record.key else rel
+                record.env["harbor"] = trial["env"]
+                if "sidechains" in record.env:
+                    record.env["sidechains"] = [f"{rel}:{k}" for k in record.env["sidechains"]]
+                if "sidechain" not in record.env:  # the trial's outcome is the main line's
+                    record.outcome, record.reward, record.terminated = trial["outcome"], trial["reward"], \
+                        trial["terminated"]
+            yield record
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:

@@ -6,9 +6,11 @@ One JSON object per line; `type` says what it is:
   `uuid`, `parentUuid`, `isSidechain`, `sessionId`, `timestamp` (ISO-8601, UTC), `cwd`, `version`, `gitBranch`.
   An assistant API message is streamed as several lines sharing `message.id`, one content block each (`text`,
   `thinking`, `tool_use` `{id, name, input}`); they are joined back into one turn, its `message.model` the turn's
-  model. A `user` line holds either the prompt (a string or `text` blocks; `isMeta` marks lines the CLI injected:
-  command output, caveats) or `tool_result` blocks `{tool_use_id, content, is_error}` (the result's structured
-  form in `toolUseResult` duplicates it).
+  model. Server-side tools (`server_tool_use`, e.g. web search) have their result inside the same message
+  (`web_search_tool_result`): it becomes the call's result, and what follows it a new turn. A `user` line holds
+  either the prompt (a string or `text` blocks; `isMeta` marks lines the CLI injected: command output, caveats)
+  or `tool_result` blocks `{tool_use_id, content, is_error}` (the structured form in `toolUseResult` duplicates
+  them).
 - `summary` (`summary`, `leafUuid`: a title of a conversation), `system` (`subtype`, `content`, `level`:
   compaction boundaries, API errors, hook output): kept in `env["claude_code"]["summaries"]` / `["system"]`.
 - `file-history-snapshot`, `queue-operation`, `last-prompt`, `custom-title`, `progress`: the CLI's own
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ingest.record import Episode, Rejected
-from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.source import Budgets, Source, SourceError, parse_json, text_lines
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action
 from ingest.transcript import Message, Run, ToolCall, records
@@ -80,9 +82,12 @@ class _Chain:
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
-    name = posixpath.basename(source.path)
-    data = source.read_bytes()
-    main, side, extras, problems = _split(data, name, source)
+    yield from transcript_records(source.read_bytes(), posixpath.basename(source.path), source.budgets)
+
+
+def transcript_records(data: bytes, name: str, budgets: Budgets) -> Iterator[Episode | Rejected]:
+    """What `read` yields for the bytes of one transcript (also used for the sessions inside a Harbor trial)."""
+    main, side, extras, problems = _split(data, name, budgets)
     yield from problems
     session = next((ln.obj.get("sessionId") for ln in main.lines + [x for c in side for x in c.lines]
                     if isinstance(ln.obj.get("sessionId"), str)), None)
@@ -104,12 +109,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield from _episode(chain, side_env, f"{name}: {chain.key}")
 
 
-def _split(data: bytes, name: str, source: Source):
+def _split(data: bytes, name: str, budgets: Budgets):
     """(main chain, subagent chains, extras for env, rejections) of a transcript's lines."""
     main, side, group_of = _Chain(""), {}, {}  # group_of: uuid -> the subagent group it belongs to
     extras = {"summaries": [], "system": [], "bookkeeping": {}, "unknown_records": []}
     problems, last_group = [], None
-    for no, line, problem in text_lines(data, name, source.budgets):
+    for no, line, problem in text_lines(data, name, budgets):
         if problem or not line or not line.strip():
             if problem:
                 problems.append(Rejected("parse_error", problem, name, line=no))
@@ -184,8 +189,10 @@ def _messages(lines: list[_Line], where: str) -> tuple[list[Message], str | None
                 out.append(Message("assistant", model=msg.get("model") if isinstance(msg.get("model"), str) else None,
                                    timestamp=stamp, where=at))
             current_id = mid
-            _add_assistant_content(out[-1], msg.get("content"))
-            shell_calls.update(c.id for c in out[-1].tool_calls if c.action is not None and c.action.kind == "command")
+            first = len(out) - 1  # the turn this line adds to, and any it opens after a server tool's result
+            _add_assistant_content(out, msg.get("content"))
+            shell_calls.update(c.id for m in out[first:] for c in m.tool_calls
+                               if c.action and c.action.kind == "command")
             continue
         current_id = None
         content = msg.get("content")
@@ -205,18 +212,31 @@ def _messages(lines: list[_Line], where: str) -> tuple[list[Message], str | None
     return out, task
 
 
-def _add_assistant_content(turn: Message, content) -> None:
+def _add_assistant_content(out: list[Message], content) -> None:
+    """Adds a line's blocks to the current assistant turn (`out[-1]`). The results of server-side tools
+    (`web_search_tool_result`...) sit inside the assistant message right after their `server_tool_use` call:
+    each becomes a tool result, and what follows it a new turn of the same model."""
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
     for block in blocks if isinstance(blocks, list) else []:
         kind = block.get("type") if isinstance(block, dict) else None
+        if isinstance(kind, str) and kind.endswith("_tool_result") and block.get("tool_use_id"):
+            turn = out[-1]
+            out.append(Message("tool", text=_block_text(block.get("content")), tool_call_id=block["tool_use_id"],
+                               timestamp=turn.timestamp, where=turn.where))
+            out.append(Message("assistant", model=turn.model, timestamp=turn.timestamp, where=turn.where))
+            continue
+        turn = out[-1]
         if kind == "text" and isinstance(block.get("text"), str):
             turn.text = f"{turn.text}\n\n{block['text']}" if turn.text else block["text"]
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             turn.reasoning = f"{turn.reasoning}\n\n{block['thinking']}" if turn.reasoning else block["thinking"]
         elif kind in ("tool_use", "server_tool_use"):
             turn.tool_calls.append(_tool_call(block))
-        else:  # redacted_thinking, web search results...: kept with the turn
+        else:  # redacted_thinking and unknown blocks: kept with the turn (a message action's raw)
             turn.raw = (turn.raw or []) + [block]
+    if out and out[-1].role == "assistant" and not (out[-1].text or out[-1].reasoning or out[-1].tool_calls
+                                                    or out[-1].raw) and len(out) > 1 and out[-2].role == "tool":
+        out.pop()  # a turn opened after a server result that got no content on this line: the next line reopens it
 
 
 def _tool_call(block: dict) -> ToolCall:

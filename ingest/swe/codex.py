@@ -13,7 +13,8 @@ items bare, one per line, with `record_type: "state"` lines between; both are re
   (`name`, `arguments` as a JSON string, `call_id`), `function_call_output` (`call_id`, `output`: text, or the
   `shell` tool's JSON `{"output", "metadata": {"exit_code", "duration_seconds"}}`, or content parts),
   `custom_tool_call` / `custom_tool_call_output` (`apply_patch`, with a free-text `input`), `local_shell_call`
-  (`action.command` argv), `web_search_call`.
+  (`action.command` argv), `web_search_call`; `ghost_snapshot` (the CLI's git snapshot for /undo) is counted,
+  `compaction` items kept with the compactions; any other item type is kept raw with a warning.
 - `event_msg`: the UI's event stream (`user_message`, `agent_message`, `agent_reasoning`, `token_count`,
   `exec_command_end`, `task_started`, `task_complete`, `turn_aborted`...): it repeats the response items, so
   only the prompts (`user_message`: the task), the last token usage, aborted turns and counts per type are kept.
@@ -157,6 +158,11 @@ class _State:
             self.reasoning += texts
         elif kind in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
             self._call(item, stamp, where)
+        elif kind == "ghost_snapshot":  # the CLI's git snapshot for /undo: bookkeeping, counted
+            counts = self.codex.setdefault("bookkeeping", {})
+            counts[kind] = counts.get(kind, 0) + 1
+        elif kind in ("compaction", "compaction_summary"):
+            self.codex.setdefault("compactions", []).append(item)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             text, exit_code = _output(item.get("output"))
             call_id = item.get("call_id")

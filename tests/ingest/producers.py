@@ -1,5 +1,6 @@
 """Session-scoped fixtures that run the producers of chat-shaped agent logs once per test run, for the format
-tests and the mixed-folder ingest test alike. Import the fixture into a test module to use it.
+tests and the mixed-folder ingest test alike. Import the fixture into a test module to use it: each importing
+module gets its own fixture definition, so the runs themselves are kept in `_RUNS` (one per session).
 
 - `inspect_runs`: Inspect AI at each released version whose log format differs, in its own venv
   (`.venv/producers/inspect-ai-<version>/`, `make setup-test`), writing a `.eval` and a `.json` log each
@@ -38,14 +39,19 @@ def _inspect(version: str, *args: str, home: Path) -> str:
     return done.stdout.splitlines()[-1]
 
 
+_RUNS: dict[str, object] = {}
+
+
 @pytest.fixture(scope="session")
 def inspect_runs(tmp_path_factory) -> dict[str, tuple[dict[str, Path], dict[Path, dict]]]:
     """{version: ({".eval": path, ".json": path}, {path: what read_eval_log returns})}"""
     for version in INSPECT_VERSIONS:
         require(f"Inspect AI {version} in .venv/producers/inspect-ai-{version}",
-                (PRODUCERS / f"inspect-ai-{version}" / "bin" / "python").exists())
+                (PRODUCERS / f"inspect-ai-{version}" / ".installed").exists())
     require("the offline tiktoken cache (.venv/producers/tiktoken-cache)", any(TIKTOKEN_CACHE.glob("*")))
-    runs = {}
+    if "inspect" in _RUNS:
+        return _RUNS["inspect"]
+    runs = _RUNS["inspect"] = {}
     for version in INSPECT_VERSIONS:
         out = tmp_path_factory.mktemp(f"inspect-{version}")
         written = json.loads(_inspect(version, "write", str(out / "logs"), home=out))
@@ -59,6 +65,8 @@ def greenlight_logs(tmp_path_factory) -> dict[str, Path]:
     """{"payloads": greenlight's log with --capture-payloads, "metadata": one without}"""
     require("greenlight-mcp 0.7.0 in .venv/producers/greenlight-mcp-0.7.0", GREENLIGHT.exists())
     require("the official MCP SDK (mcp>=2.3,<3)", importlib.util.find_spec("mcp") is not None)
+    if "greenlight" in _RUNS:
+        return _RUNS["greenlight"]
     import anyio
 
     from tests.ingest.mcp import gateway_producer
@@ -73,4 +81,5 @@ def greenlight_logs(tmp_path_factory) -> dict[str, Path]:
 
         anyio.run(bounded)
         [found[kind]] = (out / kind).glob("*.jsonl")
+    _RUNS["greenlight"] = found
     return found

@@ -141,3 +141,35 @@ def test_a_subagent_file_is_one_episode_of_its_subagent(tmp_path):
     [ep] = records
     assert ep.key == "sidechain:a7" and ep.task == "Find callers." and ep.env["sidechain"]["agent_id"] == "a7"
     assert [s.action.tool_name for s in ep.steps] == ["Grep", None] and ep.terminated
+
+
+def test_a_harbor_trial_without_atif_is_read_from_its_claude_code_session(tmp_path):
+    """A trial whose agent wrote no agent/trajectory.json (what most Claude Code trials hold before conversion):
+    its session file is read instead, the main line with the trial's reward."""
+    import shutil
+
+    trial = tmp_path / HARBOR_TRIAL.name
+    shutil.copytree(HARBOR_TRIAL, trial)
+    (trial / "agent" / "trajectory.json").unlink()
+    records = read_records(atif, trial)
+    rel = f"agent/sessions/projects/-app/{HARBOR_SESSION.name}"
+    assert [(r.key, r.outcome, r.reward) for r in records] == [
+        (rel, "success", 1.0), (f"{rel}:sidechain:7a3e0000-0000-4000-8000-000000000008", "unknown", None)]
+    assert records[0].env["harbor"]["task_name"] == "fix-calc-add"
+    assert records[0].env["sidechains"] == [records[1].key]
+    direct = [r for r in read_records(claude_code, HARBOR_SESSION)]
+    assert [len(r.steps) for r in records] == [len(r.steps) for r in direct] == [6, 2]
+
+
+def test_server_tool_results_inside_the_assistant_message_are_results(tmp_path):
+    """A web search runs on Anthropic's side: its call and its result are both blocks of the assistant message."""
+    [ep] = _read(tmp_path, [
+        _line("user", "u1", None, "Latest pytest?"),
+        _line("assistant", "a1", "u1", [
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "pytest release"}},
+            {"type": "web_search_tool_result", "tool_use_id": "s1",
+             "content": [{"type": "web_search_result", "title": "pytest 9", "url": "https://x"}]},
+            {"type": "text", "text": "pytest 9."}], mid="m1"),
+    ])
+    assert [(s.action.tool_name, s.action.text) for s in ep.steps] == [("web_search", None), (None, "pytest 9.")]
+    assert ep.steps[1].observation.text == "[web_search_result]" and ep.domain == "swe"

@@ -133,3 +133,26 @@ def test_units(tmp_path):
     files = [str(SAMPLE), str(REPO / "samples" / "mcp" / "jsonrpc-session.jsonl")]
     heads = {f: Path(f).read_bytes()[:4096] for f in files}
     assert codex.units(files, heads.__getitem__) == [str(SAMPLE)]
+
+
+def test_real_rollout_cut_before_the_answer_keeps_its_task():
+    """simonw/claude-code-transcripts' real 0.77.0 opening (Apache-2.0, in ../shared/samples): instructions, the
+    AGENTS.md and environment messages, the prompt, six turn_context lines and no answer: one empty_episode row
+    whose snippet keeps the task."""
+    path = SHARED / "claude-code-transcripts" / "sample_codex_session.jsonl"
+    if not path.exists():
+        pytest.skip(f"the real rollout is not at {path} (../shared/samples is laid beside the checkout)")
+    [row] = read_records(codex, path)
+    assert row.rule == "empty_episode"
+    assert json.loads(row.snippet)["task"].startswith("can you analyse the MD files in this directory")
+
+
+def test_bookkeeping_items_are_counted_and_unknown_items_kept_raw(tmp_path):
+    records = _rollout(tmp_path, [META, *PROMPT,
+        _item("response_item", type="ghost_snapshot", ghost_commit={"id": "abc"}),
+        _item("response_item", type="hologram", data=1),
+        _item("response_item", type="message", role="assistant", content=[{"type": "output_text", "text": "ok"}])])
+    assert [r.rule for r in records if isinstance(r, Rejected)] == ["unknown_content"]
+    ep = records[-1]
+    assert ep.env["codex"]["bookkeeping"] == {"ghost_snapshot": 1}
+    assert ep.env["unmapped"][0]["raw"] == {"type": "hologram", "data": 1}
