@@ -31,3 +31,18 @@ def bundled_all_lake(tmp_path_factory) -> str:
     result = run_ingest(definition.load("ingest-all"), lake, None, progress=False, log=lambda line: None)
     assert result.status == "success", result.messages[:3]
     return lake
+
+
+@pytest.fixture(scope="session")
+def bundled_lake(tmp_path_factory):
+    """Every bundled sample ingested (`ingest-all`) and deduplicated (dedup records the no-change steps),
+    once per session: the lake's URL; dataset `all` at its deduplicated version."""
+    from pipelines import definition
+    from pipelines.cli import main
+    from pipelines.runner import run_ingest
+
+    lake = str(tmp_path_factory.mktemp("bundled") / "lake")
+    result = run_ingest(definition.load("ingest-all"), lake, progress=False, log=lambda line: None)
+    assert result.status == "success"
+    assert main(["dedup", "all", "--lake", lake]) == 0
+    return lake

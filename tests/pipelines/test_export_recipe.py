@@ -25,15 +25,9 @@ DROIDBOT_ONLY = definition.parse("ingest-droidbot", 'dataset = "android"\nformat
 FORMATS = {"cpt": ["text", "swift"], "sft": ["agentworld", "trl", "swift", "sharegpt", "bench"], "rl": ["verl"]}
 
 
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory):
-    """Every bundled sample ingested (`ingest-all`) and deduplicated once (dedup records no-change steps):
-    the lake URL; the dataset `all` at its deduplicated version."""
-    lake = str(tmp_path_factory.mktemp("recipe") / "lake")
-    result = run_ingest(definition.load("ingest-all"), lake, progress=False, log=lambda line: None)
-    assert result.status == "success"
-    assert main(["dedup", "all", "--lake", lake]) == 0
-    return lake
+@pytest.fixture
+def bundled(bundled_lake):
+    return bundled_lake
 
 
 def _query(lake: str, sql: str, params=()) -> list[dict]:

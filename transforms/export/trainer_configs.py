@@ -109,8 +109,7 @@ def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names
     out: dict[str, dict | str] = {}
     if (kind, fmt) == ("sft", "trl"):
         out["trainers/trl_sft_config.json"] = {
-            "max_length": length, "completion_only_loss": True, "assistant_only_loss": False, "packing": False,
-            "truncation_mode": "keep_start"}
+            "max_length": length, "completion_only_loss": True, "assistant_only_loss": False, "packing": False}
     elif (kind, fmt) == ("cpt", "text"):
         out["trainers/trl_sft_config.json"] = {
             "max_length": length, "dataset_text_field": "text", "completion_only_loss": False, "packing": False}

@@ -1,0 +1,93 @@
+"""The trainer configs written beside each export, loaded by the trainers themselves: TRL's SFTConfig and
+SFTTrainer dataset preparation, verl's RLHFDataset, LLaMA-Factory's argument parser and dataset loader,
+ms-swift's template encoding. Each runs in its own venv (`make trainers`; verl's venv is the one the RL
+reward work builds) on the bundled samples' exports, with a small BPE tokenizer trained here on the
+export (no model hub is reachable), and must keep every row and put the loss exactly on the target."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipelines.export import export
+from pipelines.lake import Lake
+from pipelines.options import ExportOptions
+from tests.conftest import REPO
+from tests.parts import require
+
+CHECKS = Path(__file__).resolve().parent / "trainers"
+PRODUCERS = REPO / ".venv" / "producers"
+VENVS = {"trl": "trainers-trl0.29.1-swift4.6.0", "swift": "trainers-trl0.29.1-swift4.6.0",
+         "llamafactory": "llamafactory-0.9.5", "verl": "verl-0.9.1"}
+
+
+def _python(trainer: str) -> Path:
+    python = PRODUCERS / VENVS[trainer] / "bin" / "python"
+    require(f"the {trainer} venv ({python})", python.exists(),
+            "make trainers builds TRL / ms-swift / LLaMA-Factory; verl's venv comes with the RL reward work's target")
+    return python
+
+
+@pytest.fixture(scope="module")
+def tokenizer(bundled_lake, tmp_path_factory) -> str:
+    """A byte-level BPE (4k merges) trained on the SFT export's texts, with ChatML's special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    out = tmp_path_factory.mktemp("tok")
+    manifest = export(Lake(bundled_lake), None, "all", str(out / "sft"), ExportOptions(kind="sft", format="trl"),
+                      log=lambda line: None)
+    import pyarrow.parquet as pq
+    texts = []
+    for shard in manifest["shards"]:
+        for row in pq.read_table(out / "sft" / shard["path"]).to_pylist():
+            texts += [m["content"] for m in row["prompt"][:3]] + [row["completion"][0]["content"]]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=4096, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    path = out / "tokenizer.json"
+    tok.save(str(path))
+    return str(path)
+
+
+def _check(trainer: str, root: Path, tokenizer: str, scratch: Path) -> dict:
+    python = _python(trainer)
+    scratch.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([str(python), str(CHECKS / f"check_{trainer}.py"), str(root), tokenizer, str(scratch)],
+                          capture_output=True, text=True, timeout=900,
+                          env={"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                               "PATH": "/usr/bin:/bin", "HOME": str(scratch), "TOKENIZERS_PARALLELISM": "false"})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _export(lake: str, out: Path, kind: str, fmt: str, tokenizer: str, **options) -> dict:
+    return export(Lake(lake), None, "all", str(out), ExportOptions(kind=kind, format=fmt, tokenizer=tokenizer,
+                                                                  **options), log=lambda line: None)
+
+
+def test_trl_keeps_every_row_and_trains_the_completion_only(bundled_lake, tokenizer, tmp_path):
+    manifest = _export(bundled_lake, tmp_path / "sft", "sft", "trl", tokenizer)
+    assert manifest["trainer_configs"]["files"] == ["trainers/trl_sft_config.json"]
+    result = _check("trl", tmp_path / "sft", tokenizer, tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
+    assert result["bad"] == []
+    assert result["default_lost"] + result["default_truncated"] > 0  # TRL's defaults would lose rows here
+
+
+def test_trl_reads_the_cpt_text_whole(bundled_lake, tokenizer, tmp_path):
+    manifest = _export(bundled_lake, tmp_path / "cpt", "cpt", "text", tokenizer)
+    result = _check("trl", tmp_path / "cpt", tokenizer, tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
+    assert result["bad"] == []
+
+
+def test_verl_keeps_every_prompt(bundled_lake, tokenizer, tmp_path):
+    manifest = _export(bundled_lake, tmp_path / "rl", "rl", "verl", tokenizer)
+    result = _check("verl", tmp_path / "rl", tokenizer, tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
+    assert result["bad"] == []
+    assert result["default_kept"] < result["rows_in"]  # verl's default max_prompt_length filters rows out
