@@ -69,6 +69,8 @@ EQUIVALENT: dict[str, str] = {
     "transforms.dedup.representative.x_rank__mutmut_33": "a null start sorts last (pyarrow's null placement), as "
                                                          "the int64 maximum does",
     "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_16": "codec names are case-insensitive",
+    "transforms.scrub.x_scrub_array__mutmut_6": "a null row screened in or out alike: scrub_text(None) finds nothing",
+    "transforms.scrub.x_scrub_array__mutmut_13": "a null row screened in or out alike: scrub_text(None) finds nothing",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
