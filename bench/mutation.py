@@ -51,7 +51,8 @@ MODULES = {
                       "tests/pipelines/test_export_choices.py"]),
     "validate": Module(["transforms/validate"], ["tests/transforms/validate", "tests/pipelines/test_validate.py"]),
     "scrub": Module(["transforms/scrub.py"], ["tests/transforms/test_scrub.py", "tests/pipelines/test_ingest_scrub.py"]),
-    "canonicalize": Module(["transforms/canonicalize.py"], ["tests/transforms/test_canonicalize.py"]),
+    "canonicalize": Module(["transforms/canonicalize.py"], ["tests/transforms/test_canonicalize.py",
+                                                            "tests/transforms/dedup/test_exact.py"]),
     "label-parse": Module(["transforms/label/parse.py"], ["tests/transforms/label"]),
     "arrow": Module(["ingest/arrow.py"], ["tests/ingest/test_arrow.py"]),
     "times": Module(["ingest/times.py"], ["tests/ingest/test_png_times.py", "tests/ingest/test_times_edges.py"]),
@@ -69,6 +70,12 @@ EQUIVALENT: dict[str, str] = {
     "transforms.dedup.representative.x_rank__mutmut_33": "a null start sorts last (pyarrow's null placement), as "
                                                          "the int64 maximum does",
     "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_16": "codec names are case-insensitive",
+    "transforms.scrub.x_scrub_array__mutmut_6": "a null row screened in or out alike: scrub_text(None) finds nothing",
+    "transforms.scrub.x_scrub_array__mutmut_13": "a null row screened in or out alike: scrub_text(None) finds nothing",
+    "transforms.label.parse.x_parse_output__mutmut_1": "the default finish reason matters only when it is 'length'",
+    "transforms.label.parse.x_parse_output__mutmut_2": "the default finish reason matters only when it is 'length'",
+    "transforms.label.parse.x_leftover_tags__mutmut_7": "a missing text and 'XXXX' both hold no tag",
+    "transforms.label.parse.x_strip_reasoning__mutmut_7": "start == pos appends an empty string",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

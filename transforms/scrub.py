@@ -37,7 +37,7 @@ RULES: list[tuple[str, str, int]] = [
     ("http_credential", rf'"name"\s*:\s*"(?i:{_HEADERS})"\s*,\s*"value"\s*:\s*"({_JSON_STR})"', 1),
     ("http_credential", rf'"value"\s*:\s*"({_JSON_STR})"\s*,\s*"name"\s*:\s*"(?i:{_HEADERS})"', 1),
     ("http_credential", rf'"(?i:{_HEADERS})"\s*:\s*"({_JSON_STR})"', 1),
-    ("http_credential", rf"\b(?i:{_HEADERS})[ \t]*:[ \t]*([^\r\n\"'\\<][^\r\n\"'\\]*)", 1),
+    ("http_credential", rf"\b(?i:{_HEADERS})[ \t]*:[ \t]*([^\s\"'\\<][^\r\n\"'\\]*)", 1),  # never starts at a blank
     ("aws_access_key", r"\b((?:AKIA|ASIA)[0-9A-Z]{16})\b", 1),
     ("github_token", r"\b(gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b", 1),
     ("api_key", r"\b(sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})", 1),
