@@ -136,12 +136,10 @@ def test_units(tmp_path):
 
 
 def test_real_rollout_cut_before_the_answer_keeps_its_task():
-    """simonw/claude-code-transcripts' real 0.77.0 opening (Apache-2.0, in ../shared/samples): instructions, the
+    """simonw/claude-code-transcripts' real 0.77.0 opening (Apache-2.0, beside this test): instructions, the
     AGENTS.md and environment messages, the prompt, six turn_context lines and no answer: one empty_episode row
     whose snippet keeps the task."""
-    path = SHARED / "claude-code-transcripts" / "sample_codex_session.jsonl"
-    if not path.exists():
-        pytest.skip(f"the real rollout is not at {path} (../shared/samples is laid beside the checkout)")
+    path = Path(__file__).parent / "data" / "codex-0.77.0" / "sample_codex_session.jsonl"
     [row] = read_records(codex, path)
     assert row.rule == "empty_episode"
     assert json.loads(row.snippet)["task"].startswith("can you analyse the MD files in this directory")
