@@ -123,12 +123,14 @@ def warn(env: dict[str, Any], rule: str, reason: str) -> None:
 
 def episode_without_steps(reason: str, location: str | None, outcome: str, reward: float | None,
                           **facts: Any) -> Rejected:
-    """The row an episode leaves when it cannot be split into steps: rule `episode_without_steps`, its outcome
-    and reward said in the reason and kept as JSON in the snippet (with `facts`: task, terminated...), so
-    the run's result is never lost with its steps."""
+    """The row an episode leaves when it cannot be split into steps (rule `empty_episode`, the one every reader
+    uses): its outcome and reward said in the reason and kept as JSON in the snippet (with `facts`: task,
+    agent, terminated...), so the run's result is never lost with its steps. `record_id` in `facts` names the
+    episode's key."""
+    record_id = facts.pop("record_id", None)
     record = {"outcome": outcome, "reward": reward, **{k: v for k, v in facts.items() if v is not None}}
-    return Rejected("episode_without_steps", f"{reason}; the episode's outcome ({outcome}, reward {reward}) is "
-                    "kept in this row", location, snippet=json.dumps(record, default=str))
+    return Rejected("empty_episode", f"{reason}; the episode's outcome ({outcome}, reward {reward}) is "
+                    "kept in this row", location, record_id=record_id, snippet=json.dumps(record, default=str))
 
 
 def episode_id(source_format: str, source_uri: str, key: str) -> str:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ingest.arrow import checked_episode, checked_env
-from ingest.record import Action, Episode, Observation, Rejected, Step
+from ingest.record import Action, Episode, Observation, Rejected, Step, episode_without_steps
 from ingest.tools import dumps, tool_action, tool_observation
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -249,8 +249,7 @@ def records(messages: list[Message], run: Run, where: str) -> Iterator[Episode |
                        record_id=problem.split(":", 1)[0])
     ep.env = env
     if not ep.steps:
-        kept = {"outcome": ep.outcome, "reward": ep.reward, "task": ep.task, "agent": ep.agent}
-        yield Rejected("empty_episode", f"{where}: no actions in the transcript (outcome {ep.outcome}, reward "
-                       f"{ep.reward})", where, record_id=run.key or None, snippet=dumps(kept)[:2000])
+        yield episode_without_steps(f"{where}: no actions in the transcript", where, ep.outcome, ep.reward,
+                                    task=ep.task, agent=ep.agent, record_id=run.key or None)
         return
     yield checked_episode(ep, where)

@@ -432,7 +432,6 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         transitions_in = 0
         over_budget: dict[str, int] = {}  # domain -> transitions dropped for the budget
         prompt_over_budget: dict[str, int] = {}  # domain -> tokens of its system prompt, when over the budget
-        rl_lengths = {"prompt": 0, "response": 0}  # rl: the longest prompt and ground truth, in tokens
 
         def on_shard(shard: _Shard, step_ids: list[list[str]], infos: list) -> None:
             shards.append(shard)
@@ -459,10 +458,9 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
                 skipped["mix_dropped"] += 1
             if config.kind == "rl":  # the record's index within its split, as verl numbers rows
                 record["extra_info"]["index"] = sum(counts.get(split, {}).values())
-                _rl_lengths(record, domain, config, rl_lengths)
             for _ in range(copies):
                 writer(split, domain).add(record, step_ids, info)
-                lengths.add(config.kind, record, n_tokens)
+                lengths.add(config.kind, record, n_tokens, domain)
                 counts.setdefault(split, {}).setdefault(domain, 0)
                 counts[split][domain] += 1
                 tokens.setdefault(split, {}).setdefault(domain, 0)
@@ -498,7 +496,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             extra_files.append("dataset_info.json")
         shards.sort(key=lambda s: s.path)
         if config.kind == "rl":
-            extra_files.append(_write_verl_fragment(out_lake, shards, rl_lengths, _counter(config.tokenizer).name))
+            extra_files.append(_write_verl_fragment(out_lake, shards, lengths, config))
 
         trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files)
         manifest = {
@@ -515,8 +513,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             "shards": [asdict(s) for s in shards], "extra_files": extra_files,
         }
         if config.kind == "rl":  # what the verl fragment's lengths come from
-            manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": rl_lengths["prompt"],
-                                "max_response_tokens": rl_lengths["response"]}
+            manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": lengths.prompts.summary()["max"],
+                                "max_response_tokens": lengths.responses.summary()["max"]}
         manifest["trainer_configs"] = trainers
         if recipe_counts is not None:
             manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
@@ -530,25 +528,22 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     return manifest
 
 
-def _rl_lengths(record: dict, domain: str, config: ExportOptions, lengths: dict[str, int]) -> None:
-    """Keep the longest prompt and ground truth (as the model writes it) for the verl fragment."""
-    from transforms.agentworld import observation_turn
-
-    counter = _counter(config.tokenizer)
-    prompt = sum(counter.message(m["content"]) for m in record["prompt"])
-    response = counter.message(observation_turn(record["reward_model"]["ground_truth"], domain))
-    lengths["prompt"], lengths["response"] = max(lengths["prompt"], prompt), max(lengths["response"], response)
-
-
-def _write_verl_fragment(out: Lake, shards: list, lengths: dict[str, int], tokenizer: str) -> str:
-    """`verl_reward.yaml` beside the shards (`transforms.export.rl.verl_fragment`); returns its name."""
+def _write_verl_fragment(out: Lake, shards: list, lengths: "_RowLengths", config: ExportOptions) -> str:
+    """`verl_reward.yaml` beside the shards (`transforms.export.rl.verl_fragment`), the one verl file of an RL
+    export: data, lengths (`trainer_configs.limit` of the longest prompt and answer) and our reward; returns
+    its name."""
     from pipelines import reward
 
+    exact = config.tokenizer is not None
     files = {split: [out.path(s.path) for s in shards if s.split == split] for split in ("train", "validation")}
     text = rl.verl_fragment(os.path.abspath(reward.__file__), files["train"], files["validation"],
-                            lengths["prompt"], lengths["response"], tokenizer)
+                            trainer_configs.limit(lengths.prompts.summary()["max"], exact),
+                            trainer_configs.limit(lengths.responses.summary()["max"], exact),
+                            _counter(config.tokenizer).name)
     out.write_bytes_atomic(out.path(rl.FRAGMENT_NAME), text.encode())
     return rl.FRAGMENT_NAME
+
+
 class _RowLengths:
     """Token lengths of the rows written (each copy counts), for the trainer configs; RL rows also by
     prompt and response."""
@@ -557,11 +552,13 @@ class _RowLengths:
         self.counter = counter
         self.rows, self.prompts, self.responses = (trainer_configs.Lengths() for _ in range(3))
 
-    def add(self, kind: str, record: dict | bytes, n_tokens: int) -> None:
+    def add(self, kind: str, record: dict | bytes, n_tokens: int, domain: str) -> None:
+        from transforms.agentworld import observation_turn
+
         self.rows.add(n_tokens)
-        if kind == "rl":
+        if kind == "rl":  # the answer as the model writes it: the ground truth in the domain's answer form
             self.prompts.add(sum(self.counter.message(m["content"]) for m in record["prompt"]))
-            self.responses.add(self.counter.message(record["reward_model"]["ground_truth"]))
+            self.responses.add(self.counter.message(observation_turn(record["reward_model"]["ground_truth"], domain)))
 
 
 def _write_trainer_configs(out: Lake, config: ExportOptions, shards: list[_Shard], lengths: _RowLengths,

@@ -20,7 +20,7 @@ Agents other than M3A / T3A (e.g. one driving the device through MCP) record no 
 their own text per step (`agent_output`, else `action_output`, `response`, `output`): each such step is a
 `message` step with that text, `raw` holding the step's texts and numbers (a warning in `env.ingest_warnings`
 says so). A step with neither is quarantined; an episode left with no step keeps its outcome and reward in an
-`episode_without_steps` row. An episode that raised (no step data) is quarantined with its exception.
+`empty_episode` row (`ingest.record.episode_without_steps`). An episode that raised (no step data) is quarantined with its exception.
 Outcome: success when `is_successful` > 0.5, failure otherwise, unknown when NaN; terminal when the agent
 ended it with a status action.
 """

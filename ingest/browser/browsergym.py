@@ -25,7 +25,7 @@ the episode there: the steps before it end truncated (the missing observation wa
 after it form an episode of their own, keyed `segment-<n>` with `env.segment` saying which step files it
 holds. The run's outcome and reward (summary_info.json, else the StepInfos: the last one's flags, the sum of
 the rewards) go with the last segment, terminal only when it reaches the last StepInfo; a run none of whose
-steps can be used leaves them in an `episode_without_steps` row. A bad
+steps can be used leaves them in an `empty_episode` row (`ingest.record.episode_without_steps`). A bad
 `summary_info.json` (or one bad field of it), `exp_args.pkl`, `goal_object.pkl.gz` or screenshot is
 quarantined and the episode kept without it. Bytes after a step's pickle (a second gzip member, trailing
 data) are said in a `trailing_data` row and the step kept. A folder is claimed when a step file is gzip data,
@@ -512,7 +512,7 @@ def _agent_name(agent_args: dict) -> str | None:
 def read(source: Source) -> Iterator[Episode | Rejected]:
     """The folder's episode; a step file that cannot be used (unreadable, a field of the wrong type) is
     quarantined alone and splits the episode there (see the module docstring). A run none of whose steps
-    can be used leaves its outcome and reward in an `episode_without_steps` row."""
+    can be used leaves its outcome and reward in an `empty_episode` row (`ingest.record.episode_without_steps`)."""
     unknown: dict[str, str] = {}  # classes no one listed -> the first file holding one
     infos, rows = _step_infos(source, unknown)
     yield from rows

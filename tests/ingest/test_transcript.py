@@ -74,6 +74,6 @@ def test_unplaceable_messages_are_kept_raw_with_a_warning():
 def test_a_transcript_without_actions_keeps_outcome_and_reward():
     out = list(records([Message("user", "go")], Run(outcome="failure", reward=0.0), "run.json"))
     assert len(out) == 1 and isinstance(out[0], Rejected) and out[0].rule == "empty_episode"
-    assert json.loads(out[0].snippet) == {"outcome": "failure", "reward": 0.0, "task": "go", "agent": None}
+    assert json.loads(out[0].snippet) == {"outcome": "failure", "reward": 0.0, "task": "go"}
     out = list(records([Message("user", "go"), Message("assistant", "hi")], Run(), "run.json"))
     assert isinstance(out[-1], Episode) and out[-1].steps[0].action.kind == "message"

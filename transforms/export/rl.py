@@ -56,7 +56,8 @@ def verl_fragment(reward_path: str, train_files: list[str], val_files: list[str]
                   max_response_tokens: int, tokenizer: str) -> str:
     """The verl config fragment written beside the shards (YAML; merge it over verl's trainer config, or
     pass its keys as `key=value` overrides): the data files, the prompt and response lengths the shards
-    need (their longest prompt and ground truth, rounded up), overlong prompts filtered, and our reward
+    need (their longest prompt and answer, with the trainer configs' margin, rounded up), overlong prompts
+    filtered (none is, at these lengths: `truncation: error` says so loudly if one were), and our reward
     function, under `reward.custom_reward_function` (verl >= 0.8) and the top-level
     `custom_reward_function` (older verl)."""
     def strings(values: list[str]) -> str:
@@ -74,7 +75,9 @@ def verl_fragment(reward_path: str, train_files: list[str], val_files: list[str]
         f"  val_files: {strings(val_files)}\n"
         f"  max_prompt_length: {round_up(max_prompt_tokens)}\n"
         f"  max_response_length: {round_up(max_response_tokens)}\n"
+        "  prompt_key: prompt\n"
         "  filter_overlong_prompts: true\n"
+        "  truncation: error\n"
         "reward:\n"
         "  custom_reward_function:\n"
         + "".join("  " + line + "\n" for line in reward.splitlines())

@@ -22,8 +22,9 @@ Files (under `<out>/trainers/`), by what reads the export's format:
 |                       |                         | strategy`; per-message `loss` is read from the data)           |
 | sft sharegpt          | `llamafactory_sft.yaml` | LLaMA-Factory training yaml (`mask_history: true`,             |
 |                       |                         | `cutoff_len`), with the export's `dataset_info.json`           |
-| rl verl               | `verl_data.yaml`        | verl's `data:` section (`max_prompt_length`,                   |
-|                       |                         | `max_response_length`, `filter_overlong_prompts`)              |
+| rl verl               | `../verl_reward.yaml`   | written by the RL export itself (`transforms.export.rl`): verl's |
+|                       |                         | `data:` section (`max_prompt_length` and `max_response_length`  |
+|                       |                         | by `limit` here, `filter_overlong_prompts`) and our reward       |
 
 sft agentworld and bench are read by the reference's own tools, not a trainer: no file.
 """
@@ -124,12 +125,5 @@ def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names
             "eval_dataset": ",".join(n for n in dataset_names or [] if not n.endswith("_train")) or None,
             "cutoff_len": length, "mask_history": True, "train_on_prompt": False,
             "template": "qwen"}) + "\n"
-    elif (kind, fmt) == ("rl", "verl"):
-        files = shard_paths or {}
-        out["trainers/verl_data.yaml"] = _yaml({"data": {
-            "train_files": [f"../{p}" for p in files.get("train", [])],
-            "val_files": [f"../{p}" for p in files.get("validation", [])],
-            "prompt_key": "prompt", "max_prompt_length": limit(prompts.summary()["max"], exact),
-            "max_response_length": limit(responses.summary()["max"], exact),
-            "filter_overlong_prompts": True, "truncation": "error"}}) + "\n"
+    # rl verl: `verl_reward.yaml`, written by the RL export itself (data, lengths from these margins, reward)
     return out

@@ -208,5 +208,5 @@ def test_an_episode_with_no_usable_step_keeps_its_outcome_in_a_row(run, query, t
                  stages=["ingest"])
     assert result.episodes == 0
     rows = {r["rule"]: r for r in query("SELECT * FROM quarantine")}
-    assert json.loads(rows["episode_without_steps"]["snippet"]) == {
+    assert json.loads(rows["empty_episode"]["snippet"]) == {
         "outcome": "failure", "reward": 0.0, "task": "Turn wifi off.", "agent": "mcp_agent", "steps_recorded": 2}

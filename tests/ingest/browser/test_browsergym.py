@@ -271,7 +271,7 @@ def test_a_run_none_of_whose_steps_can_be_read_keeps_its_outcome_and_reward_in_a
     result = run("ingest-browser", [exp], stages=["ingest"])
     assert result.episodes == 0 and result.steps == 0
     rows = {r["rule"]: r for r in query("SELECT * FROM quarantine")}
-    row = rows["episode_without_steps"]
+    row = rows["empty_episode"]
     assert json.loads(row["snippet"]) == {"outcome": "success", "reward": 1.0, "terminated": True,
                                           "truncated": False, "steps_recorded": 6}
     assert "outcome (success, reward 1.0)" in row["reason"]

@@ -1,4 +1,4 @@
-"""verl: the export's `trainers/verl_data.yaml` `data:` section through verl's own RLHFDataset (its
+"""verl: the `data:` section of the export's `verl_reward.yaml` through verl's own RLHFDataset (its
 overlong-prompt filter and `truncation: error`). Prints JSON: rows in the shards, rows the dataset keeps,
 rows whose prompt failed to load, and (for contrast) rows verl's default max_prompt_length keeps.
 argv: export root, tokenizer.json, scratch folder."""
@@ -17,8 +17,8 @@ from omegaconf import OmegaConf  # noqa: E402
 from verl.utils.dataset.rl_dataset import RLHFDataset  # noqa: E402
 
 tok = load(tokenizer_json, os.path.join(scratch, "tok"))
-section = yaml.safe_load(open(os.path.join(root, "trainers", "verl_data.yaml")))["data"]
-files = [os.path.normpath(os.path.join(root, "trainers", f)) for f in section["train_files"]]
+section = yaml.safe_load(open(os.path.join(root, "verl_reward.yaml")))["data"]
+files = [os.path.normpath(os.path.join(root, f)) for f in section["train_files"]]
 rows = sum(pq.read_metadata(f).num_rows for f in files)
 config = OmegaConf.create({**section, "cache_dir": os.path.join(scratch, "cache"), "filter_overlong_prompts_workers": 1})
 dataset = RLHFDataset(files, tok, config)
