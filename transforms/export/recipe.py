@@ -126,11 +126,14 @@ def is_refused(turn: Turn) -> bool:
 
 
 def _attempt(action: dict) -> str:
-    """What a retry repeats: the tool called (tool domains), else the command's program, else the kind."""
+    """What a retry repeats: a command's or keystrokes' program (first word), else the tool called, else the
+    kind."""
+    kind = action.get("kind")
+    program = action.get("code") if kind == "command" else action.get("text") if kind == "keystrokes" else None
+    if program and program.split():
+        return f"{kind}:{program.split()[0]}"
     call = agentworld.tool_call(action)
-    if action.get("kind") == "command" and action.get("code"):
-        return "command:" + (action["code"].split() or [""])[0]
-    return f"{action.get('kind')}:{call[0] if call else ''}"
+    return f"{kind}:{call[0] if call else ''}"
 
 
 def retry_cycle_turns(turns: list[Turn]) -> set[int]:
