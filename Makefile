@@ -99,6 +99,10 @@ $(TRAINERS)/.done:
 $(LLAMAFACTORY)/.done:
 	$(PYTHON) -m venv $(LLAMAFACTORY)
 	$(LLAMAFACTORY)/bin/pip install --quiet 'torch==2.13.0+cpu' 'llamafactory==0.9.5'
+	# PyPI's torchvision and torchaudio are built against CUDA torch and fail to load beside the CPU wheel
+	# (torchvision::nms missing; no torchaudio for torch 2.13 exists): the text-only loader needs neither (the
+	# check stands in an empty torchaudio module for the one import LLaMA-Factory makes at load time)
+	$(LLAMAFACTORY)/bin/pip uninstall --yes --quiet torchvision torchaudio
 	touch $@
 trainers: $(TRAINERS)/.done $(LLAMAFACTORY)/.done
 

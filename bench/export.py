@@ -1,6 +1,11 @@
 """SFT export throughput beside the Parquet read+write limit of the same data.
 
     .venv/bin/python bench/export.py [--episodes 2000] [--steps 20] [--repeats 3]
+    .venv/bin/python bench/export.py --recipe [--episodes 20000] [--kinds cpt rl] [--repeats 3]
+
+`--recipe`: the same corpus (with a failed command retried every 10th step, so the recipe's filters have
+work) exported plain and with `--recipe agentworld`, alternating, per kind; prints the medians and the
+recipe's cost as a ratio of the plain export (the budget: at most 1.3x).
 
 Builds a synthetic terminal dataset (episodes x steps, ~200-byte observations) in a temporary lake, exports
 it as SFT (agentworld, JSONL) and prints records/s. The limit beside it is the time pyarrow takes to write
@@ -33,16 +38,45 @@ from pipelines.lake import Lake  # noqa: E402
 from tests.transforms.export.lakes import commit_dataset, episode_row, step_row  # noqa: E402
 
 
-def build_corpus(lake_url: str, n_episodes: int, n_steps: int) -> None:
+def build_corpus(lake_url: str, n_episodes: int, n_steps: int, retries: bool = False) -> None:
     episodes, steps = [], []
     for e in range(n_episodes):
         eid = f"ep{e:06d}"
         episodes.append(episode_row(eid, "terminal", f"task {e % 500}"))
         for i in range(n_steps):
             screen = f"root@host:/app# ls -la step {i}\n" + "drwxr-xr-x 2 root root 4096 file.txt\n" * 4
-            steps.append(step_row(eid, i, "terminal", screen, {"kind": "keystrokes", "text": f"ls {i}\n",
-                                                                "duration_s": 0.5}))
+            command = f"ls {i}\n"
+            if retries and i % 10 == 9:  # this command fails (its next screen says so), the next retries it
+                command = f"cat missing-{i}\n"
+            if retries and i % 10 == 0 and i:
+                screen = f"cat: missing-{i - 1}: No such file or directory\n"
+                command = f"cat present-{i}\n"
+            row = step_row(eid, i, "terminal", screen, {"kind": "keystrokes", "text": command, "duration_s": 0.5})
+            if retries and i % 10 == 0 and i:
+                row["observation"]["is_error"] = True
+            steps.append(row)
     commit_dataset(lake_url, "bench", episodes, steps)
+
+
+def compare_recipe(args) -> None:
+    """Plain and recipe exports of the same corpus, alternating; medians and their ratio per kind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lake_url = f"{tmp}/lake"
+        build_corpus(lake_url, args.episodes, args.steps, retries=True)
+        lake = Lake(lake_url)
+        parts_mb = sum(p.stat().st_size for p in Path(lake_url).rglob("*") if p.is_file()) / 1e6
+        print(f"corpus: {args.episodes:,} episodes x {args.steps} steps, {parts_mb:,.1f} MB of lake files (zstd Parquet parts, catalog)")
+        for kind in args.kinds:
+            times = {"plain": [], "recipe": []}
+            for _ in range(args.repeats):
+                for name, extra in (("plain", {}), ("recipe", {"recipe": "agentworld"})):
+                    manifest, wall, _ = timed(export, lake, None, "bench", f"{tmp}/{kind}-{name}",
+                                              ExportOptions(kind=kind, **extra), lambda line: None)
+                    times[name].append(wall)
+            plain, recipe = statistics.median(times["plain"]), statistics.median(times["recipe"])
+            dropped = manifest["recipe"]["turns_dropped"]["retry_cycle"]
+            print(f"{kind:4s} plain {plain:7.2f} s  recipe {recipe:7.2f} s  ratio {recipe / plain:.3f}"
+                  f"  ({manifest['rows']:,} rows; {dropped:,} retry turns dropped; medians of {args.repeats})")
 
 
 def output_table(out: str, manifest: dict) -> pa.Table:
@@ -71,7 +105,12 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--recipe", action="store_true", help="compare plain and --recipe agentworld exports")
+    ap.add_argument("--kinds", nargs="+", default=["cpt", "sft", "rl"])
     args = ap.parse_args()
+    if args.recipe:
+        compare_recipe(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         lake_url, out = f"{tmp}/lake", f"{tmp}/out"
         build_corpus(lake_url, args.episodes, args.steps)

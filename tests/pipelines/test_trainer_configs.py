@@ -91,3 +91,22 @@ def test_verl_keeps_every_prompt(bundled_lake, tokenizer, tmp_path):
     assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
     assert result["bad"] == []
     assert result["default_kept"] < result["rows_in"]  # verl's default max_prompt_length filters rows out
+
+
+def test_llamafactory_keeps_every_row_and_trains_the_target_only(bundled_lake, tokenizer, tmp_path):
+    manifest = _export(bundled_lake, tmp_path / "sft", "sft", "sharegpt", tokenizer)
+    assert "trainers/llamafactory_sft.yaml" in manifest["extra_files"]
+    result = _check("llamafactory", tmp_path / "sft", tokenizer, tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
+    assert result["bad"] == []
+    # without mask_history every earlier observation is trained too
+    assert result["label_tokens_without_mask_history"] > result["label_tokens"]
+
+
+@pytest.mark.parametrize("kind", ["sft", "cpt"])
+def test_swift_encodes_every_row_with_the_loss_where_the_export_puts_it(bundled_lake, tokenizer, tmp_path, kind):
+    manifest = _export(bundled_lake, tmp_path / kind, kind, "swift", tokenizer,
+                       **({"recipe": "agentworld"} if kind == "cpt" else {}))  # cpt: masked turns too
+    result = _check("swift", tmp_path / kind, tokenizer, tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
+    assert result["bad"] == [] and result["bad_count"] == 0

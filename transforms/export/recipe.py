@@ -33,7 +33,6 @@ Steps (each an export option; `--recipe agentworld` turns them all on with these
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,11 +50,14 @@ CATEGORIES = tuple(KEEP_RATES)
 # "short" in the action category (Nov >= 0.5 and R <= 1 or short): the summary gives no number; ours:
 # an observation of fewer than 8 words is a short acknowledgement however long the action was.
 SHORT_OBSERVATION_WORDS = 8
-_WORD = re.compile(r"\w+")
+# Words: runs of letters, digits and underscores (ASCII punctuation and whitespace separate them; other
+# scripts' punctuation stays attached). str.translate + split, not a regex: the same words for ASCII text at a
+# fraction of the cost, which matters as every turn of a CPT export is measured.
+_SEPARATORS = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+    return text.lower().translate(_SEPARATORS).split()
 
 
 def measures(action: str, observation: str) -> tuple[float, float, float, int]:
@@ -121,16 +123,20 @@ def is_refused(turn: Turn) -> bool:
     """Whether the observation after the turn reports a failed action."""
     if turn.observation_error:
         return True
-    text = (turn.observation or "").lower()
+    # the refusals open the observation: its head is enough (and a long screen is not lowercased whole)
+    text = (turn.observation or "")[:2048].lower()
     return any(phrase in text for phrase in REFUSED)
 
 
 def _attempt(action: dict) -> str:
-    """What a retry repeats: the tool called (tool domains), else the command's program, else the kind."""
+    """What a retry repeats: a command's or keystrokes' program (first word), else the tool called, else the
+    kind."""
+    kind = action.get("kind")
+    program = action.get("code") if kind == "command" else action.get("text") if kind == "keystrokes" else None
+    if program and program.split():
+        return f"{kind}:{program.split()[0]}"
     call = agentworld.tool_call(action)
-    if action.get("kind") == "command" and action.get("code"):
-        return "command:" + (action["code"].split() or [""])[0]
-    return f"{action.get('kind')}:{call[0] if call else ''}"
+    return f"{kind}:{call[0] if call else ''}"
 
 
 def retry_cycle_turns(turns: list[Turn]) -> set[int]:
@@ -138,8 +144,8 @@ def retry_cycle_turns(turns: list[Turn]) -> set[int]:
     (`is_refused`) and turn i+1 attempts the same thing (`_attempt`: same tool, program or kind). A loop of
     failed attempts drops all but the last attempt, which stays with its outcome; the state before the
     first failed attempt is the state the kept attempt acted on, since a refused action changes nothing."""
-    return {i for i in range(len(turns) - 1)
-            if is_refused(turns[i]) and _attempt(turns[i].action) == _attempt(turns[i + 1].action)}
+    refused = [i for i in range(len(turns) - 1) if is_refused(turns[i])]
+    return {i for i in refused if _attempt(turns[i].action) == _attempt(turns[i + 1].action)}
 
 
 def undeclared_tools(trajectory: Trajectory) -> list[str]:
