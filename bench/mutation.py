@@ -69,7 +69,7 @@ EQUIVALENT: dict[str, str] = {
     "transforms.dedup.representative.x_rank__mutmut_17": "any fill but 'success' ranks a missing outcome as failed",
     "transforms.dedup.representative.x_rank__mutmut_33": "a null start sorts last (pyarrow's null placement), as "
                                                          "the int64 maximum does",
-    "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_16": "codec names are case-insensitive",
+    "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_15": "codec names are case-insensitive",
     "transforms.scrub.x_scrub_array__mutmut_6": "a null row screened in or out alike: scrub_text(None) finds nothing",
     "transforms.scrub.x_scrub_array__mutmut_13": "a null row screened in or out alike: scrub_text(None) finds nothing",
     "transforms.label.parse.x_parse_output__mutmut_1": "the default finish reason matters only when it is 'length'",
