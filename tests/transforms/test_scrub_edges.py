@@ -38,6 +38,8 @@ def test_scrub_array_keeps_the_column_type():
     assert out.to_pylist() == ["ls", "DB_PASSWORD=<REDACTED:env_secret>", None] and list(audit) == [1]
     chunked, audit = scrub_array(pa.chunked_array([values[:1], values[1:]]))
     assert chunked.to_pylist() == out.to_pylist() and list(audit) == [1]
+    clean, audit = scrub_array(pa.chunked_array([["ls"], ["pwd"]]))  # one array back, as the contract says
+    assert isinstance(clean, pa.Array) and clean.to_pylist() == ["ls", "pwd"] and audit == {}
 
 
 def test_scrub_table_on_one_row_a_first_field_absent_fields_and_several_rows():
