@@ -1,6 +1,6 @@
 """The trainer configs written beside each export, loaded by the trainers themselves: TRL's SFTConfig and
 SFTTrainer dataset preparation, verl's RLHFDataset, LLaMA-Factory's argument parser and dataset loader,
-ms-swift's template encoding. Each runs in its own venv (`make trainers`; verl's venv is the one the RL
+ms-swift's template encoding. Each runs in its own venv (`make parts`; verl's venv is the one the RL
 reward work builds) on the bundled samples' exports, with a small BPE tokenizer trained here on the
 export (no model hub is reachable), and must keep every row and put the loss exactly on the target."""
 
@@ -25,7 +25,7 @@ VENVS = {"trl": "trainers-trl0.29.1-swift4.6.0", "swift": "trainers-trl0.29.1-sw
 def _python(trainer: str) -> Path:
     python = PRODUCERS / VENVS[trainer] / "bin" / "python"
     require(f"the {trainer} venv ({python})", python.exists(),
-            "make trainers builds TRL / ms-swift / LLaMA-Factory; verl's venv comes with the RL reward work's target")
+            "make parts (part of make setup-test) builds TRL / ms-swift, LLaMA-Factory and verl")
     return python
 
 

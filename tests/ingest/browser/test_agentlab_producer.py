@@ -1,6 +1,6 @@
 """AgentLab in the loop, at two releases whose step pickles differ: agentlab 0.3.2 (BrowserGym 0.13's
 `browsergym.experiments.loop.StepInfo`) and 0.4.2 (its own `agentlab.experiments.loop.StepInfo`), each in its
-venv (`make agentlab-producers`). Each runs one experiment per test session (tests/ingest/browser/
+venv (`make parts`). Each runs one experiment per test session (tests/ingest/browser/
 agentlab_producer.py): a scripted agent types a name, waits and presses Greet on a loopback page in Debian's
 chromium; the open-ended task, checked against the page, ends it with reward 1. Every step pickle holds
 AgentLab's `AgentInfo` and the `Discussion` of chat messages GenericAgent records.
@@ -25,7 +25,7 @@ from tests.parts import require
 VERSIONS = ("0.3.2", "0.4.2")
 PRODUCER = Path(__file__).with_name("agentlab_producer.py")
 VENVS = REPO / ".venv" / "producers"
-TIKTOKEN_CACHE = VENVS / "tiktoken-cache"  # cl100k_base from the litellm wheel (Makefile: agentlab-producers)
+TIKTOKEN_CACHE = VENVS / "tiktoken-cache"  # cl100k_base from the litellm wheel (Makefile: TIKTOKEN_CACHE)
 
 
 def _python(version: str) -> Path:
@@ -66,7 +66,7 @@ def agentlab_runs(tmp_path_factory) -> dict[str, tuple[Path, dict] | Exception]:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_step_agentlab_writes_is_ingested_as_its_own_loader_reads_it(version, agentlab_runs, run, query):
     require(f"agentlab {version} (its producer venv) and Debian's chromium", version in agentlab_runs,
-            "make agentlab-producers; apt-get install chromium")
+            "make parts; apt-get install chromium")
     produced = agentlab_runs[version]
     if isinstance(produced, Exception):
         raise produced

@@ -19,7 +19,7 @@ def producer_python(name: str, version: str) -> Path:
     """The venv's interpreter; skips (fails under CI) when `make setup-test` has not built it."""
     python = PRODUCERS / f"{name}-{version}" / "bin" / "python"
     require(f"{name} {version} (venv {python.parent.parent})", (python.parent.parent / ".installed").exists(),
-            "make producer-venvs (part of make setup-test) builds it")
+            "make parts (part of make setup-test) builds it")
     return python
 
 
