@@ -18,7 +18,7 @@ Steps (each an export option; `--recipe agentworld` turns them all on with these
    error (`env.error`, e.g. BrowserGym's uncaught exception) or an observation is missing after an error
    (a step whose next state was never recorded and is flagged `is_error`).
 2. Turn filters (`dropped_turns`), decided on the recorded sequence: an empty action (no kind and no
-   content, or a text/code action whose text is blank); a retry cycle (see `retry_cycle_turns`); a GUI
+   content, or a text/code action whose text is blank); a retry cycle (see `is_retried`); a GUI
    turn the dedup stage recorded as changing nothing (`dedup_no_change`). A dropped turn leaves the
    record whole: the turns before and after it stay, and the state chain holds because each of these
    turns left the state as it was (a failed attempt, a no-op).
@@ -32,6 +32,7 @@ Steps (each an export option; `--recipe agentworld` turns them all on with these
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,7 +162,10 @@ def is_empty_action(action: dict) -> bool:
     if not kind:
         return not any(action.get(f) not in (None, "", []) for f in _CONTENT_FIELDS)
     field_name = _TEXT_OF_KIND.get(kind)
-    return field_name is not None and not (action.get(field_name) or "").strip()
+    if field_name is None:
+        return False
+    text = action.get(field_name)
+    return not text or text.isspace()
 
 
 def is_refused(turn: Turn) -> bool:
@@ -187,13 +191,13 @@ def _attempt(action: dict) -> str:
     return f"{kind}:{call[0] if call else ''}"
 
 
-def retry_cycle_turns(turns: list[Turn]) -> set[int]:
-    """Indexes of the failed attempts of retry cycles: turn i is one when its observation reports a failure
-    (`is_refused`) and turn i+1 attempts the same thing (`_attempt`: same tool, program or kind). A loop of
-    failed attempts drops all but the last attempt, which stays with its outcome; the state before the
-    first failed attempt is the state the kept attempt acted on, since a refused action changes nothing."""
-    refused = [i for i in range(len(turns) - 1) if is_refused(turns[i])]
-    return {i for i in refused if _attempt(turns[i].action) == _attempt(turns[i + 1].action)}
+def is_retried(turns: list[Turn], i: int) -> bool:
+    """Whether turn i is a failed attempt of a retry cycle: its observation reports a failure (`is_refused`)
+    and turn i+1 attempts the same thing (`_attempt`: same tool, program or kind). A loop of failed attempts
+    drops all but the last attempt, which stays with its outcome; the state before the first failed attempt
+    is the state the kept attempt acted on, since a refused action changes nothing."""
+    return (i + 1 < len(turns) and is_refused(turns[i])
+            and _attempt(turns[i].action) == _attempt(turns[i + 1].action))
 
 
 def undeclared_tools(trajectory: Trajectory) -> list[str]:
@@ -281,14 +285,14 @@ def dropped_turns(trajectory: Trajectory, recipe: Recipe, no_change: set[str] | 
     """turn index -> the filter that drops it (the first of TURN_FILTERS that applies)."""
     out: dict[int, str] = {}
     turns = trajectory.turns
-    retries = retry_cycle_turns(turns) if recipe.skip_retry_cycles else set()
-    gui = trajectory.domain in GUI_DOMAINS
+    empty, retries = recipe.drop_empty_actions, recipe.skip_retry_cycles
+    unchanged = no_change if recipe.drop_no_change and trajectory.domain in GUI_DOMAINS else ()
     for i, turn in enumerate(turns):
-        if recipe.drop_empty_actions and is_empty_action(turn.action):
+        if empty and is_empty_action(turn.action):
             out[i] = "empty_action"
-        elif i in retries:
+        elif retries and is_retried(turns, i):
             out[i] = "retry_cycle"
-        elif recipe.drop_no_change and gui and turn.step_id in no_change:
+        elif unchanged and turn.step_id in unchanged:
             out[i] = "no_change"
     return out
 
@@ -424,8 +428,10 @@ def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts,
         if i in drops:
             counts.turns_dropped[drops[i]] += 1
     start = sum(1 for i in kept if i < trajectory.start)
-    filtered = trajectory if not drops else dataclasses.replace(
-        trajectory, turns=[turns[i] for i in kept], start=start)
+    filtered = trajectory
+    if drops:  # a copy with the kept turns (`dataclasses.replace` costs several times more, every trajectory)
+        filtered = copy.copy(trajectory)
+        filtered.turns, filtered.start = [turns[i] for i in kept], start
     return Applied(filtered, kept, sorted((i, turns[i].step_id) for i in drops))
 
 
@@ -444,6 +450,7 @@ def mask_turns(applied: Applied, action_blocks: list[str], recipe: Recipe, count
     count as kept."""
     turns, start = applied.trajectory.turns, applied.trajectory.start
     rates, seed, categories, masked = recipe.keep_rates, recipe.seed, counts.categories, counts.turns_masked
+    action_words = _action_words
     loss = [True] * len(turns)  # the turns after `end` keep theirs
     for j in range(min(end, len(turns))):
         turn = turns[j]
@@ -451,9 +458,13 @@ def mask_turns(applied: Applied, action_blocks: list[str], recipe: Recipe, count
         if not observation or observation.isspace():  # `agentworld.observation_text`, without copying the text
             observation = agentworld.EMPTY_OBSERVATION
         block = action_blocks[j]
-        as_bytes = block.isascii() and observation.isascii()  # the heading and fence are ASCII
-        w_act, n_act = _action_words(block, as_bytes)
-        category = _category(*_measures(w_act, n_act, _ascii_words(observation) if as_bytes else words(observation)))
+        if block.isascii() and observation.isascii():  # the heading and fence are ASCII
+            w_act, n_act = action_words(block, True)
+            obs = observation.encode().translate(_ASCII_WORDS).split()  # `_ascii_words`, inline: every turn
+        else:
+            w_act, n_act = action_words(block, False)
+            obs = words(observation)
+        category = _category(*_measures(w_act, n_act, obs))
         keep = keeps_loss(turn.step_id, rates[category], seed)
         loss[j] = keep
         if j >= start:
