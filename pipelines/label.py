@@ -40,7 +40,7 @@ from pipelines.options import OptionsError, from_mapping
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
 from schemas.branches import branch_key
-from transforms.agentworld import prompt_tools, transition_messages
+from transforms.agentworld import action_block, prompt_tools, system_prompt, transition_messages
 from transforms.label import branch_points
 from transforms.label.counterfactual import counterfactuals, make_action
 from transforms.label.parse import leftover_tags, parse_output
@@ -157,13 +157,16 @@ def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> lis
         first_state = rows[0]["observation"]["text"]
         episode = episode_rows.get(episode_id, {})
         tools = prompt_tools(_tools(episode.get("env")), [r["action"] for r in rows])
+        system, blocks = system_prompt(domain, tools), []  # rendered once for the episode's requests
         for t in branch_points.choose(episode_id, rows, options.branch_points, options.per_episode, options.seed):
             history = [(rows[i]["action"], rows[i + 1]["observation"]["text"] or "") for i in range(t)]
+            blocks.extend(action_block(rows[i]["action"], domain) for i in range(len(blocks), t))
             after = branch_points.next_observation(rows, t)
             next_kind = (after or {}).get("kind") or rows[t]["observation"]["kind"]
             for cf in counterfactuals(domain, rows, t, strategies=options.strategies, seed=options.seed,
                                       episode_id=episode_id):
-                messages = transition_messages(domain, history, cf.action, first_state, tools, task=episode.get("task"))
+                messages = transition_messages(domain, history, cf.action, first_state, tools, task=episode.get("task"),
+                                               system=system, action_blocks=blocks)
                 input_hash = _sha(orjson.dumps(messages))
                 key = _sha("\x1f".join((options.model, templates[domain], input_hash, sampling_key)).encode())
                 branch = branch_key(rows[t]["step_id"], cf.action)

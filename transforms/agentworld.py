@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -82,15 +83,25 @@ def system_prompt(domain: str, tools: list[dict] | None = None, demonstrations: 
 
 def _dumps(value) -> str:
     """`json.dumps(value, ensure_ascii=False, indent=2)`, exactly. orjson writes the same text for plain JSON
-    values some 20x faster, except floats in (0, 1e-4) (`1e-5` where the stdlib writes `1e-05`) and
-    non-finite ones: values holding those, and anything orjson refuses (ints over 64 bits, non-string
-    keys, lone surrogates), go through the stdlib."""
-    if _same_in_orjson(value):
-        try:
-            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-        except orjson.JSONEncodeError:
-            pass
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    values some 20x faster, except floats in (0, 1e-4) (`0.00005` or `1e-7` where the stdlib writes `5e-05`,
+    `1e-07`) and non-finite ones (`null` where the stdlib writes `NaN`). A text without those forms (and
+    whose nulls read back as the value's Nones) is the stdlib's; the rest is walked value by value (every
+    action of every export and label request passes here). Anything orjson refuses (ints over 64 bits,
+    non-string keys, lone surrogates, subclasses, dates) goes through the stdlib."""
+    try:
+        text = orjson.dumps(value, option=_ORJSON_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    suspect = _TINY_FLOAT_TEXT.search(text) or "null" in text and orjson.loads(text) != value
+    if suspect and not _same_in_orjson(value):
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    return text
+
+
+# how orjson writes a float below 1e-4: `1e-7`, `0.00005` (a string holding these is walked: rare, and right)
+_TINY_FLOAT_TEXT = re.compile(r"\de-\d|0\.0000")
+_ORJSON_OPTIONS = (orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATETIME
+                   | orjson.OPT_PASSTHROUGH_DATACLASS)
 
 
 def _same_in_orjson(value) -> bool:
@@ -291,17 +302,23 @@ def _json_type(value) -> str:
 
 def transition_messages(domain: str, history: list[tuple[dict, str]], action: dict, first_state: str | None,
                         tools: list[dict] | None = None, *, task: str | None = None,
-                        demonstrations: str = "") -> list[dict]:
+                        demonstrations: str = "", system: str | None = None,
+                        action_blocks: list[str] | None = None) -> list[dict]:
     """[system, user, assistant, ..., user]: `history` is the earlier (action, next observation text) pairs in
     order, `action` the action whose next observation is the target, `first_state` the observation shown
     before the first listed action (None: no `**Current State:**` block), `tools` the prompt's tool
-    definitions (`prompt_tools`), `task` the instruction (shown where the domain's prompt lists it)."""
-    messages = [{"role": "system", "content": system_prompt(domain, tools, demonstrations)}]
+    definitions (`prompt_tools`), `task` the instruction (shown where the domain's prompt lists it).
+    `system` (`system_prompt(domain, tools, demonstrations)`) and `action_blocks` (`action_block` of each
+    history action, in order; more may follow): what a caller that sends several requests of one episode
+    has rendered once for all of them."""
+    if system is None:
+        system = system_prompt(domain, tools, demonstrations)
+    messages = [{"role": "system", "content": system}]
     opening = task_block(domain, task)
     state = first_state
     for turn, (past_action, observation) in enumerate(history, 1):
-        messages.append({"role": "user", "content": user_turn(turn, action_block(past_action, domain), state,
-                                                              task=opening)})
+        block = action_blocks[turn - 1] if action_blocks is not None else action_block(past_action, domain)
+        messages.append({"role": "user", "content": user_turn(turn, block, state, task=opening)})
         messages.append({"role": "assistant", "content": observation_turn(observation, domain)})
         state, opening = None, ""
     messages.append({"role": "user", "content": user_turn(len(history) + 1, action_block(action, domain), state,

@@ -1,3 +1,5 @@
+import datetime
+import enum
 import json
 
 import pytest
@@ -61,6 +63,14 @@ def test_transition_messages_alternate_and_end_with_the_user_action():
     assert msgs[5]["content"].startswith("### Turn 3\n**Action:**") and '"keystrokes": ""' in msgs[5]["content"]
 
 
+class IntEnumKind(enum.IntEnum):
+    TAP = 3
+
+
+class StrSub(str):
+    pass
+
+
 @pytest.mark.parametrize("value", [
     [{"keystrokes": "ls -la\n", "duration": 0.5}], [], {}, {"a": {}, "b": [[]]},
     {"name": "read", "arguments": {"path": "/tmp/é ü \u2028 \x1f \x7f", "n": -2**63, "ok": True, "x": None}},
@@ -68,7 +78,25 @@ def test_transition_messages_alternate_and_end_with_the_user_action():
     {"kind": "tap", "x": 5e-05},  # the stdlib writes 5e-05, orjson 5e-5
     {"v": float("nan"), "w": float("inf")},  # the stdlib writes NaN / Infinity
     {"big": 2**64}, {1: "int key"}, ["\ud800 lone surrogate"], ("a", "tuple"),
+    {"text": "line-e-1 is null", "v": [[{"deep": 3e-07}]]}, {"text": "e-mail", "n": None}, [1e-300, -2e-5, 9.99e-05, 1e-10],
+    {"when": datetime.datetime(2026, 1, 2)}, {"kind": IntEnumKind.TAP}, {"s": StrSub("x")},
 ])
 def test_action_json_text_is_the_stdlib_text(value):
-    # the fast path must not change a byte of what exports write
-    assert agentworld._dumps(value) == json.dumps(value, ensure_ascii=False, indent=2)
+    # the fast path must not change a byte of what exports write, nor accept what the stdlib refuses
+    try:
+        expected = json.dumps(value, ensure_ascii=False, indent=2)
+    except TypeError:
+        with pytest.raises(TypeError):
+            agentworld._dumps(value)
+        return
+    assert agentworld._dumps(value) == expected
+
+
+def test_action_json_text_is_the_stdlib_text_for_floats_of_every_magnitude():
+    import random
+
+    rng = random.Random(7)
+    values = [rng.choice((-1, 1)) * rng.random() * 10.0 ** rng.randint(-12, 20) for _ in range(3000)]
+    values += [0.0001, 0.00009999999999999999, 1e-4 * (1 - 1e-16), 5e-324, 1e16, 1e-5]
+    for value in values:
+        assert agentworld._dumps({"x": value}) == json.dumps({"x": value}, ensure_ascii=False, indent=2), value
