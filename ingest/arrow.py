@@ -83,14 +83,21 @@ def _texts_problem(d: dict, names, limit: int) -> str | None:
     return None
 
 
-def _typed_problem(d: dict, names, fits, arrow_type: pa.DataType) -> str | None:
+def _typed_problem(d: dict, names, fits, arrow_type: pa.DataType, refused=_refused) -> str | None:
     """"name: why" for the first of `names` in `d` that is neither of the type `fits` accepts at once nor
-    taken by pyarrow as `arrow_type`."""
+    taken by `refused` (default: pyarrow) as `arrow_type`."""
     for name in names:
         v = d.get(name)
-        if v is not None and not fits(v) and (problem := _refused(v, arrow_type)):
+        if v is not None and not fits(v) and (problem := refused(v, arrow_type)):
             return f"{name}: {problem}"
     return None
+
+
+def _refused_as_integer(value, arrow_type: pa.DataType) -> str | None:
+    """`_refused`, and a float with a fraction: pyarrow takes 1.5 as an int32 and stores 1."""
+    if type(value) is float and not value.is_integer():
+        return f"float {value!r} is not a whole number ({arrow_type} would store it truncated)"
+    return _refused(value, arrow_type)
 
 
 def _is_int32(v) -> bool:
@@ -99,7 +106,7 @@ def _is_int32(v) -> bool:
 
 def _observation_problem(obs, limit: int) -> str | None:
     d = vars(obs)
-    return (_texts_problem(d, _OBS_TEXT, limit) or _typed_problem(d, _OBS_INT32, _is_int32, _INT32)
+    return (_texts_problem(d, _OBS_TEXT, limit) or _typed_problem(d, _OBS_INT32, _is_int32, _INT32, _refused_as_integer)
             or _typed_problem(d, ("is_error",), lambda v: type(v) is bool, _BOOL))
 
 

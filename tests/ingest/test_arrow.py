@@ -190,6 +190,11 @@ def test_integers_past_int32_and_non_integers_are_named():
             assert problem.startswith(f"observation.{field}: int {bad} does not fit int32 (") and problem[-1] == ")"
     assert step_problem(_step(Observation(kind="screen", width="wide"))).startswith(
         "observation.width: str 'wide' does not fit int32")
+    # a whole float is stored as its integer; one with a fraction would be truncated (1.5 -> 1) and is named
+    assert step_problem(_step(Observation(kind="terminal", exit_code=2.0))) is None
+    for bad in (1.5, -0.25, float("nan"), float("inf")):
+        assert step_problem(_step(Observation(kind="terminal", exit_code=bad))) == (
+            f"observation.exit_code: float {bad!r} is not a whole number (int32 would store it truncated)")
 
 
 def test_floats_and_bools_are_checked_field_by_field():
