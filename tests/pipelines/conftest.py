@@ -1,4 +1,5 @@
 import importlib.util
+import shutil
 
 import pytest
 
@@ -31,6 +32,13 @@ def bundled_all_lake(tmp_path_factory) -> str:
     result = run_ingest(definition.load("ingest-all"), lake, None, progress=False, log=lambda line: None)
     assert result.status == "success", result.messages[:3]
     return lake
+
+
+@pytest.fixture
+def all_lake_copy(bundled_all_lake, tmp_path) -> str:
+    """A copy of `bundled_all_lake`: each test its own catalog, ledger and versions."""
+    shutil.copytree(bundled_all_lake, tmp_path / "lake")
+    return str(tmp_path / "lake")
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ import threading
 from typing import Callable
 
 from tests.pipelines.label_servers import ScriptedServer, chat_completion
+from transforms.agentworld import DOMAINS, system_prompt
 
 PREDICTED = "**World Model Output (Simulated):**\n```\n"
 TRUTH = "**Ground Truth (Real Output):**\n```\n"
@@ -63,3 +64,9 @@ class ScriptedJudgeAndWorld:
 
     def close(self) -> None:
         self.server.close()
+
+
+def request_domain(messages: list[dict]) -> str:
+    """The domain whose system prompt opens a request's messages."""
+    head = messages[0]["content"][:300]
+    return next(d for d in DOMAINS if system_prompt(d)[:300] == head)

@@ -4,7 +4,6 @@ and judge (SmolLM2 mostly fails the judge format: those samples must count as fa
 reference counts them)."""
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,8 +15,8 @@ import pytest
 from pipelines import cli
 from pipelines.lake import Lake
 from pipelines.runs import open_catalog
-from tests.pipelines.judge_servers import ScriptedJudgeAndWorld, all_scores, verdict_text
-from transforms.agentworld import DOMAINS, answer_in_block, system_prompt
+from tests.pipelines.judge_servers import request_domain, ScriptedJudgeAndWorld, all_scores, verdict_text
+from transforms.agentworld import answer_in_block
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = ["--split-ratios", "0,0,1", "--per-domain", "2"]
@@ -25,20 +24,13 @@ SCORES = {"format": 5, "factuality": 4, "consistency": 3, "realism": 2, "quality
 
 
 @pytest.fixture
-def lake(bundled_all_lake, tmp_path) -> str:
-    """A copy of the bundled lake: each test its own catalog and ledger."""
-    shutil.copytree(bundled_all_lake, tmp_path / "lake")
-    return str(tmp_path / "lake")
-
-
-def _domain(messages: list[dict]) -> str:
-    head = messages[0]["content"][:300]
-    return next(d for d in DOMAINS if system_prompt(d)[:300] == head)
+def lake(all_lake_copy) -> str:
+    return all_lake_copy
 
 
 def _world(messages: list[dict]) -> str:
     """terminal: no generation (the reference's empty `gen`); the others answer PRED-<domain> in their form."""
-    domain = _domain(messages)
+    domain = request_domain(messages)
     if domain == "terminal":
         return ""
     if answer_in_block(domain):

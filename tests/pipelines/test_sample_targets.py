@@ -5,7 +5,6 @@ exactly), rerun sending nothing, the real-target export unchanged, and rollouts 
 server."""
 
 import json
-import shutil
 from pathlib import Path
 
 import orjson
@@ -16,22 +15,16 @@ from pipelines.label_client import Sampling
 from pipelines.lake import Lake
 from pipelines.runs import open_catalog
 from pipelines.stages.sample import SampleOptions, sample_targets
-from tests.pipelines.judge_servers import PREDICTED, all_scores, judged_parts, verdict_text
+from tests.pipelines.judge_servers import request_domain, PREDICTED, all_scores, judged_parts, verdict_text
 from tests.pipelines.label_servers import ScriptedServer, chat_completion
-from transforms.agentworld import DOMAINS, answer_in_block, observation_turn, system_prompt
+from transforms.agentworld import observation_turn
 
 SPLITS = ["--split-ratios", "1,0,0"]  # every transition in train: all of them are sampled
 
 
 @pytest.fixture
-def lake(bundled_all_lake, tmp_path) -> str:
-    shutil.copytree(bundled_all_lake, tmp_path / "lake")
-    return str(tmp_path / "lake")
-
-
-def _domain(messages: list[dict]) -> str:
-    head = messages[0]["content"][:300]
-    return next(d for d in DOMAINS if system_prompt(d)[:300] == head)
+def lake(all_lake_copy) -> str:
+    return all_lake_copy
 
 
 def _prediction(domain: str, seed: int) -> str:
@@ -67,7 +60,7 @@ class Scripted:
             score = _score(domain, seed)
             return 200, chat_completion(verdict_text(None if score is None else all_scores(score))), 0
         self.world += 1
-        domain, seed = _domain(body["messages"]), body["seed"]
+        domain, seed = request_domain(body["messages"]), body["seed"]
         if domain == "terminal" and seed == 0:
             return 200, chat_completion("**Environment Observation:**\nPRED", finish_reason="length"), 0
         answer = observation_turn(_prediction(domain, seed), domain)
