@@ -41,9 +41,10 @@ import orjson
 from pipelines import label_ledger
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
 from pipelines.lake import Lake
-from pipelines.stages.judge import CACHED, JUDGE_SAMPLING, JudgeJob, JudgeOutcome, completion_row, judge_all
+from pipelines.stages.judge import (CACHED, JudgeJob, JudgeOutcome, ModelAndJudgeOptions, completion_row,
+                                     judge_all)
 from transforms.label.parse import reference_answer
-from transforms.reward.judge import ATTEMPTS, SCORE_DIMENSIONS, bench_domain, bench_judge_messages, clean_marker
+from transforms.reward.judge import SCORE_DIMENSIONS, bench_domain, bench_judge_messages, clean_marker
 from transforms.reward.rules import rule_score
 from transforms.reward.scores import DIMENSIONS, Table, aggregate
 
@@ -56,41 +57,12 @@ INFER_SAMPLING = Sampling(temperature=0.6, top_p=None, top_k=None, max_tokens=32
 
 
 @dataclass
-class EvalOptions:
-    model: str
-    judge_model: str
-    endpoint: str | None = None  # the world model's OpenAI-compatible base URL; None with backend vllm
-    judge_endpoint: str | None = None
+class EvalOptions(ModelAndJudgeOptions):
     split: str = "test"
-    per_domain: int | None = None  # the first N samples of each domain
-    domains: list[str] | None = None
     sampling: Sampling = field(default_factory=lambda: INFER_SAMPLING)
-    judge_sampling: Sampling = field(default_factory=lambda: JUDGE_SAMPLING)
-    judge_attempts: int = ATTEMPTS
-    concurrency: int = ClientConfig.concurrency
-    judge_concurrency: int = ClientConfig.concurrency
-    timeout: float = ClientConfig.timeout_s
-    retries: int = ClientConfig.retries
-    backoff_s: float = ClientConfig.backoff_s
-    api_key: str | None = None
-    judge_api_key: str | None = None
-    backend: str = "http"  # http | vllm (the world model on vLLM's offline engine; the judge is always http)
-    engine_args: dict = field(default_factory=dict)
-    # how a dataset is exported into samples (`pipelines export sft --format bench`)
-    split_ratios: tuple[float, float, float] | None = None
-    seed: str = ""
-    max_tokens: int | None = None  # context budget per sample
-    tokenizer: str | None = None
-    flush_every: int = 16  # ledger rows per catalog write
-    flush_seconds: float = 5.0
 
     def client(self) -> ClientConfig:
-        return ClientConfig(self.endpoint or "", self.model, self.sampling, self.concurrency, self.timeout,
-                            self.retries, self.backoff_s, self.api_key)
-
-    def judge_client(self) -> ClientConfig:
-        return ClientConfig(self.judge_endpoint or "", self.judge_model, self.judge_sampling, self.judge_concurrency,
-                            self.timeout, self.retries, self.backoff_s, self.judge_api_key)
+        return self.model_client(self.sampling)
 
 
 @dataclass

@@ -32,6 +32,45 @@ CACHED = ("ok", "failed")  # statuses a cache keeps; `error` is asked again
 
 
 @dataclass
+class ModelAndJudgeOptions:
+    """What a stage that asks a model and has a judge score its answers (`pipelines eval`, `label --mode
+    sample`) is told: both endpoints and their client settings, and how the dataset's transitions are
+    rendered (as `pipelines export sft` renders them)."""
+
+    model: str
+    judge_model: str
+    endpoint: str | None = None  # the model's OpenAI-compatible base URL; None with backend vllm
+    judge_endpoint: str | None = None
+    domains: list[str] | None = None
+    per_domain: int | None = None  # the first N transitions of each domain
+    judge_sampling: Sampling = field(default_factory=lambda: JUDGE_SAMPLING)
+    judge_attempts: int = ATTEMPTS
+    concurrency: int = ClientConfig.concurrency
+    judge_concurrency: int = ClientConfig.concurrency
+    timeout: float = ClientConfig.timeout_s
+    retries: int = ClientConfig.retries
+    backoff_s: float = ClientConfig.backoff_s
+    api_key: str | None = None
+    judge_api_key: str | None = None
+    backend: str = "http"  # http | vllm (the model on vLLM's offline engine; the judge is always http)
+    engine_args: dict = field(default_factory=dict)
+    split_ratios: tuple[float, float, float] | None = None
+    seed: str = ""
+    max_tokens: int | None = None  # context budget per transition
+    tokenizer: str | None = None
+    flush_every: int = 16  # ledger rows per catalog write
+    flush_seconds: float = 5.0
+
+    def model_client(self, sampling: Sampling) -> ClientConfig:
+        return ClientConfig(self.endpoint or "", self.model, sampling, self.concurrency, self.timeout,
+                            self.retries, self.backoff_s, self.api_key)
+
+    def judge_client(self) -> ClientConfig:
+        return ClientConfig(self.judge_endpoint or "", self.judge_model, self.judge_sampling, self.judge_concurrency,
+                            self.timeout, self.retries, self.backoff_s, self.judge_api_key)
+
+
+@dataclass
 class JudgeJob:
     key: str  # the sample's key (the caller's)
     domain: str

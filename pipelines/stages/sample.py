@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -42,11 +41,11 @@ from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampli
 from pipelines.lake import Lake
 from pipelines.stages import StageContext, StageResult
 from pipelines.stages.eval import LedgerWriter
-from pipelines.stages.judge import CACHED, JUDGE_SAMPLING, JudgeJob, judge_all
+from pipelines.stages.judge import CACHED, JUDGE_SAMPLING, JudgeJob, ModelAndJudgeOptions, judge_all
 from schemas import TARGETS
 from transforms.agentworld import observation_turn
 from transforms.label.parse import parse_output, reference_answer
-from transforms.reward.judge import ATTEMPTS, SCORE_DIMENSIONS, judge_messages
+from transforms.reward.judge import SCORE_DIMENSIONS, judge_messages
 
 # The project's default bar: a target's best rollout must be judged "good" (4 of 5) on average
 MIN_SCORE = 4.0
@@ -55,46 +54,17 @@ _THINK_BLOCK = re.compile(r"<think>(.*?)</think>", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass
-class SampleOptions:
-    model: str
-    judge_model: str
-    endpoint: str | None = None  # the reasoning model's OpenAI-compatible base URL; None with backend vllm
-    judge_endpoint: str | None = None
+class SampleOptions(ModelAndJudgeOptions):
     rollouts: int = 4  # N per transition
     min_score: float = MIN_SCORE  # the best rollout's judge total (1-5) a transition needs to get a target
     split: str | None = "train"  # the export split whose transitions are sampled; None: every split
-    domains: list[str] | None = None
-    per_domain: int | None = None  # the first N transitions of each domain
     sampling: Sampling = field(default_factory=Sampling)  # rollout i sends seed (sampling.seed or 0) + i
-    judge_sampling: Sampling = field(default_factory=lambda: JUDGE_SAMPLING)
-    judge_attempts: int = ATTEMPTS
-    concurrency: int = ClientConfig.concurrency
-    judge_concurrency: int = ClientConfig.concurrency
-    timeout: float = ClientConfig.timeout_s
-    retries: int = ClientConfig.retries
-    backoff_s: float = ClientConfig.backoff_s
-    api_key: str | None = None
-    judge_api_key: str | None = None
-    backend: str = "http"  # http | vllm (the rollouts on vLLM's offline engine; the judge is always http)
-    engine_args: dict = field(default_factory=dict)
-    # how transitions are rendered: as `pipelines export sft` with these options renders them
-    max_tokens: int | None = None
-    tokenizer: str | None = None
-    seed: str = ""
-    split_ratios: tuple[float, float, float] | None = None
-    flush_every: int = 16
-    flush_seconds: float = 5.0
 
     def rollout_sampling(self, i: int) -> Sampling:
         return dataclasses.replace(self.sampling, seed=(self.sampling.seed or 0) + i)
 
     def client(self, i: int) -> ClientConfig:
-        return ClientConfig(self.endpoint or "", self.model, self.rollout_sampling(i), self.concurrency,
-                            self.timeout, self.retries, self.backoff_s, self.api_key)
-
-    def judge_client(self) -> ClientConfig:
-        return ClientConfig(self.judge_endpoint or "", self.judge_model, self.judge_sampling, self.judge_concurrency,
-                            self.timeout, self.retries, self.backoff_s, self.judge_api_key)
+        return self.model_client(self.rollout_sampling(i))
 
 
 @dataclass
