@@ -8,8 +8,9 @@ output) belong to the trial and are not read.
 
 ATIF steps are turns: `source` "system" (the system prompt -> `env["system_prompt"]` when it opens the line;
 a system turn after a user or agent turn is an event -> `env["system_events"]`, never the prompt), "user" (a
-message: the first one is the task, or the `Task Description:` block of Terminus 2's prompt template; every
-user message is observation text for the next action) or "agent" (`message`,
+message: the first one is the task, or the `Task Description:` block of Terminus 2's prompt template, but
+never the context a coding-agent CLI writes as a user message (Codex's `<environment_context>`, `# AGENTS.md
+instructions`); every user message is observation text for the next action) or "agent" (`message`,
 `reasoning_content`, `model_name`, `tool_calls[]` of `{tool_call_id, function_name, arguments}`, and
 `observation.results[]` of `{source_call_id, content}`). A `message` or `content` may be a list of content
 parts (ATIF v1.6): their text parts are joined.
@@ -99,6 +100,7 @@ from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
+from ingest.transcript import INJECTED_USER_CONTEXT
 
 FORMAT = "atif"
 VERSION = "3"
@@ -325,7 +327,7 @@ def _copied(line: _Line, turn: dict, i: int) -> None:
     if turn["source"] == "system" and line.system_prompt is None:
         line.system_prompt = message
     elif turn["source"] == "user":
-        line.task = line.task if line.task is not None else message
+        line.task = _first_task(line.task, message)
         if message:
             line.pending.append(Observation(kind="text", text=message))
     elif turn["source"] == "agent":
@@ -363,7 +365,7 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             if turn["source"] == "user":
                 in_run = False
                 message = _text(turn.get("message")) or ""
-                line.task = line.task if line.task is not None else message
+                line.task = _first_task(line.task, message)
                 if "observation" in mine:  # our export: an observation, or (null) the task alone
                     restored = _restored_observation(mine["observation"], f"{where}.extra.{EXTRA_KEY}.observation")
                     if restored is not None:
@@ -470,6 +472,15 @@ def _sidechain_key(turn: dict) -> str | None:
         return None
     agent_id = _id(extra.get("agent_id"))
     return f"sidechain:{agent_id}" if agent_id else "sidechain"
+
+
+def _first_task(task: str | None, message: str) -> str | None:
+    """The line's task once a user message is read: the first one, unless a coding-agent CLI wrote it as
+    context (Codex's `<environment_context>`, `# AGENTS.md instructions`...: Harbor's Codex agent records
+    them as user steps before the prompt, so the first user message of every trial would be the same)."""
+    if task is not None or message.lstrip().startswith(INJECTED_USER_CONTEXT):
+        return task
+    return message
 
 
 def _task(message: str | None) -> str | None:

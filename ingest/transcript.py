@@ -51,6 +51,11 @@ from ingest.arrow import checked_episode, checked_env
 from ingest.record import Action, Episode, Observation, Rejected, Step, episode_without_steps
 from ingest.tools import dumps, tool_action, tool_observation
 
+# User messages a coding-agent CLI writes itself ahead of the person's prompt (Codex: its environment, the
+# AGENTS.md and user instructions it loaded): context the model is given, never the task. Harbor's Codex agent
+# keeps them as ATIF `user` steps, so the ATIF reader needs them as much as the Codex reader.
+INJECTED_USER_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
+
 ROLES = ("system", "user", "assistant", "tool")
 
 

@@ -1,15 +1,17 @@
 """DroidBot output directories and those of its forks: `events/event_<tag>.json` (one per event),
 `states/state_<tag>.json` + `states/screen_<tag>.jpg` (DroidBot), or `all_states/state_<N>.json` +
-`all_states/screen_<N>.png|jpg|jpeg` (Kea: N counts the events, the state is the one the event N acted on),
-`utg.js`. Steps are the events in tag order.
+`all_states/screen_<N>.png|jpg|jpeg` (Kea: numbered in the order recorded, its `tag` the number of events
+sent by then, not a time), `utg.js`. Steps are the events in tag order.
 
 Runs: DroidBot and Kea start every run with a `kill_app` event (then the app's start intent); several runs
 written to one output folder are several episodes, split at each `kill_app` after the first (the first keeps
 the key "", a later one `run-<k>`). States: an event names the state it acted on by hash (`start_state`,
 DroidBot's `state_str`), and the same screen recurs (in one run and across runs): each event gets the state
-with that hash recorded nearest its own time (both tags are local times of the same clock), its screenshot the
-one saved beside that state. Tags are local time of an unknown zone, so step timestamps stay null (the tags
-are kept in `env` and `raw`).
+with that hash recorded nearest its own time (both tags are local times of the same clock), or for Kea's
+numbered states the next one recorded after the previous event's; its screenshot is the one saved beside that
+state. Coordinates are fractions of the screen the event acted on: the state's `width` and `height` (read once
+per run), turned when its screenshot or views show the screen rotated. Tags are local time of an unknown zone,
+so step timestamps stay null (the tags are kept in `env` and `raw`).
 
 Event kinds: `event_type`, or, when it is null (Kea's rotations), the class named by `event_str`
 (`RotateDeviceToLandscapeEvent()` -> a `command` step `rotate_device_right`). A kind this reader does not
@@ -26,6 +28,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, warn
 from ingest.source import Source, SourceError, parse_json
 from schemas.render import render_android_screen
@@ -92,12 +95,54 @@ def _load_states(source: Source) -> tuple[dict[str, list[dict]], list[Rejected]]
             suffix = name[6:-5]  # DroidBot: the state's tag; Kea: the number of the event it came before
             shot = next((f"screen_{suffix}{ext}" for ext in _SCREEN_EXTENSIONS if f"screen_{suffix}{ext}" in names),
                         None)
+            image = None
             if shot is not None:
                 media = "image/png" if shot.endswith(".png") else "image/jpeg"
-                state["_screenshot"] = source.put_blob(source.read_bytes(f"{folder}/{shot}"), media, source.uri)
+                image = source.read_bytes(f"{folder}/{shot}")
+                state["_screenshot"] = source.put_blob(image, media, source.uri)
+            state["_size"] = _screen_size(state, image)
             state["_time"] = _time(state.get("tag")) or _time(suffix)
+            state["_order"] = int(suffix) if suffix.isdigit() else None  # Kea: numbered as recorded
             states.setdefault(state.get("state_str"), []).append(state)
     return states, rejected
+
+
+def _screen_size(state: dict, image: bytes | None) -> tuple[int, int] | None:
+    """The screen's (width, height) when the state was recorded: the state's `width` and `height`, turned when
+    its screenshot (a PNG's header) is the other way round, or, without one, when its views reach past them.
+    DroidBot and Kea read `width` and `height` once per run, so after a rotation (Kea's
+    `RotateDeviceToLandscapeEvent`) they still give the portrait size while the screen, its screenshot and its
+    views' bounds are landscape. (The screenshot gives the orientation only: a copy may be scaled.)"""
+    width, height = state.get("width"), state.get("height")
+    if not (isinstance(width, int) and isinstance(height, int) and width > 0 and height > 0):
+        return None
+    shot = png_size(image) if image else None
+    if shot and shot[0] != shot[1]:
+        turned = (shot[0] > shot[1]) != (width > height)
+    else:
+        ends = [v["bounds"][1] for v in state.get("views") or []
+                if isinstance(v, dict) and _is_bounds(v.get("bounds"))]
+        right, bottom = max((x for x, _ in ends), default=0), max((y for _, y in ends), default=0)
+        turned = (right > width or bottom > height) and right <= height and bottom <= width
+    return (height, width) if turned else (width, height)
+
+
+def _is_bounds(bounds) -> bool:
+    return (isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(p, list) and len(p) == 2 and
+            all(isinstance(c, (int, float)) for c in p) for p in bounds))
+
+
+def _acted_on(states: list[dict] | None, when: dt.datetime | None, after: int) -> dict | None:
+    """The recorded state an event acted on, among those with its state hash: the one recorded nearest the
+    event's time (DroidBot's tags are times); for Kea's states, which carry no time but are numbered in the
+    order they were recorded, the first numbered after `after` (the previous event's state), else the last
+    before it (Kea records no state after its last event). The same screen recurs (same hash), each time
+    with its own screenshot: the first of them for every event would show a screen from another moment."""
+    numbered = sorted((s for s in states or [] if s["_time"] is None and s["_order"] is not None),
+                      key=lambda s: s["_order"])
+    if not numbered or any(s["_time"] is not None for s in states):
+        return _nearest(states, when)
+    return next((s for s in numbered if s["_order"] > after), numbered[-1])
 
 
 def _nearest(states: list[dict] | None, when: dt.datetime | None) -> dict | None:
@@ -121,8 +166,8 @@ def _observation(state: dict | None) -> Observation:
         text=render_android_screen(views, f"Activity: {state.get('foreground_activity')}"),
         ui_tree=orjson.dumps(views),
         screenshot=state.get("_screenshot"),
-        width=state.get("width"),
-        height=state.get("height"),
+        width=state["_size"][0] if state.get("_size") else None,
+        height=state["_size"][1] if state.get("_size") else None,
     )
 
 
@@ -202,8 +247,8 @@ def _run_info(source: Source) -> dict:
     return {k: utg[k] for k in keys if k in utg}
 
 
-def _events(source: Source, size) -> Iterator[tuple[dict, Action, bool] | Rejected]:
-    """(record, action, kind known) for each event file in tag order; a row for each unusable one."""
+def _events(source: Source) -> Iterator[dict | Rejected]:
+    """Each event file's record in tag order; a row for each unusable one."""
     for name in source.listdir("events"):
         if not (name.startswith("event_") and name.endswith(".json")):
             continue
@@ -213,14 +258,13 @@ def _events(source: Source, size) -> Iterator[tuple[dict, Action, bool] | Reject
             if not isinstance(record, dict) or not isinstance(record.get("event"), dict):
                 raise SourceError("bad_record", f"{rel}: no 'event' object")
             record.setdefault("tag", name[6:-5])
-            action, known = _action(record, size)
         except SourceError as e:
             yield Rejected(e.rule, e.reason if e.reason.startswith(rel) else f"{rel}: {e.reason}", rel)
             continue
-        yield record, action, known
+        yield record
 
 
-def _runs(events: list[tuple[dict, Action, bool]]) -> list[list[tuple[dict, Action, bool]]]:
+def _runs(events: list[tuple]) -> list[list[tuple]]:
     """The events split where a run starts: at each `kill_app` after the first event."""
     runs: list[list] = []
     for item in events:
@@ -236,12 +280,15 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     sizes = [(s["width"], s["height"]) for group in states.values() for s in group
              if s.get("width") and s.get("height")]
     size = sizes[0] if sizes else None
-    events = []
-    for item in _events(source, size):
+    events, after = [], -1  # (record, action, kind known, state acted on); `after`: that state's number
+    for item in _events(source):
         if isinstance(item, Rejected):
             yield item
-        else:
-            events.append(item)
+            continue
+        state = _acted_on(states.get(item.get("start_state")), _time(item["tag"]), after)
+        after = state["_order"] if state and state["_order"] is not None else after
+        # coordinates are a fraction of the screen the event acted on (landscape after a rotation)
+        events.append((item, *_action(item, (state or {}).get("_size") or size), state))
     if not events:
         yield Rejected("empty_episode", f"{source.uri}: no usable events", "events")
         return
@@ -258,14 +305,15 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
 
     for k, run in enumerate(runs):
         steps, unknown = [], []
-        for record, action, known in run:
-            state = _nearest(states.get(record.get("start_state")), _time(record["tag"]))
+        for record, action, known, state in run:
             steps.append(Step(observation=observe(state), action=action))
             if not known:
                 unknown.append(f"event {record['tag']}: kind {event_kind(record)!r} "
                                f"({record.get('event_str')}) kept as a command with its raw record")
         last = run[-1][0]
-        final = _nearest(states.get(last.get("stop_state")), _time(last["tag"]))
+        acted = run[-1][3]
+        final = _acted_on(states.get(last.get("stop_state")), _time(last["tag"]),
+                          acted["_order"] if acted and acted["_order"] is not None else after)
         env = {"device": "android", **info, "local_time_first": run[0][0]["tag"], "local_time_last": last["tag"]}
         if size:
             env["screen_size"] = list(size)

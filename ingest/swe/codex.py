@@ -43,7 +43,7 @@ from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.times import parse_time
 from ingest.tools import arguments_dict, dumps
-from ingest.transcript import Message, Run, ToolCall, records
+from ingest.transcript import INJECTED_USER_CONTEXT, Message, Run, ToolCall, records
 
 FORMAT = "codex"
 VERSION = "1"
@@ -51,7 +51,7 @@ VERSION = "1"
 KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 _SNIFF = re.compile(rb'^\s*\{"timestamp":"[^"]*","type":"(?:session_meta|response_item|event_msg|turn_context)"')
 _LEGACY_SNIFF = re.compile(rb'^\s*\{"id":"[0-9a-f-]{36}","timestamp":"')
-_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
+_INJECTED = INJECTED_USER_CONTEXT
 _ITEM_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output", "local_shell_call", "web_search_call"})
 _SHELL_ARGV = frozenset({"shell", "container.exec", "local_shell"})

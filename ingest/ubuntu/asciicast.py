@@ -26,6 +26,7 @@ line that is not `[time, code, data]` with the right types (a number, a string, 
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import posixpath
 import re
@@ -193,7 +194,39 @@ def _screen_text(screen: pyte.Screen) -> str:
     return "\n".join(lines)
 
 
-class _Screen(pyte.Screen):
+_ALTERNATE_SCREEN = {1049, 1047, 47}  # DECSET private modes that switch to the alternate screen
+
+
+class AlternateScreen(pyte.Screen):
+    """pyte's screen plus the alternate screen (private modes 1049, 1047, 47), which pyte does not have: a full-
+    screen program (an editor, a pager, a TUI) draws on a blank screen of its own, and on exit the terminal
+    shows the shell's screen and cursor again as they were. Without it the program's last frame would be left
+    under the shell's next lines, which is not what the person saw."""
+
+    def __init__(self, columns: int, lines: int):
+        self._main = None  # (rows, cursor) of the main screen while the alternate screen is shown
+        super().__init__(columns, lines)
+
+    def reset(self) -> None:
+        self._main = None  # a full reset (RIS) leaves the alternate screen
+        super().reset()
+
+    def set_mode(self, *modes: int, **kwargs) -> None:
+        super().set_mode(*modes, **kwargs)
+        if kwargs.get("private") and self._main is None and _ALTERNATE_SCREEN & set(modes):
+            main = self.buffer
+            self._main = (main, copy.copy(self.cursor))
+            self.buffer = type(main)(main.default_factory)
+            self.dirty.update(range(self.lines))
+
+    def reset_mode(self, *modes: int, **kwargs) -> None:
+        super().reset_mode(*modes, **kwargs)
+        if kwargs.get("private") and self._main is not None and _ALTERNATE_SCREEN & set(modes):
+            (self.buffer, self.cursor), self._main = self._main, None
+            self.dirty.update(range(self.lines))
+
+
+class _Screen(AlternateScreen):
     """pyte's screen with a faster `draw` for runs of single-width characters with auto-wrap on and insert
     mode off (nearly all terminal output): it writes each line's slice in one `dict.update` with cells taken
     from a per-attributes cache, where pyte's own `draw` builds a new cell per character. The cells, cursor

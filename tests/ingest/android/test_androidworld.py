@@ -161,8 +161,8 @@ def test_units_are_gzipped_pickles():
 # --- agents other than M3A / T3A -----------------------------------------------------------------------------
 # Hand-made from AndroidWorld's runner (episode_runner.run_episode + suite_utils._run_task): each step's
 # `result.data | {"step_number": n}`, transposed to per-key lists, under the episode keys _run_task writes. The
-# agent is one that drives the device through MCP tools and records only its own text per step; no public
-# result file of such an agent was found, and AndroidWorld needs an emulator to run.
+# agent is one that drives the device through MCP tools and records only its own text per step (real result
+# files of such an agent are read in test_androidworld_real.py); AndroidWorld needs an emulator to run.
 
 def _transpose(steps: list[dict]) -> dict[str, list]:  # episode_runner._transpose_lod_to_dol
     out: dict[str, list] = {}

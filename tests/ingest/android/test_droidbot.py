@@ -72,7 +72,7 @@ def test_units_are_run_directories():
 
 
 # --- Kea's layout, several runs in one folder, events without a type -----------------------------------------
-# Hand-made from Kea's writers (no public Kea output folder was found): `InputEvent.to_dict` / EventLog.save2dir
+# Hand-made from Kea's writers (a real Kea folder: test_droidbot_kea_real.py): `InputEvent.to_dict` / EventLog.save2dir
 # for events/event_<tag>.json, `Device.save_to_all_states_dir` for all_states/state_<N>.json (DeviceState.to_dict)
 # and screen_<N>.png, N counting events from 1; each run starts with KillAppEvent then the app's start intent
 # (input_policy.start), and rotations keep InputEvent's `event_type` None.

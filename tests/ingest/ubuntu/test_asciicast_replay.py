@@ -1,4 +1,5 @@
-"""The fast terminal replay (`_Screen`, `_Stream`) leaves exactly the screen state pyte's own classes leave.
+"""The fast terminal replay (`_Screen`, `_Stream`) leaves exactly the screen state pyte's own classes leave
+(pyte's screen with the reader's alternate screen, `AlternateScreen`, which pyte lacks).
 
 Both paths replay the same cast: the real sample, the v3 cast of test_asciicast and generated casts whose
 output mixes plain text with the escape sequences the fast paths take (SGR, cursor moves, erases, modes, OSC
@@ -73,10 +74,10 @@ def _state(screen: pyte.Screen, stream: pyte.Stream) -> tuple:
 
 def _replay_states(cast: asciicast.Cast, fast: bool) -> list[tuple]:
     """The full screen state before every input event and at the end, replaying through the reader's
-    TerminalReplay with its fast classes or with pyte's own."""
+    TerminalReplay with its fast classes or with pyte's own (plus the alternate screen)."""
     replay = asciicast.TerminalReplay(cast.cols, cast.rows)
     if not fast:
-        replay.screen = pyte.Screen(cast.cols, cast.rows)
+        replay.screen = asciicast.AlternateScreen(cast.cols, cast.rows)
         replay.stream = _PyteStream(replay.screen)
     states = []
     for _, code, data, _ in cast.events:
@@ -156,7 +157,7 @@ def test_generated_cast_same_steps_on_both_paths(monkeypatch):
     """End to end: the reader's steps (observation texts included) do not depend on the fast classes."""
     casts = [_generated_cast(seed) for seed in range(100, 104)]
     fast = [asciicast.steps_from_cast(c) for c in casts]
-    monkeypatch.setattr(asciicast, "_Screen", pyte.Screen)
+    monkeypatch.setattr(asciicast, "_Screen", asciicast.AlternateScreen)
     monkeypatch.setattr(asciicast, "_Stream", _PyteStream)
     reference = [asciicast.steps_from_cast(c) for c in casts]
     assert fast == reference
