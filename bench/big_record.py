@@ -114,7 +114,8 @@ if %(ingest_only)r:
 started = time.perf_counter()
 r = run_ingest(defn, %(lake)r, [%(path)r], executor='local', progress=False, log=lambda line: None)
 seconds = time.perf_counter() - started
-peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+from bench.peak import tree_peak_mb
+peak = int(tree_peak_mb() * 1024)
 sys.stderr.write('PEAK %%d %%f %%s steps %%d quarantined %%d\\n' %% (peak, seconds, r.status, r.steps, r.quarantined))
 for m in r.messages[:5]:
     sys.stderr.write('MSG ' + m[:300] + '\\n')

@@ -55,6 +55,8 @@ import pyarrow.ipc as ipc
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.peak import own_peak_mb  # noqa: E402
+
 NGRAM = 5
 NUM_PERM = 128
 VOCAB = 50_000
@@ -221,16 +223,6 @@ def _load(path: str) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
-def _rss_mb() -> float:
-    """This process's peak resident set (VmHWM: per address space, so not the parent's, which getrusage's
-    ru_maxrss would report after fork + exec when the parent was bigger)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _cpu(children: bool = False) -> float:
     """CPU seconds of this process (and of its finished children): less sensitive than the wall clock to
     what else runs on a shared machine."""
@@ -253,13 +245,13 @@ def child_ours(args) -> dict:
         ray.init(address="local", num_cpus=args.workers, include_dashboard=False, logging_level="ERROR",
                  log_to_driver=False)
         ray.get([ray.remote(lambda: None).remote() for _ in range(args.workers)])  # workers up before the clock
-    loaded = _rss_mb()
+    loaded = own_peak_mb()
     cpu, started = _cpu(), time.perf_counter()
     sketches = map_signatures(texts, params, args.batch, executor="ray" if args.workers else "local")
     mapped = time.perf_counter() - started
     near = minhash.cluster_sketches(sketches, args.threshold)
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu
-    peak = _rss_mb()
+    peak = own_peak_mb()
     if args.workers:
         ray.shutdown()
     np.savez(args.out, u=near.u, v=near.v, labels=near.labels)
@@ -286,7 +278,7 @@ def child_datasketch(args) -> dict:
     texts = _load(args.data).to_pylist()
     hashfunc = None if args.datasketch_hash == "sha1" else xxhash.xxh32_intdigest
     kwargs = {"num_perm": NUM_PERM} if hashfunc is None else {"num_perm": NUM_PERM, "hashfunc": hashfunc}
-    loaded = _rss_mb()
+    loaded = own_peak_mb()
     cpu, started = _cpu(), time.perf_counter()
     lsh = MinHashLSH(threshold=args.threshold, num_perm=NUM_PERM)
     found = []
@@ -299,7 +291,7 @@ def child_datasketch(args) -> dict:
         for i, m in enumerate(hashes, lo):  # pairs with every document inserted so far (this chunk included)
             found.extend(j * len(texts) + i for j in lsh.query(m) if j < i)
     seconds, cpu = time.perf_counter() - started, _cpu() - cpu
-    peak = _rss_mb()
+    peak = own_peak_mb()
     keys = np.unique(np.array(found, np.int64))
     np.savez(args.out, u=keys // len(texts), v=keys % len(texts))
     est = {}
@@ -346,7 +338,7 @@ def child_datatrove(args) -> dict:
     config = MinhashConfig(n_grams=NGRAM, num_buckets=bands, hashes_per_bucket=rows,
                            norm_config=TextNormConfig(norm_numbers=False))
     docs = [Document(text=t, id=str(i)) for i, t in enumerate(texts)]  # its input: a list (a generator won't pickle)
-    loaded = _rss_mb()
+    loaded = own_peak_mb()
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()):
         cpu, started = _cpu(children=True), time.perf_counter()
         for step in (
@@ -364,7 +356,7 @@ def child_datatrove(args) -> dict:
         if path.exists():
             for doc, cluster_id in struct.iter_unpack("<II", path.read_bytes()):
                 labels[doc] = -1 - cluster_id
-    peak = _rss_mb()
+    peak = own_peak_mb()
     np.savez(args.out, labels=labels)
     return {"seconds": seconds, "cpu": cpu, "loaded_mb": loaded, "peak_mb": peak, "bands": bands, "rows": rows}
 

@@ -48,26 +48,34 @@ def timed(fn, *args) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def limit_once(root: Path, out: Path) -> None:
-    """Parse + write floor: every JSON file -> dict -> (path, compact JSON) rows -> zstd Parquet."""
+def limit_once(root: Path, out: Path, batch_mb: float = 64) -> None:
+    """Parse + write floor: every JSON file -> dict -> (path, compact JSON) rows -> zstd Parquet, written in
+    row groups of `batch_mb` (memory bounded like an ingest task's, whatever the corpus size)."""
     import orjson
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    paths, docs = [], []
-    gc.disable()
-    try:
-        for dirpath, _, names in os.walk(root):
-            for name in names:
-                if name.endswith(".json"):
-                    p = os.path.join(dirpath, name)
-                    with open(p, "rb") as f:
-                        doc = orjson.loads(f.read())
-                    paths.append(p)
-                    docs.append(orjson.dumps(doc).decode())
-    finally:
-        gc.enable()
-    pq.write_table(pa.table({"path": paths, "doc": docs}), out / "limit.parquet", compression="zstd")
+    schema = pa.schema([("path", pa.string()), ("doc", pa.string())])
+    paths, docs, held = [], [], 0
+    with pq.ParquetWriter(out / "limit.parquet", schema, compression="zstd") as writer:
+        gc.disable()
+        try:
+            for dirpath, _, names in os.walk(root):
+                for name in names:
+                    if name.endswith(".json"):
+                        p = os.path.join(dirpath, name)
+                        with open(p, "rb") as f:
+                            doc = orjson.loads(f.read())
+                        paths.append(p)
+                        docs.append(orjson.dumps(doc).decode())
+                        held += len(docs[-1])
+                        if held >= batch_mb * 1e6:
+                            writer.write_table(pa.table({"path": paths, "doc": docs}, schema=schema))
+                            paths, docs, held = [], [], 0
+        finally:
+            gc.enable()
+        if paths:
+            writer.write_table(pa.table({"path": paths, "doc": docs}, schema=schema))
 
 
 def ingest_only():
@@ -96,9 +104,9 @@ def peak_rss_mb(root: Path, lake: Path, task_mb: float) -> float:
             "r = run_ingest(ingest_only(), %r, [%r], executor='local', task_mb=%r,"
             " progress=False, log=lambda s: None)\n"
             "assert r.status == 'success'\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)") % (str(REPO), str(lake), str(root), task_mb)
+            "from bench.peak import own_peak_mb; print(own_peak_mb())") % (str(REPO), str(lake), str(root), task_mb)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().splitlines()[-1]) / 1024
+    return float(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:

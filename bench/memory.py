@@ -4,7 +4,7 @@
 
 Builds synthetic DroidBot corpora (bench/android_corpus.py) of MB, 2 x MB and 4 x MB, ingests each into its own
 lake with a fixed task size, then runs each later command on it in a fresh process and prints that process's
-peak RSS (ru_maxrss), one row per command, with the ratio of the largest dataset's peak to the smallest's
+peak RSS (VmHWM, `bench/peak.py`), one row per command, with the ratio of the largest dataset's peak to the smallest's
 (1.0: flat; 4.0: grows with the data). An export's part size is its shard as well as the part group: a
 Parquet shard (cpt text, sft trl, rl verl) is built in memory, so the exports run with `--shard-mb 8` here
 (with the default 256 MB, their peak grows with the data until the first shard fills).
@@ -39,15 +39,15 @@ COMMANDS = {
 
 def peak_mb(argv: list[str], lake: Path) -> float:
     """Run `pipelines ARGV --lake LAKE` in a fresh interpreter; its peak RSS in MB."""
-    code = ("import resource, sys; from pipelines import cli; "
+    code = ("import sys; from pipelines import cli; from bench.peak import own_peak_mb; "
             "sys.stdout = open('/dev/null', 'w'); code = cli.main(%r); "
-            "sys.stderr.write('PEAK %%d\\n' %% resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); "
+            "sys.stderr.write('PEAK %%f\\n' %% own_peak_mb()); "
             "sys.exit(code)") % ([*argv, "--lake", str(lake)],)
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     if done.returncode not in (0, 3):
         raise RuntimeError(f"{' '.join(argv)} failed: {done.stderr[-2000:]}")
     line = next(ln for ln in done.stderr.splitlines() if ln.startswith("PEAK "))
-    return int(line.split()[1]) / 1024
+    return float(line.split()[1])
 
 
 def main() -> None:

@@ -43,11 +43,9 @@ STAGES = {
     "export rl": ["export", "rl", "all", "--out", "{out}/rl", "--shard-mb", "64", "--executor", "local"],
     "label (plan)": ["label", "all", "--model", "m", "--dry-run", "--branch-points", "every"],
 }
-_MEASURE = ("import resource, sys, time; from pipelines import cli; sys.stdout = open('/dev/null', 'w'); "
-            "t = time.perf_counter(); code = cli.main(%r); "
-            "sys.stderr.write('STATS %%f %%d %%d\\n' %% (time.perf_counter() - t, "
-            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)); "
-            "sys.exit(code)")
+_MEASURE = ("import sys, time; from pipelines import cli; from bench.peak import tree_peak_mb; "
+            "sys.stdout = open('/dev/null', 'w'); t = time.perf_counter(); code = cli.main(%r); "
+            "sys.stderr.write('STATS %%f %%f\\n' %% (time.perf_counter() - t, tree_peak_mb())); sys.exit(code)")
 
 
 def write_mixed_corpus(out: Path, megabytes: float) -> int:
@@ -69,8 +67,8 @@ def measure(argv: list[str], lake: Path) -> tuple[float, float]:
     if done.returncode not in (0, 3):  # 3: --strict-like "something was quarantined" is fine here
         raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-2000:]}")
     line = next(ln for ln in done.stderr.splitlines() if ln.startswith("STATS "))
-    seconds, own, children = line.split()[1:]
-    return float(seconds), max(int(own), int(children)) / 1024
+    seconds, peak = line.split()[1:]
+    return float(seconds), float(peak)
 
 
 def limit_rate(corpus: Path, scratch: Path) -> float:
