@@ -72,9 +72,10 @@ MODULES = {
                        ["tests/transforms/validate"], isolation="forkserver"),
     "scrub": Module(["transforms/scrub.py"], ["tests/transforms/test_scrub.py", "tests/transforms/test_scrub_edges.py",
                                                "tests/pipelines/test_ingest_scrub.py"]),
+    # the key columns are tested on tables built in-process (test_canonicalize.py, test_exact_edges.py): the
+    # dedup tests that ingest a lake (test_exact.py, test_minhash.py) test them again at minutes per mutant
     "canonicalize": Module(["transforms/canonicalize.py"], ["tests/transforms/test_canonicalize.py",
-                                                            "tests/transforms/dedup/test_exact.py",
-                                                            "tests/transforms/dedup/test_minhash.py"]),
+                                                            "tests/transforms/dedup/test_exact_edges.py"]),
     "label-parse": Module(["transforms/label/parse.py"], ["tests/transforms/label"]),
     "arrow": Module(["ingest/arrow.py"], ["tests/ingest/test_arrow.py"]),
     "times": Module(["ingest/times.py"], ["tests/ingest/test_png_times.py", "tests/ingest/test_times_edges.py"]),
