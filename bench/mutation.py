@@ -178,6 +178,8 @@ EQUIVALENT: dict[str, str] = {
     "transforms.validate.consistency.x__target_key__mutmut_30": _TAP_FAST_PATH,
     "transforms.validate.consistency.x__target_key__mutmut_31": _TAP_FAST_PATH,
     "transforms.validate.consistency.x__target_key__mutmut_32": _TAP_FAST_PATH,
+    "transforms.canonicalize.x__long_hex_with_letter__mutmut_5":
+        "a first letter at position 7 is the last alternative's ([0-9]{7,}[a-fA-F]...) already",
     "transforms.validate.check.x_quarantine_rows__mutmut_143": _NULL_ANYWAY,
     "transforms.validate.check.x_quarantine_rows__mutmut_144": _NULL_ANYWAY,
     "transforms.validate.check.x_quarantine_rows__mutmut_161": _NULL_ANYWAY,

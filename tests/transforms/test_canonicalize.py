@@ -109,12 +109,16 @@ def test_an_observation_key_holds_the_screenshot_only_when_there_is_no_text():
          "is_error": False, "screenshot": "sha256:aa", "ui_tree": "<tree/>", "width": 1080, "height": 2280},
         {"kind": "screen", "text": "", "screenshot": "sha256:bb"},
         {"kind": "screen", "screenshot": "sha256:cc", "exit_code": 1, "is_error": True},
-        {"kind": "terminal", "text": "done in 0.53s"}])
+        {"kind": "terminal", "text": "done in 0.53s"},
+        {"kind": "screen", "text": "Home", "screenshot": "sha256:dd"},  # text, no url: the text decides
+        {"kind": "web", "url": "http://a", "screenshot": "sha256:ee"}])  # a url, no text: the screenshot counts
     keys = observation_key_column(observations).to_pylist()
     assert keys == ["web\nCart (2)\nhttp://<IP>:<PORT>/cart\nShop\n0\nfalse\n",
                     "screen\n\n\n\n\n\nsha256:bb",
                     "screen\n\n\n\n1\ntrue\nsha256:cc",
-                    "terminal\ndone in <DURATION>\n\n\n\n\n"]
+                    "terminal\ndone in <DURATION>\n\n\n\n\n",
+                    "screen\nHome\n\n\n\n\n",
+                    "web\n\nhttp://a\n\n\n\nsha256:ee"]
     assert observation_key_column(pa.chunked_array([observations[:1], observations[1:]])).to_pylist() == keys
 
 
