@@ -104,6 +104,8 @@ _RESHAPE = "numpy reads a negative size or None in reshape as the whole array, a
 _ORDER_ONLY = "order only: polars keeps a left join's left order here without being asked"
 _INFERRED_STRING = "a non-empty list of str (empty is returned early): pyarrow infers string"
 _POLARS_STRING = "polars infers String from the str values given"
+_ROWS_FRAME = "_rows does not read its frame argument"
+_NEXT_COLUMNS = "no check reads the step_index or domain that _with_next keeps (select(None) adds a null column)"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -178,6 +180,48 @@ EQUIVALENT: dict[str, str] = {
     "transforms.validate.consistency.x__target_key__mutmut_30": _TAP_FAST_PATH,
     "transforms.validate.consistency.x__target_key__mutmut_31": _TAP_FAST_PATH,
     "transforms.validate.consistency.x__target_key__mutmut_32": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_86": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_87": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_103": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_110": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_111": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_118": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_119": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_147": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_148": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_150": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_152": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_153": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_158": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_159": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_161": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_166": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_167": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_177": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_178": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_182": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_183": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_131":
+        "polars infers String from the needles (str or None); all None, no row takes the needle branch",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_134":
+        "polars infers String from the needles (str or None); all None, no row takes the needle branch",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_139": "polars infers Boolean from the bools given",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_142": "polars infers Boolean from the bools given",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_242": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_terminal_cwd__mutmut_91": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_tool_results__mutmut_56": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_web_navigation__mutmut_81": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_terminal_cwd__mutmut_56":
+        "_cwd of a missing text is None: a pair with one text missing gives no finding either way",
+    "transforms.validate.consistency.x_check_terminal_cwd__mutmut_80": "'XXXX' holds no cd-like word, as '' does not",
+    "transforms.validate.consistency.x__with_next__mutmut_24": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_25": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_31": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_32": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_37":
+        "order only: over() shifts per episode in row order, and sorted by step_index is sorted within each episode",
+    "transforms.validate.consistency.x__with_next__mutmut_39":
+        "order only: over() shifts per episode in row order, and sorted by step_index is sorted within each episode",
     "transforms.canonicalize.x__long_hex_with_letter__mutmut_5":
         "a first letter at position 7 is the last alternative's ([0-9]{7,}[a-fA-F]...) already",
     "transforms.validate.check.x_quarantine_rows__mutmut_143": _NULL_ANYWAY,
