@@ -51,8 +51,8 @@ def test_the_cwd_rule_reads_the_terminal_swe_and_os_domains_in_step_order():
             (CWD, "0", "prompt directory /a became /b after 'ls'")], domain
     assert _found(check_terminal_cwd, _steps("web", steps, platform="browser")) == []
     # rows out of step order: the step after step 0 is still step 1
-    steps = [Step(_term("/a"), Action(kind="command", code="cd /b")), Step(_term("/b"), Action(kind="command", code="ls")),
-             Step(_term("/b"), Action(kind="done"))]
+    steps = [Step(_term("/a"), Action(kind="command", code="cd /b")),
+             Step(_term("/b"), Action(kind="command", code="ls")), Step(_term("/b"), Action(kind="done"))]
     table = _steps("terminal", steps).to_arrow()
     backwards = pl.from_arrow(table.take(list(range(table.num_rows))[::-1]))
     assert _found(check_terminal_cwd, backwards) == _found(check_terminal_cwd, pl.from_arrow(table)) == []
