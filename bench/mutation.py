@@ -105,6 +105,8 @@ _ORDER_ONLY = "order only: polars keeps a left join's left order here without be
 _INFERRED_STRING = "a non-empty list of str (empty is returned early): pyarrow infers string"
 _POLARS_STRING = "polars infers String from the str values given"
 _ROWS_FRAME = "_rows does not read its frame argument"
+_TOKEN_CACHE = "the cache only saves encoding a text again: the same count"
+_HASH_ON_RATIO = "a 64-bit hash fraction equals a ratio exactly with chance ~2^-53: < and <= split alike"
 _NEXT_COLUMNS = "no check reads the step_index or domain that _with_next keeps (select(None) adds a null column)"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -391,6 +393,15 @@ EQUIVALENT: dict[str, str] = {
         "only short documents: the empty (or one-element) fill assigns no slot",
     "transforms.dedup.minhash.x_shingle_hashes__mutmut_92":
         "only short documents: the empty (or one-element) fill assigns no slot",
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_5": _TOKEN_CACHE,
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_6": _TOKEN_CACHE,
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_11": _TOKEN_CACHE,
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_9": "the cache's size bound caps memory only",
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_10": "the cache's size bound caps memory only",
+    "transforms.export.cpt.x__turns__mutmut_7": _FALSY,
+    "transforms.export.splits.x__bucket__mutmut_7": _HASH_ON_RATIO,
+    "transforms.export.splits.x__bucket__mutmut_13": _HASH_ON_RATIO,
+    "transforms.export.splits.x_assign__mutmut_18": "of two equal group keys either is the smallest",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
