@@ -72,9 +72,10 @@ MODULES = {
                        ["tests/transforms/validate"], isolation="forkserver"),
     "scrub": Module(["transforms/scrub.py"], ["tests/transforms/test_scrub.py", "tests/transforms/test_scrub_edges.py",
                                                "tests/pipelines/test_ingest_scrub.py"]),
+    # the key columns are tested on tables built in-process (test_canonicalize.py, test_exact_edges.py): the
+    # dedup tests that ingest a lake (test_exact.py, test_minhash.py) test them again at minutes per mutant
     "canonicalize": Module(["transforms/canonicalize.py"], ["tests/transforms/test_canonicalize.py",
-                                                            "tests/transforms/dedup/test_exact.py",
-                                                            "tests/transforms/dedup/test_minhash.py"]),
+                                                            "tests/transforms/dedup/test_exact_edges.py"]),
     "label-parse": Module(["transforms/label/parse.py"], ["tests/transforms/label"]),
     "arrow": Module(["ingest/arrow.py"], ["tests/ingest/test_arrow.py"]),
     "times": Module(["ingest/times.py"], ["tests/ingest/test_png_times.py", "tests/ingest/test_times_edges.py"]),
@@ -103,6 +104,10 @@ _RESHAPE = "numpy reads a negative size or None in reshape as the whole array, a
 _ORDER_ONLY = "order only: polars keeps a left join's left order here without being asked"
 _INFERRED_STRING = "a non-empty list of str (empty is returned early): pyarrow infers string"
 _POLARS_STRING = "polars infers String from the str values given"
+_ROWS_FRAME = "_rows does not read its frame argument"
+_TOKEN_CACHE = "the cache only saves encoding a text again: the same count"
+_HASH_ON_RATIO = "a 64-bit hash fraction equals a ratio exactly with chance ~2^-53: < and <= split alike"
+_NEXT_COLUMNS = "no check reads the step_index or domain that _with_next keeps (select(None) adds a null column)"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -177,6 +182,50 @@ EQUIVALENT: dict[str, str] = {
     "transforms.validate.consistency.x__target_key__mutmut_30": _TAP_FAST_PATH,
     "transforms.validate.consistency.x__target_key__mutmut_31": _TAP_FAST_PATH,
     "transforms.validate.consistency.x__target_key__mutmut_32": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_86": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_87": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_103": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_110": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_111": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_118": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_119": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_147": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_148": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_150": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_152": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_153": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_158": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_159": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_161": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_166": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_167": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_177": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_178": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_182": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_183": _TAP_FAST_PATH,
+    "transforms.validate.consistency.x_check_android_taps__mutmut_131":
+        "polars infers String from the needles (str or None); all None, no row takes the needle branch",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_134":
+        "polars infers String from the needles (str or None); all None, no row takes the needle branch",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_139": "polars infers Boolean from the bools given",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_142": "polars infers Boolean from the bools given",
+    "transforms.validate.consistency.x_check_android_taps__mutmut_242": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_terminal_cwd__mutmut_91": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_tool_results__mutmut_56": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_web_navigation__mutmut_81": _ROWS_FRAME,
+    "transforms.validate.consistency.x_check_terminal_cwd__mutmut_56":
+        "_cwd of a missing text is None: a pair with one text missing gives no finding either way",
+    "transforms.validate.consistency.x_check_terminal_cwd__mutmut_80": "'XXXX' holds no cd-like word, as '' does not",
+    "transforms.validate.consistency.x__with_next__mutmut_24": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_25": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_31": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_32": _NEXT_COLUMNS,
+    "transforms.validate.consistency.x__with_next__mutmut_37":
+        "order only: over() shifts per episode in row order, and sorted by step_index is sorted within each episode",
+    "transforms.validate.consistency.x__with_next__mutmut_39":
+        "order only: over() shifts per episode in row order, and sorted by step_index is sorted within each episode",
+    "transforms.canonicalize.x__long_hex_with_letter__mutmut_5":
+        "a first letter at position 7 is the last alternative's ([0-9]{7,}[a-fA-F]...) already",
     "transforms.validate.check.x_quarantine_rows__mutmut_143": _NULL_ANYWAY,
     "transforms.validate.check.x_quarantine_rows__mutmut_144": _NULL_ANYWAY,
     "transforms.validate.check.x_quarantine_rows__mutmut_161": _NULL_ANYWAY,
@@ -344,6 +393,15 @@ EQUIVALENT: dict[str, str] = {
         "only short documents: the empty (or one-element) fill assigns no slot",
     "transforms.dedup.minhash.x_shingle_hashes__mutmut_92":
         "only short documents: the empty (or one-element) fill assigns no slot",
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_5": _TOKEN_CACHE,
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_6": _TOKEN_CACHE,
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_11": _TOKEN_CACHE,
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_9": "the cache's size bound caps memory only",
+    "transforms.export.budget.xǁTokenCounterǁcount__mutmut_10": "the cache's size bound caps memory only",
+    "transforms.export.cpt.x__turns__mutmut_7": _FALSY,
+    "transforms.export.splits.x__bucket__mutmut_7": _HASH_ON_RATIO,
+    "transforms.export.splits.x__bucket__mutmut_13": _HASH_ON_RATIO,
+    "transforms.export.splits.x_assign__mutmut_18": "of two equal group keys either is the smallest",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -26,3 +26,19 @@ def test_held_out_matches_episode_task_or_group_value():
     assert splits.is_held_out({"com.x"}, "e1", None, "android:app_package=com.x")
     assert splits.is_held_out({"the task"}, "e1", "the task", "g")
     assert not splits.is_held_out(set(), "e1", "the task", "g")
+
+
+def test_split_shares_follow_the_ratios_and_the_seed_reshuffles_them():
+    from collections import Counter
+
+    from pipelines.options import ExportOptions
+
+    groups = {f"e{i}": f"terminal:task={i}" for i in range(4000)}
+    a = splits.assign(groups, ratios=(0.6, 0.1, 0.3))
+    shares = {split: n / len(groups) for split, n in Counter(a.values()).items()}
+    assert abs(shares["train"] - 0.6) < 0.03 and abs(shares["validation"] - 0.1) < 0.03
+    assert abs(shares["test"] - 0.3) < 0.03
+    # the default seed is the export's default (none): a direct call and an export agree
+    assert ExportOptions().seed == "" and splits.assign(groups, seed="", ratios=(0.6, 0.1, 0.3)) == a
+    salted = splits.assign(groups, seed="run-2", ratios=(0.6, 0.1, 0.3))
+    assert sum(a[e] != salted[e] for e in groups) > len(groups) / 4

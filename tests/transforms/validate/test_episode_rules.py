@@ -103,3 +103,30 @@ def test_step_and_structure_findings_carry_their_episode_and_remove_it(droidbot)
     assert found == [("step.is_last", None, "1 steps marked is_last; last step marked: false", "error")]
     assert _findings(episodes, cases["terminal"]) == [
         ("step.terminal_not_last", steps[3]["step_id"], "step 3 is terminal but not last", "error")]
+
+
+def test_structure_findings_of_ids_times_and_orphans_name_their_episode_and_reason(droidbot):
+    import datetime as dt
+
+    episodes, steps = droidbot[0], [dict(s) for s in droidbot[1]]
+    eid = episodes[0]["episode_id"]
+    renamed = [{**s, "step_id": f"{eid}:x3"} if s["step_index"] == 3 else s for s in steps]
+    assert _findings(episodes, renamed) == [
+        ("step.step_id_mismatch", f"{eid}:x3", f"step_id {eid}:x3 is not episode_id:step_index (3)", "error")]
+    # a timestamp equal to the previous one is not going back; an earlier one is, in its episode
+    t0 = dt.datetime(2021, 12, 6, 20, 44, 49, tzinfo=dt.timezone.utc)
+    timed = [{**s, "timestamp": t0 + dt.timedelta(seconds=min(s["step_index"], 5))} for s in steps]
+    assert _findings(episodes, timed) == []
+    timed[8]["timestamp"] = t0
+    outcome = _outcome(episodes, timed)
+    assert [(f["rule"], f["episode_id"], f["step_id"]) for f in outcome.findings.iter_rows(named=True)] == [
+        ("step.timestamp_decreasing", eid, steps[8]["step_id"])]
+    # an episode row without steps, and steps without an episode row
+    other = {**episodes[0], "episode_id": "e2"}
+    orphans = [{**s, "episode_id": "e3", "step_id": f"e3:{s['step_index']}"} for s in steps[:2]]
+    outcome = _outcome([*episodes, other], [*steps, *orphans])
+    found = [(f["rule"], f["episode_id"], f["step_id"], f["reason"]) for f in outcome.findings.iter_rows(named=True)
+             if f["rule"] in ("episode.no_steps", "step.orphan")]  # (the two-step fragment also lacks is_last)
+    assert found == [("episode.no_steps", "e2", None, "the episode has no step rows"),
+                     *[("step.orphan", "e3", s["step_id"], "no episode row has this episode_id") for s in orphans]]
+    assert outcome.bad_episodes == ["e2", "e3"]

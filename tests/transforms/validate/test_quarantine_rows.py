@@ -85,6 +85,9 @@ def test_severities_must_name_known_rules_and_skipped_rules_decide_nothing(droid
     with pytest.raises(ValueError) as e:
         validate(ep, st, severity={"z.rule": "warning", "a.rule": "error", "step.is_last": "warning"})
     assert str(e.value) == "severity given for unknown rules: a.rule, z.rule"
+    with pytest.raises(ValueError) as e:
+        validate(ep, st, severity={"step.is_last": "fatal"})
+    assert str(e.value) == "severity for step.is_last must be 'error' or 'warning', not 'fatal'"
     steps[3]["action"] = {**steps[3]["action"], "x": 1.5}
     st = pa.Table.from_pylist(steps, schema=v1.STEPS)
     assert validate(ep, st).bad_episodes == [episodes[0]["episode_id"]]
