@@ -33,8 +33,11 @@ AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'o
 	litellm==1.75.3
 # Harbor's own ATIF models check what the ATIF reader reads and what `export atif` writes: 0.1.24, the first
 # release with ATIF-v1.5, and 0.26.0 (ATIF-v1.8). Only `harbor.models.trajectories` is used; it needs pydantic
-# alone, so Harbor's runtime dependencies (container and LLM clients, 470+ MB) are not installed.
+# alone, so Harbor's runtime dependencies (container and LLM clients, 470+ MB) are not installed. 0.26.0 also
+# runs its Codex agent's converter (a Codex rollout JSONL -> trajectory.json), whose module imports these four
+# besides pydantic (0.1.24's Codex agent writes no trajectory).
 HARBOR_VERSIONS := 0.1.24 0.26.0
+HARBOR_DEPS_0.26.0 := toml==0.10.2 jinja2==3.1.6 markupsafe==3.0.4 shortuuid==1.0.13 platformdirs==4.14.9
 # greenlight-mcp: a real MCP stdio logging proxy (JSONL session logs), run in front of the `mcp` SDK's server
 GREENLIGHT_VERSION := 0.7.0
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
@@ -123,7 +126,7 @@ $(PRODUCERS)/agentlab-%/.installed:
 
 $(PRODUCERS)/harbor-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'pydantic>=2.11.7'
+	$(@D)/bin/pip install --quiet 'pydantic>=2.11.7' $(HARBOR_DEPS_$*)
 	$(@D)/bin/pip install --quiet --no-deps 'harbor==$*'
 	touch $@
 

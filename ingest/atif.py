@@ -54,7 +54,8 @@ Harbor trials:
   reward and `env["harbor"]`); without those either, it gives one `missing_trajectory` quarantine row that
   names the trial, its task and its exception (the agent wrote no ATIF trajectory). A trajectory without an
   agent step gives an `empty_episode` row that keeps the trial's outcome and reward (in its reason and
-  snippet). Other ATIF files in `agent/` are read as episodes of their own (key: their path).
+  snippet) and its task (in the snippet). Other ATIF files in `agent/` are read as episodes of their own
+  (key: their path).
 
 Sidechains (Claude Code subagents, `extra.is_sidechain` true on a turn): they are not the main line (older
 Harbor put them all before the task, newer interleaves them by time). Their turns leave the main episode
@@ -95,7 +96,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ingest.record import Action, Branch, Episode, Observation, Rejected, Step, episode_id, warn
+from ingest.record import (Action, Branch, Episode, Observation, Rejected, Step, episode_id, episode_without_steps,
+                           warn)
 from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
@@ -558,11 +560,11 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
             link["episode_id"] = episode_id(FORMAT, uri, target)
     header_model = agent_info.get("model_name") if isinstance(agent_info.get("model_name"), str) else None
     session = {"session_id": doc.get("session_id"), "agent": agent_info or None}
-    if not line.steps:
-        kept = {"outcome": trial["outcome"], "reward": trial["reward"], "harbor": trial["env"]} if trial else {}
-        yield Rejected("empty_episode", f"{name}: no agent steps" + (" on the main line" if sides else "") + (
-            f"; the trial's outcome {kept['outcome']}, reward {kept['reward']} (in the snippet)" if kept else ""),
-            name, snippet=dumps(kept)[:2000] if kept else None)
+    if not line.steps:  # the task too: a trial whose agent stopped before its first turn still says what it was
+        yield episode_without_steps(
+            f"{name}: no agent steps" + (" on the main line" if sides else ""), name,
+            trial["outcome"] if trial else "unknown", trial["reward"] if trial else None, task=_task(line.task),
+            agent=header_model, session_id=session["session_id"], harbor=trial["env"] if trial else None)
     else:
         agent = header_model or (next(iter(line.models)) if len(line.models) == 1 else None) or (
             agent_info.get("name") if isinstance(agent_info.get("name"), str) else None)

@@ -1,19 +1,38 @@
 """Tool calls and tool results as steps: shared by the agent formats (SWE-agent, OpenHands, MCP, ATIF,
 AgentWorldBench) so the same call gets the same action whatever file it came from.
 
-- A shell tool (`bash`, `execute_bash`...) called with a `command` string is a `command` action (code = the
-  command); any other tool call is a `tool_call` with `tool_name` and `arguments` (a JSON object string).
+- A shell tool (`bash`, `execute_bash`, Codex's `shell` / `shell_command` / `exec_command`...) called with a
+  `command` string (`cmd` for `exec_command`) or argv (Codex's `shell`: `["bash", "-lc", script]`, unwrapped
+  to the script) is a `command` action (code = the command); any other tool call is a `tool_call` with
+  `tool_name` and `arguments` (a JSON object string).
 - A search tool's result also gets its `[n] url / Title / Snippet / Date` blocks parsed (`ingest.search`).
 """
 
 from __future__ import annotations
+
+import posixpath
+import shlex
 
 import orjson
 
 from ingest.record import Action, Observation
 from ingest.search import results_tree
 
-SHELL_TOOLS = frozenset({"bash", "execute_bash", "shell", "run_command", "run_shell_command", "terminal"})
+SHELL_TOOLS = frozenset({"bash", "execute_bash", "shell", "run_command", "run_shell_command", "terminal",
+                         "shell_command", "exec_command"})
+_SCRIPT_ARGUMENT = {"exec_command": "cmd"}  # the argument that holds the command, when it is not `command`
+
+
+def shell_script(command) -> str | None:
+    """The script a shell call runs: a string as it is; an argv with `bash -lc <script>` (or sh, zsh, `-c`)
+    unwrapped to the script, any other argv quoted back into one line; None for anything else."""
+    if isinstance(command, str):
+        return command
+    if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
+        return None
+    if len(command) == 3 and command[1] in ("-lc", "-c") and posixpath.basename(command[0]) in ("bash", "sh", "zsh"):
+        return command[2]
+    return shlex.join(command)
 
 
 def dumps(value) -> str:
@@ -37,8 +56,9 @@ def tool_action(name: str | None, arguments, raw: str, code: str | None = None, 
                 shell_as_command: bool = True) -> Action:
     """`shell_as_command=False` keeps shell tools as tool calls (MCP: every action is a JSON tool call)."""
     args = arguments_dict(arguments)
-    if shell_as_command and name in SHELL_TOOLS and args and isinstance(args.get("command"), str):
-        return Action(kind="command", code=args["command"], tool_name=name, arguments=dumps(args), raw=raw)
+    script = shell_script(args.get(_SCRIPT_ARGUMENT.get(name, "command"))) if name in SHELL_TOOLS and args else None
+    if shell_as_command and script is not None:
+        return Action(kind="command", code=script, tool_name=name, arguments=dumps(args), raw=raw)
     return Action(kind="tool_call", tool_name=name, arguments=dumps(args if args is not None else {}),
                   code=code, raw=raw)
 

@@ -3,14 +3,17 @@
 `all_states/screen_<N>.png|jpg|jpeg` (Kea: numbered in the order recorded, its `tag` the number of events
 sent by then, not a time), `utg.js`. Steps are the events in tag order.
 
-Runs: DroidBot and Kea start every run with a `kill_app` event (then the app's start intent); several runs
-written to one output folder are several episodes, split at each `kill_app` after the first (the first keeps
-the key "", a later one `run-<k>`). States: an event names the state it acted on by hash (`start_state`,
+Runs: DroidBot and Kea start every run with a `kill_app` event (then the app's start intent); DroidBot before
+that (its 2020 releases) with a `key` HOME event then the start intent (`am start`), a pair its exploring
+policies never send mid-run (they restart the app with the intent alone, and leave it with BACK or its stop
+intent). Several runs written to one output folder are several episodes, split at each `kill_app` after the
+first event, and at each HOME followed by `am start` (the first keeps the key "", a later one `run-<k>`). States: an event names the state it acted on by hash (`start_state`,
 DroidBot's `state_str`), and the same screen recurs (in one run and across runs): each event gets the state
 with that hash recorded nearest its own time (both tags are local times of the same clock), or for Kea's
 numbered states the next one recorded after the previous event's; its screenshot is the one saved beside that
 state. Coordinates are fractions of the screen the event acted on: the state's `width` and `height` (read once
-per run), turned when its screenshot or views show the screen rotated. Tags are local time of an unknown zone,
+per run), turned when its screenshot or views show the screen rotated; states of the 2020 releases have no
+`width` / `height`, and then the root view's bounds (`[[0, 0], [w, h]]`) are the screen. Tags are local time of an unknown zone,
 so step timestamps stay null (the tags are kept in `env` and `raw`).
 
 Event kinds: `event_type`, or, when it is null (Kea's rotations), the class named by `event_str`
@@ -114,6 +117,8 @@ def _screen_size(state: dict, image: bytes | None) -> tuple[int, int] | None:
     `RotateDeviceToLandscapeEvent`) they still give the portrait size while the screen, its screenshot and its
     views' bounds are landscape. (The screenshot gives the orientation only: a copy may be scaled.)"""
     width, height = state.get("width"), state.get("height")
+    if width is None and height is None:
+        return _root_size(state)
     if not (isinstance(width, int) and isinstance(height, int) and width > 0 and height > 0):
         return None
     shot = png_size(image) if image else None
@@ -125,6 +130,16 @@ def _screen_size(state: dict, image: bytes | None) -> tuple[int, int] | None:
         right, bottom = max((x for x, _ in ends), default=0), max((y for _, y in ends), default=0)
         turned = (right > width or bottom > height) and right <= height and bottom <= width
     return (height, width) if turned else (width, height)
+
+
+def _root_size(state: dict) -> tuple[int, int] | None:
+    """The screen as the root view (`parent` -1) spans it, when that view starts at the origin: the size of a
+    state that does not say its own (DroidBot's 2020 releases)."""
+    root = next((v for v in state.get("views") or [] if isinstance(v, dict) and v.get("parent") == -1), None)
+    bounds = root.get("bounds") if root else None
+    if not _is_bounds(bounds) or bounds[0] != [0, 0] or bounds[1][0] <= 0 or bounds[1][1] <= 0:
+        return None
+    return int(bounds[1][0]), int(bounds[1][1])
 
 
 def _is_bounds(bounds) -> bool:
@@ -265,21 +280,30 @@ def _events(source: Source) -> Iterator[dict | Rejected]:
 
 
 def _runs(events: list[tuple]) -> list[list[tuple]]:
-    """The events split where a run starts: at each `kill_app` after the first event."""
+    """The events split where a run starts: at each `kill_app` after the first event, and at each HOME key
+    followed by the app's start intent (how DroidBot's 2020 releases began a run)."""
     runs: list[list] = []
-    for item in events:
-        if not runs or (event_kind(item[0]) == "kill_app" and runs[-1]):
+    for i, item in enumerate(events):
+        if not runs or (runs[-1] and _starts_run(item[0], events[i + 1][0] if i + 1 < len(events) else None)):
             runs.append([])
         runs[-1].append(item)
     return runs
 
 
+def _starts_run(record: dict, following: dict | None) -> bool:
+    kind = event_kind(record)
+    if kind == "kill_app":
+        return True
+    return (kind == "key" and str(record["event"].get("name") or "").upper() == "HOME" and following is not None
+            and event_kind(following) == "intent" and str(following["event"].get("intent") or "").startswith(
+                "am start"))
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     states, rejected = _load_states(source)
     yield from rejected
-    sizes = [(s["width"], s["height"]) for group in states.values() for s in group
-             if s.get("width") and s.get("height")]
-    size = sizes[0] if sizes else None
+    sizes = [s["_size"] for group in states.values() for s in group if s.get("_size")]
+    size = sizes[0] if sizes else None  # for events on a state that was not saved
     events, after = [], -1  # (record, action, kind known, state acted on); `after`: that state's number
     for item in _events(source):
         if isinstance(item, Rejected):

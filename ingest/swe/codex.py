@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from typing import Iterator
 
 import orjson
@@ -42,7 +41,7 @@ import orjson
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.times import parse_time
-from ingest.tools import arguments_dict, dumps
+from ingest.tools import arguments_dict, dumps, shell_script
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, Run, ToolCall, records
 
 FORMAT = "codex"
@@ -234,12 +233,8 @@ def _tool_call(item: dict) -> ToolCall:
 
 def _shell(call: ToolCall, command) -> ToolCall:
     """A shell call as a `command` action: an argv (`["bash", "-lc", script]` unwrapped) or a script string."""
-    if isinstance(command, list) and all(isinstance(c, str) for c in command):
-        script = command[2] if len(command) == 3 and command[1] in ("-lc", "-c") and \
-            posixpath.basename(command[0]) in ("bash", "sh", "zsh") else shlex.join(command)
-    elif isinstance(command, str):
-        script = command
-    else:
+    script = shell_script(command)
+    if script is None:
         return call
     call.action = Action(kind="command", code=script, tool_name=call.name, arguments=dumps(call.arguments or {}),
                          raw=dumps(call.raw))

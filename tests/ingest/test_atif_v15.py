@@ -171,8 +171,8 @@ def test_a_trial_whose_trajectory_has_no_agent_step_keeps_its_outcome_and_reward
     result = run("ingest-swe", [_trial(tmp_path, {"trajectory.json": empty})], stages=["ingest"])
     assert (result.episodes, result.quarantined) == (0, 1)
     (row,) = query("SELECT rule, reason, snippet FROM quarantine")
-    assert row["rule"] == "empty_episode" and "the trial's outcome success, reward 1.0" in row["reason"]
-    assert json.loads(row["snippet"])["reward"] == 1.0
+    assert row["rule"] == "empty_episode" and "outcome (success, reward 1.0) is kept" in row["reason"]
+    assert json.loads(row["snippet"])["reward"] == 1.0 and json.loads(row["snippet"])["task"] == "go"
 
 
 def _fingerprint(trial: Path) -> dict:
