@@ -86,6 +86,10 @@ MODULES = {
         "tests/ingest/ubuntu/test_asciicast_echo.py::test_real_recordings_without_input_match_the_golden",
         "tests/ingest/ubuntu/test_asciicast_echo.py::test_recordings_with_input_read_the_same_commands_once_their_"
         "input_is_removed"]),
+    # the readers' time / action / outcome mappings, each called directly (an ingest run per mutant costs seconds)
+    "droidbot": Module(["ingest/android/droidbot.py"], ["tests/ingest/android/test_droidbot_read.py",
+                                                        "tests/ingest/android/test_droidbot.py::test_units_are_run_"
+                                                        "directories"]),
 }
 
 # Mutants that change nothing a caller can observe, by mutmut's name, each with why. (Names follow mutmut's
