@@ -90,6 +90,17 @@ MODULES = {
     "droidbot": Module(["ingest/android/droidbot.py"], ["tests/ingest/android/test_droidbot_read.py",
                                                         "tests/ingest/android/test_droidbot.py::test_units_are_run_"
                                                         "directories"]),
+    "androidworld": Module(["ingest/android/androidworld.py", "ingest/android/json_action.py"],
+                           ["tests/ingest/android/test_androidworld_read.py",
+                            "tests/ingest/android/test_json_action.py",
+                            "tests/ingest/android/test_androidworld.py::test_units_are_gzipped_pickles"]),
+    # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
+    "transcript": Module(["ingest/transcript.py"], [
+        "tests/ingest/test_transcript.py",
+        "tests/ingest/swe/test_minisweagent.py::test_golden_real_2x_toolcall_run_stopped_by_a_provider_error",
+        "tests/ingest/swe/test_openhands_v1.py::test_golden_real_gpt_4o_mini_conversation",
+        "tests/ingest/swe/test_openhands_v1.py::test_a_finished_conversation_that_ends_on_the_models_reply_is_"
+        "terminal"]),
 }
 
 # Mutants that change nothing a caller can observe, by mutmut's name, each with why. (Names follow mutmut's
