@@ -124,6 +124,13 @@ _RESHAPE = "numpy reads a negative size or None in reshape as the whole array, a
 _ORDER_ONLY = "order only: polars keeps a left join's left order here without being asked"
 _INFERRED_STRING = "a non-empty list of str (empty is returned early): pyarrow infers string"
 _POLARS_STRING = "polars infers String from the str values given"
+_ASC_FAST = "the terminal's fast path skipped or entered later: pyte's own path leaves the same screen"
+_ASC_CACHE = "a cache of cells or SGR results only: missed, the same value is computed again"
+_ASC_UTF8 = "pyte's text stream stays in UTF-8 mode, which ignores SO/SI: the charset is always G0"
+_ASC_CODEC = "codec names are case-insensitive"
+_ASC_NEWLINE = "a final newline leaves an empty last line, which is skipped: the cut-off check sees the same line"
+_ASC_UNKNOWN_CSI = ("an unknown CSI final: pyte's debug does nothing, and the TypeError of calling None is caught "
+                    "and resets a parser already in its ground state")
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -365,6 +372,57 @@ EQUIVALENT: dict[str, str] = {
         "only short documents: the empty (or one-element) fill assigns no slot",
     "transforms.dedup.minhash.x_shingle_hashes__mutmut_92":
         "only short documents: the empty (or one-element) fill assigns no slot",
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_85": _ASC_CODEC,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_105": _ASC_CODEC,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_166": "str() of a str is the str",
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_4": _ASC_NEWLINE,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_6": _ASC_NEWLINE,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_8":
+        "the line number is read only after a header line was found (and numbered)",
+    "ingest.ubuntu.asciicast.x_parse_size__mutmut_3":
+        "every caller passes a str (an r event's data is checked to be one first)",
+    "ingest.ubuntu.asciicast.x_resize_screen__mutmut_17":
+        "rows kept above the top (negative numbers) are never read: all reads go by row 0 .. lines - 1",
+    "ingest.ubuntu.asciicast.x_resize_screen__mutmut_26":
+        "the same width: no cell lies past it to crop and no tab stop is added",
+    "ingest.ubuntu.asciicast.x_steps_from_cast__mutmut_63": "without events there are no steps to read the end time",
+    "ingest.ubuntu.asciicast.x_steps_from_echo__mutmut_71": "without events there are no steps to read the end time",
+    "ingest.ubuntu.asciicast.x__screen_text__mutmut_15": "one cell past the last written is blank, which rstrip drops",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁindex__mutmut_5": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁindex__mutmut_17": "zip stops at the shorter list: the same rows move",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁindex__mutmut_26":
+        "the slice above read every row, the last one too: it is there to pop",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_11": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁtakes_simple_runs__mutmut_6": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_3": _ASC_UTF8,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁtakes_simple_runs__mutmut_11": _ASC_UTF8,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_25":
+        "the dirty set is for pyte's renderers: the reader never reads it",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_53":
+        "the dirty set is for pyte's renderers: the reader never reads it",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_15": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_16": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_write__mutmut_2": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_write__mutmut_3": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_2": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_3": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_4": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_11": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_6": "the bound of the SGR cache: memory only",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_7": "the bound of the SGR cache: memory only",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw_simple__mutmut_26": "a slice of the whole text is the text",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw_simple__mutmut_28": "a slice of the whole text is the text",
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_8": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_11": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_23": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_26": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_27": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_65": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_67": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_70": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_72": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_76": "the OSC code is one digit: 'XX01XX' holds the same digits",
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_79": "the OSC code is one digit: 'XX02XX' holds the same digits",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -193,8 +193,9 @@ def test_event_kinds_named_by_event_str(tmp_path):
     (ep,) = _episodes(_read(root))
     assert [s.action.kind for s in ep.steps] == ["back", "command", "done", "command", "command"]
     assert [s.action.code for s in ep.steps[3:]] == ["not a call", None]
-    assert [w["reason"].split(":")[1] for w in ep.env["ingest_warnings"]] == [" kind None (not a call) kept as a command with its raw record",
-                                                                               " kind None (None) kept as a command with its raw record"]
+    assert [w["reason"] for w in ep.env["ingest_warnings"]] == [
+        "event 2024-01-01_120003: kind None (not a call) kept as a command with its raw record",
+        "event 2024-01-01_120004: kind None (None) kept as a command with its raw record"]
     assert all(s.observation.kind == "none" for s in ep.steps) and ep.final_observation is None
     assert "screen_size" not in ep.env and "run" not in ep.env
 

@@ -73,6 +73,7 @@ def test_v3_session_steps_screens_and_outcome(tmp_path):
     assert (final.text, final.exit_code, final.width, final.height) == ("$ ls", 0, 60, 6)
     assert ep.env == {"asciicast_version": 3, "cols": 40, "rows": 5, "term": "xterm-256color",
                       "title": "list files", "exit_code": 0}
+    assert ep.key == "" and ep.terminated is True
 
 
 def test_keys_of_one_event_split_into_actions_at_each_control_key(tmp_path):
@@ -140,6 +141,8 @@ def test_the_v3_term_type_wins_over_the_env_term(tmp_path):
 def test_unknown_events_are_kept_raw_with_a_warning_and_move_the_clock(tmp_path):
     ep = _episode(_read(tmp_path, _cast_of(3, [[0.5, "z", "custom"], [0.25, "q", 7], [0.25, "i", "\r"]])))
     assert ep.env["unknown_events"] == [[0.5, "z", "custom"], [0.75, "q", "7"]]
+    thirds = _episode(_read(tmp_path, _cast_of(3, [[1 / 3, "z", "a"], [0.25, "i", "\r"]]), "t.cast"))
+    assert thirds.env["unknown_events"] == [[0.333333, "z", "a"]]
     assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["asciicast.unknown_event"]
     assert ep.env["ingest_warnings"][0]["reason"] == "2 event(s) of code 'q', 'z' kept raw in env.unknown_events"
     assert ep.steps[0].timestamp is None and ep.steps[0].action.duration_s == 0.0
@@ -158,7 +161,18 @@ def test_truncated_file_is_last_but_not_terminal(tmp_path):
     assert (rejected.rule, rejected.line, rejected.location) == ("truncated_event", 3, "cut.cast")
     assert rejected.reason.startswith("cut.cast line 3: last event is cut off (truncated file): not JSON")
     assert rejected.snippet == '[0.2, "o", "d'
-    assert not _episode(records).terminated
+    assert _episode(records).terminated is False
+
+
+def test_long_bad_lines_keep_a_snippet_of_200_characters(tmp_path):
+    long = "x" * 300
+    text = _cast_of(2, [[0.1, "i", "\r"]]) + f'[0.2, "o", 5, "{long}"]\n' + f'[0.3, "o", "caf\xe9{long}"]\n'
+    data = text.encode().replace("\xe9".encode(), b"\xe9") + f'[0.4, "o", "{long}'.encode()
+    records = _read(tmp_path, data, "long.cast")
+    rows = [r for r in records if isinstance(r, Rejected)]
+    assert [r.rule for r in rows] == ["bad_record", "bad_encoding", "truncated_event"]
+    assert [len(r.snippet) for r in rows] == [200, 200, 200]
+    assert rows[1].snippet.startswith('[0.3, "o", "caf\ufffdxx')
 
 
 def test_a_bad_last_line_with_its_newline_is_a_bad_record_not_a_cut(tmp_path):
@@ -185,7 +199,11 @@ def test_a_line_that_is_not_json_is_a_parse_error_naming_the_line(tmp_path):
     ([0.5, 1, "a"], "field code: expected a one-letter string, got 1"),
     ([0.5, "i", None], "field data: expected a string for an 'i' event, got NoneType"),
     ([0.5, "r", 80], "field data: expected a string for an 'r' event, got int"),
+    ([0.5, "o", 7], "field data: expected a string for an 'o' event, got int"),
     ([0.5, "r", "0x10"], "field data: resize '0x10' is not COLSxROWS with 1..1000 columns and 1..1000 rows"),
+    ([0.5, "r", "10x0"], "field data: resize '10x0' is not COLSxROWS with 1..1000 columns and 1..1000 rows"),
+    ([0.5, "r", "8" * 45], "field data: resize '" + "8" * 40 + "' is not COLSxROWS with 1..1000 columns and "
+                           "1..1000 rows"),
     ([0.5, "r", "10x1001"], "field data: resize '10x1001' is not COLSxROWS with 1..1000 columns and 1..1000 rows"),
     ([0.5, "r", "1001x10"], "field data: resize '1001x10' is not COLSxROWS with 1..1000 columns and 1..1000 rows"),
 ])
@@ -195,12 +213,15 @@ def test_each_bad_event_field_is_named(event, problem, tmp_path):
     assert (rejected.rule, rejected.line, rejected.location) == ("bad_record", 3, "e.cast")
     assert rejected.reason == f"e.cast line 3: not an event: {problem}"
     assert rejected.snippet == json.dumps(event)
+    assert _episode(records).terminated is True
     assert _episode(records).final_observation.text == "ok"
 
 
 def test_a_zero_time_and_edge_sizes_are_events(tmp_path):
-    ep = _episode(_read(tmp_path, _cast_of(2, [[0, "r", "1000x1000"], [0, "r", " 1x1 "], [0, "i", "\r"]])))
-    assert (ep.steps[0].observation.width, ep.steps[0].observation.height) == (1, 1)
+    records = _read(tmp_path, _cast_of(2, [[0, "r", "1000x1000"], [0, "i", "\r"], [0, "r", " 1x1 "], [0, "i", "\r"]]))
+    assert not [r for r in records if isinstance(r, Rejected)]
+    ep = _episode(records)
+    assert [(s.observation.width, s.observation.height) for s in ep.steps] == [(1000, 1000), (1, 1)]
 
 
 def test_a_latin1_line_is_quarantined_with_its_byte_and_the_rest_read(tmp_path):
@@ -215,7 +236,8 @@ def test_a_latin1_line_is_quarantined_with_its_byte_and_the_rest_read(tmp_path):
 
 def test_blank_lines_and_v3_comments_are_skipped_but_v2_hash_lines_are_not(tmp_path):
     body = '\n[0.1, "i", "a"]\n  \n# note\n[0.1, "i", "\\r"]\n'
-    ep = _episode(_read(tmp_path, json.dumps({"version": 3, "term": {"cols": 9, "rows": 3}}) + body))
+    ep = _episode(_read(tmp_path, json.dumps({"version": 3, "term": {"cols": 9, "rows": 3}}) + body
+                        + '  # an indented comment\n'))
     assert [s.action.text for s in ep.steps] == ["a\r"] and ep.steps[0].action.duration_s == 0.0
     records = _read(tmp_path, json.dumps({"version": 2, "width": 9, "height": 3}) + body, "v2.cast")
     assert [(r.rule, r.line) for r in records if isinstance(r, Rejected)] == [("parse_error", 4)]
@@ -237,6 +259,7 @@ def test_a_header_after_blank_lines_is_read(tmp_path):
     ('{"version": 3, "term": {"width": 80, "height": 24}}\n',
      "h.cast: terminal size NonexNone is missing or out of range"),
     ('{"version": 2, "width": 0, "height": 24}\n', "h.cast: terminal size 0x24 is missing or out of range"),
+    ('{"version": 3, "term": {"cols": 80, "rows": 0}}\n', "h.cast: terminal size 80x0 is missing or out of range"),
     ('{"version": 2, "width": 80, "height": 1001}\n', "h.cast: terminal size 80x1001 is missing or out of range"),
     ('{"version": 2, "width": 1001, "height": 24}\n', "h.cast: terminal size 1001x24 is missing or out of range"),
     ('{"version": 2, "width": 80.0, "height": 24}\n', "h.cast: terminal size 80.0x24 is missing or out of range"),
@@ -244,13 +267,16 @@ def test_a_header_after_blank_lines_is_read(tmp_path):
 def test_a_bad_header_fails_the_file_naming_what_is_wrong(text, reason, tmp_path):
     with pytest.raises(SourceError) as e:
         _read(tmp_path, text, "h.cast")
-    assert e.value.rule == "bad_header"
+    assert (e.value.rule, e.value.location) == ("bad_header", "h.cast")
     assert str(e.value).startswith(reason)
 
 
-def test_the_largest_screen_is_taken(tmp_path):
-    ep = _episode(_read(tmp_path, '{"version": 2, "width": 1000, "height": 1000}\n[0.1, "i", "\\r"]\n'))
-    assert (ep.steps[0].observation.width, ep.steps[0].observation.height) == (1000, 1000)
+@pytest.mark.parametrize("header, size", [('"width": 1000, "height": 1000', (1000, 1000)),
+                                          ('"width": 1, "height": 1', (1, 1))])
+def test_the_largest_and_smallest_screens_are_taken(header, size, tmp_path):
+    ep = _episode(_read(tmp_path, '{"version": 2, %s}\n[0.1, "i", "\\r"]\n' % header))
+    assert (ep.steps[0].observation.width, ep.steps[0].observation.height) == size
+    assert (ep.env["cols"], ep.env["rows"]) == size
 
 
 def test_a_recording_without_input_or_prompt_is_rejected_as_no_input(tmp_path):
@@ -304,3 +330,63 @@ def test_an_exit_event_wins_over_the_last_prompt_status(tmp_path):
     ep = _episode(_read(tmp_path, _cast_of(2, events, {"width": 30})))
     assert ep.final_observation.exit_code == 4 and ep.env["exit_code"] == 4
     assert ep.steps[0].action.duration_s == 1.4
+
+
+def test_keys_that_do_not_end_an_action(tmp_path):
+    """Only control keys end an action: a space or a capital letter starting an input event does not."""
+    ep = _episode(_read(tmp_path, _cast_of(2, [[0.1, "i", "ls"], [0.2, "i", " -l"], [0.3, "i", "X"],
+                                               [0.4, "i", "Y\r"], [0.5, "i", "\x1f"]])))
+    assert [s.action.text for s in ep.steps] == ["ls -lXY\r", "\x1f"]
+
+
+def test_a_header_alone_is_no_input(tmp_path):
+    for version in (2, 3):
+        (rejected,) = _read(tmp_path, _cast_of(version, []), "h.cast")
+        assert rejected.rule == "no_input"
+
+
+def _echo(*commands: tuple[str, int], end: str = "", extra: list | None = None, step: float = 1 / 3) -> str:
+    """A v2 recording without input: per command, the prompt with the last status, the command echoed key by
+    key, Enter; `step` seconds between events."""
+    events, t, status = [], 0.0, 0
+    for command, code in commands:
+        for data in [f"[{status}] $ ", *command, "\r\n"]:
+            t += step
+            events.append([t, "o", data])
+        status = code
+    if end:
+        t += step
+        events.append([t, "o", end.format(status=status)])
+    return _cast_of(2, events + (extra or []), {"width": 30, "height": 10})
+
+
+def test_each_echoed_command_shows_the_status_of_the_one_before(tmp_path):
+    ep = _episode(_read(tmp_path, _echo(("a", 2), ("b", 1), ("c", 3), end="[{status}] $ ")))
+    assert [s.action.code for s in ep.steps] == ["a", "b", "c"]
+    assert [s.observation.exit_code for s in ep.steps] == [None, 2, 1]
+    assert ep.final_observation.exit_code == 3
+    # Enter at 1 s, the next first key at 5/3 s: 2/3 s, rounded to microseconds
+    assert [s.action.duration_s for s in ep.steps] == [0.666667, 0.666667, 0.333333]
+    assert "markers" not in ep.env and "exit_code" not in ep.env
+
+
+def test_a_last_command_without_a_prompt_after_it_has_no_status(tmp_path):
+    ep = _episode(_read(tmp_path, _echo(("a", 1), ("exit", 0), end="exit\r\n")))
+    assert [s.action.code for s in ep.steps] == ["a", "exit"]
+    assert [s.observation.exit_code for s in ep.steps] == [None, 1]
+    assert ep.final_observation.exit_code is None
+
+
+def test_echoed_commands_keep_markers_and_an_exit_that_is_no_number(tmp_path):
+    extra = [[9 + 1 / 3, "m", "later"], [10, "x", "killed"]]
+    ep = _episode(_read(tmp_path, _echo(("a", 1), end="[{status}] $ ", extra=extra)))
+    assert ep.env["markers"] == [{"time": 9.333333, "label": "later"}]
+    assert "exit_code" not in ep.env and ep.final_observation.exit_code == 1  # the prompt's status
+
+
+def test_a_wider_screen_gets_tab_stops_every_eight_columns(tmp_path):
+    """Tabs after the screen grew from 16 to 40 columns stop at 8, 16, 24 and 32, as on a screen that size."""
+    events = [[0.1, "r", "40x5"], [0.2, "o", "a\tb\tc\td\te\tf"], [0.3, "i", "\r"]]
+    text = _cast_of(2, events).replace('"width": 20', '"width": 16')
+    ep = _episode(_read(tmp_path, text))
+    assert ep.steps[0].observation.text == "a       b       c       d       e      f"
