@@ -372,6 +372,8 @@ EQUIVALENT: dict[str, str] = {
         "only short documents: the empty (or one-element) fill assigns no slot",
     "transforms.dedup.minhash.x_shingle_hashes__mutmut_92":
         "only short documents: the empty (or one-element) fill assigns no slot",
+    "ingest.ubuntu.asciicast.x__single_width__mutmut_3":
+        "a set of characters all learnt narrow but equal to the learnt set goes on to the check that answers True",
     "ingest.ubuntu.asciicast.x_parse_cast__mutmut_85": _ASC_CODEC,
     "ingest.ubuntu.asciicast.x_parse_cast__mutmut_105": _ASC_CODEC,
     "ingest.ubuntu.asciicast.x_parse_cast__mutmut_166": "str() of a str is the str",

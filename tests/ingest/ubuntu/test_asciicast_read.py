@@ -236,8 +236,10 @@ def test_a_latin1_line_is_quarantined_with_its_byte_and_the_rest_read(tmp_path):
 
 def test_blank_lines_and_v3_comments_are_skipped_but_v2_hash_lines_are_not(tmp_path):
     body = '\n[0.1, "i", "a"]\n  \n# note\n[0.1, "i", "\\r"]\n'
-    ep = _episode(_read(tmp_path, json.dumps({"version": 3, "term": {"cols": 9, "rows": 3}}) + body
-                        + '  # an indented comment\n'))
+    records = _read(tmp_path, json.dumps({"version": 3, "term": {"cols": 9, "rows": 3}}) + body
+                    + '  # an indented comment\n')
+    assert not [r for r in records if isinstance(r, Rejected)]
+    ep = _episode(records)
     assert [s.action.text for s in ep.steps] == ["a\r"] and ep.steps[0].action.duration_s == 0.0
     records = _read(tmp_path, json.dumps({"version": 2, "width": 9, "height": 3}) + body, "v2.cast")
     assert [(r.rule, r.line) for r in records if isinstance(r, Rejected)] == [("parse_error", 4)]
