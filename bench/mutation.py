@@ -96,7 +96,7 @@ MODULES = {
                             "tests/ingest/android/test_androidworld.py::test_units_are_gzipped_pickles"]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
-        "tests/ingest/test_transcript.py",
+        "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
         "tests/ingest/swe/test_minisweagent.py::test_golden_real_2x_toolcall_run_stopped_by_a_provider_error",
         "tests/ingest/swe/test_openhands_v1.py::test_golden_real_gpt_4o_mini_conversation",
         "tests/ingest/swe/test_openhands_v1.py::test_a_finished_conversation_that_ends_on_the_models_reply_is_"
@@ -425,6 +425,18 @@ EQUIVALENT: dict[str, str] = {
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_72": _ASC_UNKNOWN_CSI,
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_76": "the OSC code is one digit: 'XX01XX' holds the same digits",
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_79": "the OSC code is one digit: 'XX02XX' holds the same digits",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_24": _FALSY,
+    "ingest.transcript.xǁ_Builderǁtool__mutmut_28": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_29": "episode() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_41": "episode() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56":
+        "a slot's call_id is never read (calls are found by id through by_id)",
+    "ingest.transcript.xǁ_Builderǁkeep__mutmut_1":
+        "the one call without observe is for an assistant turn without text: nothing to observe",
+    "ingest.transcript.xǁ_Builderǁkeep__mutmut_22":
+        "the one call without observe is for an assistant turn without text: nothing to observe",
+    "ingest.transcript.x_records__mutmut_19": "the first part of a split is the same however many splits follow",
+    "ingest.transcript.x_records__mutmut_24": "the first part of a split is the same however many splits follow",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
