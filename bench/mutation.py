@@ -435,6 +435,7 @@ EQUIVALENT: dict[str, str] = {
         "the one call without observe is for an assistant turn without text: nothing to observe",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_22":
         "the one call without observe is for an assistant turn without text: nothing to observe",
+    "ingest.transcript.x_records__mutmut_21": "the first part of a split is the same however many splits follow",
     "ingest.transcript.x_records__mutmut_19": "the first part of a split is the same however many splits follow",
     "ingest.transcript.x_records__mutmut_24": "the first part of a split is the same however many splits follow",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
