@@ -94,6 +94,11 @@ MODULES = {
                            ["tests/ingest/android/test_androidworld_read.py",
                             "tests/ingest/android/test_json_action.py",
                             "tests/ingest/android/test_androidworld.py::test_units_are_gzipped_pickles"]),
+    "minisweagent": Module(["ingest/swe/minisweagent.py"], [
+        "tests/ingest/swe/test_minisweagent_read.py",
+        "tests/ingest/swe/test_minisweagent.py::test_units_claim_trajectories_by_their_format_and_the_instance_"
+        "folder_with_its_report",
+        "tests/ingest/swe/test_minisweagent.py::test_an_unreadable_file_is_one_quarantine_row"]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
         "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
