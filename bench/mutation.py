@@ -99,6 +99,9 @@ MODULES = {
         "tests/ingest/swe/test_minisweagent.py::test_units_claim_trajectories_by_their_format_and_the_instance_"
         "folder_with_its_report",
         "tests/ingest/swe/test_minisweagent.py::test_an_unreadable_file_is_one_quarantine_row"]),
+    "openhands": Module(["ingest/swe/openhands.py"], ["tests/ingest/swe/test_openhands_read.py",
+                                                      "tests/ingest/swe/test_openhands.py::test_units_want_an_event_"
+                                                      "array"]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
         "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
