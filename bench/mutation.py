@@ -139,6 +139,7 @@ _ASC_CODEC = "codec names are case-insensitive"
 _ASC_NEWLINE = "a final newline leaves an empty last line, which is skipped: the cut-off check sees the same line"
 _ASC_UNKNOWN_CSI = ("an unknown CSI final: pyte's debug does nothing, and the TypeError of calling None is caught "
                     "and resets a parser already in its ground state")
+_DROIDBOT_NO_STATE = "read() renders a missing state itself: _observation never gets None"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -446,6 +447,13 @@ EQUIVALENT: dict[str, str] = {
     "ingest.transcript.x_records__mutmut_21": "the first part of a split is the same however many splits follow",
     "ingest.transcript.x_records__mutmut_19": "the first part of a split is the same however many splits follow",
     "ingest.transcript.x_records__mutmut_24": "the first part of a split is the same however many splits follow",
+    "ingest.android.droidbot.x__observation__mutmut_2": _DROIDBOT_NO_STATE,
+    "ingest.android.droidbot.x__observation__mutmut_3": _DROIDBOT_NO_STATE,
+    "ingest.android.droidbot.x__observation__mutmut_4": _DROIDBOT_NO_STATE,
+    "ingest.android.droidbot.x_event_kind__mutmut_17": "'XXXX' holds no call either: no match, as with ''",
+    "ingest.android.droidbot.x_read__mutmut_142": "None is the default task",
+    "ingest.android.droidbot.x_read__mutmut_145": "False is the default of terminated",
+    "ingest.android.droidbot.x__time__mutmut_38": "the tag matched is 17 characters: [15:18] is [15:17]",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -12,7 +12,7 @@ import pytest
 
 from ingest.android import droidbot
 from ingest.record import Episode, Rejected
-from ingest.source import Source
+from ingest.source import Budgets, Source
 from tests.conftest import SAMPLES
 from tests.ingest.android.test_droidbot import APP, H, W, _png, _state, kea_output
 
@@ -20,11 +20,12 @@ RUN = SAMPLES / "android" / "droidbot-run"
 
 
 def _blob(data: bytes, media: str, uri: str) -> str:
-    return f"{media}:{hashlib.sha256(data).hexdigest()[:12]}"
+    return f"{uri}|{media}:{hashlib.sha256(data).hexdigest()[:12]}"  # the unit the blob came from, too
 
 
-def _read(path) -> list:
-    return list(droidbot.read(Source(fsspec.filesystem("file"), str(path), path.name, _blob)))
+def _read(path, budgets: Budgets | None = None) -> list:
+    return list(droidbot.read(Source(fsspec.filesystem("file"), str(path), "in/run", _blob,
+                                     **({"budgets": budgets} if budgets else {}))))
 
 
 def _episodes(records) -> list[Episode]:
@@ -54,12 +55,12 @@ def test_the_real_run_is_one_episode_of_its_twelve_events(tmp_path):
     assert obs.text.startswith("Activity: com.tencent.qqmusic/.activity.AppStarterActivity")
     assert '"跳过"' in obs.text and len(json.loads(obs.ui_tree)) == 15
     shot = (RUN / "states" / "screen_2021-12-06_204452.jpg").read_bytes()
-    assert steps[0].observation.screenshot == _blob(shot, "image/jpeg", "")
+    assert steps[0].observation.screenshot == _blob(shot, "image/jpeg", "in/run")
     assert steps[2].observation.screenshot is not None and steps[3].observation.screenshot is None
     # states whose snapshot was not copied stay empty rather than guessed
     assert steps[4].observation.kind == "none" and steps[4].observation.text is None
     assert all(s.timestamp is None for s in steps)  # tags are local time of an unknown zone
-    assert not ep.terminated and ep.key == "" and ep.task is None
+    assert ep.terminated is False and ep.key == "" and ep.task is None
     assert (ep.domain, ep.platform) == ("android", "android")
     assert ep.env == {"device": "android", "device_model_number": "Android SDK built for x86",
                       "device_sdk_version": 30, "app_package": "com.tencent.qqmusic",
@@ -93,16 +94,16 @@ def test_kea_runs_are_episodes_each_matched_to_its_own_screens(tmp_path):
     # the MAIN screen recurs: each tap sees the one recorded nearest its own time, with that screenshot
     assert '"Add note (run 1)"' in first.steps[2].observation.text
     assert '"Add note (run 2)"' in second.steps[2].observation.text
-    assert first.steps[2].observation.screenshot == _blob(_png(3), "image/png", "")
-    assert second.steps[2].observation.screenshot == _blob(_png(7), "image/png", "")
+    assert first.steps[2].observation.screenshot == _blob(_png(3), "image/png", "in/run")
+    assert second.steps[2].observation.screenshot == _blob(_png(7), "image/png", "in/run")
     assert (first.steps[2].action.x, first.steps[2].action.y) == (0.5, 300 / H)
     rotation = first.steps[3].action
     assert (rotation.kind, rotation.code, rotation.text) == ("command", "rotate_device_right", "landscape")
     assert "ingest_warnings" not in first.env
     # each run's last event stopped on EDIT: the editor as recorded nearest that event's time (state_4, state_5)
     assert '"Editor"' in first.final_observation.text and '"Editor"' in second.final_observation.text
-    assert first.final_observation.screenshot == _blob(_png(4), "image/png", "")
-    assert second.final_observation.screenshot == _blob(_png(5), "image/png", "")
+    assert first.final_observation.screenshot == _blob(_png(4), "image/png", "in/run")
+    assert second.final_observation.screenshot == _blob(_png(5), "image/png", "in/run")
 
 
 def test_an_unknown_event_kind_is_a_command_with_a_warning(tmp_path):
@@ -154,6 +155,11 @@ def _run_of(tmp_path, events: list[dict], state: dict | None = None) -> list:
     ({"event_type": "scroll", "view": {"bounds": None}}, {"kind": "scroll", "direction": None, "x": None}),
     ({"event_type": "swipe", "start_x": 0, "start_y": 2400, "end_x": 1080, "end_y": 1200},
      {"kind": "swipe", "x": 0.0, "y": 1.0, "x2": 1.0, "y2": 0.5}),
+    ({"event_type": "swipe", "start_x": 540, "start_y": 0, "end_x": None, "end_y": 1200,
+      "view": {"temp_id": 2, "text": "list"}},
+     {"kind": "swipe", "x": 0.5, "y": 0.0, "x2": None, "y2": None,
+      "element": b'{"temp_id":2,"class":null,"resource_id":null,"text":"list","content_description":null,'
+                 b'"bounds":null,"view_str":null}'}),
     ({"event_type": "exit"}, {"kind": "done"}),
     ({"event_type": "rotate_device_neutral"}, {"kind": "command", "code": "rotate_device_neutral", "text": "portrait"}),
     ({"event_type": "fresh_reinstall_app"}, {"kind": "command", "code": "fresh_reinstall_app", "text": None}),
@@ -174,8 +180,9 @@ def test_an_element_is_the_views_identity(tmp_path):
         "temp_id", "class", "resource_id", "text", "content_description", "bounds", "view_str")}
 
 
-def test_without_a_screen_size_a_touch_has_no_point(tmp_path):
-    state = {"tag": "2024-01-01_120000", "state_str": "S", "views": [], "foreground_activity": "a/.B", "width": 0}
+@pytest.mark.parametrize("size", [{"width": 0}, {"width": 1080}, {"height": 2400}])
+def test_without_a_screen_size_a_touch_has_no_point(size, tmp_path):
+    state = {"tag": "2024-01-01_120000", "state_str": "S", "views": [], "foreground_activity": "a/.B", **size}
     (ep,) = _episodes(_run_of(tmp_path, [{"event_type": "touch", "x": 5, "y": 5}], state))
     assert (ep.steps[0].action.x, ep.steps[0].action.y) == (None, None)
     assert "screen_size" not in ep.env
@@ -193,6 +200,7 @@ def test_event_kinds_named_by_event_str(tmp_path):
     (ep,) = _episodes(_read(root))
     assert [s.action.kind for s in ep.steps] == ["back", "command", "done", "command", "command"]
     assert [s.action.code for s in ep.steps[3:]] == ["not a call", None]
+    assert [json.loads(s.action.raw)["event_str"] for s in ep.steps[3:]] == ["not a call", None]
     assert [w["reason"] for w in ep.env["ingest_warnings"]] == [
         "event 2024-01-01_120003: kind None (not a call) kept as a command with its raw record",
         "event 2024-01-01_120004: kind None (None) kept as a command with its raw record"]
@@ -204,9 +212,14 @@ def test_a_tag_from_the_file_name_when_the_record_has_none(tmp_path):
     root = tmp_path / "run"
     (root / "events").mkdir(parents=True)
     (root / "events" / "event_2024-01-01_120005.json").write_text(json.dumps({"event": {"event_type": "exit"}}))
-    (root / "events" / "notes.json").write_text("{}")
-    (root / "events" / "event_x.txt").write_text("{}")
-    (ep,) = _episodes(_read(root))
+    for name in ("a.json", "notes.json", "event_x.txt"):  # not event files: not read (a.json sorts first)
+        (root / "events" / name).write_text("{broken")
+    (root / "states").mkdir()
+    (root / "states" / "a.json").write_text("{broken")
+    (root / "states" / "state_x.txt").write_text("{broken")
+    records = _read(root)
+    assert not [r for r in records if isinstance(r, Rejected)]
+    (ep,) = _episodes(records)
     assert ep.env["local_time_first"] == "2024-01-01_120005" and len(ep.steps) == 1
 
 
@@ -288,3 +301,48 @@ def test_a_run_starts_at_each_kill_after_the_first_event(tmp_path):
     eps = _episodes(_run_of(tmp_path, [kill, kill, {"event_type": "exit"}, kill]))
     assert [len(e.steps) for e in eps] == [1, 2, 1] and [e.key for e in eps] == ["", "run-1", "run-2"]
     assert [e.env["run"] for e in eps] == [{"index": k, "count": 3} for k in range(3)]
+
+
+# (state tags, event tag, the state that is nearest): tags read field by field, whatever their digits
+NEAREST = [
+    (["2024-10-01_120000", "2024-10-05_120000"], "2024-10-05_120001", 1),  # two-digit months and days
+    (["2024-10-10_120000", "2024-10-20_120000"], "2024-10-20_120001", 1),
+    (["2024-10-20_050000", "2024-10-20_160000"], "2024-10-20_120000", 1),  # 4 h after 12:00, not 7 h before
+    (["1999-01-01_000000", "2004-01-01_000000"], "2001-01-01_000000", 0),  # years of two centuries
+    (["2024-01-01_000000", "2024-01-01_000059"], "2024-01-01_000031", 1),  # seconds
+    (["2024-01-01_000000", "2024-01-01_005900"], "2024-01-01_003100", 1),  # minutes
+]
+
+
+@pytest.mark.parametrize("tags, event, nearest", NEAREST)
+def test_each_event_sees_the_state_recorded_nearest_its_time(tags, event, nearest, tmp_path):
+    root = tmp_path / "run"
+    (root / "events").mkdir(parents=True)
+    (root / "states").mkdir()
+    for n, tag in enumerate(tags):
+        state = _state(tag, "S", ".M", f"label {n}")
+        if n == 1:
+            del state["tag"]  # the file name's tag then
+        (root / "states" / f"state_{tag}.json").write_text(json.dumps(state))
+    (root / "events" / f"event_{event}.json").write_text(json.dumps(
+        {"tag": event, "event": {"event_type": "exit"}, "start_state": "S"}))
+    (ep,) = _episodes(_read(root))
+    assert f'"label {nearest}"' in ep.steps[0].observation.text
+
+
+def test_a_file_over_the_record_budget_is_a_row_naming_the_budget(tmp_path):
+    root = tmp_path / "run"
+    shutil.copytree(RUN, root)
+    records = _read(root, Budgets(record_bytes=1600))
+    rows = [(r.rule, r.location, r.reason.split(" has ")[0]) for r in records if isinstance(r, Rejected)]
+    assert rows == [("budget_exceeded", f"states/state_2021-12-06_{t}.json",
+                     f"states/state_2021-12-06_{t}.json: the document (one record)") for t in ("204452", "204456",
+                                                                                              "204505")] + [
+        ("budget_exceeded", "events/event_2021-12-06_204537.json",
+         "events/event_2021-12-06_204537.json: the document (one record)")]
+    assert len(_episodes(records)[0].steps) == 11
+
+
+def test_units_want_event_files_in_an_events_folder():
+    files = ["/a/events/notes.txt", "/b/event_1.json", "/c/events/event_2.txt", "/d/events/event_3.json"]
+    assert droidbot.units(files, head=None) == ["/d"]
