@@ -22,11 +22,11 @@ from tests.ingest.android.test_androidworld import H, W, aw, mcp_agent_result, r
 
 
 def _blob(data: bytes, media: str, uri: str) -> str:
-    return f"{media}:{len(data)}:{hash(data) & 0xffff}"
+    return f"{uri}|{media}:{len(data)}:{hash(data) & 0xffff}"  # the unit the blob came from, too
 
 
 def _read(path) -> list:
-    return list(androidworld.read(Source(fsspec.filesystem("file"), str(path), path.name, _blob)))
+    return list(androidworld.read(Source(fsspec.filesystem("file"), str(path), f"in/{path.name}", _blob)))
 
 
 def _pickled(tmp_path, value, name="T.pkl.gz"):
@@ -59,7 +59,7 @@ def test_an_m3a_result_file_steps_outcome_and_failed_run(tmp_path, aw):  # noqa:
     obs = ep.steps[0].observation
     assert (obs.kind, obs.width, obs.height) == ("screen", W, H)
     png = encode_png(np.full((H, W, 3), 0, dtype=np.uint8).tobytes(), W, H, 3)
-    assert obs.screenshot == _blob(png, "image/png", "")
+    assert obs.screenshot == _blob(png, "image/png", "in/SystemWifiTurnOff.pkl.gz")
     assert obs.text.splitlines() == ['[0] TextView "Network & internet" {clickable} @[0,2][4,4]',
                                      '[1] TextView "Wi-Fi" {clickable} @[0,4][2,6]']
     views = json.loads(obs.ui_tree)
@@ -116,8 +116,8 @@ def test_free_text_steps_are_messages_with_a_warning(tmp_path):
     assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["free_text_steps"]
     assert ep.env["finish_local_time"] == "2025-03-02T09:30:00" and "summaries" not in ep.env
     assert all(s.observation.kind == "screen" and s.observation.text is None for s in ep.steps)
-    assert ep.steps[1].observation.screenshot == _blob(
-        encode_png(np.full((H, W, 3), 3, dtype=np.uint8).tobytes(), W, H, 3), "image/png", "")
+    png = encode_png(np.full((H, W, 3), 3, dtype=np.uint8).tobytes(), W, H, 3)
+    assert ep.steps[1].observation.screenshot == _blob(png, "image/png", "in/SystemWifiTurnOff.pkl.gz")
 
 
 def test_the_first_text_of_a_step_is_its_message_and_raw_keeps_its_texts_and_numbers(tmp_path):
@@ -151,6 +151,8 @@ def test_a_bad_json_action_is_quarantined_not_read_as_free_text(tmp_path, aw):  
     ({"action_type": "click", "x": 2, "y": 4}, (None, 8), (None, None)),
     ({"action_type": "click", "x": 2, "y": 4}, (4, None), (None, None)),
     ({"action_type": "click", "index": 1}, (None, None), (None, None)),
+    ({"action_type": "click", "index": 1}, (None, 8), (None, None)),
+    ({"action_type": "click", "index": 1}, (4, None), (None, None)),
     ({"action_type": "click", "index": 2}, (4, 8), (None, None)),
     ({"action_type": "click", "index": -1}, (4, 8), (None, None)),
     ({"action_type": "click", "index": 0}, (4, 8), (None, None)),  # element 0 has no box
@@ -176,12 +178,15 @@ def test_a_point_is_the_actions_own_or_its_elements_centre_on_the_screen(act, si
 def test_element_lists_and_flags_of_the_t3a_agent(tmp_path):
     elements = [{"class_name": "Button", "resource_id": "a:id/ok", "resource_name": "b:id/x", "is_visible": False,
                  "is_enabled": None, "is_checked": 1, "bbox_pixels": {"x_min": 1.7, "y_min": 2.2, "x_max": 3.9,
-                                                                      "y_max": 4.0}}]
+                                                                      "y_max": 4.0}},
+                {"resource_name": "b:id/only", "is_enabled": False, "content_description": "Close"}]
     data = {"before_element_list": [elements], "action_output_json": [{"action_type": "navigate_back"}],
             "before_screenshot": [np.zeros((2, 2), dtype=np.uint8)]}  # not an HxWxC image: no screenshot
     (ep,) = _read(_pickled(tmp_path, [{"goal": "g", "episode_data": data}]))
-    (view,) = json.loads(ep.steps[0].observation.ui_tree)
+    view, other = json.loads(ep.steps[0].observation.ui_tree)
     assert view["resource_id"] == "a:id/ok" and view["bounds"] == [[1, 2], [3, 4]]
+    assert (other["resource_id"], other["enabled"], other["content_description"]) == ("b:id/only", False, "Close")
+    assert (other["bounds"], other["visible"], view["content_description"]) == (None, True, None)
     assert (view["visible"], view["enabled"], view["checked"], view["clickable"]) == (False, True, True, False)
     assert ep.steps[0].observation.screenshot is None and ep.steps[0].action.kind == "back"
 
@@ -191,12 +196,16 @@ def test_the_screenshot_keys_in_order(tmp_path):
              "screenshot": [np.full((1, 1, 3), 5, dtype=np.uint8)]}
     data = {**shots, "action_output_json": [{"action_type": "wait"}]}
     (ep,) = _read(_pickled(tmp_path, [{"goal": "g", "episode_data": data}]))
-    assert ep.steps[0].observation.screenshot == _blob(encode_png(bytes([9, 9, 9]), 1, 1, 3), "image/png", "")
+    png = encode_png(bytes([9, 9, 9]), 1, 1, 3)
+    assert ep.steps[0].observation.screenshot == _blob(png, "image/png", "in/T.pkl.gz")
     assert (ep.steps[0].observation.width, ep.steps[0].observation.height) == (1, 1)
     assert ep.steps[0].observation.text is None and ep.steps[0].observation.ui_tree is None
     rgba = {"screenshot": [np.zeros((1, 2, 4), dtype=np.uint8)], "action_output_json": [{"action_type": "wait"}]}
     (ep,) = _read(_pickled(tmp_path, [{"goal": "g", "episode_data": rgba}]))
-    assert ep.steps[0].observation.screenshot == _blob(encode_png(bytes(8), 2, 1, 4), "image/png", "")
+    assert ep.steps[0].observation.screenshot == _blob(encode_png(bytes(8), 2, 1, 4), "image/png", "in/T.pkl.gz")
+    listed = {"screenshot": [[[[0, 0, 0]]]], "action_output_json": [{"action_type": "wait"}]}  # not an array
+    (ep,) = _read(_pickled(tmp_path, [{"goal": "g", "episode_data": listed}]))
+    assert ep.steps[0].observation.screenshot is None and ep.steps[0].observation.kind == "none"
     floats = {"screenshot": [np.zeros((1, 1, 3))], "action_output_json": [{"action_type": "wait"}]}
     (ep,) = _read(_pickled(tmp_path, [{"goal": "g", "episode_data": floats}]))
     assert ep.steps[0].observation.screenshot is None
@@ -260,3 +269,11 @@ def test_units_skip_browsergym_and_agentlab_pickles_and_experiment_folders():
              "/e/step_0.pkl.gz": plain, "/e/summary_info.json": b"{}", "/f/exp_args.pkl": b"", "/f/x.pkl.gz": plain,
              "/r/D.pkl.gz": b"\x1f\x8b\x08\x00broken"}
     assert androidworld.units(sorted(heads), heads.__getitem__) == ["/r/A.pkl.gz", "/r/D.pkl.gz"]
+
+
+def test_units_look_for_framework_names_in_the_first_64_kib_of_the_content_only():
+    """The content is read from the file's head, bounded: a name past 64 KiB of it is not looked for."""
+    near = gzip.compress(b"\0" * 60_000 + b"browsergym.core")
+    far = gzip.compress(b"\0" * 70_000 + b"browsergym.core")
+    heads = {"/r/near.pkl.gz": near, "/r/far.pkl.gz": far}
+    assert androidworld.units(sorted(heads), heads.__getitem__) == ["/r/far.pkl.gz"]

@@ -182,7 +182,8 @@ def test_an_event_with_a_field_of_the_wrong_type_is_one_row(event, path, problem
 
 def test_an_event_that_is_not_an_object_is_one_row(tmp_path):
     ep, rows = _split(_events(tmp_path, [_user(), "text", {"id": 1, "source": "agent", "action": "finish"}], "e.json"))
-    assert [(r.rule, r.location, r.reason) for r in rows] == [("bad_record", "[1]", "e.json: event [1] is not an object")]
+    assert [(r.rule, r.location, r.reason) for r in rows] == [
+        ("bad_record", "[1]", "e.json: event [1] is not an object")]
     assert ep.terminated
 
 
