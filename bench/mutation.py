@@ -454,7 +454,8 @@ EQUIVALENT: dict[str, str] = {
     "ingest.android.droidbot.x_read__mutmut_142": "None is the default task",
     "ingest.android.droidbot.x_read__mutmut_145": "False is the default of terminated",
     "ingest.android.droidbot.x__time__mutmut_38": "the tag matched is 17 characters: [15:18] is [15:17]",
-    "ingest.android.androidworld.x__gunzip_head__mutmut_7": "wbits 17 + 15 = 32 detects the format itself: a gzip stream reads the same",
+    "ingest.android.androidworld.x__gunzip_head__mutmut_7":
+        "wbits 17 + 15 = 32 detects the format itself: a gzip stream reads the same",
     "ingest.android.androidworld.x__gunzip_head__mutmut_11": "'XXXX' holds no framework name either",
     "ingest.android.androidworld.x__observation__mutmut_9": "None, as 0, is no 3: not an image",
     "ingest.android.androidworld.x__observation__mutmut_15": "1, as 0, is no 3: not an image",
