@@ -17,7 +17,7 @@ import pytest
 from ingest.android import androidworld
 from ingest.png import encode_png
 from ingest.record import Episode, Rejected
-from ingest.source import Source
+from ingest.source import Source, SourceError
 from tests.ingest.android.test_androidworld import H, W, aw, mcp_agent_result, result_file  # noqa: F401
 
 
@@ -113,7 +113,10 @@ def test_free_text_steps_are_messages_with_a_warning(tmp_path):
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert [(s.action.kind, s.action.text) for s in ep.steps] == [("message", "open settings"), ("message", "done")]
     assert json.loads(ep.steps[1].action.raw) == {"agent_output": "done", "tool_calls": 1, "step_number": 3}
-    assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["free_text_steps"]
+    assert [(w["rule"], w["reason"]) for w in ep.env["ingest_warnings"]] == [
+        ("free_text_steps", "steps without action_output_json: the agent's own text (agent_output) is kept as "
+                            "message steps")]
+    assert [r.location for r in rows] == ["SystemWifiTurnOff.pkl.gz"] * 2
     assert ep.env["finish_local_time"] == "2025-03-02T09:30:00" and "summaries" not in ep.env
     assert all(s.observation.kind == "screen" and s.observation.text is None for s in ep.steps)
     png = encode_png(np.full((H, W, 3), 3, dtype=np.uint8).tobytes(), W, H, 3)
@@ -214,13 +217,16 @@ def test_the_screenshot_keys_in_order(tmp_path):
 def test_episodes_that_are_not_dicts_or_have_no_step_are_rows(tmp_path):
     episodes = ["nope", {"goal": "g", "task_template": "T", "instance_id": 3, "episode_data": None,
                          "exception_info": "  \nValueError: x\n  "},
-                {"goal": "g", "episode_data": {}}, {"goal": "g", "is_successful": 1,
-                                                    "episode_data": {"action_output": [None]}}]
+                {"goal": "g", "episode_data": {}, "agent_name": "a1", "episode_length": 4},
+                {"goal": "g", "is_successful": 1, "episode_data": {"action_output": [None]}}]
     records = _read(_pickled(tmp_path, episodes, "F.pkl.gz"))
     assert [(r.rule, r.record_id) for r in records] == [("bad_record", "0"), ("failed_episode", "1"),
                                                        ("empty_episode", None), ("bad_record", "3:0"),
                                                        ("empty_episode", None)]
     assert records[0].reason == "F.pkl.gz: episode 0 is a str, not a dict"
+    assert [r.location for r in records] == ["F.pkl.gz"] * 5
+    assert json.loads(records[2].snippet) == {"outcome": "unknown", "reward": None, "task": "g", "agent": "a1",
+                                              "steps_recorded": 4}
     assert records[1].reason == "F.pkl.gz: episode 1 (T #3): the run recorded no steps: ValueError: x"
     assert records[2].reason.startswith("F.pkl.gz: episode 2 (task #?): no step has an action or the agent's text")
     assert json.loads(records[4].snippet) == {"outcome": "success", "reward": 1.0, "task": "g"}
@@ -277,3 +283,30 @@ def test_units_look_for_framework_names_in_the_first_64_kib_of_the_content_only(
     far = gzip.compress(b"\0" * 70_000 + b"browsergym.core")
     heads = {"/r/near.pkl.gz": near, "/r/far.pkl.gz": far}
     assert androidworld.units(sorted(heads), heads.__getitem__) == ["/r/far.pkl.gz"]
+
+
+def test_an_action_outside_the_vocabulary_is_a_row_naming_androidworld(tmp_path):
+    data = {"action_output_json": [{"action_type": "fly"}, {"action_type": "wait"}], "action_output": [5, 6],
+            "action_reason": ["why"]}  # the lists need not be as long as each other
+    records = _read(_pickled(tmp_path, [{"goal": "g", "episode_data": data}], "V.pkl.gz"))
+    (row,) = [r for r in records if isinstance(r, Rejected)]
+    assert (row.rule, row.location, row.record_id, row.snippet) == ("bad_record", "V.pkl.gz", "0:0", None)
+    assert row.reason == "V.pkl.gz: episode 0 (task #?): step 0: action_type 'fly' is not an AndroidWorld action"
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    # the agent's text is no str: the action itself is the raw record
+    assert json.loads(ep.steps[0].action.raw) == {"action_type": "wait"} and ep.steps[0].reasoning is None
+
+
+def test_a_pickle_that_asks_to_run_code_is_refused_naming_the_file(tmp_path):
+    import os
+
+    class Exploit:
+        def __reduce__(self):
+            return (os.system, ("true",))
+
+    path = tmp_path / "E.pkl.gz"
+    path.write_bytes(gzip.compress(pickle.dumps([{"goal": Exploit()}])))
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert e.value.rule == "forbidden_pickle_class"
+    assert str(e.value).startswith("E.pkl.gz: pickle needs ")
