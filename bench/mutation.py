@@ -460,7 +460,8 @@ EQUIVALENT: dict[str, str] = {
     "ingest.android.androidworld.x__observation__mutmut_9": "None, as 0, is no 3: not an image",
     "ingest.android.androidworld.x__observation__mutmut_15": "1, as 0, is no 3: not an image",
     "ingest.android.androidworld.x__score__mutmut_6": "float(None) raises TypeError, which returns None as well",
-    "ingest.android.androidworld.x__steps__mutmut_8": "each step appended sets it; with none appended no episode reads it",
+    "ingest.android.androidworld.x__steps__mutmut_8":
+        "each step appended sets it; with none appended no episode reads it",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
