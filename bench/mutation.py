@@ -50,6 +50,9 @@ class Module:
     # ran polars (mutmut's default forks each mutant from the one that ran the whole suite), and a child
     # spins until its CPU limit, every mutant then counted a timeout
     isolation: str = "fork"
+    # where set, only the mutants of these functions ("name", "Class.method") are counted: the others are
+    # reached by lake-building tests alone, left out of the selection
+    functions: tuple[str, ...] = ()
 
 
 MODULES = {
@@ -59,9 +62,12 @@ MODULES = {
         "tests/transforms/dedup/test_exact.py",
         "tests/transforms/dedup/test_minhash.py::test_edited_copy_is_a_near_duplicate_and_unrelated_trajectory_"
         "is_not")),
-    "pipelines-dedup": Module(["pipelines/dedup.py"], ["tests/pipelines/test_dedup_reduce.py",
-                                                       "tests/pipelines/test_dedup_threshold.py",
-                                                       "tests/pipelines/test_dedup.py"], isolation="forkserver"),
+    # the map and the reduce, by their unit tests: the stage around them (dedup_stage, the rewrite of part groups
+    # and branches) is reached only by tests that build a lake per run (test_dedup.py, test_dedup_threshold.py)
+    "pipelines-dedup": Module(["pipelines/dedup.py"], ["tests/pipelines/test_dedup_reduce.py"], isolation="forkserver",
+                              functions=("map_signatures", "episode_texts", "MapJob.params", "MapJob.sidecar",
+                                         "sketch_group", "_rows", "duplicates_of", "_shingles_of",
+                                         "_quarantine_rows", "_with")),
     "export": Module(["transforms/export/splits.py", "transforms/export/rl.py", "transforms/export/budget.py",
                       "transforms/export/cpt.py"],
                      ["tests/transforms/export", "tests/pipelines/test_export.py",
@@ -558,6 +564,12 @@ def _show(where: Path, mutant: str) -> str:
     return done.stdout.strip()
 
 
+def _function(mutant: str) -> str:
+    """The function a mutant is of, as Module.functions names it: `x_name` -> name, `xǁClassǁname` -> Class.name."""
+    mangled = mutant.split("__mutmut_")[0].rsplit(".", 1)[-1]
+    return mangled[2:] if mangled.startswith("x_") else mangled[1:].replace("ǁ", ".").strip(".")
+
+
 def score(results: dict[str, str]) -> dict:
     equivalent = {m for m in results if m in EQUIVALENT}
     reached = {m: s for m, s in results.items() if m not in equivalent and s != "not checked"}
@@ -598,9 +610,14 @@ def main(argv: list[str] | None = None) -> int:
             tests = _files("tests")
             _copy(tests, where)
             _copy(tests, where / "mutants")
-            again = sorted(m for m, st in _results(where).items() if st in SURVIVED and m not in EQUIVALENT)
+            again = sorted(m for m, st in _results(where).items() if st in SURVIVED and m not in EQUIVALENT
+                           and (not MODULES[name].functions or _function(m) in MODULES[name].functions))
         finished = True if args.report_only or (args.recheck and not again) else _run(where, args.budget_s, again)
         results = _results(where)
+        if MODULES[name].functions:
+            left = len(results)
+            results = {m: st for m, st in results.items() if _function(m) in MODULES[name].functions}
+            print(f"\n{name}: {left - len(results)} mutants of functions outside `functions` left out", flush=True)
         s = score(results)
         rows.append((name, s, finished, time.monotonic() - started))
         print(f"\n== {name}: {s['killed']}/{s['mutants'] - s['equivalent'] - s['not_reached']} killed"
