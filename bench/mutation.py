@@ -468,6 +468,8 @@ EQUIVALENT: dict[str, str] = {
     "ingest.android.androidworld.x__score__mutmut_6": "float(None) raises TypeError, which returns None as well",
     "ingest.android.androidworld.x__steps__mutmut_8":
         "each step appended sets it; with none appended no episode reads it",
+    "ingest.android.droidbot.x__events__mutmut_52":
+        "every SourceError reading or parsing a file raises starts with its path: the prefix is never added",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
