@@ -146,6 +146,7 @@ _ASC_NEWLINE = "a final newline leaves an empty last line, which is skipped: the
 _ASC_UNKNOWN_CSI = ("an unknown CSI final: pyte's debug does nothing, and the TypeError of calling None is caught "
                     "and resets a parser already in its ground state")
 _DROIDBOT_NO_STATE = "read() renders a missing state itself: _observation never gets None"
+_MINI_INT = "_bad_field left out every message whose returncode is no int (or a bool): None gives None either way"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -470,6 +471,35 @@ EQUIVALENT: dict[str, str] = {
         "each step appended sets it; with none appended no episode reads it",
     "ingest.android.droidbot.x__events__mutmut_52":
         "every SourceError reading or parsing a file raises starts with its path: the prefix is never added",
+    "ingest.swe.minisweagent.x__int__mutmut_2": _MINI_INT,
+    "ingest.swe.minisweagent.x__int__mutmut_3": _MINI_INT,
+    "ingest.swe.minisweagent.x__messages__mutmut_3": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_28": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_59": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_152": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_173": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_142":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_145":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_207":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_210":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_200":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_201":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_202":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_203":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_246": "only assistant turns' times become step times",
+    "ingest.swe.minisweagent.x__result__mutmut_33": "a result's time is not read: a step takes its turn's time",
+    "ingest.swe.minisweagent.x__result__mutmut_40": "a result's time is not read: a step takes its turn's time",
+    "ingest.swe.minisweagent.x__messages__mutmut_153":
+        ("after a format error its feedback (text) comes first in the next observation: what follows joins it "
+         "as text either way"),
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

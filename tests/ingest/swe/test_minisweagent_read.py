@@ -9,7 +9,7 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 
 from ingest.record import Episode, Rejected
-from ingest.source import Source, SourceError
+from ingest.source import Budgets, Source, SourceError
 from ingest.swe import minisweagent
 from tests.conftest import SAMPLES
 
@@ -140,6 +140,9 @@ def test_a_tool_calling_run_pairs_results_by_id(tmp_path):
     assert ep.steps[1].action.tool_name is None and ep.steps[1].action.kind == "tool_call"
     assert ep.steps[1].observation.text == "first" and ep.final_observation.text == "second"
     assert ep.final_observation.exit_code == 1 and not ep.terminated
+    assert ep.steps[0].reasoning is None  # no content: no text beside the calls
+    assert json.loads(ep.steps[1].action.raw) == {"id": "c2", "function": "not an object"}  # the call as written
+    assert ep.steps[1].observation.is_error is None
 
 
 def test_a_responses_api_run_reads_function_calls_and_outputs(tmp_path):
@@ -198,8 +201,8 @@ def test_a_message_with_a_field_of_the_wrong_type_is_one_row_and_left_out(bad, f
     assert [(r.rule, r.location, r.record_id) for r in rows] == [("bad_record", "x.traj.json", "messages[2]")]
     assert rows[0].reason == f"x.traj.json: messages[2]{field}; the message is left out"
     assert rows[0].snippet == str(bad)[:2000]
-    # the output after the bad message is still the command's: it was awaited
-    assert ep.final_observation.text == "out"
+    # the pairing of a command with the user message after it stops at the bad message: a plain user message
+    assert (ep.final_observation.text, ep.final_observation.kind) == ("out", "text")
 
 
 def test_an_unknown_role_is_kept_raw(tmp_path):
@@ -207,7 +210,10 @@ def test_an_unknown_role_is_kept_raw(tmp_path):
                 {"role": "assistant", "content": "```bash\nls\n```"}]
     ep, rows = _split(_read(_write(tmp_path, _v2(messages), "u.traj.json")))
     assert [r.rule for r in rows] == ["unknown_content"]
-    assert ep.env["unmapped"][0]["raw"] == {"role": "critic", "content": "meh"}
+    assert ep.env["unmapped"] == [{"where": "u.traj.json: messages[1]", "role": "critic", "text": "meh",
+                                   "raw": {"role": "critic", "content": "meh"}}]
+    assert rows[0].reason == ("u.traj.json: messages[1]: role 'critic' is none of system, user, assistant, tool; kept "
+                              "raw in env.unmapped")
 
 
 def _folder(tmp_path, report, name="inst"):
@@ -269,3 +275,150 @@ def test_units_claim_trajectories_and_instance_folders_with_a_report():
              "/r/g/h.traj.json": b'{"mini_version": "1"}', "/r/g/report.json": b"{}"}
     assert minisweagent.units(sorted(heads), heads.__getitem__) == ["/r/a", "/r/b.traj.json", "/r/c.json",
                                                                     "/r/g/h.traj.json"]
+
+
+def test_messages_that_come_before_any_action_are_rows_naming_them(tmp_path):
+    messages = [{"role": "user", "content": "task"},
+                {"role": "tool", "tool_call_id": "c0", "content": "early"},
+                {"type": "function_call_output", "call_id": "c9", "output": "early too"},
+                {"role": "assistant", "content": ""},
+                {"object": "response", "output": []},
+                {"role": "user", "content": "bad format", "extra": {"interrupt_type": "FormatError",
+                                                                     "model_response": ""}},
+                {"type": "reasoning", "content": "a thought"},
+                {"role": "exit", "content": "the diff", "extra": {"exit_status": "Submitted"}}]
+    records = _read(_write(tmp_path, _v2(messages), "w.traj.json"))
+    rows = [r for r in records if isinstance(r, Rejected)]
+    assert [r.location for r in rows if r.rule == "unknown_content"] == [
+        f"w.traj.json: messages[{i}]" for i in (1, 2, 3, 4, 5, 6, 7)]
+    assert rows[-1].rule == "empty_episode"
+    assert "w.traj.json: messages[6]: role 'reasoning' is none of" in rows[5].reason
+
+
+def test_what_follows_a_result_or_a_reply_is_a_user_message_unless_it_says_it_is_output(tmp_path):
+    messages = [{"role": "user", "content": "task"},
+                {"role": "assistant", "content": "```bash\nls\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>"},
+                {"role": "user", "content": "a note"},
+                {"role": "assistant", "content": "no command"},
+                {"role": "user", "content": "x", "extra": {"raw_output": "x"}},
+                {"role": "user", "content": "not rebuilt", "extra": {"model_response": "kept out"}},
+                {"object": "response", "output": [{"type": "message", "content": "one"},
+                                                  {"type": "message", "content": 5}]},
+                {"role": "user", "content": "after the response"}]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages, config={}))))
+    assert [s.action.kind for s in ep.steps] == ["command", "message", "message"]
+    # the result is the command's (terminal), the note after it a user message: mixed kinds merge to text
+    assert (ep.steps[1].observation.kind, ep.steps[1].observation.exit_code) == ("text", 0)
+    # output said to be output, then a user message that only carries a model response
+    assert ep.steps[2].observation.text == "x\n\nnot rebuilt" and ep.steps[2].observation.kind == "text"
+    assert ep.steps[2].action.text == "one\n5"
+    assert (ep.final_observation.text, ep.final_observation.kind) == ("after the response", "text")
+
+
+def test_a_result_right_after_a_result_is_not_awaited(tmp_path):
+    messages = [{"role": "user", "content": "task"}, {"role": "assistant", "content": "```bash\nls\n```"},
+                {"role": "user", "content": "out"}, {"role": "user", "content": "more"}]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert ep.final_observation.text == "out\n\nmore" and ep.final_observation.kind == "text"
+    messages[2]["extra"] = {"returncode": 0}
+    messages[3]["extra"] = {"returncode": 1}
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert ep.final_observation.kind == "terminal"  # both said they are output
+
+
+def test_the_models_reasoning_from_the_message_or_the_response(tmp_path):
+    def turn(response, **msg):
+        return {"role": "assistant", "content": "```bash\nls\n```", **msg, "extra": {"response": response}}
+
+    messages = [{"role": "user", "content": "task"},
+                turn({"choices": [{"message": {"reasoning_content": "rc"}}]}),
+                turn({"choices": [{"message": {"reasoning": "r"}}]}),
+                turn({"choices": [{"message": {"reasoning_content": "rc", "reasoning": "r"}}]}),
+                turn({"choices": [{"message": {"reasoning": "r"}}]}, reasoning_content="own"),
+                turn({"choices": [{"message": {"reasoning": "   "}}]}),
+                turn({"choices": []}), turn({"choices": ["x"]}), turn({"choices": {"message": {"reasoning": "r"}}}),
+                turn({"choices": [{"message": "r"}]})]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    block = "```bash\nls\n```"
+    assert [s.reasoning for s in ep.steps] == [f"rc\n\n{block}", f"r\n\n{block}", f"rc\n\n{block}",
+                                               f"own\n\n{block}"] + [block] * 5
+
+
+def test_step_times_from_the_message_or_its_extra_and_created_only_without_either(tmp_path):
+    messages = [{"role": "user", "content": "task"},
+                {"role": "assistant", "content": "```bash\nls\n```", "timestamp": T},
+                {"role": "assistant", "content": "```bash\nls\n```", "extra": {"timestamp": T + 1}},
+                {"role": "assistant", "content": "```bash\nls\n```", "extra": {"response": {"created": 9}}}]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert [s.timestamp for s in ep.steps] == [_at(T), _at(T + 1), None]
+    del messages[1]["timestamp"], messages[2]["extra"]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert [s.timestamp for s in ep.steps] == [None, None, _at(9)]  # a turn gets its own response's time only
+
+
+def test_responses_calls_pair_with_outputs_by_call_id(tmp_path):
+    messages = [{"role": "user", "content": "task"},
+                {"object": "response", "output": [
+                    {"type": "function_call", "call_id": "f1", "name": "bash", "arguments": '{"command": "a"}'},
+                    {"type": "function_call", "call_id": "f2", "name": "bash", "arguments": '{"command": "b"}'}]},
+                {"type": "function_call_output", "call_id": "f2", "output": "out-b"},
+                {"type": "function_call_output", "call_id": "f1", "output": "out-a"},
+                {"role": "assistant", "content": "```bash\nc\n```", "extra": {"response": {"model": "m1"}}}]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert [s.observation.text for s in ep.steps] == ["task", "out-a", "out-b"]
+    assert json.loads(ep.steps[0].action.raw)["type"] == "function_call"
+    assert ep.env["models"] == ["cfg-model", "m1"]  # the response item without a model: the configured one
+
+
+def test_a_format_error_without_a_response_is_the_configured_models(tmp_path):
+    messages = [{"role": "user", "content": "task"},
+                {"role": "user", "content": "fmt", "extra": {"interrupt_type": "FormatError",
+                                                              "model_response": "oops"}},
+                {"role": "assistant", "content": "```bash\nls\n```", "extra": {"response": {"model": "m1"}}}]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert ep.env["model_per_step"] == ["cfg-model", "m1"]
+
+
+def test_a_long_bad_message_keeps_a_snippet_of_2000_characters(tmp_path):
+    bad = {"role": 1, "content": "x" * 3000}
+    records = _read(_write(tmp_path, _v2([{"role": "user", "content": "t"}, bad])))
+    (row,) = [r for r in records if r.rule == "bad_record"]
+    assert row.snippet == str(bad)[:2000]
+
+
+def test_a_report_holding_several_instances_gives_this_ones(tmp_path):
+    ep, rows = _split(_read(_folder(tmp_path, {"other": {"resolved": True}, "inst": {"resolved": False}})))
+    assert rows == [] and (ep.outcome, ep.reward) == ("failure", 0.0)
+
+
+def test_info_and_config_that_are_not_objects_are_left_out(tmp_path):
+    messages = [{"role": "user", "content": "t"}, {"role": "assistant", "content": "```bash\nls\n```"}]
+    ep, _ = _split(_read(_write(tmp_path, {"info": {"config": "cfg", "exit_status": "Submitted"},
+                                           "messages": messages})))
+    assert ep.terminated and "config" not in ep.env and ep.agent is None
+    ep, _ = _split(_read(_write(tmp_path, {"info": ["x"], "messages": messages})))
+    assert not ep.terminated and "exit_status" not in ep.env
+
+
+def test_a_trajectory_that_is_no_json_or_over_the_record_budget_fails_naming_it(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SourceError) as e:
+        _read(tmp_path / "empty")
+    assert str(e.value) == "no *.traj.json in the instance folder"
+    path = tmp_path / "bad.traj.json"
+    path.write_text("{nope")
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert (e.value.rule, str(e.value).split(":")[0]) == ("parse_error", "bad.traj.json")
+    path.write_text(json.dumps(_v2([{"role": "user", "content": "x" * 500}])))
+    with pytest.raises(SourceError) as e:
+        list(minisweagent.read(Source(fs=LocalFileSystem(), path=str(path), uri="in/bad.traj.json",
+                                      put_blob=lambda *a: "", budgets=Budgets(record_bytes=100))))
+    assert e.value.rule == "budget_exceeded" and str(e.value).startswith("bad.traj.json: ")
+
+
+def test_units_leave_reports_and_files_named_like_the_folder_only_when_they_are_trajectories():
+    heads = {"/r/a/report.json": b'{"mini_version": "1"}', "/r/inst/inst-runs.json": b'{"mini_version": "1"}',
+             "/r/inst/report.json": b"{}"}
+    assert minisweagent.units(sorted(heads), heads.__getitem__) == ["/r/inst/inst-runs.json"]
