@@ -147,6 +147,7 @@ _ASC_UNKNOWN_CSI = ("an unknown CSI final: pyte's debug does nothing, and the Ty
                     "and resets a parser already in its ground state")
 _DROIDBOT_NO_STATE = "read() renders a missing state itself: _observation never gets None"
 _MINI_INT = "_bad_field left out every message whose returncode is no int (or a bool): None gives None either way"
+_OH_NAME = "the call carries its own action and each result its own observation: the call's name is not read"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -500,6 +501,16 @@ EQUIVALENT: dict[str, str] = {
     "ingest.swe.minisweagent.x__messages__mutmut_153":
         ("after a format error its feedback (text) comes first in the next observation: what follows joins it "
          "as text either way"),
+    "ingest.swe.openhands.x__messages__mutmut_99": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_108": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_109": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_110": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_77": "the core makes the same text observation of a user message itself",
+    "ingest.swe.openhands.x__messages__mutmut_80": "the core makes the same text observation of a user message itself",
+    "ingest.swe.openhands.x__observation__mutmut_38":
+        "_bad_field left out every event whose exit code is no int (or a bool)",
+    "ingest.swe.openhands.x__observation__mutmut_39":
+        "_bad_field left out every event whose exit code is no int (or a bool)",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -9,7 +9,7 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 
 from ingest.record import Episode, Rejected
-from ingest.source import Source, SourceError
+from ingest.source import Budgets, Source, SourceError
 from ingest.swe import openhands
 from tests.conftest import SAMPLES
 
@@ -17,11 +17,12 @@ EVENTS = SAMPLES / "swe" / "openhands-events"
 
 
 def _blob(data: bytes, media: str, uri: str) -> str:
-    return f"{media}:{data.hex()}"
+    return f"{uri}|{media}:{data.hex()}"  # the unit the blob came from, too
 
 
-def _read(path) -> list:
-    return list(openhands.read(Source(fs=LocalFileSystem(), path=str(path), uri=f"in/{path.name}", put_blob=_blob)))
+def _read(path, budgets: Budgets | None = None) -> list:
+    return list(openhands.read(Source(fs=LocalFileSystem(), path=str(path), uri=f"in/{path.name}", put_blob=_blob,
+                                      **({"budgets": budgets} if budgets else {}))))
 
 
 def _events(tmp_path, events, name="events.json"):
@@ -52,6 +53,7 @@ def test_the_real_sessions_steps_observations_and_outcomes():
                                                                           "Please rename game_2048.py to 2048.py")
     assert ep.steps[1].observation.text.endswith("/workspace/\n/workspace/game_2048.py")
     assert (ep.steps[2].observation.kind, ep.steps[2].observation.exit_code) == ("terminal", 0)
+    assert ep.steps[1].observation.is_error is None  # the file was read
     assert ep.steps[0].reasoning.startswith("I'll help you rename the file.")
     assert ep.terminated and all(s.timestamp is None for s in ep.steps)
     assert ep.env == {"local_time_first": "2025-01-27T23:16:50.239610", "local_time_last": ep.env["local_time_last"]}
@@ -75,20 +77,34 @@ def _user(text="go"):
             "args": {"content": text}}
 
 
+META = {"tool_call_metadata": {"function_name": "fn", "tool_call_id": "t1"}}
+
+
 @pytest.mark.parametrize("event, want", [
-    ({"action": "run_ipython", "args": {"code": "print(1)", "thought": "t"}}, {"kind": "code", "code": "print(1)"}),
-    ({"action": "browse", "args": {"url": "https://x.org"}}, {"kind": "navigate", "text": "https://x.org"}),
+    ({"action": "run_ipython", "args": {"code": "print(1)", "thought": "t"}, **META},
+     {"kind": "code", "code": "print(1)", "tool_name": "fn"}),
+    ({"action": "run", "args": {"command": "ls"}}, {"kind": "command", "code": "ls", "tool_name": None}),
+    ({"action": "message", "args": {"content": "hi"}}, {"kind": "message", "text": "hi"}),
+    ({"action": "browse", "args": {"url": "https://x.org"}, **META},
+     {"kind": "navigate", "text": "https://x.org", "tool_name": "fn"}),
     ({"action": "finish", "args": {"final_thought": "bye"}, "message": "m"}, {"kind": "done", "text": "bye"}),
     ({"action": "finish", "args": {}, "message": "said"}, {"kind": "done", "text": "said"}),
     ({"action": "finish", "args": {}, "message": ""}, {"kind": "done", "text": None}),
     ({"action": "edit", "args": {"path": "/a.py", "content": "x", "thought": "t"}},
      {"kind": "tool_call", "tool_name": "edit", "element": '{"path":"/a.py"}'}),
-    ({"action": "delegate", "args": {"agent": "B", "thought": "t"}}, {"kind": "tool_call", "tool_name": "delegate"}),
+    ({"action": "delegate", "args": {"agent": "B", "thought": "t"}},
+     {"kind": "tool_call", "tool_name": "delegate", "element": None}),
 ])
 def test_each_action_kind_maps_to_its_action(event, want, tmp_path):
-    ep, rows = _split(_events(tmp_path, [_user(), {"id": 1, "source": "agent", **event}]))
+    full = {"id": 1, "source": "agent", **event}
+    ep, rows = _split(_events(tmp_path, [_user(), full]))
     action = ep.steps[0].action
     assert rows == [] and {k: getattr(action, k) for k in want} == want
+    # raw: the event as written, without the model's response; the call's name and id when recorded
+    want_raw = {k: full[k] for k in ("id", "source", "action", "args", "message") if k in full}
+    if "tool_call_metadata" in full:
+        want_raw["tool_call"] = {"function_name": "fn", "tool_call_id": "t1"}
+    assert json.loads(action.raw) == want_raw
     assert ep.steps[0].reasoning == event["args"].get("thought")
     if action.kind == "tool_call":
         assert "thought" not in json.loads(action.arguments)
@@ -139,8 +155,17 @@ def test_observation_kinds(tmp_path):
     assert [(o.kind, o.text, o.exit_code, o.is_error) for o in obs] == [
         ("terminal", "out", 3, None), ("text", "bad", None, True), ("web", "page", None, None),
         ("web", "p2", None, None), ("tool_result", "gone", None, True), ("terminal", "x", 0, None)]
-    assert (obs[2].url, obs[2].screenshot) == ("https://x.org", "image/png:" + b"\x89PNG-bytes".hex())
+    assert (obs[2].url, obs[2].screenshot) == ("https://x.org", "in/events.json|image/png:" + b"\x89PNG-bytes".hex())
     assert obs[3].screenshot is None and obs[3].url is None
+
+
+@pytest.mark.parametrize("shot", [None, "", "iVBORw0K!", "x,y," + base64.b64encode(b"png").decode()])
+def test_a_screenshot_that_is_not_one_base64_image_is_left_out(shot, tmp_path):
+    events = [_user(), {"id": 1, "source": "agent", "action": "browse", "args": {"url": "u"}},
+              {"id": 2, "source": "agent", "observation": "browse", "cause": 1, "content": "page",
+               "extras": {"screenshot": shot}}]
+    ep, rows = _split(_events(tmp_path, events))
+    assert rows == [] and ep.final_observation.screenshot is None and ep.final_observation.kind == "web"
 
 
 def test_bookkeeping_and_environment_events_are_left_out(tmp_path):
@@ -172,12 +197,53 @@ def test_bookkeeping_and_environment_events_are_left_out(tmp_path):
 ])
 def test_an_event_with_a_field_of_the_wrong_type_is_one_row(event, path, problem, tmp_path):
     events = [_user(), {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"}},
-              {"id": 7, "source": "agent", **event}]
+              {"id": 7, "source": "agent", **event}, {"id": 8, "source": "agent", "action": "finish"}]
     ep, rows = _split(_events(tmp_path, events, "e.json"))
     assert [(r.rule, r.location) for r in rows] == [("bad_record", f"[2].{path}")]
     assert rows[0].reason == f"e.json: event [2] (id 7) {path} {problem}; the event is left out"
     assert json.loads(rows[0].snippet)["id"] == 7
-    assert [s.action.code for s in ep.steps] == ["ls"]
+    assert [s.action.kind for s in ep.steps] == ["command", "done"]  # the events after it are read
+
+
+def test_a_bad_tool_call_id_is_a_row_even_beside_a_good_model_response(tmp_path):
+    meta = {"tool_call_id": 1.5, "model_response": {"model": "m"}}
+    events = [_user(), {"id": 1, "source": "agent", "action": "read", "tool_call_metadata": meta}]
+    (row,) = [r for r in _events(tmp_path, events, "e.json") if r.rule == "bad_record"]
+    assert row.location == "[1].tool_call_metadata.tool_call_id"
+
+
+def test_a_long_bad_event_keeps_a_snippet_of_2000_characters(tmp_path):
+    bad = {"id": 1, "source": "agent", "action": "run", "args": {"command": 1, "pad": "x" * 3000}}
+    (row,) = [r for r in _events(tmp_path, [_user(), bad], "e.json") if r.rule == "bad_record"]
+    assert len(row.snippet) == 2000 and row.snippet.startswith('{"id":1,')
+
+
+def test_observations_pair_with_their_actions_by_cause_not_by_order(tmp_path):
+    events = [_user(), {"id": 1, "source": "agent", "action": "run", "args": {"command": "a"}},
+              {"id": 2, "source": "agent", "action": "run", "args": {"command": "b"}},
+              {"id": 3, "source": "agent", "observation": "run", "cause": 2, "content": "out-b"},
+              {"id": 4, "source": "agent", "observation": "run", "cause": 1, "content": "out-a"}]
+    ep, _ = _split(_events(tmp_path, events))
+    assert ep.steps[1].observation.text == "out-a" and ep.final_observation.text == "out-b"
+
+
+def test_events_without_timestamps_give_no_local_times(tmp_path):
+    events = [{"id": 0, "source": "user", "action": "message", "args": {"content": "go"}},
+              {"id": 1, "source": "agent", "action": "finish"}]
+    ep, _ = _split(_events(tmp_path, events))
+    assert ep.env == {} and ep.terminated
+
+
+def test_a_file_that_is_no_json_or_over_the_record_budget_fails_naming_it(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("[{")
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert (e.value.rule, str(e.value).split(":")[0]) == ("parse_error", "x.json")
+    path.write_text(json.dumps([_user("x" * 500)]))
+    with pytest.raises(SourceError) as e:
+        _read(path, Budgets(record_bytes=100))
+    assert e.value.rule == "budget_exceeded" and str(e.value).startswith("x.json: ")
 
 
 def test_an_event_that_is_not_an_object_is_one_row(tmp_path):
@@ -196,6 +262,13 @@ def test_a_replay_trajectory_object_and_a_file_that_is_no_array(tmp_path):
     with pytest.raises(SourceError) as e:
         _read(path)
     assert (e.value.rule, str(e.value)) == ("bad_record", "t.json: expected a JSON array of events")
+
+
+def test_units_want_arrays_of_actions_or_observations_not_json_rpc():
+    heads = {"/x/a.txt": b"[]", "/x/b.json": b'  [{"id": 1, "source": "agent", "observation": "run"}]',
+             "/x/c.json": b'[{"id": 1, "source": "agent", "content": "x"}]',
+             "/x/d.json": b'[{"id": 1, "source": "a", "observation": "x", "jsonrpc": "2.0"}]'}
+    assert openhands.units(sorted(heads), heads.get) == ["/x/b.json"]
 
 
 def test_a_session_without_agent_actions_is_an_empty_episode_row(tmp_path):
