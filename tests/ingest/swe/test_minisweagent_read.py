@@ -59,6 +59,7 @@ def test_the_real_1x_run_submitted_with_its_commands_and_outputs():
 
 def _v2(messages, exit_status="Submitted", **info):
     return {"info": {"exit_status": exit_status, "submission": "diff", "mini_version": "2.4.6",
+                     "model_stats": {"cost": 1},
                      "config": {"model": {"model_name": "cfg-model"}}, **info},
             "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}
 
@@ -90,6 +91,7 @@ def test_a_2x_text_mode_run_steps_times_codes_and_submission(tmp_path):
     assert ep.final_observation.text == "out-y\n\nthe diff" and ep.final_observation.is_error
     assert ep.env["models"] == ["m1", "cfg-model"] and ep.agent == "cfg-model"
     assert ep.env["exit"] == {"traceback": None, "note": "n"} and ep.env["submission"] == "diff"
+    assert ep.env["config"] == {"model": {"model_name": "cfg-model"}} and ep.env["model_stats"] == {"cost": 1}
     assert ep.terminated and ep.task == "fix it"
 
 
@@ -119,9 +121,9 @@ def test_the_agents_own_action_regex_reads_its_blocks(tmp_path):
     ep, _ = _split(_read(_write(tmp_path, doc)))
     assert ep.steps[0].action.code == "ls -a" and ep.steps[0].observation.text == "task"
     doc["info"]["config"]["agent"]["action_regex"] = "(unclosed"  # not a regex: the default one
-    messages[1]["content"] = "```bash\nls -b\n```"
+    messages[1]["content"] = "```bash\nls -b\npwd\n```"
     ep, _ = _split(_read(_write(tmp_path, doc)))
-    assert ep.steps[0].action.code == "ls -b"
+    assert ep.steps[0].action.code == "ls -b\npwd"
 
 
 def test_a_tool_calling_run_pairs_results_by_id(tmp_path):
@@ -279,6 +281,7 @@ def test_units_claim_trajectories_and_instance_folders_with_a_report():
 
 def test_messages_that_come_before_any_action_are_rows_naming_them(tmp_path):
     messages = [{"role": "user", "content": "task"},
+                {"role": "user", "content": "o", "extra": {"raw_output": "o"}},
                 {"role": "tool", "tool_call_id": "c0", "content": "early"},
                 {"type": "function_call_output", "call_id": "c9", "output": "early too"},
                 {"role": "assistant", "content": ""},
@@ -290,9 +293,9 @@ def test_messages_that_come_before_any_action_are_rows_naming_them(tmp_path):
     records = _read(_write(tmp_path, _v2(messages), "w.traj.json"))
     rows = [r for r in records if isinstance(r, Rejected)]
     assert [r.location for r in rows if r.rule == "unknown_content"] == [
-        f"w.traj.json: messages[{i}]" for i in (1, 2, 3, 4, 5, 6, 7)]
-    assert rows[-1].rule == "empty_episode"
-    assert "w.traj.json: messages[6]: role 'reasoning' is none of" in rows[5].reason
+        f"w.traj.json: messages[{i}]" for i in (1, 2, 3, 4, 5, 6, 7, 8)]
+    assert (rows[-1].rule, rows[-1].location) == ("empty_episode", "w.traj.json")
+    assert "w.traj.json: messages[7]: role 'reasoning' is none of" in rows[6].reason
 
 
 def test_what_follows_a_result_or_a_reply_is_a_user_message_unless_it_says_it_is_output(tmp_path):
@@ -301,7 +304,7 @@ def test_what_follows_a_result_or_a_reply_is_a_user_message_unless_it_says_it_is
                 {"role": "user", "content": "<returncode>0</returncode>"},
                 {"role": "user", "content": "a note"},
                 {"role": "assistant", "content": "no command"},
-                {"role": "user", "content": "x", "extra": {"raw_output": "x"}},
+                {"role": "user", "content": "<returncode>4</returncode>x", "extra": {"raw_output": "x"}},
                 {"role": "user", "content": "not rebuilt", "extra": {"model_response": "kept out"}},
                 {"object": "response", "output": [{"type": "message", "content": "one"},
                                                   {"type": "message", "content": 5}]},
@@ -311,7 +314,8 @@ def test_what_follows_a_result_or_a_reply_is_a_user_message_unless_it_says_it_is
     # the result is the command's (terminal), the note after it a user message: mixed kinds merge to text
     assert (ep.steps[1].observation.kind, ep.steps[1].observation.exit_code) == ("text", 0)
     # output said to be output, then a user message that only carries a model response
-    assert ep.steps[2].observation.text == "x\n\nnot rebuilt" and ep.steps[2].observation.kind == "text"
+    assert ep.steps[2].observation.text == "<returncode>4</returncode>x\n\nnot rebuilt"
+    assert (ep.steps[2].observation.kind, ep.steps[2].observation.exit_code) == ("text", 4)
     assert ep.steps[2].action.text == "one\n5"
     assert (ep.final_observation.text, ep.final_observation.kind) == ("after the response", "text")
 
@@ -338,11 +342,11 @@ def test_the_models_reasoning_from_the_message_or_the_response(tmp_path):
                 turn({"choices": [{"message": {"reasoning": "r"}}]}, reasoning_content="own"),
                 turn({"choices": [{"message": {"reasoning": "   "}}]}),
                 turn({"choices": []}), turn({"choices": ["x"]}), turn({"choices": {"message": {"reasoning": "r"}}}),
-                turn({"choices": [{"message": "r"}]})]
+                turn({"choices": [{"message": "r"}]}), turn({"choices": [{"message": {"reasoning": {"r": 1}}}]})]
     ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
     block = "```bash\nls\n```"
     assert [s.reasoning for s in ep.steps] == [f"rc\n\n{block}", f"r\n\n{block}", f"rc\n\n{block}",
-                                               f"own\n\n{block}"] + [block] * 5
+                                               f"own\n\n{block}"] + [block] * 6
 
 
 def test_step_times_from_the_message_or_its_extra_and_created_only_without_either(tmp_path):
@@ -422,3 +426,33 @@ def test_units_leave_reports_and_files_named_like_the_folder_only_when_they_are_
     heads = {"/r/a/report.json": b'{"mini_version": "1"}', "/r/inst/inst-runs.json": b'{"mini_version": "1"}',
              "/r/inst/report.json": b"{}"}
     assert minisweagent.units(sorted(heads), heads.__getitem__) == ["/r/inst/inst-runs.json"]
+
+
+def test_parts_without_text_are_empty_lines(tmp_path):
+    messages = [{"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url"}, "end"]},
+                {"role": "assistant", "content": "```bash\nls\n```"}]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert ep.task == "look\n\nend"
+
+
+def test_own_times_in_extra_keep_the_responses_created_out(tmp_path):
+    messages = [{"role": "user", "content": "task"},
+                {"role": "assistant", "content": "```bash\nls\n```", "extra": {"timestamp": T,
+                                                                            "response": {"created": 5}}},
+                {"role": "assistant", "content": "```bash\nls\n```", "extra": {"response": {"created": 9}}}]
+    ep, _ = _split(_read(_write(tmp_path, _v2(messages))))
+    assert [s.timestamp for s in ep.steps] == [_at(T), None]
+
+
+def test_the_exit_messages_status_when_info_has_none(tmp_path):
+    messages = [{"role": "user", "content": "t"}, {"role": "assistant", "content": "```bash\nls\n```"},
+                {"role": "exit", "content": "d", "extra": {"exit_status": "Submitted"}}]
+    ep, _ = _split(_read(_write(tmp_path, {"info": {"config": {"model": {"model_name": 5}}}, "messages": messages})))
+    assert ep.terminated and ep.env["exit_status"] == "Submitted"
+    assert ep.agent is None  # a model name that is no string is left out
+
+
+def test_a_file_unit_reads_no_report_beside_it(tmp_path):
+    folder = _folder(tmp_path, {"inst": {"resolved": True}})
+    ep, rows = _split(_read(folder / "inst.traj.json"))
+    assert rows == [] and ep.outcome == "unknown" and "report" not in ep.env
