@@ -511,6 +511,8 @@ EQUIVALENT: dict[str, str] = {
         "_bad_field left out every event whose exit code is no int (or a bool)",
     "ingest.swe.openhands.x__observation__mutmut_39":
         "_bad_field left out every event whose exit code is no int (or a bool)",
+    "ingest.swe.minisweagent.x_read__mutmut_117":
+        "a file unit lists no folder: its report.json is never found (test_a_file_unit_reads_no_report_beside_it)",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
