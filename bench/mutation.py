@@ -513,6 +513,29 @@ EQUIVALENT: dict[str, str] = {
         "_bad_field left out every event whose exit code is no int (or a bool)",
     "ingest.swe.minisweagent.x_read__mutmut_117":
         "a file unit lists no folder: its report.json is never found (test_a_file_unit_reads_no_report_beside_it)",
+    "pipelines.dedup.x__quarantine_rows__mutmut_46": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_47": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_48": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_49": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_54": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_55": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_56": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_57": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_79": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_80": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_81": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_82": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_85": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_86": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_87": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_88": _NULL_ANYWAY,
+    "pipelines.dedup.x__shingles_of__mutmut_15": "every column read, the shingles taken: the same values",
+    "pipelines.dedup.x_map_signatures__mutmut_1":
+        "the default batch size only: batches are concatenated in order (test_dedup_reduce.py)",
+    "pipelines.dedup.x_map_signatures__mutmut_7":
+        "a local executor then runs the batches in this process: the same sketch",
+    "pipelines.dedup.x_map_signatures__mutmut_8":
+        "a local executor then runs the batches in this process: the same sketch",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import datasets
+from pipelines import datasets, dedup
 from pipelines.dedup import (INDEX_COLUMNS, SIDECAR, MapJob, _quarantine_rows, _with, duplicates_of, episode_texts,
                              map_signatures, sketch_group)
 from pipelines.lake import Lake
@@ -41,9 +41,10 @@ def test_loose_texts_are_sketched_as_one_batch_locally():
     assert map_signatures(pa.array([], pa.string()), params, executor="ray").keys.shape == (0, params.bands)
 
 
-def _lake(tmp_path, episodes: dict[str, tuple[str, dict]]) -> tuple[Lake, list]:
-    """One part group per episode, {episode id: (text, episode fields)} -> the lake and the sketched groups."""
-    lake = Lake(str(tmp_path / "lake"))
+def _lake(tmp_path, episodes: dict[str, tuple[str, dict]], url: str | None = None) -> tuple[Lake, list]:
+    """One part group per episode, {episode id: (text, episode fields)} -> the lake (at `url`, else a local
+    one) and the sketched groups."""
+    lake = Lake(url or str(tmp_path / "lake"))
     groups = []
     for eid, (text, fields) in episodes.items():
         tables = {"episodes": pa.Table.from_pylist([{**episode_row(eid, "terminal", None), "num_steps": 1,
@@ -153,4 +154,37 @@ def test_recorded_rows_carry_the_run_and_dataset():
     table = _with(pa.table({"x": [1, 2]}), {"run_id": "r", "dataset": "d"})
     assert table.to_pylist() == [{"x": 1, "run_id": "r", "dataset": "d"}, {"x": 2, "run_id": "r", "dataset": "d"}]
     assert table.schema.field("run_id").type == pa.string()
-    assert _with(pa.table({"x": pa.array([], pa.int64())}), {"run_id": "r"}).column_names == ["x", "run_id"]
+    empty = _with(pa.table({"x": pa.array([], pa.int64())}), {"run_id": "r"})
+    assert empty.column_names == ["x", "run_id"] and empty.schema.field("run_id").type == pa.string()
+
+
+def test_the_reduce_reads_a_lake_on_any_filesystem(tmp_path):
+    """The signature files are read through the lake's own filesystem (an object store, here fsspec's memory
+    one), not as local paths."""
+    (a, b), (other, _) = pair_texts()["above"], pair_texts()["far"]
+    lake, sketched = _lake(tmp_path, {"e1": (a, {}), "e2": (a, {}), "e3": (b, {}), "e4": (other, {})},
+                           url=f"memory://dedup-{tmp_path.name}")
+    assert not lake.is_local
+    dups = _reduce(lake, sketched, 0.8)
+    assert set(dups.dropped) == {"e1", "e3"} or set(dups.dropped) == {"e2", "e3"}
+    assert {kind for _, kind, _ in dups.dropped.values()} == {"exact", "near"}
+
+
+def test_texts_sketched_in_batches_on_ray_are_the_batches_in_order(monkeypatch):
+    """Off the local executor the texts go out in batches of `batch_docs` (one Ray task each): the sketches
+    come back concatenated in order, the same as one batch. Ray's part is stood in for by running each task
+    here, as `run_all` would, checking what it is asked."""
+    calls = []
+
+    def run_all(fn, items, *shared, executor, ray_address, what):
+        calls.append(([len(i) for i in items], executor, ray_address, what))
+        return [fn(item, *shared) for item in items]
+
+    monkeypatch.setattr(dedup.executors, "run_all", run_all)
+    params = minhash.MinHashParams(threshold=0.8)
+    texts = pa.chunked_array([["a b c d e f", "x y z"], ["a b c d e f", "p q r s", "t u v w x"]])
+    sk = map_signatures(texts, params, batch_docs=2, executor="ray", ray_address="ray://head:10001")
+    whole = minhash.sketch(texts.combine_chunks(), params)
+    assert (sk.keys == whole.keys).all() and (sk.offsets == whole.offsets).all()
+    assert (sk.shingles == whole.shingles).all()
+    assert calls == [([2, 2, 1], "ray", "ray://head:10001", "signature batch")]
