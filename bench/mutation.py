@@ -536,6 +536,46 @@ EQUIVALENT: dict[str, str] = {
         "a local executor then runs the batches in this process: the same sketch",
     "pipelines.dedup.x_map_signatures__mutmut_8":
         "a local executor then runs the batches in this process: the same sketch",
+    "pipelines.dedup.x_episode_texts__mutmut_32": "the documents are joined back in the order asked for",
+    "pipelines.dedup.x_episode_texts__mutmut_40": "the documents are joined back in the order asked for",
+    "pipelines.dedup.x_episode_texts__mutmut_59": _ORDER_ONLY,
+    "pipelines.dedup.x_episode_texts__mutmut_63": _ORDER_ONLY,
+    "pipelines.dedup.x__shingles_of__mutmut_38": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_40": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_41": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_62": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_64": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_65": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_55": "a copy or not, the same values",
+    "pipelines.dedup.x__shingles_of__mutmut_57": "a copy or not, the same values",
+    "pipelines.dedup.x__shingles_of__mutmut_66": "a copy or not, the same values",
+    "pipelines.dedup.x_duplicates_of__mutmut_3": "every column read, the four taken: the same values",
+    "pipelines.dedup.x_duplicates_of__mutmut_6": "every column read, the four taken: the same values",
+    "pipelines.dedup.x_duplicates_of__mutmut_73": "every member of a group has the same representative",
+    "pipelines.dedup.x_duplicates_of__mutmut_89": "one survivor makes no candidate pair",
+    "pipelines.dedup.x_duplicates_of__mutmut_97": "more than one survivor: there are bands to measure",
+    "pipelines.dedup.x_duplicates_of__mutmut_98": "more than one survivor: there are bands to measure",
+    "pipelines.dedup.x_duplicates_of__mutmut_106": _RESHAPE,
+    "pipelines.dedup.x_duplicates_of__mutmut_166":
+        "every component label indexes the counts: minlength only pads labels no row has",
+    "pipelines.dedup.x_sketch_group__mutmut_12":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_20":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_21":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_40":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_46":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_47":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_51":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_57":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_58":
+        "a group always has parts: the table name only picks the schema of an empty read",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
