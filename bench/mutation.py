@@ -15,6 +15,9 @@ survived, equivalent, not reached, and the score (killed / mutants reached, equi
 survivor's diff. mutmut 3 mutates code inside functions only: module-level constants are not mutated, nor
 are decorated functions (the lru_cache'd ones). Tests that build a lake per run are left out of a module's
 selection (`deselect`) where unit tests beside them cover the same code: a mutant runs in seconds, not minutes.
+The readers are measured on tests that call the reader itself (`tests/ingest/**/test_*_read.py`), and a module
+may count the mutants of named functions only (`functions`: the map and reduce of pipelines/dedup.py, whose
+stage around them only lake-building tests reach).
 
 Why mutmut rather than cosmic-ray: mutmut forks each mutant from a process that has imported the project and
 pytest once and runs only the tests that reach the mutated function (measured in a first pass), where
