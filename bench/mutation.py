@@ -731,7 +731,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{name}: {left - len(results)} mutants of functions outside `functions` left out", flush=True)
         s = score(results)
         rows.append((name, s, finished, time.monotonic() - started))
-        print(f"\n== {name}: {s['killed']}/{s['mutants'] - s['equivalent'] - s['not_reached']} killed"
+        print(f"\n== {name}: {s['killed']}/{s['killed'] + s['survived']} killed"
               + (f" = {s['score']:.0%}" if s["score"] is not None else "")
               + f", {s['survived']} survived, {s['equivalent']} equivalent, {s['not_reached']} not reached"
               + ("" if finished else " (stopped at the budget or failed: see mutmut.log)"), flush=True)
