@@ -579,6 +579,21 @@ EQUIVALENT: dict[str, str] = {
         "a group always has parts: the table name only picks the schema of an empty read",
     "pipelines.dedup.x_sketch_group__mutmut_58":
         "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_114": _INFERRED_STRING,
+    "pipelines.dedup.x_sketch_group__mutmut_116": _INFERRED_STRING,
+    "pipelines.dedup.x_sketch_group__mutmut_127": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_129": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_161": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_163": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_137": "pyarrow casts the int64 offsets to the int32 a list takes",
+    "pipelines.dedup.x_sketch_group__mutmut_139": "pyarrow casts the int64 offsets to the int32 a list takes",
+    "pipelines.dedup.x_sketch_group__mutmut_146": "the band keys are numpy uint64: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_148": "the band keys are numpy uint64: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_167": "the shingles are numpy uint32: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_169": "the shingles are numpy uint32: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_152": _RESHAPE,
+    "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
+    "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
