@@ -15,6 +15,9 @@ survived, equivalent, not reached, and the score (killed / mutants reached, equi
 survivor's diff. mutmut 3 mutates code inside functions only: module-level constants are not mutated, nor
 are decorated functions (the lru_cache'd ones). Tests that build a lake per run are left out of a module's
 selection (`deselect`) where unit tests beside them cover the same code: a mutant runs in seconds, not minutes.
+The readers are measured on tests that call the reader itself (`tests/ingest/**/test_*_read.py`), and a module
+may count the mutants of named functions only (`functions`: the map and reduce of pipelines/dedup.py, whose
+stage around them only lake-building tests reach).
 
 Why mutmut rather than cosmic-ray: mutmut forks each mutant from a process that has imported the project and
 pytest once and runs only the tests that reach the mutated function (measured in a first pass), where
@@ -50,6 +53,9 @@ class Module:
     # ran polars (mutmut's default forks each mutant from the one that ran the whole suite), and a child
     # spins until its CPU limit, every mutant then counted a timeout
     isolation: str = "fork"
+    # where set, only the mutants of these functions ("name", "Class.method") are counted: the others are
+    # reached by lake-building tests alone, left out of the selection
+    functions: tuple[str, ...] = ()
 
 
 MODULES = {
@@ -59,9 +65,12 @@ MODULES = {
         "tests/transforms/dedup/test_exact.py",
         "tests/transforms/dedup/test_minhash.py::test_edited_copy_is_a_near_duplicate_and_unrelated_trajectory_"
         "is_not")),
-    "pipelines-dedup": Module(["pipelines/dedup.py"], ["tests/pipelines/test_dedup_reduce.py",
-                                                       "tests/pipelines/test_dedup_threshold.py",
-                                                       "tests/pipelines/test_dedup.py"], isolation="forkserver"),
+    # the map and the reduce, by their unit tests: the stage around them (dedup_stage, the rewrite of part groups
+    # and branches) is reached only by tests that build a lake per run (test_dedup.py, test_dedup_threshold.py)
+    "pipelines-dedup": Module(["pipelines/dedup.py"], ["tests/pipelines/test_dedup_reduce.py"], isolation="forkserver",
+                              functions=("map_signatures", "episode_texts", "MapJob.params", "MapJob.sidecar",
+                                         "sketch_group", "_rows", "duplicates_of", "_shingles_of",
+                                         "_quarantine_rows", "_with")),
     "export": Module(["transforms/export/splits.py", "transforms/export/rl.py", "transforms/export/budget.py",
                       "transforms/export/cpt.py"],
                      ["tests/transforms/export", "tests/pipelines/test_export.py",
@@ -79,8 +88,37 @@ MODULES = {
     "label-parse": Module(["transforms/label/parse.py"], ["tests/transforms/label"]),
     "arrow": Module(["ingest/arrow.py"], ["tests/ingest/test_arrow.py"]),
     "times": Module(["ingest/times.py"], ["tests/ingest/test_png_times.py", "tests/ingest/test_times_edges.py"]),
-    "asciicast": Module(["ingest/ubuntu/asciicast.py"], ["tests/ingest/ubuntu/test_asciicast.py",
-                                                         "tests/ingest/ubuntu/test_asciicast_clock.py"]),
+    # the reader called directly (test_asciicast_read.py holds the pipeline tests' casts): an ingest run per
+    # mutant costs seconds, and its validate stage uses polars (a fork server then)
+    "asciicast": Module(["ingest/ubuntu/asciicast.py"], [
+        "tests/ingest/ubuntu/test_asciicast_read.py", "tests/ingest/ubuntu/test_asciicast_replay.py",
+        "tests/ingest/ubuntu/test_asciicast.py::test_units_are_cast_files",
+        "tests/ingest/ubuntu/test_asciicast_echo.py::test_real_recordings_without_input_match_the_golden",
+        "tests/ingest/ubuntu/test_asciicast_echo.py::test_recordings_with_input_read_the_same_commands_once_their_"
+        "input_is_removed"]),
+    # the readers' time / action / outcome mappings, each called directly (an ingest run per mutant costs seconds)
+    "droidbot": Module(["ingest/android/droidbot.py"], ["tests/ingest/android/test_droidbot_read.py",
+                                                        "tests/ingest/android/test_droidbot.py::test_units_are_run_"
+                                                        "directories"]),
+    "androidworld": Module(["ingest/android/androidworld.py", "ingest/android/json_action.py"],
+                           ["tests/ingest/android/test_androidworld_read.py",
+                            "tests/ingest/android/test_json_action.py",
+                            "tests/ingest/android/test_androidworld.py::test_units_are_gzipped_pickles"]),
+    "minisweagent": Module(["ingest/swe/minisweagent.py"], [
+        "tests/ingest/swe/test_minisweagent_read.py",
+        "tests/ingest/swe/test_minisweagent.py::test_units_claim_trajectories_by_their_format_and_the_instance_"
+        "folder_with_its_report",
+        "tests/ingest/swe/test_minisweagent.py::test_an_unreadable_file_is_one_quarantine_row"]),
+    "openhands": Module(["ingest/swe/openhands.py"], ["tests/ingest/swe/test_openhands_read.py",
+                                                      "tests/ingest/swe/test_openhands.py::test_units_want_an_event_"
+                                                      "array"]),
+    # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
+    "transcript": Module(["ingest/transcript.py"], [
+        "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
+        "tests/ingest/swe/test_minisweagent.py::test_golden_real_2x_toolcall_run_stopped_by_a_provider_error",
+        "tests/ingest/swe/test_openhands_v1.py::test_golden_real_gpt_4o_mini_conversation",
+        "tests/ingest/swe/test_openhands_v1.py::test_a_finished_conversation_that_ends_on_the_models_reply_is_"
+        "terminal"]),
 }
 
 # Mutants that change nothing a caller can observe, by mutmut's name, each with why. (Names follow mutmut's
@@ -108,6 +146,16 @@ _ROWS_FRAME = "_rows does not read its frame argument"
 _TOKEN_CACHE = "the cache only saves encoding a text again: the same count"
 _HASH_ON_RATIO = "a 64-bit hash fraction equals a ratio exactly with chance ~2^-53: < and <= split alike"
 _NEXT_COLUMNS = "no check reads the step_index or domain that _with_next keeps (select(None) adds a null column)"
+_ASC_FAST = "the terminal's fast path skipped or entered later: pyte's own path leaves the same screen"
+_ASC_CACHE = "a cache of cells or SGR results only: missed, the same value is computed again"
+_ASC_UTF8 = "pyte's text stream stays in UTF-8 mode, which ignores SO/SI: the charset is always G0"
+_ASC_CODEC = "codec names are case-insensitive"
+_ASC_NEWLINE = "a final newline leaves an empty last line, which is skipped: the cut-off check sees the same line"
+_ASC_UNKNOWN_CSI = ("an unknown CSI final: pyte's debug does nothing, and the TypeError of calling None is caught "
+                    "and resets a parser already in its ground state")
+_DROIDBOT_NO_STATE = "read() renders a missing state itself: _observation never gets None"
+_MINI_INT = "_bad_field left out every message whose returncode is no int (or a bool): None gives None either way"
+_OH_NAME = "the call carries its own action and each result its own observation: the call's name is not read"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -402,6 +450,208 @@ EQUIVALENT: dict[str, str] = {
     "transforms.export.splits.x__bucket__mutmut_7": _HASH_ON_RATIO,
     "transforms.export.splits.x__bucket__mutmut_13": _HASH_ON_RATIO,
     "transforms.export.splits.x_assign__mutmut_18": "of two equal group keys either is the smallest",
+    "ingest.ubuntu.asciicast.x__single_width__mutmut_3":
+        "a set of characters all learnt narrow but equal to the learnt set goes on to the check that answers True",
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_85": _ASC_CODEC,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_105": _ASC_CODEC,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_166": "str() of a str is the str",
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_4": _ASC_NEWLINE,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_6": _ASC_NEWLINE,
+    "ingest.ubuntu.asciicast.x_parse_cast__mutmut_8":
+        "the line number is read only after a header line was found (and numbered)",
+    "ingest.ubuntu.asciicast.x_parse_size__mutmut_3":
+        "every caller passes a str (an r event's data is checked to be one first)",
+    "ingest.ubuntu.asciicast.x_resize_screen__mutmut_17":
+        "rows kept above the top (negative numbers) are never read: all reads go by row 0 .. lines - 1",
+    "ingest.ubuntu.asciicast.x_resize_screen__mutmut_26":
+        "the same width: no cell lies past it to crop and no tab stop is added",
+    "ingest.ubuntu.asciicast.x_steps_from_cast__mutmut_63": "without events there are no steps to read the end time",
+    "ingest.ubuntu.asciicast.x_steps_from_echo__mutmut_71": "without events there are no steps to read the end time",
+    "ingest.ubuntu.asciicast.x__screen_text__mutmut_15": "one cell past the last written is blank, which rstrip drops",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁindex__mutmut_5": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁindex__mutmut_17": "zip stops at the shorter list: the same rows move",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁindex__mutmut_26":
+        "the slice above read every row, the last one too: it is there to pop",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_11": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁtakes_simple_runs__mutmut_6": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_3": _ASC_UTF8,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁtakes_simple_runs__mutmut_11": _ASC_UTF8,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_25":
+        "the dirty set is for pyte's renderers: the reader never reads it",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_53":
+        "the dirty set is for pyte's renderers: the reader never reads it",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_15": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw__mutmut_16": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_write__mutmut_2": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_write__mutmut_3": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_2": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_3": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_4": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_11": _ASC_CACHE,
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_6": "the bound of the SGR cache: memory only",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁ_sgr__mutmut_7": "the bound of the SGR cache: memory only",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw_simple__mutmut_26": "a slice of the whole text is the text",
+    "ingest.ubuntu.asciicast.xǁ_Screenǁdraw_simple__mutmut_28": "a slice of the whole text is the text",
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_8": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_11": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_23": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_26": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_27": _ASC_FAST,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_65": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_67": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_70": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_72": _ASC_UNKNOWN_CSI,
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_76": "the OSC code is one digit: 'XX01XX' holds the same digits",
+    "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_79": "the OSC code is one digit: 'XX02XX' holds the same digits",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_24": _FALSY,
+    "ingest.transcript.xǁ_Builderǁtool__mutmut_28": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_29": "episode() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_41": "episode() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56":
+        "a slot's call_id is never read (calls are found by id through by_id)",
+    "ingest.transcript.xǁ_Builderǁkeep__mutmut_1":
+        "the one call without observe is for an assistant turn without text: nothing to observe",
+    "ingest.transcript.xǁ_Builderǁkeep__mutmut_22":
+        "the one call without observe is for an assistant turn without text: nothing to observe",
+    "ingest.transcript.x_records__mutmut_21": "the first part of a split is the same however many splits follow",
+    "ingest.transcript.x_records__mutmut_19": "the first part of a split is the same however many splits follow",
+    "ingest.transcript.x_records__mutmut_24": "the first part of a split is the same however many splits follow",
+    "ingest.android.droidbot.x__observation__mutmut_2": _DROIDBOT_NO_STATE,
+    "ingest.android.droidbot.x__observation__mutmut_3": _DROIDBOT_NO_STATE,
+    "ingest.android.droidbot.x__observation__mutmut_4": _DROIDBOT_NO_STATE,
+    "ingest.android.droidbot.x_event_kind__mutmut_17": "'XXXX' holds no call either: no match, as with ''",
+    "ingest.android.droidbot.x_read__mutmut_142": "None is the default task",
+    "ingest.android.droidbot.x_read__mutmut_145": "False is the default of terminated",
+    "ingest.android.droidbot.x__time__mutmut_38": "the tag matched is 17 characters: [15:18] is [15:17]",
+    "ingest.android.androidworld.x__gunzip_head__mutmut_7":
+        "wbits 17 + 15 = 32 detects the format itself: a gzip stream reads the same",
+    "ingest.android.androidworld.x__gunzip_head__mutmut_11": "'XXXX' holds no framework name either",
+    "ingest.android.androidworld.x__observation__mutmut_9": "None, as 0, is no 3: not an image",
+    "ingest.android.androidworld.x__observation__mutmut_15": "1, as 0, is no 3: not an image",
+    "ingest.android.androidworld.x__score__mutmut_6": "float(None) raises TypeError, which returns None as well",
+    "ingest.android.androidworld.x__steps__mutmut_8":
+        "each step appended sets it; with none appended no episode reads it",
+    "ingest.android.droidbot.x__events__mutmut_52":
+        "every SourceError reading or parsing a file raises starts with its path: the prefix is never added",
+    "ingest.swe.minisweagent.x__int__mutmut_2": _MINI_INT,
+    "ingest.swe.minisweagent.x__int__mutmut_3": _MINI_INT,
+    "ingest.swe.minisweagent.x__messages__mutmut_3": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_28": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_59": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_152": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_173": _FALSY,
+    "ingest.swe.minisweagent.x__messages__mutmut_142":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_145":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_207":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_210":
+        "user and system messages are never kept as unplaced: their where is not read",
+    "ingest.swe.minisweagent.x__messages__mutmut_200":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_201":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_202":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_203":
+        "a system or user message through the catch-all branch is the same message (its raw is not read)",
+    "ingest.swe.minisweagent.x__messages__mutmut_246": "only assistant turns' times become step times",
+    "ingest.swe.minisweagent.x__result__mutmut_33": "a result's time is not read: a step takes its turn's time",
+    "ingest.swe.minisweagent.x__result__mutmut_40": "a result's time is not read: a step takes its turn's time",
+    "ingest.swe.minisweagent.x__messages__mutmut_153":
+        ("after a format error its feedback (text) comes first in the next observation: what follows joins it "
+         "as text either way"),
+    "ingest.swe.openhands.x__messages__mutmut_99": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_108": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_109": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_110": _OH_NAME,
+    "ingest.swe.openhands.x__messages__mutmut_77": "the core makes the same text observation of a user message itself",
+    "ingest.swe.openhands.x__messages__mutmut_80": "the core makes the same text observation of a user message itself",
+    "ingest.swe.openhands.x__observation__mutmut_38":
+        "_bad_field left out every event whose exit code is no int (or a bool)",
+    "ingest.swe.openhands.x__observation__mutmut_39":
+        "_bad_field left out every event whose exit code is no int (or a bool)",
+    "ingest.swe.minisweagent.x_read__mutmut_117":
+        "a file unit lists no folder: its report.json is never found (test_a_file_unit_reads_no_report_beside_it)",
+    "pipelines.dedup.x__quarantine_rows__mutmut_46": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_47": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_48": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_49": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_54": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_55": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_56": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_57": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_79": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_80": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_81": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_82": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_85": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_86": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_87": _NULL_ANYWAY,
+    "pipelines.dedup.x__quarantine_rows__mutmut_88": _NULL_ANYWAY,
+    "pipelines.dedup.x__shingles_of__mutmut_15": "every column read, the shingles taken: the same values",
+    "pipelines.dedup.x_map_signatures__mutmut_1":
+        "the default batch size only: batches are concatenated in order (test_dedup_reduce.py)",
+    "pipelines.dedup.x_map_signatures__mutmut_7":
+        "a local executor then runs the batches in this process: the same sketch",
+    "pipelines.dedup.x_map_signatures__mutmut_8":
+        "a local executor then runs the batches in this process: the same sketch",
+    "pipelines.dedup.x_episode_texts__mutmut_32": "the documents are joined back in the order asked for",
+    "pipelines.dedup.x_episode_texts__mutmut_40": "the documents are joined back in the order asked for",
+    "pipelines.dedup.x_episode_texts__mutmut_59": _ORDER_ONLY,
+    "pipelines.dedup.x_episode_texts__mutmut_63": _ORDER_ONLY,
+    "pipelines.dedup.x__shingles_of__mutmut_38": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_40": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_41": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_62": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_64": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_65": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.dedup.x__shingles_of__mutmut_55": "a copy or not, the same values",
+    "pipelines.dedup.x__shingles_of__mutmut_57": "a copy or not, the same values",
+    "pipelines.dedup.x__shingles_of__mutmut_66": "a copy or not, the same values",
+    "pipelines.dedup.x_duplicates_of__mutmut_3": "every column read, the four taken: the same values",
+    "pipelines.dedup.x_duplicates_of__mutmut_6": "every column read, the four taken: the same values",
+    "pipelines.dedup.x_duplicates_of__mutmut_73": "every member of a group has the same representative",
+    "pipelines.dedup.x_duplicates_of__mutmut_89": "one survivor makes no candidate pair",
+    "pipelines.dedup.x_duplicates_of__mutmut_97": "more than one survivor: there are bands to measure",
+    "pipelines.dedup.x_duplicates_of__mutmut_98": "more than one survivor: there are bands to measure",
+    "pipelines.dedup.x_duplicates_of__mutmut_106": _RESHAPE,
+    "pipelines.dedup.x_duplicates_of__mutmut_166":
+        "every component label indexes the counts: minlength only pads labels no row has",
+    "pipelines.dedup.x_sketch_group__mutmut_12":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_20":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_21":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_40":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_46":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_47":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_51":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_57":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_58":
+        "a group always has parts: the table name only picks the schema of an empty read",
+    "pipelines.dedup.x_sketch_group__mutmut_114": _INFERRED_STRING,
+    "pipelines.dedup.x_sketch_group__mutmut_116": _INFERRED_STRING,
+    "pipelines.dedup.x_sketch_group__mutmut_127": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_129": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_161": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_163": _INT64,
+    "pipelines.dedup.x_sketch_group__mutmut_137": "pyarrow casts the int64 offsets to the int32 a list takes",
+    "pipelines.dedup.x_sketch_group__mutmut_139": "pyarrow casts the int64 offsets to the int32 a list takes",
+    "pipelines.dedup.x_sketch_group__mutmut_146": "the band keys are numpy uint64: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_148": "the band keys are numpy uint64: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_167": "the shingles are numpy uint32: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_169": "the shingles are numpy uint32: pyarrow takes the type given",
+    "pipelines.dedup.x_sketch_group__mutmut_152": _RESHAPE,
+    "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
+    "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
@@ -498,6 +748,12 @@ def _show(where: Path, mutant: str) -> str:
     return done.stdout.strip()
 
 
+def _function(mutant: str) -> str:
+    """The function a mutant is of, as Module.functions names it: `x_name` -> name, `xǁClassǁname` -> Class.name."""
+    mangled = mutant.split("__mutmut_")[0].rsplit(".", 1)[-1]
+    return mangled[2:] if mangled.startswith("x_") else mangled[1:].replace("ǁ", ".").strip(".")
+
+
 def score(results: dict[str, str]) -> dict:
     equivalent = {m for m in results if m in EQUIVALENT}
     reached = {m: s for m, s in results.items() if m not in equivalent and s != "not checked"}
@@ -538,12 +794,17 @@ def main(argv: list[str] | None = None) -> int:
             tests = _files("tests")
             _copy(tests, where)
             _copy(tests, where / "mutants")
-            again = sorted(m for m, st in _results(where).items() if st in SURVIVED and m not in EQUIVALENT)
+            again = sorted(m for m, st in _results(where).items() if st in SURVIVED and m not in EQUIVALENT
+                           and (not MODULES[name].functions or _function(m) in MODULES[name].functions))
         finished = True if args.report_only or (args.recheck and not again) else _run(where, args.budget_s, again)
         results = _results(where)
+        if MODULES[name].functions:
+            left = len(results)
+            results = {m: st for m, st in results.items() if _function(m) in MODULES[name].functions}
+            print(f"\n{name}: {left - len(results)} mutants of functions outside `functions` left out", flush=True)
         s = score(results)
         rows.append((name, s, finished, time.monotonic() - started))
-        print(f"\n== {name}: {s['killed']}/{s['mutants'] - s['equivalent'] - s['not_reached']} killed"
+        print(f"\n== {name}: {s['killed']}/{s['killed'] + s['survived']} killed"
               + (f" = {s['score']:.0%}" if s["score"] is not None else "")
               + f", {s['survived']} survived, {s['equivalent']} equivalent, {s['not_reached']} not reached"
               + ("" if finished else " (stopped at the budget or failed: see mutmut.log)"), flush=True)

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import datasets
+from pipelines import datasets, dedup
 from pipelines.dedup import (INDEX_COLUMNS, SIDECAR, MapJob, _quarantine_rows, _with, duplicates_of, episode_texts,
                              map_signatures, sketch_group)
 from pipelines.lake import Lake
@@ -41,17 +41,21 @@ def test_loose_texts_are_sketched_as_one_batch_locally():
     assert map_signatures(pa.array([], pa.string()), params, executor="ray").keys.shape == (0, params.bands)
 
 
-def _lake(tmp_path, episodes: dict[str, tuple[str, dict]]) -> tuple[Lake, list]:
-    """One part group per episode, {episode id: (text, episode fields)} -> the lake and the sketched groups."""
-    lake = Lake(str(tmp_path / "lake"))
-    groups = []
-    for eid, (text, fields) in episodes.items():
+def _lake(tmp_path, episodes: dict[str, tuple[str, dict]], url: str | None = None,
+          groups: list[list[str]] | None = None, options: DedupOptions | None = None) -> tuple[Lake, list]:
+    """{episode id: (text, episode fields)} written as part groups (one per episode, or the episode ids of each
+    of `groups`) -> the lake (at `url`, else a local one) and the sketched groups."""
+    lake = Lake(url or str(tmp_path / "lake"))
+    written = []
+    for ids in groups or [[eid] for eid in episodes]:
         tables = {"episodes": pa.Table.from_pylist([{**episode_row(eid, "terminal", None), "num_steps": 1,
-                                                     "source_uri": f"in/{eid}", **fields}], schema=v1.EPISODES),
-                  "steps": pa.Table.from_pylist([step_row(eid, 0, "terminal", text, ACTION)], schema=STEPS)}
-        groups.append({t: [p] for t, p in datasets.write_group(lake, "term", tables, "test").items()})
-    job = MapJob(lake.url, "term", DedupOptions(threshold=0.8, scrub=False))
-    return lake, [sketch_group(group, job) for group in groups]
+                                                     "source_uri": f"in/{eid}", **episodes[eid][1]} for eid in ids],
+                                                   schema=v1.EPISODES),
+                  "steps": pa.Table.from_pylist([step_row(eid, 0, "terminal", episodes[eid][0], ACTION) for eid in ids],
+                                                schema=STEPS)}
+        written.append({t: [p] for t, p in datasets.write_group(lake, "term", tables, "test").items()})
+    job = MapJob(lake.url, "term", options or DedupOptions(threshold=0.8, scrub=False))
+    return lake, [sketch_group(group, job) for group in written]
 
 
 def _similarity(a: str, b: str) -> float:
@@ -113,7 +117,8 @@ def test_signature_files_that_do_not_line_up_with_the_episodes_are_refused(tmp_p
     texts = pair_texts()
     lake, sketched = _lake(tmp_path, {"e1": (texts["far"][0], {}), "e2": (texts["below"][0], {})})
     index = pa.concat_tables([s.index for s in reversed(sketched)])
-    with pytest.raises(ValueError, match="signature files do not line up with the episodes"):
+    with pytest.raises(ValueError, match=r"^dedup: signature files do not line up with the episodes \(remove the "
+                                         r"dataset's dedup/ folder to compute them again\)$"):
         duplicates_of(index, [s.sidecar for s in sketched], lake, 0.8)
 
 
@@ -153,4 +158,77 @@ def test_recorded_rows_carry_the_run_and_dataset():
     table = _with(pa.table({"x": [1, 2]}), {"run_id": "r", "dataset": "d"})
     assert table.to_pylist() == [{"x": 1, "run_id": "r", "dataset": "d"}, {"x": 2, "run_id": "r", "dataset": "d"}]
     assert table.schema.field("run_id").type == pa.string()
-    assert _with(pa.table({"x": pa.array([], pa.int64())}), {"run_id": "r"}).column_names == ["x", "run_id"]
+    empty = _with(pa.table({"x": pa.array([], pa.int64())}), {"run_id": "r"})
+    assert empty.column_names == ["x", "run_id"] and empty.schema.field("run_id").type == pa.string()
+
+
+def test_the_reduce_reads_a_lake_on_any_filesystem(tmp_path):
+    """The signature files are read through the lake's own filesystem (an object store, here fsspec's memory
+    one), not as local paths."""
+    (a, b), (other, _) = pair_texts()["above"], pair_texts()["far"]
+    lake, sketched = _lake(tmp_path, {"e1": (a, {}), "e2": (a, {}), "e3": (b, {}), "e4": (other, {})},
+                           url=f"memory://dedup-{tmp_path.name}")
+    assert not lake.is_local
+    dups = _reduce(lake, sketched, 0.8)
+    assert set(dups.dropped) == {"e1", "e3"} or set(dups.dropped) == {"e2", "e3"}
+    assert {kind for _, kind, _ in dups.dropped.values()} == {"exact", "near"}
+
+
+def test_texts_sketched_in_batches_on_ray_are_the_batches_in_order(monkeypatch):
+    """Off the local executor the texts go out in batches of `batch_docs` (one Ray task each): the sketches
+    come back concatenated in order, the same as one batch. Ray's part is stood in for by running each task
+    here, as `run_all` would, checking what it is asked."""
+    calls = []
+
+    def run_all(fn, items, *shared, executor, ray_address, what):
+        calls.append(([len(i) for i in items], executor, ray_address, what))
+        return [fn(item, *shared) for item in items]
+
+    monkeypatch.setattr(dedup.executors, "run_all", run_all)
+    params = minhash.MinHashParams(threshold=0.8)
+    texts = pa.chunked_array([["a b c d e f", "x y z"], ["a b c d e f", "p q r s", "t u v w x"]])
+    sk = map_signatures(texts, params, batch_docs=2, executor="ray", ray_address="ray://head:10001")
+    whole = minhash.sketch(texts.combine_chunks(), params)
+    assert (sk.keys == whole.keys).all() and (sk.offsets == whole.offsets).all()
+    assert (sk.shingles == whole.shingles).all()
+    assert calls == [([2, 2, 1], "ray", "ray://head:10001", "signature batch")]
+
+
+def test_groups_of_several_episodes_are_read_back_row_by_row(tmp_path):
+    """The shingles of a candidate are found in its own group's signature file, whatever the groups' sizes."""
+    (a, b), texts = pair_texts()["above"], pair_texts()
+    episodes = {"x1": (texts["far"][0], {}), "x2": (texts["far"][1], {}), "x3": (texts["below"][0], {}),
+                "e1": (a, {}), "y1": (texts["below"][1], {}), "e2": (b, {})}
+    lake, sketched = _lake(tmp_path, episodes, groups=[["x1", "x2", "x3", "e1"], ["y1"], ["e2"]])
+    assert [s.index.num_rows for s in sketched] == [4, 1, 1]
+    dups = _reduce(lake, sketched, 0.8)
+    assert list(dups.dropped) in (["e1"], ["e2"]) and dups.dropped[list(dups.dropped)[0]][1] == "near"
+    assert list(dups.dropped.values())[0][2] == pytest.approx(_similarity(a, b))
+
+
+def test_a_group_sketched_before_is_read_from_its_signature_file(tmp_path):
+    a, _ = pair_texts()["above"]
+    lake, (first,) = _lake(tmp_path, {"e1": (a, {})})
+    parts = first.sidecar.split("/")
+    assert parts[:3] == ["datasets", "term", "dedup"] and len(parts) == 5 and parts[4].endswith(".parquet")
+    job = MapJob(lake.url, "term", DedupOptions(threshold=0.8, scrub=False))
+    again = sketch_group(first.group, job)
+    assert (again.group, again.sidecar, again.audit, again.no_change) == (first.group, first.sidecar, [], None)
+    assert again.index.to_pylist() == first.index.to_pylist() and again.index.column_names == INDEX_COLUMNS
+    other = sketch_group(first.group, MapJob(lake.url, "term", DedupOptions(threshold=0.8, scrub=False, ngram=3)))
+    assert other.sidecar.split("/")[3] != parts[3] and other.no_change is not None  # other options: computed
+    # a signature file that is not this group's (another row count) is computed again
+    pq.write_table(pq.read_table(lake.absolute(first.sidecar)).slice(0, 0), lake.absolute(first.sidecar))
+    redone = sketch_group(first.group, job)
+    assert redone.no_change is not None and pq.read_metadata(lake.absolute(first.sidecar)).num_rows == 1
+
+
+def test_a_group_with_a_secret_is_scrubbed_into_a_new_group_before_it_is_sketched(tmp_path):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # shaped like a real token
+    options = DedupOptions(threshold=0.8, scrub=True)
+    lake, (sketch,) = _lake(tmp_path, {"e1": (f"export TOKEN={token} and more words here", {})}, options=options)
+    assert sketch.audit and {a["table_name"] for a in sketch.audit} == {"steps"}
+    steps = datasets.read_parts(lake, sketch.group["steps"], "steps")
+    assert token not in str(steps.to_pylist())
+    assert pq.read_table(lake.absolute(sketch.sidecar))["episode_id"].to_pylist() == ["e1"]
+    assert sketch.sidecar == lake.relative(MapJob(lake.url, "term", options).sidecar(lake, sketch.group))

@@ -29,3 +29,19 @@ def test_vocabulary(act, kind, fields):
 def test_unknown_action_names_the_source():
     with pytest.raises(ValueError, match="action_type 'fly' is not an AndroidControl action"):
         json_action({"action_type": "fly"}, "{}", source_name="AndroidControl")
+
+
+@pytest.mark.parametrize("kind, want", [("click", "tap"), ("double_tap", "double_click"), ("long_press", "long_press"),
+                                        ("scroll", "scroll"), ("swipe", "swipe"), ("input_text", "type")])
+def test_an_action_on_the_screen_keeps_its_point_and_element(kind, want):
+    act = {"action_type": kind, "direction": "up", "text": "hi"}
+    action = json_action(act, "RAW", 0.125, 0.75, '{"index": 3}')
+    assert (action.kind, action.x, action.y, action.element) == (want, 0.125, 0.75, '{"index": 3}')
+    assert action.direction == ("up" if kind in ("scroll", "swipe") else None)
+    assert action.text == ("hi" if kind == "input_text" else None)
+
+
+def test_an_unknown_action_without_a_source_name_names_the_vocabulary():
+    with pytest.raises(ValueError) as e:
+        json_action({"action_type": None}, "{}")
+    assert str(e.value) == "action_type None is not an Android JSON action"

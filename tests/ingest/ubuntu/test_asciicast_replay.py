@@ -231,3 +231,33 @@ def test_long_output_only_writes_the_rows_that_stay():
     replay.feed("o", "".join(f"\x1b[32mline {i}\x1b[0m\r\n" for i in range(1000)) + "$ ")
     assert replay.observation().text == "line 998\nline 999\n$"
     assert len(written) == 3  # of 1001 lines, only the three on the screen at the end
+
+
+def _cast_of_output(cols: int, rows: int, *outputs: str) -> asciicast.Cast:
+    cast = asciicast.Cast(2, cols, rows, {"version": 2, "width": cols, "height": rows})
+    for n, data in enumerate(outputs):
+        cast.events.append((n * 0.1, "o", data, n + 1))
+        cast.events.append((n * 0.1, "i", "\r", n + 1))
+        cast.lines[n + 1] = "[...]"
+    return cast
+
+
+def test_colour_parameters_past_the_cap_are_capped_as_pyte_caps_them():
+    """24-bit colour components are formatted as hex: a component over 9999 is read as 9999 on both paths."""
+    _both_paths(_cast_of_output(20, 4, "\x1b[38;2;10000;0;12345mred\x1b[0m ok", "\x1b[48;2;99999;1;2mx"))
+    # with auto-wrap off the fast draw is not taken: the same sequences through the token path
+    _both_paths(_cast_of_output(20, 4, "\x1b[?7l\x1b[38;2;10000;0;12345mred\x1b[0m ok", "\x1b[48;2;99999;1;2mx"))
+
+
+def test_a_characters_width_is_learnt_right_the_first_time(monkeypatch):
+    """`_single_width` learns each character's width once: with nothing learnt yet, a wide or combining
+    character is not single-width, a Latin-1 one is, and the fast path draws them as pyte does."""
+    monkeypatch.setattr(asciicast, "_NARROW", set())
+    monkeypatch.setattr(asciicast, "_NOT_NARROW", set())
+    assert asciicast._single_width("é") and asciicast._single_width("éü")
+    assert not asciicast._single_width("日") and not asciicast._single_width("ü日")
+    assert asciicast._single_width("üé") and not asciicast._single_width("e\u0301")
+    assert (asciicast._NARROW, asciicast._NOT_NARROW) == ({"é", "ü", "e"}, {"日", "\u0301"})
+    monkeypatch.setattr(asciicast, "_NARROW", set())
+    monkeypatch.setattr(asciicast, "_NOT_NARROW", set())
+    _both_paths(_cast_of_output(10, 3, "caf\u00e9 日本語 \u00fc", "x\u0301yz\u00e9"))
