@@ -75,3 +75,13 @@ def test_ingest_all_runs_on_the_bundled_samples(run, query):
     assert set(BY_CONTENT.values()) <= formats
     domains = {r["domain"] for r in query("SELECT DISTINCT domain FROM episodes")}
     assert {"swe", "mcp", "search", "terminal"} <= domains
+
+
+def test_units_are_the_same_when_the_planners_heads_do_not_all_fit(monkeypatch):
+    # past HEADS_KEPT the oldest heads are read again: what each format claims must not change
+    from pipelines import plan
+
+    formats = definition.load("ingest-all").formats
+    expected = plan.find_units([str(SAMPLES)], formats)
+    monkeypatch.setattr(plan, "HEADS_KEPT", 2)
+    assert plan.find_units([str(SAMPLES)], formats) == expected
