@@ -112,6 +112,20 @@ MODULES = {
     "openhands": Module(["ingest/swe/openhands.py"], ["tests/ingest/swe/test_openhands_read.py",
                                                       "tests/ingest/swe/test_openhands.py::test_units_want_an_event_"
                                                       "array"]),
+    # the ATIF reader (Harbor trials, our own export, subagents) called directly; the tests that ingest a lake
+    # (test_atif.py, the Harbor trial tests with run/query) read the same files through a pipeline
+    "atif": Module(["ingest/atif.py"], [
+        "tests/ingest/test_atif_read.py",
+        *(f"tests/ingest/test_atif_harbor.py::test_{t}" for t in (
+            "interleaved_sidechains_of_atif_1_7_become_one_episode_per_subagent",
+            "only_parallel_calls_lose_their_timestamp_a_real_step_back_keeps_it",
+            "malformed_records_are_quarantined_with_file_record_and_field",
+            "a_malformed_restored_record_of_our_export_is_quarantined", "units_are_trial_folders_and_loose_atif_files")),
+        *(f"tests/ingest/test_atif_v15.py::test_{t}" for t in (
+            "openhands_golden_finishes_and_keeps_its_system_prompt",
+            "embedded_subagent_trajectories_are_episodes_linked_both_ways", "real_terminus2_trials_match_the_golden")),
+        "tests/ingest/test_atif.py::test_units_need_the_atif_schema_version",
+        "tests/ingest/test_atif_harbor_codex_real.py"]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
         "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
