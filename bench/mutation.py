@@ -127,6 +127,8 @@ MODULES = {
         "tests/ingest/test_atif.py::test_units_need_the_atif_schema_version",
         "tests/ingest/test_atif_harbor_codex_real.py"]),
     "codex": Module(["ingest/swe/codex.py"], ["tests/ingest/swe/test_codex_read.py", "tests/ingest/swe/test_codex.py"]),
+    "claude-code": Module(["ingest/swe/claude_code.py"], ["tests/ingest/swe/test_claude_code_read.py",
+                                                          "tests/ingest/swe/test_claude_code.py"]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
         "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
