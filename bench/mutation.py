@@ -129,6 +129,12 @@ MODULES = {
     "codex": Module(["ingest/swe/codex.py"], ["tests/ingest/swe/test_codex_read.py", "tests/ingest/swe/test_codex.py"]),
     "claude-code": Module(["ingest/swe/claude_code.py"], ["tests/ingest/swe/test_claude_code_read.py",
                                                           "tests/ingest/swe/test_claude_code.py"]),
+    # the SDK's own run (`sdk_run`, a real producer) is left out: its outputs are cached across forked mutants
+    "openhands-v1": Module(["ingest/swe/openhands_v1.py"], [
+        "tests/ingest/swe/test_openhands_v1_read.py",
+        *(f"tests/ingest/swe/test_openhands_v1.py::test_{t}" for t in (
+            "units_are_conversation_folders", "golden_real_gpt_4o_mini_conversation",
+            "a_finished_conversation_that_ends_on_the_models_reply_is_terminal"))]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
         "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
