@@ -135,6 +135,14 @@ MODULES = {
         *(f"tests/ingest/swe/test_openhands_v1.py::test_{t}" for t in (
             "units_are_conversation_folders", "golden_real_gpt_4o_mini_conversation",
             "a_finished_conversation_that_ends_on_the_models_reply_is_terminal"))]),
+    # the tests of logs that Inspect itself wrote here (`logs`, `read_with_inspect`: a real producer) are left out
+    "inspect-log": Module(["ingest/inspect_log.py"], [
+        "tests/ingest/test_inspect_log_read.py",
+        "tests/ingest/test_inspect_log.py::test_pooled_attachments_images_and_unknown_parts",
+        "tests/ingest/test_inspect_log.py::test_a_log_without_samples_and_a_broken_sample",
+        "tests/ingest/test_inspect_log_real.py::test_real_log_reads_as_a_person_counts_it",
+        "tests/ingest/test_inspect_log_real.py::test_bundled_log_details",
+        "tests/ingest/test_inspect_log_real.py::test_metr_log_tool_results_follow_their_calls"]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
         "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
