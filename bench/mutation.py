@@ -187,6 +187,10 @@ _ASC_UNKNOWN_CSI = ("an unknown CSI final: pyte's debug does nothing, and the Ty
 _DROIDBOT_NO_STATE = "read() renders a missing state itself: _observation never gets None"
 _MINI_INT = "_bad_field left out every message whose returncode is no int (or a bool): None gives None either way"
 _OH_NAME = "the call carries its own action and each result its own observation: the call's name is not read"
+_ATIF_BRANCH = "_branch catches Malformed and returns None: the record name it would carry is never read"
+_ATIF_RUN = "in_run None is falsy, as False"
+_ATIF_VERSION = "a missing schema_version: str(None) and 'XXXX' do not start with 'ATIF-' either"
+_ATIF_LINK_STEP = "only the links' trajectory_path (or whether there are any) is read, not the step they follow"
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -683,6 +687,24 @@ EQUIVALENT: dict[str, str] = {
     "pipelines.dedup.x_sketch_group__mutmut_152": _RESHAPE,
     "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
     "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
+    **{f"ingest.atif.x__branch__mutmut_{n}": _ATIF_BRANCH for n in (6, 12, 13, 16, 22, 23)},
+    **{f"ingest.atif.x__line__mutmut_{n}": _ATIF_RUN for n in (3, 77, 206)},
+    **{f"ingest.atif.x__read_doc__mutmut_{n}": _ATIF_VERSION for n in (10, 12, 15)},
+    **{f"ingest.atif.x__file_links__mutmut_{n}": _ATIF_LINK_STEP for n in (35, 38)},
+    **{f"ingest.atif.x__replaces_context__mutmut_{n}": _ATIF_LINK_STEP for n in (21, 24)},
+    "ingest.atif.x__line__mutmut_4": ("no time is read before the first stamped call turn: a run begun there or "
+                                      "taken as begun has no baseline and no maximum alike"),
+    "ingest.atif.x__merge__mutmut_14": "one kind among the parts: the first part's kind is the second's",
+    "ingest.atif.x__ours__mutmut_3": "every caller passes an object (the document, or a turn checked to be one)",
+    "ingest.atif.x__read_doc__mutmut_2": "every caller passes the unit's uri: the default is never used",
+    "ingest.atif.x__read_doc__mutmut_373": "sidechains are split out only when the file is not our export: exact "
+                                           "is False there, as None",
+    "ingest.atif.x__task__mutmut_4": "'XXXX' holds no Task Description block either: the message (None) comes back",
+    "ingest.atif.x__trial__mutmut_118": "the exception's kind is read only when there is an exception",
+    "ingest.atif.x__trial__mutmut_12": "a result that is no dict is read as {}: '' as None",
+    "ingest.atif.x__trial__mutmut_55": _ASC_CODEC,
+    "ingest.atif.x_units__mutmut_15": "the planner lists absolute paths: no parent is ever '.'",
+    "ingest.atif.xǁMalformedǁ__init____mutmut_1": "a Malformed's message is never read, only its where and what",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -297,6 +297,7 @@ def test_summarization_subagent_files_name_their_parent_and_the_parent_names_the
     assert [json.loads(s.action.raw) for s in main.steps] == calls
     assert [s.action.text for s in main.steps[:5]] == [c["arguments"]["keystrokes"] for c in calls[:5]]
     assert [s.action.duration_s for s in main.steps[:5]] == [float(c["arguments"]["duration"]) for c in calls[:5]]
+    assert [s.action.tool_name for s in main.steps] == [c["function_name"] for c in calls]
     assert [s.observation.kind for s in main.steps[1:6]] == ["terminal", "terminal", "text", "terminal", "terminal"]
     stamps = [_at(t["timestamp"]) if t.get("timestamp") else None for t in agent_turns for _ in t.get("tool_calls", [])]
     assert [s.timestamp for s in main.steps] == stamps
@@ -712,3 +713,258 @@ def test_units_find_trial_folders_above_their_nested_files():
              "/k/result.json": b'{"trial_name": "t"}', "/k/x.json": b'{"schema_version": "ATIF-v1.2"}',
              "/k/y.txt": b'{"schema_version": "ATIF-v1.2"}', "/k/z.json": b'{"schema_version": "v1"}'}
     assert atif.units(sorted(heads), heads.get) == ["/j/t", "t2", "/k/x.json", "t3/a.json"]
+
+
+# what each mapping says exactly: names, reasons, fallbacks ----------------------------------------------------------------
+def _hms(ep):
+    return [s.timestamp.isoformat()[11:19] if s.timestamp else None for s in ep.steps]
+
+
+def test_a_new_run_after_a_user_turn_starts_from_the_latest_time(tmp_path):
+    doc = _doc([_user("go"), _agent([_call("a")], ts="2026-01-01T10:00:05Z"),
+                _agent([_call("b")], ts="2026-01-01T10:00:09Z"), _user("again"),
+                _agent([_call("c")], ts="2026-01-01T10:00:07Z")])  # before the last step, after no run start
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert _hms(ep) == ["10:00:05", "10:00:09", "10:00:07"] and "parallel_call_times" not in ep.env
+
+
+def test_a_time_before_the_run_keeps_the_runs_latest(tmp_path):
+    doc = _doc([_user("go"), _agent(message="m", ts="2026-01-01T10:00:05Z"),
+                _agent([_call("a")], ts="2026-01-01T10:00:07Z"),
+                _agent([_call("b")], ts="2026-01-01T10:00:03Z"),  # before the run: a clock gone back, kept
+                _agent([_call("c")], ts="2026-01-01T10:00:06Z")])  # inside the run's span: parallel
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert _hms(ep) == ["10:00:05", "10:00:07", "10:00:03", None]
+
+
+def test_the_latest_time_is_the_largest_seen(tmp_path):
+    doc = _doc([_user("go"), _agent(message="m", ts="2026-01-01T10:00:10Z"),
+                _agent(message="n", ts="2026-01-01T10:00:05Z"),
+                _agent([_call("a")], ts="2026-01-01T10:00:07Z"), _agent([_call("b")], ts="2026-01-01T10:00:06Z")])
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert _hms(ep) == ["10:00:10", "10:00:05", "10:00:07", "10:00:06"]  # both before the run's start: kept
+
+
+def test_system_turns_without_an_id_links_and_an_empty_prompt(tmp_path):
+    link = {"results": [{"content": "x", "subagent_trajectory_ref": [{"trajectory_path": "a.json"}]}, "junk"]}
+    doc = _doc([{"source": "system", "message": ""}, _user("go"),
+                _agent([_call("c", "delegate")], [("c", "r")]),
+                {"source": "system", "message": "s1", "observation": link},
+                {"source": "system", "message": "s2", "observation": {"results": [
+                    {"subagent_trajectory_ref": [{"trajectory_path": "b.json", "session_id": "x"}]}]}},
+                _agent(message="m")])
+    doc["steps"][3].pop("step_id")
+    ((ep,), rows) = _split(_read(_write(tmp_path, doc)))
+    assert rows == [] and ep.env["system_prompt"] == ""
+    assert [(e["step_id"], e["message"]) for e in ep.env["system_events"]] == [(4, "s1"), (5, "s2")]
+    assert ep.env["subagents"] == [{"step": 1, "trajectory_path": "a.json"},
+                                   {"step": 1, "trajectory_path": "b.json", "session_id": "x"}]
+    assert ep.steps[1].observation.kind == "none"  # the links replaced the context: the result is gone
+
+
+def test_an_empty_first_user_message_is_the_task_as_written(tmp_path):
+    doc = _doc([{"source": "user", "message": None}, _user("later"), _agent(message="m")])
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert ep.task == "" and ep.steps[0].observation.text == "later"
+
+
+def test_copied_turns_keep_their_own_step_ids_and_a_handoff_is_text(tmp_path):
+    doc = _doc([_user("t", is_copied_context=True), _user("handoff", is_copied_context=True), _agent(message="m")])
+    doc["steps"][0]["step_id"], doc["steps"][1]["step_id"] = 41, 42
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert ep.env["copied_context"] == {"turns": 2, "step_ids": [41, 42]}
+    assert (ep.steps[0].observation.kind, ep.steps[0].observation.text) == ("text", "t\n\nhandoff")
+    doc["steps"].pop(0)
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert (ep.steps[0].observation.kind, ep.steps[0].observation.text) == ("text", "handoff")
+
+
+def test_merged_observations_without_errors_are_no_error(tmp_path):
+    doc = _doc([_user("go"), _agent([_call("a")], [("a", "out")]), _user("note"), _agent(message="m")])
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert (ep.steps[1].observation.text, ep.steps[1].observation.is_error) == ("out\n\nnote", None)
+
+
+@pytest.mark.parametrize("message, text", [
+    (["a", "b"], '["a","b"]'), ([{"text": "no type"}], '[{"text":"no type"}]'), (["type"], '["type"]'),
+    ({}, "{}"), ([{"type": "image", "text": "alt"}, {"type": "text", "text": "t"}], "t"),
+])
+def test_a_message_that_is_no_list_of_parts_is_kept_as_json(tmp_path, message, text):
+    ((ep,), _) = _split(_read(_write(tmp_path, _doc([_user("go"), _agent(message=message)]))))
+    assert ep.steps[0].action.text == text
+
+
+def test_calls_with_arguments_that_are_no_object(tmp_path):
+    doc = _doc([_user("go"), {"source": "agent", "message": "", "tool_calls": [
+        {"tool_call_id": "s", "function_name": "search", "arguments": "free text"},
+        {"tool_call_id": "n", "function_name": "noop"}]}])
+    ((ep,), rows) = _split(_read(_write(tmp_path, doc)))
+    assert rows == [] and [s.action.tool_name for s in ep.steps] == ["search", "noop"]
+    assert json.loads(ep.steps[1].action.raw) == {"tool_call_id": "n", "function_name": "noop"}
+
+
+@pytest.mark.parametrize("turn, location, what", [
+    ({"source": "agent", "tool_calls": [{"tool_call_id": "c"}]}, "steps[1].tool_calls[0].function_name",
+     "is missing or not a string"),
+    ({"source": "agent", "tool_calls": [_call("c")], "observation": {"results": "x"}}, "steps[1].observation.results",
+     "is not an array"),
+    ({"source": "agent", "tool_calls": [_call("c")], "observation": {"results": [1]}},
+     "steps[1].observation.results[0]", "is not an object"),
+])
+def test_each_malformed_field_says_what_is_wrong(tmp_path, turn, location, what):
+    (_, (row,)) = _split(_read(_write(tmp_path, _doc([_user("t"), turn, _agent(message="m")]))))
+    assert (row.location, row.reason) == (location, f"t.json: {location} {what}; the turn is left out")
+
+
+def test_long_bad_records_keep_2000_characters(tmp_path):
+    long = "x" * 3000
+    doc = _doc([_user("t"), {"source": "agent", "message": long, "tool_calls": "no"},
+                {**_agent([_call("c")]), **{"extra": {"trajforge": {"branches": long}}}},
+                {**_agent([_call("d")]), **{"extra": {"trajforge": {"branches": [{"origin": long}]}}}}],
+               subagent_trajectories=[long, "junk"])
+    rows = [r for r in _read(_write(tmp_path, doc)) if isinstance(r, Rejected)]
+    assert [len(r.snippet) for r in rows] == [2000, 2000, 2000, 2000, 6]
+    assert rows[-1].snippet == '"junk"' and rows[1].snippet == json.dumps(long)[:2000]
+
+
+def test_a_restored_record_with_a_null_field_keeps_the_fields_after_it(tmp_path):
+    doc = _doc([_user("t"), {**_agent([_call("c")]), **_ours(action={"kind": "type", "text": None, "code": "ls",
+                                                                     "raw": "r"})}], **_ours(task="t"))
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert (ep.steps[0].action.kind, ep.steps[0].action.text, ep.steps[0].action.code, ep.steps[0].action.raw) == (
+        "type", None, "ls", "r")
+
+
+def test_a_branch_keeps_its_labeler_and_request_key(tmp_path):
+    branch = {"origin": "sim", "action": {"kind": "type"}, "next_observation": {"kind": "text"}, "labeler": "L",
+              "request_key": "K", "strategy": 5}
+    doc = _doc([_user("t"), {**_agent([_call("c")]), **_ours(branches=[branch])}], **_ours(task="t"))
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert [(b.labeler, b.request_key, b.strategy) for b in ep.branches] == [("L", "K", None)]
+
+
+def test_an_export_root_with_only_fields_we_do_not_know_is_still_ours(tmp_path):
+    doc = _doc([_user("t"), _agent([_call("a")], ts="2026-01-01T10:00:05Z"),
+                {**_agent([_call("b")], ts="2026-01-01T10:00:04Z"), "extra": {"is_sidechain": True}}],
+               **_ours(future=1))
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert _hms(ep) == ["10:00:05", "10:00:04"] and "parallel_call_times" not in ep.env
+
+
+def test_header_fields_that_are_no_strings_name_no_agent(tmp_path):
+    doc = _doc([_user("t"), _agent(message="m")], agent={"name": 3, "model_name": 5})
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert ep.agent is None
+    doc["agent"] = {"name": "fx", "model_name": 5}
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    assert ep.agent == "fx"
+
+
+def test_sidechains_empty_first_a_bad_turn_and_a_final_observation(tmp_path):
+    side = lambda agent_id: {"is_sidechain": True, "agent_id": agent_id}  # noqa: E731
+    doc = _doc([_user("main"), _user("lonely", extra=side("a")),
+                _user("p", extra=side("b")), _agent([_call("s")], [("s", "last result")], extra=side("b")),
+                {"source": "agent", "tool_calls": "bad", "extra": side("b")},
+                _agent(message="main answer")])
+    eps, rows = _split(_read(_write(tmp_path, doc)))
+    assert [e.key for e in eps] == ["", "sidechain:b"]
+    assert eps[1].final_observation.text == "last result" and eps[1].final_observation.kind == "terminal"
+    assert [(r.rule, r.location) for r in rows] == [("empty_episode", "t.json: sidechain:a"),
+                                                    ("bad_record", "steps[4].tool_calls")]
+    assert rows[1].reason == "t.json (sidechain:b): steps[4].tool_calls is a str, not an array; the turn is left out"
+
+
+def test_an_embedded_subagent_that_fails_is_a_row_at_its_location(tmp_path):
+    doc = _doc([_user("t"), _agent(message="m")],
+               subagent_trajectories=[{"schema_version": "ATIF-v1.7", "steps": {}}])
+    (_, (row,)) = _split(_read(_write(tmp_path, doc)))
+    assert (row.rule, row.location, row.reason) == ("bad_record", "t.json subagent_trajectories[0]: steps",
+                                                    "t.json subagent_trajectories[0]: 'steps' must be an array")
+
+
+def test_a_loose_file_that_is_no_json_or_over_the_record_budget_fails_naming_it(tmp_path):
+    from ingest.source import Budgets
+
+    path = tmp_path / "t.json"
+    path.write_text("{nope")
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert (e.value.rule, e.value.location) == ("parse_error", "t.json") and e.value.reason.startswith("t.json: ")
+    path.write_text(json.dumps(_doc([_user("x" * 500), _agent(message="m")])))
+    with pytest.raises(SourceError) as e:
+        list(atif.read(Source(fs=LocalFileSystem(), path=str(path), uri="in/t.json", put_blob=lambda *a: "",
+                              budgets=Budgets(record_bytes=100))))
+    assert e.value.rule == "budget_exceeded" and e.value.reason.startswith("t.json: ")
+
+
+def test_trial_files_in_order_broken_ones_and_the_budget(tmp_path):
+    from ingest.source import Budgets
+
+    trial = _trial(tmp_path)
+    (trial / "agent" / "a_notes.json").write_text('{"not": "atif"}')  # before the others: skipped, not the end
+    _write(trial / "agent", _doc([_user("side task"), _agent(message="ok")]), "b.json")
+    (trial / "agent" / "c.json").write_text('{"schema_version": "ATIF-v1.2", broken')
+    pad = 4097 - len('{"pad": "", "schema_version": "ATIF-v')
+    late = '{"pad": "' + "p" * pad + '", "schema_version": "ATIF-v1.2", "steps": []}'
+    assert late.index('"ATIF-v') + len('"ATIF-v') == 4097
+    (trial / "agent" / "d.json").write_text(late)  # its marker ends past the first 4096 bytes: no ATIF file
+    eps, rows = _split(_read(trial))
+    assert [e.key for e in eps] == ["", "sidechain", "agent/b.json"]
+    assert [(r.rule, r.location) for r in rows] == [("parse_error", "agent/c.json")]
+    assert rows[0].reason.startswith("agent/c.json: invalid JSON")
+    source = Source(fs=LocalFileSystem(), path=str(trial), uri="in/t", put_blob=lambda *a: "",
+                    budgets=Budgets(record_bytes=2000))
+    rows = [r for r in atif.read(source) if isinstance(r, Rejected)]
+    assert [(r.rule, r.location) for r in rows][:1] == [("budget_exceeded", "agent/trajectory.json")]
+
+
+def test_embedded_subagents_of_a_trial_name_the_trials_uri(tmp_path):
+    trial = _trial(tmp_path, trajectory=False)
+    sub = _doc([_user("sub"), _agent(message="s")], trajectory_id="k")
+    _write(trial / "agent", _doc([_user("go"), _agent([_call("c", "delegate")], [("c", "r")])],
+                                 subagent_trajectories=[sub]), "trajectory.json")
+    doc = json.loads((trial / "agent" / "trajectory.json").read_text())
+    doc["steps"][1]["observation"]["results"][0]["subagent_trajectory_ref"] = [{"trajectory_id": "k"}]
+    (trial / "agent" / "trajectory.json").write_text(json.dumps(doc))
+    (main, child), _ = _split(_read(trial, "in/t__1"))
+    assert main.env["subagents"][0]["episode_id"] == episode_id("atif", "in/t__1", "subagent:k")
+    assert child.env["parent"]["episode_id"] == episode_id("atif", "in/t__1", "")
+
+
+def test_a_trial_step_that_is_no_object_is_a_row(tmp_path):
+    trial = _trial(tmp_path, trajectory=False)
+    _write(trial / "agent", _doc([_user("go"), "junk", _agent(message="m")]), "trajectory.json")
+    (ep,), rows = _split(_read(trial))
+    assert [(r.rule, r.location) for r in rows] == [("bad_record", "steps[1].source")]
+    assert ep.outcome == "success"
+
+
+def test_trial_result_fields_of_odd_shapes(tmp_path):
+    (main, _), _ = _split(_read(_trial(tmp_path, {"exception_info": "not an object"}, name="a")))
+    assert main.terminated and "exception" not in main.env["harbor"]
+    (main, _), _ = _split(_read(_trial(tmp_path, {"exception_info": {"exception_type": "E"}}, name="b")))
+    assert main.env["harbor"]["exception"] == {"type": "E", "message": ""} and not main.terminated
+    (main, _), _ = _split(_read(_trial(tmp_path, {"verifier_result": {"rewards": {"reward": 0.5, "other": 1}}},
+                                       name="c")))
+    assert (main.reward, main.outcome) == (0.5, "failure") and main.env["harbor"]["rewards"] == {"reward": 0.5,
+                                                                                                 "other": 1}
+
+
+def test_a_reward_file_that_is_no_utf8_or_long_is_a_row_with_its_start(tmp_path):
+    trial = _trial(tmp_path, {"verifier_result": None}, name="a")
+    (trial / "verifier" / "reward.txt").write_bytes(b"\xff\xfe1")
+    (main, _), (row,) = _split(_read(trial))
+    assert (row.rule, row.location, row.reason) == ("parse_error", "verifier/reward.txt",
+                                                    "verifier/reward.txt: reward '\ufffd\ufffd1' is not a number")
+    trial = _trial(tmp_path, {"verifier_result": None}, reward_txt="x" * 300, name="b")
+    (main, _), (row,) = _split(_read(trial))
+    assert row.reason == f"verifier/reward.txt: reward {'x' * 50!r} is not a number" and row.snippet == "x" * 200
+
+
+def test_rows_of_a_broken_session_in_a_trial_name_the_session_file(tmp_path):
+    trial = _trial(tmp_path, trajectory=False, sessions=True)
+    (session,) = (trial / "agent" / "sessions" / "projects" / "-app").glob("*.jsonl")
+    session.write_text(session.read_text() + "{broken\n")
+    _, rows = _split(_read(trial))
+    rel = f"agent/sessions/projects/-app/{session.name}"
+    assert [(r.rule, r.location) for r in rows] == [("parse_error", rel)]
