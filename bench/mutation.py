@@ -191,6 +191,10 @@ _ATIF_BRANCH = "_branch catches Malformed and returns None: the record name it w
 _ATIF_RUN = "in_run None is falsy, as False"
 _ATIF_VERSION = "a missing schema_version: str(None) and 'XXXX' do not start with 'ATIF-' either"
 _ATIF_LINK_STEP = "only the links' trajectory_path (or whether there are any) is read, not the step they follow"
+_CODEX_GENERIC = ("exec_command and shell_command are shell tools `ingest.tools` maps alike (same argument): the "
+                  "core's mapping gives the same command")
+_CODEX_WHERE = ("the core reads a message's where only for one it keeps raw: never a system message or a turn with "
+                "calls")
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -705,6 +709,20 @@ EQUIVALENT: dict[str, str] = {
     "ingest.atif.x__trial__mutmut_55": _ASC_CODEC,
     "ingest.atif.x_units__mutmut_15": "the planner lists absolute paths: no parent is ever '.'",
     "ingest.atif.xǁMalformedǁ__init____mutmut_1": "a Malformed's message is never read, only its where and what",
+    **{f"ingest.swe.codex.x__tool_call__mutmut_{n}": _CODEX_GENERIC for n in (103, 106)},
+    **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": _CODEX_WHERE for f, n in (
+        ("_call", 32), ("_call", 38), ("_item", 41), ("_message", 36), ("_message", 39), ("add", 92), ("add", 95))},
+    **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": _FALSY for f, n in (
+        ("__init__", 10), ("__init__", 12), ("add", 116))},
+    **{f"ingest.swe.codex.xǁ_Stateǁrun__mutmut_{n}": "the Run's default, as written" for n in (31, 32, 33)},
+    **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": "only assistant turns' times become step times"
+       for f, n in (("_item", 95), ("_item", 102), ("_message", 63), ("_message", 67))},
+    **{f"ingest.swe.codex.xǁ_Stateǁ_message__mutmut_{n}": (
+        "a system message through the catch-all branch is a system message too (its time is not read)")
+       for n in (25, 26)},
+    "ingest.swe.codex.xǁ_Stateǁ__init____mutmut_13": (
+        "every assistant or tool message comes from a response item, which resets it: it is read only after one"),
+    "ingest.swe.codex.xǁ_Stateǁ_item__mutmut_116": "text None is Message's default",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -754,9 +754,10 @@ def test_system_turns_without_an_id_links_and_an_empty_prompt(tmp_path):
                     {"subagent_trajectory_ref": [{"trajectory_path": "b.json", "session_id": "x"}]}]}},
                 _agent(message="m")])
     doc["steps"][3].pop("step_id")
+    doc["steps"][4]["step_id"] = 77
     ((ep,), rows) = _split(_read(_write(tmp_path, doc)))
     assert rows == [] and ep.env["system_prompt"] == ""
-    assert [(e["step_id"], e["message"]) for e in ep.env["system_events"]] == [(4, "s1"), (5, "s2")]
+    assert [(e["step_id"], e["message"]) for e in ep.env["system_events"]] == [(4, "s1"), (77, "s2")]
     assert ep.env["subagents"] == [{"step": 1, "trajectory_path": "a.json"},
                                    {"step": 1, "trajectory_path": "b.json", "session_id": "x"}]
     assert ep.steps[1].observation.kind == "none"  # the links replaced the context: the result is gone

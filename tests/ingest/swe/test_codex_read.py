@@ -265,3 +265,133 @@ def test_units_sniff_both_layouts_and_the_rollout_name():
     heads = {"/a/x.jsonl": new, "/a/rollout-1.jsonl": old, "/a/other.jsonl": old, "/a/x.json": new,
              "/a/y.jsonl": b'  {"timestamp":"t","type":"turn_context"}', "/a/z.jsonl": b'{"type":"session_meta"}'}
     assert codex.units(sorted(heads), heads.__getitem__) == ["/a/rollout-1.jsonl", "/a/x.jsonl", "/a/y.jsonl"]
+
+
+def _call_item(call_id, command, name="shell", **more):
+    return _item(type="function_call", name=name, call_id=call_id, arguments=json.dumps({"command": command}), **more)
+
+
+def test_a_container_exec_argv_is_a_command_and_its_output_terminal(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _call_item("c1", ["bash", "-lc", "make"], "container.exec"),
+                   _item(type="function_call_output", call_id="c1", output="built"),
+                   _call_item("c2", ["ls", "a b"], "local_shell"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert [(s.action.kind, s.action.code, s.action.tool_name) for s in ep.steps] == [
+        ("command", "make", "container.exec"), ("command", "ls 'a b'", "local_shell")]
+    assert (ep.steps[1].observation.kind, ep.steps[1].observation.text) == ("terminal", "built")
+
+
+def test_outputs_pair_with_calls_named_by_id_or_call_id(tmp_path):
+    lines = _lines(META, _msg("user", "go"),
+                   _item(type="local_shell_call", id="l1", action={"type": "exec", "command": ["pwd"]}),
+                   _item(type="web_search_call", id="w1", action={"type": "search", "query": "q"}),
+                   _item(type="custom_tool_call", name="apply_patch", call_id="p1", input="patch"),
+                   _item(type="function_call_output", call_id="p1", output="patched"),
+                   _item(type="function_call_output", call_id="w1", output="found"),
+                   _item(type="function_call_output", call_id="l1", output="/repo"),
+                   _msg("assistant", "ok"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert [s.observation.text for s in ep.steps] == ["go", "/repo", "found", "patched"]
+    assert ep.steps[1].observation.kind == "terminal"  # the output of a shell call
+
+
+def test_a_web_search_action_that_is_no_object_has_no_arguments(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _item(type="web_search_call", action=["q"]), _msg("assistant", "a"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert json.loads(ep.steps[0].action.arguments) == {}
+
+
+def test_the_prompt_event_is_the_task_not_an_agent_message(tmp_path):
+    lines = _lines(META, _msg("user", "fix the bug please"),
+                   ("event_msg", {"type": "agent_message", "message": "on it"}),
+                   ("event_msg", {"type": "user_message", "message": "fix the bug"}),
+                   _msg("assistant", "done"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert ep.task == "fix the bug" and ep.steps[0].observation.text == "fix the bug please"
+
+
+def test_a_first_call_with_nothing_before_it_and_no_model(tmp_path):
+    lines = _lines(_call_item("c1", ["ls"]), _item(type="function_call_output", call_id="c1", output="a"),
+                   _msg("assistant", "ok"))
+    ep, rows = _split(_read(tmp_path, lines))
+    assert [s.action.code for s in ep.steps] == ["ls", None] and ep.agent is None and rows == []
+    assert "models" not in ep.env and ep.terminated
+
+
+def test_two_reasoning_items_in_a_row_are_both_the_reasoning(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _item(type="reasoning", summary=[{"text": "one"}]),
+                   _item(type="reasoning", content=[{"text": "two"}]), _msg("assistant", "a"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert ep.steps[0].reasoning == "one\n\ntwo"
+
+
+def test_a_compaction_item_first_starts_the_list(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _item(type="compaction", encrypted_content="e"), _msg("assistant", "a"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert ep.env["codex"]["compactions"] == [{"type": "compaction", "encrypted_content": "e"}]
+
+
+def test_an_unknown_item_is_a_row_naming_its_line(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _item(type="hologram", data=1), _msg("assistant", "a"))
+    ep, rows = _split(_read(tmp_path, lines))
+    assert [(r.rule, r.location, r.reason) for r in rows] == [
+        ("unknown_content", f"{NAME}:3", f"{NAME}:3: an assistant turn with neither text nor tool calls; kept raw in "
+                                         "env.unmapped")]
+    assert ep.env["unmapped"] == [{"where": f"{NAME}:3", "role": "assistant", "text": None,
+                                   "raw": {"type": "hologram", "data": 1}}]
+
+
+def test_an_output_before_any_call_is_kept_naming_its_line(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _item(type="function_call_output", call_id="x", output="early"),
+                   _msg("assistant", "a"))
+    ep, rows = _split(_read(tmp_path, lines))
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", f"{NAME}:3")]
+    assert ep.steps[0].observation.text == "go\n\nearly"
+
+
+def test_a_late_output_after_the_answer_means_the_rollout_was_cut(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _call_item("c1", ["ls"]),
+                   _item(type="function_call_output", call_id="c1", output="a"), _msg("assistant", "done"),
+                   _item(type="function_call_output", call_id="c2", output="late"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert ep.terminated is False
+
+
+def test_a_line_without_its_own_time_takes_the_payloads(tmp_path):
+    lines = [*_lines(META, _msg("user", "go")),
+             {"type": "response_item", "payload": {"type": "message", "role": "assistant", "timestamp": _stamp(30),
+                                                   "content": [{"type": "output_text", "text": "a"}]}}]
+    ep, _ = _split(_read(tmp_path, lines))
+    assert ep.steps[0].timestamp == _at(30)
+
+
+def test_the_older_layout_meta_by_its_id_and_late_instructions(tmp_path):
+    lines = [{"id": "0197c0de-0000-7000-8000-000000000003", "timestamp": "2025-06-01T09:00:00Z"},
+             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Count"}]},
+             {"instructions": "late rules"},
+             {"type": "future_kind", "x": 1},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "3"}]}]
+    ep, rows = _split(_read(tmp_path, lines))
+    assert [(r.rule, r.line) for r in rows] == [("unknown_content", 4)]
+    assert rows[0].reason == (f"{NAME}:4: line type 'future_kind' is not one Codex is known to write; kept raw in "
+                              "env.codex.unknown_records")
+    assert "session" not in ep.env["codex"]  # the late instructions' line (nothing else in it) replaced the meta
+    assert ep.env["system_prompt"] == "late rules" and ep.steps[0].action.text == "3"
+
+
+def test_a_rollout_without_actions_is_one_row_naming_the_file(tmp_path):
+    (row,) = _read(tmp_path, _lines(META, _msg("user", "go")))
+    assert (row.rule, row.location) == ("empty_episode", NAME) and row.reason.startswith(f"{NAME}: no actions")
+
+
+def test_long_bad_lines_keep_300_characters_and_a_line_that_is_no_utf8_names_the_file(tmp_path):
+    long_unknown = {"timestamp": _stamp(3), "type": "future", "payload": {"x": "y" * 500}}
+    lines = [*_lines(META, _msg("user", "go")), '{"broken": "' + "z" * 500, long_unknown,
+             json.dumps(_lines(_msg("assistant", "a"))[0])]
+    ep, rows = _split(_read(tmp_path, lines))
+    assert [len(r.snippet) for r in rows] == [300, 300]
+    path = tmp_path / NAME
+    path.write_bytes(path.read_bytes() + b"\xff\xfe\n")
+    records = list(codex.read(Source(fs=LocalFileSystem(), path=str(path), uri="in/x", put_blob=lambda *a: "")))
+    bad = [r for r in records if isinstance(r, Rejected) and r.rule == "parse_error" and r.line == 6]
+    assert len(bad) == 1 and bad[0].reason.startswith(NAME)
