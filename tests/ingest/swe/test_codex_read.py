@@ -283,16 +283,16 @@ def test_a_container_exec_argv_is_a_command_and_its_output_terminal(tmp_path):
 
 def test_outputs_pair_with_calls_named_by_id_or_call_id(tmp_path):
     lines = _lines(META, _msg("user", "go"),
+                   _item(type="custom_tool_call", name="apply_patch", call_id="p1", input="patch"),
                    _item(type="local_shell_call", id="l1", action={"type": "exec", "command": ["pwd"]}),
                    _item(type="web_search_call", id="w1", action={"type": "search", "query": "q"}),
-                   _item(type="custom_tool_call", name="apply_patch", call_id="p1", input="patch"),
+                   _item(type="function_call_output", call_id="l1", output="/repo"),
                    _item(type="function_call_output", call_id="p1", output="patched"),
                    _item(type="function_call_output", call_id="w1", output="found"),
-                   _item(type="function_call_output", call_id="l1", output="/repo"),
                    _msg("assistant", "ok"))
     ep, _ = _split(_read(tmp_path, lines))
-    assert [s.observation.text for s in ep.steps] == ["go", "/repo", "found", "patched"]
-    assert ep.steps[1].observation.kind == "terminal"  # the output of a shell call
+    assert [s.observation.text for s in ep.steps] == ["go", "patched", "/repo", "found"]
+    assert ep.steps[2].observation.kind == "terminal"  # the output of a shell call
 
 
 def test_a_web_search_action_that_is_no_object_has_no_arguments(tmp_path):
@@ -395,3 +395,10 @@ def test_long_bad_lines_keep_300_characters_and_a_line_that_is_no_utf8_names_the
     records = list(codex.read(Source(fs=LocalFileSystem(), path=str(path), uri="in/x", put_blob=lambda *a: "")))
     bad = [r for r in records if isinstance(r, Rejected) and r.rule == "parse_error" and r.line == 6]
     assert len(bad) == 1 and bad[0].reason.startswith(NAME)
+
+
+def test_a_turn_before_any_turn_context_names_no_model(tmp_path):
+    lines = _lines(META, _msg("user", "go"), _msg("assistant", "first"), ("turn_context", {"model": "m1"}),
+                   _msg("assistant", "second"), ("turn_context", {"model": "m2"}), _msg("assistant", "third"))
+    ep, _ = _split(_read(tmp_path, lines))
+    assert ep.env["model_per_step"] == [None, "m1", "m2"] and ep.env["models"] == ["m1", "m2"]
