@@ -723,6 +723,20 @@ EQUIVALENT: dict[str, str] = {
     "ingest.swe.codex.xǁ_Stateǁ__init____mutmut_13": (
         "every assistant or tool message comes from a response item, which resets it: it is read only after one"),
     "ingest.swe.codex.xǁ_Stateǁ_item__mutmut_116": "text None is Message's default",
+    **{f"ingest.swe.claude_code.{f}__mutmut_{n}": "only assistant turns' times become step times" for f, n in (
+        ("x__add_assistant_content", 34), ("x__add_assistant_content", 39), ("x__messages", 97),
+        ("x__messages", 104), ("x__messages", 131), ("x__messages", 135))},
+    **{f"ingest.swe.claude_code.x__add_assistant_content__mutmut_{n}": (
+        "a server tool's result follows its call in the same message: never kept raw, its where is not read")
+       for n in (35, 40)},
+    **{f"ingest.swe.claude_code.x__messages__mutmut_{n}": "user messages are never kept raw: their where is not read"
+       for n in (132, 136)},
+    **{f"ingest.swe.claude_code.x__messages__mutmut_{n}": (
+        "the shell call ids of earlier turns are in the set already: scanning them again adds nothing")
+       for n in (54, 56)},
+    **{f"ingest.swe.claude_code.x__episode__mutmut_{n}": "the Run's default, as written" for n in (37, 38)},
+    **{f"ingest.swe.claude_code.x_transcript_records__mutmut_{n}": "extras always holds a bookkeeping count"
+       for n in (66, 68)},
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -221,3 +221,146 @@ def test_units_need_a_session_and_a_transcript_key():
              "/d.jsonl": b'{"parentUuid": null}', "/e.jsonl": b'[{"parentUuid": null, "sessionId": "s"}]',
              "/f.json": b'{"parentUuid": null, "sessionId": "s"}'}
     assert claude_code.units(sorted(heads), heads.__getitem__) == ["/a.jsonl", "/b.jsonl", "/c.jsonl"]
+
+
+def _server(call_id="s1"):
+    return [{"type": "server_tool_use", "id": call_id, "name": "web_search", "input": {"query": "x"}},
+            {"type": "web_search_tool_result", "tool_use_id": call_id, "content": "found"}]
+
+
+def test_a_server_result_reopens_the_turn_of_the_same_model_and_time(tmp_path):
+    records = _write(tmp_path, [
+        _line("user", "u1", None, "q", 1),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "first"}], 2, mid="m0", model="A"),
+        _line("user", "u2", "a1", "again", 3),
+        _line("assistant", "a2", "u2", [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}},
+                                        *_server(), {"type": "text", "text": "answer"}], 5, mid="m1", model="B"),
+        _line("user", "u3", "a2", [{"type": "tool_result", "tool_use_id": "t1", "content": "read it"}], 6),
+        _line("assistant", "a3", "u3", [{"type": "text", "text": "end"}], 7, mid="m2", model="C"),
+    ])
+    (ep,), rows = _split(records)
+    assert rows == []
+    assert [(s.action.tool_name, s.action.text) for s in ep.steps] == [
+        (None, "first"), ("Read", None), ("web_search", None), (None, "answer"), (None, "end")]
+    assert [s.timestamp for s in ep.steps] == [_at(2), _at(5), _at(5), _at(5), _at(7)]
+    assert ep.env["model_per_step"] == ["A", "B", "B", "B", "C"]
+    # the server's result is its own call's, the client tool's result comes back on the next line
+    assert [s.observation.text for s in ep.steps[2:]] == ["read it", "found", None]
+
+
+def test_a_server_result_at_the_start_and_a_turn_left_empty(tmp_path):
+    records = _write(tmp_path, [
+        _line("assistant", "a1", None, _server(), 1, mid="m1"),
+        _line("assistant", "a2", "a1", [{"type": "text", "text": "after"}], 2, mid="m1"),
+    ])
+    (ep,), rows = _split(records)
+    assert [(s.action.tool_name, s.action.text, s.timestamp) for s in ep.steps] == [
+        ("web_search", None, _at(1)), (None, "after", _at(2))]  # the empty turn is reopened by the next line
+    records = _write(tmp_path, [
+        _line("user", "u1", None, "q", 1),
+        _line("assistant", "a1", "u1", [*_server(), {"type": "redacted_thinking", "data": "x"}], 2, mid="m1"),
+    ])
+    (ep,), rows = _split(records)
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", "s-1.jsonl: main line (line 2)")]
+
+
+def test_an_assistant_line_without_content_at_the_start(tmp_path):
+    records = _write(tmp_path, [_line("assistant", "a0", None, [], 1, mid="m0"),
+                                _line("user", "u1", "a0", "q", 2),
+                                _line("assistant", "a1", "u1", "hi", 3, mid="m1")])
+    (ep,), rows = _split(records)
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", "s-1.jsonl: main line (line 1)")]
+    assert [s.action.text for s in ep.steps] == ["hi"]
+
+
+def test_a_result_before_any_action_names_its_line_and_an_empty_turn_after_it_is_dropped(tmp_path):
+    records = _write(tmp_path, [
+        _line("user", "u1", None, [{"type": "tool_result", "tool_use_id": "t0", "content": "stale"}], 1),
+        _line("assistant", "a0", "u1", [], 2, mid="m0"),
+        _line("user", "u2", "a0", "q", 3), _line("assistant", "a1", "u2", "hi", 4, mid="m1")])
+    (ep,), rows = _split(records)
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", "s-1.jsonl: main line (line 1)")]
+    assert ep.steps[0].observation.text == "stale\n\nq"
+
+
+def test_content_shapes_that_are_no_lists_of_blocks(tmp_path):
+    records = _write(tmp_path, [
+        _line("user", "u1", None, "q", 1),
+        _line("assistant", "a1", "u1", [{"type": "tool_use", "id": "t1", "input": {}}, "junk",
+                                        {"type": "note", "thinking": "hidden"}], 2, mid="m1"),
+        _line("user", "u2", "a1", [{"type": "tool_result", "tool_use_id": "t1",
+                                    "content": {"type": "text", "text": "single"}}], 3),
+        _line("assistant", "a2", "u2", {"type": "text", "text": "a dict"}, 4, mid="m2"),
+        _line("assistant", "a3", "a2", "final", 5, mid="m3"),
+    ])
+    (ep,), rows = _split(records)
+    assert [(s.action.kind, s.action.tool_name, s.reasoning) for s in ep.steps] == [
+        ("tool_call", None, None), ("message", None, None)]
+    assert ep.steps[1].observation.text == "single"
+    assert rows == [] and "unmapped" not in ep.env  # the turn of a dict content holds nothing: dropped
+
+
+def test_the_task_is_the_first_prompt_and_a_late_result_means_a_cut_session(tmp_path):
+    records = _write(tmp_path, [
+        _line("user", "u1", None, "first prompt", 1),
+        _line("assistant", "a1", "u1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+              2, mid="m1"),
+        _line("user", "u2", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "a"}], 3),
+        _line("user", "u3", "u2", "second prompt", 4),
+        _line("assistant", "a2", "u3", "done", 5, mid="m2"),
+        _line("user", "u4", "a2", [{"type": "tool_result", "tool_use_id": "t9", "content": "late"}], 6),
+    ])
+    (ep,), _ = _split(records)
+    assert ep.task == "first prompt" and ep.terminated is False
+
+
+def test_a_user_line_between_lines_of_one_message_id_splits_the_turn(tmp_path):
+    records = _write(tmp_path, [
+        _line("user", "u1", None, "q", 1),
+        _line("assistant", "a1", "u1", "a", 2, mid=""),
+        _line("user", "u2", "a1", [], 3),
+        _line("assistant", "a2", "u2", "b", 4, mid=""),
+    ])
+    (ep,), _ = _split(records)
+    assert [s.action.text for s in ep.steps] == ["a", "b"]
+
+
+def test_the_first_agent_id_names_a_subagent_and_interleaved_subagents_follow_their_parents(tmp_path):
+    records = _write(tmp_path, [
+        _line("user", "u0", None, "main", 1),
+        _line("user", "a1", None, "task A", 2, side=True, agentId="A"),
+        _line("user", "b1", None, "task B", 3, side=True, agentId="B"),
+        _line("assistant", "a2", "a1", "done A", 4, side=True, agentId="A2"),
+        _line("assistant", "b2", "b1", "done B", 5, side=True),
+        _line("assistant", "m1", "u0", "main done", 6),
+    ])
+    (main, a, b), rows = _split(records)
+    assert (a.key, a.task, [s.action.text for s in a.steps]) == ("sidechain:A", "task A", ["done A"])
+    assert (b.key, b.task, [s.action.text for s in b.steps]) == ("sidechain:B", "task B", ["done B"])
+
+
+def test_rows_of_lines_that_are_no_text_long_or_broken_and_of_a_subagent(tmp_path):
+    path = tmp_path / "s-1.jsonl"
+    good = [_line("user", "u1", None, "q", 1), _line("assistant", "a1", "u1", "hi", 2)]
+    side = [_line("user", "s1", None, "sub", 3, side=True, agentId="z"),
+            _line("assistant", "s2", "s1", [], 4, side=True, agentId="z")]
+    lines = [json.dumps(x).encode() for x in good] + [b"\xff\xfe bad", ("{" + "x" * 400).encode(),
+                                                      json.dumps({"type": "odd", "pad": "y" * 400}).encode()]
+    lines += [json.dumps(x).encode() for x in side] + [json.dumps(_line("user", "s3", None, "alone", 5, side=True,
+                                                                        agentId="w")).encode()]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    eps, rows = _split(_read(path))
+    got = [(r.rule, r.location, r.line) for r in rows]
+    assert got == [("parse_error", "s-1.jsonl", 3), ("parse_error", "s-1.jsonl", 4), ("unknown_content", "s-1.jsonl", 5),
+                   ("unknown_content", "s-1.jsonl: sidechain:z (line 7)", None),
+                   ("empty_episode", "s-1.jsonl: sidechain:z", None), ("empty_episode", "s-1.jsonl: sidechain:w", None)]
+    assert rows[0].reason.startswith("s-1.jsonl") and [len(r.snippet) for r in rows[1:3]] == [300, 300]
+    assert [e.key for e in eps] == [""]
+
+
+def test_empty_header_fields_are_left_out(tmp_path):
+    records = _write(tmp_path, [{**_line("user", "u1", None, "q", 1), "cwd": "", "gitBranch": None},
+                                _line("assistant", "a1", "u1", "hi", 2, model=5)])
+    (ep,), _ = _split(records)
+    assert ep.env["claude_code"] == {"sessionId": "s-1", "version": "2.0.50"}
+    assert ep.agent is None and "models" not in ep.env
