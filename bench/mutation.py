@@ -195,6 +195,8 @@ _CODEX_GENERIC = ("exec_command and shell_command are shell tools `ingest.tools`
                   "core's mapping gives the same command")
 _CODEX_WHERE = ("the core reads a message's where only for one it keeps raw: never a system message or a turn with "
                 "calls")
+_OH1_MODEL = ("one model per conversation (base_state's): the episode's agent either way, and no second model to "
+              "list in env.models")
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -737,6 +739,20 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.swe.claude_code.x__episode__mutmut_{n}": "the Run's default, as written" for n in (37, 38)},
     **{f"ingest.swe.claude_code.x_transcript_records__mutmut_{n}": "extras always holds a bookkeeping count"
        for n in (66, 68)},
+    **{f"ingest.swe.openhands_v1.{f}__mutmut_{n}": _OH1_MODEL for f, n in (
+        ("x__message", 46), ("x__message", 51), ("x__message", 63), ("x__message", 64), ("x__message", 65),
+        ("x__message", 66), ("x__message", 67), ("x__messages", 42), ("x__messages", 111), ("x__turn", 19),
+        ("x__turn", 25), ("x_read", 76), ("x_read", 141), ("x_read", 145))},
+    **{f"ingest.swe.openhands_v1.x__message__mutmut_{n}": (
+        "the role is a str (_bad_field) or a default: str(role) is the role") for n in range(53, 62)},
+    **{f"ingest.swe.openhands_v1.{f}__mutmut_{n}": _CODEX_WHERE for f, n in (
+        ("x__messages", 65), ("x__messages", 68), ("x__turn", 20), ("x__turn", 26), ("x__turn", 33))},
+    **{f"ingest.swe.openhands_v1.x__mark_file_targets__mutmut_{n}": (
+        "the arguments are JSON this reader wrote: parse_json never fails, its where is not read") for n in (14, 17, 18)},
+    "ingest.swe.openhands_v1.x__call__mutmut_60": "_bad_field left out a message that is no string: None either way",
+    "ingest.swe.openhands_v1.x__result__mutmut_86": "_bad_field left out an error that is no string: None either way",
+    "ingest.swe.openhands_v1.x__turn__mutmut_11": "_bad_field left out reasoning that is no string: None either way",
+    "ingest.swe.openhands_v1.x_units__mutmut_20": "only the keys of found are read",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -315,12 +315,10 @@ def test_the_task_is_the_first_prompt_and_a_late_result_means_a_cut_session(tmp_
 
 
 def test_a_user_line_between_lines_of_one_message_id_splits_the_turn(tmp_path):
-    records = _write(tmp_path, [
-        _line("user", "u1", None, "q", 1),
-        _line("assistant", "a1", "u1", "a", 2, mid=""),
-        _line("user", "u2", "a1", [], 3),
-        _line("assistant", "a2", "u2", "b", 4, mid=""),
-    ])
+    lines = [_line("user", "u1", None, "q", 1), _line("assistant", "a1", "u1", "a", 2),
+             _line("user", "u2", "a1", [], 3), _line("assistant", "a2", "u2", "b", 4)]
+    lines[1]["message"]["id"] = lines[3]["message"]["id"] = ""
+    records = _write(tmp_path, lines)
     (ep,), _ = _split(records)
     assert [s.action.text for s in ep.steps] == ["a", "b"]
 
@@ -354,7 +352,8 @@ def test_rows_of_lines_that_are_no_text_long_or_broken_and_of_a_subagent(tmp_pat
     assert got == [("parse_error", "s-1.jsonl", 3), ("parse_error", "s-1.jsonl", 4), ("unknown_content", "s-1.jsonl", 5),
                    ("unknown_content", "s-1.jsonl: sidechain:z (line 7)", None),
                    ("empty_episode", "s-1.jsonl: sidechain:z", None), ("empty_episode", "s-1.jsonl: sidechain:w", None)]
-    assert rows[0].reason.startswith("s-1.jsonl") and [len(r.snippet) for r in rows[1:3]] == [300, 300]
+    assert rows[0].reason == "s-1.jsonl: line 3: not valid UTF-8 (byte 0)"
+    assert [len(r.snippet) for r in rows[1:3]] == [300, 300]
     assert [e.key for e in eps] == [""]
 
 

@@ -246,3 +246,114 @@ def test_a_file_editor_call_without_a_path_names_no_element(tmp_path):
     ep, _ = _split(_conv(tmp_path, events, STATE))
     assert [s.action.element for s in ep.steps] == [None, None, None]
     assert json.loads(ep.steps[0].action.arguments) == {"command": "view"}  # the action's own fields
+
+
+def _where(i):
+    return f"events/event-{i:05d}-{UUID}{i:02d}.json"
+
+
+def test_calls_named_and_identified_by_the_event_or_its_tool_call(tmp_path):
+    by_call = _action("c1", command="ls")
+    del by_call["tool_name"], by_call["tool_call_id"]
+    both = _action("e2", "X", "other", response="r2", x=1)
+    both["tool_call"]["id"], both["tool_call"]["name"] = "k2", "named_in_call"
+    bare = {"kind": "ActionEvent", "source": "agent", "llm_response_id": "r3"}  # no action, no tool call
+    events = [_user("go"), by_call, both, bare, _obs("c1", "listed", tool=None), _obs("e2", "other out", tool=None),
+              _reply("end")]
+    ep, rows = _split(_conv(tmp_path, events, STATE))
+    assert rows == []
+    assert [(s.action.kind, s.action.tool_name, s.action.code) for s in ep.steps] == [
+        ("command", "terminal", "ls"), ("tool_call", "other", None), ("tool_call", None, None), ("message", None, None)]
+    assert [s.observation.text for s in ep.steps] == ["go", "listed", "other out", None]
+    assert ep.steps[1].observation.kind == "terminal"
+
+
+def test_one_response_is_one_turn_its_first_events_thought_the_reasoning(tmp_path):
+    a, b = _action("a", response="r1", command="1"), _action("b", response="r1", command="2")
+    a["thought"], b["thought"] = [{"type": "text", "text": "A"}, {"type": "text", "text": "A2"}], "B"
+    d, e = _action("d", response=None, command="3"), _action("e", response=None, command="4")
+    d["thought"], e["thought"] = "D", "E"
+    ep, _ = _split(_conv(tmp_path, [_user("go"), a, b, d, e], STATE))
+    assert [s.reasoning for s in ep.steps] == ["A\nA2", None, "D", "E"]
+
+
+def test_finish_raw_error_results_paired_by_id_and_their_tool_names(tmp_path):
+    a, b = _action("a", "X", "other", command="1"), _action("b", "X", "other", command="2")
+    finish = _action("f", "FinishAction", "finish", response="r9", message="bye")
+    events = [_user("go"), a, b,
+              {"kind": "AgentErrorEvent", "tool_call_id": "b", "tool_name": "terminal", "error": "bad b"},
+              {**_obs("a", "out a"), "tool_name": "terminal"}, finish]
+    ep, _ = _split(_conv(tmp_path, events, STATE))
+    assert [(s.observation.text, s.observation.kind) for s in ep.steps[1:]] == [("out a", "terminal"),
+                                                                                ("bad b", "terminal")]
+    assert json.loads(ep.steps[2].action.raw) == {k: finish[k] for k in (
+        "id", "tool_name", "tool_call_id", "tool_call", "action", "llm_response_id")}
+
+
+def test_results_and_messages_with_fields_left_out(tmp_path):
+    events = [_user("go"), _action("a", command="1"),
+              {"kind": "ObservationEvent", "tool_call_id": "a", "tool_name": "terminal"},
+              _action("b", response="r2", command="2"),
+              {**_obs("b", ""), "observation": {"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}],
+                                                "metadata": {"exit_code": "7"}}},
+              {"kind": "MessageEvent", "source": "agent", "llm_message": {"role": "assistant", "content": "r",
+                                                                         "reasoning_content": 5}}]
+    ep, rows = _split(_conv(tmp_path, events, STATE))
+    assert rows == []
+    assert [(s.observation.text, s.observation.exit_code) for s in ep.steps[1:]] == [("", None), ("x\ny", None)]
+    assert ep.steps[2].reasoning is None
+
+
+def test_kept_events_name_their_file(tmp_path):
+    events = [{**_system(), "tools": None}, _obs("x", "early"), _user("go"),
+              {"kind": "MessageEvent", "source": "environment", "llm_message": {"role": "critic", "content": "c"}},
+              {"kind": "MessageEvent", "source": "agent", "llm_message": {"role": "assistant", "content": ""}},
+              {"kind": "FutureEvent"}, _reply("ok")]
+    ep, rows = _split(_conv(tmp_path, events, STATE))
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", _where(i)) for i in (1, 3, 4, 5)]
+    assert "role 'critic' is none of" in rows[1].reason and "role 'event FutureEvent' is none of" in rows[3].reason
+    assert ep.env["tools"] == []
+
+
+def test_a_conversation_without_actions_is_one_row_naming_it(tmp_path):
+    (row,) = _conv(tmp_path, [_system()], STATE, name="lonely")
+    assert (row.rule, row.location) == ("empty_episode", "lonely") and row.reason.startswith("lonely: no actions")
+
+
+def test_a_folder_given_with_a_trailing_slash_is_named_by_its_last_part(tmp_path):
+    folder = tmp_path / "conv-X"
+    (folder / "events").mkdir(parents=True)
+    (folder / "events" / f"event-00000-{UUID}00.json").write_text(json.dumps(_user("go")))
+    (folder / "events" / f"event-00001-{UUID}01.json").write_text(json.dumps(_reply("ok")))
+    records = list(openhands_v1.read(Source(fs=LocalFileSystem(), path=str(folder) + "/", uri="in/conv-X",
+                                            put_blob=lambda *a: "")))
+    assert records[0].env["conversation_id"] == "conv-X"
+
+
+def test_an_event_over_the_record_budget_or_long_and_bad_is_a_row(tmp_path):
+    from ingest.source import Budgets
+
+    folder = tmp_path / "conv"
+    (folder / "events").mkdir(parents=True)
+    for i, event in enumerate([_user("go"), {"kind": "ActionEvent", "tool_name": 5, "pad": "p" * 3000},
+                               _reply("x" * 600)]):
+        (folder / "events" / f"event-{i:05d}-{UUID}{i:02d}.json").write_text(json.dumps(event))
+    rows = [r for r in _read(folder) if isinstance(r, Rejected)]
+    assert [(r.rule, len(r.snippet)) for r in rows] == [("bad_record", 2000)]
+    records = list(openhands_v1.read(Source(fs=LocalFileSystem(), path=str(folder), uri="in/conv",
+                                            put_blob=lambda *a: "", budgets=Budgets(record_bytes=500))))
+    assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)][:2] == [
+        ("budget_exceeded", _where(1)), ("budget_exceeded", _where(2))]
+
+
+def test_str_replace_editor_calls_name_their_file(tmp_path):
+    events = [_user("go"), _action("a", "FileEditorAction", "str_replace_editor", command="view", path="/b.py")]
+    ep, _ = _split(_conv(tmp_path, events, STATE))
+    assert json.loads(ep.steps[0].action.element) == {"path": "/b.py"}
+
+
+def test_units_need_an_event_that_names_its_kind():
+    heads = {"/c/1/events/event-00000-0a1b2c3d-1111.json": b'{"x": 1}',
+             "/c/2/events/event-00000-0a1b2c3d-1111.json": b'{"x": 1}',
+             "/c/2/events/event-00001-0a1b2c3d-2222.json": b'{"kind": "Y"}'}
+    assert openhands_v1.units(sorted(heads), heads.get) == ["/c/2"]
