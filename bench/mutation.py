@@ -753,6 +753,10 @@ EQUIVALENT: dict[str, str] = {
     "ingest.swe.openhands_v1.x__result__mutmut_86": "_bad_field left out an error that is no string: None either way",
     "ingest.swe.openhands_v1.x__turn__mutmut_11": "_bad_field left out reasoning that is no string: None either way",
     "ingest.swe.openhands_v1.x_units__mutmut_20": "only the keys of found are read",
+    "ingest.inspect_log.x__media__mutmut_5": "a part without a type: part.get(None) is None, as the None written",
+    "ingest.inspect_log.x__media__mutmut_8": "a value that is no string gives '[kind]' resolved or not",
+    "ingest.inspect_log.x__message__mutmut_52": "str() of a str is the str",
+    "ingest.inspect_log.x__parts__mutmut_53": "an empty reasoning is none: the core keeps only reasoning with text",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -284,3 +284,127 @@ def test_units_claim_eval_zips_and_json_logs():
              "/e.json": b' { "version": 2, "status": "success", "eval": {', "/f.json": b'{"version": 2, "eval": {',
              "/g.txt": b'{"version": 2, "status": "success", "eval": {'}
     assert inspect_log.units(sorted(heads), heads.__getitem__) == ["/a.eval", "/b.eval", "/e.json"]
+
+
+def _one(tmp_path, messages, **more):
+    return _split(_read(_write(tmp_path, _log([_sample(messages, **more)]))))
+
+
+def test_results_pair_with_their_calls_by_id_and_name_their_tool(tmp_path):
+    messages = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"id": "a", "function": "other", "arguments": {}}, {"id": "b", "function": "other", "arguments": {}}]},
+                {"role": "tool", "tool_call_id": "b", "function": "bash", "content": "B"},
+                {"role": "tool", "tool_call_id": "a", "content": "A"},
+                {"role": "tool", "tool_call_id": "a", "function": 5, "content": "A2"},
+                {"role": "assistant", "content": "done"}]
+    (ep,), _ = _one(tmp_path, messages)
+    assert [(s.observation.text, s.observation.kind) for s in ep.steps[1:]] == [("A\n\nA2", "tool_result"),
+                                                                                ("B", "terminal")]
+
+
+def test_models_of_the_messages_the_raw_of_a_message_and_an_empty_result(tmp_path):
+    messages = [{"role": "user", "content": "go"},
+                {"id": "m1", "role": "assistant", "content": "one", "model": "a", "tool_calls": [],
+                 "stop_reason": "stop", "source": "generate"},
+                {"role": "assistant", "content": "", "model": 5, "tool_calls": [{"id": "c", "function": "f"}]},
+                {"role": "tool", "tool_call_id": "c", "function": "f", "content": []},
+                {"role": "assistant", "content": "two", "model": "b"}]
+    (ep,), _ = _one(tmp_path, messages)
+    assert ep.env["models"] == ["a", "b"] and ep.env["model_per_step"] == ["a", None, "b"]
+    assert json.loads(ep.steps[0].action.raw) == {"stop_reason": "stop"}
+    assert ep.steps[2].observation.text is None
+
+
+def test_kept_messages_name_their_sample_and_place(tmp_path):
+    messages = [{"role": "tool", "tool_call_id": "x", "function": "bash", "content": "early", "error": None},
+                {"role": 5, "content": "odd"}, {"role": "user", "content": "go"},
+                {"role": "assistant", "content": "hi"}]
+    (ep,), rows = _one(tmp_path, messages)
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", "log.json: samples[0]: messages[0]"),
+                                                    ("unknown_content", "log.json: samples[0]: messages[1]")]
+    assert "role '5' is none of" in rows[1].reason
+    assert ep.env["unmapped"][0]["raw"] == {"error": None}
+
+
+def test_a_sample_without_actions_is_one_row_naming_it(tmp_path):
+    (row,) = _read(_write(tmp_path, _log([_sample([{"role": "user", "content": "go"}])])))
+    assert (row.rule, row.location) == ("empty_episode", "log.json: samples[0]")
+
+
+def test_pooled_text_in_the_input_messages_and_odd_attachments(tmp_path):
+    sample = _sample([{"role": "user", "content": "attachment://aa"}, {"role": "assistant", "content": "a"}],
+                     input=[{"role": "user", "content": [{"type": "text", "text": "attachment://aa"}]}],
+                     attachments={"aa": "pooled"})
+    (ep,), _ = _split(_read(_write(tmp_path, _log([sample]))))
+    assert ep.task == "pooled" and ep.steps[0].observation.text == "pooled"
+    sample["attachments"] = "junk"
+    (ep,), _ = _split(_read(_write(tmp_path, _log([sample]))))
+    assert ep.task == "attachment://aa"
+
+
+def test_a_header_whose_eval_is_no_object(tmp_path):
+    log = {**_log([_sample([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}])]), "eval": "x"}
+    (ep,), _ = _split(_read(_write(tmp_path, log)))
+    assert ep.agent is None and ep.env["inspect"] == {"sample_id": 1, "epoch": 1}
+
+
+def _nested(depth, leaf, container):
+    value = leaf
+    for _ in range(depth):
+        value = [value] if container == "list" else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("container", ["list", "dict"])
+def test_pooled_text_is_resolved_down_to_64_levels(tmp_path, container):
+    messages = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "function": "f", "arguments": {
+                    "at64": _nested(64, "attachment://aa", container),
+                    "at65": _nested(65, "attachment://aa", container)}}]}]
+    (ep,), _ = _one(tmp_path, messages, attachments={"aa": "A"})
+    args = json.loads(ep.steps[0].action.arguments)
+    assert args["at64"] == _nested(64, "A", container) and args["at65"] == _nested(65, "attachment://aa", container)
+
+
+def test_a_json_log_that_is_no_json_fails_naming_it(tmp_path):
+    from ingest.source import SourceError
+
+    path = tmp_path / "log.json"
+    path.write_text("{nope")
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert e.value.reason.startswith("log.json: invalid JSON")
+
+
+def test_eval_members_in_order_a_broken_sample_first_images_and_rows(tmp_path):
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+    good = _sample([{"role": "user", "content": [{"type": "image", "image": f"data:image/png;base64,{png}"}]},
+                    {"role": "assistant", "content": "a"}])
+    path = _eval(tmp_path, {"header.json": {"eval": {"task": "t"}}, "samples/0_bad.json": "{nope",
+                            "samples/1_nomsg.json": {"id": 1}, "samples/2_good.json": good})
+    blobs = {}
+    eps, rows = _split(_read(path, blobs))
+    assert [(r.rule, r.location) for r in rows] == [("parse_error", "run.eval/samples/0_bad.json"),
+                                                    ("bad_record", "run.eval/samples/1_nomsg.json")]
+    (ref,) = blobs
+    assert eps[0].steps[0].observation.text == f"[image {ref}]"
+
+
+def test_an_eval_that_is_broken_or_over_its_budget_fails_naming_it(tmp_path):
+    from ingest.source import Budgets, SourceError
+
+    path = tmp_path / "run.eval"
+    path.write_bytes(b"not a zip")
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert e.value.reason.startswith("run.eval")
+    path = _eval(tmp_path, {"header.json": "{nope"}, "h.eval")
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert e.value.reason.startswith("h.eval/header.json: invalid JSON")
+    path = _eval(tmp_path, {"header.json": {"eval": {}}, "samples/a.json": {}, "samples/b.json": {}}, "m.eval")
+    with pytest.raises(SourceError) as e:
+        list(inspect_log.read(Source(fs=LocalFileSystem(), path=str(path), uri="in/m.eval", put_blob=lambda *a: "",
+                                     budgets=Budgets(archive_members=2))))
+    assert e.value.rule == "archive_too_large"  # 3 members, 2 allowed
