@@ -357,3 +357,10 @@ def test_units_need_an_event_that_names_its_kind():
              "/c/2/events/event-00000-0a1b2c3d-1111.json": b'{"x": 1}',
              "/c/2/events/event-00001-0a1b2c3d-2222.json": b'{"kind": "Y"}'}
     assert openhands_v1.units(sorted(heads), heads.get) == ["/c/2"]
+
+
+def test_an_error_before_any_action_is_kept_naming_its_file(tmp_path):
+    events = [_user("go"), {"kind": "AgentErrorEvent", "tool_call_id": "x", "error": "too early"}, _reply("ok")]
+    ep, rows = _split(_conv(tmp_path, events, STATE))
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", _where(1))]
+    assert ep.steps[0].observation.text == "go\n\ntoo early"
