@@ -120,7 +120,8 @@ MODULES = {
             "interleaved_sidechains_of_atif_1_7_become_one_episode_per_subagent",
             "only_parallel_calls_lose_their_timestamp_a_real_step_back_keeps_it",
             "malformed_records_are_quarantined_with_file_record_and_field",
-            "a_malformed_restored_record_of_our_export_is_quarantined", "units_are_trial_folders_and_loose_atif_files")),
+            "a_malformed_restored_record_of_our_export_is_quarantined",
+            "units_are_trial_folders_and_loose_atif_files")),
         *(f"tests/ingest/test_atif_v15.py::test_{t}" for t in (
             "openhands_golden_finishes_and_keeps_its_system_prompt",
             "embedded_subagent_trajectories_are_episodes_linked_both_ways", "real_terminus2_trials_match_the_golden")),
@@ -748,7 +749,8 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.swe.openhands_v1.{f}__mutmut_{n}": _CODEX_WHERE for f, n in (
         ("x__messages", 65), ("x__messages", 68), ("x__turn", 20), ("x__turn", 26), ("x__turn", 33))},
     **{f"ingest.swe.openhands_v1.x__mark_file_targets__mutmut_{n}": (
-        "the arguments are JSON this reader wrote: parse_json never fails, its where is not read") for n in (14, 17, 18)},
+        "the arguments are JSON this reader wrote: parse_json never fails, its where is not read")
+       for n in (14, 17, 18)},
     "ingest.swe.openhands_v1.x__call__mutmut_60": "_bad_field left out a message that is no string: None either way",
     "ingest.swe.openhands_v1.x__result__mutmut_86": "_bad_field left out an error that is no string: None either way",
     "ingest.swe.openhands_v1.x__turn__mutmut_11": "_bad_field left out reasoning that is no string: None either way",

@@ -65,7 +65,7 @@ def _user(message, **more):
     return {"source": "user", "message": message, **more}
 
 
-# the bundled trial -----------------------------------------------------------------------------------------------
+# the bundled trial ----------------------------------------------------------------------------------------------------
 def test_the_bundled_trial_each_steps_time_action_and_the_verifiers_outcome():
     doc = json.loads((TRIAL / "agent" / "trajectory.json").read_text())
     records = _read(TRIAL, "harbor-claude-code/fix-calc-add__Vq7mR2p")
@@ -193,7 +193,8 @@ def test_an_unreadable_result_reads_the_reward_from_the_verifier(tmp_path):
     (main, _), rows = _split(_read(trial))
     (bad,) = rows
     assert (bad.rule, bad.location) == ("parse_error", "result.json")
-    assert bad.reason.startswith("result.json") and bad.reason.endswith("; the trial's reward is read from verifier/ only")
+    assert bad.reason.startswith("result.json")
+    assert bad.reason.endswith("; the trial's reward is read from verifier/ only")
     assert (main.outcome, main.reward, main.terminated) == ("success", 1.0, True) and main.env["harbor"] == {}
     (trial / "result.json").write_text("[1]")  # JSON, not an object
     (main, _), rows = _split(_read(trial))
@@ -267,7 +268,7 @@ def test_a_file_alone_without_an_agent_step_is_a_row_without_a_trial(tmp_path):
     assert json.loads(row.snippet) == {"outcome": "unknown", "reward": None, "task": "go", "session_id": "s-1"}
 
 
-# Terminus 2's goldens in a trial folder: subagent files and continuations linked both ways ---------------------------
+# Terminus 2's goldens in a trial folder: subagent files and continuations linked both ways ----------------------------
 def _t2_trial(tmp_path, files):
     trial = _trial(tmp_path, trajectory=False, name="hello__1")
     for target, source in files.items():
@@ -309,7 +310,8 @@ def test_summarization_subagent_files_name_their_parent_and_the_parent_names_the
 
 def test_a_linear_history_continuation_names_the_first_file_as_its_parent(tmp_path):
     prefix = "hello-world-context-summarization-linear-history.trajectory"
-    trial = _t2_trial(tmp_path, {"trajectory.json": f"{prefix}.json", "trajectory.cont-1.json": f"{prefix}.cont-1.json"})
+    trial = _t2_trial(tmp_path, {"trajectory.json": f"{prefix}.json",
+                                 "trajectory.cont-1.json": f"{prefix}.cont-1.json"})
     (first, cont), rows = _split(_read(trial, "in/hello__1"))
     assert rows == [] and cont.key == "agent/trajectory.cont-1.json"
     assert cont.env["parent"] == {"episode_id": episode_id("atif", "in/hello__1", ""), "key": "",
@@ -332,7 +334,7 @@ def test_a_subagent_file_read_alone_names_its_parent_by_session(tmp_path):
     assert "parent" not in ep.env
 
 
-# one line of turns ---------------------------------------------------------------------------------------------------
+# one line of turns ----------------------------------------------------------------------------------------------------
 def test_system_prompt_events_and_a_context_replacing_turn(tmp_path):
     doc = _doc([{"source": "system", "message": "you are"},
                 _user("Task Description:\nmake it\n\nCurrent terminal state:\n$ "),
@@ -514,7 +516,7 @@ def test_the_first_run_of_calls_without_an_earlier_step(tmp_path):
     assert ep.env["parallel_call_times"] == {"1": "2026-01-01T10:00:02Z", "3": "2026-01-01T10:00:01Z"}
 
 
-# sidechains ----------------------------------------------------------------------------------------------------------
+# sidechains -----------------------------------------------------------------------------------------------------------
 def test_sidechains_by_agent_id_and_an_empty_one_is_a_row(tmp_path):
     side = lambda agent_id: {"is_sidechain": True, "agent_id": agent_id}  # noqa: E731
     doc = _doc([_user("main"),
@@ -538,7 +540,7 @@ def test_sidechains_by_agent_id_and_an_empty_one_is_a_row(tmp_path):
                                                                               "terminal")
 
 
-# our export's exact records --------------------------------------------------------------------------------------------
+# our export's exact records -------------------------------------------------------------------------------------------
 def _ours(**fields):
     return {"extra": {"trajforge": fields}}
 
@@ -612,10 +614,12 @@ def test_a_malformed_root_record_of_our_export_fails_the_file_naming_the_field(t
 
 
 @pytest.mark.parametrize("mine, location, what", [
-    ({"action": {"kind": "type", "keys": ["a", 1]}}, "steps[1].extra.trajforge.action.keys", "has a list, expected list"),
+    ({"action": {"kind": "type", "keys": ["a", 1]}}, "steps[1].extra.trajforge.action.keys",
+     "has a list, expected list"),
     ({"action": {"text": "x"}}, "steps[1].extra.trajforge.action.kind", "is missing"),
     ({"action": {"kind": "type"}, "observation": "x"}, "steps[1].extra.trajforge.observation", "is not an object"),
-    ({"observation": {"exit_code": True}}, "steps[1].extra.trajforge.observation.exit_code", "has a bool, expected int"),
+    ({"observation": {"exit_code": True}}, "steps[1].extra.trajforge.observation.exit_code",
+     "has a bool, expected int"),
 ])
 def test_a_malformed_restored_step_is_a_row_and_left_out(tmp_path, mine, location, what):
     doc = _doc([_user("t"), {**_agent([_call("c", command="ls")]), **_ours(**mine)}, _agent(message="next")],
@@ -637,7 +641,7 @@ def test_a_restored_user_observation_that_is_malformed_leaves_the_turn_out(tmp_p
     assert ep.steps[0].observation.text is None
 
 
-# documents ----------------------------------------------------------------------------------------------------------------
+# documents ------------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("doc, reason, location", [
     ({"steps": []}, "t.json: no ATIF schema_version", "t.json"),
     ({"schema_version": "v1", "steps": []}, "t.json: no ATIF schema_version", "t.json"),
@@ -709,13 +713,14 @@ def test_embedded_subagents_deeper_than_the_bound_are_not_read(tmp_path):
 def test_units_find_trial_folders_above_their_nested_files():
     heads = {"/j/t/result.json": b'{"trial_name": "t", "task_name": "x"}',
              "/j/t/agent/sub/deep.json": b'{"schema_version": "ATIF-v1.2"}',
-             "t2/result.json": b'{"trial_name": "t", "task_name": "x"}', "t3/a.json": b'{"schema_version": "ATIF-v1.2"}',
+             "t2/result.json": b'{"trial_name": "t", "task_name": "x"}',
+             "t3/a.json": b'{"schema_version": "ATIF-v1.2"}',
              "/k/result.json": b'{"trial_name": "t"}', "/k/x.json": b'{"schema_version": "ATIF-v1.2"}',
              "/k/y.txt": b'{"schema_version": "ATIF-v1.2"}', "/k/z.json": b'{"schema_version": "v1"}'}
     assert atif.units(sorted(heads), heads.get) == ["/j/t", "t2", "/k/x.json", "t3/a.json"]
 
 
-# what each mapping says exactly: names, reasons, fallbacks ----------------------------------------------------------------
+# what each mapping says exactly: names, reasons, fallbacks ------------------------------------------------------------
 def _hms(ep):
     return [s.timestamp.isoformat()[11:19] if s.timestamp else None for s in ep.steps]
 

@@ -235,7 +235,8 @@ def test_a_log_without_samples_is_one_row_naming_its_task(tmp_path, log, reason)
 
 def test_a_log_that_is_no_object_and_broken_samples_are_rows(tmp_path):
     (row,) = _read(_write(tmp_path, [1]))
-    assert (row.rule, row.location, row.reason) == ("bad_record", "log.json", "log.json: an Inspect log is a JSON object")
+    assert (row.rule, row.location, row.reason) == ("bad_record", "log.json",
+                                                    "log.json: an Inspect log is a JSON object")
     good = _sample([{"role": "user", "content": "q"}, "junk", {"role": "assistant", "content": "a"}])
     eps, rows = _split(_read(_write(tmp_path, _log(["x", {"id": 0, "messages": "nope"}, good]))))
     assert [(r.rule, r.location, r.reason, r.record_id) for r in rows] == [
@@ -293,7 +294,8 @@ def _one(tmp_path, messages, **more):
 def test_results_pair_with_their_calls_by_id_and_name_their_tool(tmp_path):
     messages = [{"role": "user", "content": "go"},
                 {"role": "assistant", "content": "", "tool_calls": [
-                    {"id": "a", "function": "other", "arguments": {}}, {"id": "b", "function": "other", "arguments": {}}]},
+                    {"id": "a", "function": "other", "arguments": {}},
+                    {"id": "b", "function": "other", "arguments": {}}]},
                 {"role": "tool", "tool_call_id": "b", "function": "bash", "content": "B"},
                 {"role": "tool", "tool_call_id": "a", "content": "A"},
                 {"role": "tool", "tool_call_id": "a", "function": 5, "content": "A2"},

@@ -67,7 +67,8 @@ def test_the_bundled_session_each_steps_time_action_and_raw():
         "unknown", None, True, "swe", "linux")
     assert main.env["sidechains"] == [side.key] and side.key.startswith("sidechain:")
     session = next(ln["sessionId"] for ln in lines if "sessionId" in ln)
-    assert side.env["sidechain"] == {"of": session, "agent_id": None} and main.env["claude_code"]["sessionId"] == session
+    assert side.env["sidechain"] == {"of": session, "agent_id": None}
+    assert main.env["claude_code"]["sessionId"] == session
     assert side.task.startswith("List every file in /app") and side.terminated
 
 
@@ -349,7 +350,8 @@ def test_rows_of_lines_that_are_no_text_long_or_broken_and_of_a_subagent(tmp_pat
     path.write_bytes(b"\n".join(lines) + b"\n")
     eps, rows = _split(_read(path))
     got = [(r.rule, r.location, r.line) for r in rows]
-    assert got == [("parse_error", "s-1.jsonl", 3), ("parse_error", "s-1.jsonl", 4), ("unknown_content", "s-1.jsonl", 5),
+    assert got == [("parse_error", "s-1.jsonl", 3), ("parse_error", "s-1.jsonl", 4),
+                   ("unknown_content", "s-1.jsonl", 5),
                    ("unknown_content", "s-1.jsonl: sidechain:z (line 7)", None),
                    ("empty_episode", "s-1.jsonl: sidechain:z", None), ("empty_episode", "s-1.jsonl: sidechain:w", None)]
     assert rows[0].reason == "s-1.jsonl: line 3: not valid UTF-8 (byte 0)"

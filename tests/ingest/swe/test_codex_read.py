@@ -72,7 +72,8 @@ def test_each_steps_time_action_raw_and_model(tmp_path):
         ("command", "ls -a", "exec_command"), ("command", "pwd", "shell_command"), ("message", None, None)]
     assert json.loads(ep.steps[0].action.raw) == call and json.loads(ep.steps[0].action.arguments) == {"cmd": "ls -a"}
     assert [(s.observation.kind, s.observation.text, s.observation.exit_code) for s in ep.steps] == [
-        ("text", "go", None), ("terminal", "Exit code: 2\nboom", 2), ("terminal", "Process exited with code -1 after", -1)]
+        ("text", "go", None), ("terminal", "Exit code: 2\nboom", 2),
+        ("terminal", "Process exited with code -1 after", -1)]
     assert ep.steps[2].action.text == "done"
     assert ep.agent == "m1" and ep.env["models"] == ["m1", "m2"]  # a model that is no string: the one before
     assert ep.env["model_per_step"] == ["m1", "m1", "m2"]
@@ -135,7 +136,8 @@ def test_custom_local_shell_and_web_search_calls(tmp_path):
     assert [json.loads(s.action.raw) for s in ep.steps[2:5]] == [bad_local, search, bad_search]
     assert (ep.steps[1].observation.text, ep.steps[1].observation.kind) == ("Done!", "tool_result")
     assert (ep.steps[2].observation.text, ep.steps[2].observation.kind) == ("uid=0", "terminal")
-    assert [s.timestamp for s in ep.steps] == [_at(i) for i in (2, 4, 6, 6, 6, 6, 6, 6, 12)]  # one response: its first time
+    # the calls of one response take its first time
+    assert [s.timestamp for s in ep.steps] == [_at(i) for i in (2, 4, 6, 6, 6, 6, 6, 6, 12)]
 
 
 def test_reasoning_items_go_to_the_next_turn_and_split_a_response(tmp_path):

@@ -294,7 +294,8 @@ def test_results_and_messages_with_fields_left_out(tmp_path):
     events = [_user("go"), _action("a", command="1"),
               {"kind": "ObservationEvent", "tool_call_id": "a", "tool_name": "terminal"},
               _action("b", response="r2", command="2"),
-              {**_obs("b", ""), "observation": {"content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}],
+              {**_obs("b", ""), "observation": {"content": [{"type": "text", "text": "x"},
+                                                            {"type": "text", "text": "y"}],
                                                 "metadata": {"exit_code": "7"}}},
               {"kind": "MessageEvent", "source": "agent", "llm_message": {"role": "assistant", "content": "r",
                                                                          "reasoning_content": 5}}]
