@@ -112,6 +112,38 @@ MODULES = {
     "openhands": Module(["ingest/swe/openhands.py"], ["tests/ingest/swe/test_openhands_read.py",
                                                       "tests/ingest/swe/test_openhands.py::test_units_want_an_event_"
                                                       "array"]),
+    # the ATIF reader (Harbor trials, our own export, subagents) called directly; the tests that ingest a lake
+    # (test_atif.py, the Harbor trial tests with run/query) read the same files through a pipeline
+    "atif": Module(["ingest/atif.py"], [
+        "tests/ingest/test_atif_read.py",
+        *(f"tests/ingest/test_atif_harbor.py::test_{t}" for t in (
+            "interleaved_sidechains_of_atif_1_7_become_one_episode_per_subagent",
+            "only_parallel_calls_lose_their_timestamp_a_real_step_back_keeps_it",
+            "malformed_records_are_quarantined_with_file_record_and_field",
+            "a_malformed_restored_record_of_our_export_is_quarantined",
+            "units_are_trial_folders_and_loose_atif_files")),
+        *(f"tests/ingest/test_atif_v15.py::test_{t}" for t in (
+            "openhands_golden_finishes_and_keeps_its_system_prompt",
+            "embedded_subagent_trajectories_are_episodes_linked_both_ways", "real_terminus2_trials_match_the_golden")),
+        "tests/ingest/test_atif.py::test_units_need_the_atif_schema_version",
+        "tests/ingest/test_atif_harbor_codex_real.py"]),
+    "codex": Module(["ingest/swe/codex.py"], ["tests/ingest/swe/test_codex_read.py", "tests/ingest/swe/test_codex.py"]),
+    "claude-code": Module(["ingest/swe/claude_code.py"], ["tests/ingest/swe/test_claude_code_read.py",
+                                                          "tests/ingest/swe/test_claude_code.py"]),
+    # the SDK's own run (`sdk_run`, a real producer) is left out: its outputs are cached across forked mutants
+    "openhands-v1": Module(["ingest/swe/openhands_v1.py"], [
+        "tests/ingest/swe/test_openhands_v1_read.py",
+        *(f"tests/ingest/swe/test_openhands_v1.py::test_{t}" for t in (
+            "units_are_conversation_folders", "golden_real_gpt_4o_mini_conversation",
+            "a_finished_conversation_that_ends_on_the_models_reply_is_terminal"))]),
+    # the tests of logs that Inspect itself wrote here (`logs`, `read_with_inspect`: a real producer) are left out
+    "inspect-log": Module(["ingest/inspect_log.py"], [
+        "tests/ingest/test_inspect_log_read.py",
+        "tests/ingest/test_inspect_log.py::test_pooled_attachments_images_and_unknown_parts",
+        "tests/ingest/test_inspect_log.py::test_a_log_without_samples_and_a_broken_sample",
+        "tests/ingest/test_inspect_log_real.py::test_real_log_reads_as_a_person_counts_it",
+        "tests/ingest/test_inspect_log_real.py::test_bundled_log_details",
+        "tests/ingest/test_inspect_log_real.py::test_metr_log_tool_results_follow_their_calls"]),
     # the core every chat-shaped reader adapts to, with the readers' direct tests on real runs
     "transcript": Module(["ingest/transcript.py"], [
         "tests/ingest/test_transcript.py", "tests/ingest/test_transcript_edges.py",
@@ -156,6 +188,16 @@ _ASC_UNKNOWN_CSI = ("an unknown CSI final: pyte's debug does nothing, and the Ty
 _DROIDBOT_NO_STATE = "read() renders a missing state itself: _observation never gets None"
 _MINI_INT = "_bad_field left out every message whose returncode is no int (or a bool): None gives None either way"
 _OH_NAME = "the call carries its own action and each result its own observation: the call's name is not read"
+_ATIF_BRANCH = "_branch catches Malformed and returns None: the record name it would carry is never read"
+_ATIF_RUN = "in_run None is falsy, as False"
+_ATIF_VERSION = "a missing schema_version: str(None) and 'XXXX' do not start with 'ATIF-' either"
+_ATIF_LINK_STEP = "only the links' trajectory_path (or whether there are any) is read, not the step they follow"
+_CODEX_GENERIC = ("exec_command and shell_command are shell tools `ingest.tools` maps alike (same argument): the "
+                  "core's mapping gives the same command")
+_CODEX_WHERE = ("the core reads a message's where only for one it keeps raw: never a system message or a turn with "
+                "calls")
+_OH1_MODEL = ("one model per conversation (base_state's): the episode's agent either way, and no second model to "
+              "list in env.models")
 EQUIVALENT: dict[str, str] = {
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
@@ -652,6 +694,71 @@ EQUIVALENT: dict[str, str] = {
     "pipelines.dedup.x_sketch_group__mutmut_152": _RESHAPE,
     "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
     "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
+    **{f"ingest.atif.x__branch__mutmut_{n}": _ATIF_BRANCH for n in (6, 12, 13, 16, 22, 23)},
+    **{f"ingest.atif.x__line__mutmut_{n}": _ATIF_RUN for n in (3, 77, 206)},
+    **{f"ingest.atif.x__read_doc__mutmut_{n}": _ATIF_VERSION for n in (10, 12, 15)},
+    **{f"ingest.atif.x__file_links__mutmut_{n}": _ATIF_LINK_STEP for n in (35, 38)},
+    **{f"ingest.atif.x__replaces_context__mutmut_{n}": _ATIF_LINK_STEP for n in (21, 24)},
+    "ingest.atif.x__line__mutmut_4": ("no time is read before the first stamped call turn: a run begun there or "
+                                      "taken as begun has no baseline and no maximum alike"),
+    "ingest.atif.x__merge__mutmut_14": "one kind among the parts: the first part's kind is the second's",
+    "ingest.atif.x__ours__mutmut_3": "every caller passes an object (the document, or a turn checked to be one)",
+    "ingest.atif.x__read_doc__mutmut_2": "every caller passes the unit's uri: the default is never used",
+    "ingest.atif.x__read_doc__mutmut_373": "sidechains are split out only when the file is not our export: exact "
+                                           "is False there, as None",
+    "ingest.atif.x__task__mutmut_4": "'XXXX' holds no Task Description block either: the message (None) comes back",
+    "ingest.atif.x__trial__mutmut_118": "the exception's kind is read only when there is an exception",
+    "ingest.atif.x__trial__mutmut_12": "a result that is no dict is read as {}: '' as None",
+    "ingest.atif.x__trial__mutmut_55": _ASC_CODEC,
+    "ingest.atif.x_units__mutmut_15": "the planner lists absolute paths: no parent is ever '.'",
+    "ingest.atif.xǁMalformedǁ__init____mutmut_1": "a Malformed's message is never read, only its where and what",
+    **{f"ingest.swe.codex.x__tool_call__mutmut_{n}": _CODEX_GENERIC for n in (103, 106)},
+    **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": _CODEX_WHERE for f, n in (
+        ("_call", 32), ("_call", 38), ("_item", 41), ("_message", 36), ("_message", 39), ("add", 92), ("add", 95))},
+    **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": _FALSY for f, n in (
+        ("__init__", 10), ("__init__", 12), ("add", 116))},
+    **{f"ingest.swe.codex.xǁ_Stateǁrun__mutmut_{n}": "the Run's default, as written" for n in (31, 32, 33)},
+    **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": "only assistant turns' times become step times"
+       for f, n in (("_item", 95), ("_item", 102), ("_message", 63), ("_message", 67))},
+    **{f"ingest.swe.codex.xǁ_Stateǁ_message__mutmut_{n}": (
+        "a system message through the catch-all branch is a system message too (its time is not read)")
+       for n in (25, 26)},
+    "ingest.swe.codex.xǁ_Stateǁ__init____mutmut_13": (
+        "every assistant or tool message comes from a response item, which resets it: it is read only after one"),
+    "ingest.swe.codex.xǁ_Stateǁ_item__mutmut_116": "text None is Message's default",
+    **{f"ingest.swe.claude_code.{f}__mutmut_{n}": "only assistant turns' times become step times" for f, n in (
+        ("x__add_assistant_content", 34), ("x__add_assistant_content", 39), ("x__messages", 97),
+        ("x__messages", 104), ("x__messages", 131), ("x__messages", 135))},
+    **{f"ingest.swe.claude_code.x__add_assistant_content__mutmut_{n}": (
+        "a server tool's result follows its call in the same message: never kept raw, its where is not read")
+       for n in (35, 40)},
+    **{f"ingest.swe.claude_code.x__messages__mutmut_{n}": "user messages are never kept raw: their where is not read"
+       for n in (132, 136)},
+    **{f"ingest.swe.claude_code.x__messages__mutmut_{n}": (
+        "the shell call ids of earlier turns are in the set already: scanning them again adds nothing")
+       for n in (54, 56)},
+    **{f"ingest.swe.claude_code.x__episode__mutmut_{n}": "the Run's default, as written" for n in (37, 38)},
+    **{f"ingest.swe.claude_code.x_transcript_records__mutmut_{n}": "extras always holds a bookkeeping count"
+       for n in (66, 68)},
+    **{f"ingest.swe.openhands_v1.{f}__mutmut_{n}": _OH1_MODEL for f, n in (
+        ("x__message", 46), ("x__message", 51), ("x__message", 63), ("x__message", 64), ("x__message", 65),
+        ("x__message", 66), ("x__message", 67), ("x__messages", 42), ("x__messages", 111), ("x__turn", 19),
+        ("x__turn", 25), ("x_read", 76), ("x_read", 141), ("x_read", 145))},
+    **{f"ingest.swe.openhands_v1.x__message__mutmut_{n}": (
+        "the role is a str (_bad_field) or a default: str(role) is the role") for n in range(53, 62)},
+    **{f"ingest.swe.openhands_v1.{f}__mutmut_{n}": _CODEX_WHERE for f, n in (
+        ("x__messages", 65), ("x__messages", 68), ("x__turn", 20), ("x__turn", 26), ("x__turn", 33))},
+    **{f"ingest.swe.openhands_v1.x__mark_file_targets__mutmut_{n}": (
+        "the arguments are JSON this reader wrote: parse_json never fails, its where is not read")
+       for n in (14, 17, 18)},
+    "ingest.swe.openhands_v1.x__call__mutmut_60": "_bad_field left out a message that is no string: None either way",
+    "ingest.swe.openhands_v1.x__result__mutmut_86": "_bad_field left out an error that is no string: None either way",
+    "ingest.swe.openhands_v1.x__turn__mutmut_11": "_bad_field left out reasoning that is no string: None either way",
+    "ingest.swe.openhands_v1.x_units__mutmut_20": "only the keys of found are read",
+    "ingest.inspect_log.x__media__mutmut_5": "a part without a type: part.get(None) is None, as the None written",
+    "ingest.inspect_log.x__media__mutmut_8": "a value that is no string gives '[kind]' resolved or not",
+    "ingest.inspect_log.x__message__mutmut_52": "str() of a str is the str",
+    "ingest.inspect_log.x__parts__mutmut_53": "an empty reasoning is none: the core keeps only reasoning with text",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
