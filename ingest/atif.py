@@ -388,8 +388,14 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
                            snippet=dumps(turn)[:2000])
             continue
 
-        by_call = {_id(r.get("source_call_id")): r for r in results if _id(r.get("source_call_id"))}
-        loose = [r for r in results if not _id(r.get("source_call_id"))]
+        # results by the call they name; one that names no call of this turn (or none) is kept with the
+        # turn's last call, never dropped, and two that name one call are both kept, in order
+        call_ids = {_id(c.get("tool_call_id")) for c in calls}
+        by_call: dict[str, list] = {}
+        loose = []
+        for r in results:
+            source = _id(r.get("source_call_id"))
+            (by_call.setdefault(source, []) if source and source in call_ids else loose).append(r)
         stamp = parse_time(turn.get("timestamp"))
         if calls and not exact and stamp is not None:
             if not in_run:
@@ -423,7 +429,7 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
                                    reasoning=(reasoning or None) if j == 0 else None,
                                    action_inferred=mine.get("action_inferred") is True))
             call_id = _id(call.get("tool_call_id")) if call else None
-            found = [by_call[call_id]] if call_id in by_call else []
+            found = list(by_call.get(call_id, ())) if call_id else []
             if j == len(calls or [None]) - 1:
                 found += loose
             tool = _shell(action.tool_name)

@@ -433,6 +433,17 @@ def test_calls_results_reasoning_errors_and_finishing(tmp_path):
     assert json.loads(make.action.raw) == doc["steps"][2]["tool_calls"][0]
 
 
+def test_a_result_naming_no_call_of_its_turn_or_a_call_twice_is_kept(tmp_path):
+    doc = _doc([_user("go"),
+                _agent([_call("a", command="ls"), _call("b", command="pwd")],
+                       [("a", "A1"), ("zz", "orphan"), ("a", "A2"), ("b", "B")]),
+                _agent(message="done")])
+    ((ep,), _) = _split(_read(_write(tmp_path, doc)))
+    a, b, done = ep.steps
+    assert b.observation.text == "A1\n\nA2"  # call a's two results, in order
+    assert done.observation.text == "B\n\norphan"  # the stray result with the turn's last call
+
+
 def test_a_finishing_call_before_the_last_agent_turn_does_not_end_the_run(tmp_path):
     doc = _doc([_user("go"), _agent([_call("f", "mark_task_complete")]), _agent(message="still here")])
     ((ep,), _) = _split(_read(_write(tmp_path, doc)))
