@@ -292,3 +292,21 @@ def test_state_with_tags_left_is_unusable(run, lake, query, server):
     assert f"{result.requests} unusable" in result.summary()
     assert all("reasoning or tags left" in m for m in result.messages)
     assert query("SELECT count(*) n FROM branches")[0]["n"] == 0
+
+
+def test_dry_run_history_shows_every_earlier_recorded_action_in_order(run, lake, query, server, capsys):
+    # an episode's action blocks are rendered once for all its requests: request t must still show actions
+    # 0..t-1, each in its own turn, and only those
+    from transforms.agentworld import action_block
+
+    run("ingest-android", [DROIDBOT])
+    s = server([_predict])
+    assert cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--dry-run",
+                     "--branch-points", "every", "--strategies", "home"]) == 0
+    actions = [r["action"] for r in query("SELECT action FROM steps ORDER BY step_index")]
+    bodies = [orjson.loads(line)["body"] for line in capsys.readouterr().out.splitlines()]
+    histories = [[m["content"] for m in b["messages"] if m["role"] == "user"][:-1] for b in bodies]  # last: the branch's
+    assert len(histories) >= 3 and max(map(len, histories)) >= 2
+    for users in histories:
+        for turn, content in enumerate(users):
+            assert action_block(actions[turn], "android") in content, (turn, content[:200])
