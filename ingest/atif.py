@@ -741,7 +741,8 @@ def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
 def _sessions(source: Source) -> list[str]:
     """The Claude Code session files a trial's agent left (`agent/sessions/projects/<project>/<id>.jsonl`)."""
     base = "agent/sessions/projects"
-    return [f"{base}/{p}/{n}" for p in source.listdir(base) for n in source.listdir(f"{base}/{p}") if n.endswith(".jsonl")]
+    return [f"{base}/{p}/{n}" for p in source.listdir(base) for n in source.listdir(f"{base}/{p}")
+            if n.endswith(".jsonl")]
 
 
 def _read_sessions(source: Source, trial: dict) -> Iterator[Episode | Rejected]:

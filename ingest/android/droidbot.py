@@ -7,14 +7,15 @@ Runs: DroidBot and Kea start every run with a `kill_app` event (then the app's s
 that (its 2020 releases) with a `key` HOME event then the start intent (`am start`), a pair its exploring
 policies never send mid-run (they restart the app with the intent alone, and leave it with BACK or its stop
 intent). Several runs written to one output folder are several episodes, split at each `kill_app` after the
-first event, and at each HOME followed by `am start` (the first keeps the key "", a later one `run-<k>`). States: an event names the state it acted on by hash (`start_state`,
-DroidBot's `state_str`), and the same screen recurs (in one run and across runs): each event gets the state
-with that hash recorded nearest its own time (both tags are local times of the same clock), or for Kea's
-numbered states the next one recorded after the previous event's; its screenshot is the one saved beside that
-state. Coordinates are fractions of the screen the event acted on: the state's `width` and `height` (read once
-per run), turned when its screenshot or views show the screen rotated; states of the 2020 releases have no
-`width` / `height`, and then the root view's bounds (`[[0, 0], [w, h]]`) are the screen. Tags are local time of an unknown zone,
-so step timestamps stay null (the tags are kept in `env` and `raw`).
+first event, and at each HOME followed by `am start` (the first keeps the key "", a later one `run-<k>`).
+States: an event names the state it acted on by hash (`start_state`, DroidBot's `state_str`), and the same
+screen recurs (in one run and across runs): each event gets the state with that hash recorded nearest its own
+time (both tags are local times of the same clock), or for Kea's numbered states the next one recorded after
+the previous event's; its screenshot is the one saved beside that state. Coordinates are fractions of the
+screen the event acted on: the state's `width` and `height` (read once per run), turned when its screenshot
+or views show the screen rotated; states of the 2020 releases have no `width` / `height`, and then the root
+view's bounds (`[[0, 0], [w, h]]`) are the screen. Tags are local time of an unknown zone, so step
+timestamps stay null (the tags are kept in `env` and `raw`).
 
 Event kinds: `event_type`, or, when it is null (Kea's rotations), the class named by `event_str`
 (`RotateDeviceToLandscapeEvent()` -> a `command` step `rotate_device_right`). A kind this reader does not

@@ -50,7 +50,6 @@ VERSION = "1"
 KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 _SNIFF = re.compile(rb'^\s*\{"timestamp":"[^"]*","type":"(?:session_meta|response_item|event_msg|turn_context)"')
 _LEGACY_SNIFF = re.compile(rb'^\s*\{"id":"[0-9a-f-]{36}","timestamp":"')
-_INJECTED = INJECTED_USER_CONTEXT
 _ITEM_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output", "local_shell_call", "web_search_call"})
 _SHELL_ARGV = frozenset({"shell", "container.exec", "local_shell"})
@@ -178,7 +177,7 @@ class _State:
         parts = [p.get("text") if isinstance(p.get("text"), str) else f"[{p.get('type')}]"
                  for p in item.get("content") or [] if isinstance(p, dict)]
         text = "\n".join(parts)
-        if role in ("developer", "system") or (role == "user" and text.lstrip().startswith(_INJECTED)):
+        if role in ("developer", "system") or (role == "user" and text.lstrip().startswith(INJECTED_USER_CONTEXT)):
             self.messages.append(Message("system", text=text, where=where))
         elif role == "assistant":
             self.messages.append(Message("assistant", text=text, reasoning=self._take_reasoning(),
