@@ -120,14 +120,9 @@ def _local_head(path: str) -> bytes:
         os.close(fd)
 
 
-def _remote_head(fs, path: str) -> bytes:
+def _read_start(fs, path: str, size: int = DIAGNOSE_BYTES) -> bytes:
     with fs.open(path, "rb") as f:
-        return f.read(HEAD_BYTES)
-
-
-def _read_start(fs, path: str) -> bytes:
-    with fs.open(path, "rb") as f:
-        return f.read(DIAGNOSE_BYTES)
+        return f.read(size)
 
 
 def _under(ordered: list[str], directory: str) -> list[str]:
@@ -160,7 +155,7 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
             heads: dict[str, bytes] = {}  # insertion order: the oldest first
             # a file is asked for by several formats once its head is gone: a local one is read with two
             # system calls (the listing refused links and special files), not through fsspec's opener
-            read_head = _local_head if isinstance(fs, LocalFileSystem) else partial(_remote_head, fs)
+            read_head = _local_head if isinstance(fs, LocalFileSystem) else partial(_read_start, fs, size=HEAD_BYTES)
 
             def head(path: str) -> bytes:
                 found = heads.get(path)
