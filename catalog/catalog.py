@@ -21,6 +21,16 @@ from schemas import TABLES
 VIEW_TABLES = ("episodes", "steps", "branches", "quarantine", "blobs", "targets")
 STORAGE_COMPATIBILITY = "v1.4.0"
 
+# An export's lineage (pipelines/export.py): every output row's step ids, one Parquet file per export under
+# the lake's EXPORT_ROWS_DIR, read by the `export_rows` view. Inserted into a catalog table instead, the
+# rows were held in DuckDB's memory until written (~0.35 KB a row: +184 MB at the end of an SFT export of
+# 10 GB of input). With a data recipe (transforms/export/recipe.py) a row also has its system-prompt variant,
+# its turns without loss (CPT masking) and the dropped turns inside its span; null without one.
+EXPORT_ROWS_DIR = "export_rows"
+EXPORT_ROWS = pa.schema([("export_id", pa.string()), ("shard", pa.string()), ("row", pa.int64()),
+                         ("step_ids", pa.list_(pa.string())), ("prompt_variant", pa.string()),
+                         ("masked_step_ids", pa.list_(pa.string())), ("dropped_step_ids", pa.list_(pa.string()))])
+
 # Every catalog table, created when the catalog opens for writing, so a fresh lake has all of them. A
 # table's columns are documented where its stage writes it (named in the comment).
 DDL = """
@@ -68,12 +78,8 @@ CREATE TABLE IF NOT EXISTS scrub_audit (
 CREATE TABLE IF NOT EXISTS exports (
     export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, dataset VARCHAR, version INTEGER,
     out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON);
-CREATE TABLE IF NOT EXISTS export_rows (export_id VARCHAR, shard VARCHAR, "row" BIGINT, step_ids VARCHAR[]);
--- with a data recipe (transforms/export/recipe.py): the row's system-prompt variant, its turns without loss
--- (CPT masking) and the dropped turns inside its span; null without one
-ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS prompt_variant VARCHAR;
-ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS masked_step_ids VARCHAR[];
-ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS dropped_step_ids VARCHAR[];
+-- the export's lineage file (EXPORT_ROWS), relative to the lake: the `export_rows` view reads them all
+ALTER TABLE exports ADD COLUMN IF NOT EXISTS lineage VARCHAR;
 -- the labeler's request ledger (pipelines/label_ledger.py)
 CREATE TABLE IF NOT EXISTS label_ledger (
     request_key VARCHAR PRIMARY KEY, model VARCHAR, template_hash VARCHAR, input_hash VARCHAR, sampling JSON,
@@ -133,8 +139,9 @@ class Catalog:
         self.storage = attach_lake_storage(self.con, self.lake_root)
         if not read_only:
             self.con.execute(DDL)
-            if not self.con.execute("SELECT count(*) FROM information_schema.tables WHERE table_type = 'VIEW' "
-                                    "AND table_name = 'steps'").fetchall()[0][0]:
+            if self._table_type("export_rows") == "BASE TABLE":
+                self._move_export_rows_to_files()
+            if self._table_type("steps") != "VIEW" or self._table_type("export_rows") != "VIEW":
                 self.refresh_views()  # a fresh catalog answers queries on its views before any dataset exists
 
     def close(self) -> None:
@@ -276,9 +283,77 @@ class Catalog:
                 columns = ", ".join(f"NULL::{_duck_type(f.type)} AS {f.name}" for f in TABLES[table])
                 selects = [f"SELECT NULL::VARCHAR AS dataset, {columns} WHERE false"]
             self.con.execute(f"CREATE OR REPLACE VIEW {table} AS " + " UNION ALL BY NAME ".join(selects))
+        self.refresh_export_rows()
 
     def sql(self, query: str):
         return self.con.sql(query)
+
+    def _table_type(self, name: str) -> str | None:
+        row = self._first("SELECT table_type FROM information_schema.tables WHERE table_name = ?", [name])
+        return row[0] if row else None
+
+    # exports ----------------------------------------------------------------------------------------
+    def add_export(self, row: dict, lineage: str) -> None:
+        """`row`: the export's `exports` columns; `lineage`: its EXPORT_ROWS file, relative to the lake and
+        written already. An earlier export with the same id is replaced."""
+        self.con.execute("BEGIN")
+        self.con.execute("DELETE FROM exports WHERE export_id = ?", [row["export_id"]])
+        self.con.execute(f"INSERT INTO exports ({', '.join(row)}, lineage) VALUES ({', '.join('?' * len(row))}, ?)",
+                         [*row.values(), lineage])
+        self.con.execute("COMMIT")
+        self.refresh_export_rows()
+
+    def refresh_export_rows(self) -> None:
+        """(Re)create the `export_rows` view over every export's lineage file."""
+        files = [f"{self.lake_root}/{r[0]}" for r in self.con.execute(
+            "SELECT lineage FROM exports WHERE lineage IS NOT NULL ORDER BY export_id").fetchall()]
+        try:
+            self.con.execute(_export_rows_view(files))
+        except duckdb.IOException:  # a lineage file removed by hand: the view reads the others
+            import fsspec
+
+            fs = fsspec.core.url_to_fs(self.lake_root)[0]
+            self.con.execute(_export_rows_view([f for f in files if fs.exists(f)]))
+
+    def _move_export_rows_to_files(self) -> None:
+        """A catalog written before the lineage files kept `export_rows` as a table: each export's rows go to
+        its file in the lake, then the table is dropped (the view takes its name)."""
+        import fsspec
+        import pyarrow.parquet as pq
+
+        fs, root = fsspec.core.url_to_fs(self.lake_root)
+        for column, kind in (("prompt_variant", "VARCHAR"), ("masked_step_ids", "VARCHAR[]"),
+                             ("dropped_step_ids", "VARCHAR[]")):  # tables older than the recipe columns
+            self.con.execute(f"ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS {column} {kind}")
+        columns = ", ".join(_sql_name(f.name) for f in EXPORT_ROWS)
+        ids = [r[0] for r in self.con.execute("SELECT DISTINCT export_id FROM export_rows ORDER BY 1").fetchall()]
+        fs.makedirs(f"{root.rstrip('/')}/{EXPORT_ROWS_DIR}", exist_ok=True)
+        for export_id in ids:
+            rel = export_rows_path(export_id)
+            table = self.con.execute(f'SELECT {columns} FROM export_rows WHERE export_id IS NOT DISTINCT FROM ? '
+                                     'ORDER BY shard, "row"', [export_id]).to_arrow_table().cast(EXPORT_ROWS)
+            with fs.open(f"{root.rstrip('/')}/{rel}", "wb") as f:
+                pq.write_table(table, f, compression="zstd")
+            self.con.execute("UPDATE exports SET lineage = ? WHERE export_id IS NOT DISTINCT FROM ?", [rel, export_id])
+        self.con.execute("DROP TABLE export_rows")
+
+
+def _export_rows_view(files: list[str]) -> str:
+    if not files:
+        return ("CREATE OR REPLACE VIEW export_rows AS SELECT " + ", ".join(
+            f"NULL::{_duck_type(f.type)} AS {_sql_name(f.name)}" for f in EXPORT_ROWS) + " WHERE false")
+    columns = ", ".join(_sql_name(f.name) for f in EXPORT_ROWS)
+    return (f"CREATE OR REPLACE VIEW export_rows AS SELECT {columns} FROM read_parquet([{', '.join(map(_sql_str, files))}], "
+            "union_by_name = true)")
+
+
+def export_rows_path(export_id: str | None) -> str:
+    """An export's lineage file, relative to the lake (export ids are hex digests)."""
+    return f"{EXPORT_ROWS_DIR}/{export_id}.parquet"
+
+
+def _sql_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _sql_str(value: str) -> str:

@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 import xxhash
 
 from catalog import Catalog
+from catalog.catalog import EXPORT_ROWS
 from pipelines import datasets
 from pipelines import executor as executors
 from pipelines.datasets import resolve
@@ -220,31 +221,33 @@ def _bound_buffered(writers, max_bytes: int) -> None:
 
 
 class Lineage:
-    """Every output row's step ids, spilled to a local Parquet file as shards complete, so an export holds
-    one shard's worth, not the dataset's; `record_export` loads the file into `export_rows`."""
+    """Every output row's step ids, written to a local Parquet file as shards complete, so an export holds one
+    shard's worth, not the dataset's; `record_export` puts the file in the lake, where the catalog's
+    `export_rows` view reads it."""
 
-    SCHEMA = pa.schema([("shard", pa.string()), ("row", pa.int64()), ("step_ids", pa.list_(pa.string())),
-                        ("prompt_variant", pa.string()), ("masked_step_ids", pa.list_(pa.string())),
-                        ("dropped_step_ids", pa.list_(pa.string()))])
+    SCHEMA = EXPORT_ROWS
     INFO = ("prompt_variant", "masked_step_ids", "dropped_step_ids")
 
-    def __init__(self):
+    def __init__(self, export_id: str):
+        self.export_id = export_id
         self.dir = tempfile.mkdtemp(prefix="trajforge-lineage-")
         self.path = os.path.join(self.dir, "rows.parquet")
-        self.writer = pq.ParquetWriter(self.path, self.SCHEMA)
+        self.writer = pq.ParquetWriter(self.path, self.SCHEMA, compression="zstd")
 
     def add(self, shard: str, step_ids: list[list[str]], infos: list[dict | None] | None = None) -> None:
         """The rows of one shard, in order, with each row's recipe decisions (`infos`)."""
         infos = infos or [None] * len(step_ids)
         columns = {key: [(info or {}).get(key) for info in infos] for key in self.INFO}
-        self.writer.write_table(pa.table({"shard": [shard] * len(step_ids), "row": range(len(step_ids)),
+        self.writer.write_table(pa.table({"export_id": [self.export_id] * len(step_ids),
+                                          "shard": [shard] * len(step_ids), "row": range(len(step_ids)),
                                           "step_ids": step_ids, **columns}, schema=self.SCHEMA))
 
     def add_files(self, paths: list[str], step_ids: list[list[str]]) -> None:
         """Files of one record each (ATIF), many at once: one row group, not one per file."""
         nulls = {key: [None] * len(paths) for key in self.INFO}
-        self.writer.write_table(pa.table({"shard": paths, "row": [0] * len(paths), "step_ids": step_ids,
-                                          **nulls}, schema=self.SCHEMA))
+        self.writer.write_table(pa.table({"export_id": [self.export_id] * len(paths), "shard": paths,
+                                          "row": [0] * len(paths), "step_ids": step_ids, **nulls},
+                                         schema=self.SCHEMA))
 
     def close(self) -> None:
         if self.writer is not None:
@@ -460,7 +463,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         _remove_previous(out_lake)
 
         shards: list[_Shard] = []
-        lineage = Lineage()
+        lineage = Lineage(export_id)
         counts: dict[str, dict[str, int]] = {}
         tokens: dict[str, dict[str, int]] = {}
         skipped = dict.fromkeys(SKIPPED, 0)
@@ -558,7 +561,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
                                   "no_change_steps_known": len(no_change), **recipe_counts.manifest()}
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        record_export(cat, export_id, config.kind, config.format, version, out, manifest, lineage)
+        record_export(lake, cat, config.kind, config.format, version, out, manifest, lineage)
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
         f"{len(part_groups)} part group(s) on {chosen} -> {out}")
     for line in budget_warnings(manifest):
@@ -829,24 +832,19 @@ def _remove_previous(out: Lake) -> None:
             out.fs.rm(target)
 
 
-def record_export(cat: Catalog, export_id: str, kind: str, format: str, version, out: str, manifest: dict,
+def record_export(lake: Lake, cat: Catalog, kind: str, format: str, version, out: str, manifest: dict,
                   lineage: Lineage) -> None:
-    """The export's row in `exports` and its lineage in `export_rows`, replacing an earlier export with the
-    same id; the lineage's file is removed."""
-    from catalog.catalog import now
+    """The export's row in `exports` and its lineage file in the lake (the catalog's `export_rows`),
+    replacing an earlier export with the same id; the local lineage file is removed."""
+    from catalog.catalog import export_rows_path, now
 
     lineage.close()
     try:
-        cat.con.execute("BEGIN")
-        cat.con.execute("DELETE FROM export_rows WHERE export_id = ?", [export_id])
-        cat.con.execute("DELETE FROM exports WHERE export_id = ?", [export_id])
-        cat.con.execute('INSERT INTO export_rows (export_id, shard, "row", step_ids, prompt_variant, '
-                        'masked_step_ids, dropped_step_ids) SELECT ?, shard, "row", step_ids, prompt_variant, '
-                        'masked_step_ids, dropped_step_ids FROM read_parquet(?)', [export_id, lineage.path])
-        cat.con.execute("INSERT INTO exports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [export_id, kind, format, version.dataset, version.version, out, now(),
-                         manifest["rows"], orjson.dumps(manifest).decode()])
-        cat.con.execute("COMMIT")
+        rel = export_rows_path(lineage.export_id)
+        lake.put_file_atomic(lineage.path, lake.path(rel))
+        cat.add_export({"export_id": lineage.export_id, "kind": kind, "format": format, "dataset": version.dataset,
+                        "version": version.version, "out": out, "created_at": now(), "rows": manifest["rows"],
+                        "manifest": orjson.dumps(manifest).decode()}, rel)
     finally:
         lineage.remove()
 

@@ -165,7 +165,7 @@ def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, incl
         job = AtifJob(lake.url, out, version.parts.get("branches", []) if include_simulated else [])
         chosen = executors.choose(executor, ray_address, group_sizes(lake, groups), BYTES_PER_S)
         files: list[dict] = []
-        lineage = Lineage()
+        lineage = Lineage(export_id)
         try:
             for written in executors.run_ordered(atif_group, groups, job, executor=chosen, ray_address=ray_address,
                                                  name=group_stem):
@@ -181,5 +181,5 @@ def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, incl
                     "steps": sum(f["steps"] for f in files), "branches": sum(f["branches"] for f in files),
                     "shards": files}
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        record_export(cat, export_id, "atif", SCHEMA_VERSION, version, out, manifest, lineage)
+        record_export(lake, cat, "atif", SCHEMA_VERSION, version, out, manifest, lineage)
     return manifest

@@ -83,6 +83,16 @@ class Lake:
             f.write(data)
         self.fs.mv(tmp, path)
 
+    def put_file_atomic(self, local_path: str, path: str) -> None:
+        """A local file copied to `path` whole (`write_bytes_atomic`'s rule), streamed, not read into memory."""
+        if self.is_object_store:
+            self.fs.put_file(local_path, path)
+            return
+        self.fs.makedirs(posixpath.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp-{uuid.uuid4().hex[:8]}"
+        self.fs.put_file(local_path, tmp)
+        self.fs.mv(tmp, path)
+
     def remove_stale_temps(self, dataset: str) -> int:
         """Delete the temporary files a killed run left under a dataset's folder (only while holding the
         lake's lock: no live writer has one open). Returns how many. Readers never saw them: no version

@@ -15,3 +15,63 @@ def test_every_catalog_table_exists_on_a_fresh_lake(tmp_path):
         # the views answer before any dataset exists, with the schema's columns
         assert cat.con.execute("SELECT count(*) FROM branches").fetchall() == [(0,)]
         assert "next_observation" in {r[0] for r in cat.con.execute("DESCRIBE branches").fetchall()}
+
+
+def _old_catalog_with_export_rows(path, lake):
+    """A catalog as written before lineage files: `export_rows` a table (without the recipe columns of later
+    versions for one export) beside its `exports` rows."""
+    import duckdb
+
+    con = duckdb.connect(path)
+    con.execute("CREATE TABLE exports (export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, "
+                "dataset VARCHAR, version INTEGER, out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON)")
+    con.execute('CREATE TABLE export_rows (export_id VARCHAR, shard VARCHAR, "row" BIGINT, step_ids VARCHAR[])')
+    con.execute("INSERT INTO exports VALUES ('aa11', 'sft', 'agentworld', 'android', 1, 'out/a', now(), 2, '{}'), "
+                "('bb22', 'cpt', 'text', 'android', 1, 'out/b', now(), 1, '{}')")
+    con.execute("INSERT INTO export_rows VALUES ('aa11', 'train/a.jsonl', 1, ['e:1', 'e:2']), "
+                "('aa11', 'train/a.jsonl', 0, ['e:0']), ('bb22', 'train/b.parquet', 0, ['e:0', 'e:1', 'e:2'])")
+    con.close()
+
+
+def test_an_older_catalogs_export_rows_table_moves_to_lineage_files(tmp_path):
+    path, lake = str(tmp_path / "catalog.duckdb"), str(tmp_path)
+    _old_catalog_with_export_rows(path, lake)
+    with Catalog(path, lake) as cat:
+        kinds = dict(cat.con.execute("SELECT table_name, table_type FROM information_schema.tables").fetchall())
+        assert kinds["export_rows"] == "VIEW"
+        rows = cat.con.execute('SELECT export_id, shard, "row", step_ids, prompt_variant FROM export_rows '
+                               'ORDER BY export_id, "row"').fetchall()
+        assert rows == [("aa11", "train/a.jsonl", 0, ["e:0"], None), ("aa11", "train/a.jsonl", 1, ["e:1", "e:2"], None),
+                        ("bb22", "train/b.parquet", 0, ["e:0", "e:1", "e:2"], None)]
+        assert cat.con.execute("SELECT export_id, lineage FROM exports ORDER BY 1").fetchall() == [
+            ("aa11", "export_rows/aa11.parquet"), ("bb22", "export_rows/bb22.parquet")]
+    assert sorted(p.name for p in (tmp_path / "export_rows").iterdir()) == ["aa11.parquet", "bb22.parquet"]
+    with Catalog(path, lake) as cat:  # opened again: nothing moved twice
+        assert cat.con.execute("SELECT count(*) FROM export_rows").fetchall() == [(3,)]
+
+
+def test_export_rows_read_every_exports_file_and_survive_one_removed(tmp_path):
+    import datetime as dt
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from catalog.catalog import EXPORT_ROWS, export_rows_path
+
+    path, lake = str(tmp_path / "catalog.duckdb"), str(tmp_path)
+    (tmp_path / "export_rows").mkdir()
+    with Catalog(path, lake) as cat:
+        for export_id, n in (("aa11", 2), ("bb22", 3)):
+            rel = export_rows_path(export_id)
+            pq.write_table(pa.table({"export_id": [export_id] * n, "shard": ["s"] * n, "row": list(range(n)),
+                                     "step_ids": [["e:0"]] * n, "prompt_variant": [None] * n,
+                                     "masked_step_ids": [None] * n, "dropped_step_ids": [None] * n},
+                                    schema=EXPORT_ROWS), f"{lake}/{rel}")
+            cat.add_export({"export_id": export_id, "kind": "sft", "format": "agentworld", "dataset": "d",
+                            "version": 1, "out": "o", "created_at": dt.datetime.now(dt.timezone.utc), "rows": n}, rel)
+        assert cat.con.execute("SELECT export_id, count(*) FROM export_rows GROUP BY 1 ORDER BY 1").fetchall() == [
+            ("aa11", 2), ("bb22", 3)]
+    (tmp_path / "export_rows" / "aa11.parquet").unlink()
+    with Catalog(path, lake) as cat:
+        cat.refresh_views()
+        assert cat.con.execute("SELECT export_id, count(*) FROM export_rows GROUP BY 1").fetchall() == [("bb22", 3)]

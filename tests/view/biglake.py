@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catalog import Catalog
+from catalog.catalog import export_rows_path
 from schemas import TABLES
 
 DATASET = "big"
@@ -121,9 +122,12 @@ def build_big_lake(lake: str) -> dict:
                                 "step_ids": [step_ids[max(i - 2, 0):i + 1] for i in range(rows)]})
         cat.con.register("_clusters", clusters)
         cat.con.execute("INSERT INTO dedup_clusters SELECT * FROM _clusters")
-        cat.con.register("_export_rows", export_rows)
-        cat.con.execute("INSERT INTO export_rows BY NAME SELECT * FROM _export_rows")
-        cat.con.execute("INSERT INTO exports (export_id, kind, format, dataset, version, out, created_at, rows) "
-                        "VALUES ('exp-synth', 'sft', 'agentworld', ?, 1, '/tmp/out', ?, ?)",
-                        [DATASET, dt.datetime.now(dt.timezone.utc), rows])
+        lineage = export_rows_path("exp-synth")
+        os.makedirs(os.path.dirname(f"{lake}/{lineage}"), exist_ok=True)
+        pq.write_table(export_rows.append_column("prompt_variant", pa.nulls(rows, pa.string()))
+                       .append_column("masked_step_ids", pa.nulls(rows, pa.list_(pa.string())))
+                       .append_column("dropped_step_ids", pa.nulls(rows, pa.list_(pa.string()))), f"{lake}/{lineage}")
+        cat.add_export({"export_id": "exp-synth", "kind": "sft", "format": "agentworld", "dataset": DATASET,
+                        "version": 1, "out": "/tmp/out", "created_at": dt.datetime.now(dt.timezone.utc),
+                        "rows": rows}, lineage)
     return {"episode": ids[6], "episodes": n, "steps": m}  # 7 steps, a branch, export rows, in a cluster

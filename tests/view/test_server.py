@@ -72,6 +72,7 @@ def memory_lake(tmp_path, view_lake):
     root = f"/view-{uuid.uuid4().hex[:8]}"
     fs.put(f"{view_lake.path}/datasets", f"{root}/datasets", recursive=True)
     fs.put(f"{view_lake.path}/blobs", f"{root}/blobs", recursive=True)
+    fs.put(f"{view_lake.path}/export_rows", f"{root}/export_rows", recursive=True)
     catalog = str(tmp_path / "catalog.duckdb")
     shutil.copyfile(f"{view_lake.path}/catalog.duckdb", catalog)
     url = f"memory://{root.lstrip('/')}"
