@@ -219,6 +219,13 @@ def test_every_export_on_s3_is_the_local_export(chains):
             assert there == here, (name, extra)
     (n,) = _query(chains["s3"], "SELECT count(*) n FROM exports WHERE out LIKE 's3://%'")
     assert n["n"] == len(chains["s3"]["exports"])
+    # each export's lineage, read by the catalog's `export_rows` view from its file in the S3 lake
+    lineage = ('SELECT e.kind, e.format, r.shard, r."row", r.step_ids FROM export_rows r JOIN exports e USING '
+               '(export_id) ORDER BY ALL')
+    remote = _query(chains["s3"], lineage)
+    assert remote == _query(chains["local"], lineage) and len(remote) >= n["n"]
+    files = _query(chains["s3"], "SELECT lineage FROM exports")
+    assert all(chains["fs"].exists(f"{BUCKET}/lake/{f['lineage']}") for f in files), files
 
 
 def test_s3_exports_load_with_hf_datasets(chains):
