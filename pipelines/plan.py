@@ -26,10 +26,9 @@ from schemas import SCHEMA_VERSION
 HEAD_BYTES = 4096
 # Heads read while formats claim files, kept so that the next format asking for the same file does not read
 # it again (seven formats look at every JSON file before DroidBot claims its runs); at most this many (64
-# MiB): a million JSON files held every head (2.5 GB of planning at 10 GB of DroidBot runs). Each format walks
-# the files in path order, so past the bound the oldest heads are gone before the next format asks for them
-# whatever the bound: a larger one buys no reads at scale (measured at 290k files: 65,536 heads took planning
-# to 337 MB, 16,384 to 207 MB, in the same time) and covers only inputs of up to that many files.
+# MiB): a million JSON files held every head (2.5 GB of planning at 10 GB of DroidBot runs). The formats claim
+# a range of folders of at most this many files before the next range (`_chunks`), so each head is read once
+# whatever the input's size (one range of 95k files read each head 7 times: planning 2x slower).
 HEADS_KEPT = 16_384
 _GLOB_CHARS = set("*?[")
 
@@ -174,14 +173,13 @@ def _read_start(fs, path: str, size: int = DIAGNOSE_BYTES) -> bytes:
 
 def _under(ordered: list[str], directory: str) -> list[str]:
     """The paths of sorted `ordered` inside `directory`, by binary search."""
-    prefix = directory.rstrip("/") + "/"
-    start = bisect.bisect_left(ordered, prefix)
-    end = bisect.bisect_left(ordered, prefix[:-1] + chr(ord("/") + 1))
+    start, end = _under_range(ordered, directory)
     return ordered[start:end]
 
 
 def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], list[Ignored]]:
-    """Units of every input, each file claimed by at most one format (the first in `formats` wins)."""
+    """Units of every input, each file claimed by at most one format (the first in `formats` wins), in
+    (uri, format) order."""
     modules = [(name, registry.load(name)) for name in formats]
     units: list[Unit] = []
     ignored: list[Ignored] = []
@@ -191,34 +189,93 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
             files = _files(fs, root, ignored)
             root_is_file = fs.isfile(root)
             base = posixpath.dirname(root) if root_is_file else root
-            root_name = posixpath.basename(root) or "input"
-            heads: OrderedDict[str, bytes] = OrderedDict()  # the oldest first
             # a file is asked for by several formats once its head is gone: a local one is read with two
             # system calls (the listing refused links and special files), not through fsspec's opener
             read_head = _local_head if isinstance(fs, LocalFileSystem) else partial(_read_start, fs, size=HEAD_BYTES)
-
-            def head(path: str) -> bytes:
-                found = heads.get(path)
-                if found is None:
-                    found = read_head(path)
-                    if len(heads) >= HEADS_KEPT:  # popitem, not del d[next(iter(d))]: a plain dict
-                        heads.popitem(last=False)  # scans the holes its deletions leave (quadratic)
-                    heads[path] = found
-                return found
-
-            for name, module in modules:
-                ordered = files.unclaimed()
-                for unit_path in module.units(ordered, head):
-                    # a file unit, or a directory unit: everything under it not claimed yet
-                    claimed = files.claim([unit_path] if files.index(unit_path) is not None
-                                          else _under(ordered, unit_path))
-                    rel = "" if root_is_file else posixpath.relpath(unit_path, base)
-                    uri = posixpath.normpath(posixpath.join(root_name, rel))
-                    units.append(Unit(name, unit_path, uri, sum(files.size(i) or 0 for i in claimed),
-                                      files.fingerprint(claimed), spec, base))
+            whole = [(0, len(files.paths))]
+            claims = None if root_is_file else _claim(modules, files, _chunks(files.paths, 0, len(files.paths), root),
+                                                      _head_cache(read_head))
+            if claims is None:  # a unit reached past its chunk: the formats look at the whole listing
+                files.claimed = bytearray(len(files.paths))
+                claims = _claim(modules, files, whole, _head_cache(read_head))
+            root_name = posixpath.basename(root) or "input"
+            for name, unit_path, claimed in claims:
+                rel = "" if root_is_file else posixpath.relpath(unit_path, base)
+                uri = posixpath.normpath(posixpath.join(root_name, rel))
+                units.append(Unit(name, unit_path, uri, sum(files.size(i) or 0 for i in claimed),
+                                  files.fingerprint(claimed), spec, base))
             ignored.extend(Ignored(p, files.size(i), why_unread(p, files.size(i), partial(_read_start, fs, p)))
                            for i, p in enumerate(files.paths) if not files.claimed[i])
+    units.sort(key=lambda u: (u.uri, u.format))
     return units, ignored
+
+
+def _head_cache(read_head):
+    """`head(path)`: a file's first bytes, the last HEADS_KEPT of them kept (formats ask in path order)."""
+    heads: OrderedDict[str, bytes] = OrderedDict()  # the oldest first
+
+    def head(path: str) -> bytes:
+        found = heads.get(path)
+        if found is None:
+            found = read_head(path)
+            if len(heads) >= HEADS_KEPT:  # popitem, not del d[next(iter(d))]: a plain dict
+                heads.popitem(last=False)  # scans the holes its deletions leave (quadratic)
+            heads[path] = found
+        return found
+
+    return head
+
+
+def _chunks(paths: list[str], lo: int, hi: int, folder: str) -> list[tuple[int, int]]:
+    """Index ranges of sorted `paths[lo:hi]` (all under `folder`) for the formats to claim one at a time, each
+    at most HEADS_KEPT files where the tree allows: whole subfolders of a folder that holds no file of its own,
+    packed in order; a larger subfolder split the same way. Every format walks a range before the next one
+    does, so its heads are read once, not once per format (seven formats read every JSON file's head: past
+    HEADS_KEPT files each read it again). A folder holding files is never split, so what a format decides
+    from a folder's own files and subfolders (a trial's `results.json` beside `sessions/`) it sees at once."""
+    prefix = folder.rstrip("/") + "/"
+    if hi - lo <= HEADS_KEPT or any("/" not in paths[i][len(prefix):] for i in range(lo, hi)):
+        return [(lo, hi)]
+    chunks: list[tuple[int, int]] = []
+    start = i = lo
+    while i < hi:
+        child = prefix + paths[i][len(prefix):].split("/", 1)[0]
+        end = bisect.bisect_left(paths, child + "0", i, hi)  # "0" sorts right after "/": past the subfolder
+        if end - i > HEADS_KEPT:
+            chunks += [(start, i)] if i > start else []
+            chunks += _chunks(paths, i, end, child)
+            start = end
+        elif end - start > HEADS_KEPT:
+            chunks.append((start, i))
+            start = i
+        i = end
+    return chunks + ([(start, hi)] if hi > start else [])
+
+
+def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head) -> list[tuple[str, str, list[int]]] | None:
+    """(format, unit path, indices of the files it claims) of each unit the formats find, range by range;
+    None when a range gave a folder unit that holds files outside it (the formats must see the whole listing:
+    a run whose subfolders fell in different ranges)."""
+    found = []
+    for lo, hi in chunks:
+        for name, module in modules:
+            ordered = [files.paths[i] for i in range(lo, hi) if not files.claimed[i]]
+            for unit_path in module.units(ordered, head):
+                # a file unit, or a directory unit: everything under it not claimed yet
+                if files.index(unit_path) is not None:
+                    claimed = files.claim([unit_path])
+                else:
+                    inside = _under_range(files.paths, unit_path)
+                    if inside[0] < inside[1] and (inside[0] < lo or inside[1] > hi):
+                        return None
+                    claimed = files.claim(_under(ordered, unit_path))
+                found.append((name, unit_path, claimed))
+    return found
+
+
+def _under_range(ordered: list[str], directory: str) -> tuple[int, int]:
+    prefix = directory.rstrip("/") + "/"
+    return (bisect.bisect_left(ordered, prefix), bisect.bisect_left(ordered, prefix[:-1] + chr(ord("/") + 1)))
 
 
 def release_freed_memory() -> None:

@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from pipelines import plan
+from pipelines import definition, plan
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
@@ -50,3 +50,52 @@ def test_a_file_claimed_by_an_earlier_format_is_not_claimed_again(tmp_path):
     once, _ = plan.find_units([str(tmp_path)], ["droidbot"])
     twice, _ = plan.find_units([str(tmp_path)], ["droidbot", "droidbot"])
     assert twice == once
+
+
+def _head_reads(monkeypatch) -> dict[str, int]:
+    reads: dict[str, int] = {}
+    read = plan._local_head
+
+    def counted(path: str) -> bytes:
+        reads[path] = reads.get(path, 0) + 1
+        return read(path)
+
+    monkeypatch.setattr(plan, "_local_head", counted)
+    return reads
+
+
+def test_past_the_kept_heads_each_file_is_read_once_folder_range_by_folder_range(tmp_path, monkeypatch):
+    # 30 folders of 5 JSON files, 12 heads kept: the formats claim two folders at a time, each format in turn,
+    # so every head is read once (seven formats read every JSON file's head: one range for all read each 7x)
+    for i in range(30):
+        for j in range(5):
+            (tmp_path / "in" / f"x{i:02d}").mkdir(parents=True, exist_ok=True)
+            (tmp_path / "in" / f"x{i:02d}" / f"{j}.json").write_text('{"k": %d}' % j)
+    reads = _head_reads(monkeypatch)
+    monkeypatch.setattr(plan, "HEADS_KEPT", 12)
+    units, ignored = plan.find_units([str(tmp_path / "in")], definition.load("ingest-all").formats)
+    assert units == [] and len(ignored) == 150
+    assert len(reads) == 150 and max(reads.values()) == 1
+
+
+def test_claims_by_folder_range_are_the_claims_of_the_whole_listing(tmp_path, monkeypatch):
+    """Three inputs: samples of every format twice; a Terminal-Bench trial whose `results.json` is beside
+    `sessions/` (a folder's file and subfolder: never in different ranges); a DroidBot run without a file of
+    its own (its `events/` and `states/` fall in different ranges: the run is found in one of them, so the
+    formats look at that input's whole listing again)."""
+    mixed, trials, split_run = tmp_path / "mixed", tmp_path / "trials", tmp_path / "split"
+    for copy in ("a", "b"):
+        shutil.copytree(SAMPLES, mixed / copy)
+    trial = trials / "c" / "trial"
+    (trial / "sessions").mkdir(parents=True)
+    (trial / "results.json").write_text('{"id": "t", "is_resolved": true}')
+    for i in range(8):  # more files than the heads kept below: the trial would be split if it could be
+        shutil.copy(next((SAMPLES / "ubuntu").rglob("*.cast")), trial / "sessions" / f"agent-{i}.cast")
+    for sub in ("events", "states"):
+        shutil.copytree(SAMPLES / "android" / "droidbot-run" / sub, split_run / "run" / sub)
+    inputs, formats = [str(mixed), str(trials), str(split_run)], definition.load("ingest-all").formats
+    whole = plan.find_units(inputs, formats)
+    assert plan.HEADS_KEPT > sum(1 for p in tmp_path.rglob("*") if p.is_file())  # one range: the whole listing
+    assert {(u.format, u.uri) for u in whole[0]} >= {("terminal_bench", "trials/c/trial"), ("droidbot", "split/run")}
+    monkeypatch.setattr(plan, "HEADS_KEPT", 6)
+    assert plan.find_units(inputs, formats) == whole
