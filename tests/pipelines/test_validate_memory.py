@@ -39,8 +39,52 @@ def test_the_gx_sample_is_thinned_to_its_byte_budget(monkeypatch):
 
     sample = validate._GxSample(limit=1_000_000)
     monkeypatch.setattr(sample, "max_bytes", 50_000)
-    frame = pl.DataFrame({"domain": ["android"] * 1000, "step_id": [f"e:{i:08d}" for i in range(1000)]})
-    for _ in range(20):
-        sample._append("steps", frame)
+    for i in range(20):
+        sample._append("steps", pl.DataFrame({"domain": ["android"] * 1000,
+                                              "step_id": [f"e{i}:{j:05d}" for j in range(1000)]}))
+        assert sum(f.estimated_size() for f in sample.parts["steps"]) <= 50_000
     kept = sample.frames()["steps"]
-    assert sample.sampled and kept.estimated_size() <= 2 * 50_000 and kept.height > 1000
+    assert sample.sampled and kept.height > 1000
+
+
+def _frames(n: int, rows: int):
+    import polars as pl
+
+    return [pl.DataFrame({"step_id": [f"ep{i:03d}:{j}" for j in range(rows)], "domain": ["android"] * rows})
+            for i in range(n)]
+
+
+def _under_rate(sample, frames) -> set[str]:
+    import polars as pl
+
+    rate = sample.rates["steps"]
+    ids = pl.concat(frames)
+    return set(ids.filter(pl.col("step_id").hash(sample.seed) < int(rate * 2.0 ** 64))["step_id"])
+
+
+def test_the_gx_sample_is_uniform_over_the_groups_and_never_past_its_rows():
+    # thinned as groups come: never more rows than the limit, and the first groups are not thinned more
+    # often than the last (each row is kept by its id's hash under one rate)
+    frames = _frames(50, 1000)
+    sample = validate._GxSample(limit=5_000)
+    for frame in frames:
+        sample._append("steps", frame)
+        assert sum(f.height for f in sample.parts["steps"]) <= 5_000
+    kept = sample.frames()["steps"]
+    assert 2_500 <= kept.height <= 5_000 and sample.sampled
+    per_group = kept["step_id"].str.split(":").list.first().value_counts()["count"].to_list()
+    assert len(per_group) == 50 and min(per_group) >= 0.5 * kept.height / 50
+    assert set(kept["step_id"]) == _under_rate(sample, frames)
+
+
+def test_gx_samples_drawn_apart_and_merged_are_the_rows_under_the_lowest_rate():
+    frames = _frames(40, 1000)
+    first, second = validate._GxSample(limit=8_000), validate._GxSample(limit=3_000)
+    for frame in frames[:20]:
+        first._append("steps", frame)
+    for frame in frames[20:]:
+        second._append("steps", frame)
+    assert second.rates["steps"] < first.rates["steps"] < 1
+    first.merge(second)
+    assert first.rates["steps"] <= second.rates["steps"]
+    assert set(first.frames()["steps"]["step_id"]) == _under_rate(first, frames)
