@@ -133,8 +133,8 @@ def _screen_size(state: dict, image: bytes | None) -> tuple[int, int] | None:
 
 
 def _view_ends(views: list) -> tuple[int | float, int | float]:
-    """The largest right and bottom edge of the views' bounds (0 without any), in one pass: a state holds
-    hundreds of views and this ran for each (a list of ends and two max() over it cost 10 % of an ingest)."""
+    """The largest right and bottom edge of the views' bounds (0 without any), in one pass over the views
+    (a list of their ends, then a generator over it for each max, cost 7 % of a DroidBot ingest)."""
     rights, bottoms = [], []
     for view in views:
         if isinstance(view, dict):
