@@ -286,6 +286,7 @@ EQUIVALENT: dict[str, str] = {
     "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_15": "codec names are case-insensitive",
     "transforms.scrub.x_scrub_array__mutmut_6": "a null row screened in or out alike: scrub_text(None) finds nothing",
     "transforms.scrub.x_scrub_array__mutmut_13": "a null row screened in or out alike: scrub_text(None) finds nothing",
+    "transforms.scrub.x__one_array__mutmut_1": "one chunk copied by combine_chunks holds the same values: slower only",
     "transforms.label.parse.x_parse_output__mutmut_1": "the default finish reason matters only when it is 'length'",
     "transforms.label.parse.x_parse_output__mutmut_2": "the default finish reason matters only when it is 'length'",
     "transforms.label.parse.x_leftover_tags__mutmut_7": "a missing text and 'XXXX' both hold no tag",
@@ -927,8 +928,8 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.android.droidbot.x__screen_size__mutmut_{n}": (
         "a square screenshot is left out before: > and >= on its sides, and on a square state's, agree")
        for n in (30, 33)},
-    **{f"ingest.android.droidbot.x__screen_size__mutmut_{n}": (
-        "a default end of 1 reaches past no screen: width and height are at least 1") for n in (52, 57)},
+    **{f"ingest.android.droidbot.x__view_ends__mutmut_{n}": (
+        "a default end of 1 reaches past no screen: width and height are at least 1") for n in (15, 20)},
     "ingest.android.droidbot.x__load_states__mutmut_49": "an empty image and None are both no screenshot",
     **{f"ingest.android.droidbot.x__starts_run__mutmut_{n}": "'' and 'XXXX' are neither HOME nor an am start"
        for n in (22, 39)},

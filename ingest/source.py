@@ -168,6 +168,8 @@ def regular_file(root: str | None, path: str) -> tuple[os.stat_result | None, st
 
 
 def utf8_name(path: str) -> bool:
+    if path.isascii():  # most names: no encoded copy to make (the walker asks this of every file)
+        return True
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:
@@ -201,12 +203,20 @@ class _RealPaths:
         if self.root is None:
             return None
         if stat.S_ISLNK(st.st_mode):
-            target = os.path.realpath(path)
-        else:
-            folder, name = os.path.split(path)
-            if folder not in self._dirs:
-                self._dirs[folder] = os.path.realpath(folder)
-            target = os.path.join(self._dirs[folder], name)
+            return self.target_outside(os.path.realpath(path))
+        folder, name = os.path.split(path)
+        return self.target_outside(os.path.join(self.folder(folder), name))
+
+    def folder(self, path: str) -> str:
+        """`path` (a folder) resolved, once per folder."""
+        if path not in self._dirs:
+            self._dirs[path] = os.path.realpath(path)
+        return self._dirs[path]
+
+    def target_outside(self, target: str) -> str | None:
+        """`target` (a resolved path) when it is outside the root, else None."""
+        if self.root is None:
+            return None
         inside = target == self.root or target.startswith(self.root.rstrip("/") + "/")
         return None if inside else target
 
@@ -398,24 +408,31 @@ class Source:
     def _listing(self, rel: str) -> frozenset[str]:
         if rel not in self._listings:
             base = self.join(rel)
-            try:
-                if isinstance(self.fs, LocalFileSystem):
-                    names = self._local_entries(base)
-                else:
-                    names = self.fs.ls(base, detail=False) if self.fs.isdir(base) else []
-            except FileNotFoundError:
-                names = []
-            self._listings[rel] = frozenset(posixpath.basename(p.rstrip("/")) for p in names)
+            if isinstance(self.fs, LocalFileSystem):
+                try:
+                    names = frozenset(self._local_entries(base))  # names already: no paths to cut
+                except FileNotFoundError:
+                    names = frozenset()
+            else:
+                try:
+                    paths = self.fs.ls(base, detail=False) if self.fs.isdir(base) else []
+                except FileNotFoundError:
+                    paths = []
+                names = frozenset(posixpath.basename(p.rstrip("/")) for p in paths)
+            self._listings[rel] = names
         return self._listings[rel]
 
     def _local_entries(self, base: str) -> list[str]:
-        if not os.path.isdir(base) or _outside(self.root, base) is not None:
+        # the folder resolved once for the listing and the reads of its files (`_RealPaths`): resolving the
+        # root and the folder again for each listing cost ~12 lstat calls a unit
+        real = self._real_paths()
+        if not os.path.isdir(base) or real.target_outside(real.folder(base)) is not None:
             return []
         names = []
         with os.scandir(base) as entries:
             for entry in entries:
                 if entry.is_symlink():
-                    if _outside(self.root, entry.path) is not None:
+                    if real.target_outside(os.path.realpath(entry.path)) is not None:
                         continue
                     if entry.is_dir() or (entry.is_file() and regular_file(self.root, entry.path)[1] is None):
                         names.append(entry.name)

@@ -18,10 +18,14 @@ def repr_text(text: str, limit: int = 200) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
-def _view_line(node_id, view: dict, flags: list[str]) -> str:
+_LISTED = INTERACTIVE_FLAGS + ("text", "content_description")  # a view with one of these set gets a line
+_LINE_FLAGS = INTERACTIVE_FLAGS + STATE_FLAGS  # in the order a line lists them, "disabled" last
+
+
+def _view_line(node_id, view: dict) -> str:
     get = view.get
     cls = get("class") or "View"
-    line = f"[{node_id}] {cls.rsplit('.', 1)[-1]}"
+    line = f"[{node_id}] {cls[cls.rfind('.') + 1:]}"  # the class's last dotted part
     text, desc, rid = get("text"), get("content_description"), get("resource_id")
     if text:
         line += " " + repr_text(text)
@@ -29,9 +33,7 @@ def _view_line(node_id, view: dict, flags: list[str]) -> str:
         line += " desc=" + repr_text(desc)
     if rid:
         line += " id=" + rid.split(":id/", 1)[-1]
-    for flag in STATE_FLAGS:
-        if get(flag):
-            flags.append(flag)
+    flags = list(filter(get, _LINE_FLAGS))  # the flags the view has set, in C: no loop per flag here
     if not get("enabled", True):
         flags.append("disabled")
     if flags:
@@ -80,9 +82,8 @@ def render_android_screen(views: list[dict], header: str | None = None) -> str:
             continue
         seen.add(node_id)  # guards against cycles in malformed parent/child links
         # one flat test: most views are layout-only and skip the line formatting entirely
-        if get("clickable") or get("long_clickable") or get("editable") or get("scrollable") or \
-                get("checkable") or get("text") or get("content_description"):
-            lines.append("  " * depth + _view_line(node_id, view, [f for f in INTERACTIVE_FLAGS if get(f)]))
+        if any(map(get, _LISTED)):
+            lines.append("  " * depth + _view_line(node_id, view))
             depth += 1
         children = get("children")
         if children:

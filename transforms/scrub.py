@@ -189,11 +189,14 @@ def scrub_table(table: pa.Table, fields: list[str], id_column: str) -> tuple[pa.
     audit rows {record_id, field, kind, count}, record_id being the row's `id_column`."""
     audit: list[dict] = []
     ids = None
+    columns: dict[str, pa.Array] = {}  # each column made one array once: a struct's fields share it
     for path in fields:
         column_name, _, child = path.partition(".")
         if column_name not in table.column_names:
             continue
-        column = table.column(column_name).combine_chunks()
+        if column_name not in columns:
+            columns[column_name] = _one_array(table.column(column_name))
+        column = columns[column_name]
         if child:
             if len(column) == 0 or column.type.get_field_index(child) < 0:
                 continue
@@ -212,4 +215,11 @@ def scrub_table(table: pa.Table, fields: list[str], id_column: str) -> tuple[pa.
             arrays = [new_values if f.name == child else column.field(f.name) for f in column.type]
             new_values = pa.StructArray.from_arrays(arrays, fields=list(column.type), mask=column.is_null())
         table = table.set_column(table.column_names.index(column_name), column_name, new_values)
+        columns[column_name] = new_values  # the next field of this struct is scrubbed on top of this one
     return table, audit
+
+
+def _one_array(column: pa.ChunkedArray) -> pa.Array:
+    """The column as one array: its only chunk as it is (combine_chunks copies even one chunk, and the view
+    trees of a task are most of its bytes), else its chunks concatenated."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()

@@ -43,6 +43,7 @@ VERSION = "1"
 _KEY_ACTIONS = {"BACK": "back", "HOME": "home"}
 _STATE_DIRS = ("states", "all_states")  # DroidBot's, Kea's
 _SCREEN_EXTENSIONS = (".jpg", ".png", ".jpeg")
+_NUMBER = (int, float)
 _TAG = re.compile(r"^(\d{4}-\d{2}-\d{2}_\d{6})")
 # the class an event_str names -> its event_type (DroidBot's and Kea's input_event.py KEY_* constants)
 _EVENT_CLASSES = {
@@ -126,11 +127,23 @@ def _screen_size(state: dict, image: bytes | None) -> tuple[int, int] | None:
     if shot and shot[0] != shot[1]:
         turned = (shot[0] > shot[1]) != (width > height)
     else:
-        ends = [v["bounds"][1] for v in state.get("views") or []
-                if isinstance(v, dict) and _is_bounds(v.get("bounds"))]
-        right, bottom = max((x for x, _ in ends), default=0), max((y for _, y in ends), default=0)
+        right, bottom = _view_ends(state.get("views") or [])
         turned = (right > width or bottom > height) and right <= height and bottom <= width
     return (height, width) if turned else (width, height)
+
+
+def _view_ends(views: list) -> tuple[int | float, int | float]:
+    """The largest right and bottom edge of the views' bounds (0 without any), in one pass over the views
+    (a list of their ends, then a generator over it for each max, cost 7 % of a DroidBot ingest)."""
+    rights, bottoms = [], []
+    for view in views:
+        if isinstance(view, dict):
+            bounds = view.get("bounds")
+            if _is_bounds(bounds):
+                x, y = bounds[1]
+                rights.append(x)
+                bottoms.append(y)
+    return max(rights, default=0), max(bottoms, default=0)
 
 
 def _root_size(state: dict) -> tuple[int, int] | None:
@@ -144,8 +157,14 @@ def _root_size(state: dict) -> tuple[int, int] | None:
 
 
 def _is_bounds(bounds) -> bool:
-    return (isinstance(bounds, list) and len(bounds) == 2 and all(isinstance(p, list) and len(p) == 2 and
-            all(isinstance(c, (int, float)) for c in p) for p in bounds))
+    """Two points of two numbers each: `[[x1, y1], [x2, y2]]`. (Tested one part at a time, not with all()
+    over generators: this runs for every view of every state.)"""
+    if not (isinstance(bounds, list) and len(bounds) == 2):
+        return False
+    start, end = bounds
+    return (isinstance(start, list) and len(start) == 2 and isinstance(end, list) and len(end) == 2
+            and isinstance(start[0], _NUMBER) and isinstance(start[1], _NUMBER)
+            and isinstance(end[0], _NUMBER) and isinstance(end[1], _NUMBER))
 
 
 def _acted_on(states: list[dict] | None, when: dt.datetime | None, after: int) -> dict | None:

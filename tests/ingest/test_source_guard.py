@@ -143,3 +143,27 @@ def test_a_stream_is_guarded_like_a_read_and_feeds_the_same_digest(tmp_path):
     with pytest.raises(SourceError) as err:
         source(Budgets(file_bytes=1000)).open_stream("inside.txt")
     assert err.value.rule == "file_too_large" and "TRAJFORGE_BUDGET_FILE_BYTES" in err.value.reason
+
+
+def test_a_folder_linked_out_of_the_input_is_neither_listed_nor_read(tmp_path):
+    import fsspec
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret")
+    shared = tmp_path / "input" / "shared"
+    shared.mkdir(parents=True)
+    (shared / "in.txt").write_text("in")
+    unit = tmp_path / "input" / "run"
+    unit.mkdir()
+    (unit / "inside.txt").write_text("ok")
+    os.symlink(outside, unit / "linked")  # a folder link out of the input
+    os.symlink(shared, unit / "near")  # a folder link that stays inside it
+    source = Source(fs=fsspec.filesystem("file"), path=str(unit), uri="input/run", put_blob=lambda *a: "",
+                    root=str(tmp_path / "input"))
+    assert source.listdir() == ["inside.txt", "near"]
+    assert source.listdir("linked") == [] and not source.exists("linked/secret.txt")
+    assert source.listdir("near") == ["in.txt"] and source.read_bytes("near/in.txt") == b"in"
+    with pytest.raises(SourceError) as err:
+        source.read_bytes("linked/secret.txt")
+    assert err.value.rule == "outside_input" and str(outside / "secret.txt") in err.value.reason

@@ -54,3 +54,18 @@ def test_scrub_table_on_one_row_a_first_field_absent_fields_and_several_rows():
     many = pa.table({"step_id": ["e:0", "e:1"], "reasoning": ["PASSWORD=aaaa1111", "SECRET=bbbb2222"]})
     _, audit = scrub_table(many, ["reasoning"], "step_id")
     assert [a["record_id"] for a in audit] == ["e:0", "e:1"]
+
+
+def test_scrub_table_keeps_each_fields_redactions_across_chunks_and_fields_of_one_struct():
+    # a table read back from several Parquet parts comes in chunks; two fields of one struct both hit
+    obs = pa.struct([("text", pa.string()), ("ui_tree", pa.string())])
+    first = pa.array([{"text": "DB_PASSWORD=hunter22", "ui_tree": "[]"}], obs)
+    second = pa.array([{"text": "ok", "ui_tree": '{"password": "hunter22"}'}, None], obs)
+    table = pa.Table.from_batches([pa.record_batch({"step_id": ["e:0"], "observation": first}),
+                                   pa.record_batch({"step_id": ["e:1", "e:2"], "observation": second})])
+    assert table.column("observation").num_chunks == 2
+    out, audit = scrub_table(table, ["observation.text", "observation.ui_tree"], "step_id")
+    assert out.column("observation").to_pylist() == [
+        {"text": "DB_PASSWORD=<REDACTED:env_secret>", "ui_tree": "[]"},
+        {"text": "ok", "ui_tree": '{"password": "<REDACTED:password>"}'}, None]
+    assert [(a["record_id"], a["field"]) for a in audit] == [("e:0", "observation.text"), ("e:1", "observation.ui_tree")]

@@ -41,7 +41,14 @@ def test_the_screen_size_of_a_state(state, size):
 
 @pytest.mark.parametrize("bounds, ok", [([[0, 0], [1, 1]], True), ([[0, 0.5], [1, 1]], True), ([[0, 0]], False),
                                         ([[0, 0], [1, 1], [2, 2]], False), ([[0], [1]], False),
-                                        ([[0, 0, 0], [1, 1]], False), ([[0, "a"], [1, 1]], False), ("ab", False)])
+                                        ([[0, 0, 0], [1, 1]], False), ([[0, "a"], [1, 1]], False), ("ab", False),
+                                        # each part of each point is checked on its own
+                                        ([["a", 0], [1, 1]], False), ([[0, 0], ["a", 1]], False),
+                                        ([[0, 0], [1, "a"]], False), ([[0, 0], [1, 1, 1]], False),
+                                        ([[0, 0], [1]], False), ([[0, 0], "ab"], False), (["ab", [1, 1]], False),
+                                        ([[0, 0], None], False), ([None, [1, 1]], False), ([[0, 0], (1, 1)], False),
+                                        ([(0, 0), [1, 1]], False), ([[0, 0], [1.5, 2]], True),
+                                        ([[0, 0], [1, 2.5]], True), ([[0.5, 0], [1, 1]], True), (None, False)])
 def test_bounds_are_two_points(bounds, ok):
     assert droidbot._is_bounds(bounds) is ok
 
