@@ -54,10 +54,24 @@ def load_suites(directory: Path = SUITES_DIR) -> list[dict]:
     return suites
 
 
-def flatten_steps(steps: pa.Table) -> pl.DataFrame:
-    """The step columns suites can name: scalars, plus action/observation fields as plain columns."""
+def suite_columns(table: str, suites: list[dict] | None = None) -> set[str]:
+    """The columns `table`'s suites name, with the ids (the sample is drawn by them) and `domain` (it picks a
+    domain suite's rows): the rest of a row costs GX memory for nothing (an episode's task text, metadata)."""
+    names = {"episode_id", "domain"} | ({"step_id"} if table == "steps" else set())
+    for spec in suites or load_suites():
+        if spec["meta"]["table"] != table:
+            continue
+        for expectation in spec["expectations"]:
+            for key in ("column", "column_A", "column_B", "column_list"):
+                value = expectation.get("kwargs", {}).get(key)
+                names.update(value if isinstance(value, list) else [value] if value else [])
+    return names
+
+
+def flatten_steps(steps: pa.Table, suites: list[dict] | None = None) -> pl.DataFrame:
+    """The step columns suites name: scalars, plus action/observation fields as plain columns."""
     obs, act = pl.col("observation").struct, pl.col("action").struct
-    return pl.from_arrow(steps.select(["episode_id", "step_id", "step_index", "domain", "origin", "is_first",
+    frame = pl.from_arrow(steps.select(["episode_id", "step_id", "step_index", "domain", "origin", "is_first",
                                        "is_last", "is_terminal", "timestamp", "reward", "observation",
                                        "action"])).select(
         "episode_id", "step_id", "step_index", "domain", "origin", "is_first", "is_last", "is_terminal",
@@ -66,6 +80,8 @@ def flatten_steps(steps: pa.Table) -> pl.DataFrame:
         obs.field("text").str.len_chars().alias("observation_text_chars"),
         act.field("kind").alias("action_kind"), act.field("x").alias("action_x"), act.field("y").alias("action_y"),
         act.field("x2").alias("action_x2"), act.field("y2").alias("action_y2"))
+    named = suite_columns("steps", suites)
+    return frame.select([c for c in frame.columns if c in named])
 
 
 def _sample(df: pl.DataFrame, limit: int) -> tuple[pl.DataFrame, bool]:
@@ -83,17 +99,18 @@ def _observed(result) -> str | None:
     return None if value is None else json.dumps(value, default=str, ensure_ascii=False)
 
 
-def episode_frame(episodes: pa.Table) -> pl.DataFrame:
-    """The episode columns suites can name (env, a JSON tree, left out)."""
-    return pl.from_arrow(episodes.drop_columns(["env"]))
+def episode_frame(episodes: pa.Table, suites: list[dict] | None = None) -> pl.DataFrame:
+    """The episode columns suites name."""
+    named = suite_columns("episodes", suites)
+    return pl.from_arrow(episodes.select([c for c in episodes.column_names if c in named]))
 
 
 def run_suites(episodes: pa.Table, steps: pa.Table, *, docs_dir: str | None = None,
                sample_rows: int = SAMPLE_ROWS, suites: list[dict] | None = None) -> SuiteRun:
     """Run every suite on its table (or domain slice); empty slices are skipped. With `docs_dir`, build
     the Data Docs HTML site there."""
-    return run_frames({"episodes": episode_frame(episodes), "steps": flatten_steps(steps)}, docs_dir=docs_dir,
-                      sample_rows=sample_rows, suites=suites)
+    return run_frames({"episodes": episode_frame(episodes, suites), "steps": flatten_steps(steps, suites)},
+                      docs_dir=docs_dir, sample_rows=sample_rows, suites=suites)
 
 
 def run_frames(frames: dict[str, pl.DataFrame], *, docs_dir: str | None = None, sample_rows: int = SAMPLE_ROWS,
