@@ -88,3 +88,15 @@ def test_gx_samples_drawn_apart_and_merged_are_the_rows_under_the_lowest_rate():
     first.merge(second)
     assert first.rates["steps"] <= second.rates["steps"]
     assert set(first.frames()["steps"]["step_id"]) == _under_rate(first, frames)
+
+
+def test_the_gx_frames_hold_the_columns_the_suites_name_and_no_other():
+    from transforms.validate import gx
+
+    episodes = pa.table({"episode_id": ["e1"], "domain": ["android"], "task": ["a long instruction " * 50],
+                         "source_uri": ["in/run"], "num_steps": [3], "meta": ['{"k": 1}']})
+    frame = gx.episode_frame(episodes)
+    assert set(frame.columns) == {"episode_id", "domain", "source_uri", "num_steps"}
+    suites = [{"name": "mine", "meta": {"table": "episodes", "domain": None},
+               "expectations": [{"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "task"}}]}]
+    assert set(gx.episode_frame(episodes, suites).columns) == {"episode_id", "domain", "task"}
