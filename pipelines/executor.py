@@ -10,6 +10,7 @@ connection for all its stages (`ray_session`), so a remote cluster gets the proj
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from contextlib import contextmanager
@@ -53,11 +54,42 @@ def _connected() -> bool:
     return "ray" in sys.modules and sys.modules["ray"].is_initialized()
 
 
+def release_freed_memory() -> None:
+    """Hand memory freed but kept by the allocators back to the system: Arrow's pool (mimalloc keeps freed
+    pages for reuse: after validating 149 part groups of 10 GB of input 137 MB more than after 30 of 2 GB,
+    nothing of it in use) and the C heap (glibc only: planning frees its listing and file heads in many small
+    blocks; at 290k files the process stayed at 260 MB after planning, 74 MB once trimmed)."""
+    import ctypes
+    import ctypes.util
+
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):  # not glibc: nothing to trim
+        pass
+
+
+def _releasing(fn: Callable) -> Callable:
+    """`fn`, then what its item freed handed back (`release_freed_memory`), in-process or in a Ray worker."""
+
+    @functools.wraps(fn)
+    def run(item, *shared):
+        try:
+            return fn(item, *shared)
+        finally:
+            release_freed_memory()
+
+    return run
+
+
 def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None
              ) -> Iterator[tuple[int, Item, object | None, str | None]]:
     """`fn(item, *shared)` for every item: yields (index, item, result, None) or (index, item, None, error
     line) as each finishes (in item order in-process, in completion order on Ray). A failed item does not
     stop the others; the caller decides what a failure means."""
+    fn = _releasing(fn)
     if executor == "local":
         for i, item in enumerate(items):
             try:
@@ -139,6 +171,7 @@ def run_ordered(fn: Callable, items: list[Item], *shared, executor: str = "local
 
 def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_address: str | None, window: int,
              what: str, name: Callable[[Item], str]) -> Iterator:
+    fn = _releasing(fn)
     if executor == "local":
         for item in items:
             try:

@@ -15,7 +15,7 @@ from pipelines.definition import Definition
 from pipelines.lake import Lake
 from pipelines import phases
 from pipelines import executor as executors
-from pipelines.plan import Ignored, Plan, Task, Unit, find_units, pack, release_freed_memory
+from pipelines.plan import Ignored, Plan, Task, Unit, find_units, pack
 from pipelines.runs import open_catalog, recorded_run
 from pipelines import stages as stage_registry
 from pipelines.task import TaskContext, run_ingest_task
@@ -97,7 +97,7 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
     inputs = inputs or defn.default_inputs()
     started = time.perf_counter()
     units, ignored = find_units(inputs, defn.formats)
-    release_freed_memory()
+    executors.release_freed_memory()
     config = {"formats": defn.formats, "stages": defn.stages, "task_mb": task_mb or defn.task_mb,
               "executor": executor, "ray_address": ray_address, "replace": replace}
     with recorded_run(lake, catalog, defn.name, defn.dataset, config, inputs) as run:
@@ -117,7 +117,7 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
             # the later stages need none of the plan: its units (a few hundred bytes each, ~25 MB at 10 GB of
             # input) and what they freed stayed in the process through validate
             del units, new_units, the_plan, base
-            release_freed_memory()
+            executors.release_freed_memory()
             if result.status == "success":
                 _later_stages(defn, lake, catalog, log, run, result, executor, ray_address)
         run.status = result.status

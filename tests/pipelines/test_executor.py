@@ -58,3 +58,21 @@ def test_fold_sees_results_in_item_order_as_soon_as_the_earlier_ones_are_in(monk
     assert kept == ["AA", "BB", "CC", "DD"]
     assert folded == [("arrived", 2), ("fold", "A"), ("arrived", 0), ("arrived", 3), ("fold", "B"), ("fold", "C"),
                       ("fold", "D"), ("arrived", 1)]
+
+
+def test_what_each_item_freed_is_handed_back_after_it_even_when_it_fails(monkeypatch):
+    # Arrow's allocator keeps freed pages for reuse: kept across part groups they grew with the dataset
+    released = []
+    monkeypatch.setattr(executor, "release_freed_memory", lambda: released.append(len(seen)))
+    seen = []
+
+    def work(item):
+        seen.append(item)
+        if item == 2:
+            raise ValueError("bad part")
+        return item
+
+    results = list(executor.run_each(work, [1, 2, 3]))
+    assert [r[3] is None for r in results] == [True, False, True] and released == [1, 2, 3]
+    assert list(executor.run_ordered(work, [1, 3])) == [1, 3] and released[3:] == [4, 5]
+
