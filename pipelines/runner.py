@@ -4,6 +4,7 @@ then record the run and the dataset's new version in the catalog."""
 from __future__ import annotations
 
 import contextlib
+import pickle
 import sys
 import time
 from dataclasses import dataclass, field
@@ -96,8 +97,7 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
     lake = Lake(lake_url)
     inputs = inputs or defn.default_inputs()
     started = time.perf_counter()
-    units, ignored = find_units(inputs, defn.formats)
-    executors.release_freed_memory()
+    units, ignored = _planned(inputs, defn.formats)
     config = {"formats": defn.formats, "stages": defn.stages, "task_mb": task_mb or defn.task_mb,
               "executor": executor, "ray_address": ray_address, "replace": replace}
     with recorded_run(lake, catalog, defn.name, defn.dataset, config, inputs) as run:
@@ -124,6 +124,17 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
         run.fields.update(version=result.version)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _planned(inputs: list[str], formats: list[str]) -> tuple[list[Unit], list[Ignored]]:
+    """`find_units`, its result copied after the listing is freed. The units are made while the listing's
+    strings (one a file) live around them, so the heap's blocks stay partly in use for the whole run: at a
+    million files the process kept 307 MB after planning (imports 133 MB, units 18 MB); made anew from one
+    pickled copy once the listing is gone, 181 MB. (Our own objects, in-process: nothing untrusted is
+    unpickled.)"""
+    copy = pickle.dumps(find_units(inputs, formats), protocol=pickle.HIGHEST_PROTOCOL)
+    executors.release_freed_memory()
+    return pickle.loads(copy)
 
 
 @dataclass
