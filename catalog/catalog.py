@@ -141,8 +141,10 @@ class Catalog:
             self.con.execute(DDL)
             if self._table_type("export_rows") == "BASE TABLE":
                 self._move_export_rows_to_files()
-            if self._table_type("steps") != "VIEW" or self._table_type("export_rows") != "VIEW":
+            if self._table_type("steps") != "VIEW":
                 self.refresh_views()  # a fresh catalog answers queries on its views before any dataset exists
+            if self._table_type("export_rows") != "VIEW":
+                self.refresh_export_rows()
 
     def close(self) -> None:
         self.con.close()
@@ -283,7 +285,6 @@ class Catalog:
                 columns = ", ".join(f"NULL::{_duck_type(f.type)} AS {f.name}" for f in TABLES[table])
                 selects = [f"SELECT NULL::VARCHAR AS dataset, {columns} WHERE false"]
             self.con.execute(f"CREATE OR REPLACE VIEW {table} AS " + " UNION ALL BY NAME ".join(selects))
-        self.refresh_export_rows()
 
     def sql(self, query: str):
         return self.con.sql(query)
@@ -304,7 +305,9 @@ class Catalog:
         self.refresh_export_rows()
 
     def refresh_export_rows(self) -> None:
-        """(Re)create the `export_rows` view over every export's lineage file."""
+        """(Re)create the `export_rows` view over every export's lineage file: when an export is recorded, not
+        with the datasets' views (binding the view reads every file's footer: on an object store a request
+        each, on every version committed)."""
         files = [f"{self.lake_root}/{r[0]}" for r in self.con.execute(
             "SELECT lineage FROM exports WHERE lineage IS NOT NULL ORDER BY export_id").fetchall()]
         try:

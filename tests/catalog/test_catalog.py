@@ -73,5 +73,5 @@ def test_export_rows_read_every_exports_file_and_survive_one_removed(tmp_path):
             ("aa11", 2), ("bb22", 3)]
     (tmp_path / "export_rows" / "aa11.parquet").unlink()
     with Catalog(path, lake) as cat:
-        cat.refresh_views()
+        cat.refresh_export_rows()
         assert cat.con.execute("SELECT export_id, count(*) FROM export_rows GROUP BY 1").fetchall() == [("bb22", 3)]

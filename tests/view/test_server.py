@@ -80,6 +80,7 @@ def memory_lake(tmp_path, view_lake):
         if "memory" not in cat.con.list_filesystems():  # DuckDB may already know it from an earlier connection
             cat.con.register_filesystem(fs)
         cat.refresh_views()
+        cat.refresh_export_rows()
     yield url, catalog
     fs.rm(root, recursive=True)
 
