@@ -16,6 +16,7 @@ expectations then speak for the sample only); the result rows say so.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -54,11 +55,21 @@ def load_suites(directory: Path = SUITES_DIR) -> list[dict]:
     return suites
 
 
-def suite_columns(table: str, suites: list[dict] | None = None) -> set[str]:
+def suite_columns(table: str, suites: list[dict] | None = None) -> frozenset[str]:
     """The columns `table`'s suites name, with the ids (the sample is drawn by them) and `domain` (it picks a
     domain suite's rows): the rest of a row costs GX memory for nothing (an episode's task text, metadata)."""
+    return frozenset(_named_columns(table, suites)) if suites else _bundled_columns(table)
+
+
+@functools.lru_cache(maxsize=None)
+def _bundled_columns(table: str) -> frozenset[str]:
+    """`suite_columns` of the bundled suites, read from their files once, not once per part group."""
+    return frozenset(_named_columns(table, load_suites()))
+
+
+def _named_columns(table: str, suites: list[dict]) -> set[str]:
     names = {"episode_id", "domain"} | ({"step_id"} if table == "steps" else set())
-    for spec in suites or load_suites():
+    for spec in suites:
         if spec["meta"]["table"] != table:
             continue
         for expectation in spec["expectations"]:
