@@ -118,9 +118,6 @@ class _Listing:
     def size(self, i: int) -> int | None:
         return None if self.sizes[i] < 0 else self.sizes[i]
 
-    def unclaimed(self) -> list[str]:
-        return [p for p, taken in zip(self.paths, self.claimed) if not taken]
-
     def claim(self, paths: list[str]) -> list[int]:
         """The indices of `paths` not claimed yet, now claimed."""
         found = [i for i in map(self.index, paths) if i is not None and not self.claimed[i]]
