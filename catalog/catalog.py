@@ -328,13 +328,13 @@ class Catalog:
         for column, kind in (("prompt_variant", "VARCHAR"), ("masked_step_ids", "VARCHAR[]"),
                              ("dropped_step_ids", "VARCHAR[]")):  # tables older than the recipe columns
             self.con.execute(f"ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS {column} {kind}")
-        columns = ", ".join(_sql_name(f.name) for f in EXPORT_ROWS)
         ids = [r[0] for r in self.con.execute("SELECT DISTINCT export_id FROM export_rows ORDER BY 1").fetchall()]
         fs.makedirs(f"{root.rstrip('/')}/{EXPORT_ROWS_DIR}", exist_ok=True)
         for export_id in ids:
             rel = export_rows_path(export_id)
-            table = self.con.execute(f'SELECT {columns} FROM export_rows WHERE export_id IS NOT DISTINCT FROM ? '
-                                     'ORDER BY shard, "row"', [export_id]).to_arrow_table().cast(EXPORT_ROWS)
+            table = self.con.execute(f'SELECT {_export_rows_columns()} FROM export_rows '
+                                     'WHERE export_id IS NOT DISTINCT FROM ? ORDER BY shard, "row"',
+                                     [export_id]).to_arrow_table().cast(EXPORT_ROWS)
             with fs.open(f"{root.rstrip('/')}/{rel}", "wb") as f:
                 pq.write_table(table, f, compression="zstd")
             self.con.execute("UPDATE exports SET lineage = ? WHERE export_id IS NOT DISTINCT FROM ?", [rel, export_id])
@@ -345,9 +345,12 @@ def _export_rows_view(files: list[str]) -> str:
     if not files:
         return ("CREATE OR REPLACE VIEW export_rows AS SELECT " + ", ".join(
             f"NULL::{_duck_type(f.type)} AS {_sql_name(f.name)}" for f in EXPORT_ROWS) + " WHERE false")
-    columns = ", ".join(_sql_name(f.name) for f in EXPORT_ROWS)
-    return (f"CREATE OR REPLACE VIEW export_rows AS SELECT {columns} FROM read_parquet([{', '.join(map(_sql_str, files))}], "
-            "union_by_name = true)")
+    return (f"CREATE OR REPLACE VIEW export_rows AS SELECT {_export_rows_columns()} "
+            f"FROM read_parquet([{', '.join(map(_sql_str, files))}], union_by_name = true)")
+
+
+def _export_rows_columns() -> str:
+    return ", ".join(_sql_name(f.name) for f in EXPORT_ROWS)
 
 
 def export_rows_path(export_id: str | None) -> str:
