@@ -161,6 +161,8 @@ def units(files: list[str], head) -> list[str]:
               if posixpath.basename(p) == "result.json" and _is_trial_result(head(p))}
 
     def in_trial(path: str) -> bool:
+        if not trials:  # most inputs hold no trial folder: no walk up every path's parents
+            return False
         parent = posixpath.dirname(path)
         while parent and parent not in ("/", "."):
             if parent in trials:
@@ -168,7 +170,7 @@ def units(files: list[str], head) -> list[str]:
             parent = posixpath.dirname(parent)
         return False
 
-    return sorted(trials) + [p for p in files if p.endswith(".json") and not in_trial(p) and _is_atif(head(p))]
+    return sorted(trials) + [p for p in files if p.endswith(".json") and _is_atif(head(p)) and not in_trial(p)]
 
 
 # small readers of ATIF values ----------------------------------------------------------------------------
