@@ -34,6 +34,7 @@ EXPORT_ROWS = pa.schema([("export_id", pa.string()), ("shard", pa.string()), ("r
 # Every catalog table, created when the catalog opens for writing, so a fresh lake has all of them. A
 # table's columns are documented where its stage writes it (named in the comment).
 DDL = """
+CREATE TABLE IF NOT EXISTS catalog_meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE IF NOT EXISTS runs (
     run_id VARCHAR PRIMARY KEY, pipeline VARCHAR, dataset VARCHAR, status VARCHAR,
     started_at TIMESTAMPTZ, ended_at TIMESTAMPTZ, seconds DOUBLE, config JSON, inputs JSON,
@@ -141,10 +142,15 @@ class Catalog:
             self.con.execute(DDL)
             if self._table_type("export_rows") == "BASE TABLE":
                 self._move_export_rows_to_files()
-            if self._table_type("steps") != "VIEW":
-                self.refresh_views()  # a fresh catalog answers queries on its views before any dataset exists
-            if self._table_type("export_rows") != "VIEW":
+            # a fresh catalog answers queries on its views before any dataset exists; a moved lake's views
+            # are bound to its new place (they name every part by its absolute path)
+            if views_root(self.con) != self.lake_root or self._table_type("steps") != "VIEW" \
+                    or self._table_type("export_rows") != "VIEW":
+                self.refresh_views()
                 self.refresh_export_rows()
+                self.con.execute("INSERT OR REPLACE INTO catalog_meta VALUES ('views_root', ?)", [self.lake_root])
+        else:
+            bind_moved_views(self.con, self.lake_root)
 
     def close(self) -> None:
         self.con.close()
@@ -267,24 +273,8 @@ class Catalog:
         return ancestor in self.lineage(dataset, version)
 
     def refresh_views(self) -> None:
-        """(Re)create one view per table over the current version of every dataset, with absolute paths so
-        the catalog works from any working directory."""
-        currents = self.con.execute(
-            "SELECT v.dataset, v.parts FROM datasets d JOIN versions v "
-            "ON v.dataset = d.name AND v.version = d.current_version ORDER BY 1").fetchall()
-        for table in VIEW_TABLES:
-            selects = []
-            for dataset, parts_json in currents:
-                paths = orjson.loads(parts_json).get(table) or []
-                if paths:
-                    files = ", ".join(_sql_str(f"{self.lake_root}/{p}") for p in paths)
-                    # by name: a version may share parts written before a column was added (read as null)
-                    selects.append(f"SELECT {_sql_str(dataset)} AS dataset, * FROM read_parquet([{files}], "
-                                   "union_by_name = true)")
-            if not selects:
-                columns = ", ".join(f"NULL::{_duck_type(f.type)} AS {f.name}" for f in TABLES[table])
-                selects = [f"SELECT NULL::VARCHAR AS dataset, {columns} WHERE false"]
-            self.con.execute(f"CREATE OR REPLACE VIEW {table} AS " + " UNION ALL BY NAME ".join(selects))
+        """(Re)create one view per table over the current version of every dataset."""
+        bind_views(self.con, self.lake_root)
 
     def sql(self, query: str):
         return self.con.sql(query)
@@ -308,15 +298,7 @@ class Catalog:
         """(Re)create the `export_rows` view over every export's lineage file: when an export is recorded, not
         with the datasets' views (binding the view reads every file's footer: on an object store a request
         each, on every version committed)."""
-        files = [f"{self.lake_root}/{r[0]}" for r in self.con.execute(
-            "SELECT lineage FROM exports WHERE lineage IS NOT NULL ORDER BY export_id").fetchall()]
-        try:
-            self.con.execute(_export_rows_view(files))
-        except duckdb.IOException:  # a lineage file removed by hand: the view reads the others
-            import fsspec
-
-            fs = fsspec.core.url_to_fs(self.lake_root)[0]
-            self.con.execute(_export_rows_view([f for f in files if fs.exists(f)]))
+        bind_export_rows(self.con, self.lake_root)
 
     def _move_export_rows_to_files(self) -> None:
         """A catalog written before the lineage files kept `export_rows` as a table: each export's rows go to
@@ -341,11 +323,70 @@ class Catalog:
         self.con.execute("DROP TABLE export_rows")
 
 
-def _export_rows_view(files: list[str]) -> str:
+def views_root(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The lake root the catalog's views were bound to (None: a catalog from before it was recorded)."""
+    try:
+        rows = con.execute("SELECT value FROM catalog_meta WHERE key = 'views_root'").fetchall()
+    except duckdb.CatalogException:
+        return None
+    return rows[0][0] if rows else None
+
+
+def bind_moved_views(con: duckdb.DuckDBPyConnection, lake_root: str) -> bool:
+    """On a read-only connection to the catalog of a lake that was moved or copied (its views name the parts
+    where they were written): temporary views of the same names over the parts where the lake is now, which
+    shadow the stored ones for this connection. Whether it did."""
+    bound = views_root(con)
+    if bound is None or bound == lake_root.rstrip("/"):
+        return False
+    bind_views(con, lake_root, temporary=True)
+    bind_export_rows(con, lake_root, temporary=True)
+    return True
+
+
+def bind_views(con: duckdb.DuckDBPyConnection, lake_root: str, temporary: bool = False) -> None:
+    """One view per table over the current version of every dataset, with absolute paths so the catalog
+    works from any working directory (the DuckDB command line's too)."""
+    lake_root = lake_root.rstrip("/")
+    currents = con.execute(
+        "SELECT v.dataset, v.parts FROM datasets d JOIN versions v "
+        "ON v.dataset = d.name AND v.version = d.current_version ORDER BY 1").fetchall()
+    for table in VIEW_TABLES:
+        selects = []
+        for dataset, parts_json in currents:
+            paths = orjson.loads(parts_json).get(table) or []
+            if paths:
+                files = ", ".join(_sql_str(f"{lake_root}/{p}") for p in paths)
+                # by name: a version may share parts written before a column was added (read as null)
+                selects.append(f"SELECT {_sql_str(dataset)} AS dataset, * FROM read_parquet([{files}], "
+                               "union_by_name = true)")
+        if not selects:
+            columns = ", ".join(f"NULL::{_duck_type(f.type)} AS {f.name}" for f in TABLES[table])
+            selects = [f"SELECT NULL::VARCHAR AS dataset, {columns} WHERE false"]
+        con.execute(f"CREATE OR REPLACE {'TEMP ' if temporary else ''}VIEW {table} AS "
+                    + " UNION ALL BY NAME ".join(selects))
+
+
+def bind_export_rows(con: duckdb.DuckDBPyConnection, lake_root: str, temporary: bool = False) -> None:
+    """The `export_rows` view over every export's lineage file; a file removed by hand is left out."""
+    lake_root = lake_root.rstrip("/")
+    files = [f"{lake_root}/{r[0]}" for r in con.execute(
+        "SELECT lineage FROM exports WHERE lineage IS NOT NULL ORDER BY export_id").fetchall()]
+    try:
+        con.execute(_export_rows_view(files, temporary))
+    except duckdb.IOException:
+        import fsspec
+
+        fs = fsspec.core.url_to_fs(lake_root)[0]
+        con.execute(_export_rows_view([f for f in files if fs.exists(f)], temporary))
+
+
+def _export_rows_view(files: list[str], temporary: bool = False) -> str:
+    create = f"CREATE OR REPLACE {'TEMP ' if temporary else ''}VIEW export_rows AS SELECT "
     if not files:
-        return ("CREATE OR REPLACE VIEW export_rows AS SELECT " + ", ".join(
-            f"NULL::{_duck_type(f.type)} AS {_sql_name(f.name)}" for f in EXPORT_ROWS) + " WHERE false")
-    return (f"CREATE OR REPLACE VIEW export_rows AS SELECT {_export_rows_columns()} "
+        return create + ", ".join(
+            f"NULL::{_duck_type(f.type)} AS {_sql_name(f.name)}" for f in EXPORT_ROWS) + " WHERE false"
+    return (create + f"{_export_rows_columns()} "
             f"FROM read_parquet([{', '.join(map(_sql_str, files))}], union_by_name = true)")
 
 

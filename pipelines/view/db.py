@@ -16,6 +16,7 @@ from typing import Iterator
 
 import duckdb
 
+from catalog.catalog import bind_moved_views
 from pipelines.lake import Lake
 
 BUSY_WAIT_S = 2.0
@@ -42,6 +43,7 @@ class Source:
         try:
             if not self.lake.is_local:  # views point at the object store: read it through the lake's fsspec
                 _register(con, self.lake.fs)
+            bind_moved_views(con, self.root)  # a lake moved or copied since it was written
             yield con
         finally:
             con.close()

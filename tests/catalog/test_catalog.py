@@ -5,7 +5,7 @@ from catalog.catalog import VIEW_TABLES
 
 TABLES = {"runs", "datasets", "versions", "stage_stats", "validation_findings", "validation_results",
           "dedup_clusters", "dedup_no_change", "scrub_audit", "exports", "export_rows", "label_ledger",
-          "ignored_inputs", "ingests", "ingested_units", "validated_groups"}
+          "ignored_inputs", "ingests", "ingested_units", "validated_groups", "catalog_meta"}
 
 
 def test_every_catalog_table_exists_on_a_fresh_lake(tmp_path):
