@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import xxhash
 
-from catalog import Catalog
+from catalog import Catalog, Version
 from catalog.catalog import EXPORT_ROWS
 from pipelines import datasets
 from pipelines import executor as executors
@@ -432,19 +432,10 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     every episode (small global data); records are rendered one part group per task on the executor and
     written into shards in group order, so memory follows the part size."""
     config = checked(config)
-    kind_module = KINDS[config.kind]
-    file_type = kind_module.FILE_TYPES[config.format]
     out_lake = Lake(out)
     with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
         version = resolve(cat, dataset_ref, lake)
-        episodes = _read_episodes(lake, version.parts.get("episodes", []))
-        step_parts = version.parts.get("steps", [])
-        urls = _first_urls(cat, lake, step_parts)
-        groups = {e: splits.group_key(row["domain"], row["task"], _env(row), urls.get(e), e)
-                  for e, row in episodes.items()}
-        split_of = splits.assign(groups, _clusters(cat, version.dataset), seed=config.seed, ratios=config.split_ratios)
-        held_out = set(config.held_out)
-        excluded = {e for e, row in episodes.items() if held_out and splits.is_held_out(held_out, e, row["task"], groups[e])}
+        split_of, excluded = _splits(lake, cat, version, config)
         recipe = recipe_of(config)
         no_change = frozenset(r[0] for r in cat.con.execute(
             "SELECT step_id FROM dedup_no_change WHERE dataset = ?", [version.dataset]).fetchall()
@@ -452,9 +443,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         job = RenderJob(lake.url, config, split_of, excluded,
                         version.parts.get("branches", []) if config.include_simulated else [], no_change,
                         version.parts.get("targets", []) if config.targets == "sampled" else [])
-        del episodes, groups, urls
         part_groups = datasets.part_groups(version) or [{"episodes": version.parts.get("episodes", []),
-                                                         "steps": step_parts}]
+                                                         "steps": version.parts.get("steps", [])}]
         chosen = executors.choose(executor, ray_address, datasets.group_sizes(lake, part_groups), RENDER_BYTES_PER_S)
 
         export_id = xxhash.xxh64_hexdigest(orjson.dumps(
@@ -462,110 +452,165 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             option=orjson.OPT_SORT_KEYS))
         _remove_previous(out_lake)
 
-        shards: list[_Shard] = []
         lineage = Lineage(export_id)
-        counts: dict[str, dict[str, int]] = {}
-        tokens: dict[str, dict[str, int]] = {}
-        skipped = dict.fromkeys(SKIPPED, 0)
-        recipe_counts = recipes.Counts() if recipe.active else None
-        lengths = _RowLengths(_counter(config.tokenizer))
-        transitions_in = 0
-        over_budget: dict[str, int] = {}  # domain -> transitions dropped for the budget
-        prompt_over_budget: dict[str, int] = {}  # domain -> tokens of its system prompt, when over the budget
-
-        def on_shard(shard: _Shard, step_ids: list[list[str]], infos: list) -> None:
-            shards.append(shard)
-            lineage.add(shard.path, step_ids, infos if recipe.active else None)
-
-        writers: dict[tuple[str, str | None], _ShardWriter] = {}
-
-        def writer(split: str, domain: str) -> _ShardWriter:
-            per_domain = config.format == "bench"
-            key = (split, domain if per_domain else None)
-            if key not in writers:
-                if per_domain:
-                    name = lambda i, s=split, d=domain: f"{s}/{d}-{i:05d}_{s}.jsonl"
-                else:
-                    name = lambda i, s=split: f"{s}/{config.kind}-{config.format}-{i:05d}.{file_type}"
-                writers[key] = _ShardWriter(out_lake, name, file_type, split, key[1], config.shard_rows,
-                                            int(config.shard_mb * (1 << 20)), on_shard)
-            return writers[key]
-
-        def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int,
-                 info: dict | None = None) -> None:
-            copies = _copies(config.mix.get(domain, 1.0), record_id)
-            if copies == 0:
-                skipped["mix_dropped"] += 1
-            if config.kind == "rl":  # the record's index within its split, as verl numbers rows
-                record["extra_info"]["index"] = sum(counts.get(split, {}).values())
-            for _ in range(copies):
-                writer(split, domain).add(record, step_ids, info)
-                _bound_buffered(writers.values(), int(config.shard_mb * (1 << 20)))
-                lengths.add(config.kind, record, n_tokens, domain)
-                counts.setdefault(split, {}).setdefault(domain, 0)
-                counts[split][domain] += 1
-                tokens.setdefault(split, {}).setdefault(domain, 0)
-                tokens[split][domain] += n_tokens
-
-        try:
-            for rendered in executors.run_ordered(render_group, part_groups, job, executor=chosen,
-                                                  ray_address=ray_address, name=datasets.group_stem, log=log,
-                                                  label=f"export {config.kind}/{config.format}"):
-                for key, n in rendered.skipped.items():
-                    skipped[key] = skipped.get(key, 0) + n
-                if rendered.recipe is not None:
-                    recipe_counts.add(rendered.recipe)
-                transitions_in += rendered.transitions_in
-                for domain, n in rendered.over_budget.items():
-                    over_budget[domain] = over_budget.get(domain, 0) + n
-                for domain, n in rendered.prompt_over_budget.items():
-                    prompt_over_budget[domain] = max(n, prompt_over_budget.get(domain, 0))
-                for record in rendered.records:
-                    emit(*record)
-            for w in writers.values():
-                w.flush()
-        except BaseException:
-            for w in writers.values():
-                w.discard()
-            lineage.remove()
-            raise
-
-        extra_files = []
-        if config.format == "sharegpt":
-            info = sft.dataset_info(f"trajforge_{version.dataset}", sorted({s.split for s in shards}))
-            out_lake.write_bytes_atomic(out_lake.path("dataset_info.json"), orjson.dumps(info, option=orjson.OPT_INDENT_2))
-            extra_files.append("dataset_info.json")
-        shards.sort(key=lambda s: s.path)
-        if config.kind == "rl":
-            extra_files.append(_write_verl_fragment(out_lake, shards, lengths, config))
-
-        trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files)
-        manifest = {
-            "export_id": export_id, "kind": config.kind, "format": config.format, "file_type": file_type,
-            "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
-            "config": recorded(config), "tokenizer": _counter(config.tokenizer).name,
-            "rows": sum(s.rows for s in shards),
-            "counts": {s: dict(sorted(d.items())) for s, d in sorted(counts.items())},
-            "tokens": {s: dict(sorted(d.items())) for s, d in sorted(tokens.items())},
-            "tokens_total": sum(sum(d.values()) for d in tokens.values()),
-            "transitions_in": transitions_in, "skipped": skipped,
-            "over_budget_by_domain": dict(sorted(over_budget.items())),
-            "system_prompt_over_budget": dict(sorted(prompt_over_budget.items())),
-            "shards": [asdict(s) for s in shards], "extra_files": extra_files,
-        }
-        if config.kind == "rl":  # what the verl fragment's lengths come from
-            manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": lengths.prompts.summary()["max"],
-                                "max_response_tokens": lengths.responses.summary()["max"]}
-        manifest["trainer_configs"] = trainers
-        if recipe_counts is not None:
-            manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
-                                  "no_change_steps_known": len(no_change), **recipe_counts.manifest()}
+        totals = _Totals(dict.fromkeys(SKIPPED, 0), recipes.Counts() if recipe.active else None,
+                         _RowLengths(_counter(config.tokenizer)))
+        shards = _write_shards(out_lake, job, part_groups, lineage, totals, chosen, ray_address, log)
+        extra_files, trainers = _write_extra_files(out_lake, config, version.dataset, shards, totals.lengths)
+        manifest = _manifest(export_id, job, recipe, version, shards, totals, extra_files, trainers)
         out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
         record_export(lake, cat, config.kind, config.format, version, out, manifest, lineage)
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
         f"{len(part_groups)} part group(s) on {chosen} -> {out}")
     for line in budget_warnings(manifest):
         log(line)
+    return manifest
+
+
+def _splits(lake: Lake, cat: Catalog, version: Version, config: ExportOptions
+            ) -> tuple[dict[str, str], set[str]]:
+    """Each episode's split (`transforms.export.splits`: grouped by app, repository, site or task and by dedup
+    cluster) and the episodes held out of every split, decided once over every episode of the version."""
+    episodes = _read_episodes(lake, version.parts.get("episodes", []))
+    urls = _first_urls(cat, lake, version.parts.get("steps", []))
+    groups = {e: splits.group_key(row["domain"], row["task"], _env(row), urls.get(e), e)
+              for e, row in episodes.items()}
+    split_of = splits.assign(groups, _clusters(cat, version.dataset), seed=config.seed, ratios=config.split_ratios)
+    held_out = set(config.held_out)
+    excluded = {e for e, row in episodes.items() if held_out and splits.is_held_out(held_out, e, row["task"], groups[e])}
+    return split_of, excluded
+
+
+@dataclass
+class _Totals:
+    """What the rendered groups and the rows written add up to, for the manifest (each mixture copy of a row
+    counts)."""
+
+    skipped: dict[str, int]  # reason -> transitions or records left out (SKIPPED, and the groups' own)
+    recipe: recipes.Counts | None  # the recipe's decisions, with a recipe
+    lengths: _RowLengths
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> domain -> rows
+    tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> domain -> tokens
+    transitions_in: int = 0
+    over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
+    # domain -> tokens of its system prompt, when over the budget
+    prompt_over_budget: dict[str, int] = field(default_factory=dict)
+
+
+def _add_rendered(totals: _Totals, rendered: Rendered) -> None:
+    """A group's counts (not its records) into the export's."""
+    for key, n in rendered.skipped.items():
+        totals.skipped[key] = totals.skipped.get(key, 0) + n
+    if rendered.recipe is not None:
+        totals.recipe.add(rendered.recipe)
+    totals.transitions_in += rendered.transitions_in
+    for domain, n in rendered.over_budget.items():
+        totals.over_budget[domain] = totals.over_budget.get(domain, 0) + n
+    for domain, n in rendered.prompt_over_budget.items():
+        totals.prompt_over_budget[domain] = max(n, totals.prompt_over_budget.get(domain, 0))
+
+
+def _write_shards(out_lake: Lake, job: RenderJob, part_groups: list[dict[str, list[str]]], lineage: Lineage,
+                  totals: _Totals, chosen: str, ray_address: str | None, log: Callable[[str], None]) -> list[_Shard]:
+    """Render the part groups on the executor and write their records into shards in group order (each as
+    many times as its domain's mixture weight says), adding them up in `totals` and their step ids in
+    `lineage`. Returns the shards in path order. On failure the shards in progress and the lineage file are
+    removed."""
+    config = job.config
+    file_type = KINDS[config.kind].FILE_TYPES[config.format]
+    shards: list[_Shard] = []
+
+    def on_shard(shard: _Shard, step_ids: list[list[str]], infos: list) -> None:
+        shards.append(shard)
+        lineage.add(shard.path, step_ids, infos if totals.recipe is not None else None)
+
+    writers: dict[tuple[str, str | None], _ShardWriter] = {}
+
+    def writer(split: str, domain: str) -> _ShardWriter:
+        per_domain = config.format == "bench"
+        key = (split, domain if per_domain else None)
+        if key not in writers:
+            if per_domain:
+                name = lambda i, s=split, d=domain: f"{s}/{d}-{i:05d}_{s}.jsonl"
+            else:
+                name = lambda i, s=split: f"{s}/{config.kind}-{config.format}-{i:05d}.{file_type}"
+            writers[key] = _ShardWriter(out_lake, name, file_type, split, key[1], config.shard_rows,
+                                        int(config.shard_mb * (1 << 20)), on_shard)
+        return writers[key]
+
+    def emit(split: str, domain: str, record_id: str, record: dict, step_ids: list[str], n_tokens: int,
+             info: dict | None = None) -> None:
+        copies = _copies(config.mix.get(domain, 1.0), record_id)
+        if copies == 0:
+            totals.skipped["mix_dropped"] += 1
+        if config.kind == "rl":  # the record's index within its split, as verl numbers rows
+            record["extra_info"]["index"] = sum(totals.counts.get(split, {}).values())
+        for _ in range(copies):
+            writer(split, domain).add(record, step_ids, info)
+            _bound_buffered(writers.values(), int(config.shard_mb * (1 << 20)))
+            totals.lengths.add(config.kind, record, n_tokens, domain)
+            totals.counts.setdefault(split, {}).setdefault(domain, 0)
+            totals.counts[split][domain] += 1
+            totals.tokens.setdefault(split, {}).setdefault(domain, 0)
+            totals.tokens[split][domain] += n_tokens
+
+    try:
+        for rendered in executors.run_ordered(render_group, part_groups, job, executor=chosen,
+                                              ray_address=ray_address, name=datasets.group_stem, log=log,
+                                              label=f"export {config.kind}/{config.format}"):
+            _add_rendered(totals, rendered)
+            for record in rendered.records:
+                emit(*record)
+        for w in writers.values():
+            w.flush()
+    except BaseException:
+        for w in writers.values():
+            w.discard()
+        lineage.remove()
+        raise
+    return sorted(shards, key=lambda s: s.path)
+
+
+def _write_extra_files(out_lake: Lake, config: ExportOptions, dataset: str, shards: list[_Shard],
+                       lengths: _RowLengths) -> tuple[list[str], dict]:
+    """The files beside the shards: LLaMA-Factory's `dataset_info.json` (sharegpt), the verl fragment (RL)
+    and the trainer configs. Returns their names and the manifest's `trainer_configs`."""
+    extra_files = []
+    if config.format == "sharegpt":
+        info = sft.dataset_info(f"trajforge_{dataset}", sorted({s.split for s in shards}))
+        out_lake.write_bytes_atomic(out_lake.path("dataset_info.json"), orjson.dumps(info, option=orjson.OPT_INDENT_2))
+        extra_files.append("dataset_info.json")
+    if config.kind == "rl":
+        extra_files.append(_write_verl_fragment(out_lake, shards, lengths, config))
+    trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files)
+    return extra_files, trainers
+
+
+def _manifest(export_id: str, job: RenderJob, recipe: recipes.Recipe, version: Version, shards: list[_Shard],
+              totals: _Totals, extra_files: list[str], trainers: dict) -> dict:
+    """The export's manifest (`manifest.json`, and its row in the catalog's `exports`)."""
+    config, lengths = job.config, totals.lengths
+    manifest = {
+        "export_id": export_id, "kind": config.kind, "format": config.format,
+        "file_type": KINDS[config.kind].FILE_TYPES[config.format],
+        "dataset": version.dataset, "version": version.version, "schema_version": SCHEMA_VERSION,
+        "config": recorded(config), "tokenizer": _counter(config.tokenizer).name,
+        "rows": sum(s.rows for s in shards),
+        "counts": {s: dict(sorted(d.items())) for s, d in sorted(totals.counts.items())},
+        "tokens": {s: dict(sorted(d.items())) for s, d in sorted(totals.tokens.items())},
+        "tokens_total": sum(sum(d.values()) for d in totals.tokens.values()),
+        "transitions_in": totals.transitions_in, "skipped": totals.skipped,
+        "over_budget_by_domain": dict(sorted(totals.over_budget.items())),
+        "system_prompt_over_budget": dict(sorted(totals.prompt_over_budget.items())),
+        "shards": [asdict(s) for s in shards], "extra_files": extra_files,
+    }
+    if config.kind == "rl":  # what the verl fragment's lengths come from
+        manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": lengths.prompts.summary()["max"],
+                            "max_response_tokens": lengths.responses.summary()["max"]}
+    manifest["trainer_configs"] = trainers
+    if totals.recipe is not None:
+        manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
+                              "no_change_steps_known": len(job.no_change), **totals.recipe.manifest()}
     return manifest
 
 
