@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from catalog import Catalog
+from catalog import Catalog, Version
 from pipelines import datasets
 from pipelines import executor as executors
 from pipelines.lake import Lake
@@ -229,7 +229,6 @@ def validate_stage(ctx: StageContext) -> StageResult:
     and branches parts an earlier validate found clean under the same rules and options are not checked again
     (after an incremental ingest only the new groups are read; after a label run only the new branches).
     Commits a new version only when any rule found an error."""
-    from transforms.validate import branches as branch_rules
     from transforms.validate.gx import SAMPLE_ROWS
 
     options = validate_options(ctx.options)
@@ -251,6 +250,46 @@ def validate_stage(ctx: StageContext) -> StageResult:
     executor = executors.choose(ctx.executor, ctx.ray_address,
                                 datasets.group_sizes(lake, [g for g, known in todo if not known]), BYTES_PER_S)
     sample = _GxSample(job.sample_rows or SAMPLE_ROWS)
+    results = _validate_groups(ctx, job, todo, executor, sample)
+    n_read = sum(not known for _, known in todo)
+    ctx.log(f"validate {name} v{version.version}: {n_read} of {len(groups)} part groups and {len(new_branch_parts)} "
+            f"of {len(branch_parts)} branches parts to check, on {executor}")
+    verdicts = _verdicts(lake, version, groups, results, clean, job)
+    replaced = _replaced_parts(lake, version, verdicts)
+    with open_catalog(lake, ctx.catalog_path) as cat:
+        number, created = version.version, False
+        if replaced:
+            number, created = datasets.commit(lake, cat, version, ctx.run_id, replaced,
+                                              note=f"validate: {verdicts.bad_episodes} episodes and "
+                                                   f"{verdicts.dropped_branches} branches quarantined")
+        memo = {datasets.group_stem(r.group) for r in results.values()}
+        memo |= set(replaced.get("branches", branch_parts)) - clean
+        if memo:
+            cat.con.executemany("INSERT INTO validated_groups VALUES (?, ?, ?, ?)",
+                                [[name, digest, stem, ctx.run_id] for stem in sorted(memo)])
+        if verdicts.found is not None:
+            _record_findings(cat, ctx.run_id, name, number, verdicts.found)
+        summary = _summary(verdicts, n_read, groups, new_branch_parts, branch_parts)
+        reported = cat.con.execute("SELECT count(*) FROM validation_results WHERE dataset = ? AND version = ?",
+                                   [name, number]).fetchone()[0]
+        if gx_on and not n_read and reported:
+            summary += f"; GX report of v{number} from an earlier run"
+        elif gx_on:
+            if not n_read:  # every group was found clean before: the report still covers this version
+                for group in groups:
+                    sample.add(datasets.read_parts(lake, group["episodes"], "episodes"),
+                               datasets.read_parts(lake, group["steps"], "steps"))
+            summary += "; " + _run_gx(ctx, cat, name, number, sample)
+    ctx.log(f"validate {name} v{version.version}: {summary}")
+    return StageResult(records_in=verdicts.n_steps + verdicts.n_checked_branches,
+                       records_out=verdicts.n_kept_steps + len(verdicts.kept_branch_ids),
+                       quarantined=verdicts.quarantine.num_rows, version=number if created else None, summary=summary)
+
+
+def _validate_groups(ctx: StageContext, job: ValidateJob, todo: list[tuple[dict[str, list[str]], bool]],
+                     executor: str, sample: _GxSample) -> dict[str, GroupResult]:
+    """Each group of `todo` validated on the executor (`validate_group`): group stem -> its result. The
+    groups' GX samples are folded into `sample`."""
 
     def fold_sample(r: GroupResult) -> GroupResult:
         """A group's GX sample into the run's as the group ends (in group order, thinned as it grows): each
@@ -260,13 +299,35 @@ def validate_stage(ctx: StageContext) -> StageResult:
             r.sample = None
         return r
 
-    results = dict(zip((datasets.group_stem(g) for g, _ in todo),
-                       executors.run_all(validate_group, todo, job, executor=executor, ray_address=ctx.ray_address,
-                                         name=lambda item: datasets.group_stem(item[0]), log=ctx.log,
-                                         label=f"validate {name}", fold=fold_sample)))
-    n_read = sum(not known for _, known in todo)
-    ctx.log(f"validate {name} v{version.version}: {n_read} of {len(groups)} part groups and {len(new_branch_parts)} "
-            f"of {len(branch_parts)} branches parts to check, on {executor}")
+    return dict(zip((datasets.group_stem(g) for g, _ in todo),
+                    executors.run_all(validate_group, todo, job, executor=executor, ray_address=ctx.ray_address,
+                                      name=lambda item: datasets.group_stem(item[0]), log=ctx.log,
+                                      label=f"validate {job.dataset}", fold=fold_sample)))
+
+
+@dataclass
+class _Verdicts:
+    """A run's verdicts over the whole version: the groups' results put together, and the branches no group
+    checked."""
+
+    parts: dict[str, list[str]]  # the new version's episodes and steps parts
+    found: pl.DataFrame | None  # every finding, warnings included; None when no rule fired
+    quarantine: pa.Table  # this run's quarantine rows (episodes, steps and branches)
+    kept_branch_ids: set[str]  # the branches the new version keeps
+    dropped_branches: int  # the branches quarantined
+    n_checked_branches: int  # branches this run checked (of the groups read, and orphans)
+    n_steps: int  # steps this run checked
+    n_kept_steps: int
+    bad_episodes: int
+
+
+def _verdicts(lake: Lake, version: Version, groups: list[dict[str, list[str]]], results: dict[str, GroupResult],
+              clean: set[str], job: ValidateJob) -> _Verdicts:
+    """The groups' results in group order (a group not read is shared as is), and the branches no group
+    checked: those of parts found clean before are kept, the new ones of episodes the version does not hold
+    are checked alone."""
+    from transforms.validate import branches as branch_rules
+
     parts: dict[str, list[str]] = {"episodes": [], "steps": []}
     quarantines, findings, kept_branch_ids, checked = [], [], set(), set()
     n_steps = n_kept_steps = bad_episodes = 0
@@ -284,68 +345,60 @@ def validate_stage(ctx: StageContext) -> StageResult:
         checked.update(r.checked_branches)
         n_steps, n_kept_steps, bad_episodes = n_steps + r.steps_in, n_kept_steps + r.steps_out, bad_episodes + r.bad_episodes
     all_ids = set(datasets.read_table(lake, version, "branches", ["step_id"])["step_id"].to_pylist())
-    clean_ids = set(datasets.read_parts(lake, [p for p in branch_parts if p in clean], "branches",
+    clean_ids = set(datasets.read_parts(lake, [p for p in job.branch_parts if p in clean], "branches",
                                         ["step_id"])["step_id"].to_pylist())
     kept_branch_ids |= clean_ids - checked  # checked before, and not affected by this run's verdicts
     unchecked = all_ids - checked - clean_ids
     if unchecked:  # new branches of episodes this version does not hold
-        branches = datasets.read_parts(lake, new_branch_parts, "branches")
+        branches = datasets.read_parts(lake, job.new_branch_parts, "branches")
         orphans = branches.filter(pc.is_in(branches["step_id"], pa.array(sorted(unchecked), pa.string())))
-        _, branch_findings = branch_rules.check_branches(orphans, v1.STEPS.empty_table(), [], options.severity)
+        _, branch_findings = branch_rules.check_branches(orphans, v1.STEPS.empty_table(), [], job.options.severity)
         quarantines.append(branch_rules.quarantine_rows(branch_findings, orphans, v1.EPISODES.empty_table(),
-                                                        ctx.run_id))
+                                                        job.run_id))
         findings.append(branch_findings)
         kept_branch_ids |= unchecked - set(branch_findings.filter(pl.col("severity") == "error")["step_id"].to_list())
     nonempty = [f for f in findings if f.height]
     found = pl.concat(nonempty) if nonempty else None
     quarantine = pa.concat_tables(quarantines) if quarantines else v1.QUARANTINE.empty_table()
-    n_branches = len(all_ids)
-    dropped_branches = n_branches - len(kept_branch_ids)
+    return _Verdicts(parts, found, quarantine, kept_branch_ids, len(all_ids) - len(kept_branch_ids),
+                     len(checked | unchecked), n_steps, n_kept_steps, bad_episodes)
+
+
+def _replaced_parts(lake: Lake, version: Version, verdicts: _Verdicts) -> dict[str, list[str]]:
+    """The parts the new version replaces (none: no new version): the episodes and steps when a group was
+    written again, the branches without the quarantined ones, the quarantine with this run's rows added.
+    The new branches and quarantine parts are written here."""
+    name = version.dataset
     replaced: dict[str, list[str]] = {}
+    parts = verdicts.parts
     if parts["steps"] != version.parts.get("steps", []) or parts["episodes"] != version.parts.get("episodes", []):
         replaced.update(parts)
-    if dropped_branches:
+    if verdicts.dropped_branches:
         branches = datasets.read_table(lake, version, "branches")
-        kept = branches.filter(pc.is_in(branches["step_id"], pa.array(sorted(kept_branch_ids), pa.string())))
+        kept = branches.filter(pc.is_in(branches["step_id"], pa.array(sorted(verdicts.kept_branch_ids), pa.string())))
         replaced["branches"] = [datasets.write_part(lake, name, "branches", kept, "validate")]
-    if quarantine.num_rows:
+    if verdicts.quarantine.num_rows:
         replaced["quarantine"] = [*version.parts.get("quarantine", []),
-                                  datasets.write_part(lake, name, "quarantine", quarantine, "validate")]
-    with open_catalog(lake, ctx.catalog_path) as cat:
-        number, created = version.version, False
-        if replaced:
-            number, created = datasets.commit(lake, cat, version, ctx.run_id, replaced,
-                                              note=f"validate: {bad_episodes} episodes and {dropped_branches} "
-                                                   "branches quarantined")
-        memo = {datasets.group_stem(r.group) for r in results.values()}
-        memo |= set(replaced.get("branches", branch_parts)) - clean
-        if memo:
-            cat.con.executemany("INSERT INTO validated_groups VALUES (?, ?, ?, ?)",
-                                [[name, digest, stem, ctx.run_id] for stem in sorted(memo)])
-        counts: dict[str, dict[str, int]] = {}
-        if found is not None:
-            _record_findings(cat, ctx.run_id, name, number, found)
-            for row in found.group_by("severity", "rule").len().iter_rows(named=True):
-                counts.setdefault(row["severity"], {})[row["rule"]] = row["len"]
-        errors, warnings = sum(counts.get("error", {}).values()), sum(counts.get("warning", {}).values())
-        summary = (f"{n_steps:,} steps and {len(checked | unchecked):,} branches checked, {errors} errors in "
-                   f"{bad_episodes} episodes and {dropped_branches} branches (quarantined), {warnings} warnings (kept)")
-        if counts:
-            summary += "; " + ", ".join(f"{rule} {n}" for sev in ("error", "warning")
-                                        for rule, n in sorted(counts.get(sev, {}).items()))
-        if n_read < len(groups) or len(new_branch_parts) < len(branch_parts):
-            summary += (f"; {n_read} of {len(groups)} part groups and {len(new_branch_parts)} of {len(branch_parts)} "
-                        "branches parts read, the others found clean before")
-        reported = cat.con.execute("SELECT count(*) FROM validation_results WHERE dataset = ? AND version = ?",
-                                   [name, number]).fetchone()[0]
-        if gx_on and not n_read and reported:
-            summary += f"; GX report of v{number} from an earlier run"
-        elif gx_on:
-            if not n_read:  # every group was found clean before: the report still covers this version
-                for group in groups:
-                    sample.add(datasets.read_parts(lake, group["episodes"], "episodes"),
-                               datasets.read_parts(lake, group["steps"], "steps"))
-            summary += "; " + _run_gx(ctx, cat, name, number, sample)
-    ctx.log(f"validate {name} v{version.version}: {summary}")
-    return StageResult(records_in=n_steps + len(checked | unchecked), records_out=n_kept_steps + len(kept_branch_ids),
-                       quarantined=quarantine.num_rows, version=number if created else None, summary=summary)
+                                  datasets.write_part(lake, name, "quarantine", verdicts.quarantine, "validate")]
+    return replaced
+
+
+def _summary(verdicts: _Verdicts, n_read: int, groups: list[dict[str, list[str]]], new_branch_parts: list[str],
+             branch_parts: list[str]) -> str:
+    """The run's summary line without its GX part: what was checked, found and quarantined, each rule's
+    count, and what was not read again."""
+    counts: dict[str, dict[str, int]] = {}
+    if verdicts.found is not None:
+        for row in verdicts.found.group_by("severity", "rule").len().iter_rows(named=True):
+            counts.setdefault(row["severity"], {})[row["rule"]] = row["len"]
+    errors, warnings = sum(counts.get("error", {}).values()), sum(counts.get("warning", {}).values())
+    summary = (f"{verdicts.n_steps:,} steps and {verdicts.n_checked_branches:,} branches checked, {errors} errors "
+               f"in {verdicts.bad_episodes} episodes and {verdicts.dropped_branches} branches (quarantined), "
+               f"{warnings} warnings (kept)")
+    if counts:
+        summary += "; " + ", ".join(f"{rule} {n}" for sev in ("error", "warning")
+                                    for rule, n in sorted(counts.get(sev, {}).items()))
+    if n_read < len(groups) or len(new_branch_parts) < len(branch_parts):
+        summary += (f"; {n_read} of {len(groups)} part groups and {len(new_branch_parts)} of {len(branch_parts)} "
+                    "branches parts read, the others found clean before")
+    return summary
