@@ -453,13 +453,18 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         _remove_previous(out_lake)
 
         lineage = Lineage(export_id)
-        totals = _Totals(dict.fromkeys(SKIPPED, 0), recipes.Counts() if recipe.active else None,
-                         _RowLengths(_counter(config.tokenizer)))
-        shards = _write_shards(out_lake, job, part_groups, lineage, totals, chosen, ray_address, log)
-        extra_files, trainers = _write_extra_files(out_lake, config, version.dataset, shards, totals.lengths)
-        manifest = _manifest(export_id, job, recipe, version, shards, totals, extra_files, trainers)
-        out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        record_export(lake, cat, config.kind, config.format, version, out, manifest, lineage)
+        try:  # a failure anywhere before the export is recorded leaves no lineage file in the temp folder
+            totals = _Totals(dict.fromkeys(SKIPPED, 0), recipes.Counts() if recipe.active else None,
+                             _RowLengths(_counter(config.tokenizer)))
+            shards = _write_shards(out_lake, job, part_groups, lineage, totals, chosen, ray_address, log)
+            extra_files, trainers = _write_extra_files(out_lake, config, version.dataset, shards, totals.lengths)
+            manifest = _manifest(export_id, job, recipe, version, shards, totals, extra_files, trainers)
+            out_lake.write_bytes_atomic(out_lake.path("manifest.json"),
+                                        orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+            record_export(lake, cat, config.kind, config.format, version, out, manifest, lineage)
+        except BaseException:
+            lineage.remove()
+            raise
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
         f"{len(part_groups)} part group(s) on {chosen} -> {out}")
     for line in budget_warnings(manifest):

@@ -170,6 +170,24 @@ def test_jsonl_shards_stream_to_their_final_names_and_a_failed_export_leaves_non
     assert [p for p in (tmp_path / "failed").rglob("*") if p.is_file()] == []
 
 
+def test_an_export_that_fails_after_its_shards_leaves_no_lineage_file_behind(droidbot, tmp_path, monkeypatch):
+    import tempfile
+
+    from pipelines import export as export_module
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where Lineage keeps its file until recorded
+
+    def fails(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(export_module, "_write_trainer_configs", fails)  # stand-in failure: after the shards
+    with pytest.raises(OSError, match="disk full"):
+        _export(droidbot, tmp_path, "rl", "verl")
+    assert list(temp.iterdir()) == []
+
+
 def _shard_bytes(out: Path, manifest: dict) -> dict[str, bytes]:
     return {s["path"]: (out / s["path"]).read_bytes() for s in manifest["shards"]}
 
