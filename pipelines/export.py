@@ -49,7 +49,7 @@ from pipelines import executor as executors
 from pipelines.datasets import resolve
 from pipelines.lake import Lake
 from pipelines.options import ExportOptions, from_mapping
-from pipelines.runs import catalog_path as default_catalog_path
+from pipelines.runs import open_catalog
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
 from transforms.export import cpt, recipe as recipes, rl, sft, splits, trainer_configs
@@ -433,7 +433,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     written into shards in group order, so memory follows the part size."""
     config = checked(config)
     out_lake = Lake(out)
-    with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
+    with open_catalog(lake, catalog_path) as cat:
         version = resolve(cat, dataset_ref, lake)
         split_of, excluded = _splits(lake, cat, version, config)
         recipe = recipe_of(config)

@@ -34,14 +34,13 @@ import orjson
 import pyarrow.compute as pc
 import xxhash
 
-from catalog import Catalog
 from ingest.atif import EXTRA_KEY
 from pipelines import executor as executors
 from pipelines.datasets import group_sizes, group_stem, part_groups, read_branches_of, read_parts, resolve
 from pipelines.export import RENDER_BYTES_PER_S as BYTES_PER_S
 from pipelines.export import Lineage, record_export
 from pipelines.lake import Lake
-from pipelines.runs import catalog_path as default_catalog_path
+from pipelines.runs import open_catalog
 from transforms import agentworld
 
 BRANCH_FIELDS = ("step_id", "branch_id", "parent_step_id", "origin", "strategy", "labeler", "request_key", "action",
@@ -155,7 +154,7 @@ def export_atif(lake, catalog_path: str | None, dataset_ref: str, out: str, incl
     executor (memory follows the part size). Returns the manifest."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     out_lake = Lake(out)
-    with Catalog(default_catalog_path(lake, catalog_path), lake.url) as cat:
+    with open_catalog(lake, catalog_path) as cat:
         version = resolve(cat, dataset_ref, lake)
         config = {"include_simulated": include_simulated}
         export_id = xxhash.xxh64_hexdigest(orjson.dumps(
