@@ -270,8 +270,8 @@ def validate_stage(ctx: StageContext) -> StageResult:
         if verdicts.found is not None:
             _record_findings(cat, ctx.run_id, name, number, verdicts.found)
         summary = _summary(verdicts, n_read, groups, new_branch_parts, branch_parts)
-        reported = cat.con.execute("SELECT count(*) FROM validation_results WHERE dataset = ? AND version = ?",
-                                   [name, number]).fetchone()[0]
+        reported = gx_on and cat.con.execute(  # asked only with GX on
+            "SELECT count(*) FROM validation_results WHERE dataset = ? AND version = ?", [name, number]).fetchone()[0]
         if gx_on and not n_read and reported:
             summary += f"; GX report of v{number} from an earlier run"
         elif gx_on:
