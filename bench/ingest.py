@@ -97,7 +97,7 @@ def work_beyond_limit(root: Path, batch_mb: float = 64) -> dict[str, float]:
     clock, digest = time.perf_counter, hashlib.sha256()
     texts: list[str] = []
     trees: list[bytes] = []
-    held = [0]  # bytes of view trees waiting for the scan
+    held = 0  # bytes of view trees waiting for the scan
 
     def scan():
         start = clock()
@@ -105,7 +105,6 @@ def work_beyond_limit(root: Path, batch_mb: float = 64) -> dict[str, float]:
             pc.match_substring_regex(column, TRIGGERS)
         seconds["secret scan"] += clock() - start
         texts.clear(), trees.clear()
-        held[0] = 0
 
     gc.disable()
     try:
@@ -125,13 +124,21 @@ def work_beyond_limit(root: Path, batch_mb: float = 64) -> dict[str, float]:
                 texts.append(render_android_screen(views, f"Activity: {state.get('foreground_activity')}"))
                 seconds["screen text"] += clock() - start
                 trees.append(orjson.dumps(views))
-                held[0] += len(trees[-1])
-                if held[0] > batch_mb * 1e6:
+                held += len(trees[-1])
+                if held > batch_mb * 1e6:
                     scan()
+                    held = 0
     finally:
         gc.enable()
     scan()
     return seconds
+
+
+def ceiling(limit_seconds: float, beyond: dict[str, float]) -> str:
+    """The work beyond the limit and the ceiling it sets on ingest's ratio: limit / (limit + that work)."""
+    return (", ".join(f"{k} {v:.2f} s" for k, v in beyond.items()) + f" beyond the limit's {limit_seconds:.2f} s: "
+            f"ingest's ceiling with nothing else, limit / (limit + these) = "
+            f"{limit_seconds / (limit_seconds + sum(beyond.values())):.2f}")
 
 
 def ingest_only():
@@ -195,11 +202,8 @@ def main() -> None:
 
         beyond = [work_beyond_limit(root) for _ in range(args.repeats)]
         extra = {k: statistics.median(b[k] for b in beyond) for k in beyond[0]}
-        limit_s = statistics.median(t[0] for t in limits)
         print("work ingest does beyond the limit, each timed alone (medians): "
-              + ", ".join(f"{k} {v:.2f} s" for k, v in extra.items())
-              + f"; the limit {limit_s:.2f} s: ingest's ceiling with nothing else, limit / (limit + these) = "
-              f"{limit_s / (limit_s + sum(extra.values())):.2f}")
+              + ceiling(statistics.median(t[0] for t in limits), extra))
 
         ray_time, _ = timed(ingest_once, root, scratch / "lake", "ray")
         print(f"ingest-android on local Ray ({os.cpu_count()} cores, incl. ray.init): {mb / ray_time:8.1f} MB/s")

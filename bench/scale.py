@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.android_corpus import write_corpus  # noqa: E402
+from bench.ingest import ceiling, work_beyond_limit  # noqa: E402
 
 STAGES = {
     "ingest + validate": ["run", "ingest-all", "--input", "{corpus}", "--task-mb", "{task_mb}", "--executor", "local",
@@ -86,25 +87,14 @@ def later_stage_seconds(lake: Path) -> float:
                            "(SELECT run_id FROM runs WHERE pipeline = 'ingest-all')").fetchall()[0][0]
 
 
-def limit_rate(corpus: Path, scratch: Path) -> float:
-    """MB/s of the ingest limit (bench/ingest.py) on the corpus's JSON files."""
+def limit_run(corpus: Path, scratch: Path) -> tuple[float, float]:
+    """(MB of the corpus's JSON files, seconds) of the ingest limit (bench/ingest.py) on them."""
     from bench.ingest import limit_once
 
     started = time.perf_counter()
     limit_once(corpus, scratch)
     seconds = time.perf_counter() - started
-    size = sum(p.stat().st_size for p in corpus.rglob("*.json"))
-    return size / 1e6 / seconds
-
-
-def ceiling(corpus: Path, limit: float) -> str:
-    """The ceiling on ingest's ratio that the work it does beyond the limit sets (`bench/ingest.py`)."""
-    from bench.ingest import work_beyond_limit
-
-    beyond = work_beyond_limit(corpus)
-    limit_seconds = sum(p.stat().st_size for p in corpus.rglob("*.json")) / 1e6 / limit
-    return (", ".join(f"{k} {v:.1f} s" for k, v in beyond.items()) + f" beyond the limit's {limit_seconds:.1f} s: "
-            f"ceiling {limit_seconds / (limit_seconds + sum(beyond.values())):.2f}")
+    return sum(p.stat().st_size for p in corpus.rglob("*.json")) / 1e6, seconds
 
 
 def main() -> None:
@@ -129,10 +119,12 @@ def main() -> None:
                       file=sys.stderr, flush=True)
             ingest_rate = rows["ingest + validate"][-1][1]
             ingest_only = mb / (rows["ingest + validate"][-1][0] - later_stage_seconds(lake))
-            limit = limit_rate(corpus, Path(tmp))
+            json_mb, limit_seconds = limit_run(corpus, Path(tmp))
+            limit = json_mb / limit_seconds
             print(f"  {size:g} MB  ingest + validate at {ingest_rate:.1f} MB/s = {ingest_rate / limit:.2f} of the "
                   f"limit ({limit:.1f} MB/s); ingest alone (planning included) {ingest_only:.1f} MB/s = "
-                  f"{ingest_only / limit:.2f}; {ceiling(corpus, limit)}", file=sys.stderr, flush=True)
+                  f"{ingest_only / limit:.2f}", file=sys.stderr, flush=True)
+            print(f"  {size:g} MB  {ceiling(limit_seconds, work_beyond_limit(corpus))}", file=sys.stderr, flush=True)
             shutil.rmtree(corpus), shutil.rmtree(out, ignore_errors=True), shutil.rmtree(lake)
     head = "".join(f"{f'{s:g} MB: s, MB/s, peak MB':>34s}" for s in sizes)
     print(f"{'stage':20s}{head}   peak largest/smallest")
