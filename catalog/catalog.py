@@ -136,6 +136,13 @@ class Catalog:
         # Written in a storage format the DuckDB CLI (`duckdb lake/catalog.duckdb`) also reads.
         config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
         self.con = duckdb.connect(path, read_only=read_only, config=config)
+        try:
+            self._prepare(read_only)
+        except BaseException:  # a part the views name is gone, a bad S3 setting: the file is not left open
+            self.con.close()
+            raise
+
+    def _prepare(self, read_only: bool) -> None:
         # parts on an object store: httpfs with the lake's S3 settings, else the lake's fsspec filesystem
         self.storage = attach_lake_storage(self.con, self.lake_root)
         if not read_only:

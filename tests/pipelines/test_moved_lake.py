@@ -47,3 +47,19 @@ def test_a_moved_lake_answers_from_its_new_place(tmp_path, capsys):
                            cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert shell.returncode == 0, shell.stderr
     assert shell.stdout.split() == [f"{expected[0]},{expected[1]}"]
+
+
+def test_a_lake_copied_without_a_part_names_the_missing_file(tmp_path, capsys):
+    first, copy = tmp_path / "first" / "lake", tmp_path / "copy" / "lake"
+    assert main(["run", "ingest-android", "--lake", str(first), "-q"]) == 0
+    shutil.copytree(first, copy)
+    missing = next((copy / "datasets" / "android" / "parts" / "steps").iterdir())
+    missing.unlink()  # a copy that stopped half-way
+    capsys.readouterr()
+    assert main(["sql", "SELECT count(*) FROM steps", "--lake", str(copy)]) != 0
+    assert str(missing) in capsys.readouterr().err
+    # a writer in the same process after the failed read-only open: the same clear error, not DuckDB's refusal
+    # of a second connection with another configuration
+    assert main(["validate", "android", "--lake", str(copy)]) != 0
+    err = capsys.readouterr().err
+    assert str(missing) in err and "configuration" not in err
