@@ -19,7 +19,9 @@ The episode is terminal when the file is complete; a cut-off last line (a trunca
 not terminal. A recording without input events (asciinema's default) gets one `command` step per command
 echoed after a shell prompt, read back by `ingest.ubuntu.cast_echo` and marked `action_inferred`; its
 observation is the screen with the prompt, and the exit code a prompt shows goes on the observation after the
-command. One with neither input nor a prompt row is quarantined (`no_input`). An event
+command. One with neither input nor a prompt row whose header names the `command` asciinema ran (`asciinema rec
+-c htop`) is one `command` step, that command, from the blank screen it started on to the screen at the end;
+one with no such header either is quarantined (`no_input`). An event
 line that is not `[time, code, data]` with the right types (a number, a string, a string for `o`/`i`/`r`,
 `COLSxROWS` for `r`) is quarantined alone, its reason naming the file, the line and the field.
 """
@@ -45,7 +47,7 @@ from ingest.source import Source, SourceError
 from ingest.ubuntu import cast_echo
 
 FORMAT = "asciicast"
-VERSION = "3"
+VERSION = "4"
 
 MAX_COLS, MAX_ROWS = 1000, 1000  # a header asking for more is refused: pyte allocates the whole screen
 # One key press as the terminal receives it: an escape sequence (CSI / SS3 / Alt+key), a control char, or text.
@@ -663,6 +665,19 @@ def steps_from_echo(cast: Cast) -> tuple[list[Step], Observation, dict]:
     return steps, final, facts
 
 
+def steps_from_header_command(cast: Cast) -> list[Step]:
+    """A recording without input or prompts of a command asciinema ran itself (`rec -c CMD`, the header's
+    `command`): one `command` step from the blank screen it started on, lasting to the end. None when the header
+    names no command."""
+    command = cast.header.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return []
+    end = cast.events[-1][0] if cast.events else 0.0
+    raw = orjson.dumps({"from_header": "command", "command": command}).decode()
+    return [Step(observation=TerminalReplay(cast.cols, cast.rows).observation(), timestamp=_timestamp(cast, 0.0),
+                 action=Action(kind="command", code=command, raw=raw, duration_s=round(max(end, 0.0), 6)))]
+
+
 def header_env(cast: Cast) -> dict:
     h = cast.header
     env = {"asciicast_version": cast.version, "cols": cast.cols, "rows": cast.rows}
@@ -681,10 +696,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     yield from cast.rejected
     steps, final, facts = steps_from_cast(cast)
     if not steps and not any(code == "i" for _, code, _, _ in cast.events):
-        steps, final, facts = steps_from_echo(cast)
+        echoed = steps_from_echo(cast)
+        if echoed[0]:
+            steps, final, facts = echoed
+        elif steps := steps_from_header_command(cast):
+            facts["action_from_header"] = "command"  # the screens and the exit are those steps_from_cast read
     if not steps:
-        yield Rejected("no_input", f"{where}: the recording has no input events and no command echoed after a "
-                       "shell prompt, so no actions", where)
+        yield Rejected("no_input", f"{where}: the recording has no input events, no command echoed after a "
+                       "shell prompt and no command in its header, so no actions", where)
         return
     env = {**header_env(cast), **facts}
     _keep_unknown_events(cast, env)

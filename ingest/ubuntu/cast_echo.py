@@ -15,6 +15,11 @@ the line feed leaves it, reads prompt + command:
   when more output came on the row after it (the echo) and the same prompt, digits aside, starts at least
   two rows of the recording (a prompt recurs; output that paused on a row does not, as a rule).
 
+A zsh theme's prompt (an arrow, then the folder and the repository's state, `➜  app git:(main) ✗ `) can reach
+the terminal in two output events, the arrow and folder first: the repository segment (`git:(...)`, `hg:(...)`,
+with its `✗` / `✔` marks) after such a prompt is prompt too, never the start of the command. A row whose prompt is
+known only by recurring must hold a letter or digit after it: a colour demo's rows of glyphs are no commands.
+
 The command is the row's text after the prompt, as the screen shows it when Enter's line feed leaves the
 row, so a key erased with Backspace or an edit in the middle of the line is read as the shell showed it. A
 prompt followed by nothing (Enter on an empty line) is no command; a row after the continuation prompt `> `
@@ -34,6 +39,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 _PROMPT_END = re.compile(r"(?:[$#%>❯»λ]\s+$)|(?:^\s*[➜❯])")
+_THEME_START = re.compile(r"^\s*[➜❯]")
+# oh-my-zsh themes (robbyrussell and its kin) end the prompt with the repository's state: `git:(main) ✗ `
+_VCS_SEGMENT = re.compile(r"\s*(?:git|hg|svn|bzr):\([^()\s]*\)(?:\s*[✗✔✓±⚡*])*\s+")
+_WORDY = re.compile(r"[^\W_]")  # a letter or digit
 _STATUS = re.compile(r"[\[(](\d{1,3})[\])]")
 _DIGITS = re.compile(r"\d+")
 _CONTINUATION = ">"  # bash's and zsh's PS2
@@ -89,6 +98,12 @@ def _command_line(chain: list[_Snap], row: str, t: float, line: int) -> CommandL
     if not row.startswith(prompt.rstrip()):
         return None
     command = row[len(prompt):] if row.startswith(prompt) else row[len(prompt.rstrip()):]
+    if by_pattern and _THEME_START.search(prompt):
+        segment = _VCS_SEGMENT.match(command)
+        if segment:  # the theme's VCS part came in a later output event than the arrow: it is prompt too
+            prompt, command = row[:len(row) - len(command) + segment.end()], command[segment.end():]
+    elif not by_pattern and command.strip() and not _WORDY.search(command):
+        return None  # a prompt known only by recurring is followed by words, not by the glyphs of a demo
     rest = chain[i + 1:]
     return CommandLine(prompt=prompt, command=command.strip(), prompt_event=chain[i].event,
                        started=rest[0].t if rest else t, entered=t, lines=[s.line for s in rest] + [line],

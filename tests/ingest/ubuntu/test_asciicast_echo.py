@@ -149,6 +149,27 @@ def test_a_command_pasted_in_one_event_and_a_cleared_screen(tmp_path, run, query
     assert final["text"] == "root@box:/app# pwd\n/app\nroot@box:/app#"
 
 
+def test_a_zsh_theme_prompt_in_two_events_keeps_its_repository_segment(tmp_path, run, query):
+    """oh-my-zsh's robbyrussell prompt reached the terminal as the arrow and folder, then `git:(main) ✗ `: the
+    command is `htop`, never `git:(main) ✗ htop`, and a clean repository's `git:(main) ` is prompt too."""
+    events = ["➜  app ", "git:(main) ✗ ", *_typed("htop"), "\x1b[?1049h\x1b[?1049l", "➜  app ", "git:(main) ",
+              *_typed("git status"), "clean\r\n", "➜  app ", "git:(main) "]
+    run("ingest-ubuntu", [_cast(tmp_path, events)])
+    steps = query("SELECT action FROM steps ORDER BY step_index")
+    assert [s["action"]["code"] for s in steps] == ["htop", "git status"]
+    assert [json.loads(s["action"]["raw"])["prompt"] for s in steps] == ["➜  app git:(main) ✗ ",
+                                                                         "➜  app git:(main) "]
+
+
+def test_a_colour_demo_without_a_prompt_gives_no_command_of_glyphs(tmp_path, run, query):
+    """Rows of colour blocks that pause and recur (a terminal theme's demo) look like a recurring prompt, but what
+    follows them is glyphs, not a command: no action, `no_input`."""
+    events = ["\x1b[41m█▓▒\x1b[0m ", *_typed("░█"), "\x1b[42m█▓▒\x1b[0m ", *_typed("░█"), "█▓▒ "]
+    result = run("ingest-ubuntu", [_cast(tmp_path, events)])
+    assert (result.episodes, result.quarantined) == (0, 1)
+    assert query("SELECT rule FROM quarantine")[0]["rule"] == "no_input"
+
+
 def test_recorded_input_still_wins(tmp_path, run, query):
     """A recording with input events keeps its keystroke actions (recorded, not inferred)."""
     path = tmp_path / "in.cast"

@@ -285,8 +285,8 @@ def test_a_recording_without_input_or_prompt_is_rejected_as_no_input(tmp_path):
     records = _read(tmp_path, _cast_of(2, [[0.1, "o", "hello\r\n"]]), "o.cast")
     (rejected,) = records
     assert (rejected.rule, rejected.location) == ("no_input", "o.cast")
-    assert rejected.reason == ("o.cast: the recording has no input events and no command echoed after a shell "
-                               "prompt, so no actions")
+    assert rejected.reason == ("o.cast: the recording has no input events, no command echoed after a shell "
+                               "prompt and no command in its header, so no actions")
 
 
 def test_input_without_keys_is_no_action_and_no_echo_is_read(tmp_path):

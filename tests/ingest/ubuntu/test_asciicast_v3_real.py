@@ -7,7 +7,6 @@ from pathlib import Path
 
 import fsspec
 
-from ingest.record import Episode, Rejected
 from ingest.source import Source
 from ingest.ubuntu import asciicast
 from tests.ingest import golden
@@ -36,14 +35,23 @@ def test_zellij_session_matches_the_golden():
     assert "keybinds" not in ep.final_observation.text
 
 
-def test_tui_recorded_with_a_command_and_no_prompt_is_quarantined():
-    """`asciinema rec -c 'tgt --demo'`: no input events and no shell prompt, so no action can be read; the
-    real v3 header (term.version, idle_time_limit, command) and the `x` event parse without complaint."""
+def test_tui_recorded_with_a_command_and_no_prompt_is_that_one_command():
+    """`asciinema rec -c 'tgt --demo'`: no input events and no shell prompt, but the header names the command
+    asciinema ran: one `command` step from the blank screen, lasting the whole recording (its intervals add up to
+    12.871 s), the exit status from the `x` event; the TUI left the alternate screen, so the screen at the
+    end is the terminal's own (blank). The real v3 header (term.version, idle_time_limit) parses without
+    complaint."""
     records = _read(DATA_V3 / "telegram-tui-demo.cast")
-    golden.check(records, GOLDEN / "asciicast-v3-telegram-tui.json")
-    assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
-        ("no_input", "telegram-tui-demo.cast")]
-    assert not [r for r in records if isinstance(r, Episode)]
+    golden.check(records, GOLDEN / "asciicast-v3-telegram-tui.json", env_keys=ENV_KEYS + ("action_from_header",))
+    (ep,) = records
+    (step,) = ep.steps
+    assert step.action.kind == "command" and not step.action_inferred
+    assert step.action.code == "/Users/cedi/src/gh/SpechtLabs/telegram-tui/target/release/tgt --demo"
+    assert step.observation.text == "" and (step.observation.width, step.observation.height) == (110, 30)
+    assert step.timestamp.isoformat() == "2026-08-01T01:27:51+00:00"  # the header's start
+    assert step.action.duration_s == 12.871
+    assert ep.env["action_from_header"] == "command" and ep.env["exit_code"] == 0
+    assert ep.final_observation.exit_code == 0 and ep.terminated
 
 
 def test_leaving_the_alternate_screen_shows_the_shell_screen_again(tmp_path):
