@@ -14,7 +14,9 @@ observation of a step is the main-frame DOM snapshot taken before the call (name
 `beforeSnapshot` up to v9; from v10 the snapshot names its `callId` and `phase`), or the previous call's
 after-snapshot when there is none, rendered to text with URL and title, plus the latest screencast frame
 (to the blob store) when the archive holds it. The last call's after-snapshot is the final observation.
-A call's error shows in the next observation (`is_error`).
+A call's error shows in the next observation (`is_error`). A call's point (`input.point`, a mouse call's `x`,
+`y`) is normalized by the context's fixed viewport, or, in a context without one (`no_viewport`), by the page's
+size at that call: the snapshot's `viewport`, else the screencast frame's size.
 
 Timestamps. Up to v6 every `before` carries its `wallTime` (epoch ms). From v7 calls carry only monotonic
 `startTime` (ms on the recording process's clock); the chunk's `context-options` records `wallTime` and
@@ -44,7 +46,7 @@ from ingest.safe_zip import SafeZip
 from ingest.source import Source, SourceError
 
 FORMAT = "playwright_trace"
-VERSION = "2"
+VERSION = "3"
 MIN_TRACE_VERSION = 4
 MAX_TRACE_VERSION = 10  # the newest format read here (Playwright 1.65); a newer one may mean other fields
 
@@ -360,7 +362,10 @@ def _episode(archive: SafeZip, chunk: _Chunk, source: Source) -> Episode | None:
         if obs is None:  # no snapshot before this call: the page as the previous call left it (error included)
             obs = previous_after or Observation(kind="none", is_error=True if pending_error else None,
                                                 text=f"Error: {pending_error}" if pending_error else None)
-        steps.append(Step(observation=obs, action=action_from_call(before, after, call.get("input"), viewport),
+        # a context with no fixed viewport (`no_viewport`, a headed window): the page's size at this call, from
+        # its snapshot or screencast frame, is what the call's point is in
+        size = viewport or {"width": obs.width, "height": obs.height}
+        steps.append(Step(observation=obs, action=action_from_call(before, after, call.get("input"), size),
                           timestamp=clock.wall_time(before)))
         pending_error = _error_message(after)
         failed = failed or pending_error is not None

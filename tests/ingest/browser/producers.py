@@ -98,9 +98,11 @@ def site():
         thread.join(5)
 
 
-def record_library_trace(base: str, out: Path, title: str = "greet a user") -> tuple[Path, Path]:
+def record_library_trace(base: str, out: Path, title: str = "greet a user",
+                         fixed_viewport: bool = True) -> tuple[Path, Path]:
     """The session through Playwright's Python API with context tracing (screenshots, snapshots) and a HAR;
-    returns (trace.zip, session.har)."""
+    returns (trace.zip, session.har). `fixed_viewport=False` gives the context no viewport (`no_viewport`):
+    the page takes the browser window's size."""
     from playwright.sync_api import sync_playwright
 
     out.mkdir(parents=True, exist_ok=True)
@@ -108,7 +110,8 @@ def record_library_trace(base: str, out: Path, title: str = "greet a user") -> t
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport=VIEWPORT, record_har_path=str(har))
+            size = {"viewport": VIEWPORT} if fixed_viewport else {"no_viewport": True}
+            context = browser.new_context(**size, record_har_path=str(har))
             context.tracing.start(screenshots=True, snapshots=True, title=title)
             page = context.new_page()
             page.goto(f"{base}/index.html")

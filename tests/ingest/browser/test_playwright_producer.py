@@ -172,3 +172,28 @@ def test_test_runner_traces_ingest_with_the_runners_verdict(runner_run, lake, qu
     errors = json.loads(failed["env"])["test_runner"]["errors"]
     assert errors and "toHaveText" in errors[0] and "\x1b" not in errors[0]
     _in_window([s["timestamp"] for s in steps], run["start"], run["end"])
+
+
+def test_a_context_without_a_fixed_viewport_keeps_its_click_points(tmp_path, lake, query):
+    """`no_viewport=True` (the page takes the window's size; the trace's context options name no viewport): each
+    click's point is normalized by the page's size at that call, so x * width gives back the point Playwright
+    recorded in its `input` event."""
+    require("Playwright (Python) with chromium", producers.playwright_available(),
+            "pip install playwright (Python) and apt-get install chromium")
+    with producers.site() as base:
+        trace, _ = producers.record_library_trace(base, tmp_path / "session", fixed_viewport=False)
+    with zipfile.ZipFile(trace) as z:
+        events = [json.loads(line) for name in z.namelist() if name.endswith(".trace")
+                  for line in z.read(name).decode().splitlines() if line.strip()]
+    options = next(e for e in events if e.get("type") == "context-options")
+    assert not (options.get("options") or {}).get("viewport")  # nothing fixed: the old reader had no size
+    points = {e["callId"]: e["point"] for e in events if e.get("type") == "input" and e.get("point")}
+    _ingest(lake, [trace])
+    ep, steps = _episode(query, "playwright_trace")
+    clicks = [s for s in steps if s["action"]["kind"] == "click"]
+    assert len(clicks) == 2 and len(points) >= 2
+    for step, point in zip(clicks, [points[k] for k in sorted(points, key=lambda k: int(k.split("@")[-1]))]):
+        width, height = step["observation"]["width"], step["observation"]["height"]
+        assert width and height
+        assert abs(step["action"]["x"] * width - point["x"]) < 0.01
+        assert abs(step["action"]["y"] * height - point["y"]) < 0.01
