@@ -27,6 +27,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.search import episode_domain, results_tree
 from ingest.source import BudgetExceeded, Source
@@ -34,6 +35,10 @@ from ingest.tools import dumps, tool_action
 
 FORMAT = "agentworldbench"
 VERSION = "2"
+INFO = FormatInfo(
+    group=None, rank=80, domains=('mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os'), platform="varies",
+    summary="AgentWorldBench JSONL",
+)
 
 OBSERVATION_MARKER = "**Environment Observation:**"
 _DOMAINS = {"mcp": ("linux", "tool_result"), "search": ("linux", "tool_result"), "terminal": ("linux", "terminal"),

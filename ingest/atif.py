@@ -96,6 +96,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.record import (Action, Branch, Episode, Observation, Rejected, Step, episode_id, episode_without_steps,
                            warn)
 from ingest.search import episode_domain
@@ -106,6 +107,19 @@ from ingest.transcript import INJECTED_USER_CONTEXT
 
 FORMAT = "atif"
 VERSION = "3"
+INFO = FormatInfo(
+    group="swe", rank=10, domains=('terminal', 'swe', 'mcp'), platform="linux",
+    summary=("ATIF `trajectory.json` v1.0-v1.8 (Harbor trials; copied context as history, subagent and continuation "
+             "trajectories linked to their parent in `env.parent`; checked against Harbor's own models at 0.1.24 and "
+             "0.26.0)"),
+    producer="Harbor's ATIF pydantic models",
+    versions="harbor 0.1.24 (first ATIF-v1.5), 0.26.0 (ATIF-v1.8)",
+    proof=("each version's `Trajectory` model validates the real trajectories it knows and every file `export atif` "
+           "writes, and reads the same actions we do (`tests/ingest/test_atif_harbor_models.py`); 0.26.0's Codex "
+           "agent converts real Codex rollouts to `trajectory.json` at test time, which we read as Harbor's model "
+           "does and as the Codex reader reads the rollout (`tests/ingest/test_atif_harbor_codex_producer.py`); "
+           "Harbor 0.1.31's own terminus-2 / openhands goldens are bundled samples"),
+)
 
 EXTRA_KEY = "trajforge"  # where our export keeps exact records inside ATIF `extra` objects
 TRAJECTORY = "agent/trajectory.json"  # where a Harbor trial keeps the agent's ATIF trajectory

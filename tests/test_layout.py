@@ -110,8 +110,8 @@ def test_readers_open_input_only_through_source():
     read a link out of the input that the walker had refused)."""
     offenders = []
     for path in sorted((ROOT / "ingest").rglob("*.py")):
-        if path.name == "source.py":
-            continue
+        if path.relative_to(ROOT).as_posix() in ("ingest/source.py", "ingest/registry.py"):
+            continue  # the opener itself, and the registry, which reads this project's own modules, never input
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and (how := _opens_input(node)):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {how}")

@@ -30,6 +30,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest import tfrecord
 from ingest.png import encode_png
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
@@ -38,6 +39,13 @@ from schemas.render import render_android_screen
 
 FORMAT = "aitw"
 VERSION = "1"
+INFO = FormatInfo(
+    group="android", rank=210, domains=('android',), platform="android",
+    summary="AITW TFRecords (read without TensorFlow)",
+    producer="TensorFlow's TFRecord writer",
+    versions="tensorflow-cpu (current)",
+    proof="`tf.train.Example` records written at test time (`tests/ingest/android/test_tfrecord_producer.py`)",
+)
 
 TAP_MAX_DISTANCE = 0.04
 MARKERS = (b"results/action_type", b"results/yx_touch", b"goal_info", b"image/ui_annotations", b"episode_length")
@@ -57,6 +65,8 @@ def claims(path: str, head: bytes, markers: tuple, other: tuple, named: bool) ->
 
 
 def units(files: list[str], head) -> list[str]:
+    """TFRecord files whose first record names AITW's features (`results/action_type`, `goal_info`...), or names
+    neither AITW's nor AndroidControl's and whose file name does not say `android_control`."""
     return [p for p in files if claims(p, head(p), MARKERS, OTHER_MARKERS,
                                        "android_control" not in posixpath.basename(p))]
 

@@ -27,6 +27,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest import tfrecord
 from ingest.android.a11y import views_from_forest
 from ingest.android.json_action import json_action
@@ -37,8 +38,17 @@ from schemas.render import render_android_screen
 
 FORMAT = "androidcontrol"
 VERSION = "2"
+INFO = FormatInfo(
+    group="android", rank=220, domains=('android',), platform="android",
+    summary="AndroidControl TFRecords (read without TensorFlow)",
+    producer="TensorFlow's TFRecord writer",
+    versions="tensorflow-cpu (current)",
+    proof="`tf.train.Example` records written at test time (`tests/ingest/android/test_tfrecord_producer.py`)",
+)
 
 def units(files: list[str], head) -> list[str]:
+    """TFRecord files whose first record names AndroidControl's features (`screenshot_widths`,
+    `accessibility_trees`...), or names neither set and whose file name says `android_control`."""
     return [p for p in files if claims(p, head(p), OTHER_MARKERS, AITW_MARKERS,
                                        "android_control" in posixpath.basename(p))]
 

@@ -34,6 +34,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.android.json_action import json_action
 from ingest.png import encode_png
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, episode_without_steps, warn
@@ -43,6 +44,10 @@ from schemas.render import render_android_screen
 
 FORMAT = "androidworld"
 VERSION = "1"
+INFO = FormatInfo(
+    group="android", rank=230, domains=('android',), platform="android",
+    summary="AndroidWorld `*.pkl.gz` results",
+)
 
 ALLOWED = records(
     "android_world.env.representation_utils.UIElement",

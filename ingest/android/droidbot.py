@@ -32,6 +32,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, warn
 from ingest.source import Source, SourceError, parse_json
@@ -39,6 +40,12 @@ from schemas.render import render_android_screen
 
 FORMAT = "droidbot"
 VERSION = "1"
+INFO = FormatInfo(
+    group="android", rank=90, domains=('android',), platform="android",
+    summary=("DroidBot and Kea runs (several runs in one folder are several episodes, split at `kill_app` or, in "
+             "DroidBot's 2020 releases, HOME then the start intent; coordinates a fraction of the screen each event "
+             "acted on, landscape after a rotation)"),
+)
 
 _KEY_ACTIONS = {"BACK": "back", "HOME": "home"}
 _STATE_DIRS = ("states", "all_states")  # DroidBot's, Kea's

@@ -39,12 +39,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.arrow import checked_episode, step_problem
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.source import Source, text_lines
 
 FORMAT = "getevent"
 VERSION = "1"
+INFO = FormatInfo(
+    group="android", rank=100, domains=('android',), platform="android",
+    summary="`getevent -lt` logs",
+)
 
 TAP_MAX_DISTANCE = 0.04  # normalized; the tap/swipe split Android-in-the-Wild uses too
 LONG_PRESS_S = 0.5  # Android's long-press timeout (ViewConfiguration: 400-500 ms)

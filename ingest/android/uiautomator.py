@@ -29,6 +29,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.android.views import views_from_uiautomator
 from ingest.arrow import checked_episode, step_problem
 from ingest.record import Episode, Observation, Rejected, Step
@@ -38,6 +39,10 @@ from schemas.render import render_android_screen
 
 FORMAT = "uiautomator"
 VERSION = "1"
+INFO = FormatInfo(
+    group="android", rank=110, domains=('android',), platform="android",
+    summary="UI Automator dumps",
+)
 
 _ROTATION = re.compile(rb'<hierarchy[^>]*\brotation="(\d+)"')
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1

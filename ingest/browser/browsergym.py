@@ -43,6 +43,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.arrow import checked_episode, step_problem
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, episode_without_steps, warn
@@ -51,6 +52,15 @@ from ingest.source import Source, SourceError, parse_json
 
 FORMAT = "browsergym"
 VERSION = "1"
+INFO = FormatInfo(
+    group="browser", rank=150, domains=('web',), platform="browser",
+    summary="BrowserGym / AgentLab experiment folders",
+    producer="AgentLab + BrowserGym step pickles",
+    versions="agentlab 0.3.2 (browsergym 0.13.4), 0.4.2 (browsergym 0.14.3)",
+    proof=("each version in its own venv runs a scripted agent on BrowserGym's open-ended task served from loopback "
+           "in Debian's chromium; AgentLab's own `ExpResult` loading is the oracle for every step's action, page, "
+           "reward and terminal flag (`tests/ingest/browser/test_agentlab_producer.py`)"),
+)
 
 _STEP_FILE = re.compile(r"^step_(\d+)\.pkl\.gz$")
 _CODE_BLOCK = re.compile(r"```(?:python|py)?\s*(.*?)```", re.S)

@@ -16,12 +16,17 @@ import re
 from collections import Counter
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.browser.http import Exchange, exchanges_to_steps, is_inline_text
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
 
 FORMAT = "cdp"
 VERSION = "1"
+INFO = FormatInfo(
+    group="browser", rank=140, domains=('web',), platform="browser",
+    summary="Chrome DevTools Protocol logs",
+)
 
 _CDP_HEAD = re.compile(rb'^\s*\[\s*\{')
 _CDP_METHOD = re.compile(rb'"method"\s*:\s*"(Page|Network|Runtime|Target|DOM|Input|Log|Fetch|Emulation|Security|'

@@ -25,6 +25,7 @@ from typing import Iterator
 import ijson
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.browser.http import Exchange, exchanges_to_steps, is_inline_text
 from ingest.record import Episode, Rejected
 from ingest.source import BudgetExceeded, Source, SourceError, parse_json
@@ -32,6 +33,14 @@ from ingest.times import parse_time
 
 FORMAT = "har"
 VERSION = "1"
+INFO = FormatInfo(
+    group="browser", rank=130, domains=('web',), platform="browser",
+    summary="HAR 1.2",
+    producer="Playwright (Python library, `@playwright/test` 1.65.1)",
+    versions="current",
+    proof=("the same session recorded by the library and the test runner in Debian's chromium "
+           "(`tests/ingest/browser/test_playwright_producer.py`)"),
+)
 
 _HAR_HEAD = re.compile(rb'^\s*\{\s*"log"\s*:\s*\{')
 _HAR_KEYS = (b'"entries"', b'"creator"', b'"version"')

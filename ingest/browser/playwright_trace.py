@@ -40,6 +40,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.browser.dom import FrameSnapshots, render, title_of
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.safe_zip import SafeZip
@@ -47,6 +48,14 @@ from ingest.source import Source, SourceError
 
 FORMAT = "playwright_trace"
 VERSION = "3"
+INFO = FormatInfo(
+    group="browser", rank=120, domains=('web',), platform="browser",
+    summary="Playwright `trace.zip` (v4–v10, library and test-runner traces)",
+    producer="Playwright (Python library, `@playwright/test` 1.65.1)",
+    versions="current",
+    proof=("the same session recorded by the library and the test runner in Debian's chromium "
+           "(`tests/ingest/browser/test_playwright_producer.py`)"),
+)
 MIN_TRACE_VERSION = 4
 MAX_TRACE_VERSION = 10  # the newest format read here (Playwright 1.65); a newer one may mean other fields
 

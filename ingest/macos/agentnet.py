@@ -28,6 +28,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.arrow import checked_env, checked_episode, step_problem
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.record import Episode, Observation, Rejected, Step
@@ -35,6 +36,10 @@ from ingest.source import BudgetExceeded, Source, SourceError, parse_json
 
 FORMAT = "agentnet"
 VERSION = "1"
+INFO = FormatInfo(
+    group="macos", rank=200, domains=('os',), platform="varies",
+    summary="AgentNet trajectories",
+)
 
 PLATFORM_BY_SYSTEM = {"darwin": "macos", "macos": "macos", "windows": "windows", "linux": "ubuntu",
                       "ubuntu": "ubuntu"}

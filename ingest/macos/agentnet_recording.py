@@ -31,6 +31,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.macos.agentnet import platform_of
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.source import Source, SourceError, parse_json
@@ -38,6 +39,10 @@ from schemas.render_a11y import render_a11y
 
 FORMAT = "agentnet_recording"
 VERSION = "1"
+INFO = FormatInfo(
+    group="macos", rank=190, domains=('os',), platform="varies",
+    summary="raw AgentNet recordings (accessibility trees rendered to text; the platform comes from the recording)",
+)
 
 ACTIONS_FILE = "reduced_events_complete.jsonl"
 

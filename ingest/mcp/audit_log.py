@@ -34,6 +34,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.mcp.jsonrpc import Message, call_result, read_messages
 from ingest.record import Episode, Observation, Rejected, Step
 from ingest.search import episode_domain
@@ -43,6 +44,17 @@ from ingest.tools import dumps, tool_action
 
 FORMAT = "mcp_audit_log"
 VERSION = "1"
+INFO = FormatInfo(
+    group="mcp", rank=250, domains=('mcp', 'search'), platform="linux",
+    summary="gateway audit logs (greenlight-mcp, one tool call per line)",
+    producer=("greenlight-mcp (stdio logging proxy) JSONL; per-call audit lines (`toolName` / `params` / `result` or "
+              "`error`)"),
+    versions="greenlight-mcp 0.7.0",
+    proof=("greenlight runs in front of the `mcp` SDK's stdio server while the SDK client calls it; its log must read"
+           " as the byte-level wire capture of the same session (`tests/ingest/mcp/test_audit_log.py`); per-call "
+           "lines: hand-made in documented gateway shapes, and two real MCP servers' call logs in `../shared/samples`"
+           " (goldens)"),
+)
 
 _GREENLIGHT = re.compile(rb'^\{"ts":\s*[0-9.]+,\s*"direction":\s*"(?:client->server|server->client)",\s*"parsed"')
 TOOL_KEYS = ("toolName", "tool_name", "tool")

@@ -48,6 +48,7 @@ from typing import Iterable, Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.record import Episode, Observation, Rejected, Step
 from ingest.search import episode_domain, results_tree
 from ingest.source import Source, SourceError
@@ -56,6 +57,14 @@ from ingest.tools import dumps, tool_action
 
 FORMAT = "mcp_jsonrpc"
 VERSION = "2"
+INFO = FormatInfo(
+    group="mcp", rank=70, domains=('mcp', 'search'), platform="linux",
+    summary=("MCP JSON-RPC 2.0 sessions, search agents (`[n] url / Title / Snippet / Date` results parsed into "
+             "`ui_tree`)"),
+    producer="the `mcp` SDK",
+    versions="2.3",
+    proof="a stdio server and client session captured three ways (`tests/ingest/mcp/test_producer.py`)",
+)
 
 CALL_METHODS = ("tools/call", "resources/read", "prompts/get")
 _ENVELOPE_KEYS = ("message", "payload", "data", "json")

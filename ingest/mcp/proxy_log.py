@@ -38,12 +38,17 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.mcp.jsonrpc import Message, direction_of, read_messages
 from ingest.record import Episode, Rejected
 from ingest.source import Source
 
 FORMAT = "mcp_proxy_log"
 VERSION = "2"
+INFO = FormatInfo(
+    group="mcp", rank=240, domains=('mcp', 'search'), platform="linux",
+    summary="MCP proxy logs",
+)
 
 _EXTENSIONS = (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson")
 _LEVELS = frozenset({"info", "error", "warn", "warning", "debug", "trace", "notice", "fatal"})

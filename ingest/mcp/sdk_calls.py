@@ -34,6 +34,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.mcp.jsonrpc import Message, read_messages
 from ingest.record import Episode, Rejected
 from ingest.source import Source
@@ -41,6 +42,13 @@ from ingest.tools import dumps
 
 FORMAT = "mcp_sdk"
 VERSION = "1"
+INFO = FormatInfo(
+    group="mcp", rank=60, domains=('mcp', 'search'), platform="linux",
+    summary="MCP SDK captures (tool schemas from `tools/list` in `env.tools`)",
+    producer="the `mcp` SDK",
+    versions="2.3",
+    proof="a stdio server and client session captured three ways (`tests/ingest/mcp/test_producer.py`)",
+)
 
 # ClientSession method -> (MCP method, names of its positional parameters)
 METHODS: dict[str, tuple[str, tuple[str, ...]]] = {

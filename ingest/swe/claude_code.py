@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Budgets, Source, SourceError, parse_json, text_lines
 from ingest.times import parse_time
@@ -47,6 +48,15 @@ from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "claude_code"
 VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=270, domains=('swe',), platform="linux",
+    summary="Claude Code session JSONL (subagents as episodes of their own)",
+    producer="Claude Code session JSONL (`~/.claude/projects/...`)",
+    versions="2.0.46, 2.1.152 (real sessions)",
+    proof=("cannot run here (vendor service): a real MIT-licensed 2.0.46 excerpt with a subagent (golden), a real "
+           "2.1.152 session in `../shared/samples` (golden), and the bundled Harbor trial's session against Harbor's "
+           "own ATIF conversion of it (`tests/ingest/swe/test_claude_code.py`)"),
+)
 
 BOOKKEEPING = frozenset({"file-history-snapshot", "queue-operation", "last-prompt", "custom-title", "progress",
                          "agent-name", "tag"})

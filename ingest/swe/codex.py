@@ -38,6 +38,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.times import parse_time
@@ -46,6 +47,16 @@ from ingest.transcript import INJECTED_USER_CONTEXT, Message, Run, ToolCall, rec
 
 FORMAT = "codex"
 VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=280, domains=('swe',), platform="linux",
+    summary="Codex CLI rollouts",
+    producer="Codex CLI rollout JSONL (`~/.codex/sessions/...`)",
+    versions="0.135.0 (real); the current line layout and the older bare-item one",
+    proof=("cannot run here (vendor service): a real 0.135.0 `codex exec` rollout in `../shared/samples`, beside the "
+           "test a real 0.77.0 `codex exec` run with three shell calls (codemie-code, Apache-2.0) and a real "
+           "Apache-2.0 0.77.0 opening, and an MIT-licensed rollout from claude-code-log's tests (goldens), edge cases"
+           " in codex-rs's item shapes (`tests/ingest/swe/test_codex.py`)"),
+)
 
 KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 _SNIFF = re.compile(rb'^\s*\{"timestamp":"[^"]*","type":"(?:session_meta|response_item|event_msg|turn_context)"')

@@ -47,6 +47,7 @@ import posixpath
 import re
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
@@ -54,6 +55,16 @@ from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "minisweagent"
 VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=50, domains=('swe',), platform="linux",
+    summary="mini-swe-agent `.traj.json` (1.x, 2.x; outcome from a `report.json` beside it)",
+    producer="mini-swe-agent",
+    versions="1.17.5, 2.4.6 (text and tool-call models)",
+    proof=("each version in its own venv runs a bash task in a local environment against litellm's mock response (2.x"
+           " tool calls: its deterministic test model); its inspector's paging and action parsing are the oracle "
+           "(`tests/ingest/swe/test_minisweagent.py`); a real 1.15.0 run (Gemini 3 Pro) is a golden, and a real "
+           "MIT-licensed 2.2.7 tool-call run (deepseek-reasoner, cut by a provider error) beside the test"),
+)
 
 _SUFFIX = ".traj.json"
 _DEFAULT_ACTION_REGEX = r"```bash\s*\n(.*?)\n```"

@@ -28,6 +28,7 @@ import binascii
 import posixpath
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action, tool_observation
@@ -35,6 +36,10 @@ from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "openhands"
 VERSION = "2"
+INFO = FormatInfo(
+    group="swe", rank=30, domains=('swe',), platform="linux",
+    summary="OpenHands event streams (V0)",
+)
 
 _BOOKKEEPING_ACTIONS = {"change_agent_state", "system", "recall", "condensation", "null"}
 _BOOKKEEPING_OBSERVATIONS = {"agent_state_changed", "null", "recall", "condensation"}

@@ -42,6 +42,7 @@ import posixpath
 import re
 from typing import Iterator
 
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps
@@ -49,6 +50,15 @@ from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "openhands_v1"
 VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=40, domains=('swe',), platform="linux",
+    summary="OpenHands conversation folders (V1: `base_state.json` + `events/`)",
+    producer="openhands-sdk + openhands-tools",
+    versions="1.58.2",
+    proof=("the SDK's agent with its terminal and file-editor tools in a local workspace, driven by its scripted "
+           "`TestLLM`; its event models read the files back as the oracle (`tests/ingest/swe/test_openhands_v1.py`); "
+           "a real gpt-4o-mini conversation from the SDK's own repository (MIT) beside the test (golden)"),
+)
 
 EVENT_NAME = re.compile(r"^event-(\d{5,})-([0-9a-fA-F\-]{8,})\.json$")  # the SDK's EVENT_NAME_RE
 _BOOKKEEPING = frozenset({

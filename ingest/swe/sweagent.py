@@ -46,6 +46,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.arrow import checked_env, checked_episode, step_problem
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
@@ -53,6 +54,10 @@ from ingest.tools import dumps, tool_action
 
 FORMAT = "sweagent"
 VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=20, domains=('swe',), platform="linux",
+    summary="SWE-agent `.traj` (current, history-only, legacy 0.x)",
+)
 
 _ISSUE = re.compile(r"ISSUE:\n(.*?)\n+INSTRUCTIONS:", re.DOTALL)
 

@@ -42,12 +42,25 @@ from pyte.charsets import LAT1_MAP as _LATIN1
 from pyte.screens import StaticDefaultDict
 from wcwidth import wcwidth
 
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step, warn
 from ingest.source import Source, SourceError
 from ingest.ubuntu import cast_echo
 
 FORMAT = "asciicast"
 VERSION = "4"
+INFO = FormatInfo(
+    group="ubuntu", rank=180, domains=('terminal',), platform="linux",
+    summary=("asciicast v2/v3 (screens rendered by a terminal emulator, with the alternate screen of full-screen "
+             "programs, keystrokes up to Enter as actions; without input events, asciinema's default, each command "
+             "echoed after a prompt, marked `action_inferred`, or the one command the header names)"),
+    producer="asciinema",
+    versions="2.4.0 (with and without `--stdin`)",
+    proof=("records a bash session at test time; the commands read back from the echo once the input events are "
+           "removed equal the recorded keystrokes, also on real Terminal-Bench and Harbor casts "
+           "(`tests/ingest/ubuntu/`); asciinema 3 is on neither PyPI nor Debian: two real MIT-licensed v3 recordings "
+           "beside the test (goldens) and a hand-made case"),
+)
 
 MAX_COLS, MAX_ROWS = 1000, 1000  # a header asking for more is refused: pyte allocates the whole screen
 # One key press as the terminal receives it: an escape sequence (CSI / SS3 / Alt+key), a control char, or text.

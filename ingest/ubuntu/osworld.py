@@ -31,6 +31,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.record import Action, Episode, Observation, Rejected, Step
@@ -38,6 +39,10 @@ from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
 VERSION = "2"
+INFO = FormatInfo(
+    group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
+    summary="OSWorld result trajectories",
+)
 
 _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
 

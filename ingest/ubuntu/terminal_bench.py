@@ -79,6 +79,7 @@ from typing import Iterator
 import orjson
 from wcwidth import wcswidth
 
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
@@ -86,6 +87,10 @@ from ingest.ubuntu.asciicast import Cast, TerminalReplay, parse_cast
 
 FORMAT = "terminal_bench"
 VERSION = "2"
+INFO = FormatInfo(
+    group="ubuntu", rank=160, domains=('terminal',), platform="linux",
+    summary="Terminal-Bench trials",
+)
 
 _CUT_OFF = {"agent_timeout", "unknown_agent_error", "context_length_exceeded", "output_length_exceeded",
             "fatal_llm_parse_error", "agent_installation_failed"}

@@ -26,7 +26,7 @@ EXPECTED = {"mixed/capture-1.json": "har", "mixed/capture-2.log": "har", "mixed/
 
 
 def test_every_registered_format_leaves_each_browser_sample_to_its_reader(tmp_path):
-    units, _ignored = find_units([str(_mixed(tmp_path))], list(registry.FORMATS))
+    units, _ignored = find_units([str(_mixed(tmp_path))], list(registry.names()))
     claimed = {u.uri: u.format for u in units}
     assert claimed == EXPECTED
 
