@@ -356,8 +356,7 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
     """Steps of one line of turns; yields the Rejected rows, returns the `_Line`. `exact`: our own export,
     whose timestamps are ours already (no parallel-call repair)."""
     line = _Line()
-    run_max = baseline = latest = None  # parallel-call repair: see the module docstring
-    in_run = False
+    clock = _ParallelClock(line, exact)
     for i, turn in turns:
         where = f"steps[{i}]"
         mine = _ours(turn)
@@ -367,29 +366,7 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             _copied(line, turn, i)
             continue
         try:
-            if turn["source"] == "system":
-                # the system prompt opens a line; a system turn after that is an event (a context-summary
-                # handoff, an environment notice), kept apart so it never replaces the prompt
-                if line.system_prompt is None and not line.began:
-                    line.system_prompt = _text(turn.get("message")) or ""
-                else:
-                    line.system_events.append({"step": len(line.steps), "step_id": turn.get("step_id", i + 1),
-                                               "message": _text(turn.get("message")), "extra": turn.get("extra")})
-                    if _replaces_context(turn):
-                        line.pending = []  # the context was compacted: what came before is gone for the agent
-                line.subagents += _links(turn, len(line.steps))
-                continue
-            line.began = True
-            if turn["source"] == "user":
-                in_run = False
-                message = _text(turn.get("message")) or ""
-                line.task = _first_task(line.task, message)
-                if "observation" in mine:  # our export: an observation, or (null) the task alone
-                    restored = _restored_observation(mine["observation"], f"{where}.extra.{EXTRA_KEY}.observation")
-                    if restored is not None:
-                        line.pending.append(restored)
-                elif message:
-                    line.pending.append(Observation(kind="text", text=message))
+            if _context_turn(line, turn, i, mine, clock):
                 continue
             calls = _calls(turn, where)
             results = _results(turn, where)
@@ -403,73 +380,132 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             yield Rejected("bad_record", f"{name}: {e.where} {e.what}; the turn is left out", e.where,
                            snippet=dumps(turn)[:2000])
             continue
-
-        # results by the call they name; one that names no call of this turn (or none) is kept with the
-        # turn's last call, never dropped, and two that name one call are both kept, in order
-        call_ids = {_id(c.get("tool_call_id")) for c in calls}
-        by_call: dict[str, list] = {}
-        loose = []
-        for r in results:
-            source = _id(r.get("source_call_id"))
-            (by_call.setdefault(source, []) if source and source in call_ids else loose).append(r)
-        stamp = parse_time(turn.get("timestamp"))
-        if calls and not exact and stamp is not None:
-            if not in_run:
-                in_run, baseline, run_max = True, latest, latest
-            if run_max is not None and stamp < run_max and (baseline is None or stamp >= baseline):
-                for j in range(len(calls)):
-                    line.parallel_times[str(len(line.steps) + j)] = turn["timestamp"]
-                stamp = None
-            else:
-                run_max = stamp if run_max is None else max(run_max, stamp)
-        elif not calls:
-            in_run = False
-        if stamp is not None:
-            latest = stamp if latest is None else max(latest, stamp)
-        reasoning = turn.get("reasoning_content") if isinstance(turn.get("reasoning_content"), str) else None
-        if calls and (said := _text(turn.get("message"))):  # what the agent wrote beside its calls
-            reasoning = f"{reasoning}\n\n{said}" if reasoning else said
-        model = turn.get("model_name") if isinstance(turn.get("model_name"), str) else None
-        failed = isinstance(turn.get("extra"), dict) and turn["extra"].get("tool_result_is_error") is True
-        for j, call in enumerate(calls or [None]):
-            if restored_action is not None:
-                action = restored_action
-            elif call is None:
-                message = _text(turn.get("message")) or ""
-                action = Action(kind="message", text=message, raw=dumps({"message": message}))
-            else:
-                action = _call_action(call["function_name"], call.get("arguments"), dumps(call))
-            if model:
-                line.models.setdefault(model, []).append(len(line.steps))
-            line.steps.append(Step(observation=_merge(line.pending), action=action, timestamp=stamp,
-                                   reasoning=(reasoning or None) if j == 0 else None,
-                                   action_inferred=mine.get("action_inferred") is True))
-            call_id = _id(call.get("tool_call_id")) if call else None
-            found = list(by_call.get(call_id, ())) if call_id else []
-            if j == len(calls or [None]) - 1:
-                found += loose
-            tool = _shell(action.tool_name)
-            kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
-            line.pending = [tool_observation(tool, _text(r.get("content")), kind=kind,
-                                             is_error=True if failed and len(calls) == 1 else None) for r in found]
-            line.subagents += _links({"observation": {"results": found}}, len(line.steps) - 1)
+        _agent_steps(line, turn, calls, results, restored_action, mine, clock.stamp(turn, calls))
         line.finished = any(call["function_name"] in FINISH_TOOLS for call in calls)
         if restored_next is not _UNSET:
             line.pending = [restored_next] if restored_next is not None else []
-        records = mine.get("branches") or []
-        if not isinstance(records, list):
-            yield Rejected("bad_record", f"{name}: {where}.extra.{EXTRA_KEY}.branches is not an array; no branch is "
-                           "read from it", f"{where}.extra.{EXTRA_KEY}.branches", snippet=dumps(records)[:2000])
-            records = []
-        for k, record in enumerate(records):
-            branch = _branch(record, len(line.steps) - 1)
-            if branch is None:
-                yield Rejected("bad_record", f"{name}: steps[{i}] branch {k}: needs an object with 'origin', an "
-                               "'action' object with a 'kind' and a 'next_observation' object",
-                               f"steps[{i}].extra.{EXTRA_KEY}.branches[{k}]", snippet=dumps(record)[:2000])
-            else:
-                line.branches.append(branch)
+        yield from _line_branches(line, mine, i, name)
     return line
+
+
+class _ParallelClock:
+    """The parallel-call repair of agent turn times (see the module docstring): a call turn stamped before the
+    latest time of the run of call turns it belongs to, yet not before the run began, is one of several calls
+    made at once and logged late; its time is kept in `line.parallel_times`, not on the step."""
+
+    def __init__(self, line: _Line, exact: bool):
+        self.line, self.exact = line, exact
+        self.run_max = self.baseline = self.latest = None
+        self.in_run = False
+
+    def end_run(self) -> None:
+        self.in_run = False
+
+    def stamp(self, turn: dict, calls: list[dict]):
+        stamp = parse_time(turn.get("timestamp"))
+        if calls and not self.exact and stamp is not None:
+            if not self.in_run:
+                self.in_run, self.baseline, self.run_max = True, self.latest, self.latest
+            if self.run_max is not None and stamp < self.run_max and (self.baseline is None or stamp >= self.baseline):
+                for j in range(len(calls)):
+                    self.line.parallel_times[str(len(self.line.steps) + j)] = turn["timestamp"]
+                stamp = None
+            else:
+                self.run_max = stamp if self.run_max is None else max(self.run_max, stamp)
+        elif not calls:
+            self.in_run = False
+        if stamp is not None:
+            self.latest = stamp if self.latest is None else max(self.latest, stamp)
+        return stamp
+
+
+def _context_turn(line: _Line, turn: dict, i: int, mine: dict, clock: _ParallelClock) -> bool:
+    """A system or user turn, read into the line (prompt, events, the task, pending observations); False for an
+    agent turn. Raises Malformed."""
+    where = f"steps[{i}]"
+    if turn["source"] == "system":
+        # the system prompt opens a line; a system turn after that is an event (a context-summary handoff, an
+        # environment notice), kept apart so it never replaces the prompt
+        if line.system_prompt is None and not line.began:
+            line.system_prompt = _text(turn.get("message")) or ""
+        else:
+            line.system_events.append({"step": len(line.steps), "step_id": turn.get("step_id", i + 1),
+                                       "message": _text(turn.get("message")), "extra": turn.get("extra")})
+            if _replaces_context(turn):
+                line.pending = []  # the context was compacted: what came before is gone for the agent
+        line.subagents += _links(turn, len(line.steps))
+        return True
+    line.began = True
+    if turn["source"] != "user":
+        return False
+    clock.end_run()
+    message = _text(turn.get("message")) or ""
+    line.task = _first_task(line.task, message)
+    if "observation" in mine:  # our export: an observation, or (null) the task alone
+        restored = _restored_observation(mine["observation"], f"{where}.extra.{EXTRA_KEY}.observation")
+        if restored is not None:
+            line.pending.append(restored)
+    elif message:
+        line.pending.append(Observation(kind="text", text=message))
+    return True
+
+
+def _agent_steps(line: _Line, turn: dict, calls: list[dict], results: list[dict], restored_action: Action | None,
+                 mine: dict, stamp) -> None:
+    """An agent turn's steps (one per tool call, or one message), each call's results the next observation."""
+    # results by the call they name; one that names no call of this turn (or none) is kept with the turn's last
+    # call, never dropped, and two that name one call are both kept, in order
+    call_ids = {_id(c.get("tool_call_id")) for c in calls}
+    by_call: dict[str, list] = {}
+    loose = []
+    for r in results:
+        source = _id(r.get("source_call_id"))
+        (by_call.setdefault(source, []) if source and source in call_ids else loose).append(r)
+    reasoning = turn.get("reasoning_content") if isinstance(turn.get("reasoning_content"), str) else None
+    if calls and (said := _text(turn.get("message"))):  # what the agent wrote beside its calls
+        reasoning = f"{reasoning}\n\n{said}" if reasoning else said
+    model = turn.get("model_name") if isinstance(turn.get("model_name"), str) else None
+    failed = isinstance(turn.get("extra"), dict) and turn["extra"].get("tool_result_is_error") is True
+    for j, call in enumerate(calls or [None]):
+        if restored_action is not None:
+            action = restored_action
+        elif call is None:
+            message = _text(turn.get("message")) or ""
+            action = Action(kind="message", text=message, raw=dumps({"message": message}))
+        else:
+            action = _call_action(call["function_name"], call.get("arguments"), dumps(call))
+        if model:
+            line.models.setdefault(model, []).append(len(line.steps))
+        line.steps.append(Step(observation=_merge(line.pending), action=action, timestamp=stamp,
+                               reasoning=(reasoning or None) if j == 0 else None,
+                               action_inferred=mine.get("action_inferred") is True))
+        call_id = _id(call.get("tool_call_id")) if call else None
+        found = list(by_call.get(call_id, ())) if call_id else []
+        if j == len(calls or [None]) - 1:
+            found += loose
+        tool = _shell(action.tool_name)
+        kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
+        line.pending = [tool_observation(tool, _text(r.get("content")), kind=kind,
+                                         is_error=True if failed and len(calls) == 1 else None) for r in found]
+        line.subagents += _links({"observation": {"results": found}}, len(line.steps) - 1)
+
+
+def _line_branches(line: _Line, mine: dict, i: int, name: str) -> Iterator[Rejected]:
+    """The branches our export keeps on an agent turn (`extra.<EXTRA_KEY>.branches`), hung from its last step."""
+    where = f"steps[{i}]"
+    records = mine.get("branches") or []
+    if not isinstance(records, list):
+        yield Rejected("bad_record", f"{name}: {where}.extra.{EXTRA_KEY}.branches is not an array; no branch is "
+                       "read from it", f"{where}.extra.{EXTRA_KEY}.branches", snippet=dumps(records)[:2000])
+        records = []
+    for k, record in enumerate(records):
+        branch = _branch(record, len(line.steps) - 1)
+        if branch is None:
+            yield Rejected("bad_record", f"{name}: steps[{i}] branch {k}: needs an object with 'origin', an "
+                           "'action' object with a 'kind' and a 'next_observation' object",
+                           f"steps[{i}].extra.{EXTRA_KEY}.branches[{k}]", snippet=dumps(record)[:2000])
+        else:
+            line.branches.append(branch)
 
 
 def _branch(record, step: int) -> Branch | None:
@@ -548,28 +584,10 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
     """The episodes of one ATIF document: the main line (key `key`), its sidechains and its embedded subagent
     trajectories (v1.7). `parent`: the link to the episode that delegated to this one (`env["parent"]`);
     `uri`: the unit's uri (for the ids the links name)."""
-    if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-"):
-        raise SourceError("bad_record", f"{name}: no ATIF schema_version", name)
-    if not isinstance(doc.get("steps"), list):
-        raise SourceError("bad_record", f"{name}: 'steps' must be an array", f"{name}: steps")
-    root = _ours(doc)
-    try:
-        root = _checked(root, _ROOT_TYPES, f"extra.{EXTRA_KEY}") | {k: root[k] for k in root if k not in _ROOT_TYPES}
-    except Malformed as e:
-        raise SourceError("bad_record", f"{name}: {e.where} {e.what}", e.where) from None
+    root = _root_of(doc, name)
     exact = bool(root)
     agent_info = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
-
-    main: list[tuple[int, dict]] = []
-    sides: dict[str, list[tuple[int, dict]]] = {}
-    for i, turn in enumerate(doc["steps"]):
-        if not isinstance(turn, dict) or turn.get("source") not in ("system", "user", "agent"):
-            yield Rejected("bad_record", f"{name}: steps[{i}].source is not system, user or agent; the turn is "
-                           "left out", f"steps[{i}].source", snippet=dumps(turn)[:2000])
-            continue
-        side = None if exact else _sidechain_key(turn)
-        (sides.setdefault(side, []) if side else main).append((i, turn))
-
+    main, sides = yield from _lines_of(doc, name, exact)
     line = yield from _line(main, name, exact)
     prefix = f"{key}:" if key else ""
     embedded = doc.get("subagent_trajectories")
@@ -588,8 +606,7 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
             trial["outcome"] if trial else "unknown", trial["reward"] if trial else None, task=_task(line.task),
             agent=header_model, session_id=session["session_id"], harbor=trial["env"] if trial else None)
     else:
-        agent = header_model or (next(iter(line.models)) if len(line.models) == 1 else None) or (
-            agent_info.get("name") if isinstance(agent_info.get("name"), str) else None)
+        agent = header_model or _line_agent(line, agent_info)
         env = {"system_prompt": line.system_prompt, **session, "final_metrics": doc.get("final_metrics"),
                "notes": doc.get("notes")}
         if set(line.models) - {agent}:
@@ -603,48 +620,9 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
         parent = parent or _parent_by_session(agent_info)
         if parent is not None:
             env["parent"] = parent
-        outcome, reward, terminated = "unknown", None, line.finished
-        if trial is not None:
-            env["harbor"] = trial["env"]
-            outcome, reward, terminated = trial["outcome"], trial["reward"], trial["terminated"]
-        if isinstance(root.get("env"), dict):
-            env = {**root["env"]}
-        tools = [s.action.tool_name for s in line.steps]
-        yield Episode(
-            key=key,
-            domain=root.get("domain") or episode_domain(tools, "terminal"),
-            platform=root.get("platform", "linux"),
-            steps=line.steps,
-            task=root["task"] if "task" in root else _task(line.task),
-            agent=root["agent"] if "agent" in root else agent,
-            outcome=root.get("outcome") or outcome,
-            reward=root["reward"] if "reward" in root else reward,
-            terminated=bool(root.get("terminated", terminated)),
-            final_observation=_merge(line.pending) if line.pending else None,
-            env={k: v for k, v in env.items() if v is not None},
-            branches=line.branches,
-        )
-
+        yield _main_episode(line, root, env, key, trial, agent)
     for side, turns in sorted(sides.items()):
-        sub = yield from _line(turns, f"{name} ({side})", exact)
-        if not sub.steps:
-            yield Rejected("empty_episode", f"{name}: {side} has no agent steps", f"{name}: {side}")
-            continue
-        models = list(sub.models)
-        env = {**session, "sidechain": {"of": key, "agent_id": side.partition(":")[2] or None,
-                                        "turns": len(turns)}}
-        if len(models) > 1:
-            env["models"] = sub.models
-        if sub.parallel_times:
-            env["parallel_call_times"] = sub.parallel_times
-        if trial is not None:
-            env["harbor"] = {k: v for k, v in trial["env"].items() if k in ("trial_name", "task_name", "source")}
-        yield Episode(key=prefix + side, domain=episode_domain([s.action.tool_name for s in sub.steps], "terminal"),
-                      platform="linux", steps=sub.steps, task=sub.task,
-                      agent=models[0] if len(models) == 1 else header_model,
-                      final_observation=_merge(sub.pending) if sub.pending else None,
-                      env={k: v for k, v in env.items() if v is not None})
-
+        yield from _sidechain_episode(side, turns, name, exact, key, session, trial, header_model)
     link = {"episode_id": episode_id(FORMAT, uri, key), "key": key, "session_id": doc.get("session_id"),
             "relation": "subagent"}
     for n, sub in enumerate(embedded):
@@ -652,11 +630,95 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
         if not isinstance(sub, dict):
             yield Rejected("bad_record", f"{where} is not an object; left out", where, snippet=dumps(sub)[:2000])
             continue
-        sub_key = ids[_id(sub.get("trajectory_id")) or str(n)]
         try:
-            yield from _read_doc(sub, where, sub_key, parent=link, uri=uri, depth=depth + 1)
+            yield from _read_doc(sub, where, ids[_id(sub.get("trajectory_id")) or str(n)], parent=link, uri=uri,
+                                 depth=depth + 1)
         except SourceError as e:
             yield Rejected(e.rule, e.reason, e.location or where)
+
+
+def _root_of(doc, name: str) -> dict:
+    """The document's own fields our export wrote (`extra.<EXTRA_KEY>`; empty for others' files), checked.
+    Raises SourceError when the document is no ATIF trajectory."""
+    if not isinstance(doc, dict) or not str(doc.get("schema_version", "")).startswith("ATIF-"):
+        raise SourceError("bad_record", f"{name}: no ATIF schema_version", name)
+    if not isinstance(doc.get("steps"), list):
+        raise SourceError("bad_record", f"{name}: 'steps' must be an array", f"{name}: steps")
+    root = _ours(doc)
+    try:
+        return _checked(root, _ROOT_TYPES, f"extra.{EXTRA_KEY}") | {k: root[k] for k in root if k not in _ROOT_TYPES}
+    except Malformed as e:
+        raise SourceError("bad_record", f"{name}: {e.where} {e.what}", e.where) from None
+
+
+def _lines_of(doc: dict, name: str, exact: bool) -> Iterator[Rejected]:
+    """Yields a row for each turn of no known source; returns (the main line's turns, the sidechains' turns by
+    key), each turn with its index."""
+    main: list[tuple[int, dict]] = []
+    sides: dict[str, list[tuple[int, dict]]] = {}
+    for i, turn in enumerate(doc["steps"]):
+        if not isinstance(turn, dict) or turn.get("source") not in ("system", "user", "agent"):
+            yield Rejected("bad_record", f"{name}: steps[{i}].source is not system, user or agent; the turn is "
+                           "left out", f"steps[{i}].source", snippet=dumps(turn)[:2000])
+            continue
+        side = None if exact else _sidechain_key(turn)
+        (sides.setdefault(side, []) if side else main).append((i, turn))
+    return main, sides
+
+
+def _line_agent(line: _Line, agent_info: dict) -> str | None:
+    """The agent of a line whose header names no model: its one model, else the header's agent name."""
+    if len(line.models) == 1:
+        return next(iter(line.models))
+    return agent_info.get("name") if isinstance(agent_info.get("name"), str) else None
+
+
+def _main_episode(line: _Line, root: dict, env: dict, key: str, trial: dict | None, agent: str | None) -> Episode:
+    """The main line's episode; the trial's verdict, and our export's own fields, win over what the line says."""
+    outcome, reward, terminated = "unknown", None, line.finished
+    if trial is not None:
+        env["harbor"] = trial["env"]
+        outcome, reward, terminated = trial["outcome"], trial["reward"], trial["terminated"]
+    if isinstance(root.get("env"), dict):
+        env = {**root["env"]}
+    tools = [s.action.tool_name for s in line.steps]
+    return Episode(
+        key=key,
+        domain=root.get("domain") or episode_domain(tools, "terminal"),
+        platform=root.get("platform", "linux"),
+        steps=line.steps,
+        task=root["task"] if "task" in root else _task(line.task),
+        agent=root["agent"] if "agent" in root else agent,
+        outcome=root.get("outcome") or outcome,
+        reward=root["reward"] if "reward" in root else reward,
+        terminated=bool(root.get("terminated", terminated)),
+        final_observation=_merge(line.pending) if line.pending else None,
+        env={k: v for k, v in env.items() if v is not None},
+        branches=line.branches,
+    )
+
+
+def _sidechain_episode(side: str, turns: list[tuple[int, dict]], name: str, exact: bool, key: str, session: dict,
+                       trial: dict | None, header_model: str | None) -> Iterator[Episode | Rejected]:
+    """A sidechain's episode (a subagent logged inside the main document), or an `empty_episode` row."""
+    prefix = f"{key}:" if key else ""
+    sub = yield from _line(turns, f"{name} ({side})", exact)
+    if not sub.steps:
+        yield Rejected("empty_episode", f"{name}: {side} has no agent steps", f"{name}: {side}")
+        return
+    models = list(sub.models)
+    env = {**session, "sidechain": {"of": key, "agent_id": side.partition(":")[2] or None, "turns": len(turns)}}
+    if len(models) > 1:
+        env["models"] = sub.models
+    if sub.parallel_times:
+        env["parallel_call_times"] = sub.parallel_times
+    if trial is not None:
+        env["harbor"] = {k: v for k, v in trial["env"].items() if k in ("trial_name", "task_name", "source")}
+    yield Episode(key=prefix + side, domain=episode_domain([s.action.tool_name for s in sub.steps], "terminal"),
+                  platform="linux", steps=sub.steps, task=sub.task,
+                  agent=models[0] if len(models) == 1 else header_model,
+                  final_observation=_merge(sub.pending) if sub.pending else None,
+                  env={k: v for k, v in env.items() if v is not None})
 
 
 # Harbor trials ------------------------------------------------------------------------------------------------

@@ -30,8 +30,8 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest import tfrecord
+from ingest.format_info import FormatInfo
 from ingest.png import encode_png
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.source import Source

@@ -27,11 +27,11 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest import tfrecord
 from ingest.android.a11y import views_from_forest
 from ingest.android.json_action import json_action
 from ingest.android.aitw import MARKERS as AITW_MARKERS, OTHER_MARKERS, claims
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.source import Source
 from schemas.render import render_android_screen

@@ -34,8 +34,8 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest.android.json_action import json_action
+from ingest.format_info import FormatInfo
 from ingest.png import encode_png
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, episode_without_steps, warn
 from ingest.safe_pickle import load_gzip, records

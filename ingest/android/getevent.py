@@ -39,8 +39,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ingest.format_info import FormatInfo
 from ingest.arrow import checked_episode, step_problem
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.source import Source, text_lines
 
@@ -231,21 +231,32 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             _on_key(dev, code, value, lineno, t, line, started)
             continue
         dev.frame.append((lineno, line))
-        if etype == "EV_ABS" and code == "ABS_MT_SLOT":
-            dev.slot = _value(value)
-        elif etype == "EV_ABS" and code in ("ABS_MT_TRACKING_ID", "ABS_MT_POSITION_X", "ABS_MT_POSITION_Y"):
-            slot = dev.slots.setdefault(dev.slot, _Slot())
-            v = _value(value)
-            if code == "ABS_MT_TRACKING_ID":
-                slot.tracking_id = None if v < 0 else v
-            elif code == "ABS_MT_POSITION_X":
-                slot.x = v
-            else:
-                slot.y = v
+        if etype == "EV_ABS":
+            _on_abs(dev, code, value)
         elif etype == "EV_SYN" and code == "SYN_REPORT":
             _on_syn(dev, t, started, rejected, name)
     yield from sorted(rejected, key=lambda r: r.line or 0)
+    yield from _still_down(devices, name)
+    yield from _episode(started, devices, name)
 
+
+def _on_abs(dev: _Device, code: str, value: str) -> None:
+    """A multi-touch axis event: the slot it addresses, or the tracking id / position of the current slot."""
+    if code == "ABS_MT_SLOT":
+        dev.slot = _value(value)
+    elif code in ("ABS_MT_TRACKING_ID", "ABS_MT_POSITION_X", "ABS_MT_POSITION_Y"):
+        slot = dev.slots.setdefault(dev.slot, _Slot())
+        v = _value(value)
+        if code == "ABS_MT_TRACKING_ID":
+            slot.tracking_id = None if v < 0 else v
+        elif code == "ABS_MT_POSITION_X":
+            slot.x = v
+        else:
+            slot.y = v
+
+
+def _still_down(devices: dict[str, _Device], name: str) -> Iterator[Rejected]:
+    """A touch or a key still down when the log ends: an `incomplete_gesture` row each."""
     for dev in devices.values():
         if dev.gesture is not None:
             g = dev.gesture
@@ -255,6 +266,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         for code, (first, _, lines) in dev.keys_down.items():
             yield Rejected("incomplete_gesture", f"{name}: line {first}: {code} on {dev.path} still down when the "
                            "log ends", name, line=first, snippet="\n".join(lines), record_id=f"key at line {first}")
+
+
+def _episode(started: list[tuple[int, float | None, Action]], devices: dict[str, _Device],
+             name: str) -> Iterator[Episode | Rejected]:
+    """The episode of the gestures and keys in line order; one whose action fails the step check is a
+    `bad_record` row and left out."""
     kept = []
     for first, t0, action in sorted(started, key=lambda s: s[0]):
         if (problem := step_problem(Step(observation=Observation(kind="none"), action=action))) is not None:

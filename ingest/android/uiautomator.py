@@ -29,9 +29,9 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest.android.views import views_from_uiautomator
 from ingest.arrow import checked_episode, step_problem
+from ingest.format_info import FormatInfo
 from ingest.record import Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 from ingest.unread import truncation

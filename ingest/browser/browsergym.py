@@ -43,8 +43,8 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest.arrow import checked_episode, step_problem
+from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, episode_without_steps, warn
 from ingest.safe_pickle import load_gzip, records, restricted_loads

@@ -16,8 +16,8 @@ import re
 from collections import Counter
 from typing import Iterator
 
-from ingest.format_info import FormatInfo
 from ingest.browser.http import Exchange, exchanges_to_steps, is_inline_text
+from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
 

@@ -25,8 +25,8 @@ from typing import Iterator
 import ijson
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest.browser.http import Exchange, exchanges_to_steps, is_inline_text
+from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import BudgetExceeded, Source, SourceError, parse_json
 from ingest.times import parse_time

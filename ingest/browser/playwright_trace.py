@@ -40,8 +40,8 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest.browser.dom import FrameSnapshots, render, title_of
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01
 from ingest.safe_zip import SafeZip
 from ingest.source import Source, SourceError

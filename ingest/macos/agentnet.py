@@ -28,8 +28,8 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest.arrow import checked_env, checked_episode, step_problem
+from ingest.format_info import FormatInfo
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.record import Episode, Observation, Rejected, Step
 from ingest.source import BudgetExceeded, Source, SourceError, parse_json
@@ -130,40 +130,11 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     records.sort(key=lambda s: s.get("step_num") or 0)
     steps, missing, step_nums = [], [], []
     for record in records:
-        num = record.get("step_num")
-        where = f"{name} step_num {num}"
-        code = record.get("action")
-        try:
-            if not isinstance(code, str):
-                raise CodeError(f"action is {_kind(code)}, not a code string")
-            action = to_action(code, (1.0, 1.0))  # AgentNet code is already normalized
-        except (CodeError, ValueError, TypeError, RecursionError) as e:
-            yield Rejected("parse_error", f"{where}: {e}", name, record_id=str(num))
-            continue
-        if record.get("ground_truth_actions"):
-            try:
-                action.element = orjson.dumps(record["ground_truth_actions"]).decode()
-            except TypeError as e:  # orjson.JSONEncodeError: nested too deep, an integer past 64 bits
-                yield Rejected("bad_record", f"{where}: field ground_truth_actions cannot be written as JSON ({e}); "
-                               "the step is left out", name, record_id=str(num))
-                continue
-        obs = Observation(kind="screen", width=width, height=height)
-        image = record.get("image")
-        if isinstance(image, str) and image and "/" not in image and not image.startswith("."):
-            try:
-                data = source.read_path(posixpath.join(images_dir, image))
-                obs.screenshot = source.put_blob(data, "image/png", source.uri)
-            except SourceError as e:
-                if e.rule == "missing_file":
-                    missing.append(image)
-                else:  # too large, a link out of the input, a FIFO: said, and the step kept without it
-                    yield e.as_rejected()
-        step = Step(observation=obs, action=action, reasoning=_reasoning(record))
-        if (problem := step_problem(step)) is not None:
-            yield Rejected("bad_record", f"{where}: field {problem}; the step is left out", name, record_id=str(num))
-            continue
-        steps.append(step)
-        step_nums.append(num)
+        step, problems = _record_step(record, name, source, images_dir, (width, height), missing)
+        yield from problems
+        if step is not None:
+            steps.append(step)
+            step_nums.append(record.get("step_num"))
     if missing:
         yield Rejected("missing_file", f"{name}: {len(missing)} of {len(records)} screenshots not found in images/ "
                        f"({', '.join(missing[:5])}{', ...' if len(missing) > 5 else ''}); steps kept without them",
@@ -171,6 +142,51 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if not steps:
         return
 
+    yield from _episode(traj, meta, platform, steps, step_nums, (width, height), name)
+
+
+def _record_step(record: dict, name: str, source: Source, images_dir: str, size: tuple, missing: list[str]
+                 ) -> tuple[Step | None, list[Rejected]]:
+    """One checked step record as a step (None when it is left out) and the rows it gives; a screenshot not
+    found in images/ is added to `missing` (said once for the file)."""
+    num = record.get("step_num")
+    where = f"{name} step_num {num}"
+    code = record.get("action")
+    try:
+        if not isinstance(code, str):
+            raise CodeError(f"action is {_kind(code)}, not a code string")
+        action = to_action(code, (1.0, 1.0))  # AgentNet code is already normalized
+    except (CodeError, ValueError, TypeError, RecursionError) as e:
+        return None, [Rejected("parse_error", f"{where}: {e}", name, record_id=str(num))]
+    if record.get("ground_truth_actions"):
+        try:
+            action.element = orjson.dumps(record["ground_truth_actions"]).decode()
+        except TypeError as e:  # orjson.JSONEncodeError: nested too deep, an integer past 64 bits
+            return None, [Rejected("bad_record", f"{where}: field ground_truth_actions cannot be written as JSON "
+                                   f"({e}); the step is left out", name, record_id=str(num))]
+    problems = []
+    obs = Observation(kind="screen", width=size[0], height=size[1])
+    image = record.get("image")
+    if isinstance(image, str) and image and "/" not in image and not image.startswith("."):
+        try:
+            data = source.read_path(posixpath.join(images_dir, image))
+            obs.screenshot = source.put_blob(data, "image/png", source.uri)
+        except SourceError as e:
+            if e.rule == "missing_file":
+                missing.append(image)
+            else:  # too large, a link out of the input, a FIFO: said, and the step kept without it
+                problems.append(e.as_rejected())
+    step = Step(observation=obs, action=action, reasoning=_reasoning(record))
+    if (problem := step_problem(step)) is not None:
+        return None, problems + [Rejected("bad_record", f"{where}: field {problem}; the step is left out", name,
+                                          record_id=str(num))]
+    return step, problems
+
+
+def _episode(traj: dict, meta: dict, platform: str, steps: list[Step], step_nums: list, size: tuple,
+             name: str) -> Iterator[Episode | Rejected]:
+    """The trajectory's episode: outcome from its last `done` action, env from its meta_info."""
+    width, height = size
     last = steps[-1].action if steps else None
     terminated = last is not None and last.kind == "done"
     status = (last.text or "").lower() if terminated and isinstance(last.text, str) else ""

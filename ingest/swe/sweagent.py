@@ -46,8 +46,8 @@ from typing import Iterator
 
 import orjson
 
-from ingest.format_info import FormatInfo
 from ingest.arrow import checked_env, checked_episode, step_problem
+from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action
