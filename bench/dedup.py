@@ -446,46 +446,51 @@ def bench_size(n: int, args) -> None:
               f"{(np.abs(pj - args.threshold) < 0.05).mean():.0%} within 0.05 of the threshold, "
               f"quartiles {np.quantile(pj, [0.25, 0.5, 0.75]).round(3).tolist()}")
 
-        ds = runs.get("datasketch bulk + LSH")
-        ds_s = float(np.median([r["seconds"] for r in ds])) if ds else None
-        print(f"\n{'contender':24s} {'runs':>4s} {'median s':>8s} {'cpu s':>6s} {'docs/s':>8s} {'x datasketch':>12s} "
-              f"{'peak MB':>8s} {'x text':>6s} {'+MB':>6s} {'b x r':>6s} {'precision':>9s} {'recall':>6s} {'F1':>6s}")
-        for name, rs in runs.items():
-            s = float(np.median([r["seconds"] for r in rs]))
-            # a Ray driver's CPU leaves out its workers': not shown
-            cpu = f"{np.median([r['cpu'] for r in rs]):6.1f}" if "Ray" not in name else f"{'-':>6s}"
-            peak = float(np.median([r["peak_mb"] for r in rs]))
-            extra = float(np.median([r["peak_mb"] - r["loaded_mb"] for r in rs]))
-            p, r, f1 = score(pred[name], truth) if pred[name] is not None else (float("nan"),) * 3
-            ratio = f"{ds_s / s:12.1f}" if ds_s else f"{'':12s}"
-            br = f"{rs[0]['bands']}x{rs[0]['rows']}"
-            print(f"{name:24s} {len(rs):4d} {s:8.1f} {cpu} {n / s:8,.0f} {ratio} {peak:8,.0f} "
-                  f"{peak / text_mb:6.1f} {extra:6,.0f} {br:>6s} {p:9.3f} {r:6.3f} {f1:6.3f}")
-        if "ours, as clusters" in pred and pred["ours, as clusters"] is not None:
-            p, r, f1 = score(pred["ours, as clusters"], truth)
-            print(f"{'  ours, every pair within its clusters':99s} {p:9.3f} {r:6.3f} {f1:6.3f}")
-        ours = runs.get("ours (1 process)")
-        if ours:
-            mapped = np.median([r["mapped"] for r in ours])
-            total = np.median([r["seconds"] for r in ours])
-            print(f"ours: median {mapped:.1f} s per-batch stage (shingles, signatures, band keys), "
-                  f"{total - mapped:.1f} s driver (candidates: {ours[0]['candidates']:,}, exact verification, "
-                  f"components); input loaded {ours[0]['loaded_mb']:,.0f} MB, peak {ours[0]['peak_mb']:,.0f} MB")
-        ray = {w: runs.get(f"ours (Ray x{w})") for w in args.ray_workers}
-        if len(ray) > 1 and all(ray.values()):
-            (w1, r1), (w2, r2) = sorted(ray.items())[0], sorted(ray.items())[-1]
-            med = lambda rs, key: float(np.median([r[key] for r in rs]))  # noqa: E731
-            print(f"Ray {w1} -> {w2} workers: end to end x{med(r1, 'seconds') / med(r2, 'seconds'):.2f}, "
-                  f"per-batch stage x{med(r1, 'mapped') / med(r2, 'mapped'):.2f} ({os.cpu_count()} CPUs here: "
-                  f"the workers, the driver and Ray's own processes share them)")
-        est = {name: np.array(rs[0]["estimate"]) for name, rs in runs.items() if "estimate" in rs[0]}
-        if est:
-            sj = exact_jaccard(texts, sample[:, 0] * n + sample[:, 1], n)
-            print(f"Jaccard estimate on {len(sample):,} planted pairs (estimate - exact):")
-            for name, e in est.items():
-                if name.startswith("ours (Ray"):
-                    continue
-                print(f"  {name:24s} mean {np.mean(e - sj):+.4f}  mean |err| {np.mean(np.abs(e - sj)):.4f}")
+        _print_results(runs, pred, truth, n, text_mb, texts, sample, args)
+
+
+def _print_results(runs: dict, pred: dict, truth, n: int, text_mb: float, texts, sample, args) -> None:
+    """The contenders' table (medians), ours' stage split, the Ray scaling and the Jaccard estimate errors."""
+    ds = runs.get("datasketch bulk + LSH")
+    ds_s = float(np.median([r["seconds"] for r in ds])) if ds else None
+    print(f"\n{'contender':24s} {'runs':>4s} {'median s':>8s} {'cpu s':>6s} {'docs/s':>8s} {'x datasketch':>12s} "
+          f"{'peak MB':>8s} {'x text':>6s} {'+MB':>6s} {'b x r':>6s} {'precision':>9s} {'recall':>6s} {'F1':>6s}")
+    for name, rs in runs.items():
+        s = float(np.median([r["seconds"] for r in rs]))
+        # a Ray driver's CPU leaves out its workers': not shown
+        cpu = f"{np.median([r['cpu'] for r in rs]):6.1f}" if "Ray" not in name else f"{'-':>6s}"
+        peak = float(np.median([r["peak_mb"] for r in rs]))
+        extra = float(np.median([r["peak_mb"] - r["loaded_mb"] for r in rs]))
+        p, r, f1 = score(pred[name], truth) if pred[name] is not None else (float("nan"),) * 3
+        ratio = f"{ds_s / s:12.1f}" if ds_s else f"{'':12s}"
+        br = f"{rs[0]['bands']}x{rs[0]['rows']}"
+        print(f"{name:24s} {len(rs):4d} {s:8.1f} {cpu} {n / s:8,.0f} {ratio} {peak:8,.0f} "
+              f"{peak / text_mb:6.1f} {extra:6,.0f} {br:>6s} {p:9.3f} {r:6.3f} {f1:6.3f}")
+    if "ours, as clusters" in pred and pred["ours, as clusters"] is not None:
+        p, r, f1 = score(pred["ours, as clusters"], truth)
+        print(f"{'  ours, every pair within its clusters':99s} {p:9.3f} {r:6.3f} {f1:6.3f}")
+    ours = runs.get("ours (1 process)")
+    if ours:
+        mapped = np.median([r["mapped"] for r in ours])
+        total = np.median([r["seconds"] for r in ours])
+        print(f"ours: median {mapped:.1f} s per-batch stage (shingles, signatures, band keys), "
+              f"{total - mapped:.1f} s driver (candidates: {ours[0]['candidates']:,}, exact verification, "
+              f"components); input loaded {ours[0]['loaded_mb']:,.0f} MB, peak {ours[0]['peak_mb']:,.0f} MB")
+    ray = {w: runs.get(f"ours (Ray x{w})") for w in args.ray_workers}
+    if len(ray) > 1 and all(ray.values()):
+        (w1, r1), (w2, r2) = sorted(ray.items())[0], sorted(ray.items())[-1]
+        med = lambda rs, key: float(np.median([r[key] for r in rs]))  # noqa: E731
+        print(f"Ray {w1} -> {w2} workers: end to end x{med(r1, 'seconds') / med(r2, 'seconds'):.2f}, "
+              f"per-batch stage x{med(r1, 'mapped') / med(r2, 'mapped'):.2f} ({os.cpu_count()} CPUs here: "
+              f"the workers, the driver and Ray's own processes share them)")
+    est = {name: np.array(rs[0]["estimate"]) for name, rs in runs.items() if "estimate" in rs[0]}
+    if est:
+        sj = exact_jaccard(texts, sample[:, 0] * n + sample[:, 1], n)
+        print(f"Jaccard estimate on {len(sample):,} planted pairs (estimate - exact):")
+        for name, e in est.items():
+            if name.startswith("ours (Ray"):
+                continue
+            print(f"  {name:24s} mean {np.mean(e - sj):+.4f}  mean |err| {np.mean(np.abs(e - sj)):.4f}")
 
 
 def main() -> int:

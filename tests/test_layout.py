@@ -161,3 +161,21 @@ def test_the_guard_check_sees_each_kind_of_own_guard(tmp_path):
                       'pytest.skip("no")\nci = os.environ.get("CI")\nci2 = os.environ["CI"]\nci3 = os.getenv("CI")\n')
     assert sorted(_own_guards(sample), key=lambda s: int(s.split(":")[0])) == [
         "2: importorskip", "3: skipif", "4: skip", "5: reads CI", "6: reads CI", "7: reads CI"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_is_over_80_lines():
+    """A function does one thing at one level: none in the packages or the benchmarks is over 80 lines (tests are
+    held to it by review, not here: the vendored reference evaluation and the fuzz catalogue are tables)."""
+    long = []
+    for package in (*PACKAGES, "bench"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > MAX_FUNCTION_LINES:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == [], "split these into named steps:\n" + "\n".join(long)
