@@ -18,6 +18,7 @@ FORMATS: dict[str, str] = {
     "aitw": "ingest.android.aitw",
     "androidcontrol": "ingest.android.androidcontrol",
     "androidworld": "ingest.android.androidworld",
+    "androidworld_json": "ingest.android.androidworld_json",
     "sweagent": "ingest.swe.sweagent",
     "openhands": "ingest.swe.openhands",
     "minisweagent": "ingest.swe.minisweagent",
