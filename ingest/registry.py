@@ -36,6 +36,7 @@ FORMATS: dict[str, str] = {
     "har": "ingest.browser.har",
     "cdp": "ingest.browser.cdp",
     "browsergym": "ingest.browser.browsergym",
+    "webvoyager": "ingest.browser.webvoyager",
     "asciicast": "ingest.ubuntu.asciicast",
     "terminal_bench": "ingest.ubuntu.terminal_bench",
     "osworld": "ingest.ubuntu.osworld",

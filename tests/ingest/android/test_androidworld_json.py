@@ -141,33 +141,3 @@ def test_detection_needs_the_harness_keys_not_one_generic_key(tmp_path):
     generic.write_text(json.dumps({"task_name": "t", "goal": "g", "success": True, "steps": []}))
     assert androidworld_json.units([str(generic)], lambda p: Path(p).read_bytes()[:4096]) == []
 
-
-def test_mixed_with_every_bundled_sample_it_claims_only_the_harness_files(tmp_path):
-    """No bundled sample changes reader when harness results sit beside them, and every harness file is read."""
-    import shutil
-
-    from pipelines import definition
-    from pipelines.plan import find_units
-    from tests.conftest import SAMPLES
-
-    formats = definition.load("ingest-all").formats
-    before = {u.uri.split("/", 1)[1]: u.format for u in find_units([str(SAMPLES)], formats)[0]}
-    mixed = tmp_path / SAMPLES.name
-    shutil.copytree(SAMPLES, mixed)
-    screen = [_element("OK", (0, 0, 720, 1600))]
-    harness = {"gui-results/Task_base_model_trial1.json": _doc([_record(1, 'Action: {"action_type": "wait"}', screen)],
-                                                               task_actually_successful=True)}
-    for rel in (SUCCESS, FAILURE):
-        if (ROOT / rel).exists():
-            harness[f"gui-results/{rel}"] = None
-            (mixed / "gui-results" / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(ROOT / rel, mixed / "gui-results" / rel)
-    for rel, doc in harness.items():
-        if doc is not None:
-            (mixed / rel).parent.mkdir(parents=True, exist_ok=True)
-            (mixed / rel).write_bytes(orjson.dumps(doc))
-    units, ignored = find_units([str(mixed)], formats)
-    after = {u.uri.split("/", 1)[1]: u.format for u in units}
-    assert {k: v for k, v in after.items() if not k.startswith("gui-results/")} == before
-    assert {k: v for k, v in after.items() if k.startswith("gui-results/")} == dict.fromkeys(harness, "androidworld_json")
-    assert not [i.path for i in ignored if "gui-results" in i.path]
