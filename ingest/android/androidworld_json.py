@@ -52,6 +52,14 @@ _KNOWN = frozenset((
     "episode_terminated_early", "agent_claimed_done", "task_actually_successful"))
 
 
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
 def units(files: list[str], head) -> list[str]:
     """JSON objects whose first 4 KiB hold every key the evaluator writes first (`task_name`, `goal`,
     `prompt_variant`, `max_steps`, `steps_taken`) and the AndroidWorld agent's prompt or its `step_records`."""
@@ -70,19 +78,20 @@ def _screen(records: list, final: dict) -> tuple[Space | None, str | None]:
     """The screen's pixel size: the shape of the after-step screenshot the harness left out, else the extent
     of every element's bounds (and where it came from)."""
     for record in records:
-        shot = (record.get("agent_data") or {}).get("after_screenshot") if isinstance(record, dict) else None
+        shot = _dict(_dict(record).get("agent_data")).get("after_screenshot")
         if isinstance(shot, str) and (m := _ARRAY.match(shot)):
             return Space("screen", int(m.group(2)), int(m.group(1))), "after_screenshot placeholder shape"
-    boxes = [e.get("bbox_pixels") for r in [*records, {"state": final}] if isinstance(r, dict)
-             for e in ((r.get("state") or {}).get("ui_elements") or []) if isinstance(e, dict)]
-    boxes = [b for b in boxes if isinstance(b, dict) and b.get("x_max") is not None]
+    boxes = [e.get("bbox_pixels") for r in [*records, {"state": final}]
+             for e in _list(_dict(_dict(r).get("state")).get("ui_elements")) if isinstance(e, dict)]
+    boxes = [b for b in boxes if isinstance(b, dict) and all(
+        isinstance(b.get(k), (int, float)) and not isinstance(b.get(k), bool) for k in ("x_max", "y_max"))]
     if not boxes:
         return None, None
     return Space("screen", max(b["x_max"] for b in boxes), max(b["y_max"] for b in boxes)), "element bounds extent"
 
 
 def _observation(elements, screen: Space | None) -> Observation:
-    views = element_views(elements if isinstance(elements, list) else [])
+    views = element_views([e for e in _list(elements) if isinstance(e, dict)])
     return Observation(kind="screen" if views else "none",
                        text=render_android_screen(views) if views else None,
                        ui_tree=orjson.dumps(views).decode() if views else None,
@@ -114,8 +123,7 @@ def _action(reply: str, act: dict, views: list[dict], screen: Space | None) -> A
 
 
 def _step(record: dict, screen: Space | None, env: dict) -> Step:
-    data = record.get("agent_data") if isinstance(record.get("agent_data"), dict) else {}
-    state = record.get("state") if isinstance(record.get("state"), dict) else {}
+    data, state = _dict(record.get("agent_data")), _dict(record.get("state"))
     elements = data.get("before_element_list") or state.get("ui_elements")
     obs = _observation(elements, screen)
     views = orjson.loads(obs.ui_tree) if obs.ui_tree else []
@@ -170,7 +178,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     records = doc.get("step_records") if isinstance(doc, dict) else None
     if not isinstance(records, list):
         raise SourceError("bad_record", f"{name}: expected an object with a `step_records` list")
-    final = doc.get("final_state") if isinstance(doc.get("final_state"), dict) else {}
+    final = _dict(doc.get("final_state"))
     screen, screen_from = _screen(records, final)
     env = _env(doc, screen, screen_from)
     steps, summaries = [], []
@@ -179,10 +187,10 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             if not isinstance(record, dict):
                 raise ValueError(f"a {type(record).__name__}, not an object")
             steps.append(_step(record, screen, env))
-        except ValueError as e:
-            yield Rejected("bad_record", f"{name}: step record {i}: {e}", name, record_id=str(i))
+        except (ValueError, TypeError, AttributeError, KeyError) as e:  # a field of the wrong shape: this step only
+            yield Rejected("bad_record", f"{name}: step record {i}: {type(e).__name__}: {e}", name, record_id=str(i))
             continue
-        summaries.append((record.get("agent_data") or {}).get("summary"))
+        summaries.append(_dict(record.get("agent_data")).get("summary"))
     if any(isinstance(s, str) for s in summaries):
         env["summaries"] = summaries
     outcome, reward = _outcome(doc)
@@ -193,4 +201,5 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     yield Episode(key="", domain="android", platform="android", steps=steps, task=doc.get("goal"),
                   agent=doc.get("model_name"), outcome=outcome, reward=reward,
                   terminated=doc.get("agent_claimed_done") is True or steps[-1].action.kind == "done",
-                  final_observation=_observation(final.get("ui_elements"), screen) if final else None, env=env)
+                  final_observation=_observation(_list(final.get("ui_elements")), screen) if final else None,
+                  env=env)

@@ -141,3 +141,14 @@ def test_detection_needs_the_harness_keys_not_one_generic_key(tmp_path):
     generic.write_text(json.dumps({"task_name": "t", "goal": "g", "success": True, "steps": []}))
     assert androidworld_json.units([str(generic)], lambda p: Path(p).read_bytes()[:4096]) == []
 
+
+
+def test_a_step_record_of_the_wrong_shape_is_quarantined_alone(tmp_path):
+    screen = [_element("OK", (0, 0, 720, 1600))]
+    broken = _record(2, 'Action: {"action_type": "click", "index": 0}', [{"bbox_pixels": {"x_min": "left"}}])
+    broken["agent_data"] = ["not", "a", "dict"]
+    records = [_record(1, 'Action: {"action_type": "wait"}', screen), broken,
+               _record(3, 'Action: {"action_type": "status", "goal_status": "infeasible"}', screen)]
+    *rows, ep = golden.read_records(androidworld_json, _write(tmp_path, _doc(records, task_actually_successful=False)))
+    assert [(r.rule, r.record_id) for r in rows] == [("bad_record", "1")] and "step record 1" in rows[0].reason
+    assert [s.action.kind for s in ep.steps] == ["wait", "done"] and (ep.outcome, ep.reward) == ("failure", 0.0)
