@@ -41,6 +41,7 @@ VERSION = "1"
 MESSAGES = "interact_messages.json"
 _FEEDBACK = ("Format ERROR", "The action you have chosen cannot be exe")  # the loop's own replies
 _CLIPPED = "(Omitted in context.)"
+_SYSTEM_FIRST = re.compile(rb'^\[\s*\{\s*"role":\s*"system"')
 _TASK = re.compile(r"Now given a task:\s*(.*?)\s*Please interact with (\S+?) and get the answer", re.S)
 _ELEMENT = re.compile(r"\[(\d+)\]:\s*(.*?)(?=;\s*\[\d+\]:|;?\s*$)", re.S)
 # the loop's own action grammar, tried in this order on the text after "Action:"
@@ -63,8 +64,7 @@ def units(files: list[str], head) -> list[str]:
         if posixpath.basename(path) != MESSAGES:
             continue
         start = head(path).lstrip()
-        if start.startswith(b"[") and b'"role": "system"' in start and (
-                b"Numerical Label" in start or b"numerical label" in start):
+        if _SYSTEM_FIRST.match(start) and (b"Numerical Label" in start or b"numerical label" in start):
             found.add(posixpath.dirname(path))
     return sorted(found)
 

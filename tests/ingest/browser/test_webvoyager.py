@@ -82,8 +82,11 @@ def test_detection_needs_the_chat_and_its_system_prompt(tmp_path):
     other.parent.mkdir()
     other.write_bytes(orjson.dumps([{"role": "system", "content": "You are helpful."},
                                     {"role": "user", "content": "hi"}], option=orjson.OPT_INDENT_2))
+    compact = tmp_path / "taskY" / webvoyager.MESSAGES  # the same chat written without indentation
+    compact.parent.mkdir()
+    compact.write_bytes(orjson.dumps(json.loads((WOLFRAM / webvoyager.MESSAGES).read_bytes())))
     real = str(WOLFRAM / webvoyager.MESSAGES)
-    assert webvoyager.units([str(other), real], head) == [str(WOLFRAM)]
+    assert webvoyager.units([str(other), real, str(compact)], head) == sorted([str(WOLFRAM), str(compact.parent)])
 
 
 def test_a_missing_screenshot_of_an_observation_is_said_and_the_step_kept(tmp_path):
