@@ -29,6 +29,7 @@ def test_the_readme_formats_tables_are_made_from_the_readers():
     want = readme_tables()
     if os.environ.get(goldens.REGEN) == "1" and _readme_block(text) != want:  # rewrite the block, for review
         goldens.check(readme, text.replace(_readme_block(text), want))
+        text = readme.read_text(encoding="utf-8")
     assert _readme_block(text) == want, (f"the README's formats tables differ from the readers' INFO: rewrite them "
                                          f"with `{goldens.regen_command()}` and review the diff")
     for name in registry.names():

@@ -78,7 +78,9 @@ def _nan(value) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def _views(elements) -> list[dict]:
+def element_views(elements) -> list[dict]:
+    """AndroidWorld UIElement records (dicts of their fields) as the canonical view list; a view's `temp_id`
+    is the element's index, the one the agent's actions name."""
     views = []
     for i, e in enumerate(elements or []):
         box = e.get("bbox_pixels") or {}
@@ -101,7 +103,7 @@ def _observation(shot, elements, size, source: Source) -> Observation:
     if shot is not None and getattr(shot, "ndim", 0) == 3 and str(shot.dtype) == "uint8":
         height, width, channels = shot.shape
         ref = source.put_blob(encode_png(shot.tobytes(), width, height, channels), "image/png", source.uri)
-    views = _views(elements)
+    views = element_views(elements)
     return Observation(kind="screen" if views or ref else "none", text=render_android_screen(views) if views else None,
                        ui_tree=orjson.dumps(views).decode() if views else None, screenshot=ref,
                        width=width, height=height)

@@ -87,6 +87,20 @@ def _reader_warnings(episodes: pl.DataFrame) -> pl.DataFrame:
     return findings(pl.DataFrame(rows)) if rows else findings()
 
 
+def _points_outside_screen(steps: pl.DataFrame) -> pl.DataFrame:
+    """Actions whose point, in the space the source gave it, is off its screen: `ingest.coords.place` keeps such
+    a point at the edge in x/y and marks `raw.point.outside_screen` (a real action of the agent, kept)."""
+    raw = pl.col("action").struct.field("raw")
+    flagged = steps.filter(raw.is_not_null() & raw.str.contains('"outside_screen":true', literal=True))
+
+    def at(key: str) -> pl.Expr:
+        return raw.str.json_path_match(f"$.point.{key}").fill_null("?")
+
+    return flagged.select("episode_id", "step_id", pl.lit("action.point_outside_screen").alias("rule"),
+                          pl.format("the point ({}, {}) in {} lies outside its {}x{} screen", at("x"), at("y"),
+                                    at("space"), at("width"), at("height")).alias("reason"))
+
+
 def check_steps(steps: pl.DataFrame) -> pl.DataFrame:
     """Row-local step checks: required fields, vocabularies, origin, coordinates, kinds per domain,
     observation content."""
@@ -117,6 +131,8 @@ def check_steps(steps: pl.DataFrame) -> pl.DataFrame:
         bad = steps.filter(value.is_not_null() & (value.is_nan() | (value < 0) | (value > 1)))
         parts.append(bad.select("episode_id", "step_id", pl.lit("step.coordinate_out_of_range").alias("rule"),
                                 pl.format(f"action.{axis} = {{}} is outside [0, 1]", value).alias("reason")))
+
+    parts.append(_points_outside_screen(steps))
 
     allowed = pl.DataFrame({"domain": list(DOMAIN_ACTION_KINDS),
                             "_allowed": [sorted(k) for k in DOMAIN_ACTION_KINDS.values()]})

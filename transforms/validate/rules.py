@@ -41,6 +41,8 @@ RULES: dict[str, tuple[str, str]] = {
     "step.terminal_not_last": (ERROR, "is_terminal on a step that is not the last"),
     "step.timestamp_decreasing": (ERROR, "a timestamp earlier than the previous known one"),
     "step.coordinate_out_of_range": (ERROR, "an action coordinate outside [0, 1] or NaN"),
+    "action.point_outside_screen": (WARNING, "the source's point lies outside the screen it acts on (kept at the "
+                                             "edge in x/y; the source's numbers and space in raw.point)"),
     "action.kind_not_allowed": (ERROR, "the action kind is not one the episode's domain uses"),
     "observation.text_missing": (ERROR, "a text domain's observation (kind != none) has null text (empty text is a real, silent output)"),
     "observation.empty": (ERROR, "a screen domain's observation (kind != none) has neither text nor screenshot"),

@@ -194,3 +194,22 @@ def test_what_a_reader_kept_without_knowing_it_is_a_warning_finding_and_the_epis
          "unknown_pickle_class: step_3.pkl.gz holds agentlab.llm.llm_utils.Discussion, kept as its state"),
         ("ingest.kept_unknown", "warning", "unknown_event: event 4: kind SpinEvent kept raw")]
     assert {f["episode_id"] for f in found} == {episodes[0]["episode_id"]}
+
+
+def test_a_point_off_its_screen_is_a_warning_that_keeps_the_episode(droidbot):
+    """`ingest.coords.place` keeps an off-screen point at the edge and says so in raw.point: validate names
+    the step with the source's numbers and space, and keeps the run (the agent really acted there)."""
+    from ingest.coords import Space, place
+
+    episodes, steps = droidbot[0], [dict(s) for s in droidbot[1]]
+    x, y, point = place(1100, 2500, Space("screen", 1080, 2400))
+    assert (x, y) == (1.0, 1.0) and point["outside_screen"] is True
+    _set(steps[3], "action.raw", json.dumps({"point": point}, separators=(",", ":")))
+    _set(steps[4], "action.raw", json.dumps({"point": place(540, 1200, Space("screen", 1080, 2400))[2]},
+                                            separators=(",", ":")))
+    outcome = check(episodes, steps)
+    assert outcome.counts() == {"warning": {"action.point_outside_screen": 1}}
+    (finding,) = outcome.findings.to_dicts()
+    assert finding["step_id"] == steps[3]["step_id"]
+    assert finding["reason"] == "the point (1100, 2500) in screen lies outside its 1080x2400 screen"
+    assert outcome.bad_episodes == [] and outcome.steps.num_rows == 12

@@ -1,0 +1,154 @@
+"""Per-episode JSON results of an AndroidWorld evaluation harness running LLM agents (T3A / SeeAct prompts,
+actions as JSONAction inside the model's reply, UI element lists, three verdicts).
+
+Real files (no license, so read where they lie under ../shared/samples/android/androidworld-json-gyaanantia,
+never copied here): gyaanantia/android_world_agents @ 89d35cf9292234904d313fcd4bf989f78ea3d6b1,
+- results/results_seeact/ContactsAddContact_base_gpt-4o-mini_48e64bf7.json: gpt-4o-mini, 7 steps, the
+  evaluator's success. Counted by hand in the file: open_app Phone; click index 1 "Create new contact"
+  (bounds [[328,1432],[752,1548]] -> centre (540, 1490) of the 1080x2400 screen); input_text "Adam" index 7,
+  "Gonzalez" index 8, "+14460177118" index 10; click index 2 "Save" (centre (838.5, 211)); status complete.
+- results/results_seeact/MarkorMoveNote_base_gpt-4o-mini_7d0e5332.json: 30 steps, stopped at max_steps 30
+  without a status action (`episode_terminated_early`), the evaluator's failure: 25 clicks, 2 back, 1 home,
+  1 open_app, 1 wait.
+- results/MarkorDeleteNewestNote_base_gpt-4-turbo-2024-04-09_c775d8e4.json: the harness stopped writing it at
+  byte 254508 (inside the step records): quarantined, naming the file and the place.
+No screenshot is in these files (`<screenshot_excluded>` placeholders): 0 screenshot blobs.
+"""
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from ingest.android import androidworld_json
+from ingest.record import Episode, Rejected
+from ingest.source import SourceError
+from tests import goldens
+from tests.ingest import golden
+from tests.parts import SHARED, require_shared_sample
+
+ROOT = SHARED / "samples" / "android" / "androidworld-json-gyaanantia"
+SUCCESS = "results/results_seeact/ContactsAddContact_base_gpt-4o-mini_48e64bf7.json"
+FAILURE = "results/results_seeact/MarkorMoveNote_base_gpt-4o-mini_7d0e5332.json"
+TRUNCATED = "results/MarkorDeleteNewestNote_base_gpt-4-turbo-2024-04-09_c775d8e4.json"
+GOLDEN = Path(__file__).with_name("golden") / "androidworld-json-gyaanantia.json"
+ENV_KEYS = ("task_name", "prompt_variant", "max_steps", "steps_taken", "agent_claimed_done", "harness_success",
+            "episode_terminated_early", "screen_size", "screen_size_from")
+
+
+def _read(rel: str, blobs: dict | None = None):
+    return golden.read_records(androidworld_json, require_shared_sample(ROOT / rel), blobs)
+
+
+def _pixel(step):
+    return round(step.action.x * step.observation.width, 1), round(step.action.y * step.observation.height, 1)
+
+
+def test_a_seven_step_success_as_a_person_counts_it():
+    blobs = {}
+    (ep,) = _read(SUCCESS, blobs)
+    assert [s.action.kind for s in ep.steps] == ["open_app", "tap", "type", "type", "type", "tap", "done"]
+    assert (ep.outcome, ep.reward, ep.terminated, ep.agent) == ("success", 1.0, True, "gpt-4o-mini")
+    assert ep.task == "Create a new contact for Adam Gonzalez. Their number is +14460177118."
+    assert [_pixel(ep.steps[i]) for i in (1, 5)] == [(540.0, 1490.0), (838.5, 211.0)]
+    assert [s.action.text for s in ep.steps[2:5]] == ["Adam", "Gonzalez", "+14460177118"]
+    assert json.loads(ep.steps[1].action.element) == {"index": 1, "class": "android.widget.TextView",
+                                                      "text": "Create new contact", "bounds": [[328, 1432], [752, 1548]]}
+    point = json.loads(ep.steps[1].action.raw)["point"]
+    assert point == {"x": 540.0, "y": 1490.0, "space": "screen", "width": 1080, "height": 2400,
+                     "from": "centre of element 1's bounds"}
+    assert all(s.observation.kind == "screen" and s.observation.screenshot is None for s in ep.steps)
+    assert blobs == {}  # the harness left every screenshot out of the file
+    assert "Create new contact" in ep.steps[1].observation.text
+    assert ep.env["agent_claimed_done"] is True and ep.env["screen_size"] == [1080, 2400]
+
+
+def test_a_thirty_step_failure_at_the_step_limit():
+    (ep,) = _read(FAILURE)
+    kinds = [s.action.kind for s in ep.steps]
+    assert len(kinds) == 30 and kinds.count("tap") == 25 and kinds.count("back") == 2
+    assert (kinds.count("home"), kinds.count("open_app"), kinds.count("wait")) == (1, 1, 1)
+    assert (ep.outcome, ep.reward, ep.terminated) == ("failure", 0.0, False)
+    assert ep.env["episode_terminated_early"] is True and ep.env["agent_claimed_done"] is False
+    assert _pixel(ep.steps[2]) == (540.0, 479.0)  # "Folder FitnessPlans"
+
+
+def test_a_file_the_harness_stopped_writing_is_quarantined_by_name():
+    with pytest.raises(SourceError) as e:
+        _read(TRUNCATED)
+    assert e.value.rule == "parse_error" and "c775d8e4.json" in str(e.value) and "char 254508" in str(e.value)
+
+
+def test_the_real_results_match_the_golden():
+    got = {rel: golden.fingerprint(_read(rel), texts="hash", env_keys=ENV_KEYS) for rel in (SUCCESS, FAILURE)}
+    goldens.check_json(GOLDEN, json.loads(json.dumps(got, default=str)), indent=1)
+
+
+# Edge cases, hand-made in the files' shape
+
+
+def _element(text, box):
+    x1, y1, x2, y2 = box
+    return {"text": text, "content_description": None, "class_name": "android.widget.Button",
+            "bbox_pixels": {"x_min": x1, "y_min": y1, "x_max": x2, "y_max": y2}, "is_clickable": True,
+            "is_visible": True, "is_enabled": True, "package_name": "com.example"}
+
+
+def _record(n, reply, elements, shot="<large_array: (1600, 720, 3) uint8>"):
+    return {"step_num": n, "state": {"pixels": "<screenshot_excluded>", "ui_elements": elements},
+            "action": reply, "agent_data": {"before_screenshot": "<screenshot_excluded>", "after_screenshot": shot,
+                                            "before_element_list": elements, "summary": f"step {n}"},
+            "timestamp": 1752901271.5 + n}
+
+
+def _write(tmp_path, doc) -> Path:
+    path = tmp_path / "Task_base_model_trial1.json"
+    path.write_bytes(orjson.dumps(doc))
+    return path
+
+
+def _doc(records, **verdicts):
+    return {"task_name": "Task", "goal": "Do it.", "model_name": "m", "prompt_variant": "base", "max_steps": 30,
+            "success": False, "steps_taken": len(records), "evaluation_time": 1.0,
+            "prompts": ["You are an agent who can operate an Android phone ..."], "step_records": records,
+            "final_state": {"ui_elements": []}, **verdicts}
+
+
+def test_edge_cases_undecoded_and_out_of_range_actions_and_a_bad_record(tmp_path):
+    screen = [_element("OK", (0, 0, 720, 1600)), _element("Go", (100, 200, 300, 400))]
+    records = [_record(1, 'Reason: go\nAction: {"action_type": "click", "index": 1}', screen),
+               _record(2, 'Reason: again\nAction: {"action_type": "click", "index":  N}', screen),
+               _record(3, 'Action: {"action_type": "long_press", "index": 9}', screen),
+               "not a record",
+               _record(4, 'Action: {"action_type": "status", "goal_status": "complete"}', screen, None)]
+    path = _write(tmp_path, _doc(records, agent_claimed_done=True, extra_stat={"k": 1}))
+    assert androidworld_json.units([str(path)], lambda p: Path(p).read_bytes()[:4096]) == [str(path)]
+    *rows, ep = golden.read_records(androidworld_json, path)
+    assert [(r.rule, r.record_id) for r in rows] == [("bad_record", "3")]
+    assert [s.action.kind for s in ep.steps] == ["tap", "message", "long_press", "done"]
+    assert (ep.steps[0].action.x, ep.steps[0].action.y) == (200 / 720, 300 / 1600)
+    assert ep.steps[0].reasoning == "go" and ep.steps[1].action.text.endswith('"index":  N}')
+    assert ep.steps[2].action.x is None and ep.steps[2].action.element is None  # no element 9 on that screen
+    # no evaluator's verdict and `success` false (the agent's claim and the verdict together): unknown
+    assert (ep.outcome, ep.reward, ep.terminated) == ("unknown", None, True)
+    assert {w["rule"] for w in ep.env["ingest_warnings"]} == {"undecoded_action", "unknown_field"}
+    assert ep.env["harness_fields"] == {"extra_stat": {"k": 1}} and ep.env["screen_size"] == [720, 1600]
+
+
+def test_detection_needs_the_harness_keys_not_one_generic_key(tmp_path):
+    generic = tmp_path / "result.json"
+    generic.write_text(json.dumps({"task_name": "t", "goal": "g", "success": True, "steps": []}))
+    assert androidworld_json.units([str(generic)], lambda p: Path(p).read_bytes()[:4096]) == []
+
+
+
+def test_a_step_record_of_the_wrong_shape_is_quarantined_alone(tmp_path):
+    screen = [_element("OK", (0, 0, 720, 1600))]
+    broken = _record(2, 'Action: {"action_type": "click", "index": 0}', [{"bbox_pixels": {"x_min": "left"}}])
+    broken["agent_data"] = ["not", "a", "dict"]
+    records = [_record(1, 'Action: {"action_type": "wait"}', screen), broken,
+               _record(3, 'Action: {"action_type": "status", "goal_status": "infeasible"}', screen)]
+    *rows, ep = golden.read_records(androidworld_json, _write(tmp_path, _doc(records, task_actually_successful=False)))
+    assert [(r.rule, r.record_id) for r in rows] == [("bad_record", "1")] and "step record 1" in rows[0].reason
+    assert [s.action.kind for s in ep.steps] == ["wait", "done"] and (ep.outcome, ep.reward) == ("failure", 0.0)
