@@ -45,7 +45,7 @@ GREENLIGHT_VERSION := 0.7.0
 # model server. Claude Code: 2.1.220 and the current release, which adds its API request and cost records to the
 # session files. Codex: 0.150.1 and the current release, whose rollouts gained `ordinal`s and new line types.
 CLAUDE_CODE_VERSIONS := 2.1.220 2.1.332
-CODEX_VERSIONS := 0.150.1 0.171.0
+CODEX_VERSIONS := 0.135.0 0.171.0
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline

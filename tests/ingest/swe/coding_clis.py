@@ -128,3 +128,44 @@ def claude_code_run(version: str, base: Path) -> CliRun:
         stdout, seconds = run_cli([str(claude), "-p", CLAUDE_PROMPT, "--model", CLAUDE_MODEL,
                                    "--dangerously-skip-permissions", "--output-format", "json"], env, work)
     return CliRun(version, home, work, server, script, conversations, stdout, seconds)
+
+
+# --- Codex ------------------------------------------------------------------------------------------------------
+
+CODEX_MODEL = "gpt-5-codex"
+CODEX_PROMPT = "Copy the notes into out.txt and check for a missing file."
+
+
+def codex_script() -> list[Turn]:
+    """List the workspace, read a file, write one, a command that fails, the answer: all through Codex's shell
+    tool (`exec_command`, the one both releases offer this model)."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("exec_command", cmd="ls"),
+            call("exec_command", cmd="cat notes.txt"),
+            call("exec_command", cmd="printf 'alpha\\nbeta\\n' > out.txt"),
+            call("exec_command", cmd="cat missing.txt"),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+
+
+def codex_config(server_url: str) -> str:
+    """`$CODEX_HOME/config.toml`: a custom model provider at the scripted server's Responses endpoint, its key
+    read from SCRIPTED_API_KEY."""
+    return (f'model = "{CODEX_MODEL}"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
+            f'name = "scripted"\nbase_url = "{server_url}/v1"\nwire_api = "responses"\nenv_key = "SCRIPTED_API_KEY"\n')
+
+
+def codex_run(version: str, base: Path) -> CliRun:
+    """`codex exec` of Codex `version` in a fresh HOME (CODEX_HOME `HOME/.codex`) and workspace under `base`,
+    against the scripted server, approvals and sandbox off (the workspace is a temporary folder); it writes
+    `HOME/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`."""
+    codex = npm_cli("codex", version, "codex")
+    home, work = workspace(base)
+    script = codex_script()
+    with ScriptedModelServer(script) as server:
+        (home / ".codex").mkdir()
+        (home / ".codex" / "config.toml").write_text(codex_config(server.url))
+        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "SCRIPTED_API_KEY": "sk-scripted"}
+        stdout, seconds = run_cli([str(codex), "exec", "--skip-git-repo-check", "--json",
+                                   "--dangerously-bypass-approvals-and-sandbox", CODEX_PROMPT], env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)
