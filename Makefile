@@ -43,9 +43,11 @@ GREENLIGHT_VERSION := 0.7.0
 # Coding-agent CLIs from the npm registry, each release in its own prefix (its platform binary comes inside an
 # optional dependency of the package: npm fetches only this machine's); the tests run them against a scripted
 # model server. Claude Code: 2.1.220 and the current release, which adds its API request and cost records to the
-# session files. Codex: 0.150.1 and the current release, whose rollouts gained `ordinal`s and new line types.
+# session files. Codex: 0.135.0 and the current release, whose rollouts gained `ordinal`s and new line types.
 CLAUDE_CODE_VERSIONS := 2.1.220 2.1.332
 CODEX_VERSIONS := 0.135.0 0.171.0
+# Gemini CLI: 0.35.0, whose chat recordings are one JSON document, and the current release (a JSONL log)
+GEMINI_CLI_VERSIONS := 0.35.0 0.61.0
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -69,7 +71,8 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
-	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed)
+	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
+	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed)
 
 .PHONY: setup setup-test parts demo test clean mutation
 
@@ -154,6 +157,11 @@ $(PRODUCERS)/claude-code-%/.installed:
 $(PRODUCERS)/codex-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) '@openai/codex@$*'
 	$(@D)/node_modules/.bin/codex --version
+	touch $@
+
+$(PRODUCERS)/gemini-cli-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) '@google/gemini-cli@$*'
+	$(@D)/node_modules/.bin/gemini --version
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

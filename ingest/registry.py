@@ -31,6 +31,7 @@ FORMATS: dict[str, str] = {
     "inspect_log": "ingest.inspect_log",
     "claude_code": "ingest.swe.claude_code",
     "codex": "ingest.swe.codex",
+    "gemini_cli": "ingest.swe.gemini_cli",
     "playwright_trace": "ingest.browser.playwright_trace",
     "har": "ingest.browser.har",
     "cdp": "ingest.browser.cdp",

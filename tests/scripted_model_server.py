@@ -15,7 +15,7 @@ Protocols, chosen by the request path (each streamed as its vendor does, or answ
 A script is a list of `Turn`s, the same for every protocol: a turn is one model response, made of tool calls
 (`Call(name, arguments)`) and/or text. A request that offers tools (the agent's own loop) is answered by the
 first turn whose calls the request does not yet carry results for, all of them, matched by the call ids the
-server gave (Gemini: by id, else by the function's name in order); once every call has its result, the last
+server gave (Gemini: by id, else by the function's name in order: `answers`); once every call has its result, the last
 turn (the final answer) repeats. An agent that starts a conversation of its own (a subagent) is played another
 script: `conversations={marker: script}` picks it when the conversation's first user message holds `marker`.
 A request without tools (a title, a topic or a routing check the agent makes
@@ -162,6 +162,12 @@ def results_in(protocol: str, body: dict) -> list[Result]:
     return found
 
 
+def answers(result: Result, issued_id: str) -> bool:
+    """Whether a result answers the call the server gave `issued_id` (Gemini CLI sends the id back prefixed
+    with the tool's name: `read_file__<id>`)."""
+    return bool(result.call_id) and (result.call_id == issued_id or result.call_id.endswith("__" + issued_id))
+
+
 def first_user_text(protocol: str, body: dict) -> str:
     """The text of a conversation's first user message (Responses: its first user input item)."""
     if protocol == "responses":
@@ -175,12 +181,11 @@ def first_user_text(protocol: str, body: dict) -> str:
 
 def turn_for(script: list[Turn], protocol: str, results: list[Result], number: int = 0) -> int:
     """The first turn of script `number` whose calls do not all have a result yet; the last turn once all have."""
-    answered_ids = {r.call_id for r in results if r.call_id}
-    issued = {call_id(protocol, t, i, number) for t, turn in enumerate(script) for i in range(len(turn.calls))}
-    names_left = [r.name for r in results if r.call_id not in issued]  # results that name no call of ours
+    issued = [call_id(protocol, t, i, number) for t, turn in enumerate(script) for i in range(len(turn.calls))]
+    names_left = [r.name for r in results if not any(answers(r, c) for c in issued)]  # results naming no call of ours
     for t, turn in enumerate(script):
         for i, c in enumerate(turn.calls):
-            if call_id(protocol, t, i, number) in answered_ids:
+            if any(answers(r, call_id(protocol, t, i, number)) for r in results):
                 continue
             if protocol == "gemini" and c.name in names_left:  # a result that did not echo the call's id
                 names_left.remove(c.name)

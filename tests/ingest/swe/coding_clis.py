@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 from tests.parts import require
-from tests.scripted_model_server import ScriptedModelServer, Turn, call_id
+from tests.scripted_model_server import ScriptedModelServer, Turn, answers, call_id
 
 PRODUCERS = REPO / ".venv" / "producers"
 NOTES = "alpha\nbeta\n"  # the file the scripted agents list, read and copy
@@ -50,11 +50,12 @@ def played(run: CliRun, script: int = 0) -> list[Played]:
     turns = run.script if script == 0 else list(run.conversations.values())[script - 1]
     requests = run.server.agent_requests(script)
     assert requests, f"the agent sent no request that script {script} answered"
-    results = {r.call_id: r for request in requests for r in request.results}
+    results = [r for request in requests for r in request.results]
     out = []
     for t, turn in enumerate(turns):
         for i, c in enumerate(turn.calls):
-            result = results.get(call_id(requests[0].protocol, t, i, script))
+            issued = call_id(requests[0].protocol, t, i, script)
+            result = next((r for r in results if answers(r, issued)), None)
             out.append(Played(c.name, c.arguments, result.output if result else None,
                               result.is_error if result else None))
     return out
@@ -168,4 +169,40 @@ def codex_run(version: str, base: Path) -> CliRun:
         env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "SCRIPTED_API_KEY": "sk-scripted"}
         stdout, seconds = run_cli([str(codex), "exec", "--skip-git-repo-check", "--json",
                                    "--dangerously-bypass-approvals-and-sandbox", CODEX_PROMPT], env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+# --- Gemini CLI -------------------------------------------------------------------------------------------------
+
+GEMINI_MODEL = "gemini-2.5-pro"
+GEMINI_PROMPT = "Copy the notes into out.txt and check for a missing file."
+
+
+def gemini_cli_script(work: Path) -> list[Turn]:
+    """List the workspace, read a file, write one, a command that fails, the answer: Gemini CLI's own tools."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("list_directory", dir_path=str(work)),
+            call("read_file", file_path=str(work / "notes.txt")),
+            call("write_file", file_path=str(work / "out.txt"), content=NOTES),
+            call("run_shell_command", command="cat missing.txt"),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+
+
+def gemini_cli_run(version: str, base: Path) -> CliRun:
+    """`gemini -p` of Gemini CLI `version` in a fresh HOME and workspace under `base`, against the scripted
+    server (`GOOGLE_GEMINI_BASE_URL`, API-key auth chosen in `~/.gemini/settings.json`), every tool approved
+    (`--yolo`, the workspace trusted); it writes `HOME/.gemini/tmp/<project>/chats/session-*.json(l)`."""
+    gemini = npm_cli("gemini-cli", version, "gemini")
+    home, work = workspace(base)
+    script = gemini_cli_script(work)
+    (home / ".gemini").mkdir()
+    # the auth type's key moved from `selectedAuthType` (0.3x) to `security.auth.selectedType`: both are set
+    (home / ".gemini" / "settings.json").write_text(
+        '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "selectedAuthType": "gemini-api-key"}')
+    with ScriptedModelServer(script) as server:
+        env = {"HOME": str(home), "GEMINI_API_KEY": "scripted", "GOOGLE_GEMINI_BASE_URL": server.url,
+               "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+        stdout, seconds = run_cli([str(gemini), "-p", GEMINI_PROMPT, "-m", GEMINI_MODEL, "--yolo",
+                                   "--output-format", "json"], env, work)
     return CliRun(version, home, work, server, script, {}, stdout, seconds)
