@@ -61,6 +61,17 @@ def played(run: CliRun, script: int = 0) -> list[Played]:
     return out
 
 
+_RUNS: dict[tuple[str, str], CliRun] = {}  # one run of each CLI release per test session, shared by the modules
+
+
+def cli_run(name: str, version: str, tmp_path_factory) -> CliRun:
+    """The run of CLI `name` ("claude-code", "codex", "gemini-cli") at `version`, made once per test session."""
+    if (name, version) not in _RUNS:
+        runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run}[name]
+        _RUNS[name, version] = runner(version, tmp_path_factory.mktemp(f"{name}-{version}"))
+    return _RUNS[name, version]
+
+
 def npm_cli(name: str, version: str, command: str) -> Path:
     """The CLI's executable in its prefix; skips (fails under CI) when `make parts` has not installed it."""
     prefix = PRODUCERS / f"{name}-{version}"

@@ -20,15 +20,14 @@ import pytest
 from ingest.record import Episode, Rejected
 from ingest.swe import claude_code
 from tests.ingest.golden import read_records
-from tests.ingest.swe.coding_clis import (CLAUDE_MODEL, CLAUDE_PROMPT, NOTES, SUBAGENT_PROMPT, claude_code_run,
-                                          played)
+from tests.ingest.swe.coding_clis import CLAUDE_MODEL, CLAUDE_PROMPT, NOTES, SUBAGENT_PROMPT, cli_run, played
 
 VERSIONS = ("2.1.220", "2.1.332")  # the Makefile's CLAUDE_CODE_VERSIONS
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def cli(request, tmp_path_factory):
-    return claude_code_run(request.param, tmp_path_factory.mktemp(f"claude-code-{request.param}"))
+    return cli_run("claude-code", request.param, tmp_path_factory)
 
 
 def _sessions(cli):

@@ -19,7 +19,7 @@ import pytest
 from ingest.record import Episode, Rejected
 from ingest.swe import codex
 from tests.ingest.golden import read_records
-from tests.ingest.swe.coding_clis import CODEX_MODEL, CODEX_PROMPT, NOTES, codex_run, played
+from tests.ingest.swe.coding_clis import CODEX_MODEL, CODEX_PROMPT, NOTES, cli_run, played
 from tests.scripted_model_server import USAGE
 
 VERSIONS = ("0.135.0", "0.171.0")  # the Makefile's CODEX_VERSIONS
@@ -27,7 +27,7 @@ VERSIONS = ("0.135.0", "0.171.0")  # the Makefile's CODEX_VERSIONS
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def cli(request, tmp_path_factory):
-    return codex_run(request.param, tmp_path_factory.mktemp(f"codex-{request.param}"))
+    return cli_run("codex", request.param, tmp_path_factory)
 
 
 def _rollout(cli):

@@ -19,7 +19,7 @@ import pytest
 from ingest.record import Episode, Rejected
 from ingest.swe import gemini_cli
 from tests.ingest.golden import read_records
-from tests.ingest.swe.coding_clis import GEMINI_MODEL, GEMINI_PROMPT, NOTES, gemini_cli_run, played
+from tests.ingest.swe.coding_clis import GEMINI_MODEL, GEMINI_PROMPT, NOTES, cli_run, played
 from tests.scripted_model_server import USAGE
 
 VERSIONS = ("0.35.0", "0.61.0")  # the Makefile's GEMINI_CLI_VERSIONS
@@ -27,7 +27,7 @@ VERSIONS = ("0.35.0", "0.61.0")  # the Makefile's GEMINI_CLI_VERSIONS
 
 @pytest.fixture(scope="module", params=VERSIONS)
 def cli(request, tmp_path_factory):
-    return gemini_cli_run(request.param, tmp_path_factory.mktemp(f"gemini-cli-{request.param}"))
+    return cli_run("gemini-cli", request.param, tmp_path_factory)
 
 
 def _recording(cli):
