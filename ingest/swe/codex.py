@@ -32,8 +32,10 @@ Mapping: developer and system messages, and the user messages the CLI injects (`
 of the assistant turn that follows. Shell calls (`shell` / `container.exec` with an argv, `exec_command` /
 `shell_command` with a `cmd` / `command` string, `local_shell_call`) are `command` actions whose code is the
 script (`bash -lc <script>` unwrapped); their outputs are terminal observations with the exit code when the
-output carries one (`exec_command` writes it in a header above "Output:": "Process exited with code 1"). Outcome `unknown` (Codex grades nothing); terminated unless the last turn was aborted or
-ends on a call, or a call's output, that the model has not answered (and no `task_complete` came after it). Domain `swe`, platform `linux`.
+output carries one (`exec_command` writes it in a header above "Output:": "Process exited with code 1").
+Outcome `unknown` (Codex grades nothing); terminated unless the last turn was aborted or ends on a call, or a
+call's output, that the model has not answered (and no `task_complete` came after it). Domain `swe`, platform
+`linux`.
 """
 
 from __future__ import annotations
