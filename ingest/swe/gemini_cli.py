@@ -4,7 +4,8 @@ releases: one JSON document) or `.jsonl` (later releases: an append log), writte
 one file is one episode.
 
 The conversation record: `sessionId`, `projectHash`, `startTime`, `lastUpdated`, `kind` ("main", or a subagent's),
-`summary`, and `messages`, each `{id, timestamp, type, content}`:
+`summary`, and `messages` (any other field is kept raw in `env["gemini_cli"]["unknown_fields"]` with an
+`unknown_content` warning), each `{id, timestamp, type, content}`:
 - `user`: the prompt (`content`: a string or parts `{text}`); from 0.4x on the CLI also records the context it
   gives the model first (`<session_context>`: date, OS, workspace listing) and each tool response it sends back
   (`functionResponse` parts, which repeat the results kept with the calls);
@@ -45,7 +46,7 @@ _NAME = re.compile(r"^session-.*\.jsonl?$")
 _SNIFF = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _CONTEXT = "<session_context>"
-_RECORD_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated", "kind", "summary", "directories")
+_RECORD_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated", "kind", "summary")
 
 
 def units(files: list[str], head) -> list[str]:
@@ -70,9 +71,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         return
     messages, extras = _messages(record["messages"], name)
     env = {"gemini_cli": {**{k: record[k] for k in _RECORD_KEYS if record.get(k) not in (None, "")},
-                          **{k: v for k, v in extras.items() if v}}}
+                          **{k: v for k, v in extras.items() if v and k != "task"}}}
     if problems:
         env["gemini_cli"]["unknown_records"] = [p.snippet for p in problems if p.rule == "unknown_content"]
+    unknown = {k: v for k, v in record.items() if k not in _RECORD_KEYS and k != "messages"}
+    if unknown:
+        env["gemini_cli"]["unknown_fields"] = unknown
+        yield Rejected("unknown_content", f"{name}: field(s) {', '.join(sorted(unknown))} of the recording are none "
+                       "Gemini CLI is known to write; kept raw in env.gemini_cli.unknown_fields", name)
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     yield from records(messages, Run(key="", domain="swe", platform="linux", task=extras["task"],
                                      terminated=last is not None and last.role == "assistant" and not last.tool_calls,
