@@ -40,6 +40,17 @@ HARBOR_VERSIONS := 0.1.24 0.26.0
 HARBOR_DEPS_0.26.0 := toml==0.10.2 jinja2==3.1.6 markupsafe==3.0.4 shortuuid==1.0.13 platformdirs==4.14.9
 # greenlight-mcp: a real MCP stdio logging proxy (JSONL session logs), run in front of the `mcp` SDK's server
 GREENLIGHT_VERSION := 0.7.0
+# Coding-agent CLIs from the npm registry, each release in its own prefix (its platform binary comes inside an
+# optional dependency of the package: npm fetches only this machine's); the tests run them against a scripted
+# model server. Claude Code: 2.1.220 and the current release, which adds its API request and cost records to the
+# session files. Codex: 0.135.0 and the current release, whose rollouts gained `ordinal`s and new line types.
+CLAUDE_CODE_VERSIONS := 2.1.220 2.1.332
+CODEX_VERSIONS := 0.135.0 0.171.0
+# Gemini CLI: 0.35.0, whose chat recordings are one JSON document, and the current release (a JSONL log)
+GEMINI_CLI_VERSIONS := 0.35.0 0.61.0
+# npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
+# not download it again
+NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -58,7 +69,10 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(HARBOR_VERSIONS:%=$(PRODUCERS)/harbor-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
-	$(TIKTOKEN_CACHE)/.installed
+	$(TIKTOKEN_CACHE)/.installed \
+	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
+	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
+	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed)
 
 .PHONY: setup setup-test parts demo test clean mutation
 
@@ -133,6 +147,21 @@ $(PRODUCERS)/harbor-%/.installed:
 $(PRODUCERS)/greenlight-mcp-%/.installed:
 	$(PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'greenlight-mcp==$*'
+	touch $@
+
+$(PRODUCERS)/claude-code-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) '@anthropic-ai/claude-code@$*'
+	$(@D)/node_modules/.bin/claude --version
+	touch $@
+
+$(PRODUCERS)/codex-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) '@openai/codex@$*'
+	$(@D)/node_modules/.bin/codex --version
+	touch $@
+
+$(PRODUCERS)/gemini-cli-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) '@google/gemini-cli@$*'
+	$(@D)/node_modules/.bin/gemini --version
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

@@ -19,6 +19,12 @@ items bare, one per line, with `record_type: "state"` lines between; both are re
   `exec_command_end`, `task_started`, `task_complete`, `turn_aborted`...): it repeats the response items, so
   only the prompts (`user_message`: the task), the last token usage, aborted turns and counts per type are kept.
 - `compacted` (a summary that replaced the history): kept in `env["codex"]["compactions"]`.
+- in releases after 0.135 (0.150 has them), lines carry an `ordinal` (their order in the thread) after the
+  timestamp, and there are two more line types: `world_state` (the context the CLI builds the instructions
+  from: environments, cwd, date, AGENTS.md, skills; the first full state is kept in `env["codex"]["world_state"]`,
+  later updates counted) and, after 0.150 (0.169 has it), `token_usage_record` (one per model response:
+  `response_id`, `usage`, the thread's total after it; kept in `env["codex"]["usage_per_response"]` and
+  `["thread_token_usage"]`). The prompt is then also an `item_completed` event whose item is a `UserMessage`.
 - any other line type is kept raw in `env["codex"]["unknown_records"]` with an `unknown_content` warning.
 
 Mapping: developer and system messages, and the user messages the CLI injects (`<environment_context>`,
@@ -26,8 +32,10 @@ Mapping: developer and system messages, and the user messages the CLI injects (`
 of the assistant turn that follows. Shell calls (`shell` / `container.exec` with an argv, `exec_command` /
 `shell_command` with a `cmd` / `command` string, `local_shell_call`) are `command` actions whose code is the
 script (`bash -lc <script>` unwrapped); their outputs are terminal observations with the exit code when the
-output carries one. Outcome `unknown` (Codex grades nothing); terminated unless the last turn was aborted or
-ends on a call, or a call's output, that the model has not answered (and no `task_complete` came after it). Domain `swe`, platform `linux`.
+output carries one (`exec_command` writes it in a header above "Output:": "Process exited with code 1").
+Outcome `unknown` (Codex grades nothing); terminated unless the last turn was aborted or ends on a call, or a
+call's output, that the model has not answered (and no `task_complete` came after it). Domain `swe`, platform
+`linux`.
 """
 
 from __future__ import annotations
@@ -46,20 +54,29 @@ from ingest.tools import arguments_dict, dumps, shell_script
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, Run, ToolCall, records
 
 FORMAT = "codex"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="swe", rank=280, domains=('swe',), platform="linux",
     summary="Codex CLI rollouts",
     producer="Codex CLI rollout JSONL (`~/.codex/sessions/...`)",
-    versions="0.135.0 (real); the current line layout and the older bare-item one",
-    proof=("cannot run here (vendor service): a real 0.135.0 `codex exec` rollout in `../shared/samples`, beside the "
-           "test a real 0.77.0 `codex exec` run with three shell calls (codemie-code, Apache-2.0) and a real "
-           "Apache-2.0 0.77.0 opening, and an MIT-licensed rollout from claude-code-log's tests (goldens), edge cases"
-           " in codex-rs's item shapes (`tests/ingest/swe/test_codex.py`)"),
+    versions=("0.135.0, 0.171.0 (run here; 0.171.0 adds `ordinal`s, `world_state` and `token_usage_record` lines); "
+              "0.135.0, 0.77.0 (real); the older bare-item layout"),
+    proof=("each release from the npm registry (its platform binary inside the package) in its own prefix runs `codex"
+           " exec` with a custom model provider in `$CODEX_HOME/config.toml` at the scripted model server's Responses"
+           " endpoint, in a temporary HOME and workspace: it lists, reads and writes files and runs a command that "
+           "fails; the script is the oracle for every call, its arguments, the result the agent recorded, the model "
+           "and the final answer, and `codex exec --json`'s event stream a second "
+           "(`tests/ingest/swe/test_codex_cli.py`); a real 0.135.0 `codex exec` rollout in `../shared/samples`, "
+           "beside the test a real 0.77.0 `codex exec` run with three shell calls (codemie-code, Apache-2.0) and a "
+           "real Apache-2.0 0.77.0 opening, and an MIT-licensed rollout from claude-code-log's tests (goldens), edge "
+           "cases in codex-rs's item shapes (`tests/ingest/swe/test_codex.py`)"),
 )
 
-KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
-_SNIFF = re.compile(rb'^\s*\{"timestamp":"[^"]*","type":"(?:session_meta|response_item|event_msg|turn_context)"')
+KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted", "world_state",
+                         "token_usage_record"})
+_SNIFF = re.compile(rb'^\s*\{"timestamp":"[^"]*",(?:"ordinal":\d+,)?"type":"(?:session_meta|response_item|event_msg|'
+                    rb'turn_context)"')
+_EXIT_CODE = re.compile(r"^(?:Exit code|Process exited with code):? (-?\d+)\b", re.MULTILINE)
 _LEGACY_SNIFF = re.compile(rb'^\s*\{"id":"[0-9a-f-]{36}","timestamp":"')
 _ITEM_TYPES = frozenset({"message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output", "local_shell_call", "web_search_call"})
@@ -140,11 +157,30 @@ class _State:
             self._event(payload)
         elif kind == "compacted":
             self.codex.setdefault("compactions", []).append(payload)
+        elif kind == "world_state":
+            self._world_state(payload)
+        elif kind == "token_usage_record":
+            self._usage(payload)
         else:
             self.codex.setdefault("unknown_records", []).append(obj)
             yield Rejected("unknown_content", f"{self.name}:{no}: line type {kind!r} is not one Codex is known to "
                            "write; kept raw in env.codex.unknown_records", self.name, line=no,
                            snippet=dumps(obj)[:300])
+
+    def _world_state(self, payload: dict) -> None:
+        """The context the CLI builds the model's instructions from (environments and cwd, date, AGENTS.md,
+        skills, collaboration mode): the first full state is kept, later updates are counted."""
+        if payload.get("full") and "world_state" not in self.codex:
+            self.codex["world_state"] = payload.get("state")
+        else:
+            self.codex["world_state_updates"] = self.codex.get("world_state_updates", 0) + 1
+
+    def _usage(self, payload: dict) -> None:
+        """One model response's token usage (`response_id`, `usage`), and the thread's total after it."""
+        self.codex.setdefault("usage_per_response", []).append(
+            {k: payload.get(k) for k in ("response_id", "turn_id", "usage") if payload.get(k) is not None})
+        if isinstance(payload.get("thread_token_usage"), dict):
+            self.codex["thread_token_usage"] = payload["thread_token_usage"]
 
     def _event(self, payload: dict) -> None:
         kind = payload.get("type")
@@ -152,6 +188,12 @@ class _State:
         counts[str(kind)] = counts.get(str(kind), 0) + 1
         if kind == "user_message" and isinstance(payload.get("message"), str):
             self.prompts.append(payload["message"])
+        elif kind == "item_completed" and isinstance(payload.get("item"), dict) \
+                and payload["item"].get("type") == "UserMessage":  # 0.15x on: the prompt as a thread item
+            texts = [p.get("text") for p in payload["item"].get("content") or []
+                     if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            if texts:
+                self.prompts.append("\n".join(texts))
         elif kind == "token_count" and payload.get("info"):
             self.codex["token_usage"] = payload["info"]
         elif kind == "turn_aborted":
@@ -268,5 +310,7 @@ def _output(output) -> tuple[str | None, int | None]:
             meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
             code = meta.get("exit_code")
             return value["output"], code if isinstance(code, int) and not isinstance(code, bool) else None
-    m = re.match(r"(?:Exit code|Process exited with code):? (-?\d+)\b", output)
+    # the first line, or the header `exec_command` writes above "Output:" (chunk id, wall time, exit code...)
+    head = output.split("\nOutput:", 1)[0] if "\nOutput:" in output else output.split("\n", 1)[0]
+    m = _EXIT_CODE.search(head)
     return output, int(m.group(1)) if m else None

@@ -1,7 +1,7 @@
-"""Claude Code session transcripts. Claude Code cannot run here (it needs Anthropic's service), so the reader is
-checked on real public transcripts (samples/claude-code: an MIT-licensed excerpt of a real 2.0.46 session;
-../shared/samples/claude-code: a real 2.1.152 session without a license, skipped when absent), against Harbor's
-own conversion of the bundled trial's session to ATIF, and on small hand-made edge cases."""
+"""Claude Code session transcripts: real public transcripts (samples/claude-code: an MIT-licensed excerpt of a
+real 2.0.46 session; ../shared/samples/claude-code: a real 2.1.152 session without a license, skipped when
+absent), Harbor's own conversion of the bundled trial's session to ATIF, and small hand-made edge cases. The
+sessions Claude Code writes at test time are read in `test_claude_code_cli.py`."""
 
 from __future__ import annotations
 
@@ -173,3 +173,30 @@ def test_server_tool_results_inside_the_assistant_message_are_results(tmp_path):
     ])
     assert [(s.action.tool_name, s.action.text) for s in ep.steps] == [("web_search", None), (None, "pytest 9.")]
     assert ep.steps[1].observation.text == "[web_search_result]" and ep.domain == "swe"
+
+
+def test_a_prompt_queued_while_the_agent_worked_is_a_user_message_and_other_attachments_are_counted(tmp_path):
+    """Shapes as Claude Code 2.1 writes them: a `queued_command` attachment with `commandMode` "prompt" is what
+    the person typed during the turn (seen before the next action); a task notification and the context
+    attachments are counted by type, with no warning."""
+    def attachment(uuid, parent, body):
+        return json.dumps({"type": "attachment", "parentUuid": parent, "isSidechain": False, "uuid": uuid,
+                           "sessionId": "s-1", "attachment": body, "timestamp": "2025-11-20T10:00:05.000Z"})
+
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+    result = [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]
+    records = _read(tmp_path, [
+        _line("user", "u1", None, "list the files"),
+        attachment("a0", "u1", {"type": "date", "date": "2025-11-20"}),
+        _line("assistant", "a1", "a0", [call]),
+        _line("user", "u2", "a1", result),
+        attachment("a2", "u2", {"type": "queued_command", "prompt": "and count them", "commandMode": "prompt"}),
+        attachment("a3", "a2", {"type": "queued_command", "prompt": "<task-notification/>",
+                                "commandMode": "task-notification"}),
+        _line("assistant", "a4", "a3", [{"type": "text", "text": "One file."}]),
+    ])
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.steps[1].observation.text == "a.txt\n\nand count them"
+    assert ep.env["claude_code"]["attachments"] == {"date": 1, "queued_command": 1}
+    assert ep.task == "list the files"

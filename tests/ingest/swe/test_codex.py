@@ -1,8 +1,8 @@
-"""Codex CLI rollouts. Codex cannot run here (it needs OpenAI's service): the reader is checked on public
-rollouts (samples/codex: an MIT-licensed rollout from claude-code-log's tests; data/codemie-code: a real
-0.77.0 `codex exec` opening from codemie-code, Apache-2.0; ../shared/samples/codex: a real 0.135.0 `codex exec`
-rollout whose license could not be checked, skipped when absent) and on hand-made edge cases written in the
-shapes of codex-rs's `ResponseItem` (`codex-rs/protocol/src/models.rs`)."""
+"""Codex CLI rollouts: the reader is checked on public rollouts (samples/codex: an MIT-licensed rollout from
+claude-code-log's tests; data/codemie-code: a real 0.77.0 `codex exec` opening from codemie-code, Apache-2.0;
+../shared/samples/codex: a real 0.135.0 `codex exec` rollout whose license could not be checked, skipped when
+absent) and on hand-made edge cases written in the shapes of codex-rs's `ResponseItem`
+(`codex-rs/protocol/src/models.rs`). The rollouts Codex writes at test time are read in `test_codex_cli.py`."""
 
 from __future__ import annotations
 

@@ -1,0 +1,219 @@
+"""Coding-agent CLIs in the loop: each installed from the npm registry at a pinned release into its own prefix
+(`.venv/producers/<name>-<version>/`, built by `make parts`), run non-interactively once per test session with
+HOME in a temporary folder, in a temporary workspace, against the scripted model server
+(`tests/scripted_model_server.py`), so that it writes its own session files there.
+
+A run returns a `CliRun`: where the CLI wrote its sessions, the server (every request it answered, with the
+tool results each carried), the script it played, the CLI's own output, and how long the run took.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.conftest import REPO
+from tests.parts import require
+from tests.scripted_model_server import ScriptedModelServer, Turn, answers, call_id
+
+PRODUCERS = REPO / ".venv" / "producers"
+NOTES = "alpha\nbeta\n"  # the file the scripted agents list, read and copy
+
+
+@dataclass
+class CliRun:
+    version: str
+    home: Path  # the CLI's HOME: its session store is under it
+    workspace: Path  # where the agent worked (realpath: the path the agent reports)
+    server: ScriptedModelServer  # closed; its `requests` are the record of what the agent sent
+    script: list[Turn]
+    conversations: dict[str, list[Turn]] = field(default_factory=dict)
+    stdout: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Played:
+    """One call the script made, and the result the agent sent back for it (None: never sent)."""
+
+    name: str
+    arguments: dict
+    seen: str | None
+    is_error: bool | None
+
+
+def played(run: CliRun, script: int = 0) -> list[Played]:
+    """The oracle: every call of script `script` in order, with the result the server received for it."""
+    turns = run.script if script == 0 else list(run.conversations.values())[script - 1]
+    requests = run.server.agent_requests(script)
+    assert requests, f"the agent sent no request that script {script} answered"
+    results = [r for request in requests for r in request.results]
+    out = []
+    for t, turn in enumerate(turns):
+        for i, c in enumerate(turn.calls):
+            issued = call_id(requests[0].protocol, t, i, script)
+            result = next((r for r in results if answers(r, issued)), None)
+            out.append(Played(c.name, c.arguments, result.output if result else None,
+                              result.is_error if result else None))
+    return out
+
+
+_RUNS: dict[tuple[str, str], CliRun] = {}  # one run of each CLI release per test session, shared by the modules
+
+
+def cli_run(name: str, version: str, tmp_path_factory) -> CliRun:
+    """The run of CLI `name` ("claude-code", "codex", "gemini-cli") at `version`, made once per test session."""
+    if (name, version) not in _RUNS:
+        runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run}[name]
+        _RUNS[name, version] = runner(version, tmp_path_factory.mktemp(f"{name}-{version}"))
+    return _RUNS[name, version]
+
+
+def npm_cli(name: str, version: str, command: str) -> Path:
+    """The CLI's executable in its prefix; skips (fails under CI) when `make parts` has not installed it."""
+    prefix = PRODUCERS / f"{name}-{version}"
+    require(f"{name} {version} (npm prefix {prefix})", (prefix / ".installed").exists(),
+            "make parts (part of make setup-test) installs it")
+    return prefix / "node_modules" / ".bin" / command
+
+
+def workspace(base: Path) -> tuple[Path, Path]:
+    """(home, workspace) under `base`: an empty HOME, and a workspace holding `notes.txt`."""
+    home, work = base / "home", base / "work"
+    home.mkdir(parents=True)
+    work.mkdir(parents=True)
+    (work / "notes.txt").write_text(NOTES)
+    return home, work.resolve()
+
+
+def run_cli(argv: list[str], env: dict, cwd: Path, timeout: float = 240) -> tuple[str, float]:
+    """(stdout, seconds) of one CLI run; raises with its output when it fails. The environment is `env` over
+    PATH and LANG alone: nothing of the real home or of any credential reaches the CLI."""
+    base = {"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}
+    start = time.monotonic()
+    done = subprocess.run(argv, env={**base, **env}, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    seconds = time.monotonic() - start
+    if done.returncode != 0:
+        raise AssertionError(f"{argv[0]} failed ({done.returncode}) after {seconds:.1f} s:\n"
+                             f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    return done.stdout, seconds
+
+
+# --- Claude Code ------------------------------------------------------------------------------------------------
+
+CLAUDE_MODEL = "claude-sonnet-4-5"
+CLAUDE_PROMPT = "Copy the notes into out.txt and check for a missing file."
+SUBAGENT_PROMPT = "Count the lines of notes.txt."
+
+
+def claude_code_script(work: Path) -> tuple[list[Turn], dict[str, list[Turn]]]:
+    """The main script (list the workspace, read a file, write one, a command that fails, a synchronous
+    subagent, the answer) and the subagent's (one command, its answer)."""
+    from tests.scripted_model_server import answer, call
+
+    main = [call("Bash", command="ls", description="List the files"),
+            call("Read", file_path=str(work / "notes.txt")),
+            call("Write", file_path=str(work / "out.txt"), content=NOTES),
+            call("Bash", command="cat missing.txt", description="Show the missing file"),
+            call("Agent", description="Count lines", prompt=SUBAGENT_PROMPT, subagent_type="general-purpose",
+                 run_in_background=False),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+    sub = [call("Bash", command="wc -l notes.txt", description="Count the lines"), answer("notes.txt has 2 lines.")]
+    return main, {SUBAGENT_PROMPT: sub}
+
+
+def claude_code_run(version: str, base: Path) -> CliRun:
+    """`claude -p` of Claude Code `version` in a fresh HOME and workspace under `base`, against the scripted
+    server (`ANTHROPIC_BASE_URL`), every tool allowed without a prompt; it writes
+    `HOME/.claude/projects/<project>/<session>.jsonl` (and the subagent's under `<session>/subagents/`)."""
+    claude = npm_cli("claude-code", version, "claude")
+    home, work = workspace(base)
+    script, conversations = claude_code_script(work)
+    with ScriptedModelServer(script, conversations=conversations) as server:
+        env = {"HOME": str(home), "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-ant-scripted",
+               # root may bypass permissions only in a sandbox; no updater, telemetry or other outside traffic
+               "IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        stdout, seconds = run_cli([str(claude), "-p", CLAUDE_PROMPT, "--model", CLAUDE_MODEL,
+                                   "--dangerously-skip-permissions", "--output-format", "json"], env, work)
+    return CliRun(version, home, work, server, script, conversations, stdout, seconds)
+
+
+# --- Codex ------------------------------------------------------------------------------------------------------
+
+CODEX_MODEL = "gpt-5-codex"
+CODEX_PROMPT = "Copy the notes into out.txt and check for a missing file."
+
+
+def codex_script() -> list[Turn]:
+    """List the workspace, read a file, write one, a command that fails, the answer: all through Codex's shell
+    tool (`exec_command`, the one both releases offer this model)."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("exec_command", cmd="ls"),
+            call("exec_command", cmd="cat notes.txt"),
+            call("exec_command", cmd="printf 'alpha\\nbeta\\n' > out.txt"),
+            call("exec_command", cmd="cat missing.txt"),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+
+
+def codex_config(server_url: str) -> str:
+    """`$CODEX_HOME/config.toml`: a custom model provider at the scripted server's Responses endpoint, its key
+    read from SCRIPTED_API_KEY."""
+    return (f'model = "{CODEX_MODEL}"\nmodel_provider = "scripted"\n\n[model_providers.scripted]\n'
+            f'name = "scripted"\nbase_url = "{server_url}/v1"\nwire_api = "responses"\nenv_key = "SCRIPTED_API_KEY"\n')
+
+
+def codex_run(version: str, base: Path) -> CliRun:
+    """`codex exec` of Codex `version` in a fresh HOME (CODEX_HOME `HOME/.codex`) and workspace under `base`,
+    against the scripted server, approvals and sandbox off (the workspace is a temporary folder); it writes
+    `HOME/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`."""
+    codex = npm_cli("codex", version, "codex")
+    home, work = workspace(base)
+    script = codex_script()
+    with ScriptedModelServer(script) as server:
+        (home / ".codex").mkdir()
+        (home / ".codex" / "config.toml").write_text(codex_config(server.url))
+        env = {"HOME": str(home), "CODEX_HOME": str(home / ".codex"), "SCRIPTED_API_KEY": "sk-scripted"}
+        stdout, seconds = run_cli([str(codex), "exec", "--skip-git-repo-check", "--json",
+                                   "--dangerously-bypass-approvals-and-sandbox", CODEX_PROMPT], env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+# --- Gemini CLI -------------------------------------------------------------------------------------------------
+
+GEMINI_MODEL = "gemini-2.5-pro"
+GEMINI_PROMPT = "Copy the notes into out.txt and check for a missing file."
+
+
+def gemini_cli_script(work: Path) -> list[Turn]:
+    """List the workspace, read a file, write one, a command that fails, the answer: Gemini CLI's own tools."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("list_directory", dir_path=str(work)),
+            call("read_file", file_path=str(work / "notes.txt")),
+            call("write_file", file_path=str(work / "out.txt"), content=NOTES),
+            call("run_shell_command", command="cat missing.txt"),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+
+
+def gemini_cli_run(version: str, base: Path) -> CliRun:
+    """`gemini -p` of Gemini CLI `version` in a fresh HOME and workspace under `base`, against the scripted
+    server (`GOOGLE_GEMINI_BASE_URL`, API-key auth chosen in `~/.gemini/settings.json`), every tool approved
+    (`--yolo`, the workspace trusted); it writes `HOME/.gemini/tmp/<project>/chats/session-*.json(l)`."""
+    gemini = npm_cli("gemini-cli", version, "gemini")
+    home, work = workspace(base)
+    script = gemini_cli_script(work)
+    (home / ".gemini").mkdir()
+    # the auth type's key moved from `selectedAuthType` (0.3x) to `security.auth.selectedType`: both are set
+    (home / ".gemini" / "settings.json").write_text(
+        '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "selectedAuthType": "gemini-api-key"}')
+    with ScriptedModelServer(script) as server:
+        env = {"HOME": str(home), "GEMINI_API_KEY": "scripted", "GOOGLE_GEMINI_BASE_URL": server.url,
+               "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+        stdout, seconds = run_cli([str(gemini), "-p", GEMINI_PROMPT, "-m", GEMINI_MODEL, "--yolo",
+                                   "--output-format", "json"], env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)

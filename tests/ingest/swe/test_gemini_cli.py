@@ -1,0 +1,97 @@
+"""Gemini CLI chat recordings: two real CC0 recordings of Gemini CLI 0.20 (data/gemini-cli-m-gemini, goldens a
+person read against the files) and hand-made edge cases of the JSONL log. The recordings Gemini CLI writes at
+test time (0.35.0 and 0.61.0) are read in `test_gemini_cli_cli.py`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ingest.record import Episode, Rejected
+from ingest.swe import gemini_cli
+from tests.ingest.golden import check, read_records
+
+DATA = Path(__file__).parent / "data" / "gemini-cli-m-gemini"
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def test_golden_real_recording_with_notices_and_an_api_error():
+    """Read by hand against the file: three `glob` calls, each with the thought before it as reasoning and its
+    `functionResponse` output as the result; the update notices and the API error kept as notices, not steps;
+    the prompt asked again after the error is an observation of the next step; tokens summed over the turns; the
+    `source` field the repository's sync script added kept raw with a warning."""
+    records = read_records(gemini_cli, DATA / "session-2025-12-12T21-46-7c761c30.json")
+    check(records, GOLDEN / "gemini-cli-m-gemini-glob.json", env_keys=("gemini_cli",))
+
+
+def test_golden_real_recording_with_a_cancelled_call_and_two_models():
+    """Read by hand against the file: a `run_shell_command` whose command failed (`docker` not found) and one the
+    person cancelled (an error result); gemini-2.5-flash, then gemini-3-pro-preview, listed per step."""
+    records = read_records(gemini_cli, DATA / "session-2025-12-03T04-27-e0f6ebe9.json")
+    check(records, GOLDEN / "gemini-cli-m-gemini-shell.json", env_keys=("gemini_cli", "models", "model_per_step"))
+
+
+def _log(tmp_path, lines: list, name="session-2026-01-01T00-00-abcd1234.jsonl") -> list:
+    path = tmp_path / name
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    return read_records(gemini_cli, path)
+
+
+HEADER = {"sessionId": "s-1", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"}
+
+
+def _call(i, name, args, output, status="success"):
+    return {"id": i, "name": name, "args": args, "status": status,
+            "result": [{"functionResponse": {"id": i, "name": name, "response": output}}]}
+
+
+def test_a_rewritten_message_counts_once_in_its_first_place_and_unknown_lines_are_kept(tmp_path):
+    turn = {"id": "g1", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": "", "model": "m"}
+    records = _log(tmp_path, [
+        HEADER,
+        {"id": "u1", "timestamp": "2026-01-01T00:00:01Z", "type": "user", "content": [{"text": "list it"}]},
+        turn,
+        {"$set": {"lastUpdated": "2026-01-01T00:00:03Z", "summary": "Listing"}},
+        {**turn, "toolCalls": [_call("c1", "run_shell_command", {"command": "ls"},
+                                     {"output": "Output: a\nExit Code: 0"})]},
+        {"id": "u2", "type": "user", "content": [{"functionResponse": {"id": "c1", "name": "run_shell_command",
+                                                                       "response": {"output": "duplicate"}}}]},
+        {"$push": {"x": 1}},
+        "not json",
+        {"id": "g2", "type": "gemini", "content": "Done.", "model": "m"},
+    ])
+    problems = [r for r in records if isinstance(r, Rejected)]
+    assert [p.rule for p in problems] == ["unknown_content", "parse_error"]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.kind for s in ep.steps] == ["command", "message"]
+    assert ep.steps[0].action.code == "ls" and ep.steps[1].observation.text == "Output: a\nExit Code: 0"
+    assert ep.steps[1].observation.exit_code == 0 and ep.task == "list it"
+    assert ep.env["gemini_cli"]["summary"] == "Listing"
+    assert ep.env["gemini_cli"]["unknown_records"] == ['{"$push": {"x": 1}}']
+
+
+def test_a_response_sent_back_for_a_call_without_its_result_is_the_result(tmp_path):
+    """A call recorded without `result` (a cut recording): the `functionResponse` the CLI sent back is its result;
+    an error response is an error observation."""
+    records = _log(tmp_path, [
+        HEADER,
+        {"id": "u1", "type": "user", "content": "read it"},
+        {"id": "g1", "type": "gemini", "content": "", "model": "m",
+         "toolCalls": [{"id": "c1", "name": "read_file", "args": {"file_path": "/x"}, "status": "error"}]},
+        {"id": "u2", "type": "user", "content": [{"functionResponse": {"id": "c1", "name": "read_file",
+                                                                       "response": {"error": "no such file"}}}]},
+    ])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.final_observation.text == "no such file" and ep.final_observation.is_error
+    assert not ep.terminated  # the model never answered the result
+
+
+def test_units_claims_recordings_by_their_opening(tmp_path):
+    good = tmp_path / "session-2026-01-01T00-00-abcd1234.json"
+    good.write_text('{\n  "sessionId": "s",\n  "projectHash": "h",\n  "messages": []\n}')
+    other = tmp_path / "session-2026-01-01T00-00-other.json"
+    other.write_text('{"messages": []}')
+    renamed = tmp_path / "chat.json"
+    renamed.write_text(good.read_text())
+    head = lambda p: Path(p).read_bytes()[:4096]
+    assert gemini_cli.units([str(good), str(other), str(renamed)], head) == [str(good)]

@@ -1,0 +1,39 @@
+"""`ingest-all` over one folder mixing the session stores the coding-agent CLIs wrote at test time (Claude Code,
+Codex and Gemini CLI, two releases each) with the bundled samples: every session is read by its own format,
+with the episode counts the scripts fix, and nothing a person would call a session is left unread."""
+
+import shutil
+
+from tests.conftest import SAMPLES
+from tests.ingest.swe import test_claude_code_cli, test_codex_cli, test_gemini_cli_cli
+from tests.ingest.swe.coding_clis import cli_run
+
+STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, episodes per run)
+    "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2),  # the main line and its subagent
+    "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1),
+    "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1),
+}
+FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli"}
+
+
+def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_path, tmp_path_factory):
+    mixed = tmp_path / "mixed"
+    for folder in ("claude-code", "codex", "swe"):
+        shutil.copytree(SAMPLES / folder, mixed / "samples" / folder)
+    expected = {}
+    for name, (versions, store, episodes) in STORES.items():
+        for version in versions:
+            home = cli_run(name, version, tmp_path_factory).home
+            # the stores as the CLIs left them, less Gemini CLI's `.project_root` markers (not sessions)
+            shutil.copytree(home / store, mixed / "cli" / f"{name}-{version}",
+                            ignore=shutil.ignore_patterns(".project_root"))
+            expected[FORMAT[name]] = expected.get(FORMAT[name], 0) + episodes
+    result = run("ingest-all", [mixed])  # ingest, then validate
+    assert result.status == "success"
+    got = {r["f"]: r["n"] for r in query("SELECT source_format AS f, count(*) AS n FROM episodes "
+                                          "WHERE source_uri LIKE '%/cli/%' GROUP BY 1")}
+    assert got == expected
+    assert query("SELECT stage, rule, reason FROM quarantine WHERE stage <> 'ingest'") == []
+    assert query("SELECT rule, reason FROM quarantine WHERE source_uri LIKE '%/cli/%'") == []
+    unread = [i.path for i in result.ignored if not i.path.endswith(("PROVENANCE.md", "README.md"))]
+    assert unread == []
