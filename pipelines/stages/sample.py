@@ -236,7 +236,8 @@ def _judge(rollouts: list[Rollout], options: SampleOptions, judge_ledger: Ledger
     jobs = [JudgeJob(r.request_key, r.query.domain, _judge_messages(r.query, r.row["output"])) for r in usable]
     if jobs:
         log(f"label: judge {options.judge_model} at {options.judge_endpoint}: {len(jobs)} rollouts")
-    outcomes = judge_all(options.judge_client(), jobs, judge_ledger.lookup, judge_ledger.add, options.judge_attempts)
+    outcomes = judge_all(options.judge_client(), jobs, judge_ledger.lookup, judge_ledger.add, options.judge_attempts,
+                         share_identical=options.share_identical)
     for rollout in usable:
         outcome = outcomes[rollout.request_key]
         rollout.judge_key = outcome.request_key
