@@ -4,25 +4,32 @@ dataset's held-out split, or on AgentWorldBench JSONL files.
 1. Samples: a dataset version is exported as `sft --format bench` (the reference's record layout, with our
    grouped splits) under `<lake>/evals/<dataset>/bench-<hash>/`, and its `<split>/*_<split>.jsonl` files
    are read; a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
-   `load_data` globs `*_test.jsonl`). `per_domain` keeps the first N samples of each domain.
+   `load_data` globs `*_test.jsonl`). Each line is a sample, a duplicate line too (its key numbered), as
+   the reference evaluates every line. `per_domain` keeps the first N samples of each domain.
 2. Infer: each sample's messages exactly as the reference's `run_inference` builds them (system_str, the
    earlier prompt/response pairs, the current prompt), sent with the labeler's client (any
-   OpenAI-compatible server, or vLLM's offline engine); a request that gets no answer leaves the sample
-   without a generation, as the reference's empty `gen`.
+   OpenAI-compatible server, or vLLM's offline engine); the generation is the answer's content alone (the
+   reference's `gen = message.content or ""`: reasoning returned beside an empty content is no generation),
+   and a request that gets no answer leaves the sample without one too.
 3. Judge (`pipelines.stages.judge`): the prediction parsed like the reference (`reference_answer`), the
-   judge input of `transforms.reward.judge`, up to `judge_attempts` requests; a sample without a
-   generation, or whose verdict never reads, is failed.
+   judge input of `transforms.reward.judge`, up to `judge_attempts` requests of the sample's own; a sample
+   without a generation, or whose verdict never reads, is failed.
+   Each sample is its own request to the world model and to the judge, as the reference sends one per
+   sample (independent draws): samples with identical messages get separate requests (`judge.draws`).
+   `share_identical` evaluates a duplicate line once and sends identical requests once, sharing the
+   answer. The summary counts duplicate lines and identical requests either way.
 4. Score (`transforms.reward.scores.aggregate`): per domain and dimension, (mean - 1) / 4 x 100, and overall.
    The rule part of the RL reward is computed for every sample too (`rule_score`), beside the verdict.
 
 Catalog (tables created by `catalog.catalog`):
-- `eval_requests`: every request (kind `infer` or `judge`; key = hash of model, sampling, messages and the
-  judge attempt), its status (`ok`, `failed`: a judge answer that does not read, `error`: no answer), output,
-  tokens, latency. Rows are flushed while requests run; a rerun sends only the requests it has no `ok` or
-  `failed` row for, so an interrupted run resumes and a finished one sends nothing.
+- `eval_requests`: every request (kind `infer` or `judge`; key = hash of model, sampling, messages, the
+  judge attempt and the draw), its status (`ok`, `failed`: a judge answer that does not read, `error`: no
+  answer), output (the content), tokens, latency. Rows are flushed while requests run; a rerun sends only
+  the requests it has no `ok` or `failed` row for, so an interrupted run resumes and a finished one sends
+  nothing.
 - `evals`: one row per evaluation (`eval_id` = hash of the samples, models and settings): counts, overall.
-- `eval_samples`: per sample its domain, prediction, real state, verdict (five dimensions, total,
-  strengths, weaknesses), failed and why, rule score.
+- `eval_samples`: per sample its domain, prediction (the reference's `extracted_output`), real state, verdict
+  (five dimensions, total, strengths, weaknesses), failed and why, rule score.
 - `eval_scores`: the table: per domain (and `overall`) and dimension the normalized score, with the
   sample, valid and failed counts.
 """

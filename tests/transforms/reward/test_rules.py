@@ -41,7 +41,7 @@ def reference_forms(state: str) -> dict[str, str]:
         "bare": state,
         "unclosed block": f"<predicted_observation>\n{state}",
         "marker in a block": f"<predicted_observation>\n{OBSERVATION_MARKER}\n{state}\n</predicted_observation>",
-        "reasoning, then a block": f"<think>first a draft <predicted_observation>x</predicted_observation></think>{block}",
+        "reasoning, then a block": f"<think>a draft <predicted_observation>x</predicted_observation></think>{block}",
         "unclosed reasoning, then a block": f"<think>still thinking\n{block}",
         "orphan close of reasoning": f"notes</think>\n{OBSERVATION_MARKER}\n{state}",
         "a draft block, then the last": f"<predicted_observation>draft</predicted_observation>\n{block}",
