@@ -6,10 +6,13 @@ reference sends its requests one by one with the OpenAI client's own retries, ou
 client's), so both get the same answers, and every sample's failed flag, five scores and prediction must agree,
 as must the printed table and the number of times each request was asked.
 
-The set (66 lines) has every answer shape the reference's parser reads, reasoning-only answers (a server's
-`reasoning_content` with an empty `content`), generations that are empty, null or an HTTP error, samples with
-identical input (groups of 4, 3 and 2), duplicate lines, a domain the reference has no configuration for, and
-judges that answer malformed, repairable, partial or empty verdicts, only in their reasoning, or HTTP errors.
+The set (67 hand-made lines, then the first 2 records of each domain that `export sft --format bench` writes
+for the bundled samples' test split) has every answer shape the reference's parser reads, reasoning-only
+answers (a server's `reasoning_content` with an empty `content`), generations that are empty, null or an HTTP
+error, samples with identical input (groups of 4, 3 and 2), duplicate lines, a domain the reference has no
+configuration for, and judges that answer malformed, repairable, partial or empty verdicts, only in their
+reasoning, or HTTP errors. A hand-made line names its cases in its current turn (`[world:...][judge:...]`);
+an exported record's cases are picked by a hash of its current turn.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ WORLD = ("block", "marker", "bare", "marker-in-block", "unclosed", "two-blocks",
          "think-unclosed", "marker-mid")
 JUDGE = ("ok", "ok", "repairable", "partial", "zero", "malformed", "empty", "reasoning-verdict", "reasoning-fake",
          "http-500", "http-400")
+UNTAGGED_WORLD = ("block", "marker", "bare", "reasoning-only", "two-blocks")  # for records without a case tag
+UNTAGGED_JUDGE = ("ok", "ok", "partial", "malformed", "repairable")
 RETRY_FAST = {"retry-after-ms": "1", "Retry-After": "0"}  # both clients honour it: the retries cost no time
 
 
@@ -58,10 +63,16 @@ def _reply(message: dict | int) -> tuple:
     return 200, orjson.dumps(body), 0.0
 
 
+def _case(turn: str, group: int, untagged: tuple[str, ...]) -> str:
+    """The case a current turn names, else one picked by its hash."""
+    tagged = CASE.search(turn)
+    return tagged.group(group) if tagged else untagged[int(_sha(turn)[:8], 16) % len(untagged)]
+
+
 def world_answer(messages: list[dict]) -> dict | int:
     """The world model: the case tag of the current turn picks the answer's shape; its text depends on the
     whole request."""
-    case = CASE.search(messages[-1]["content"]).group(1)
+    case = _case(messages[-1]["content"], 1, UNTAGGED_WORLD)
     pred = f"PRED {_sha(json.dumps(messages))[:12]}\nline two"
     return {
         "block": {"content": f"<think>hm</think><predicted_observation>\n{pred}\n</predicted_observation>"},
@@ -87,7 +98,7 @@ def judge_answer(messages: list[dict]) -> dict | int:
     """The judge: the current turn's case tag picks the verdict's shape; its scores depend on the whole input
     (system prompt, context, prediction, truth), so a judge input that differs by a byte scores differently."""
     user = messages[-1]["content"]
-    case = CASE.search(user.split("# Current Turn:", 1)[1]).group(2)
+    case = _case(user.split("# Current Turn:", 1)[1].split(PREDICTED, 1)[0], 2, UNTAGGED_JUDGE)
     seed = _sha(messages[0]["content"] + user)
     scores = {d: 1 + int(seed[i], 16) % 5 for i, d in enumerate(SCORE_DIMENSIONS)}
     loose = ", ".join(f"{d}: {v}" for d, v in scores.items())
@@ -205,7 +216,7 @@ def reference_results(jobs: list[dict]) -> dict[str, list[tuple]]:
     for job in jobs:
         failed = job["failed"] == 1.0
         scores = tuple(0 if failed else job.get(d, 0) for d in (*SCORE_DIMENSIONS, "total_score"))
-        by_id.setdefault(str(job["id"]), []).append((failed, scores, job.get("extracted_output")))
+        by_id.setdefault(str(job.get("source_id", job["id"])), []).append((failed, scores, job.get("extracted_output")))
     return {k: sorted(v, key=repr) for k, v in by_id.items()}
 
 
@@ -243,10 +254,19 @@ def assert_same_table(printed: str, table: list[dict]) -> None:
 
 
 @pytest.fixture(scope="module")
-def parity(tmp_path_factory):
+def parity(tmp_path_factory, bundled_all_lake):
     """The set written as `agentworld_test.jsonl`, the stand-in, and the reference's run on them."""
+    exported = tmp_path_factory.mktemp("exported")
+    assert cli.main(["export", "sft", "all", "--lake", bundled_all_lake, "--out", str(exported), "--format", "bench",
+                     "--split-ratios", "0,0,1"]) == 0
+    real: dict[str, list[dict]] = {}
+    for name in sorted(exported.glob("test/*_test.jsonl")):
+        for line in name.read_text().splitlines():
+            record = json.loads(line)
+            real.setdefault(record["task"], []).append(record)
+    assert set(real) == set(DOMAINS)
     folder = tmp_path_factory.mktemp("bench")
-    lines = parity_set()
+    lines = parity_set() + [r for task in sorted(real) for r in real[task][:2]]
     (folder / "agentworld_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     server = StandIn()
     try:
@@ -268,10 +288,12 @@ def test_every_sample_and_the_table_agree_with_the_reference(parity, tmp_path):
     assert_same_table(parity.printed, table)
     # each sample its own requests, each judged up to its own attempts: every request as often as the reference
     assert parity.server.asked(mark) == parity.asked
-    errors = [s["error"] for s in samples if s["failed"]]
+    made = [s for s in samples if s["source_id"].isdigit()]  # the hand-made lines (exported ids are step ids)
+    assert len(samples) - len(made) == 2 * len(DOMAINS)
+    errors = [s["error"] for s in made if s["failed"]]
     # 6 reasoning-only, an empty and a null content, 2 HTTP errors, and the empty one's duplicate line
     assert errors.count("No model generation") == 6 + 4 + 1
-    assert sum(s["prediction"] == "No output" for s in samples) == 5  # an unclosed <think>: judged, as there
+    assert sum(s["prediction"] == "No output" for s in made) == 5  # an unclosed <think>: judged, as there
     twins = {str(200 + 10 * n + k) for n in (4, 3, 2) for k in range(n)}
     assert all(not s["failed"] for s in samples if s["source_id"] in twins)  # judged, each on its own
 
