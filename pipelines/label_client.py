@@ -65,6 +65,9 @@ class Completion:
     latency_s: float = 0.0  # the successful (or last) attempt's
     attempts: int = 0
     error: str | None = None  # transport / HTTP failure after retries; None when the server answered
+    # the message's content alone, as the server sent it (`text` adds the reasoning a reasoning parser returned
+    # beside it): what the reference evaluation reads, whose `gen` is `message.content or ""`
+    content: str | None = None
 
 
 @dataclass
@@ -130,7 +133,8 @@ def parse_completion(key: str, data) -> Completion:
         text = f"<think>\n{reasoning.strip()}\n</think>\n\n{text or ''}"
     usage = data.get("usage") or {}
     return Completion(key, text=text, finish_reason=choice.get("finish_reason"),
-                      tokens_in=usage.get("prompt_tokens"), tokens_out=usage.get("completion_tokens"))
+                      tokens_in=usage.get("prompt_tokens"), tokens_out=usage.get("completion_tokens"),
+                      content=message.get("content") if isinstance(message.get("content"), str) else None)
 
 
 async def _attempt(session, config: ClientConfig, request: ChatRequest) -> Completion:
@@ -235,7 +239,7 @@ def _offline_completion(key: str, output, latency_s: float) -> Completion:
     best = output.outputs[0]
     result = Completion(key, text=best.text, finish_reason=best.finish_reason,
                         tokens_in=len(output.prompt_token_ids or ()), tokens_out=len(best.token_ids),
-                        latency_s=latency_s, attempts=1)
+                        latency_s=latency_s, attempts=1, content=best.text)
     if best.finish_reason not in OFFLINE_FINISH_REASONS:
         result.error = f"vLLM ended the request with finish_reason {best.finish_reason!r}"
     return result

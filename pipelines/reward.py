@@ -6,16 +6,20 @@ the `pipelines` command exists: the file needs the project's `transforms` and th
 (`pipelines.label_client`, `pipelines.stages.judge`: orjson and aiohttp), nothing else.
 
 The reward of one rollout, in [0, 1], is the hybrid of the technical report (`transforms.reward.scores.hybrid`):
-- rule part (`transforms.reward.rules.rule_score`): the answer form, and the anchors the real next state
-  makes checkable, after masking volatile values;
-- rubric part: the domain's AgentWorldBench judge on an OpenAI-compatible endpoint (the reference's judge
-  input: the current turn from `extra_info["current_prompt"]`, earlier turns from
-  `extra_info["judge_history"]` when the data carries them, the parsed prediction, the real state), up to 3
-  attempts, (total - 1) / 4; a sample the judge fails on scores 0 here and is counted (`judge_failed`, and
-  `STATS` in the process);
+- rule part (`transforms.reward.rules.rule_score`): the answer read as the reference evaluation reads it
+  (any form its parser reads: a `<predicted_observation>` block, closed or not, the marker form, a bare
+  answer), against the anchors the real next state makes checkable, after masking volatile values; the
+  domain's answer form is one weighted part of it (`form_weight`, 0 by default, as the reference's
+  evaluation reads every form alike);
+- rubric part: the domain's AgentWorldBench judge on an OpenAI-compatible endpoint, with the reference's judge
+  input: the history as its Context section (`extra_info["judge_context"]`, which `pipelines export rl`
+  writes, or `extra_info["judge_history"]`, (user turn, assistant turn) pairs), the current turn
+  (`extra_info["current_prompt"]`), the parsed prediction and the real state; up to 3 attempts,
+  (total - 1) / 4; a sample the judge fails on scores 0 here and is counted (`judge_failed`, and `STATS` in
+  the process);
 - weighted 9 : 1 (`weights`). Without a judge endpoint the reward is the rule part alone (`judge_used` 0).
-- the format gate: an empty answer, or one not in the domain's answer form, scores 0 without asking the
-  judge (`form_gate`, on by default; off, such an answer is judged like any other).
+- an output with no answer at all (empty, or nothing but reasoning: the reference's "No model generation" /
+  "No output") scores 0 without a judge call (`no_answer`); every answer is judged, whatever its form.
 
 Settings, each a keyword (the fragment's `reward_kwargs`, which verl passes to every call) or else an
 environment variable: judge_endpoint (TRAJFORGE_JUDGE_ENDPOINT), judge_model (TRAJFORGE_JUDGE_MODEL),
@@ -23,7 +27,8 @@ judge_api_key (TRAJFORGE_JUDGE_API_KEY), judge_timeout seconds per attempt (TRAJ
 judge_retries on transport errors (TRAJFORGE_JUDGE_RETRIES, 4), judge_attempts (TRAJFORGE_JUDGE_ATTEMPTS, 3),
 judge_concurrency per process (TRAJFORGE_JUDGE_CONCURRENCY, 16), judge_max_tokens (TRAJFORGE_JUDGE_MAX_TOKENS,
 32768), judge_temperature (TRAJFORGE_JUDGE_TEMPERATURE, 0.6), cache_dir (TRAJFORGE_JUDGE_CACHE, default
-~/.cache/trajforge/judge; "" turns the cache off), weights "RUBRIC,RULE" (TRAJFORGE_REWARD_WEIGHTS, 9,1).
+~/.cache/trajforge/judge; "" turns the cache off), weights "RUBRIC,RULE" (TRAJFORGE_REWARD_WEIGHTS, 9,1),
+form_weight, the answer form's share of the rule part, 0..1 (TRAJFORGE_REWARD_FORM_WEIGHT, 0).
 `extra_info["reward_options"]` (a dict of the same keys) overrides both for one sample.
 
 The result is a dict (verl's reward managers take `score` as the reward and log the other keys): score, rule,
@@ -47,7 +52,7 @@ from pipelines.label_client import ClientConfig, Sampling  # noqa: E402
 from pipelines.stages.judge import DirectoryCache, JudgeJob, judge_all  # noqa: E402
 from transforms.label.parse import reference_answer  # noqa: E402
 from transforms.reward.judge import SCORE_DIMENSIONS, judge_messages  # noqa: E402
-from transforms.reward.rules import rule_score  # noqa: E402
+from transforms.reward.rules import RuleOptions, rule_score  # noqa: E402
 from transforms.reward.scores import hybrid  # noqa: E402
 
 DATA_SOURCE_PREFIX = "trajforge/"
@@ -64,11 +69,11 @@ SETTINGS = {
     "judge_temperature": ("TRAJFORGE_JUDGE_TEMPERATURE", 0.6, float),
     "cache_dir": ("TRAJFORGE_JUDGE_CACHE", str(Path.home() / ".cache" / "trajforge" / "judge"), str),
     "weights": ("TRAJFORGE_REWARD_WEIGHTS", "9,1", str),
-    "form_gate": ("TRAJFORGE_REWARD_FORM_GATE", "1", str),
+    "form_weight": ("TRAJFORGE_REWARD_FORM_WEIGHT", 0.0, float),
 }
 # keywords verl's reward managers may pass that are not ours
 _VERL_KEYWORDS = frozenset({"reward_router_address", "reward_model_tokenizer"})
-STATS: Counter = Counter()  # judged, judge_failed, rule_only, form_gate: this process's counts
+STATS: Counter = Counter()  # judged, judge_failed, rule_only, no_answer: this process's counts
 _SEMAPHORES: dict[int, threading.BoundedSemaphore] = {}
 _LOCK = threading.Lock()
 
@@ -92,7 +97,8 @@ def settings(kwargs: dict, extra_info: dict | None = None) -> dict:
     except ValueError:
         raise ValueError(f"compute_score: weights = {out['weights']!r} is not RUBRIC,RULE (e.g. 9,1)") from None
     out["weights"] = (rubric, rule)
-    out["form_gate"] = str(out["form_gate"]).lower() not in ("0", "false", "no", "off")
+    if not 0.0 <= out["form_weight"] <= 1.0:
+        raise ValueError(f"compute_score: form_weight = {out['form_weight']} is not within 0..1")
     return out
 
 
@@ -113,7 +119,8 @@ def _semaphore(n: int) -> threading.BoundedSemaphore:
 
 def _judge(domain: str, solution: str, ground_truth: str, extra_info: dict, s: dict):
     """The judge's outcome for one rollout (`pipelines.stages.judge.JudgeOutcome`)."""
-    history = [tuple(pair) for pair in extra_info.get("judge_history") or []]
+    context = extra_info.get("judge_context")
+    history = context if isinstance(context, str) else [tuple(pair) for pair in extra_info.get("judge_history") or []]
     messages = judge_messages(domain, history, extra_info.get("current_prompt") or "",
                               reference_answer(solution), ground_truth)
     sampling = Sampling(temperature=s["judge_temperature"], top_p=None, top_k=None, max_tokens=s["judge_max_tokens"])
@@ -134,23 +141,20 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str, extra_
     extra_info = dict(extra_info or {})
     s = settings(kwargs, extra_info)
     domain = domain_of(data_source)
-    checked = rule_score(domain, solution_str, ground_truth)
+    checked = rule_score(domain, solution_str, ground_truth, RuleOptions(form_weight=s["form_weight"]))
     rule = checked.score
     result = {"score": 0.0, "rule": rule, "rubric": 0.0, "judge_used": 0, "judge_failed": 0,
               **dict.fromkeys(SCORE_DIMENSIONS, 0)}
-    if s["form_gate"] and not checked.form_ok:
-        STATS["form_gate"] += 1
+    if not checked.answered:  # nothing to judge: the reference fails it, or judges "No output"
+        STATS["no_answer"] += 1
         return result
     if not (s["judge_endpoint"] and s["judge_model"]) or s["weights"][0] == 0:
         STATS["rule_only"] += 1
         result["score"] = hybrid(None, rule, (0.0, 1.0))
         return result
     result["judge_used"] = 1
-    if not solution_str:  # the reference judges nothing without a generation: a failed sample
-        outcome = None
-    else:
-        outcome = _judge(domain, solution_str, ground_truth, extra_info, s)
-    if outcome is None or not outcome.verdict.success:
+    outcome = _judge(domain, solution_str, ground_truth, extra_info, s)
+    if not outcome.verdict.success:
         STATS["judge_failed"] += 1
         result["judge_failed"] = 1
         total = None

@@ -48,6 +48,9 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--judge-max-tokens", type=int, default=32768)
     p.add_argument("--judge-attempts", type=int, default=ATTEMPTS,
                    help=f"judge requests per sample before it counts as failed (default {ATTEMPTS}, the reference's)")
+    p.add_argument("--share-identical", action="store_true",
+                   help="evaluate a duplicate line once and send identical requests once, sharing the answer "
+                   "(default: each line a sample and each sample its own requests, as the reference)")
     p.add_argument("--concurrency", type=int, default=ClientConfig.concurrency, help="world model requests in flight")
     p.add_argument("--judge-concurrency", type=int, default=ClientConfig.concurrency, help="judge requests in flight")
     p.add_argument("--timeout", type=float, default=ClientConfig.timeout_s, help="seconds per attempt")
@@ -83,7 +86,8 @@ def cmd_eval(args) -> int:
         timeout=args.timeout, retries=args.retries, api_key=os.environ.get("OPENAI_API_KEY"),
         judge_api_key=os.environ.get("JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY"), backend=args.backend,
         engine_args=dict(args.engine_args or ()), split_ratios=args.split_ratios, seed=args.seed,
-        max_tokens=args.max_context, tokenizer=args.tokenizer, flush_every=args.flush_every)
+        max_tokens=args.max_context, tokenizer=args.tokenizer, flush_every=args.flush_every,
+        share_identical=args.share_identical)
     lake = Lake(lake_url(args.lake))
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
     name = args.source if os.path.exists(args.source) else args.source.partition("@")[0]

@@ -83,6 +83,8 @@ def add_parser(sub, add_lake_args) -> None:
     s.add_argument("--split", default="train", help="the export split to sample ('all': every split; default train)")
     s.add_argument("--per-domain", type=int, metavar="N", help="the first N transitions of each domain")
     s.add_argument("--domains", nargs="+", metavar="DOMAIN", help="only these domains")
+    s.add_argument("--share-identical", action="store_true",
+                   help="judge rollouts with identical judge input once, sharing the verdict (default: each its own)")
     p.add_argument("--dry-run", action="store_true", help="print the requests (JSON lines) without sending")
     add_lake_args(p)
 
@@ -160,7 +162,8 @@ def _cmd_sample(args, label_options, lake, log) -> int:
                             concurrency=args.concurrency, judge_concurrency=args.concurrency, timeout=args.timeout,
                             retries=args.retries, api_key=label_options.api_key,
                             judge_api_key=os.environ.get("JUDGE_API_KEY") or label_options.api_key,
-                            backend=args.backend, engine_args=args.engine_args)
+                            backend=args.backend, engine_args=args.engine_args,
+                            share_identical=args.share_identical)
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
     with recorded_run(lake, args.catalog, "label", args.dataset.partition("@")[0], config, [args.dataset]) as run:
         result = sample_targets(lake, args.catalog, args.dataset, options, run.run_id, log)

@@ -4,25 +4,32 @@ dataset's held-out split, or on AgentWorldBench JSONL files.
 1. Samples: a dataset version is exported as `sft --format bench` (the reference's record layout, with our
    grouped splits) under `<lake>/evals/<dataset>/bench-<hash>/`, and its `<split>/*_<split>.jsonl` files
    are read; a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
-   `load_data` globs `*_test.jsonl`). `per_domain` keeps the first N samples of each domain.
+   `load_data` globs `*_test.jsonl`). Each line is a sample, a duplicate line too (its key numbered), as
+   the reference evaluates every line. `per_domain` keeps the first N samples of each domain.
 2. Infer: each sample's messages exactly as the reference's `run_inference` builds them (system_str, the
    earlier prompt/response pairs, the current prompt), sent with the labeler's client (any
-   OpenAI-compatible server, or vLLM's offline engine); a request that gets no answer leaves the sample
-   without a generation, as the reference's empty `gen`.
+   OpenAI-compatible server, or vLLM's offline engine); the generation is the answer's content alone (the
+   reference's `gen = message.content or ""`: reasoning returned beside an empty content is no generation),
+   and a request that gets no answer leaves the sample without one too.
 3. Judge (`pipelines.stages.judge`): the prediction parsed like the reference (`reference_answer`), the
-   judge input of `transforms.reward.judge`, up to `judge_attempts` requests; a sample without a
-   generation, or whose verdict never reads, is failed.
+   judge input of `transforms.reward.judge`, up to `judge_attempts` requests of the sample's own; a sample
+   without a generation, or whose verdict never reads, is failed.
+   Each sample is its own request to the world model and to the judge, as the reference sends one per
+   sample (independent draws): samples with identical messages get separate requests (`judge.draws`).
+   `share_identical` evaluates a duplicate line once and sends identical requests once, sharing the
+   answer. The summary counts duplicate lines and identical requests either way.
 4. Score (`transforms.reward.scores.aggregate`): per domain and dimension, (mean - 1) / 4 x 100, and overall.
    The rule part of the RL reward is computed for every sample too (`rule_score`), beside the verdict.
 
 Catalog (tables created by `catalog.catalog`):
-- `eval_requests`: every request (kind `infer` or `judge`; key = hash of model, sampling, messages and the
-  judge attempt), its status (`ok`, `failed`: a judge answer that does not read, `error`: no answer), output,
-  tokens, latency. Rows are flushed while requests run; a rerun sends only the requests it has no `ok` or
-  `failed` row for, so an interrupted run resumes and a finished one sends nothing.
+- `eval_requests`: every request (kind `infer` or `judge`; key = hash of model, sampling, messages, the
+  judge attempt and the draw), its status (`ok`, `failed`: a judge answer that does not read, `error`: no
+  answer), output (the content), tokens, latency. Rows are flushed while requests run; a rerun sends only
+  the requests it has no `ok` or `failed` row for, so an interrupted run resumes and a finished one sends
+  nothing.
 - `evals`: one row per evaluation (`eval_id` = hash of the samples, models and settings): counts, overall.
-- `eval_samples`: per sample its domain, prediction, real state, verdict (five dimensions, total,
-  strengths, weaknesses), failed and why, rule score.
+- `eval_samples`: per sample its domain, prediction (the reference's `extracted_output`), real state, verdict
+  (five dimensions, total, strengths, weaknesses), failed and why, rule score.
 - `eval_scores`: the table: per domain (and `overall`) and dimension the normalized score, with the
   sample, valid and failed counts.
 """
@@ -41,7 +48,7 @@ import orjson
 from pipelines import label_ledger
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
 from pipelines.lake import Lake
-from pipelines.stages.judge import (CACHED, JudgeJob, JudgeOutcome, ModelAndJudgeOptions, completion_row,
+from pipelines.stages.judge import (CACHED, JudgeJob, JudgeOutcome, ModelAndJudgeOptions, completion_row, draws,
                                      judge_all)
 from transforms.label.parse import reference_answer
 from transforms.reward.judge import SCORE_DIMENSIONS, bench_domain, bench_judge_messages, clean_marker
@@ -76,13 +83,19 @@ class EvalResult:
     infer_errors: int = 0
     judge_sent: int = 0
     judge_cached: int = 0
+    duplicate_lines: int = 0  # lines identical to an earlier one: samples of their own, or merged when shared
+    identical_infer: int = 0  # samples whose world-model request an earlier sample has too
+    identical_judge: int = 0  # samples with a generation whose judge input an earlier sample has too
+    shared: bool = False  # --share-identical: identical requests were sent once, duplicate lines merged
     seconds: float = 0.0
     messages: list[str] = field(default_factory=list)  # one line per failed sample
 
     def summary(self) -> str:
+        how = "merged / shared (--share-identical)" if self.shared else "each its own sample and requests"
         return (f"{self.samples} samples; world model {self.infer_sent} sent, {self.infer_cached} from the ledger, "
                 f"{self.infer_errors} without an answer; judge {self.judge_sent} sent, {self.judge_cached} from the "
-                f"ledger; {self.seconds:.1f} s")
+                f"ledger; {self.duplicate_lines} duplicate lines, {self.identical_infer} world-model and "
+                f"{self.identical_judge} judge requests identical to another sample's: {how}; {self.seconds:.1f} s")
 
 
 def _sha(data, n: int = 32) -> str:
@@ -151,20 +164,27 @@ def _fetch(lake: Lake, out: str, shard: dict) -> str:
     return local
 
 
-def select(records: list[dict], options: EvalOptions) -> list[dict]:
-    """The domains asked for, the first `per_domain` of each, identical records once."""
-    kept, per_domain, seen = [], {}, set()
+def select(records: list[dict], options: EvalOptions) -> tuple[list[dict], int]:
+    """The domains asked for, the first `per_domain` of each: each line a sample, as the reference evaluates
+    every line (a duplicate line's key gets its occurrence number), or duplicates once with
+    `share_identical`. Returns (samples, duplicate lines)."""
+    kept, per_domain, seen, duplicates = [], {}, {}, 0
     for record in records:
         domain = bench_domain(record)
         if options.domains and domain not in options.domains:
             continue
         key = _sha(record)
-        if key in seen or (options.per_domain is not None and per_domain.get(domain, 0) >= options.per_domain):
+        occurrence = seen.get(key, 0)
+        if occurrence and options.share_identical:
+            duplicates += 1
             continue
-        seen.add(key)
+        if options.per_domain is not None and per_domain.get(domain, 0) >= options.per_domain:
+            continue
+        seen[key] = occurrence + 1
+        duplicates += occurrence > 0
         per_domain[domain] = per_domain.get(domain, 0) + 1
-        kept.append({**record, "_key": key})
-    return kept
+        kept.append({**record, "_key": _sha([key, occurrence]) if occurrence else key})
+    return kept, duplicates
 
 
 def infer_messages(record: dict) -> list[dict]:
@@ -233,13 +253,15 @@ def evaluate(lake: Lake, catalog_path: str | None, source: str, options: EvalOpt
         records, described = read_bench(source, options.split), {"source": os.path.abspath(source)}
     else:
         records, described = dataset_samples(lake, catalog_path, source, options, log)
-    samples = select(records, options)
+    samples, duplicates = select(records, options)
     if not samples:
         raise ValueError(f"no samples in split {options.split!r} of {source} (a small dataset may have an empty "
                          "test split: set --split-ratios, e.g. 0.5,0,0.5)")
     eval_id = _sha([[s["_key"] for s in samples], options.model, options.sampling.key(), options.judge_model,
-                    options.judge_sampling.key(), options.judge_attempts], 16)
-    result = EvalResult(eval_id, aggregate([]), described["source"], len(samples))
+                    options.judge_sampling.key(), options.judge_attempts]
+                   + (["shared"] if options.share_identical else []), 16)
+    result = EvalResult(eval_id, aggregate([]), described["source"], len(samples), duplicate_lines=duplicates,
+                        shared=options.share_identical)
     ledger = LedgerWriter(lake, catalog_path, run_id, options.flush_every, options.flush_seconds)
     try:
         generations, infer_keys = _infer(samples, options, ledger, result, log)
@@ -268,20 +290,27 @@ def _check(options: EvalOptions) -> None:
 
 def _infer(samples: list[dict], options: EvalOptions, ledger: LedgerWriter, result: EvalResult,
            log: Callable[[str], None]) -> tuple[dict[str, str], dict[str, str]]:
-    """(sample key -> the world model's raw output, "" when it got none; sample key -> request key)."""
+    """(sample key -> the world model's content, "" when it got none, as the reference's `gen`; sample key ->
+    request key). Each sample is its own request (the n-th with the same messages its own draw) unless
+    `share_identical`. The ledger keeps the content alone: a reasoning-only answer is no generation."""
     client = options.client()
-    keys = {s["_key"]: _sha([options.model, orjson.loads(options.sampling.key()), infer_messages(s)]) for s in samples}
+    sampling = orjson.loads(options.sampling.key())
+    messages = [infer_messages(s) for s in samples]
+    drawn = draws(messages, options.share_identical)
+    result.identical_infer = sum(1 for n in draws(messages) if n)
+    keys = {s["_key"]: _sha([options.model, sampling, m, {"output": "content", "draw": n}])
+            for s, m, n in zip(samples, messages, drawn)}
     cached = {k: r for k, r in ledger.lookup(list(keys.values())).items() if r["status"] in CACHED}
     by_request = {}
-    for s in samples:
-        by_request.setdefault(keys[s["_key"]], s)
-    todo = [ChatRequest(k, infer_messages(s)) for k, s in by_request.items() if k not in cached]
+    for s, m in zip(samples, messages):
+        by_request.setdefault(keys[s["_key"]], (s, m))
+    todo = [ChatRequest(k, m) for k, (s, m) in by_request.items() if k not in cached]
     fresh: dict[str, dict] = {}
 
     def on_result(completion: Completion) -> None:
-        sample = by_request[completion.key]
-        row = completion_row(completion.key, client, completion, kind="infer", sample_key=sample["_key"],
-                             domain=bench_domain(sample), attempt=1)
+        sample = by_request[completion.key][0]
+        row = completion_row(completion.key, client, completion, output=completion.content, kind="infer",
+                             sample_key=sample["_key"], domain=bench_domain(sample), attempt=1)
         fresh[completion.key] = row
         ledger.add(row)
 
@@ -317,10 +346,12 @@ def _judge(samples: list[dict], generations: dict[str, str], options: EvalOption
         counted["sent"] += 1
         ledger.add(row)
 
+    result.identical_judge = sum(1 for n in draws(job.messages for job in jobs) if n)
     if jobs:
         log(f"eval: judge {options.judge_model} at {options.judge_endpoint}: {len(jobs)} samples, "
             f"up to {options.judge_attempts} attempts each")
-    outcomes = judge_all(options.judge_client(), jobs, lookup, on_row, options.judge_attempts)
+    outcomes = judge_all(options.judge_client(), jobs, lookup, on_row, options.judge_attempts,
+                         share_identical=options.share_identical)
     result.judge_sent, result.judge_cached = counted["sent"], counted["cached"]
     return outcomes
 
@@ -332,15 +363,25 @@ def _sample_row(sample: dict, generation: str, infer_key: str, outcome: JudgeOut
     ok = bool(verdict and verdict.success)
     error = None if ok else (outcome.error if outcome else "No model generation")
     return {"eval_id": eval_id, "sample_key": sample["_key"], "domain": domain,
-            "source_id": str(sample.get("source_id") or sample.get("id") or ""), "turn_idx": sample.get("turn_idx"),
+            "source_id": _source_id(sample), "turn_idx": sample.get("turn_idx"),
             "infer_key": infer_key, "judge_key": outcome.request_key if outcome else None,
-            "prediction": clean_marker(reference_answer(generation)) if generation else None, "ground_truth": clean_marker(truth),
+            # the reference's `extracted_output`: the parsed answer as its judge got it (marker and all)
+            "prediction": reference_answer(generation) if generation else None,
+            "ground_truth": clean_marker(truth, domain),
             "failed": not ok, "error": error,
             **{d: (verdict.scores[d] if ok else 0) for d in SCORE_DIMENSIONS},
             "total_score": verdict.total_score if ok else 0.0,
             "rule_score": rule_score(domain, generation, truth).score,
             "strengths": orjson.dumps(verdict.strengths if ok else []).decode(),
             "weaknesses": orjson.dumps(verdict.weaknesses if ok else []).decode(), "run_id": run_id}
+
+
+def _source_id(sample: dict) -> str:
+    """The record's own id: `source_id` (our bench export's), else `id` (0 is an id too)."""
+    for name in ("source_id", "id"):
+        if sample.get(name) not in (None, ""):
+            return str(sample[name])
+    return ""
 
 
 def _record(lake: Lake, catalog_path: str | None, result: EvalResult, rows: list[dict], described: dict,

@@ -4,13 +4,17 @@
 Each sample's judge messages (`transforms.reward.judge`) are sent as attempt 1; a sample whose verdict cannot
 be read (`parse_verdict`) is sent again as attempt 2, and so on up to `attempts` (the reference's 3): a round
 of every pending sample at a time, so the client keeps its concurrency. A sample with no readable verdict
-after its attempts is failed (every dimension 0), exactly as the reference counts it.
+after its attempts is failed (every dimension 0), exactly as the reference counts it. Each sample is judged
+on its own, as the reference sends one request per sample: samples whose messages are identical are
+separate requests (independent draws at the judge's temperature) unless the caller shares them.
 
-Every attempt is a request with its own key, a hash of (model, sampling, messages, attempt number), looked up
-in a cache before it is sent (`pipelines eval`: the catalog table `eval_requests`; the RL reward: files in a
-directory, `DirectoryCache`), so a rerun pays nothing twice. Answers are cached whether or not they read
-(`ok` / `failed`, as the reference would not get a different verdict for the same attempt); `error` (no
-answer: server down, timeouts, HTTP errors after the client's retries) is not, so a rerun asks again.
+Every attempt is a request with its own key, a hash of (model, sampling, messages, attempt number, draw),
+looked up in a cache before it is sent (`pipelines eval`: the catalog table `eval_requests`; the RL reward:
+files in a directory, `DirectoryCache`), so a rerun pays nothing twice. Answers are cached whether or not they
+read (`ok` / `failed`, as the reference would not get a different verdict for the same attempt); `error` (no
+answer: server down, timeouts, HTTP errors after the client's retries) is not, so a rerun asks again. The
+answer read is the message's content alone (the reference's `content or ""`): reasoning a server returns
+beside it is not part of the verdict.
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ class ModelAndJudgeOptions:
     tokenizer: str | None = None
     flush_every: int = 16  # ledger rows per catalog write
     flush_seconds: float = 5.0
+    # identical requests (and, in `pipelines eval`, duplicate lines) once, their answer shared; by default each
+    # sample is its own request, as the reference sends them
+    share_identical: bool = False
 
     def model_client(self, sampling: Sampling) -> ClientConfig:
         return ClientConfig(self.endpoint or "", self.model, sampling, self.concurrency, self.timeout,
@@ -87,13 +94,30 @@ class JudgeOutcome:
     rows: list[dict] = field(default_factory=list)  # every attempt's cache row, in order
 
 
-def attempt_key(config: ClientConfig, messages: list[dict], attempt: int) -> str:
-    data = orjson.dumps([config.model, orjson.loads(config.sampling.key()), messages, attempt])
-    return hashlib.sha256(data).hexdigest()[:32]
+def attempt_key(config: ClientConfig, messages: list[dict], attempt: int, draw: int = 0) -> str:
+    """The cache key of one judge request: model, sampling, messages, attempt number, and `draw` for the n-th
+    sample (from 0) with these same messages, each of which is asked on its own (draw 0 keeps the key it had
+    before draws existed)."""
+    data = [config.model, orjson.loads(config.sampling.key()), messages, attempt] + ([draw] if draw else [])
+    return hashlib.sha256(orjson.dumps(data)).hexdigest()[:32]
+
+
+def draws(messages_of: Iterable[list[dict]], share_identical: bool = False) -> list[int]:
+    """For each request in order, how many earlier ones had the same messages: its draw, so that identical
+    requests of different samples are separate requests (the reference's independent draws); all 0 when
+    `share_identical` (identical requests are one, its answer shared)."""
+    seen: dict[bytes, int] = {}
+    out = []
+    for messages in messages_of:
+        digest = hashlib.sha256(orjson.dumps(messages)).digest()
+        out.append(0 if share_identical else seen.get(digest, 0))
+        seen[digest] = seen.get(digest, 0) + 1
+    return out
 
 
 def completion_row(request_key: str, config: ClientConfig, completion: Completion, **extra) -> dict:
-    """A cache / ledger row for one answered (or failed) request."""
+    """A cache / ledger row for one answered (or failed) request (`extra` may set `output`, e.g. the content
+    alone)."""
     status = "error" if completion.error else ("ok" if extra.pop("usable", True) else "failed")
     return {"request_key": request_key, "model": config.model, "sampling": config.sampling.key(), "status": status,
             "output": completion.text, "finish_reason": completion.finish_reason, "tokens_in": completion.tokens_in,
@@ -102,49 +126,59 @@ def completion_row(request_key: str, config: ClientConfig, completion: Completio
 
 
 def judge_all(config: ClientConfig, jobs: Iterable[JudgeJob], lookup: Callable[[list[str]], dict[str, dict]],
-              on_row: Callable[[dict], None], attempts: int = ATTEMPTS,
-              send: Callable = complete) -> dict[str, JudgeOutcome]:
-    """Verdicts for `jobs` (sample key -> outcome). `lookup(request keys)` returns cached rows; `on_row(row)`
-    is called for each new answer as it arrives (cache it there). `send` is the client call
-    (`label_client.complete`'s signature)."""
-    pending = {job.key: job for job in jobs}
+              on_row: Callable[[dict], None], attempts: int = ATTEMPTS, send: Callable = complete,
+              share_identical: bool = False) -> dict[str, JudgeOutcome]:
+    """Verdicts for `jobs` (sample key -> outcome; a key given twice is one sample). Every sample is judged on
+    its own, up to `attempts` requests of its own; samples with identical messages are separate requests
+    (`draws`) unless `share_identical`, where they are one request whose answer each of them reads.
+    `lookup(request keys)` returns cached rows; `on_row(row)` is called for each new answer as it arrives
+    (cache it there). `send` is the client call (`label_client.complete`'s signature). The judge's answer is
+    its message content alone, as the reference reads it."""
+    pending: dict[str, JudgeJob] = {}
+    for job in jobs:
+        pending.setdefault(job.key, job)
+    draw = dict(zip(pending, draws((job.messages for job in pending.values()), share_identical)))
     outcomes = {key: JudgeOutcome(key, Verdict(False), None, 0) for key in pending}
     for attempt in range(1, attempts + 1):
         if not pending:
             break
-        keys = {job.key: attempt_key(config, job.messages, attempt) for job in pending.values()}
-        cached = {k: r for k, r in lookup(list(keys.values())).items() if r.get("status") in CACHED}
-        by_request = {keys[job.key]: job for job in pending.values()}
-        fresh: dict[str, dict] = {}
+        by_request: dict[str, list[JudgeJob]] = {}
+        for job in pending.values():
+            by_request.setdefault(attempt_key(config, job.messages, attempt, draw[job.key]), []).append(job)
+        rows = {k: r for k, r in lookup(list(by_request)).items() if r.get("status") in CACHED}
+        todo = [ChatRequest(rk, group[0].messages) for rk, group in by_request.items() if rk not in rows]
 
         def on_result(completion: Completion, attempt=attempt) -> None:
-            job = by_request[completion.key]
-            usable = completion.error is None and parse_verdict(completion.text).success
-            row = completion_row(completion.key, config, completion, usable=usable, kind="judge",
-                                 sample_key=job.key, domain=job.domain, attempt=attempt)
-            fresh[completion.key] = row
+            job = by_request[completion.key][0]
+            usable = completion.error is None and parse_verdict(completion.content).success
+            row = completion_row(completion.key, config, completion, usable=usable, output=completion.content,
+                                 kind="judge", sample_key=job.key, domain=job.domain, attempt=attempt)
+            rows[completion.key] = row
             on_row(row)
 
-        todo = [ChatRequest(rk, job.messages) for rk, job in by_request.items() if rk not in cached]
         if todo:
             send(config, todo, on_result)
-        for request_key, job in by_request.items():
-            row = cached.get(request_key) or fresh[request_key]
-            outcome = outcomes[job.key]
-            outcome.attempts, outcome.request_key = attempt, request_key
-            outcome.rows.append(row)
-            if row["status"] == "error":
-                outcome.error = f"judge request failed: {row['error']}"
-                continue
-            verdict = parse_verdict(row["output"])
-            if verdict.success:
-                outcome.verdict, outcome.error = verdict, None
-                del pending[job.key]
-            else:
-                outcome.error = f"judge output not read: {verdict.error}"
+        for request_key, group in by_request.items():
+            for job in group:
+                _read(outcomes[job.key], rows[request_key], request_key, attempt, pending)
     for key in pending:
         outcomes[key].error = f"Judge scoring failed after {attempts} attempts ({outcomes[key].error})"
     return outcomes
+
+
+def _read(outcome: JudgeOutcome, row: dict, request_key: str, attempt: int, pending: dict) -> None:
+    """One attempt's answer into a sample's outcome; a verdict that reads ends the sample's attempts."""
+    outcome.attempts, outcome.request_key = attempt, request_key
+    outcome.rows.append(row)
+    if row["status"] == "error":
+        outcome.error = f"judge request failed: {row['error']}"
+        return
+    verdict = parse_verdict(row["output"])
+    if verdict.success:
+        outcome.verdict, outcome.error = verdict, None
+        del pending[outcome.key]
+    else:
+        outcome.error = f"judge output not read: {verdict.error}"
 
 
 class DirectoryCache:

@@ -44,7 +44,7 @@ from pipelines.stages.eval import LedgerWriter
 from pipelines.stages.judge import CACHED, JUDGE_SAMPLING, JudgeJob, ModelAndJudgeOptions, judge_all
 from schemas import TARGETS
 from transforms.agentworld import observation_turn
-from transforms.label.parse import parse_output, reference_answer
+from transforms.label.parse import parse_output, reference_answer, strip_marker
 from transforms.reward.judge import SCORE_DIMENSIONS, judge_messages
 
 # The project's default bar: a target's best rollout must be judged "good" (4 of 5) on average
@@ -223,9 +223,11 @@ def _roll(rollouts: list[Rollout], options: SampleOptions, ledger: LedgerWriter,
 
 def _judge_messages(query: Query, output: str) -> list[dict]:
     """The judge's input for a rollout: the transition's earlier turns, its action, the rollout's prediction
-    and the real next state, each answer read as the reference evaluation reads a model's output."""
+    and the real next state, each answer read as the reference evaluation reads a model's output; the earlier
+    turns' observations in the benchmark's response form, as `pipelines eval` and the RL reward show them."""
     turns = query.messages[1:]
-    history = [(turns[i]["content"], reference_answer(turns[i + 1]["content"])) for i in range(0, len(turns) - 1, 2)]
+    history = [(turns[i]["content"], observation_turn(strip_marker(reference_answer(turns[i + 1]["content"]))))
+               for i in range(0, len(turns) - 1, 2)]
     return judge_messages(query.domain, history, turns[-1]["content"], reference_answer(output),
                           reference_answer(query.real))
 
@@ -236,7 +238,8 @@ def _judge(rollouts: list[Rollout], options: SampleOptions, judge_ledger: Ledger
     jobs = [JudgeJob(r.request_key, r.query.domain, _judge_messages(r.query, r.row["output"])) for r in usable]
     if jobs:
         log(f"label: judge {options.judge_model} at {options.judge_endpoint}: {len(jobs)} rollouts")
-    outcomes = judge_all(options.judge_client(), jobs, judge_ledger.lookup, judge_ledger.add, options.judge_attempts)
+    outcomes = judge_all(options.judge_client(), jobs, judge_ledger.lookup, judge_ledger.add, options.judge_attempts,
+                         share_identical=options.share_identical)
     for rollout in usable:
         outcome = outcomes[rollout.request_key]
         rollout.judge_key = outcome.request_key

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 import orjson
 
 from pipelines.view.db import rows
+from transforms.reward.judge import clean_marker
 
 TEXT_CHARS = 20_000  # observation text shown per step; the rest is counted, not sent
 EXPORT_ROWS_PER_STEP = 5
@@ -349,7 +350,7 @@ def eval_table(con, eval_id: str) -> list[dict]:
 
 def eval_worst(con, eval_id: str, domain: str, limit: int, offset: int) -> tuple[list[dict], int]:
     """The worst-scored samples (failed ones first, then by judge total, then rule score), with the
-    prediction and the real state (each cut to TEXT_CHARS)."""
+    prediction (its marker removed as the judge input removes it) and the real state (each cut to TEXT_CHARS)."""
     where, params = ("eval_id = ? AND domain = ?", [eval_id, domain]) if domain else ("eval_id = ?", [eval_id])
     found = rows(con, f"""
         SELECT sample_key, domain, source_id, turn_idx, failed, error, format, factuality, consistency, realism,
@@ -362,4 +363,6 @@ def eval_worst(con, eval_id: str, domain: str, limit: int, offset: int) -> tuple
     for r in found:
         r["strengths"] = orjson.loads(r["strengths"]) if r["strengths"] else []
         r["weaknesses"] = orjson.loads(r["weaknesses"]) if r["weaknesses"] else []
+        if r["prediction"] is not None:  # stored as the reference's extracted_output; shown as its judge saw it
+            r["prediction"] = clean_marker(r["prediction"], r["domain"])
     return found, total

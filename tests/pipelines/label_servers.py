@@ -34,7 +34,8 @@ def chat_completion(content: str | None, finish_reason: str = "stop", prompt_tok
 
 class ScriptedServer:
     """Stand-in OpenAI-compatible server on 127.0.0.1: the n-th POST gets `script[n]` (the last entry repeats),
-    an entry being (status, body bytes, delay seconds) or a callable(request body dict) -> such a tuple.
+    an entry being (status, body bytes, delay seconds[, headers dict]) or a callable(request body dict) -> such a
+    tuple.
     Records every request body and the most requests it ever had in flight."""
 
     def __init__(self, script):
@@ -53,10 +54,12 @@ class ScriptedServer:
                     server.bodies.append(body)
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                status, payload, delay = entry(body) if callable(entry) else entry
+                status, payload, delay, *headers = entry(body) if callable(entry) else entry
                 try:
                     time.sleep(delay)
                     self.send_response(status)
+                    for name, value in (headers[0] if headers else {}).items():
+                        self.send_header(name, value)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()

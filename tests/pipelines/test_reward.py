@@ -15,8 +15,9 @@ from pipelines import cli
 from pipelines.reward import STATS, compute_score
 from tests.parts import require
 from tests.pipelines.judge_servers import ScriptedJudgeAndWorld, all_scores, verdict_text
-from tests.transforms.reward.test_rules import STATES
+from tests.transforms.reward.test_rules import STATES, reference_forms
 from transforms.agentworld import DOMAINS, observation_turn
+from transforms.reward.judge import judge_system_prompt
 
 REPO = Path(__file__).resolve().parents[2]
 VERL_PYTHON = REPO / ".venv" / "producers" / "verl-0.9.1" / "bin" / "python"
@@ -44,18 +45,25 @@ def _settings(server, tmp_path, **kw):
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
-def test_the_real_state_scores_the_maximum_and_malformed_the_minimum(domain, judge, tmp_path):
+def test_the_real_state_in_every_form_scores_the_maximum_and_no_answer_the_minimum(domain, judge, tmp_path):
     server = judge()
     truth = STATES[domain]
-    best = compute_score(f"trajforge/{domain}", observation_turn(truth, domain), truth,
-                         {"current_prompt": "### Turn 1\n**Action:**\n```json\n{}\n```"}, **_settings(server, tmp_path))
-    assert best["score"] == 1.0 and best["rule"] == 1.0 and best["rubric"] == 1.0
-    assert (best["judge_used"], best["judge_failed"], best["quality"]) == (1, 0, 5)
+    for form, output in reference_forms(truth).items():  # every form the reference's parser reads it back from
+        best = compute_score(f"trajforge/{domain}", output, truth,
+                             {"current_prompt": "### Turn 1\n**Action:**\n```json\n{}\n```"},
+                             **_settings(server, tmp_path))
+        assert (best["score"], best["rule"], best["rubric"]) == (1.0, 1.0, 1.0), form
+        assert (best["judge_used"], best["judge_failed"], best["quality"]) == (1, 0, 5)
+    assert server.judge_requests == 1  # one judge input, whatever the form: the others from the cache
+    weighted = compute_score(f"trajforge/{domain}", truth, truth, {}, **_settings(server, tmp_path), form_weight=0.5)
+    native = compute_score(f"trajforge/{domain}", observation_turn(truth, domain), truth, {},
+                           **_settings(server, tmp_path), form_weight=0.5)
+    assert native["score"] == 1.0 and weighted["rule"] == 0.5 and weighted["score"] == pytest.approx(0.95)
     asked = server.judge_requests
-    for output in ("", "<think>never answers", "no answer form"):
+    for output in ("", "<think>never answers", "<think>only</think>"):
         worst = compute_score(f"trajforge/{domain}", output, truth, {}, **_settings(server, tmp_path))
-        assert worst["score"] == 0.0
-    assert server.judge_requests == asked  # the format gate: no judge call for them
+        assert worst["score"] == 0.0 and worst["judge_used"] == 0
+    assert server.judge_requests == asked  # nothing to judge: no judge call
     assert set(best) == set(worst)  # verl batches the extra keys: every call returns the same ones
 
 
@@ -117,6 +125,37 @@ def test_settings_from_the_environment_and_errors(judge, tmp_path, monkeypatch):
         compute_score("trajforge/swe", "x", "y", weights="9")
 
 
+def test_the_judge_sees_the_history_as_the_reference_shows_it(bundled_all_lake, judge, tmp_path):
+    """Every multi-turn RL row of the bundled samples: the judge request `compute_score` sends (recorded by the
+    stand-in) is the one the reference's `build_judge_messages` makes for the AgentWorldBench record of the
+    same transition (`export sft --format bench`): Context section, current turn, prediction, real state."""
+    from tests.transforms.reward import reference
+
+    ref = reference.load()
+    assert cli.main(["export", "rl", "all", "--lake", bundled_all_lake, "--out", str(tmp_path / "rl"),
+                     "--split-ratios", "1,0,0"]) == 0
+    assert cli.main(["export", "sft", "all", "--lake", bundled_all_lake, "--out", str(tmp_path / "bench"),
+                     "--format", "bench", "--split-ratios", "1,0,0"]) == 0
+    rows = [r for f in sorted((tmp_path / "rl").glob("*/*.parquet")) for r in pq.read_table(f).to_pylist()]
+    bench = [json.loads(line) for f in sorted((tmp_path / "bench").glob("*/*.jsonl"))
+             for line in f.read_text().splitlines()]
+    multi = [r for r in rows if r["extra_info"]["turn_idx"] > 1]
+    assert len(multi) >= 10 and all(r["extra_info"]["judge_context"] for r in multi)
+    assert all(r["extra_info"]["judge_context"] == "" for r in rows if r["extra_info"]["turn_idx"] == 1)
+    prompts = {d: judge_system_prompt(d) for d in DOMAINS}
+    server = judge()
+    for row in multi:
+        info, domain, truth = row["extra_info"], row["data_source"].split("/")[1], row["reward_model"]["ground_truth"]
+        [record] = [b for b in bench if b["source_id"] in info["step_ids"] and b["current_prompt"] ==
+                    info["current_prompt"] and b["turn_idx"] == info["turn_idx"]]
+        solution = f"<think>hm</think>{observation_turn('PRED line', domain)}"
+        compute_score(row["data_source"], solution, truth, info, **_settings(server, tmp_path))
+        sent = server.server.bodies[-1]["messages"]
+        assert sent == ref.build_judge_messages(record, reference.parse_model_output(solution), prompts)
+        assert sent[1]["content"].startswith("# Context (Historical Interactions):")
+    assert server.judge_requests == len(multi)
+
+
 # verl itself -------------------------------------------------------------------------------------------
 def test_verl_loads_the_reward_from_the_exported_fragment(bundled_all_lake, judge, tmp_path):
     """verl 0.9's `load_reward_manager` reads the fragment merged over its trainer config, loads our
@@ -154,6 +193,10 @@ def test_verl_loads_the_reward_from_the_exported_fragment(bundled_all_lake, judg
     best = result["results"][0]["reward_extra_info"]
     assert (best["judge_used"], best["judge_failed"], best["format"]) == (1, 0, 5)
     assert server.judge_requests == len(DOMAINS)  # one verdict per real-state rollout, none for the others
+    # the history reached the judge through verl's reward path: every multi-turn row's Context section
+    contexts = [r["extra_info"]["judge_context"] for r in by_domain.values() if r["extra_info"]["turn_idx"] > 1]
+    sent = [b["messages"][1]["content"] for b in server.server.bodies]
+    assert contexts and all(any(c in text for text in sent) for c in contexts)
     shutil.rmtree(tmp_path / "cache")
 
 

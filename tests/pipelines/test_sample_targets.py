@@ -225,3 +225,30 @@ def test_rollouts_from_the_real_llama_server(lake, llama_server):
         row = ledger[t["request_key"]]
         assert t["prediction"] == row["observation"]
         assert t["target"].endswith(observation_turn(row["observation"], t["domain"]))
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_rollouts_with_the_same_answer_are_each_judged(lake, share):
+    """Three rollouts predict the same state: identical judge inputs. Each is judged, on its own request
+    (or on one shared request with `share_identical`); none is failed without its judge being asked."""
+    from pipelines.label import label_stage
+    from pipelines.stages import StageContext
+
+    def answer(body: dict):
+        if PREDICTED in body["messages"][-1]["content"]:
+            return 200, chat_completion(verdict_text(all_scores(4))), 0
+        return 200, chat_completion(observation_turn("SAME", request_domain(body["messages"]))), 0
+
+    server = ScriptedServer([answer])
+    options = {"mode": "sample", "model": "reasoner", "judge_model": "judge", "endpoint": server.url,
+               "judge_endpoint": server.url, "rollouts": 3, "per_domain": 1, "domains": ["terminal"],
+               "share_identical": share}
+    try:
+        result = label_stage(StageContext(Lake(lake), None, "all", "run-same", options, log=lambda line: None))
+        judged = [b for b in server.bodies if PREDICTED in b["messages"][-1]["content"]]
+    finally:
+        server.close()
+    rollouts = _sql(lake, "SELECT rollout, score, error, judge_key FROM sampled_rollouts ORDER BY rollout")
+    assert [(r["score"], r["error"]) for r in rollouts] == [(4.0, None)] * 3
+    assert len(judged) == (1 if share else 3) and len({r["judge_key"] for r in rollouts}) == (1 if share else 3)
+    assert result.records_out == 1

@@ -11,14 +11,19 @@ action), `ability` = "world_model/<domain>", `reward_model` = {"style": "rule", 
 observation's text, without the `**Environment Observation:**` marker}, `extra_info` = {split, index,
 episode_id, line, turn_idx (1-based), step_ids, target_step_id, origin, current_prompt (the final user turn:
 what the reward's judge shows as the current turn, `pipelines.reward`; verl passes the reward function only
-`extra_info`, not the prompt)}.
+`extra_info`, not the prompt), judge_context (the record's earlier turns as the judge prompt's Context section,
+written as the reference evaluation writes it for the AgentWorldBench record of the same transition: each
+user turn, then its observation as the benchmark's responses hold it, `**Environment Observation:**` form;
+"" for a first turn)}.
 """
 
 from __future__ import annotations
 
 import xxhash
 
+from transforms import agentworld
 from transforms.export.chat import Sample
+from transforms.reward.judge import judge_context
 
 FORMATS = ("verl",)
 FILE_TYPES = {"verl": "parquet"}
@@ -40,8 +45,18 @@ def verl_record(sample: Sample, split: str, index: int) -> dict:
         "extra_info": {"split": split, "index": index, "episode_id": trajectory.episode_id,
                        "line": trajectory.line, "turn_idx": transition.t + 1, "step_ids": transition.step_ids,
                        "target_step_id": transition.target_step_id, "origin": transition.origin,
-                       "current_prompt": sample.messages[-1]["content"]},
+                       "current_prompt": sample.messages[-1]["content"], "judge_context": context(sample)},
     }
+
+
+def context(sample: Sample) -> str:
+    """The judge's Context section for `sample`: its kept history turns (the user turns of its prompt), each
+    with the observation that followed it in the benchmark's response form (`transforms.export.sft`'s bench
+    records hold the same pairs)."""
+    turns = sample.transition.trajectory.turns
+    users = [m["content"] for m in sample.messages if m["role"] == "user"][:-1]
+    return judge_context([(user, agentworld.observation_turn(turns[i].observation))
+                          for user, i in zip(users, range(sample.first_turn, sample.transition.t))])
 
 
 FRAGMENT_NAME = "verl_reward.yaml"

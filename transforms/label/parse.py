@@ -105,17 +105,24 @@ def last_block(text: str, tag: str = TAG) -> str | None:
     return (body[:close.start()] if close else body).strip()
 
 
-def reference_answer(text: str | None) -> str:
-    """The prediction exactly as the reference evaluation hands it to its judge (`parse_model_output`):
-    reasoning removed, the last block's content, else the remaining text; "No output" when nothing is
-    left. The marker is not removed here (the judge prompt's rendering does that)."""
+def read_answer(text: str | None) -> str | None:
+    """The answer the reference's `parse_model_output` reads in `text`: reasoning removed, the last block's
+    content (possibly ""), else the remaining text stripped; None where it finds none (its "No output")."""
     if not text:
-        return "No output"
+        return None
     cleaned = strip_reasoning(text)
     block = last_block(cleaned)
     if block is not None:
         return block
-    return cleaned.strip() or "No output"
+    return cleaned.strip() or None
+
+
+def reference_answer(text: str | None) -> str:
+    """The prediction exactly as the reference evaluation hands it to its judge (`parse_model_output`):
+    reasoning removed, the last block's content, else the remaining text; "No output" when nothing is
+    left. The marker is not removed here (the judge prompt's rendering does that)."""
+    answer = read_answer(text)
+    return "No output" if answer is None else answer
 
 
 def parse_output(text: str | None, finish_reason: str | None = "stop") -> Parsed:

@@ -4,7 +4,8 @@ both (Qwen-AgentWorld `eval/eval.py` `build_judge_messages`, `eval/lwm_eval_util
 
 Input: the domain's judge system prompt (`agentworld_prompts/<domain>/judge_system_prompt.txt`), then one
 user message: the earlier turns (`# Context (Historical Interactions):`), the current turn, the prediction
-and the real next state in fenced blocks (the `**Environment Observation:**` marker removed from both), and
+and the real next state in fenced blocks (the `**Environment Observation:**` marker removed from both in the
+seven domains the reference configures; a domain it does not know keeps it, as there), and
 the instructions asking for a `<final_evaluation>` block holding a fenced JSON object with `strengths`,
 `weaknesses` and integer `scores` (1-5) for format, factuality, consistency, realism, quality.
 
@@ -83,26 +84,36 @@ def judge_system_prompt(domain: str) -> str:
     return (PROMPTS_DIR / domain / "judge_system_prompt.txt").read_text(encoding="utf-8")
 
 
-def clean_marker(text: str) -> str:
-    """The reference's `clean_response_marker`: a leading marker cut once, else every one removed."""
+def clean_marker(text: str, domain: str | None = None) -> str:
+    """The reference's `clean_response_marker`: a leading marker cut once, else every one removed, in the
+    domains the reference configures (all seven share the marker); a domain it has no configuration for
+    keeps the marker, the text only stripped. `domain` None: a known one."""
+    if domain is not None and domain not in DOMAINS:
+        return text.strip()
     if text.startswith(OBSERVATION_MARKER):
         return text[len(OBSERVATION_MARKER):].strip()
     return text.replace(OBSERVATION_MARKER, "").strip()
 
 
-def judge_messages(domain: str, history: list[tuple[str, str]], current_prompt: str, prediction: str,
-                   ground_truth: str) -> list[dict]:
-    """[system, user] for one sample: `history` = the earlier (user turn, assistant turn) texts, `prediction`
-    the parsed model output (`transforms.label.parse.reference_answer`), `ground_truth` the real next
-    state as the data holds it (marker or not)."""
+def judge_context(history: list[tuple[str, str]]) -> str:
+    """The judge input's Context section as the reference writes it: each earlier (user turn, assistant turn)
+    as `prompt + "\n" + response + "\n\n"` under `# Context (Historical Interactions):`; "" without history."""
     context = "".join(f"{prompt}\n{response}\n\n" for prompt, response in history)
-    if context:
-        context = f"# Context (Historical Interactions):\n\n{context}"
+    return f"# Context (Historical Interactions):\n\n{context}" if context else ""
+
+
+def judge_messages(domain: str, history: list[tuple[str, str]] | str, current_prompt: str, prediction: str,
+                   ground_truth: str) -> list[dict]:
+    """[system, user] for one sample: `history` = the earlier (user turn, assistant turn) texts as the data
+    holds them, or their Context section already written (`judge_context`), `prediction` the parsed model
+    output (`transforms.label.parse.reference_answer`), `ground_truth` the real next state as the data holds
+    it (marker or not)."""
+    context = history if isinstance(history, str) else judge_context(history)
     user = JUDGE_USER_PROMPT.format(
         context=context,
         world_model_input=f"# Current Turn:\n\n{current_prompt}",
-        predicted_observation=f"**World Model Output (Simulated):**\n```\n{clean_marker(prediction)}\n```",
-        ground_truth=f"**Ground Truth (Real Output):**\n```\n{clean_marker(ground_truth)}\n```",
+        predicted_observation=f"**World Model Output (Simulated):**\n```\n{clean_marker(prediction, domain)}\n```",
+        ground_truth=f"**Ground Truth (Real Output):**\n```\n{clean_marker(ground_truth, domain)}\n```",
     ).strip()
     return [{"role": "system", "content": judge_system_prompt(domain)}, {"role": "user", "content": user}]
 

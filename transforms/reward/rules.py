@@ -1,12 +1,12 @@
 """The rule part of the world-model reward: what the real next state makes checkable, per domain, in [0, 1].
 
-1. Answer form, as the domain's system prompt demands it (reasoning removed first, like the eval parser):
-   android, web, os: exactly one `<predicted_observation>` block, closed; terminal, swe, mcp, search: the
-   answer opens with `**Environment Observation:**` and holds no `<predicted_observation>` tag. A wrong
-   form, or an output the eval parser (`transforms.label.parse.parse_output`) finds unusable, scores 0.
-2. The prediction (parsed exactly like `pipelines eval` and the labeler parse it) against the ground truth
-   (`(no output)` is the empty state, as in the exports). Equal texts score 1 without further checks.
-   Otherwise each anchor the domain has scores its agreement and the rule score is their mean:
+1. The answer, read as the reference evaluation reads a model's output (`transforms.label.parse.read_answer`,
+   its `parse_model_output`: reasoning removed, the last `<predicted_observation>` block, closed or not, else
+   the bare text), then its marker removed as its `clean_response_marker` does; `(no output)` is the empty
+   state, as in the exports. An output in which the reference finds no answer (empty, or nothing but
+   reasoning) scores 0. Every other form the reference reads is scored on the answer it reads.
+2. The prediction against the ground truth. Equal texts score 1 without further checks. Otherwise each
+   anchor the domain has scores its agreement and the content score is their mean:
    - android, os: the first line (`Activity:` / `Window:`), and the element lines' identities
      (`[id] Class "text"`, the bounds left out) as an F1 of the two sets;
    - web: the `URL:` line, the `Title:` line, and element identities when the state lists any;
@@ -16,7 +16,11 @@
      its top-level keys (Jaccard; arrays: the length); otherwise the output lines as for terminal.
    Lines are compared after masking volatile values (`transforms.canonicalize`: times, ids, hashes, PIDs,
    ports, temp paths), only where the raw lines differ (masking is the costly part).
-Thresholds are `RuleOptions`.
+3. The answer form the domain's system prompt demands (android, web, os: exactly one closed
+   `<predicted_observation>` block; terminal, swe, mcp, search: the `**Environment Observation:**` marker
+   and no tag), one weighted part of the score: `form_weight` x form + (1 - form_weight) x content. Its
+   default weight is 0: the reference's evaluation reads every form alike (its judge scores format).
+Thresholds and the weight are `RuleOptions`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from functools import lru_cache
 
 from transforms.agentworld import ANSWER_TAG, EMPTY_OBSERVATION, OBSERVATION_MARKER, answer_in_block
 from transforms.canonicalize import canonicalize_text
-from transforms.label.parse import parse_stripped, strip_reasoning
+from transforms.label.parse import last_block, strip_marker, strip_reasoning
 
 _ANSWER_TAGS = re.compile(f"<(/?){ANSWER_TAG}>", re.IGNORECASE)
 # an element line: `[id] Class "text" ...`, indented by spaces (a line at a time: no match spans lines)
@@ -43,14 +47,16 @@ _JSON_START = ("{", "[")
 class RuleOptions:
     max_chars: int = 200_000  # a prediction longer than this is not checked (scores 0): bounds the work
     f1_floor: float = 0.0  # an anchor F1 under this counts as 0 (e.g. 0.5: half the lines must agree)
+    form_weight: float = 0.0  # the answer form's share of the score (0..1); the content has the rest
 
 
 @dataclass
 class RuleResult:
     score: float
-    form_ok: bool
+    form_ok: bool  # the answer is in the domain's form (`answer_form`)
     anchors: dict[str, float] = field(default_factory=dict)
-    failure: str | None = None
+    failure: str | None = None  # why the form is not the domain's, or why there is no answer
+    answered: bool = True  # the reference reads an answer in the output (False: empty, or reasoning only)
 
 
 _IN_BLOCK = {domain: answer_in_block(domain) for domain in ("android", "web", "os", "terminal", "swe", "mcp", "search")}
@@ -74,31 +80,38 @@ def answer_form(domain: str, text: str) -> str | None:
     return None
 
 
-def _truth(ground_truth: str | None) -> str:
-    text = (ground_truth or "").strip()
-    if text.startswith(OBSERVATION_MARKER):
-        text = text[len(OBSERVATION_MARKER):].strip()
+def _state(text: str) -> str:
+    """A state as the judge compares it: the marker removed as the reference removes it, `(no output)` the
+    empty state."""
+    text = strip_marker(text)
     return "" if text == EMPTY_OBSERVATION else text
 
 
 def rule_score(domain: str, solution: str | None, ground_truth: str | None,
                options: RuleOptions = RuleOptions()) -> RuleResult:
     """The rule score of a world model's raw output against the real next state (module docstring)."""
+    if not 0.0 <= options.form_weight <= 1.0:
+        raise ValueError(f"form_weight must be within 0..1, not {options.form_weight}")
     if not solution or len(solution) > options.max_chars:
-        return RuleResult(0.0, False, failure="empty output" if not solution else "output over max_chars")
+        return RuleResult(0.0, False, failure="empty output" if not solution else "output over max_chars",
+                          answered=bool(solution))
     cleaned = strip_reasoning(solution)
     problem = answer_form(domain, cleaned)
-    if problem:
-        return RuleResult(0.0, False, failure=problem)
-    parsed = parse_stripped(cleaned)
-    if parsed.observation is None:
-        return RuleResult(0.0, False, failure=parsed.failure)
-    predicted, truth = parsed.observation, _truth(ground_truth)
+    answer = last_block(cleaned)
+    if answer is None:
+        answer = cleaned.strip() or None
+    if answer is None:
+        return RuleResult(0.0, False, failure="no answer once reasoning is removed", answered=False)
+    predicted, truth = _state(answer), _state((ground_truth or "").strip())
     if predicted == truth:
-        return RuleResult(1.0, True, {"exact": 1.0})
-    anchors = ANCHORS.get(domain, _lines_anchors)(predicted, truth)
-    anchors = {k: (v if v >= options.f1_floor else 0.0) for k, v in anchors.items()}
-    return RuleResult(sum(anchors.values()) / len(anchors), True, anchors)
+        anchors = {"exact": 1.0}
+    else:
+        anchors = ANCHORS.get(domain, _lines_anchors)(predicted, truth)
+        anchors = {k: (v if v >= options.f1_floor else 0.0) for k, v in anchors.items()}
+    content = sum(anchors.values()) / len(anchors)
+    form = 0.0 if problem else 1.0
+    score = options.form_weight * form + (1.0 - options.form_weight) * content
+    return RuleResult(score, problem is None, anchors, failure=problem)
 
 
 @lru_cache(maxsize=65536)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -48,3 +49,22 @@ def aggregate_printout(jobs: list[dict]) -> str:
     with contextlib.redirect_stdout(out):
         load().aggregate_scores(jobs)
     return out.getvalue()
+
+
+def printed_table(text: str) -> dict:
+    """The numbers of an `aggregate_scores` printout: per domain (lower-cased display name) its valid, samples,
+    failed and each printed dimension; `overall`; `totals` (samples, valid, failed); `order`, the domains in
+    the order printed."""
+    out, domain = {"order": []}, None
+    for line in text.splitlines():
+        if m := re.match(r"--- (\w+) \((\d+)/(\d+) valid, (\d+) failed\) ---", line):
+            domain = m.group(1).lower()
+            out["order"].append(domain)
+            out[domain] = {"valid": int(m.group(2)), "samples": int(m.group(3)), "failed": int(m.group(4))}
+        elif m := re.match(r"\s+(\w+): (-?[\d.]+)$", line):
+            out[domain][m.group(1)] = float(m.group(2))
+        elif m := re.match(r"Overall: (-?[\d.]+)", line):
+            out["overall"] = float(m.group(1))
+        elif m := re.match(r"Total samples: (\d+), Valid: (\d+), Failed: (\d+)", line):
+            out["totals"] = tuple(int(x) for x in m.groups())
+    return out

@@ -1,6 +1,6 @@
-"""The reward's rule part: the real next state in the domain's answer form scores the maximum in every domain,
-an empty or malformed answer the minimum, and the anchors give partial credit where the state says what is
-checkable."""
+"""The reward's rule part: the real next state scores the maximum in every domain and in every form the
+reference evaluation's parser reads (the form a weighted part when asked), an output without an answer the
+minimum, and the anchors give partial credit where the state says what is checkable."""
 
 import pytest
 
@@ -32,26 +32,68 @@ def test_the_real_state_in_answer_form_scores_the_maximum(domain):
                       f"{OBSERVATION_MARKER}\n{STATES[domain]}").score == 1.0
 
 
+def reference_forms(state: str) -> dict[str, str]:
+    """The state written in every form the reference's `parse_model_output` reads back as it."""
+    block = f"<predicted_observation>\n{state}\n</predicted_observation>"
+    return {
+        "closed block": block,
+        "marker": f"{OBSERVATION_MARKER}\n{state}",
+        "bare": state,
+        "unclosed block": f"<predicted_observation>\n{state}",
+        "marker in a block": f"<predicted_observation>\n{OBSERVATION_MARKER}\n{state}\n</predicted_observation>",
+        "reasoning, then a block": f"<think>a draft <predicted_observation>x</predicted_observation></think>{block}",
+        "unclosed reasoning, then a block": f"<think>still thinking\n{block}",
+        "orphan close of reasoning": f"notes</think>\n{OBSERVATION_MARKER}\n{state}",
+        "a draft block, then the last": f"<predicted_observation>draft</predicted_observation>\n{block}",
+        "upper-case tags": f"<PREDICTED_OBSERVATION>\n{state}\n</PREDICTED_OBSERVATION>",
+        "reasoning, then bare": f"<think>hm</think>\n{state}",
+    }
+
+
 @pytest.mark.parametrize("domain", DOMAINS)
-@pytest.mark.parametrize("output", ["", None, "   ", "<think>never answers", "no form at all",
-                                    "<predicted_observation>unclosed", "<think>a</think>"])
-def test_empty_or_malformed_scores_the_minimum(domain, output):
+@pytest.mark.parametrize("form", sorted(reference_forms("x")))
+def test_the_real_state_in_every_form_the_reference_reads_scores_the_maximum(domain, form):
+    from tests.transforms.reward import reference
+
+    ref = reference.load()
+    output = reference_forms(STATES[domain])[form]
+    # the oracle: the reference's parser and marker cleaning read the state back exactly
+    assert ref.clean_response_marker(reference.parse_model_output(output), domain) == STATES[domain].strip()
     result = rule_score(domain, output, STATES[domain])
-    assert result.score == 0.0 and not result.form_ok and result.failure
+    assert result.score == 1.0 and result.anchors == {"exact": 1.0}
+    # the form as a weighted part: only the domain's own form keeps the maximum
+    weighted = rule_score(domain, output, STATES[domain], RuleOptions(form_weight=0.25))
+    assert weighted.score == (1.0 if result.form_ok else 0.75)
 
 
 @pytest.mark.parametrize("domain", ["android", "web", "os"])
-def test_gui_domains_want_exactly_one_closed_block(domain):
+def test_gui_domains_form_is_exactly_one_closed_block(domain):
     block = observation_turn(STATES[domain], domain)
-    assert rule_score(domain, block + "\n" + block, STATES[domain]).score == 0.0
-    assert rule_score(domain, f"{OBSERVATION_MARKER}\n{STATES[domain]}", STATES[domain]).score == 0.0
+    assert rule_score(domain, block, STATES[domain]).form_ok
+    for other in (block + "\n" + block, f"{OBSERVATION_MARKER}\n{STATES[domain]}", STATES[domain]):
+        assert not rule_score(domain, other, STATES[domain]).form_ok
 
 
 @pytest.mark.parametrize("domain", ["terminal", "swe", "mcp", "search"])
-def test_marker_domains_want_the_marker_form(domain):
-    assert rule_score(domain, STATES[domain], STATES[domain]).score == 0.0  # no marker
-    tagged = f"<predicted_observation>\n{STATES[domain]}\n</predicted_observation>"
-    assert rule_score(domain, tagged, STATES[domain]).score == 0.0
+def test_marker_domains_form_is_the_marker(domain):
+    assert rule_score(domain, observation_turn(STATES[domain], domain), STATES[domain]).form_ok
+    for other in (STATES[domain], f"<predicted_observation>\n{STATES[domain]}\n</predicted_observation>"):
+        result = rule_score(domain, other, STATES[domain])
+        assert not result.form_ok and result.failure and result.score == 1.0  # read, scored, form apart
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+@pytest.mark.parametrize("output", ["", None, "   ", "<think>never answers", "<think>a</think>", "x</think>"])
+def test_no_answer_scores_the_minimum(domain, output):
+    result = rule_score(domain, output, STATES[domain], RuleOptions(form_weight=0.5))
+    assert result.score == 0.0 and not result.answered and result.failure
+
+
+def test_a_wrong_answer_in_any_form_scores_low():
+    for output in ("no form at all", "<predicted_observation>unclosed", f"{OBSERVATION_MARKER}\nother"):
+        assert rule_score("terminal", output, STATES["terminal"]).score < 0.5
+    with pytest.raises(ValueError, match="form_weight"):
+        rule_score("terminal", "x", "x", RuleOptions(form_weight=2))
 
 
 def test_volatile_values_are_masked():

@@ -2,7 +2,6 @@
 hybrid reward's weighting."""
 
 import random
-import re
 
 import pytest
 
@@ -26,27 +25,12 @@ def _jobs(seed: int) -> list[dict]:
     return jobs
 
 
-def _reference_numbers(text: str) -> dict:
-    out, domain = {}, None
-    for line in text.splitlines():
-        if m := re.match(r"--- (\w+) \((\d+)/(\d+) valid, (\d+) failed\) ---", line):
-            domain = m.group(1).lower()
-            out[domain] = {"valid": int(m.group(2)), "samples": int(m.group(3)), "failed": int(m.group(4))}
-        elif m := re.match(r"\s+(\w+): (-?[\d.]+)$", line):
-            out[domain][m.group(1)] = float(m.group(2))
-        elif m := re.match(r"Overall: ([\d.]+)", line):
-            out["overall"] = float(m.group(1))
-        elif m := re.match(r"Total samples: (\d+), Valid: (\d+), Failed: (\d+)", line):
-            out["totals"] = tuple(int(x) for x in m.groups())
-    return out
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_table_equals_the_references(seed):
     from tests.transforms.reward import reference
 
     jobs = _jobs(seed)
-    theirs = _reference_numbers(reference.aggregate_printout([dict(j) for j in jobs]))
+    theirs = reference.printed_table(reference.aggregate_printout([dict(j) for j in jobs]))
     table = aggregate([{"domain": j["task"].split("/")[-1], "failed": bool(j["failed"]),
                         **{k: j.get(k, 0) for k in (*SCORE_DIMENSIONS, "total_score")}} for j in jobs])
     for d in table.domains:
