@@ -40,6 +40,8 @@ FORMATS: dict[str, str] = {
     "osworld": "ingest.ubuntu.osworld",
     "agentnet": "ingest.macos.agentnet",
     "agentnet_recording": "ingest.macos.agentnet_recording",
+    # last: it reads the chat-message lists no named reader claims
+    "chat_shape": "ingest.chat.by_shape",
 }
 
 

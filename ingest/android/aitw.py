@@ -57,6 +57,8 @@ def claims(path: str, head: bytes, markers: tuple, other: tuple, named: bool) ->
 
 
 def units(files: list[str], head) -> list[str]:
+    """TFRecord files whose first record names AITW features (`results/action_type`, `goal_info`...), or a
+    TFRecord with neither set of feature names whose file name does not say `android_control`."""
     return [p for p in files if claims(p, head(p), MARKERS, OTHER_MARKERS,
                                        "android_control" not in posixpath.basename(p))]
 

@@ -39,6 +39,8 @@ FORMAT = "androidcontrol"
 VERSION = "2"
 
 def units(files: list[str], head) -> list[str]:
+    """TFRecord files whose first record names AndroidControl features (`screenshot_widths`,
+    `accessibility_trees`...), or a TFRecord with neither set of feature names named `android_control...`."""
     return [p for p in files if claims(p, head(p), OTHER_MARKERS, AITW_MARKERS,
                                        "android_control" in posixpath.basename(p))]
 
