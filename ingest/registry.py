@@ -35,6 +35,7 @@ FORMATS: dict[str, str] = {
     "har": "ingest.browser.har",
     "cdp": "ingest.browser.cdp",
     "browsergym": "ingest.browser.browsergym",
+    "browser_use": "ingest.browser.browser_use",
     "asciicast": "ingest.ubuntu.asciicast",
     "terminal_bench": "ingest.ubuntu.terminal_bench",
     "osworld": "ingest.ubuntu.osworld",

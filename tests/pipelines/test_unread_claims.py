@@ -28,6 +28,7 @@ def _inputs(tmp_path):
                                                      {"role": "user", "content": "q2"}]))
     # a bare `history` key: once taken by the SWE-agent reader and quarantined as an empty episode
     (folder / "browser_use_history.json").write_text(json.dumps(BROWSER_USE))
+    (folder / "settings.json").write_text(json.dumps({"theme": "dark"}))  # no reader's evidence
     return folder
 
 
@@ -36,11 +37,11 @@ def test_a_claim_that_gives_nothing_passes_the_file_on_or_says_why_in_ignored_in
     assert result.status == "success"
     episodes = query("SELECT source_format, source_uri, outcome, reward FROM episodes ORDER BY source_uri, episode_id")
     assert [(e["source_format"], e["source_uri"], e["outcome"]) for e in episodes] == [
-        ("chat_shape", "in/rollouts.jsonl", "success")] * 2
+        ("browser_use", "in/browser_use_history.json", "success")] + [("chat_shape", "in/rollouts.jsonl", "success")] * 2
     reasons = {r["path"].rsplit("/", 1)[-1]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
     assert reasons == {"prompts.json": "chat_shape claimed it and found no episode in it; no format reads it",
-                       "browser_use_history.json": "no format reads it"}
-    assert not [r for r in query("SELECT rule, source_uri FROM quarantine") if "browser_use" in r["source_uri"]]
+                       "settings.json": "no format reads it"}
+    assert query("SELECT rule FROM quarantine") == []
     assert any("agentworldbench claimed it and got no step" in m and "read as chat_shape" in m
                for m in result.messages)
 
@@ -54,6 +55,10 @@ def test_formats_explain_says_for_every_reader_whether_it_claims_the_file(tmp_pa
     assert any(line.split()[0] == "chat_shape" and "would claim it too" in line for line in out)
     assert out[-1] == "read by chat_shape: 2 episodes, 4 steps, 0 rows quarantined"
     assert main(["formats", "explain", str(folder / "browser_use_history.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out if "CLAIMS it" in line] == ["browser_use"]
+    assert any(line.split()[0] == "sweagent" and "no;" in line for line in out)
+    assert main(["formats", "explain", str(folder / "settings.json")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert not [line for line in out if "CLAIMS" in line] and "no reader claims it" in out[-1]
     assert main(["formats", "explain", str(SAMPLES / "chat/tau-bench/gpt-4o-airline.json")]) == 0

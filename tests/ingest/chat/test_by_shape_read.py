@@ -207,3 +207,26 @@ def test_a_broken_document_is_one_row_naming_the_file(tmp_path):
     path.write_text('{"messages": [{"role": "user", "content": "hi"}')
     [row] = read_records(by_shape, path)
     assert isinstance(row, Rejected) and row.rule == "parse_error" and "cut.json" in row.reason
+
+
+# Real AutoGen AgentChat files without a license: read where they lie in ../shared/samples, never copied here.
+# - iteam1/agentchat_fastapi @ 51bc90084f4194adc503556dfdb42879133feda8: `agent_history.json` (the message list
+#   AutoGen's FastAPI sample saves: TextMessages with ids and times) and `agent_state.json` (the
+#   AssistantAgentState it saves: the model context's UserMessage / AssistantMessage list)
+#   -> ../shared/samples/chat/autogen/iteam1-agentchat_fastapi/
+# - Arturo-Quiroga-MSFT/3CLOUD-AUTOGEN @ 4cb6b1feedafe7d6b887e0312ae11d06ccd5b018: `agent_history.json`
+#   -> ../shared/samples/chat/autogen/3cloud-autogen/
+AUTOGEN = SAMPLES.parent.parent / "shared" / "samples" / "chat" / "autogen"
+
+
+def test_real_autogen_agentchat_histories_and_saved_state():
+    from tests.parts import require_shared_sample
+
+    for folder, name, steps in [("iteam1-agentchat_fastapi", "agent_history.json", 3),
+                                ("iteam1-agentchat_fastapi", "agent_state.json", 5),
+                                ("3cloud-autogen", "agent_history.json", 3)]:
+        records = read_records(by_shape, require_shared_sample(AUTOGEN / folder / name))
+        [ep] = _episodes(records)
+        assert ep.env["chat_shape"]["shape"] == "autogen" and len(ep.steps) == steps
+        assert all(s.action.kind == "message" for s in ep.steps)
+        golden.check(records, GOLDEN / f"autogen-{folder}-{name}", texts="hash", env_keys=("chat_shape",))
