@@ -41,6 +41,7 @@ FORMATS: dict[str, str] = {
     "osworld": "ingest.ubuntu.osworld",
     "agentnet": "ingest.macos.agentnet",
     "agentnet_recording": "ingest.macos.agentnet_recording",
+    "tau2": "ingest.chat.tau2",
     # last: it reads the chat-message lists no named reader claims
     "chat_shape": "ingest.chat.by_shape",
 }

@@ -171,17 +171,19 @@ def _domain(ctx: Context, environment: str | None, kinds: list[str], tools: list
     return episode_domain(tools, "mcp"), "linux"
 
 
-def _episode(source: Source, shape: str, items: list, holder: dict | None, path: str, key: str,
-             where: str) -> Iterator[Episode | Rejected]:
+def list_records(source: Source, shape: str, items: list, holder: dict | None, path: str, key: str, where: str,
+                 env: dict | None = None, agent: str | None = None) -> Iterator[Episode | Rejected]:
+    """What the reader yields for one chat-message list (`holder`: the object holding it, whose other fields
+    go to env["record"]); `env` adds to the episode's env, `agent` names the agent when the record does not."""
     ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
     environment = _tools_environment(holder, ctx)
     messages = messages_of(shape, items, ctx, where)
     outcome, reward, found = outcome_of(holder, "")
     list_key = path.rsplit(".", 1)[-1] if holder is not None else None
-    env = {"chat_shape": {"shape": shape, "path": path or "(the document)", **found}}
+    env = {"chat_shape": {"shape": shape, "path": path or "(the document)", **found}, **(env or {})}
     if holder:
         env["record"] = {k: v for k, v in holder.items() if k != list_key}
-    agent = (holder or {}).get("model") or (holder or {}).get("agent")
+    agent = (holder or {}).get("model") or (holder or {}).get("agent") or agent
     draft, _ = episode(messages, Run())
     domain, platform = _domain(ctx, environment, [s.action.kind for s in draft.steps],
                                [s.action.tool_name for s in draft.steps])
@@ -224,4 +226,4 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         prefix, doc = found
         for path, shape, items, holder in find_lists(doc):
             key = f"{prefix}{path}" if (prefix or path) else ""
-            yield from _episode(source, shape, items, holder, path, key, f"{name}: {key or 'the document'}")
+            yield from list_records(source, shape, items, holder, path, key, f"{name}: {key or 'the document'}")

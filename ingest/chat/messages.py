@@ -139,7 +139,7 @@ def openai_chat(ctx: Context, item: dict, where: str) -> list[Message]:
     role, text = item.get("role"), content_text(item.get("content"))
     stamp = parse_time(item.get("timestamp") or item.get("created_at"))
     raw = leftover(item, ("role", "content", "tool_calls", "function_call", "tool_call_id", "name", "timestamp",
-                           "reasoning_content", "reasoning"))
+                          "reasoning_content", "reasoning"))
     if role in ("system", "developer"):
         return [Message("system", text=text, raw=raw, where=where)]
     if role == "assistant":
@@ -148,8 +148,8 @@ def openai_chat(ctx: Context, item: dict, where: str) -> list[Message]:
                         reasoning=reasoning if isinstance(reasoning, str) else None,
                         model=item.get("model") if isinstance(item.get("model"), str) else None,
                         timestamp=stamp, raw=raw, where=where)]
-    if role == "tool":
-        call_id = item.get("tool_call_id")
+    if role == "tool":  # tau2's tool messages name their call by `id`
+        call_id = item.get("tool_call_id", item.get("id"))
         return [Message("tool", text=text, tool_call_id=call_id, tool_name=item.get("name"), timestamp=stamp,
                         observation=_result_observation(ctx, call_id, item.get("content")), raw=raw, where=where)]
     if role == "function":

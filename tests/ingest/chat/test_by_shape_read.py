@@ -230,3 +230,24 @@ def test_real_autogen_agentchat_histories_and_saved_state():
         assert ep.env["chat_shape"]["shape"] == "autogen" and len(ep.steps) == steps
         assert all(s.action.kind == "message" for s in ep.steps)
         golden.check(records, GOLDEN / f"autogen-{folder}-{name}", texts="hash", env_keys=("chat_shape",))
+
+
+def test_tau2_results_file_golden():
+    """tau2's results open with the run's info and tasks: its own reader claims them by that opening and reads
+    each simulation's messages by their shape; reward from `reward_info.reward`, tool results paired by `id`."""
+    from ingest.chat import tau2
+
+    path = SAMPLES / "chat" / "tau2-bench" / "claude-sonnet-4-5_airline.json"
+    head = path.read_bytes()[:4096]
+    assert tau2.units([str(path)], lambda p: head) == [str(path)] and by_shape.units([str(path)], lambda p: head) == []
+    records = read_records(tau2, path)
+    episodes = _episodes(records)
+    assert [(e.key, e.outcome, e.reward, e.agent) for e in episodes] == [
+        ("simulations[0]", "success", 1.0, "claude-sonnet-4-5"), ("simulations[1]", "success", 1.0, "claude-sonnet-4-5"),
+        ("simulations[2]", "failure", 0.0, "claude-sonnet-4-5")]
+    assert [e.env["tau2_task"]["id"] for e in episodes] == ["46", "40", "9"]
+    doc = json.loads(path.read_text())
+    calls = [c for s in doc["simulations"] for m in s["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    steps = [s for e in episodes for s in e.steps if s.action.kind == "tool_call"]
+    assert [s.action.tool_name for s in steps] == [c["name"] for c in calls] and len(calls) == 13
+    golden.check(records, GOLDEN / "tau2-claude-sonnet-4-5-airline.json", env_keys=("chat_shape",))
