@@ -41,7 +41,7 @@ from ingest.tools import dumps
 FORMAT = "browser_use"
 VERSION = "1"
 
-_HEAD = re.compile(rb'^\s*\{\s*"history"\s*:\s*\[\s*\{')
+_HEAD = re.compile(rb'^\s*\{\s*"history"\s*:\s*\[')
 _MODEL_OUTPUT = re.compile(rb'"model_output"\s*:\s*(?:\{|null)')
 _USER_REQUEST = re.compile(r"<user_request>\s*(?:USER REQUEST:[^\n]*\n)?(.*?)\s*</user_request>", re.S)
 _KINDS = {"navigate": "navigate", "go_to_url": "navigate", "open_tab": "navigate", "click": "click",
@@ -52,7 +52,7 @@ _GOALS = (("evaluation_previous_goal", "Evaluation"), ("memory", "Memory"), ("ne
 
 
 def units(files: list[str], head) -> list[str]:
-    """JSON files that open with `{"history": [{` and hold a browser-use step's `model_output`."""
+    """JSON files that open with `{"history": [` and hold a browser-use step's `model_output`."""
     return [p for p in files if p.endswith(".json") and _HEAD.match(head(p)) and _MODEL_OUTPUT.search(head(p))]
 
 
@@ -67,7 +67,8 @@ def _reasoning(output: dict) -> str | None:
 def _action(name: str, params, element, result: dict, raw: str) -> Action:
     kind = _KINDS.get(name, "tool_call")
     params = params if isinstance(params, dict) else {"value": params}
-    point = {k: v for k, v in (result.get("metadata") or {}).items() if k.endswith(("_x", "_y"))}
+    meta = result.get("metadata") if isinstance(result.get("metadata"), dict) else {}
+    point = {k: v for k, v in meta.items() if k.endswith(("_x", "_y"))}
     if isinstance(params.get("coordinate_x"), (int, float)):
         point |= {"coordinate_x": params["coordinate_x"], "coordinate_y": params.get("coordinate_y")}
     target = dict(element) if isinstance(element, dict) else ({} if point else None)
@@ -75,9 +76,9 @@ def _action(name: str, params, element, result: dict, raw: str) -> Action:
         target["pixel_point"] = point
     act = Action(kind=kind, element=dumps(target) if target else None, raw=raw)
     if kind == "navigate":
-        act.text = params.get("url")
+        act.text = _str(params.get("url"))
     elif kind in ("type", "done"):
-        act.text = params.get("text")
+        act.text = _str(params.get("text"))
     elif kind == "scroll":
         down = params.get("down", name != "scroll_up")
         act.direction = "down" if down else "up"
@@ -94,9 +95,13 @@ def _action(name: str, params, element, result: dict, raw: str) -> Action:
     return act
 
 
+def _str(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _screenshot(source: Source, state: dict, problems: list[Rejected], where: str) -> Observation:
     """The page the step started on; its screenshot from the inline base64 or the file it names."""
-    obs = Observation(kind="web", url=state.get("url"), title=state.get("title"))
+    obs = Observation(kind="web", url=_str(state.get("url")), title=_str(state.get("title")))
     data = None
     if isinstance(state.get("screenshot"), str):
         try:
@@ -126,8 +131,23 @@ def _page_text(obs: Observation, before: list[str]) -> str:
     return "\n".join([f"URL: {obs.url}", f"Title: {obs.title}", *before])
 
 
+_ITEM_TYPES = {"model_output": dict, "result": list, "state": dict, "metadata": dict}
+
+
+def _check_types(item: dict, where: str, problems: list[Rejected]) -> None:
+    """A row for each field of a history item that is neither null nor of the type browser-use writes (the
+    step is still made from what can be read)."""
+    for key, kind in _ITEM_TYPES.items():
+        value = item.get(key)
+        if value is not None and not isinstance(value, kind):
+            problems.append(Rejected("bad_record", f"{where}.{key}: {type(value).__name__}, expected "
+                                     f"{'an object' if kind is dict else 'a list'}; read as absent", where,
+                                     record_id=where.rsplit(": ", 1)[-1]))
+
+
 def _item_steps(source: Source, item: dict, where: str, carried: list[str], problems: list[Rejected]):
     """The steps of one history item, and the result texts the next item's first observation carries."""
+    _check_types(item, where, problems)
     state = item.get("state") if isinstance(item.get("state"), dict) else {}
     output = item.get("model_output") if isinstance(item.get("model_output"), dict) else None
     results = [r for r in item.get("result") or [] if isinstance(r, dict)]
@@ -186,7 +206,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             problems.append(Rejected("bad_record", f"{name}: history[{i}] is not an object; left out", name,
                                      record_id=f"history[{i}]"))
             continue
-        found, carried = _item_steps(source, item, f"{name}: history[{i}]", carried, problems)
+        try:
+            found, carried = _item_steps(source, item, f"{name}: history[{i}]", carried, problems)
+        except (TypeError, AttributeError, ValueError) as e:  # a field of another type: this step only
+            problems.append(Rejected("bad_record", f"{name}: history[{i}]: a field has a type browser-use does not "
+                                     f"write ({type(e).__name__}: {e}); the step is left out", name,
+                                     record_id=f"history[{i}]"))
+            continue
         steps += found
     yield from problems
     outcome, done = _outcome(history)

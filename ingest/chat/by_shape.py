@@ -40,7 +40,7 @@ from typing import Iterator
 
 from ingest.chat import computer_use
 from ingest.chat.frameworks import autogen, langchain
-from ingest.chat.messages import Context, anthropic, gemini, openai_chat
+from ingest.chat.messages import Context, anthropic, gemini, guarded, openai_chat
 from ingest.chat.responses import responses
 from ingest.chat.shapes import item_shape, list_shape
 from ingest.record import Episode, Rejected
@@ -152,14 +152,20 @@ def _tools_environment(holder: dict | None, ctx: Context) -> str | None:
 
 
 def messages_of(shape: str, items: list, ctx: Context, where: str) -> list[Message]:
+    """The transcript messages of one list; an item no shape knows is kept raw (the core warns), an item whose
+    fields have the wrong types is a row in `ctx.problems`."""
     if shape in _PER_LIST:
         return _PER_LIST[shape](ctx, items, where)
     out = []
     for i, item in enumerate(items):
-        if isinstance(item, dict) and item_shape(item) is not None:
-            out.extend(_PER_ITEM.get(item_shape(item), _PER_ITEM.get(shape))(ctx, item, f"{where}[{i}]"))
-        else:
-            out.append(Message(f"unknown item of a {shape} list", raw=item, where=f"{where}[{i}]"))
+        found = item_shape(item)
+        if found is not None:
+            out.extend(guarded(ctx, _PER_ITEM.get(found, _PER_ITEM.get(shape)), item, f"{where}[{i}]"))
+            continue
+        at = f"{where}[{i}]"
+        ctx.unknown.append({"where": at, "item": item})
+        ctx.problems.append(Rejected("unknown_content", f"{at}: not a {shape} message; kept raw in "
+                                     "env.chat_shape.unknown_items", at, record_id=at.rsplit(": ", 1)[-1]))
     return out
 
 
@@ -178,9 +184,12 @@ def list_records(source: Source, shape: str, items: list, holder: dict | None, p
     ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
     environment = _tools_environment(holder, ctx)
     messages = messages_of(shape, items, ctx, where)
+    yield from ctx.problems
     outcome, reward, found = outcome_of(holder, "")
     list_key = path.rsplit(".", 1)[-1] if holder is not None else None
     env = {"chat_shape": {"shape": shape, "path": path or "(the document)", **found}, **(env or {})}
+    if ctx.unknown:
+        env["chat_shape"]["unknown_items"] = ctx.unknown
     if holder:
         env["record"] = {k: v for k, v in holder.items() if k != list_key}
     agent = (holder or {}).get("model") or (holder or {}).get("agent") or agent

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from ingest.chat.messages import Context, content_text, leftover, openai_calls, tool_call
+from ingest.chat.messages import Context, content_text, guarded, leftover, openai_calls, tool_call
 from ingest.chat.shapes import LANGCHAIN_CLASSES
 from ingest.times import parse_time
 from ingest.tools import dumps
@@ -75,37 +75,40 @@ def _model(item: dict) -> str | None:
     return None if not isinstance(usage, dict) else usage.get("model") if isinstance(usage.get("model"), str) else None
 
 
+_AGENT_TEXT = ("TextMessage", "MultiModalMessage", "HandoffMessage", "StopMessage", "ToolCallSummaryMessage",
+               "StructuredMessage")
+
+
+def _autogen_item(ctx: Context, item: dict, at: str, state: dict) -> list[Message]:
+    """The messages of one AutoGen item (`state["thought"]`: a ThoughtEvent's text waiting for its turn)."""
+    kind, source, content = item.get("type"), item.get("source"), item.get("content")
+    stamp = parse_time(item.get("created_at"))
+    raw = leftover(item, ("type", "content", "created_at"))
+    if kind == "ThoughtEvent":
+        state["thought"] = content_text(content)
+        return []
+    thought, state["thought"] = state["thought"], None
+    reasoning = item.get("thought") if isinstance(item.get("thought"), str) else thought
+    if kind == "ToolCallRequestEvent" or (kind == "AssistantMessage" and isinstance(content, list)):
+        return [Message("assistant", tool_calls=_function_calls(ctx, content), reasoning=reasoning, timestamp=stamp,
+                        raw=raw, where=at)]
+    if kind in ("ToolCallExecutionEvent", "FunctionExecutionResultMessage"):
+        return _results(content, stamp, at)
+    if kind == "SystemMessage":
+        return [Message("system", text=content_text(content), raw=raw, where=at)]
+    if kind == "UserMessage" or (kind != "AssistantMessage" and source == "user"):
+        return [Message("user", text=content_text(content), timestamp=stamp, raw=raw, where=at)]
+    if kind == "AssistantMessage" or kind in _AGENT_TEXT:
+        return [Message("assistant", text=content_text(content), reasoning=reasoning, model=_model(item),
+                        timestamp=stamp, raw=raw, where=at)]
+    state["thought"] = thought  # an event that is no turn: the thought waits for the next one
+    return [Message(f"autogen:{kind}", text=content_text(content), raw=raw, where=at)]
+
+
 def autogen(ctx: Context, items: list, where: str) -> list[Message]:
     """The messages of a whole AutoGen list (a `ThoughtEvent` lends its text to the next agent turn)."""
     out: list[Message] = []
-    thought: str | None = None
+    state: dict = {"thought": None}
     for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            continue
-        at, kind, source = f"{where}[{i}]", item.get("type"), item.get("source")
-        stamp = parse_time(item.get("created_at"))
-        content = item.get("content")
-        raw = leftover(item, ("type", "content", "created_at"))
-        if kind == "ThoughtEvent":
-            thought = content_text(content)
-            continue
-        if kind in ("ToolCallRequestEvent",) or (kind == "AssistantMessage" and isinstance(content, list)):
-            reasoning = item.get("thought") if isinstance(item.get("thought"), str) else thought
-            out.append(Message("assistant", tool_calls=_function_calls(ctx, content), reasoning=reasoning,
-                               timestamp=stamp, raw=raw, where=at))
-        elif kind in ("ToolCallExecutionEvent", "FunctionExecutionResultMessage"):
-            out.extend(_results(content, stamp, at))
-        elif kind == "SystemMessage":
-            out.append(Message("system", text=content_text(content), raw=raw, where=at))
-        elif kind == "UserMessage" or (kind != "AssistantMessage" and source == "user"):
-            out.append(Message("user", text=content_text(content), timestamp=stamp, raw=raw, where=at))
-        elif kind == "AssistantMessage" or kind in ("TextMessage", "MultiModalMessage", "HandoffMessage",
-                                                    "StopMessage", "ToolCallSummaryMessage", "StructuredMessage"):
-            reasoning = item.get("thought") if isinstance(item.get("thought"), str) else thought
-            out.append(Message("assistant", text=content_text(content), reasoning=reasoning, model=_model(item),
-                               timestamp=stamp, raw=raw, where=at))
-        else:
-            out.append(Message(f"autogen:{kind}", text=content_text(content), raw=raw, where=at))
-            continue
-        thought = None
+        out += guarded(ctx, lambda c, it, at: _autogen_item(c, it, at, state), item, f"{where}[{i}]")
     return out

@@ -20,7 +20,7 @@ from typing import Callable
 
 from ingest.chat import computer_use
 from ingest.png import png_size
-from ingest.record import Observation
+from ingest.record import Observation, Rejected
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.transcript import Message, ToolCall
@@ -38,6 +38,20 @@ class Context:
     declared: bool = False  # the size came from the tool's definition: screenshots do not replace it
     computer_calls: set = field(default_factory=set)
     gui: bool = False  # a computer-use call was seen
+    problems: list = field(default_factory=list)  # `bad_record` rows of items that could not be converted
+    unknown: list = field(default_factory=list)  # items of no known shape, kept raw
+
+
+def guarded(ctx: Context, convert, item, where: str) -> list[Message]:
+    """`convert(ctx, item, where)`, or, when a field of the item has a type the shape does not allow, no
+    message and one `bad_record` row naming the item (the list's other items are kept)."""
+    try:
+        return convert(ctx, item, where)
+    except (TypeError, AttributeError, ValueError, KeyError, IndexError) as e:
+        ctx.problems.append(Rejected("bad_record", f"{where}: a field has a type this message shape does not "
+                                     f"allow ({type(e).__name__}: {e}); the message is left out", where,
+                                     record_id=where.rsplit(": ", 1)[-1], snippet=dumps(item)[:300]))
+        return []
 
 
 def leftover(item: dict, used: tuple[str, ...]) -> dict | None:
@@ -124,9 +138,10 @@ def _result_observation(ctx: Context, call_id, content, is_error=None) -> Observ
 
 def openai_calls(ctx: Context, item: dict) -> list[ToolCall]:
     calls = []
-    for c in item.get("tool_calls") or []:
-        if not isinstance(c, dict):
-            continue
+    found = item.get("tool_calls") or []
+    if not isinstance(found, list) or not all(isinstance(c, dict) for c in found):
+        raise TypeError(f"tool_calls: {type(found).__name__}, expected a list of objects")
+    for c in found:
         fn = c.get("function") if isinstance(c.get("function"), dict) else c
         calls.append(tool_call(ctx, c.get("id"), fn.get("name"), fn.get("arguments", fn.get("args")), c))
     legacy = item.get("function_call")
@@ -136,7 +151,11 @@ def openai_calls(ctx: Context, item: dict) -> list[ToolCall]:
 
 
 def openai_chat(ctx: Context, item: dict, where: str) -> list[Message]:
-    role, text = item.get("role"), content_text(item.get("content"))
+    content = item.get("content")
+    if not isinstance(content, (str, list, type(None))) or (
+            isinstance(content, list) and not all(isinstance(p, dict) for p in content)):
+        raise TypeError(f"content: {type(content).__name__}, expected text, a list of part objects or null")
+    role, text = item.get("role"), content_text(content)
     stamp = parse_time(item.get("timestamp") or item.get("created_at"))
     raw = leftover(item, ("role", "content", "tool_calls", "function_call", "tool_call_id", "name", "timestamp",
                           "reasoning_content", "reasoning"))

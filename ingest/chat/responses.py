@@ -12,7 +12,7 @@ the next screen.
 
 from __future__ import annotations
 
-from ingest.chat.messages import Context, content_text, leftover, screenshot, tool_call
+from ingest.chat.messages import Context, content_text, guarded, leftover, screenshot, tool_call
 from ingest.record import Observation
 from ingest.tools import dumps
 from ingest.transcript import Message
@@ -65,34 +65,35 @@ def _assistant_item(ctx: Context, turn: Message, item: dict, kind: str) -> list[
     return []
 
 
+def _item(ctx: Context, item: dict, at: str, state: dict) -> list[Message]:
+    """The new messages of one item (`state["turn"]`: the model's turn still open, extended in place)."""
+    kind = item.get("type") or "message"
+    role = item.get("role")
+    if kind == "message" and role != "assistant":
+        state["turn"] = None
+        raw = leftover(item, ("type", "role", "content", "id", "status"))
+        return [Message("system" if role in ("system", "developer") else "user",
+                        text=content_text(item.get("content")), raw=raw, where=at)]
+    if kind in _RESULT_TYPES:
+        state["turn"] = None
+        output = item.get("output")
+        obs = _computer_output(ctx, item) if kind == "computer_call_output" else None
+        text = None if obs else output if isinstance(output, str) else dumps(output)
+        return [Message("tool", text=text, tool_call_id=item.get("call_id"), observation=obs, where=at)]
+    out = []
+    if state["turn"] is None:
+        state["turn"] = Message("assistant", where=at)
+        out.append(state["turn"])
+    results = _assistant_item(ctx, state["turn"], item, kind)
+    if results:
+        state["turn"] = None
+    return out + results
+
+
 def responses(ctx: Context, items: list, where: str) -> list[Message]:
     """The messages of a whole list of Responses items (turns span several items)."""
     out: list[Message] = []
-    turn: Message | None = None
+    state: dict = {"turn": None}
     for i, item in enumerate(items):
-        at = f"{where}[{i}]"
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type") or "message"
-        role = item.get("role")
-        if kind != "message" or role == "assistant":
-            if kind in _RESULT_TYPES:
-                turn = None
-                output = item.get("output")
-                obs = _computer_output(ctx, item) if kind == "computer_call_output" else None
-                out.append(Message("tool", text=None if obs else output if isinstance(output, str) else
-                                   dumps(output), tool_call_id=item.get("call_id"), observation=obs, where=at))
-                continue
-            if turn is None:
-                turn = Message("assistant", where=at)
-                out.append(turn)
-            results = _assistant_item(ctx, turn, item, kind)
-            if results:
-                out.extend(results)
-                turn = None
-            continue
-        turn = None
-        raw = leftover(item, ("type", "role", "content", "id", "status"))
-        out.append(Message("system" if role in ("system", "developer") else "user",
-                           text=content_text(item.get("content")), raw=raw, where=at))
+        out += guarded(ctx, lambda c, it, at: _item(c, it, at, state), item, f"{where}[{i}]")
     return out
