@@ -80,10 +80,17 @@ def _later_claims(unit: Unit, formats: tuple[str, ...], source: Source) -> list[
     return [name for name in later if registry.load(name).units([unit.path], read_head) == [unit.path]]
 
 
+def _said_why(rejected: list[Rejected]) -> bool:
+    """A reader that got no step said why in its own terms (a damaged record, a log without payloads): its rows
+    stand. Rows of episodes without steps alone say nothing of why (a claim on the wrong file looks the same)."""
+    return any(r.rule not in ("empty_episode", "unknown_content") for r in rejected)
+
+
 def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], messages: list[str]):
     """(format that read it, source, episodes, rejections, unread reason or None) of one unit: its own
-    reader's, or, when that got no episode with a step, the first later reader's that does. Unread: no
-    reader got a step, and why each gave up."""
+    reader's, or, when that got no episode with a step, the first later reader's that does. Unread (an
+    `ignored_inputs` row): no reader got a step and the claiming one said no more than that (`_said_why`);
+    the reason names each reader that claimed the file and why it gave up."""
     source = _unit_source(unit, blobs)
     episodes, rejected = _collect(registry.load(unit.format), source)
     if any(ep.steps for ep in episodes):
@@ -96,7 +103,8 @@ def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], m
             messages.append(f"{unit.uri}: {reasons[0]}; read as {name}")
             return name, other, found, problems, None
         reasons.append(gave_up(name, found, problems))
-    return unit.format, source, episodes, rejected, "; ".join(reasons) + "; no format reads it"
+    unread = None if _said_why(rejected) else "; ".join(reasons) + "; no format reads it"
+    return unit.format, source, episodes, rejected, unread
 
 
 def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str],
@@ -126,8 +134,8 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
             continue
         counts["episodes"] += 1
         counts["steps"] += len(ep.steps)
-    # a unit no reader got a step from is an unread input (`ignored_inputs`, with each reader's reason), beside
-    # whatever rows its reader quarantined (an empty episode keeps its outcome there)
+    # a unit no reader got a step from, whose reader said no more than that, is an unread input
+    # (`ignored_inputs`, with each reader's reason), beside its empty episodes' rows (they keep the outcome)
     return counts, ({"path": unit.path, "size": unit.size, "reason": unread} if unread else None)
 
 

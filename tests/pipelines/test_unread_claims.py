@@ -29,6 +29,8 @@ def _inputs(tmp_path):
     # a bare `history` key: once taken by the SWE-agent reader and quarantined as an empty episode
     (folder / "browser_use_history.json").write_text(json.dumps(BROWSER_USE))
     (folder / "settings.json").write_text(json.dumps({"theme": "dark"}))  # no reader's evidence
+    # the SWE-agent reader claims every `.traj` and finds no step in this one: not its format
+    (folder / "saved.traj").write_text(json.dumps({"history": [{"model_output": {"action": []}, "result": []}]}))
     return folder
 
 
@@ -40,8 +42,12 @@ def test_a_claim_that_gives_nothing_passes_the_file_on_or_says_why_in_ignored_in
         ("browser_use", "in/browser_use_history.json", "success")] + [("chat_shape", "in/rollouts.jsonl", "success")] * 2
     reasons = {r["path"].rsplit("/", 1)[-1]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
     assert reasons == {"prompts.json": "chat_shape claimed it and found no episode in it; no format reads it",
-                       "settings.json": "no format reads it"}
-    assert query("SELECT rule FROM quarantine") == []
+                       "settings.json": "no format reads it",
+                       "saved.traj": "sweagent claimed it and got no step (empty_episode: saved.traj: no actions "
+                                     "in the trajectory); no format reads it"}
+    # the empty episode's row stays beside it (it keeps what outcome the reader found)
+    assert [(r["rule"], r["source_uri"]) for r in query("SELECT rule, source_uri FROM quarantine")] == [
+        ("empty_episode", "in/saved.traj")]
     assert any("agentworldbench claimed it and got no step" in m and "read as chat_shape" in m
                for m in result.messages)
 
