@@ -216,6 +216,9 @@ def test_a_broken_document_is_one_row_naming_the_file(tmp_path):
 #   -> ../shared/samples/chat/autogen/iteam1-agentchat_fastapi/
 # - Arturo-Quiroga-MSFT/3CLOUD-AUTOGEN @ 4cb6b1feedafe7d6b887e0312ae11d06ccd5b018: `agent_history.json`
 #   -> ../shared/samples/chat/autogen/3cloud-autogen/
+# - AliciaSJF/autogen @ 36013821bce25d6d3cf05260dd890ba0c973d0d1 and alextanhongpin/python-autogen2 @
+#   83e90b7bf71f4feb393849be3fae53d6e754425b: `team_state.json` (a RoundRobinGroupChat's saved TeamState: the
+#   manager's message thread and each agent's model context) -> ../shared/samples/chat/autogen/<repo name>/
 AUTOGEN = SAMPLES.parent.parent / "shared" / "samples" / "chat" / "autogen"
 
 
@@ -251,3 +254,15 @@ def test_tau2_results_file_golden():
     steps = [s for e in episodes for s in e.steps if s.action.kind == "tool_call"]
     assert [s.action.tool_name for s in steps] == [c["name"] for c in calls] and len(calls) == 13
     golden.check(records, GOLDEN / "tau2-claude-sonnet-4-5-airline.json", env_keys=("chat_shape",))
+
+
+def test_real_autogen_team_states_give_the_thread_and_each_agents_context():
+    from tests.parts import require_shared_sample
+
+    for folder, thread_steps, context_steps in [("AliciaSJF-autogen", 1, 2), ("python-autogen2", 1, 1)]:
+        records = read_records(by_shape, require_shared_sample(AUTOGEN / folder / "team_state.json"))
+        episodes = {e.key.rsplit(".", 1)[-1]: e for e in _episodes(records)}
+        assert {k: len(e.steps) for k, e in episodes.items()} == {"message_thread": thread_steps,
+                                                                   "messages": context_steps}
+        assert episodes["message_thread"].env["record"]["type"] == "RoundRobinManagerState"
+        golden.check(records, GOLDEN / f"autogen-{folder}-team_state.json", texts="hash", env_keys=("chat_shape",))
