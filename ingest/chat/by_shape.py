@@ -16,7 +16,8 @@ further.
 **What each episode keeps.** Key: the list's path in the document (`[3].traj`, `simulations[0].messages`;
 JSONL: `line 4: messages`). `env["chat_shape"]`: `shape`, `path`, and where the outcome and reward came from
 (`outcome_from`, `reward_from`). `env["record"]`: the wrapper's other fields (the object holding the list:
-task ids, metadata, scores, usage), as they are. The task is the first user message; the agent the first model
+task ids, metadata, scores, usage), as they are; `env["around"]`: the plain fields (text, numbers) of the
+objects around the wrapper, by path (a saved state's `type` and `version`). The task is the first user message; the agent the first model
 a message names, else the wrapper's `model` / `agent` string.
 
 **Outcome and reward** come from the wrapper, then from its nested objects named `reward_info`, `info`,
@@ -78,23 +79,37 @@ def units(files: list[str], head) -> list[str]:
     return found
 
 
-def find_lists(doc, path: str = "", holder: dict | None = None, depth: int = 0):
-    """(path, shape, items, the object holding the list) of every chat-message list in `doc`."""
+def find_lists(doc, path: str = "", holder: dict | None = None, depth: int = 0, outer: tuple = ()):
+    """(path, shape, items, the object holding the list, the objects around that one as (path, object)) of
+    every chat-message list in `doc`."""
     if depth > MAX_DEPTH:
         return
     if isinstance(doc, list):
         shape = list_shape(doc)
         if shape:
-            yield path, shape, doc, holder
+            yield path, shape, doc, holder, outer
             return
         for i, item in enumerate(doc):
             if isinstance(item, (list, dict)):
-                yield from find_lists(item, f"{path}[{i}]", None, depth + 1)
+                yield from find_lists(item, f"{path}[{i}]", None, depth + 1, outer)
     elif isinstance(doc, dict):
         for key, value in doc.items():
-            if isinstance(value, (list, dict)):
-                yield from find_lists(value, f"{path}.{key}" if path else str(key),
-                                      doc if isinstance(value, list) else None, depth + 1)
+            if isinstance(value, list):
+                yield from find_lists(value, f"{path}.{key}" if path else str(key), doc, depth + 1, outer)
+            elif isinstance(value, dict):
+                yield from find_lists(value, f"{path}.{key}" if path else str(key), None, depth + 1,
+                                      outer + ((path, doc),))
+
+
+def _around(outer: tuple) -> dict:
+    """The plain fields (text, numbers, booleans) of the objects around a list's holder, by their path: the
+    saved state's type and version, a run's ids."""
+    found = {}
+    for path, obj in outer:
+        plain = {k: v for k, v in obj.items() if v is None or isinstance(v, (str, int, float, bool))}
+        if plain:
+            found[path or "(the document)"] = plain
+    return found
 
 
 def _first(obj: dict, keys: tuple[str, ...], kind, prefix: str):
@@ -233,6 +248,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             yield found
             continue
         prefix, doc = found
-        for path, shape, items, holder in find_lists(doc):
+        for path, shape, items, holder, outer in find_lists(doc):
             key = f"{prefix}{path}" if (prefix or path) else ""
-            yield from list_records(source, shape, items, holder, path, key, f"{name}: {key or 'the document'}")
+            around = _around(outer)
+            yield from list_records(source, shape, items, holder, path, key, f"{name}: {key or 'the document'}",
+                                    env={"around": around} if around else None)

@@ -232,6 +232,8 @@ def test_real_autogen_agentchat_histories_and_saved_state():
         [ep] = _episodes(records)
         assert ep.env["chat_shape"]["shape"] == "autogen" and len(ep.steps) == steps
         assert all(s.action.kind == "message" for s in ep.steps)
+        if name == "agent_state.json":  # the saved state's own type, around the list's holder
+            assert ep.env["around"] == {"(the document)": {"type": "AssistantAgentState", "version": "1.0.0"}}
         golden.check(records, GOLDEN / f"autogen-{folder}-{name}", texts="hash", env_keys=("chat_shape",))
 
 
