@@ -5,6 +5,7 @@ file read as a run reads it (the claiming reader, and when it gets no step the l
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import posixpath
@@ -39,9 +40,10 @@ def claims(path: str, formats: list[str]) -> list[tuple[str, str | None, str]]:
     target = os.path.abspath(path)
     files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
     out = []
+    head = functools.lru_cache(maxsize=4096)(_head)  # every format asks for the same heads
     for name in formats:
         module = registry.load(name)
-        found = [u for u in module.units(files, _head) if u == target or target.startswith(u.rstrip("/") + "/")]
+        found = [u for u in module.units(files, head) if u == target or target.startswith(u.rstrip("/") + "/")]
         out.append((name, found[0] if found else None, _looks_for(module)))
     return out
 
