@@ -1,5 +1,6 @@
-"""Every stage in-process, on a local Ray with 1 worker and with 2 workers, in one run: seconds per stage and
-the ratios (2 workers over 1; 2 workers over in-process).
+"""Every stage in-process, on a local Ray with 1 worker and with 2 workers, and on a 2-node Ray cluster on
+loopback (1 CPU a node), in one run: seconds per stage and the ratios (2 workers over 1; 2 nodes over 1 worker;
+2 workers over in-process), with the machine's load beside them.
 
     .venv/bin/python bench/ray_scaling.py [--mb 200] [--task-mb 16] [--repeat 3]
 
@@ -8,12 +9,19 @@ process, ingest -> validate (GX off: it runs once in the driver) -> dedup -> exp
 timing each stage. Ray is started and its workers are up before the clock starts, as on a cluster that is
 already running. Medians over `--repeat` rounds (the machine is shared and noisy). On a machine with N cores a
 stage can gain at most N x; the driver (planning, the dedup reduce, the shard writer) is not parallel.
+
+The load: before every round the CPU time other processes used over one second is read from /proc/stat (busy
+cores). A ratio of 2 workers over 1 needs two free cores: when the median busy cores before the rounds leave
+fewer than 1.5 free for them, the ratio is not printed, and the line says why; the seconds still are.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
+import signal
 import statistics
 import subprocess
 import sys
@@ -25,7 +33,54 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 STAGES = ("ingest", "validate", "dedup", "export sft")
-PLACEMENTS = {"local": 0, "ray 1 worker": 1, "ray 2 workers": 2}
+PLACEMENTS = {"local": 0, "ray 1 worker": 1, "ray 2 workers": 2, "ray 2 nodes": -2}  # -2: a 2-node cluster
+FREE_CORES_NEEDED = 1.5  # for a 2-worker ratio: less than this left by other work, and no ratio is shown
+
+
+def busy_cores(seconds: float = 1.0) -> float:
+    """Cores the machine's processes kept busy over `seconds` (from /proc/stat), before a round starts."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # all, idle + iowait
+
+    total0, idle0 = sample()
+    time.sleep(seconds)
+    total1, idle1 = sample()
+    return (os.cpu_count() or 1) * (1 - (idle1 - idle0) / max(total1 - total0, 1))
+
+
+def start_cluster(root: Path) -> tuple[str, list[subprocess.Popen]]:
+    """A head and a worker node on loopback, 1 CPU each, started by their own process groups."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ray = str(Path(sys.executable).parent / "ray")
+    # token authentication, as a secured cluster runs (and as Ray turns on when it finds a token file); the
+    # driver, this process, joins with the same token
+    os.environ.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(32))
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    common = ["--block", "--node-ip-address=127.0.0.1", "--num-cpus=1"]
+    head = subprocess.Popen([ray, "start", *common, "--head", f"--port={port}", "--include-dashboard=false",
+                             f"--temp-dir={root / 'head'}"], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(8)  # the head's GCS up before the worker joins (the worker retries a while if not)
+    worker = subprocess.Popen([ray, "start", *common, f"--address=127.0.0.1:{port}", f"--temp-dir={root / 'w'}"],
+                              env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return f"127.0.0.1:{port}", [head, worker]
+
+
+def stop_cluster(nodes: list[subprocess.Popen]) -> None:
+    for node in reversed(nodes):  # our own nodes only, by their process groups
+        os.killpg(node.pid, signal.SIGTERM)
+    for node in nodes:
+        try:
+            node.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(node.pid, signal.SIGKILL)
+            node.wait()
 
 
 def one_round(corpus: str, task_mb: float, workers: int, root: str) -> dict[str, float]:
@@ -43,7 +98,25 @@ def one_round(corpus: str, task_mb: float, workers: int, root: str) -> dict[str,
     from pipelines.validate import validate_stage
 
     executor = "ray" if workers else "local"
-    if workers:
+    if workers < 0:  # the cluster: both nodes alive before the clock starts
+        address, nodes = start_cluster(Path(root))  # before Ray is imported: it reads the token once
+        import ray
+
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                ray.init(address=address, logging_level="ERROR", log_to_driver=False, _node_ip_address="127.0.0.1")
+                break
+            except ConnectionError:  # the head's GCS is not up yet
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(2)
+        while sum(n["Alive"] for n in ray.nodes()) < -workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the 2-node cluster did not come up in 120 s")
+            time.sleep(1)
+        ray.get([ray.remote(lambda: None).remote() for _ in range(-workers)])
+    elif workers:
         import ray
 
         ray.init(num_cpus=workers, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
@@ -64,6 +137,9 @@ def one_round(corpus: str, task_mb: float, workers: int, root: str) -> dict[str,
     started = time.perf_counter()
     export(lake, None, "android", str(Path(root, "sft")), ExportOptions(kind="sft"), quiet, executor)
     seconds["export sft"] = time.perf_counter() - started
+    if workers < 0:
+        ray.shutdown()
+        stop_cluster(nodes)
     return seconds
 
 
@@ -82,12 +158,14 @@ def main() -> None:
     from bench.android_corpus import write_corpus
 
     times: dict[str, dict[str, list[float]]] = {p: {s: [] for s in STAGES} for p in PLACEMENTS}
+    busy: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp, "corpus")
         write_corpus(corpus, args.mb)
         for i in range(args.repeat):
             for placement, workers in PLACEMENTS.items():  # interleaved: drift on the machine hits all alike
                 root = Path(tmp, f"{placement}-{i}".replace(" ", "-"))
+                busy.append(busy_cores())
                 done = subprocess.run([sys.executable, __file__, "--round", str(corpus), str(args.task_mb),
                                        str(workers), str(root)], cwd=REPO, capture_output=True, text=True)
                 if done.returncode:
@@ -95,12 +173,19 @@ def main() -> None:
                 for stage, s in json.loads(done.stdout.strip().splitlines()[-1]).items():
                     times[placement][stage].append(s)
     med = {p: {s: statistics.median(v) for s, v in t.items()} for p, t in times.items()}
-    print(f"{args.mb:g} MB of DroidBot input, {args.task_mb:g} MB tasks, median of {args.repeat} rounds (seconds)")
-    print(f"{'stage':12s} {'local':>8s} {'ray 1':>8s} {'ray 2':>8s} {'2 / 1 workers':>14s} {'ray 2 / local':>14s}")
+    cpus, other = os.cpu_count() or 1, statistics.median(busy)
+    print(f"{args.mb:g} MB of DroidBot input, {args.task_mb:g} MB tasks, median of {args.repeat} rounds (seconds); "
+          f"load before the rounds: {other:.1f} of {cpus} cores busy (median, max {max(busy):.1f})")
+    print(f"{'stage':12s} {'local':>8s} {'ray 1':>8s} {'ray 2':>8s} {'2 nodes':>8s} {'2 / 1 workers':>14s} "
+          f"{'2 nodes / 1':>12s} {'ray 2 / local':>14s}")
+    free = cpus - other
     for stage in STAGES:
-        local, one, two = (med[p][stage] for p in PLACEMENTS)
-        print(f"{stage:12s} {local:8.2f} {one:8.2f} {two:8.2f} {one / two:13.2f}x {local / two:13.2f}x")
-
+        local, one, two, nodes = (med[p][stage] for p in PLACEMENTS)
+        if free < FREE_CORES_NEEDED or cpus < 2:
+            ratios = f"  no ratio: {free:.1f} cores free of {cpus} before the rounds (2 workers need 2)"
+        else:
+            ratios = f"{one / two:13.2f}x {one / nodes:11.2f}x {local / two:13.2f}x"
+        print(f"{stage:12s} {local:8.2f} {one:8.2f} {two:8.2f} {nodes:8.2f} {ratios}")
 
 if __name__ == "__main__":
     main()

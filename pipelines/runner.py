@@ -181,7 +181,7 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
     """Run the plan's unfinished tasks and commit the version their parts make, added to the base version's
     (nothing when a task failed: a rerun resumes)."""
     started = time.perf_counter()
-    ctx = TaskContext(lake.url, defn.dataset, run.run_id)
+    ctx = TaskContext(lake.url, defn.dataset, run.run_id, tuple(defn.formats))
     markers: list[dict] = []
     todo: list[Task] = []
     for task in the_plan.tasks:
@@ -209,6 +209,8 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
         for key in ("episodes", "steps", "quarantined"):
             setattr(result, key, getattr(result, key) + marker["counts"][key])
         result.messages.extend(marker.get("messages", []))
+        # units a reader claimed and no reader got a step from: unread inputs, with each reader's reason
+        result.ignored.extend(Ignored(u["path"], u["size"], u["reason"]) for u in marker.get("unread", []))
     result.tasks_failed = len(failures)
     result.messages.extend(failures)
     run.fields.update(bytes_in=result.bytes_in, units_in=result.units_in, files_ignored=len(result.ignored),

@@ -31,13 +31,85 @@ class TaskContext:
     lake_url: str
     dataset: str
     run_id: str
+    formats: tuple[str, ...] = ()  # the pipeline's formats in order: a unit its reader got nothing from goes on
 
 
-def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str]) -> dict:
-    module = registry.load(unit.format)
-    fs, _ = fsspec.core.url_to_fs(unit.input_spec)
-    source = Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None)
+def _collect(module, source: Source) -> tuple[list[Episode], list[Rejected]]:
+    """What a reader yields for one unit; a reader's failure is one row, never the task's."""
     episodes: list[Episode] = []
+    rejected: list[Rejected] = []
+    try:
+        for item in module.read(source):
+            (rejected if isinstance(item, Rejected) else episodes).append(item)
+    except SourceError as e:
+        rejected.append(Rejected(e.rule, e.reason, e.location))
+    except Exception as e:  # a reader bug or an input it did not foresee: keep the unit, keep going
+        rejected.append(Rejected("reader_error", f"{type(e).__name__}: {e}", snippet=traceback.format_exc(limit=3)))
+    return episodes, rejected
+
+
+def gave_up(name: str, episodes: list[Episode], rejected: list[Rejected]) -> str:
+    """Why a reader that claimed a unit got no episode with a step from it, in one line."""
+    if not episodes and not rejected:
+        return f"{name} claimed it and found no episode in it"
+    rules = sorted({r.rule for r in rejected})
+    first = rejected[0].reason if rejected else f"{len(episodes)} episode(s) without a step"
+    return f"{name} claimed it and got no step ({', '.join(rules) or 'empty'}: {first[:200]})"
+
+
+def _unit_source(unit: Unit, blobs: BlobStore) -> Source:
+    fs, _ = fsspec.core.url_to_fs(unit.input_spec)
+    return Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None)
+
+
+def _later_claims(unit: Unit, formats: tuple[str, ...], source: Source) -> list[str]:
+    """The formats after the unit's own (in the pipeline's order) that claim its file by its first bytes: a
+    file a reader got nothing from is offered to them in turn."""
+    if unit.format not in formats or source.is_dir():
+        return []
+    head = None
+
+    def read_head(_path: str) -> bytes:
+        nonlocal head
+        if head is None:
+            with source.open_stream() as stream:
+                head = stream.read(4096)
+        return head
+
+    later = formats[formats.index(unit.format) + 1:]
+    return [name for name in later if registry.load(name).units([unit.path], read_head) == [unit.path]]
+
+
+def _said_why(rejected: list[Rejected]) -> bool:
+    """A reader that got no step said why in its own terms (a damaged record, a log without payloads): its rows
+    stand. Rows of episodes without steps alone say nothing of why (a claim on the wrong file looks the same)."""
+    return any(r.rule not in ("empty_episode", "unknown_content") for r in rejected)
+
+
+def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], messages: list[str]):
+    """(format that read it, source, episodes, rejections, unread reason or None) of one unit: its own
+    reader's, or, when that got no episode with a step, the first later reader's that does. Unread (an
+    `ignored_inputs` row): no reader got a step and the claiming one said no more than that (`_said_why`);
+    the reason names each reader that claimed the file and why it gave up."""
+    source = _unit_source(unit, blobs)
+    episodes, rejected = _collect(registry.load(unit.format), source)
+    if any(ep.steps for ep in episodes):
+        return unit.format, source, episodes, rejected, None
+    reasons = [gave_up(unit.format, episodes, rejected)]
+    for name in _later_claims(unit, formats, source):
+        other = _unit_source(unit, blobs)
+        found, problems = _collect(registry.load(name), other)
+        if any(ep.steps for ep in found):
+            messages.append(f"{unit.uri}: {reasons[0]}; read as {name}")
+            return name, other, found, problems, None
+        reasons.append(gave_up(name, found, problems))
+    unread = None if _said_why(rejected) else "; ".join(reasons) + "; no format reads it"
+    return unit.format, source, episodes, rejected, unread
+
+
+def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str],
+               formats: tuple[str, ...] = ()) -> tuple[dict, dict | None]:
+    """(counts, the unit as an unread input or None)."""
     counts = {"episodes": 0, "steps": 0, "quarantined": 0}
 
     def reject(rej: Rejected):
@@ -45,33 +117,26 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
         counts["quarantined"] += 1
         messages.append(f"{unit.uri}: [{rej.rule}] {rej.reason}")
 
-    try:
-        for item in module.read(source):
-            if isinstance(item, Rejected):
-                reject(item)
-            else:
-                episodes.append(item)
-    except SourceError as e:
-        reject(Rejected(e.rule, e.reason, e.location))
-    except Exception as e:  # a reader bug or an input it did not foresee: keep the unit, keep going
-        reject(Rejected("reader_error", f"{type(e).__name__}: {e}", snippet=traceback.format_exc(limit=3)))
-
+    name, source, episodes, rejected, unread = read_with_fallback(unit, blobs, formats, messages)
+    module = registry.load(name)
+    for rej in rejected:
+        reject(rej)
     digest = source.sha256()
     for ep in episodes:
         if not ep.steps:
             reject(Rejected("empty_episode", f"episode {ep.key or '(only)'} has no steps", ep.key or None))
             continue
         try:
-            builder.add_episode(ep, source_format=unit.format, source_uri=unit.uri, source_sha256=digest,
+            builder.add_episode(ep, source_format=name, source_uri=unit.uri, source_sha256=digest,
                                 ingestor_version=module.VERSION)
         except SchemaMismatch as e:  # a value its column cannot take: this episode only, never the task
             reject(e.rejected)
             continue
         counts["episodes"] += 1
         counts["steps"] += len(ep.steps)
-    if not episodes and not counts["quarantined"]:
-        reject(Rejected("empty_input", "the format claimed this input but found no episode in it"))
-    return counts
+    # a unit no reader got a step from, whose reader said no more than that, is an unread input
+    # (`ignored_inputs`, with each reader's reason), beside its empty episodes' rows (they keep the outcome)
+    return counts, ({"path": unit.path, "size": unit.size, "reason": unread} if unread else None)
 
 
 def run_ingest_task(task: Task, ctx: TaskContext) -> dict:
@@ -94,9 +159,12 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
     blobs = BlobStore(lake, ctx.run_id)
     messages: list[str] = []
     totals = {"units": len(task.units), "bytes": task.size, "episodes": 0, "steps": 0, "quarantined": 0}
+    unread: list[dict] = []
     for unit in task.units:
-        for key, value in _read_unit(unit, builder, blobs, messages).items():
+        counts, not_read = _read_unit(unit, builder, blobs, messages, tuple(ctx.formats))
+        for key, value in counts.items():
             totals[key] += value
+        unread += [not_read] if not_read else []
 
     # secrets never reach the lake: scrubbed before anything is written, what kind where in the marker's audit
     tables, audit = scrub_tables(builder.tables())
@@ -109,6 +177,6 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
             parts[name] = lake.relative(path)
             phases.reached("mid-task")
     marker = {"task_id": task.task_id, "run_id": ctx.run_id, "parts": parts, "counts": totals,
-              "messages": messages[:200], "scrubbed": audit, "seconds": round(time.perf_counter() - started, 3)}
+              "unread": unread, "messages": messages[:200], "scrubbed": audit, "seconds": round(time.perf_counter() - started, 3)}
     lake.write_bytes_atomic(lake.marker_path(ctx.dataset, task.task_id), orjson.dumps(marker))
     return marker

@@ -64,7 +64,7 @@ _ISSUE = re.compile(r"ISSUE:\n(.*?)\n+INSTRUCTIONS:", re.DOTALL)
 
 def units(files: list[str], head) -> list[str]:
     """`.traj` files, or JSON objects whose first key is `environment`/`trajectory`/`history` with SWE-agent
-    chat messages in them."""
+    steps or chat messages in them (`_sniff`)."""
     found = []
     for path in files:
         if path.endswith(".traj"):
@@ -77,9 +77,14 @@ def units(files: list[str], head) -> list[str]:
 
 
 def _sniff(start: bytes) -> bool:
+    """SWE-agent evidence beyond a generic first key: after `environment` / `trajectory`, steps or messages; a
+    `history` must hold chat messages with SWE-agent's own fields (`message_type`, `agent`, `action`): a bare
+    `history` key is no evidence (browser-use histories open with it, their steps holding `action`s)."""
     first_key = re.match(rb'\{\s*"(\w+)"', start)
     if not first_key or first_key.group(1) not in (b"environment", b"trajectory", b"history"):
         return False
+    if first_key.group(1) == b"history":
+        return b'"role"' in start and any(key in start for key in (b'"message_type"', b'"agent"', b'"action"'))
     return b'"role"' in start or b'"action"' in start or b'"observation"' in start
 
 

@@ -1,7 +1,8 @@
 """`pipelines formats`: every format reader, from its own metadata (`INFO` in its module, read by
 `ingest.registry`): its group (the `ingest-<group>` pipeline), claim rank, domains, platform, what its detection
 looks for, and the producer versions the tests prove. `--markdown` prints the README's formats tables, which
-`tests/test_formats_table.py` holds against the README.
+`tests/test_formats_table.py` holds against the README. `pipelines formats explain PATH`: which reader claims a
+file, and why every other one does not.
 """
 
 from __future__ import annotations
@@ -14,12 +15,26 @@ README_END = "<!-- formats: end -->"
 
 
 def add_parser(sub, add_lake_args) -> None:
-    p = sub.add_parser("formats", help="the format readers, their groups, detection and proven producer versions",
+    p = sub.add_parser("formats", help="the format readers, their groups, detection and proven producer versions; "
+                       "`formats explain PATH` says which one reads a file and why the others do not",
                        description=__doc__)
     p.add_argument("--markdown", action="store_true", help="the README's formats tables")
+    action = p.add_subparsers(dest="formats_command")
+    explain = action.add_parser("explain", help="for every reader of a pipeline, in its order: does it claim "
+                                "PATH, and why not; then what reading it gives")
+    explain.add_argument("path", help="one input file")
+    explain.add_argument("--pipeline", default="ingest-all",
+                         help="whose formats, in whose order (default ingest-all: every registered format)")
 
 
 def cmd_formats(args) -> int:
+    if getattr(args, "formats_command", None) == "explain":
+        from pipelines import definition
+        from pipelines.explain import explain
+
+        for line in explain(args.path, definition.load(args.pipeline).formats):
+            print(line)
+        return 0
     print(readme_tables() if args.markdown else _plain())
     return 0
 

@@ -546,6 +546,18 @@ def _catalogue() -> list[Variant]:
                     "codex/claude-code-log/rollout-2026-01-02T03-04-05-11111111-1111-4111-8111-111111111111.jsonl"):
         out += _generic(session, "", text=True, quick={"half"})
 
+    # chat logs read by their shape: one message of a trial damaged, the trial's other messages and the other
+    # trials land; tau2 simulations and browser-use steps the same way
+    tau = "chat/tau-bench/gpt-4o-airline.json"
+    out += _generic(tau, "", text=True, quick={"half"})
+    out += _json_records(tau, "", (0, "traj"), 4, quick_keys={"tool_calls", "content"}, max_loss=2)
+    tau2 = "chat/tau2-bench/claude-sonnet-4-5_airline.json"
+    out += _generic(tau2, "", text=True)
+    out += _json_records(tau2, "", ("simulations", 1, "messages"), 4, quick_keys={"tool_calls"}, max_loss=2)
+    bu = "browser/browser-use/agent_history.json"
+    out += _generic(bu, "", text=True, quick={"half"})
+    out += _json_records(bu, "", ("history",), 0, quick_keys={"model_output", "state"}, max_loss=1)
+
     # Playwright trace: the zip guards
     pw, pw_file = "browser/playwright-trace", "test-trace1.zip"
     out += _generic(pw, pw_file, text=False)

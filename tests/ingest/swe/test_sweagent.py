@@ -103,9 +103,13 @@ def test_broken_traj_is_quarantined_with_its_name(run, query, tmp_path):
 
 def test_units_sniff_json_files_by_content():
     heads = {"/a/x.json": b'{\n  "environment": "main",\n  "trajectory": [{"action": "ls"',
-             "/a/y.json": b'{"history": [{"role": "system", "content": "hi"}]}',
+             "/a/y.json": b'{"history": [{"role": "system", "content": "hi", "agent": "main", "message_type": "system'
+                          b'_prompt"}]}',
              "/a/z.json": b'{"schema_version": "ATIF-v1.4", "steps": []}',
-             "/a/run.traj": b"{}"}
+             "/a/run.traj": b"{}",
+             # a `history` key alone is no evidence: a browser-use history, a plain chat history
+             "/a/browser-use.json": b'{"history": [{"model_output": {"action": [{"go_to_url": {"url": "x"}}]}',
+             "/a/chat.json": b'{"history": [{"role": "user", "content": "hi"}, {"role": "assistant"'}
     assert sweagent.units(sorted(heads), heads.get) == ["/a/run.traj", "/a/x.json", "/a/y.json"]
 
 

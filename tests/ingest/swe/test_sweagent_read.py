@@ -125,7 +125,8 @@ def _call(name, args):
 
 def test_units_take_traj_files_and_sniff_json_objects():
     heads = {"/a/x.json": b'  {\n  "environment": "main",\n  "trajectory": [{"action": "ls"',
-             "/a/y.json": b'{"history": [{"role": "system", "content": "hi"}]}',
+             "/a/y.json": b'{"history": [{"role": "system", "content": "hi", "agent": "main"}]}',
+             "/a/s.json": b'{"history": [{"role": "system", "content": "hi"}]}',  # a plain chat: no SWE-agent field
              "/a/w.json": b'{"trajectory": [{"observation": "x"}]}',
              "/a/v.json": b'{"history": []}',
              "/a/u.json": b'{"steps": [{"role": "user", "action": "x"}]}',
@@ -135,7 +136,7 @@ def test_units_take_traj_files_and_sniff_json_objects():
              "/a/run.traj": b"{}"}
     assert sweagent.units(sorted(heads), heads.get) == ["/a/run.traj", "/a/w.json", "/a/x.json", "/a/y.json"]
     # only the first 4 KiB are looked at
-    start = b'  {"history": ['
+    start = b'  {"history": [{"agent": "main", '
     edge = start + b" " * (4097 + 2 - len(start) - len(b'"role"')) + b'"role"'  # its last byte: 4097th
     late = {"/a/late.json": edge, "/a/early.json": edge[:-len(b'"role"') - 1] + b'"role"'}
     assert sweagent.units(sorted(late), late.get) == ["/a/early.json"]

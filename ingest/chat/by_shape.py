@@ -1,0 +1,272 @@
+"""Chat-message lists in any JSON or JSONL document, found by their structure: the reader of last resort.
+
+Every named reader comes first (the `ingest-all` order puts this one last): this one reads what none of them
+claims. It claims a `.json` / `.jsonl` / `.ndjson` file whose first 4 KiB hold a chat message marker (a
+`"role": "user"/"assistant"/...` pair, a Responses or LangChain / AutoGen `type`, a Gemini `functionCall`);
+whether the file really holds a conversation is decided when it is read, and a file it finds none in is
+passed on and reported (`ignored_inputs`), never an empty episode.
+
+**Where lists are found.** The document (each line of a JSONL file) is walked to depth 16: every list whose
+items are chat messages of one shape (`ingest.chat.shapes`: OpenAI Chat Completions, OpenAI Responses items,
+Anthropic Messages, Gemini contents, LangChain, AutoGen) is one episode, whatever holds it: the top level, a
+wrapper key (`messages`, `traj`, `history`, `contents`, `input`...), one per record of an array, one per line.
+A JSONL file whose lines are themselves messages of one shape is one list. A list found is not searched
+further.
+
+**What each episode keeps.** Key: the list's path in the document (`[3].traj`, `simulations[0].messages`;
+JSONL: `line 4: messages`). `env["chat_shape"]`: `shape`, `path`, and where the outcome and reward came from
+(`outcome_from`, `reward_from`). `env["record"]`: the wrapper's other fields (the object holding the list:
+task ids, metadata, scores, usage), as they are; `env["around"]`: the plain fields (text, numbers) of the
+objects around the wrapper, by path (a saved state's `type` and `version`). The task is the first user message; the agent the first model
+a message names, else the wrapper's `model` / `agent` string.
+
+**Outcome and reward** come from the wrapper, then from its nested objects named `reward_info`, `info`,
+`result`, `results`, `evaluation`, `eval`, `metrics`, `grade` (two levels at most), first found:
+- reward: a number under `reward`, `score`, `total_reward`, `final_reward`;
+- outcome: a boolean under `success`, `resolved`, `passed`, `is_success`, `solved`, `correct` (true: success,
+  false: failure), else a string `outcome` / `status` that is success / failure; else from the reward:
+  >= 1 success, <= 0 failure, between unknown.
+
+**Domain.** A computer-use run (Anthropic `computer` tool, OpenAI `computer_call`) is GUI: `os`, or `web` /
+`android` when the computer tool declares that environment (its display size, from the tool definition in the
+record's `tools`, normalizes the coordinates); a run with shell commands is `terminal`; a run that mostly
+searches is `search`; any other tool-calling conversation is `mcp` (tool calls with JSON results). Platform:
+`linux` for text domains (the log does not say).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from ingest.chat import computer_use
+from ingest.chat.frameworks import autogen, langchain
+from ingest.chat.messages import Context, anthropic, gemini, guarded, openai_chat
+from ingest.chat.responses import responses
+from ingest.chat.shapes import item_shape, list_shape
+from ingest.format_info import FormatInfo
+from ingest.record import Episode, Rejected
+from ingest.search import episode_domain
+from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.transcript import Message, Run, episode, records
+
+FORMAT = "chat_shape"
+VERSION = "1"
+INFO = FormatInfo(
+    group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
+    summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
+             " last): OpenAI Chat Completions and Responses items, Anthropic Messages, Gemini contents, LangChain and"
+             " AutoGen messages, at the top level, under a wrapper key, one per record or one per line (tau-bench "
+             "results, agent frameworks' saved histories); computer-use calls as GUI actions"),
+    producer=("any agent that saves chat-message lists (tau-bench results, OpenAI / Anthropic / Gemini / LangChain / "
+              "AutoGen message histories)"),
+    versions="tau-bench (real results of gpt-4o, golden)",
+    proof=("a real tau-bench results excerpt (sierra-research/tau-bench, MIT: 3 of 200 trials; the whole file reads "
+           "as 200 episodes, 84 rewarded) is a golden, and real unlicensed AutoGen AgentChat histories, a saved agent"
+           " state and two saved team states (the manager's thread and each agent's model context, an episode each) "
+           "in `../shared/samples` (goldens); each shape's documented forms, computer use (Anthropic `computer`, "
+           "OpenAI `computer_call`) and the lists that only look like chats are hand-made edge cases "
+           "(`tests/ingest/chat/`); no producer runs in these tests yet"),
+)
+
+MAX_DEPTH = 16
+_EXTENSIONS = (".json", ".jsonl", ".ndjson")
+_MARKER = re.compile(
+    rb'"role"\s*:\s*"(?:user|assistant|system|tool|model|developer|function)"'
+    rb'|"type"\s*:\s*"(?:function_call|function_call_output|computer_call|human|ai|TextMessage|ToolCallRequestEvent'
+    rb'|AssistantMessage|UserMessage)"'
+    rb'|"(?:functionCall|functionResponse)"\s*:')
+REWARD_KEYS = ("reward", "score", "total_reward", "final_reward")
+SUCCESS_KEYS = ("success", "resolved", "passed", "is_success", "solved", "correct")
+OUTCOME_KEYS = ("outcome", "status")
+NESTED_RESULT_KEYS = ("reward_info", "info", "result", "results", "evaluation", "eval", "metrics", "grade")
+_PER_ITEM = {"openai_chat": openai_chat, "anthropic": anthropic, "gemini": gemini, "langchain": langchain}
+_PER_LIST = {"openai_responses": responses, "autogen": autogen}
+
+
+def units(files: list[str], head) -> list[str]:
+    """JSON / JSONL files whose first 4 KiB hold a chat-message marker (a `role` of a chat API, a Responses,
+    LangChain or AutoGen message `type`, a Gemini `functionCall`)."""
+    found = []
+    for path in files:
+        if path.endswith(_EXTENSIONS):
+            start = head(path).lstrip(b"\xef\xbb\xbf \t\r\n")
+            if start[:1] in (b"{", b"[") and _MARKER.search(start):
+                found.append(path)
+    return found
+
+
+def find_lists(doc, path: str = "", holder: dict | None = None, depth: int = 0, outer: tuple = ()):
+    """(path, shape, items, the object holding the list, the objects around that one as (path, object)) of
+    every chat-message list in `doc`."""
+    if depth > MAX_DEPTH:
+        return
+    if isinstance(doc, list):
+        shape = list_shape(doc)
+        if shape:
+            yield path, shape, doc, holder, outer
+            return
+        for i, item in enumerate(doc):
+            if isinstance(item, (list, dict)):
+                yield from find_lists(item, f"{path}[{i}]", None, depth + 1, outer)
+    elif isinstance(doc, dict):
+        for key, value in doc.items():
+            if isinstance(value, list):
+                yield from find_lists(value, f"{path}.{key}" if path else str(key), doc, depth + 1, outer)
+            elif isinstance(value, dict):
+                yield from find_lists(value, f"{path}.{key}" if path else str(key), None, depth + 1,
+                                      outer + ((path, doc),))
+
+
+def _around(outer: tuple) -> dict:
+    """The plain fields (text, numbers, booleans) of the objects around a list's holder, by their path: the
+    saved state's type and version, a run's ids."""
+    found = {}
+    for path, obj in outer:
+        plain = {k: v for k, v in obj.items() if v is None or isinstance(v, (str, int, float, bool))}
+        if plain:
+            found[path or "(the document)"] = plain
+    return found
+
+
+def _first(obj: dict, keys: tuple[str, ...], kind, prefix: str):
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, kind) and not (kind is not bool and isinstance(value, bool)):
+            return value, f"{prefix}{key}"
+    return None, None
+
+
+def _candidates(holder: dict, prefix: str, depth: int = 0):
+    yield holder, prefix
+    if depth < 2:
+        for key in NESTED_RESULT_KEYS:
+            if isinstance(holder.get(key), dict):
+                yield from _candidates(holder[key], f"{prefix}{key}.", depth + 1)
+
+
+def outcome_of(holder: dict | None, prefix: str) -> tuple[str, float | None, dict]:
+    """(outcome, reward, {"outcome_from", "reward_from"}) from the object holding a list (module docstring)."""
+    if not holder:
+        return "unknown", None, {}
+    reward = success = status = None
+    where: dict = {}
+    for obj, at in _candidates(holder, prefix):
+        if reward is None:
+            reward, where["reward_from"] = _first(obj, REWARD_KEYS, (int, float), at)
+        if success is None:
+            success, where["outcome_from"] = _first(obj, SUCCESS_KEYS, bool, at)
+        if status is None:
+            status, found = _first(obj, OUTCOME_KEYS, str, at)
+            status, status_from = (status, found) if status in ("success", "failure") else (None, None)
+    where = {k: v for k, v in where.items() if v}
+    if success is not None:
+        return ("success" if success else "failure"), reward, where
+    if status is not None:
+        return status, reward, where | {"outcome_from": status_from}
+    if reward is not None:
+        outcome = "success" if reward >= 1 else "failure" if reward <= 0 else "unknown"
+        return outcome, float(reward), where | ({"outcome_from": where["reward_from"]} if outcome != "unknown" else {})
+    return "unknown", None, where
+
+
+def _tools_environment(holder: dict | None, ctx: Context) -> str | None:
+    """The computer-use tool's declared display (-> ctx.screen) and environment, from the record's `tools`."""
+    for tool in (holder or {}).get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        width = tool.get("display_width_px", tool.get("display_width"))
+        height = tool.get("display_height_px", tool.get("display_height"))
+        if isinstance(width, int) and isinstance(height, int):
+            ctx.screen, ctx.declared = (width, height), True
+            return tool.get("environment") if isinstance(tool.get("environment"), str) else None
+    return None
+
+
+def messages_of(shape: str, items: list, ctx: Context, where: str) -> list[Message]:
+    """The transcript messages of one list; an item no shape knows is kept raw (the core warns), an item whose
+    fields have the wrong types is a row in `ctx.problems`."""
+    if shape in _PER_LIST:
+        return _PER_LIST[shape](ctx, items, where)
+    out = []
+    for i, item in enumerate(items):
+        found = item_shape(item)
+        if found is not None:
+            out.extend(guarded(ctx, _PER_ITEM.get(found, _PER_ITEM.get(shape)), item, f"{where}[{i}]"))
+            continue
+        at = f"{where}[{i}]"
+        ctx.unknown.append({"where": at, "item": item})
+        ctx.problems.append(Rejected("unknown_content", f"{at}: not a {shape} message; kept raw in "
+                                     "env.chat_shape.unknown_items", at, record_id=at.rsplit(": ", 1)[-1]))
+    return out
+
+
+def _domain(ctx: Context, environment: str | None, kinds: list[str], tools: list) -> tuple[str, str]:
+    if ctx.gui:
+        return computer_use.domain_of(environment)
+    if "command" in kinds:
+        return "terminal", "linux"
+    return episode_domain(tools, "mcp"), "linux"
+
+
+def list_records(source: Source, shape: str, items: list, holder: dict | None, path: str, key: str, where: str,
+                 env: dict | None = None, agent: str | None = None) -> Iterator[Episode | Rejected]:
+    """What the reader yields for one chat-message list (`holder`: the object holding it, whose other fields
+    go to env["record"]); `env` adds to the episode's env, `agent` names the agent when the record does not."""
+    ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
+    environment = _tools_environment(holder, ctx)
+    messages = messages_of(shape, items, ctx, where)
+    yield from ctx.problems
+    outcome, reward, found = outcome_of(holder, "")
+    list_key = path.rsplit(".", 1)[-1] if holder is not None else None
+    env = {"chat_shape": {"shape": shape, "path": path or "(the document)", **found}, **(env or {})}
+    if ctx.unknown:
+        env["chat_shape"]["unknown_items"] = ctx.unknown
+    if holder:
+        env["record"] = {k: v for k, v in holder.items() if k != list_key}
+    agent = (holder or {}).get("model") or (holder or {}).get("agent") or agent
+    draft, _ = episode(messages, Run())
+    domain, platform = _domain(ctx, environment, [s.action.kind for s in draft.steps],
+                               [s.action.tool_name for s in draft.steps])
+    yield from records(messages, Run(key=key, domain=domain, platform=platform, outcome=outcome, reward=reward,
+                                     agent=agent if isinstance(agent, str) else None, env=env), where)
+
+
+def _documents(source: Source, name: str) -> Iterator[tuple[str, object] | Rejected]:
+    """(key prefix, document) of a JSON file, or of each line of a JSONL file; a JSONL file whose lines are
+    messages of one shape is one document (the list of its lines)."""
+    data = source.read_bytes()
+    if not source.path.endswith((".jsonl", ".ndjson")):
+        try:
+            yield "", parse_json(data, name, source.budgets)
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, name)
+        return
+    lines = []
+    for no, line, problem in text_lines(data, name, source.budgets):
+        if problem:
+            yield Rejected("parse_error", problem, name, line=no)
+        elif line and line.strip():
+            try:
+                lines.append((no, parse_json(line.encode(), f"{name}:{no}", source.budgets)))
+            except SourceError as e:
+                yield Rejected(e.rule, e.reason, name, line=no, snippet=line[:300])
+    if list_shape([obj for _, obj in lines]):
+        yield "", [obj for _, obj in lines]
+        return
+    for no, obj in lines:
+        yield f"line {no}: ", obj
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = source.uri
+    for found in _documents(source, name):
+        if isinstance(found, Rejected):
+            yield found
+            continue
+        prefix, doc = found
+        for path, shape, items, holder, outer in find_lists(doc):
+            key = f"{prefix}{path}" if (prefix or path) else ""
+            around = _around(outer)
+            yield from list_records(source, shape, items, holder, path, key, f"{name}: {key or 'the document'}",
+                                    env={"around": around} if around else None)

@@ -1,0 +1,270 @@
+"""The shape reader on hand-made lists of every shape (edge cases of each API's documented forms) and on a real
+tau-bench results file (golden)."""
+
+import base64
+import json
+import struct
+import zlib
+
+from ingest.chat import by_shape
+from ingest.chat.shapes import list_shape
+from ingest.record import Episode, Rejected
+from tests.conftest import SAMPLES
+from tests.ingest import golden
+from tests.ingest.golden import read_records
+
+GOLDEN = golden.Path(__file__).parent / "golden"
+
+
+def _read(tmp_path, name: str, doc, blobs=None) -> list:
+    path = tmp_path / name
+    if name.endswith(".jsonl"):
+        path.write_text("".join(json.dumps(line) + "\n" for line in doc))
+    else:
+        path.write_text(json.dumps(doc))
+    return read_records(by_shape, path, blobs)
+
+
+def _episodes(records) -> list[Episode]:
+    return [r for r in records if isinstance(r, Episode)]
+
+
+def _png(width: int, height: int) -> str:
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    raw = b"".join(b"\x00" + b"\x00" * width * 3 for _ in range(height))
+    data = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return base64.b64encode(data).decode()
+
+
+OPENAI = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Paris?"},
+          {"role": "assistant", "content": None, "reasoning_content": "I should look it up.",
+           "tool_calls": [{"id": "c1", "type": "function",
+                           "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+          {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+          {"role": "assistant", "content": "18C in Paris."}]
+
+
+def test_tau_bench_results_file_golden():
+    """Three real trials (two rewarded 1.0, one 0.0): each `traj` is an episode, its reward and outcome from
+    the record's `reward`, the record's other fields in env."""
+    records = read_records(by_shape, SAMPLES / "chat" / "tau-bench" / "gpt-4o-airline.json")
+    episodes = _episodes(records)
+    assert [(e.key, e.outcome, e.reward) for e in episodes] == [
+        ("[0].traj", "success", 1.0), ("[1].traj", "success", 1.0), ("[2].traj", "failure", 0.0)]
+    assert all(e.env["record"]["task_id"] in (48, 39) and "traj" not in e.env["record"] for e in episodes)
+    assert episodes[0].env["chat_shape"] == {"shape": "openai_chat", "path": "[0].traj", "reward_from": "reward",
+                                             "outcome_from": "reward"}
+    # every tool call of the file is a step with its result as the next observation
+    calls = [m for r in json.loads((SAMPLES / "chat/tau-bench/gpt-4o-airline.json").read_text()) for m in r["traj"]
+             for _ in m.get("tool_calls") or []]
+    assert sum(s.action.kind == "tool_call" for e in episodes for s in e.steps) == len(calls) == 6
+    golden.check(records, GOLDEN / "tau-bench-gpt-4o-airline.json", env_keys=("chat_shape",))
+
+
+def test_openai_chat_under_a_wrapper_key_with_an_outcome_from_a_nested_field(tmp_path):
+    doc = {"run": {"id": "r1", "messages": OPENAI, "evaluation": {"resolved": True, "score": 0.5}}}
+    [ep] = _episodes(_read(tmp_path, "run.json", doc))
+    assert (ep.key, ep.outcome, ep.reward, ep.domain) == ("run.messages", "success", 0.5, "mcp")
+    assert ep.env["chat_shape"] == {"shape": "openai_chat", "path": "run.messages",
+                                    "reward_from": "evaluation.score", "outcome_from": "evaluation.resolved"}
+    assert ep.env["record"] == {"id": "r1", "evaluation": {"resolved": True, "score": 0.5}}
+    first, last = ep.steps
+    assert (first.action.kind, first.action.tool_name, first.reasoning) == ("tool_call", "get_weather",
+                                                                             "I should look it up.")
+    assert (last.observation.kind, last.observation.text) == ("tool_result", "18C")
+    assert (last.action.kind, last.action.text, ep.task) == ("message", "18C in Paris.", "Weather in Paris?")
+
+
+def test_jsonl_of_messages_is_one_list_and_jsonl_of_records_one_episode_a_line(tmp_path):
+    [one] = _episodes(_read(tmp_path, "chat.jsonl", OPENAI))
+    assert one.key == "" and len(one.steps) == 2
+    lines = [{"id": i, "conversation": OPENAI, "success": i == 0} for i in range(2)]
+    eps = _episodes(_read(tmp_path, "runs.jsonl", lines))
+    assert [(e.key, e.outcome) for e in eps] == [("line 1: conversation", "success"),
+                                                 ("line 2: conversation", "failure")]
+
+
+def test_anthropic_blocks_tool_use_result_and_thinking(tmp_path):
+    msgs = [{"role": "user", "content": "List files"},
+            {"role": "assistant", "model": "claude-x", "content": [
+                {"type": "thinking", "thinking": "Use bash.", "signature": "s"},
+                {"type": "text", "text": "Listing."},
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt",
+                                          "is_error": False}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "One file."}]}]
+    [ep] = _episodes(_read(tmp_path, "a.json", {"messages": msgs}))
+    assert ep.env["chat_shape"]["shape"] == "anthropic" and ep.domain == "terminal" and ep.agent == "claude-x"
+    assert (ep.steps[0].action.kind, ep.steps[0].action.code) == ("command", "ls")
+    assert ep.steps[0].reasoning == "Use bash.\n\nListing."
+    assert (ep.steps[1].observation.kind, ep.steps[1].observation.text) == ("terminal", "a.txt")
+
+
+def test_responses_items_join_a_turn_and_pair_outputs_by_call_id(tmp_path):
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Sum 2 and 3"}]},
+             {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Use add."}]},
+             {"type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{\"a\": 2, \"b\": 3}"},
+             {"type": "function_call_output", "call_id": "call_1", "output": "5"},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "5"}]}]
+    [ep] = _episodes(_read(tmp_path, "r.json", {"input": items}))
+    assert ep.env["chat_shape"]["shape"] == "openai_responses"
+    assert [(s.action.kind, s.action.tool_name, s.reasoning) for s in ep.steps] == [
+        ("tool_call", "add", "Use add."), ("message", None, None)]
+    assert ep.steps[1].observation.text == "5" and ep.task == "Sum 2 and 3"
+
+
+def test_gemini_parts_function_call_and_response(tmp_path):
+    contents = [{"role": "user", "parts": [{"text": "Time in Tokyo?"}]},
+                {"role": "model", "parts": [{"text": "Checking.", "thought": True},
+                                            {"functionCall": {"name": "get_time", "args": {"tz": "Asia/Tokyo"}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "get_time", "response": {"t": "09:00"}}}]},
+                {"role": "model", "parts": [{"text": "09:00."}]}]
+    [ep] = _episodes(_read(tmp_path, "g.json", {"contents": contents}))
+    assert ep.env["chat_shape"]["shape"] == "gemini"
+    assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [("tool_call", "get_time"), ("message", None)]
+    assert ep.steps[0].reasoning == "Checking." and ep.steps[1].observation.text == '{"t":"09:00"}'
+
+
+def test_langchain_message_dicts_in_both_serialized_forms(tmp_path):
+    msgs = [{"type": "human", "data": {"content": "2+2?", "type": "human"}},
+            {"type": "ai", "data": {"content": "", "type": "ai", "response_metadata": {"model_name": "m-1"},
+                                    "tool_calls": [{"name": "calc", "args": {"x": "2+2"}, "id": "k1"}]}},
+            {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "ToolMessage"],
+             "kwargs": {"content": "4", "tool_call_id": "k1", "status": "success"}},
+            {"type": "ai", "data": {"content": "4", "type": "ai"}}]
+    [ep] = _episodes(_read(tmp_path, "lc.json", msgs))
+    assert ep.env["chat_shape"]["shape"] == "langchain" and ep.agent == "m-1"
+    assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [("tool_call", "calc"), ("message", None)]
+    assert ep.steps[1].observation.text == "4"
+
+
+def test_autogen_agentchat_messages(tmp_path):
+    msgs = [{"source": "user", "type": "TextMessage", "content": "Weather in NYC?", "models_usage": None},
+            {"source": "assistant", "type": "ThoughtEvent", "content": "Call the tool."},
+            {"source": "assistant", "type": "ToolCallRequestEvent", "models_usage": {"prompt_tokens": 5},
+             "content": [{"id": "f1", "name": "get_weather", "arguments": "{\"city\": \"NYC\"}"}]},
+            {"source": "assistant", "type": "ToolCallExecutionEvent",
+             "content": [{"call_id": "f1", "name": "get_weather", "content": "Sunny", "is_error": False}]},
+            {"source": "assistant", "type": "TextMessage", "content": "Sunny in NYC. TERMINATE"}]
+    [ep] = _episodes(_read(tmp_path, "ag.json", {"messages": msgs}))
+    assert ep.env["chat_shape"]["shape"] == "autogen" and ep.task == "Weather in NYC?"
+    assert [(s.action.kind, s.reasoning) for s in ep.steps] == [("tool_call", "Call the tool."), ("message", None)]
+    assert ep.steps[1].observation.text == "Sunny"
+
+
+def test_anthropic_computer_use_calls_are_gui_actions_with_screenshots(tmp_path):
+    shot = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _png(4, 2)}}
+    msgs = [{"role": "user", "content": "Open the menu"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u1", "name": "computer",
+                                               "input": {"action": "screenshot"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1", "content": [shot]}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u2", "name": "computer",
+                                               "input": {"action": "left_click", "coordinate": [640, 200]}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u2", "content": [shot]}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u3", "name": "computer",
+                                               "input": {"action": "key", "text": "ctrl+s"}}]}]
+    doc = {"tools": [{"type": "computer_20250124", "name": "computer", "display_width_px": 1280,
+                      "display_height_px": 800}], "messages": msgs}
+    blobs = {}
+    [ep] = _episodes(_read(tmp_path, "cu.json", doc, blobs))
+    assert (ep.domain, ep.platform) == ("os", "linux")
+    assert [s.action.kind for s in ep.steps] == ["wait", "click", "hotkey"]
+    click = ep.steps[1]
+    assert (click.action.x, click.action.y) == (0.5, 0.25)
+    assert click.observation.kind == "screen" and click.observation.screenshot in blobs
+    assert (click.observation.width, click.observation.height) == (4, 2)
+    assert ep.steps[2].action.keys == ["ctrl", "s"]
+
+
+def test_openai_computer_call_without_a_declared_display_takes_the_screenshot_size(tmp_path):
+    url = "data:image/png;base64," + _png(100, 50)
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Scroll down"}]},
+             {"type": "computer_call", "call_id": "cc1", "action": {"type": "screenshot"}},
+             {"type": "computer_call_output", "call_id": "cc1", "output": {"type": "computer_screenshot",
+                                                                        "image_url": url}},
+             {"type": "computer_call", "call_id": "cc2", "action": {"type": "scroll", "x": 50, "y": 25,
+                                                                    "scroll_x": 0, "scroll_y": 300}},
+             {"type": "computer_call_output", "call_id": "cc2", "output": {"type": "computer_screenshot",
+                                                                        "image_url": url}}]
+    [ep] = _episodes(_read(tmp_path, "oc.json", items))
+    scroll = ep.steps[1].action
+    assert (scroll.kind, scroll.x, scroll.y, scroll.direction) == ("scroll", 0.5, 0.5, "down")
+    assert ep.final_observation.kind == "screen"
+
+
+def test_lists_that_only_look_like_chats_are_not_episodes(tmp_path):
+    assert list_shape([{"role": "user", "content": "q1"}, {"role": "user", "content": "q2"}]) is None
+    assert list_shape([{"role": "assistant", "content": "only one"}]) is None
+    assert list_shape([{"name": "a"}, {"name": "b"}]) is None
+    records = _read(tmp_path, "prompts.json", [{"role": "user", "content": "q1"}, {"role": "user", "content": "q2"}])
+    assert records == []
+
+
+def test_a_broken_document_is_one_row_naming_the_file(tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text('{"messages": [{"role": "user", "content": "hi"}')
+    [row] = read_records(by_shape, path)
+    assert isinstance(row, Rejected) and row.rule == "parse_error" and "cut.json" in row.reason
+
+
+# Real AutoGen AgentChat files without a license: read where they lie in ../shared/samples, never copied here.
+# - iteam1/agentchat_fastapi @ 51bc90084f4194adc503556dfdb42879133feda8: `agent_history.json` (the message list
+#   AutoGen's FastAPI sample saves: TextMessages with ids and times) and `agent_state.json` (the
+#   AssistantAgentState it saves: the model context's UserMessage / AssistantMessage list)
+#   -> ../shared/samples/chat/autogen/iteam1-agentchat_fastapi/
+# - Arturo-Quiroga-MSFT/3CLOUD-AUTOGEN @ 4cb6b1feedafe7d6b887e0312ae11d06ccd5b018: `agent_history.json`
+#   -> ../shared/samples/chat/autogen/3cloud-autogen/
+# - AliciaSJF/autogen @ 36013821bce25d6d3cf05260dd890ba0c973d0d1 and alextanhongpin/python-autogen2 @
+#   83e90b7bf71f4feb393849be3fae53d6e754425b: `team_state.json` (a RoundRobinGroupChat's saved TeamState: the
+#   manager's message thread and each agent's model context) -> ../shared/samples/chat/autogen/<repo name>/
+AUTOGEN = SAMPLES.parent.parent / "shared" / "samples" / "chat" / "autogen"
+
+
+def test_real_autogen_agentchat_histories_and_saved_state():
+    from tests.parts import require_shared_sample
+
+    for folder, name, steps in [("iteam1-agentchat_fastapi", "agent_history.json", 3),
+                                ("iteam1-agentchat_fastapi", "agent_state.json", 5),
+                                ("3cloud-autogen", "agent_history.json", 3)]:
+        records = read_records(by_shape, require_shared_sample(AUTOGEN / folder / name))
+        [ep] = _episodes(records)
+        assert ep.env["chat_shape"]["shape"] == "autogen" and len(ep.steps) == steps
+        assert all(s.action.kind == "message" for s in ep.steps)
+        if name == "agent_state.json":  # the saved state's own type, around the list's holder
+            assert ep.env["around"] == {"(the document)": {"type": "AssistantAgentState", "version": "1.0.0"}}
+        golden.check(records, GOLDEN / f"autogen-{folder}-{name}", texts="hash", env_keys=("chat_shape",))
+
+
+def test_tau2_results_file_golden():
+    """tau2's results open with the run's info and tasks: its own reader claims them by that opening and reads
+    each simulation's messages by their shape; reward from `reward_info.reward`, tool results paired by `id`."""
+    from ingest.chat import tau2
+
+    path = SAMPLES / "chat" / "tau2-bench" / "claude-sonnet-4-5_airline.json"
+    head = path.read_bytes()[:4096]
+    assert tau2.units([str(path)], lambda p: head) == [str(path)] and by_shape.units([str(path)], lambda p: head) == []
+    records = read_records(tau2, path)
+    episodes = _episodes(records)
+    assert [(e.key, e.outcome, e.reward, e.agent) for e in episodes] == [
+        ("simulations[0]", "success", 1.0, "claude-sonnet-4-5"), ("simulations[1]", "success", 1.0, "claude-sonnet-4-5"),
+        ("simulations[2]", "failure", 0.0, "claude-sonnet-4-5")]
+    assert [e.env["tau2_task"]["id"] for e in episodes] == ["46", "40", "9"]
+    doc = json.loads(path.read_text())
+    calls = [c for s in doc["simulations"] for m in s["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    steps = [s for e in episodes for s in e.steps if s.action.kind == "tool_call"]
+    assert [s.action.tool_name for s in steps] == [c["name"] for c in calls] and len(calls) == 13
+    golden.check(records, GOLDEN / "tau2-claude-sonnet-4-5-airline.json", env_keys=("chat_shape",))
+
+
+def test_real_autogen_team_states_give_the_thread_and_each_agents_context():
+    from tests.parts import require_shared_sample
+
+    for folder, thread_steps, context_steps in [("AliciaSJF-autogen", 1, 2), ("python-autogen2", 1, 1)]:
+        records = read_records(by_shape, require_shared_sample(AUTOGEN / folder / "team_state.json"))
+        episodes = {e.key.rsplit(".", 1)[-1]: e for e in _episodes(records)}
+        assert {k: len(e.steps) for k, e in episodes.items()} == {"message_thread": thread_steps,
+                                                                   "messages": context_steps}
+        assert episodes["message_thread"].env["record"]["type"] == "RoundRobinManagerState"
+        golden.check(records, GOLDEN / f"autogen-{folder}-team_state.json", texts="hash", env_keys=("chat_shape",))

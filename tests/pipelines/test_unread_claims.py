@@ -1,0 +1,71 @@
+"""A file a reader claimed and got no step from is offered to the later readers that claim it; when none reads
+it, `ignored_inputs` names who claimed it and why it gave up; `pipelines formats explain` says it per reader."""
+
+import json
+
+from pipelines.cli import main
+from tests.conftest import SAMPLES
+
+CHAT = [{"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None,
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "18C"},
+        {"role": "assistant", "content": "18C."}]
+BROWSER_USE = {"history": [{"model_output": {"current_state": {"next_goal": "open"},
+                                             "action": [{"go_to_url": {"url": "https://example.com"}}]},
+                            "result": [{"is_done": True, "success": True, "extracted_content": "opened"}],
+                            "state": {"url": "https://example.com", "title": "Example", "interacted_element": [None]}}]}
+
+
+def _inputs(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    # AgentWorldBench claims it (`prompt` and `turn_idx` on the first line) and finds no sample in it
+    (folder / "rollouts.jsonl").write_text("".join(json.dumps({"prompt": "w", "turn_idx": i, "messages": CHAT,
+                                                               "reward": 1.0}) + "\n" for i in range(2)))
+    # the shape reader claims it (a chat role) and finds no conversation: user turns only
+    (folder / "prompts.json").write_text(json.dumps([{"role": "user", "content": "q1"},
+                                                     {"role": "user", "content": "q2"}]))
+    # a bare `history` key: once taken by the SWE-agent reader and quarantined as an empty episode
+    (folder / "browser_use_history.json").write_text(json.dumps(BROWSER_USE))
+    (folder / "settings.json").write_text(json.dumps({"theme": "dark"}))  # no reader's evidence
+    # the SWE-agent reader claims every `.traj` and finds no step in this one: not its format
+    (folder / "saved.traj").write_text(json.dumps({"history": [{"model_output": {"action": []}, "result": []}]}))
+    return folder
+
+
+def test_a_claim_that_gives_nothing_passes_the_file_on_or_says_why_in_ignored_inputs(tmp_path, run, query):
+    result = run("ingest-all", [_inputs(tmp_path)], stages=["ingest"])
+    assert result.status == "success"
+    episodes = query("SELECT source_format, source_uri, outcome, reward FROM episodes ORDER BY source_uri, episode_id")
+    assert [(e["source_format"], e["source_uri"], e["outcome"]) for e in episodes] == [
+        ("browser_use", "in/browser_use_history.json", "success")] + [("chat_shape", "in/rollouts.jsonl", "success")] * 2
+    reasons = {r["path"].rsplit("/", 1)[-1]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
+    assert reasons == {"prompts.json": "chat_shape claimed it and found no episode in it; no format reads it",
+                       "settings.json": "no format reads it",
+                       "saved.traj": "sweagent claimed it and got no step (empty_episode: saved.traj: no actions "
+                                     "in the trajectory); no format reads it"}
+    # the empty episode's row stays beside it (it keeps what outcome the reader found)
+    assert [(r["rule"], r["source_uri"]) for r in query("SELECT rule, source_uri FROM quarantine")] == [
+        ("empty_episode", "in/saved.traj")]
+    assert any("agentworldbench claimed it and got no step" in m and "read as chat_shape" in m
+               for m in result.messages)
+
+
+def test_formats_explain_says_for_every_reader_whether_it_claims_the_file(tmp_path, capsys):
+    folder = _inputs(tmp_path)
+    assert main(["formats", "explain", str(folder / "rollouts.jsonl")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:2] == ["atif", "no;"] and "ATIF schema version" in out[1]
+    assert [line.split()[0] for line in out if "CLAIMS it" in line] == ["agentworldbench"]
+    assert any(line.split()[0] == "chat_shape" and "would claim it too" in line for line in out)
+    assert out[-1] == "read by chat_shape: 2 episodes, 4 steps, 0 rows quarantined"
+    assert main(["formats", "explain", str(folder / "browser_use_history.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out if "CLAIMS it" in line] == ["browser_use"]
+    assert any(line.split()[0] == "sweagent" and "no;" in line for line in out)
+    assert main(["formats", "explain", str(folder / "settings.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert not [line for line in out if "CLAIMS" in line] and "no reader claims it" in out[-1]
+    assert main(["formats", "explain", str(SAMPLES / "chat/tau-bench/gpt-4o-airline.json")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "read by chat_shape: 3 episodes, 14 steps, 0 rows quarantined"
