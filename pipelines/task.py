@@ -15,7 +15,7 @@ import fsspec
 import orjson
 import pyarrow as pa
 
-from ingest import registry
+from ingest import licenses, registry
 from ingest.arrow import SchemaMismatch, TableBuilder
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError
@@ -33,7 +33,8 @@ class TaskContext:
     run_id: str
 
 
-def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str]) -> dict:
+def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str],
+               folders: licenses.FolderCache) -> dict:
     module = registry.load(unit.format)
     fs, _ = fsspec.core.url_to_fs(unit.input_spec)
     source = Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None)
@@ -57,7 +58,11 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
         reject(Rejected("reader_error", f"{type(e).__name__}: {e}", snippet=traceback.format_exc(limit=3)))
 
     digest = source.sha256()
+    # the license stated beside the input, for the episodes whose data named none (`ingest.licenses`)
+    stated = licenses.license_of(source, folders) if any(ep.license is None for ep in episodes) else None
     for ep in episodes:
+        if ep.license is None and stated is not None:
+            ep.license = stated
         if not ep.steps:
             reject(Rejected("empty_episode", f"episode {ep.key or '(only)'} has no steps", ep.key or None))
             continue
@@ -94,8 +99,9 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
     blobs = BlobStore(lake, ctx.run_id)
     messages: list[str] = []
     totals = {"units": len(task.units), "bytes": task.size, "episodes": 0, "steps": 0, "quarantined": 0}
+    folders = licenses.FolderCache()
     for unit in task.units:
-        for key, value in _read_unit(unit, builder, blobs, messages).items():
+        for key, value in _read_unit(unit, builder, blobs, messages, folders).items():
             totals[key] += value
 
     # secrets never reach the lake: scrubbed before anything is written, what kind where in the marker's audit
