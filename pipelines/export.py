@@ -587,7 +587,7 @@ def _write_extra_files(out_lake: Lake, config: ExportOptions, dataset: str, shar
         extra_files.append("dataset_info.json")
     if config.kind == "rl":
         extra_files.append(_write_verl_fragment(out_lake, shards, lengths, config))
-    trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files)
+    trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files, dataset)
     return extra_files, trainers
 
 
@@ -653,7 +653,7 @@ class _RowLengths:
 
 
 def _write_trainer_configs(out: Lake, config: ExportOptions, shards: list[_Shard], lengths: _RowLengths,
-                           extra_files: list[str]) -> dict:
+                           extra_files: list[str], dataset: str) -> dict:
     """The trainer settings for this export (`transforms.export.trainer_configs`), written beside it;
     returns the manifest's `trainer_configs`: each file and the lengths it was computed from."""
     by_split: dict[str, list[str]] = {}
@@ -661,7 +661,8 @@ def _write_trainer_configs(out: Lake, config: ExportOptions, shards: list[_Shard
         by_split.setdefault(shard.split, []).append(shard.path)
     files = trainer_configs.configs(config.kind, config.format, lengths.rows, config.tokenizer is not None,
                                     dataset_names=_sharegpt_names(out) if config.format == "sharegpt" else None,
-                                    shard_paths=by_split, prompts=lengths.prompts, responses=lengths.responses)
+                                    shard_paths=by_split, prompts=lengths.prompts, responses=lengths.responses,
+                                    dataset=dataset)
     for rel, content in files.items():
         data = orjson.dumps(content, option=orjson.OPT_INDENT_2) if isinstance(content, dict) else content.encode()
         out.write_bytes_atomic(out.path(rel), data)

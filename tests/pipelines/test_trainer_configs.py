@@ -103,6 +103,21 @@ def test_llamafactory_keeps_every_row_and_trains_the_target_only(bundled_lake, t
     assert result["label_tokens_without_mask_history"] > result["label_tokens"]
 
 
+def test_the_agentworld_export_trains_its_target_only_in_swift_and_llamafactory(bundled_lake, tokenizer, tmp_path):
+    """The default SFT format: `messages` whose earlier assistant turns are history; ms-swift with the emitted
+    `loss_scale: last_round` and LLaMA-Factory with `mask_history` (its `trainers/dataset_info.json`) keep every
+    row and train the last assistant turn only."""
+    manifest = _export(bundled_lake, tmp_path / "sft", "sft", "agentworld", tokenizer)
+    assert manifest["trainer_configs"]["files"] == ["trainers/dataset_info.json", "trainers/llamafactory_sft.yaml",
+                                                    "trainers/swift_args.json"]
+    rows = sum(manifest["counts"]["train"].values())
+    swift = _check("swift", tmp_path / "sft", tokenizer, tmp_path / "scratch-swift")
+    assert swift["rows_in"] == swift["rows_out"] == rows and swift["bad_count"] == 0
+    factory = _check("llamafactory", tmp_path / "sft", tokenizer, tmp_path / "scratch-lf")
+    assert factory["rows_in"] == factory["rows_out"] == rows and factory["bad"] == []
+    assert factory["label_tokens_without_mask_history"] > factory["label_tokens"]
+
+
 @pytest.mark.parametrize("kind", ["sft", "cpt"])
 def test_swift_encodes_every_row_with_the_loss_where_the_export_puts_it(bundled_lake, tokenizer, tmp_path, kind):
     manifest = _export(bundled_lake, tmp_path / kind, kind, "swift", tokenizer,

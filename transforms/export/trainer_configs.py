@@ -22,11 +22,19 @@ Files (under `<out>/trainers/`), by what reads the export's format:
 |                       |                         | strategy`; per-message `loss` is read from the data)           |
 | sft sharegpt          | `llamafactory_sft.yaml` | LLaMA-Factory training yaml (`mask_history: true`,             |
 |                       |                         | `cutoff_len`), with the export's `dataset_info.json`           |
+| sft agentworld        | `swift_args.json`       | ms-swift on the `messages` as they are, `loss_scale:           |
+|                       |                         | last_round` (the target only; the earlier observations are     |
+|                       |                         | history)                                                       |
+|                       | `llamafactory_sft.yaml` | LLaMA-Factory (`mask_history: true`), with                     |
+|                       | + `dataset_info.json`   | `trainers/dataset_info.json` reading `messages` as sharegpt     |
+|                       |                         | role/content turns                                             |
 | rl verl               | `../verl_reward.yaml`   | written by the RL export itself (`transforms.export.rl`): verl's |
 |                       |                         | `data:` section (`max_prompt_length` and `max_response_length`  |
 |                       |                         | by `limit` here, `filter_overlong_prompts`) and our reward       |
 
-sft agentworld and bench are read by the reference's own tools, not a trainer: no file.
+sft bench is read by the reference's evaluation, not a trainer: no file. TRL has no loss on the last turn of
+`messages` alone (its `assistant_only_loss` trains every assistant turn, the history's observations too): for
+TRL export `--format trl`.
 """
 
 from __future__ import annotations
@@ -100,12 +108,29 @@ def _yaml(value, indent: int = 0) -> str:
     return "\n".join(lines)
 
 
+def _llamafactory_sft(dataset_names: list[str], length: int, dataset_dir: str) -> str:
+    return _yaml({
+        "stage": "sft", "do_train": True, "finetuning_type": "full", "dataset_dir": dataset_dir,
+        "dataset": ",".join(n for n in dataset_names if n.endswith("_train")) or None,
+        "eval_dataset": ",".join(n for n in dataset_names if not n.endswith("_train")) or None,
+        "cutoff_len": length, "mask_history": True, "train_on_prompt": False,
+        "template": "qwen"}) + "\n"
+
+
+def _swift_args(length: int, shard_paths: dict[str, list[str]] | None, loss_scale: str = "default") -> dict:
+    return {"max_length": length, "truncation_strategy": "raise", "loss_scale": loss_scale,
+            "dataset": sorted(p for paths in (shard_paths or {}).values() for p in paths)}
+
+
 def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names: list[str] | None = None,
             shard_paths: dict[str, list[str]] | None = None, prompts: Lengths | None = None,
-            responses: Lengths | None = None) -> dict[str, dict | str]:
+            responses: Lengths | None = None, dataset: str = "dataset") -> dict[str, dict | str]:
     """relative path -> the file's content (a dict is written as JSON, a str as is) for one export.
     `records`: every row's tokens; `dataset_names`: the LLaMA-Factory datasets of `dataset_info.json`;
-    `shard_paths`: split -> shard paths (verl's train/val files); `prompts` / `responses`: RL lengths."""
+    `shard_paths`: split -> shard paths (verl's train/val files); `prompts` / `responses`: RL lengths;
+    `dataset`: the dataset's name (agentworld's `trainers/dataset_info.json` names its datasets after it)."""
+    from transforms.export.sft import dataset_info
+
     length = limit(records.summary()["max"], exact)
     out: dict[str, dict | str] = {}
     if (kind, fmt) == ("sft", "trl"):
@@ -115,15 +140,13 @@ def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names
         out["trainers/trl_sft_config.json"] = {
             "max_length": length, "dataset_text_field": "text", "completion_only_loss": False, "packing": False}
     elif fmt == "swift":
-        out["trainers/swift_args.json"] = {
-            "max_length": length, "truncation_strategy": "raise", "loss_scale": "default",
-            "dataset": sorted(p for paths in (shard_paths or {}).values() for p in paths)}
+        out["trainers/swift_args.json"] = _swift_args(length, shard_paths)
     elif (kind, fmt) == ("sft", "sharegpt"):
-        out["trainers/llamafactory_sft.yaml"] = _yaml({
-            "stage": "sft", "do_train": True, "finetuning_type": "full", "dataset_dir": "..",
-            "dataset": ",".join(n for n in dataset_names or [] if n.endswith("_train")) or None,
-            "eval_dataset": ",".join(n for n in dataset_names or [] if not n.endswith("_train")) or None,
-            "cutoff_len": length, "mask_history": True, "train_on_prompt": False,
-            "template": "qwen"}) + "\n"
+        out["trainers/llamafactory_sft.yaml"] = _llamafactory_sft(dataset_names or [], length, "..")
+    elif (kind, fmt) == ("sft", "agentworld"):
+        out["trainers/swift_args.json"] = _swift_args(length, shard_paths, loss_scale="last_round")
+        info = dataset_info(f"trajforge_{dataset}", sorted(shard_paths or {}), "agentworld", folder="../")
+        out["trainers/dataset_info.json"] = info
+        out["trainers/llamafactory_sft.yaml"] = _llamafactory_sft(sorted(info), length, ".")
     # rl verl: `verl_reward.yaml`, written by the RL export itself (data, lengths from these margins, reward)
     return out
