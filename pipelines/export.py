@@ -625,7 +625,7 @@ def _write_verl_fragment(out: Lake, shards: list, lengths: "_RowLengths", config
     its name."""
     from pipelines import reward
 
-    exact = config.tokenizer is not None
+    exact = _counter(config.tokenizer).exact
     files = {split: [out.path(s.path) for s in shards if s.split == split] for split in ("train", "validation")}
     text = rl.verl_fragment(os.path.abspath(reward.__file__), files["train"], files["validation"],
                             trainer_configs.limit(lengths.prompts.summary()["max"], exact),
@@ -659,18 +659,19 @@ def _write_trainer_configs(out: Lake, config: ExportOptions, shards: list[_Shard
     by_split: dict[str, list[str]] = {}
     for shard in shards:
         by_split.setdefault(shard.split, []).append(shard.path)
-    files = trainer_configs.configs(config.kind, config.format, lengths.rows, config.tokenizer is not None,
+    counter = _counter(config.tokenizer)
+    files = trainer_configs.configs(config.kind, config.format, lengths.rows, counter.exact,
                                     dataset_names=_sharegpt_names(out) if config.format == "sharegpt" else None,
                                     shard_paths=by_split, prompts=lengths.prompts, responses=lengths.responses,
-                                    dataset=dataset)
+                                    dataset=dataset, tokenizer=counter.name)
     for rel, content in files.items():
         data = orjson.dumps(content, option=orjson.OPT_INDENT_2) if isinstance(content, dict) else content.encode()
         out.write_bytes_atomic(out.path(rel), data)
         extra_files.append(rel)
-    summary = {"rows": lengths.rows.summary(), "exact": config.tokenizer is not None}
+    summary = {"rows": lengths.rows.summary(), "exact": counter.exact}
     if config.kind == "rl":
         summary.update(prompts=lengths.prompts.summary(), responses=lengths.responses.summary())
-    return {"files": sorted(files), "tokens": summary}
+    return {"files": sorted(files), "tokens": summary, "tokenizer": counter.name}
 
 
 def _sharegpt_names(out: Lake) -> list[str]:

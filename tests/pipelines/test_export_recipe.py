@@ -66,7 +66,8 @@ def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
     DroidBot sample: shards, extra files, and the manifest less its path-dependent export id; the RL digests
     include the reward's judge context in `extra_info`, which came first). Only the trainer configs
     (`trainers/`, the manifest's `trainer_configs`) are new; the verl fragment names absolute paths, so it is
-    left out of the digests."""
+    left out of the digests. The manifests' digests were written again when token counts became the Qwen3.5
+    tokenizer's (its `tokenizer`, `tokens` and `tokens_total`); every shard's digest is the first one."""
     golden = json.loads((GOLDEN / "plain-export-digests.json").read_text())
     lake = str(tmp_path / "lake")
     run_ingest(DROIDBOT_ONLY, lake, [str(SAMPLES / "android" / "droidbot-run")], progress=False, log=lambda l: None)

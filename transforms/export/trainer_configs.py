@@ -4,12 +4,14 @@ and puts the loss where the export does. Trainers' defaults silently drop or mis
 dropped), verl's `max_prompt_length=1024` filters long prompts out, LLaMA-Factory without `mask_history`
 trains every earlier observation of a sharegpt row.
 
-Lengths: each record's tokens by the export's counter (exact content tokens with `--tokenizer`, else the
-ceil(chars / 4) estimate), plus what a chat template adds per message. The emitted limit is the longest
-record (never a percentile: a row over the limit is a row lost), times a margin for the template's
-tokens and, with the estimate, for the estimate's error, rounded up to a multiple of 64:
-`limit = ceil((max * margin + 64) / 64) * 64` with margin 1.1 (exact) or 1.5 (estimate). p50/p99/max are
-recorded too.
+Lengths: each record's tokens by the export's counter (`transforms.export.budget`: exact content tokens of
+the Qwen3.5 tokenizer unless `--tokenizer` names another, or the UTF-8 bound, which no byte-level BPE
+exceeds), plus what a chat template adds per message. The emitted limit is the longest record (never a
+percentile: a row over the limit is a row lost), times a margin for the template's tokens, rounded up to a
+multiple of 64: `limit = ceil((max * 1.1 + 64) / 64) * 64`. p50/p99/max are recorded too. The limits hold
+for the tokenizer they were counted with: every file names it (YAML in a comment; the JSON files are a
+trainer's keyword arguments, which take no comment, so `trainers/README.md` names it for every file, as
+does the manifest's `trainer_configs.tokenizer`).
 
 Files (under `<out>/trainers/`), by what reads the export's format:
 
@@ -44,7 +46,7 @@ from dataclasses import dataclass, field
 
 ROUND_TO = 64
 EXACT_MARGIN = 1.1  # chat-template tokens beyond the counter's per-message overhead
-ESTIMATE_MARGIN = 1.5  # chars/4 under-counts code, JSON and CJK text
+BOUND_MARGIN = 1.1  # the bound over-counts already: the same margin, for the template alone
 
 
 @dataclass
@@ -80,7 +82,7 @@ class Lengths:
 
 def limit(longest: int, exact: bool) -> int:
     """A length limit that holds a record of `longest` counted tokens (see the module docstring)."""
-    margin = EXACT_MARGIN if exact else ESTIMATE_MARGIN
+    margin = EXACT_MARGIN if exact else BOUND_MARGIN
     return max(ROUND_TO, math.ceil((longest * margin + ROUND_TO) / ROUND_TO) * ROUND_TO)
 
 
@@ -124,11 +126,12 @@ def _swift_args(length: int, shard_paths: dict[str, list[str]] | None, loss_scal
 
 def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names: list[str] | None = None,
             shard_paths: dict[str, list[str]] | None = None, prompts: Lengths | None = None,
-            responses: Lengths | None = None, dataset: str = "dataset") -> dict[str, dict | str]:
+            responses: Lengths | None = None, dataset: str = "dataset", tokenizer: str = "") -> dict[str, dict | str]:
     """relative path -> the file's content (a dict is written as JSON, a str as is) for one export.
     `records`: every row's tokens; `dataset_names`: the LLaMA-Factory datasets of `dataset_info.json`;
     `shard_paths`: split -> shard paths (verl's train/val files); `prompts` / `responses`: RL lengths;
-    `dataset`: the dataset's name (agentworld's `trainers/dataset_info.json` names its datasets after it)."""
+    `dataset`: the dataset's name (agentworld's `trainers/dataset_info.json` names its datasets after it);
+    `tokenizer`: what counted the lengths, named in every file (`trainers/README.md` for the JSON ones)."""
     from transforms.export.sft import dataset_info
 
     length = limit(records.summary()["max"], exact)
@@ -149,4 +152,27 @@ def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names
         out["trainers/dataset_info.json"] = info
         out["trainers/llamafactory_sft.yaml"] = _llamafactory_sft(sorted(info), length, ".")
     # rl verl: `verl_reward.yaml`, written by the RL export itself (data, lengths from these margins, reward)
+    for rel, content in out.items():
+        if rel.endswith(".yaml"):
+            out[rel] = f"# lengths (cutoff_len) counted by {tokenizer}\n" + content
+    if out:
+        out["trainers/README.md"] = _readme(out, tokenizer, records, length)
     return out
+
+
+def _readme(files: dict, tokenizer: str, records: Lengths, length: int) -> str:
+    """What `trainers/` holds and the tokenizer every length in it was counted by."""
+    summary = records.summary()
+    lines = ["# Trainer settings for this export", "",
+             f"Lengths counted by: {tokenizer}.", "",
+             f"Rows: {summary['records']:,}; tokens per row p50 {summary['p50']:,}, p99 {summary['p99']:,}, "
+             f"max {summary['max']:,}; the length limit set: {length:,}. A model whose tokenizer makes more tokens "
+             "of the same rows needs the export made again with its tokenizer (`--tokenizer`).", ""]
+    uses = {"trl_sft_config.json": "TRL: `SFTConfig(**json.load(f))`",
+            "swift_args.json": "ms-swift: the `swift sft` arguments (`--max_length`, `--loss_scale`, ...)",
+            "llamafactory_sft.yaml": "LLaMA-Factory: `llamafactory-cli train` (add `model_name_or_path`)",
+            "dataset_info.json": "LLaMA-Factory's dataset list for the yaml beside it"}
+    for rel in sorted(files):
+        name = rel.rsplit("/", 1)[-1]
+        lines.append(f"- `{name}`: {uses.get(name, name)}; lengths by {tokenizer}")
+    return "\n".join(lines) + "\n"
