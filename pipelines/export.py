@@ -319,8 +319,20 @@ def _admissible_end(trajectory: Trajectory, include_simulated: bool) -> int:
     return end
 
 
-# why a transition or record is not in the export (the manifest's `skipped` counts)
-SKIPPED = ("held_out", "domain_not_selected", "non_real", "no_observation", "over_budget", "mix_dropped")
+# why a transition or record is not in the export (the manifest's `skipped` counts); `no_next_observation`:
+# actions read whose next observation was not recorded (a transition needs one: a target is never invented)
+SKIPPED = ("held_out", "domain_not_selected", "non_real", "no_observation", "over_budget", "mix_dropped",
+           "no_next_observation")
+
+
+def skipped_units(kind: str) -> dict[str, str]:
+    """What each `skipped` count counts, for this kind (the manifest's `skipped_units`; summaries group by it)."""
+    units = dict.fromkeys(("held_out", "domain_not_selected", "non_real", "recipe_dropped", "no_sampled_target",
+                           "over_budget"), "transitions")
+    units.update(no_next_observation="actions", mix_dropped="records")
+    if kind == "cpt":  # a CPT record is a document of whole turns, a trajectory without one is no record
+        units.update(no_observation="trajectories", over_budget="turns", mix_dropped="documents")
+    return units
 
 
 @dataclass
@@ -345,6 +357,7 @@ class Rendered:
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
     prompt_over_budget: dict[str, int] = field(default_factory=dict)  # domain -> its system prompt's tokens
     recipe: recipes.Counts | None = None  # the recipe's decisions, with a recipe
+    actions_in: int = 0  # actions (turns) of the lines read: transitions_in + no_next_observation
 
 
 @functools.lru_cache(maxsize=4)
@@ -400,6 +413,8 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     for trajectory in trajectories(steps, episodes, branches) if steps.num_rows else ():
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions
+        out.actions_in += len(trajectory.turns) - trajectory.start
+        skipped["no_next_observation"] += len(trajectory.turns) - trajectory.start - n_transitions
         if config.domains and trajectory.domain not in config.domains:
             skipped["domain_not_selected"] += n_transitions
             continue
@@ -497,6 +512,7 @@ class _Totals:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> domain -> rows
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> domain -> tokens
     transitions_in: int = 0
+    actions_in: int = 0
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
     # domain -> tokens of its system prompt, when over the budget
     prompt_over_budget: dict[str, int] = field(default_factory=dict)
@@ -509,6 +525,7 @@ def _add_rendered(totals: _Totals, rendered: Rendered) -> None:
     if rendered.recipe is not None:
         totals.recipe.add(rendered.recipe)
     totals.transitions_in += rendered.transitions_in
+    totals.actions_in += rendered.actions_in
     for domain, n in rendered.over_budget.items():
         totals.over_budget[domain] = totals.over_budget.get(domain, 0) + n
     for domain, n in rendered.prompt_over_budget.items():
@@ -604,7 +621,8 @@ def _manifest(export_id: str, job: RenderJob, recipe: recipes.Recipe, version: V
         "counts": {s: dict(sorted(d.items())) for s, d in sorted(totals.counts.items())},
         "tokens": {s: dict(sorted(d.items())) for s, d in sorted(totals.tokens.items())},
         "tokens_total": sum(sum(d.values()) for d in totals.tokens.values()),
-        "transitions_in": totals.transitions_in, "skipped": totals.skipped,
+        "actions_in": totals.actions_in, "transitions_in": totals.transitions_in, "skipped": totals.skipped,
+        "skipped_units": {k: u for k, u in skipped_units(config.kind).items() if k in totals.skipped},
         "over_budget_by_domain": dict(sorted(totals.over_budget.items())),
         "system_prompt_over_budget": dict(sorted(totals.prompt_over_budget.items())),
         "shards": [asdict(s) for s in shards], "extra_files": extra_files,
