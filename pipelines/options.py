@@ -206,8 +206,8 @@ def _default_ratios() -> tuple[float, float, float]:
 class ExportOptions:
     kind: str = option("sft", "what to export: cpt, sft or rl (the command's first argument)",
                        choices=("cpt", "sft", "rl"))
-    format: str | None = option(None, "cpt: text (default) | swift; sft: agentworld (default) | trl | swift | "
-                                      "sharegpt | bench; rl: verl (default)")
+    format: str | None = option(None, "cpt: text (default) | swift | trl; sft: agentworld (default) | trl | "
+                                      "swift | sharegpt | bench; rl: verl (default)")
     domains: list[str] | None = option(None, "export only these domains")
     mix: dict[str, float] = option({}, "per-domain weights DOMAIN=WEIGHT: 2 writes each record twice, 0.5 keeps "
                                        "half (chosen by record id), 0 leaves the domain out; unlisted weigh 1")

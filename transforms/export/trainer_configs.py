@@ -18,8 +18,10 @@ Files (under `<out>/trainers/`), by what reads the export's format:
 | export                | file                    | for                                                           |
 |-----------------------|-------------------------|---------------------------------------------------------------|
 | sft trl               | `trl_sft_config.json`   | TRL `SFTConfig(**json)`: `max_length`, `completion_only_loss`  |
-| cpt text              | `trl_sft_config.json`   | TRL language modeling on `text` (`max_length`; its per-turn    |
-|                       |                         | `turn_loss` needs a collator of one's own, TRL has no column)  |
+| cpt text              | `trl_sft_config.json`   | TRL language modeling on `text` (`max_length`; the whole text  |
+|                       |                         | trains: for the recipe's per-turn loss export `--format trl`)  |
+| cpt trl               | `trl_sft_config.json`   | TRL on token ids with `completion_mask` (`completion_only_    |
+|                       |                         | loss`): the observations that carry the loss, as ms-swift      |
 | sft / cpt swift       | `swift_args.json`       | ms-swift `swift sft` arguments (`max_length`, `truncation_     |
 |                       |                         | strategy`; per-message `loss` is read from the data)           |
 | sft sharegpt          | `llamafactory_sft.yaml` | LLaMA-Factory training yaml (`mask_history: true`,             |
@@ -139,6 +141,9 @@ def configs(kind: str, fmt: str, records: Lengths, exact: bool, *, dataset_names
     if (kind, fmt) == ("sft", "trl"):
         out["trainers/trl_sft_config.json"] = {
             "max_length": length, "completion_only_loss": True, "assistant_only_loss": False, "packing": False}
+    elif (kind, fmt) == ("cpt", "trl"):  # token ids with the loss mask: TRL's collator reads completion_mask
+        out["trainers/trl_sft_config.json"] = {
+            "max_length": length, "completion_only_loss": True, "packing": False}
     elif (kind, fmt) == ("cpt", "text"):
         out["trainers/trl_sft_config.json"] = {
             "max_length": length, "dataset_text_field": "text", "completion_only_loss": False, "packing": False}

