@@ -633,6 +633,9 @@ def _manifest(export_id: str, job: RenderJob, recipe: recipes.Recipe, version: V
         manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": lengths.prompts.summary()["max"],
                             "max_response_tokens": lengths.responses.summary()["max"]}
     manifest["trainer_configs"] = trainers
+    unhonoured = _unhonoured_masks(config, recipe, totals)
+    if unhonoured:
+        trainers["loss_mask_not_honoured"] = unhonoured
     if totals.recipe is not None:
         manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
                               "no_change_steps_known": len(job.no_change), **totals.recipe.manifest()}
@@ -711,7 +714,19 @@ def budget_warnings(manifest: dict) -> list[str]:
     for domain, n in manifest.get("over_budget_by_domain", {}).items():
         if domain not in manifest.get("system_prompt_over_budget", {}):
             lines.append(f"note {domain}: {n:,} transitions do not fit --max-tokens {budget:,} even without history")
+    for trainer, why in manifest.get("trainer_configs", {}).get("loss_mask_not_honoured", {}).items():
+        lines.append(f"WARNING {trainer}: {why}")
     return lines
+
+
+def _unhonoured_masks(config: ExportOptions, recipe: recipes.Recipe, totals: "_Totals") -> dict[str, str]:
+    """Trainer -> why it trains turns the recipe masked, for the trainer files this export writes."""
+    masked = sum(totals.recipe.turns_masked.values()) if totals.recipe is not None and recipe.loss_mask else 0
+    if not masked or (config.kind, config.format) != ("cpt", "text"):
+        return {}
+    return {"TRL (trainers/trl_sft_config.json)": (
+        f"{masked:,} masked turns (turn_loss, turn_spans) are trained: TRL reads no per-turn mask from `text`; "
+        "export --format trl (token ids with the mask) or --format swift for the mask")}
 
 
 class _RecipeContext:

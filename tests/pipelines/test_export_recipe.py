@@ -357,3 +357,21 @@ def test_the_cli_takes_the_recipe(bundled, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["recipe"]["steps"]["drop_no_change"] is False and manifest["recipe"]["turns_dropped"]["no_change"] == 0
     assert manifest["recipe"]["steps"]["keep_rates"]["echo"] == 0.0
+
+
+def test_a_trainer_that_cannot_read_the_turn_mask_is_named_with_a_warning(bundled_lake, tmp_path, capsys):
+    """CPT `text` with masked turns: TRL trains the whole text, so the manifest and a WARNING say so and name
+    the formats that carry the mask; `--format trl` carries it (token ids with a completion mask): no warning."""
+    from pipelines import cli
+
+    base = ["--lake", bundled_lake, "--recipe", "agentworld"]
+    assert cli.main(["export", "cpt", "all", "--out", str(tmp_path / "text"), *base]) == 0
+    manifest = json.loads((tmp_path / "text" / "manifest.json").read_text())
+    masked = sum(manifest["recipe"]["turns_masked"].values())
+    assert masked > 0
+    why = manifest["trainer_configs"]["loss_mask_not_honoured"]["TRL (trainers/trl_sft_config.json)"]
+    assert why.startswith(f"{masked:,} masked turns") and "--format trl" in why
+    assert f"WARNING TRL (trainers/trl_sft_config.json): {why}" in capsys.readouterr().out
+    assert cli.main(["export", "cpt", "all", "--out", str(tmp_path / "trl"), "--format", "trl", *base]) == 0
+    trl = json.loads((tmp_path / "trl" / "manifest.json").read_text())
+    assert "loss_mask_not_honoured" not in trl["trainer_configs"] and "WARNING" not in capsys.readouterr().out
