@@ -49,6 +49,7 @@ HUB_LICENSES = {"apache-2.0", "mit", "bsd-3-clause", "bsd-2-clause", "isc", "cc-
                 "cc-by-nc-4.0", "cc0-1.0", "mpl-2.0", "gpl-2.0", "gpl-3.0", "lgpl-2.1", "lgpl-3.0", "agpl-3.0",
                 "unlicense", "odc-by"}
 SHOWN = 50  # unlicensed sources listed by name in the card (all of them are in `publish.json`)
+SOURCES_SHOWN = 200  # up to this many sources, the card lists each with its license
 
 
 def _at(env: dict, path: str | None):
@@ -78,6 +79,7 @@ class Sources:
     formats: dict[str, dict] = field(default_factory=dict)  # format -> producers, versions, readers, episodes
     licenses: dict[str, dict] = field(default_factory=dict)  # license -> episodes, sources
     unlicensed: list[str] = field(default_factory=list)  # source URIs whose episodes have no license
+    by_source: dict[str, str] = field(default_factory=dict)  # source URI -> its license(s), "none" without
     episodes: int = 0
     overridden: int = 0  # episodes whose license came from a --license rule
 
@@ -101,6 +103,8 @@ def sources(rows: list[dict], overrides: list[tuple[str, str]] = ()) -> Sources:
         fmt["episodes"] += 1
         key = license_ or "none"
         fmt["licenses"][key] = fmt["licenses"].get(key, 0) + 1
+        held = out.by_source.get(uri)
+        out.by_source[uri] = key if held in (None, key) else " + ".join(sorted({*held.split(" + "), key}))
         if license_ is None:
             unlicensed.add(uri)
         else:
@@ -111,13 +115,14 @@ def sources(rows: list[dict], overrides: list[tuple[str, str]] = ()) -> Sources:
     for license_, uris in by_license.items():
         out.licenses[license_]["sources"] = len(uris)
     out.unlicensed = sorted(unlicensed)
+    out.by_source = dict(sorted(out.by_source.items()))
     out.formats = dict(sorted(out.formats.items()))
     return out
 
 
 def as_json(s: Sources) -> dict:
     return {"episodes": s.episodes, "licenses": dict(sorted(s.licenses.items())), "unlicensed": s.unlicensed,
-            "licenses_from_rules": s.overridden,
+            "licenses_from_rules": s.overridden, "by_source": s.by_source,
             "formats": {f: {"producers": {p: sorted(v) for p, v in sorted(d["producers"].items())},
                             "readers": sorted(d["readers"]), "episodes": d["episodes"],
                             "licenses": dict(sorted(d["licenses"].items()))} for f, d in s.formats.items()}}
@@ -183,6 +188,11 @@ def _sources_section(s: Sources) -> list[str]:
               f" (`--license`; {s.overridden:,} episodes).", ""]
     lines += _table(["license", "episodes", "sources"],
                     [[lic, f"{d['episodes']:,}", f"{d['sources']:,}"] for lic, d in sorted(s.licenses.items())])
+    if len(s.by_source) <= SOURCES_SHOWN:
+        lines += ["", "Each source's license:", ""]
+        lines += _table(["source", "license"], [[f"`{uri}`", lic] for uri, lic in s.by_source.items()])
+    else:
+        lines += ["", f"Each of the {len(s.by_source):,} sources' license is in `publish.json` (`by_source`)."]
     if s.unlicensed:
         lines += ["", f"**{len(s.unlicensed):,} sources state no license** (published with "
                   "`--allow-unlicensed`); their episodes may not be yours to redistribute:", ""]

@@ -107,6 +107,8 @@ def test_the_card_names_every_source_its_producer_version_and_license(bundled_la
     assert meta["license_name"] == "-and-".join(sorted(l.lower() for l in licensed) + ["none"])
     for uri in {e["source_uri"] for e in episodes if e["license"] is None}:
         assert f"- `{uri}`" in body
+    for e in episodes:  # each source with its license
+        assert f"| `{e['source_uri']}` | {e['license'] or 'none'} |" in body
     record = json.load(open(tmp_path / "hub" / "publish.json"))
     assert record["export_id"] == manifest["export_id"]
     assert record["sources"]["episodes"] == len(episodes)
