@@ -186,6 +186,10 @@ def publish(lake: Lake, catalog_path: str | None, source: str, out: str, *, allo
             license_rules: list[tuple[str, str]] = (), log: Callable[[str], None] = print) -> Published:
     """Lay `source` (an export's folder or a dataset ref) out as a Hub dataset repository in the local folder
     `out`. PublishError when a source states no license and `allow_unlicensed` is false (nothing written)."""
+    try:  # the card's features are `datasets`' own YAML form of the schema
+        import datasets  # noqa: F401
+    except ImportError as e:
+        raise PublishError("publishing needs the `datasets` package: pip install 'trajforge[publish]'") from e
     found = _export_manifest(source) if ("/" in source or os.path.isdir(source)) else None
     with open_catalog(lake, catalog_path) as cat:
         if found is not None:
@@ -233,7 +237,10 @@ def upload(out: str, repo_id: str, token: str, *, private: bool = False, endpoin
     """Upload the folder `out` to the Hub dataset repository `repo_id` (made when missing) with
     `huggingface_hub`; `endpoint` (else $HF_ENDPOINT, else the Hub) is where the Hub's API answers. Returns the
     commit's URL."""
-    from huggingface_hub import HfApi
+    try:
+        from huggingface_hub import HfApi
+    except ImportError as e:
+        raise PublishError("uploading needs the `huggingface_hub` package: pip install 'trajforge[publish]'") from e
 
     api = HfApi(endpoint=endpoint or os.environ.get("HF_ENDPOINT") or None, token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
