@@ -36,6 +36,7 @@ from pipelines import label_ledger
 from pipelines.datasets import commit, part_groups, read_parts, read_table, resolve, write_part
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
 from pipelines.lake import Lake
+from pipelines.request_progress import RequestProgress
 from pipelines.options import OptionsError, from_mapping
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
@@ -287,11 +288,17 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
                  else f"{options.endpoint} ({options.concurrency} at a time)")
         log(f"label: {len(jobs)} requests, {len(jobs) - len(todo)} from the ledger, sending {len(todo)} to {where}")
         requests = [ChatRequest(j.request_key, j.messages) for j in todo]
+        waiting = f"max_tokens {options.sampling.max_tokens:,}, {options.concurrency} at a time"
         try:
-            if options.backend == "vllm":
-                complete_offline(options.model, options.sampling, requests, on_result, **options.engine_args)
-            else:
-                complete(options.client(), requests, on_result)
+            with RequestProgress("label", len(todo), log, waiting_on=waiting) as progress:
+                def counted(completion: Completion) -> None:
+                    on_result(completion)
+                    progress.done(rows[completion.key]["status"] == "ok")
+
+                if options.backend == "vllm":
+                    complete_offline(options.model, options.sampling, requests, counted, **options.engine_args)
+                else:
+                    complete(options.client(), requests, counted)
         finally:
             flush()  # what finished is kept even when interrupted: a rerun resumes from it
     result.sent += len(todo)
