@@ -288,17 +288,8 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
                  else f"{options.endpoint} ({options.concurrency} at a time)")
         log(f"label: {len(jobs)} requests, {len(jobs) - len(todo)} from the ledger, sending {len(todo)} to {where}")
         requests = [ChatRequest(j.request_key, j.messages) for j in todo]
-        waiting = f"max_tokens {options.sampling.max_tokens:,}, {options.concurrency} at a time"
         try:
-            with RequestProgress("label", len(todo), log, waiting_on=waiting) as progress:
-                def counted(completion: Completion) -> None:
-                    on_result(completion)
-                    progress.done(rows[completion.key]["status"] == "ok")
-
-                if options.backend == "vllm":
-                    complete_offline(options.model, options.sampling, requests, counted, **options.engine_args)
-                else:
-                    complete(options.client(), requests, counted)
+            _send(options, requests, on_result, lambda key: rows[key]["status"] == "ok", log)
         finally:
             flush()  # what finished is kept even when interrupted: a rerun resumes from it
     result.sent += len(todo)
@@ -324,6 +315,22 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
             result.errors += row["status"] == "error"
             result.messages.append(f"{job.step['step_id']} {job.strategy}: {row['error']}")
     return new_branches
+
+
+def _send(options: LabelOptions, requests: list[ChatRequest], on_result: Callable[[Completion], None],
+          usable: Callable[[str], bool], log: Callable[[str], None]) -> None:
+    """The requests to the world model, `on_result` called as each finishes, a progress line every few
+    seconds (`usable(key)`: whether the finished request's answer made a state)."""
+    waiting = f"max_tokens {options.sampling.max_tokens:,}, {options.concurrency} at a time"
+    with RequestProgress("label", len(requests), log, waiting_on=waiting) as progress:
+        def counted(completion: Completion) -> None:
+            on_result(completion)
+            progress.done(usable(completion.key))
+
+        if options.backend == "vllm":
+            complete_offline(options.model, options.sampling, requests, counted, **options.engine_args)
+        else:
+            complete(options.client(), requests, counted)
 
 
 _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}

@@ -217,8 +217,9 @@ def publish(lake: Lake, catalog_path: str | None, source: str, out: str, *, allo
         title, tasks = (f"{manifest['dataset']} {manifest['kind'].upper()} ({manifest['format']})",
                         TASKS[manifest["kind"]])
     else:
-        configs = [_write_config(table, {"train": [(lake.absolute(p), "parquet") for p in version.parts.get(table, [])]},
-                                 lake.fs, out) for table in ("episodes", "steps")]
+        parts = {table: [(lake.absolute(p), "parquet") for p in version.parts.get(table, [])]
+                 for table in ("episodes", "steps")}
+        configs = [_write_config(table, {"train": files}, lake.fs, out) for table, files in parts.items()]
         title, tasks = f"{version.dataset} trajectories", ["text-generation"]
     for c in configs:
         log(f"  {c.name}: " + ", ".join(f"{split} {sp['rows']:,} rows" for split, sp in c.splits.items()))

@@ -67,7 +67,8 @@ class Progress:
         elapsed = max(time.perf_counter() - self.started, 1e-9)
         rate = self.bytes / elapsed
         left = (self.total_bytes - self.bytes) / rate if rate > 0 else 0.0
-        return (f"  [{self.done}/{self.total_tasks} tasks] {self.bytes / SHOWN_MB:,.1f}/{self.total_bytes / SHOWN_MB:,.1f} MB"
+        return (f"  [{self.done}/{self.total_tasks} tasks] "
+                f"{self.bytes / SHOWN_MB:,.1f}/{self.total_bytes / SHOWN_MB:,.1f} MB"
                 f"  {rate / SHOWN_MB:,.1f} MB/s  {self.steps / elapsed:,.0f} steps/s  ETA {left:,.0f} s"
                 f"  episodes {self.episodes:,}  quarantined {self.quarantined:,}")
 

@@ -40,10 +40,12 @@ def cmd_publish(args) -> int:
         print(f"publish: {e}", file=sys.stderr)
         return 2
     s = done.sources
+    licenses = ", ".join(f"{k} {v['episodes']:,}" for k, v in sorted(s.licenses.items())) or "none"
+    if s.unlicensed:
+        licenses += f", none stated {len(s.unlicensed):,} source(s)"
     print(f"publish {args.source}: {done.rows:,} rows in {len(done.configs)} config(s) "
           f"({', '.join(c.name for c in done.configs)}) from {s.episodes:,} episodes of {len(s.formats)} source "
-          f"format(s); licenses " + (", ".join(f"{k} {v['episodes']:,}" for k, v in sorted(s.licenses.items()))
-                                     or "none") + (f", none stated {len(s.unlicensed):,} source(s)" if s.unlicensed else ""))
+          f"format(s); licenses {licenses}")
     print(f"  out        {args.out} (README.md, publish.json)")
     if args.repo_id:
         url = upload(args.out, args.repo_id, token, private=args.private, endpoint=args.endpoint)
