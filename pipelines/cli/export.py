@@ -44,9 +44,14 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
           f"({manifest['tokenizer']}), {len(manifest['shards'])} shard(s)")
     for split, domains in manifest["counts"].items():
         print(f"  {split:10s} " + ", ".join(f"{d} {n:,}" for d, n in domains.items()))
-    dropped = {k: v for k, v in manifest["skipped"].items() if v}
-    if dropped:
-        print("  skipped    " + ", ".join(f"{k} {v:,}" for k, v in dropped.items()))
+    print(f"  read       {manifest['actions_in']:,} actions, {manifest['transitions_in']:,} of them with a "
+          "recorded next observation (transitions)")
+    by_unit: dict[str, list[str]] = {}
+    for key, n in manifest["skipped"].items():
+        if n:
+            by_unit.setdefault(manifest["skipped_units"].get(key, "records"), []).append(f"{key} {n:,}")
+    for unit, counts in by_unit.items():  # one unit a line: transitions, actions, trajectories... never mixed
+        print(f"  skipped    {unit}: " + ", ".join(counts))
     for line in budget_warnings(manifest):
         print(f"  {line}")
     print(f"  out        {lake_url(args.out)} (manifest.json)")

@@ -39,6 +39,7 @@ import pyarrow as pa
 from pipelines import label_ledger
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
 from pipelines.lake import Lake
+from pipelines.request_progress import RequestProgress
 from pipelines.stages import StageContext, StageResult
 from pipelines.stages.eval import LedgerWriter
 from pipelines.stages.judge import CACHED, JUDGE_SAMPLING, JudgeJob, ModelAndJudgeOptions, judge_all
@@ -207,10 +208,16 @@ def _roll(rollouts: list[Rollout], options: SampleOptions, ledger: LedgerWriter,
             ledger.add(rows[completion.key])
 
         requests = [ChatRequest(key, r.query.messages) for key, r in todo.items()]
-        if options.backend == "vllm":
-            complete_offline(options.model, options.rollout_sampling(i), requests, on_result, **options.engine_args)
-        else:
-            complete(options.client(i), requests, on_result)
+        with RequestProgress(f"label: rollout {i + 1}", len(todo), log) as progress:
+            def counted(completion: Completion, progress=progress) -> None:
+                on_result(completion)
+                progress.done(completion.error is None)
+
+            if options.backend == "vllm":
+                complete_offline(options.model, options.rollout_sampling(i), requests, counted,
+                                 **options.engine_args)
+            else:
+                complete(options.client(i), requests, counted)
         result.rollouts_sent += len(todo)
     for rollout in rollouts:
         rollout.row = rows[rollout.request_key]

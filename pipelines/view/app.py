@@ -107,11 +107,21 @@ def _delta(value, parent) -> str:
     return f"{value - parent:+,}"
 
 
+# what a stage's `quarantined` count (stage_stats) holds: rows set aside with a reason for the data stages; for
+# the model-calling stages, samples or requests that failed (nothing of the dataset is quarantined)
+DROPPED_WORD = {"eval": "failed", "label": "failed or not kept"}
+
+
+def _dropped_word(stage: str) -> str:
+    return DROPPED_WORD.get(stage, "quarantined")
+
+
 def _templates() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.filters.update(num=_num, seconds=_seconds, when=_when, pretty=_pretty, action_fields=_action_fields,
-                       action_summary=_action_summary, delta=_delta, path=lambda s: quote(str(s), safe=""))
+                       action_summary=_action_summary, delta=_delta, dropped_word=_dropped_word,
+                       path=lambda s: quote(str(s), safe=""))
     env.globals.update(qs=lambda params, **changes: "?" + urlencode(
         {k: v for k, v in {**params, **changes}.items() if v not in (None, "")}))
     return env

@@ -137,6 +137,13 @@ def episode_facets(con) -> list[dict]:
                      "GROUP BY ALL ORDER BY ALL LIMIT 5000")
 
 
+# What an episode without a task is about, from what its reader kept in `env`: the app a DroidBot or UI Automator
+# run explored, the page a HAR recorded, a benchmark's task or instance name
+_SUBJECT_KEYS = ("app_package", "package", "app", "page_title", "task_name", "instance_id", "exp_name")
+_SUBJECT = "coalesce(" + ", ".join(f"json_extract_string(e.env, '$.{key}')" for key in _SUBJECT_KEYS) + ")"
+SUBJECT = f"CASE WHEN e.task IS NULL OR e.task = '' THEN {_SUBJECT} END AS subject"
+
+
 def episodes_page(con, f: EpisodeFilter, have: set[str], limit: int, offset: int) -> list[dict]:
     where, params = f.where(have)
     in_cluster = ("(SELECT dataset, episode_id, count(DISTINCT cluster_id) AS clusters FROM dedup_clusters "
@@ -145,6 +152,7 @@ def episodes_page(con, f: EpisodeFilter, have: set[str], limit: int, offset: int
     return rows(con, f"""
         WITH page AS MATERIALIZED (
             SELECT e.dataset, e.episode_id, e.domain, e.platform, e.source_format, left(e.task, 300) AS task,
+                   {SUBJECT},
                    e.agent, e.num_steps, e.outcome, e.reward, e.started_at,
                    epoch(e.ended_at) - epoch(e.started_at) AS duration_s
             FROM episodes e WHERE {where}
@@ -179,7 +187,8 @@ def _obs(column: str) -> str:
 
 
 def episode(con, dataset: str, episode_id: str) -> dict | None:
-    return _one(con, "SELECT * FROM episodes WHERE dataset = ? AND episode_id = ? LIMIT 1", [dataset, episode_id])
+    return _one(con, f"SELECT *, {SUBJECT} FROM episodes e WHERE dataset = ? AND episode_id = ? LIMIT 1",
+                [dataset, episode_id])
 
 
 def steps_range(con, dataset: str, episode_id: str, first: int, last: int) -> list[dict]:
@@ -313,8 +322,8 @@ def cluster_members(con, root: str, parts: dict[str, list[str]], episode_ids: li
                  "AND list_contains($2, episode_id) GROUP BY 1)" if steps
                  else "(SELECT NULL::VARCHAR AS episode_id, NULL::VARCHAR AS first_observation WHERE false)")
     found = rows(con, f"""
-        SELECT e.episode_id, left(e.task, 300) AS task, e.num_steps, e.outcome, e.source_uri, e.source_format,
-               e.domain, s.first_observation
+        SELECT e.episode_id, left(e.task, 300) AS task, {SUBJECT}, e.num_steps, e.outcome, e.source_uri,
+               e.source_format, e.domain, s.first_observation
         FROM read_parquet($1, union_by_name = true) e LEFT JOIN {first_obs} s USING (episode_id)
         WHERE list_contains($2, e.episode_id)
         QUALIFY row_number() OVER (PARTITION BY e.episode_id) = 1 LIMIT {len(episode_ids)}""",

@@ -66,7 +66,8 @@ def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
     DroidBot sample: shards, extra files, and the manifest less its path-dependent export id; the RL digests
     include the reward's judge context in `extra_info`, which came first). Only the trainer configs
     (`trainers/`, the manifest's `trainer_configs`) are new; the verl fragment names absolute paths, so it is
-    left out of the digests."""
+    left out of the digests. The manifests' digests were written again when token counts became the Qwen3.5
+    tokenizer's (its `tokenizer`, `tokens` and `tokens_total`); every shard's digest is the first one."""
     golden = json.loads((GOLDEN / "plain-export-digests.json").read_text())
     lake = str(tmp_path / "lake")
     run_ingest(DROIDBOT_ONLY, lake, [str(SAMPLES / "android" / "droidbot-run")], progress=False, log=lambda l: None)
@@ -356,3 +357,21 @@ def test_the_cli_takes_the_recipe(bundled, tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["recipe"]["steps"]["drop_no_change"] is False and manifest["recipe"]["turns_dropped"]["no_change"] == 0
     assert manifest["recipe"]["steps"]["keep_rates"]["echo"] == 0.0
+
+
+def test_a_trainer_that_cannot_read_the_turn_mask_is_named_with_a_warning(bundled_lake, tmp_path, capsys):
+    """CPT `text` with masked turns: TRL trains the whole text, so the manifest and a WARNING say so and name
+    the formats that carry the mask; `--format trl` carries it (token ids with a completion mask): no warning."""
+    from pipelines import cli
+
+    base = ["--lake", bundled_lake, "--recipe", "agentworld"]
+    assert cli.main(["export", "cpt", "all", "--out", str(tmp_path / "text"), *base]) == 0
+    manifest = json.loads((tmp_path / "text" / "manifest.json").read_text())
+    masked = sum(manifest["recipe"]["turns_masked"].values())
+    assert masked > 0
+    why = manifest["trainer_configs"]["loss_mask_not_honoured"]["TRL (trainers/trl_sft_config.json)"]
+    assert why.startswith(f"{masked:,} masked turns") and "--format trl" in why
+    assert f"WARNING TRL (trainers/trl_sft_config.json): {why}" in capsys.readouterr().out
+    assert cli.main(["export", "cpt", "all", "--out", str(tmp_path / "trl"), "--format", "trl", *base]) == 0
+    trl = json.loads((tmp_path / "trl" / "manifest.json").read_text())
+    assert "loss_mask_not_honoured" not in trl["trainer_configs"] and "WARNING" not in capsys.readouterr().out

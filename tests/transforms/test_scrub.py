@@ -5,9 +5,10 @@ import pyarrow as pa
 
 from transforms.scrub import scrub_table, scrub_text
 
-SHARED = Path("/work/shared/samples")
-HAR = SHARED / "browser" / "har" / "har-redirect.har"
-CAST = SHARED / "ubuntu" / "asciicast" / "markers-input.cast"
+# the bundled copies (Apache-2.0, samples/*/PROVENANCE.md): the checkout always has them, wherever it lies
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+HAR = SAMPLES / "browser" / "har" / "har-redirect.har"
+CAST = SAMPLES / "ubuntu" / "asciicast" / "markers-input.cast"
 
 # Planted secrets: shaped like the real thing, never real.
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

@@ -70,3 +70,19 @@ def test_the_eval_table_and_its_worst_samples(eval_url, page):
 
 def test_unknown_eval_is_not_found(eval_url, page):
     assert page.goto(eval_url + "/evals/nope").status == 404
+
+
+def test_the_runs_say_failed_for_eval_samples_and_an_app_names_a_taskless_episode(eval_url, page):
+    """An eval run's failed samples are failures, not quarantined records; a DroidBot run, which explores an
+    app with no task, is titled by its app on the episode list and its page."""
+    page.goto(eval_url + "/datasets")
+    stages = page.locator("table.runs div.stage").all_inner_texts()
+    evals = [s for s in stages if s.startswith("eval:")]
+    assert evals and all("2 failed" in s and "quarantined" not in s for s in evals), stages
+    assert any(s.startswith("validate:") and "quarantined" in s for s in stages)
+    page.goto(eval_url + "/episodes?source_format=droidbot")
+    title = page.locator("td.task a").first
+    assert title.inner_text().startswith("com.tencent.qqmusic") and "(no task recorded)" in title.inner_text()
+    with page.expect_navigation():
+        title.click()
+    assert page.locator("h1.task").inner_text() == "com.tencent.qqmusic (no task recorded)"

@@ -8,6 +8,11 @@ caused; no chain of thought, no task instruction).
 - `swift`: the same turns chat-framed for ms-swift: `messages` = system prompt, then user (action,
   `loss` false) and assistant (observation, `loss` true) pairs, so the observations carry the loss and the
   actions do not.
+- `trl`: the `text` document as token ids for TRL (`input_ids`, and `completion_mask`: 1 on the tokens of each
+  observation that carries the loss, 0 on the actions and on the observations the recipe masked), so TRL
+  trains exactly the turns ms-swift does. Tokenized with the export's tokenizer (`--tokenizer`; not
+  `bound`), segment by segment (action, observation), so a mask boundary is a token boundary: the model must
+  use the same tokenizer.
 
 A document covers turns [0, end) of a line, where `pipelines.export` sets `end` after the last admissible
 turn with a recorded observation. With a token budget a trajectory longer than the budget becomes several
@@ -20,8 +25,8 @@ from __future__ import annotations
 
 from transforms.export.chat import TrajectoryRenderer
 
-FORMATS = ("text", "swift")
-FILE_TYPES = {"text": "parquet", "swift": "jsonl"}
+FORMATS = ("text", "swift", "trl")
+FILE_TYPES = {"text": "parquet", "swift": "jsonl", "trl": "parquet"}
 
 
 def windows(renderer: TrajectoryRenderer, end: int, max_tokens: int | None, with_system: bool) -> tuple[list[tuple[int, int]], int]:
@@ -79,4 +84,21 @@ def swift_record(renderer: TrajectoryRenderer, first: int, stop: int, loss: list
     return {"messages": messages}
 
 
-RENDER = {"text": text_record, "swift": swift_record}
+def trl_record(renderer: TrajectoryRenderer, first: int, stop: int, loss: list[bool] | None = None) -> dict:
+    """`loss`: as in `text_record`. The ids decode to `text_record`'s text; without `loss` every observation
+    carries it (as in `swift`)."""
+    ids: list[int] = []
+    mask: list[int] = []
+
+    def add(text: str, carries: int) -> None:
+        tokens = renderer.counter.encode(text) if text else []
+        ids.extend(tokens)
+        mask.extend([carries] * len(tokens))
+
+    for n, (i, (user, assistant)) in enumerate(zip(range(first, stop), _turns(renderer, first, stop))):
+        add(("\n\n" if n else "") + user + "\n", 0)
+        add(assistant, 1 if loss is None or loss[i] else 0)
+    return {"input_ids": ids, "completion_mask": mask}
+
+
+RENDER = {"text": text_record, "swift": swift_record, "trl": trl_record}

@@ -86,12 +86,17 @@ RENDER = {"agentworld": agentworld_record, "trl": trl_record, "swift": swift_rec
           "bench": bench_record}
 
 
-def dataset_info(name: str, splits: list[str]) -> dict:
-    """LLaMA-Factory `dataset_info.json` entries for a sharegpt export: one dataset per split directory
-    (`file_name` is the split's folder, relative to the export root used as `dataset_dir`)."""
-    return {f"{name}_{split}": {
-        "file_name": split,
-        "formatting": "sharegpt",
-        "columns": {"messages": "conversations", "system": "system"},
-        "tags": {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt"},
-    } for split in splits}
+def dataset_info(name: str, splits: list[str], fmt: str = "sharegpt", folder: str = "") -> dict:
+    """LLaMA-Factory `dataset_info.json` entries for a sharegpt or agentworld export: one dataset per split
+    directory (`file_name`: the split's folder, relative to the `dataset_dir` the file sits in, `folder` before
+    it). Both are LLaMA-Factory's sharegpt formatting: `conversations` of from/value turns with `system` beside
+    them, or agentworld's OpenAI-style `messages` of role/content turns with the system prompt first."""
+    if fmt == "agentworld":
+        columns = {"messages": "messages"}
+        tags = {"role_tag": "role", "content_tag": "content", "user_tag": "user", "assistant_tag": "assistant",
+                "system_tag": "system"}
+    else:
+        columns = {"messages": "conversations", "system": "system"}
+        tags = {"role_tag": "from", "content_tag": "value", "user_tag": "human", "assistant_tag": "gpt"}
+    return {f"{name}_{split}": {"file_name": f"{folder}{split}", "formatting": "sharegpt", "columns": columns,
+                                "tags": tags} for split in splits}

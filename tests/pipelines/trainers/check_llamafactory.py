@@ -48,7 +48,7 @@ rows = [json.loads(line) for f in sorted(glob.glob(os.path.join(root, "train", "
 tok, dataset = loaded()
 bad = []
 for i, (row, item) in enumerate(zip(rows, dataset)):
-    target = row["conversations"][-1]["value"]
+    target = row["conversations"][-1]["value"] if "conversations" in row else row["messages"][-1]["content"]
     got = tok.decode([t for t in item["labels"] if t != -100], skip_special_tokens=False)
     if got.replace("<|im_end|>", "").strip() != target.strip():
         bad.append({"row": i, "why": "labels are not the target", "got_tail": got[-80:]})
