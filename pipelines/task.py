@@ -33,10 +33,11 @@ class TaskContext:
     run_id: str
 
 
-def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str]) -> dict:
+def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str], shared: dict) -> dict:
     module = registry.load(unit.format)
     fs, _ = fsspec.core.url_to_fs(unit.input_spec)
-    source = Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None)
+    source = Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None,
+                    reports=unit.reports, shared=shared)
     episodes: list[Episode] = []
     counts = {"episodes": 0, "steps": 0, "quarantined": 0}
 
@@ -94,8 +95,9 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
     blobs = BlobStore(lake, ctx.run_id)
     messages: list[str] = []
     totals = {"units": len(task.units), "bytes": task.size, "episodes": 0, "steps": 0, "quarantined": 0}
+    shared: dict = {}  # what the task's units decode once between them (a run report's grades)
     for unit in task.units:
-        for key, value in _read_unit(unit, builder, blobs, messages).items():
+        for key, value in _read_unit(unit, builder, blobs, messages, shared).items():
             totals[key] += value
 
     # secrets never reach the lake: scrubbed before anything is written, what kind where in the marker's audit
