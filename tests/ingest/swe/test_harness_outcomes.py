@@ -1,0 +1,140 @@
+"""Outcomes from the harness around the agent (`ingest.harness_reports`, `pipelines.harness_files`): the
+SWE-bench harness's instance and run reports and mini-swe-agent's exit statuses, wherever the run keeps them.
+
+The producers write them at test time: the SWE-bench harness 5.0.2's own grading and report writers
+(`producers/swebench_harness.py`: `grading.get_eval_report` on a test log, `reporting.make_run_report`) grade
+real trajectories, and the run report they write is the oracle; mini-swe-agent's batch progress manager writes
+its `exit_statuses_*.yaml`. Real runs: the mini-swe-agent 1.15.0 Gemini 3 Pro run with its `logs/<instance>/
+report.json` (samples/swe/minisweagent-gemini3pro) and a 2.2.7 deepseek-chat run graded in a run report above
+its output folder (samples/swe/minisweagent-deepseek-chat-2.2.7); their PROVENANCE.md say what they hold."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipelines.plan import find_units
+from tests.conftest import SAMPLES
+from tests.goldens import check_json
+from tests.ingest.swe.producer_runs import last_json_line, mini_swe_agent_run, producer_python, run_script
+
+GOLDEN = Path(__file__).parent / "golden"
+SWEBENCH = "5.0.2"  # the Makefile's SWEBENCH_VERSION
+GEMINI = SAMPLES / "swe" / "minisweagent-gemini3pro"
+DEEPSEEK_CHAT = SAMPLES / "swe" / "minisweagent-deepseek-chat-2.2.7"
+SWEAGENT = SAMPLES / "swe" / "sweagent-v1" / "6e44b9__sweagenttestrepo-1c2844.traj"  # SWE-agent__test-repo-i1
+MODEL, RUN_ID = "openrouter/google/gemini-3-pro-preview", "trajforge-eval"
+RUN_REPORT = "openrouter__google__gemini-3-pro-preview.trajforge-eval.json"
+# what each instance's test log shows (the harness grades it); the run report it then writes is the oracle
+GRADES = {"django__django-16255": "resolved", "django__django-10999": "unresolved",
+          "SWE-agent__test-repo-i1": "resolved", "submitted": "no_report", "limited": "empty"}
+
+
+def _episodes(query) -> dict:
+    """{instance id: (outcome, reward, env)} of the lake's episodes."""
+    out = {}
+    for ep in query("SELECT outcome, reward, env FROM episodes"):
+        env = json.loads(ep["env"])
+        out[env["instance_id"]] = (ep["outcome"], ep["reward"], env)
+    return out
+
+
+def _graded_run(tmp_path, tmp_path_factory) -> tuple[Path, dict]:
+    """A run folder as people keep one: the agents' trajectories under `trajs/` (real mini-swe-agent and
+    SWE-agent runs, and the two mini-swe-agent 2.4.6 writes here), graded by the SWE-bench harness in the run
+    folder (its `logs/run_evaluation/...` and its run report). Returns the folder and the harness's run report."""
+    out, _ = mini_swe_agent_run("2.4.6", tmp_path_factory)
+    run = tmp_path / "run"
+    shutil.copytree(GEMINI / "trajs", run / "trajs")
+    # SWE-agent saves `<output>/<instance>/<instance>.traj`; the sample's file is named otherwise upstream
+    (run / "trajs" / "SWE-agent__test-repo-i1").mkdir()
+    shutil.copy(SWEAGENT, run / "trajs" / "SWE-agent__test-repo-i1" / "SWE-agent__test-repo-i1.traj")
+    for name in ("submitted", "limited"):
+        shutil.copytree(out / name, run / "trajs" / name)
+    python = producer_python("swebench", SWEBENCH)
+    graded = last_json_line(run_script(python, "swebench_harness.py", ["grade", str(run), RUN_ID, MODEL,
+                                                                       json.dumps(GRADES)], tmp_path / "home"))
+    assert Path(graded["run_report"]) == run / RUN_REPORT
+    return run, graded["report"]
+
+
+def _expected(report: dict, instance: str) -> tuple[str, float | None, str]:
+    """(outcome, reward, status) the run report gives an instance."""
+    for key, outcome, reward, status in (("resolved_ids", "success", 1.0, "resolved"),
+                                         ("unresolved_ids", "failure", 0.0, "unresolved"),
+                                         ("empty_patch_ids", "failure", 0.0, "empty_patch"),
+                                         ("error_ids", "unknown", None, "error")):
+        if instance in report[key]:
+            return outcome, reward, status
+    raise AssertionError(f"{instance} is in no list of the run report")
+
+
+@pytest.mark.parametrize("instance_reports", [True, False], ids=["with-logs", "run-report-only"])
+def test_the_harness_own_reports_decide_each_instance(run, query, tmp_path, tmp_path_factory, instance_reports):
+    """Each trajectory's outcome is the one the harness's run report gives its instance; an instance report
+    under `logs/run_evaluation/<run_id>/<model>/<instance>/` decides where there is one, the run report
+    otherwise; no report file is listed as unread."""
+    folder, report = _graded_run(tmp_path, tmp_path_factory)
+    if not instance_reports:
+        shutil.rmtree(folder / "logs")
+    result = run("ingest-swe", [folder], stages=["ingest"])
+    assert result.episodes == 5 and result.quarantined == 0
+    episodes = _episodes(query)
+    assert set(episodes) == set(GRADES)
+    for instance, (outcome, reward, env) in episodes.items():
+        want_outcome, want_reward, status = _expected(report, instance)
+        assert (outcome, reward, env["harness_status"]) == (want_outcome, want_reward, status), instance
+        report_json = f"run/logs/run_evaluation/{RUN_ID}/{MODEL.replace('/', '__')}/{instance}/report.json"
+        decided_by_instance_report = instance_reports and (folder.parent / report_json).exists()
+        assert env["outcome_file"] == (report_json if decided_by_instance_report else f"run/{RUN_REPORT}")
+        assert ("report" in env) == decided_by_instance_report  # the instance report's entry, tests and all
+    assert episodes["django__django-16255"][2].get("report", {"resolved": True})["resolved"] is True
+    unread = [i.path for i in result.ignored]
+    # the harness's test logs alone are left unread: one per instance with a prediction and a patch
+    assert [p.rsplit("/", 1)[-1] for p in unread] == (["test_output.txt"] * 4 if instance_reports else []), unread
+
+
+def test_real_1_15_run_with_its_instance_reports_under_logs(run, query):
+    """The Gemini 3 Pro run keeps `trajs/<instance>/<instance>.traj.json` and the harness's
+    `logs/<instance>/report.json` (the entry alone, its folder naming the instance): django__django-16255
+    says `"resolved": true`, django__django-10999 `"resolved": false` (a person read both)."""
+    result = run("ingest-swe", [GEMINI], stages=["ingest"])
+    assert result.episodes == 2 and result.quarantined == 0
+    assert [i.path.rsplit("/", 1)[-1] for i in result.ignored] == ["PROVENANCE.md"]
+    check_json(GOLDEN / "harness-outcomes-gemini3pro-1.15.0.json", _golden(query), indent=1, sort_keys=True)
+    episodes = _episodes(query)
+    assert episodes["django__django-16255"][:2] == ("success", 1.0)
+    assert episodes["django__django-10999"][:2] == ("failure", 0.0)
+    assert episodes["django__django-10999"][2]["outcome_file"] == \
+        "minisweagent-gemini3pro/logs/django__django-10999/report.json"
+
+
+def test_real_2_2_run_graded_in_a_run_report_above_its_output_folder(run, query):
+    """mini-swe-agent 2.2.7 (deepseek-chat) wrote `output/deepseek_chat_dev/<instance>/<instance>.traj.json`
+    and its exit statuses there; the harness ran in the repository root and wrote
+    `deepseek__deepseek-chat.deepseek_chat_dev.json` there, beside the report of a rerun
+    (`...deepseek_chat_dev_rerun.json`). A person reads sqlfluff__sqlfluff-2419 in the first report's
+    `resolved_ids` and pylint-dev__astroid-1978 in its `unresolved_ids`."""
+    result = run("ingest-swe", [DEEPSEEK_CHAT], stages=["ingest"])
+    assert result.episodes == 2 and result.quarantined == 0
+    assert [i.path.rsplit("/", 1)[-1] for i in result.ignored] == ["LICENSE", "PROVENANCE.md"]
+    check_json(GOLDEN / "harness-outcomes-deepseek-chat-2.2.7.json", _golden(query), indent=1, sort_keys=True)
+    episodes = _episodes(query)
+    assert episodes["sqlfluff__sqlfluff-2419"][:2] == ("success", 1.0)
+    assert episodes["pylint-dev__astroid-1978"][:2] == ("failure", 0.0)
+    assert {e[2]["outcome_file"] for e in episodes.values()} == \
+        {"minisweagent-deepseek-chat-2.2.7/deepseek__deepseek-chat.deepseek_chat_dev.json"}
+
+
+def _golden(query) -> dict:
+    """What a person checks against the report files: per trajectory, its outcome, reward, steps, terminal
+    flag and the file that decided."""
+    rows = query("SELECT e.source_uri, e.outcome, e.reward, e.env, count(s.step_index) AS steps, "
+                 "bool_or(s.is_terminal) AS terminal FROM episodes e JOIN steps s USING (episode_id) "
+                 "GROUP BY ALL ORDER BY e.source_uri")
+    return {r["source_uri"]: {"outcome": r["outcome"], "reward": r["reward"], "steps": r["steps"],
+                              "terminal": r["terminal"],
+                              **{k: json.loads(r["env"]).get(k) for k in ("outcome_file", "harness_status",
+                                                                          "exit_status", "exit_status_file")}}
+            for r in rows}
