@@ -71,7 +71,11 @@ INFO = FormatInfo(
     proof=("each version in its own venv runs a bash task in a local environment against litellm's mock response (2.x"
            " tool calls: its deterministic test model); its inspector's paging and action parsing are the oracle "
            "(`tests/ingest/swe/test_minisweagent.py`); a real 1.15.0 run (Gemini 3 Pro) is a golden, and a real "
-           "MIT-licensed 2.2.7 tool-call run (deepseek-reasoner, cut by a provider error) beside the test"),
+           "MIT-licensed 2.2.7 tool-call run (deepseek-reasoner, cut by a provider error) beside the test; outcomes: "
+           "the SWE-bench harness 5.0.2's own grading and report writers grade real trajectories at test time, its "
+           "run report is the oracle, and mini-swe-agent's batch progress manager writes its exit statuses; real "
+           "graded runs: the 1.15.0 one with its `logs/<instance>/report.json`, a 2.2.7 one (deepseek-chat) in run "
+           "reports above its output folder (`tests/ingest/swe/test_harness_outcomes.py`, goldens)"),
 )
 
 _SUFFIX = ".traj.json"

@@ -65,7 +65,7 @@ VERSION = "2"
 TAKES_HARNESS_REPORTS = True  # planning gives each unit the SWE-bench reports of its run
 INFO = FormatInfo(
     group="swe", rank=20, domains=('swe',), platform="linux",
-    summary="SWE-agent `.traj` (current, history-only, legacy 0.x)",
+    summary="SWE-agent `.traj` (current, history-only, legacy 0.x; outcome from the SWE-bench reports of its run)",
 )
 
 _ISSUE = re.compile(r"ISSUE:\n(.*?)\n+INSTRUCTIONS:", re.DOTALL)

@@ -138,3 +138,116 @@ def _golden(query) -> dict:
                               **{k: json.loads(r["env"]).get(k) for k in ("outcome_file", "harness_status",
                                                                           "exit_status", "exit_status_file")}}
             for r in rows}
+
+
+def test_exit_statuses_give_the_status_a_trajectory_lacks(run, query, tmp_path, tmp_path_factory):
+    """mini-swe-agent's batch progress manager writes `exit_statuses_<time>.yaml` in the output folder; it
+    gives the exit status of a trajectory that has none of its own (here one with its status cut out: an
+    edge case) and never overrides one that has. The file is not listed as unread."""
+    out, _ = mini_swe_agent_run("2.4.6", tmp_path_factory)
+    folder = tmp_path / "out"
+    for name in ("submitted", "limited"):
+        shutil.copytree(out / name, folder / name)
+    python = producer_python("mini-swe-agent", "2.4.6")
+    written = last_json_line(run_script(python, "mini_swe_agent.py", [
+        "exit-statuses", str(folder), json.dumps({"submitted": "Submitted", "limited": "LimitsExceeded"})],
+        tmp_path / "home"))["path"]
+    limited = folder / "limited" / "limited.traj.json"
+    doc = json.loads(limited.read_text())
+    del doc["info"]["exit_status"]
+    for message in doc["messages"]:
+        (message.get("extra") or {}).pop("exit_status", None)
+    limited.write_text(json.dumps(doc))
+    result = run("ingest-swe", [folder], stages=["ingest"])
+    assert result.episodes == 2 and result.ignored == []
+    episodes = _episodes(query)
+    assert episodes["limited"][2]["exit_status"] == "LimitsExceeded"
+    assert episodes["limited"][2]["exit_status_file"] == f"out/{Path(written).name}"
+    assert episodes["submitted"][2]["exit_status"] == "Submitted" and "exit_status_file" not in episodes["submitted"][2]
+    assert {e[0] for e in episodes.values()} == {"unknown"}  # an exit status is not a grade
+
+
+def _real_trajectory(folder: Path, instance: str = "django__django-16255") -> Path:
+    """The real 1.15.0 trajectory of the Gemini run, copied as `<folder>/<instance>/<instance>.traj.json`."""
+    target = folder / instance / f"{instance}.traj.json"
+    target.parent.mkdir(parents=True)
+    shutil.copy(GEMINI / "trajs" / instance / f"{instance}.traj.json", target)
+    return target
+
+
+def _run_report(path: Path, **lists) -> None:
+    path.write_text(json.dumps({"total_instances": 1, "submitted_instances": 1, **lists, "schema_version": 2},
+                               indent=4))
+
+
+def test_of_two_run_reports_the_one_named_for_the_output_folder_decides(run, query, tmp_path):
+    """The harness ran twice in one folder (a run and its rerun, as in the deepseek-chat repository) and graded
+    the same instance differently: each output folder's trajectory takes the report named for its run id."""
+    root = tmp_path / "runs"
+    _real_trajectory(root / "output" / "first")
+    _real_trajectory(root / "output" / "first_rerun")
+    _run_report(root / "model.first.json", resolved_ids=["django__django-16255"], unresolved_ids=[])
+    _run_report(root / "model.first_rerun.json", resolved_ids=[], unresolved_ids=["django__django-16255"])
+    run("ingest-swe", [root], stages=["ingest"])
+    got = {r["source_uri"].split("/")[2]: (r["outcome"], json.loads(r["env"])["outcome_file"])
+           for r in query("SELECT source_uri, outcome, env FROM episodes")}
+    assert got == {"first": ("success", "runs/model.first.json"),
+                   "first_rerun": ("failure", "runs/model.first_rerun.json")}
+
+
+def test_a_report_of_another_run_or_instance_decides_nothing(run, query, tmp_path):
+    """A report in a sibling run's folder, or an instance report whose folder names another instance, is not
+    the trajectory's: the outcome stays unknown and those files are listed as unread."""
+    root = tmp_path / "runs"
+    _real_trajectory(root / "a" / "trajs")
+    (root / "b" / "logs" / "django__django-16255").mkdir(parents=True)
+    (root / "b" / "logs" / "django__django-16255" / "report.json").write_text('{"resolved": true}')
+    (root / "a" / "logs" / "django__django-1").mkdir(parents=True)
+    (root / "a" / "logs" / "django__django-1" / "report.json").write_text('{"django__django-1": {"resolved": true}}')
+    result = run("ingest-swe", [root], stages=["ingest"])
+    (ep,) = query("SELECT outcome, env FROM episodes")
+    assert ep["outcome"] == "unknown" and "outcome_file" not in json.loads(ep["env"])
+    assert sorted(i.path.split("/runs/")[1] for i in result.ignored) == [
+        "a/logs/django__django-1/report.json", "b/logs/django__django-16255/report.json"]
+
+
+@pytest.mark.parametrize("text, rule", [
+    ('{\n    "total_instances": 1,\n    "resolved_ids": "django__django-16255"\n}', "bad_record"),
+    ('{\n    "total_instances": 1,\n    "resolved_ids": ["django__django-16255"', "parse_error")])
+def test_a_broken_run_report_is_a_quarantine_row_naming_it(run, query, tmp_path, text, rule):
+    root = tmp_path / "run"
+    _real_trajectory(root / "trajs")
+    (root / "model.eval.json").write_text(text)
+    result = run("ingest-swe", [root], stages=["ingest"])
+    assert result.episodes == 1 and result.ignored == []
+    (row,) = query("SELECT rule, reason FROM quarantine")
+    assert row["rule"] == rule and "run/model.eval.json" in row["reason"]
+    assert query("SELECT outcome FROM episodes")[0]["outcome"] == "unknown"
+
+
+def test_a_report_added_later_changes_the_units_it_grades(run, query, tmp_path):
+    """A run ingested before the harness graded it: adding the run report changes the units it grades, which
+    an incremental ingest lists as changed (as any changed input); `--replace` then reads them with it."""
+    root = tmp_path / "run"
+    _real_trajectory(root / "trajs")
+    assert run("ingest-swe", [root], stages=["ingest"]).episodes == 1
+    assert query("SELECT outcome FROM episodes")[0]["outcome"] == "unknown"
+    _run_report(root / "model.eval.json", resolved_ids=["django__django-16255"])
+    again = run("ingest-swe", [root], stages=["ingest"])
+    assert again.units_in == 0 and [i.reason.split(" (")[0] for i in again.ignored] == [
+        "skipped: changed since v1 ingested it"]
+    replaced = run("ingest-swe", [root], stages=["ingest"], replace=True)
+    assert replaced.episodes == 1 and replaced.ignored == []
+    assert query("SELECT outcome FROM episodes")[0]["outcome"] == "success"
+
+
+def test_planning_gives_a_run_report_to_the_units_under_its_folder_only(tmp_path):
+    """The units of a format that takes harness files get the run report above them, once each; others not."""
+    root = tmp_path / "run"
+    first = _real_trajectory(root / "trajs")
+    _real_trajectory(root / "trajs", "django__django-10999")
+    _run_report(root / "model.eval.json", resolved_ids=["django__django-16255"])
+    units, ignored = find_units([str(root)], ["minisweagent"])
+    assert [u.reports for u in units] == [(str(root / "model.eval.json"),)] * 2 and ignored == []
+    assert units[0].reports[0] is units[1].reports[0]  # one string for the run, not one per unit
+    assert str(first) in {u.path for u in units}
