@@ -5,8 +5,9 @@ The producers write them at test time: the SWE-bench harness 5.0.2's own grading
 (`producers/swebench_harness.py`: `grading.get_eval_report` on a test log, `reporting.make_run_report`) grade
 real trajectories, and the run report they write is the oracle; mini-swe-agent's batch progress manager writes
 its `exit_statuses_*.yaml`. Real runs: the mini-swe-agent 1.15.0 Gemini 3 Pro run with its `logs/<instance>/
-report.json` (samples/swe/minisweagent-gemini3pro) and a 2.2.7 deepseek-chat run graded in a run report above
-its output folder (samples/swe/minisweagent-deepseek-chat-2.2.7); their PROVENANCE.md say what they hold."""
+report.json` (samples/swe/minisweagent-gemini3pro, and an unresolved instance of it in
+data/minisweagent-gemini3pro-unresolved) and a 2.2.7 deepseek-chat run graded in a run report above its output
+folder (data/minisweagent-deepseek-chat-2.2.7); their PROVENANCE.md say what they hold (MIT, licenses beside)."""
 
 import json
 import shutil
@@ -21,8 +22,10 @@ from tests.ingest.swe.producer_runs import last_json_line, mini_swe_agent_run, p
 
 GOLDEN = Path(__file__).parent / "golden"
 SWEBENCH = "5.0.2"  # the Makefile's SWEBENCH_VERSION
+DATA = Path(__file__).parent / "data"
 GEMINI = SAMPLES / "swe" / "minisweagent-gemini3pro"
-DEEPSEEK_CHAT = SAMPLES / "swe" / "minisweagent-deepseek-chat-2.2.7"
+GEMINI_UNRESOLVED = DATA / "minisweagent-gemini3pro-unresolved"
+DEEPSEEK_CHAT = DATA / "minisweagent-deepseek-chat-2.2.7"
 SWEAGENT = SAMPLES / "swe" / "sweagent-v1" / "6e44b9__sweagenttestrepo-1c2844.traj"  # SWE-agent__test-repo-i1
 MODEL, RUN_ID = "openrouter/google/gemini-3-pro-preview", "trajforge-eval"
 RUN_REPORT = "openrouter__google__gemini-3-pro-preview.trajforge-eval.json"
@@ -47,6 +50,7 @@ def _graded_run(tmp_path, tmp_path_factory) -> tuple[Path, dict]:
     out, _ = mini_swe_agent_run("2.4.6", tmp_path_factory)
     run = tmp_path / "run"
     shutil.copytree(GEMINI / "trajs", run / "trajs")
+    shutil.copytree(GEMINI_UNRESOLVED / "trajs", run / "trajs", dirs_exist_ok=True)
     # SWE-agent saves `<output>/<instance>/<instance>.traj`; the sample's file is named otherwise upstream
     (run / "trajs" / "SWE-agent__test-repo-i1").mkdir()
     shutil.copy(SWEAGENT, run / "trajs" / "SWE-agent__test-repo-i1" / "SWE-agent__test-repo-i1.traj")
@@ -99,15 +103,15 @@ def test_real_1_15_run_with_its_instance_reports_under_logs(run, query):
     """The Gemini 3 Pro run keeps `trajs/<instance>/<instance>.traj.json` and the harness's
     `logs/<instance>/report.json` (the entry alone, its folder naming the instance): django__django-16255
     says `"resolved": true`, django__django-10999 `"resolved": false` (a person read both)."""
-    result = run("ingest-swe", [GEMINI], stages=["ingest"])
+    result = run("ingest-swe", [GEMINI, GEMINI_UNRESOLVED], stages=["ingest"])
     assert result.episodes == 2 and result.quarantined == 0
-    assert [i.path.rsplit("/", 1)[-1] for i in result.ignored] == ["PROVENANCE.md"]
+    assert [i.path.rsplit("/", 1)[-1] for i in result.ignored] == ["PROVENANCE.md", "LICENSE", "PROVENANCE.md"]
     check_json(GOLDEN / "harness-outcomes-gemini3pro-1.15.0.json", _golden(query), indent=1, sort_keys=True)
     episodes = _episodes(query)
     assert episodes["django__django-16255"][:2] == ("success", 1.0)
     assert episodes["django__django-10999"][:2] == ("failure", 0.0)
     assert episodes["django__django-10999"][2]["outcome_file"] == \
-        "minisweagent-gemini3pro/logs/django__django-10999/report.json"
+        "minisweagent-gemini3pro-unresolved/logs/django__django-10999/report.json"
 
 
 def test_real_2_2_run_graded_in_a_run_report_above_its_output_folder(run, query):
@@ -171,7 +175,8 @@ def _real_trajectory(folder: Path, instance: str = "django__django-16255") -> Pa
     """The real 1.15.0 trajectory of the Gemini run, copied as `<folder>/<instance>/<instance>.traj.json`."""
     target = folder / instance / f"{instance}.traj.json"
     target.parent.mkdir(parents=True)
-    shutil.copy(GEMINI / "trajs" / instance / f"{instance}.traj.json", target)
+    shutil.copy(next(GEMINI.glob(f"trajs/{instance}/*.traj.json"), None) or
+                GEMINI_UNRESOLVED / "trajs" / instance / f"{instance}.traj.json", target)
     return target
 
 
