@@ -45,7 +45,7 @@ RUN_REPORT, INSTANCE_REPORT, EXIT_STATUSES = "swebench_run_report", "swebench_in
 # a run report's first keys (`make_run_report` writes its counts, then its id lists, indented)
 _RUN_REPORT_HEAD = re.compile(rb'^\{\s*"(total_instances|submitted_instances|completed_instances|resolved_ids|'
                               rb'resolved_instances|unresolved_ids|completed_ids|submitted_ids)"\s*:')
-_RUN_REPORT_KEYS = (b'"resolved_ids"', b'"resolved_instances"', b'"unresolved_instances"')
+_RUN_REPORT_KEYS = (b'"resolved_ids"', b'"unresolved_ids"', b'"resolved_instances"', b'"unresolved_instances"')
 # an instance report: the entry's flags, keyed by the instance or alone
 _ENTRY_KEYS = re.compile(rb'"(patch_is_None|patch_exists|patch_successfully_applied|resolved)"\s*:\s*(true|false)')
 _EXIT_STATUSES_NAME = re.compile(r"^exit_statuses.*\.ya?ml$")
@@ -67,7 +67,7 @@ def kind_of(path: str, head: bytes) -> str | None:
         return None
     if name == "report.json" and _ENTRY_KEYS.search(start):
         return INSTANCE_REPORT
-    if _RUN_REPORT_HEAD.match(start) and (any(k in start for k in _RUN_REPORT_KEYS) or b'"total_instances"' in start):
+    if _RUN_REPORT_HEAD.match(start) and any(k in start for k in _RUN_REPORT_KEYS):
         return RUN_REPORT
     return None
 
@@ -111,8 +111,9 @@ def entry_for(doc, instance: str | None, folder: str) -> dict | None:
     return None
 
 
-def verdict(source: Source, instance: str | None) -> tuple[Verdict, list[Rejected]]:
-    """The harness files planning gave the unit (`source.reports`), read for `instance`."""
+def verdict(source: Source, instance: str | None, exit_statuses: bool = True) -> tuple[Verdict, list[Rejected]]:
+    """The harness files planning gave the unit (`source.reports`), read for `instance`; mini-swe-agent's exit
+    statuses only with `exit_statuses`. A broken report is a row (once per task: its decoding is kept)."""
     found, problems = Verdict(), []
     if not instance or not source.reports:
         return found, problems
@@ -140,7 +141,7 @@ def verdict(source: Source, instance: str | None) -> tuple[Verdict, list[Rejecte
                 found.status, found.resolved = status
                 found.file = _where(source, path)
                 break
-    for path in reversed(by_kind.get(EXIT_STATUSES, [])):  # a later batch invocation's statuses win
+    for path in reversed(by_kind.get(EXIT_STATUSES, []) if exit_statuses else []):  # the latest invocation wins
         status, problem = _exit_status(source, path, instance)
         problems += problem
         if status is not None:

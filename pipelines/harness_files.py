@@ -30,10 +30,12 @@ _STEMS = (".traj.json", ".traj", ".json", ".jsonl")
 
 
 def attach(paths: list[str], claimed: bytearray, units: list[tuple[str, str]], takes: set[str],
-           head) -> list[list[int]]:
+           head) -> list[tuple[int, ...]]:
     """For each (format, unit path) of `units`, the indices in sorted `paths` of the harness files that may
-    decide its outcome (none for a format not in `takes`); those files are marked in `claimed`."""
-    found: list[list[int]] = [[] for _ in units]
+    decide its outcome (none for a format not in `takes`); those files are marked in `claimed`. Units given
+    the same files share one tuple (a run report grades thousands of units)."""
+    found: list[tuple[int, ...]] = [() for _ in units]
+    shared: dict[tuple[int, ...], tuple[int, ...]] = {}
     if not any(name in takes for name, _ in units):
         return found
     by_folder, by_instance = _harness_files(paths, claimed, head)
@@ -46,7 +48,7 @@ def attach(paths: list[str], claimed: bytearray, units: list[tuple[str, str]], t
         names = set(unit_path.split("/")) | {_stem(posixpath.basename(unit_path))}
         hits = [i for folder in folders for i in by_folder.get(folder, ())]
         hits += [i for instance in names for scope, i in by_instance.get(instance, ()) if scope in folders]
-        found[n] = sorted(set(hits))
+        found[n] = shared.setdefault(tuple(sorted(set(hits))), tuple(sorted(set(hits))))
         for i in found[n]:
             claimed[i] = 1
     return found

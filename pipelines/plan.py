@@ -205,12 +205,14 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
             takes = {name for name, module in modules if getattr(module, "TAKES_HARNESS_REPORTS", False)}
             reports = harness_files.attach(files.paths, files.claimed, [(n, p) for n, p, _ in claims], takes, head)
             root_name = posixpath.basename(root) or "input"
+            report_paths: dict[tuple[int, ...], tuple[str, ...]] = {}  # one tuple per set of reports
             for (name, unit_path, claimed), found in zip(claims, reports):
                 rel = "" if root_is_file else posixpath.relpath(unit_path, base)
                 uri = posixpath.normpath(posixpath.join(root_name, rel))
+                if found not in report_paths:
+                    report_paths[found] = tuple(files.paths[i] for i in found)
                 units.append(Unit(name, unit_path, uri, sum(files.size(i) or 0 for i in claimed),
-                                  files.fingerprint(claimed + found), spec, base,
-                                  tuple(files.paths[i] for i in found)))
+                                  files.fingerprint(claimed + list(found)), spec, base, report_paths[found]))
             ignored.extend(Ignored(p, files.size(i), why_unread(p, files.size(i), partial(_read_start, fs, p)))
                            for i, p in enumerate(files.paths) if not files.claimed[i])
     units.sort(key=lambda u: (u.uri, u.format))

@@ -378,7 +378,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
            "model_stats": info.get("model_stats"), "environment": doc.get("environment"),
            "repo": _at(replay, "env", "repo", "github_url"),
            "instance_id": instance_id or (name[:-5] if name.endswith(".traj") else None)}
-    harness, problems = harness_reports.verdict(source, env["instance_id"])
+    harness, problems = harness_reports.verdict(source, env["instance_id"], exit_statuses=False)
     yield from problems
     env.update(harness.env(), report=harness.entry)
     try:
