@@ -256,3 +256,25 @@ def test_planning_gives_a_run_report_to_the_units_under_its_folder_only(tmp_path
     assert [u.reports for u in units] == [(str(root / "model.eval.json"),)] * 2 and ignored == []
     assert units[0].reports[0] is units[1].reports[0]  # one string for the run, not one per unit
     assert str(first) in {u.path for u in units}
+
+
+def test_a_run_report_is_decoded_once_per_task_not_once_per_trajectory(run, query, tmp_path, monkeypatch):
+    """Thirty trajectories in one task, graded by one run report: it is decoded once, and each trajectory gets
+    its own instance's grade from it."""
+    from ingest import harness_reports
+
+    root = tmp_path / "run"
+    ids = [f"django__django-{n}" for n in range(30)]
+    doc = json.loads(next(GEMINI.glob("trajs/*/*.traj.json")).read_bytes())
+    for instance in ids:  # the real trajectory as if run on 30 instances (1.x names its instance inside)
+        (root / "trajs" / instance).mkdir(parents=True)
+        (root / "trajs" / instance / f"{instance}.traj.json").write_text(json.dumps({**doc, "instance_id": instance}))
+    _run_report(root / "model.eval.json", resolved_ids=ids[::3], unresolved_ids=[i for i in ids if i not in ids[::3]])
+    decoded = []
+    real = harness_reports._run_report_index
+    monkeypatch.setattr(harness_reports, "_run_report_index", lambda *a: decoded.append(a[1]) or real(*a))
+    result = run("ingest-swe", [root], stages=["ingest"], executor="local")
+    assert result.episodes == 30 and result.tasks_total == 1
+    assert decoded == [str(root / "model.eval.json")]
+    got = {json.loads(r["env"])["instance_id"]: r["outcome"] for r in query("SELECT env, outcome FROM episodes")}
+    assert got == {i: "success" if i in ids[::3] else "failure" for i in ids}
