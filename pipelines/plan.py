@@ -23,9 +23,9 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ingest import registry
-from pipelines import harness_files
 from ingest.source import printable_path, regular_file
 from ingest.unread import DIAGNOSE_BYTES, why_unread
+from pipelines import harness_files
 from schemas import SCHEMA_VERSION
 
 HEAD_BYTES = 4096
