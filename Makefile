@@ -38,6 +38,9 @@ AGENTLAB_DEPS_0.4.2 := browsergym-core==0.14.3 browsergym-experiments==0.14.3 'o
 # besides pydantic (0.1.24's Codex agent writes no trajectory).
 HARBOR_VERSIONS := 0.1.24 0.26.0
 HARBOR_DEPS_0.26.0 := toml==0.10.2 jinja2==3.1.6 markupsafe==3.0.4 shortuuid==1.0.13 platformdirs==4.14.9
+# the SWE-bench evaluation harness: its own grading and report writers write the instance and run reports the
+# SWE readers take their outcomes from (tests/ingest/swe/test_harness_outcomes.py; no docker is run)
+SWEBENCH_VERSION := 5.0.2
 # greenlight-mcp: a real MCP stdio logging proxy (JSONL session logs), run in front of the `mcp` SDK's server
 GREENLIGHT_VERSION := 0.7.0
 # Coding-agent CLIs from the npm registry, each release in its own prefix (its platform binary comes inside an
@@ -72,6 +75,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(AGENTLAB_VERSIONS:%=$(PRODUCERS)/agentlab-%/.installed) \
 	$(HARBOR_VERSIONS:%=$(PRODUCERS)/harbor-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
+	$(PRODUCERS)/swebench-$(SWEBENCH_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -137,6 +141,11 @@ $(VENV)/.test-deps: $(BIN)/pipelines
 $(PRODUCERS)/mini-swe-agent-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'mini-swe-agent==$*'
+	touch $@
+
+$(PRODUCERS)/swebench-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'swebench==$*'
 	touch $@
 
 $(PRODUCERS)/openhands-sdk-%/.installed:

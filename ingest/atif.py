@@ -48,7 +48,9 @@ Harbor trials:
   no reward is `unknown`. Several named rewards without a `reward` stay in `env["harbor"]["rewards"]`.
 - Terminated: the agent ended by itself, unless `exception_info` names an agent-side error (a timeout, a
   crash); verifier errors (`Verifier...`, `Reward...`) come after the agent finished.
-- `env["harbor"]`: trial and task names, dataset, agent info, several rewards, the exception.
+- `env["harbor"]`: trial and task names, dataset, agent info, several rewards, the exception;
+  `env["outcome_file"]`: the file whose reward decided the outcome (`<trial uri>/result.json`, or
+  `verifier/reward.txt` / `verifier/reward.json` in it), on the episode that carries the trial's outcome.
 - A trial folder with a result but no `agent/trajectory.json` is read from the Claude Code sessions the agent
   left in `agent/sessions/projects/*/*.jsonl` (`ingest.swe.claude_code`; the main line gets the trial's outcome,
   reward and `env["harbor"]`); without those either, it gives one `missing_trajectory` quarantine row that
@@ -106,7 +108,7 @@ from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 from ingest.transcript import INJECTED_USER_CONTEXT
 
 FORMAT = "atif"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="swe", rank=10, domains=('terminal', 'swe', 'mcp'), platform="linux",
     summary=("ATIF `trajectory.json` v1.0-v1.8 (Harbor trials; copied context as history, subagent and continuation "
@@ -678,6 +680,8 @@ def _main_episode(line: _Line, root: dict, env: dict, key: str, trial: dict | No
     outcome, reward, terminated = "unknown", None, line.finished
     if trial is not None:
         env["harbor"] = trial["env"]
+        if trial["outcome_file"]:
+            env["outcome_file"] = trial["outcome_file"]
         outcome, reward, terminated = trial["outcome"], trial["reward"], trial["terminated"]
     if isinstance(root.get("env"), dict):
         env = {**root["env"]}
@@ -744,17 +748,18 @@ def _trial(source: Source) -> tuple[dict, list[Rejected]]:
     verifier = result.get("verifier_result") if isinstance(result.get("verifier_result"), dict) else {}
     rewards = verifier.get("rewards") if isinstance(verifier.get("rewards"), dict) else None
     reward = _reward_of(rewards)
+    decided = "result.json" if rewards is not None else None
     if reward is None and rewards is None and source.exists("verifier/reward.txt"):
         text = source.read_bytes("verifier/reward.txt").decode("utf-8", "replace").strip()
         try:
-            reward = float(text)
+            reward, decided = float(text), "verifier/reward.txt"
         except ValueError:
             problems.append(Rejected("parse_error", f"verifier/reward.txt: reward {text[:50]!r} is not a number",
                                      "verifier/reward.txt", snippet=text[:200]))
     if reward is None and rewards is None and source.exists("verifier/reward.json"):
         try:
             rewards = parse_json(source.read_bytes("verifier/reward.json"), "verifier/reward.json")
-            reward = _reward_of(rewards)
+            reward, decided = _reward_of(rewards), "verifier/reward.json"
         except SourceError as e:
             problems.append(Rejected(e.rule, e.reason, "verifier/reward.json"))
     exception = result.get("exception_info") if isinstance(result.get("exception_info"), dict) else None
@@ -765,6 +770,7 @@ def _trial(source: Source) -> tuple[dict, list[Rejected]]:
     if exception:
         env["exception"] = {"type": kind or None, "message": str(exception.get("exception_message") or "")[:500]}
     return {"env": {k: v for k, v in env.items() if v is not None}, "reward": reward,
+            "outcome_file": posixpath.join(source.uri, decided) if reward is not None and decided else None,
             "outcome": "unknown" if reward is None else "success" if reward >= 1.0 else "failure",
             "terminated": not exception or kind.startswith(_VERIFIER_ERRORS)}, problems
 
@@ -836,6 +842,8 @@ def _read_sessions(source: Source, trial: dict) -> Iterator[Episode | Rejected]:
                 if "sidechain" not in record.env:  # the trial's outcome is the main line's
                     record.outcome, record.reward, record.terminated = trial["outcome"], trial["reward"], \
                         trial["terminated"]
+                    if trial["outcome_file"]:
+                        record.env["outcome_file"] = trial["outcome_file"]
             yield record
 
 

@@ -326,6 +326,10 @@ class Source:
     put_blob: PutBlob
     budgets: Budgets = field(default_factory=default_budgets)
     root: str | None = None  # the input root (local inputs): nothing outside it is read; None: the unit's path
+    # harness files planning found for the unit (`ingest.harness_reports`: SWE-bench reports, exit statuses),
+    # read with `read_path`; `shared` holds what several units of one task decode once (a run report's ids)
+    reports: tuple[str, ...] = ()
+    shared: dict = field(default_factory=dict, repr=False)
     _digest: "hashlib._Hash" = field(default_factory=hashlib.sha256, repr=False)
     _listings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _real: _RealPaths | None = field(default=None, repr=False)

@@ -2,6 +2,10 @@
 
 The plan is deterministic for a given input (units sorted, packed in order), so a task's id, a hash of what
 it reads, is the same on a rerun: that is what lets a rerun skip finished tasks.
+
+After the formats claim their units, one more step (`pipelines.harness_files.attach`) gives the units of the
+formats that read harness outcomes (SWE-bench reports, exit statuses) the unclaimed report files that may
+grade them: `Unit.reports`, covered by the unit's fingerprint.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from fsspec.implementations.local import LocalFileSystem
 from ingest import registry
 from ingest.source import printable_path, regular_file
 from ingest.unread import DIAGNOSE_BYTES, why_unread
+from pipelines import harness_files
 from schemas import SCHEMA_VERSION
 
 HEAD_BYTES = 4096
@@ -42,6 +47,7 @@ class Unit:
     fingerprint: str  # size and modification time of what the unit reads
     input_spec: str  # the --input it came from: workers reopen its filesystem from it
     root: str = ""  # the folder of that input it was found under: its reader reads nothing outside it
+    reports: tuple[str, ...] = ()  # harness files that may decide its outcome (`pipelines.harness_files`)
 
 
 @dataclass
@@ -190,17 +196,23 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
             # system calls (the listing refused links and special files), not through fsspec's opener
             read_head = _local_head if isinstance(fs, LocalFileSystem) else partial(_read_start, fs, size=HEAD_BYTES)
             whole = [(0, len(files.paths))]
+            head = _head_cache(read_head)
             claims = None if root_is_file else _claim(modules, files, _chunks(files.paths, 0, len(files.paths), root),
-                                                      _head_cache(read_head))
+                                                      head)
             if claims is None:  # a unit reached past its chunk: the formats look at the whole listing
                 files.claimed = bytearray(len(files.paths))
-                claims = _claim(modules, files, whole, _head_cache(read_head))
+                claims = _claim(modules, files, whole, head)
+            takes = {name for name, module in modules if getattr(module, "TAKES_HARNESS_REPORTS", False)}
+            reports = harness_files.attach(files.paths, files.claimed, [(n, p) for n, p, _ in claims], takes, head)
             root_name = posixpath.basename(root) or "input"
-            for name, unit_path, claimed in claims:
+            report_paths: dict[tuple[int, ...], tuple[str, ...]] = {}  # one tuple per set of reports
+            for (name, unit_path, claimed), found in zip(claims, reports):
                 rel = "" if root_is_file else posixpath.relpath(unit_path, base)
                 uri = posixpath.normpath(posixpath.join(root_name, rel))
+                if found not in report_paths:
+                    report_paths[found] = tuple(files.paths[i] for i in found)
                 units.append(Unit(name, unit_path, uri, sum(files.size(i) or 0 for i in claimed),
-                                  files.fingerprint(claimed), spec, base))
+                                  files.fingerprint(claimed + list(found)), spec, base, report_paths[found]))
             ignored.extend(Ignored(p, files.size(i), why_unread(p, files.size(i), partial(_read_start, fs, p)))
                            for i, p in enumerate(files.paths) if not files.claimed[i])
     units.sort(key=lambda u: (u.uri, u.format))

@@ -57,9 +57,10 @@ def gave_up(name: str, episodes: list[Episode], rejected: list[Rejected]) -> str
     return f"{name} claimed it and got no step ({', '.join(rules) or 'empty'}: {first[:200]})"
 
 
-def _unit_source(unit: Unit, blobs: BlobStore) -> Source:
+def _unit_source(unit: Unit, blobs: BlobStore, shared: dict) -> Source:
     fs, _ = fsspec.core.url_to_fs(unit.input_spec)
-    return Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None)
+    return Source(fs=fs, path=unit.path, uri=unit.uri, put_blob=blobs.put, root=unit.root or None,
+                  reports=unit.reports, shared=shared)
 
 
 def _later_claims(unit: Unit, formats: tuple[str, ...], source: Source) -> list[str]:
@@ -86,18 +87,21 @@ def _said_why(rejected: list[Rejected]) -> bool:
     return any(r.rule not in ("empty_episode", "unknown_content") for r in rejected)
 
 
-def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], messages: list[str]):
+def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], messages: list[str],
+                       shared: dict | None = None):
     """(format that read it, source, episodes, rejections, unread reason or None) of one unit: its own
     reader's, or, when that got no episode with a step, the first later reader's that does. Unread (an
     `ignored_inputs` row): no reader got a step and the claiming one said no more than that (`_said_why`);
-    the reason names each reader that claimed the file and why it gave up."""
-    source = _unit_source(unit, blobs)
+    the reason names each reader that claimed the file and why it gave up. `shared`: what the task's units
+    decode once between them (a run report's grades)."""
+    shared = {} if shared is None else shared
+    source = _unit_source(unit, blobs, shared)
     episodes, rejected = _collect(registry.load(unit.format), source)
     if any(ep.steps for ep in episodes):
         return unit.format, source, episodes, rejected, None
     reasons = [gave_up(unit.format, episodes, rejected)]
     for name in _later_claims(unit, formats, source):
-        other = _unit_source(unit, blobs)
+        other = _unit_source(unit, blobs, shared)
         found, problems = _collect(registry.load(name), other)
         if any(ep.steps for ep in found):
             messages.append(f"{unit.uri}: {reasons[0]}; read as {name}")
@@ -108,7 +112,7 @@ def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], m
 
 
 def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str],
-               folders: licenses.FolderCache, formats: tuple[str, ...] = ()) -> tuple[dict, dict | None]:
+               folders: licenses.FolderCache, shared: dict, formats: tuple[str, ...] = ()) -> tuple[dict, dict | None]:
     """(counts, the unit as an unread input or None)."""
     counts = {"episodes": 0, "steps": 0, "quarantined": 0}
 
@@ -117,7 +121,7 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
         counts["quarantined"] += 1
         messages.append(f"{unit.uri}: [{rej.rule}] {rej.reason}")
 
-    name, source, episodes, rejected, unread = read_with_fallback(unit, blobs, formats, messages)
+    name, source, episodes, rejected, unread = read_with_fallback(unit, blobs, formats, messages, shared)
     module = registry.load(name)
     for rej in rejected:
         reject(rej)
@@ -165,8 +169,9 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
     totals = {"units": len(task.units), "bytes": task.size, "episodes": 0, "steps": 0, "quarantined": 0}
     unread: list[dict] = []
     folders = licenses.FolderCache()
+    shared: dict = {}  # what the task's units decode once between them (a run report's grades)
     for unit in task.units:
-        counts, not_read = _read_unit(unit, builder, blobs, messages, folders, tuple(ctx.formats))
+        counts, not_read = _read_unit(unit, builder, blobs, messages, folders, shared, tuple(ctx.formats))
         for key, value in counts.items():
             totals[key] += value
         unread += [not_read] if not_read else []

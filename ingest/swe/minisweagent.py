@@ -30,7 +30,13 @@ response's `model` (else `info.config.model.model_name`).
 Outcome: `exit_status` `Submitted` ends the episode (terminal); any other status (LimitsExceeded, a
 format-error streak, an exception) truncates it. The resolution is the SWE-bench harness's: a `report.json`
 in the instance folder (`<instance>/<instance>.traj.json` beside `<instance>/report.json`: then the folder is
-the unit; the report is the instance's entry or a map of instance ids to entries) gives `resolved` -> success (reward 1) or failure (reward 0); without it the outcome is unknown.
+the unit; the report is the instance's entry or a map of instance ids to entries) gives `resolved` -> success
+(reward 1) or failure (reward 0). Otherwise the harness's files elsewhere in the run decide
+(`ingest.harness_reports`): an instance report under `logs/`, a run report (`<model>.<run_id>.json`) naming the
+instance, found by planning anywhere above the trajectory; mini-swe-agent's `exit_statuses_*.yaml` gives the
+exit status when the trajectory has none. Without any, the outcome is unknown. `env.outcome_file` names the
+file that decided (`<input root name>/<path>`), `env.harness_status` what it said (resolved, unresolved,
+empty_patch, error...), `env.exit_status_file` the exit statuses file that gave the exit status.
 
 `env`: `trajectory_format`, `mini_version`, `exit_status`, `submission`, `model_stats`, `config`,
 `instance_id` (the file name), `exit` (the exit message's extra, e.g. a traceback), `report` (the
@@ -47,6 +53,7 @@ import posixpath
 import re
 from typing import Iterator
 
+from ingest import harness_reports
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
@@ -54,16 +61,21 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "minisweagent"
-VERSION = "1"
+VERSION = "2"
+TAKES_HARNESS_REPORTS = True  # planning gives each unit the SWE-bench reports and exit statuses of its run
 INFO = FormatInfo(
     group="swe", rank=50, domains=('swe',), platform="linux",
-    summary="mini-swe-agent `.traj.json` (1.x, 2.x; outcome from a `report.json` beside it)",
+    summary="mini-swe-agent `.traj.json` (1.x, 2.x; outcome from the SWE-bench reports of its run)",
     producer="mini-swe-agent",
     versions="1.17.5, 2.4.6 (text and tool-call models)",
     proof=("each version in its own venv runs a bash task in a local environment against litellm's mock response (2.x"
            " tool calls: its deterministic test model); its inspector's paging and action parsing are the oracle "
            "(`tests/ingest/swe/test_minisweagent.py`); a real 1.15.0 run (Gemini 3 Pro) is a golden, and a real "
-           "MIT-licensed 2.2.7 tool-call run (deepseek-reasoner, cut by a provider error) beside the test"),
+           "MIT-licensed 2.2.7 tool-call run (deepseek-reasoner, cut by a provider error) beside the test; outcomes: "
+           "the SWE-bench harness 5.0.2's own grading and report writers grade real trajectories at test time, its "
+           "run report is the oracle, and mini-swe-agent's batch progress manager writes its exit statuses; real "
+           "graded runs: the 1.15.0 one with its `logs/<instance>/report.json`, a 2.2.7 one (deepseek-chat) in run "
+           "reports above its output folder (`tests/ingest/swe/test_harness_outcomes.py`, goldens)"),
 )
 
 _SUFFIX = ".traj.json"
@@ -302,14 +314,22 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         name[:-len(_SUFFIX)] if name.endswith(_SUFFIX) else None
     report, problems = _report(source, instance) if is_folder else (None, [])
     yield from problems
+    harness, problems = harness_reports.verdict(source, instance)
+    yield from problems
+    if report is not None:  # the instance folder's own report decides
+        harness.resolved, harness.entry = report["resolved"], report
+        harness.status = "resolved" if report["resolved"] else "unresolved"
+        harness.file = posixpath.join(source.uri, "report.json")
     exit_status = info.get("exit_status") or exit_extra.get("exit_status")
+    if exit_status is None:  # the trajectory's own status, else the run's exit statuses file
+        exit_status = harness.exit_status
+    else:
+        harness.exit_status_file = None
     env = {"trajectory_format": doc.get("trajectory_format"), "mini_version": info.get("mini_version"),
            "exit_status": exit_status, "submission": info.get("submission"),
            "model_stats": info.get("model_stats"), "config": config or None, "instance_id": instance,
            "exit": {k: v for k, v in exit_extra.items() if k not in ("exit_status", "submission")} or None,
-           "report": report}
-    resolved = report.get("resolved") if report else None
-    run = Run(agent=model, env={k: v for k, v in env.items() if v is not None},
-              outcome="unknown" if resolved is None else "success" if resolved else "failure",
-              reward=None if resolved is None else float(resolved), terminated=exit_status == "Submitted")
+           "report": harness.entry, **harness.env()}
+    run = Run(agent=model, env={k: v for k, v in env.items() if v is not None}, outcome=harness.outcome,
+              reward=harness.reward, terminated=exit_status == "Submitted")
     yield from records(messages, run, name)

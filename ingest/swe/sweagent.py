@@ -24,6 +24,13 @@ timestamps stay null; `execution_time` goes to `duration_s`.
 `env`: `layout`, `exit_status`, `submission` (the git diff), `model_stats`, `environment`, `repo`,
 `instance_id`.
 
+Outcome: SWE-agent does not grade its own runs; the SWE-bench harness's reports do (`ingest.harness_reports`:
+an instance report `logs/.../<instance>/report.json` or a run report `<model>.<run_id>.json` naming the
+instance, found by planning anywhere above the trajectory): resolved -> success (reward 1), unresolved or an
+empty patch -> failure (reward 0), else unknown. The segment that reaches the end of the file carries it (the
+grade is of the run's final patch); `env.outcome_file` names the file that decided, `env.harness_status` what it
+said, `env.report` the instance report's entry.
+
 Record isolation: a record with a field of the wrong type (a `trajectory[i]` step that is not an object,
 whose `action` is not a string, whose `observation` / `thought` is not a string, whose `execution_time` is
 not a number, or whose values do not fit the schema or the `field_bytes` budget; a `history[i]` message whose
@@ -46,6 +53,7 @@ from typing import Iterator
 
 import orjson
 
+from ingest import harness_reports
 from ingest.arrow import checked_env, checked_episode, step_problem
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step
@@ -53,10 +61,11 @@ from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action
 
 FORMAT = "sweagent"
-VERSION = "1"
+VERSION = "2"
+TAKES_HARNESS_REPORTS = True  # planning gives each unit the SWE-bench reports of its run
 INFO = FormatInfo(
     group="swe", rank=20, domains=('swe',), platform="linux",
-    summary="SWE-agent `.traj` (current, history-only, legacy 0.x)",
+    summary="SWE-agent `.traj` (current, history-only, legacy 0.x; outcome from the SWE-bench reports of its run)",
 )
 
 _ISSUE = re.compile(r"ISSUE:\n(.*?)\n+INSTRUCTIONS:", re.DOTALL)
@@ -374,6 +383,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
            "model_stats": info.get("model_stats"), "environment": doc.get("environment"),
            "repo": _at(replay, "env", "repo", "github_url"),
            "instance_id": instance_id or (name[:-5] if name.endswith(".traj") else None)}
+    harness, problems = harness_reports.verdict(source, env["instance_id"], exit_statuses=False)
+    yield from problems
+    env.update(harness.env(), report=harness.entry)
     try:
         task = _lf(_issue(_task_message(history)))
     except _BadRecord:
@@ -394,6 +406,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             agent=model if isinstance(model, str) else None,
             final_observation=final,
             terminated=last and reaches_end and isinstance(exit_status, str) and exit_status.startswith("submitted"),
+            outcome=harness.outcome if last and reaches_end else "unknown",
+            reward=harness.reward if last and reaches_end else None,
             env=env if len(segments) == 1 else {**env, "segment": {
                 "index": j, "count": len(segments), "first_record": first,
                 "records": "history" if layout == "history_only" else "trajectory"}},

@@ -126,6 +126,11 @@ def test_reward_outcome_and_termination_of_a_trial(run, query, tmp_path, result,
         assert env["harbor"]["rewards"] == reward_json
     if result.get("exception_info"):
         assert env["harbor"]["exception"]["type"] == result["exception_info"]["exception_type"]
+    # the file whose reward decided is named (result.json first, then the verifier's files)
+    decided = "result.json" if (result.get("verifier_result") or {}).get("rewards") is not None else \
+        "verifier/reward.txt" if reward_txt else "verifier/reward.json" if reward_json and "reward" in reward_json \
+        else None
+    assert env.get("outcome_file", "").endswith(f"/{decided}") if decided else "outcome_file" not in env
 
 
 def test_bad_reward_file_is_quarantined_and_the_episode_kept(run, query, tmp_path):

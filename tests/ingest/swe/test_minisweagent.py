@@ -133,8 +133,9 @@ def test_golden_gemini_3_pro_on_swe_bench_verified(run, query):
     ep, steps = episode_and_steps(query, "django__django-16255.traj.json")
     assert ep["source_format"] == "minisweagent" and ep["agent"] == "google/gemini-3-pro-preview"
     assert ep["task"].startswith("<pr_description>\nConsider the following PR description:\nSitemaps without items")
-    assert ep["outcome"] == "unknown" and ep["reward"] is None  # the report is upstream in logs/, not beside it
     env = json.loads(ep["env"])
+    # the harness's verdict is the run's logs/django__django-16255/report.json (test_harness_outcomes.py)
+    assert ep["outcome"] == "success" and ep["reward"] == 1.0 and env["report"]["resolved"] is True
     assert env["exit_status"] == "Submitted" and env["mini_version"] == "1.15.0"
     assert env["model_stats"] == {"instance_cost": 0.08934840000000001, "api_calls": 17}
     assert env["submission"].startswith("diff --git a/django/contrib/sitemaps/__init__.py")

@@ -6,6 +6,9 @@ by litellm's `mock_response`, so no network) solve a tiny bash task (count the .
 `limited/limited.traj.json` (stopped by the step limit); under 2.x also `toolcall/toolcall.traj.json` (the
 same task with mini-swe-agent's tool-calling test model).
 
+`exit-statuses OUTDIR JSON`: mini-swe-agent's batch progress manager writes its `exit_statuses_<time>.yaml`
+for the instances and statuses JSON names (as its SWE-bench batch runner does); prints its path.
+
 `run` then prints, and `oracle FILE...` prints, what mini-swe-agent's own code reads from each file, as JSON: the inspector's steps (its
 `_messages_to_steps` pages that begin with a model turn), the command of each turn parsed by the agent's own
 action parser (1.x) or recorded in `extra.actions` (2.x), each result's return code, and the exit status.
@@ -140,11 +143,30 @@ def oracle(path: Path) -> dict:
             "version": minisweagent.__version__}
 
 
+def exit_statuses(out: Path, statuses: dict) -> str:
+    """What mini-swe-agent's batch runner (`swebench.py`) writes beside its trajectories: its progress
+    manager's `exit_statuses_<time>.yaml`, one `on_instance_end` per instance."""
+    if V2:
+        from minisweagent.run.benchmarks.utils.batch_progress import RunBatchProgressManager
+    else:
+        from minisweagent.run.extra.utils.batch_progress import RunBatchProgressManager
+    import time
+
+    path = out / f"exit_statuses_{time.time()}.yaml"
+    manager = RunBatchProgressManager(len(statuses), path)
+    for instance_id, status in statuses.items():
+        manager.on_instance_start(instance_id)
+        manager.on_instance_end(instance_id, status)
+    return str(path)
+
+
 if __name__ == "__main__":
     os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # litellm would fetch its price list
     if sys.argv[1] == "run":  # then the oracle on what was written: one interpreter start, not two
         run(Path(sys.argv[2]))
         print(json.dumps({str(p): oracle(p) for p in sorted(Path(sys.argv[2]).glob("*/*.traj.json"))}))
+    elif sys.argv[1] == "exit-statuses":  # OUTDIR {instance: status}
+        print(json.dumps({"path": exit_statuses(Path(sys.argv[2]), json.loads(sys.argv[3]))}))
     else:
         print(json.dumps({p: oracle(Path(p)) for p in sys.argv[2:]}))
