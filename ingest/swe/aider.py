@@ -18,9 +18,11 @@ What aider writes, entry by entry:
 Aider's own parser (`aider.utils.split_chat_history_markdown`, which `--restore-chat-history` uses) splits on the
 same prefixes; a `> ` line inside a reply that does not end in aider's line break is the reply's own Markdown.
 
-Mapping: a prompt is a user message (the first one is the task); a reply is an assistant turn whose SEARCH/REPLACE
+Mapping: a prompt is a user message (the first that is a request, not a `/command`, is the task: `/ask`,
+`/code`, `/architect` and `/context` carry one); a reply is an assistant turn whose SEARCH/REPLACE
 blocks are `edit` tool calls (`path`, `search`, `replace`: the text between the markers, as aider applies it);
-its result is `Applied edit to <path>` for the blocks on that path, or the failed block's section of the error
+the reply's other text is the turn's reasoning, each block as written the action's raw form; its result is
+`Applied edit to <path>` for the blocks on that path, or the failed block's section of the error
 (an error), or the error's `The other N ... were applied successfully` line for the blocks that did apply. Aider's
 other output after a reply (commits, questions, notices) is what the person saw next: a text observation, and
 each commit is kept in `env["aider"]["commits"]`. The `Tokens:` lines go to `env["aider"]["usage"]` (aider rounds
@@ -61,7 +63,8 @@ _STARTED = re.compile(r"^# aider chat started at (.+?)\s*$")
 _SEARCH = re.compile(r"^<{5,9} SEARCH>?\s*$")
 _DIVIDER = re.compile(r"^={5,9}\s*$")
 _REPLACE = re.compile(r"^>{5,9} REPLACE\s*$")
-_FENCE = re.compile(r"^(`{3,}|~{3,})")
+# the fences aider picks for a reply (`aider/coders/base_coder.py`: all_fences), with the language after them
+_FENCE = re.compile(r"^(`{3,}|~{3,}|<(?:source|code|pre|codeblock|sourcecode)>)")
 _MODEL = re.compile(r"^(?:Main model|Model): (\S+)(?: with (\S+) edit format)?")
 _TOKENS = re.compile(r"^Tokens: (?P<sent>[\d.]+[kM]?) sent(?:, (?P<write>[\d.]+[kM]?) cache write)?"
                      r"(?:, (?P<hit>[\d.]+[kM]?) cache hit)?, (?P<received>[\d.]+[kM]?) received\."
@@ -72,21 +75,30 @@ _FAILED = re.compile(r"^# \d+ SEARCH/REPLACE blocks? failed to match!")
 _SECTION = "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in "
 _OTHERS = re.compile(r"^# The other \d+ SEARCH/REPLACE blocks? (?:were|was) applied successfully\.$", re.M)
 _MUST_MATCH = "\nThe SEARCH section must exactly match"
-_HEAD = b"# aider chat started at "
+# aider's own output after a reply, known by its words even where its entries lost their trailing spaces
+_OUTPUT = re.compile(r"^(?:Tokens: |Applied edit to |Did not apply edit to |Commit [0-9a-f]{7,40} |# \d+ SEARCH/REPLACE)")
+_HEAD = re.compile(rb"(?m)^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\r?$")
+# prompts that are commands, not requests: the task is the first prompt that is a request (`/ask`, `/code`,
+# `/architect` and `/context` carry one)
+_COMMAND = re.compile(r"^/(?!(?:ask|code|architect|context)\s+\S)\S*")
+_REQUEST_COMMAND = re.compile(r"^/(?:ask|code|architect|context)\s+")
 
 
 def units(files: list[str], head) -> list[str]:
-    """Markdown files that open with aider's `# aider chat started at` line."""
-    return [path for path in files if path.endswith(".md") and head(path).lstrip(b"\r\n").startswith(_HEAD)]
+    """Markdown files whose first 4 KiB hold aider's `# aider chat started at <date> <time>` line."""
+    return [path for path in files if path.endswith(".md") and _HEAD.search(head(path))]
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     text = source.read_bytes().decode("utf-8", "replace")
-    sessions = split_sessions(text)
+    preface, sessions = split_sessions(text)
     if not sessions:
         yield Rejected("bad_record", f"{name}: no `# aider chat started at` line", name)
         return
+    if preface.strip():
+        yield Rejected("unknown_content", f"{name}: text before the first chat session is not aider's; kept raw "
+                       "here and in the first session's env.aider.preface", name, snippet=preface)
     for n, (started, lines) in enumerate(sessions):
         where = f"{name}: session {n + 1} (started {started})"
         messages, extras = session_messages(entries(lines), where)
@@ -95,19 +107,25 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         run = Run(key=f"session-{n + 1}", task=extras.pop("task"), agent=extras.get("model"),
                   terminated=last is not None and all(c.id in answered for c in last.tool_calls),
                   env={"aider": {"started": started, **{k: v for k, v in extras.items() if v}}})
+        if n == 0 and preface.strip():
+            run.env["aider"]["preface"] = preface
         yield from records(messages, run, where)
 
 
-def split_sessions(text: str) -> list[tuple[str, list[str]]]:
-    """(start time as written, lines) of each chat session; lines keep their ends."""
+def split_sessions(text: str) -> tuple[str, list[tuple[str, list[str]]]]:
+    """The text before the first session, and (start time as written, lines) of each chat session; lines keep
+    their ends."""
     sessions: list[tuple[str, list[str]]] = []
+    preface = []
     for line in text.splitlines(keepends=True):
         m = _STARTED.match(line)
         if m:
             sessions.append((m.group(1), []))
         elif sessions:
             sessions[-1][1].append(line)
-    return sessions
+        else:
+            preface.append(line)
+    return "".join(preface), sessions
 
 
 def _breaks(line: str) -> bool:
@@ -117,7 +135,11 @@ def _breaks(line: str) -> bool:
 
 def entries(lines: list[str]) -> list[tuple[str, str]]:
     """The session's entries in order: ("user" | "assistant" | "tool", text); consecutive `####` lines are one
-    prompt, a reply is the plain text between entries (stripped), a tool entry one `>` entry of aider's."""
+    prompt, a reply is the plain text between entries (stripped), a tool entry one `>` entry of aider's. An entry
+    of several lines is taken whole where aider writes one: the command line (`--message` text) before the first
+    prompt, the failed-edit report and the usage report (its cost on a second line when the cache was both
+    written and read); elsewhere (lint or test output), as in aider's own parser, the lines after
+    the first read as a reply (files whose entries lost their trailing spaces leave no other way to tell)."""
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(lines):
@@ -125,10 +147,12 @@ def entries(lines: list[str]) -> list[tuple[str, str]]:
         in_reply = bool(out) and out[-1][0] == "assistant" and bool(out[-1][1].strip())
         if line.startswith("#### "):
             _add(out, "user", line[5:].rstrip("\r\n")[:-2] if _breaks(line) else line[5:].rstrip("\r\n"), join=True)
-        elif line.startswith("> ") and (_breaks(line) or not in_reply):
+        elif line.rstrip("\r\n") == ">" or (line.startswith("> ") and (_breaks(line) or not in_reply or
+                                                                         _OUTPUT.match(line[2:]))):
             end = i
-            while not _breaks(lines[end]) and end + 1 < len(lines) and not lines[end + 1].startswith(("> ", "#### ")):
-                end += 1  # an entry of several lines: `> ` on its first line, aider's line break on its last
+            if not any(kind == "user" for kind, _ in out) or _FAILED.match(line[2:]) or _TOKENS.match(line[2:]):
+                while not _breaks(lines[end]) and end + 1 < len(lines) and not _starts_entry(lines[end + 1]):
+                    end += 1  # `> ` on its first line, aider's line break on its last
             out.append(("tool", "".join([line[2:], *lines[i + 1:end + 1]]).rstrip()))
             i = end
         else:
@@ -138,6 +162,10 @@ def entries(lines: list[str]) -> list[tuple[str, str]]:
             if kind != "assistant" or text.strip()]
 
 
+def _starts_entry(line: str) -> bool:
+    return line.startswith(("> ", "#### ")) or line.rstrip("\r\n") == ">"
+
+
 def _add(out: list[tuple[str, str]], kind: str, text: str, join: bool) -> None:
     if out and out[-1][0] == kind:
         out[-1] = (kind, out[-1][1] + ("\n" if join else "") + text)
@@ -145,17 +173,19 @@ def _add(out: list[tuple[str, str]], kind: str, text: str, join: bool) -> None:
         out.append((kind, text))
 
 
-def edit_blocks(reply: str) -> list[tuple[str | None, str, str]]:
-    """(path, search, replace) of each SEARCH/REPLACE block of a reply, in order, as aider applies them: the
-    path is the line before the block (or before its opening fence), else the previous block's path."""
+def edit_blocks(reply: str) -> list[tuple[str | None, str, str, str]]:
+    """(path, search, replace, the block as written) of each SEARCH/REPLACE block of a reply, in order, as aider
+    applies them: the path is the line before the block (or before its opening fence), else the previous block's
+    path; the block as written runs from its path line (or fence) to its closing fence."""
     lines = reply.splitlines(keepends=True)
-    found: list[tuple[str | None, str, str]] = []
+    found: list[tuple[str | None, str, str, str]] = []
     i = 0
     while i < len(lines):
         if not _SEARCH.match(lines[i]):
             i += 1
             continue
-        path = _path_before(lines, i) or (found[-1][0] if found else None)
+        first, path = _path_before(lines, i)
+        path = path or (found[-1][0] if found else None)
         j = i + 1
         while j < len(lines) and not _DIVIDER.match(lines[j]):
             j += 1
@@ -164,21 +194,35 @@ def edit_blocks(reply: str) -> list[tuple[str | None, str, str]]:
             k += 1
         if k >= len(lines):
             break  # an unfinished block (a reply cut short): aider applies nothing of it
-        found.append((path, "".join(lines[i + 1:j]), "".join(lines[j + 1:k])))
-        i = k + 1
+        last = k + 1 if k + 1 < len(lines) and _FENCE.match(lines[k + 1].strip()) else k
+        found.append((path, "".join(lines[i + 1:j]), "".join(lines[j + 1:k]), "".join(lines[first:last + 1])))
+        i = last + 1
     return found
 
 
-def _path_before(lines: list[str], i: int) -> str | None:
+def prose(reply: str, blocks: list[tuple[str | None, str, str, str]]) -> str:
+    """The reply without its blocks: what the model wrote around them."""
+    for block in blocks:
+        reply = reply.replace(block[3], "", 1)
+    return re.sub(r"\n{3,}", "\n\n", reply).strip()
+
+
+def _path_before(lines: list[str], i: int) -> tuple[int, str | None]:
+    """(where the block starts, its path) from the two lines before its SEARCH marker."""
+    first = i
     for back in (1, 2):
         if i - back < 0:
-            return None
+            break
         line = lines[i - back].strip()
         if _FENCE.match(line):
+            first = i - back
             continue
         name = line.strip("#").strip().strip(":").strip("`*").strip()
-        return name or None
-    return None
+        if not name:
+            return first, None
+        opened = back == 1 and i - 2 >= 0 and _FENCE.match(lines[i - 2].strip())  # diff-fenced: the path inside
+        return (i - 2 if opened else i - back), name
+    return first, None
 
 
 def _header(tools: list[str], extras: dict) -> None:
@@ -208,12 +252,15 @@ def session_messages(items: list[tuple[str, str]], where: str) -> tuple[list[Mes
             said = []
         if kind == "user":
             messages.append(Message("user", text=text, where=at))
-            extras["task"] = extras["task"] if extras["task"] is not None else text
+            if extras["task"] is None and not _COMMAND.match(text):
+                extras["task"] = _REQUEST_COMMAND.sub("", text, count=1)
         elif kind == "assistant":
             replies += 1
-            calls = [ToolCall(f"r{replies}e{e + 1}", "edit", {"path": p, "search": s, "replace": r})
-                     for e, (p, s, r) in enumerate(edit_blocks(text))]
-            messages.append(Message("assistant", text=text, tool_calls=calls, model=extras.get("model"), where=at))
+            blocks = edit_blocks(text)
+            calls = [ToolCall(f"r{replies}e{e + 1}", "edit", {"path": p, "search": s, "replace": r}, raw=written)
+                     for e, (p, s, r, written) in enumerate(blocks)]
+            messages.append(Message("assistant", text=prose(text, blocks) if blocks else text, tool_calls=calls,
+                                    model=extras.get("model"), where=at))
             open_calls = [(c, c.arguments["path"], c.arguments["search"]) for c in calls]
         else:
             open_calls = _outcome(text, open_calls, messages, said, extras, replies, at)
