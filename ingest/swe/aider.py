@@ -50,13 +50,14 @@ INFO = FormatInfo(
     group="swe", rank=335, domains=('swe',), platform="linux",
     summary="Aider chat histories (`.aider.chat.history.md`)",
     producer="Aider chat histories (`.aider.chat.history.md`, one episode per chat session)",
-    versions="0.82.3, 0.86.2",
+    versions="0.82.3, 0.86.2 (run here); 0.74.0, 0.86.1 (real histories)",
     proof=("each release from PyPI in its own venv runs `aider --message` with `--openai-api-base` at the scripted "
            "model server (Chat Completions, streamed), in a temporary HOME and git workspace: the script's replies "
            "create a file, edit one with a block that fails to match, fix it after aider's reflection, in two chat "
            "sessions; the script is the oracle for every block, its outcome on disk, the commits and the model, "
            "and aider's own parser (`split_chat_history_markdown`, `find_original_update_blocks`) a second "
-           "(`tests/ingest/swe/test_aider_cli.py`); edge cases (`tests/ingest/swe/test_aider.py`)"),
+           "(`tests/ingest/swe/test_aider_cli.py`); two real histories in `../shared/samples` (0.74.0 run by an IDE plugin, "
+           "0.86.1 by a task harness: goldens) and edge cases (`tests/ingest/swe/test_aider.py`)"),
 )
 
 _STARTED = re.compile(r"^# aider chat started at (.+?)\s*$")

@@ -52,7 +52,7 @@ INFO = FormatInfo(
            "workspace: it lists files, reads and writes one and runs a command that fails; the script is the oracle "
            "for every call, its arguments, the result the agent recorded, the model and the final answer, and the "
            "CLI's JSON report a second (`tests/ingest/swe/test_qwen_code_cli.py`); edge cases "
-           "(`tests/ingest/swe/test_qwen_code.py`)"),
+           "(`tests/ingest/swe/test_qwen_code.py`; no real public session was found)"),
 )
 
 _SNIFF = re.compile(rb'^\s*\{"uuid":"[^"]*","parentUuid":(?:null|"[^"]*"),"sessionId":"[^"]*","timestamp":"[^"]*",'
