@@ -10,6 +10,7 @@ tool results each carried), the script it played, the CLI's own output, and how 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -328,6 +329,10 @@ def aider_run(version: str, base: Path) -> CliRun:
     aider = venv_cli("aider", version, "aider")
     home, work = workspace(base)
     (home / ".gitconfig").write_text("[user]\n\tname = Scripted\n\temail = scripted@example.org\n")
+    # aider's model metadata cache, filled from the litellm copy in its venv: aider then fetches nothing
+    (home / ".aider" / "caches").mkdir(parents=True)
+    (prices,) = aider.parent.parent.glob("lib/python*/site-packages/litellm/model_prices_and_context_window_backup.json")
+    shutil.copy(prices, home / ".aider" / "caches" / "model_prices_and_context_window.json")
     env = {"HOME": str(home), "OPENAI_API_KEY": "sk-scripted", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     for argv in (["git", "init", "-q"], ["git", "add", "notes.txt"], ["git", "commit", "-qm", "notes"]):
         run_cli(argv, env, work)
