@@ -56,8 +56,8 @@ INFO = FormatInfo(
            "create a file, edit one with a block that fails to match, fix it after aider's reflection, in two chat "
            "sessions; the script is the oracle for every block, its outcome on disk, the commits and the model, "
            "and aider's own parser (`split_chat_history_markdown`, `find_original_update_blocks`) a second "
-           "(`tests/ingest/swe/test_aider_cli.py`); two real histories in `../shared/samples` (0.74.0 run by an IDE plugin, "
-           "0.86.1 by a task harness: goldens) and edge cases (`tests/ingest/swe/test_aider.py`)"),
+           "(`tests/ingest/swe/test_aider_cli.py`); two real histories in `../shared/samples` (0.74.0 run by an "
+           "IDE plugin, 0.86.1 by a task harness: goldens) and edge cases (`tests/ingest/swe/test_aider.py`)"),
 )
 
 _STARTED = re.compile(r"^# aider chat started at (.+?)\s*$")
@@ -77,7 +77,8 @@ _SECTION = "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly ma
 _OTHERS = re.compile(r"^# The other \d+ SEARCH/REPLACE blocks? (?:were|was) applied successfully\.$", re.M)
 _MUST_MATCH = "\nThe SEARCH section must exactly match"
 # aider's own output after a reply, known by its words even where its entries lost their trailing spaces
-_OUTPUT = re.compile(r"^(?:Tokens: |Applied edit to |Did not apply edit to |Commit [0-9a-f]{7,40} |# \d+ SEARCH/REPLACE)")
+_OUTPUT = re.compile(r"^(?:Tokens: |Applied edit to |Did not apply edit to |Commit [0-9a-f]{7,40} "
+                     r"|# \d+ SEARCH/REPLACE)")
 _HEAD = re.compile(rb"(?m)^# aider chat started at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\r?$")
 # prompts that are commands, not requests: the task is the first prompt that is a request (`/ask`, `/code`,
 # `/architect` and `/context` carry one)

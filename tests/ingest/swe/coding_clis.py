@@ -1,6 +1,6 @@
 """Coding-agent CLIs in the loop: each installed from the npm registry (Aider: PyPI) at a pinned release into its
-own prefix or venv (`.venv/producers/<name>-<version>/`, built by `make parts`), run non-interactively once per test session with
-HOME in a temporary folder, in a temporary workspace, against the scripted model server
+own prefix or venv (`.venv/producers/<name>-<version>/`, built by `make parts`), run non-interactively once per
+test session with HOME in a temporary folder, in a temporary workspace, against the scripted model server
 (`tests/scripted_model_server.py`), so that it writes its own session files there.
 
 A run returns a `CliRun`: where the CLI wrote its sessions, the server (every request it answered, with the
@@ -331,7 +331,8 @@ def aider_run(version: str, base: Path) -> CliRun:
     (home / ".gitconfig").write_text("[user]\n\tname = Scripted\n\temail = scripted@example.org\n")
     # aider's model metadata cache, filled from the litellm copy in its venv: aider then fetches nothing
     (home / ".aider" / "caches").mkdir(parents=True)
-    (prices,) = aider.parent.parent.glob("lib/python*/site-packages/litellm/model_prices_and_context_window_backup.json")
+    (prices,) = aider.parent.parent.glob("lib/python*/site-packages/litellm/model_prices_and_context_window_backup"
+                                         ".json")
     shutil.copy(prices, home / ".aider" / "caches" / "model_prices_and_context_window.json")
     env = {"HOME": str(home), "OPENAI_API_KEY": "sk-scripted", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     for argv in (["git", "init", "-q"], ["git", "add", "notes.txt"], ["git", "commit", "-qm", "notes"]):

@@ -75,14 +75,16 @@ def test_diff_fenced_blocks_a_prompt_of_several_lines_and_a_quote_in_the_reply(t
         "\n#### add a greeting  \n#### to app.py  \n\n"
         "Here is the change.\n\n> a quoted line of the reply\n\n"
         "```python\napp.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 1\nprint('hi')\n>>>>>>> REPLACE\n```\n\n"
-        "> Tokens: 1.2k sent, 1.5k cache write, 3.0k cache hit, 80 received.\nCost: $0.0021 message, $0.0042 session.  \n"
+        "> Tokens: 1.2k sent, 1.5k cache write, 3.0k cache hit, 80 received.\n"
+        "Cost: $0.0021 message, $0.0042 session.  \n"
         "> Applied edit to app.py  \n")
     records = _read(tmp_path, text)
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert ep.task == "add a greeting\nto app.py" and ep.agent == "gpt-4o"
     assert ep.env["aider"]["edit_format"] == "diff-fenced" and ep.env["aider"]["version"] == "0.80.0"
     (step,) = ep.steps
-    assert json.loads(step.action.arguments) == {"path": "app.py", "search": "x = 1\n", "replace": "x = 1\nprint('hi')\n"}
+    assert json.loads(step.action.arguments) == {"path": "app.py", "search": "x = 1\n",
+                                                 "replace": "x = 1\nprint('hi')\n"}
     assert "> a quoted line of the reply" in step.reasoning  # the reply's own Markdown, not aider's output
     assert "SEARCH" not in step.reasoning and step.action.raw.startswith("```python\napp.py\n<<<<<<< SEARCH")
     assert ep.final_observation.text == "Applied edit to app.py"

@@ -92,8 +92,10 @@ def test_aiders_own_parser_reads_the_same_blocks(cli):
         "import json, sys\nfrom aider.utils import split_chat_history_markdown\n"
         "from aider.coders.editblock_coder import find_original_update_blocks\n"
         "messages = split_chat_history_markdown(open(sys.argv[1]).read())\n"
-        "blocks = [list(b) for m in messages if m['role'] == 'assistant' for b in find_original_update_blocks(m['content'])]\n"
-        "print(json.dumps({'blocks': blocks, 'prompts': [m['content'].strip() for m in messages if m['role'] == 'user']}))\n")
+        "blocks = [list(b) for m in messages if m['role'] == 'assistant'\n"
+        "          for b in find_original_update_blocks(m['content'])]\n"
+        "prompts = [m['content'].strip() for m in messages if m['role'] == 'user']\n"
+        "print(json.dumps({'blocks': blocks, 'prompts': prompts}))\n")
     done = subprocess.run([str(python), "-c", program, str(cli.workspace / ".aider.chat.history.md")],
                           capture_output=True, text=True, check=True)
     theirs = json.loads(done.stdout)

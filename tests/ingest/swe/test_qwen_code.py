@@ -98,7 +98,8 @@ def test_unknown_records_fields_and_subtypes_are_kept_with_warnings_and_a_bad_li
 def test_a_cancelled_call_is_an_error_and_a_session_without_a_reply_leaves_a_row(tmp_path):
     records = _read(tmp_path, [
         _user(0, "write it"),
-        _model(1, [{"functionCall": {"id": "c1", "name": "write_file", "args": {"file_path": "/w/a", "content": "x"}}}]),
+        _model(1, [{"functionCall": {"id": "c1", "name": "write_file",
+                                     "args": {"file_path": "/w/a", "content": "x"}}}]),
         _result(2, "c1", "write_file", {"error": "[Operation Cancelled] Reason: User cancelled"}, status="cancelled"),
     ])
     (ep,) = [r for r in records if isinstance(r, Episode)]

@@ -77,7 +77,8 @@ def test_model_task_final_answer_tokens_and_the_cli_report_agree(cli):
     extras = ep.env["qwen_code"]
     assert _session(cli).stem == extras["sessionId"] == report["session_id"] and extras["version"] == cli.version
     turns = len(cli.server.agent_requests())
-    assert extras["tokens"]["candidatesTokenCount"] == turns * USAGE["output_tokens"] == report["usage"]["output_tokens"]
+    output_tokens = extras["tokens"]["candidatesTokenCount"]
+    assert output_tokens == turns * USAGE["output_tokens"] == report["usage"]["output_tokens"]
     assert {r["subtype"] for r in extras["system_records"]} >= {"ui_telemetry"}
 
 
