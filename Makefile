@@ -48,9 +48,10 @@ CLAUDE_CODE_VERSIONS := 2.1.220 2.1.332
 CODEX_VERSIONS := 0.135.0 0.171.0
 # Gemini CLI: 0.35.0, whose chat recordings are one JSON document, and the current release (a JSONL log)
 GEMINI_CLI_VERSIONS := 0.35.0 0.61.0
-# Qwen Code (a Gemini CLI fork that talks to an OpenAI-compatible endpoint): 0.15.10 and the current release, both
-# writing `~/.qwen/projects/<project>/chats/<session>.jsonl`; the current one marks a failed command an error
-QWEN_CODE_VERSIONS := 0.15.10 0.24.4
+# Qwen Code (a Gemini CLI fork that talks to an OpenAI-compatible endpoint): 0.1.4, which still wrote Gemini CLI's
+# recordings (`~/.qwen/tmp/<project>/chats/`), 0.15.10 and the current release, both writing their own log
+# (`~/.qwen/projects/<project>/chats/<session>.jsonl`); the current one marks a failed command an error
+QWEN_CODE_VERSIONS := 0.1.4 0.15.10 0.24.4
 # Aider (PyPI, a venv each, no extras: `pip install aider-chat` as its docs say): 0.82.3 and the current release.
 # Each venv is about 670 MB (its exact pins of litellm, numpy, scipy, tree-sitter grammars), 3 minutes to build
 AIDER_VERSIONS := 0.82.3 0.86.2

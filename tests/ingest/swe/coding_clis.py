@@ -247,13 +247,17 @@ QWEN_MODEL = "qwen3-coder-plus"
 QWEN_PROMPT = "Copy the notes into out.txt and check for a missing file."
 
 
-def qwen_code_script(work: Path) -> list[Turn]:
+QWEN_GEMINI_LAYOUT = "0.1.4"  # the release that still wrote Gemini CLI's recordings (`~/.qwen/tmp/...`)
+
+
+def qwen_code_script(work: Path, version: str) -> list[Turn]:
     """List the workspace (`glob`: the current release disables `list_directory` by default), read a file, write
-    one, a command that fails, the answer: Qwen Code's own tools."""
+    one, a command that fails, the answer: Qwen Code's own tools (0.1.4's `read_file` takes `absolute_path`)."""
     from tests.scripted_model_server import answer, call
 
+    path_key = "absolute_path" if version == QWEN_GEMINI_LAYOUT else "file_path"
     return [call("glob", pattern="*"),
-            call("read_file", file_path=str(work / "notes.txt")),
+            call("read_file", **{path_key: str(work / "notes.txt")}),
             call("write_file", file_path=str(work / "out.txt"), content=NOTES),
             call("run_shell_command", command="cat missing.txt", is_background=False,
                  description="Show the missing file"),
@@ -262,16 +266,22 @@ def qwen_code_script(work: Path) -> list[Turn]:
 
 def qwen_code_run(version: str, base: Path) -> CliRun:
     """`qwen -p` of Qwen Code `version` in a fresh HOME and workspace under `base`, against the scripted server's
-    Chat Completions endpoint (`OPENAI_BASE_URL`, `--auth-type openai`), every tool approved (`--yolo`); it writes
-    `HOME/.qwen/projects/<project>/chats/<session>.jsonl`."""
+    Chat Completions endpoint (`OPENAI_BASE_URL`, the OpenAI auth type in its settings and, where the flag exists,
+    `--auth-type openai`), every tool approved (`--yolo`), usage statistics off; it writes
+    `HOME/.qwen/projects/<project>/chats/<session>.jsonl` (0.1.4: `HOME/.qwen/tmp/<project>/chats/session-*.json`)."""
     qwen = npm_cli("qwen-code", version, "qwen")
     home, work = workspace(base)
-    script = qwen_code_script(work)
+    script = qwen_code_script(work, version)
+    (home / ".qwen").mkdir()
+    (home / ".qwen" / "settings.json").write_text(
+        '{"security": {"auth": {"selectedType": "openai"}}, "selectedAuthType": "openai", '
+        '"privacy": {"usageStatisticsEnabled": false}, "usageStatisticsEnabled": false}')
+    auth = [] if version == QWEN_GEMINI_LAYOUT else ["--auth-type", "openai"]
     with ScriptedModelServer(script) as server:
         env = {"HOME": str(home), "OPENAI_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": "sk-scripted",
                "OPENAI_MODEL": QWEN_MODEL, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
-        stdout, seconds = run_cli([str(qwen), "-p", QWEN_PROMPT, "--yolo", "--auth-type", "openai",
-                                   "--output-format", "json"], env, work)
+        stdout, seconds = run_cli([str(qwen), "-p", QWEN_PROMPT, "--yolo", *auth, "--output-format", "json"],
+                                  env, work)
     return CliRun(version, home, work, server, script, {}, stdout, seconds)
 
 

@@ -7,6 +7,9 @@ the final answer. The CLI's own `--output-format json` report (its result, tool 
 
 0.15.10 records a command that exits 1 as a success (its exit code in the output); 0.24.4, the current release,
 as an error (`errorType`, `executionStatus`), and adds `provenance` and `contextWindowSize` to its records.
+0.1.4, from before Qwen Code wrote its own log, kept Gemini CLI's recorder (`~/.qwen/tmp/<project>/chats/
+session-*.json`, model turns typed `qwen`): the `gemini_cli` format reads it. Run with `-p`, it records the prompt
+and the final answer only (the tool calls are recorded by its interactive loop), although it ran every call.
 """
 
 from __future__ import annotations
@@ -16,12 +19,12 @@ import json
 import pytest
 
 from ingest.record import Episode, Rejected
-from ingest.swe import qwen_code
+from ingest.swe import gemini_cli, qwen_code
 from tests.ingest.golden import read_records
-from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, QWEN_PROMPT, cli_run, played
+from tests.ingest.swe.coding_clis import NOTES, QWEN_GEMINI_LAYOUT, QWEN_MODEL, QWEN_PROMPT, cli_run, played
 from tests.scripted_model_server import USAGE
 
-VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS
+VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS, with QWEN_GEMINI_LAYOUT
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
@@ -88,4 +91,26 @@ def test_ingest_swe_reads_the_cli_store_whole(cli, run, query):
     assert result.ignored == []
     assert query("SELECT count(*) AS n, min(source_format) AS f FROM episodes") == [{"n": 1, "f": "qwen_code"}]
     assert query("SELECT rule FROM quarantine") == []
+    print(f"qwen-code {cli.version}: the run took {cli.seconds:.2f} s")
+
+
+@pytest.fixture(scope="module")
+def gemini_layout(tmp_path_factory):
+    return cli_run("qwen-code", QWEN_GEMINI_LAYOUT, tmp_path_factory)
+
+
+def test_0_1_writes_a_gemini_cli_recording_that_format_reads(gemini_layout, run, query):
+    cli = gemini_layout
+    (path,) = (cli.home / ".qwen" / "tmp").glob("*/chats/session-*.json")
+    records = read_records(gemini_cli, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.task == QWEN_PROMPT and ep.agent == QWEN_MODEL
+    assert all(c.seen is not None for c in played(cli)) and (cli.workspace / "out.txt").read_text() == NOTES
+    assert [s.action.kind for s in ep.steps] == ["message"]  # -p records no tool call
+    assert ep.steps[0].action.text == cli.script[-1].text and ep.terminated
+    assert ep.env["gemini_cli"]["tokens"]["output"] == USAGE["output_tokens"]  # the one turn recorded
+    result = run("ingest-swe", [cli.home / ".qwen" / "tmp"], stages=["ingest"])
+    assert result.ignored == []
+    assert query("SELECT count(*) AS n, min(source_format) AS f FROM episodes") == [{"n": 1, "f": "gemini_cli"}]
     print(f"qwen-code {cli.version}: the run took {cli.seconds:.2f} s")
