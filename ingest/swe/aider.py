@@ -142,37 +142,40 @@ def entries(lines: list[str]) -> list[tuple[str, str]]:
     prompt, the failed-edit report and the usage report (its cost on a second line when the cache was both
     written and read); elsewhere (lint or test output), as in aider's own parser, the lines after
     the first read as a reply (files whose entries lost their trailing spaces leave no other way to tell)."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, list[str]]] = []  # (kind, its lines): joined once at the end, never grown as strings
+    prompted = in_reply = False  # a prompt seen yet; the last entry is a reply with text
     i = 0
     while i < len(lines):
         line = lines[i]
-        in_reply = bool(out) and out[-1][0] == "assistant" and bool(out[-1][1].strip())
         if line.startswith("#### "):
-            _add(out, "user", line[5:].rstrip("\r\n")[:-2] if _breaks(line) else line[5:].rstrip("\r\n"), join=True)
+            _add(out, "user", line[5:].rstrip("\r\n")[:-2] if _breaks(line) else line[5:].rstrip("\r\n"))
+            prompted, in_reply = True, False
         elif line.rstrip("\r\n") == ">" or (line.startswith("> ") and (_breaks(line) or not in_reply or
                                                                          _OUTPUT.match(line[2:]))):
             end = i
-            if not any(kind == "user" for kind, _ in out) or _FAILED.match(line[2:]) or _TOKENS.match(line[2:]):
+            if not prompted or _FAILED.match(line[2:]) or _TOKENS.match(line[2:]):
                 while not _breaks(lines[end]) and end + 1 < len(lines) and not _starts_entry(lines[end + 1]):
                     end += 1  # `> ` on its first line, aider's line break on its last
-            out.append(("tool", "".join([line[2:], *lines[i + 1:end + 1]]).rstrip()))
-            i = end
+            out.append(("tool", [line[2:], *lines[i + 1:end + 1]]))
+            in_reply, i = False, end
         else:
-            _add(out, "assistant", line, join=False)
+            _add(out, "assistant", line)
+            in_reply = in_reply or bool(line.strip())
         i += 1
-    return [(kind, text.strip("\n") if kind == "assistant" else text) for kind, text in out
-            if kind != "assistant" or text.strip()]
+    joined = [(kind, "\n".join(parts) if kind == "user" else "".join(parts)) for kind, parts in out]
+    return [(kind, text.strip("\n") if kind == "assistant" else text.rstrip() if kind == "tool" else text)
+            for kind, text in joined if kind != "assistant" or text.strip()]
 
 
 def _starts_entry(line: str) -> bool:
     return line.startswith(("> ", "#### ")) or line.rstrip("\r\n") == ">"
 
 
-def _add(out: list[tuple[str, str]], kind: str, text: str, join: bool) -> None:
+def _add(out: list[tuple[str, list[str]]], kind: str, text: str) -> None:
     if out and out[-1][0] == kind:
-        out[-1] = (kind, out[-1][1] + ("\n" if join else "") + text)
+        out[-1][1].append(text)
     else:
-        out.append((kind, text))
+        out.append((kind, [text]))
 
 
 def edit_blocks(reply: str) -> list[tuple[str | None, str, str, str]]:
