@@ -51,6 +51,13 @@ CLAUDE_CODE_VERSIONS := 2.1.220 2.1.332
 CODEX_VERSIONS := 0.135.0 0.171.0
 # Gemini CLI: 0.35.0, whose chat recordings are one JSON document, and the current release (a JSONL log)
 GEMINI_CLI_VERSIONS := 0.35.0 0.61.0
+# Qwen Code (a Gemini CLI fork that talks to an OpenAI-compatible endpoint): 0.1.4, which still wrote Gemini CLI's
+# recordings (`~/.qwen/tmp/<project>/chats/`), 0.15.10 and the current release, both writing their own log
+# (`~/.qwen/projects/<project>/chats/<session>.jsonl`); the current one marks a failed command an error
+QWEN_CODE_VERSIONS := 0.1.4 0.15.10 0.24.4
+# Aider (PyPI, a venv each, no extras: `pip install aider-chat` as its docs say): 0.82.3 and the current release.
+# Each venv is about 670 MB (its exact pins of litellm, numpy, scipy, tree-sitter grammars), 3 minutes to build
+AIDER_VERSIONS := 0.82.3 0.86.2
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -80,7 +87,9 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
 	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
-	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed)
+	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed) \
+	$(QWEN_CODE_VERSIONS:%=$(PRODUCERS)/qwen-code-%/.installed) \
+	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed)
 
 .PHONY: setup setup-test parts demo test clean mutation serve-model
 
@@ -188,6 +197,17 @@ $(PRODUCERS)/codex-%/.installed:
 $(PRODUCERS)/gemini-cli-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) '@google/gemini-cli@$*'
 	$(@D)/node_modules/.bin/gemini --version
+	touch $@
+
+$(PRODUCERS)/qwen-code-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) '@qwen-code/qwen-code@$*'
+	$(@D)/node_modules/.bin/qwen --version
+	touch $@
+
+$(PRODUCERS)/aider-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'aider-chat==$*'
+	$(@D)/bin/aider --version
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

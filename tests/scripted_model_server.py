@@ -19,7 +19,10 @@ server gave (Gemini: by id, else by the function's name in order: `answers`); on
 turn (the final answer) repeats. An agent that starts a conversation of its own (a subagent) is played another
 script: `conversations={marker: script}` picks it when the conversation's first user message holds `marker`.
 A request without tools (a title, a topic or a routing check the agent makes
-on the side) gets `side(protocol, body)`'s text, "OK" by default. So a retried request gets the same turn, and
+on the side) gets `side(protocol, body)`'s text, "OK" by default. An agent that edits through text instead of
+tools (Aider's SEARCH/REPLACE blocks) offers no tools: `loop(protocol, body)` says which tool-less requests are
+its own loop; each is answered by the first turn of text-only turns whose text the request's history does not yet
+hold as an assistant message (`text_turn_for`). So a retried request gets the same turn, and
 a test never depends on how many side requests an agent makes.
 
 Every request is recorded (`requests`: protocol, path, body, the turn it was answered with, and the tool
@@ -179,6 +182,19 @@ def first_user_text(protocol: str, body: dict) -> str:
     return _text_of(first.get("parts") if protocol == "gemini" else first.get("content") or "")
 
 
+def assistant_texts(protocol: str, body: dict) -> list[str]:
+    """The text of every assistant message in a request's history (Chat Completions and Anthropic Messages)."""
+    messages = body.get("messages") if protocol in ("chat", "anthropic") else []
+    return [_text_of(m.get("content") or "") for m in messages or []
+            if isinstance(m, dict) and m.get("role") == "assistant"]
+
+
+def text_turn_for(script: list[Turn], protocol: str, body: dict) -> int:
+    """The first turn whose text no assistant message of the request holds yet; the last turn once all do."""
+    said = [t.strip() for t in assistant_texts(protocol, body)]
+    return next((t for t, turn in enumerate(script) if (turn.text or "").strip() not in said), len(script) - 1)
+
+
 def turn_for(script: list[Turn], protocol: str, results: list[Result], number: int = 0) -> int:
     """The first turn of script `number` whose calls do not all have a result yet; the last turn once all have."""
     issued = [call_id(protocol, t, i, number) for t, turn in enumerate(script) for i in range(len(turn.calls))]
@@ -336,12 +352,13 @@ class ScriptedModelServer:
     agents append their own paths (`/v1/messages`, `/v1/responses`, `/v1beta/models/...`)."""
 
     def __init__(self, script: list[Turn], side: Callable[[str, dict], str] = side_ok, model: str = "scripted-model",
-                 conversations: dict[str, list[Turn]] | None = None):
+                 conversations: dict[str, list[Turn]] | None = None,
+                 loop: Callable[[str, dict], bool] | None = None):
         self.scripts = [list(script), *(list(s) for s in (conversations or {}).values())]
         self.markers = list(conversations or {})
         if any(not s or s[-1].calls for s in self.scripts):
             raise ValueError("a script ends with a final answer (a turn without calls)")
-        self.script, self.side, self.model = self.scripts[0], side, model
+        self.script, self.side, self.model, self.loop = self.scripts[0], side, model, loop
         self.requests: list[Request] = []
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -390,6 +407,9 @@ class ScriptedModelServer:
             script = self.scripts[request.script]
             request.turn = turn_for(script, protocol, request.results, request.script)
             turn = script[request.turn]
+        elif self.loop is not None and self.loop(protocol, body):  # an agent that edits through text
+            request.turn = text_turn_for(self.script, protocol, body)
+            turn = self.script[request.turn]
         else:
             turn = Turn(text=self.side(protocol, body))
         return _encode(protocol, turn, request.turn or 0, _model(protocol, path, body, self.model),

@@ -2,7 +2,8 @@
 OpenAI's own client parses its Chat Completions and Responses answers, streamed and not, into the scripted
 calls; the Anthropic and Gemini streams add up to the same message as the plain answers; the script advances
 only on the results a request carries (a retried or side request gets what it should), and subagent
-conversations get their own script. Claude Code, Codex and Gemini CLI speak to it in tests/ingest/swe/."""
+conversations get their own script; an agent that edits through text (Aider) gets text turns. Claude Code,
+Codex, Gemini CLI, Qwen Code and Aider speak to it in tests/ingest/swe/."""
 
 from __future__ import annotations
 
@@ -133,3 +134,21 @@ def test_side_requests_and_subagent_conversations(server):
 def test_a_script_must_end_with_an_answer():
     with pytest.raises(ValueError, match="final answer"):
         ScriptedModelServer([call("ls")])
+
+
+def test_an_agent_that_edits_through_text_gets_the_text_turns_its_history_lacks():
+    """Aider offers no tools: `loop` says which tool-less requests are its own; each gets the first text turn no
+    assistant message of its history holds yet (a retried request the same turn), the others the side text."""
+    script = [answer("edit one"), answer("edit two")]
+    loop = lambda protocol, body: body["messages"][0]["content"] == "edit"
+    with ScriptedModelServer(script, loop=loop, side=lambda protocol, body: "a commit message") as s:
+        client = openai.OpenAI(base_url=f"{s.url}/v1", api_key="x")
+        history = [{"role": "system", "content": "edit"}, {"role": "user", "content": "go"}]
+        ask = lambda messages: client.chat.completions.create(model="m", messages=messages).choices[0].message.content
+        assert ask(history) == ask(history) == "edit one"
+        assert ask([{"role": "system", "content": "commit?"}]) == "a commit message"
+        history += [{"role": "assistant", "content": "edit one\n"}, {"role": "user", "content": "it failed"}]
+        assert ask(history) == "edit two"
+        history += [{"role": "assistant", "content": "edit two"}, {"role": "user", "content": "again"}]
+        assert ask(history) == "edit two"  # the last turn repeats
+    assert [r.turn for r in s.requests] == [0, 0, None, 1, 1]

@@ -9,7 +9,8 @@ The conversation record: `sessionId`, `projectHash`, `startTime`, `lastUpdated`,
 - `user`: the prompt (`content`: a string or parts `{text}`); from 0.4x on the CLI also records the context it
   gives the model first (`<session_context>`: date, OS, workspace listing) and each tool response it sends back
   (`functionResponse` parts, which repeat the results kept with the calls);
-- `gemini`: a model turn: `content` (its text), `thoughts` (`{subject, description}`), `tokens` (`input`,
+- `gemini` (`qwen` in the recordings of Qwen Code 0.1.x, a fork that kept this recorder and layout under
+  `~/.qwen/tmp/<project>/chats/` before writing its own log, `ingest.swe.qwen_code`): a model turn: `content` (its text), `thoughts` (`{subject, description}`), `tokens` (`input`,
   `output`, `cached`, `thoughts`, `tool`, `total`), `model`, and `toolCalls`, each `{id, name, args, result:
   [parts with the functionResponse the model got], status ("success" / "error" / "cancelled"), timestamp,
   resultDisplay, displayName, description}`;
@@ -41,12 +42,13 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "gemini_cli"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="swe", rank=290, domains=('swe',), platform="linux",
     summary="Gemini CLI chat recordings",
-    producer="Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json` / `.jsonl`)",
-    versions="0.35.0 (one JSON document), 0.61.0 (JSONL log)",
+    producer=("Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json` / `.jsonl`); Qwen Code "
+              "0.1.x's (`~/.qwen/tmp/<project>/chats/`)"),
+    versions="0.35.0 (one JSON document), 0.61.0 (JSONL log); Qwen Code 0.1.4",
     proof=("each release from the npm registry in its own prefix runs `gemini -p` with `GOOGLE_GEMINI_BASE_URL` at "
            "the scripted model server (Gemini `streamGenerateContent`) and API-key auth in its settings, in a "
            "temporary HOME and workspace: it lists a folder, reads and writes files and runs a command that fails; "
@@ -54,13 +56,15 @@ INFO = FormatInfo(
            "final answer, and the CLI's JSON report a second (`tests/ingest/swe/test_gemini_cli_cli.py`); two real "
            "CC0 0.20 recordings (M-Gemini: `glob` calls, notices and an API error; a failed and a cancelled shell "
            "call, two models) beside the test (goldens), edge cases of the JSONL log "
-           "(`tests/ingest/swe/test_gemini_cli.py`)"),
+           "(`tests/ingest/swe/test_gemini_cli.py`); Qwen Code 0.1.4 run the same way at the Chat Completions endpoint "
+           "(`tests/ingest/swe/test_qwen_code_cli.py`)"),
 )
 
 _NAME = re.compile(r"^session-.*\.jsonl?$")
 _SNIFF = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _CONTEXT = "<session_context>"
+_MODEL_TURNS = ("gemini", "qwen")  # Qwen Code 0.1.x, a fork, records its model turns as "qwen"
 _RECORD_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated", "kind", "summary")
 
 
@@ -144,7 +148,7 @@ def _messages(items: list, name: str) -> tuple[list[Message], dict]:
         if not isinstance(item, dict):
             continue
         where, kind, stamp = f"{name}: messages[{i}]", item.get("type"), parse_time(item.get("timestamp"))
-        if kind == "gemini":
+        if kind in _MODEL_TURNS:
             _model_turn(out, item, stamp, where, extras["tokens"], answered)
         elif kind == "user":
             _user(out, item, stamp, where, extras, answered)

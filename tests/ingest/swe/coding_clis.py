@@ -1,6 +1,6 @@
-"""Coding-agent CLIs in the loop: each installed from the npm registry at a pinned release into its own prefix
-(`.venv/producers/<name>-<version>/`, built by `make parts`), run non-interactively once per test session with
-HOME in a temporary folder, in a temporary workspace, against the scripted model server
+"""Coding-agent CLIs in the loop: each installed from the npm registry (Aider: PyPI) at a pinned release into its
+own prefix or venv (`.venv/producers/<name>-<version>/`, built by `make parts`), run non-interactively once per
+test session with HOME in a temporary folder, in a temporary workspace, against the scripted model server
 (`tests/scripted_model_server.py`), so that it writes its own session files there.
 
 A run returns a `CliRun`: where the CLI wrote its sessions, the server (every request it answered, with the
@@ -10,6 +10,7 @@ tool results each carried), the script it played, the CLI's own output, and how 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -33,6 +34,16 @@ class CliRun:
     conversations: dict[str, list[Turn]] = field(default_factory=dict)
     stdout: str = ""
     seconds: float = 0.0
+    sessions: list["CliSession"] = field(default_factory=list)  # a CLI run once per session (Aider): each one
+
+
+@dataclass
+class CliSession:
+    """One invocation of a CLI that runs one prompt per process: its prompt, its server, its script."""
+
+    prompt: str
+    server: ScriptedModelServer
+    script: list[Turn]
 
 
 @dataclass
@@ -65,9 +76,11 @@ _RUNS: dict[tuple[str, str], CliRun] = {}  # one run of each CLI release per tes
 
 
 def cli_run(name: str, version: str, tmp_path_factory) -> CliRun:
-    """The run of CLI `name` ("claude-code", "codex", "gemini-cli") at `version`, made once per test session."""
+    """The run of CLI `name` ("claude-code", "codex", "gemini-cli", "qwen-code", "aider") at `version`, made once
+    per test session."""
     if (name, version) not in _RUNS:
-        runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run}[name]
+        runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run,
+                  "qwen-code": qwen_code_run, "aider": aider_run}[name]
         _RUNS[name, version] = runner(version, tmp_path_factory.mktemp(f"{name}-{version}"))
     return _RUNS[name, version]
 
@@ -78,6 +91,15 @@ def npm_cli(name: str, version: str, command: str) -> Path:
     require(f"{name} {version} (npm prefix {prefix})", (prefix / ".installed").exists(),
             "make parts (part of make setup-test) installs it")
     return prefix / "node_modules" / ".bin" / command
+
+
+def venv_cli(name: str, version: str, command: str) -> Path:
+    """The CLI's executable in its venv (a PyPI package); skips (fails under CI) when `make parts` has not
+    installed it."""
+    venv = PRODUCERS / f"{name}-{version}"
+    require(f"{name} {version} (venv {venv})", (venv / ".installed").exists(),
+            "make parts (part of make setup-test) installs it")
+    return venv / "bin" / command
 
 
 def workspace(base: Path) -> tuple[Path, Path]:
@@ -217,3 +239,124 @@ def gemini_cli_run(version: str, base: Path) -> CliRun:
         stdout, seconds = run_cli([str(gemini), "-p", GEMINI_PROMPT, "-m", GEMINI_MODEL, "--yolo",
                                    "--output-format", "json"], env, work)
     return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+# --- Qwen Code --------------------------------------------------------------------------------------------------
+
+QWEN_MODEL = "qwen3-coder-plus"
+QWEN_PROMPT = "Copy the notes into out.txt and check for a missing file."
+
+
+QWEN_GEMINI_LAYOUT = "0.1.4"  # the release that still wrote Gemini CLI's recordings (`~/.qwen/tmp/...`)
+
+
+def qwen_code_script(work: Path, version: str) -> list[Turn]:
+    """List the workspace (`glob`: the current release disables `list_directory` by default), read a file, write
+    one, a command that fails, the answer: Qwen Code's own tools (0.1.4's `read_file` takes `absolute_path`)."""
+    from tests.scripted_model_server import answer, call
+
+    path_key = "absolute_path" if version == QWEN_GEMINI_LAYOUT else "file_path"
+    return [call("glob", pattern="*"),
+            call("read_file", **{path_key: str(work / "notes.txt")}),
+            call("write_file", file_path=str(work / "out.txt"), content=NOTES),
+            call("run_shell_command", command="cat missing.txt", is_background=False,
+                 description="Show the missing file"),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+
+
+def qwen_code_run(version: str, base: Path) -> CliRun:
+    """`qwen -p` of Qwen Code `version` in a fresh HOME and workspace under `base`, against the scripted server's
+    Chat Completions endpoint (`OPENAI_BASE_URL`, the OpenAI auth type in its settings and, where the flag exists,
+    `--auth-type openai`), every tool approved (`--yolo`), usage statistics off; it writes
+    `HOME/.qwen/projects/<project>/chats/<session>.jsonl` (0.1.4: `HOME/.qwen/tmp/<project>/chats/session-*.json`)."""
+    qwen = npm_cli("qwen-code", version, "qwen")
+    home, work = workspace(base)
+    script = qwen_code_script(work, version)
+    (home / ".qwen").mkdir()
+    (home / ".qwen" / "settings.json").write_text(
+        '{"security": {"auth": {"selectedType": "openai"}}, "selectedAuthType": "openai", '
+        '"privacy": {"usageStatisticsEnabled": false}, "usageStatisticsEnabled": false}')
+    auth = [] if version == QWEN_GEMINI_LAYOUT else ["--auth-type", "openai"]
+    with ScriptedModelServer(script) as server:
+        env = {"HOME": str(home), "OPENAI_BASE_URL": f"{server.url}/v1", "OPENAI_API_KEY": "sk-scripted",
+               "OPENAI_MODEL": QWEN_MODEL, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+        stdout, seconds = run_cli([str(qwen), "-p", QWEN_PROMPT, "--yolo", *auth, "--output-format", "json"],
+                                  env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+# --- Aider ------------------------------------------------------------------------------------------------------
+
+AIDER_MODEL = "openai/gpt-4o"  # a model aider knows: the SEARCH/REPLACE (`diff`) edit format, and its prices
+# per chat session: the prompt, and the files added to the chat
+AIDER_PROMPTS = (("Copy the notes into out.txt and add gamma to the notes.", "notes.txt"),
+                 ("Add delta to out.txt.", "out.txt"))
+AIDER_COMMIT = "docs: scripted edit"  # the commit message the server gives aider's side request
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A SEARCH/REPLACE block the scripted model sends: the file, the text to find, its replacement."""
+
+    path: str
+    search: str
+    replace: str
+
+
+def edit_reply(intro: str, edits: list[Edit]) -> str:
+    """A model reply in aider's `diff` edit format: the intro, then each block after its file name."""
+    blocks = [f"{e.path}\n```\n<<<<<<< SEARCH\n{e.search}=======\n{e.replace}>>>>>>> REPLACE\n```" for e in edits]
+    return "\n\n".join([intro, *blocks]) + "\n"
+
+
+# per chat session, the replies in order, each with its blocks: session 1 creates out.txt and sends a block that
+# cannot match (notes.txt has no "delta"), then fixes it after aider's reflection; session 2 edits out.txt
+AIDER_EDITS = (
+    (("I will copy the notes and add gamma.", (Edit("out.txt", "", NOTES), Edit("notes.txt", "delta\n", "gamma\n"))),
+     ("The second block did not match; here it is fixed.", (Edit("notes.txt", "beta\n", "beta\ngamma\n"),))),
+    (("Adding delta.", (Edit("out.txt", "beta\n", "beta\ndelta\n"),)),),
+)
+
+
+def aider_script(session: int) -> list[Turn]:
+    from tests.scripted_model_server import answer
+
+    return [answer(edit_reply(intro, list(edits))) for intro, edits in AIDER_EDITS[session]]
+
+
+def aider_loop(protocol: str, body: dict) -> bool:
+    """Aider's own requests (the edit loop's system prompt asks for SEARCH/REPLACE blocks), not its commit
+    message requests."""
+    messages = body.get("messages") or [{}]
+    return "SEARCH/REPLACE" in str(messages[0].get("content"))
+
+
+def aider_run(version: str, base: Path) -> CliRun:
+    """`aider --message` of Aider `version`, once per chat session, in a fresh HOME and a git workspace under
+    `base`, against the scripted server's Chat Completions endpoint (`--openai-api-base`), every question
+    answered yes, commits on; it writes `.aider.chat.history.md`, `.aider.input.history` and the
+    `--llm-history-file` in the workspace."""
+    aider = venv_cli("aider", version, "aider")
+    home, work = workspace(base)
+    (home / ".gitconfig").write_text("[user]\n\tname = Scripted\n\temail = scripted@example.org\n")
+    # aider's model metadata cache, filled from the litellm copy in its venv: aider then fetches nothing
+    (home / ".aider" / "caches").mkdir(parents=True)
+    (prices,) = aider.parent.parent.glob("lib/python*/site-packages/litellm/model_prices_and_context_window_backup"
+                                         ".json")
+    shutil.copy(prices, home / ".aider" / "caches" / "model_prices_and_context_window.json")
+    env = {"HOME": str(home), "OPENAI_API_KEY": "sk-scripted", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    for argv in (["git", "init", "-q"], ["git", "add", "notes.txt"], ["git", "commit", "-qm", "notes"]):
+        run_cli(argv, env, work)
+    sessions, stdout, seconds = [], "", 0.0
+    for n, (prompt, chat_file) in enumerate(AIDER_PROMPTS):
+        script = aider_script(n)
+        with ScriptedModelServer(script, side=lambda protocol, body: AIDER_COMMIT, loop=aider_loop) as server:
+            out, took = run_cli([str(aider), "--model", AIDER_MODEL, "--openai-api-base", f"{server.url}/v1",
+                                 "--yes-always", "--no-pretty", "--no-check-update", "--analytics-disable",
+                                 "--no-show-release-notes", "--no-show-model-warnings", "--no-gitignore",
+                                 "--map-tokens", "0", "--llm-history-file", ".aider.llm.history",
+                                 "--message", prompt, chat_file], env, work)
+        sessions.append(CliSession(prompt, server, script))
+        stdout, seconds = stdout + out, seconds + took
+    first = sessions[0]
+    return CliRun(version, home, work, first.server, first.script, {}, stdout, seconds, sessions)

@@ -1,19 +1,25 @@
 """`ingest-all` over one folder mixing the session stores the coding-agent CLIs wrote at test time (Claude Code,
-Codex and Gemini CLI, two releases each) with the bundled samples: every session is read by its own format,
-with the episode counts the scripts fix, and nothing a person would call a session is left unread."""
+Codex, Gemini CLI and Aider at two releases each, Qwen Code at three, the first in Gemini CLI's layout) with the
+bundled samples: every session is read by its own format, with the episode counts the scripts fix, and nothing a
+person would call a session is left unread.
+Aider keeps its chat history in the workspace (`.aider.chat.history.md`, one episode per chat session); its
+prompt history (`.aider.input.history`) and its `--llm-history-file` are not sessions of their own and stay out."""
 
 import shutil
 
 from tests.conftest import SAMPLES
-from tests.ingest.swe import test_claude_code_cli, test_codex_cli, test_gemini_cli_cli
-from tests.ingest.swe.coding_clis import cli_run
+from tests.ingest.swe import (test_aider_cli, test_claude_code_cli, test_codex_cli, test_gemini_cli_cli,
+                              test_qwen_code_cli)
+from tests.ingest.swe.coding_clis import QWEN_GEMINI_LAYOUT, cli_run
 
-STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, episodes per run)
-    "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2),  # the main line and its subagent
-    "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1),
-    "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1),
+STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, episodes per run, their format)
+    "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2, "claude_code"),  # main line, subagent
+    "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1, "codex"),
+    "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1, "gemini_cli"),
+    "qwen-code": (test_qwen_code_cli.VERSIONS, ".qwen/projects", 1, "qwen_code"),
+    "qwen-code@0.1": ((QWEN_GEMINI_LAYOUT,), ".qwen/tmp", 1, "gemini_cli"),  # Gemini CLI's recorder
+    "aider": (test_aider_cli.VERSIONS, None, 2, "aider_chat"),  # the workspace's chat history: two chat sessions
 }
-FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli"}
 
 
 def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_path, tmp_path_factory):
@@ -21,13 +27,17 @@ def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_p
     for folder in ("claude-code", "codex", "swe"):
         shutil.copytree(SAMPLES / folder, mixed / "samples" / folder)
     expected = {}
-    for name, (versions, store, episodes) in STORES.items():
+    for name, (versions, store, episodes, format_name) in STORES.items():
+        name = name.split("@")[0]
         for version in versions:
-            home = cli_run(name, version, tmp_path_factory).home
-            # the stores as the CLIs left them, less Gemini CLI's `.project_root` markers (not sessions)
-            shutil.copytree(home / store, mixed / "cli" / f"{name}-{version}",
-                            ignore=shutil.ignore_patterns(".project_root"))
-            expected[FORMAT[name]] = expected.get(FORMAT[name], 0) + episodes
+            cli = cli_run(name, version, tmp_path_factory)
+            target = mixed / "cli" / f"{name}-{version}"
+            if store is None:
+                target.mkdir(parents=True)
+                shutil.copy(cli.workspace / ".aider.chat.history.md", target)
+            else:  # the stores as the CLIs left them, less Gemini CLI's `.project_root` markers (not sessions)
+                shutil.copytree(cli.home / store, target, ignore=shutil.ignore_patterns(".project_root"))
+            expected[format_name] = expected.get(format_name, 0) + episodes
     result = run("ingest-all", [mixed])  # ingest, then validate
     assert result.status == "success"
     got = {r["f"]: r["n"] for r in query("SELECT source_format AS f, count(*) AS n FROM episodes "

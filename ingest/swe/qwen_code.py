@@ -1,0 +1,172 @@
+"""Qwen Code sessions: `~/.qwen/projects/<project>/chats/<sessionId>.jsonl`, written by Qwen Code's
+`ChatRecordingService` (a Gemini CLI fork whose recorder writes a log of its own, not Gemini CLI's recordings). An
+adapter onto `ingest.transcript`; one file is one episode.
+
+Each line is a record: `uuid`, `parentUuid` (the record before it), `sessionId`, `timestamp`, `type`, `cwd`,
+`version` (of the CLI), `gitBranch`, `provenance` (later releases), and by type:
+- `user`: the prompt, `message` a Gemini `Content` (`{role, parts: [{text}]}`);
+- `assistant`: a model turn: `message` (`parts`: `text`, `thought: true` text, `functionCall {id, name, args}`),
+  `model`, `usageMetadata` (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `totalTokenCount`,
+  `cachedContentTokenCount`), `contextWindowSize`;
+- `tool_result`: `message` with the `functionResponse {id, name, response: {output} or {error}}` the model is sent,
+  and `toolCallResult` (`callId`, `status` "success" / "error" / "cancelled", `resultDisplay`, and in later releases
+  `errorType`, `executionStatus`; its `resultDisplay` is what the CLI showed of the result, a diff or the
+  command's output again: not kept);
+- `system`: the CLI's own records by `subtype` (`ui_telemetry` API and tool events, `attribution_snapshot`,
+  `chat_compression`, `slash_command`, `at_command`, titles, checkpoints...) with their `systemPayload`: kept in
+  `env["qwen_code"]["system_records"]`; a subtype not known here is kept too, with an `unknown_content` warning.
+Any other record type, or field, is kept raw in `env["qwen_code"]` (`unknown_records`, `unknown_fields`) with an
+`unknown_content` warning. Records are read in file order (the recorder appends them as they happen).
+
+Mapping: a call's result is its `functionResponse` (`output`, else `error`), an error when the call's status is not
+"success" or the response is an error; `run_shell_command` is a `command` action and its result a terminal
+observation with the `Exit Code:` it reports (0.15 records a command that exits 1 with status "success"; the
+current release as an error). The task is the first prompt; token counts are summed over the model turns into
+`env["qwen_code"]["tokens"]`. Qwen Code grades nothing: outcome `unknown`; terminated when the last model turn calls
+no tool. Domain `swe`, platform `linux` (not recorded).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Iterator
+
+from ingest.format_info import FormatInfo
+from ingest.record import Episode, Rejected
+from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.times import parse_time
+from ingest.tools import dumps
+from ingest.transcript import Message, Run, ToolCall, records
+
+FORMAT = "qwen_code"
+VERSION = "1"
+INFO = FormatInfo(
+    # a session's lines open like Claude Code's (`parentUuid`, `sessionId`): its own key order ranks it first
+    group="swe", rank=265, domains=('swe',), platform="linux",
+    summary="Qwen Code sessions",
+    producer="Qwen Code sessions (`~/.qwen/projects/<project>/chats/<session>.jsonl`)",
+    versions="0.15.10, 0.24.4",
+    proof=("each release from the npm registry in its own prefix runs `qwen -p` with `OPENAI_BASE_URL` at the "
+           "scripted model server (Chat Completions, streamed) and `--auth-type openai`, in a temporary HOME and "
+           "workspace: it lists files, reads and writes one and runs a command that fails; the script is the oracle "
+           "for every call, its arguments, the result the agent recorded, the model and the final answer, and the "
+           "CLI's JSON report a second (`tests/ingest/swe/test_qwen_code_cli.py`); edge cases "
+           "(`tests/ingest/swe/test_qwen_code.py`; no real public session was found)"),
+)
+
+_SNIFF = re.compile(rb'^\s*\{"uuid":"[^"]*","parentUuid":(?:null|"[^"]*"),"sessionId":"[^"]*","timestamp":"[^"]*",'
+                    rb'"type":"(?:user|assistant|tool_result|system)"')
+_EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
+_SESSION_KEYS = ("sessionId", "cwd", "version", "gitBranch")
+_KNOWN = frozenset({"uuid", "parentUuid", "sessionId", "timestamp", "type", "subtype", "provenance", "cwd", "version",
+                    "gitBranch", "message", "model", "usageMetadata", "contextWindowSize", "toolCallResult",
+                    "systemPayload", "backgroundTurn", "goalContext"})
+_SUBTYPES = frozenset({
+    "at_command", "attribution_snapshot", "background_task_completed", "branch_checkpoint", "chat_compression",
+    "custom_title", "file_history_snapshot", "goal_runtime", "goal_state", "goal_turn_end", "mid_turn_user_message",
+    "omni_recall", "parent_session", "realtime_message", "rewind", "session_artifact_event",
+    "session_artifact_snapshot", "session_model", "session_source", "session_sources_snapshot", "slash_command",
+    "turn_result", "ui_telemetry", "user_text_elements"})
+
+
+def units(files: list[str], head) -> list[str]:
+    """`.jsonl` files whose first line is a Qwen Code record (`uuid`, `parentUuid`, `sessionId`, `timestamp`,
+    then `type`, in the recorder's order)."""
+    return [path for path in files if path.endswith(".jsonl") and _SNIFF.match(head(path))]
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = posixpath.basename(source.path)
+    extras: dict = {"tokens": {}, "system_records": [], "unknown_records": [], "unknown_fields": {}}
+    messages: list[Message] = []
+    for no, line, problem in text_lines(source.read_bytes(), name, source.budgets):
+        if problem:
+            yield Rejected("parse_error", problem, name, line=no)
+            continue
+        if not line.strip():
+            continue
+        try:
+            record = parse_json(line.encode(), f"{name}:{no}")
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, name, line=no, snippet=line[:300])
+            continue
+        yield from _record(record, f"{name}:{no}", messages, extras)
+    last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
+    task = extras.pop("task", None)
+    env = {"qwen_code": {k: v for k, v in extras.items() if v}}
+    yield from records(messages, Run(key="", domain="swe", platform="linux", task=task,
+                                     terminated=last is not None and last.role == "assistant" and not last.tool_calls,
+                                     env=env), name)
+
+
+def _record(record, where: str, messages: list[Message], extras: dict) -> Iterator[Rejected]:
+    kind = record.get("type") if isinstance(record, dict) else None
+    if kind not in ("user", "assistant", "tool_result", "system"):
+        extras["unknown_records"].append(record)
+        yield Rejected("unknown_content", f"{where}: not a Qwen Code user, assistant, tool_result or system record; "
+                       "kept raw in env.qwen_code.unknown_records", where)
+        return
+    for key in _SESSION_KEYS:
+        if record.get(key) not in (None, "") and key not in extras:
+            extras[key] = record[key]
+    unknown = sorted(k for k in record if k not in _KNOWN)
+    if unknown:
+        extras["unknown_fields"].setdefault(where, {k: record[k] for k in unknown})
+        yield Rejected("unknown_content", f"{where}: field(s) {', '.join(unknown)} are none Qwen Code is known to "
+                       "write; kept raw in env.qwen_code.unknown_fields", where)
+    stamp = parse_time(record.get("timestamp"))
+    parts = (record.get("message") or {}).get("parts") if isinstance(record.get("message"), dict) else None
+    parts = [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    if kind == "assistant":
+        _model_turn(record, parts, stamp, where, messages, extras["tokens"])
+    elif kind == "tool_result":
+        _tool_result(record, parts, stamp, where, messages)
+    elif kind == "user":
+        text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
+        messages.append(Message("user", text=text, timestamp=stamp, where=where))
+        if "task" not in extras and text:
+            extras["task"] = text
+    else:
+        extras["system_records"].append({k: record.get(k) for k in ("subtype", "timestamp", "systemPayload")})
+        if record.get("subtype") not in _SUBTYPES:
+            yield Rejected("unknown_content", f"{where}: system record subtype {record.get('subtype')!r} is none Qwen "
+                           "Code is known to write; kept raw in env.qwen_code.system_records", where)
+
+
+def _model_turn(record: dict, parts: list[dict], stamp, where: str, messages: list[Message], tokens: dict) -> None:
+    texts = [p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought")]
+    thoughts = [p["text"] for p in parts if isinstance(p.get("text"), str) and p.get("thought")]
+    calls = [p["functionCall"] for p in parts if isinstance(p.get("functionCall"), dict)]
+    model = record.get("model") if isinstance(record.get("model"), str) else None
+    messages.append(Message("assistant", text="\n".join(texts) or None, reasoning="\n\n".join(thoughts) or None,
+                            model=model, timestamp=stamp, where=where,
+                            tool_calls=[ToolCall(c.get("id"), c.get("name"), c.get("args"), raw=c) for c in calls]))
+    for key, value in (record.get("usageMetadata") or {}).items():
+        if isinstance(value, int) and not isinstance(value, bool):
+            tokens[key] = tokens.get(key, 0) + value
+
+
+def _tool_result(record: dict, parts: list[dict], stamp, where: str, messages: list[Message]) -> None:
+    result = record.get("toolCallResult") if isinstance(record.get("toolCallResult"), dict) else {}
+    texts, failed, call_id, tool = [], False, result.get("callId"), None
+    for part in parts:
+        response = part.get("functionResponse")
+        if isinstance(response, dict):
+            call_id, tool = response.get("id") or call_id, response.get("name")
+            body = response.get("response") if isinstance(response.get("response"), dict) else {}
+            if isinstance(body.get("output"), str):
+                texts.append(body["output"])
+            elif "error" in body:
+                failed = True
+                texts.append(body["error"] if isinstance(body["error"], str) else dumps(body["error"]))
+            else:
+                texts.append(dumps(body))
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    text = "\n".join(texts) or None
+    status = result.get("status")
+    m = _EXIT_CODE.search(text or "") if tool == "run_shell_command" else None
+    messages.append(Message("tool", text=text, tool_call_id=call_id, tool_name=tool, timestamp=stamp, where=where,
+                            is_error=failed or (status is not None and status != "success"),
+                            exit_code=int(m.group(1)) if m else None))

@@ -1,0 +1,109 @@
+"""Qwen Code sessions: hand-made edge cases of the JSONL log (no real public session was found: the public files
+in its layout are other tools' synthetic fixtures). The sessions Qwen Code writes at test time (0.15.10 and
+0.24.4) are read in `test_qwen_code_cli.py`, and the registry test there shows they are claimed by this format,
+not by Claude Code's, whose lines also carry `parentUuid` and `sessionId`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ingest import registry
+from ingest.record import Episode, Rejected
+from ingest.swe import claude_code, qwen_code
+from tests.ingest.golden import read_records
+
+
+def _line(kind: str, n: int, **fields) -> str:
+    return json.dumps({"uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n else None, "sessionId": "s-1",
+                       "timestamp": f"2026-09-01T10:00:0{n % 10}.000Z", "type": kind, "cwd": "/w",
+                       "version": "0.24.4", **fields}, separators=(",", ":"))
+
+
+def _read(tmp_path, lines: list[str], name="s-1.jsonl") -> list:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return read_records(qwen_code, path)
+
+
+def _user(n, text):
+    return _line("user", n, message={"role": "user", "parts": [{"text": text}]})
+
+
+def _model(n, parts, **fields):
+    return _line("assistant", n, model="qwen3-coder-plus", message={"role": "model", "parts": parts},
+                 usageMetadata={"promptTokenCount": 10, "candidatesTokenCount": 2}, **fields)
+
+
+def _result(n, call, name, response, status="success"):
+    return _line("tool_result", n, message={"role": "user", "parts": [
+        {"functionResponse": {"id": call, "name": name, "response": response}}]},
+                 toolCallResult={"callId": call, "status": status})
+
+
+def test_units_claims_qwen_lines_and_claude_codes_do_not_look_alike(tmp_path):
+    qwen = tmp_path / "s-1.jsonl"
+    qwen.write_text(_user(0, "hi") + "\n")
+    claude = tmp_path / "c.jsonl"
+    claude.write_text(json.dumps({"parentUuid": None, "isSidechain": False, "sessionId": "s", "type": "user",
+                                  "message": {"role": "user", "content": "hi"}, "uuid": "u"}) + "\n")
+    head = lambda p: Path(p).read_bytes()[:4096]
+    files = [str(qwen), str(claude)]
+    assert qwen_code.units(files, head) == [str(qwen)]
+    # Claude Code's detection also takes the Qwen line (parentUuid, sessionId): the claim order decides
+    assert str(qwen) in claude_code.units(files, head)
+    assert registry.info("qwen_code").rank < registry.info("claude_code").rank
+
+
+def test_thoughts_shell_exit_codes_and_tokens(tmp_path):
+    records = _read(tmp_path, [
+        _user(0, "run the tests"),
+        _model(1, [{"text": "Let me run them.", "thought": True},
+                   {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": "pytest -q"}}}]),
+        _result(2, "c1", "run_shell_command", {"error": "Command: pytest -q\nOutput: 1 failed\nExit Code: 1"},
+                status="error"),
+        _model(3, [{"text": "One test fails."}]),
+    ])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    first, last = ep.steps
+    assert first.action.kind == "command" and first.action.code == "pytest -q"
+    assert first.reasoning == "Let me run them."
+    seen = last.observation
+    assert seen.kind == "terminal" and seen.exit_code == 1 and seen.is_error and "1 failed" in seen.text
+    assert last.action.text == "One test fails." and ep.terminated and ep.task == "run the tests"
+    assert ep.env["qwen_code"]["tokens"] == {"promptTokenCount": 20, "candidatesTokenCount": 4}
+    assert first.timestamp.isoformat() == "2026-09-01T10:00:01+00:00"
+
+
+def test_unknown_records_fields_and_subtypes_are_kept_with_warnings_and_a_bad_line_alone_is_rejected(tmp_path):
+    records = _read(tmp_path, [
+        _user(0, "hello"),
+        _line("system", 1, subtype="ui_telemetry", systemPayload={"uiEvent": {"event.name": "x"}}),
+        _line("system", 2, subtype="brand_new", systemPayload={"a": 1}),
+        json.dumps({"type": "mystery", "uuid": "u3"}),
+        "{not json",
+        _model(4, [{"text": "Hello."}], shinyField=True),
+    ])
+    rules = sorted(r.rule for r in records if isinstance(r, Rejected))
+    assert rules == ["parse_error", "unknown_content", "unknown_content", "unknown_content"]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    env = ep.env["qwen_code"]
+    assert [r["subtype"] for r in env["system_records"]] == ["ui_telemetry", "brand_new"]
+    assert env["unknown_records"] == [{"type": "mystery", "uuid": "u3"}]
+    assert list(env["unknown_fields"].values()) == [{"shinyField": True}]
+    assert ep.steps[0].action.text == "Hello."
+
+
+def test_a_cancelled_call_is_an_error_and_a_session_without_a_reply_leaves_a_row(tmp_path):
+    records = _read(tmp_path, [
+        _user(0, "write it"),
+        _model(1, [{"functionCall": {"id": "c1", "name": "write_file",
+                                     "args": {"file_path": "/w/a", "content": "x"}}}]),
+        _result(2, "c1", "write_file", {"error": "[Operation Cancelled] Reason: User cancelled"}, status="cancelled"),
+    ])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.final_observation.is_error and "Cancelled" in ep.final_observation.text
+    assert not ep.terminated  # the last model turn called a tool
+    empty = _read(tmp_path, [_user(0, "hi")], name="s-2.jsonl")
+    assert [r.rule for r in empty] == ["empty_episode"]
