@@ -40,6 +40,14 @@ HARBOR_VERSIONS := 0.1.24 0.26.0
 HARBOR_DEPS_0.26.0 := toml==0.10.2 jinja2==3.1.6 markupsafe==3.0.4 shortuuid==1.0.13 platformdirs==4.14.9
 # greenlight-mcp: a real MCP stdio logging proxy (JSONL session logs), run in front of the `mcp` SDK's server
 GREENLIGHT_VERSION := 0.7.0
+# Observability traces written at test time: the OpenAI Agents SDK with a trace processor writing its spans to a
+# file, and the OpenTelemetry SDK (console JSON and OTLP/JSON through its protobuf encoder) around an `openai`
+# client instrumented by OpenInference; both call the scripted model server (tests/ingest/traces_server.py)
+OPENAI_AGENTS_VERSION := 0.24.0
+OTEL_SDK_VERSION := 1.45.2
+OPENINFERENCE_OPENAI_VERSION := 0.1.66
+OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)' \
+	'openinference-instrumentation-openai==$(OPENINFERENCE_OPENAI_VERSION)' 'openai==3.63.0'
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -57,6 +65,8 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(AGENTLAB_VERSIONS:%=$(PRODUCERS)/agentlab-%/.installed) \
 	$(HARBOR_VERSIONS:%=$(PRODUCERS)/harbor-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
+	$(PRODUCERS)/openai-agents-$(OPENAI_AGENTS_VERSION)/.installed \
+	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed
 
@@ -133,6 +143,16 @@ $(PRODUCERS)/harbor-%/.installed:
 $(PRODUCERS)/greenlight-mcp-%/.installed:
 	$(PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'greenlight-mcp==$*'
+	touch $@
+
+$(PRODUCERS)/openai-agents-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'openai-agents==$*'
+	touch $@
+
+$(PRODUCERS)/opentelemetry-sdk-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet $(OTEL_DEPS)
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:
