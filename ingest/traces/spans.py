@@ -175,7 +175,10 @@ class _Transcript:
         if self.models_seen:
             last = max((i for i, m in enumerate(inputs) if m.role == "assistant"), default=-1)
             if not self.messages and last >= 0:
-                self.history = inputs[:last + 1]
+                self.history = [m for m in inputs[:last + 1] if m.role != "system"]
+                for msg in inputs[:last + 1]:
+                    if msg.role == "system":  # the agent's own instructions stay its system prompt
+                        self.add(msg)
                 # the results of the history's calls (the handoff's own among them) are history too
                 self.answered.update(c.id for m in self.history for c in m.tool_calls if c.id is not None)
             inputs = inputs[last + 1:]
