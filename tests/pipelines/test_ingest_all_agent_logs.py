@@ -1,5 +1,6 @@
 """`pipelines run ingest-all` over one folder that mixes every bundled sample with the logs the agent-log producers
-write at test time (Inspect AI at both versions, greenlight-mcp with and without payloads) and the real public
+write at test time (Inspect AI at both versions, greenlight-mcp with and without payloads, the OpenAI Agents SDK's
+and the OpenTelemetry SDK's trace files against the scripted model server) and the real public
 Claude Code / Codex sessions of ../shared/samples when they are there: every trajectory is read, and nothing a
 person would call a trace is reported as "no format reads it" (only provenance notes and a trajectory's
 screenshot files are). Cost: ~10 s after the producer fixtures (shared with tests/ingest)."""
@@ -14,12 +15,31 @@ from ingest.swe import claude_code, codex
 from tests.conftest import SAMPLES
 from tests.ingest.golden import read_records
 from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (fixtures)
+from tests.ingest.traces import producer_runs
+
+# the trace producers' files: (mode, files) -> episodes each file gives (a handoff adds the target agent's)
+TRACE_RUNS = {"chat": (("spans.jsonl", "backend.jsonl"), 1), "responses": (("spans.jsonl", "backend.jsonl"), 1),
+              "handoff": (("spans.jsonl", "backend.jsonl"), 2), "tool-spans": (("console.json", "otlp.jsonl"), 1),
+              "model-spans": (("console.json", "otlp.jsonl"), 1)}
+
+
+def _trace_files(mixed: Path, tmp_path_factory) -> dict[str, int]:
+    """Copies every trace producer's files into `mixed`; the tool calls its scripts fixed, per format."""
+    fixed = {"openai_agents": 0, "otel": 0}
+    for mode, (names, _) in TRACE_RUNS.items():
+        out, script = producer_runs.run(mode, tmp_path_factory)
+        (mixed / f"traces-{mode}").mkdir()
+        for name in names:
+            shutil.copy(out / name, mixed / f"traces-{mode}" / name)
+        fmt = "otel" if mode.endswith("spans") else "openai_agents"
+        fixed[fmt] += len(names) * len(producer_runs.scripted_calls(script))
+    return fixed
 
 SHARED = SAMPLES.parent.parent / "shared" / "samples"
 
 
 def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, greenlight_logs, run, query,  # noqa: F811
-                                                                  tmp_path):
+                                                                  tmp_path, tmp_path_factory):
     mixed = tmp_path / "mixed"
     shutil.copytree(SAMPLES, mixed / "samples")
     for version, (paths, _) in inspect_runs.items():
@@ -29,6 +49,7 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     for kind, path in greenlight_logs.items():
         (mixed / f"greenlight-{kind}").mkdir()
         shutil.copy(path, mixed / f"greenlight-{kind}" / path.name)
+    fixed_calls = _trace_files(mixed, tmp_path_factory)
     # the real sessions a person laid in ../shared/samples: each must read in the mix as its reader reads it alone
     from_shared = {"claude_code": 0, "codex": 0}
     shared_rejected = []
@@ -56,6 +77,13 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the excerpt's main line and its subagent; the Harbor trial's session belongs to its trial (read by atif)
     assert formats["claude_code"] == 2 + from_shared["claude_code"]
     assert formats["codex"] == 1 + from_shared["codex"]
+    assert formats["openai_agents"] == sum(len(names) * n for mode, (names, n) in TRACE_RUNS.items()
+                                           if not mode.endswith("spans")) == 8
+    assert formats["otel"] == 4
+    calls = {r["source_format"]: r["n"] for r in query(
+        "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
+        "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents') GROUP BY 1")}
+    assert calls == fixed_calls
     # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), and what the
     # shared sessions' readers reject alone (an opening cut before the answer: its row keeps the task)
     rows = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))
