@@ -42,12 +42,17 @@ HARBOR_DEPS_0.26.0 := toml==0.10.2 jinja2==3.1.6 markupsafe==3.0.4 shortuuid==1.
 GREENLIGHT_VERSION := 0.7.0
 # Observability traces written at test time: the OpenAI Agents SDK with a trace processor writing its spans to a
 # file, and the OpenTelemetry SDK (console JSON and OTLP/JSON through its protobuf encoder) around an `openai`
-# client instrumented by OpenInference; both call the scripted model server (tests/ingest/traces_server.py)
+# client instrumented by OpenInference or by OpenTelemetry's own GenAI instrumentation; both call the scripted model server (tests/ingest/traces_server.py)
 OPENAI_AGENTS_VERSION := 0.24.0
 OTEL_SDK_VERSION := 1.45.2
 OPENINFERENCE_OPENAI_VERSION := 0.1.66
+# OpenTelemetry's own `openai_v2` instrumentation (the GenAI conventions' messages on the spans) imports httpx and
+# `opentelemetry.util.genai.instruments`, which util-genai 1.2b0 renamed: its last release with it is pinned
+OTEL_GENAI_OPENAI_VERSION := 2.4b0
 OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)' \
-	'openinference-instrumentation-openai==$(OPENINFERENCE_OPENAI_VERSION)' 'openai==3.63.0'
+	'openinference-instrumentation-openai==$(OPENINFERENCE_OPENAI_VERSION)' 'openai==3.63.0' \
+	'opentelemetry-instrumentation-openai-v2==$(OTEL_GENAI_OPENAI_VERSION)' 'opentelemetry-util-genai==1.1b0' \
+	'httpx==0.28.1'
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1

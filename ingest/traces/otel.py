@@ -45,12 +45,15 @@ INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
              "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
-    producer="OpenTelemetry Python SDK with OpenInference's OpenAI instrumentation",
-    versions="opentelemetry-sdk 1.45.2, openinference-instrumentation-openai 0.1.66",
-    proof=("an instrumented `openai` client calls a tool through a scripted model server; the SDK's console JSON and "
-           "its OTLP/JSON encoding are read back and every tool call, result and model the script fixed is in the "
-           "episode (`tests/ingest/traces/test_otel_producer.py`); the GenAI conventions' messages and events, hand-"
-           "made (`tests/ingest/traces/test_otel_read.py`)"),
+    producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own OpenAI instrumentations",
+    versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
+              "opentelemetry-instrumentation-openai-v2 2.4b0 (latest GenAI conventions)"),
+    proof=("an instrumented `openai` client calls a tool through a scripted model server (OpenInference LLM spans with "
+           "and without the app's TOOL spans; GenAI `chat` spans with `gen_ai.*.messages`, `invoke_agent` and "
+           "`execute_tool` spans); the SDK's console JSON and its OTLP/JSON encoding are read back and every tool "
+           "call, result and model the script fixed is in the episode (`tests/ingest/traces/test_otel_producer.py`); "
+           "the conventions' older event-based messages, OpenLLMetry and nested agents, hand-made "
+           "(`tests/ingest/traces/test_otel_read.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")

@@ -20,7 +20,7 @@ from tests.ingest.traces import producer_runs
 # the trace producers' files: (mode, files) -> episodes each file gives (a handoff adds the target agent's)
 TRACE_RUNS = {"chat": (("spans.jsonl", "backend.jsonl"), 1), "responses": (("spans.jsonl", "backend.jsonl"), 1),
               "handoff": (("spans.jsonl", "backend.jsonl"), 2), "tool-spans": (("console.json", "otlp.jsonl"), 1),
-              "model-spans": (("console.json", "otlp.jsonl"), 1)}
+              "model-spans": (("console.json", "otlp.jsonl"), 1), "genai": (("console.json", "otlp.jsonl"), 1)}
 
 
 def _trace_files(mixed: Path, tmp_path_factory) -> dict[str, int]:
@@ -31,7 +31,7 @@ def _trace_files(mixed: Path, tmp_path_factory) -> dict[str, int]:
         (mixed / f"traces-{mode}").mkdir()
         for name in names:
             shutil.copy(out / name, mixed / f"traces-{mode}" / name)
-        fmt = "otel" if mode.endswith("spans") else "openai_agents"
+        fmt = "otel" if mode in producer_runs.OTEL_MODES else "openai_agents"
         fixed[fmt] += len(names) * len(producer_runs.scripted_calls(script))
     return fixed
 
@@ -78,8 +78,8 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     assert formats["claude_code"] == 2 + from_shared["claude_code"]
     assert formats["codex"] == 1 + from_shared["codex"]
     assert formats["openai_agents"] == sum(len(names) * n for mode, (names, n) in TRACE_RUNS.items()
-                                           if not mode.endswith("spans")) == 8
-    assert formats["otel"] == 4
+                                           if mode not in producer_runs.OTEL_MODES) == 8
+    assert formats["otel"] == 6
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
         "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents') GROUP BY 1")}

@@ -33,7 +33,10 @@ SCRIPTS_BY_MODE = {
                    Turn(text=ANSWER)],
     "model-spans": [Turn(calls=[("get_weather", {"city": "Paris"})], text=PLAN),
                     Turn(calls=[("get_weather", {"city": "Oslo"})]), Turn(text=ANSWER)],
+    "genai": [Turn(calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})], text=PLAN),
+              Turn(text=ANSWER)],
 }
+OTEL_MODES = ("tool-spans", "model-spans", "genai")
 
 
 def weather(city: str) -> str:
@@ -54,11 +57,11 @@ _RUNS: dict[str, tuple[Path, Script]] = {}
 def run(mode: str, tmp_path_factory) -> tuple[Path, Script]:
     """(output folder, the script with the requests it got) of one producer run in `mode`."""
     if mode not in _RUNS:
-        name, version = OTEL if mode in ("tool-spans", "model-spans") else AGENTS
+        name, version = OTEL if mode in OTEL_MODES else AGENTS
         python = producer_python(name, version)
         out = tmp_path_factory.mktemp(mode)
         script = Script(list(SCRIPTS_BY_MODE[mode]), traces_file=out / "backend.jsonl")
-        args = ["otel_run.py", "1" if mode == "tool-spans" else "0"] if name == OTEL[0] else ["agents_run.py", mode]
+        args = ["otel_run.py" if name == OTEL[0] else "agents_run.py", mode]
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(out), "TMPDIR": str(out), "LANG": "C.UTF-8",
                "OPENAI_AGENTS_DISABLE_TRACING": "0"}
         with ModelServer(script) as server:

@@ -1,14 +1,16 @@
-"""Producer in the loop: the OpenTelemetry Python SDK 1.45.2 with OpenInference's OpenAI instrumentation 0.1.66
-traces a tool-calling loop on an `openai` client against the scripted model server (`model_server.py`); its spans
-are written by the SDK's `ConsoleSpanExporter` (its indented span JSON) and as OTLP/JSON (the SDK's protobuf
-encoder). Two runs: the app records each tool's execution as a TOOL span, or only the model calls are traced (the
-results then come from the next model call's input). The script is the oracle: every tool call it fixed, with the
-result the client sent back, is in the episode in order, with the model name."""
+"""Producer in the loop: the OpenTelemetry Python SDK 1.45.2 traces a tool-calling loop on an `openai` client
+against the scripted model server (`model_server.py`); its spans are written by the SDK's `ConsoleSpanExporter`
+(its indented span JSON) and as OTLP/JSON (the SDK's protobuf encoder). Three runs: OpenInference's OpenAI
+instrumentation 0.1.66 with the app recording each tool's execution as a TOOL span, or with only the model calls
+traced (the results then come from the next model call's input); and OpenTelemetry's own `openai_v2`
+instrumentation 2.4b0 on the latest GenAI conventions (`gen_ai.input.messages` / `gen_ai.output.messages` on the
+spans) with `invoke_agent` and `execute_tool` spans from `opentelemetry-util-genai`. The script is the oracle: every
+tool call it fixed, with the result the client sent back, is in the episode in order, with the model name."""
 
 import pytest
 
 from ingest.traces import openai_agents, otel
-from tests.ingest.traces.producer_runs import ANSWER, PLAN, TASK, run, scripted_calls, weather
+from tests.ingest.traces.producer_runs import ANSWER, OTEL_MODES, PLAN, TASK, run, scripted_calls, weather
 from tests.ingest.traces.read_util import calls, claims, read, results
 
 FILES = ("console.json", "otlp.jsonl")
@@ -24,7 +26,7 @@ def _sent_results(script) -> list[str]:
     return seen
 
 
-@pytest.mark.parametrize("mode", ["tool-spans", "model-spans"])
+@pytest.mark.parametrize("mode", OTEL_MODES)
 @pytest.mark.parametrize("name", FILES)
 def test_every_scripted_call_and_result_is_in_the_episode(tmp_path_factory, mode, name):
     out, script = run(mode, tmp_path_factory)
@@ -42,9 +44,10 @@ def test_every_scripted_call_and_result_is_in_the_episode(tmp_path_factory, mode
     assert ep.env["system_prompt"] == "Answer weather questions with the tool."
     assert ep.env["otel"]["resources"][0]["service.name"] == "weather-app"
     assert all(s.timestamp is not None for s in ep.steps)
+    assert ep.env["trace"]["agents"] == ["weather agent"]
 
 
-@pytest.mark.parametrize("mode", ["tool-spans", "model-spans"])
+@pytest.mark.parametrize("mode", OTEL_MODES)
 def test_console_and_otlp_give_the_same_episode(tmp_path_factory, mode):
     out, _ = run(mode, tmp_path_factory)
     a, b = (read(otel, out / name)[0][0] for name in FILES)
@@ -54,12 +57,13 @@ def test_console_and_otlp_give_the_same_episode(tmp_path_factory, mode):
                                    s.reasoning, s.timestamp) for s in b.steps]
 
 
-def test_tool_spans_are_paired_with_the_model_calls(tmp_path_factory):
-    """With TOOL spans, each call's raw keeps both the model's call and the tool span that ran it."""
+@pytest.mark.parametrize("mode, result", [("tool-spans", "output.value"), ("genai", "gen_ai.tool.call.result")])
+def test_tool_spans_are_paired_with_the_model_calls(tmp_path_factory, mode, result):
+    """With tool spans, each call's raw keeps both the model's call and the tool span that ran it."""
     import json
 
-    out, _ = run("tool-spans", tmp_path_factory)
+    out, _ = run(mode, tmp_path_factory)
     ep = read(otel, out / "console.json")[0][0]
     raw = [json.loads(s.action.raw) for s in ep.steps if s.action.kind == "tool_call"]
     assert [r["call"]["id"] for r in raw] == ["call_1", "call_2"]
-    assert [r["span"]["attributes"]["output.value"] for r in raw] == [weather("Paris"), weather("Oslo")]
+    assert [r["span"]["attributes"][result] for r in raw] == [weather("Paris"), weather("Oslo")]
