@@ -44,6 +44,9 @@ GREENLIGHT_VERSION := 0.7.0
 # file, and the OpenTelemetry SDK (console JSON and OTLP/JSON through its protobuf encoder) around an `openai`
 # client instrumented by OpenInference or by OpenTelemetry's own GenAI instrumentation; both call the scripted model server (tests/ingest/traces_server.py)
 OPENAI_AGENTS_VERSION := 0.24.0
+# the same agent run also as OpenTelemetry spans, through OpenInference's Agents SDK instrumentation
+AGENTS_OTEL_DEPS := 'openinference-instrumentation-openai-agents==2.6.0' 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
+	'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
 OTEL_SDK_VERSION := 1.45.2
 OPENINFERENCE_OPENAI_VERSION := 0.1.66
 # OpenTelemetry's own `openai_v2` instrumentation (the GenAI conventions' messages on the spans) imports httpx and
@@ -152,7 +155,7 @@ $(PRODUCERS)/greenlight-mcp-%/.installed:
 
 $(PRODUCERS)/openai-agents-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'openai-agents==$*'
+	$(@D)/bin/pip install --quiet 'openai-agents==$*' $(AGENTS_OTEL_DEPS)
 	touch $@
 
 $(PRODUCERS)/opentelemetry-sdk-%/.installed:

@@ -11,8 +11,9 @@
   {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
   {attributes}}`; also a `{"spans": [...]}` dump or a JSON array of them.
 
-What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry)
-and assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
+What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
+a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
+assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
 their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
 Domain `mcp` (an agent's tool calls; `search` when they are mostly search tools), platform `linux`.
 
@@ -45,21 +46,24 @@ INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
              "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
-    producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own OpenAI instrumentations",
+    producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own instrumentations",
     versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
+              "openinference-instrumentation-openai-agents 2.6.0 (openai-agents 0.24.0), "
               "opentelemetry-instrumentation-openai-v2 2.4b0 (latest GenAI conventions)"),
     proof=("an instrumented `openai` client calls a tool through a scripted model server (OpenInference LLM spans with "
            "and without the app's TOOL spans; GenAI `chat` spans with `gen_ai.*.messages`, `invoke_agent` and "
-           "`execute_tool` spans); the SDK's console JSON and its OTLP/JSON encoding are read back and every tool "
-           "call, result and model the script fixed is in the episode (`tests/ingest/traces/test_otel_producer.py`); "
-           "the conventions' older event-based messages, OpenLLMetry and nested agents, hand-made "
-           "(`tests/ingest/traces/test_otel_read.py`)"),
+           "`execute_tool` spans), and an OpenAI Agents SDK run (one tool; a handoff) is traced by OpenInference; the "
+           "SDK's console JSON and its OTLP/JSON encoding are read back and every tool call, result and model the "
+           "script fixed is in the episode, as the Agents SDK's own export reads "
+           "(`tests/ingest/traces/test_otel_producer.py`, `test_openai_agents_producer.py`); the conventions' older "
+           "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
 _OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
 _CONSOLE = re.compile(rb'"context"\s*:\s*\{\s*"trace_id"\s*:\s*"')
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
+HANDOFF_TOOL = "handoff to "
 
 
 def units(files: list[str], head) -> list[str]:
@@ -150,6 +154,10 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":
         span.model = genai.model_turn(attrs, events, where)
+    elif span.kind == "tool" and span.name.startswith(HANDOFF_TOOL):
+        # OpenInference's Agents SDK processor writes a handoff as a TOOL span `handoff to <agent>`
+        span.kind, span.agent = "handoff", span.name[len(HANDOFF_TOOL):]
+        span.handoff_from = genai.text_of(attrs.get("input.value"))
     elif span.kind == "tool":
         span.tool = genai.tool_use(attrs, span.name, span.error)
     elif span.kind == "agent":

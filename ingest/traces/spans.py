@@ -4,12 +4,14 @@ A decoder (`ingest.traces.otel`, `ingest.traces.openai_agents`) turns its record
 what each one is: `model` (a model call: its `ModelTurn`), `tool` (a tool's execution: its `ToolUse`), `agent`,
 `handoff` (an agent handing the conversation to another), or None (any other span: kept in env, not a step).
 
-**Episodes.** One per trace (key: the trace id). An agent span nested under another agent span (an agent used as
-a tool), or an agent span that a handoff span names as its target, is a sub-episode of its own (key
-`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. The sub-episode's
+**Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
+span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
+`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. An agent nested in
+an episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's agent. The sub-episode's
 `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the `relation` (`subagent` or
-`handoff`; an agent handed a conversation is given its history, which is context, not its actions:
-`env["trace"]["history_messages"]` counts it and its first user message is the task); the parent's `env["subagents"]` lists each one with the number of steps the parent had made when it
+`handoff`); what a sub-episode's first model call is given before its last assistant turn (the conversation an
+agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and its first user
+message is the task. The parent's `env["subagents"]` lists each one with the number of steps the parent had made when it
 began (`after_steps`).
 
 **Messages, in span start order.** A model span adds what it was sent that the episode has not seen yet (all of
@@ -34,6 +36,7 @@ Spans of no step kind are kept in `env["trace"]["other_spans"]` (name, ids, attr
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -43,6 +46,7 @@ from ingest.traces.genai import ModelTurn, ToolUse
 from ingest.transcript import Message, Run, ToolCall, records
 
 MAX_OTHER_SPANS = 500  # other spans kept in env per episode; past it they are counted
+STEP_KINDS = frozenset({"model", "tool", "handoff"})
 
 
 @dataclass
@@ -80,10 +84,16 @@ def _order(span: Span) -> tuple:
 
 
 def _episode_roots(spans: list[Span], by_id: dict[str, Span]) -> dict[str, str]:
-    """span id -> relation, for the agent spans that open a sub-episode."""
+    """span id -> relation, for the agent spans that open a sub-episode: the target of a handoff, or an agent
+    nested under another agent."""
     roots: dict[str, str] = {}
     handoffs = sorted((s for s in spans if s.kind == "handoff" and s.agent), key=_order)
     for span in sorted((s for s in spans if s.kind == "agent"), key=_order):
+        target = next((h for h in handoffs if h.agent == span.agent and _order(h) <= _order(span)), None)
+        if target is not None:
+            handoffs.remove(target)
+            roots[span.span_id] = "handoff"
+            continue
         parent = by_id.get(span.parent_id) if span.parent_id else None
         seen: set[str] = set()
         while parent is not None and parent.kind != "agent" and parent.span_id not in seen:
@@ -91,12 +101,25 @@ def _episode_roots(spans: list[Span], by_id: dict[str, Span]) -> dict[str, str]:
             parent = by_id.get(parent.parent_id) if parent.parent_id else None
         if parent is not None and parent.kind == "agent":
             roots[span.span_id] = "subagent"
-            continue
-        target = next((h for h in handoffs if h.agent == span.agent and _order(h) <= _order(span)), None)
-        if target is not None:
-            handoffs.remove(target)
-            roots[span.span_id] = "handoff"
+    _drop_wrappers(spans, by_id, roots)
     return roots
+
+
+def _drop_wrappers(spans: list[Span], by_id: dict[str, Span], roots: dict[str, str]) -> None:
+    """A nested agent whose enclosing episode has no step of its own is that episode's agent, not a sub-episode:
+    the workflow span an SDK opens around its agents (OpenInference's `Agent workflow`) is no agent of its own."""
+    for _ in range(len(roots)):
+        steps = Counter(_owner(s, by_id, roots) for s in spans if s.kind in STEP_KINDS)
+        wrapped = next((sid for sid in sorted(roots, key=lambda i: _order(by_id[i]))
+                        if not steps.get(_outer(by_id[sid], by_id, roots))), None)
+        if wrapped is None:
+            return
+        del roots[wrapped]
+
+
+def _outer(root: Span, by_id: dict[str, Span], roots: dict[str, str]) -> str | None:
+    parent = by_id.get(root.parent_id) if root.parent_id else None
+    return _owner(parent, by_id, roots) if parent is not None else None
 
 
 def _owner(span: Span, by_id: dict[str, Span], roots: dict[str, str]) -> str | None:
@@ -162,9 +185,9 @@ class _Transcript:
 
     def _close(self, call_id: str | None, name: str | None) -> ToolCall | None:
         match = next((c for c in self.open if call_id is not None and c.id == call_id), None)
-        if match is None and call_id is None:
+        if match is None and call_id is None:  # by name, else by order (as the transcript core pairs results)
             match = next((c for c in self.open if name and c.name == name), None) or \
-                    next((c for c in self.open if not name or not c.name), None)
+                    next(iter(self.open), None)
         if match is not None:
             self.open.remove(match)
         return match
@@ -238,7 +261,7 @@ def _span_summary(span: Span) -> dict:
 def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
     """The episode's messages, and its trace facts for env (`linked`: its sub-episodes with the number of actions
     made before each began)."""
-    t = _Transcript(handed_off=ep.relation == "handoff")
+    t = _Transcript(handed_off=ep.root is not None)
     facts: dict[str, Any] = {"spans": len(ep.spans), "other_spans": [], "errors": []}
     pending = sorted((sub for sub in subs if sub.parent is ep), key=lambda sub: _order(sub.root))
     linked = []

@@ -17,25 +17,28 @@ from tests.ingest.golden import read_records
 from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (fixtures)
 from tests.ingest.traces import producer_runs
 
-# the trace producers' files: (mode, files) -> episodes each file gives (a handoff adds the target agent's)
-TRACE_RUNS = {"chat": (("spans.jsonl", "backend.jsonl"), 1), "responses": (("spans.jsonl", "backend.jsonl"), 1),
-              "handoff": (("spans.jsonl", "backend.jsonl"), 2), "tool-spans": (("console.json", "otlp.jsonl"), 1),
-              "model-spans": (("console.json", "otlp.jsonl"), 1), "genai": (("console.json", "otlp.jsonl"), 1)}
+SHARED = SAMPLES.parent.parent / "shared" / "samples"
+
+# the trace producers' files: mode -> {file: the format that reads it}; a handoff run gives two episodes a file
+TRACE_RUNS = {"chat": {"spans.jsonl": "openai_agents", "backend.jsonl": "openai_agents", "otlp.jsonl": "otel"},
+              "tool-spans": {"console.json": "otel", "otlp.jsonl": "otel"}}
+for _mode in ("responses", "handoff"):
+    TRACE_RUNS[_mode] = TRACE_RUNS["chat"]
+for _mode in ("model-spans", "genai"):
+    TRACE_RUNS[_mode] = TRACE_RUNS["tool-spans"]
 
 
-def _trace_files(mixed: Path, tmp_path_factory) -> dict[str, int]:
-    """Copies every trace producer's files into `mixed`; the tool calls its scripts fixed, per format."""
-    fixed = {"openai_agents": 0, "otel": 0}
-    for mode, (names, _) in TRACE_RUNS.items():
+def _trace_files(mixed: Path, tmp_path_factory) -> tuple[dict[str, int], dict[str, int]]:
+    """Copies every trace producer's files into `mixed`: (episodes, tool calls its scripts fixed) per format."""
+    episodes, fixed = {"openai_agents": 0, "otel": 0}, {"openai_agents": 0, "otel": 0}
+    for mode, files in TRACE_RUNS.items():
         out, script = producer_runs.run(mode, tmp_path_factory)
         (mixed / f"traces-{mode}").mkdir()
-        for name in names:
+        for name, fmt in files.items():
             shutil.copy(out / name, mixed / f"traces-{mode}" / name)
-        fmt = "otel" if mode in producer_runs.OTEL_MODES else "openai_agents"
-        fixed[fmt] += len(names) * len(producer_runs.scripted_calls(script))
-    return fixed
-
-SHARED = SAMPLES.parent.parent / "shared" / "samples"
+            episodes[fmt] += 2 if mode == "handoff" else 1
+            fixed[fmt] += len(producer_runs.scripted_calls(script))
+    return episodes, fixed
 
 
 def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, greenlight_logs, run, query,  # noqa: F811
@@ -49,7 +52,7 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     for kind, path in greenlight_logs.items():
         (mixed / f"greenlight-{kind}").mkdir()
         shutil.copy(path, mixed / f"greenlight-{kind}" / path.name)
-    fixed_calls = _trace_files(mixed, tmp_path_factory)
+    trace_episodes, fixed_calls = _trace_files(mixed, tmp_path_factory)
     # the real sessions a person laid in ../shared/samples: each must read in the mix as its reader reads it alone
     from_shared = {"claude_code": 0, "codex": 0}
     shared_rejected = []
@@ -77,9 +80,7 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the excerpt's main line and its subagent; the Harbor trial's session belongs to its trial (read by atif)
     assert formats["claude_code"] == 2 + from_shared["claude_code"]
     assert formats["codex"] == 1 + from_shared["codex"]
-    assert formats["openai_agents"] == sum(len(names) * n for mode, (names, n) in TRACE_RUNS.items()
-                                           if mode not in producer_runs.OTEL_MODES) == 8
-    assert formats["otel"] == 6
+    assert {f: formats[f] for f in trace_episodes} == trace_episodes == {"openai_agents": 8, "otel": 10}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
         "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents') GROUP BY 1")}

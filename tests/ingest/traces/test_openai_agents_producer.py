@@ -76,3 +76,25 @@ def test_a_handoff_is_a_sub_episode_linked_to_its_parent(tmp_path_factory, name)
     link, = main.env["subagents"]
     assert link["key"] == sub.key and link["agent"] == "Weather agent" and link["after_steps"] == 1
     assert calls(main) + calls(sub) == scripted_calls(script)
+
+
+@pytest.mark.parametrize("mode", ["chat", "responses", "handoff"])
+def test_the_openinference_view_of_the_same_run_reads_alike(tmp_path_factory, mode):
+    """OpenInference's Agents SDK instrumentation (2.6.0) turns the same run into OpenTelemetry spans (its workflow
+    AGENT span around the agents, LLM and TOOL spans, a handoff as a `handoff to <agent>` TOOL span): the OTel
+    reader finds the same calls and results, and, where the SDK's own export has no content (the Responses model),
+    the answer and the model too."""
+    out, script = run(mode, tmp_path_factory)
+    path = out / "otlp.jsonl"
+    assert claims(otel, path) and not claims(openai_agents, path)
+    ours, rejected = read(otel, path)
+    theirs, _ = read(openai_agents, out / "spans.jsonl")
+    assert rejected == []
+    assert [calls(e) for e in ours] == [calls(e) for e in theirs]
+    assert [results(e) for e in ours] == [results(e) for e in theirs]
+    assert sum((calls(e) for e in ours), []) == scripted_calls(script)
+    last = ours[-1]
+    assert last.steps[-1].action.text == ANSWER and last.terminated and last.agent == "scripted-model-1"
+    assert ours[0].steps[0].reasoning == (None if mode == "handoff" else PLAN)
+    if mode == "handoff":
+        assert last.env["parent"]["relation"] == "handoff" and ours[0].env["subagents"][0]["key"] == last.key

@@ -4,7 +4,8 @@ Run with the `openai-agents` venv's Python: `agents_run.py BASE_URL OUT_DIR MODE
 Completions model), `responses` (the Responses model) or `handoff` (a triage agent that hands off to the weather
 agent, Chat Completions)). Writes `OUT_DIR/spans.jsonl` (a trace processor writing `Trace.export()` /
 `Span.export()` as JSON lines) and, through the SDK's own `BackendSpanExporter` posting to the server, the payloads
-the server keeps. Prints the run's final output.
+the server keeps; and OpenInference's Agents SDK instrumentation turns the same run into OpenTelemetry spans,
+written as OTLP/JSON to `OUT_DIR/otlp.jsonl`. Prints the run's final output.
 """
 
 import asyncio
@@ -18,6 +19,12 @@ from agents import (Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Run
                     set_trace_processors)
 from agents.tracing import TracingProcessor
 from agents.tracing.processors import BackendSpanExporter, BatchTraceProcessor
+from google.protobuf.json_format import MessageToJson
+from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
 
 class FileProcessor(TracingProcessor):
@@ -45,6 +52,21 @@ class FileProcessor(TracingProcessor):
         self.out.flush()
 
 
+class OtlpJsonFile(SpanExporter):
+    """Each batch of finished spans as one OTLP/JSON line."""
+
+    def __init__(self, path: Path):
+        self.out = path.open("w")
+
+    def export(self, spans):
+        self.out.write(MessageToJson(encode_spans(spans), indent=None) + "\n")
+        self.out.flush()
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        self.out.close()
+
+
 @function_tool
 def get_weather(city: str) -> str:
     """The current weather of a city."""
@@ -57,6 +79,9 @@ def main(base_url: str, out_dir: str, mode: str) -> None:
     backend = BatchTraceProcessor(BackendSpanExporter(api_key="x", endpoint=base_url + "/traces/ingest"))
     files = FileProcessor(out / "spans.jsonl")
     set_trace_processors([files, backend])
+    provider = TracerProvider(resource=Resource.create({"service.name": "weather-agents"}))
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(out / "otlp.jsonl")))
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=provider, exclusive_processor=False)
     model_class = OpenAIResponsesModel if mode == "responses" else OpenAIChatCompletionsModel
     model = model_class(model="scripted-model-1", openai_client=client)
     weather = Agent(name="Weather agent", instructions="Answer weather questions with the tool.",
@@ -69,6 +94,7 @@ def main(base_url: str, out_dir: str, mode: str) -> None:
     backend.force_flush()
     backend.shutdown()
     files.shutdown()
+    provider.shutdown()
     print(result.final_output)
 
 
