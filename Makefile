@@ -45,7 +45,7 @@ GREENLIGHT_VERSION := 0.7.0
 # client instrumented by OpenInference or by OpenTelemetry's own GenAI instrumentation; both call the scripted model server (tests/ingest/traces_server.py)
 OPENAI_AGENTS_VERSION := 0.24.0
 # the same agent run also as OpenTelemetry spans, through OpenInference's Agents SDK instrumentation
-AGENTS_OTEL_DEPS := 'openinference-instrumentation-openai-agents==2.6.0' 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
+AGENTS_OTEL_DEPS = 'openinference-instrumentation-openai-agents==2.6.0' 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
 	'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
 OTEL_SDK_VERSION := 1.45.2
 OPENINFERENCE_OPENAI_VERSION := 0.1.66
