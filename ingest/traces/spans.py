@@ -25,7 +25,8 @@ result as the next observation, and one `message` step per answer without tool c
 its model span's, the text beside tool calls its reasoning. A handoff span answers the open call that made it (a
 `transfer_to_...` tool) or is a `handoff` tool call of its own.
 
-`episodes.agent` is the first model a step names, else (a trace that names no model) the first agent's name.
+`episodes.agent` is the first model a step names, else the first model a model span names (content not recorded),
+else the first agent's name.
 **Times**: assistant turns take their model span's end (when the answer came), tool results their span's end,
 tool calls of their own their span's start; UTC (a span's time is always zoned). **Outcome** `unknown`;
 terminated when the episode ends on an answer without tool calls, and no span of it failed after that.
@@ -163,6 +164,7 @@ class _Transcript:
         # an agent handed the conversation keeps the history it was given as context, not as its own actions
         self.models_seen = int(handed_off)
         self.history: list[Message] = []
+        self.span_models: list[str] = []  # the models of the model spans, with or without recorded messages
         self.actions = 0  # tool calls and answers so far (the steps the transcript core will make)
 
     def add(self, msg: Message) -> None:
@@ -206,6 +208,8 @@ class _Transcript:
                 self.answered.update(c.id for m in self.history for c in m.tool_calls if c.id is not None)
             inputs = inputs[last + 1:]
         self.models_seen += 1
+        if turn.model:
+            self.span_models.append(turn.model)
         for msg in inputs:
             self.add(msg)
         for msg in turn.outputs:
@@ -293,6 +297,12 @@ def _ended_on_answer(t: _Transcript) -> bool:
     return last is not None and last.role == "assistant" and not last.tool_calls
 
 
+def is_agent_trace(spans: list[Span]) -> bool:
+    """Whether any span of a trace is a model call, a tool call, an agent or a handoff (a trace of a web service
+    has none: it is no agent's trajectory)."""
+    return any(s.kind for s in spans)
+
+
 def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Span], env: dict,
                   domain: str = "mcp", platform: str = "linux") -> Iterator[Episode | Rejected]:
     """The episodes of one trace (the trace's own, then its sub-episodes), each through `ingest.transcript`."""
@@ -313,11 +323,10 @@ def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Spa
                                 "span_id": ep.root.span_id, "relation": ep.relation}
             agent = ep.root.agent
         names = [c.name for m in t.messages for c in m.tool_calls]
-        models = [m.model for m in t.messages if m.model]
         task = next((m.text for m in t.history if m.role == "user" and m.text), None)
-        agents = [a for a in facts.get("agents", []) if a]
+        named = [m.model for m in t.messages if m.model] + t.span_models + [a for a in facts.get("agents", []) if a]
         run = Run(key=ep.key, domain=episode_domain(names, domain), platform=platform, task=task,
-                  agent=models[0] if models else (agents[0] if agents else None), terminated=_ended_on_answer(t), env=ep_env)
+                  agent=named[0] if named else None, terminated=_ended_on_answer(t), env=ep_env)
         if agent:
             ep_env["agent_name"] = agent
         yield from records(t.messages, run, f"{where} trace {ep.key}")

@@ -50,7 +50,8 @@ def _chat(sid, parent, start, inputs, outputs, model="gpt-4.1"):
 def _tool(sid, parent, start, name, call_id, args, result, status=None):
     return _span(sid, parent, f"execute_tool {name}", start, {
         "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": call_id,
-        "gen_ai.tool.call.arguments": json.dumps(args), "gen_ai.tool.call.result": result}, status=status)
+        "gen_ai.tool.call.arguments": None if args is None else json.dumps(args), "gen_ai.tool.call.result": result},
+        status=status)
 
 
 USER = {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}
@@ -174,3 +175,15 @@ def test_no_claim_without_trace_evidence(tmp_path):
     path = tmp_path / "chat.json"
     path.write_text(json.dumps({"messages": [{"role": "user", "content": "trace_id"}], "spans": "none"}))
     assert not claims(otel, path)
+
+
+def test_a_service_trace_beside_an_agent_trace_is_named_not_read(tmp_path):
+    """An export holds every span the process made: a web request's trace is no agent's trajectory. And with
+    message content not recorded (the instrumentations' default), the model spans still name the model."""
+    http = _span("h000000000000001", None, "GET /health", 0, {"http.request.method": "GET", "url.path": "/health"},
+                 trace="0af7651916cd43dd8448eb211c80319c")
+    chat = _span("c000000000000001", None, "chat gpt-4o", 1, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"})
+    tool = _tool("t000000000000001", None, 2, "get_weather", "c1", None, None)
+    (ep,), rejected = read(otel, _otlp(tmp_path, [http, chat, tool]))
+    assert [(r.rule, r.snippet) for r in rejected] == [("no_agent_spans", "0af7651916cd43dd8448eb211c80319c")]
+    assert ep.key == TRACE and ep.agent == "gpt-4o" and calls(ep) == [("get_weather", {})]
