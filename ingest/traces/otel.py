@@ -62,7 +62,7 @@ INFO = FormatInfo(
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
 _OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
-_CONSOLE = re.compile(rb'"context"\s*:\s*\{\s*"trace_id"\s*:\s*"')
+_CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*"')
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
 HANDOFF_TOOL = "handoff to "
 

@@ -187,3 +187,34 @@ def test_a_service_trace_beside_an_agent_trace_is_named_not_read(tmp_path):
     (ep,), rejected = read(otel, _otlp(tmp_path, [http, chat, tool]))
     assert [(r.rule, r.snippet) for r in rejected] == [("no_agent_spans", "0af7651916cd43dd8448eb211c80319c")]
     assert ep.key == TRACE and ep.agent == "gpt-4o" and calls(ep) == [("get_weather", {})]
+
+
+def test_a_spans_dump_of_sdk_spans(tmp_path):
+    """The `{"spans": [...]}` dump an app writes of its SDK spans (here with the context's keys in another order and
+    OpenInference messages): one episode, the LLM's tool call answered by the TOOL span."""
+    def span(sid, parent, name, start, attrs):
+        return {"name": name, "context": {"span_id": "0x" + sid, "trace_id": "0x" + TRACE}, "parent_id": parent,
+                "start_time": f"2025-03-01T12:00:0{start}.000000Z", "end_time": f"2025-03-01T12:00:0{start}.500000Z",
+                "attributes": attrs, "events": []}
+    llm = span("00000000000000b1", "0x00000000000000a1", "ChatCompletion", 1, {
+        "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+        "llm.input_messages.0.message.role": "system", "llm.input_messages.0.message.content": "Be brief.",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.contents.0.message_content.type": "text",
+        "llm.input_messages.1.message.contents.0.message_content.text": "Weather in Paris?",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_7",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": "{\"city\": \"Paris\"}"})
+    tool = span("00000000000000c1", "0x00000000000000a1", "get_weather", 2, {
+        "openinference.span.kind": "TOOL", "tool.name": "get_weather", "input.value": "{\"city\": \"Paris\"}",
+        "output.value": "rainy"})
+    root = span("00000000000000a1", None, "agent", 0, {"openinference.span.kind": "CHAIN"})
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps({"spans": [llm, tool, root]}, indent=2))
+    assert claims(otel, path)
+    (ep,), rejected = read(otel, path)
+    assert rejected == []
+    assert ep.task == "Weather in Paris?" and ep.env["system_prompt"] == "Be brief." and ep.agent == "gpt-4o-mini"
+    assert calls(ep) == [("get_weather", {"city": "Paris"})] and results(ep) == ["rainy"]
+    assert ep.env["trace"]["other_spans"][0]["name"] == "agent"  # the CHAIN span: no step, kept
