@@ -56,6 +56,8 @@ OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-ot
 	'openinference-instrumentation-openai==$(OPENINFERENCE_OPENAI_VERSION)' 'openai==3.63.0' \
 	'opentelemetry-instrumentation-openai-v2==$(OTEL_GENAI_OPENAI_VERSION)' 'opentelemetry-util-genai==1.1b0' \
 	'httpx==0.28.1'
+# the LangSmith SDK tracing an `openai` client and a tool, posting its runs to a stand-in of LangSmith's ingest API
+LANGSMITH_VERSION := 0.15.1
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -75,6 +77,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
 	$(PRODUCERS)/openai-agents-$(OPENAI_AGENTS_VERSION)/.installed \
 	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
+	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed
 
@@ -161,6 +164,11 @@ $(PRODUCERS)/openai-agents-%/.installed:
 $(PRODUCERS)/opentelemetry-sdk-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet $(OTEL_DEPS)
+	touch $@
+
+$(PRODUCERS)/langsmith-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'langsmith==$*' 'openai==3.63.0'
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

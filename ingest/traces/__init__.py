@@ -1,3 +1,3 @@
-"""Observability traces: OpenTelemetry spans (OTLP/JSON, the Python SDK's JSON) with the GenAI semantic
-conventions or OpenInference attributes, and the OpenAI Agents SDK's trace exports. A trace is an episode; the
-span tree is turned into a transcript (`ingest.traces.spans`) and read by `ingest.transcript`."""
+"""Observability traces: OpenTelemetry spans (OTLP/JSON, the Python SDK's JSON) with the GenAI semantic conventions,
+OpenInference or OpenLLMetry attributes, the OpenAI Agents SDK's trace exports and LangSmith runs. A trace is an
+episode; its spans are turned into a transcript (`ingest.traces.spans`) and read by `ingest.transcript`."""

@@ -38,7 +38,7 @@ from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.traces.documents import documents
 from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, text_of
-from ingest.traces.spans import Span, trace_records
+from ingest.traces.spans import Span, file_records
 
 FORMAT = "openai_agents"
 VERSION = "1"
@@ -150,6 +150,5 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         line, doc = item
         for obj, where in _objects(doc, f"{name}:{line}"):
             yield from traces.add(obj, where, line)
-    for trace_id, spans in traces.spans.items():
-        info = traces.info.get(trace_id)
-        yield from trace_records(FORMAT, source.uri, name, trace_id, spans, {"openai_agents": info} if info else {})
+    envs = {trace_id: {"openai_agents": info} for trace_id, info in traces.info.items() if info}
+    yield from file_records(FORMAT, source.uri, name, traces.spans, envs)

@@ -18,7 +18,8 @@ their parent. The resource attributes (`service.name`...) of a trace's spans go 
 Domain `mcp` (an agent's tool calls; `search` when they are mostly search tools), platform `linux`.
 
 Traces with no span of an agent (a web service's own spans in the same export) are not episodes: one
-`no_agent_spans` row names how many and their ids. Bad input: a span without its trace or span id is a `bad_record` row naming the record and the field; a document
+`no_agent_spans` row names how many and their ids. Bad input: a span without its trace or span id is a
+`bad_record` row naming the record and the field; a document
 that is no trace document is an `unknown_content` row (kept in its snippet); text that is not JSON is a
 `parse_error` row; the rest of the file is read.
 """
@@ -39,7 +40,7 @@ from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.traces import genai
 from ingest.traces.documents import documents
-from ingest.traces.spans import Span, is_agent_trace, trace_records
+from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
 VERSION = "1"
@@ -243,13 +244,5 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             if resource and resource not in resources.setdefault(span.trace_id, []):
                 resources[span.trace_id].append(resource)
             order += 1
-    others = [trace_id for trace_id, spans in traces.items() if not is_agent_trace(spans)]
-    if others:
-        yield Rejected("no_agent_spans", f"{name}: {len(others)} of {len(traces)} traces hold no span of an agent (no "
-                       "GenAI, OpenInference or OpenLLMetry attributes: a service's own trace); not read", name,
-                       snippet=", ".join(others[:20]))
-    for trace_id, spans in traces.items():
-        if trace_id in others:
-            continue
-        env = {"otel": {"resources": resources[trace_id]}} if resources.get(trace_id) else {}
-        yield from trace_records(FORMAT, source.uri, name, trace_id, spans, env)
+    envs = {trace_id: {"otel": {"resources": found}} for trace_id, found in resources.items() if found}
+    yield from file_records(FORMAT, source.uri, name, traces, envs)

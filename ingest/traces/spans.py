@@ -1,18 +1,20 @@
 """A trace's spans -> episodes, through `ingest.transcript`: the one assembly every trace format uses.
 
-A decoder (`ingest.traces.otel`, `ingest.traces.openai_agents`) turns its records into `Span`s whose `kind` says
-what each one is: `model` (a model call: its `ModelTurn`), `tool` (a tool's execution: its `ToolUse`), `agent`,
-`handoff` (an agent handing the conversation to another), or None (any other span: kept in env, not a step).
+A decoder (`ingest.traces.otel`, `ingest.traces.openai_agents`, `ingest.traces.langsmith`) turns its records into
+`Span`s whose `kind` says what each one is: `model` (a model call: its `ModelTurn`), `tool` (a tool's execution:
+its `ToolUse`), `agent`, `handoff` (an agent handing the conversation to another), or None (any other span: kept in
+env, not a step). A trace none of whose spans has a kind (a web service's own spans in the same export) is no
+episode: `file_records` names those traces in one `no_agent_spans` row.
 
 **Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
 span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
-`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. An agent nested in
-an episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's agent. The sub-episode's
-`env["parent"]` names the parent's `key` and `episode_id`, the agent span and the `relation` (`subagent` or
-`handoff`); what a sub-episode's first model call is given before its last assistant turn (the conversation an
-agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and its first user
-message is the task. The parent's `env["subagents"]` lists each one with the number of steps the parent had made when it
-began (`after_steps`).
+`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. An agent nested in an
+episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's agent. The
+sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the `relation`
+(`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn (the
+conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and its
+first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the parent
+had made when it began (`after_steps`).
 
 **Messages, in span start order.** A model span adds what it was sent that the episode has not seen yet (all of
 its input for the first model span; for a later one, the input messages after the last assistant message of its
@@ -26,12 +28,10 @@ its model span's, the text beside tool calls its reasoning. A handoff span answe
 `transfer_to_...` tool) or is a `handoff` tool call of its own.
 
 `episodes.agent` is the first model a step names, else the first model a model span names (content not recorded),
-else the first agent's name.
-**Times**: assistant turns take their model span's end (when the answer came), tool results their span's end,
-tool calls of their own their span's start; UTC (a span's time is always zoned). **Outcome** `unknown`;
-terminated when the episode ends on an answer without tool calls, and no span of it failed after that.
-Spans of no step kind are kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in
-`env["trace"]["errors"]`.
+else the first agent's name. **Times**: assistant turns take their model span's end (when the answer came), tool
+results their span's end, tool calls of their own their span's start (UTC, or null where the decoder has none).
+**Outcome** `unknown`; terminated when the episode ends on an answer without tool calls. Spans of no step kind are
+kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`.
 """
 
 from __future__ import annotations
@@ -301,6 +301,21 @@ def is_agent_trace(spans: list[Span]) -> bool:
     """Whether any span of a trace is a model call, a tool call, an agent or a handoff (a trace of a web service
     has none: it is no agent's trajectory)."""
     return any(s.kind for s in spans)
+
+
+def file_records(fmt: str, uri: str, name: str, traces: dict[str, list[Span]],
+                 envs: dict[str, dict]) -> Iterator[Episode | Rejected]:
+    """The episodes of every trace of a file; the traces with no span of an agent (a service's own spans in the
+    same export) are named in one `no_agent_spans` row instead."""
+    others = [trace_id for trace_id, spans in traces.items() if not is_agent_trace(spans)]
+    if others:
+        yield Rejected("no_agent_spans", f"{name}: {len(others)} of {len(traces)} traces hold no span of an agent "
+                       "(no model call, tool call or agent: a service's own trace); not read", name,
+                       snippet=", ".join(others[:20]))
+    skipped = set(others)
+    for trace_id, spans in traces.items():
+        if trace_id not in skipped:
+            yield from trace_records(fmt, uri, name, trace_id, spans, envs.get(trace_id) or {})
 
 
 def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Span], env: dict,

@@ -3,8 +3,9 @@
 It answers `POST /v1/chat/completions` and `POST /v1/responses` (non-streaming and streaming) from a fixed
 script: each request takes the next turn, a turn is tool calls (`Turn(calls=[(name, arguments)])`) or a final
 answer (`Turn(text=...)`), with deterministic ids (`call_1`, `call_2`...). It records every request it gets, and
-keeps the payloads the Agents SDK's `BackendSpanExporter` posts to `/v1/traces/ingest` (written to a file as
-JSON lines). The script is the oracle: every call and answer it fixed must be in the ingested episode.
+keeps the payloads the Agents SDK's `BackendSpanExporter` posts to `/v1/traces/ingest` and the run batches the
+LangSmith SDK posts to `/runs/batch` (its `GET /info` says the multipart endpoint is off), each written to the
+traces file as one JSON line. The script is the oracle: every call and answer it fixed must be in the ingested episode.
 """
 
 from __future__ import annotations
@@ -110,11 +111,18 @@ def _handler(script: Script, lock: threading.Lock):
             self.end_headers()
             self.wfile.write(data)
 
+        def do_GET(self):
+            if self.path.rstrip("/").endswith("/info"):
+                return self._send({"version": "0.10.0", "batch_ingest_config": {
+                    "use_multipart_endpoint": False, "size_limit": 100, "size_limit_bytes": 20 << 20,
+                    "scale_up_qsize_trigger": 1000, "scale_up_nthreads_limit": 1, "scale_down_nempty_trigger": 4}})
+            self.send_error(404)
+
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             path = self.path.rstrip("/")
             with lock:
-                if path.endswith("/traces/ingest"):
+                if path.endswith(("/traces/ingest", "/runs/batch")):
                     if script.traces_file is not None:
                         with script.traces_file.open("a") as out:
                             out.write(json.dumps(body) + "\n")

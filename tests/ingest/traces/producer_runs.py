@@ -37,6 +37,8 @@ SCRIPTS_BY_MODE = {
               Turn(text=ANSWER)],
 }
 OTEL_MODES = ("tool-spans", "model-spans", "genai")
+SCRIPTS_BY_MODE["langsmith"] = SCRIPTS_BY_MODE["tool-spans"]
+LANGSMITH = ("langsmith", "0.15.1")
 
 
 def weather(city: str) -> str:
@@ -57,15 +59,17 @@ _RUNS: dict[str, tuple[Path, Script]] = {}
 def run(mode: str, tmp_path_factory) -> tuple[Path, Script]:
     """(output folder, the script with the requests it got) of one producer run in `mode`."""
     if mode not in _RUNS:
-        name, version = OTEL if mode in OTEL_MODES else AGENTS
+        name, version = OTEL if mode in OTEL_MODES else LANGSMITH if mode == "langsmith" else AGENTS
         python = producer_python(name, version)
         out = tmp_path_factory.mktemp(mode)
-        script = Script(list(SCRIPTS_BY_MODE[mode]), traces_file=out / "backend.jsonl")
-        args = ["otel_run.py" if name == OTEL[0] else "agents_run.py", mode]
+        script = Script(list(SCRIPTS_BY_MODE[mode]),
+                        traces_file=out / ("runs.jsonl" if mode == "langsmith" else "backend.jsonl"))
+        args = [{OTEL[0]: "otel_run.py", AGENTS[0]: "agents_run.py", LANGSMITH[0]: "langsmith_run.py"}[name], mode]
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(out), "TMPDIR": str(out), "LANG": "C.UTF-8",
                "OPENAI_AGENTS_DISABLE_TRACING": "0"}
         with ModelServer(script) as server:
-            done = subprocess.run([str(python), str(SCRIPTS / args[0]), server.base_url, str(out), args[1]],
+            argv = [server.base_url] if mode == "langsmith" else [server.base_url, str(out), args[1]]
+            done = subprocess.run([str(python), str(SCRIPTS / args[0]), *argv],
                                   capture_output=True, text=True, timeout=300, env=env, cwd=out)
         if done.returncode != 0:
             raise AssertionError(f"{args[0]} {mode} failed ({done.returncode}):\n{done.stderr[-4000:]}")

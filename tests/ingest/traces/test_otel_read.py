@@ -182,7 +182,8 @@ def test_a_service_trace_beside_an_agent_trace_is_named_not_read(tmp_path):
     message content not recorded (the instrumentations' default), the model spans still name the model."""
     http = _span("h000000000000001", None, "GET /health", 0, {"http.request.method": "GET", "url.path": "/health"},
                  trace="0af7651916cd43dd8448eb211c80319c")
-    chat = _span("c000000000000001", None, "chat gpt-4o", 1, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"})
+    chat = _span("c000000000000001", None, "chat gpt-4o", 1,
+                 {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"})
     tool = _tool("t000000000000001", None, 2, "get_weather", "c1", None, None)
     (ep,), rejected = read(otel, _otlp(tmp_path, [http, chat, tool]))
     assert [(r.rule, r.snippet) for r in rejected] == [("no_agent_spans", "0af7651916cd43dd8448eb211c80319c")]
