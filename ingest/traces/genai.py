@@ -61,9 +61,17 @@ class ToolUse:
     is_error: bool | None = None
 
 
+def name_of(value) -> str | None:
+    """A name as text: tools and agents are looked up by name, so a name that is no string is kept as JSON text."""
+    if value is None or isinstance(value, str):
+        return value or None
+    return dumps(value)
+
+
 def span_kind(attrs: dict) -> str | None:
     """`model`, `tool` or `agent` for a span the conventions mark so, else None."""
     op = attrs.get("gen_ai.operation.name")
+    op = op if isinstance(op, str) else None
     if op in MODEL_OPERATIONS:
         return "model"
     if op == "execute_tool":
@@ -119,9 +127,8 @@ def chat_tool_call(call) -> ToolCall | None:
     if not isinstance(call, dict):
         return None
     fn = call.get("function") if isinstance(call.get("function"), dict) else call
-    name = fn.get("name")
-    return ToolCall(id=text_of(call.get("id")), name=name if isinstance(name, str) else None,
-                    arguments=fn.get("arguments"), raw=call)
+    return ToolCall(id=text_of(call.get("id")), name=name_of(fn.get("name")), arguments=fn.get("arguments"),
+                    raw=call)
 
 
 def chat_message(msg, where: str) -> Message | None:
@@ -143,7 +150,7 @@ def chat_message(msg, where: str) -> Message | None:
         extra["content_parts"] = other
     reasoning = msg.get("reasoning_content") if isinstance(msg.get("reasoning_content"), str) else None
     return Message(role=role, text=text, tool_calls=calls, tool_call_id=text_of(msg.get("tool_call_id")),
-                   tool_name=msg.get("name") if role == "tool" and isinstance(msg.get("name"), str) else None,
+                   tool_name=name_of(msg.get("name")) if role == "tool" else None,
                    reasoning=reasoning, raw=extra or None, where=where)
 
 
@@ -166,7 +173,7 @@ def _part_message(role: str, parts: list, where: str, finish=None) -> list[Messa
         elif kind == "reasoning" and isinstance(part.get("content"), str):
             reasoning.append(part["content"])
         elif kind == "tool_call":
-            calls.append(ToolCall(id=text_of(part.get("id")), name=part.get("name"),
+            calls.append(ToolCall(id=text_of(part.get("id")), name=name_of(part.get("name")),
                                   arguments=part.get("arguments"), raw=part))
         elif kind == "tool_call_response":
             results.append(Message(role="tool", text=text_of(part.get("response", part.get("result"))),
@@ -238,7 +245,8 @@ def _flat_call(node) -> ToolCall | None:
     if not isinstance(call, dict):
         return None
     fn = call.get("function") if isinstance(call.get("function"), dict) else call
-    return ToolCall(id=text_of(call.get("id")), name=fn.get("name"), arguments=fn.get("arguments"), raw=call)
+    return ToolCall(id=text_of(call.get("id")), name=name_of(fn.get("name")), arguments=fn.get("arguments"),
+                    raw=call)
 
 
 def flat_messages(attrs: dict, prefix: str, where: str) -> list[Message]:
@@ -255,7 +263,7 @@ def flat_messages(attrs: dict, prefix: str, where: str) -> list[Message]:
         role = _ROLES.get(str(msg.get("role", "")).lower(), str(msg.get("role")))
         calls = [c for c in map(_flat_call, _indexed(msg.get("tool_calls"))) if c is not None]
         out.append(Message(role=role, text=text, tool_calls=calls, tool_call_id=text_of(msg.get("tool_call_id")),
-                           tool_name=msg.get("name") if role == "tool" else None, where=f"{where}.{i}"))
+                           tool_name=name_of(msg.get("name")) if role == "tool" else None, where=f"{where}.{i}"))
     return out
 
 
@@ -265,7 +273,8 @@ _EVENT_ROLES = {"gen_ai.system.message": "system", "gen_ai.user.message": "user"
 
 
 def _event_message(event: dict, where: str) -> list[Message]:
-    name, attrs = event.get("name"), event.get("attributes") or {}
+    name, attrs = event.get("name"), event.get("attributes")
+    attrs = attrs if isinstance(attrs, dict) else {}
     if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
         return chat_messages(attrs.get("gen_ai.prompt", attrs.get("gen_ai.completion")), where)
     body = json_value(attrs.get("gen_ai.event.content") or attrs.get("body"))
@@ -311,8 +320,8 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
 
 
 def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
-    name = attrs.get("gen_ai.tool.name") or attrs.get("tool.name")
-    if not isinstance(name, str) or not name:
+    name = name_of(attrs.get("gen_ai.tool.name") or attrs.get("tool.name"))
+    if not name:
         name = span_name.removeprefix("execute_tool ").strip() or None
     call_id = attrs.get("gen_ai.tool.call.id", attrs.get("tool_call.id"))
     arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value"))
@@ -324,7 +333,7 @@ def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
 
 
 def agent_name(attrs: dict, span_name: str) -> str:
-    name = attrs.get("gen_ai.agent.name") or attrs.get("agent.name")
-    if isinstance(name, str) and name:
+    name = name_of(attrs.get("gen_ai.agent.name") or attrs.get("agent.name"))
+    if name:
         return name
     return span_name.removeprefix("invoke_agent ").strip() or span_name

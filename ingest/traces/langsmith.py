@@ -39,7 +39,7 @@ from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.traces.documents import documents
-from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, text_of
+from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, name_of, text_of
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langsmith"
@@ -78,7 +78,7 @@ def _lc_message(msg):
     """A LangChain message as a Chat Completions one: serialized (`{lc, id, kwargs}`) or `{type, data}`."""
     if not isinstance(msg, dict):
         return msg
-    if "kwargs" in msg and isinstance(msg.get("id"), list) and msg["id"]:
+    if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:
         data, role = msg["kwargs"], _LC_ROLES.get(str(msg["id"][-1]), str(msg["id"][-1]))
     elif isinstance(msg.get("data"), dict) and isinstance(msg.get("type"), str):
         data, role = msg["data"], msg["type"]
@@ -115,8 +115,9 @@ def _outputs(outputs, where: str):
 def _model(run: dict) -> str | None:
     extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
     outputs = run.get("outputs") if isinstance(run.get("outputs"), dict) else {}
-    for value in (outputs.get("model"), (extra.get("invocation_params") or {}).get("model"),
-                  (extra.get("metadata") or {}).get("ls_model_name")):
+    params, metadata = extra.get("invocation_params"), extra.get("metadata")
+    for value in (outputs.get("model"), params.get("model") if isinstance(params, dict) else None,
+                  metadata.get("ls_model_name") if isinstance(metadata, dict) else None):
         if isinstance(value, str) and value:
             return value
     return None
@@ -139,7 +140,7 @@ def _span(run: dict, trace_id: str, order: int, where: str) -> Span:
     dotted = run.get("dotted_order") if isinstance(run.get("dotted_order"), str) else None
     kept = {k: v for k, v in run.items() if k not in ("child_runs",)}
     span = Span(trace_id=trace_id, span_id=str(run["id"]), parent_id=text_of(run.get("parent_run_id")),
-                name=str(run.get("name") or kind or ""), start=_time(run.get("start_time"), dotted),
+                name=name_of(run.get("name")) or str(kind or ""), start=_time(run.get("start_time"), dotted),
                 end=_time(run.get("end_time"), dotted), order=order, where=where,
                 error=text_of(error) if error else None, extra={"run": kept})
     if kind == "llm":
@@ -151,7 +152,7 @@ def _span(run: dict, trace_id: str, order: int, where: str) -> Span:
         span.kind = "tool"
         outputs = run.get("outputs")
         result = outputs.get("output") if isinstance(outputs, dict) and set(outputs) == {"output"} else outputs
-        span.tool = ToolUse(name=run.get("name"), arguments=run.get("inputs"),
+        span.tool = ToolUse(name=name_of(run.get("name")), arguments=run.get("inputs"),
                             result=text_of(result if result is not None else error),
                             is_error=True if error else None)
     return span
@@ -213,7 +214,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     envs: dict[str, dict] = {}
     for order, (run_id, run) in enumerate(sorted(runs.items(), key=lambda kv: str(kv[1].get("dotted_order", "")))):
         trace_id = _trace_of(run_id, runs)
-        traces.setdefault(trace_id, []).append(_span(run, trace_id, order, where_of[run_id]))
+        try:
+            span = _span(run, trace_id, order, where_of[run_id])
+        except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
+            yield Rejected("bad_record", f"{where_of[run_id]}: the run cannot be read ({type(e).__name__}: {e}); left "
+                           "out", name, snippet=dumps(run)[:300])
+            continue
+        traces.setdefault(trace_id, []).append(span)
         if not run.get("parent_run_id"):
             envs[trace_id] = {"langsmith": {k: run.get(k) for k in ("session_name", "name") if run.get(k)}}
     yield from file_records(FORMAT, source.uri, name, traces, envs)

@@ -37,7 +37,7 @@ from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.traces.documents import documents
-from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, text_of
+from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, name_of, text_of
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "openai_agents"
@@ -75,25 +75,26 @@ def _span(raw: dict, order: int, where: str) -> Span:
     error = raw.get("error")
     error_text = None if error is None else (error.get("message") if isinstance(error, dict) and
                                              isinstance(error.get("message"), str) else dumps(error))
-    span = Span(trace_id=raw["trace_id"], span_id=raw["id"], parent_id=raw.get("parent_id") or None,
-                name=str(data.get("name") or kind or ""), start=parse_time(raw.get("started_at")),
+    span = Span(trace_id=raw["trace_id"], span_id=raw["id"], parent_id=text_of(raw.get("parent_id")) or None,
+                name=name_of(data.get("name")) or str(kind or ""), start=parse_time(raw.get("started_at")),
                 end=parse_time(raw.get("ended_at")), order=order, where=where, error=error_text,
                 extra={"span_data": data, **({"metadata": raw["metadata"]} if raw.get("metadata") else {})})
     if kind == "generation":
         span.kind = "model"
         span.model = ModelTurn(inputs=chat_messages(data.get("input"), f"{where}.span_data.input"),
                                outputs=chat_messages(data.get("output"), f"{where}.span_data.output"),
-                               model=data.get("model") if isinstance(data.get("model"), str) else None)
+                               model=name_of(data.get("model")))
     elif kind == "function":
         span.kind = "tool"
         result = data.get("output")
-        span.tool = ToolUse(name=data.get("name"), arguments=data.get("input"),
+        span.tool = ToolUse(name=name_of(data.get("name")), arguments=data.get("input"),
                             result=text_of(result if result is not None else error_text),
                             is_error=True if error is not None else None)
     elif kind == "agent":
-        span.kind, span.agent = "agent", data.get("name")
+        span.kind, span.agent = "agent", name_of(data.get("name"))
     elif kind == "handoff":
-        span.kind, span.agent, span.handoff_from = "handoff", data.get("to_agent"), data.get("from_agent")
+        span.kind, span.agent = "handoff", name_of(data.get("to_agent"))
+        span.handoff_from = name_of(data.get("from_agent"))
     return span
 
 
@@ -132,7 +133,12 @@ class _Traces:
             yield Rejected("bad_record", f"{where}: the span has no {missing}; left out", self.name, line=line,
                            record_id=missing)
             return
-        span = _span(obj, self.order, where)
+        try:
+            span = _span(obj, self.order, where)
+        except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
+            yield Rejected("bad_record", f"{where}: the span cannot be read ({type(e).__name__}: {e}); left out",
+                           self.name, line=line, snippet=dumps(obj)[:300])
+            return
         self.order += 1
         self.spans.setdefault(span.trace_id, []).append(span)
         if span.extra["span_data"].get("type") == "response" and span.extra["span_data"].get("response_id"):

@@ -110,7 +110,10 @@ def any_value(value):
 def attributes(items) -> dict:
     if isinstance(items, dict):  # the SDK's JSON: already a map
         return items
-    return {kv["key"]: any_value(kv.get("value")) for kv in items or [] if isinstance(kv, dict) and "key" in kv}
+    if not isinstance(items, list):
+        return {}
+    return {kv["key"]: any_value(kv.get("value")) for kv in items
+            if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
 
 
 def span_id(value) -> str | None:
@@ -133,7 +136,10 @@ def _nanos(value) -> dt.datetime | None:
         ns = int(value)
     except (TypeError, ValueError):
         return None
-    return dt.datetime.fromtimestamp(ns / 1e9, dt.timezone.utc) if ns > 0 else None
+    try:
+        return dt.datetime.fromtimestamp(ns / 1e9, dt.timezone.utc) if ns > 0 else None
+    except (OverflowError, OSError, ValueError):  # a time past what a datetime holds: no time, not a crash
+        return None
 
 
 def _error(status) -> str | None:
@@ -142,14 +148,15 @@ def _error(status) -> str | None:
     code = status.get("code", status.get("status_code"))
     if code not in _ERROR_CODES:
         return None
-    return status.get("message") or status.get("description") or "the span failed"
+    return genai.text_of(status.get("message") or status.get("description")) or "the span failed"
 
 
 def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: str) -> Span:
     """A `Span` from decoded fields, with what its attributes say it is."""
     span = Span(trace_id=span_id(fields["trace_id"]), span_id=span_id(fields["span_id"]),
                 parent_id=span_id(fields.get("parent_id")),
-                name=fields.get("name") or "", start=fields.get("start"), end=fields.get("end"), order=order,
+                name=genai.name_of(fields.get("name")) or "", start=fields.get("start"), end=fields.get("end"),
+                order=order,
                 where=where, error=fields.get("error"), attributes=attrs)
     if events:
         span.extra["events"] = events
@@ -167,21 +174,30 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
     return span
 
 
-def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, dict]]:
+def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
     """(fields, attributes, events, where, resource) of every span of an OTLP/JSON document."""
-    for r, rs in enumerate(_get(doc, "resourceSpans", "resource_spans") or []):
+    resource_spans = _get(doc, "resourceSpans", "resource_spans")
+    if not isinstance(resource_spans, list):
+        yield Rejected("bad_record", f"{where}.resourceSpans: not a list; the document is left out", where,
+                       record_id="resourceSpans", snippet=dumps(doc)[:300])
+        return
+    for r, rs in enumerate(resource_spans):
         if not isinstance(rs, dict):
             continue
-        resource = attributes((rs.get("resource") or {}).get("attributes"))
-        for s, ss in enumerate(_get(rs, "scopeSpans", "scope_spans") or
-                               _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans") or []):
-            for i, raw in enumerate((ss or {}).get("spans") or []):
+        resource = attributes(rs["resource"].get("attributes")) if isinstance(rs.get("resource"), dict) else {}
+        scopes = _get(rs, "scopeSpans", "scope_spans") or \
+            _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")
+        for s, ss in enumerate(scopes if isinstance(scopes, list) else []):
+            spans = ss.get("spans") if isinstance(ss, dict) else None
+            for i, raw in enumerate(spans if isinstance(spans, list) else []):
                 here = f"{where}.resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
                 if not isinstance(raw, dict):
+                    yield Rejected("bad_record", f"{here}: a span that is no object; left out", where,
+                                   snippet=dumps(raw)[:300])
                     continue
+                events = raw.get("events") if isinstance(raw.get("events"), list) else []
                 events = [{"name": e.get("name"), "time": _nanos(_get(e, "timeUnixNano", "time_unix_nano")),
-                           "attributes": attributes(e.get("attributes"))} for e in raw.get("events") or []
-                          if isinstance(e, dict)]
+                           "attributes": attributes(e.get("attributes"))} for e in events if isinstance(e, dict)]
                 fields = {"trace_id": _get(raw, "traceId", "trace_id"), "span_id": _get(raw, "spanId", "span_id"),
                           "parent_id": _get(raw, "parentSpanId", "parent_span_id"), "name": raw.get("name"),
                           "start": _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),
@@ -191,14 +207,16 @@ def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, 
 
 
 def _sdk_span(raw: dict, where: str) -> tuple[dict, dict, list, str, dict]:
-    context = raw.get("context") if isinstance(raw.get("context"), dict) else {}
+    context = raw["context"] if isinstance(raw.get("context"), dict) else {}
+    events = raw.get("events") if isinstance(raw.get("events"), list) else []
     events = [{"name": e.get("name"), "time": parse_time(e.get("timestamp")),
                "attributes": e.get("attributes") if isinstance(e.get("attributes"), dict) else {}}
-              for e in raw.get("events") or [] if isinstance(e, dict)]
+              for e in events if isinstance(e, dict)]
     fields = {"trace_id": context.get("trace_id"), "span_id": context.get("span_id"),
               "parent_id": raw.get("parent_id"), "name": raw.get("name"), "start": parse_time(raw.get("start_time")),
               "end": parse_time(raw.get("end_time")), "error": _error(raw.get("status"))}
-    resource = (raw.get("resource") or {}).get("attributes") if isinstance(raw.get("resource"), dict) else None
+    resource = raw["resource"].get("attributes") if isinstance(raw.get("resource"), dict) else None
+    resource = resource if isinstance(resource, dict) else None
     attrs = raw.get("attributes") if isinstance(raw.get("attributes"), dict) else {}
     return fields, attrs, events, where, resource or {}
 
@@ -239,7 +257,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                 yield Rejected("bad_record", f"{where}: the span has no {missing}; left out", name, line=line,
                                record_id=missing)
                 continue
-            span = make_span(fields, attrs, events, order, where)
+            try:
+                span = make_span(fields, attrs, events, order, where)
+            except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
+                yield Rejected("bad_record", f"{where}: the span cannot be read ({type(e).__name__}: {e}); left out",
+                               name, line=line, snippet=dumps(attrs)[:300])
+                continue
             traces.setdefault(span.trace_id, []).append(span)
             if resource and resource not in resources.setdefault(span.trace_id, []):
                 resources[span.trace_id].append(resource)

@@ -238,7 +238,7 @@ class _Transcript:
 
     def handoff(self, span: Span) -> None:
         text = f"handoff from {span.handoff_from} to {span.agent}"
-        call = next((c for c in self.open if c.name and c.name.startswith("transfer_to")), None)
+        call = next((c for c in self.open if isinstance(c.name, str) and c.name.startswith("transfer_to")), None)
         if call is None:
             call = ToolCall(id=f"span:{span.span_id}", name="handoff", raw=_span_summary(span),
                             arguments={"from_agent": span.handoff_from, "to_agent": span.agent})

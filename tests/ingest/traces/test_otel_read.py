@@ -219,3 +219,24 @@ def test_a_spans_dump_of_sdk_spans(tmp_path):
     assert ep.task == "Weather in Paris?" and ep.env["system_prompt"] == "Be brief." and ep.agent == "gpt-4o-mini"
     assert calls(ep) == [("get_weather", {"city": "Paris"})] and results(ep) == ["rainy"]
     assert ep.env["trace"]["other_spans"][0]["name"] == "agent"  # the CHAIN span: no step, kept
+
+
+def test_values_of_the_wrong_type_are_rows_or_kept_never_a_crash(tmp_path):
+    """Each line damages one thing a span can carry; the good span of the last line is still read."""
+    good = _tool("t000000000000009", None, 9, "get_weather", "c1", {"location": "Oslo"}, "cold")
+    odd_name = _span("t000000000000008", None, "execute_tool", 8, {})
+    odd_name["attributes"] = [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                              {"key": {"not": "a key"}, "value": {"stringValue": "x"}},
+                              {"key": "gen_ai.tool.name", "value": {"arrayValue": {"values": [{"intValue": "1"}]}}}]
+    docs = [{"resourceSpans": 3},
+            {"resourceSpans": [{"scopeSpans": [{"spans": ["not a span"]}]}]},
+            {"resourceSpans": [{"resource": "x", "scopeSpans": [{"spans": [
+                {**good, "spanId": "t000000000000007", "startTimeUnixNano": "9" * 40, "events": 5,
+                 "status": {"code": [2]}}]}]}]},
+            {"resourceSpans": [{"scopeSpans": [{"spans": [odd_name, good]}]}]}]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    (ep,), rejected = read(otel, path)
+    assert [r.rule for r in rejected] == ["bad_record", "bad_record"]
+    assert [name for name, _ in calls(ep)] == ["get_weather", '[1]', "get_weather"]
+    assert ep.steps[0].timestamp is None  # a time past what a datetime holds
