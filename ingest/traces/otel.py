@@ -66,6 +66,7 @@ _OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
 _CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*"')
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
 HANDOFF_TOOL = "handoff to "
+_HEX_ID = re.compile(r"(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})\Z")
 
 
 def units(files: list[str], head) -> list[str]:
@@ -122,7 +123,7 @@ def span_id(value) -> str | None:
     if not isinstance(value, str) or not value:
         return None
     text = value.removeprefix("0x")
-    if len(text) in (16, 32) and all(c in "0123456789abcdefABCDEF" for c in text):
+    if _HEX_ID.match(text):
         return text.lower()
     try:
         raw = base64.b64decode(value, validate=True)
