@@ -52,10 +52,12 @@ OPENINFERENCE_OPENAI_VERSION := 0.1.66
 # OpenTelemetry's own `openai_v2` instrumentation (the GenAI conventions' messages on the spans) imports httpx and
 # `opentelemetry.util.genai.instruments`, which util-genai 1.2b0 renamed: its last release with it is pinned
 OTEL_GENAI_OPENAI_VERSION := 2.4b0
+# Traceloop's OpenLLMetry instrumentation of the same client
+OPENLLMETRY_OPENAI_VERSION := 0.62.4
 OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)' \
 	'openinference-instrumentation-openai==$(OPENINFERENCE_OPENAI_VERSION)' 'openai==3.63.0' \
 	'opentelemetry-instrumentation-openai-v2==$(OTEL_GENAI_OPENAI_VERSION)' 'opentelemetry-util-genai==1.1b0' \
-	'httpx==0.28.1'
+	'httpx==0.28.1' 'opentelemetry-instrumentation-openai==$(OPENLLMETRY_OPENAI_VERSION)'
 # the LangSmith SDK tracing an `openai` client and a tool, posting its runs to a stand-in of LangSmith's ingest API
 LANGSMITH_VERSION := 0.15.1
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and

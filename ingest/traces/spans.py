@@ -4,7 +4,8 @@ A decoder (`ingest.traces.otel`, `ingest.traces.openai_agents`, `ingest.traces.l
 `Span`s whose `kind` says what each one is: `model` (a model call: its `ModelTurn`), `tool` (a tool's execution:
 its `ToolUse`), `agent`, `handoff` (an agent handing the conversation to another), or None (any other span: kept in
 env, not a step). A trace none of whose spans has a kind (a web service's own spans in the same export) is no
-episode: `file_records` names those traces in one `no_agent_spans` row.
+episode: `file_records` names those traces in one `no_agent_spans` row. Traces that are one conversation (each
+model call a trace of its own) are joined first (`ingest.traces.stitch`).
 
 **Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
 span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
@@ -44,6 +45,7 @@ from typing import Any, Iterator
 from ingest.record import Episode, Rejected, episode_id
 from ingest.search import episode_domain
 from ingest.traces.genai import ModelTurn, ToolUse
+from ingest.traces.stitch import stitch
 from ingest.transcript import Message, Run, ToolCall, records
 
 MAX_OTHER_SPANS = 500  # other spans kept in env per episode; past it they are counted
@@ -313,9 +315,12 @@ def file_records(fmt: str, uri: str, name: str, traces: dict[str, list[Span]],
                        "(no model call, tool call or agent: a service's own trace); not read", name,
                        snippet=", ".join(others[:20]))
     skipped = set(others)
-    for trace_id, spans in traces.items():
-        if trace_id not in skipped:
-            yield from trace_records(fmt, uri, name, trace_id, spans, envs.get(trace_id) or {})
+    joined, held = stitch({trace_id: spans for trace_id, spans in traces.items() if trace_id not in skipped})
+    for trace_id, spans in joined.items():
+        env = dict(envs.get(trace_id) or {})
+        if trace_id in held:
+            env["stitched"] = held[trace_id]
+        yield from trace_records(fmt, uri, name, trace_id, spans, env)
 
 
 def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Span], env: dict,

@@ -24,7 +24,7 @@ TRACE_RUNS = {"chat": {"spans.jsonl": "openai_agents", "backend.jsonl": "openai_
               "tool-spans": {"console.json": "otel", "otlp.jsonl": "otel"}}
 for _mode in ("responses", "handoff"):
     TRACE_RUNS[_mode] = TRACE_RUNS["chat"]
-for _mode in ("model-spans", "genai"):
+for _mode in ("model-spans", "genai", "openllmetry"):
     TRACE_RUNS[_mode] = TRACE_RUNS["tool-spans"]
 TRACE_RUNS["langsmith"] = {"runs.jsonl": "langsmith"}
 
@@ -81,7 +81,7 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the excerpt's main line and its subagent; the Harbor trial's session belongs to its trial (read by atif)
     assert formats["claude_code"] == 2 + from_shared["claude_code"]
     assert formats["codex"] == 1 + from_shared["codex"]
-    assert {f: formats[f] for f in trace_episodes} == trace_episodes == {"openai_agents": 8, "otel": 10,
+    assert {f: formats[f] for f in trace_episodes} == trace_episodes == {"openai_agents": 8, "otel": 12,
                                                                                 "langsmith": 1}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "

@@ -36,7 +36,8 @@ SCRIPTS_BY_MODE = {
     "genai": [Turn(calls=[("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})], text=PLAN),
               Turn(text=ANSWER)],
 }
-OTEL_MODES = ("tool-spans", "model-spans", "genai")
+SCRIPTS_BY_MODE["openllmetry"] = SCRIPTS_BY_MODE["model-spans"]
+OTEL_MODES = ("tool-spans", "model-spans", "genai", "openllmetry")
 SCRIPTS_BY_MODE["langsmith"] = SCRIPTS_BY_MODE["tool-spans"]
 LANGSMITH = ("langsmith", "0.15.1")
 

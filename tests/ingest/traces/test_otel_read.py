@@ -240,3 +240,19 @@ def test_values_of_the_wrong_type_are_rows_or_kept_never_a_crash(tmp_path):
     assert [r.rule for r in rejected] == ["bad_record", "bad_record"]
     assert [name for name, _ in calls(ep)] == ["get_weather", '[1]', "get_weather"]
     assert ep.steps[0].timestamp is None  # a time past what a datetime holds
+
+
+def test_only_a_continued_conversation_is_stitched(tmp_path):
+    """Three root chat spans, each its own trace: the second continues the first (its input begins with all the
+    first was sent and answered); the third starts the same question afresh, so it is an episode of its own."""
+    ids = ["1" * 32, "2" * 32, "3" * 32]
+    spans = [_chat("c000000000000001", None, 1, [USER], [CALL]),
+             _chat("c000000000000002", None, 2, [USER, CALL, RESULT], [ANSWER]),
+             _chat("c000000000000003", None, 3, [USER], [ANSWER])]
+    for span, trace in zip(spans, ids):
+        span["traceId"] = trace
+    first, second = read(otel, _otlp(tmp_path, spans))[0]
+    assert first.key == ids[0] and first.env["stitched"] == ids[:2]
+    assert calls(first) == [("get_weather", {"location": "Paris"})] and results(first) == ["rainy, 57F"]
+    assert first.steps[-1].action.text == "Rainy, 57F."
+    assert second.key == ids[2] and "stitched" not in second.env and len(second.steps) == 1

@@ -5,7 +5,8 @@ Run with the `opentelemetry-sdk` venv's Python: `otel_run.py BASE_URL OUT_DIR MO
 instrumentation, the app records each tool's execution as an OpenInference TOOL span; `model-spans`: OpenInference,
 only the model calls are traced; `genai`: OpenTelemetry's own `openai_v2` instrumentation on the latest GenAI
 conventions with message content on the spans, the agent and each tool's execution recorded through
-`opentelemetry-util-genai`'s handler (`invoke_agent` and `execute_tool` spans).
+`opentelemetry-util-genai`'s handler (`invoke_agent` and `execute_tool` spans); `openllmetry`: Traceloop's
+`opentelemetry-instrumentation-openai` (OpenLLMetry), only the model calls traced.
 Writes `OUT_DIR/console.json` (the SDK's `ConsoleSpanExporter`, its own indented span JSON) and
 `OUT_DIR/otlp.jsonl` (each batch as OTLP/JSON through the SDK's protobuf encoder). Prints the final answer.
 """
@@ -58,6 +59,11 @@ def main(base_url: str, out_dir: str, mode: str) -> None:
                 {"role": "user", "content": question}]
     if mode == "genai":
         answer = _genai_loop(provider, client, messages)
+    elif mode == "openllmetry":  # Traceloop's instrumentation: flattened gen_ai.prompt / gen_ai.completion
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryInstrumentor
+
+        OpenLLMetryInstrumentor().instrument(tracer_provider=provider)
+        answer = _loop(client, messages, lambda call: get_weather(**json.loads(call.function.arguments)))
     else:
         OpenAIInstrumentor().instrument(tracer_provider=provider)
         tracer = provider.get_tracer("weather-app")
