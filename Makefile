@@ -61,6 +61,26 @@ AIDER_VERSIONS := 0.82.3 0.86.2
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
+# Observability traces written at test time: the OpenAI Agents SDK with a trace processor writing its spans to a
+# file, and the OpenTelemetry SDK (console JSON and OTLP/JSON through its protobuf encoder) around an `openai`
+# client instrumented by OpenInference or by OpenTelemetry's own GenAI instrumentation; both call the scripted model server (tests/ingest/traces_server.py)
+OPENAI_AGENTS_VERSION := 0.24.0
+# the same agent run also as OpenTelemetry spans, through OpenInference's Agents SDK instrumentation
+AGENTS_OTEL_DEPS = 'openinference-instrumentation-openai-agents==2.6.0' 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
+	'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
+OTEL_SDK_VERSION := 1.45.2
+OPENINFERENCE_OPENAI_VERSION := 0.1.66
+# OpenTelemetry's own `openai_v2` instrumentation (the GenAI conventions' messages on the spans) imports httpx and
+# `opentelemetry.util.genai.instruments`, which util-genai 1.2b0 renamed: its last release with it is pinned
+OTEL_GENAI_OPENAI_VERSION := 2.4b0
+# Traceloop's OpenLLMetry instrumentation of the same client
+OPENLLMETRY_OPENAI_VERSION := 0.62.4
+OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)' \
+	'openinference-instrumentation-openai==$(OPENINFERENCE_OPENAI_VERSION)' 'openai==3.63.0' \
+	'opentelemetry-instrumentation-openai-v2==$(OTEL_GENAI_OPENAI_VERSION)' 'opentelemetry-util-genai==1.1b0' \
+	'httpx==0.28.1' 'opentelemetry-instrumentation-openai==$(OPENLLMETRY_OPENAI_VERSION)'
+# the LangSmith SDK tracing an `openai` client and a tool, posting its runs to a stand-in of LangSmith's ingest API
+LANGSMITH_VERSION := 0.15.1
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -83,6 +103,9 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(HARBOR_VERSIONS:%=$(PRODUCERS)/harbor-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
 	$(PRODUCERS)/swebench-$(SWEBENCH_VERSION)/.installed \
+	$(PRODUCERS)/openai-agents-$(OPENAI_AGENTS_VERSION)/.installed \
+	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
+	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -208,6 +231,19 @@ $(PRODUCERS)/aider-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'aider-chat==$*'
 	$(@D)/bin/aider --version
+$(PRODUCERS)/openai-agents-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'openai-agents==$*' $(AGENTS_OTEL_DEPS)
+	touch $@
+
+$(PRODUCERS)/opentelemetry-sdk-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet $(OTEL_DEPS)
+	touch $@
+
+$(PRODUCERS)/langsmith-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'langsmith==$*' 'openai==3.63.0'
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

@@ -1,5 +1,6 @@
 """`pipelines run ingest-all` over one folder that mixes every bundled sample with the logs the agent-log producers
-write at test time (Inspect AI at both versions, greenlight-mcp with and without payloads) and the real public
+write at test time (Inspect AI at both versions, greenlight-mcp with and without payloads, the OpenAI Agents SDK's,
+the OpenTelemetry SDK's and the LangSmith SDK's trace files against the scripted model server) and the real public
 Claude Code / Codex sessions of ../shared/samples when they are there: every trajectory is read, and nothing a
 person would call a trace is reported as "no format reads it" (only provenance notes and a trajectory's
 screenshot files are). Cost: ~10 s after the producer fixtures (shared with tests/ingest)."""
@@ -14,12 +15,35 @@ from ingest.swe import claude_code, codex
 from tests.conftest import SAMPLES
 from tests.ingest.golden import read_records
 from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (fixtures)
+from tests.ingest.traces import producer_runs
 
 SHARED = SAMPLES.parent.parent / "shared" / "samples"
 
+# the trace producers' files: mode -> {file: the format that reads it}; a handoff run gives two episodes a file
+TRACE_RUNS = {"chat": {"spans.jsonl": "openai_agents", "backend.jsonl": "openai_agents", "otlp.jsonl": "otel"},
+              "tool-spans": {"console.json": "otel", "otlp.jsonl": "otel"}}
+for _mode in ("responses", "handoff"):
+    TRACE_RUNS[_mode] = TRACE_RUNS["chat"]
+for _mode in ("model-spans", "genai", "openllmetry"):
+    TRACE_RUNS[_mode] = TRACE_RUNS["tool-spans"]
+TRACE_RUNS["langsmith"] = {"runs.jsonl": "langsmith"}
+
+
+def _trace_files(mixed: Path, tmp_path_factory) -> tuple[dict[str, int], dict[str, int]]:
+    """Copies every trace producer's files into `mixed`: (episodes, tool calls its scripts fixed) per format."""
+    episodes, fixed = dict.fromkeys(("openai_agents", "otel", "langsmith"), 0), {}
+    for mode, files in TRACE_RUNS.items():
+        out, script = producer_runs.run(mode, tmp_path_factory)
+        (mixed / f"traces-{mode}").mkdir()
+        for name, fmt in files.items():
+            shutil.copy(out / name, mixed / f"traces-{mode}" / name)
+            episodes[fmt] += 2 if mode == "handoff" else 1
+            fixed[fmt] = fixed.get(fmt, 0) + len(producer_runs.scripted_calls(script))
+    return episodes, fixed
+
 
 def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, greenlight_logs, run, query,  # noqa: F811
-                                                                  tmp_path):
+                                                                  tmp_path, tmp_path_factory):
     mixed = tmp_path / "mixed"
     shutil.copytree(SAMPLES, mixed / "samples")
     for version, (paths, _) in inspect_runs.items():
@@ -29,6 +53,7 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     for kind, path in greenlight_logs.items():
         (mixed / f"greenlight-{kind}").mkdir()
         shutil.copy(path, mixed / f"greenlight-{kind}" / path.name)
+    trace_episodes, fixed_calls = _trace_files(mixed, tmp_path_factory)
     # the real sessions a person laid in ../shared/samples: each must read in the mix as its reader reads it alone
     from_shared = {"claude_code": 0, "codex": 0}
     shared_rejected = []
@@ -56,6 +81,12 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the excerpt's main line and its subagent; the Harbor trial's session belongs to its trial (read by atif)
     assert formats["claude_code"] == 2 + from_shared["claude_code"]
     assert formats["codex"] == 1 + from_shared["codex"]
+    assert {f: formats[f] for f in trace_episodes} == trace_episodes == {"openai_agents": 8, "otel": 12,
+                                                                                "langsmith": 1}
+    calls = {r["source_format"]: r["n"] for r in query(
+        "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
+        "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents', 'langsmith') GROUP BY 1")}
+    assert calls == fixed_calls
     # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), and what the
     # shared sessions' readers reject alone (an opening cut before the answer: its row keeps the task)
     rows = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))

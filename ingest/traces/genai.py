@@ -1,0 +1,339 @@
+"""What a span says about a model call or a tool call, in the attribute conventions agent tracers write.
+
+- **OpenTelemetry GenAI semantic conventions**: `gen_ai.operation.name` (`chat`, `text_completion`,
+  `generate_content` -> a model call; `execute_tool` -> a tool call; `invoke_agent` / `create_agent` -> an agent),
+  `gen_ai.request.model` / `gen_ai.response.model`, `gen_ai.system_instructions`, `gen_ai.input.messages` /
+  `gen_ai.output.messages` (JSON: `[{role, parts: [{type: text, content} | {type: tool_call, id, name, arguments}
+  | {type: tool_call_response, id, response} | {type: reasoning, content} | ...]}]`), and the older event-based
+  messages on span events (`gen_ai.system.message`, `gen_ai.user.message`, `gen_ai.assistant.message`,
+  `gen_ai.tool.message`, `gen_ai.choice` with `content` / `tool_calls` / `message` attributes, and the first
+  conventions' `gen_ai.content.prompt` / `gen_ai.content.completion` events with `gen_ai.prompt` /
+  `gen_ai.completion` JSON). Tool spans: `gen_ai.tool.name`, `gen_ai.tool.call.id`,
+  `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`; agents: `gen_ai.agent.name`.
+- **OpenInference**: `openinference.span.kind` (LLM, TOOL, AGENT; CHAIN and the others are not steps),
+  `llm.model_name`, `llm.input_messages.N.message.{role, content, contents.M.message_content.text,
+  tool_calls.M.tool_call.{id, function.name, function.arguments}, tool_call_id}`, `llm.output_messages...`;
+  tools: `tool.name`, `input.value` (the arguments), `output.value` (the result).
+- **OpenLLMetry** (Traceloop), the same flattened way: `gen_ai.prompt.N.{role, content, tool_call_id}`,
+  `gen_ai.completion.N.{role, content, tool_calls.M.{id, name, arguments}}`.
+- **OpenAI Chat Completions messages** (the Agents SDK's generation spans, the `gen_ai.prompt` JSON):
+  `{role, content (a string or parts), tool_calls: [{id, function: {name, arguments}}], tool_call_id}`.
+
+Messages come back as `ingest.transcript.Message`s; what a message carries beyond them is kept in `raw`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ingest.tools import dumps
+from ingest.transcript import Message, ToolCall
+
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
+_OPENINFERENCE_KINDS = {"LLM": "model", "TOOL": "tool", "AGENT": "agent"}
+_ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
+          "ai": "assistant", "model": "assistant", "tool": "tool", "function": "tool", "ipython": "tool"}
+_INDEX = re.compile(r"^\d+$")
+
+
+@dataclass
+class ModelTurn:
+    """A model call: what it was sent, what it answered, and which model answered."""
+
+    inputs: list[Message] = field(default_factory=list)
+    outputs: list[Message] = field(default_factory=list)
+    model: str | None = None
+
+
+@dataclass
+class ToolUse:
+    """A tool's execution: the call and what it returned."""
+
+    name: str | None
+    call_id: str | None = None
+    arguments: Any = None
+    result: str | None = None
+    is_error: bool | None = None
+
+
+def name_of(value) -> str | None:
+    """A name as text: tools and agents are looked up by name, so a name that is no string is kept as JSON text."""
+    if value is None or isinstance(value, str):
+        return value or None
+    return dumps(value)
+
+
+def span_kind(attrs: dict) -> str | None:
+    """`model`, `tool` or `agent` for a span the conventions mark so, else None."""
+    op = attrs.get("gen_ai.operation.name")
+    op = op if isinstance(op, str) else None
+    if op in MODEL_OPERATIONS:
+        return "model"
+    if op == "execute_tool":
+        return "tool"
+    if op in AGENT_OPERATIONS:
+        return "agent"
+    kind = _OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper())
+    if kind:
+        return kind
+    if any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs):
+        return "model"  # OpenLLMetry's chat spans say it by their flattened messages
+    return None
+
+
+def text_of(value) -> str | None:
+    """A result or content value as text: a string as it is, anything else as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return dumps(value)
+
+
+def json_value(value):
+    """A JSON string decoded (attributes carry structures as JSON text); anything else as it is."""
+    if isinstance(value, str) and value[:1] in ("[", "{"):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+# OpenAI Chat Completions messages --------------------------------------------------------------------------
+def _content_text(content) -> tuple[str | None, list]:
+    """A chat message's content as text, and the parts that are not text (kept raw)."""
+    if content is None or isinstance(content, str):
+        return content, []
+    if not isinstance(content, list):
+        return text_of(content), []
+    texts, other = [], []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(part, dict) and isinstance(part.get("content"), str) and part.get("type") == "text":
+            texts.append(part["content"])
+        else:
+            other.append(part)
+    return ("\n\n".join(texts) if texts else None), other
+
+
+def chat_tool_call(call) -> ToolCall | None:
+    if not isinstance(call, dict):
+        return None
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    return ToolCall(id=text_of(call.get("id")), name=name_of(fn.get("name")), arguments=fn.get("arguments"),
+                    raw=call)
+
+
+def chat_message(msg, where: str) -> Message | None:
+    """One Chat Completions message (also the Agents SDK's generation input / output items)."""
+    if not isinstance(msg, dict):
+        return None
+    role = _ROLES.get(str(msg.get("role", "")).lower())
+    if role is None and msg.get("type") == "function_call_output":
+        role = "tool"
+    if role is None:
+        return Message(role=str(msg.get("role") or msg.get("type") or "unknown"), text=text_of(msg), raw=msg,
+                       where=where)
+    text, other = _content_text(msg.get("content", msg.get("output")))
+    calls = [c for c in map(chat_tool_call, msg.get("tool_calls") or []) if c is not None]
+    known = {"role", "content", "tool_calls", "tool_call_id", "name", "refusal", "annotations", "audio",
+             "function_call", "reasoning_content"}
+    extra = {k: v for k, v in msg.items() if k not in known and v is not None}
+    if other:
+        extra["content_parts"] = other
+    reasoning = msg.get("reasoning_content") if isinstance(msg.get("reasoning_content"), str) else None
+    return Message(role=role, text=text, tool_calls=calls, tool_call_id=text_of(msg.get("tool_call_id")),
+                   tool_name=name_of(msg.get("name")) if role == "tool" else None,
+                   reasoning=reasoning, raw=extra or None, where=where)
+
+
+def chat_messages(value, where: str) -> list[Message]:
+    value = json_value(value)
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    return [m for i, item in enumerate(value) if (m := chat_message(item, f"{where}[{i}]")) is not None]
+
+
+# GenAI semantic conventions: role + parts ------------------------------------------------------------------
+def _part_message(role: str, parts: list, where: str, finish=None) -> list[Message]:
+    texts, reasoning, calls, results, other = [], [], [], [], []
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("content"), str):
+            texts.append(part["content"])
+        elif kind == "reasoning" and isinstance(part.get("content"), str):
+            reasoning.append(part["content"])
+        elif kind == "tool_call":
+            calls.append(ToolCall(id=text_of(part.get("id")), name=name_of(part.get("name")),
+                                  arguments=part.get("arguments"), raw=part))
+        elif kind == "tool_call_response":
+            results.append(Message(role="tool", text=text_of(part.get("response", part.get("result"))),
+                                   tool_call_id=text_of(part.get("id")), where=where))
+        else:
+            other.append(part)
+    out = []
+    if role != "tool" or texts or calls or other:
+        raw = {k: v for k, v in (("parts", other), ("finish_reason", finish)) if v}
+        out.append(Message(role=role, text="\n\n".join(texts) if texts else None, tool_calls=calls,
+                           reasoning="\n\n".join(reasoning) if reasoning else None, raw=raw or None, where=where))
+    return out + results
+
+
+def genai_messages(value, where: str) -> list[Message]:
+    """`gen_ai.input.messages` / `gen_ai.output.messages` (a JSON string or a list of {role, parts})."""
+    value = json_value(value)
+    if not isinstance(value, list):
+        return []
+    out = []
+    for i, msg in enumerate(value):
+        if not isinstance(msg, dict):
+            continue
+        if not isinstance(msg.get("parts"), list):  # a chat message written in this attribute
+            out.extend(chat_messages([msg], f"{where}[{i}]"))
+            continue
+        role = _ROLES.get(str(msg.get("role", "")).lower(), str(msg.get("role")))
+        out.extend(_part_message(role, msg["parts"], f"{where}[{i}]", msg.get("finish_reason")))
+    return out
+
+
+def system_instructions(value, where: str) -> list[Message]:
+    value = json_value(value)
+    if isinstance(value, str):
+        return [Message(role="system", text=value, where=where)]
+    if isinstance(value, list):
+        texts = [p.get("content") for p in value if isinstance(p, dict) and isinstance(p.get("content"), str)]
+        return [Message(role="system", text="\n\n".join(texts), where=where)] if texts else []
+    return []
+
+
+# flattened lists (OpenInference, OpenLLMetry) -----------------------------------------------------------------
+def unflatten(attrs: dict, prefix: str) -> dict:
+    """`prefix.0.message.role = x` -> {"0": {"message": {"role": x}}}, for every key under `prefix.`."""
+    tree: dict = {}
+    start = prefix + "."
+    for key, value in attrs.items():
+        if not key.startswith(start):
+            continue
+        node, parts = tree, key[len(start):].split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            node = node.setdefault(part, {}) if not isinstance(child, dict) else child
+            if not isinstance(node, dict):
+                break
+        else:
+            node[parts[-1]] = value
+    return tree
+
+
+def _indexed(node) -> list:
+    if not isinstance(node, dict):
+        return []
+    return [node[k] for k in sorted((k for k in node if _INDEX.match(k)), key=int)]
+
+
+def _flat_call(node) -> ToolCall | None:
+    call = node.get("tool_call", node) if isinstance(node, dict) else None
+    if not isinstance(call, dict):
+        return None
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    return ToolCall(id=text_of(call.get("id")), name=name_of(fn.get("name")), arguments=fn.get("arguments"),
+                    raw=call)
+
+
+def flat_messages(attrs: dict, prefix: str, where: str) -> list[Message]:
+    out = []
+    for i, node in enumerate(_indexed(unflatten(attrs, prefix))):
+        msg = node.get("message", node) if isinstance(node, dict) else None
+        if not isinstance(msg, dict):
+            continue
+        text = msg.get("content")
+        if not isinstance(text, str):
+            parts = [c.get("message_content", c) for c in _indexed(msg.get("contents"))]
+            texts = [p.get("text") for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            text = "\n\n".join(texts) if texts else text_of(text)
+        role = _ROLES.get(str(msg.get("role", "")).lower(), str(msg.get("role")))
+        calls = [c for c in map(_flat_call, _indexed(msg.get("tool_calls"))) if c is not None]
+        out.append(Message(role=role, text=text, tool_calls=calls, tool_call_id=text_of(msg.get("tool_call_id")),
+                           tool_name=name_of(msg.get("name")) if role == "tool" else None, where=f"{where}.{i}"))
+    return out
+
+
+# span events (the older event-based conventions) -----------------------------------------------------------
+_EVENT_ROLES = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
+                "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
+
+
+def _event_message(event: dict, where: str) -> list[Message]:
+    name, attrs = event.get("name"), event.get("attributes")
+    attrs = attrs if isinstance(attrs, dict) else {}
+    if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
+        return chat_messages(attrs.get("gen_ai.prompt", attrs.get("gen_ai.completion")), where)
+    body = json_value(attrs.get("gen_ai.event.content") or attrs.get("body"))
+    body = body if isinstance(body, dict) else attrs
+    if name == "gen_ai.choice":
+        body = json_value(body.get("message", body))
+        body = {**body, "role": "assistant"} if isinstance(body, dict) else {"role": "assistant", "content": body}
+    else:
+        body = {**body, "role": body.get("role") or _EVENT_ROLES[name]}
+        if "id" in body and body["role"] == "tool":
+            body["tool_call_id"] = body.get("tool_call_id", body["id"])
+    body["tool_calls"] = json_value(body.get("tool_calls"))
+    message = chat_message(body, where)
+    return [message] if message else []
+
+
+def event_messages(events: list[dict], where: str) -> tuple[list[Message], list[Message]]:
+    """(inputs, outputs) written as span events."""
+    inputs, outputs = [], []
+    for i, event in enumerate(events):
+        name = event.get("name")
+        here = f"{where}.events[{i}]"
+        if name in _EVENT_ROLES or name == "gen_ai.content.prompt":
+            inputs.extend(_event_message(event, here))
+        elif name in ("gen_ai.choice", "gen_ai.content.completion"):
+            outputs.extend(_event_message(event, here))
+    return inputs, outputs
+
+
+# a span's model call and tool call -----------------------------------------------------------------------
+def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
+    ev_in, ev_out = event_messages(events, where)
+    inputs = (genai_messages(attrs.get("gen_ai.input.messages"), f"{where}.gen_ai.input.messages")
+              or flat_messages(attrs, "llm.input_messages", f"{where}.llm.input_messages")
+              or flat_messages(attrs, "gen_ai.prompt", f"{where}.gen_ai.prompt") or ev_in)
+    outputs = (genai_messages(attrs.get("gen_ai.output.messages"), f"{where}.gen_ai.output.messages")
+               or flat_messages(attrs, "llm.output_messages", f"{where}.llm.output_messages")
+               or flat_messages(attrs, "gen_ai.completion", f"{where}.gen_ai.completion") or ev_out)
+    system = system_instructions(attrs.get("gen_ai.system_instructions"), f"{where}.gen_ai.system_instructions")
+    model = next((m for m in (attrs.get("gen_ai.response.model"), attrs.get("gen_ai.request.model"),
+                              attrs.get("llm.model_name")) if isinstance(m, str) and m), None)
+    return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
+
+
+def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
+    name = name_of(attrs.get("gen_ai.tool.name") or attrs.get("tool.name"))
+    if not name:
+        name = span_name.removeprefix("execute_tool ").strip() or None
+    call_id = attrs.get("gen_ai.tool.call.id", attrs.get("tool_call.id"))
+    arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value"))
+    result = attrs.get("gen_ai.tool.call.result", attrs.get("output.value"))
+    if result is None and error:
+        result = error
+    return ToolUse(name=name, call_id=text_of(call_id), arguments=arguments, result=text_of(result),
+                   is_error=True if error else None)
+
+
+def agent_name(attrs: dict, span_name: str) -> str:
+    name = name_of(attrs.get("gen_ai.agent.name") or attrs.get("agent.name"))
+    if name:
+        return name
+    return span_name.removeprefix("invoke_agent ").strip() or span_name

@@ -1,0 +1,226 @@
+"""LangSmith runs (`langsmith` SDK, LangChain / LangGraph tracing): the run records its SDK posts to the ingest API
+(`{"post": [...], "patch": [...]}` batches of `/runs/batch`, one per line) and the runs its API and UI export (a run
+per line, a JSON array, a `{"runs": [...]}` document, run trees nested in `child_runs`).
+
+A run: `{id, trace_id, parent_run_id, dotted_order, name, run_type, start_time, end_time, inputs, outputs, error,
+extra, tags, events}`; a `patch` completes the `post` of the same id (its `outputs`, `end_time`, `error`).
+Times: zoned ISO times as they are; LangSmith's API writes them without a zone, in UTC, which its `dotted_order`
+(`20240914T223155647000Z<id>`) says: a time without a zone is UTC in a run that has a dotted order, else null. Runs
+are taken in `dotted_order` order (the order they started).
+
+- `run_type` `llm`: a model call. `inputs.messages` (OpenAI Chat Completions messages, as `wrap_openai` records its
+  call's keyword arguments; or LangChain messages, serialized `{lc, id: [..., "HumanMessage"], kwargs}` or
+  `{type: human, data}`, also a list of such lists), `outputs.choices[].message` (OpenAI) or
+  `outputs.generations[][].message` (LangChain); the model from `outputs.model`, else
+  `extra.invocation_params.model`, else `extra.metadata.ls_model_name`.
+- `run_type` `tool`: a tool's execution: `name`, `inputs` (the arguments), `outputs.output` (else the outputs) or
+  `error` (an error result).
+- any other run type (`chain`, `retriever`, `prompt`, `parser`, `embedding`): not a step, kept in
+  `env["trace"]["other_spans"]`.
+
+One episode per trace (`trace_id`, else the root of the run's `parent_run_id` chain), assembled by
+`ingest.traces.spans`; `env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
+(`search` when the tools are mostly search tools), platform `linux`.
+
+Bad input: a run without an `id` is a `bad_record` row naming the record and the field; an object that is no run is
+an `unknown_content` row; text that is not JSON is a `parse_error` row; the rest of the file is read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import re
+from typing import Iterator
+
+from ingest.format_info import FormatInfo
+from ingest.record import Episode, Rejected
+from ingest.source import Source
+from ingest.times import parse_time
+from ingest.tools import dumps
+from ingest.traces.documents import documents
+from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, name_of, text_of
+from ingest.traces.spans import Span, file_records
+
+FORMAT = "langsmith"
+VERSION = "1"
+INFO = FormatInfo(
+    group=None, rank=286, domains=('mcp', 'search'), platform="linux",
+    summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm and tool runs as steps",
+    producer="LangSmith SDK (`wrap_openai` and `@traceable`) posting to a stand-in of its ingest API",
+    versions="langsmith 0.15.1",
+    proof=("an `openai` client wrapped by `wrap_openai` calls a `@traceable` tool through a scripted model server that "
+           "also takes the SDK's `/runs/batch` posts; every tool call, result and model the script fixed is in the "
+           "episode (`tests/ingest/traces/test_langsmith.py`); exported runs with patches, LangChain messages and "
+           "naive API times, hand-made"),
+)
+
+_RUN = re.compile(rb'"run_type"\s*:\s*"(?:llm|chain|tool|retriever|prompt|parser|embedding)"')
+_TREE = re.compile(rb'"(?:dotted_order|parent_run_id|trace_id|child_runs)"\s*:')
+_LC_ROLES = {"HumanMessage": "user", "AIMessage": "assistant", "SystemMessage": "system", "ToolMessage": "tool",
+             "HumanMessageChunk": "user", "AIMessageChunk": "assistant"}
+_DOTTED = re.compile(r"(\d{8}T\d{6})(\d{6})Z")
+
+
+def units(files: list[str], head) -> list[str]:
+    """JSON files whose first bytes hold a LangSmith run: a `run_type` of its vocabulary beside a `dotted_order`,
+    `parent_run_id`, `trace_id` or `child_runs`."""
+    found = []
+    for path in files:
+        if path.endswith((".json", ".jsonl", ".ndjson")):
+            start = head(path)
+            if _RUN.search(start) and _TREE.search(start):
+                found.append(path)
+    return found
+
+
+def _lc_message(msg):
+    """A LangChain message as a Chat Completions one: serialized (`{lc, id, kwargs}`) or `{type, data}`."""
+    if not isinstance(msg, dict):
+        return msg
+    if isinstance(msg.get("kwargs"), dict) and isinstance(msg.get("id"), list) and msg["id"]:
+        data, role = msg["kwargs"], _LC_ROLES.get(str(msg["id"][-1]), str(msg["id"][-1]))
+    elif isinstance(msg.get("data"), dict) and isinstance(msg.get("type"), str):
+        data, role = msg["data"], msg["type"]
+    else:
+        return msg
+    out = {"role": role, "content": data.get("content"), "tool_call_id": data.get("tool_call_id")}
+    calls = data.get("tool_calls")
+    if isinstance(calls, list):  # LangChain's {name, args, id}
+        out["tool_calls"] = [{"id": c.get("id"), "function": {"name": c.get("name"), "arguments": c.get("args")}}
+                             for c in calls if isinstance(c, dict)]
+    return out
+
+
+def _messages(value, where: str):
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        value = [m for batch in value for m in batch]  # LangChain: one list per prompt of the batch
+    if isinstance(value, list):
+        value = [_lc_message(m) for m in value]
+    return chat_messages(value, where)
+
+
+def _outputs(outputs, where: str):
+    if not isinstance(outputs, dict):
+        return []
+    if isinstance(outputs.get("choices"), list):
+        return _messages([c.get("message") for c in outputs["choices"] if isinstance(c, dict)], where)
+    generations = outputs.get("generations")
+    if isinstance(generations, list):
+        flat = [g for batch in generations for g in (batch if isinstance(batch, list) else [batch])]
+        return _messages([g.get("message") for g in flat if isinstance(g, dict) and g.get("message")], where)
+    return []
+
+
+def _model(run: dict) -> str | None:
+    extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
+    outputs = run.get("outputs") if isinstance(run.get("outputs"), dict) else {}
+    params, metadata = extra.get("invocation_params"), extra.get("metadata")
+    for value in (outputs.get("model"), params.get("model") if isinstance(params, dict) else None,
+                  metadata.get("ls_model_name") if isinstance(metadata, dict) else None):
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _time(value, dotted: str | None) -> dt.datetime | None:
+    """A run's time: zoned as written; without a zone, UTC when the run has a `dotted_order` (LangSmith's API writes
+    its times in UTC without saying so, and the `Z` of the dotted order does); else null."""
+    parsed = parse_time(value)
+    if parsed is not None or not isinstance(value, str) or not dotted or not _DOTTED.search(dotted):
+        return parsed
+    try:
+        return dt.datetime.fromisoformat(value.strip()).replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        return None
+
+
+def _span(run: dict, trace_id: str, order: int, where: str) -> Span:
+    kind, error = run.get("run_type"), run.get("error")
+    dotted = run.get("dotted_order") if isinstance(run.get("dotted_order"), str) else None
+    kept = {k: v for k, v in run.items() if k not in ("child_runs",)}
+    span = Span(trace_id=trace_id, span_id=str(run["id"]), parent_id=text_of(run.get("parent_run_id")),
+                name=name_of(run.get("name")) or str(kind or ""), start=_time(run.get("start_time"), dotted),
+                end=_time(run.get("end_time"), dotted), order=order, where=where,
+                error=text_of(error) if error else None, extra={"run": kept})
+    if kind == "llm":
+        span.kind = "model"
+        inputs = run.get("inputs") if isinstance(run.get("inputs"), dict) else {}
+        span.model = ModelTurn(inputs=_messages(inputs.get("messages"), f"{where}.inputs.messages"),
+                               outputs=_outputs(run.get("outputs"), f"{where}.outputs"), model=_model(run))
+    elif kind == "tool":
+        span.kind = "tool"
+        outputs = run.get("outputs")
+        result = outputs.get("output") if isinstance(outputs, dict) and set(outputs) == {"output"} else outputs
+        span.tool = ToolUse(name=name_of(run.get("name")), arguments=run.get("inputs"),
+                            result=text_of(result if result is not None else error),
+                            is_error=True if error else None)
+    return span
+
+
+def _runs(doc, where: str) -> Iterator[tuple[dict, str]]:
+    """Every run of a document (trees flattened), with where it sits; patches after their posts."""
+    if isinstance(doc, list):
+        for i, item in enumerate(doc):
+            yield from _runs(item, f"{where}[{i}]")
+    elif isinstance(doc, dict) and "run_type" not in doc and any(isinstance(doc.get(k), list)
+                                                                   for k in ("post", "patch", "runs")):
+        for key in ("runs", "post", "patch"):
+            for i, item in enumerate(doc.get(key) or []):
+                yield from _runs(item, f"{where}.{key}[{i}]")
+    else:
+        yield doc, where
+        for i, child in enumerate(doc.get("child_runs") or [] if isinstance(doc, dict) else []):
+            yield from _runs(child, f"{where}.child_runs[{i}]")
+
+
+def _collect(data: bytes, name: str, budgets) -> tuple[dict[str, dict], dict[str, str], list[Rejected]]:
+    """(run id -> the run with its patches applied, run id -> where it was first seen, rows)."""
+    runs, where_of, rows = {}, {}, []
+    for item in documents(data, name, budgets):
+        if isinstance(item, Rejected):
+            rows.append(item)
+            continue
+        line, doc = item
+        for run, where in _runs(doc, f"{name}:{line}"):
+            if not isinstance(run, dict) or not ("run_type" in run or run.get("id") in runs):
+                rows.append(Rejected("unknown_content", f"{where}: not a LangSmith run; kept in this row", name,
+                                     line=line, snippet=dumps(run)[:300]))
+            elif not isinstance(run.get("id"), (str, int)):
+                rows.append(Rejected("bad_record", f"{where}: the run has no id; left out", name, line=line,
+                                     record_id="id"))
+            else:
+                key = str(run["id"])
+                runs.setdefault(key, {}).update({k: v for k, v in run.items() if v is not None})
+                where_of.setdefault(key, where)
+    return runs, where_of, rows
+
+
+def _trace_of(run_id: str, runs: dict[str, dict]) -> str:
+    run, seen = runs[run_id], {run_id}
+    if run.get("trace_id"):
+        return str(run["trace_id"])
+    while run.get("parent_run_id") and str(run["parent_run_id"]) in runs and str(run["parent_run_id"]) not in seen:
+        seen.add(str(run["parent_run_id"]))
+        run = runs[str(run["parent_run_id"])]
+    return str(run.get("trace_id") or run["id"])
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = posixpath.basename(source.path)
+    runs, where_of, rows = _collect(source.read_bytes(), name, source.budgets)
+    yield from rows
+    traces: dict[str, list[Span]] = {}
+    envs: dict[str, dict] = {}
+    for order, (run_id, run) in enumerate(sorted(runs.items(), key=lambda kv: str(kv[1].get("dotted_order", "")))):
+        trace_id = _trace_of(run_id, runs)
+        try:
+            span = _span(run, trace_id, order, where_of[run_id])
+        except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
+            yield Rejected("bad_record", f"{where_of[run_id]}: the run cannot be read ({type(e).__name__}: {e}); left "
+                           "out", name, snippet=dumps(run)[:300])
+            continue
+        traces.setdefault(trace_id, []).append(span)
+        if not run.get("parent_run_id"):
+            envs[trace_id] = {"langsmith": {k: run.get(k) for k in ("session_name", "name") if run.get(k)}}
+    yield from file_records(FORMAT, source.uri, name, traces, envs)

@@ -1,0 +1,274 @@
+"""OpenTelemetry traces of agent apps, as JSON: OTLP/JSON and the OpenTelemetry Python SDK's span JSON.
+
+- **OTLP/JSON** (the protocol's JSON encoding, as the OTLP file exporters and the Collector's `file` exporter write
+  it: one `{"resourceSpans": [...]}` document, or one per line): `resourceSpans[].resource.attributes`,
+  `scopeSpans[].scope`, `spans[]` of `{traceId, spanId, parentSpanId, name, kind, startTimeUnixNano,
+  endTimeUnixNano, attributes: [{key, value: {stringValue | intValue | doubleValue | boolValue | arrayValue |
+  kvlistValue | bytesValue}}], events: [{timeUnixNano, name, attributes}], status: {code, message}}` (the protobuf
+  JSON mapping's snake_case names are read too; `intValue` is a string there).
+- **The Python SDK's span JSON** (`ReadableSpan.to_json()`, what its `ConsoleSpanExporter` prints, indented, one
+  span after another): `{name, context: {trace_id, span_id}, kind, parent_id, start_time, end_time, status:
+  {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
+  {attributes}}`; also a `{"spans": [...]}` dump or a JSON array of them.
+
+What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
+a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
+assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
+their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
+Domain `mcp` (an agent's tool calls; `search` when they are mostly search tools), platform `linux`.
+
+Traces with no span of an agent (a web service's own spans in the same export) are not episodes: one
+`no_agent_spans` row names how many and their ids. Bad input: a span without its trace or span id is a
+`bad_record` row naming the record and the field; a document
+that is no trace document is an `unknown_content` row (kept in its snippet); text that is not JSON is a
+`parse_error` row; the rest of the file is read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import posixpath
+import re
+from typing import Iterator
+
+from ingest.format_info import FormatInfo
+from ingest.record import Episode, Rejected
+from ingest.source import Source
+from ingest.times import parse_time
+from ingest.tools import dumps
+from ingest.traces import genai
+from ingest.traces.documents import documents
+from ingest.traces.spans import Span, file_records
+
+FORMAT = "otel"
+VERSION = "1"
+INFO = FormatInfo(
+    group=None, rank=285, domains=('mcp', 'search'), platform="linux",
+    summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
+             "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
+    producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own instrumentations",
+    versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
+              "openinference-instrumentation-openai-agents 2.6.0 (openai-agents 0.24.0), "
+              "opentelemetry-instrumentation-openai-v2 2.4b0 (latest GenAI conventions), "
+              "OpenLLMetry's opentelemetry-instrumentation-openai 0.62.4"),
+    proof=("an instrumented `openai` client calls a tool through a scripted model server (OpenInference LLM spans with "
+           "and without the app's TOOL spans; GenAI `chat` spans with `gen_ai.*.messages`, `invoke_agent` and "
+           "`execute_tool` spans; OpenLLMetry's model spans with no span around the loop, one trace a call, read as "
+           "one conversation), and an OpenAI Agents SDK run (one tool; a handoff) is traced by OpenInference; the "
+           "SDK's console JSON and its OTLP/JSON encoding are read back and every tool call, result and model the "
+           "script fixed is in the episode, as the Agents SDK's own export reads "
+           "(`tests/ingest/traces/test_otel_producer.py`, `test_openai_agents_producer.py`); the conventions' older "
+           "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`)"),
+)
+
+_EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
+_OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
+_CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*"')
+_ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
+HANDOFF_TOOL = "handoff to "
+_HEX_ID = re.compile(r"(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})\Z")
+
+
+def units(files: list[str], head) -> list[str]:
+    """JSON files whose first bytes hold OTLP/JSON `resourceSpans`, or spans as the OpenTelemetry SDK writes them
+    (`"context": {"trace_id": ...`)."""
+    found = []
+    for path in files:
+        if path.endswith(_EXTENSIONS):
+            start = head(path)
+            if _OTLP.search(start) or _CONSOLE.search(start):
+                found.append(path)
+    return found
+
+
+def _get(obj: dict, camel: str, snake: str):
+    return obj.get(camel, obj.get(snake))
+
+
+def any_value(value):
+    """An OTLP `AnyValue` as a plain value."""
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "string_value", "boolValue", "bool_value", "doubleValue", "double_value",
+                "bytesValue", "bytes_value"):
+        if key in value:
+            return value[key]
+    if "intValue" in value or "int_value" in value:
+        raw = _get(value, "intValue", "int_value")
+        try:
+            return int(raw)
+        except (TypeError, ValueError):
+            return raw
+    array = _get(value, "arrayValue", "array_value")
+    if isinstance(array, dict):
+        return [any_value(v) for v in array.get("values") or []]
+    kvlist = _get(value, "kvlistValue", "kvlist_value")
+    if isinstance(kvlist, dict):
+        return attributes(kvlist.get("values"))
+    return None
+
+
+def attributes(items) -> dict:
+    if isinstance(items, dict):  # the SDK's JSON: already a map
+        return items
+    if not isinstance(items, list):
+        return {}
+    return {kv["key"]: any_value(kv.get("value")) for kv in items
+            if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
+
+
+def span_id(value) -> str | None:
+    """An id as lowercase hex: OTLP/JSON writes hex, the protobuf JSON mapping base64 and the SDK's JSON `0x`-hex;
+    the same trace keeps one key whichever way it was written."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.removeprefix("0x")
+    if _HEX_ID.match(text):
+        return text.lower()
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return value
+    return raw.hex() if len(raw) in (8, 16) else value
+
+
+def _nanos(value) -> dt.datetime | None:
+    try:
+        ns = int(value)
+    except (TypeError, ValueError):
+        return None
+    try:
+        return dt.datetime.fromtimestamp(ns / 1e9, dt.timezone.utc) if ns > 0 else None
+    except (OverflowError, OSError, ValueError):  # a time past what a datetime holds: no time, not a crash
+        return None
+
+
+def _error(status) -> str | None:
+    if not isinstance(status, dict):
+        return None
+    code = status.get("code", status.get("status_code"))
+    if code not in _ERROR_CODES:
+        return None
+    return genai.text_of(status.get("message") or status.get("description")) or "the span failed"
+
+
+def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: str) -> Span:
+    """A `Span` from decoded fields, with what its attributes say it is."""
+    span = Span(trace_id=span_id(fields["trace_id"]), span_id=span_id(fields["span_id"]),
+                parent_id=span_id(fields.get("parent_id")),
+                name=genai.name_of(fields.get("name")) or "", start=fields.get("start"), end=fields.get("end"),
+                order=order,
+                where=where, error=fields.get("error"), attributes=attrs)
+    if events:
+        span.extra["events"] = events
+    span.kind = genai.span_kind(attrs)
+    if span.kind == "model":
+        span.model = genai.model_turn(attrs, events, where)
+    elif span.kind == "tool" and span.name.startswith(HANDOFF_TOOL):
+        # OpenInference's Agents SDK processor writes a handoff as a TOOL span `handoff to <agent>`
+        span.kind, span.agent = "handoff", span.name[len(HANDOFF_TOOL):]
+        span.handoff_from = genai.text_of(attrs.get("input.value"))
+    elif span.kind == "tool":
+        span.tool = genai.tool_use(attrs, span.name, span.error)
+    elif span.kind == "agent":
+        span.agent = genai.agent_name(attrs, span.name)
+    return span
+
+
+def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
+    """(fields, attributes, events, where, resource) of every span of an OTLP/JSON document."""
+    resource_spans = _get(doc, "resourceSpans", "resource_spans")
+    if not isinstance(resource_spans, list):
+        yield Rejected("bad_record", f"{where}.resourceSpans: not a list; the document is left out", where,
+                       record_id="resourceSpans", snippet=dumps(doc)[:300])
+        return
+    for r, rs in enumerate(resource_spans):
+        if not isinstance(rs, dict):
+            continue
+        resource = attributes(rs["resource"].get("attributes")) if isinstance(rs.get("resource"), dict) else {}
+        scopes = _get(rs, "scopeSpans", "scope_spans") or \
+            _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans")
+        for s, ss in enumerate(scopes if isinstance(scopes, list) else []):
+            spans = ss.get("spans") if isinstance(ss, dict) else None
+            for i, raw in enumerate(spans if isinstance(spans, list) else []):
+                here = f"{where}.resourceSpans[{r}].scopeSpans[{s}].spans[{i}]"
+                if not isinstance(raw, dict):
+                    yield Rejected("bad_record", f"{here}: a span that is no object; left out", where,
+                                   snippet=dumps(raw)[:300])
+                    continue
+                events = raw.get("events") if isinstance(raw.get("events"), list) else []
+                events = [{"name": e.get("name"), "time": _nanos(_get(e, "timeUnixNano", "time_unix_nano")),
+                           "attributes": attributes(e.get("attributes"))} for e in events if isinstance(e, dict)]
+                fields = {"trace_id": _get(raw, "traceId", "trace_id"), "span_id": _get(raw, "spanId", "span_id"),
+                          "parent_id": _get(raw, "parentSpanId", "parent_span_id"), "name": raw.get("name"),
+                          "start": _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),
+                          "end": _nanos(_get(raw, "endTimeUnixNano", "end_time_unix_nano")),
+                          "error": _error(raw.get("status"))}
+                yield fields, attributes(raw.get("attributes")), events, here, resource
+
+
+def _sdk_span(raw: dict, where: str) -> tuple[dict, dict, list, str, dict]:
+    context = raw["context"] if isinstance(raw.get("context"), dict) else {}
+    events = raw.get("events") if isinstance(raw.get("events"), list) else []
+    events = [{"name": e.get("name"), "time": parse_time(e.get("timestamp")),
+               "attributes": e.get("attributes") if isinstance(e.get("attributes"), dict) else {}}
+              for e in events if isinstance(e, dict)]
+    fields = {"trace_id": context.get("trace_id"), "span_id": context.get("span_id"),
+              "parent_id": raw.get("parent_id"), "name": raw.get("name"), "start": parse_time(raw.get("start_time")),
+              "end": parse_time(raw.get("end_time")), "error": _error(raw.get("status"))}
+    resource = raw["resource"].get("attributes") if isinstance(raw.get("resource"), dict) else None
+    resource = resource if isinstance(resource, dict) else None
+    attrs = raw.get("attributes") if isinstance(raw.get("attributes"), dict) else {}
+    return fields, attrs, events, where, resource or {}
+
+
+def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
+    if isinstance(doc, list):
+        for i, item in enumerate(doc):
+            yield from _doc_spans(item, f"{where}[{i}]")
+    elif isinstance(doc, dict) and (_get(doc, "resourceSpans", "resource_spans") is not None):
+        yield from _otlp_spans(doc, where)
+    elif isinstance(doc, dict) and isinstance(doc.get("spans"), list):
+        for i, item in enumerate(doc["spans"]):
+            yield from _doc_spans(item, f"{where}.spans[{i}]")
+    elif isinstance(doc, dict) and isinstance(doc.get("context"), dict):
+        yield _sdk_span(doc, where)
+    else:
+        yield Rejected("unknown_content", f"{where}: neither OTLP/JSON nor an OpenTelemetry span; kept in this row",
+                       where, snippet=dumps(doc)[:300])
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = posixpath.basename(source.path)
+    traces: dict[str, list[Span]] = {}
+    resources: dict[str, list[dict]] = {}
+    order = 0
+    for item in documents(source.read_bytes(), name, source.budgets):
+        if isinstance(item, Rejected):
+            yield item
+            continue
+        line, doc = item
+        for found in _doc_spans(doc, f"{name}:{line}"):
+            if isinstance(found, Rejected):
+                yield found
+                continue
+            fields, attrs, events, where, resource = found
+            missing = next((k for k in ("trace_id", "span_id") if not isinstance(fields.get(k), str)), None)
+            if missing:
+                yield Rejected("bad_record", f"{where}: the span has no {missing}; left out", name, line=line,
+                               record_id=missing)
+                continue
+            try:
+                span = make_span(fields, attrs, events, order, where)
+            except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
+                yield Rejected("bad_record", f"{where}: the span cannot be read ({type(e).__name__}: {e}); left out",
+                               name, line=line, snippet=dumps(attrs)[:300])
+                continue
+            traces.setdefault(span.trace_id, []).append(span)
+            if resource and resource not in resources.setdefault(span.trace_id, []):
+                resources[span.trace_id].append(resource)
+            order += 1
+    envs = {trace_id: {"otel": {"resources": found}} for trace_id, found in resources.items() if found}
+    yield from file_records(FORMAT, source.uri, name, traces, envs)

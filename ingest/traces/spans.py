@@ -1,0 +1,352 @@
+"""A trace's spans -> episodes, through `ingest.transcript`: the one assembly every trace format uses.
+
+A decoder (`ingest.traces.otel`, `ingest.traces.openai_agents`, `ingest.traces.langsmith`) turns its records into
+`Span`s whose `kind` says what each one is: `model` (a model call: its `ModelTurn`), `tool` (a tool's execution:
+its `ToolUse`), `agent`, `handoff` (an agent handing the conversation to another), or None (any other span: kept in
+env, not a step). A trace none of whose spans has a kind (a web service's own spans in the same export) is no
+episode: `file_records` names those traces in one `no_agent_spans` row. Traces that are one conversation (each
+model call a trace of its own) are joined first (`ingest.traces.stitch`).
+
+**Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
+span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
+`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. An agent nested in an
+episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's agent. The
+sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the `relation`
+(`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn (the
+conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and its
+first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the parent
+had made when it began (`after_steps`).
+
+**Messages, in span start order.** A model span adds what it was sent that the episode has not seen yet (all of
+its input for the first model span; for a later one, the input messages after the last assistant message of its
+input: the tool results and user turns since the previous call) and then what it answered (assistant turns, whose
+tool calls stay open until a result comes). A tool span is the result of the open call it answers (by call id,
+else the earliest open call of its name, else the earliest open call); a tool span that answers no open call is
+an action of its own (a tool call the model spans did not record). A tool result a model span's input repeats
+after a tool span gave it is not added twice. The transcript core then makes one step per tool call, with the
+result as the next observation, and one `message` step per answer without tool calls; the model of each step is
+its model span's, the text beside tool calls its reasoning. A handoff span answers the open call that made it (a
+`transfer_to_...` tool) or is a `handoff` tool call of its own.
+
+`episodes.agent` is the first model a step names, else the first model a model span names (content not recorded),
+else the first agent's name. **Times**: assistant turns take their model span's end (when the answer came), tool
+results their span's end, tool calls of their own their span's start (UTC, or null where the decoder has none).
+**Outcome** `unknown`; terminated when the episode ends on an answer without tool calls. Spans of no step kind are
+kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ingest.record import Episode, Rejected, episode_id
+from ingest.search import episode_domain
+from ingest.traces.genai import ModelTurn, ToolUse
+from ingest.traces.stitch import stitch
+from ingest.transcript import Message, Run, ToolCall, records
+
+MAX_OTHER_SPANS = 500  # other spans kept in env per episode; past it they are counted
+STEP_KINDS = frozenset({"model", "tool", "handoff"})
+
+
+@dataclass
+class Span:
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start: dt.datetime | None
+    end: dt.datetime | None
+    order: int  # its place in the file: ties of start time keep it
+    where: str  # the record in the source, for warnings
+    kind: str | None = None  # model | tool | agent | handoff | None
+    model: ModelTurn | None = None
+    tool: ToolUse | None = None
+    agent: str | None = None  # an agent span's agent; a handoff's target
+    handoff_from: str | None = None
+    error: str | None = None  # the span's failure, when it failed
+    attributes: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # what the decoder kept beside the attributes
+
+
+@dataclass
+class _Episode:
+    key: str
+    root: Span | None  # the agent span that opens a sub-episode; None for the trace's episode
+    relation: str | None = None
+    parent: "_Episode | None" = None
+    spans: list[Span] = field(default_factory=list)
+
+
+def _order(span: Span) -> tuple:
+    start = span.start.timestamp() if span.start else float("-inf")
+    return (start, span.order)
+
+
+def _episode_roots(spans: list[Span], by_id: dict[str, Span]) -> dict[str, str]:
+    """span id -> relation, for the agent spans that open a sub-episode: the target of a handoff, or an agent
+    nested under another agent."""
+    roots: dict[str, str] = {}
+    handoffs = sorted((s for s in spans if s.kind == "handoff" and s.agent), key=_order)
+    for span in sorted((s for s in spans if s.kind == "agent"), key=_order):
+        target = next((h for h in handoffs if h.agent == span.agent and _order(h) <= _order(span)), None)
+        if target is not None:
+            handoffs.remove(target)
+            roots[span.span_id] = "handoff"
+            continue
+        parent = by_id.get(span.parent_id) if span.parent_id else None
+        seen: set[str] = set()
+        while parent is not None and parent.kind != "agent" and parent.span_id not in seen:
+            seen.add(parent.span_id)
+            parent = by_id.get(parent.parent_id) if parent.parent_id else None
+        if parent is not None and parent.kind == "agent":
+            roots[span.span_id] = "subagent"
+    _drop_wrappers(spans, by_id, roots)
+    return roots
+
+
+def _drop_wrappers(spans: list[Span], by_id: dict[str, Span], roots: dict[str, str]) -> None:
+    """A nested agent whose enclosing episode has no step of its own is that episode's agent, not a sub-episode:
+    the workflow span an SDK opens around its agents (OpenInference's `Agent workflow`) is no agent of its own."""
+    for _ in range(len(roots)):
+        steps = Counter(_owner(s, by_id, roots) for s in spans if s.kind in STEP_KINDS)
+        wrapped = next((sid for sid in sorted(roots, key=lambda i: _order(by_id[i]))
+                        if not steps.get(_outer(by_id[sid], by_id, roots))), None)
+        if wrapped is None:
+            return
+        del roots[wrapped]
+
+
+def _outer(root: Span, by_id: dict[str, Span], roots: dict[str, str]) -> str | None:
+    parent = by_id.get(root.parent_id) if root.parent_id else None
+    return _owner(parent, by_id, roots) if parent is not None else None
+
+
+def _owner(span: Span, by_id: dict[str, Span], roots: dict[str, str]) -> str | None:
+    """The id of the sub-episode's agent span a span belongs to, or None (the trace's episode)."""
+    current, seen = span, set()
+    while current is not None and current.span_id not in seen:
+        if current.span_id in roots:
+            return current.span_id
+        seen.add(current.span_id)
+        current = by_id.get(current.parent_id) if current.parent_id else None
+    return None
+
+
+def split_episodes(trace_id: str, spans: list[Span]) -> list[_Episode]:
+    """The trace's episode first, then its sub-episodes in start order; each with its spans in start order."""
+    by_id = {s.span_id: s for s in spans}
+    roots = _episode_roots(spans, by_id)
+    main = _Episode(key=trace_id, root=None)
+    subs = {sid: _Episode(key=f"{trace_id}/agent:{sid}", root=by_id[sid], relation=rel) for sid, rel in roots.items()}
+    for span in sorted(spans, key=_order):
+        owner = _owner(span, by_id, roots)
+        (subs[owner] if owner else main).spans.append(span)
+    for sid, sub in subs.items():
+        parent_span = by_id.get(sub.root.parent_id) if sub.relation == "subagent" else None
+        if sub.relation == "handoff":  # the episode the handoff span sits in
+            handoff = next((s for s in spans if s.kind == "handoff" and s.agent == sub.root.agent), None)
+            parent_span = handoff
+        owner = _owner(parent_span, by_id, roots) if parent_span is not None else None
+        sub.parent = subs.get(owner, main) if owner != sid else main
+    return [main] + sorted(subs.values(), key=lambda e: _order(e.root))
+
+
+class _Transcript:
+    """Messages of one episode, built span by span (see the module's docstring)."""
+
+    def __init__(self, handed_off: bool = False):
+        self.messages: list[Message] = []
+        self.open: list[ToolCall] = []
+        self.answered: set[str] = set()
+        self.systems: set[str] = set()
+        # an agent handed the conversation keeps the history it was given as context, not as its own actions
+        self.models_seen = int(handed_off)
+        self.history: list[Message] = []
+        self.span_models: list[str] = []  # the models of the model spans, with or without recorded messages
+        self.actions = 0  # tool calls and answers so far (the steps the transcript core will make)
+
+    def add(self, msg: Message) -> None:
+        if msg.role == "system":
+            if not msg.text or msg.text in self.systems:
+                return
+            self.systems.add(msg.text)
+        elif msg.role == "tool":
+            call = self._close(msg.tool_call_id, msg.tool_name)
+            if call is None and (msg.tool_call_id in self.answered or not self.open and self.actions):
+                return  # a result a tool span already gave
+            if call is not None and msg.tool_call_id is None:
+                msg.tool_call_id = call.id
+            if msg.tool_call_id is not None:
+                self.answered.add(msg.tool_call_id)
+        elif msg.role == "assistant":
+            self.open.extend(msg.tool_calls)
+            self.actions += len(msg.tool_calls) or 1
+        self.messages.append(msg)
+
+    def _close(self, call_id: str | None, name: str | None) -> ToolCall | None:
+        match = next((c for c in self.open if call_id is not None and c.id == call_id), None)
+        if match is None and call_id is None:  # by name, else by order (as the transcript core pairs results)
+            match = next((c for c in self.open if name and c.name == name), None) or \
+                    next(iter(self.open), None)
+        if match is not None:
+            self.open.remove(match)
+        return match
+
+    def model(self, span: Span) -> None:
+        turn = span.model
+        inputs = turn.inputs
+        if self.models_seen:
+            last = max((i for i, m in enumerate(inputs) if m.role == "assistant"), default=-1)
+            if not self.messages and last >= 0:
+                self.history = [m for m in inputs[:last + 1] if m.role != "system"]
+                for msg in inputs[:last + 1]:
+                    if msg.role == "system":  # the agent's own instructions stay its system prompt
+                        self.add(msg)
+                # the results of the history's calls (the handoff's own among them) are history too
+                self.answered.update(c.id for m in self.history for c in m.tool_calls if c.id is not None)
+            inputs = inputs[last + 1:]
+        self.models_seen += 1
+        if turn.model:
+            self.span_models.append(turn.model)
+        for msg in inputs:
+            self.add(msg)
+        for msg in turn.outputs:
+            msg.model = msg.model or turn.model
+            msg.timestamp = msg.timestamp or span.end or span.start
+            self.add(msg)
+
+    def tool(self, span: Span) -> None:
+        use = span.tool
+        call = self._close(use.call_id, use.name) if use.call_id is None else \
+            next((c for c in self.open if c.id == use.call_id), None)
+        if call is not None and use.call_id is not None:
+            self.open.remove(call)
+        raw = _span_summary(span)
+        if call is None:
+            call = ToolCall(id=use.call_id or f"span:{span.span_id}", name=use.name, arguments=use.arguments,
+                            raw=raw)
+            self.messages.append(Message(role="assistant", tool_calls=[call], timestamp=span.start,
+                                         where=span.where))
+            self.actions += 1
+        else:
+            call.raw = {"call": call.raw, "span": raw}
+        self.answered.add(call.id)
+        self.messages.append(Message(role="tool", text=use.result, tool_call_id=call.id, tool_name=use.name,
+                                     is_error=use.is_error, timestamp=span.end, where=span.where))
+
+    def handoff(self, span: Span) -> None:
+        text = f"handoff from {span.handoff_from} to {span.agent}"
+        call = next((c for c in self.open if isinstance(c.name, str) and c.name.startswith("transfer_to")), None)
+        if call is None:
+            call = ToolCall(id=f"span:{span.span_id}", name="handoff", raw=_span_summary(span),
+                            arguments={"from_agent": span.handoff_from, "to_agent": span.agent})
+            self.messages.append(Message(role="assistant", tool_calls=[call], timestamp=span.start,
+                                         where=span.where))
+            self.actions += 1
+        else:
+            self.open.remove(call)
+        self.answered.add(call.id)
+        self.messages.append(Message(role="tool", text=text, tool_call_id=call.id, timestamp=span.end,
+                                     where=span.where))
+
+
+def _span_summary(span: Span) -> dict:
+    out: dict[str, Any] = {"name": span.name, "span_id": span.span_id, "parent_id": span.parent_id}
+    if span.attributes:
+        out["attributes"] = span.attributes
+    out.update(span.extra)
+    if span.error:
+        out["error"] = span.error
+    return out
+
+
+def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
+    """The episode's messages, and its trace facts for env (`linked`: its sub-episodes with the number of actions
+    made before each began)."""
+    t = _Transcript(handed_off=ep.root is not None)
+    facts: dict[str, Any] = {"spans": len(ep.spans), "other_spans": [], "errors": []}
+    pending = sorted((sub for sub in subs if sub.parent is ep), key=lambda sub: _order(sub.root))
+    linked = []
+    for span in ep.spans:
+        while pending and _order(pending[0].root) <= _order(span):
+            linked.append((pending.pop(0), t.actions))
+        if span.error:
+            facts["errors"].append({"span": span.name, "span_id": span.span_id, "error": span.error})
+        if span.kind == "model" and span.model is not None:
+            t.model(span)
+        elif span.kind == "tool" and span.tool is not None:
+            t.tool(span)
+        elif span.kind == "handoff":
+            t.handoff(span)
+        elif span.kind == "agent":
+            facts.setdefault("agents", []).append(span.agent)
+        elif len(facts["other_spans"]) < MAX_OTHER_SPANS:
+            facts["other_spans"].append(_span_summary(span))
+        else:
+            facts["other_spans_left_out"] = facts.get("other_spans_left_out", 0) + 1
+    linked.extend((sub, t.actions) for sub in pending)
+    facts["linked"] = linked
+    facts["history_messages"] = len(t.history)
+    return t, {k: v for k, v in facts.items() if v or k == "spans"}
+
+
+def _ended_on_answer(t: _Transcript) -> bool:
+    last = next((m for m in reversed(t.messages) if m.role in ("assistant", "tool")), None)
+    return last is not None and last.role == "assistant" and not last.tool_calls
+
+
+def is_agent_trace(spans: list[Span]) -> bool:
+    """Whether any span of a trace is a model call, a tool call, an agent or a handoff (a trace of a web service
+    has none: it is no agent's trajectory)."""
+    return any(s.kind for s in spans)
+
+
+def file_records(fmt: str, uri: str, name: str, traces: dict[str, list[Span]],
+                 envs: dict[str, dict]) -> Iterator[Episode | Rejected]:
+    """The episodes of every trace of a file; the traces with no span of an agent (a service's own spans in the
+    same export) are named in one `no_agent_spans` row instead."""
+    others = [trace_id for trace_id, spans in traces.items() if not is_agent_trace(spans)]
+    if others:
+        yield Rejected("no_agent_spans", f"{name}: {len(others)} of {len(traces)} traces hold no span of an agent "
+                       "(no model call, tool call or agent: a service's own trace); not read", name,
+                       snippet=", ".join(others[:20]))
+    skipped = set(others)
+    joined, held = stitch({trace_id: spans for trace_id, spans in traces.items() if trace_id not in skipped})
+    for trace_id, spans in joined.items():
+        env = dict(envs.get(trace_id) or {})
+        if trace_id in held:
+            env["stitched"] = held[trace_id]
+        yield from trace_records(fmt, uri, name, trace_id, spans, env)
+
+
+def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Span], env: dict,
+                  domain: str = "mcp", platform: str = "linux") -> Iterator[Episode | Rejected]:
+    """The episodes of one trace (the trace's own, then its sub-episodes), each through `ingest.transcript`."""
+    episodes = split_episodes(trace_id, spans)
+    subs = episodes[1:]
+    for ep in episodes:
+        t, facts = _transcript(ep, subs)
+        linked = facts.pop("linked", [])
+        ep_env = {**env, "trace": {"trace_id": trace_id, **facts}}
+        if linked:
+            ep_env["subagents"] = [{"key": sub.key, "episode_id": episode_id(fmt, uri, sub.key),
+                                    "agent": sub.root.agent, "span_id": sub.root.span_id,
+                                    "relation": sub.relation, "after_steps": after} for sub, after in linked]
+        agent = None
+        if ep.root is not None:
+            parent = ep.parent
+            ep_env["parent"] = {"key": parent.key, "episode_id": episode_id(fmt, uri, parent.key),
+                                "span_id": ep.root.span_id, "relation": ep.relation}
+            agent = ep.root.agent
+        names = [c.name for m in t.messages for c in m.tool_calls]
+        task = next((m.text for m in t.history if m.role == "user" and m.text), None)
+        named = [m.model for m in t.messages if m.model] + t.span_models + [a for a in facts.get("agents", []) if a]
+        run = Run(key=ep.key, domain=episode_domain(names, domain), platform=platform, task=task,
+                  agent=named[0] if named else None, terminated=_ended_on_answer(t), env=ep_env)
+        if agent:
+            ep_env["agent_name"] = agent
+        yield from records(t.messages, run, f"{where} trace {ep.key}")

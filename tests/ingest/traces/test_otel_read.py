@@ -1,0 +1,258 @@
+"""The OpenTelemetry reader on hand-made traces in the shapes the conventions define (their own examples' forms):
+the GenAI semantic conventions' `gen_ai.input.messages` / `gen_ai.output.messages` parts and `execute_tool` spans,
+their older event-based messages, OpenLLMetry's flattened prompt and completion, a nested agent as a sub-episode,
+failures, and the rows for what cannot be read."""
+
+import json
+
+from ingest.traces import otel
+from tests.ingest.traces.read_util import calls, claims, read, results
+
+TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def _attrs(d: dict) -> list:
+    def value(v):
+        if isinstance(v, bool):
+            return {"boolValue": v}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        return {"stringValue": v if isinstance(v, str) else json.dumps(v)}
+    return [{"key": k, "value": value(v)} for k, v in d.items() if v is not None]
+
+
+def _span(sid, parent, name, start, attrs, events=(), status=None, trace=TRACE):
+    span = {"traceId": trace, "spanId": sid, "name": name, "kind": 1,
+            "startTimeUnixNano": str(1_700_000_000_000_000_000 + start * 10**9),
+            "endTimeUnixNano": str(1_700_000_000_000_000_000 + start * 10**9 + 5 * 10**8),
+            "attributes": _attrs(attrs), "events": list(events)}
+    if parent:
+        span["parentSpanId"] = parent
+    if status:
+        span["status"] = status
+    return span
+
+
+def _otlp(tmp_path, spans, name="trace.json"):
+    doc = {"resourceSpans": [{"resource": {"attributes": _attrs({"service.name": "travel"})},
+                              "scopeSpans": [{"scope": {"name": "app"}, "spans": spans}]}]}
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _chat(sid, parent, start, inputs, outputs, model="gpt-4.1"):
+    return _span(sid, parent, f"chat {model}", start, {
+        "gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+        "gen_ai.input.messages": json.dumps(inputs), "gen_ai.output.messages": json.dumps(outputs)})
+
+
+def _tool(sid, parent, start, name, call_id, args, result, status=None):
+    return _span(sid, parent, f"execute_tool {name}", start, {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.call.arguments": None if args is None else json.dumps(args), "gen_ai.tool.call.result": result},
+        status=status)
+
+
+USER = {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}
+CALL = {"role": "assistant", "parts": [{"type": "reasoning", "content": "Need the forecast."},
+                                       {"type": "text", "content": "Checking."},
+                                       {"type": "tool_call", "id": "c1", "name": "get_weather",
+                                        "arguments": {"location": "Paris"}}], "finish_reason": "tool_call"}
+RESULT = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "rainy, 57F"}]}
+ANSWER = {"role": "assistant", "parts": [{"type": "text", "content": "Rainy, 57F."}], "finish_reason": "stop"}
+
+
+def test_genai_parts_and_execute_tool_spans(tmp_path):
+    spans = [_span("a000000000000001", None, "invoke_agent Weather", 0,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Weather"}),
+             _chat("c000000000000001", "a000000000000001", 1, [USER], [CALL]),
+             _tool("t000000000000001", "a000000000000001", 2, "get_weather", "c1", {"location": "Paris"},
+                   "rainy, 57F"),
+             _chat("c000000000000002", "a000000000000001", 3, [USER, CALL, RESULT], [ANSWER], model="gpt-4.1-mini")]
+    path = _otlp(tmp_path, spans)
+    assert claims(otel, path)
+    (ep,), rejected = read(otel, path)
+    assert rejected == []
+    assert ep.key == TRACE and ep.task == "Weather in Paris?"
+    assert calls(ep) == [("get_weather", {"location": "Paris"})]
+    assert results(ep) == ["rainy, 57F"]  # once: the second chat's input repeats what the tool span gave
+    assert ep.steps[0].reasoning == "Need the forecast.\n\nChecking."
+    assert [s.action.kind for s in ep.steps] == ["tool_call", "message"] and ep.terminated
+    assert ep.env["models"] == ["gpt-4.1", "gpt-4.1-mini"] and ep.env["model_per_step"] == ["gpt-4.1", "gpt-4.1-mini"]
+    assert ep.env["trace"]["agents"] == ["Weather"]
+    assert ep.steps[0].timestamp.isoformat() == "2023-11-14T22:13:21.500000+00:00"  # the model span's end
+
+
+def test_a_failed_tool_span_is_an_error_result(tmp_path):
+    spans = [_chat("c000000000000001", None, 1, [USER], [CALL]),
+             _tool("t000000000000001", None, 2, "get_weather", "c1", {"location": "Paris"}, None,
+                   status={"code": 2, "message": "timeout after 30 s"})]
+    (ep,), _ = read(otel, _otlp(tmp_path, spans))
+    assert ep.final_observation.text == "timeout after 30 s" and ep.final_observation.is_error
+    assert not ep.terminated
+    assert ep.env["trace"]["errors"][0]["error"] == "timeout after 30 s"
+
+
+def test_a_nested_agent_is_a_sub_episode_linked_to_its_parent(tmp_path):
+    """An agent used as a tool: its invoke_agent span under the outer agent's execute_tool span."""
+    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
+                                                  "arguments": {"topic": "tides"}}]}
+    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
+             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
+             _tool("t000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
+             _span("a000000000000002", "t000000000000001", "invoke_agent Researcher", 3,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
+             _chat("c000000000000002", "a000000000000002", 4, [{"role": "user", "parts": [
+                 {"type": "text", "content": "tides"}]}], [CALL]),
+             _tool("t000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, "calm")]
+    (main, sub), rejected = read(otel, _otlp(tmp_path, spans))
+    assert rejected == []
+    assert calls(main) == [("researcher", {"topic": "tides"})] and results(main) == ["high at 6"]
+    assert calls(sub) == [("get_weather", {"location": "Paris"})] and results(sub) == ["calm"]
+    assert sub.key == f"{TRACE}/agent:a000000000000002" and sub.task == "tides"
+    link, = main.env["subagents"]
+    assert link["key"] == sub.key and link["agent"] == "Researcher" and link["after_steps"] == 1
+    assert sub.env["parent"]["key"] == TRACE and sub.env["parent"]["relation"] == "subagent"
+    assert sub.env["parent"]["span_id"] == "a000000000000002"
+    assert link["episode_id"] != sub.env["parent"]["episode_id"]  # each names the other's id
+
+
+def test_event_based_messages(tmp_path):
+    """The older conventions: messages as span events, the answer as `gen_ai.choice`."""
+    choice = {"name": "gen_ai.choice", "attributes": _attrs({"index": 0, "finish_reason": "tool_calls", "message": {
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather",
+                                                                     "arguments": "{\"location\": \"Paris\"}"}}]}})}
+    events = [{"name": "gen_ai.system.message", "attributes": _attrs({"content": "Be brief."})},
+              {"name": "gen_ai.user.message", "attributes": _attrs({"content": "Weather in Paris?"})}, choice]
+    events2 = events[:2] + [
+        {"name": "gen_ai.assistant.message", "attributes": _attrs({"tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]})},
+        {"name": "gen_ai.tool.message", "attributes": _attrs({"id": "c1", "content": "rainy"})},
+        {"name": "gen_ai.choice", "attributes": _attrs({"message": {"content": "Rainy."}})}]
+    spans = [_span("c000000000000001", None, "chat gpt-4o", 1, {"gen_ai.operation.name": "chat",
+                                                                "gen_ai.request.model": "gpt-4o"}, events),
+             _span("c000000000000002", None, "chat gpt-4o", 2, {"gen_ai.operation.name": "chat",
+                                                                "gen_ai.request.model": "gpt-4o"}, events2)]
+    (ep,), rejected = read(otel, _otlp(tmp_path, spans))
+    assert rejected == []
+    assert calls(ep) == [("get_weather", {"location": "Paris"})] and results(ep) == ["rainy"]
+    assert ep.steps[-1].action.text == "Rainy." and ep.env["system_prompt"] == "Be brief."
+    assert ep.task == "Weather in Paris?" and ep.agent == "gpt-4o"
+
+
+def test_openllmetry_flattened_prompt_and_completion(tmp_path):
+    attrs = {"llm.request.type": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.prompt.0.role": "user",
+             "gen_ai.prompt.0.content": "Weather in Paris?", "gen_ai.completion.0.role": "assistant",
+             "gen_ai.completion.0.tool_calls.0.id": "c1", "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+             "gen_ai.completion.0.tool_calls.0.arguments": "{\"location\": \"Paris\"}"}
+    (ep,), _ = read(otel, _otlp(tmp_path, [_span("c000000000000001", None, "openai.chat", 1, attrs)]))
+    assert calls(ep) == [("get_weather", {"location": "Paris"})] and ep.task == "Weather in Paris?"
+
+
+def test_unreadable_parts_are_rows_and_the_rest_is_read(tmp_path):
+    """SDK span JSON printed to a console between a program's own prints; a span without its trace id."""
+    good = {"name": "get_weather", "context": {"trace_id": "0x" + TRACE, "span_id": "0x00000000000000a1"},
+            "parent_id": None, "start_time": "2025-01-01T00:00:00.000000Z", "end_time": "2025-01-01T00:00:01Z",
+            "attributes": {"openinference.span.kind": "TOOL", "tool.name": "get_weather",
+                           "input.value": "{\"location\": \"Paris\"}", "output.value": "rainy"},
+            "events": [], "resource": {"attributes": {"service.name": "x"}}}
+    bad = {**good, "context": {"span_id": "0x00000000000000a2"}}
+    path = tmp_path / "console.log"
+    path.write_text(json.dumps(good, indent=4) + "\nstarting the agent...\n" + json.dumps(bad, indent=4) + "\n")
+    assert claims(otel, path)
+    (ep,), rejected = read(otel, path)
+    assert sorted(r.rule for r in rejected) == ["bad_record", "parse_error"]
+    parse = next(r for r in rejected if r.rule == "parse_error")
+    assert parse.line == 23 and "console.log:23" in parse.reason  # the line of the print
+    assert next(r for r in rejected if r.rule == "bad_record").record_id == "trace_id"
+    assert ep.key == TRACE and calls(ep) == [("get_weather", {"location": "Paris"})] and results(ep) == ["rainy"]
+    assert ep.steps[0].timestamp.isoformat() == "2025-01-01T00:00:00+00:00"
+
+
+def test_no_claim_without_trace_evidence(tmp_path):
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "trace_id"}], "spans": "none"}))
+    assert not claims(otel, path)
+
+
+def test_a_service_trace_beside_an_agent_trace_is_named_not_read(tmp_path):
+    """An export holds every span the process made: a web request's trace is no agent's trajectory. And with
+    message content not recorded (the instrumentations' default), the model spans still name the model."""
+    http = _span("h000000000000001", None, "GET /health", 0, {"http.request.method": "GET", "url.path": "/health"},
+                 trace="0af7651916cd43dd8448eb211c80319c")
+    chat = _span("c000000000000001", None, "chat gpt-4o", 1,
+                 {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"})
+    tool = _tool("t000000000000001", None, 2, "get_weather", "c1", None, None)
+    (ep,), rejected = read(otel, _otlp(tmp_path, [http, chat, tool]))
+    assert [(r.rule, r.snippet) for r in rejected] == [("no_agent_spans", "0af7651916cd43dd8448eb211c80319c")]
+    assert ep.key == TRACE and ep.agent == "gpt-4o" and calls(ep) == [("get_weather", {})]
+
+
+def test_a_spans_dump_of_sdk_spans(tmp_path):
+    """The `{"spans": [...]}` dump an app writes of its SDK spans (here with the context's keys in another order and
+    OpenInference messages): one episode, the LLM's tool call answered by the TOOL span."""
+    def span(sid, parent, name, start, attrs):
+        return {"name": name, "context": {"span_id": "0x" + sid, "trace_id": "0x" + TRACE}, "parent_id": parent,
+                "start_time": f"2025-03-01T12:00:0{start}.000000Z", "end_time": f"2025-03-01T12:00:0{start}.500000Z",
+                "attributes": attrs, "events": []}
+    llm = span("00000000000000b1", "0x00000000000000a1", "ChatCompletion", 1, {
+        "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+        "llm.input_messages.0.message.role": "system", "llm.input_messages.0.message.content": "Be brief.",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.contents.0.message_content.type": "text",
+        "llm.input_messages.1.message.contents.0.message_content.text": "Weather in Paris?",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_7",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+        "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": "{\"city\": \"Paris\"}"})
+    tool = span("00000000000000c1", "0x00000000000000a1", "get_weather", 2, {
+        "openinference.span.kind": "TOOL", "tool.name": "get_weather", "input.value": "{\"city\": \"Paris\"}",
+        "output.value": "rainy"})
+    root = span("00000000000000a1", None, "agent", 0, {"openinference.span.kind": "CHAIN"})
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps({"spans": [llm, tool, root]}, indent=2))
+    assert claims(otel, path)
+    (ep,), rejected = read(otel, path)
+    assert rejected == []
+    assert ep.task == "Weather in Paris?" and ep.env["system_prompt"] == "Be brief." and ep.agent == "gpt-4o-mini"
+    assert calls(ep) == [("get_weather", {"city": "Paris"})] and results(ep) == ["rainy"]
+    assert ep.env["trace"]["other_spans"][0]["name"] == "agent"  # the CHAIN span: no step, kept
+
+
+def test_values_of_the_wrong_type_are_rows_or_kept_never_a_crash(tmp_path):
+    """Each line damages one thing a span can carry; the good span of the last line is still read."""
+    good = _tool("t000000000000009", None, 9, "get_weather", "c1", {"location": "Oslo"}, "cold")
+    odd_name = _span("t000000000000008", None, "execute_tool", 8, {})
+    odd_name["attributes"] = [{"key": "gen_ai.operation.name", "value": {"stringValue": "execute_tool"}},
+                              {"key": {"not": "a key"}, "value": {"stringValue": "x"}},
+                              {"key": "gen_ai.tool.name", "value": {"arrayValue": {"values": [{"intValue": "1"}]}}}]
+    docs = [{"resourceSpans": 3},
+            {"resourceSpans": [{"scopeSpans": [{"spans": ["not a span"]}]}]},
+            {"resourceSpans": [{"resource": "x", "scopeSpans": [{"spans": [
+                {**good, "spanId": "t000000000000007", "startTimeUnixNano": "9" * 40, "events": 5,
+                 "status": {"code": [2]}}]}]}]},
+            {"resourceSpans": [{"scopeSpans": [{"spans": [odd_name, good]}]}]}]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(d) for d in docs) + "\n")
+    (ep,), rejected = read(otel, path)
+    assert [r.rule for r in rejected] == ["bad_record", "bad_record"]
+    assert [name for name, _ in calls(ep)] == ["get_weather", '[1]', "get_weather"]
+    assert ep.steps[0].timestamp is None  # a time past what a datetime holds
+
+
+def test_only_a_continued_conversation_is_stitched(tmp_path):
+    """Three root chat spans, each its own trace: the second continues the first (its input begins with all the
+    first was sent and answered); the third starts the same question afresh, so it is an episode of its own."""
+    ids = ["1" * 32, "2" * 32, "3" * 32]
+    spans = [_chat("c000000000000001", None, 1, [USER], [CALL]),
+             _chat("c000000000000002", None, 2, [USER, CALL, RESULT], [ANSWER]),
+             _chat("c000000000000003", None, 3, [USER], [ANSWER])]
+    for span, trace in zip(spans, ids):
+        span["traceId"] = trace
+    first, second = read(otel, _otlp(tmp_path, spans))[0]
+    assert first.key == ids[0] and first.env["stitched"] == ids[:2]
+    assert calls(first) == [("get_weather", {"location": "Paris"})] and results(first) == ["rainy, 57F"]
+    assert first.steps[-1].action.text == "Rainy, 57F."
+    assert second.key == ids[2] and "stitched" not in second.env and len(second.steps) == 1
