@@ -48,6 +48,9 @@ CLAUDE_CODE_VERSIONS := 2.1.220 2.1.332
 CODEX_VERSIONS := 0.135.0 0.171.0
 # Gemini CLI: 0.35.0, whose chat recordings are one JSON document, and the current release (a JSONL log)
 GEMINI_CLI_VERSIONS := 0.35.0 0.61.0
+# OpenCode (`opencode-ai`, its platform binary in an optional dependency): 1.1.65, the last release that keeps
+# sessions as JSON files under `storage/`, and the current release (a SQLite database, `opencode.db`, since 1.2)
+OPENCODE_VERSIONS := 1.1.65 1.18.33
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -72,7 +75,8 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(TIKTOKEN_CACHE)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
 	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
-	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed)
+	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed) \
+	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed)
 
 .PHONY: setup setup-test parts demo test clean mutation
 
@@ -162,6 +166,11 @@ $(PRODUCERS)/codex-%/.installed:
 $(PRODUCERS)/gemini-cli-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) '@google/gemini-cli@$*'
 	$(@D)/node_modules/.bin/gemini --version
+	touch $@
+
+$(PRODUCERS)/opencode-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) 'opencode-ai@$*'
+	$(@D)/node_modules/.bin/opencode --version
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

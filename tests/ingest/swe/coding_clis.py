@@ -65,9 +65,11 @@ _RUNS: dict[tuple[str, str], CliRun] = {}  # one run of each CLI release per tes
 
 
 def cli_run(name: str, version: str, tmp_path_factory) -> CliRun:
-    """The run of CLI `name` ("claude-code", "codex", "gemini-cli") at `version`, made once per test session."""
+    """The run of CLI `name` ("claude-code", "codex", "gemini-cli", "opencode") at `version`, made once per test
+    session."""
     if (name, version) not in _RUNS:
-        runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run}[name]
+        runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run,
+                  "opencode": opencode_run}[name]
         _RUNS[name, version] = runner(version, tmp_path_factory.mktemp(f"{name}-{version}"))
     return _RUNS[name, version]
 
@@ -217,3 +219,64 @@ def gemini_cli_run(version: str, base: Path) -> CliRun:
         stdout, seconds = run_cli([str(gemini), "-p", GEMINI_PROMPT, "-m", GEMINI_MODEL, "--yolo",
                                    "--output-format", "json"], env, work)
     return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+# --- OpenCode ---------------------------------------------------------------------------------------------------
+
+OPENCODE_MODEL = "scripted-model"
+OPENCODE_PROMPT = "Copy the notes into out.txt and check for a missing file."
+
+
+def opencode_script(work: Path) -> list[Turn]:
+    """List the workspace, read a file, write one, a command that fails, the answer: OpenCode's own tools (its
+    `glob` and `grep` run ripgrep, which OpenCode would download when `rg` is not installed: the listing is `ls`)."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("bash", command="ls", description="List the files"),
+            call("read", filePath=str(work / "notes.txt")),
+            call("write", filePath=str(work / "out.txt"), content=NOTES),
+            call("bash", command="cat missing.txt", description="Show the missing file"),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+
+
+def opencode_config(server_url: str) -> dict:
+    """`opencode.json`: a custom provider through the OpenAI-compatible AI SDK package at the scripted server's
+    Chat Completions endpoint, its model the default and the small one (titles), every tool allowed, no sharing
+    or updates: nothing leaves loopback."""
+    return {"provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",
+                                      "options": {"baseURL": f"{server_url}/v1", "apiKey": "sk-scripted"},
+                                      "models": {OPENCODE_MODEL: {"name": "Scripted", "tool_call": True}}}},
+            "model": f"scripted/{OPENCODE_MODEL}", "small_model": f"scripted/{OPENCODE_MODEL}",
+            "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
+            "autoupdate": False, "share": "disabled"}
+
+
+def opencode_env(home: Path) -> dict:
+    """HOME and every XDG folder under `home`: config, data (the session store), cache and state."""
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state"),
+            "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+
+
+def opencode_run(version: str, base: Path) -> CliRun:
+    """`opencode run` of OpenCode `version` in a fresh HOME and workspace under `base`, against the scripted
+    server (a custom provider in `~/.config/opencode/opencode.json`); it writes its sessions under
+    `~/.local/share/opencode/`: JSON files in `storage/` up to 1.1, the SQLite database `opencode.db` from 1.2.
+    The prompt goes as separate words (`run` quotes an argument that holds spaces when it joins them)."""
+    import json
+
+    opencode = npm_cli("opencode", version, "opencode")
+    home, work = workspace(base)
+    script = opencode_script(work)
+    with ScriptedModelServer(script, model=OPENCODE_MODEL) as server:
+        (home / ".config" / "opencode").mkdir(parents=True)
+        (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(opencode_config(server.url)))
+        stdout, seconds = run_cli([str(opencode), "run", *OPENCODE_PROMPT.split()], opencode_env(home), work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+def opencode_export(run: CliRun, session_id: str) -> str:
+    """`opencode export <session>` of the run's release in the run's HOME: the session as OpenCode gives it."""
+    opencode = npm_cli("opencode", run.version, "opencode")
+    stdout, _ = run_cli([str(opencode), "export", session_id], opencode_env(run.home), run.workspace, timeout=120)
+    return stdout

@@ -1,19 +1,20 @@
 """`ingest-all` over one folder mixing the session stores the coding-agent CLIs wrote at test time (Claude Code,
-Codex and Gemini CLI, two releases each) with the bundled samples: every session is read by its own format,
-with the episode counts the scripts fix, and nothing a person would call a session is left unread."""
+Codex, Gemini CLI and OpenCode, two releases each) with the bundled samples: every session is read by its own
+format, with the episode counts the scripts fix, and nothing a person would call a session is left unread."""
 
 import shutil
 
 from tests.conftest import SAMPLES
-from tests.ingest.swe import test_claude_code_cli, test_codex_cli, test_gemini_cli_cli
+from tests.ingest.swe import test_claude_code_cli, test_codex_cli, test_gemini_cli_cli, test_opencode_cli
 from tests.ingest.swe.coding_clis import cli_run
 
 STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, episodes per run)
     "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2),  # the main line and its subagent
     "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1),
     "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1),
+    "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 1),  # its whole data folder
 }
-FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli"}
+FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli", "opencode": "opencode"}
 
 
 def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_path, tmp_path_factory):
@@ -24,9 +25,10 @@ def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_p
     for name, (versions, store, episodes) in STORES.items():
         for version in versions:
             home = cli_run(name, version, tmp_path_factory).home
-            # the stores as the CLIs left them, less Gemini CLI's `.project_root` markers (not sessions)
+            # the stores as the CLIs left them, less Gemini CLI's `.project_root` markers and OpenCode's logs
+            # (not sessions)
             shutil.copytree(home / store, mixed / "cli" / f"{name}-{version}",
-                            ignore=shutil.ignore_patterns(".project_root"))
+                            ignore=shutil.ignore_patterns(".project_root", "log"))
             expected[FORMAT[name]] = expected.get(FORMAT[name], 0) + episodes
     result = run("ingest-all", [mixed])  # ingest, then validate
     assert result.status == "success"
