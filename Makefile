@@ -51,6 +51,8 @@ GEMINI_CLI_VERSIONS := 0.35.0 0.61.0
 # OpenCode (`opencode-ai`, its platform binary in an optional dependency): 1.1.65, the last release that keeps
 # sessions as JSON files under `storage/`, and the current release (a SQLite database, `opencode.db`, since 1.2)
 OPENCODE_VERSIONS := 1.1.65 1.18.33
+# Cline CLI 2.x: Cline's own task loop under Node, writing the task folders the VS Code extension writes
+CLINE_VERSIONS := 2.18.0
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -76,7 +78,8 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
 	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
 	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed) \
-	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed)
+	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) \
+	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed)
 
 .PHONY: setup setup-test parts demo test clean mutation
 
@@ -171,6 +174,11 @@ $(PRODUCERS)/gemini-cli-%/.installed:
 $(PRODUCERS)/opencode-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) 'opencode-ai@$*'
 	$(@D)/node_modules/.bin/opencode --version
+	touch $@
+
+$(PRODUCERS)/cline-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) 'cline@$*'
+	$(@D)/node_modules/.bin/cline --version
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

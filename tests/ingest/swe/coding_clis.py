@@ -69,7 +69,7 @@ def cli_run(name: str, version: str, tmp_path_factory) -> CliRun:
     session."""
     if (name, version) not in _RUNS:
         runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run,
-                  "opencode": opencode_run}[name]
+                  "opencode": opencode_run, "cline": cline_run}[name]
         _RUNS[name, version] = runner(version, tmp_path_factory.mktemp(f"{name}-{version}"))
     return _RUNS[name, version]
 
@@ -280,3 +280,40 @@ def opencode_export(run: CliRun, session_id: str) -> str:
     opencode = npm_cli("opencode", run.version, "opencode")
     stdout, _ = run_cli([str(opencode), "export", session_id], opencode_env(run.home), run.workspace, timeout=120)
     return stdout
+
+
+# --- Cline ------------------------------------------------------------------------------------------------------
+
+# Cline offers native tool calls to the model families it knows (gpt-5, claude-4...) and XML tools in the text
+# to any other: the scripted model takes a gpt-5 name so that the calls are the server's own
+CLINE_MODEL = "gpt-5"
+CLINE_PROMPT = "Copy the notes into out.txt and check for a missing file."
+CLINE_ANSWER = "Copied notes.txt to out.txt; missing.txt does not exist."
+
+
+def cline_script() -> list[Turn]:
+    """List the workspace, read a file, write one (Cline's `apply_patch` for this family), a command that fails,
+    then `attempt_completion`, Cline's own end of a task (a text answer alone is a mistake to Cline)."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("list_files", path=".", recursive="false"),
+            call("read_file", path="notes.txt"),
+            call("apply_patch", input="*** Begin Patch\n*** Add File: out.txt\n+alpha\n+beta\n*** End Patch"),
+            call("execute_command", command="cat missing.txt", requires_approval="false"),
+            call("attempt_completion", result=CLINE_ANSWER),
+            answer(CLINE_ANSWER)]
+
+
+def cline_run(version: str, base: Path) -> CliRun:
+    """`cline -y` (yolo: every action approved) of the Cline CLI `version` in a fresh HOME and workspace under
+    `base`, its OpenAI-compatible provider set by `cline auth` at the scripted server; it writes the task folder
+    `HOME/.cline/data/tasks/<id>/` (`api_conversation_history.json`, `ui_messages.json`, `task_metadata.json`)."""
+    cline = npm_cli("cline", version, "cline")
+    home, work = workspace(base)
+    script = cline_script()
+    with ScriptedModelServer(script, model=CLINE_MODEL) as server:
+        env = {"HOME": str(home)}
+        run_cli([str(cline), "auth", "-p", "openai", "-k", "sk-scripted", "-m", CLINE_MODEL, "-b",
+                 f"{server.url}/v1"], env, work, timeout=120)
+        stdout, seconds = run_cli([str(cline), "-y", "--json", CLINE_PROMPT], env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)

@@ -1,11 +1,13 @@
 """`ingest-all` over one folder mixing the session stores the coding-agent CLIs wrote at test time (Claude Code,
-Codex, Gemini CLI and OpenCode, two releases each) with the bundled samples: every session is read by its own
-format, with the episode counts the scripts fix, and nothing a person would call a session is left unread."""
+Codex, Gemini CLI and OpenCode, two releases each; Cline's task folders) with the bundled samples: every
+session is read by its own format, with the episode counts the scripts fix, and nothing a person would call a
+session is left unread."""
 
 import shutil
 
 from tests.conftest import SAMPLES
-from tests.ingest.swe import test_claude_code_cli, test_codex_cli, test_gemini_cli_cli, test_opencode_cli
+from tests.ingest.swe import (test_claude_code_cli, test_cline_cli, test_codex_cli, test_gemini_cli_cli,
+                              test_opencode_cli)
 from tests.ingest.swe.coding_clis import cli_run
 
 STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, episodes per run)
@@ -13,8 +15,10 @@ STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, epis
     "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1),
     "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1),
     "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 1),  # its whole data folder
+    "cline": (test_cline_cli.VERSIONS, ".cline/data/tasks", 1),
 }
-FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli", "opencode": "opencode"}
+FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli", "opencode": "opencode",
+          "cline": "cline"}
 
 
 def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_path, tmp_path_factory):

@@ -1,0 +1,234 @@
+"""Cline task folders (`<tasks>/<task id>/`, as the VS Code extension and the Cline CLI 2.x write them; Roo Code
+writes the same two conversation files): `api_conversation_history.json` (the conversation sent to the model, in
+Anthropic message form), `ui_messages.json` (what Cline showed: `say` / `ask` records with `ts`) and
+`task_metadata.json` (`model_usage`, `environment_history`, `files_in_context`). An adapter onto
+`ingest.transcript`; one folder is one episode.
+
+Tool calls come in two forms. Models Cline calls with native tools answer with `tool_use` blocks (`id`, `name`,
+`input`); any other model writes the call as XML in its text (`<read_file>\\n<path>a.py</path>\\n</read_file>`),
+which is read here for the tools Cline and Roo Code define. Either way Cline sends the result back as a user
+text block `[<tool> for '<what>'] Result:\\n<output>` (a `tool_result` block where the history has one), with
+the context it adds (`<environment_details>`, reminders) as further text blocks of the same message: the result
+is the call's observation, the rest is seen with it. `execute_command` results say `Command executed.` or
+`Command failed with exit code N.`: the exit code. `attempt_completion` is a `done` action, its `result` the
+answer; `<task>` in the first user message is the task.
+
+Model per turn: the assistant entry's `modelInfo.modelId`, else the latest `task_metadata.json` `model_usage`
+entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: the `api_req_started` records of
+`ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`.
+Cline grades nothing: outcome `unknown`; terminated when the task ends in `attempt_completion`. Domain `swe`,
+platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from typing import Iterator
+
+from ingest.format_info import FormatInfo
+from ingest.record import Action, Episode, Rejected
+from ingest.source import Source, SourceError, parse_json
+from ingest.times import parse_time
+from ingest.tools import dumps, tool_observation
+from ingest.transcript import Message, Run, ToolCall, records
+
+FORMAT = "cline"
+VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=310, domains=('swe',), platform="varies",
+    summary="Cline / Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`)",
+    producer="Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`)",
+    versions="Cline CLI 2.18.0 (Cline core 3.82.0)",
+    proof=("the Cline CLI from the npm registry in its own prefix runs `cline -y` with its OpenAI-compatible provider "
+           "set by `cline auth` at the scripted model server (Chat Completions, native tool calls), in a temporary "
+           "HOME and workspace: it lists, reads and writes files, runs a command that fails and ends in "
+           "`attempt_completion`; the script is the oracle for every call, its arguments, the result the agent sent "
+           "back, the model and the final answer (`tests/ingest/swe/test_cline_cli.py`); edge cases of the XML "
+           "tool form hand-made"),
+)
+
+HISTORY = "api_conversation_history.json"
+UI = "ui_messages.json"
+METADATA = "task_metadata.json"
+# the tools Cline and Roo Code define, whose XML form a model writes in its text when it has no native tools
+TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "search_files", "list_files",
+         "list_code_definition_names", "browser_action", "use_mcp_tool", "access_mcp_resource",
+         "ask_followup_question", "attempt_completion", "new_task", "plan_mode_respond", "load_mcp_documentation",
+         "web_fetch", "apply_patch", "new_rule", "condense", "summarize_task", "report_bug", "apply_diff",
+         "insert_content", "search_and_replace", "switch_mode", "fetch_instructions", "codebase_search",
+         "update_todo_list", "generate_image", "run_slash_command")
+_XML_CALL = re.compile(r"<(" + "|".join(TOOLS) + r")>(.*?)</\1>", re.S)
+_XML_PARAM = re.compile(r"<(\w+)>(.*?)</\1>", re.S)
+_RESULT = re.compile(r"^\[([\w-]+)(?: for (.*?))?\] Result:\n?", re.S)
+_EXIT = re.compile(r"^Command failed with exit code (-?\d+)")
+_TASK = re.compile(r"<task>\n?(.*?)\n?</task>", re.S)
+_USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
+
+
+def units(files: list[str], head) -> list[str]:
+    """Folders holding an `api_conversation_history.json` whose first bytes open a list of messages with a
+    `role`."""
+    found = []
+    for path in files:
+        folder, name = posixpath.split(path)
+        if name == HISTORY and head(path).lstrip()[:1] == b"[" and b'"role"' in head(path):
+            found.append(folder)
+    return found
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    where = posixpath.basename(source.path.rstrip("/"))
+    try:
+        history = parse_json(source.read_bytes(HISTORY), f"{where}/{HISTORY}", source.budgets)
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    if not isinstance(history, list):
+        yield Rejected("bad_record", f"{where}/{HISTORY}: not a list of messages", HISTORY)
+        return
+    names = set(source.listdir())
+    ui, metadata = [], {}
+    try:
+        ui = parse_json(source.read_bytes(UI), f"{where}/{UI}", source.budgets) if UI in names else []
+        metadata = parse_json(source.read_bytes(METADATA), f"{where}/{METADATA}") if METADATA in names else {}
+    except SourceError as e:
+        yield e.as_rejected()  # the conversation is still read, without them
+    env, task = _env(ui if isinstance(ui, list) else [], metadata if isinstance(metadata, dict) else {})
+    models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)] if isinstance(metadata, dict) \
+        else []
+    messages, found_task = _messages(history, where, models)
+    completed = any(c.name == "attempt_completion" for m in messages for c in m.tool_calls)
+    yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
+                                     task=found_task or task, terminated=completed, env={"cline": env}), where)
+
+
+def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
+    """env["cline"] (summed usage, the completion Cline showed, the environment) and the task Cline showed."""
+    env: dict = {}
+    usage: dict = {}
+    task = None
+    for item in ui:
+        if not isinstance(item, dict):
+            continue
+        if item.get("say") == "api_req_started" and isinstance(item.get("text"), str):
+            try:
+                info = parse_json(item["text"].encode(), "api_req_started")
+            except SourceError:
+                continue
+            for key in _USAGE:
+                value = info.get(key) if isinstance(info, dict) else None
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    usage[key] = usage.get(key, 0) + value
+        elif item.get("say") == "completion_result":
+            env["completion"] = item.get("text")
+        elif item.get("say") == "task" and task is None:
+            task = item.get("text")
+    if usage:
+        env["usage"] = usage
+    environment = [e for e in metadata.get("environment_history") or [] if isinstance(e, dict)]
+    if environment:
+        env["environment"] = environment[-1]
+        if environment[-1].get("os_name") in ("linux", "darwin", "win32"):
+            env["platform"] = {"darwin": "macos", "win32": "windows"}.get(environment[-1]["os_name"], "linux")
+    if metadata.get("files_in_context"):
+        env["files_in_context"] = metadata["files_in_context"]
+    return env, task
+
+
+def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None]:
+    out: list[Message] = []
+    task = None
+    for i, entry in enumerate(history):
+        if not isinstance(entry, dict):
+            continue
+        mwhere = f"{where}/{HISTORY}[{i}]"
+        stamp = parse_time(entry.get("ts"))
+        blocks = entry.get("content") if isinstance(entry.get("content"), list) else [
+            {"type": "text", "text": entry.get("content")}]
+        blocks = [b for b in blocks if isinstance(b, dict)]
+        if entry.get("role") == "assistant":
+            out.append(_assistant(entry, blocks, stamp, mwhere, models))
+        else:
+            found = _user(out, blocks, stamp, mwhere)
+            task = task or found
+    return out, task
+
+
+def _assistant(entry: dict, blocks: list[dict], stamp, where: str, models: list[dict]) -> Message:
+    info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
+    model = info.get("modelId") or _model_at(models, entry.get("ts"))
+    texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    thinking = [b.get("thinking") or b.get("text") for b in blocks if b.get("type") in ("thinking", "reasoning")]
+    calls = [_call(b.get("id"), b.get("name"), b.get("input"), b) for b in blocks if b.get("type") == "tool_use"]
+    text = "\n".join(texts)
+    if not calls:  # the XML form: calls written in the text
+        calls = [_call(None, m.group(1), {p.group(1): p.group(2).strip("\n") for p in _XML_PARAM.finditer(m.group(2))},
+                       m.group(0)) for m in _XML_CALL.finditer(text)]
+        text = _XML_CALL.sub("", text).strip() if calls else text
+    return Message("assistant", text=text or None, reasoning="\n\n".join(t for t in thinking if t) or None,
+                   model=model if isinstance(model, str) else None, timestamp=stamp, tool_calls=calls, where=where,
+                   raw={k: v for k, v in entry.items() if k in ("metrics",)} or None)
+
+
+def _call(call_id, name, arguments, raw) -> ToolCall:
+    call = ToolCall(call_id, name, arguments, raw=raw)
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    if name == "execute_command" and isinstance(command, str):
+        call.action = Action(kind="command", code=command, tool_name=name, arguments=dumps(arguments),
+                             raw=raw if isinstance(raw, str) else dumps(raw))
+    if name == "attempt_completion":
+        result = arguments.get("result") if isinstance(arguments, dict) else None
+        call.action = Action(kind="done", text=result, tool_name=name, arguments=dumps(arguments),
+                             raw=raw if isinstance(raw, str) else dumps(raw))
+    return call
+
+
+def _model_at(models: list[dict], ts) -> str | None:
+    """The model `task_metadata.json` says was in use at `ts` (its latest entry before it)."""
+    chosen = None
+    for entry in models:
+        if ts is None or not isinstance(entry.get("ts"), (int, float)) or entry["ts"] <= ts:
+            chosen = entry.get("model_id") or chosen
+    return chosen
+
+
+def _user(out: list[Message], blocks: list[dict], stamp, where: str) -> str | None:
+    """A user entry: tool results (a `tool_result` block, or a text block `[tool ...] Result:`), then what
+    else it carries as one user message; returns the `<task>` it holds, if any."""
+    rest, task = [], None
+    for block in blocks:
+        kind = block.get("type")
+        text = _block_text(block)
+        match = _RESULT.match(text) if kind == "text" else None
+        if kind == "tool_result" or match:
+            body = text[match.end():] if match else text
+            tool = match.group(1) if match else None
+            exit_code = _exit_code(tool, body)
+            seen = tool_observation(tool, body, is_error=block.get("is_error") or (exit_code or 0) != 0 or None,
+                                    exit_code=exit_code, kind="terminal" if tool == "execute_command" else None)
+            out.append(Message("tool", text=body, tool_call_id=block.get("tool_use_id"), observation=seen,
+                               timestamp=stamp, where=where))
+        elif text:
+            found = _TASK.search(text)
+            task = task or (found.group(1).strip() if found else None)
+            rest.append(text)
+    if rest:
+        out.append(Message("user", text="\n".join(rest), timestamp=stamp, where=where))
+    return task
+
+
+def _block_text(block: dict) -> str:
+    content = block.get("text") if block.get("type") == "text" else block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+    return "" if content is None else dumps(content)
+
+
+def _exit_code(tool: str | None, body: str) -> int | None:
+    if tool != "execute_command":
+        return None
+    failed = _EXIT.match(body)
+    return int(failed.group(1)) if failed else 0 if body.startswith("Command executed") else None
