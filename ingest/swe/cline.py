@@ -16,7 +16,7 @@ answer; `<task>` in the first user message is the task.
 Model per turn: the assistant entry's `modelInfo.modelId`, else the latest `task_metadata.json` `model_usage`
 entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: the `api_req_started` records of
 `ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`.
-Cline grades nothing: outcome `unknown`; terminated when the task ends in `attempt_completion`. Domain `swe`,
+Cline grades nothing: outcome `unknown`; terminated when the conversation ends in `attempt_completion`. Domain `swe`,
 platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
 """
 
@@ -39,13 +39,15 @@ INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
     summary="Cline / Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`)",
     producer="Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`)",
-    versions="Cline CLI 2.18.0 (Cline core 3.82.0)",
+    versions="Cline CLI 2.18.0 (Cline core 3.82.0, run here); real VS Code tasks (native and `use_subagents` calls)",
     proof=("the Cline CLI from the npm registry in its own prefix runs `cline -y` with its OpenAI-compatible provider "
            "set by `cline auth` at the scripted model server (Chat Completions, native tool calls), in a temporary "
            "HOME and workspace: it lists, reads and writes files, runs a command that fails and ends in "
            "`attempt_completion`; the script is the oracle for every call, its arguments, the result the agent sent "
-           "back, the model and the final answer (`tests/ingest/swe/test_cline_cli.py`); edge cases of the XML "
-           "tool form hand-made"),
+           "back, the model and the final answer (`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
+           "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
+           "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
+           "pairing hand-made (`tests/ingest/swe/test_cline.py`)"),
 )
 
 HISTORY = "api_conversation_history.json"
@@ -63,42 +65,58 @@ _XML_PARAM = re.compile(r"<(\w+)>(.*?)</\1>", re.S)
 _RESULT = re.compile(r"^\[([\w-]+)(?: for (.*?))?\] Result:\n?", re.S)
 _EXIT = re.compile(r"^Command failed with exit code (-?\d+)")
 _TASK = re.compile(r"<task>\n?(.*?)\n?</task>", re.S)
+_TASK_FILES = (HISTORY, UI, METADATA, "settings.json", "context_history.json", "claude_messages.json",
+               "history_item.json")
+_HAS_CHANGES = "HAS_CHANGES"
 _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
 
 
 def units(files: list[str], head) -> list[str]:
     """Folders holding an `api_conversation_history.json` whose first bytes open a list of messages with a
-    `role`."""
+    `role` (the file alone where the folder also holds files a task folder does not)."""
     found = []
     for path in files:
         folder, name = posixpath.split(path)
         if name == HISTORY and head(path).lstrip()[:1] == b"[" and b'"role"' in head(path):
-            found.append(folder)
+            inside = [f[len(folder) + 1:] for f in files if f.startswith(folder + "/")]
+            found.append(folder if all(_task_file(f) for f in inside) else path)
     return found
 
 
+def _task_file(rel: str) -> bool:
+    """Whether a file of a task folder is one Cline (or Roo Code) writes there."""
+    return rel in _TASK_FILES or rel.startswith("focus_chain_taskid_") or rel.startswith("checkpoints/")
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
-    where = posixpath.basename(source.path.rstrip("/"))
+    """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it)."""
+    folder = "" if source.is_dir() else ".."
+    where = posixpath.basename(source.path.rstrip("/") if not folder else posixpath.dirname(source.path)) or HISTORY
     try:
-        history = parse_json(source.read_bytes(HISTORY), f"{where}/{HISTORY}", source.budgets)
+        history = parse_json(source.read_bytes("" if folder else HISTORY),
+                             f"{where}/{HISTORY}", source.budgets)
     except SourceError as e:
         yield e.as_rejected()
         return
     if not isinstance(history, list):
         yield Rejected("bad_record", f"{where}/{HISTORY}: not a list of messages", HISTORY)
         return
-    names = set(source.listdir())
+    names = set(source.listdir(folder))
     ui, metadata = [], {}
     try:
-        ui = parse_json(source.read_bytes(UI), f"{where}/{UI}", source.budgets) if UI in names else []
-        metadata = parse_json(source.read_bytes(METADATA), f"{where}/{METADATA}") if METADATA in names else {}
+        ui = parse_json(source.read_bytes(posixpath.join(folder, UI)), f"{where}/{UI}", source.budgets) \
+            if UI in names else []
+        metadata = parse_json(source.read_bytes(posixpath.join(folder, METADATA)), f"{where}/{METADATA}") \
+            if METADATA in names else {}
     except SourceError as e:
         yield e.as_rejected()  # the conversation is still read, without them
     env, task = _env(ui if isinstance(ui, list) else [], metadata if isinstance(metadata, dict) else {})
     models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)] if isinstance(metadata, dict) \
         else []
     messages, found_task = _messages(history, where, models)
-    completed = any(c.name == "attempt_completion" for m in messages for c in m.tool_calls)
+    # ended: the conversation's last message is the turn that calls attempt_completion (a user reply after a
+    # completion reopens the task)
+    completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task, terminated=completed, env={"cline": env}), where)
 
@@ -120,8 +138,11 @@ def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
                 value = info.get(key) if isinstance(info, dict) else None
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     usage[key] = usage.get(key, 0) + value
-        elif item.get("say") == "completion_result":
-            env["completion"] = item.get("text")
+        elif item.get("say") == "completion_result" and isinstance(item.get("text"), str):
+            # Cline marks a completion whose checkpoint holds changes by appending HAS_CHANGES to what it shows
+            text = item["text"]
+            env["completion"] = text.removesuffix(_HAS_CHANGES)
+            env["completion_has_changes"] = text.endswith(_HAS_CHANGES)
         elif item.get("say") == "task" and task is None:
             task = item.get("text")
     if usage:
@@ -139,6 +160,7 @@ def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
 def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None]:
     out: list[Message] = []
     task = None
+    pending: list[str] = []  # ids of the last assistant turn's calls still waiting for their result
     for i, entry in enumerate(history):
         if not isinstance(entry, dict):
             continue
@@ -148,10 +170,15 @@ def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Messa
             {"type": "text", "text": entry.get("content")}]
         blocks = [b for b in blocks if isinstance(b, dict)]
         if entry.get("role") == "assistant":
-            out.append(_assistant(entry, blocks, stamp, mwhere, models))
+            turn = _assistant(entry, blocks, stamp, mwhere, models)
+            for k, call in enumerate(turn.tool_calls):
+                call.id = call.id or f"{i}.{k}"  # XML calls carry no id: results pair with them in order
+            pending = [c.id for c in turn.tool_calls]
+            out.append(turn)
         else:
-            found = _user(out, blocks, stamp, mwhere)
+            found = _user(out, blocks, stamp, mwhere, pending)
             task = task or found
+            pending = []  # a call its answer did not answer was interrupted (a task resumed later)
     return out, task
 
 
@@ -193,9 +220,10 @@ def _model_at(models: list[dict], ts) -> str | None:
     return chosen
 
 
-def _user(out: list[Message], blocks: list[dict], stamp, where: str) -> str | None:
-    """A user entry: tool results (a `tool_result` block, or a text block `[tool ...] Result:`), then what
-    else it carries as one user message; returns the `<task>` it holds, if any."""
+def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: list[str]) -> str | None:
+    """A user entry: tool results (a `tool_result` block, or a text block `[tool ...] Result:`, which answers
+    the next of the `pending` calls of the turn before), then what else it carries as one user message;
+    returns the `<task>` it holds, if any."""
     rest, task = [], None
     for block in blocks:
         kind = block.get("type")
@@ -207,8 +235,11 @@ def _user(out: list[Message], blocks: list[dict], stamp, where: str) -> str | No
             exit_code = _exit_code(tool, body)
             seen = tool_observation(tool, body, is_error=block.get("is_error") or (exit_code or 0) != 0 or None,
                                     exit_code=exit_code, kind="terminal" if tool == "execute_command" else None)
-            out.append(Message("tool", text=body, tool_call_id=block.get("tool_use_id"), observation=seen,
-                               timestamp=stamp, where=where))
+            answered = block.get("tool_use_id") or (pending[0] if pending else None)
+            if answered in pending:
+                pending.remove(answered)
+            out.append(Message("tool", text=body, tool_call_id=answered, observation=seen, timestamp=stamp,
+                               where=where))
         elif text:
             found = _TASK.search(text)
             task = task or (found.group(1).strip() if found else None)

@@ -73,3 +73,27 @@ def test_a_history_that_is_not_a_list_is_rejected_naming_the_file(tmp_path):
     task = _folder(tmp_path, {"role": "user"})
     (rejected,) = read_records(cline, task)
     assert isinstance(rejected, Rejected) and "api_conversation_history.json" in rejected.reason
+
+
+def test_a_history_among_other_files_is_claimed_alone_and_a_task_folder_whole():
+    head = {"/in/repo/api_conversation_history.json": b'[{"role":"user","content":"x"}]',
+            "/in/tasks/1/api_conversation_history.json": b'[{"role":"user","content":"x"}]'}
+    files = ["/in/repo/README.md", "/in/repo/api_conversation_history.json", "/in/repo/src/a.py",
+             "/in/tasks/1/api_conversation_history.json", "/in/tasks/1/ui_messages.json",
+             "/in/tasks/1/task_metadata.json", "/in/tasks/1/focus_chain_taskid_1.md"]
+    assert cline.units(files, lambda p: head.get(p, b"")) == ["/in/repo/api_conversation_history.json", "/in/tasks/1"]
+
+
+def test_a_call_a_resumed_task_never_answered_does_not_take_the_next_result(tmp_path):
+    history = [
+        {"role": "user", "content": "<task>\nAsk me\n</task>"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "q", "name": "ask_followup_question",
+                                           "input": {"question": "Which?"}}]},
+        {"role": "user", "content": [{"type": "text", "text": "[TASK RESUMPTION] This task was interrupted."}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "r", "name": "read_file",
+                                           "input": {"path": "a.py"}}]},
+        {"role": "user", "content": [{"type": "text", "text": "[read_file for 'a.py'] Result:\nprint(1)"}]},
+    ]
+    ep = _episode(_folder(tmp_path, history))
+    assert ep.steps[1].observation.text == "[TASK RESUMPTION] This task was interrupted."
+    assert ep.final_observation.text == "print(1)"
