@@ -51,8 +51,9 @@ GEMINI_CLI_VERSIONS := 0.35.0 0.61.0
 # OpenCode (`opencode-ai`, its platform binary in an optional dependency): 1.1.65, the last release that keeps
 # sessions as JSON files under `storage/`, and the current release (a SQLite database, `opencode.db`, since 1.2)
 OPENCODE_VERSIONS := 1.1.65 1.18.33
-# Cline CLI 2.x: Cline's own task loop under Node, writing the task folders the VS Code extension writes
-CLINE_VERSIONS := 2.18.0
+# Cline CLI: 2.18.0, Cline's own task loop under Node writing the task folders the VS Code extension writes, and
+# the current release (3.x: the Cline SDK's agent, its platform binary inside, writing session files of its own)
+CLINE_VERSIONS := 2.18.0 3.0.65
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline

@@ -18,6 +18,15 @@ entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: 
 `ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`.
 Cline grades nothing: outcome `unknown`; terminated when the conversation ends in `attempt_completion`. Domain `swe`,
 platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
+
+**Cline CLI 3 sessions** (the Cline SDK's agent, `~/.cline/data/sessions/<id>/`): `<id>.messages.json` (`sessionId`,
+`messages` in the same block form with `ts`, `modelInfo.id` and `metrics`, `system_prompt`) beside the session
+record `<id>.json` (`status`, `exit_code`, `provider`, `model`, `cwd`, `prompt`, `metadata.usage`). Its results
+are `tool_result` blocks whose content is a list of `{query, result, success, error}` records (kept as the JSON
+the model was sent); `run_commands` is a `command` action (its commands, one per line), its exit code the one
+its error names. The task is the record's `prompt`, else the `<user_input>` of the first message; it ends in a
+text answer: terminated when the record's status is `completed` and the last turn calls no tool. Env `cline`:
+the record (`session`) and its usage.
 """
 
 from __future__ import annotations
@@ -37,13 +46,17 @@ FORMAT = "cline"
 VERSION = "1"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
-    summary="Cline / Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`)",
-    producer="Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`)",
-    versions="Cline CLI 2.18.0 (Cline core 3.82.0, run here); real VS Code tasks (native and `use_subagents` calls)",
-    proof=("the Cline CLI from the npm registry in its own prefix runs `cline -y` with its OpenAI-compatible provider "
-           "set by `cline auth` at the scripted model server (Chat Completions, native tool calls), in a temporary "
-           "HOME and workspace: it lists, reads and writes files, runs a command that fails and ends in "
-           "`attempt_completion`; the script is the oracle for every call, its arguments, the result the agent sent "
+    summary=("Cline / Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 "
+             "sessions"),
+    producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`) and Cline CLI 3 "
+              "sessions (`~/.cline/data/sessions/<id>/`)"),
+    versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
+              "tasks (native and `use_subagents` calls)"),
+    proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider set "
+           "by `cline auth` at the scripted model server (Chat Completions, native tool calls), in a temporary HOME "
+           "and workspace: it lists, reads and writes files, runs a command that fails and ends the task "
+           "(`attempt_completion`, or a text answer); the script is the oracle for every call, its arguments, the "
+           "result the agent sent "
            "back, the model and the final answer (`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
            "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
            "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
@@ -68,18 +81,29 @@ _TASK = re.compile(r"<task>\n?(.*?)\n?</task>", re.S)
 _TASK_FILES = (HISTORY, UI, METADATA, "settings.json", "context_history.json", "claude_messages.json",
                "history_item.json")
 _HAS_CHANGES = "HAS_CHANGES"
+SESSION_MESSAGES = ".messages.json"
+_SESSION_SNIFF = re.compile(rb'^\s*\{[^\[]*"sessionId"\s*:', re.S)
+_USER_INPUT = re.compile(r"<user_input[^>]*>(.*?)</user_input>", re.S)
+_EXITED = re.compile(r"exited with code (-?\d+)")
+_SESSION_KEYS = ("session_id", "source", "status", "exit_code", "provider", "model", "cwd", "started_at",
+                 "ended_at", "prompt")
 _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
 
 
 def units(files: list[str], head) -> list[str]:
     """Folders holding an `api_conversation_history.json` whose first bytes open a list of messages with a
-    `role` (the file alone where the folder also holds files a task folder does not)."""
+    `role`, and Cline CLI 3 session folders (`<id>.messages.json` opening with `sessionId`, beside `<id>.json`);
+    the file alone where the folder also holds files Cline does not write there."""
     found = []
     for path in files:
         folder, name = posixpath.split(path)
         if name == HISTORY and head(path).lstrip()[:1] == b"[" and b'"role"' in head(path):
             inside = [f[len(folder) + 1:] for f in files if f.startswith(folder + "/")]
             found.append(folder if all(_task_file(f) for f in inside) else path)
+        elif name.endswith(SESSION_MESSAGES) and _SESSION_SNIFF.search(head(path)):
+            session = name[:-len(SESSION_MESSAGES)]
+            inside = [f[len(folder) + 1:] for f in files if f.startswith(folder + "/")]
+            found.append(folder if all(f.startswith(session + ".") for f in inside) else path)
     return found
 
 
@@ -89,8 +113,14 @@ def _task_file(rel: str) -> bool:
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
-    """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it)."""
+    """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it); a
+    CLI 3 session folder, or its `<id>.messages.json` alone."""
     folder = "" if source.is_dir() else ".."
+    sessions = [n for n in source.listdir(folder) if n.endswith(SESSION_MESSAGES)]
+    if (folder and source.path.endswith(SESSION_MESSAGES)) or (not folder and sessions and HISTORY not in
+                                                                  source.listdir()):
+        yield from _session(source, folder, posixpath.basename(source.path) if folder else sessions[0])
+        return
     where = posixpath.basename(source.path.rstrip("/") if not folder else posixpath.dirname(source.path)) or HISTORY
     try:
         history = parse_json(source.read_bytes("" if folder else HISTORY),
@@ -119,6 +149,34 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task, terminated=completed, env={"cline": env}), where)
+
+
+def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejected]:
+    """A Cline CLI 3 session: `<id>.messages.json` (`messages` in the same block form, `modelInfo.id`, `ts`) and
+    the session record `<id>.json` beside it (status, provider, model, usage)."""
+    record_name = name[:-len(SESSION_MESSAGES)] + ".json"
+    try:
+        doc = parse_json(source.read_bytes(posixpath.join(folder, name) if not folder else ""), name, source.budgets)
+        record = parse_json(source.read_bytes(posixpath.join(folder, record_name)), record_name) \
+            if record_name in source.listdir(folder) else {}
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        yield Rejected("bad_record", f"{name}: a Cline session without a `messages` list", name)
+        return
+    record = record if isinstance(record, dict) else {}
+    messages, task = _messages(doc["messages"], name, [])
+    if doc.get("system_prompt"):
+        messages.insert(0, Message("system", text=str(doc["system_prompt"]), where=name))
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    env = {"session": {k: record[k] for k in _SESSION_KEYS if record.get(k) is not None}}
+    env.update({k: metadata[k] for k in ("usage", "aggregateUsage", "totalCost") if k in metadata})
+    last = messages[-1] if messages else None
+    ended = record.get("status") == "completed" if record else last is not None and last.role == "assistant"
+    yield from records(messages, Run(key=str(doc.get("sessionId") or name), domain="swe", platform="linux",
+                                     task=record.get("prompt") or task, terminated=ended and last is not None and
+                                     last.role == "assistant" and not last.tool_calls, env={"cline": env}), name)
 
 
 def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
@@ -184,7 +242,7 @@ def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Messa
 
 def _assistant(entry: dict, blocks: list[dict], stamp, where: str, models: list[dict]) -> Message:
     info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
-    model = info.get("modelId") or _model_at(models, entry.get("ts"))
+    model = info.get("modelId") or info.get("id") or _model_at(models, entry.get("ts"))
     texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
     thinking = [b.get("thinking") or b.get("text") for b in blocks if b.get("type") in ("thinking", "reasoning")]
     calls = [_call(b.get("id"), b.get("name"), b.get("input"), b) for b in blocks if b.get("type") == "tool_use"]
@@ -201,7 +259,10 @@ def _assistant(entry: dict, blocks: list[dict], stamp, where: str, models: list[
 def _call(call_id, name, arguments, raw) -> ToolCall:
     call = ToolCall(call_id, name, arguments, raw=raw)
     command = arguments.get("command") if isinstance(arguments, dict) else None
-    if name == "execute_command" and isinstance(command, str):
+    commands = arguments.get("commands") if isinstance(arguments, dict) else None
+    if name == "run_commands" and isinstance(commands, list) and all(isinstance(c, str) for c in commands):
+        command = "\n".join(commands)  # the CLI 3 shell tool: commands run one after another
+    if name in ("execute_command", "run_commands") and isinstance(command, str):
         call.action = Action(kind="command", code=command, tool_name=name, arguments=dumps(arguments),
                              raw=raw if isinstance(raw, str) else dumps(raw))
     if name == "attempt_completion":
@@ -231,17 +292,18 @@ def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: li
         match = _RESULT.match(text) if kind == "text" else None
         if kind == "tool_result" or match:
             body = text[match.end():] if match else text
-            tool = match.group(1) if match else None
-            exit_code = _exit_code(tool, body)
-            seen = tool_observation(tool, body, is_error=block.get("is_error") or (exit_code or 0) != 0 or None,
-                                    exit_code=exit_code, kind="terminal" if tool == "execute_command" else None)
+            tool = match.group(1) if match else block.get("name")
+            exit_code = _exit_code(tool, body) if match else _command_exit(block)
+            failed = block.get("is_error") or (exit_code or 0) != 0 or _unsuccessful(block.get("content"))
+            seen = tool_observation(tool, body, is_error=failed or None, exit_code=exit_code,
+                                    kind="terminal" if tool in ("execute_command", "run_commands") else None)
             answered = block.get("tool_use_id") or (pending[0] if pending else None)
             if answered in pending:
                 pending.remove(answered)
             out.append(Message("tool", text=body, tool_call_id=answered, observation=seen, timestamp=stamp,
                                where=where))
         elif text:
-            found = _TASK.search(text)
+            found = _TASK.search(text) or _USER_INPUT.search(text)
             task = task or (found.group(1).strip() if found else None)
             rest.append(text)
     if rest:
@@ -250,12 +312,32 @@ def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: li
 
 
 def _block_text(block: dict) -> str:
+    """A block's text: a string, the text parts of a list of content blocks, or (CLI 3's results, a list of
+    `{query, result, success}` records) the value as JSON, as the model was sent it."""
     content = block.get("text") if block.get("type") == "text" else block.get("content")
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
+    if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "text" for c in content):
         return "\n".join(c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
     return "" if content is None else dumps(content)
+
+
+def _unsuccessful(content) -> bool:
+    items = content if isinstance(content, list) else [content]
+    return any(isinstance(c, dict) and c.get("success") is False for c in items)
+
+
+def _command_exit(block: dict) -> int | None:
+    """A CLI 3 `run_commands` result's exit code, when it ran one command: 0 on success, else the code its
+    error names."""
+    content = block.get("content")
+    if block.get("name") != "run_commands" or not isinstance(content, list) or len(content) != 1 \
+            or not isinstance(content[0], dict):
+        return None
+    if content[0].get("success") is True:
+        return 0
+    found = _EXITED.search(str(content[0].get("error") or ""))
+    return int(found.group(1)) if found else None
 
 
 def _exit_code(tool: str | None, body: str) -> int | None:

@@ -58,7 +58,9 @@ INFO = FormatInfo(
            "Completions), HOME and XDG folders temporary: it lists and reads files, writes one and runs a command "
            "that fails; the script is the oracle for every call, its arguments, the result the agent recorded, the "
            "model and the final answer, and `opencode export` of the same session a second "
-           "(`tests/ingest/swe/test_opencode_cli.py`)"),
+           "(`tests/ingest/swe/test_opencode_cli.py`); edge cases hand-made: several model calls in one message, "
+           "failed and unfinished calls, subagent sessions, a WAL cut mid-frame or of an older generation "
+           "(`tests/ingest/swe/test_opencode.py`)"),
 )
 
 _SQLITE = b"SQLite format 3\x00"

@@ -304,16 +304,33 @@ def cline_script() -> list[Turn]:
             answer(CLINE_ANSWER)]
 
 
+def cline_sdk_script(work: Path) -> list[Turn]:
+    """The same task in the tools of the Cline CLI 3.x (its SDK agent): `run_commands`, `read_files`,
+    `apply_patch` (its editor for this family); a text answer ends its task."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("run_commands", commands=["ls"]),
+            call("read_files", files=[{"path": str(work / "notes.txt")}]),
+            call("apply_patch", input="*** Begin Patch\n*** Add File: out.txt\n+alpha\n+beta\n*** End Patch"),
+            call("run_commands", commands=["cat missing.txt"]),
+            answer(CLINE_ANSWER)]
+
+
 def cline_run(version: str, base: Path) -> CliRun:
-    """`cline -y` (yolo: every action approved) of the Cline CLI `version` in a fresh HOME and workspace under
-    `base`, its OpenAI-compatible provider set by `cline auth` at the scripted server; it writes the task folder
-    `HOME/.cline/data/tasks/<id>/` (`api_conversation_history.json`, `ui_messages.json`, `task_metadata.json`)."""
+    """The Cline CLI `version` in a fresh HOME and workspace under `base`, its OpenAI-compatible provider set by
+    `cline auth` at the scripted server. 2.x: `cline -y` (yolo: every action approved) writes the task folder
+    `HOME/.cline/data/tasks/<id>/` (`api_conversation_history.json`, `ui_messages.json`, `task_metadata.json`).
+    3.x (the SDK agent, tools auto-approved by default) writes `HOME/.cline/data/sessions/<id>/<id>.json` and
+    `<id>.messages.json`; its sessions run in-process (`CLINE_SESSION_BACKEND_MODE=local`), not in the
+    background hub daemon it would otherwise start and leave running."""
     cline = npm_cli("cline", version, "cline")
     home, work = workspace(base)
-    script = cline_script()
+    sdk = not version.startswith("2.")
+    script = cline_sdk_script(work) if sdk else cline_script()
     with ScriptedModelServer(script, model=CLINE_MODEL) as server:
-        env = {"HOME": str(home)}
+        env = {"HOME": str(home), "CLINE_SESSION_BACKEND_MODE": "local"}
         run_cli([str(cline), "auth", "-p", "openai", "-k", "sk-scripted", "-m", CLINE_MODEL, "-b",
                  f"{server.url}/v1"], env, work, timeout=120)
-        stdout, seconds = run_cli([str(cline), "-y", "--json", CLINE_PROMPT], env, work)
+        argv = [str(cline), "--json", CLINE_PROMPT] if sdk else [str(cline), "-y", "--json", CLINE_PROMPT]
+        stdout, seconds = run_cli(argv, env, work)
     return CliRun(version, home, work, server, script, {}, stdout, seconds)

@@ -10,12 +10,13 @@ from tests.ingest.swe import (test_claude_code_cli, test_cline_cli, test_codex_c
                               test_opencode_cli)
 from tests.ingest.swe.coding_clis import cli_run
 
-STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, episodes per run)
+STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions (folders), episodes per run)
     "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2),  # the main line and its subagent
     "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1),
     "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1),
     "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 1),  # its whole data folder
-    "cline": (test_cline_cli.VERSIONS, ".cline/data/tasks", 1),
+    # 2.x task folders, 3.x session files (its SQLite session index in `db/` is the CLI's, not a session)
+    "cline": (test_cline_cli.VERSIONS, (".cline/data/tasks", ".cline/data/sessions"), 1),
 }
 FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli", "opencode": "opencode",
           "cline": "cline"}
@@ -26,13 +27,15 @@ def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_p
     for folder in ("claude-code", "codex", "swe"):
         shutil.copytree(SAMPLES / folder, mixed / "samples" / folder)
     expected = {}
-    for name, (versions, store, episodes) in STORES.items():
+    for name, (versions, stores, episodes) in STORES.items():
         for version in versions:
             home = cli_run(name, version, tmp_path_factory).home
             # the stores as the CLIs left them, less Gemini CLI's `.project_root` markers and OpenCode's logs
             # (not sessions)
-            shutil.copytree(home / store, mixed / "cli" / f"{name}-{version}",
-                            ignore=shutil.ignore_patterns(".project_root", "log"))
+            for folder in (stores,) if isinstance(stores, str) else stores:
+                if (home / folder).exists():
+                    shutil.copytree(home / folder, mixed / "cli" / f"{name}-{version}" / folder.rsplit("/", 1)[-1],
+                                    ignore=shutil.ignore_patterns(".project_root", "log"))
             expected[FORMAT[name]] = expected.get(FORMAT[name], 0) + episodes
     result = run("ingest-all", [mixed])  # ingest, then validate
     assert result.status == "success"
