@@ -172,14 +172,16 @@ $(PRODUCERS)/gemini-cli-%/.installed:
 	$(@D)/node_modules/.bin/gemini --version
 	touch $@
 
+# OpenCode writes its data, cache and logs under HOME / XDG even for --version: kept inside the prefix
 $(PRODUCERS)/opencode-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) 'opencode-ai@$*'
-	$(@D)/node_modules/.bin/opencode --version
+	HOME=$(@D)/home XDG_CONFIG_HOME=$(@D)/home XDG_DATA_HOME=$(@D)/home XDG_CACHE_HOME=$(@D)/home \
+		XDG_STATE_HOME=$(@D)/home OPENCODE_DISABLE_MODELS_FETCH=1 $(@D)/node_modules/.bin/opencode --version
 	touch $@
 
 $(PRODUCERS)/cline-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) 'cline@$*'
-	$(@D)/node_modules/.bin/cline --version
+	HOME=$(@D)/home $(@D)/node_modules/.bin/cline --version
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:
