@@ -27,7 +27,8 @@ call and, once it finished, its result. `patch`, `file`, `snapshot`, `agent`, `s
 `unknown_content` warning. `bash` is a `command` action with its exit code.
 
 Env `opencode`: the session's `id`, `title`, `directory`, `version`, `parentID` (a subagent's session names its
-parent's), the providers, summed `tokens` and `cost`, and the assistant errors. OpenCode grades nothing: outcome
+parent's), the rest of its record raw in `session`, the providers, summed `tokens` and `cost`, and the assistant
+errors. OpenCode grades nothing: outcome
 `unknown`; terminated when the last turn calls no tool. Domain `swe`, platform `linux` (not recorded).
 """
 
@@ -68,6 +69,9 @@ _DB_NAME = re.compile(r"^opencode[\w.-]*\.db$")
 _SESSION_FILE = re.compile(r"^ses_[\w-]+\.json$")
 _EXPORT = re.compile(rb'^\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
 _DATA_FOLDERS = ("storage", "log", "snapshot", "tool-output", "bin", "repos", "worktree")  # OpenCode's, beside the db
+_MAPPED_COLUMNS = ("id", "project_id", "parent_id", "slug", "directory", "title", "version", "time_created",
+                   "time_updated")
+_SESSION_KEYS = ("id", "title", "directory", "version", "parentID", "slug", "projectID")
 _KEPT_PARTS = ("patch", "file", "snapshot", "agent", "subtask", "compaction", "retry")
 
 
@@ -193,7 +197,11 @@ def _database_sessions(source: Source, folder: str, name: str = "") -> Iterator[
                           f"({e})", name) from None
     try:
         for row in rows:
-            yield _session_row(db, dict(zip(columns, row)), name)
+            try:
+                yield _session_row(db, dict(zip(columns, row)), name)
+            except sqlite3.Error as e:  # this session's messages or parts cannot be read: the others can
+                yield Rejected("parse_error", f"{name}: session {row[0]}: its messages or parts cannot be read "
+                               f"({e})", name, record_id=str(row[0]))
     finally:
         db.close()
 
@@ -204,6 +212,7 @@ def _session_row(db: sqlite3.Connection, row: dict, name: str) -> tuple:
                "slug": row.get("slug"), "directory": row.get("directory"), "title": row.get("title"),
                "version": row.get("version"), "time": {"created": row.get("time_created"),
                                                        "updated": row.get("time_updated")}}
+    session.update({k: v for k, v in row.items() if k not in _MAPPED_COLUMNS and v is not None})
     messages = []
     for msg_id, data in db.execute("SELECT id, data FROM message WHERE session_id = ? ORDER BY id", (row["id"],)):
         info = _json_column(data, f"{name}: message {msg_id}")
@@ -266,8 +275,10 @@ def _episode(session: dict, messages: list, where: str) -> Iterator[Episode | Re
         else:
             _user(out, info, parts, mwhere, extras, problems)
     yield from problems
-    env = {k: session[k] for k in ("id", "title", "directory", "version", "parentID", "slug", "projectID")
-           if session.get(k) not in (None, "")}
+    env = {k: session[k] for k in _SESSION_KEYS if session.get(k) not in (None, "")}
+    rest = {k: v for k, v in session.items() if k not in _SESSION_KEYS and v not in (None, "")}
+    if rest:
+        env["session"] = rest  # the rest of the session record (time, summary, permission, model...), raw
     env.update({k: v for k, v in extras.items() if v and k != "task"})
     last = next((m for m in reversed(out) if m.role in ("assistant", "tool")), None)
     yield from records(out, Run(key=str(session.get("id") or ""), domain="swe", platform="linux", task=extras["task"],

@@ -138,3 +138,17 @@ def test_a_database_among_other_files_is_claimed_alone_and_a_data_folder_whole()
     files = ["/in/data/log/1.log", "/in/data/opencode.db", "/in/data/opencode.db-shm", "/in/data/opencode.db-wal",
              "/in/data/storage/migration", "/in/mixed/notes.md", "/in/mixed/opencode.db"]
     assert opencode.units(files, lambda p: head.get(p, b"")) == ["/in/data", "/in/mixed/opencode.db"]
+
+
+def test_a_database_without_opencode_tables_is_rejected_naming_it(tmp_path):
+    (tmp_path / "data").mkdir()
+    db = sqlite3.connect(tmp_path / "data" / "opencode.db")
+    db.execute("CREATE TABLE session (id text, time_created integer)")
+    db.execute("INSERT INTO session VALUES ('ses_x', 1)")
+    db.commit()
+    db.close()
+    (rejected,) = read_records(opencode, tmp_path / "data")  # no `message` table: this session is unreadable
+    assert rejected.rule == "parse_error" and "ses_x" in rejected.reason and "opencode.db" in rejected.reason
+    (tmp_path / "data" / "opencode.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 84)
+    (rejected,) = read_records(opencode, tmp_path / "data")
+    assert rejected.rule == "parse_error" and "opencode.db" in rejected.reason
