@@ -56,9 +56,10 @@ INFO = FormatInfo(
     versions="1.1.65 (JSON storage), 1.18.33 (SQLite)",
     proof=("each release from the npm registry (`opencode-ai`, its platform binary inside) in its own prefix runs "
            "`opencode run` with a custom OpenAI-compatible provider in its config at the scripted model server (Chat "
-           "Completions), HOME and XDG folders temporary: it lists and reads files, writes one and runs a command "
-           "that fails; the script is the oracle for every call, its arguments, the result the agent recorded, the "
-           "model and the final answer, and `opencode export` of the same session a second "
+           "Completions), HOME and XDG folders temporary: it lists and reads files, writes one, runs a command "
+           "that fails and starts a subagent (`task`: a session of its own, an episode naming its parent); the "
+           "script is the oracle for every call, its arguments, the result the agent recorded, the model and the "
+           "final answer, and `opencode export` of the same session a second "
            "(`tests/ingest/swe/test_opencode_cli.py`); edge cases hand-made: several model calls in one message, "
            "failed and unfinished calls, subagent sessions, a WAL cut mid-frame or of an older generation "
            "(`tests/ingest/swe/test_opencode.py`)"),

@@ -227,16 +227,20 @@ OPENCODE_MODEL = "scripted-model"
 OPENCODE_PROMPT = "Copy the notes into out.txt and check for a missing file."
 
 
-def opencode_script(work: Path) -> list[Turn]:
-    """List the workspace, read a file, write one, a command that fails, the answer: OpenCode's own tools (its
-    `glob` and `grep` run ripgrep, which OpenCode would download when `rg` is not installed: the listing is `ls`)."""
+def opencode_script(work: Path) -> tuple[list[Turn], dict[str, list[Turn]]]:
+    """List the workspace, read a file, write one, a command that fails, a subagent (`task`: a session of its
+    own), the answer: OpenCode's own tools (its `glob` and `grep` run ripgrep, which OpenCode would download when
+    `rg` is not installed: the listing is `ls`); the subagent runs one command and answers."""
     from tests.scripted_model_server import answer, call
 
-    return [call("bash", command="ls", description="List the files"),
+    main = [call("bash", command="ls", description="List the files"),
             call("read", filePath=str(work / "notes.txt")),
             call("write", filePath=str(work / "out.txt"), content=NOTES),
             call("bash", command="cat missing.txt", description="Show the missing file"),
+            call("task", description="Count lines", prompt=SUBAGENT_PROMPT, subagent_type="general"),
             answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+    sub = [call("bash", command="wc -l notes.txt", description="Count the lines"), answer("notes.txt has 2 lines.")]
+    return main, {SUBAGENT_PROMPT: sub}
 
 
 def opencode_config(server_url: str) -> dict:
@@ -267,12 +271,12 @@ def opencode_run(version: str, base: Path) -> CliRun:
 
     opencode = npm_cli("opencode", version, "opencode")
     home, work = workspace(base)
-    script = opencode_script(work)
-    with ScriptedModelServer(script, model=OPENCODE_MODEL) as server:
+    script, conversations = opencode_script(work)
+    with ScriptedModelServer(script, model=OPENCODE_MODEL, conversations=conversations) as server:
         (home / ".config" / "opencode").mkdir(parents=True)
         (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(opencode_config(server.url)))
         stdout, seconds = run_cli([str(opencode), "run", *OPENCODE_PROMPT.split()], opencode_env(home), work)
-    return CliRun(version, home, work, server, script, {}, stdout, seconds)
+    return CliRun(version, home, work, server, script, conversations, stdout, seconds)
 
 
 def opencode_export(run: CliRun, session_id: str) -> str:

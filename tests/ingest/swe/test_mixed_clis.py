@@ -14,7 +14,7 @@ STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions (fold
     "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2),  # the main line and its subagent
     "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1),
     "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1),
-    "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 1),  # its whole data folder
+    "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 2),  # its data folder: a session, a subagent
     # 2.x task folders, 3.x session files (its SQLite session index in `db/` is the CLI's, not a session)
     "cline": (test_cline_cli.VERSIONS, (".cline/data/tasks", ".cline/data/sessions"), 1),
 }
