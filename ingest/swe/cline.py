@@ -11,7 +11,8 @@ text block `[<tool> for '<what>'] Result:\\n<output>` (a `tool_result` block whe
 the context it adds (`<environment_details>`, reminders) as further text blocks of the same message: the result
 is the call's observation, the rest is seen with it. `execute_command` results say `Command executed.` or
 `Command failed with exit code N.`: the exit code. `attempt_completion` is a `done` action, its `result` the
-answer; `<task>` in the first user message is the task.
+answer (a completion the CLI showed but ended the task before saving to the history is read from its
+`completion_result` in `ui_messages.json`); `<task>` in the first user message is the task.
 
 Model per turn: the assistant entry's `modelInfo.modelId`, else the latest `task_metadata.json` `model_usage`
 entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: the `api_req_started` records of
@@ -52,12 +53,12 @@ INFO = FormatInfo(
               "sessions (`~/.cline/data/sessions/<id>/`)"),
     versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
               "tasks (native and `use_subagents` calls)"),
-    proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider set "
-           "by `cline auth` at the scripted model server (Chat Completions, native tool calls), in a temporary HOME "
-           "and workspace: it lists, reads and writes files, runs a command that fails and ends the task "
-           "(`attempt_completion`, or a text answer); the script is the oracle for every call, its arguments, the "
-           "result the agent sent "
-           "back, the model and the final answer (`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
+    proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider "
+           "set by `cline auth` at the scripted model server (Chat Completions; native tool calls, and 2.18.0 also "
+           "with the XML tool form in the text), in a temporary HOME and workspace: it lists, reads and writes files, "
+           "runs a command that fails and ends the task (`attempt_completion`, or a text answer); the script is the "
+           "oracle for every call, its arguments, the result the agent sent back, the model and the final answer "
+           "(`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
            "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
            "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
            "pairing hand-made (`tests/ingest/swe/test_cline.py`)"),
@@ -144,11 +145,29 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)] if isinstance(metadata, dict) \
         else []
     messages, found_task = _messages(history, where, models)
+    if history and isinstance(history[-1], dict) and history[-1].get("role") != "assistant":
+        messages += _unsaved_completion(ui if isinstance(ui, list) else [], len(history) - 1, f"{where}/{UI}")
     # ended: the conversation's last message is the turn that calls attempt_completion (a user reply after a
     # completion reopens the task)
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task, terminated=completed, env={"cline": env}), where)
+
+
+def _unsaved_completion(ui: list, last: int, where: str) -> list[Message]:
+    """The completion Cline showed after the history's last entry but did not save to the history (the CLI ends
+    the task first): its `completion_result` (and the model's text before it) in `ui_messages.json`, as the
+    `attempt_completion` turn it was."""
+    after = [m for m in ui if isinstance(m, dict) and m.get("conversationHistoryIndex") == last
+             and m.get("type") == "say"]
+    done = next((m for m in after if m.get("say") == "completion_result" and isinstance(m.get("text"), str)), None)
+    if done is None:
+        return []
+    thought = "\n".join(m["text"] for m in after if m.get("say") == "text" and isinstance(m.get("text"), str))
+    info = done.get("modelInfo") if isinstance(done.get("modelInfo"), dict) else {}
+    result = done["text"].removesuffix(_HAS_CHANGES)
+    return [Message("assistant", text=thought or None, model=info.get("modelId"), timestamp=parse_time(done.get("ts")),
+                    tool_calls=[_call(None, "attempt_completion", {"result": result}, done)], where=where)]
 
 
 def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejected]:

@@ -69,7 +69,7 @@ def cli_run(name: str, version: str, tmp_path_factory) -> CliRun:
     session."""
     if (name, version) not in _RUNS:
         runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run,
-                  "opencode": opencode_run, "cline": cline_run}[name]
+                  "opencode": opencode_run, "cline": cline_run, "cline-xml": cline_xml_run}[name]
         _RUNS[name, version] = runner(version, tmp_path_factory.mktemp(f"{name}-{version}"))
     return _RUNS[name, version]
 
@@ -337,4 +337,40 @@ def cline_run(version: str, base: Path) -> CliRun:
                  f"{server.url}/v1"], env, work, timeout=120)
         argv = [str(cline), "--json", CLINE_PROMPT] if sdk else [str(cline), "-y", "--json", CLINE_PROMPT]
         stdout, seconds = run_cli(argv, env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+# Cline's XML tool form: a model outside the families it gives native tools to gets its tools described in the
+# system prompt and writes each call as XML in its text (requests without `tools`: the server's `side` answers)
+CLINE_XML_MODEL = "scripted-model"
+CLINE_XML_CALLS = [("list_files", {"path": ".", "recursive": "false"}),
+                   ("read_file", {"path": "notes.txt"}),
+                   ("write_to_file", {"path": "out.txt", "content": NOTES.rstrip("\n")}),
+                   ("execute_command", {"command": "cat missing.txt", "requires_approval": "false"}),
+                   ("attempt_completion", {"result": CLINE_ANSWER})]
+
+
+def cline_xml_turn(number: int) -> str:
+    """The model's `number`-th answer: the call in Cline's XML form, after a sentence of thought."""
+    name, params = CLINE_XML_CALLS[min(number, len(CLINE_XML_CALLS) - 1)]
+    body = "".join(f"<{k}>\n{v}\n</{k}>\n" if "\n" in v else f"<{k}>{v}</{k}>\n" for k, v in params.items())
+    return f"Step {number + 1}.\n<{name}>\n{body}</{name}>"
+
+
+def cline_xml_run(version: str, base: Path) -> CliRun:
+    """`cline -y` of the Cline CLI `version` (2.x) with a model Cline gives no native tools: each request is
+    answered with the next XML call of `CLINE_XML_CALLS`, counted by the assistant turns it carries."""
+    from tests.scripted_model_server import answer
+
+    def xml_side(protocol: str, body: dict) -> str:
+        return cline_xml_turn(sum(m.get("role") == "assistant" for m in body.get("messages") or []))
+
+    cline = npm_cli("cline", version, "cline")
+    home, work = workspace(base)
+    script = [answer(CLINE_ANSWER)]  # never played: the requests offer no tools
+    with ScriptedModelServer(script, side=xml_side, model=CLINE_XML_MODEL) as server:
+        env = {"HOME": str(home)}
+        run_cli([str(cline), "auth", "-p", "openai", "-k", "sk-scripted", "-m", CLINE_XML_MODEL, "-b",
+                 f"{server.url}/v1"], env, work, timeout=120)
+        stdout, seconds = run_cli([str(cline), "-y", "--json", CLINE_PROMPT], env, work)
     return CliRun(version, home, work, server, script, {}, stdout, seconds)

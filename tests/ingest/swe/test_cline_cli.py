@@ -9,6 +9,8 @@ workspace, read a file, write one through `apply_patch`, a command that fails) a
 - 3.0.65, the current release (the Cline SDK's agent), writes `~/.cline/data/sessions/<id>/<id>.json` and
   `<id>.messages.json`, sends `tool_result`s (`{query, result, success}` records) and ends in a text answer.
 
+2.18.0 also runs with a model Cline gives no native tools, which writes its calls as XML in its text.
+
 The script is the oracle: the episode holds every call with the arguments the agent sent and, as each call's
 result, what Cline sent the server; the model, the task and the answer it ended with.
 """
@@ -22,7 +24,8 @@ import pytest
 from ingest.record import Episode, Rejected
 from ingest.swe import cline
 from tests.ingest.golden import read_records
-from tests.ingest.swe.coding_clis import CLINE_ANSWER, CLINE_MODEL, CLINE_PROMPT, NOTES, cli_run, played
+from tests.ingest.swe.coding_clis import (CLINE_ANSWER, CLINE_MODEL, CLINE_PROMPT, CLINE_XML_CALLS, CLINE_XML_MODEL,
+                                          NOTES, cli_run, played)
 from tests.scripted_model_server import USAGE, call_id
 
 VERSIONS = ("2.18.0", "3.0.65")  # the Makefile's CLINE_VERSIONS
@@ -112,3 +115,26 @@ def test_ingest_swe_reads_the_cli_store_whole(cli, run, query):
     assert query("SELECT count(*) AS n FROM steps") == [{"n": steps}]
     assert query("SELECT rule FROM quarantine") == []
     print(f"cline {cli.version}: the run took {cli.seconds:.2f} s")
+
+
+@pytest.fixture(scope="module")
+def xml_cli(tmp_path_factory):
+    return cli_run("cline-xml", "2.18.0", tmp_path_factory)
+
+
+def test_the_xml_tool_form_is_read_with_every_call_its_result_and_the_completion(xml_cli):
+    """Cline 2.18.0 with a model it gives no native tools: the calls are XML in the model's text, their results
+    the `[tool for '...'] Result:` text of the next request; the CLI ends the task before saving the completion
+    turn to the history, so the completion comes from `ui_messages.json`."""
+    ep = _episode(xml_cli)
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == CLINE_XML_CALLS
+    assert [s.reasoning for s in ep.steps] == [f"Step {n}." for n in range(1, 6)]
+    requests = xml_cli.server.requests
+    for t, request in enumerate(requests[1:]):  # what each later request carried back as the last result
+        sent = request.body["messages"][-1]["content"]
+        text = (sent if isinstance(sent, str) else sent[0]["text"]).split("] Result:\n", 1)[1]
+        assert ep.steps[t + 1].observation.text.startswith(text.split("\n\n\n# task_progress")[0])
+    assert ep.steps[3].action.kind == "command" and ep.steps[4].observation.exit_code == 1
+    assert ep.steps[-1].action.kind == "done" and ep.steps[-1].action.text == CLINE_ANSWER and ep.terminated
+    assert ep.agent == CLINE_XML_MODEL and ep.task == CLINE_PROMPT
+    assert (xml_cli.workspace / "out.txt").read_text() == NOTES.rstrip("\n")

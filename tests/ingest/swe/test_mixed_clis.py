@@ -17,9 +17,10 @@ STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions (fold
     "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 2),  # its data folder: a session, a subagent
     # 2.x task folders, 3.x session files (its SQLite session index in `db/` is the CLI's, not a session)
     "cline": (test_cline_cli.VERSIONS, (".cline/data/tasks", ".cline/data/sessions"), 1),
+    "cline-xml": (("2.18.0",), ".cline/data/tasks", 1),  # the XML tool form
 }
 FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini-cli": "gemini_cli", "opencode": "opencode",
-          "cline": "cline"}
+          "cline": "cline", "cline-xml": "cline"}
 
 
 def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_path, tmp_path_factory):
