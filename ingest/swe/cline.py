@@ -1,5 +1,5 @@
 """Cline task folders (`<tasks>/<task id>/`, as the VS Code extension and the Cline CLI 2.x write them; Roo Code
-writes the same two conversation files): `api_conversation_history.json` (the conversation sent to the model, in
+writes the same two conversation files, in the same forms, but no Roo Code folder is among the tests' samples): `api_conversation_history.json` (the conversation sent to the model, in
 Anthropic message form), `ui_messages.json` (what Cline showed: `say` / `ask` records with `ts`) and
 `task_metadata.json` (`model_usage`, `environment_history`, `files_in_context`). An adapter onto
 `ingest.transcript`; one folder is one episode.
@@ -47,8 +47,7 @@ FORMAT = "cline"
 VERSION = "1"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
-    summary=("Cline / Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 "
-             "sessions"),
+    summary="Cline task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 sessions",
     producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`) and Cline CLI 3 "
               "sessions (`~/.cline/data/sessions/<id>/`)"),
     versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
