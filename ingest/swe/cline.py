@@ -1,8 +1,8 @@
 """Cline task folders (`<tasks>/<task id>/`, as the VS Code extension and the Cline CLI 2.x write them; Roo Code
 writes the same two conversation files in the same forms, but no Roo Code folder is among the tests' samples):
-`api_conversation_history.json` (the conversation sent to the model, in Anthropic message form), `ui_messages.json` (what Cline showed: `say` / `ask` records with `ts`) and
-`task_metadata.json` (`model_usage`, `environment_history`, `files_in_context`). An adapter onto
-`ingest.transcript`; one folder is one episode.
+`api_conversation_history.json` (the conversation sent to the model, in Anthropic message form),
+`ui_messages.json` (what Cline showed: `say` / `ask` records with `ts`) and `task_metadata.json` (`model_usage`,
+`environment_history`, `files_in_context`). An adapter onto `ingest.transcript`; one folder is one episode.
 
 Tool calls come in two forms. Models Cline calls with native tools answer with `tool_use` blocks (`id`, `name`,
 `input`); any other model writes the call as XML in its text (`<read_file>\\n<path>a.py</path>\\n</read_file>`),
