@@ -32,6 +32,7 @@ the record (`session`) and its usage.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from typing import Iterator
@@ -95,16 +96,23 @@ def units(files: list[str], head) -> list[str]:
     `role`, and Cline CLI 3 session folders (`<id>.messages.json` opening with `sessionId`, beside `<id>.json`);
     the file alone where the folder also holds files Cline does not write there."""
     found = []
+    ordered = sorted(files)
     for path in files:
         folder, name = posixpath.split(path)
         if name == HISTORY and head(path).lstrip()[:1] == b"[" and b'"role"' in head(path):
-            inside = [f[len(folder) + 1:] for f in files if f.startswith(folder + "/")]
-            found.append(folder if all(_task_file(f) for f in inside) else path)
+            found.append(folder if all(_task_file(f) for f in files_under(ordered, folder)) else path)
         elif name.endswith(SESSION_MESSAGES) and _SESSION_SNIFF.search(head(path)):
             session = name[:-len(SESSION_MESSAGES)]
-            inside = [f[len(folder) + 1:] for f in files if f.startswith(folder + "/")]
-            found.append(folder if all(f.startswith(session + ".") for f in inside) else path)
+            found.append(folder if all(f.startswith(session + ".") for f in files_under(ordered, folder)) else path)
     return found
+
+
+def files_under(ordered: list[str], folder: str) -> list[str]:
+    """The paths (relative to `folder`) of the files under `folder`, from the sorted listing `ordered`."""
+    prefix = folder + "/"
+    start = bisect.bisect_left(ordered, prefix)
+    end = bisect.bisect_left(ordered, folder + chr(ord("/") + 1))
+    return [f[len(prefix):] for f in ordered[start:end]]
 
 
 def _task_file(rel: str) -> bool:

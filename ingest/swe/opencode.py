@@ -34,6 +34,7 @@ errors. OpenCode grades nothing: outcome
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 import sqlite3
@@ -82,11 +83,11 @@ def units(files: list[str], head) -> list[str]:
     `session/<project>/ses_*.json` session records, and `opencode export` documents (`{"info": {"id": "ses_...`).
     A database among files OpenCode does not write is claimed alone."""
     found: dict[str, None] = {}
+    ordered = sorted(files)
     for path in files:
         folder, name = posixpath.split(path)
         if _DB_NAME.match(name) and head(path).startswith(_SQLITE):
-            inside = [f for f in files if f.startswith(folder + "/")]
-            owned = all(_opencode_file(f[len(folder) + 1:]) for f in inside)
+            owned = all(_opencode_file(f) for f in files_under(ordered, folder))
             found[folder if owned else path] = None
     for path in files:
         folder, name = posixpath.split(path)
@@ -100,6 +101,14 @@ def units(files: list[str], head) -> list[str]:
         elif name.endswith(".json") and _EXPORT.match(head(path)):
             found[path] = None
     return list(found)
+
+
+def files_under(ordered: list[str], folder: str) -> list[str]:
+    """The paths (relative to `folder`) of the files under `folder`, from the sorted listing `ordered`."""
+    prefix = folder + "/"
+    start = bisect.bisect_left(ordered, prefix)
+    end = bisect.bisect_left(ordered, folder + chr(ord("/") + 1))
+    return [f[len(prefix):] for f in ordered[start:end]]
 
 
 def _opencode_file(rel: str) -> bool:
