@@ -58,6 +58,12 @@ QWEN_CODE_VERSIONS := 0.1.4 0.15.10 0.24.4
 # Aider (PyPI, a venv each, no extras: `pip install aider-chat` as its docs say): 0.82.3 and the current release.
 # Each venv is about 670 MB (its exact pins of litellm, numpy, scipy, tree-sitter grammars), 3 minutes to build
 AIDER_VERSIONS := 0.82.3 0.86.2
+# OpenCode (`opencode-ai`, its platform binary in an optional dependency): 1.1.65, the last release that keeps
+# sessions as JSON files under `storage/`, and the current release (a SQLite database, `opencode.db`, since 1.2)
+OPENCODE_VERSIONS := 1.1.65 1.18.33
+# Cline CLI: 2.18.0, Cline's own task loop under Node writing the task folders the VS Code extension writes, and
+# the current release (3.x: the Cline SDK's agent, its platform binary inside, writing session files of its own)
+CLINE_VERSIONS := 2.18.0 3.0.65
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -112,7 +118,9 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
 	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed) \
 	$(QWEN_CODE_VERSIONS:%=$(PRODUCERS)/qwen-code-%/.installed) \
-	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed)
+	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed) \
+	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) \
+	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed)
 
 .PHONY: setup setup-test parts demo test clean mutation serve-model
 
@@ -231,6 +239,8 @@ $(PRODUCERS)/aider-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'aider-chat==$*'
 	$(@D)/bin/aider --version
+	touch $@
+
 $(PRODUCERS)/openai-agents-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'openai-agents==$*' $(AGENTS_OTEL_DEPS)
@@ -244,6 +254,18 @@ $(PRODUCERS)/opentelemetry-sdk-%/.installed:
 $(PRODUCERS)/langsmith-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'langsmith==$*' 'openai==3.63.0'
+	touch $@
+
+# OpenCode writes its data, cache and logs under HOME / XDG even for --version: kept inside the prefix
+$(PRODUCERS)/opencode-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) 'opencode-ai@$*'
+	HOME=$(@D)/home XDG_CONFIG_HOME=$(@D)/home XDG_DATA_HOME=$(@D)/home XDG_CACHE_HOME=$(@D)/home \
+		XDG_STATE_HOME=$(@D)/home OPENCODE_DISABLE_MODELS_FETCH=1 $(@D)/node_modules/.bin/opencode --version
+	touch $@
+
+$(PRODUCERS)/cline-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) 'cline@$*'
+	HOME=$(@D)/home $(@D)/node_modules/.bin/cline --version
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

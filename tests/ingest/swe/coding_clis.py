@@ -76,11 +76,12 @@ _RUNS: dict[tuple[str, str], CliRun] = {}  # one run of each CLI release per tes
 
 
 def cli_run(name: str, version: str, tmp_path_factory) -> CliRun:
-    """The run of CLI `name` ("claude-code", "codex", "gemini-cli", "qwen-code", "aider") at `version`, made once
-    per test session."""
+    """The run of CLI `name` ("claude-code", "codex", "gemini-cli", "qwen-code", "aider", "opencode", "cline",
+    "cline-xml") at `version`, made once per test session."""
     if (name, version) not in _RUNS:
         runner = {"claude-code": claude_code_run, "codex": codex_run, "gemini-cli": gemini_cli_run,
-                  "qwen-code": qwen_code_run, "aider": aider_run}[name]
+                  "qwen-code": qwen_code_run, "aider": aider_run, "opencode": opencode_run, "cline": cline_run,
+                  "cline-xml": cline_xml_run}[name]
         _RUNS[name, version] = runner(version, tmp_path_factory.mktemp(f"{name}-{version}"))
     return _RUNS[name, version]
 
@@ -360,3 +361,158 @@ def aider_run(version: str, base: Path) -> CliRun:
         stdout, seconds = stdout + out, seconds + took
     first = sessions[0]
     return CliRun(version, home, work, first.server, first.script, {}, stdout, seconds, sessions)
+
+
+# --- OpenCode ---------------------------------------------------------------------------------------------------
+
+OPENCODE_MODEL = "scripted-model"
+OPENCODE_PROMPT = "Copy the notes into out.txt and check for a missing file."
+
+
+def opencode_script(work: Path) -> tuple[list[Turn], dict[str, list[Turn]]]:
+    """List the workspace, read a file, write one, a command that fails, a subagent (`task`: a session of its
+    own), the answer: OpenCode's own tools (its `glob` and `grep` run ripgrep, which OpenCode would download when
+    `rg` is not installed: the listing is `ls`); the subagent runs one command and answers."""
+    from tests.scripted_model_server import answer, call
+
+    main = [call("bash", command="ls", description="List the files"),
+            call("read", filePath=str(work / "notes.txt")),
+            call("write", filePath=str(work / "out.txt"), content=NOTES),
+            call("bash", command="cat missing.txt", description="Show the missing file"),
+            call("task", description="Count lines", prompt=SUBAGENT_PROMPT, subagent_type="general"),
+            answer("Copied notes.txt to out.txt; missing.txt does not exist.")]
+    sub = [call("bash", command="wc -l notes.txt", description="Count the lines"), answer("notes.txt has 2 lines.")]
+    return main, {SUBAGENT_PROMPT: sub}
+
+
+def opencode_config(server_url: str) -> dict:
+    """`opencode.json`: a custom provider through the OpenAI-compatible AI SDK package at the scripted server's
+    Chat Completions endpoint, its model the default and the small one (titles), every tool allowed, no sharing
+    or updates: nothing leaves loopback."""
+    return {"provider": {"scripted": {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",
+                                      "options": {"baseURL": f"{server_url}/v1", "apiKey": "sk-scripted"},
+                                      "models": {OPENCODE_MODEL: {"name": "Scripted", "tool_call": True}}}},
+            "model": f"scripted/{OPENCODE_MODEL}", "small_model": f"scripted/{OPENCODE_MODEL}",
+            "permission": {"edit": "allow", "bash": "allow", "webfetch": "allow", "external_directory": "allow"},
+            "autoupdate": False, "share": "disabled"}
+
+
+def opencode_env(home: Path) -> dict:
+    """HOME and every XDG folder under `home`: config, data (the session store), cache and state."""
+    return {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_DATA_HOME": str(home / ".local/share"),
+            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".local/state"),
+            "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1"}
+
+
+def opencode_run(version: str, base: Path) -> CliRun:
+    """`opencode run` of OpenCode `version` in a fresh HOME and workspace under `base`, against the scripted
+    server (a custom provider in `~/.config/opencode/opencode.json`); it writes its sessions under
+    `~/.local/share/opencode/`: JSON files in `storage/` up to 1.1, the SQLite database `opencode.db` from 1.2.
+    The prompt goes as separate words (`run` quotes an argument that holds spaces when it joins them)."""
+    import json
+
+    opencode = npm_cli("opencode", version, "opencode")
+    home, work = workspace(base)
+    script, conversations = opencode_script(work)
+    with ScriptedModelServer(script, model=OPENCODE_MODEL, conversations=conversations) as server:
+        (home / ".config" / "opencode").mkdir(parents=True)
+        (home / ".config" / "opencode" / "opencode.json").write_text(json.dumps(opencode_config(server.url)))
+        stdout, seconds = run_cli([str(opencode), "run", *OPENCODE_PROMPT.split()], opencode_env(home), work)
+    return CliRun(version, home, work, server, script, conversations, stdout, seconds)
+
+
+def opencode_export(run: CliRun, session_id: str) -> str:
+    """`opencode export <session>` of the run's release in the run's HOME: the session as OpenCode gives it."""
+    opencode = npm_cli("opencode", run.version, "opencode")
+    stdout, _ = run_cli([str(opencode), "export", session_id], opencode_env(run.home), run.workspace, timeout=120)
+    return stdout
+
+
+# --- Cline ------------------------------------------------------------------------------------------------------
+
+# Cline offers native tool calls to the model families it knows (gpt-5, claude-4...) and XML tools in the text
+# to any other: the scripted model takes a gpt-5 name so that the calls are the server's own
+CLINE_MODEL = "gpt-5"
+CLINE_PROMPT = "Copy the notes into out.txt and check for a missing file."
+CLINE_ANSWER = "Copied notes.txt to out.txt; missing.txt does not exist."
+
+
+def cline_script() -> list[Turn]:
+    """List the workspace, read a file, write one (Cline's `apply_patch` for this family), a command that fails,
+    then `attempt_completion`, Cline's own end of a task (a text answer alone is a mistake to Cline)."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("list_files", path=".", recursive="false"),
+            call("read_file", path="notes.txt"),
+            call("apply_patch", input="*** Begin Patch\n*** Add File: out.txt\n+alpha\n+beta\n*** End Patch"),
+            call("execute_command", command="cat missing.txt", requires_approval="false"),
+            call("attempt_completion", result=CLINE_ANSWER),
+            answer(CLINE_ANSWER)]
+
+
+def cline_sdk_script(work: Path) -> list[Turn]:
+    """The same task in the tools of the Cline CLI 3.x (its SDK agent): `run_commands`, `read_files`,
+    `apply_patch` (its editor for this family); a text answer ends its task."""
+    from tests.scripted_model_server import answer, call
+
+    return [call("run_commands", commands=["ls"]),
+            call("read_files", files=[{"path": str(work / "notes.txt")}]),
+            call("apply_patch", input="*** Begin Patch\n*** Add File: out.txt\n+alpha\n+beta\n*** End Patch"),
+            call("run_commands", commands=["cat missing.txt"]),
+            answer(CLINE_ANSWER)]
+
+
+def cline_run(version: str, base: Path) -> CliRun:
+    """The Cline CLI `version` in a fresh HOME and workspace under `base`, its OpenAI-compatible provider set by
+    `cline auth` at the scripted server. 2.x: `cline -y` (yolo: every action approved) writes the task folder
+    `HOME/.cline/data/tasks/<id>/` (`api_conversation_history.json`, `ui_messages.json`, `task_metadata.json`).
+    3.x (the SDK agent, tools auto-approved by default) writes `HOME/.cline/data/sessions/<id>/<id>.json` and
+    `<id>.messages.json`; its sessions run in-process (`CLINE_SESSION_BACKEND_MODE=local`), not in the
+    background hub daemon it would otherwise start and leave running."""
+    cline = npm_cli("cline", version, "cline")
+    home, work = workspace(base)
+    sdk = not version.startswith("2.")
+    script = cline_sdk_script(work) if sdk else cline_script()
+    with ScriptedModelServer(script, model=CLINE_MODEL) as server:
+        env = {"HOME": str(home), "CLINE_SESSION_BACKEND_MODE": "local"}
+        run_cli([str(cline), "auth", "-p", "openai", "-k", "sk-scripted", "-m", CLINE_MODEL, "-b",
+                 f"{server.url}/v1"], env, work, timeout=120)
+        argv = [str(cline), "--json", CLINE_PROMPT] if sdk else [str(cline), "-y", "--json", CLINE_PROMPT]
+        stdout, seconds = run_cli(argv, env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)
+
+
+# Cline's XML tool form: a model outside the families it gives native tools to gets its tools described in the
+# system prompt and writes each call as XML in its text (requests without `tools`: the server's `side` answers)
+CLINE_XML_MODEL = "scripted-model"
+CLINE_XML_CALLS = [("list_files", {"path": ".", "recursive": "false"}),
+                   ("read_file", {"path": "notes.txt"}),
+                   ("write_to_file", {"path": "out.txt", "content": NOTES.rstrip("\n")}),
+                   ("execute_command", {"command": "cat missing.txt", "requires_approval": "false"}),
+                   ("attempt_completion", {"result": CLINE_ANSWER})]
+
+
+def cline_xml_turn(number: int) -> str:
+    """The model's `number`-th answer: the call in Cline's XML form, after a sentence of thought."""
+    name, params = CLINE_XML_CALLS[min(number, len(CLINE_XML_CALLS) - 1)]
+    body = "".join(f"<{k}>\n{v}\n</{k}>\n" if "\n" in v else f"<{k}>{v}</{k}>\n" for k, v in params.items())
+    return f"Step {number + 1}.\n<{name}>\n{body}</{name}>"
+
+
+def cline_xml_run(version: str, base: Path) -> CliRun:
+    """`cline -y` of the Cline CLI `version` (2.x) with a model Cline gives no native tools: each request is
+    answered with the next XML call of `CLINE_XML_CALLS`, counted by the assistant turns it carries."""
+    from tests.scripted_model_server import answer
+
+    def xml_side(protocol: str, body: dict) -> str:
+        return cline_xml_turn(sum(m.get("role") == "assistant" for m in body.get("messages") or []))
+
+    cline = npm_cli("cline", version, "cline")
+    home, work = workspace(base)
+    script = [answer(CLINE_ANSWER)]  # never played: the requests offer no tools
+    with ScriptedModelServer(script, side=xml_side, model=CLINE_XML_MODEL) as server:
+        env = {"HOME": str(home)}
+        run_cli([str(cline), "auth", "-p", "openai", "-k", "sk-scripted", "-m", CLINE_XML_MODEL, "-b",
+                 f"{server.url}/v1"], env, work, timeout=120)
+        stdout, seconds = run_cli([str(cline), "-y", "--json", CLINE_PROMPT], env, work)
+    return CliRun(version, home, work, server, script, {}, stdout, seconds)

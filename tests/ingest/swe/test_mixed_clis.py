@@ -1,25 +1,43 @@
 """`ingest-all` over one folder mixing the session stores the coding-agent CLIs wrote at test time (Claude Code,
-Codex, Gemini CLI and Aider at two releases each, Qwen Code at three, the first in Gemini CLI's layout) with the
-bundled samples: every session is read by its own format, with the episode counts the scripts fix, and nothing a
-person would call a session is left unread.
+Codex, Gemini CLI, OpenCode and Aider at two releases each, Qwen Code at three, the first in Gemini CLI's
+layout; Cline's task folders and session files) with the bundled samples: every session is read by its own
+format, with the episode counts the scripts fix, and nothing a person would call a session is left unread.
 Aider keeps its chat history in the workspace (`.aider.chat.history.md`, one episode per chat session); its
 prompt history (`.aider.input.history`) and its `--llm-history-file` are not sessions of their own and stay out."""
 
 import shutil
 
 from tests.conftest import SAMPLES
-from tests.ingest.swe import (test_aider_cli, test_claude_code_cli, test_codex_cli, test_gemini_cli_cli,
-                              test_qwen_code_cli)
+from tests.ingest.swe import (test_aider_cli, test_claude_code_cli, test_cline_cli, test_codex_cli,
+                              test_gemini_cli_cli, test_opencode_cli, test_qwen_code_cli)
 from tests.ingest.swe.coding_clis import QWEN_GEMINI_LAYOUT, cli_run
 
-STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions, episodes per run, their format)
+AIDER_HISTORY = "WORKSPACE:.aider.chat.history.md"  # kept in the workspace, not under HOME
+STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions (folders), episodes per run, format)
     "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2, "claude_code"),  # main line, subagent
     "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1, "codex"),
     "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1, "gemini_cli"),
     "qwen-code": (test_qwen_code_cli.VERSIONS, ".qwen/projects", 1, "qwen_code"),
     "qwen-code@0.1": ((QWEN_GEMINI_LAYOUT,), ".qwen/tmp", 1, "gemini_cli"),  # Gemini CLI's recorder
-    "aider": (test_aider_cli.VERSIONS, None, 2, "aider_chat"),  # the workspace's chat history: two chat sessions
+    "aider": (test_aider_cli.VERSIONS, AIDER_HISTORY, 2, "aider_chat"),  # two chat sessions
+    "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 2, "opencode"),  # a session, a subagent
+    # 2.x task folders, 3.x session files (its SQLite session index in `db/` is the CLI's, not a session)
+    "cline": (test_cline_cli.VERSIONS, (".cline/data/tasks", ".cline/data/sessions"), 1, "cline"),
+    "cline-xml": (("2.18.0",), ".cline/data/tasks", 1, "cline"),  # the XML tool form
 }
+
+
+def _copy_stores(cli, stores, target) -> None:
+    """The stores as the CLI left them, less Gemini CLI's `.project_root` markers and OpenCode's logs (not
+    sessions)."""
+    if stores == AIDER_HISTORY:
+        target.mkdir(parents=True)
+        shutil.copy(cli.workspace / ".aider.chat.history.md", target)
+        return
+    for folder in (stores,) if isinstance(stores, str) else stores:
+        if (cli.home / folder).exists():
+            shutil.copytree(cli.home / folder, target / folder.rsplit("/", 1)[-1],
+                            ignore=shutil.ignore_patterns(".project_root", "log"))
 
 
 def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_path, tmp_path_factory):
@@ -27,16 +45,10 @@ def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_p
     for folder in ("claude-code", "codex", "swe"):
         shutil.copytree(SAMPLES / folder, mixed / "samples" / folder)
     expected = {}
-    for name, (versions, store, episodes, format_name) in STORES.items():
-        name = name.split("@")[0]
+    for key, (versions, stores, episodes, format_name) in STORES.items():
+        name = key.split("@")[0]
         for version in versions:
-            cli = cli_run(name, version, tmp_path_factory)
-            target = mixed / "cli" / f"{name}-{version}"
-            if store is None:
-                target.mkdir(parents=True)
-                shutil.copy(cli.workspace / ".aider.chat.history.md", target)
-            else:  # the stores as the CLIs left them, less Gemini CLI's `.project_root` markers (not sessions)
-                shutil.copytree(cli.home / store, target, ignore=shutil.ignore_patterns(".project_root"))
+            _copy_stores(cli_run(name, version, tmp_path_factory), stores, mixed / "cli" / f"{key}-{version}")
             expected[format_name] = expected.get(format_name, 0) + episodes
     result = run("ingest-all", [mixed])  # ingest, then validate
     assert result.status == "success"

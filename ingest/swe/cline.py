@@ -1,0 +1,373 @@
+"""Cline task folders (`<tasks>/<task id>/`, as the VS Code extension and the Cline CLI 2.x write them; Roo Code
+writes the same two conversation files in the same forms, but no Roo Code folder is among the tests' samples):
+`api_conversation_history.json` (the conversation sent to the model, in Anthropic message form),
+`ui_messages.json` (what Cline showed: `say` / `ask` records with `ts`) and `task_metadata.json` (`model_usage`,
+`environment_history`, `files_in_context`). An adapter onto `ingest.transcript`; one folder is one episode.
+
+Tool calls come in two forms. Models Cline calls with native tools answer with `tool_use` blocks (`id`, `name`,
+`input`); any other model writes the call as XML in its text (`<read_file>\\n<path>a.py</path>\\n</read_file>`),
+which is read here for the tools Cline and Roo Code define. Either way Cline sends the result back as a user
+text block `[<tool> for '<what>'] Result:\\n<output>` (a `tool_result` block where the history has one), with
+the context it adds (`<environment_details>`, reminders) as further text blocks of the same message: the result
+is the call's observation, the rest is seen with it. `execute_command` results say `Command executed.` or
+`Command failed with exit code N.`: the exit code. `attempt_completion` is a `done` action, its `result` the
+answer (a completion the CLI showed but ended the task before saving to the history is read from its
+`completion_result` in `ui_messages.json`); `<task>` in the first user message is the task.
+
+Model per turn: the assistant entry's `modelInfo.modelId`, else the latest `task_metadata.json` `model_usage`
+entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: the `api_req_started` records of
+`ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`.
+Cline grades nothing: outcome `unknown`; terminated when the conversation ends in `attempt_completion`. Domain `swe`,
+platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
+
+**Cline CLI 3 sessions** (the Cline SDK's agent, `~/.cline/data/sessions/<id>/`): `<id>.messages.json` (`sessionId`,
+`messages` in the same block form with `ts`, `modelInfo.id` and `metrics`, `system_prompt`) beside the session
+record `<id>.json` (`status`, `exit_code`, `provider`, `model`, `cwd`, `prompt`, `metadata.usage`). Its results
+are `tool_result` blocks whose content is a list of `{query, result, success, error}` records (kept as the JSON
+the model was sent); `run_commands` is a `command` action (its commands, one per line), its exit code the one
+its error names. The task is the record's `prompt`, else the `<user_input>` of the first message; it ends in a
+text answer: terminated when the record's status is `completed` and the last turn calls no tool. Env `cline`:
+the record (`session`) and its usage.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+from typing import Iterator
+
+from ingest.format_info import FormatInfo
+from ingest.record import Action, Episode, Rejected
+from ingest.source import Source, SourceError, parse_json
+from ingest.times import parse_time
+from ingest.tools import dumps, tool_observation
+from ingest.transcript import Message, Run, ToolCall, records
+
+FORMAT = "cline"
+VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=310, domains=('swe',), platform="varies",
+    summary="Cline task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 sessions",
+    producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`) and Cline CLI 3 "
+              "sessions (`~/.cline/data/sessions/<id>/`)"),
+    versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
+              "tasks (native and `use_subagents` calls)"),
+    proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider "
+           "set by `cline auth` at the scripted model server (Chat Completions; native tool calls, and 2.18.0 also "
+           "with the XML tool form in the text), in a temporary HOME and workspace: it lists, reads and writes files, "
+           "runs a command that fails and ends the task (`attempt_completion`, or a text answer); the script is the "
+           "oracle for every call, its arguments, the result the agent sent back, the model and the final answer "
+           "(`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
+           "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
+           "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
+           "pairing hand-made (`tests/ingest/swe/test_cline.py`)"),
+)
+
+HISTORY = "api_conversation_history.json"
+UI = "ui_messages.json"
+METADATA = "task_metadata.json"
+# the tools Cline and Roo Code define, whose XML form a model writes in its text when it has no native tools
+TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "search_files", "list_files",
+         "list_code_definition_names", "browser_action", "use_mcp_tool", "access_mcp_resource",
+         "ask_followup_question", "attempt_completion", "new_task", "plan_mode_respond", "load_mcp_documentation",
+         "web_fetch", "apply_patch", "new_rule", "condense", "summarize_task", "report_bug", "apply_diff",
+         "insert_content", "search_and_replace", "switch_mode", "fetch_instructions", "codebase_search",
+         "update_todo_list", "generate_image", "run_slash_command")
+_XML_CALL = re.compile(r"<(" + "|".join(TOOLS) + r")>(.*?)</\1>", re.S)
+_XML_PARAM = re.compile(r"<(\w+)>(.*?)</\1>", re.S)
+_RESULT = re.compile(r"^\[([\w-]+)(?: for (.*?))?\] Result:\n?", re.S)
+_EXIT = re.compile(r"^Command failed with exit code (-?\d+)")
+_TASK = re.compile(r"<task>\n?(.*?)\n?</task>", re.S)
+_TASK_FILES = (HISTORY, UI, METADATA, "settings.json", "context_history.json", "claude_messages.json",
+               "history_item.json")
+_HAS_CHANGES = "HAS_CHANGES"
+SESSION_MESSAGES = ".messages.json"
+_SESSION_SNIFF = re.compile(rb'^\s*\{[^\[]*"sessionId"\s*:', re.S)
+_USER_INPUT = re.compile(r"<user_input[^>]*>(.*?)</user_input>", re.S)
+_EXITED = re.compile(r"exited with code (-?\d+)")
+_SESSION_KEYS = ("session_id", "source", "status", "exit_code", "provider", "model", "cwd", "started_at",
+                 "ended_at", "prompt")
+_USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
+
+
+def units(files: list[str], head) -> list[str]:
+    """Folders holding an `api_conversation_history.json` whose first bytes open a list of messages with a
+    `role`, and Cline CLI 3 session folders (`<id>.messages.json` opening with `sessionId`, beside `<id>.json`);
+    the file alone where the folder also holds files Cline does not write there."""
+    found = []
+    ordered = sorted(files)
+    for path in files:
+        folder, name = posixpath.split(path)
+        if name == HISTORY and head(path).lstrip()[:1] == b"[" and b'"role"' in head(path):
+            found.append(folder if all(_task_file(f) for f in files_under(ordered, folder)) else path)
+        elif name.endswith(SESSION_MESSAGES) and _SESSION_SNIFF.search(head(path)):
+            session = name[:-len(SESSION_MESSAGES)]
+            found.append(folder if all(f.startswith(session + ".") for f in files_under(ordered, folder)) else path)
+    return found
+
+
+def files_under(ordered: list[str], folder: str) -> list[str]:
+    """The paths (relative to `folder`) of the files under `folder`, from the sorted listing `ordered`."""
+    prefix = folder + "/"
+    start = bisect.bisect_left(ordered, prefix)
+    end = bisect.bisect_left(ordered, folder + chr(ord("/") + 1))
+    return [f[len(prefix):] for f in ordered[start:end]]
+
+
+def _task_file(rel: str) -> bool:
+    """Whether a file of a task folder is one Cline (or Roo Code) writes there."""
+    return rel in _TASK_FILES or rel.startswith("focus_chain_taskid_") or rel.startswith("checkpoints/")
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it); a
+    CLI 3 session folder, or its `<id>.messages.json` alone."""
+    folder = "" if source.is_dir() else ".."
+    sessions = [n for n in source.listdir(folder) if n.endswith(SESSION_MESSAGES)]
+    if (folder and source.path.endswith(SESSION_MESSAGES)) or (not folder and sessions and HISTORY not in
+                                                                  source.listdir()):
+        yield from _session(source, folder, posixpath.basename(source.path) if folder else sessions[0])
+        return
+    where = posixpath.basename(source.path.rstrip("/") if not folder else posixpath.dirname(source.path)) or HISTORY
+    try:
+        history = parse_json(source.read_bytes("" if folder else HISTORY),
+                             f"{where}/{HISTORY}", source.budgets)
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    if not isinstance(history, list):
+        yield Rejected("bad_record", f"{where}/{HISTORY}: not a list of messages", HISTORY)
+        return
+    names = set(source.listdir(folder))
+    ui, metadata = [], {}
+    try:
+        ui = parse_json(source.read_bytes(posixpath.join(folder, UI)), f"{where}/{UI}", source.budgets) \
+            if UI in names else []
+        metadata = parse_json(source.read_bytes(posixpath.join(folder, METADATA)), f"{where}/{METADATA}") \
+            if METADATA in names else {}
+    except SourceError as e:
+        yield e.as_rejected()  # the conversation is still read, without them
+    env, task = _env(ui if isinstance(ui, list) else [], metadata if isinstance(metadata, dict) else {})
+    models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)] if isinstance(metadata, dict) \
+        else []
+    messages, found_task = _messages(history, where, models)
+    if history and isinstance(history[-1], dict) and history[-1].get("role") != "assistant":
+        messages += _unsaved_completion(ui if isinstance(ui, list) else [], len(history) - 1, f"{where}/{UI}")
+    # ended: the conversation's last message is the turn that calls attempt_completion (a user reply after a
+    # completion reopens the task)
+    completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
+    yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
+                                     task=found_task or task, terminated=completed, env={"cline": env}), where)
+
+
+def _unsaved_completion(ui: list, last: int, where: str) -> list[Message]:
+    """The completion Cline showed after the history's last entry but did not save to the history (the CLI ends
+    the task first): its `completion_result` (and the model's text before it) in `ui_messages.json`, as the
+    `attempt_completion` turn it was."""
+    after = [m for m in ui if isinstance(m, dict) and m.get("conversationHistoryIndex") == last
+             and m.get("type") == "say"]
+    done = next((m for m in after if m.get("say") == "completion_result" and isinstance(m.get("text"), str)), None)
+    if done is None:
+        return []
+    thought = "\n".join(m["text"] for m in after if m.get("say") == "text" and isinstance(m.get("text"), str))
+    info = done.get("modelInfo") if isinstance(done.get("modelInfo"), dict) else {}
+    result = done["text"].removesuffix(_HAS_CHANGES)
+    return [Message("assistant", text=thought or None, model=info.get("modelId"), timestamp=parse_time(done.get("ts")),
+                    tool_calls=[_call(None, "attempt_completion", {"result": result}, done)], where=where)]
+
+
+def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejected]:
+    """A Cline CLI 3 session: `<id>.messages.json` (`messages` in the same block form, `modelInfo.id`, `ts`) and
+    the session record `<id>.json` beside it (status, provider, model, usage)."""
+    record_name = name[:-len(SESSION_MESSAGES)] + ".json"
+    try:
+        doc = parse_json(source.read_bytes(posixpath.join(folder, name) if not folder else ""), name, source.budgets)
+        record = parse_json(source.read_bytes(posixpath.join(folder, record_name)), record_name) \
+            if record_name in source.listdir(folder) else {}
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        yield Rejected("bad_record", f"{name}: a Cline session without a `messages` list", name)
+        return
+    record = record if isinstance(record, dict) else {}
+    messages, task = _messages(doc["messages"], name, [])
+    if doc.get("system_prompt"):
+        messages.insert(0, Message("system", text=str(doc["system_prompt"]), where=name))
+    metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    env = {"session": {k: record[k] for k in _SESSION_KEYS if record.get(k) is not None}}
+    env.update({k: metadata[k] for k in ("usage", "aggregateUsage", "totalCost") if k in metadata})
+    last = messages[-1] if messages else None
+    ended = record.get("status") == "completed" if record else last is not None and last.role == "assistant"
+    yield from records(messages, Run(key=str(doc.get("sessionId") or name), domain="swe", platform="linux",
+                                     task=record.get("prompt") or task, terminated=ended and last is not None and
+                                     last.role == "assistant" and not last.tool_calls, env={"cline": env}), name)
+
+
+def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
+    """env["cline"] (summed usage, the completion Cline showed, the environment) and the task Cline showed."""
+    env: dict = {}
+    usage: dict = {}
+    task = None
+    for item in ui:
+        if not isinstance(item, dict):
+            continue
+        if item.get("say") == "api_req_started" and isinstance(item.get("text"), str):
+            try:
+                info = parse_json(item["text"].encode(), "api_req_started")
+            except SourceError:
+                continue
+            for key in _USAGE:
+                value = info.get(key) if isinstance(info, dict) else None
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    usage[key] = usage.get(key, 0) + value
+        elif item.get("say") == "completion_result" and isinstance(item.get("text"), str):
+            # Cline marks a completion whose checkpoint holds changes by appending HAS_CHANGES to what it shows
+            text = item["text"]
+            env["completion"] = text.removesuffix(_HAS_CHANGES)
+            env["completion_has_changes"] = text.endswith(_HAS_CHANGES)
+        elif item.get("say") == "task" and task is None:
+            task = item.get("text")
+    if usage:
+        env["usage"] = usage
+    environment = [e for e in metadata.get("environment_history") or [] if isinstance(e, dict)]
+    if environment:
+        env["environment"] = environment[-1]
+        if environment[-1].get("os_name") in ("linux", "darwin", "win32"):
+            env["platform"] = {"darwin": "macos", "win32": "windows"}.get(environment[-1]["os_name"], "linux")
+    if metadata.get("files_in_context"):
+        env["files_in_context"] = metadata["files_in_context"]
+    return env, task
+
+
+def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None]:
+    out: list[Message] = []
+    task = None
+    pending: list[str] = []  # ids of the last assistant turn's calls still waiting for their result
+    for i, entry in enumerate(history):
+        if not isinstance(entry, dict):
+            continue
+        mwhere = f"{where}/{HISTORY}[{i}]"
+        stamp = parse_time(entry.get("ts"))
+        blocks = entry.get("content") if isinstance(entry.get("content"), list) else [
+            {"type": "text", "text": entry.get("content")}]
+        blocks = [b for b in blocks if isinstance(b, dict)]
+        if entry.get("role") == "assistant":
+            turn = _assistant(entry, blocks, stamp, mwhere, models)
+            for k, call in enumerate(turn.tool_calls):
+                call.id = call.id or f"{i}.{k}"  # XML calls carry no id: results pair with them in order
+            pending = [c.id for c in turn.tool_calls]
+            out.append(turn)
+        else:
+            found = _user(out, blocks, stamp, mwhere, pending)
+            task = task or found
+            pending = []  # a call its answer did not answer was interrupted (a task resumed later)
+    return out, task
+
+
+def _assistant(entry: dict, blocks: list[dict], stamp, where: str, models: list[dict]) -> Message:
+    info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
+    model = info.get("modelId") or info.get("id") or _model_at(models, entry.get("ts"))
+    texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    thinking = [b.get("thinking") or b.get("text") for b in blocks if b.get("type") in ("thinking", "reasoning")]
+    calls = [_call(b.get("id"), b.get("name"), b.get("input"), b) for b in blocks if b.get("type") == "tool_use"]
+    text = "\n".join(texts)
+    if not calls:  # the XML form: calls written in the text
+        calls = [_call(None, m.group(1), {p.group(1): p.group(2).strip("\n") for p in _XML_PARAM.finditer(m.group(2))},
+                       m.group(0)) for m in _XML_CALL.finditer(text)]
+        text = _XML_CALL.sub("", text).strip() if calls else text
+    return Message("assistant", text=text or None, reasoning="\n\n".join(t for t in thinking if t) or None,
+                   model=model if isinstance(model, str) else None, timestamp=stamp, tool_calls=calls, where=where,
+                   raw={k: v for k, v in entry.items() if k in ("metrics",)} or None)
+
+
+def _call(call_id, name, arguments, raw) -> ToolCall:
+    call = ToolCall(call_id, name, arguments, raw=raw)
+    command = arguments.get("command") if isinstance(arguments, dict) else None
+    commands = arguments.get("commands") if isinstance(arguments, dict) else None
+    if name == "run_commands" and isinstance(commands, list) and all(isinstance(c, str) for c in commands):
+        command = "\n".join(commands)  # the CLI 3 shell tool: commands run one after another
+    if name in ("execute_command", "run_commands") and isinstance(command, str):
+        call.action = Action(kind="command", code=command, tool_name=name, arguments=dumps(arguments),
+                             raw=raw if isinstance(raw, str) else dumps(raw))
+    if name == "attempt_completion":
+        result = arguments.get("result") if isinstance(arguments, dict) else None
+        call.action = Action(kind="done", text=result, tool_name=name, arguments=dumps(arguments),
+                             raw=raw if isinstance(raw, str) else dumps(raw))
+    return call
+
+
+def _model_at(models: list[dict], ts) -> str | None:
+    """The model `task_metadata.json` says was in use at `ts` (its latest entry before it)."""
+    chosen = None
+    for entry in models:
+        if ts is None or not isinstance(entry.get("ts"), (int, float)) or entry["ts"] <= ts:
+            chosen = entry.get("model_id") or chosen
+    return chosen
+
+
+def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: list[str]) -> str | None:
+    """A user entry: tool results (a `tool_result` block, or a text block `[tool ...] Result:`, which answers
+    the next of the `pending` calls of the turn before), then what else it carries as one user message;
+    returns the `<task>` it holds, if any."""
+    rest, task = [], None
+    for block in blocks:
+        kind = block.get("type")
+        text = _block_text(block)
+        match = _RESULT.match(text) if kind == "text" else None
+        if kind == "tool_result" or match:
+            body = text[match.end():] if match else text
+            tool = match.group(1) if match else block.get("name")
+            exit_code = _exit_code(tool, body) if match else _command_exit(block)
+            failed = block.get("is_error") or (exit_code or 0) != 0 or _unsuccessful(block.get("content"))
+            seen = tool_observation(tool, body, is_error=failed or None, exit_code=exit_code,
+                                    kind="terminal" if tool in ("execute_command", "run_commands") else None)
+            answered = block.get("tool_use_id") or (pending[0] if pending else None)
+            if answered in pending:
+                pending.remove(answered)
+            out.append(Message("tool", text=body, tool_call_id=answered, observation=seen, timestamp=stamp,
+                               where=where))
+        elif text:
+            found = _TASK.search(text) or _USER_INPUT.search(text)
+            task = task or (found.group(1).strip() if found else None)
+            rest.append(text)
+    if rest:
+        out.append(Message("user", text="\n".join(rest), timestamp=stamp, where=where))
+    return task
+
+
+def _block_text(block: dict) -> str:
+    """A block's text: a string, the text parts of a list of content blocks, or (CLI 3's results, a list of
+    `{query, result, success}` records) the value as JSON, as the model was sent it."""
+    content = block.get("text") if block.get("type") == "text" else block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "text" for c in content):
+        return "\n".join(c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str))
+    return "" if content is None else dumps(content)
+
+
+def _unsuccessful(content) -> bool:
+    items = content if isinstance(content, list) else [content]
+    return any(isinstance(c, dict) and c.get("success") is False for c in items)
+
+
+def _command_exit(block: dict) -> int | None:
+    """A CLI 3 `run_commands` result's exit code, when it ran one command: 0 on success, else the code its
+    error names."""
+    content = block.get("content")
+    if block.get("name") != "run_commands" or not isinstance(content, list) or len(content) != 1 \
+            or not isinstance(content[0], dict):
+        return None
+    if content[0].get("success") is True:
+        return 0
+    found = _EXITED.search(str(content[0].get("error") or ""))
+    return int(found.group(1)) if found else None
+
+
+def _exit_code(tool: str | None, body: str) -> int | None:
+    if tool != "execute_command":
+        return None
+    failed = _EXIT.match(body)
+    return int(failed.group(1)) if failed else 0 if body.startswith("Command executed") else None
