@@ -12,9 +12,10 @@ Steps: action t is the fenced JSON (or text) after `**Action:**` in `prompt[t]`;
 the last response is the final observation. Action JSON maps by shape: `{"name", "arguments"}` -> tool call
 (`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, a BrowserGym or
 pyautogui string -> code; android actions in their sources' three forms (JSONAction, `<invoke name="phone">`,
-DroidBot's event text) as `ingest.android.bench_actions` reads them. `task` is the `**Task Instruction:**` / `Target Query:` text of the first
-prompt when there is one. Platform: android, browser (web), ubuntu (os), else linux. `env`: `system_prompt`, `benchmark_id`,
-`evaluated_turns`, `total_turns`, `instruction_suffix` (the evaluation instruction cut from the prompts, below).
+DroidBot's event text) as `ingest.android.bench_actions` reads them. `task` is the `**Task Instruction:**` /
+`Target Query:` text of the first prompt when there is one. Platform: android, browser (web), ubuntu (os), else
+linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`, `instruction_suffix` (the
+evaluation instruction cut from the prompts, below).
 Lines of one trajectory may hold all of it or only the turns up to the evaluated one (the released files: the
 line of turn k holds turns 1..k, growing prefixes): a line that extends the turns kept so far replaces them, a line
 that is a prefix of them adds nothing, so the episode has the longest copy. A line whose turns disagree with
@@ -58,7 +59,8 @@ _SUFFIX = re.compile(r"\n\s*Please analyze the input above\b")
 
 # The released files' key order: a first line opening with these keys is a sample even when its prompt list
 # (a long history, a large screen) pushes `turn_idx` past the first 4 KiB
-_RELEASED_START = re.compile(rb'^\{\s*"task"\s*:\s*"[^"\\]*"\s*,\s*"id"\s*:\s*("[^"\\]*"|-?\d+)\s*,\s*"prompt"\s*:\s*[\["]')
+_RELEASED_START = re.compile(
+    rb'^\{\s*"task"\s*:\s*"[^"\\]*"\s*,\s*"id"\s*:\s*("[^"\\]*"|-?\d+)\s*,\s*"prompt"\s*:\s*[\["]')
 
 
 def units(files: list[str], head) -> list[str]:
@@ -68,8 +70,8 @@ def units(files: list[str], head) -> list[str]:
     for path in files:
         if path.endswith((".jsonl", ".json", ".ndjson")):
             start = head(path).lstrip()
-            if start.startswith(b"{") and b'"prompt"' in start and (b'"turn_idx"' in start or b'"current_prompt"' in start) \
-                    or _RELEASED_START.match(start):
+            keyed = b'"prompt"' in start and (b'"turn_idx"' in start or b'"current_prompt"' in start)
+            if start.startswith(b"{") and keyed or _RELEASED_START.match(start):
                 found.append(path)
     return found
 
