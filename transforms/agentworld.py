@@ -5,12 +5,13 @@ system prompt defines it:
 
     system     the domain's world-model system prompt, `{tool_definitions}` filled from the trajectory's
                own tools (recorded definitions, else the calls it made: never an empty list)
-    user       ### Turn 1 / **Task Instruction:** (os, whose prompt lists it) / **Current State:** <first
-               observation> / **Action:** + the action in the domain's form
+    user       ### Turn 1 / **Task Instruction:** (os, whose prompt lists it, and android, whose benchmark rows
+               give it) / **Current State:** <first observation> / **Action:** + the action in the domain's form
     assistant  the observation after action 1 in the domain's answer form:
                android, web, os (their prompts demand it): `<predicted_observation>`...`</predicted_observation>`
                terminal, swe, mcp, search: `**Environment Observation:**` + the observation
-    user       ### Turn 2 / **Action:** ...
+    user       ### Turn 2 / **Current State:** (android, web, os: the GUI domains show the screen in every turn,
+               as the benchmark's rows do) / **Action:** ...
     ...
     user       ### Turn N / **Action:** ...              (the model's target is the next observation)
 
@@ -230,10 +231,22 @@ def state_block(current_state: str | None) -> str:
     return "" if current_state is None else f"**Current State:**\n{current_state}\n\n"
 
 
+# The GUI domains, whose released benchmark rows show the screen before the action in every turn (a GUI world
+# model predicts the next screen from the current one), where the others show it in turn 1 only
+STATE_EVERY_TURN = ("android", "web", "os")
+# Where the benchmark's rows give the task instruction (turn 1): os, whose prompt lists it, and android,
+# whose rows open with it though its prompt does not name it
+_TASK_DOMAINS = ("android", "os")
+
+
+def state_every_turn(domain: str | None) -> bool:
+    return domain in STATE_EVERY_TURN
+
+
 def task_block(domain: str | None, task: str | None) -> str:
-    """The `**Task Instruction:**` block, for the domains whose prompt lists it as an input (os); empty
+    """The `**Task Instruction:**` block, for the domains whose benchmark rows give it (android, os); empty
     otherwise or when the source recorded no task."""
-    if not task or domain not in DOMAINS or "**Task Instruction**" not in _template(domain):
+    if not task or domain not in _TASK_DOMAINS:
         return ""
     return f"**Task Instruction:**\n{task}\n\n"
 
@@ -320,7 +333,7 @@ def transition_messages(domain: str, history: list[tuple[dict, str]], action: di
         block = action_blocks[turn - 1] if action_blocks is not None else action_block(past_action, domain)
         messages.append({"role": "user", "content": user_turn(turn, block, state, task=opening)})
         messages.append({"role": "assistant", "content": observation_turn(observation, domain)})
-        state, opening = None, ""
+        state, opening = (observation_text(observation) if state_every_turn(domain) else None), ""
     messages.append({"role": "user", "content": user_turn(len(history) + 1, action_block(action, domain), state,
                                                           task=opening)})
     return messages

@@ -64,7 +64,8 @@ def _steps(lake: str, uri_suffix: str) -> list[dict]:
 def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
     """The digests were written by the exporter before the recipe existed (every kind and format of the
     DroidBot sample: shards, extra files, and the manifest less its path-dependent export id; the RL digests
-    include the reward's judge context in `extra_info`, which came first). Only the trainer configs
+    include the reward's judge context in `extra_info`, which came first; the formats that show a GUI turn's
+    state were rewritten when every turn, not the first only, came to show it). Only the trainer configs
     (`trainers/`, the manifest's `trainer_configs`) are new; the verl fragment names absolute paths, so it is
     left out of the digests."""
     golden = json.loads((GOLDEN / "plain-export-digests.json").read_text())
