@@ -56,7 +56,7 @@ from transforms.export import cpt, recipe as recipes, rl, sft, splits, trainer_c
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
 from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Trajectory, branches_by_episode,
-                                           episode_index, trajectories)
+                                           domain_selected, episode_index, trajectories)
 
 KINDS = {"cpt": cpt, "sft": sft, "rl": rl}
 # Measured here (bench/memory.py, 2 cores): rendering reads ~15 MB/s of parts (the executor's cost model)
@@ -400,7 +400,7 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     for trajectory in trajectories(steps, episodes, branches) if steps.num_rows else ():
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions
-        if config.domains and trajectory.domain not in config.domains:
+        if not domain_selected(trajectory.domain, trajectory.source_format, config.domains):
             skipped["domain_not_selected"] += n_transitions
             continue
         if trajectory.episode_id in job.held_out:

@@ -24,20 +24,30 @@ FENCE = re.compile(r"\*\*Action:\*\*\n```([\w-]*)\n")
 
 
 @pytest.fixture(scope="module")
-def records(tmp_path_factory) -> list[dict]:
-    """The bench export of every bundled sample, less the benchmark's own rows read back (the layout is held
-    against what our sources become)."""
-    root = tmp_path_factory.mktemp("bench-layout")
-    lake = str(root / "lake")
+def lake(tmp_path_factory) -> str:
+    lake = str(tmp_path_factory.mktemp("bench-layout") / "lake")
     assert run_ingest(definition.load("ingest-all"), lake, [str(SAMPLES)], progress=False,
                       log=lambda line: None).status == "success"
-    out = root / "bench"
+    return lake
+
+
+def _bench(lake: str, out: Path, *extra: str) -> list[dict]:
     assert cli.main(["export", "sft", "all", "--format", "bench", "--out", str(out), "--lake", lake,
-                     "--split-ratios", "1,0,0"]) == 0
+                     "--split-ratios", "1,0,0", *extra]) == 0
+    return [json.loads(line) for path in sorted(out.rglob("*_train.jsonl")) for line in path.read_text().splitlines()]
+
+
+def _episodes(lake: str, where: str) -> set[str]:
     with open_catalog(Lake(lake), read_only=True) as cat:
-        bench = {r[0] for r in cat.con.execute(
-            "SELECT episode_id FROM episodes WHERE source_format = 'agentworldbench'").fetchall()}
-    rows = [json.loads(line) for path in sorted(out.rglob("*_train.jsonl")) for line in path.read_text().splitlines()]
+        return {r[0] for r in cat.con.execute(f"SELECT episode_id FROM episodes WHERE {where}").fetchall()}
+
+
+@pytest.fixture(scope="module")
+def records(lake, tmp_path_factory) -> list[dict]:
+    """The bench export of every bundled sample, less the benchmark's own rows read back (the layout is held
+    against what our sources become)."""
+    bench = _episodes(lake, "source_format = 'agentworldbench'")
+    rows = _bench(lake, tmp_path_factory.mktemp("bench") / "out")
     return [r for r in rows if r["source_id"].split(":")[0] not in bench]
 
 
@@ -87,3 +97,16 @@ def test_every_remaining_difference_is_in_the_readme(domain):
     readme = (REPO / "README.md").read_text()
     for difference in _layout(domain)["differences"]:
         assert difference["what"] in readme and difference["why"]
+
+
+def test_http_captures_are_kept_out_of_web_unless_named(lake, records, tmp_path):
+    """HAR and DevTools-log episodes hold HTTP exchanges, not page states: not exported as web unless
+    `--domains web-http` names them (then they are web records)."""
+    http = _episodes(lake, "source_format IN ('har', 'cdp')")
+    assert http and any(r["task"] == "web" for r in records)
+    assert not any(r["source_id"].split(":")[0] in http for r in records)
+    assert not any(r["source_id"].split(":")[0] in http for r in _bench(lake, tmp_path / "web", "--domains", "web"))
+    named = _bench(lake, tmp_path / "web-http", "--domains", "web-http")
+    assert named and {r["source_id"].split(":")[0] for r in named} <= http and {r["task"] for r in named} == {"web"}
+    manifest = json.loads((tmp_path / "web-http" / "manifest.json").read_text())
+    assert manifest["skipped"]["domain_not_selected"] > 0

@@ -20,6 +20,7 @@ from tests.conftest import REPO, SAMPLES
 from transforms import agentworld
 from transforms.export import recipe as recipes
 from transforms.export.rl import FRAGMENT_NAME as VERL_FRAGMENT
+from transforms.export.transitions import HTTP_WEB
 
 GOLDEN = Path(__file__).resolve().parent.parent / "transforms" / "export" / "golden"
 DROIDBOT_ONLY = definition.parse("ingest-droidbot", 'dataset = "android"\nformats = ["droidbot"]\n'
@@ -37,7 +38,12 @@ def _query(lake: str, sql: str, params=()) -> list[dict]:
         return cat.con.execute(sql, list(params)).to_arrow_table().to_pylist()
 
 
+# the DevTools log's web episodes are HTTP captures, exported only when named: they are among the cases here
+EVERY_DOMAIN = [*agentworld.DOMAINS, HTTP_WEB]
+
+
 def _export(lake: str, out: Path, kind: str, fmt: str | None = None, **options) -> dict:
+    options.setdefault("domains", EVERY_DOMAIN)
     return export(Lake(lake), None, "all", str(out), ExportOptions(kind=kind, format=fmt, **options),
                   log=lambda line: None)
 
