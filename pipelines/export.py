@@ -55,6 +55,7 @@ from schemas import SCHEMA_VERSION
 from transforms.export import cpt, recipe as recipes, rl, sft, splits, trainer_configs
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
+from transforms.export.shell_screen import shell_screens
 from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Trajectory, branches_by_episode,
                                            domain_selected, episode_index, trajectories)
 
@@ -411,6 +412,10 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
             trajectory = context.apply(trajectory, n_transitions)
             if trajectory is None:
                 continue
+        if trajectory.domain == "terminal":
+            trajectory, before_screen = shell_screens(trajectory)
+            if before_screen:
+                skipped["before_first_screen"] = skipped.get("before_first_screen", 0) + before_screen
         renderer = TrajectoryRenderer(trajectory, counter)
         if config.max_tokens and renderer.system_tokens >= config.max_tokens:
             out.prompt_over_budget[trajectory.domain] = max(renderer.system_tokens,

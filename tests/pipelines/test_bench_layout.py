@@ -110,3 +110,17 @@ def test_http_captures_are_kept_out_of_web_unless_named(lake, records, tmp_path)
     assert named and {r["source_id"].split(":")[0] for r in named} <= http and {r["task"] for r in named} == {"web"}
     manifest = json.loads((tmp_path / "web-http" / "manifest.json").read_text())
     assert manifest["skipped"]["domain_not_selected"] > 0
+
+
+def test_terminal_records_show_the_shell_screen(lake, records, tmp_path):
+    """Terminus's wrappers are cut from every terminal state and observation, and its run (whose first
+    message is instructions) starts at its first screen; the turns before it are counted in the manifest."""
+    terminal = [r for r in records if r["task"] == "terminal"]
+    assert terminal and not any("New Terminal Output:" in text or "Current terminal state:" in text
+                                for r in terminal for text in r["prompt"] + r["response"])
+    terminus = _episodes(lake, "source_uri LIKE '%terminus_2/hello-world-context-summarization.trajectory.json'")
+    first = [r for r in terminal if r["source_id"].split(":")[0] in terminus and r["turn_idx"] == 1]
+    assert first and all(r["prompt"][0].startswith("### Turn 1\n**Current State:**\nroot@CONTAINER_ID:/app# mkdir "
+                                                   "test_dir\n\n**Action:**") for r in first)
+    _bench(lake, tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["skipped"]["before_first_screen"] >= 1
