@@ -67,6 +67,9 @@ class Turn:
     # the observation reports a failed action (`is_error`, or a non-zero exit code); the recipe's retry and
     # environment-failure filters read it
     observation_error: bool = False
+    # (width, height) in pixels of the screen the action acted on, when the source recorded it: GUI actions
+    # are rendered in pixels with it
+    screen: tuple[int, int] | None = None
 
 
 @dataclass
@@ -175,7 +178,7 @@ def _line(rows: list[dict]) -> tuple[str | None, str, str, list[Turn], str | Non
         else:
             after, obs_id, obs_origin = row["final_observation"], row["step_id"], row["origin"] or "real"
         turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", _text(after), obs_id,
-                          obs_origin, _failed(after)))
+                          obs_origin, _failed(after), agentworld.screen_size(row["observation"])))
     first = rows[0]
     url = next((r["observation"]["url"] for r in rows if r["observation"] and r["observation"].get("url")), None)
     return _text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url
