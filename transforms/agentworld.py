@@ -31,7 +31,8 @@ shape the reference shows for the domain, nulls and `raw` dropped, pretty-printe
   kind, with `{"text"}` when there is one), so one trajectory never mixes two shapes.
 - os: Python code in a fenced `python` block, as the os prompt defines the action: the recorded code when
   the source recorded code (`action.code`), else pyautogui calls made from the structured action
-  (`pyautogui_code`; coordinates normalized to [0, 1], as AgentNet records them).
+  (`pyautogui_code`; coordinates in pixels of the screen the action acted on when its size is known, else
+  normalized to [0, 1], as AgentNet records them).
 - android: Android's JSONAction, as the benchmark's AndroidWorld rows give it (`{"action_type": "click",
   "index": 3}`, `input_text`, `navigate_back`...; a point in pixels of the screen the action acted on), when
   that form holds the whole action (`android_action`); else the generic form.
@@ -245,11 +246,12 @@ def action_object(domain: str, action: dict, screen: tuple[int, int] | None = No
     return generic_action(action)
 
 
-def os_code(action: dict) -> str:
-    """The os domain's action: the recorded code, else pyautogui calls made from the structured action."""
+def os_code(action: dict, screen: tuple[int, int] | None = None) -> str:
+    """The os domain's action: the recorded code, else pyautogui calls made from the structured action (in
+    pixels of `screen`, when its size is known)."""
     from transforms.os_code import pyautogui_code
 
-    return action.get("code") or pyautogui_code(action)
+    return action.get("code") or pyautogui_code(action, screen)
 
 
 def action_json(domain: str, action: dict, screen: tuple[int, int] | None = None) -> str:
@@ -268,7 +270,7 @@ def action_block(action: dict, domain: str | None = None, screen: tuple[int, int
     depends on the action alone (exporters render it once per turn and reuse it). `screen`: the pixel size of
     the screen it acted on, when known (android points in pixels)."""
     if domain == "os":
-        return "**Action:**\n```python\n" + os_code(action) + "\n```"
+        return "**Action:**\n```python\n" + os_code(action, screen) + "\n```"
     return "**Action:**\n```json\n" + action_json(domain or "", action, screen) + "\n```"
 
 

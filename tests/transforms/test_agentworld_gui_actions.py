@@ -1,6 +1,6 @@
-"""Android actions in the form of the benchmark's AndroidWorld rows (Android's JSONAction): an element index
-where the action names one, else a point in pixels of the screen it acted on; the generic form where that
-form cannot hold the whole action."""
+"""GUI actions in the benchmark's forms. Android: the AndroidWorld rows' JSONAction, an element index where the
+action names one, else a point in pixels of the screen it acted on; the generic form where that form cannot
+hold the whole action. os: pyautogui calls with points in pixels where the screen's size is known."""
 
 import json
 
@@ -64,3 +64,17 @@ def test_the_screen_an_action_acted_on_reaches_the_export():
     first, second = TrajectoryRenderer(trajectory, TokenCounter()).action_blocks
     assert '"action_type": "click",\n  "x": 270,\n  "y": 1200' in first
     assert '"kind": "tap",\n  "x": 0.5' in second
+
+
+@pytest.mark.parametrize("action, screen, code", [
+    ({"kind": "click", "x": 0.5, "y": 0.25}, (1920, 1080), "pyautogui.click(x=960, y=270)"),
+    ({"kind": "right_click", "x": 0.9553, "y": 0.5117}, (1366, 768), "pyautogui.click(x=1305, y=393, button='right')"),
+    ({"kind": "drag", "x": 0.1, "y": 0.1, "x2": 0.2, "y2": 0.3}, (1000, 500),
+     "pyautogui.moveTo(x=100, y=50)\npyautogui.dragTo(x=200, y=150)"),
+    ({"kind": "click", "x": 0.5, "y": 0.25}, None, "pyautogui.click(x=0.5, y=0.25)"),  # no size: fractions
+    ({"kind": "click", "x": 0.5, "y": 0.25, "code": "pyautogui.click(x=0.5, y=0.25)"}, (1920, 1080),
+     "pyautogui.click(x=0.5, y=0.25)"),  # recorded code is shown as recorded
+], ids=["click", "right-click", "drag", "no-screen", "recorded-code"])
+def test_os_points_in_pixels_of_the_screen(action, screen, code):
+    """The os prompt's actions are `pyautogui.click(x: int, y: int)`: pixels where the screen's size is known."""
+    assert agentworld.action_block(action, "os", screen) == f"**Action:**\n```python\n{code}\n```"
