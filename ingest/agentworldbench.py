@@ -1,7 +1,7 @@
 """AgentWorldBench JSONL (`<domain>_test.jsonl`): world-model evaluation samples, one line per evaluated turn.
 
-A line holds the whole trajectory (`prompt[]`: every action prompt, `response[]`: every ground-truth
-observation) plus the evaluated turn (`turn_idx`, 1-based; `current_prompt` == `prompt[turn_idx-1]`),
+A line holds a trajectory's turns (`prompt[]`: action prompts, `response[]`: ground-truth observations) plus
+the evaluated turn (`turn_idx`, 1-based; `current_prompt` == `prompt[turn_idx-1]`),
 `task` (the domain, possibly with a prefix: `"x/mcp"`), `id`, `system_str` (the world-model system prompt,
 with the tool definitions) and `total_turns`. The same trajectory repeats on several lines; they are folded
 back into one episode per (domain, `id`), key `<domain>:<id>`.
@@ -11,22 +11,31 @@ Steps: action t is the fenced JSON (or text) after `**Action:**` in `prompt[t]`;
 `response[t]` without its `**Environment Observation:**` marker (and without a fence wrapping all of it);
 the last response is the final observation. Action JSON maps by shape: `{"name", "arguments"}` -> tool call
 (`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, a BrowserGym or
-pyautogui string -> code. `task` is the `**Task Instruction:**` / `Target Query:` text of the first
-prompt when there is one. Platform: android, browser (web), ubuntu (os), else linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`.
-Lines of one trajectory may hold all of it (the benchmark's files) or only the turns up to the evaluated one
-(line k holds turns 1..k: growing prefixes): a line that extends the turns kept so far replaces them, a line
+pyautogui string -> code; android actions in their sources' three forms (JSONAction, `<invoke name="phone">`,
+DroidBot's event text) as `ingest.android.bench_actions` reads them. `task` is the `**Task Instruction:**` /
+`Target Query:` text of the first prompt when there is one. Platform: android, browser (web), ubuntu (os), else
+linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`, `instruction_suffix` (the
+evaluation instruction cut from the prompts, below).
+Lines of one trajectory may hold all of it or only the turns up to the evaluated one (the released files: the
+line of turn k holds turns 1..k, growing prefixes): a line that extends the turns kept so far replaces them, a line
 that is a prefix of them adds nothing, so the episode has the longest copy. A line whose turns disagree with
-the kept ones (neither extends the other) is quarantined (`conflicting_duplicate`).
+the kept ones (neither extends the other) is quarantined (`conflicting_duplicate`). Turns are compared by their
+parsed content (task, state, action; the observation without its marker), never their raw text: the released
+files append the evaluation instruction ("Please analyze the input above ...") to each line's last prompt only,
+so line k's copy of turn k differs in text from line k+1's. That instruction is no part of the trajectory: it
+is cut from the action prompt and kept in `env.instruction_suffix`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from typing import Iterator
 
 import orjson
 
+from ingest.android.bench_actions import bench_android_action
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.search import episode_domain, results_tree
@@ -34,7 +43,7 @@ from ingest.source import BudgetExceeded, Source
 from ingest.tools import dumps, tool_action
 
 FORMAT = "agentworldbench"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group=None, rank=80, domains=('mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os'), platform="varies",
     summary="AgentWorldBench JSONL",
@@ -49,15 +58,25 @@ _ACTION = re.compile(r"\*\*Action:\*\*\s*\n(.*)", re.DOTALL)
 _FENCE = re.compile(r"^```[\w-]*\n(.*?)\n```", re.DOTALL)
 _TARGET_QUERY = re.compile(r"^Target Query:[ \t]*(.+)$", re.MULTILINE)
 _TASK = re.compile(r"\*\*(?:Task Instruction|Task|Instruction)s?:?\*\*:?[ \t]*\n?(.*?)(?=\n\s*\n|\n\*\*|\Z)", re.DOTALL)
+# The evaluated turn's instruction the released files append to a line's last prompt (after the action)
+_SUFFIX = re.compile(r"\n\s*Please analyze the input above\b")
+
+
+# The released files' key order: a first line opening with these keys is a sample even when its prompt list
+# (a long history, a large screen) pushes `turn_idx` past the first 4 KiB
+_RELEASED_START = re.compile(
+    rb'^\{\s*"task"\s*:\s*"[^"\\]*"\s*,\s*"id"\s*:\s*("[^"\\]*"|-?\d+)\s*,\s*"prompt"\s*:\s*[\["]')
 
 
 def units(files: list[str], head) -> list[str]:
-    """JSONL files whose first line is an object with `prompt`, `response` and `turn_idx`."""
+    """JSONL files whose first line is an object with `prompt`, `response` and `turn_idx` (or `current_prompt`)
+    in its first 4 KiB, or that opens with `task`, `id` and `prompt` as the released files do."""
     found = []
     for path in files:
         if path.endswith((".jsonl", ".json", ".ndjson")):
             start = head(path).lstrip()
-            if start.startswith(b"{") and b'"prompt"' in start and (b'"turn_idx"' in start or b'"current_prompt"' in start):
+            keyed = b'"prompt"' in start and (b'"turn_idx"' in start or b'"current_prompt"' in start)
+            if start.startswith(b"{") and keyed or _RELEASED_START.match(start):
                 found.append(path)
     return found
 
@@ -74,6 +93,40 @@ def _observation_text(response: str) -> str:
     return _strip_fence(text)
 
 
+def split_instruction(prompt: str) -> tuple[str, str | None]:
+    """(the action prompt, the evaluation instruction appended after its action or None): `prompt` is their
+    concatenation."""
+    action = prompt.find("**Action:**")
+    found = None
+    for found in _SUFFIX.finditer(prompt, max(action, 0)):
+        pass
+    return (prompt, None) if found is None else (prompt[:found.start()], prompt[found.start():])
+
+
+def _turn_digest(prompt: str) -> bytes:
+    """What a turn's prompt says, as a digest: the text before the action with its whitespace collapsed, and the
+    action's value (JSON decoded where it is JSON); the evaluation instruction is left out."""
+    text, _ = split_instruction(prompt)
+    m = _ACTION.search(text)
+    head, body = (text[:m.start()], m.group(1)) if m else ("", text)
+    fence = _FENCE.match(body.strip())
+    body = fence.group(1) if fence else body.strip()
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        value = body
+    return _digest([" ".join(head.split()), value])
+
+
+def _digest(value) -> bytes:
+    return hashlib.blake2b(orjson.dumps(value, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+
+
+def _signature(line: dict) -> tuple[list[bytes], list[bytes]]:
+    """A line's turns as digests of their parsed content: prompts, and observations without their marker."""
+    return [_turn_digest(p) for p in line["prompt"]], [_digest(_observation_text(r)) for r in line["response"]]
+
+
 def _action(prompt: str, domain: str) -> Action:
     raw = prompt
     m = _ACTION.search(prompt)
@@ -84,6 +137,8 @@ def _action(prompt: str, domain: str) -> Action:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         value = None
+    if domain == "android" and (android := bench_android_action(text, value, raw)) is not None:
+        return android
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return tool_action(value["name"], value.get("arguments", value.get("parameters", {})), raw)
     if isinstance(value, list) and value and all(isinstance(v, dict) and "keystrokes" in v for v in value):
@@ -103,7 +158,13 @@ def _action(prompt: str, domain: str) -> Action:
 
 def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
     platform, obs_kind = _DOMAINS.get(domain, ("linux", "text"))
-    prompts, responses = line["prompt"], line["response"]
+    prompts, suffixes = [], []
+    for prompt in line["prompt"]:
+        text, suffix = split_instruction(prompt)
+        prompts.append(text)
+        if suffix is not None and suffix not in suffixes:
+            suffixes.append(suffix)
+    responses = line["response"]
     state = _STATE.search(prompts[0])
     obs = Observation(kind=obs_kind, text=state.group(1).strip()) if state else Observation()
     steps = []
@@ -117,18 +178,18 @@ def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
             obs = None
     task = _TARGET_QUERY.search(prompts[0]) or _TASK.search(prompts[0])
     env = {"system_prompt": line.get("system_str"), "benchmark_id": traj_id, "evaluated_turns": sorted(turns),
-           "total_turns": line.get("total_turns")}
+           "total_turns": line.get("total_turns"),
+           "instruction_suffix": suffixes[0] if len(suffixes) == 1 else (suffixes or None)}
     return Episode(key=f"{domain}:{traj_id}", domain=episode_domain([s.action.tool_name for s in steps], domain)
                    if domain in ("mcp", "search") else domain, platform=platform, steps=steps,
                    task=task.group(1).strip() if task else None, final_observation=obs, terminated=False,
                    env={k: v for k, v in env.items() if v is not None})
 
 
-def _extends(line: dict, other: dict) -> bool:
+def _extends(line: tuple[list, list], other: tuple[list, list]) -> bool:
     """`line` holds every turn of `other`, the same, and maybe more: its prompts and responses start with
-    `other`'s."""
-    a, b = line["prompt"], other["prompt"]
-    c, d = line["response"], other["response"]
+    `other`'s (both `_signature`s)."""
+    (a, c), (b, d) = line, other
     return len(a) >= len(b) and len(c) >= len(d) and a[:len(b)] == b and c[:len(d)] == d
 
 
@@ -146,6 +207,7 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     first: dict[tuple, dict] = {}
+    signatures: dict[tuple, tuple[list, list]] = {}
     turns: dict[tuple, list[int]] = {}
     limit = source.budgets.record_bytes
     for no, raw in _lines(source.read_bytes()):
@@ -174,17 +236,18 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             continue
         domain = line["task"].split("/")[-1]
         key = (domain, line["id"])
+        signature = _signature(line)
         if key in first:
-            seen = first[key]
-            if _extends(line, seen):
-                first[key] = line  # a longer copy of the same turns (files whose line k holds turns 1..k)
-            elif not _extends(seen, line):
+            seen = signatures[key]
+            if _extends(signature, seen):
+                first[key], signatures[key] = line, signature  # a longer copy (files whose line k holds turns 1..k)
+            elif not _extends(seen, signature):
                 yield Rejected("conflicting_duplicate", f"{name}:{no}: sample {line['id']} turn {line.get('turn_idx')} "
                                "holds a different trajectory than its earlier lines (neither extends the other)",
                                name, line=no, record_id=str(line["id"]))
                 continue
         else:
-            first[key] = line
+            first[key], signatures[key] = line, signature
             turns[key] = []
         if isinstance(line.get("turn_idx"), int):
             turns[key].append(line["turn_idx"])

@@ -55,8 +55,9 @@ from schemas import SCHEMA_VERSION
 from transforms.export import cpt, recipe as recipes, rl, sft, splits, trainer_configs
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
+from transforms.export.shell_screen import shell_screens
 from transforms.export.transitions import (BRANCH_COLUMNS, EPISODE_COLUMNS, Trajectory, branches_by_episode,
-                                           episode_index, trajectories)
+                                           domain_selected, episode_index, trajectories)
 
 KINDS = {"cpt": cpt, "sft": sft, "rl": rl}
 # Measured here (bench/memory.py, 2 cores): rendering reads ~15 MB/s of parts (the executor's cost model)
@@ -417,7 +418,7 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
         out.transitions_in += n_transitions
         out.actions_in += len(trajectory.turns) - trajectory.start
         skipped["no_next_observation"] += len(trajectory.turns) - trajectory.start - n_transitions
-        if config.domains and trajectory.domain not in config.domains:
+        if not domain_selected(trajectory.domain, trajectory.source_format, config.domains):
             skipped["domain_not_selected"] += n_transitions
             continue
         if trajectory.episode_id in job.held_out:
@@ -428,6 +429,10 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
             trajectory = context.apply(trajectory, n_transitions)
             if trajectory is None:
                 continue
+        if trajectory.domain == "terminal":
+            trajectory, before_screen = shell_screens(trajectory)
+            if before_screen:
+                skipped["before_first_screen"] = skipped.get("before_first_screen", 0) + before_screen
         renderer = TrajectoryRenderer(trajectory, counter)
         if config.max_tokens and renderer.system_tokens >= config.max_tokens:
             out.prompt_over_budget[trajectory.domain] = max(renderer.system_tokens,

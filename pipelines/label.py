@@ -41,7 +41,7 @@ from pipelines.options import OptionsError, from_mapping
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
 from schemas.branches import branch_key
-from transforms.agentworld import action_block, prompt_tools, system_prompt, transition_messages
+from transforms.agentworld import action_block, prompt_tools, screen_size, system_prompt, transition_messages
 from transforms.label import branch_points
 from transforms.label.counterfactual import counterfactuals, make_action
 from transforms.label.parse import leftover_tags, parse_output
@@ -161,13 +161,15 @@ def plan_jobs(steps: pa.Table, episodes: pa.Table, options: LabelOptions) -> lis
         system, blocks = system_prompt(domain, tools), []  # rendered once for the episode's requests
         for t in branch_points.choose(episode_id, rows, options.branch_points, options.per_episode, options.seed):
             history = [(rows[i]["action"], rows[i + 1]["observation"]["text"] or "") for i in range(t)]
-            blocks.extend(action_block(rows[i]["action"], domain) for i in range(len(blocks), t))
+            blocks.extend(action_block(rows[i]["action"], domain, screen_size(rows[i]["observation"]))
+                          for i in range(len(blocks), t))
             after = branch_points.next_observation(rows, t)
             next_kind = (after or {}).get("kind") or rows[t]["observation"]["kind"]
             for cf in counterfactuals(domain, rows, t, strategies=options.strategies, seed=options.seed,
                                       episode_id=episode_id):
                 messages = transition_messages(domain, history, cf.action, first_state, tools, task=episode.get("task"),
-                                               system=system, action_blocks=blocks)
+                                               system=system, action_blocks=blocks,
+                                               screen=screen_size(rows[t]["observation"]))
                 input_hash = _sha(orjson.dumps(messages))
                 key = _sha("\x1f".join((options.model, templates[domain], input_hash, sampling_key)).encode())
                 branch = branch_key(rows[t]["step_id"], cf.action)

@@ -5,12 +5,13 @@ system prompt defines it:
 
     system     the domain's world-model system prompt, `{tool_definitions}` filled from the trajectory's
                own tools (recorded definitions, else the calls it made: never an empty list)
-    user       ### Turn 1 / **Task Instruction:** (os, whose prompt lists it) / **Current State:** <first
-               observation> / **Action:** + the action in the domain's form
+    user       ### Turn 1 / **Task Instruction:** (os, whose prompt lists it, and android, whose benchmark rows
+               give it) / **Current State:** <first observation> / **Action:** + the action in the domain's form
     assistant  the observation after action 1 in the domain's answer form:
                android, web, os (their prompts demand it): `<predicted_observation>`...`</predicted_observation>`
                terminal, swe, mcp, search: `**Environment Observation:**` + the observation
-    user       ### Turn 2 / **Action:** ...
+    user       ### Turn 2 / **Current State:** (android, web, os: the GUI domains show the screen in every turn,
+               as the benchmark's rows do) / **Action:** ...
     ...
     user       ### Turn N / **Action:** ...              (the model's target is the next observation)
 
@@ -30,8 +31,12 @@ shape the reference shows for the domain, nulls and `raw` dropped, pretty-printe
   kind, with `{"text"}` when there is one), so one trajectory never mixes two shapes.
 - os: Python code in a fenced `python` block, as the os prompt defines the action: the recorded code when
   the source recorded code (`action.code`), else pyautogui calls made from the structured action
-  (`pyautogui_code`; coordinates normalized to [0, 1], as AgentNet records them).
-- android, web (and any other case): the generic form: the struct's non-null fields in schema order
+  (`pyautogui_code`; coordinates in pixels of the screen the action acted on when its size is known, else
+  normalized to [0, 1], as AgentNet records them).
+- android: Android's JSONAction, as the benchmark's AndroidWorld rows give it (`{"action_type": "click",
+  "index": 3}`, `input_text`, `navigate_back`...; a point in pixels of the screen the action acted on), when
+  that form holds the whole action (`android_action`); else the generic form.
+- web (and any other case): the generic form: the struct's non-null fields in schema order
   (`kind`, `x`, `y`, `x2`, `y2`, `text`, `keys`, `element`, `direction`, `tool_name`, `arguments`, `code`,
   `duration_s`), the JSON-string fields `element`/`arguments` parsed to objects, normalized coordinates
   rounded to 4 decimals (a tenth of a pixel on a 1000-pixel screen).
@@ -189,25 +194,68 @@ def _tool_action(action: dict) -> dict:
     return {"name": call[0], "arguments": call[1]}
 
 
-def action_object(domain: str, action: dict):
+def screen_size(observation: dict | None) -> tuple[int, int] | None:
+    """(width, height) in pixels of an observation's screen (a schema-v1 observation struct), when recorded."""
+    width, height = (observation or {}).get("width"), (observation or {}).get("height")
+    return (width, height) if width and height else None
+
+
+# schema kinds -> Android's JSONAction `action_type`, the form of the benchmark's AndroidWorld rows
+_JSON_ACTION = {"tap": "click", "double_click": "double_tap", "long_press": "long_press", "type": "input_text",
+                "scroll": "scroll", "swipe": "swipe", "back": "navigate_back", "home": "navigate_home",
+                "open_app": "open_app", "wait": "wait", "done": "status", "message": "answer"}
+
+
+def android_action(action: dict, screen: tuple[int, int] | None = None) -> dict | None:
+    """`action` as Android's JSONAction (`{"action_type": "click", "index": 3}` or pixel `x`, `y` on a `screen`
+    of (width, height) pixels); None when that form cannot hold all of it (another kind, a point without the
+    screen's size, a drag's end point): the generic form is used then."""
+    kind = action.get("kind")
+    if kind == "key" and [str(k).upper() for k in action.get("keys") or []] == ["ENTER"]:
+        return {"action_type": "keyboard_enter"}
+    if kind not in _JSON_ACTION or action.get("x2") is not None or action.get("code") is not None:
+        return None
+    out = {"action_type": _JSON_ACTION[kind]}
+    element = _parse_json_field(action["element"]) if action.get("element") else None
+    if isinstance(element, dict) and isinstance(element.get("index"), int):
+        out["index"] = element["index"]
+    elif action.get("x") is not None and action.get("y") is not None:
+        if not screen:
+            return None
+        out["x"], out["y"] = round(action["x"] * screen[0]), round(action["y"] * screen[1])
+    if action.get("direction"):
+        out["direction"] = action["direction"]
+    if kind in ("type", "message") and action.get("text") is not None:
+        out["text"] = action["text"]
+    elif kind == "open_app":
+        out["app_name"] = action.get("text")
+    elif kind == "done":
+        out["goal_status"] = action.get("text") or "complete"
+    return out
+
+
+def action_object(domain: str, action: dict, screen: tuple[int, int] | None = None):
     """The JSON value (dict or list) that stands for `action` in an AgentWorld user turn of `domain`
-    (os, whose action is code, is `os_code`)."""
+    (os, whose action is code, is `os_code`); `screen`: the pixel size of the screen it acted on."""
     if domain == "terminal":
         return _terminal_action(action)
     if domain in _TOOL_DOMAINS:
         return _tool_action(action)
+    if domain == "android" and (json_action := android_action(action, screen)) is not None:
+        return json_action
     return generic_action(action)
 
 
-def os_code(action: dict) -> str:
-    """The os domain's action: the recorded code, else pyautogui calls made from the structured action."""
+def os_code(action: dict, screen: tuple[int, int] | None = None) -> str:
+    """The os domain's action: the recorded code, else pyautogui calls made from the structured action (in
+    pixels of `screen`, when its size is known)."""
     from transforms.os_code import pyautogui_code
 
-    return action.get("code") or pyautogui_code(action)
+    return action.get("code") or pyautogui_code(action, screen)
 
 
-def action_json(domain: str, action: dict) -> str:
-    return _dumps(action_object(domain, action))
+def action_json(domain: str, action: dict, screen: tuple[int, int] | None = None) -> str:
+    return _dumps(action_object(domain, action, screen))
 
 
 def action_turn(turn: int, action: dict, current_state: str | None = None, domain: str | None = None) -> str:
@@ -217,12 +265,13 @@ def action_turn(turn: int, action: dict, current_state: str | None = None, domai
     return user_turn(turn, action_block(action, domain), current_state)
 
 
-def action_block(action: dict, domain: str | None = None) -> str:
+def action_block(action: dict, domain: str | None = None, screen: tuple[int, int] | None = None) -> str:
     """`**Action:**` and the action as a fenced block (JSON; Python code for os): the part of a user turn that
-    depends on the action alone (exporters render it once per turn and reuse it)."""
+    depends on the action alone (exporters render it once per turn and reuse it). `screen`: the pixel size of
+    the screen it acted on, when known (android points in pixels)."""
     if domain == "os":
-        return "**Action:**\n```python\n" + os_code(action) + "\n```"
-    return "**Action:**\n```json\n" + action_json(domain or "", action) + "\n```"
+        return "**Action:**\n```python\n" + os_code(action, screen) + "\n```"
+    return "**Action:**\n```json\n" + action_json(domain or "", action, screen) + "\n```"
 
 
 def state_block(current_state: str | None) -> str:
@@ -230,10 +279,22 @@ def state_block(current_state: str | None) -> str:
     return "" if current_state is None else f"**Current State:**\n{current_state}\n\n"
 
 
+# The GUI domains, whose released benchmark rows show the screen before the action in every turn (a GUI world
+# model predicts the next screen from the current one), where the others show it in turn 1 only
+STATE_EVERY_TURN = ("android", "web", "os")
+# Where the benchmark's rows give the task instruction (turn 1): os, whose prompt lists it, and android,
+# whose rows open with it though its prompt does not name it
+_TASK_DOMAINS = ("android", "os")
+
+
+def state_every_turn(domain: str | None) -> bool:
+    return domain in STATE_EVERY_TURN
+
+
 def task_block(domain: str | None, task: str | None) -> str:
-    """The `**Task Instruction:**` block, for the domains whose prompt lists it as an input (os); empty
+    """The `**Task Instruction:**` block, for the domains whose benchmark rows give it (android, os); empty
     otherwise or when the source recorded no task."""
-    if not task or domain not in DOMAINS or "**Task Instruction**" not in _template(domain):
+    if not task or domain not in _TASK_DOMAINS:
         return ""
     return f"**Task Instruction:**\n{task}\n\n"
 
@@ -303,14 +364,14 @@ def _json_type(value) -> str:
 def transition_messages(domain: str, history: list[tuple[dict, str]], action: dict, first_state: str | None,
                         tools: list[dict] | None = None, *, task: str | None = None,
                         demonstrations: str = "", system: str | None = None,
-                        action_blocks: list[str] | None = None) -> list[dict]:
+                        action_blocks: list[str] | None = None, screen: tuple[int, int] | None = None) -> list[dict]:
     """[system, user, assistant, ..., user]: `history` is the earlier (action, next observation text) pairs in
     order, `action` the action whose next observation is the target, `first_state` the observation shown
     before the first listed action (None: no `**Current State:**` block), `tools` the prompt's tool
     definitions (`prompt_tools`), `task` the instruction (shown where the domain's prompt lists it).
     `system` (`system_prompt(domain, tools, demonstrations)`) and `action_blocks` (`action_block` of each
     history action, in order; more may follow): what a caller that sends several requests of one episode
-    has rendered once for all of them."""
+    has rendered once for all of them. `screen`: the pixel size of the screen `action` acts on, when known."""
     if system is None:
         system = system_prompt(domain, tools, demonstrations)
     messages = [{"role": "system", "content": system}]
@@ -320,7 +381,7 @@ def transition_messages(domain: str, history: list[tuple[dict, str]], action: di
         block = action_blocks[turn - 1] if action_blocks is not None else action_block(past_action, domain)
         messages.append({"role": "user", "content": user_turn(turn, block, state, task=opening)})
         messages.append({"role": "assistant", "content": observation_turn(observation, domain)})
-        state, opening = None, ""
-    messages.append({"role": "user", "content": user_turn(len(history) + 1, action_block(action, domain), state,
+        state, opening = (observation_text(observation) if state_every_turn(domain) else None), ""
+    messages.append({"role": "user", "content": user_turn(len(history) + 1, action_block(action, domain, screen), state,
                                                           task=opening)})
     return messages

@@ -2,8 +2,9 @@
 perform it (the os prompt defines the action as a Python code block of such calls). The reverse of
 `ingest.pyautogui_code`, for the kinds it reads.
 
-Coordinates stay normalized to [0, 1] (4 decimals), as AgentNet's recorded code writes them: the pixel size of
-every screen is not known where the action is rendered. `done` and `wait` are OSWorld's `DONE` and `WAIT`. A
+Coordinates are pixels (integers, as the os prompt's `pyautogui.click(x: int, y: int)` and the benchmark's rows
+have them) where the pixel size of the screen the action acted on is known, else normalized to [0, 1] (4
+decimals), as AgentNet's recorded code writes them. `done` and `wait` are OSWorld's `DONE` and `WAIT`. A
 scroll whose amount was not recorded scrolls one click. A kind pyautogui cannot express (open_app,
 navigate...) is a comment holding the action's JSON, so nothing is dropped silently.
 """
@@ -19,9 +20,11 @@ def _num(value) -> str:
     return f"{round(float(value), 4):g}"
 
 
-def _at(action: dict, x: str = "x", y: str = "y") -> str:
+def _at(action: dict, x: str = "x", y: str = "y", screen: tuple[int, int] | None = None) -> str:
     if action.get(x) is None or action.get(y) is None:
         return ""
+    if screen:
+        return f"x={round(float(action[x]) * screen[0])}, y={round(float(action[y]) * screen[1])}"
     return f"x={_num(action[x])}, y={_num(action[y])}"
 
 
@@ -37,16 +40,17 @@ def _scroll_amount(action: dict) -> int:
     return clicks if action.get("direction") in ("up", "right") else -clicks
 
 
-def pyautogui_code(action: dict) -> str:
+def pyautogui_code(action: dict, screen: tuple[int, int] | None = None) -> str:
+    """`screen`: (width, height) in pixels of the screen the action acted on, when known."""
     kind = action.get("kind")
-    at = _at(action)
+    at = _at(action, screen=screen)
     if kind in _BUTTON_KINDS:
         return f"pyautogui.click({at}{_BUTTON_KINDS[kind]})" if at else \
             f"pyautogui.click({_BUTTON_KINDS[kind].lstrip(', ')})"
     if kind == "move" and at:
         return f"pyautogui.moveTo({at})"
-    if kind == "drag" and at and _at(action, "x2", "y2"):
-        return f"pyautogui.moveTo({at})\npyautogui.dragTo({_at(action, 'x2', 'y2')})"
+    if kind == "drag" and at and _at(action, "x2", "y2", screen):
+        return f"pyautogui.moveTo({at})\npyautogui.dragTo({_at(action, 'x2', 'y2', screen)})"
     if kind == "scroll":
         name = "hscroll" if action.get("direction") in ("left", "right") else "scroll"
         return f"pyautogui.{name}({_scroll_amount(action)}{', ' + at if at else ''})"

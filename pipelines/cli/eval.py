@@ -1,6 +1,7 @@
 """`pipelines eval SOURCE --endpoint URL --model NAME --judge-endpoint URL --judge-model NAME`: the AgentWorldBench
-protocol (infer, judge, score) on a dataset's held-out split, or on AgentWorldBench JSONL (a file, or a folder
-of `*_test.jsonl` files as the reference reads them). See `pipelines.stages.eval`.
+protocol (infer, judge, score) on a dataset's held-out split, or on AgentWorldBench as released (a JSONL or
+Parquet file, a folder of `*_test.jsonl` files as the reference reads them, or of the Parquet files the dataset
+hub converts them to). See `pipelines.stages.eval`.
 
 Exit codes: 0 done (failed samples are counted in the table, as the reference counts them); 1 no world-model
 request got an answer (server unreachable, wrong model...).
@@ -31,8 +32,8 @@ def add_parser(sub, add_lake_args) -> None:
 
     p = sub.add_parser("eval", help="score a world model on held-out data: AgentWorldBench infer, judge, score",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", help="dataset NAME or NAME@VERSION (its --split is evaluated), or an AgentWorldBench "
-                   "JSONL file or folder")
+    p.add_argument("source", help="dataset NAME or NAME@VERSION (its --split is evaluated), or AgentWorldBench "
+                   "as released: a JSONL or Parquet file, or a folder of them")
     p.add_argument("--endpoint", help="the world model's OpenAI-compatible base URL, e.g. http://localhost:8000/v1")
     p.add_argument("--model", required=True, help="the world model's name on the server (or the vLLM model path)")
     p.add_argument("--judge-endpoint", required=True, help="the judge's OpenAI-compatible base URL")

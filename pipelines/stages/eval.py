@@ -1,11 +1,12 @@
 """`pipelines eval`: the AgentWorldBench protocol (Qwen-AgentWorld `eval/eval.py`: infer, judge, score) on a
-dataset's held-out split, or on AgentWorldBench JSONL files.
+dataset's held-out split, or on AgentWorldBench as released (its JSONL files, or the hub's Parquet of them).
 
 1. Samples: a dataset version is exported as `sft --format bench` (the reference's record layout, with our
    grouped splits) under `<lake>/evals/<dataset>/bench-<hash>/`, and its `<split>/*_<split>.jsonl` files
    are read; a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
-   `load_data` globs `*_test.jsonl`). Each line is a sample, a duplicate line too (its key numbered), as
-   the reference evaluates every line. `per_domain` keeps the first N samples of each domain.
+   `load_data` globs `*_test.jsonl`, else the split's Parquet files; `read_bench`). Each line is a sample, a
+   duplicate line too (its key numbered), as the reference evaluates every line. `per_domain` keeps the
+   first N samples of each domain.
 2. Infer: each sample's messages exactly as the reference's `run_inference` builds them (system_str, the
    earlier prompt/response pairs, the current prompt), sent with the labeler's client (any
    OpenAI-compatible server, or vLLM's offline engine); the generation is the answer's content alone (the
@@ -39,6 +40,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -104,28 +106,65 @@ def _sha(data, n: int = 32) -> str:
 
 # samples ----------------------------------------------------------------------------------------------
 def read_bench(path: str, split: str) -> list[dict]:
-    """AgentWorldBench records from a JSONL file, or from a folder's `*_<split>.jsonl` files (sorted, and
-    their `<split>/` sub-folder's, where our bench export writes them). Raises ValueError naming the file
-    and line of a record that is not a JSON object."""
-    if os.path.isdir(path):
-        files = sorted(glob.glob(os.path.join(path, f"*_{split}.jsonl"))
-                       + glob.glob(os.path.join(path, split, f"*_{split}.jsonl")))
-    else:
-        files = [path]
+    """AgentWorldBench records as released: a JSONL or Parquet file, or a folder of `*_<split>.jsonl` files
+    (sorted, and their `<split>/` sub-folder's, where our bench export writes them) or, when it has none, of
+    the Parquet files the dataset hub converts them to (`<config>/<split>/0000.parquet`,
+    `<config>/partial-<split>/`, `<name>-<split>.parquet`, `<split>-00000-of-00001.parquet`: the files of the
+    split, at any depth). Raises
+    ValueError naming the file and line (row) of a record that is not an AgentWorldBench record."""
+    files = _bench_files(path, split) if os.path.isdir(path) else [path]
     records = []
     for name in files:
-        with open(name, "rb") as f:
-            for number, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = orjson.loads(line)
-                except orjson.JSONDecodeError as e:
-                    raise ValueError(f"{name} line {number}: not JSON: {e}") from None
-                if not isinstance(record, dict) or not isinstance(record.get("prompt"), (list, str)):
-                    raise ValueError(f"{name} line {number}: not an AgentWorldBench record (no prompt list)")
-                records.append(record)
+        rows = _parquet_rows(name) if name.endswith(".parquet") else _jsonl_rows(name)
+        for number, record in rows:
+            if not isinstance(record, dict) or not isinstance(record.get("prompt"), (list, str)):
+                raise ValueError(f"{name} {'row' if name.endswith('.parquet') else 'line'} {number}: "
+                                 "not an AgentWorldBench record (no prompt list)")
+            records.append(record)
     return records
+
+
+def _bench_files(folder: str, split: str) -> list[str]:
+    jsonl = sorted(glob.glob(os.path.join(folder, f"*_{split}.jsonl"))
+                   + glob.glob(os.path.join(folder, split, f"*_{split}.jsonl")))
+    if jsonl:
+        return jsonl
+    named = re.compile(rf"(^|[-_.]){re.escape(split)}([-_.]|$)")
+    found = []
+    for path in glob.glob(os.path.join(folder, "**", "*.parquet"), recursive=True):
+        *parents, name = os.path.relpath(path, folder).split(os.sep)  # the split is named below `folder`
+        if named.search(name[:-len(".parquet")]) or (parents and named.search(parents[-1])):
+            found.append(path)
+    return sorted(found)
+
+
+def _jsonl_rows(name: str):
+    with open(name, "rb") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield number, orjson.loads(line)
+            except orjson.JSONDecodeError as e:
+                raise ValueError(f"{name} line {number}: not JSON: {e}") from None
+
+
+def _parquet_rows(name: str):
+    """(row number, record) a row group at a time; a file without the prompt column says so."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(name)
+    except Exception as e:  # pyarrow raises several kinds for a file that is not Parquet
+        raise ValueError(f"{name}: not a Parquet file: {e}") from None
+    if "prompt" not in parquet.schema_arrow.names:
+        raise ValueError(f"{name}: not AgentWorldBench records (no prompt column; columns "
+                         f"{', '.join(parquet.schema_arrow.names)})")
+    number = 0
+    for group in range(parquet.num_row_groups):
+        for record in parquet.read_row_group(group).to_pylist():
+            number += 1
+            yield number, record
 
 
 def dataset_samples(lake: Lake, catalog_path: str | None, dataset: str, options: EvalOptions,

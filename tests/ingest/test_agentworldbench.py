@@ -61,14 +61,21 @@ def test_a_line_that_disagrees_with_its_trajectory_is_quarantined(run, query, tm
                                  "its earlier lines (neither extends the other)")
 
 
-def _prefix_lines(order):
+INSTRUCTION = ("\n\nPlease analyze the input above and predict the realistic output/response that the environment "
+               "would produce.\n\nFirst, think step by step to explain your reasoning. Then, provide the simulated "
+               "environment observation wrapped strictly within the <predicted_observation></predicted_observation> tags.")
+
+
+def _prefix_lines(order, instruction=""):
     """The bundled terminal trajectory as a file whose line k holds turns 1..k only (the evaluated turn and
-    the ones before it), lines written in `order` of turns."""
+    the ones before it), lines written in `order` of turns; `instruction` appended to each line's last prompt,
+    as the released files do."""
     full = json.loads((BENCH / "terminal_test.jsonl").read_text().splitlines()[-1])
     lines = []
     for k in order:
-        line = {**full, "prompt": full["prompt"][:k], "response": full["response"][:k], "turn_idx": k,
-                "current_prompt": full["prompt"][k - 1], "total_turns": k}
+        prompts = full["prompt"][:k]
+        line = {**full, "prompt": prompts[:-1] + [prompts[-1] + instruction], "response": full["response"][:k],
+                "turn_idx": k, "current_prompt": full["prompt"][k - 1], "total_turns": k}
         lines.append(json.dumps(line))
     return lines, full
 
@@ -91,6 +98,18 @@ def test_lines_holding_growing_prefixes_fold_into_the_longest(run, query, tmp_pa
     assert steps[-1]["final_observation"]["text"] == "1200\nroot@ad092d3df69c:/app#"
     env = json.loads(ep["env"])
     assert env["evaluated_turns"] == sorted(order) and env["total_turns"] == 3
+
+
+def test_growing_lines_with_the_evaluation_instruction_fold_into_one_trajectory(run, query, tmp_path):
+    """Each line's last prompt ends with the instruction its later copies lack: still 3 steps, no conflict."""
+    lines, _ = _prefix_lines([1, 2, 3], INSTRUCTION)
+    result = run("ingest-all", [_write(tmp_path, lines)])
+    assert (result.episodes, result.steps, result.quarantined) == (1, 3, 0)
+    ep, steps = _episode(query, "terminal_test.jsonl")
+    assert [s["action"]["text"] for s in steps] == ["ls /app\n", "wc -l /app/data.csv\n",
+                                                     "tail -n +2 /app/data.csv | wc -l\n"]
+    assert not any("Please analyze" in s["action"]["raw"] for s in steps)
+    assert json.loads(ep["env"])["instruction_suffix"] == INSTRUCTION
 
 
 def test_a_line_that_disagrees_with_the_prefix_before_it_is_quarantined(run, query, tmp_path):

@@ -21,6 +21,7 @@ BY_CONTENT = {
     "search/search-session.jsonl": "mcp_jsonrpc",
     "agentworld/bench/search_test.jsonl": "agentworldbench",
     "agentworld/bench/terminal_test.jsonl": "agentworldbench",
+    "agentworld/released/android_test.jsonl": "agentworldbench",
     "atif/hello-world/trajectory.json": "atif",
 }
 

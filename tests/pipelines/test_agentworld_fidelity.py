@@ -1,7 +1,10 @@
 """What a world model is trained on and asked, read against each domain's own system prompt, over the
 bundled samples of every domain: every SFT record of the export and every labeler request.
 
-- inputs: no placeholder left; a tool domain lists its tools (never an empty list); os shows the task;
+- inputs: no placeholder left; a tool domain lists its tools (never an empty list); os and android show the
+  task in turn 1 (where the benchmark's rows give it);
+- state: the GUI domains (android, web, os) show `**Current State:**` in every turn after the first, as the
+  benchmark's android rows do; the others in the record's first turn only;
 - action form: os a fenced Python block; swe, mcp, search a `{"name", "arguments"}` tool call, every turn;
 - target form: the `<predicted_observation>` block where the prompt demands it (android, web, os), the
   `**Environment Observation:**` marker elsewhere; never empty (a silent command is `(no output)`);
@@ -28,6 +31,8 @@ from transforms.label.parse import parse_output
 GOLDEN = Path(__file__).resolve().parent.parent / "transforms" / "export" / "golden" / "agentworld"
 TOOL_DOMAINS = ("swe", "mcp", "search")
 BLOCK_DOMAINS = ("android", "web", "os")
+GUI_DOMAINS = ("android", "web", "os")
+TASK_DOMAINS = ("android", "os")
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +70,8 @@ def _check_messages(domain: str, messages: list[dict], task_expected: bool) -> N
             if domain in TOOL_DOMAINS:
                 assert set(value) == {"name", "arguments"} and isinstance(value["arguments"], dict)
         assert ("**Task Instruction:**\n" in user) == (i == 0 and task_expected)
+        if i > 0:
+            assert ("**Current State:**\n" in user) == (domain in GUI_DOMAINS), f"{domain} turn {i + 1}"
     for m in turns:
         if m["role"] == "assistant":
             _check_target(domain, m["content"])
@@ -85,7 +92,7 @@ def test_every_sft_record_reads_correctly_against_its_prompt(lake, tmp_path):
     domains = {r["domain"] for r in records}
     assert domains == set(agentworld.DOMAINS)
     for r in records:
-        task = r["domain"] == "os" and bool(_task_of(lake, r["id"]))
+        task = r["domain"] in TASK_DOMAINS and bool(_task_of(lake, r["id"]))
         _check_messages(r["domain"], r["messages"][:-1], task)
         _check_target(r["domain"], r["messages"][-1]["content"])
 
@@ -94,9 +101,10 @@ def test_one_golden_record_per_domain(lake, tmp_path):
     """The shortest record with one turn of history whose action acts on the environment (not a chat
     message to a user), per domain (tests/goldens.py: a missing one fails with the command that writes it)."""
     records, _ = _records(lake, tmp_path / "sft")
+    bench = _released_rows(lake)  # the released benchmark's rows (there for the reader's tests) pick no golden
     for domain in agentworld.DOMAINS:
         candidates = [r for r in records if r["domain"] == domain and len(r["messages"]) == 5
-                      and '"name": "message"' not in r["messages"][3]["content"]]
+                      and '"name": "message"' not in r["messages"][3]["content"] and r["id"].split(":")[0] not in bench]
         chosen = min(candidates, key=lambda r: (len(json.dumps(r)), r["id"]))
         goldens.check_json(GOLDEN / f"{domain}.json", chosen, indent=1, sort_keys=True)
 
@@ -107,7 +115,8 @@ def test_a_budget_keeps_every_record_numbered_from_1_and_reports_what_does_not_f
     trimmed = [r for r in records if "earlier turn" in r["messages"][1]["content"]]
     assert trimmed  # some history was cut, and said so in one line before the first turn
     for r in records:
-        _check_messages(r["domain"], r["messages"][:-1], r["domain"] == "os" and bool(_task_of(lake, r["id"])))
+        _check_messages(r["domain"], r["messages"][:-1],
+                        r["domain"] in TASK_DOMAINS and bool(_task_of(lake, r["id"])))
         assert re.match(r"(\(\d+ earlier turns? of this trajectory not shown\)\n\n)?### Turn 1\n",
                         r["messages"][1]["content"])
     # the search prompt alone is ~7.4k tokens: no search record fits, and that is said loudly
@@ -131,7 +140,7 @@ def test_every_labeler_request_reads_correctly_against_its_prompt(lake, tmp_path
         _check_messages(domain, body["messages"], task)
         if task:
             with_task.add(domain)
-    assert seen == set(agentworld.DOMAINS) and with_task == {"os"}
+    assert seen == set(agentworld.DOMAINS) and with_task == set(TASK_DOMAINS)
 
 
 def _domain_of_prompt(system: str) -> str:
@@ -147,3 +156,12 @@ def _task_of(lake: str, step_id: str) -> str | None:
     with open_catalog(Lake(lake), read_only=True) as cat:
         rows = cat.con.execute("SELECT task FROM episodes WHERE episode_id = ?", [step_id.split(":")[0]]).fetchall()
     return rows[0][0] if rows else None
+
+
+def _released_rows(lake: str) -> set[str]:
+    from pipelines.runs import open_catalog
+
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        rows = cat.con.execute("SELECT episode_id FROM episodes WHERE source_uri LIKE '%agentworld/released/%'"
+                               ).fetchall()
+    return {row[0] for row in rows}

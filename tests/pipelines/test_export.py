@@ -80,7 +80,7 @@ def test_sft_records_of_the_droidbot_run_match_the_golden_file(droidbot, tmp_pat
     third = records[2]
     assert third["id"] == f"{EPISODE}:2" and third["origin"] == "real"
     assert third["messages"][1]["content"].startswith("### Turn 1\n**Current State:**\nActivity: com.android.launcher3")
-    assert '"kind": "back"' in third["messages"][5]["content"]
+    assert '"action_type": "navigate_back"' in third["messages"][5]["content"]
     assert '[10] TextView "跳过"' in third["messages"][6]["content"]
 
 
@@ -209,7 +209,7 @@ def test_simulated_steps_stay_out_unless_included(droidbot, tmp_path, lake):
     simulated = [r for r in rows if r["origin"] == "simulated"]
     assert len(simulated) == 1 and simulated[0]["id"] == f"{EPISODE}:2:sim-x"
     assert simulated[0]["messages"][-1]["content"].endswith("(predicted)\n</predicted_observation>")
-    assert '"kind": "home"' in simulated[0]["messages"][-2]["content"]
+    assert '"action_type": "navigate_home"' in simulated[0]["messages"][-2]["content"]  # the JSONAction form
     _, cpt_both = _export(droidbot, tmp_path, "cpt", name="cpt-both", include_simulated=True)
     assert cpt_both["rows"] == before["cpt"][1]["rows"] + 1  # the branch line adds one document, not a copy
 

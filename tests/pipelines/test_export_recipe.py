@@ -20,6 +20,7 @@ from tests.conftest import REPO, SAMPLES
 from transforms import agentworld
 from transforms.export import recipe as recipes
 from transforms.export.rl import FRAGMENT_NAME as VERL_FRAGMENT
+from transforms.export.transitions import HTTP_WEB
 
 GOLDEN = Path(__file__).resolve().parent.parent / "transforms" / "export" / "golden"
 DROIDBOT_ONLY = definition.parse("ingest-droidbot", 'dataset = "android"\nformats = ["droidbot"]\n'
@@ -37,7 +38,12 @@ def _query(lake: str, sql: str, params=()) -> list[dict]:
         return cat.con.execute(sql, list(params)).to_arrow_table().to_pylist()
 
 
+# the DevTools log's web episodes are HTTP captures, exported only when named: they are among the cases here
+EVERY_DOMAIN = [*agentworld.DOMAINS, HTTP_WEB]
+
+
 def _export(lake: str, out: Path, kind: str, fmt: str | None = None, **options) -> dict:
+    options.setdefault("domains", EVERY_DOMAIN)
     return export(Lake(lake), None, "all", str(out), ExportOptions(kind=kind, format=fmt, **options),
                   log=lambda line: None)
 
@@ -64,7 +70,8 @@ def _steps(lake: str, uri_suffix: str) -> list[dict]:
 def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
     """The digests were written by the exporter before the recipe existed (every kind and format of the
     DroidBot sample: shards, extra files, and the manifest less its path-dependent export id; the RL digests
-    include the reward's judge context in `extra_info`, which came first). Only the trainer configs
+    include the reward's judge context in `extra_info`, which came first; the formats that show a GUI turn's
+    state were rewritten when every turn, not the first only, came to show it). Only the trainer configs
     (`trainers/`, the manifest's `trainer_configs`) are new; the verl fragment names absolute paths, so it is
     left out of the digests. The manifests' digests were written again when token counts became the Qwen3.5
     tokenizer's (its `tokenizer`, `tokens` and `tokens_total`); every shard's digest is the first one."""

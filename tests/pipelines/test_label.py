@@ -13,6 +13,7 @@ from pipelines.label_client import ChatRequest, ClientConfig, Sampling, complete
 from pipelines.lake import Lake
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import ScriptedServer, chat_completion, free_port
+from transforms import agentworld
 
 DROIDBOT = SAMPLES / "android" / "droidbot-run"  # one episode, 12 steps, screens on steps 0-3
 MESSAGES = [{"role": "system", "content": "You are a world model."}, {"role": "user", "content": "### Turn 1"}]
@@ -103,7 +104,10 @@ def test_bounded_concurrency_and_order(server):
 def _predict(body):
     """Answers with the action kind it was asked about (so a test can check each result lands on its
     branch); scroll requests are cut at max_tokens."""
-    kind = re.findall(r'"kind": "(\w+)"', body["messages"][-1]["content"])[-1]
+    named = re.findall(r'"(kind|action_type)": "(\w+)"', body["messages"][-1]["content"])[-1]
+    # android actions come as JSONAction where that form holds them: the schema kind it stands for
+    kind = named[1] if named[0] == "kind" else {v: k for k, v in agentworld._JSON_ACTION.items()}.get(
+        named[1], "key" if named[1] == "keyboard_enter" else named[1])
     if kind == "scroll":
         return 200, chat_completion("<predicted_observation>[1] List", "length"), 0.0
     return 200, chat_completion(f"<think>It is {kind}.</think>\n<predicted_observation>\n"

@@ -43,19 +43,21 @@ class TrajectoryRenderer:
             domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]))
         self.task = agentworld.task_block(domain, trajectory.task)
         # Every sample of the trajectory repeats its earlier turns: render each action once, here.
-        self._blocks = [agentworld.action_block(turn.action, domain) for turn in turns]
+        self._blocks = [agentworld.action_block(turn.action, domain, turn.screen) for turn in turns]
         self.assistants = [agentworld.observation_turn(turn.observation, domain) for turn in turns]
         # the state shown when a record starts at turn k: the observation before action k
         self.states = [trajectory.first_state] + [turn.observation for turn in turns]
+        # GUI domains show the state before every action; the others before the record's first one only
+        self.every_state = agentworld.state_every_turn(domain)
         # the untrimmed record's user messages, shared by every sample that keeps the whole history
-        self.users = [agentworld.user_turn(i + 1, block, self.states[0] if i == 0 else None,
+        self.users = [agentworld.user_turn(i + 1, block, self.states[0] if i == 0 else self._turn_state(i),
                                            task=self.task if i == 0 else "") for i, block in enumerate(self._blocks)]
         self._system_message = {"role": "system", "content": self.system}
         self._history = []
         for user, assistant in zip(self.users, self.assistants):
             self._history += [{"role": "user", "content": user}, {"role": "assistant", "content": assistant}]
         self._system_json, self._history_json = None, None  # messages_json's, built on first use
-        bare = [agentworld.user_turn(i + 1, block) for i, block in enumerate(self._blocks)]
+        bare = [agentworld.user_turn(i + 1, block, self._turn_state(i)) for i, block in enumerate(self._blocks)]
         self._user_tokens = [counter.message(u) for u in bare]
         self._assistant_tokens = [counter.message(a) for a in self.assistants]
         self._pair_tokens = [u + a for u, a in zip(self._user_tokens, self._assistant_tokens)]
@@ -72,8 +74,14 @@ class TrajectoryRenderer:
         other.system_tokens = self.counter.message(system)
         return other
 
+    def _turn_state(self, i: int) -> str | None:
+        """The state a turn after a record's first shows: the screen before action i in the GUI domains."""
+        return agentworld.observation_text(self.states[i]) if self.every_state and i > 0 else None
+
     def _opening(self, first: int, task: bool) -> str:
-        state = self.states[first]
+        """What a record's first turn adds to the turn's own text: the omitted line, the task and (where later
+        turns show none) the state."""
+        state = None if self.every_state and first > 0 else self.states[first]
         return (agentworld.omitted_line(first) + (self.task if task else "")
                 + (agentworld.state_block(state) if state is not None else ""))
 
@@ -84,9 +92,9 @@ class TrajectoryRenderer:
         if first == 0 and task:
             return self.users[i]
         if i != first:
-            return agentworld.user_turn(i - first + 1, self._blocks[i])
-        return agentworld.user_turn(1, self._blocks[i], self.states[i], task=self.task if task else "",
-                                    omitted=first)
+            return agentworld.user_turn(i - first + 1, self._blocks[i], self._turn_state(i))
+        state = self._turn_state(i) if i > 0 and self.every_state else self.states[i]
+        return agentworld.user_turn(1, self._blocks[i], state, task=self.task if task else "", omitted=first)
 
     def sample(self, t: int, max_tokens: int | None = None) -> Sample | None:
         """History turns [k, t) + action t -> observation t+1, with the oldest turns dropped until it fits.

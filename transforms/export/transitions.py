@@ -38,6 +38,24 @@ EPISODE_COLUMNS = ["episode_id", "domain", "platform", "source_format", "task", 
 _ORIGIN_RANK = {"real": 0, "perturbed": 1, "simulated": 2}
 
 
+# Web episodes read from HTTP captures (HAR, DevTools logs) hold HTTP exchanges, not page states: a web world
+# model trained on them learns to answer with HTTP responses. They are selected under their own name, and only
+# when `--domains` names it.
+HTTP_CAPTURE_FORMATS = ("har", "cdp")
+HTTP_WEB = "web-http"
+
+
+def selection_domain(domain: str, source_format: str | None) -> str:
+    """The name an export's `--domains` selects an episode by: its domain, or HTTP_WEB for HTTP captures."""
+    return HTTP_WEB if domain == "web" and source_format in HTTP_CAPTURE_FORMATS else domain
+
+
+def domain_selected(domain: str, source_format: str | None, domains: list[str] | None) -> bool:
+    """Whether an export with `domains` (None: all) takes the episode: HTTP captures only when named."""
+    name = selection_domain(domain, source_format)
+    return name in domains if domains else name != HTTP_WEB
+
+
 @dataclass(frozen=True)
 class Turn:
     step_id: str  # the step whose action this is
@@ -49,6 +67,9 @@ class Turn:
     # the observation reports a failed action (`is_error`, or a non-zero exit code); the recipe's retry and
     # environment-failure filters read it
     observation_error: bool = False
+    # (width, height) in pixels of the screen the action acted on, when the source recorded it: GUI actions
+    # are rendered in pixels with it
+    screen: tuple[int, int] | None = None
 
 
 @dataclass
@@ -157,7 +178,7 @@ def _line(rows: list[dict]) -> tuple[str | None, str, str, list[Turn], str | Non
         else:
             after, obs_id, obs_origin = row["final_observation"], row["step_id"], row["origin"] or "real"
         turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", _text(after), obs_id,
-                          obs_origin, _failed(after)))
+                          obs_origin, _failed(after), agentworld.screen_size(row["observation"])))
     first = rows[0]
     url = next((r["observation"]["url"] for r in rows if r["observation"] and r["observation"].get("url")), None)
     return _text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url

@@ -1,0 +1,126 @@
+"""One exported record per domain (`export sft --format bench`, over every bundled sample) held against the
+benchmark's record layout for that domain: a reviewed golden per domain in
+tests/transforms/export/golden/bench_layout/, each naming its evidence (the released rows the dataset viewer
+shows, the reference's README record and prompts, a loader of the real files). Checked: the sections of turn 1
+and of the later turns, in order; the action's fence; the response marker. What still differs is listed in
+each golden with its reason, and every such difference is in the README."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pipelines import cli, definition
+from pipelines.lake import Lake
+from pipelines.runner import run_ingest
+from pipelines.runs import open_catalog
+from tests.conftest import REPO, SAMPLES
+from transforms import agentworld
+
+LAYOUTS = REPO / "tests" / "transforms" / "export" / "golden" / "bench_layout"
+SECTION = re.compile(r"^\*\*([A-Z][A-Za-z ]+):\*\*$", re.M)
+FENCE = re.compile(r"\*\*Action:\*\*\n```([\w-]*)\n")
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> str:
+    lake = str(tmp_path_factory.mktemp("bench-layout") / "lake")
+    assert run_ingest(definition.load("ingest-all"), lake, [str(SAMPLES)], progress=False,
+                      log=lambda line: None).status == "success"
+    return lake
+
+
+def _bench(lake: str, out: Path, *extra: str) -> list[dict]:
+    assert cli.main(["export", "sft", "all", "--format", "bench", "--out", str(out), "--lake", lake,
+                     "--split-ratios", "1,0,0", *extra]) == 0
+    return [json.loads(line) for path in sorted(out.rglob("*_train.jsonl")) for line in path.read_text().splitlines()]
+
+
+def _episodes(lake: str, where: str) -> set[str]:
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        return {r[0] for r in cat.con.execute(f"SELECT episode_id FROM episodes WHERE {where}").fetchall()}
+
+
+@pytest.fixture(scope="module")
+def records(lake, tmp_path_factory) -> list[dict]:
+    """The bench export of every bundled sample, less the benchmark's own rows read back (the layout is held
+    against what our sources become)."""
+    bench = _episodes(lake, "source_format = 'agentworldbench'")
+    rows = _bench(lake, tmp_path_factory.mktemp("bench") / "out")
+    return [r for r in rows if r["source_id"].split(":")[0] not in bench]
+
+
+def _layout(domain: str) -> dict:
+    return json.loads((LAYOUTS / f"{domain}.json").read_text())
+
+
+def _sections(prompt: str) -> list[str]:
+    """The prompt's own section headers, in order (the state's text is not searched: it ends at the action)."""
+    head, _, _ = prompt.partition("**Action:**\n")
+    return SECTION.findall(head) + ["Action"]
+
+
+def _matches(found: list[str], expected: list[str]) -> bool:
+    """`found` is `expected` with the optional sections (marked `?`) present or not, in order."""
+    pattern = "".join(f"({re.escape(s[:-1])}\\n)?" if s.endswith("?") else f"{re.escape(s)}\\n" for s in expected)
+    return re.fullmatch(pattern, "".join(f"{s}\n" for s in found)) is not None
+
+
+@pytest.mark.parametrize("domain", agentworld.DOMAINS)
+def test_one_record_per_domain_follows_the_benchmark_layout(records, domain):
+    layout = _layout(domain)
+    candidates = [r for r in records if r["task"] == domain and r["turn_idx"] >= 2]
+    record = min(candidates, key=lambda r: (len(json.dumps(r)), r["source_id"]))
+    prompts = record["prompt"][:record["turn_idx"]]
+    # a difference the golden lists may say how our first turn differs (and why)
+    first = next((d["ours_first_turn"] for d in layout["differences"] if "ours_first_turn" in d), layout["first_turn"])
+    assert _matches(_sections(prompts[0]), first), (domain, _sections(prompts[0]))
+    for prompt in prompts[1:]:
+        assert _matches(_sections(prompt), layout["later_turns"]), (domain, _sections(prompt))
+    excused = any("action form" in d["what"] for d in layout["differences"])
+    for prompt in prompts:
+        assert FENCE.search(prompt).group(1) in layout["benchmark_action_fences"] or excused, domain
+    assert all(r.startswith(agentworld.OBSERVATION_MARKER + "\n") for r in record["response"])
+
+
+def test_the_task_instruction_opens_the_records_where_the_benchmark_gives_it(records):
+    """android and os records of a trajectory with a task open with it; the other domains never show one."""
+    shown = {r["task"] for r in records if r["prompt"][0].startswith("### Turn 1\n**Task Instruction:**\n")}
+    assert shown == {"os", "android"} & shown and "os" in shown
+    assert not any("**Task Instruction:**" in p for r in records if r["task"] not in ("android", "os")
+                   for p in r["prompt"])
+
+
+@pytest.mark.parametrize("domain", agentworld.DOMAINS)
+def test_every_remaining_difference_is_in_the_readme(domain):
+    readme = (REPO / "README.md").read_text()
+    for difference in _layout(domain)["differences"]:
+        assert difference["what"] in readme and difference["why"]
+
+
+def test_http_captures_are_kept_out_of_web_unless_named(lake, records, tmp_path):
+    """HAR and DevTools-log episodes hold HTTP exchanges, not page states: not exported as web unless
+    `--domains web-http` names them (then they are web records)."""
+    http = _episodes(lake, "source_format IN ('har', 'cdp')")
+    assert http and any(r["task"] == "web" for r in records)
+    assert not any(r["source_id"].split(":")[0] in http for r in records)
+    assert not any(r["source_id"].split(":")[0] in http for r in _bench(lake, tmp_path / "web", "--domains", "web"))
+    named = _bench(lake, tmp_path / "web-http", "--domains", "web-http")
+    assert named and {r["source_id"].split(":")[0] for r in named} <= http and {r["task"] for r in named} == {"web"}
+    manifest = json.loads((tmp_path / "web-http" / "manifest.json").read_text())
+    assert manifest["skipped"]["domain_not_selected"] > 0
+
+
+def test_terminal_records_show_the_shell_screen(lake, records, tmp_path):
+    """Terminus's wrappers are cut from every terminal state and observation, and its run (whose first
+    message is instructions) starts at its first screen; the turns before it are counted in the manifest."""
+    terminal = [r for r in records if r["task"] == "terminal"]
+    assert terminal and not any("New Terminal Output:" in text or "Current terminal state:" in text
+                                for r in terminal for text in r["prompt"] + r["response"])
+    terminus = _episodes(lake, "source_uri LIKE '%terminus_2/hello-world-context-summarization.trajectory.json'")
+    first = [r for r in terminal if r["source_id"].split(":")[0] in terminus and r["turn_idx"] == 1]
+    assert first and all(r["prompt"][0].startswith("### Turn 1\n**Current State:**\nroot@CONTAINER_ID:/app# mkdir "
+                                                   "test_dir\n\n**Action:**") for r in first)
+    _bench(lake, tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["skipped"]["before_first_screen"] >= 1
