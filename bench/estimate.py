@@ -77,8 +77,9 @@ def counts(lake: Path) -> tuple[int, int]:
 
 
 def parts_bytes(lake: Path) -> int:
-    """Bytes of the dataset's parts (tables and blobs), the catalog and reports left out."""
-    return sum(p.stat().st_size for p in lake.glob("datasets/*/parts/**/*") if p.is_file())
+    """Bytes of the dataset's parts and the blob store, the catalog and reports left out."""
+    files = [*lake.glob("datasets/*/parts/**/*"), *lake.glob("blobs/**/*")]
+    return sum(p.stat().st_size for p in files if p.is_file())
 
 
 def run_size(units, copies: int, work: Path, task_mb: float, stages: list[str]) -> dict:
@@ -114,8 +115,8 @@ def report(small: dict, large: dict, stages: list[str], args) -> list[str]:
         total_core_h, total_wall_h = total_core_h + core_h, total_wall_h + wall_h
         lines.append(f"{name:20s} {per_traj * 1000:12.2f} {core_h:11,.1f} {wall_h:8,.1f} {1 - SPREAD[name]:7.0%} "
                      f"{max(small[name][1], large[name][1]):15,.0f}")
-    # blobs are stored once by content, so the copies share their screenshots: the parts per trajectory of one
-    # copy are the measure
+    # blobs are stored once by content, so copies share their screenshots: the smaller run's bytes per trajectory
+    # are the measure, exact with one copy (the default --small 1)
     lake_per_traj = small["parts_bytes"] / max(small["episodes"], 1)
     lines += [f"{'all stages':20s} {'':12s} {total_core_h:11,.1f} {total_wall_h:8,.1f}", "",
               f"lake: {lake_per_traj / 1e3:,.1f} kB per trajectory after ingest -> {lake_per_traj * n / 1e12:,.2f} TB "
