@@ -205,18 +205,23 @@ def _user(out: list[Message], item: dict, stamp, where: str, extras: dict, answe
 
 
 def _response_text(responses: list[dict]) -> tuple[str | None, bool]:
-    """(text, is an error) of a call's function responses: `output`, else `error`, else the response as JSON."""
+    """(text, is an error) of a call's function responses (`function_response_text` each)."""
     texts, failed = [], False
     for r in responses:
-        body = r.get("response") if isinstance(r.get("response"), dict) else {}
-        if isinstance(body.get("output"), str):
-            texts.append(body["output"])
-        elif "error" in body:
-            failed = True
-            texts.append(body["error"] if isinstance(body["error"], str) else dumps(body["error"]))
-        else:
-            texts.append(dumps(body))
+        text, error = function_response_text(r.get("response") if isinstance(r.get("response"), dict) else {})
+        texts.append(text)
+        failed = failed or error
     return "\n".join(texts) or None, failed
+
+
+def function_response_text(body: dict) -> tuple[str, bool]:
+    """(text, is an error) of one Gemini `functionResponse.response` (Gemini CLI and its fork Qwen Code write
+    the same): `output`, else `error`, else the response as JSON."""
+    if isinstance(body.get("output"), str):
+        return body["output"], False
+    if "error" in body:
+        return (body["error"] if isinstance(body["error"], str) else dumps(body["error"])), True
+    return dumps(body), False
 
 
 def _exit_code(tool: str | None, text: str | None) -> int | None:

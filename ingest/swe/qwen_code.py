@@ -35,8 +35,8 @@ from typing import Iterator
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.swe.gemini_cli import function_response_text
 from ingest.times import parse_time
-from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code"
@@ -154,14 +154,10 @@ def _tool_result(record: dict, parts: list[dict], stamp, where: str, messages: l
         response = part.get("functionResponse")
         if isinstance(response, dict):
             call_id, tool = response.get("id") or call_id, response.get("name")
-            body = response.get("response") if isinstance(response.get("response"), dict) else {}
-            if isinstance(body.get("output"), str):
-                texts.append(body["output"])
-            elif "error" in body:
-                failed = True
-                texts.append(body["error"] if isinstance(body["error"], str) else dumps(body["error"]))
-            else:
-                texts.append(dumps(body))
+            text, error = function_response_text(response.get("response")
+                                                 if isinstance(response.get("response"), dict) else {})
+            texts.append(text)
+            failed = failed or error
         elif isinstance(part.get("text"), str):
             texts.append(part["text"])
     text = "\n".join(texts) or None
