@@ -48,9 +48,7 @@ def _indexed_line(index, view: dict) -> str:
     if get("bounds"):
         (x1, y1), (x2, y2) = get("bounds")
         parts.append(f"bounds=[{x1},{y1}][{x2},{y2}]")
-    flags = [flag for flag in INTERACTIVE_FLAGS + STATE_FLAGS if get(flag)]
-    if flags:
-        parts.append(" ".join(flags))
+    parts.extend(flag for flag in INTERACTIVE_FLAGS + STATE_FLAGS if get(flag))  # each its own field
     return " | ".join(parts)
 
 
