@@ -422,8 +422,8 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
 
     per_source = android_state.mode(config.kind, config.format, config.android_state) == "per-source"
     steps = _group_steps(lake, group["steps"], trees=per_source)
-    state_text = android_state.state_text if per_source else None
-    for trajectory in trajectories(steps, episodes, branches, state_text) if steps.num_rows else ():
+    state_text, action_text = (android_state.state_text, android_state.action_text) if per_source else (None, None)
+    for trajectory in trajectories(steps, episodes, branches, state_text, action_text) if steps.num_rows else ():
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions
         out.actions_in += len(trajectory.turns) - trajectory.start

@@ -16,6 +16,8 @@ Each renders the canonical view list every Android reader stores in `observation
 
 from __future__ import annotations
 
+import orjson
+
 from schemas.render import INTERACTIVE_FLAGS, STATE_FLAGS
 
 STYLES = ("indexed", "phone_state", "droidbot")
@@ -124,9 +126,14 @@ def render_droidbot(views: list[dict]) -> str:
     """DroidBot's state text: each visible view with text, a description or a scroll bar (system bars left
     out), numbered in order, as `<tag id=N text='description' attr=selected bound_box=l,t,r,b>text</tag>`;
     the tag says what the view does (input, checkbox, button, scrollbar, else p)."""
+    return "\n".join(droidbot_elements(views).values())
+
+
+def droidbot_elements(views: list[dict]) -> dict:
+    """The views DroidBot's state text lists: view id (`temp_id`) -> its element text, in order."""
     by_id = {view.get("temp_id", i): view for i, view in enumerate(views)}
-    lines = []
-    for view in views:
+    lines: dict = {}
+    for i, view in enumerate(views):
         if view.get("visible") is False or view.get("resource_id") in _SYSTEM_BARS:
             continue
         desc, text = view.get("content_description") or "", view.get("text") or ""
@@ -141,8 +148,39 @@ def render_droidbot(views: list[dict]) -> str:
         if view.get("bounds"):
             (x1, y1), (x2, y2) = view["bounds"]
             line += f" bound_box={x1},{y1},{x2},{y2}"
-        lines.append(line + f">{'' if tag == 'scrollbar' else text}</{tag}>")
-    return "\n".join(lines)
+        lines[view.get("temp_id", i)] = line + f">{'' if tag == 'scrollbar' else text}</{tag}>"
+    return lines
+
+
+# schema kinds -> DroidBot's event verbs, on an element of the state text
+_DROIDBOT_VERBS = {"tap": "touch", "long_press": "long_touch", "type": "set_text", "scroll": "scroll"}
+
+
+def droidbot_event(action: dict, views: list[dict] | None) -> str | None:
+    """`action` as DroidBot's event text on the state it acted on (`touch <button id=3 bound_box=...>Sign
+    in</button>`, `set_text <input ...>...</input> text`, `scroll down <scrollbar ...>`, `key BACK`, `intent am
+    start ...`); None when that form cannot say it (a view the state text does not list, another kind)."""
+    kind = action.get("kind")
+    if kind in ("back", "home"):  # DroidBot's key events, read as these kinds
+        return f"key {kind.upper()}"
+    if kind == "key" and len(action.get("keys") or []) == 1:
+        return f"key {action['keys'][0]}"
+    if kind == "open_app" and str(action.get("code") or "").startswith("am start"):
+        return f"intent {action['code']}"
+    if kind not in _DROIDBOT_VERBS or not views or not action.get("element"):
+        return None
+    try:
+        element = orjson.loads(action["element"])
+    except orjson.JSONDecodeError:
+        return None
+    target = droidbot_elements(views).get(element.get("temp_id")) if isinstance(element, dict) else None
+    if target is None:
+        return None
+    if kind == "scroll":
+        return f"scroll {action['direction']} {target}" if action.get("direction") else None
+    if kind == "type":
+        return f"set_text {target} {action.get('text') or ''}".rstrip()
+    return f"{_DROIDBOT_VERBS[kind]} {target}"
 
 
 RENDER = {"indexed": render_indexed, "phone_state": render_phone_state, "droidbot": render_droidbot}

@@ -121,3 +121,27 @@ def test_each_source_gets_its_style_and_the_view_hierarchy_not_the_text_is_rende
     assert android_state.mode("sft", "bench", None) == android_state.mode("sft", "agentworld", None) == "per-source"
     assert android_state.mode("sft", "trl", None) == android_state.mode("cpt", "text", None) == "ours"
     assert android_state.mode("sft", "bench", "ours") == "ours"
+
+
+def test_droidbot_actions_name_the_element_of_the_state_text_they_acted_on():
+    """DroidBot's event text on a real state: the element is the state text's own line (same id), and the
+    reader of the benchmark's DroidBot rows reads it back as the same action on that element."""
+    from ingest.android.bench_actions import bench_android_action
+
+    views = json.loads(DROIDBOT_STATE.read_text())["views"]
+    skip = orjson.dumps({"temp_id": 10, "class": "android.widget.TextView", "text": "跳过"}).decode()
+    event = render_android.droidbot_event({"kind": "tap", "element": skip}, views)
+    assert event == "touch <button id=3 bound_box=932,359,1012,403>跳过</button>"
+    assert event.split(" ", 1)[1] in render_android.render_droidbot(views).splitlines()
+    read = bench_android_action(event, None, event)
+    assert read.kind == "tap" and orjson.loads(read.element) == {"tag": "button", "id": "3",
+                                                                 "bound_box": "932,359,1012,403", "text": "跳过"}
+    typed = render_android.droidbot_event({"kind": "type", "text": "hello", "element": skip}, views)
+    assert typed == "set_text <button id=3 bound_box=932,359,1012,403>跳过</button> hello"
+    assert bench_android_action(typed, None, typed).text == "hello"
+    assert render_android.droidbot_event({"kind": "back"}, views) == "key BACK"
+    assert render_android.droidbot_event({"kind": "open_app", "code": "am start a/.B"}, views) == "intent am start a/.B"
+    # a view the state text does not list, or a point without a view: DroidBot's form cannot say it
+    hidden = orjson.dumps({"temp_id": 12}).decode()  # an ImageView with neither text nor description
+    assert render_android.droidbot_event({"kind": "tap", "element": hidden}, views) is None
+    assert render_android.droidbot_event({"kind": "tap", "x": 0.5, "y": 0.5}, views) is None
