@@ -52,7 +52,7 @@ from pipelines.options import ExportOptions, from_mapping
 from pipelines.runs import open_catalog
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
-from transforms.export import cpt, recipe as recipes, rl, sft, splits, trainer_configs
+from transforms.export import android_state, cpt, recipe as recipes, rl, sft, splits, trainer_configs
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
 from transforms.export.shell_screen import shell_screens
@@ -65,14 +65,16 @@ RENDER_BYTES_PER_S = 15 * (1 << 20)
 DEFAULT_FORMAT = {"cpt": "text", "sft": "agentworld", "rl": "verl"}
 
 
-# What the view needs from a step; `ui_tree` and screenshots stay unread.
+# What the view needs from a step; screenshots stay unread, and `ui_tree` too unless android states are
+# rendered per source (then only android steps' are read).
+_TREE_SQL = ", ui_tree := CASE WHEN domain = 'android' THEN {obs}.ui_tree END"
 _STEPS_SQL = """
 SELECT episode_id, step_index, step_id, domain,
        struct_pack(kind := observation.kind, text := observation.text, url := observation.url,
-                   is_error := observation.is_error, exit_code := observation.exit_code) AS observation,
+                   is_error := observation.is_error, exit_code := observation.exit_code{tree}) AS observation,
        action,
        struct_pack(kind := final_observation.kind, text := final_observation.text,
-                   is_error := final_observation.is_error, exit_code := final_observation.exit_code)
+                   is_error := final_observation.is_error, exit_code := final_observation.exit_code{final_tree})
            AS final_observation,
        origin
 FROM read_parquet([{files}], union_by_name = true)
@@ -140,6 +142,8 @@ def recorded(options: ExportOptions) -> dict:
             del d[name]
     if d["targets"] == "real":  # recorded only when sampled, so an export of real targets is unchanged
         del d["targets"]
+    if d["android_state"] is None:  # recorded only when chosen (the default follows the format)
+        del d["android_state"]
     return d
 
 
@@ -268,8 +272,9 @@ def _file_list(lake: Lake, parts: list[str]) -> str:
     return ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
 
 
-def _group_steps(lake: Lake, parts: list[str]) -> pa.Table:
-    """A group's steps with the columns the transition view needs (screenshots and view trees unread)."""
+def _group_steps(lake: Lake, parts: list[str], trees: bool = False) -> pa.Table:
+    """A group's steps with the columns the transition view needs (screenshots unread; android view trees
+    read with `trees`)."""
     import duckdb
 
     from catalog.object_store import attach
@@ -279,7 +284,10 @@ def _group_steps(lake: Lake, parts: list[str]) -> pa.Table:
     con = duckdb.connect()
     attach(con, lake.url)
     try:
-        return con.sql(_STEPS_SQL.format(files=_file_list(lake, parts))).to_arrow_table()
+        tree, final_tree = ((_TREE_SQL.format(obs="observation"), _TREE_SQL.format(obs="final_observation"))
+                            if trees else ("", ""))
+        sql = _STEPS_SQL.format(files=_file_list(lake, parts), tree=tree, final_tree=final_tree)
+        return con.sql(sql).to_arrow_table()
     finally:
         con.close()
 
@@ -412,8 +420,10 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
                                                             ["step_id", "parent_step_id", "target", "score"]))
         skipped.setdefault("no_sampled_target", 0)
 
-    steps = _group_steps(lake, group["steps"])
-    for trajectory in trajectories(steps, episodes, branches) if steps.num_rows else ():
+    per_source = android_state.mode(config.kind, config.format, config.android_state) == "per-source"
+    steps = _group_steps(lake, group["steps"], trees=per_source)
+    state_text, action_text = (android_state.state_text, android_state.action_text) if per_source else (None, None)
+    for trajectory in trajectories(steps, episodes, branches, state_text, action_text) if steps.num_rows else ():
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions
         out.actions_in += len(trajectory.turns) - trajectory.start

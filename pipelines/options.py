@@ -230,6 +230,11 @@ class ExportOptions:
     targets: str = option("real", "sft: each record's target: real (the recorded next observation) or sampled "
                                   "(the thinking target rejection sampling kept, `pipelines label --mode sample`; "
                                   "transitions without one are left out)", choices=("real", "sampled"))
+    android_state: str | None = option(None, "android states: per-source (each source's screen in the "
+                                             "benchmark's rendering for its kind, from the view hierarchy, and "
+                                             "DroidBot runs' actions as DroidBot's event text; default of sft "
+                                             "agentworld and bench) or ours (the readers' text, JSONAction)",
+                                       choices=("per-source", "ours"))
     # the data recipe (transforms/export/recipe.py); each step unset = the named recipe's default, or off
     recipe: str | None = option(None, "a named data recipe whose steps default on: agentworld (the "
                                       "Qwen-AgentWorld report's filters, CPT loss masking, prompt variants)",

@@ -274,6 +274,12 @@ def action_block(action: dict, domain: str | None = None, screen: tuple[int, int
     return "**Action:**\n```json\n" + action_json(domain or "", action, screen) + "\n```"
 
 
+def source_action_block(text: str) -> str:
+    """`**Action:**` and an action already in its source's own benchmark form (DroidBot's event text), fenced
+    as text, as the benchmark's rows fence it."""
+    return "**Action:**\n```text\n" + text + "\n```"
+
+
 def state_block(current_state: str | None) -> str:
     """The `**Current State:**` block of a user turn; empty when there is no state to show."""
     return "" if current_state is None else f"**Current State:**\n{current_state}\n\n"

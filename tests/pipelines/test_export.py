@@ -75,13 +75,27 @@ def test_sft_records_of_the_droidbot_run_match_the_golden_file(droidbot, tmp_pat
         assert roles[0] == "system" and roles[-2:] == ["user", "assistant"]
         assert roles[1:-1] == ["user", "assistant"] * ((len(roles) - 3) // 2) + ["user"]
         # the android prompt demands exactly one closed block and nothing else: the target is that block
-        assert r["messages"][-1]["content"].startswith("<predicted_observation>\nActivity: ")
+        assert r["messages"][-1]["content"].startswith("<predicted_observation>\n")
         assert r["messages"][-1]["content"].endswith("\n</predicted_observation>")
     third = records[2]
     assert third["id"] == f"{EPISODE}:2" and third["origin"] == "real"
-    assert third["messages"][1]["content"].startswith("### Turn 1\n**Current State:**\nActivity: com.android.launcher3")
-    assert '"action_type": "navigate_back"' in third["messages"][5]["content"]
-    assert '[10] TextView "跳过"' in third["messages"][6]["content"]
+    # a DroidBot run's screens in DroidBot's own state text (the benchmark's rendering for DroidBot sources)
+    assert third["messages"][1]["content"].startswith(
+        "### Turn 1\n**Current State:**\n<button id=0 text='Apps list' bound_box=515,1797,565,1814></button>\n")
+    assert third["messages"][3]["content"].endswith(
+        "**Action:**\n```text\nintent am start com.tencent.qqmusic/com.tencent.qqmusic.activity.AppStarterActivity\n```")
+    assert third["messages"][5]["content"].endswith("**Action:**\n```text\nkey BACK\n```")  # DroidBot's event text
+    assert "<button id=3 bound_box=932,359,1012,403>跳过</button>" in third["messages"][6]["content"]
+
+
+def test_our_android_rendering_stays_an_option(droidbot, tmp_path):
+    out, manifest = _export(droidbot, tmp_path, "sft", "agentworld", android_state="ours")
+    records = [json.loads(line) for line in (out / manifest["shards"][0]["path"]).read_text().splitlines()]
+    assert records[2]["messages"][1]["content"].startswith(
+        "### Turn 1\n**Current State:**\nActivity: com.android.launcher3")
+    assert '[10] TextView "跳过"' in records[2]["messages"][6]["content"]
+    assert '"action_type": "navigate_back"' in records[2]["messages"][5]["content"]  # the JSONAction form
+    assert manifest["config"]["android_state"] == "ours"
 
 
 def test_cpt_and_rl_records_match_the_golden_files(droidbot, tmp_path):
@@ -209,7 +223,8 @@ def test_simulated_steps_stay_out_unless_included(droidbot, tmp_path, lake):
     simulated = [r for r in rows if r["origin"] == "simulated"]
     assert len(simulated) == 1 and simulated[0]["id"] == f"{EPISODE}:2:sim-x"
     assert simulated[0]["messages"][-1]["content"].endswith("(predicted)\n</predicted_observation>")
-    assert '"action_type": "navigate_home"' in simulated[0]["messages"][-2]["content"]  # the JSONAction form
+    # a DroidBot source's action in DroidBot's event text (the benchmark's form for DroidBot sources)
+    assert simulated[0]["messages"][-2]["content"].endswith("**Action:**\n```text\nkey HOME\n```")
     _, cpt_both = _export(droidbot, tmp_path, "cpt", name="cpt-both", include_simulated=True)
     assert cpt_both["rows"] == before["cpt"][1]["rows"] + 1  # the branch line adds one document, not a copy
 

@@ -71,7 +71,8 @@ def test_without_the_recipe_every_export_is_byte_for_byte_what_it_was(tmp_path):
     """The digests were written by the exporter before the recipe existed (every kind and format of the
     DroidBot sample: shards, extra files, and the manifest less its path-dependent export id; the RL digests
     include the reward's judge context in `extra_info`, which came first; the formats that show a GUI turn's
-    state were rewritten when every turn, not the first only, came to show it). Only the trainer configs
+    state were rewritten when every turn, not the first only, came to show it, and the android shards of sft
+    agentworld and bench when their states came in the benchmark's rendering for DroidBot sources). Only the trainer configs
     (`trainers/`, the manifest's `trainer_configs`) are new; the verl fragment names absolute paths, so it is
     left out of the digests. The manifests' digests were written again when token counts became the Qwen3.5
     tokenizer's (its `tokenizer`, `tokens` and `tokens_total`); every shard's digest is the first one."""

@@ -43,7 +43,8 @@ class TrajectoryRenderer:
             domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]))
         self.task = agentworld.task_block(domain, trajectory.task)
         # Every sample of the trajectory repeats its earlier turns: render each action once, here.
-        self._blocks = [agentworld.action_block(turn.action, domain, turn.screen) for turn in turns]
+        self._blocks = [agentworld.source_action_block(turn.action_text) if turn.action_text
+                        else agentworld.action_block(turn.action, domain, turn.screen) for turn in turns]
         self.assistants = [agentworld.observation_turn(turn.observation, domain) for turn in turns]
         # the state shown when a record starts at turn k: the observation before action k
         self.states = [trajectory.first_state] + [turn.observation for turn in turns]

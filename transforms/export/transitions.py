@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterator
+from typing import Callable, Iterator
 
 import orjson
 import pyarrow as pa
@@ -70,6 +70,9 @@ class Turn:
     # (width, height) in pixels of the screen the action acted on, when the source recorded it: GUI actions
     # are rendered in pixels with it
     screen: tuple[int, int] | None = None
+    # the action in its source's own benchmark form (DroidBot's event text on the state it acted on), when the
+    # export renders android sources their own way and that form can say it; None: the domain's form
+    action_text: str | None = None
 
 
 @dataclass
@@ -155,6 +158,12 @@ def _origin_rank(origin: str) -> int:
     return _ORIGIN_RANK.get(origin, 2)  # unknown origins count as simulated
 
 
+# (domain, source format) -> how that source's observations are shown, or None for their recorded text
+StateText = Callable[[str, "str | None"], "Callable[[dict | None], str | None] | None"]
+# (domain, source format) -> (observation acted on, action) -> the action in the source's form, or None
+ActionText = Callable[[str, "str | None"], "Callable[[dict | None, dict], str | None] | None"]
+
+
 def _text(observation: dict | None) -> str | None:
     if not observation or observation.get("kind") == "none":
         return None
@@ -168,8 +177,11 @@ def _failed(observation: dict | None) -> bool:
     return bool(observation.get("is_error")) or (code is not None and code > 0)
 
 
-def _line(rows: list[dict]) -> tuple[str | None, str, str, list[Turn], str | None]:
-    """(first_state, its step id, its origin, turns, first url) of steps in line order."""
+def _line(rows: list[dict], text: Callable[[dict | None], str | None] = _text,
+          act: Callable[[dict | None, dict], str | None] | None = None
+          ) -> tuple[str | None, str, str, list[Turn], str | None]:
+    """(first_state, its step id, its origin, turns, first url) of steps in line order; `text`: an
+    observation's text as the records show it; `act(observation, action)`: the action in its source's form."""
     turns = []
     for i, row in enumerate(rows):
         if i + 1 < len(rows):
@@ -177,11 +189,12 @@ def _line(rows: list[dict]) -> tuple[str | None, str, str, list[Turn], str | Non
             after, obs_id, obs_origin = nxt["observation"], nxt["step_id"], nxt["origin"] or "real"
         else:
             after, obs_id, obs_origin = row["final_observation"], row["step_id"], row["origin"] or "real"
-        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", _text(after), obs_id,
-                          obs_origin, _failed(after), agentworld.screen_size(row["observation"])))
+        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", text(after), obs_id,
+                          obs_origin, _failed(after), agentworld.screen_size(row["observation"]),
+                          act(row["observation"], row["action"] or {}) if act else None))
     first = rows[0]
     url = next((r["observation"]["url"] for r in rows if r["observation"] and r["observation"].get("url")), None)
-    return _text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url
+    return text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url
 
 
 def _episode_lines(main: list[dict], branches: list[dict]) -> Iterator[tuple[str, int, list[dict]]]:
@@ -194,11 +207,14 @@ def _episode_lines(main: list[dict], branches: list[dict]) -> Iterator[tuple[str
             yield branch["step_id"], len(rows) - 1, rows
 
 
-def trajectories(steps: pa.Table, episodes: dict[str, dict],
-                 branches: dict[str, list[dict]] | None = None) -> Iterator[Trajectory]:
+def trajectories(steps: pa.Table, episodes: dict[str, dict], branches: dict[str, list[dict]] | None = None,
+                 state_text: StateText | None = None, action_text: ActionText | None = None
+                 ) -> Iterator[Trajectory]:
     """Trajectories of the steps in `steps` (all of an episode's steps must be in the table), ordered by
     episode id then line. `episodes` maps episode_id -> episode row (EPISODE_COLUMNS); `branches` maps
-    episode_id -> its rows of `branches` (BRANCH_COLUMNS): each is a line of its own."""
+    episode_id -> its rows of `branches` (BRANCH_COLUMNS): each is a line of its own. `state_text(domain,
+    source_format)`: how that source's observations are shown (None: their text); `action_text(domain,
+    source_format)`, with it: how its actions are (None: the domain's form)."""
     steps = steps.select(STEP_COLUMNS)
     steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
     rows = steps.to_pylist()
@@ -211,10 +227,15 @@ def trajectories(steps: pa.Table, episodes: dict[str, dict],
             j += 1
         episode = episodes.get(episode_id, {})
         env = orjson.loads(episode["env"]) if episode.get("env") else {}
+        domain = episode.get("domain") or rows[i]["domain"]
+        text, act = _text, None
+        if state_text:
+            text = state_text(domain, episode.get("source_format")) or _text
+            act = action_text(domain, episode.get("source_format")) if action_text else None
         for line, start, line_rows in _episode_lines(rows[i:j], branches.get(episode_id, [])):
-            first_state, first_id, first_origin, turns, url = _line(line_rows)
+            first_state, first_id, first_origin, turns, url = _line(line_rows, text, act)
             yield Trajectory(
-                episode_id=episode_id, line=line, domain=episode.get("domain") or line_rows[0]["domain"],
+                episode_id=episode_id, line=line, domain=domain,
                 task=episode.get("task"), outcome=episode.get("outcome") or "unknown",
                 source_format=episode.get("source_format"), env=env if isinstance(env, dict) else {},
                 first_state=first_state, first_state_step_id=first_id, first_state_origin=first_origin,
