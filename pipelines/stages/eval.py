@@ -11,7 +11,9 @@ dataset's held-out split, or on AgentWorldBench as released (its JSONL files, or
    earlier prompt/response pairs, the current prompt), sent with the labeler's client (any
    OpenAI-compatible server, or vLLM's offline engine); the generation is the answer's content alone (the
    reference's `gen = message.content or ""`: reasoning returned beside an empty content is no generation),
-   and a request that gets no answer leaves the sample without one too.
+   and a request that gets no answer leaves the sample without one too. While requests are out a progress
+   line comes every few seconds (`pipelines.request_progress`: answered / total, failed, rate, ETA; before the
+   first answer, how long it has waited and on what), so a slow server is never silence.
 3. Judge (`pipelines.stages.judge`): the prediction parsed like the reference (`reference_answer`), the
    judge input of `transforms.reward.judge`, up to `judge_attempts` requests of the sample's own; a sample
    without a generation, or whose verdict never reads, is failed.
@@ -50,6 +52,8 @@ import orjson
 from pipelines import label_ledger
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
 from pipelines.lake import Lake
+from pipelines.request_progress import EVERY_S as PROGRESS_EVERY_S
+from pipelines.request_progress import RequestProgress
 from pipelines.stages.judge import (CACHED, JudgeJob, JudgeOutcome, ModelAndJudgeOptions, completion_row, draws,
                                      judge_all)
 from transforms.label.parse import reference_answer
@@ -358,10 +362,16 @@ def _infer(samples: list[dict], options: EvalOptions, ledger: LedgerWriter, resu
         where = f"vLLM offline engine {options.model}" if options.backend == "vllm" else options.endpoint
         log(f"eval: world model: {len(by_request)} requests, {len(by_request) - len(todo)} from the ledger, "
             f"sending {len(todo)} to {where}")
-        if options.backend == "vllm":
-            complete_offline(options.model, options.sampling, todo, on_result, **options.engine_args)
-        else:
-            complete(client, todo, on_result)
+        waiting = f"max_tokens {options.sampling.max_tokens:,}"
+        with RequestProgress("eval: world model", len(todo), log, PROGRESS_EVERY_S, waiting) as progress:
+            def counted(completion: Completion) -> None:
+                on_result(completion)
+                progress.done(completion.error is None)
+
+            if options.backend == "vllm":
+                complete_offline(options.model, options.sampling, todo, counted, **options.engine_args)
+            else:
+                complete(client, todo, counted)
     generations = {}
     for s in samples:
         row = cached.get(keys[s["_key"]]) or fresh[keys[s["_key"]]]

@@ -165,3 +165,20 @@ def test_llama_server_as_world_model_and_judge(lake, llama_server):
     table = _sql(lake, "SELECT failed, valid FROM eval_scores WHERE domain = 'overall'")
     assert table == [{"failed": sum(s["failed"] or not s["total_score"] for s in samples),
                       "valid": sum(bool(s["total_score"]) and not s["failed"] for s in samples)}]
+
+
+def test_a_slow_world_model_gives_progress_lines_while_it_answers(lake, monkeypatch, capsys):
+    """A server that takes a while (a CPU model at a large max_tokens): eval says every few seconds how many
+    answers came back and what it waits on, instead of falling silent after "sending N to ..."."""
+    import pipelines.stages.eval as eval_stage
+
+    monkeypatch.setattr(eval_stage, "PROGRESS_EVERY_S", 0.2)
+    server = ScriptedJudgeAndWorld(_world, _verdict, delay_s=0.5)
+    try:
+        assert _eval(lake, server.url, "--concurrency", "2") == 0
+    finally:
+        server.close()
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("  eval: world model:")]
+    assert any("0/14 answered after" in line and "waiting on the first (max_tokens 32,768)" in line
+               for line in lines), lines
+    assert lines[-1].startswith("  eval: world model: 14/14 answered, 0 failed")
