@@ -469,6 +469,22 @@ def parse_json(data: bytes, where: str, budgets: Budgets | None = None):
         raise SourceError("parse_error", f"{where}: invalid JSON: {e}", where) from None
 
 
+def json_list(source: "Source", key: str) -> tuple[object, list | None, "Rejected | None"]:
+    """(the unit's JSON document, its list under `key`, None), or (document or None, None, the row that says why
+    not: the parse error, or `key` not a list). For readers of one document that holds one list of records."""
+    from ingest.record import Rejected
+
+    name = source.uri
+    try:
+        doc = parse_json(source.read_bytes(), name, source.budgets)
+    except SourceError as e:
+        return None, None, Rejected(e.rule, e.reason, name)
+    items = doc.get(key) if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        return doc, None, Rejected("bad_record", f"{name}: `{key}` is not a list", name)
+    return doc, items, None
+
+
 def text_lines(data: bytes, where: str, budgets: Budgets) -> "Iterator[tuple[int, str | None, str | None]]":
     """(line number, line, problem) for each line of a text log, decoded as UTF-8 line by line.
 

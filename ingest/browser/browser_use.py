@@ -35,7 +35,7 @@ from typing import Iterator
 from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step
-from ingest.source import Source, SourceError, parse_json
+from ingest.source import Source, SourceError, json_list
 from ingest.times import parse_time
 from ingest.tools import dumps
 
@@ -203,14 +203,9 @@ def _task(history: list) -> str | None:
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = source.uri
-    try:
-        doc = parse_json(source.read_bytes(), name, source.budgets)
-    except SourceError as e:
-        yield Rejected(e.rule, e.reason, name)
-        return
-    history = doc.get("history") if isinstance(doc, dict) else None
-    if not isinstance(history, list):
-        yield Rejected("bad_record", f"{name}: `history` is not a list", name)
+    doc, history, problem = json_list(source, "history")
+    if problem is not None:
+        yield problem
         return
     steps, problems, carried = [], [], []
     for i, item in enumerate(history):

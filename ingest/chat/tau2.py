@@ -22,7 +22,7 @@ from typing import Iterator
 from ingest.chat.by_shape import list_records
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected, episode_without_steps
-from ingest.source import Source, SourceError, parse_json
+from ingest.source import Source, json_list
 
 FORMAT = "tau2"
 VERSION = "1"
@@ -52,14 +52,9 @@ def units(files: list[str], head) -> list[str]:
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = source.uri
-    try:
-        doc = parse_json(source.read_bytes(), name, source.budgets)
-    except SourceError as e:
-        yield Rejected(e.rule, e.reason, name)
-        return
-    simulations = doc.get("simulations") if isinstance(doc, dict) else None
-    if not isinstance(simulations, list):
-        yield Rejected("bad_record", f"{name}: `simulations` is not a list", name)
+    doc, simulations, problem = json_list(source, "simulations")
+    if problem is not None:
+        yield problem
         return
     info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
     agent_info = info.get("agent_info") if isinstance(info.get("agent_info"), dict) else {}
