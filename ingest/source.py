@@ -469,6 +469,24 @@ def parse_json(data: bytes, where: str, budgets: Budgets | None = None):
         raise SourceError("parse_error", f"{where}: invalid JSON: {e}", where) from None
 
 
+def json_lines(data: bytes, name: str, budgets: Budgets) -> Iterator[tuple[int, str | None, object]]:
+    """(line number, its text, its JSON value or the `Rejected` row for a line that is not JSON or over a
+    budget) of each non-blank line of a JSONL file: the rest of the file is read past a bad line."""
+    from ingest.record import Rejected
+
+    for no, line, problem in text_lines(data, name, budgets):
+        if problem:
+            yield no, line, Rejected("parse_error", problem, name, line=no)
+            continue
+        if not line.strip():
+            continue
+        try:
+            value = parse_json(line.encode(), f"{name}:{no}")
+        except SourceError as e:
+            value = Rejected(e.rule, e.reason, name, line=no, snippet=line[:300])
+        yield no, line, value
+
+
 def json_list(source: "Source", key: str) -> tuple[object, list | None, "Rejected | None"]:
     """(the unit's JSON document, its list under `key`, None), or (document or None, None, the row that says why
     not: the parse error, or `key` not a list). For readers of one document that holds one list of records."""

@@ -36,7 +36,7 @@ from typing import Iterator
 
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
-from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
@@ -109,15 +109,9 @@ def _replay(data: bytes, name: str, source: Source) -> tuple[dict, list[Rejected
     record: dict = {"messages": []}
     where: dict[str, int] = {}  # message id -> its place in record["messages"]
     problems = []
-    for no, line, problem in text_lines(data, name, source.budgets):
-        if problem or not line.strip():
-            if problem:
-                problems.append(Rejected("parse_error", problem, name, line=no))
-            continue
-        try:
-            obj = parse_json(line.encode(), f"{name}:{no}")
-        except SourceError as e:
-            problems.append(Rejected(e.rule, e.reason, name, line=no, snippet=line[:300]))
+    for no, line, obj in json_lines(data, name, source.budgets):
+        if isinstance(obj, Rejected):
+            problems.append(obj)
             continue
         if isinstance(obj, dict) and isinstance(obj.get("id"), str) and isinstance(obj.get("type"), str):
             if obj["id"] in where:

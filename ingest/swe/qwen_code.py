@@ -34,7 +34,7 @@ from typing import Iterator
 
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
-from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.source import Source, json_lines
 from ingest.swe.gemini_cli import function_response_text
 from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
@@ -80,16 +80,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     extras: dict = {"tokens": {}, "system_records": [], "unknown_records": [], "unknown_fields": {}}
     messages: list[Message] = []
-    for no, line, problem in text_lines(source.read_bytes(), name, source.budgets):
-        if problem:
-            yield Rejected("parse_error", problem, name, line=no)
-            continue
-        if not line.strip():
-            continue
-        try:
-            record = parse_json(line.encode(), f"{name}:{no}")
-        except SourceError as e:
-            yield Rejected(e.rule, e.reason, name, line=no, snippet=line[:300])
+    for no, line, record in json_lines(source.read_bytes(), name, source.budgets):
+        if isinstance(record, Rejected):
+            yield record
             continue
         yield from _record(record, f"{name}:{no}", messages, extras)
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
