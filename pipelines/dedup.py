@@ -327,7 +327,8 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(lake, groups), MAP_BYTES_PER_S)
     sketched: list[GroupSketch] = executors.run_all(sketch_group, groups, job, executor=executor,
                                                     ray_address=ctx.ray_address, name=datasets.group_stem,
-                                                    log=ctx.log, label=f"dedup {name} signatures")
+                                                    log=ctx.log, label=f"dedup {name} signatures",
+                                                    resources=ctx.resources)
     reused = sum(s.no_change is None for s in sketched)
     ctx.log(f"dedup {name} v{version.version}: {len(groups)} part groups on {executor}"
             + (f", {reused} with signatures from an earlier run" if reused else ""))
@@ -353,7 +354,7 @@ def dedup_stage(ctx: StageContext) -> StageResult:
               if pc.any(pc.is_in(s.index["episode_id"], dropped_ids)).as_py()]
     rewritten = executors.run_all(_drop_from_group, [sketched[i].group for i in losing], dropped_ids, job,
                                   executor=executor if losing else "local", ray_address=ctx.ray_address,
-                                  name=datasets.group_stem)
+                                  name=datasets.group_stem, resources=ctx.resources)
     new_groups = [s.group for s in sketched]
     for i, group in zip(losing, rewritten):
         new_groups[i] = group

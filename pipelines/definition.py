@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ingest import registry
 from ingest.format_info import GROUPS
-from pipelines.stages import STAGES, check_options
+from pipelines.executor import Resources
+from pipelines.stages import STAGES, check_options, resources_for
 
 DEFINITIONS_DIR = Path(__file__).parent / "definitions"
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -30,15 +31,23 @@ class Definition:
     description: str = ""
     task_mb: float = 96
     stage_options: dict[str, dict] = field(default_factory=dict)  # [stage_options.<stage>] tables
+    stage_resources: dict[str, dict] = field(default_factory=dict)  # [stage_resources.<stage>]: cpus, gpus, memory_mb
     path: Path | None = None
 
+    def resources(self, stage: str) -> Resources:
+        """What each task of `stage` (or "ingest") asks Ray for: as the stage declares, changed by this
+        definition's `[stage_resources.<stage>]`."""
+        return resources_for(stage, self.stage_resources.get(stage))
+
     def default_inputs(self) -> list[str]:
-        """Relative inputs resolve against the repository root, so the bundled samples work from any cwd."""
-        return [p if "://" in p or Path(p).is_absolute() else str(REPO_ROOT / p) for p in self.inputs]
+        """Relative inputs resolve against the repository root for the bundled definitions (so the bundled
+        samples work from any cwd), against the file's own folder for a definition file of the user's."""
+        base = REPO_ROOT if self.path is None or self.path.parent == DEFINITIONS_DIR else self.path.parent
+        return [p if "://" in p or Path(p).is_absolute() else str(base / p) for p in self.inputs]
 
 
 _FIELDS = {"description": str, "dataset": str, "inputs": list, "formats": list, "stages": list,
-           "task_mb": (int, float), "stage_options": dict}
+           "task_mb": (int, float), "stage_options": dict, "stage_resources": dict}
 _REQUIRED = ("dataset", "formats", "inputs")
 
 
@@ -87,9 +96,10 @@ def parse(name: str, text: str, path: Path | None = None) -> Definition:
     for stage in stages:
         if stage not in known:
             raise DefinitionError(f"{where}: unknown stage {stage!r} (known: {', '.join(known)})")
-    for stage in data.get("stage_options", {}):
-        if stage not in stages:
-            raise DefinitionError(f"{where}: stage_options.{stage} names a stage the pipeline does not run")
+    for table in ("stage_options", "stage_resources"):
+        for stage in data.get(table, {}):
+            if stage not in stages:
+                raise DefinitionError(f"{where}: {table}.{stage} names a stage the pipeline does not run")
     if not stages or stages[0] != "ingest":
         raise DefinitionError(f"{where}: the first stage must be 'ingest'")
     if data.get("task_mb", 96) <= 0:
@@ -102,14 +112,23 @@ def parse(name: str, text: str, path: Path | None = None) -> Definition:
             check_options(stage, table)
         except ValueError as e:
             raise DefinitionError(f"{where}: {e}") from None
+    for stage, table in data.get("stage_resources", {}).items():
+        if not isinstance(table, dict):
+            raise DefinitionError(f"{where}: stage_resources.{stage} must be a table")
+        try:
+            resources_for(stage, table)
+        except ValueError as e:
+            raise DefinitionError(f"{where}: {e}") from None
     return Definition(name=name, path=path, **data)
 
 
 def load(name: str) -> Definition:
-    path = DEFINITIONS_DIR / f"{name}.toml"
-    if not path.exists():
-        raise DefinitionError(f"no pipeline named {name!r} (defined: {', '.join(names()) or 'none'})")
-    return parse(name, path.read_text(), path)
+    """A bundled definition by name, or a definition file of the user's by its path (`my-pipeline.toml`)."""
+    path = Path(name) if name.endswith(".toml") else DEFINITIONS_DIR / f"{name}.toml"
+    if not path.is_file():
+        raise DefinitionError(f"no pipeline named {name!r} (defined: {', '.join(names()) or 'none'}; or the path "
+                              "of a .toml definition file)")
+    return parse(path.stem, path.read_text(), path if path.parent == DEFINITIONS_DIR else path.resolve())
 
 
 def names() -> list[str]:

@@ -6,6 +6,11 @@ share; the function runs once per item, reads its part from the lake and returns
 executor is chosen per stage by `choose` from the items' sizes with one cost model (measured here: starting
 a local Ray and its workers ~6 s), unless the user named one or a cluster address. A run keeps one Ray
 connection for all its stages (`ray_session`), so a remote cluster gets the project's packages once.
+
+On Ray each task asks for the `Resources` its stage declares (`pipelines.stages.STAGES`, or a definition's
+`[stage_resources.<stage>]`): Ray places it only on a node that has them free, so a GPU stage's tasks land on
+GPU nodes and a CPU stage's never wait for them. With a `log`, a stage on Ray says where its tasks ran: how
+many per node and what Ray gave each (`Placements`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from __future__ import annotations
 import functools
 import os
 import time
+from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Callable, Iterator, TypeVar
 
 from pipelines.ray_setup import init_ray
@@ -23,6 +30,63 @@ RAY_STARTUP_S = 6.0
 EXECUTORS = ("auto", "local", "ray")
 
 Item = TypeVar("Item")
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one task of a stage needs on a worker: CPUs, GPUs (fractions allowed, as Ray takes them) and
+    memory in MB (0: not declared, Ray places by CPUs and GPUs alone). Passed to Ray as the task's
+    requirements; in-process runs ignore them."""
+
+    cpus: float = 1.0
+    gpus: float = 0.0
+    memory_mb: int = 0
+
+    def ray_options(self) -> dict:
+        options = {"num_cpus": self.cpus, "num_gpus": self.gpus}
+        if self.memory_mb:
+            options["memory"] = self.memory_mb * MB
+        return options
+
+    def describe(self) -> str:
+        shown = [f"CPU {self.cpus:g}"] + ([f"GPU {self.gpus:g}"] if self.gpus else [])
+        return ", ".join(shown + ([f"memory {self.memory_mb:,} MB"] if self.memory_mb else []))
+
+
+ONE_CPU = Resources()
+
+
+class Placements:
+    """Where a stage's tasks ran on Ray: tasks per node, and the resources Ray assigned them."""
+
+    def __init__(self, resources: Resources):
+        self.resources = resources
+        self.nodes: Counter = Counter()
+        self.assigned: dict[str, float] = {}
+
+    def add(self, node: str, assigned: dict[str, float]) -> None:
+        self.nodes[node] += 1
+        for name, amount in assigned.items():  # the most any task got: tasks of one stage ask alike
+            self.assigned[name] = max(amount, self.assigned.get(name, 0.0))
+
+    def line(self, label: str, what: str) -> str:
+        nodes = ", ".join(f"{node} ({n})" for node, n in sorted(self.nodes.items()))
+        got = ", ".join(f"{name} {amount:g}" for name, amount in sorted(self.assigned.items()) if name != "memory")
+        return (f"  {label}: {sum(self.nodes.values())} {what}s on Ray, each asking {self.resources.describe()}, "
+                f"given {got or 'nothing'}; nodes {nodes}")
+
+
+def _placed(fn: Callable) -> Callable:
+    """On a Ray worker: `fn`'s result, the node it ran on and the resources Ray assigned its task."""
+
+    @functools.wraps(fn)
+    def run(item, *shared):
+        import ray
+
+        context = ray.get_runtime_context()
+        return fn(item, *shared), context.get_node_id()[:12], context.get_assigned_resources()
+
+    return run
 
 
 def ray_pays_off(sizes: list[int], bytes_per_s: float, cpus: int) -> bool:
@@ -93,11 +157,13 @@ def _releasing(fn: Callable) -> Callable:
     return run
 
 
-def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None
-             ) -> Iterator[tuple[int, Item, object | None, str | None]]:
+def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
+             resources: Resources = ONE_CPU, log: Callable[[str], None] | None = None, label: str = "",
+             what: str = "task") -> Iterator[tuple[int, Item, object | None, str | None]]:
     """`fn(item, *shared)` for every item: yields (index, item, result, None) or (index, item, None, error
-    line) as each finishes (in item order in-process, in completion order on Ray). A failed item does not
-    stop the others; the caller decides what a failure means."""
+    line) as each finishes (in item order in-process, in completion order on Ray, each task asking for
+    `resources`). A failed item does not stop the others; the caller decides what a failure means. With
+    `log`, a run on Ray ends with the placement line."""
     fn = _releasing(fn)
     if executor == "local":
         for i, item in enumerate(items):
@@ -108,18 +174,24 @@ def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", 
         return
     import ray
 
+    placements = Placements(resources)
     with ray_session(ray_address):
-        remote = ray.remote(num_cpus=1, max_retries=1)(fn)
+        remote = ray.remote(max_retries=1, **resources.ray_options())(_placed(fn))
         refs = [ray.put(s) for s in shared]  # shipped once, not once per item
         pending = {remote.remote(item, *refs): (i, item) for i, item in enumerate(items)}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             i, item = pending.pop(done[0])
             try:
-                yield i, item, ray.get(done[0]), None
+                result, node, assigned = ray.get(done[0])
             except Exception as e:
                 cause = getattr(e, "cause", None) or e
                 yield i, item, None, f"{type(cause).__name__}: {cause}"
+                continue
+            placements.add(node, assigned)
+            yield i, item, result, None
+    if log and items:
+        log(placements.line(label or fn.__name__, what))
 
 
 class Ticker:
@@ -143,7 +215,7 @@ class Ticker:
 
 def run_all(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
             what: str = "part group", name: Callable[[Item], str] = str, log: Callable[[str], None] | None = None,
-            label: str = "", fold: Callable[[object], object] | None = None) -> list:
+            label: str = "", fold: Callable[[object], object] | None = None, resources: Resources = ONE_CPU) -> list:
     """`run_each` for stages whose result needs every item: the results in item order; the first failure
     raises RuntimeError naming the item. With `log`, a progress line every 10 s. With `fold`, each result is
     handed to it in item order as soon as the results before it are in, and what it returns is kept: a stage
@@ -153,7 +225,8 @@ def run_all(fn: Callable, items: list[Item], *shared, executor: str = "local", r
     ready: dict[int, object] = {}  # results that came before an earlier item's (Ray: completion order)
     next_fold = 0
     ticker = Ticker(log, label, len(items), what)
-    for i, item, result, error in run_each(fn, items, *shared, executor=executor, ray_address=ray_address):
+    for i, item, result, error in run_each(fn, items, *shared, executor=executor, ray_address=ray_address,
+                                           resources=resources, log=log, label=label, what=what):
         if error:
             raise RuntimeError(f"{what} {name(item)} failed: {error}")
         ready[i] = result
@@ -167,19 +240,22 @@ def run_all(fn: Callable, items: list[Item], *shared, executor: str = "local", r
 
 def run_ordered(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
                 window: int = 4, what: str = "part group", name: Callable[[Item], str] = str,
-                log: Callable[[str], None] | None = None, label: str = "") -> Iterator:
+                log: Callable[[str], None] | None = None, label: str = "", resources: Resources = ONE_CPU) -> Iterator:
     """`fn(item, *shared)` results in item order, for a driver that writes them in order (export shards):
     on Ray at most `window` items run or wait ahead of the next one to hand out, so the driver holds at most
     that many results. The first failure raises RuntimeError naming the item. With `log`, a progress line
     every 10 s."""
     ticker = Ticker(log, label, len(items), what)
-    for result in _ordered(fn, items, shared, executor, ray_address, window, what, name):
+    placements = Placements(resources)
+    for result in _ordered(fn, items, shared, executor, ray_address, window, what, name, placements):
         yield result
         ticker.tick()
+    if log and executor != "local" and items:
+        log(placements.line(label or fn.__name__, what))
 
 
 def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_address: str | None, window: int,
-             what: str, name: Callable[[Item], str]) -> Iterator:
+             what: str, name: Callable[[Item], str], placements: Placements) -> Iterator:
     fn = _releasing(fn)
     if executor == "local":
         for item in items:
@@ -191,7 +267,7 @@ def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_
     import ray
 
     with ray_session(ray_address):
-        remote = ray.remote(num_cpus=1, max_retries=1)(fn)
+        remote = ray.remote(max_retries=1, **placements.resources.ray_options())(_placed(fn))
         refs = [ray.put(s) for s in shared]
         pending: dict[int, object] = {}
         for i, item in enumerate(items):
@@ -199,10 +275,11 @@ def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_
             while len(pending) >= window or (i == len(items) - 1 and pending):
                 first = min(pending)
                 try:
-                    result = ray.get(pending.pop(first))
+                    result, node, assigned = ray.get(pending.pop(first))
                 except Exception as e:
                     cause = getattr(e, "cause", None) or e
                     raise RuntimeError(f"{what} {name(items[first])} failed: {type(cause).__name__}: {cause}") from e
+                placements.add(node, assigned)
                 yield result
 
 

@@ -459,10 +459,11 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
 
 
 def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, config: ExportOptions,
-           log: Callable[[str], None] = print, executor: str = "auto", ray_address: str | None = None) -> dict:
+           log: Callable[[str], None] = print, executor: str = "auto", ray_address: str | None = None,
+           resources: executors.Resources = executors.ONE_CPU) -> dict:
     """Write the export and record it in the catalog. Returns the manifest. Splits are decided once over
-    every episode (small global data); records are rendered one part group per task on the executor and
-    written into shards in group order, so memory follows the part size."""
+    every episode (small global data); records are rendered one part group per task on the executor (each
+    asking Ray for `resources`) and written into shards in group order, so memory follows the part size."""
     config = checked(config)
     out_lake = Lake(out)
     with open_catalog(lake, catalog_path) as cat:
@@ -488,7 +489,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
         try:  # a failure anywhere before the export is recorded leaves no lineage file in the temp folder
             totals = _Totals(dict.fromkeys(SKIPPED, 0), recipes.Counts() if recipe.active else None,
                              _RowLengths(_counter(config.tokenizer)))
-            shards = _write_shards(out_lake, job, part_groups, lineage, totals, chosen, ray_address, log)
+            shards = _write_shards(out_lake, job, part_groups, lineage, totals, chosen, ray_address, log, resources)
             extra_files, trainers = _write_extra_files(out_lake, config, version.dataset, shards, totals.lengths)
             manifest = _manifest(export_id, job, recipe, version, shards, totals, extra_files, trainers)
             out_lake.write_bytes_atomic(out_lake.path("manifest.json"),
@@ -550,7 +551,8 @@ def _add_rendered(totals: _Totals, rendered: Rendered) -> None:
 
 
 def _write_shards(out_lake: Lake, job: RenderJob, part_groups: list[dict[str, list[str]]], lineage: Lineage,
-                  totals: _Totals, chosen: str, ray_address: str | None, log: Callable[[str], None]) -> list[_Shard]:
+                  totals: _Totals, chosen: str, ray_address: str | None, log: Callable[[str], None],
+                  resources: executors.Resources = executors.ONE_CPU) -> list[_Shard]:
     """Render the part groups on the executor and write their records into shards in group order (each as
     many times as its domain's mixture weight says), adding them up in `totals` and their step ids in
     `lineage`. Returns the shards in path order. On failure the shards in progress and the lineage file are
@@ -596,6 +598,7 @@ def _write_shards(out_lake: Lake, job: RenderJob, part_groups: list[dict[str, li
     try:
         for rendered in executors.run_ordered(render_group, part_groups, job, executor=chosen,
                                               ray_address=ray_address, name=datasets.group_stem, log=log,
+                                              resources=resources,
                                               label=f"export {config.kind}/{config.format}"):
             _add_rendered(totals, rendered)
             for record in rendered.records:
@@ -960,6 +963,7 @@ def export_stage(ctx: StageContext) -> StageResult:
     out = config.out or f"exports/{ctx.dataset.partition('@')[0]}/{config.kind}-{config.format}"
     if "://" not in out and not posixpath.isabs(out):
         out = ctx.lake.path(out) if ctx.lake.is_local else f"{ctx.lake.url.rstrip('/')}/{out}"
-    manifest = export(ctx.lake, ctx.catalog_path, ctx.dataset, out, config, ctx.log, ctx.executor, ctx.ray_address)
+    manifest = export(ctx.lake, ctx.catalog_path, ctx.dataset, out, config, ctx.log, ctx.executor, ctx.ray_address,
+                      ctx.resources)
     return StageResult(records_in=manifest["transitions_in"], records_out=manifest["rows"],
                        summary=f"{manifest['rows']:,} {config.kind}/{config.format} rows -> {out}")

@@ -355,6 +355,20 @@ def options_from_dict(data: dict) -> LabelOptions:
     return dataclasses.replace(from_mapping(LabelOptions, data, "stage_options.label"), sampling=sampling)
 
 
+def label_stage_options(table: dict):
+    """`[stage_options.label]`: LabelOptions (`options_from_dict`), or with `mode = "sample"` the sample
+    stage's (`pipelines.stages.sample.sample_options`); ValueError naming the bad key."""
+    mode = table.get("mode", "branches")
+    rest = {k: v for k, v in table.items() if k != "mode"}
+    if mode == "sample":
+        from pipelines.stages.sample import sample_options
+
+        return sample_options(rest, "stage_options.label")
+    if mode != "branches":
+        raise OptionsError(f"stage_options.label.mode: {mode!r} is not one of branches, sample")
+    return options_from_dict(rest)
+
+
 def label_stage(ctx: StageContext) -> StageResult:
     """The `label` stage of a pipeline definition (options from `[stage_options.label]`; `mode = "sample"`
     runs rejection sampling, `pipelines.stages.sample`, with its options)."""

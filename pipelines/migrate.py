@@ -69,3 +69,12 @@ def migrate(lake: Lake, catalog_path: str | None, dataset_ref: str, run_id: str)
                                           {"steps": steps_parts, "branches": branch_parts},
                                           note=f"migrate to schema 2: {moved} branch steps moved out of steps")
     return number, moved, created
+
+
+def migrate_stage(ctx) -> "StageResult":
+    """`stages = [..., "migrate"]` (no options); also `pipelines migrate DATASET`."""
+    from pipelines.stages import StageResult
+
+    number, moved, created = migrate(ctx.lake, ctx.catalog_path, ctx.dataset, ctx.run_id)
+    return StageResult(records_in=moved, records_out=moved, version=number if created else None,
+                       summary=f"{moved:,} branch steps moved out of steps" if created else "already schema 2")

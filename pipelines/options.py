@@ -188,6 +188,13 @@ class DedupOptions:
     scrub: bool = option(True, "scrub secrets before deduplicating")
 
 
+def no_options(table: dict) -> dict:
+    """A stage that takes no options (`migrate`): an empty table, else an OptionsError naming the keys."""
+    if table:
+        raise OptionsError(f"this stage takes no options (given: {', '.join(sorted(table))})")
+    return {}
+
+
 def validate_options(table: dict) -> ValidateOptions:
     return from_mapping(ValidateOptions, table, "stage_options.validate")
 

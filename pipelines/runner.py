@@ -197,8 +197,9 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
     bar = Progress(len(todo), sum(t.size for t in todo), enabled=progress)
     failures: list[str] = []
     scrubbed: list[dict] = []  # this run's tasks only: earlier runs recorded theirs
-    for _, task, marker, error in executors.run_each(run_ingest_task, todo, ctx, executor=result.executor,
-                                                     ray_address=ray_address):
+    for _, task, marker, error in executors.run_each(
+            run_ingest_task, todo, ctx, executor=result.executor, ray_address=ray_address, log=log,
+            label=f"ingest {defn.dataset}", resources=defn.resources("ingest")):
         bar.update(marker, task.size)
         if marker:
             markers.append(marker)
@@ -263,7 +264,8 @@ def _later_stages(defn: Definition, lake: Lake, catalog: str | None, log: Callab
                   result: RunResult, executor: str, ray_address: str | None) -> None:
     for stage in defn.stages[1:]:
         ctx = stage_registry.StageContext(lake, catalog, defn.dataset, run.run_id,
-                                          defn.stage_options.get(stage, {}), log, executor, ray_address)
+                                          defn.stage_options.get(stage, {}), log, executor, ray_address,
+                                          defn.resources(stage))
         started = time.perf_counter()
         phases.reached(f"stage:{stage}")
         try:

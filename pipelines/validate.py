@@ -302,7 +302,7 @@ def _validate_groups(ctx: StageContext, job: ValidateJob, todo: list[tuple[dict[
     return dict(zip((datasets.group_stem(g) for g, _ in todo),
                     executors.run_all(validate_group, todo, job, executor=executor, ray_address=ctx.ray_address,
                                       name=lambda item: datasets.group_stem(item[0]), log=ctx.log,
-                                      label=f"validate {job.dataset}", fold=fold_sample)))
+                                      label=f"validate {job.dataset}", fold=fold_sample, resources=ctx.resources)))
 
 
 @dataclass

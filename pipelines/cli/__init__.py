@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="the defined pipelines")
 
     run = sub.add_parser("run", help="run a pipeline")
-    run.add_argument("pipeline", help="pipeline name (see `pipelines list`)")
+    run.add_argument("pipeline", help="pipeline name (see `pipelines list`) or the path of a .toml definition file")
     run.add_argument("--input", action="append", metavar="DIR_OR_GLOB",
                      help="input directory, file, glob or fsspec URL; repeatable (default: the bundled samples)")
     _add_lake_args(run)

@@ -1,24 +1,32 @@
-"""Stages that run after `ingest` in a pipeline definition (`stages = ["ingest", "validate", ...]`).
+"""Every stage that runs after `ingest` in a pipeline definition (`stages = ["ingest", "validate", ...]`), as one
+type: `Stage`.
 
 A stage is a function `stage(ctx) -> StageResult`: it reads the dataset's current version, and may commit a
-new one (see `pipelines.datasets`). Its per-part work is a plain function of one part group that it hands to
-`pipelines.executor` (in-process or Ray tasks, as `ctx.executor` and `ctx.ray_address` say); what needs every
-episode (duplicate groups, splits) runs once in the stage over small per-episode data. It is registered in
-`STAGES` (as "module:function") under the name definitions use, and the same function backs its
-`pipelines <stage> DATASET` command.
+new one (see `pipelines.datasets`). What it reads is one of two things: the version's part groups (`parts`:
+validate, dedup, migrate, export: the per-group work is a plain function of one part group that it hands to
+`pipelines.executor`, in-process or as Ray tasks, as `ctx.executor` and `ctx.ray_address` say, and what needs
+every episode, duplicate groups or splits, runs once in the stage over small per-episode data), or its
+transitions as rendered records (`records`: label, sample, eval, which send them to a model). Each declares
+the `Resources` one of its tasks needs; the executor asks Ray for them, and a definition may change them
+(`[stage_resources.<stage>]`: cpus, gpus, memory_mb), so a GPU stage lands on a cluster's GPU nodes.
+The same function backs the stage's `pipelines <stage> DATASET` command (`run_alone`).
 
-This package holds the stage drivers written since (`eval`, and the judge I/O it shares with the RL reward);
-it imports nothing heavy itself, so the reward function that verl loads can use `pipelines.stages.judge`
-without the catalog.
+Adding a stage: its function and its options checker (a definition's table -> its options, ValueError
+naming the bad key), then one `Stage(...)` line in `STAGES`. This package imports nothing heavy, so the
+reward function that verl loads can use `pipelines.stages.judge` without the catalog.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
+
+from pipelines.executor import ONE_CPU, Resources
 
 if TYPE_CHECKING:
     from pipelines.lake import Lake
+
+READS = ("parts", "records")
 
 
 @dataclass
@@ -31,6 +39,7 @@ class StageContext:
     log: Callable[[str], None] = print
     executor: str = "auto"  # where per-part work runs: auto | local | ray (`pipelines.executor`)
     ray_address: str | None = None  # join this Ray cluster
+    resources: Resources = ONE_CPU  # what each of its tasks asks Ray for
 
 
 @dataclass
@@ -42,28 +51,60 @@ class StageResult:
     summary: str = ""  # one line for the run summary
 
 
-# name -> "module:function", imported when used (stage modules import this one for StageContext)
-STAGES: dict[str, str] = {
-    "validate": "pipelines.validate:validate_stage",
-    "label": "pipelines.label:label_stage",
-    "dedup": "pipelines.dedup:dedup_stage",
-    "export": "pipelines.export:export_stage",
-}
+@dataclass(frozen=True)
+class Stage:
+    name: str  # as definitions and commands name it
+    run: str  # "module:function": StageContext -> StageResult, imported when used
+    options: str  # "module:function": a definition's [stage_options.<name>] table -> its options (ValueError)
+    reads: str  # one of READS
+    resources: Resources  # what one of its tasks needs
+    about: str  # one line for `pipelines stages` and the README
 
 
-# name -> "module:function" that turns a definition's [stage_options.<name>] table into the stage's options,
-# raising ValueError naming the bad key; light modules where they can be (definitions are read at startup)
-OPTIONS: dict[str, str] = {
-    "validate": "pipelines.options:validate_options",
-    "dedup": "pipelines.options:dedup_options",
-    "export": "pipelines.export:export_options",
-    "label": "pipelines.label:options_from_dict",
-}
+# the stages, in the order a pipeline usually runs them; light modules for the checkers where they can be
+# (definitions are read at startup). A model stage's tasks run where its requests are sent from: one CPU.
+STAGES: dict[str, Stage] = {s.name: s for s in (
+    Stage("migrate", "pipelines.migrate:migrate_stage", "pipelines.options:no_options", "parts", ONE_CPU,
+          "bring a dataset written before schema 2 to the current layout"),
+    Stage("validate", "pipelines.validate:validate_stage", "pipelines.options:validate_options", "parts",
+          Resources(cpus=1, memory_mb=1024), "schema, rules and GX checks; errors to the quarantine"),
+    Stage("label", "pipelines.label:label_stage", "pipelines.label:label_stage_options", "records", ONE_CPU,
+          "simulated counterfactual next states from a model, kept apart as branches"),
+    Stage("sample", "pipelines.stages.sample:sample_stage", "pipelines.stages.sample:sample_options", "records",
+          ONE_CPU, "rejection-sampled reasoning targets for real transitions, judged"),
+    Stage("dedup", "pipelines.dedup:dedup_stage", "pipelines.options:dedup_options", "parts",
+          Resources(cpus=1, memory_mb=1024), "exact and near-duplicate episodes removed, clusters recorded"),
+    Stage("export", "pipelines.export:export_stage", "pipelines.export:export_options", "parts",
+          Resources(cpus=1, memory_mb=1024), "CPT / SFT / RL shards with lineage, manifest and trainer configs"),
+    Stage("eval", "pipelines.stages.eval:eval_stage", "pipelines.stages.eval:eval_options", "records", ONE_CPU,
+          "the AgentWorldBench protocol on the held-out split: infer, judge, score"),
+)}
+# the ingest tasks the runner starts (ingest is not a Stage: it makes the version the others read)
+INGEST_RESOURCES = Resources(cpus=1, memory_mb=1024)
+RESOURCE_KEYS = ("cpus", "gpus", "memory_mb")
+
+
+def resources_for(name: str, table: dict | None = None, where: str = "stage_resources") -> Resources:
+    """The stage's declared resources, changed by a definition's `[stage_resources.<name>]` table (cpus,
+    gpus, memory_mb); ValueError naming the bad key."""
+    declared = INGEST_RESOURCES if name == "ingest" else STAGES[name].resources
+    table = table or {}
+    unknown = sorted(set(table) - set(RESOURCE_KEYS))
+    if unknown:
+        raise ValueError(f"{where}.{name}: unknown key {', '.join(unknown)} (known: {', '.join(RESOURCE_KEYS)})")
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ValueError(f"{where}.{name}.{key}: a number >= 0, not {value!r}")
+    if table.get("memory_mb", 0) != int(table.get("memory_mb", 0)):
+        raise ValueError(f"{where}.{name}.memory_mb: a whole number of MB")
+    if "memory_mb" in table:
+        table = {**table, "memory_mb": int(table["memory_mb"])}
+    return replace(declared, **table)
 
 
 def check_options(name: str, table: dict):
     """The stage's options from a definition's table; ValueError when they are wrong."""
-    return _imported(OPTIONS[name])(table)
+    return _imported(STAGES[name].options)(table)
 
 
 def _imported(target: str):
@@ -74,15 +115,15 @@ def _imported(target: str):
 
 
 def load(name: str) -> Callable[[StageContext], StageResult]:
-    return _imported(STAGES[name])
+    return _imported(STAGES[name].run)
 
 
 def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, options: dict,
               log: Callable[[str], None], counted: str = "steps", executor: str = "auto",
-              ray_address: str | None = None) -> tuple[str, StageResult]:
+              ray_address: str | None = None, resources: Resources | None = None) -> tuple[str, StageResult]:
     """Run registered `stage` on DATASET[@VERSION] as a run of its own (the `pipelines <stage>` commands):
     (run_id, result), recorded by `pipelines.runs.recorded_run`; `counted` is the `runs` column that
-    `records_out` fills (steps or episodes)."""
+    `records_out` fills (steps or episodes); `resources`, what each task asks for (None: as declared)."""
     import time
 
     from pipelines.runs import recorded_run
@@ -91,7 +132,7 @@ def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, op
     with recorded_run(lake, catalog_path, stage, dataset.partition("@")[0], config, [dataset]) as run:
         started = time.perf_counter()
         result = load(stage)(StageContext(lake, catalog_path, dataset, run.run_id, options, log, executor,
-                                          ray_address))
+                                          ray_address, resources or STAGES[stage].resources))
         run.stage(stage, result.records_in, result.records_out, result.quarantined, time.perf_counter() - started)
         run.fields.update(version=result.version, quarantined=result.quarantined, **{counted: result.records_out})
     return run.run_id, result

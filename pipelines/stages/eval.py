@@ -39,6 +39,7 @@ Catalog (tables created by `catalog.catalog`):
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import os
@@ -466,3 +467,51 @@ def _record(lake: Lake, catalog_path: str | None, result: EvalResult, rows: list
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _eval_rows")
             con.unregister("_eval_rows")
         con.execute("COMMIT")
+
+
+# as a stage of a definition ------------------------------------------------------------------------------
+def eval_options(table: dict) -> EvalOptions:
+    """A definition's `[stage_options.eval]` table: EvalOptions fields, the world model's and the judge's
+    sampling as tables (`sampling = {temperature = 0.6, max_tokens = 32768}`); the API keys, when the table
+    names none, from OPENAI_API_KEY and JUDGE_API_KEY as the command reads them. ValueError naming the bad key."""
+    from pipelines.options import OptionsError, from_mapping
+    from pipelines.stages.judge import JUDGE_SAMPLING
+
+    where, data = "stage_options.eval", dict(table)
+    for key, default in (("sampling", INFER_SAMPLING), ("judge_sampling", JUDGE_SAMPLING)):
+        if key in data:
+            if not isinstance(data[key], dict):
+                raise OptionsError(f"{where}.{key}: a table of Sampling fields")
+            given = from_mapping(Sampling, data[key], f"{where}.{key}")
+            data[key] = dataclasses.replace(default, **{k: getattr(given, k) for k in data[key]})
+    for key in ("model", "judge_model"):
+        if key not in data:
+            raise OptionsError(f"{where}: {key!r} is required")
+    sampling = {k: data.pop(k) for k in ("sampling", "judge_sampling") if k in data}
+    if "split_ratios" in data:
+        data["split_ratios"] = tuple(data["split_ratios"])
+    options = dataclasses.replace(from_mapping(EvalOptions, data, where), **sampling)
+    options.api_key = options.api_key or os.environ.get("OPENAI_API_KEY")
+    options.judge_api_key = options.judge_api_key or os.environ.get("JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    _check(options)
+    return options
+
+
+def eval_stage(ctx) -> "StageResult":
+    """`stages = [..., "eval"]`: the dataset's held-out split evaluated as `pipelines eval` does, with its
+    options from `[stage_options.eval]` (`eval_options`). A run where no world-model request got an answer
+    fails the stage."""
+    from pipelines.stages import StageResult
+    from transforms.reward.scores import format_table
+
+    options = eval_options(ctx.options)
+    result = evaluate(ctx.lake, ctx.catalog_path, ctx.dataset, options, ctx.run_id, ctx.log)
+    if result.samples and result.infer_errors == result.samples:
+        raise RuntimeError(result.messages[0] if result.messages else "no world-model request got an answer")
+    ctx.log(f"eval {result.eval_id}: {result.summary()}\n" + format_table(result.table))
+    for line in result.messages[:10]:
+        ctx.log(f"  {line}")
+    overall = result.table.overall
+    return StageResult(records_in=result.samples, records_out=result.table.valid, quarantined=result.table.failed,
+                       summary=f"eval {result.eval_id}: overall {overall:.2f}" if overall is not None
+                       else f"eval {result.eval_id}: no valid sample")

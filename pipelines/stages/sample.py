@@ -383,23 +383,32 @@ def _commit(lake: Lake, catalog_path: str | None, version, targets: list[dict], 
                       note=f"label: {len(rows)} sampled targets by {options.model}, judged by {options.judge_model}")
 
 
-def sample_stage(ctx: StageContext) -> StageResult:
-    """`[stage_options.label]` with `mode = "sample"`: SampleOptions fields, the rollouts' sampling as a table
-    (`sampling = {temperature = 0.6, max_tokens = 32768, seed = 0}`)."""
+def sample_options(table: dict, where: str = "stage_options.sample") -> SampleOptions:
+    """A definition's `[stage_options.sample]` (or `[stage_options.label]` with `mode = "sample"`) table:
+    SampleOptions fields, the rollouts' sampling as a table (`sampling = {temperature = 0.6, max_tokens = 32768,
+    seed = 0}`); ValueError naming the bad key."""
     from pipelines.options import OptionsError, from_mapping
 
-    data = {k: v for k, v in ctx.options.items() if k != "mode"}
+    data = dict(table)
     for key, default in (("sampling", Sampling()), ("judge_sampling", JUDGE_SAMPLING)):
         if key in data:
             if not isinstance(data[key], dict):
-                raise OptionsError(f"stage_options.label.{key}: a table of Sampling fields")
-            given = from_mapping(Sampling, data[key], f"stage_options.label.{key}")
+                raise OptionsError(f"{where}.{key}: a table of Sampling fields")
+            given = from_mapping(Sampling, data[key], f"{where}.{key}")
             data[key] = dataclasses.replace(default, **{k: getattr(given, k) for k in data[key]})
     for key in ("model", "judge_model"):
         if key not in data:
-            raise OptionsError(f"stage_options.label: {key!r} is required with mode = \"sample\"")
+            raise OptionsError(f"{where}: {key!r} is required" + (" with mode = \"sample\"" if "label" in where
+                                                                      else ""))
     sampling = {k: data.pop(k) for k in ("sampling", "judge_sampling") if k in data}
-    options = dataclasses.replace(from_mapping(SampleOptions, data, "stage_options.label"), **sampling)
+    return dataclasses.replace(from_mapping(SampleOptions, data, where), **sampling)
+
+
+def sample_stage(ctx: StageContext) -> StageResult:
+    """The `sample` stage (`[stage_options.sample]`), also `label` with `mode = "sample"`
+    (`[stage_options.label]`): `sample_options`."""
+    data = {k: v for k, v in ctx.options.items() if k != "mode"}
+    options = sample_options(data, "stage_options.label" if "mode" in ctx.options else "stage_options.sample")
     result = sample_targets(ctx.lake, ctx.catalog_path, ctx.dataset, options, ctx.run_id, ctx.log)
     for line in result.messages[:10]:
         ctx.log(f"  {line}")

@@ -48,7 +48,7 @@ def test_fold_sees_results_in_item_order_as_soon_as_the_earlier_ones_are_in(monk
     arrivals = [(2, "c"), (0, "a"), (3, "d"), (1, "b")]  # Ray's completion order
     folded: list[tuple[str, int]] = []
 
-    def out_of_order(fn, items, *shared, executor="local", ray_address=None):
+    def out_of_order(fn, items, *shared, executor="local", ray_address=None, **_placement):
         for i, item in arrivals:
             yield i, item, fn(item, *shared), None
             folded.append(("arrived", i))  # noted once run_all asks for the next: after it folded what it could

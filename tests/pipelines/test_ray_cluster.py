@@ -1,7 +1,8 @@
 """A real 2-node Ray cluster on loopback, with Ray's token authentication on: `ray start --head` and
 `ray start --address`, each with its own temp dir, started and stopped by this test by their own process
-groups. Ingest, validate, dedup and export run their per-part work on it (also after an incremental ingest)
-and give the dataset and the shards the in-process run gives.
+groups; the worker node declares one GPU (Ray takes a declared count as it is). Ingest, validate, dedup and
+export run their per-part work on it (also after an incremental ingest) and give the dataset and the shards the
+in-process run gives; a stage declared to need a GPU runs its tasks on the GPU node only.
 
 The driver joins as Ray documents for a secured cluster: `RAY_AUTH_MODE=token` and the token in
 `RAY_AUTH_TOKEN`, the same on every node and in the process that runs the command.
@@ -55,7 +56,7 @@ def cluster(tmp_path_factory):
         while _alive_nodes(address, env) < 1:
             assert time.monotonic() < deadline, (root / "head.log").read_text()[-2000:]
             time.sleep(1)
-        nodes.append(_start([f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
+        nodes.append(_start([f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=1",
                              f"--temp-dir={root / 'worker'}"], env, root / "worker.log"))
         while _alive_nodes(address, env) < 2:
             assert time.monotonic() < deadline, (root / "worker.log").read_text()[-2000:]
@@ -144,3 +145,30 @@ def test_a_driver_with_a_wrong_token_is_refused(cluster):
     done = subprocess.run([sys.executable, "-c", code], env={**env, "RAY_AUTH_TOKEN": "not-the-token"},
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "auth" in done.stderr.lower(), done.stderr[-2000:]
+
+
+def _gpu_nodes(address: str, env: dict) -> list[str]:
+    code = ("import ray; ray.init(address=%r, logging_level='ERROR', configure_logging=False); "
+            "print(' '.join(n['NodeID'][:12] for n in ray.nodes() if n['Alive'] and n['Resources'].get('GPU')))"
+            % address)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.split()
+
+
+def test_a_stage_declared_to_need_a_gpu_runs_on_the_gpu_node_only(cluster, tmp_path):
+    address, env = cluster
+    (gpu_node,) = _gpu_nodes(address, env)
+    shutil.copytree(SAMPLES / "android", tmp_path / "in" / "android")
+    (tmp_path / "gpu.toml").write_text('dataset = "gpu"\nformats = ["@android"]\ninputs = ["in"]\n'
+                                       'stages = ["ingest", "validate"]\ntask_mb = 0.1\n'
+                                       "[stage_resources.validate]\ngpus = 1\n")
+    out = _pipelines(env, "run", str(tmp_path / "gpu.toml"), "--lake", str(tmp_path / "lake"), "--executor", "ray",
+                     "--ray-address", address, "-q")
+    validate = re.search(r"validate gpu: (\d+) part groups on Ray, each asking CPU 1, GPU 1, memory 1,024 MB, "
+                         r"given CPU 1, GPU 1; nodes (.*)", out)
+    assert validate, out[-3000:]
+    assert validate.group(2) == f"{gpu_node} ({validate.group(1)})"  # every validate task on the GPU node
+    ingest = re.search(r"ingest gpu: (\d+) tasks on Ray, each asking CPU 1, memory 1,024 MB, given CPU 1; "
+                       r"nodes (.*)", out)
+    assert ingest and int(ingest.group(1)) > 1, out[-3000:]
