@@ -35,7 +35,7 @@ import posixpath
 import shutil
 import tempfile
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import orjson
 import pyarrow as pa
@@ -458,6 +458,73 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     return out
 
 
+@dataclass
+class RenderPlan:
+    """What rendering a version takes, decided once under the catalog: the version, the job every part group
+    shares (options, splits, held-out episodes, the recipe's no-change steps), the groups and where they run."""
+
+    version: Version
+    job: RenderJob
+    recipe: recipes.Recipe
+    part_groups: list[dict[str, list[str]]]
+    chosen: str  # the executor: local | ray
+
+
+def plan_render(lake: Lake, cat: Catalog, dataset_ref: str, config: ExportOptions, executor: str = "auto",
+                ray_address: str | None = None) -> RenderPlan:
+    version = resolve(cat, dataset_ref, lake)
+    split_of, excluded = _splits(lake, cat, version, config)
+    recipe = recipe_of(config)
+    no_change = frozenset(r[0] for r in cat.con.execute(
+        "SELECT step_id FROM dedup_no_change WHERE dataset = ?", [version.dataset]).fetchall()
+    ) if recipe.drop_no_change else frozenset()
+    job = RenderJob(lake.url, config, split_of, excluded,
+                    version.parts.get("branches", []) if config.include_simulated else [], no_change,
+                    version.parts.get("targets", []) if config.targets == "sampled" else [])
+    part_groups = datasets.part_groups(version) or [{"episodes": version.parts.get("episodes", []),
+                                                     "steps": version.parts.get("steps", [])}]
+    chosen = executors.choose(executor, ray_address, datasets.group_sizes(lake, part_groups), RENDER_BYTES_PER_S)
+    return RenderPlan(version, job, recipe, part_groups, chosen)
+
+
+def render_stream(plan: RenderPlan, totals: _Totals, ray_address: str | None = None,
+                  log: Callable[[str], None] | None = None,
+                  resources: executors.Resources = executors.ONE_CPU) -> Iterator[tuple]:
+    """Every record of the plan, rendered once, one part group per task on the executor, in group order:
+    (split, domain, record_id, record or its JSON line, step_ids, tokens, recipe info). Each group's counts go
+    into `totals` as it arrives. Its consumers: the shards, lineage, manifest and trainer configs of `export`,
+    eval's samples and the sampler's queries (`rendered_records`); none renders to a file to read it back."""
+    config = plan.job.config
+    for rendered in executors.run_ordered(render_group, plan.part_groups, plan.job, executor=plan.chosen,
+                                          ray_address=ray_address, name=datasets.group_stem, log=log,
+                                          label=f"export {config.kind}/{config.format}", resources=resources):
+        _add_rendered(totals, rendered)
+        yield from rendered.records
+
+
+def _new_totals(config: ExportOptions, recipe: recipes.Recipe) -> _Totals:
+    return _Totals(dict.fromkeys(SKIPPED, 0), recipes.Counts() if recipe.active else None,
+                   _RowLengths(_counter(config.tokenizer)))
+
+
+def rendered_records(lake: Lake, catalog_path: str | None, dataset_ref: str, config: ExportOptions,
+                     log: Callable[[str], None] | None = None, executor: str = "auto",
+                     ray_address: str | None = None) -> tuple[Version, Iterator[dict]]:
+    """The version's records as `export` renders them with `config`, as a stream of dicts with `_split` and
+    `_domain` added (what eval and the sampler read), nothing written. Returns (version, the stream)."""
+    config = checked(config)
+    with open_catalog(lake, catalog_path) as cat:
+        plan = plan_render(lake, cat, dataset_ref, config, executor, ray_address)
+
+    def records() -> Iterator[dict]:
+        for split, domain, _id, record, *_ in render_stream(plan, _new_totals(config, plan.recipe), ray_address,
+                                                             log):
+            yield {**(orjson.loads(record) if isinstance(record, (bytes, str)) else record),
+                   "_split": split, "_domain": domain}
+
+    return plan.version, records()
+
+
 def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, config: ExportOptions,
            log: Callable[[str], None] = print, executor: str = "auto", ray_address: str | None = None,
            resources: executors.Resources = executors.ONE_CPU) -> dict:
@@ -467,19 +534,8 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     config = checked(config)
     out_lake = Lake(out)
     with open_catalog(lake, catalog_path) as cat:
-        version = resolve(cat, dataset_ref, lake)
-        split_of, excluded = _splits(lake, cat, version, config)
-        recipe = recipe_of(config)
-        no_change = frozenset(r[0] for r in cat.con.execute(
-            "SELECT step_id FROM dedup_no_change WHERE dataset = ?", [version.dataset]).fetchall()
-        ) if recipe.drop_no_change else frozenset()
-        job = RenderJob(lake.url, config, split_of, excluded,
-                        version.parts.get("branches", []) if config.include_simulated else [], no_change,
-                        version.parts.get("targets", []) if config.targets == "sampled" else [])
-        part_groups = datasets.part_groups(version) or [{"episodes": version.parts.get("episodes", []),
-                                                         "steps": version.parts.get("steps", [])}]
-        chosen = executors.choose(executor, ray_address, datasets.group_sizes(lake, part_groups), RENDER_BYTES_PER_S)
-
+        plan = plan_render(lake, cat, dataset_ref, config, executor, ray_address)
+        version = plan.version
         export_id = xxhash.xxh64_hexdigest(orjson.dumps(
             {"dataset": version.dataset, "version": version.version, "out": out, "config": recorded(config)},
             option=orjson.OPT_SORT_KEYS))
@@ -487,11 +543,11 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
 
         lineage = Lineage(export_id)
         try:  # a failure anywhere before the export is recorded leaves no lineage file in the temp folder
-            totals = _Totals(dict.fromkeys(SKIPPED, 0), recipes.Counts() if recipe.active else None,
-                             _RowLengths(_counter(config.tokenizer)))
-            shards = _write_shards(out_lake, job, part_groups, lineage, totals, chosen, ray_address, log, resources)
+            totals = _new_totals(config, plan.recipe)
+            shards = _write_shards(out_lake, config, render_stream(plan, totals, ray_address, log, resources),
+                                   lineage, totals)
             extra_files, trainers = _write_extra_files(out_lake, config, version.dataset, shards, totals.lengths)
-            manifest = _manifest(export_id, job, recipe, version, shards, totals, extra_files, trainers)
+            manifest = _manifest(export_id, plan.job, plan.recipe, version, shards, totals, extra_files, trainers)
             out_lake.write_bytes_atomic(out_lake.path("manifest.json"),
                                         orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
             record_export(lake, cat, config.kind, config.format, version, out, manifest, lineage)
@@ -499,7 +555,7 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
             lineage.remove()
             raise
     log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
-        f"{len(part_groups)} part group(s) on {chosen} -> {out}")
+        f"{len(plan.part_groups)} part group(s) on {plan.chosen} -> {out}")
     for line in budget_warnings(manifest):
         log(line)
     return manifest
@@ -550,14 +606,11 @@ def _add_rendered(totals: _Totals, rendered: Rendered) -> None:
         totals.prompt_over_budget[domain] = max(n, totals.prompt_over_budget.get(domain, 0))
 
 
-def _write_shards(out_lake: Lake, job: RenderJob, part_groups: list[dict[str, list[str]]], lineage: Lineage,
-                  totals: _Totals, chosen: str, ray_address: str | None, log: Callable[[str], None],
-                  resources: executors.Resources = executors.ONE_CPU) -> list[_Shard]:
-    """Render the part groups on the executor and write their records into shards in group order (each as
-    many times as its domain's mixture weight says), adding them up in `totals` and their step ids in
-    `lineage`. Returns the shards in path order. On failure the shards in progress and the lineage file are
-    removed."""
-    config = job.config
+def _write_shards(out_lake: Lake, config: ExportOptions, stream: Iterator[tuple], lineage: Lineage,
+                  totals: _Totals) -> list[_Shard]:
+    """Write the rendered records of `stream` into shards in their order (each as many times as its domain's
+    mixture weight says), adding them up in `totals` and their step ids in `lineage`. Returns the shards in
+    path order. On failure the shards in progress and the lineage file are removed."""
     file_type = KINDS[config.kind].FILE_TYPES[config.format]
     shards: list[_Shard] = []
 
@@ -596,13 +649,8 @@ def _write_shards(out_lake: Lake, job: RenderJob, part_groups: list[dict[str, li
             totals.tokens[split][domain] += n_tokens
 
     try:
-        for rendered in executors.run_ordered(render_group, part_groups, job, executor=chosen,
-                                              ray_address=ray_address, name=datasets.group_stem, log=log,
-                                              resources=resources,
-                                              label=f"export {config.kind}/{config.format}"):
-            _add_rendered(totals, rendered)
-            for record in rendered.records:
-                emit(*record)
+        for record in stream:
+            emit(*record)
         for w in writers.values():
             w.flush()
     except BaseException:

@@ -1,9 +1,10 @@
 """`pipelines eval`: the AgentWorldBench protocol (Qwen-AgentWorld `eval/eval.py`: infer, judge, score) on a
 dataset's held-out split, or on AgentWorldBench as released (its JSONL files, or the hub's Parquet of them).
 
-1. Samples: a dataset version is exported as `sft --format bench` (the reference's record layout, with our
-   grouped splits) under `<lake>/evals/<dataset>/bench-<hash>/`, and its `<split>/*_<split>.jsonl` files
-   are read; a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
+1. Samples: a dataset version's records as `sft --format bench` renders them (the reference's record layout,
+   with our grouped splits), taken from the export's render stream (`pipelines.export.rendered_records`:
+   nothing is written to be read back), those of the split in the order the bench files would hold them;
+   a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
    `load_data` globs `*_test.jsonl`, else the split's Parquet files; `read_bench`). Each line is a sample, a
    duplicate line too (its key numbered), as the reference evaluates every line. `per_domain` keeps the
    first N samples of each domain.
@@ -174,38 +175,30 @@ def _parquet_rows(name: str):
 
 def dataset_samples(lake: Lake, catalog_path: str | None, dataset: str, options: EvalOptions,
                     log: Callable[[str], None]) -> tuple[list[dict], dict]:
-    """The dataset version's samples of `options.split`, exported as AgentWorldBench JSONL under the lake.
-    Returns (records, source description)."""
-    from pipelines.export import export
+    """The dataset version's samples of `options.split`, rendered as `sft --format bench` renders them (the
+    reference's record layout, with our grouped splits) and taken from the export's stream: nothing is
+    written to be read back. In the order the bench export's files would give them (domains by name, each
+    domain's records in render order). Returns (records, source description)."""
+    from collections import Counter
+
+    from pipelines.export import rendered_records
     from pipelines.options import ExportOptions
 
     settings = {"format": "bench", "kind": "sft", "seed": options.seed, "max_tokens": options.max_tokens,
                 "tokenizer": options.tokenizer, "domains": options.domains}
     if options.split_ratios:
         settings["split_ratios"] = tuple(options.split_ratios)
-    config = ExportOptions(**settings)
-    rel = f"evals/{dataset.partition('@')[0]}/bench-{_sha([dataset, repr(config)], 12)}"
-    out = lake.path(rel) if lake.is_local else f"{lake.url.rstrip('/')}/{rel}"
-    manifest = export(lake, catalog_path, dataset, out, config, log=lambda line: None)
-    log(f"eval: {dataset} v{manifest['version']} exported as AgentWorldBench JSONL to {out} "
-        f"({manifest['counts'].get(options.split, {})} in split {options.split})")
-    records = []
-    for shard in manifest["shards"]:
-        if shard["split"] == options.split:
-            records += read_bench(os.path.join(out, shard["path"]) if lake.is_local else _fetch(lake, out, shard),
-                                  options.split)
-    return records, {"source": f"{dataset}", "dataset": manifest["dataset"], "version": manifest["version"]}
-
-
-def _fetch(lake: Lake, out: str, shard: dict) -> str:
-    """A remote shard copied to a local temporary file (read_bench reads local files)."""
-    import tempfile
-
-    fs_path = f"{out.rstrip('/')}/{shard['path']}"
-    fd, local = tempfile.mkstemp(suffix=".jsonl")
-    with os.fdopen(fd, "wb") as f, lake.fs.open(fs_path, "rb") as src:
-        f.write(src.read())
-    return local
+    version, stream = rendered_records(lake, catalog_path, dataset, ExportOptions(**settings))
+    in_split: list[tuple[str, dict]] = []
+    for record in stream:
+        split, domain = record.pop("_split"), record.pop("_domain")
+        if split == options.split:
+            in_split.append((domain, record))
+    in_split.sort(key=lambda pair: pair[0])  # stable: render order within a domain
+    counts = dict(sorted(Counter(domain for domain, _ in in_split).items()))
+    log(f"eval: {dataset} v{version.version} rendered as AgentWorldBench records ({counts} in split {options.split})")
+    return [record for _, record in in_split], {"source": f"{dataset}", "dataset": version.dataset,
+                                                "version": version.version}
 
 
 def select(records: list[dict], options: EvalOptions) -> tuple[list[dict], int]:

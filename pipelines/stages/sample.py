@@ -31,7 +31,7 @@ import hashlib
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import orjson
 import pyarrow as pa
@@ -47,6 +47,9 @@ from schemas import TARGETS
 from transforms.agentworld import observation_turn
 from transforms.label.parse import parse_output, reference_answer, strip_marker
 from transforms.reward.judge import SCORE_DIMENSIONS, judge_messages
+
+if TYPE_CHECKING:
+    from catalog import Version
 
 # The project's default bar: a target's best rollout must be judged "good" (4 of 5) on average
 MIN_SCORE = 4.0
@@ -135,37 +138,31 @@ def _check(options: SampleOptions) -> None:
 
 # the transitions --------------------------------------------------------------------------------------
 def export_queries(lake: Lake, catalog_path: str | None, dataset: str, options: SampleOptions,
-                   log: Callable[[str], None]) -> tuple[list[Query], dict]:
-    """The version's transitions of the split as `pipelines export sft` renders them. Returns (queries, the
-    export's manifest)."""
-    from pipelines.export import export
+                   log: Callable[[str], None]) -> tuple[list[Query], Version]:
+    """The version's transitions of the split as `pipelines export sft` renders them, taken from the export's
+    stream (nothing written to be read back). Returns (queries, the version rendered)."""
+    from pipelines.export import rendered_records
     from pipelines.options import ExportOptions
 
     settings = {"kind": "sft", "format": "agentworld", "seed": options.seed, "max_tokens": options.max_tokens,
                 "tokenizer": options.tokenizer, "domains": options.domains}
     if options.split_ratios:
         settings["split_ratios"] = tuple(options.split_ratios)
-    config = ExportOptions(**settings)
-    rel = f"samples/{dataset.partition('@')[0]}/sft-{_sha([dataset, repr(config)], 12)}"
-    out = lake.path(rel) if lake.is_local else f"{lake.url.rstrip('/')}/{rel}"
-    manifest = export(lake, catalog_path, dataset, out, config, log=lambda line: None)
+    version, stream = rendered_records(lake, catalog_path, dataset, ExportOptions(**settings))
     queries: list[Query] = []
     per_domain: dict[str, int] = {}
-    for shard in manifest["shards"]:
-        if options.split is not None and shard["split"] != options.split:
+    for record in stream:
+        if options.split is not None and record["_split"] != options.split:
             continue
-        with lake.fs.open(f"{out.rstrip('/')}/{shard['path']}", "rb") as f:
-            for line in f:
-                record = orjson.loads(line)
-                domain = record["domain"]
-                if options.per_domain is not None and per_domain.get(domain, 0) >= options.per_domain:
-                    continue
-                per_domain[domain] = per_domain.get(domain, 0) + 1
-                messages = record["messages"]
-                queries.append(Query(record["id"], domain, messages[:-1], messages[-1]["content"]))
-    log(f"label: {len(queries)} transitions of {dataset} v{manifest['version']} "
+        domain = record["domain"]
+        if options.per_domain is not None and per_domain.get(domain, 0) >= options.per_domain:
+            continue
+        per_domain[domain] = per_domain.get(domain, 0) + 1
+        messages = record["messages"]
+        queries.append(Query(record["id"], domain, messages[:-1], messages[-1]["content"]))
+    log(f"label: {len(queries)} transitions of {dataset} v{version.version} "
         f"(split {options.split or 'all'}) rendered as the SFT export renders them")
-    return queries, manifest
+    return queries, version
 
 
 # rollouts and their judging ---------------------------------------------------------------------------
@@ -289,14 +286,12 @@ def sample_targets(lake: Lake, catalog_path: str | None, dataset: str, options: 
     """Sample, judge and keep targets for `dataset` (NAME or NAME@VERSION), and commit a version with them.
     Raises ValueError for bad options, DatasetError for an unknown dataset."""
     from catalog.catalog import now
-    from pipelines.datasets import read_table, resolve
+    from pipelines.datasets import read_table
     from pipelines.runs import open_catalog
 
     started = time.perf_counter()
     _check(options)
-    queries, manifest = export_queries(lake, catalog_path, dataset, options, log)
-    with open_catalog(lake, catalog_path, read_only=True) as cat:
-        version = resolve(cat, f"{manifest['dataset']}@{manifest['version']}", lake)
+    queries, version = export_queries(lake, catalog_path, dataset, options, log)
     existing = set(read_table(lake, version, "targets", ["step_id"]).column("step_id").to_pylist())
     rollout_ledger = LedgerWriter(lake, catalog_path, run_id, options.flush_every, options.flush_seconds,
                                   "label_ledger", label_ledger.COLUMNS)

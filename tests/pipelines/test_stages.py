@@ -93,7 +93,7 @@ def test_a_definition_runs_ingest_validate_dedup_export_eval_end_to_end(tmp_path
             evals = cat.sql("SELECT dataset, samples, valid, failed, overall, run_id FROM evals").fetchall()
             exported = cat.sql("SELECT count(*) FROM exports").fetchone()[0]
         assert [r[0] for r in stages] == ["ingest", "validate", "dedup", "export", "eval"]
-        assert exported == 2  # the export stage's, and the eval's own bench export of the same version
+        assert exported == 1  # the export stage's: eval takes its samples from the render stream, writes no export
         (dataset, samples, valid, failed, overall, run_id), = evals
         assert (dataset, run_id, failed) == ("chain", result.run_id, 0)
         assert samples == valid == server.world_requests == server.judge_requests == 4  # 2 per domain, 2 domains
@@ -130,3 +130,38 @@ def test_on_ray_each_stage_asks_for_its_declared_resources_and_gets_them(tmp_pat
     assert asked["ingest"] == asked["dedup"] == ("CPU 1, memory 1,024 MB", "CPU 1")
     assert asked["export"] == ("CPU 0.5, memory 1,024 MB", "CPU 0.5")
     assert all(int(m.group(2)) == int(m.group(6)) > 0 for m in placed.values())  # every task on the one node
+
+
+def test_eval_and_the_sampler_read_the_records_export_writes_without_writing_any(all_lake_copy, tmp_path):
+    """Render once, write many: eval's samples and the sampler's queries are the records `export` writes for
+    the same options, taken from the render stream; neither leaves a file in the lake."""
+    import os
+
+    import orjson
+
+    from pipelines.export import export
+    from pipelines.options import ExportOptions
+    from pipelines.stages.eval import EvalOptions, dataset_samples, read_bench
+    from pipelines.stages.sample import SampleOptions, export_queries
+
+    lake, lines = Lake(all_lake_copy), []
+    before = sorted(os.listdir(all_lake_copy))
+    ratios = (0.5, 0.0, 0.5)
+    samples, described = dataset_samples(lake, None, "all", EvalOptions(model="m", judge_model="j", split_ratios=ratios),
+                                         lines.append)
+    assert sorted(os.listdir(all_lake_copy)) == before  # nothing written to be read back
+    export(lake, None, "all", str(tmp_path / "bench"), ExportOptions(kind="sft", format="bench", split_ratios=ratios),
+           log=lines.append)
+    written = read_bench(str(tmp_path / "bench"), "test")
+    assert samples == written and len(written) > 10
+    assert described["dataset"] == "all" and "rendered as AgentWorldBench records" in lines[0]
+
+    queries, version = export_queries(lake, None, "all", SampleOptions(model="m", judge_model="j", split_ratios=ratios),
+                                      lines.append)
+    export(lake, None, "all", str(tmp_path / "sft"), ExportOptions(kind="sft", split_ratios=ratios), log=lines.append)
+    train = [orjson.loads(line) for path in sorted((tmp_path / "sft" / "train").glob("*.jsonl"))
+             for line in path.read_bytes().splitlines()]
+    assert [(q.step_id, q.domain, q.messages, q.real) for q in queries] == [
+        (r["id"], r["domain"], r["messages"][:-1], r["messages"][-1]["content"]) for r in train] != []
+    assert version.dataset == "all"
+    assert not {"evals", "samples"} & set(os.listdir(all_lake_copy))  # where the two wrote their exports before
