@@ -244,7 +244,7 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
         yield Rejected("bad_record", f"{name}: a Cline session without a `messages` list", name)
         return
     record = record if isinstance(record, dict) else {}
-    messages, task = _messages(doc["messages"], name, [])
+    messages, task, _seen = _messages(doc["messages"], name, [])
     if doc.get("system_prompt"):
         messages.insert(0, Message("system", text=str(doc["system_prompt"]), where=name))
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
