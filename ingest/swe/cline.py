@@ -400,7 +400,8 @@ def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: di
             body = text[match.end():] if match else text
             answered = block.get("tool_use_id") or next(iter(pending), None)
             tool = match.group(1) if match else block.get("name") or pending.get(answered)
-            exit_code = _exit_code(tool, body) if match or tool == "execute_command" else _command_exit(block)
+            exit_code = _exit_code(tool, body) if match else _roo_exit(body) if tool == "execute_command" \
+                else _command_exit(block)
             failed = block.get("is_error") or (exit_code or 0) != 0 or _unsuccessful(block.get("content"))
             seen = tool_observation(tool, body, is_error=failed or None, exit_code=exit_code,
                                     kind="terminal" if tool in ("execute_command", "run_commands") else None)
@@ -442,6 +443,12 @@ def _command_exit(block: dict) -> int | None:
     if content[0].get("success") is True:
         return 0
     found = _EXITED.search(str(content[0].get("error") or ""))
+    return int(found.group(1)) if found else None
+
+
+def _roo_exit(body: str) -> int | None:
+    """The exit code a Roo Code `execute_command` result names (a `tool_result` block's text)."""
+    found = _ROO_EXIT.match(body)
     return int(found.group(1)) if found else None
 
 
