@@ -8,16 +8,21 @@ folders are hand-made in the shapes its writer gives them at RooCodeInc/Roo-Code
 executed in terminal within working directory '...'. Exit code: N`), `taskMetadata` / `TaskHistoryStore`
 (`history_item.json`), condensing (`isSummary`, `condenseParent`); and in the forms of its XML era (`<task>`,
 `[tool for '...'] Result:` text). The first conversation follows a real Roo Code 3.53.0 history (a GLM-5.1 run
-whose turns the error report of its extension exported), shortened.
+whose turns the error report of its extension exported), shortened. Roo Code's own schemas are the oracle for
+the files laid out: `@roo-code/types` (MIT, on the npm registry, installed by `make parts`) parses the UI log with
+`clineMessageSchema` and `history_item.json` with `historyItemSchema`, and names every tool the histories call.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 
 from ingest.record import Episode, Rejected
 from ingest.swe import cline
 from tests.ingest.golden import read_records
+from tests.ingest.swe.coding_clis import PRODUCERS
+from tests.parts import require
 
 MODEL = "unsloth/GLM-5.1-GGUF:UD-IQ2_XXS"
 
@@ -83,17 +88,23 @@ def native_history() -> list:
     ]
 
 
-def test_a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes(tmp_path):
-    ui = [{"ts": 1778058138480, "type": "say", "say": "text", "text": "run ./run.sh and analyze errors"},
+def native_ui() -> list:
+    return [{"ts": 1778058138480, "type": "say", "say": "text", "text": "run ./run.sh and analyze errors"},
           {"ts": 1778058138490, "type": "say", "say": "api_req_started",
            "text": json.dumps({"apiProtocol": "openai", "tokensIn": 100, "tokensOut": 20, "cacheWrites": 0,
                                "cacheReads": 0, "cost": 0.01})},
           {"ts": 1778058146000, "type": "say", "say": "api_req_started",
            "text": json.dumps({"apiProtocol": "openai", "tokensIn": 150, "tokensOut": 30, "cost": 0.02})}]
-    item = {"id": "0f5c1c1e-roo", "number": 3, "ts": 1778058190000, "task": "run ./run.sh and analyze errors",
+
+
+def native_item() -> dict:
+    return {"id": "0f5c1c1e-roo", "number": 3, "ts": 1778058190000, "task": "run ./run.sh and analyze errors",
             "tokensIn": 250, "tokensOut": 50, "totalCost": 0.03, "size": 1234, "workspace": "/home/k/proj",
             "mode": "debug", "status": "completed"}
-    ep = _episode(_folder(tmp_path, native_history(), ui, item))
+
+
+def test_a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes(tmp_path):
+    ep = _episode(_folder(tmp_path, native_history(), native_ui(), native_item()))
     assert ep.task == "run ./run.sh and analyze errors"
     assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [
         ("tool_call", "read_file"), ("command", "execute_command"), ("tool_call", "switch_mode"),
@@ -168,3 +179,30 @@ def test_a_cline_folder_stays_cline():
     cline._roo_context([{"type": "text", "text": "<environment_details>\n# Current Mode\nACT MODE\n"
                                                  "</environment_details>"}], seen)
     assert seen == {"modes": [], "model": None}
+
+
+ROO_TYPES = PRODUCERS / "roo-code-types-1.115.0"
+_CHECK = """
+const t = require("@roo-code/types");
+const [ui, item, calls] = JSON.parse(require("fs").readFileSync(0, "utf8"));
+ui.forEach(m => t.clineMessageSchema.parse(m));
+t.historyItemSchema.parse(item);
+const unknown = calls.filter(n => !t.toolNames.includes(n));
+if (unknown.length) throw new Error("not Roo Code tools: " + unknown);
+console.log("ok " + ui.length);
+"""
+
+
+def test_roo_codes_own_schemas_accept_the_folders_laid_out_here():
+    """The UI log, the history item and the tool names of the conversations above, as Roo Code's own types
+    package parses them (a field of the wrong type, an unknown `say`, a tool Roo Code does not define fail)."""
+    require(f"@roo-code/types (npm prefix {ROO_TYPES})", (ROO_TYPES / ".installed").exists(),
+            "make parts (part of make setup-test) installs it")
+    calls = sorted({b["name"] for e in native_history() for b in e.get("content") or []
+                    if isinstance(b, dict) and b.get("type") == "tool_use"} | {"execute_command"})
+    done = subprocess.run(["node", "-e", _CHECK], cwd=ROO_TYPES, capture_output=True, text=True, timeout=60,
+                          input=json.dumps([native_ui(), native_item(), calls]))
+    assert done.returncode == 0 and done.stdout.strip() == "ok 3", done.stderr
+    bad = subprocess.run(["node", "-e", _CHECK], cwd=ROO_TYPES, capture_output=True, text=True, timeout=60,
+                         input=json.dumps([[{"ts": 1, "type": "say", "say": "no_such_say"}], native_item(), []]))
+    assert bad.returncode != 0  # the oracle can fail
