@@ -57,6 +57,8 @@ INFO = FormatInfo(
 TAKES_HARNESS_REPORTS = True  # an evaluation output names its instance: planning gives it the run's SWE-bench reports
 # `EvalOutput.model_dump_json()`: the instance id first, then the test result (or, in some versions, the rest)
 _EVAL_SNIFF = re.compile(rb'^\s*\{\s*"instance_id"\s*:\s*"[^"]*"\s*,\s*"(test_result|instruction|metadata|history)"\s*:')
+# `eval_infer.py`'s own grading of the same instances (their patch and grade, no history): not sessions
+_GRADING = ".swebench_eval.jsonl"
 _GRADE_KEYS = ("resolved", "empty_generation", "failed_apply_patch", "error_eval", "test_timeout")
 _BOOKKEEPING_ACTIONS = {"change_agent_state", "system", "recall", "condensation", "null"}
 _BOOKKEEPING_OBSERVATIONS = {"agent_state_changed", "null", "recall", "condensation"}
@@ -66,10 +68,11 @@ _NOT_ARGUMENTS = {"thought", "impl_source", "translated_ipython_code", "confirma
 
 def units(files: list[str], head) -> list[str]:
     """JSON files holding an array of events: objects with `id`, `source` and `action`/`observation`; JSONL
-    evaluation outputs whose lines open with `instance_id` then `test_result` (or `instruction`, `metadata`)."""
+    evaluation outputs whose lines open with `instance_id` then `test_result` (or `instruction`, `metadata`),
+    but not `*.swebench_eval.jsonl` (OpenHands' grading of them, without the history)."""
     found = []
     for path in files:
-        if path.endswith(".jsonl") and _EVAL_SNIFF.match(head(path)):
+        if path.endswith(".jsonl") and not path.endswith(_GRADING) and _EVAL_SNIFF.match(head(path)):
             found.append(path)
             continue
         if not path.endswith(".json"):

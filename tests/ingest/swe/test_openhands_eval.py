@@ -103,3 +103,6 @@ def test_old_history_pairs_and_a_line_without_an_instance(tmp_path):
     assert len(ep.steps) == 1 and ep.steps[0].action.text == EVENTS[1]["args"]["content"]
     assert "output.jsonl:2" in bad.reason and "instance_id" in bad.reason
     assert openhands.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    graded = tmp_path / "output.swebench_eval.jsonl"  # eval_infer.py's grading: patch and grade, no history
+    graded.write_text(json.dumps({"instance_id": "a__a-1", "test_result": {"report": {"resolved": True}}}) + "\n")
+    assert openhands.units([str(graded)], lambda p: graded.read_bytes()) == []
