@@ -5,7 +5,8 @@ harness decides that, later, and writes it in files of its own, which runs keep 
 trajectories. Three kinds are read:
 
 - a **run report** (`swebench.harness.reporting.make_run_report`: `<model>.<run_id>.json`, written in the
-  folder the harness ran in, often above the agent's output folder): `resolved_ids`, `unresolved_ids`,
+  folder the harness ran in, often above the agent's output folder; OpenHands' `eval_infer.sh` moves it to
+  `<run>/report.json`, told from an instance report by its first bytes): `resolved_ids`, `unresolved_ids`,
   `empty_patch_ids`, `error_ids`, `incomplete_ids`, `completed_ids`, `submitted_ids`, `schema_version`;
 - an **instance report** (`report.json`: the harness writes `logs/run_evaluation/<run_id>/<model>/<instance>/
   report.json` as `{instance_id: {"resolved": bool, "tests_status": ..., "patch_is_None"...}}`; the SWE-bench
