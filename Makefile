@@ -64,6 +64,10 @@ OPENCODE_VERSIONS := 1.1.65 1.18.33
 # Cline CLI: 2.18.0, Cline's own task loop under Node writing the task folders the VS Code extension writes, and
 # the current release (3.x: the Cline SDK's agent, its platform binary inside, writing session files of its own)
 CLINE_VERSIONS := 2.18.0 3.0.65
+# Roo Code's CLI is not on the npm registry; its types package is (MIT): the zod schemas its extension keeps its UI
+# log (`clineMessageSchema`) and `history_item.json` (`historyItemSchema`) by, and its tool names, check the Roo
+# Code task folders the tests lay out
+ROO_CODE_TYPES_VERSION := 1.115.0
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -120,7 +124,8 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(QWEN_CODE_VERSIONS:%=$(PRODUCERS)/qwen-code-%/.installed) \
 	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed) \
 	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) \
-	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed)
+	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed) \
+	$(PRODUCERS)/roo-code-types-$(ROO_CODE_TYPES_VERSION)/.installed
 
 .PHONY: setup setup-test parts demo test clean mutation serve-model
 
@@ -266,6 +271,11 @@ $(PRODUCERS)/opencode-%/.installed:
 $(PRODUCERS)/cline-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) 'cline@$*'
 	HOME=$(@D)/home $(@D)/node_modules/.bin/cline --version
+	touch $@
+
+$(PRODUCERS)/roo-code-types-%/.installed:
+	$(NPM_INSTALL) --prefix $(@D) '@roo-code/types@$*'
+	cd $(@D) && node -e 'require("@roo-code/types").historyItemSchema.parse' >/dev/null
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

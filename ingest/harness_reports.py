@@ -5,7 +5,8 @@ harness decides that, later, and writes it in files of its own, which runs keep 
 trajectories. Three kinds are read:
 
 - a **run report** (`swebench.harness.reporting.make_run_report`: `<model>.<run_id>.json`, written in the
-  folder the harness ran in, often above the agent's output folder): `resolved_ids`, `unresolved_ids`,
+  folder the harness ran in, often above the agent's output folder; OpenHands' `eval_infer.sh` moves it to
+  `<run>/report.json`, told from an instance report by its first bytes): `resolved_ids`, `unresolved_ids`,
   `empty_patch_ids`, `error_ids`, `incomplete_ids`, `completed_ids`, `submitted_ids`, `schema_version`;
 - an **instance report** (`report.json`: the harness writes `logs/run_evaluation/<run_id>/<model>/<instance>/
   report.json` as `{instance_id: {"resolved": bool, "tests_status": ..., "patch_is_None"...}}`; the SWE-bench
@@ -119,7 +120,7 @@ def verdict(source: Source, instance: str | None, exit_statuses: bool = True) ->
         return found, problems
     by_kind: dict[str, list[str]] = {}
     for path in source.reports:
-        by_kind.setdefault(_kind_by_name(path), []).append(path)
+        by_kind.setdefault(_kind_of_report(source, path, instance), []).append(path)
     for path in by_kind.get(INSTANCE_REPORT, []):
         if posixpath.basename(posixpath.dirname(path)) != instance:  # the harness names the folder for it
             continue
@@ -156,6 +157,24 @@ def _kind_by_name(path: str) -> str:
     name = posixpath.basename(path)
     return INSTANCE_REPORT if name == "report.json" else EXIT_STATUSES if _EXIT_STATUSES_NAME.match(name) \
         else RUN_REPORT
+
+
+def _kind_of_report(source: Source, path: str, instance: str) -> str:
+    """`_kind_by_name`, except for a `report.json` outside any instance's folder: OpenHands' `eval_infer.sh` renames
+    the harness's run report to `<run>/report.json`, so its first bytes say which it is (once per task)."""
+    kind = _kind_by_name(path)
+    folder = posixpath.dirname(path)
+    if kind != INSTANCE_REPORT or posixpath.basename(folder) == instance or \
+            posixpath.basename(posixpath.dirname(folder)) == "eval_outputs":
+        return kind
+    known = source.shared.get(("report_kind", path))
+    if known is None:
+        try:
+            known = kind_of(path, source.read_path(path)[:4096]) or INSTANCE_REPORT
+        except SourceError:
+            known = INSTANCE_REPORT  # read (and rejected) as the instance report it is named as
+        source.shared[("report_kind", path)] = known
+    return known
 
 
 def _where(source: Source, path: str) -> str:

@@ -11,7 +11,9 @@ formats that take harness files (`TAKES_HARNESS_REPORTS = True` in the format's 
   mini-swe-agent writes its exit statuses in its output folder);
 - an instance report (`.../<instance>/report.json`): the units under its run folder (the folder above the
   nearest `logs` folder on its path, else the folder above the instance folder) whose path has a folder or
-  a file named for the instance (`<instance>`, `<instance>.traj`, `<instance>.traj.json`...).
+  a file named for the instance (`<instance>`, `<instance>.traj`, `<instance>.traj.json`...); one in OpenHands'
+  layout (`<run>/eval_outputs/<instance>/report.json`, where its `eval_infer.sh` moves the harness's logs) every
+  unit under `<run>`, since its sessions are lines of one `<run>/output.jsonl` that no path names.
 
 The unit gets the files' paths (`Unit.reports`, read by its reader through `Source.read_path`, which reads
 nothing outside the input) and its fingerprint covers them, so a report added or changed later changes the
@@ -66,7 +68,9 @@ def _harness_files(paths: list[str], claimed: bytearray, head):
         if kind is None:
             continue
         folder = posixpath.dirname(path)
-        if kind == INSTANCE_REPORT:
+        if kind == INSTANCE_REPORT and posixpath.basename(posixpath.dirname(folder)) == "eval_outputs":
+            by_folder.setdefault(posixpath.dirname(posixpath.dirname(folder)), []).append(i)
+        elif kind == INSTANCE_REPORT:
             by_instance.setdefault(posixpath.basename(folder), []).append((_run_folder(folder), i))
         else:
             by_folder.setdefault(folder, []).append(i)

@@ -51,7 +51,7 @@ from typing import Iterator
 
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
-from ingest.source import Budgets, Source, SourceError, parse_json, text_lines
+from ingest.source import Budgets, Source, SourceError, json_lines, parse_json
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action
 from ingest.transcript import Message, Run, ToolCall, records
@@ -183,15 +183,9 @@ def _split(data: bytes, name: str, budgets: Budgets):
     main, side, group_of = _Chain(""), {}, {}  # group_of: uuid -> the subagent group it belongs to
     extras = {"summaries": [], "system": [], "bookkeeping": {}, "attachments": {}, "unknown_records": []}
     problems, last_group = [], None
-    for no, line, problem in text_lines(data, name, budgets):
-        if problem or not line or not line.strip():
-            if problem:
-                problems.append(Rejected("parse_error", problem, name, line=no))
-            continue
-        try:
-            obj = parse_json(line.encode(), f"{name}:{no}")
-        except SourceError as e:
-            problems.append(Rejected(e.rule, e.reason, name, line=no, snippet=line[:300]))
+    for no, line, obj in json_lines(data, name, budgets):
+        if isinstance(obj, Rejected):
+            problems.append(obj)
             continue
         kind = obj.get("type") if isinstance(obj, dict) else None
         if kind == "attachment":

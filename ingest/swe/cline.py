@@ -1,6 +1,6 @@
-"""Cline task folders (`<tasks>/<task id>/`, as the VS Code extension and the Cline CLI 2.x write them; Roo Code
-writes the same two conversation files in the same forms, but no Roo Code folder is among the tests' samples):
-`api_conversation_history.json` (the conversation sent to the model, in Anthropic message form),
+"""Cline task folders (`<tasks>/<task id>/`, as the VS Code extension and the Cline CLI 2.x write them) and Roo
+Code's (a fork of Cline, `globalStorage/rooveterinaryinc.roo-cline/tasks/<task id>/`, the same two files in the same
+forms): `api_conversation_history.json` (the conversation sent to the model, in Anthropic message form),
 `ui_messages.json` (what Cline showed: `say` / `ask` records with `ts`) and `task_metadata.json` (`model_usage`,
 `environment_history`, `files_in_context`). An adapter onto `ingest.transcript`; one folder is one episode.
 
@@ -10,7 +10,8 @@ which is read here for the tools Cline and Roo Code define. Either way Cline sen
 text block `[<tool> for '<what>'] Result:\\n<output>` (a `tool_result` block where the history has one), with
 the context it adds (`<environment_details>`, reminders) as further text blocks of the same message: the result
 is the call's observation, the rest is seen with it. `execute_command` results say `Command executed.` or
-`Command failed with exit code N.`: the exit code. `attempt_completion` is a `done` action, its `result` the
+`Command failed with exit code N.` (Roo Code: `Command executed in terminal within working directory '...'.
+Exit code: N`): the exit code. `attempt_completion` is a `done` action, its `result` the
 answer (a completion the CLI showed but ended the task before saving to the history is read from its
 `completion_result` in `ui_messages.json`); `<task>` in the first user message is the task.
 
@@ -19,6 +20,18 @@ entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: 
 `ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`.
 Cline grades nothing: outcome `unknown`; terminated when the conversation ends in `attempt_completion`. Domain `swe`,
 platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
+
+**Roo Code** (and its forks that keep its files, such as Kilo Code) is told from Cline by what only it writes: a
+`history_item.json` in the folder, `<environment_details>` whose `# Current Mode` names the mode as `<slug>`, or
+`api_req_started` records naming the `apiProtocol`; its episodes carry `env["roo_code"]` in place of `env["cline"]`.
+Its differences, from its writer (`src/core/task-persistence/`, `Task.ts`, `getEnvironmentDetails.ts`): no
+`modelInfo` on the entries (the model of a turn is the `<model>` the environment details before it named); the
+task as `<user_message>` (`<task>` before 3.2x); its own tools (`apply_diff`, `switch_mode`, `new_task` with a
+`mode`, `update_todo_list`, `codebase_search`, ...); reasoning as `reasoning` blocks, or top-level encrypted
+reasoning items (nothing readable: counted); condensing and truncation mark entries (`isSummary`,
+`condenseParent`, `truncationParent`) but keep them in the file, and they are read as the model saw them when
+sent (counted in `context_management`). `history_item.json` (`mode`, `status`, `parentTaskId`, `childIds`,
+usage) is kept as `history_item`, the modes the turns ran in as `modes`.
 
 **Cline CLI 3 sessions** (the Cline SDK's agent, `~/.cline/data/sessions/<id>/`): `<id>.messages.json` (`sessionId`,
 `messages` in the same block form with `ts`, `modelInfo.id` and `metrics`, `system_prompt`) beside the session
@@ -45,12 +58,14 @@ from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
-    summary="Cline task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 sessions",
-    producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`) and Cline CLI 3 "
-              "sessions (`~/.cline/data/sessions/<id>/`)"),
+    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 "
+             "sessions"),
+    producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`), Cline CLI 3 "
+              "sessions (`~/.cline/data/sessions/<id>/`) and Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
+              "<id>/`, with `history_item.json`)"),
     versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
               "tasks (native and `use_subagents` calls)"),
     proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider "
@@ -61,7 +76,10 @@ INFO = FormatInfo(
            "(`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
            "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
            "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
-           "pairing hand-made (`tests/ingest/swe/test_cline.py`)"),
+           "pairing hand-made (`tests/ingest/swe/test_cline.py`); Roo Code cannot run here (its CLI is not on the npm "
+           "registry, only in its GitHub releases): its task folders hand-made in the shapes of its writer at "
+           "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
+           "(`tests/ingest/swe/test_roo_code.py`)"),
 )
 
 HISTORY = "api_conversation_history.json"
@@ -79,6 +97,17 @@ _XML_PARAM = re.compile(r"<(\w+)>(.*?)</\1>", re.S)
 _RESULT = re.compile(r"^\[([\w-]+)(?: for (.*?))?\] Result:\n?", re.S)
 _EXIT = re.compile(r"^Command failed with exit code (-?\d+)")
 _TASK = re.compile(r"<task>\n?(.*?)\n?</task>", re.S)
+_USER_MESSAGE = re.compile(r"<user_message>\n?(.*?)\n?</user_message>", re.S)  # Roo Code's task and replies
+# Roo Code's `<environment_details>` names the mode and (from 3.2x) the model of every turn
+_ROO_MODE = re.compile(r"# Current Mode\n<slug>(.*?)</slug>(?:\n<name>.*?</name>)?(?:\n<model>(.*?)</model>)?", re.S)
+# Roo Code's execute_command result: `Command executed in terminal within working directory '<cwd>'. [Command
+# execution was not successful, ...\n]Exit code: N\nOutput:` (no exit code after a signal or while running)
+_ROO_EXIT = re.compile(r"Command executed in [^\n]*?'\.\s(?:Command execution was not successful[^\n]*\n)?"
+                       r"Exit code: (-?\d+)")
+ROO_ITEM = "history_item.json"
+_ROO_ITEM_KEYS = ("id", "number", "task", "mode", "status", "workspace", "rootTaskId", "parentTaskId", "childIds",
+                  "completionResultSummary", "apiConfigName", "tokensIn", "tokensOut", "cacheWrites", "cacheReads",
+                  "totalCost")
 _TASK_FILES = (HISTORY, UI, METADATA, "settings.json", "context_history.json", "claude_messages.json",
                "history_item.json")
 _HAS_CHANGES = "HAS_CHANGES"
@@ -140,25 +169,48 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield Rejected("bad_record", f"{where}/{HISTORY}: not a list of messages", HISTORY)
         return
     names = set(source.listdir(folder))
-    ui, metadata = [], {}
-    try:
-        ui = parse_json(source.read_bytes(posixpath.join(folder, UI)), f"{where}/{UI}", source.budgets) \
-            if UI in names else []
-        metadata = parse_json(source.read_bytes(posixpath.join(folder, METADATA)), f"{where}/{METADATA}") \
-            if METADATA in names else {}
-    except SourceError as e:
-        yield e.as_rejected()  # the conversation is still read, without them
-    env, task = _env(ui if isinstance(ui, list) else [], metadata if isinstance(metadata, dict) else {})
-    models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)] if isinstance(metadata, dict) \
-        else []
-    messages, found_task = _messages(history, where, models)
+    side = {}
+    for name, kind in ((UI, list), (METADATA, dict), (ROO_ITEM, dict)):
+        try:
+            value = parse_json(source.read_bytes(posixpath.join(folder, name)), f"{where}/{name}", source.budgets) \
+                if name in names else kind()
+        except SourceError as e:
+            yield e.as_rejected()  # the conversation is still read, without it
+            value = kind()
+        side[name] = value if isinstance(value, kind) else kind()
+    ui, metadata, item = side[UI], side[METADATA], side[ROO_ITEM]
+    env, task = _env(ui, metadata)
+    models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)]
+    messages, found_task, seen = _messages(history, where, models)
     if history and isinstance(history[-1], dict) and history[-1].get("role") != "assistant":
-        messages += _unsaved_completion(ui if isinstance(ui, list) else [], len(history) - 1, f"{where}/{UI}")
+        messages += _unsaved_completion(ui, len(history) - 1, f"{where}/{UI}")
     # ended: the conversation's last message is the turn that calls attempt_completion (a user reply after a
     # completion reopens the task)
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
+    roo = bool(item) or bool(seen["modes"]) or _roo_usage(ui)
+    if roo:
+        env.update(_roo_env(item, seen))
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
-                                     task=found_task or task, terminated=completed, env={"cline": env}), where)
+                                     task=found_task or task or item.get("task"), terminated=completed,
+                                     env={"roo_code" if roo else "cline": env}), where)
+
+
+def _roo_usage(ui: list) -> bool:
+    """Whether Cline's UI log is Roo Code's: its `api_req_started` records name the `apiProtocol`."""
+    return any(isinstance(m, dict) and m.get("say") == "api_req_started" and '"apiProtocol"' in str(m.get("text"))
+               for m in ui)
+
+
+def _roo_env(item: dict, seen: dict) -> dict:
+    """What Roo Code adds to a task folder: its `history_item.json` (mode, status, parent and child tasks, usage),
+    the modes the turns ran in, and how its context management rewrote the history."""
+    env: dict = {"modes": seen["modes"]} if seen["modes"] else {}
+    if item:
+        env["history_item"] = {k: item[k] for k in _ROO_ITEM_KEYS if k in item}
+    managed = {k: seen[k] for k in ("summaries", "condensed", "truncated", "encrypted_reasoning") if seen[k]}
+    if managed:
+        env["context_management"] = managed
+    return env
 
 
 def _unsaved_completion(ui: list, last: int, where: str) -> list[Message]:
@@ -192,7 +244,7 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
         yield Rejected("bad_record", f"{name}: a Cline session without a `messages` list", name)
         return
     record = record if isinstance(record, dict) else {}
-    messages, task = _messages(doc["messages"], name, [])
+    messages, task, _seen = _messages(doc["messages"], name, [])
     if doc.get("system_prompt"):
         messages.insert(0, Message("system", text=str(doc["system_prompt"]), where=name))
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
@@ -241,34 +293,62 @@ def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
     return env, task
 
 
-def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None]:
+def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None, dict]:
+    """The messages, the task, and what Roo Code's entries said beside them (`seen`: the modes in order, the
+    model its environment details named last, its context-management marks)."""
     out: list[Message] = []
     task = None
-    pending: list[str] = []  # ids of the last assistant turn's calls still waiting for their result
+    seen = {"modes": [], "model": None, "summaries": 0, "condensed": 0, "truncated": 0, "encrypted_reasoning": 0}
+    pending: dict[str, str | None] = {}  # the last assistant turn's calls still waiting for a result: id -> name
     for i, entry in enumerate(history):
         if not isinstance(entry, dict):
             continue
+        _mark_context(entry, seen)
+        if entry.get("type") == "reasoning" and "role" not in entry:
+            continue  # Roo Code's encrypted reasoning item (OpenAI Responses), counted: nothing readable
         mwhere = f"{where}/{HISTORY}[{i}]"
         stamp = parse_time(entry.get("ts"))
         blocks = entry.get("content") if isinstance(entry.get("content"), list) else [
             {"type": "text", "text": entry.get("content")}]
         blocks = [b for b in blocks if isinstance(b, dict)]
         if entry.get("role") == "assistant":
-            turn = _assistant(entry, blocks, stamp, mwhere, models)
+            turn = _assistant(entry, blocks, stamp, mwhere, models, seen["model"])
             for k, call in enumerate(turn.tool_calls):
                 call.id = call.id or f"{i}.{k}"  # XML calls carry no id: results pair with them in order
-            pending = [c.id for c in turn.tool_calls]
+            pending = {c.id: c.name for c in turn.tool_calls}
             out.append(turn)
         else:
             found = _user(out, blocks, stamp, mwhere, pending)
             task = task or found
-            pending = []  # a call its answer did not answer was interrupted (a task resumed later)
-    return out, task
+            pending = {}  # a call its answer did not answer was interrupted (a task resumed later)
+            _roo_context(blocks, seen)
+    return out, task, seen
 
 
-def _assistant(entry: dict, blocks: list[dict], stamp, where: str, models: list[dict]) -> Message:
+def _mark_context(entry: dict, seen: dict) -> None:
+    """Counts Roo Code's context-management marks: condensed summaries, the messages a summary or a truncation
+    hides from later requests (kept in the file and read here: the model saw them when they were sent)."""
+    seen["summaries"] += bool(entry.get("isSummary"))
+    seen["condensed"] += bool(entry.get("condenseParent"))
+    seen["truncated"] += bool(entry.get("truncationParent"))
+    seen["encrypted_reasoning"] += entry.get("type") == "reasoning" and "role" not in entry
+
+
+def _roo_context(blocks: list[dict], seen: dict) -> None:
+    """The mode and model a user entry's Roo Code `<environment_details>` names (they hold for the next turn)."""
+    for block in blocks:
+        found = _ROO_MODE.search(block["text"]) if isinstance(block.get("text"), str) else None
+        if found:
+            if not seen["modes"] or seen["modes"][-1] != found.group(1):
+                seen["modes"].append(found.group(1))
+            seen["model"] = found.group(2) or seen["model"]
+
+
+def _assistant(entry: dict, blocks: list[dict], stamp, where: str, models: list[dict], named: str | None) -> Message:
+    """An assistant entry; its model from its `modelInfo` (Cline), else the one the environment details before it
+    named (`named`, Roo Code), else `task_metadata.json`'s at its time."""
     info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
-    model = info.get("modelId") or info.get("id") or _model_at(models, entry.get("ts"))
+    model = info.get("modelId") or info.get("id") or named or _model_at(models, entry.get("ts"))
     texts = [b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
     thinking = [b.get("thinking") or b.get("text") for b in blocks if b.get("type") in ("thinking", "reasoning")]
     calls = [_call(b.get("id"), b.get("name"), b.get("input"), b) for b in blocks if b.get("type") == "tool_use"]
@@ -307,10 +387,10 @@ def _model_at(models: list[dict], ts) -> str | None:
     return chosen
 
 
-def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: list[str]) -> str | None:
+def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: dict) -> str | None:
     """A user entry: tool results (a `tool_result` block, or a text block `[tool ...] Result:`, which answers
     the next of the `pending` calls of the turn before), then what else it carries as one user message;
-    returns the `<task>` it holds, if any."""
+    returns the task it holds (`<task>`, Roo Code's `<user_message>`, CLI 3's `<user_input>`), if any."""
     rest, task = [], None
     for block in blocks:
         kind = block.get("type")
@@ -318,18 +398,18 @@ def _user(out: list[Message], blocks: list[dict], stamp, where: str, pending: li
         match = _RESULT.match(text) if kind == "text" else None
         if kind == "tool_result" or match:
             body = text[match.end():] if match else text
-            tool = match.group(1) if match else block.get("name")
-            exit_code = _exit_code(tool, body) if match else _command_exit(block)
+            answered = block.get("tool_use_id") or next(iter(pending), None)
+            tool = match.group(1) if match else block.get("name") or pending.get(answered)
+            exit_code = _exit_code(tool, body) if match else _roo_exit(body) if tool == "execute_command" \
+                else _command_exit(block)
             failed = block.get("is_error") or (exit_code or 0) != 0 or _unsuccessful(block.get("content"))
             seen = tool_observation(tool, body, is_error=failed or None, exit_code=exit_code,
                                     kind="terminal" if tool in ("execute_command", "run_commands") else None)
-            answered = block.get("tool_use_id") or (pending[0] if pending else None)
-            if answered in pending:
-                pending.remove(answered)
+            pending.pop(answered, None)
             out.append(Message("tool", text=body, tool_call_id=answered, observation=seen, timestamp=stamp,
                                where=where))
         elif text:
-            found = _TASK.search(text) or _USER_INPUT.search(text)
+            found = _TASK.search(text) or _USER_MESSAGE.search(text) or _USER_INPUT.search(text)
             task = task or (found.group(1).strip() if found else None)
             rest.append(text)
     if rest:
@@ -366,8 +446,17 @@ def _command_exit(block: dict) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def _roo_exit(body: str) -> int | None:
+    """The exit code a Roo Code `execute_command` result names (a `tool_result` block's text)."""
+    found = _ROO_EXIT.match(body)
+    return int(found.group(1)) if found else None
+
+
 def _exit_code(tool: str | None, body: str) -> int | None:
     if tool != "execute_command":
         return None
-    failed = _EXIT.match(body)
-    return int(failed.group(1)) if failed else 0 if body.startswith("Command executed") else None
+    failed = _EXIT.match(body) or _ROO_EXIT.match(body)
+    if failed:
+        return int(failed.group(1))
+    # Cline's `Command executed.`; Roo Code's own form without an exit code (a signal, still running): unknown
+    return 0 if body.startswith("Command executed") and not body.startswith("Command executed in") else None

@@ -48,7 +48,7 @@ import orjson
 
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
-from ingest.source import Source, SourceError, parse_json, text_lines
+from ingest.source import Source, json_lines
 from ingest.times import parse_time
 from ingest.tools import arguments_dict, dumps, shell_script
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, Run, ToolCall, records
@@ -100,16 +100,9 @@ def units(files: list[str], head) -> list[str]:
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     state = _State(name)
-    for no, line, problem in text_lines(source.read_bytes(), name, source.budgets):
-        if problem:
-            yield Rejected("parse_error", problem, name, line=no)
-            continue
-        if not line.strip():
-            continue
-        try:
-            obj = parse_json(line.encode(), f"{name}:{no}")
-        except SourceError as e:
-            yield Rejected(e.rule, e.reason, name, line=no, snippet=line[:300])
+    for no, line, obj in json_lines(source.read_bytes(), name, source.budgets):
+        if isinstance(obj, Rejected):
+            yield obj
             continue
         if isinstance(obj, dict):
             yield from state.add(no, obj)

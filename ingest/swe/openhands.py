@@ -19,6 +19,16 @@ string...) gives one `bad_record` quarantine row naming the file, the event and 
 
 Event timestamps are local time of an unknown zone, so step timestamps stay null; the first and last are
 kept in `env` (`local_time_first`, `local_time_last`). The episode ends (terminal) on a `finish` action.
+
+**Evaluation outputs** (`evaluation/benchmarks/swe_bench/run_infer.py`: `<run>/output.jsonl`, one `EvalOutput` a
+line: `instance_id`, `test_result` with the `git_patch`, `instruction`, `metadata` with the `llm_config`,
+`history` the same events (or, in old runs, `[action, observation]` pairs), `metrics`, `error`, `instance`) are
+an episode per line, the instance known, so the SWE-bench harness's word decides the outcome
+(`ingest.harness_reports`): OpenHands' `eval_infer.sh` moves the harness's run report to `<run>/report.json` and
+its instance logs to `<run>/eval_outputs/<instance>/report.json`, which planning gives the unit. Where no harness
+file grades it, the line's own grade: `report` (written into the line by `update_output_with_eval.py`) or
+`test_result.report` (`eval_infer.py`'s own grading, in `output.swebench_eval.jsonl`), `resolved` deciding;
+`env.outcome_file` names the file that decided. Task: the `instruction`; agent: the `llm_config` model.
 """
 
 from __future__ import annotations
@@ -26,21 +36,30 @@ from __future__ import annotations
 import base64
 import binascii
 import posixpath
+import re
 from typing import Iterator
 
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected
-from ingest.source import Source, SourceError, parse_json
+from ingest import harness_reports
+from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.tools import dumps, tool_action, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "openhands"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="swe", rank=30, domains=('swe',), platform="linux",
-    summary="OpenHands event streams (V0)",
+    summary=("OpenHands event streams (V0) and SWE-bench evaluation outputs (`output.jsonl`: an episode per instance; "
+             "outcome from the SWE-bench reports of its run, else the grade OpenHands wrote into the line)"),
 )
 
+TAKES_HARNESS_REPORTS = True  # an evaluation output names its instance: planning gives it the run's SWE-bench reports
+# `EvalOutput.model_dump_json()`: the instance id first, then the test result (or, in some versions, the rest)
+_EVAL_SNIFF = re.compile(rb'^\s*\{\s*"instance_id"\s*:\s*"[^"]*"\s*,\s*"(test_result|instruction|metadata|history)"\s*:')
+# `eval_infer.py`'s own grading of the same instances (their patch and grade, no history): not sessions
+_GRADING = ".swebench_eval.jsonl"
+_GRADE_KEYS = ("resolved", "empty_generation", "failed_apply_patch", "error_eval", "test_timeout")
 _BOOKKEEPING_ACTIONS = {"change_agent_state", "system", "recall", "condensation", "null"}
 _BOOKKEEPING_OBSERVATIONS = {"agent_state_changed", "null", "recall", "condensation"}
 _NOT_ARGUMENTS = {"thought", "impl_source", "translated_ipython_code", "confirmation_state", "security_risk",
@@ -48,9 +67,14 @@ _NOT_ARGUMENTS = {"thought", "impl_source", "translated_ipython_code", "confirma
 
 
 def units(files: list[str], head) -> list[str]:
-    """JSON files holding an array of events: objects with `id`, `source` and `action`/`observation`."""
+    """JSON files holding an array of events: objects with `id`, `source` and `action`/`observation`; JSONL
+    evaluation outputs whose lines open with `instance_id` then `test_result` (or `instruction`, `metadata`),
+    but not `*.swebench_eval.jsonl` (OpenHands' grading of them, without the history)."""
     found = []
     for path in files:
+        if path.endswith(".jsonl") and not path.endswith(_GRADING) and _EVAL_SNIFF.match(head(path)):
+            found.append(path)
+            continue
         if not path.endswith(".json"):
             continue
         start = head(path).lstrip()
@@ -190,6 +214,9 @@ def _messages(events: list, name: str, source: Source, rejected: list[Rejected],
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
+    if name.endswith(".jsonl"):
+        yield from _eval_outputs(source, name)
+        return
     events = parse_json(source.read_bytes(), name, source.budgets)
     if isinstance(events, dict) and isinstance(events.get("trajectory"), list):
         events = events["trajectory"]
@@ -201,3 +228,54 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     yield from rejected
     env = {"local_time_first": times[0], "local_time_last": times[-1]} if times else {}
     yield from records(messages, Run(env=env), name)
+
+
+def _eval_outputs(source: Source, name: str) -> Iterator[Episode | Rejected]:
+    """An evaluation's `output.jsonl`: an episode per line."""
+    for no, _line, value in json_lines(source.read_bytes(), name, source.budgets):
+        if isinstance(value, Rejected):
+            yield value
+        elif not isinstance(value, dict) or not isinstance(value.get("instance_id"), str):
+            yield Rejected("bad_record", f"{name}:{no}: an evaluation output line without an `instance_id`", name,
+                           line=no)
+        else:
+            yield from _eval_output(source, value, f"{name}:{no}")
+
+
+def _eval_output(source: Source, line: dict, where: str) -> Iterator[Episode | Rejected]:
+    """One `EvalOutput`: its history read as an event stream, its outcome from the harness or its own grade."""
+    history = line.get("history") if isinstance(line.get("history"), list) else []
+    events = [e for item in history for e in (item if isinstance(item, list) else [item])]  # old: pairs
+    rejected: list[Rejected] = []
+    times: list[str] = []
+    messages = _messages(events, where, source, rejected, times)
+    yield from rejected
+    instance = line["instance_id"]
+    harness, problems = harness_reports.verdict(source, instance, exit_statuses=False)
+    yield from problems
+    own = _own_grade(line)
+    if harness.resolved is None and own is not None:
+        harness.resolved, harness.status, harness.file, harness.entry = \
+            own["resolved"], "resolved" if own["resolved"] else "unresolved", source.uri, own
+    metadata = line.get("metadata") if isinstance(line.get("metadata"), dict) else {}
+    llm = metadata.get("llm_config") if isinstance(metadata.get("llm_config"), dict) else {}
+    test_result = line.get("test_result") if isinstance(line.get("test_result"), dict) else {}
+    env = {"instance_id": instance, "agent_class": metadata.get("agent_class"), "dataset": metadata.get("dataset"),
+           "git_patch": test_result.get("git_patch"), "metrics": line.get("metrics"), "error": line.get("error"),
+           "report": harness.entry, **harness.env()}
+    if times:
+        env.update(local_time_first=times[0], local_time_last=times[-1])
+    yield from records(messages, Run(key=f"{where}:{instance}", task=line.get("instruction") or None,
+                                     agent=llm.get("model") if isinstance(llm.get("model"), str) else None,
+                                     outcome=harness.outcome, reward=harness.reward,
+                                     env={k: v for k, v in env.items() if v is not None}), where)
+
+
+def _own_grade(line: dict) -> dict | None:
+    """The grade OpenHands wrote into the line: `report` (`update_output_with_eval.py`) or `test_result.report`
+    (`eval_infer.py`), when it says `resolved`."""
+    test_result = line.get("test_result") if isinstance(line.get("test_result"), dict) else {}
+    for report in (line.get("report"), test_result.get("report")):
+        if isinstance(report, dict) and isinstance(report.get("resolved"), bool):
+            return {k: report[k] for k in _GRADE_KEYS if k in report}
+    return None

@@ -1,15 +1,18 @@
 """`ingest-all` over one folder mixing the session stores the coding-agent CLIs wrote at test time (Claude Code,
 Codex, Gemini CLI, OpenCode and Aider at two releases each, Qwen Code at three, the first in Gemini CLI's
-layout; Cline's task folders and session files) with the bundled samples: every session is read by its own
-format, with the episode counts the scripts fix, and nothing a person would call a session is left unread.
+layout; Cline's task folders and session files) and a Roo Code task store (which cannot run here: laid out as its
+extension keeps it, `tasks/_index.json` beside `tasks/<id>/`, its files those of `test_roo_code`) with the bundled
+samples: every session is read by its own format, with the episode counts the scripts fix, and nothing a person
+would call a session is left unread (Roo Code's `_index.json` is its list of tasks, not a session).
 Aider keeps its chat history in the workspace (`.aider.chat.history.md`, one episode per chat session); its
 prompt history (`.aider.input.history`) and its `--llm-history-file` are not sessions of their own and stay out."""
 
+import json
 import shutil
 
 from tests.conftest import SAMPLES
 from tests.ingest.swe import (test_aider_cli, test_claude_code_cli, test_cline_cli, test_codex_cli,
-                              test_gemini_cli_cli, test_opencode_cli, test_qwen_code_cli)
+                              test_gemini_cli_cli, test_opencode_cli, test_qwen_code_cli, test_roo_code)
 from tests.ingest.swe.coding_clis import QWEN_GEMINI_LAYOUT, cli_run
 
 AIDER_HISTORY = "WORKSPACE:.aider.chat.history.md"  # kept in the workspace, not under HOME
@@ -40,11 +43,25 @@ def _copy_stores(cli, stores, target) -> None:
                             ignore=shutil.ignore_patterns(".project_root", "log"))
 
 
+def _roo_code_store(target) -> None:
+    """Roo Code's `globalStorage/rooveterinaryinc.roo-cline/tasks/`: two task folders and its `_index.json`."""
+    tasks = target / "tasks"
+    for n, task in enumerate(("0f5c1c1e-roo", "7a1d2e3f-roo")):
+        (tasks / task).mkdir(parents=True)
+        (tasks / task / "api_conversation_history.json").write_text(json.dumps(test_roo_code.native_history()))
+        (tasks / task / "ui_messages.json").write_text(json.dumps(test_roo_code.native_ui()))
+        (tasks / task / "history_item.json").write_text(json.dumps({**test_roo_code.native_item(), "id": task,
+                                                                    "number": n + 1}))
+        (tasks / task / "task_metadata.json").write_text(json.dumps({"files_in_context": []}))
+    (tasks / "_index.json").write_text(json.dumps({"version": 1, "updatedAt": 1, "entries": []}))
+
+
 def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_path, tmp_path_factory):
     mixed = tmp_path / "mixed"
     for folder in ("claude-code", "codex", "swe"):
         shutil.copytree(SAMPLES / folder, mixed / "samples" / folder)
-    expected = {}
+    _roo_code_store(mixed / "cli" / "roo-code")
+    expected = {"cline": 2}
     for key, (versions, stores, episodes, format_name) in STORES.items():
         name = key.split("@")[0]
         for version in versions:
@@ -58,4 +75,6 @@ def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_p
     assert query("SELECT stage, rule, reason FROM quarantine WHERE stage <> 'ingest'") == []
     assert query("SELECT rule, reason FROM quarantine WHERE source_uri LIKE '%/cli/%'") == []
     unread = [i.path for i in result.ignored if not i.path.endswith(("PROVENANCE.md", "README.md"))]
-    assert unread == []
+    assert [p.split("/cli/", 1)[-1] for p in unread] == ["roo-code/tasks/_index.json"]
+    roo = query("SELECT env FROM episodes WHERE source_uri LIKE '%/roo-code/%'")
+    assert len(roo) == 2 and all(json.loads(r["env"])["roo_code"]["modes"] == ["code", "debug"] for r in roo)

@@ -1,0 +1,208 @@
+"""Roo Code task folders, read by the Cline reader (Roo Code is a fork of Cline and keeps the same two files).
+
+Roo Code cannot run here: its CLI (`@roo-code/cli`, `apps/cli` of RooCodeInc/Roo-Code) is a private package of its
+monorepo, shipped only as GitHub release tarballs, and not on the npm registry (only `@roo-code/types` is). So its
+folders are hand-made in the shapes its writer gives them at RooCodeInc/Roo-Code @ cb83656 (3.53):
+`Task.addToApiConversationHistory` (entries with `ts`, `reasoning` blocks, top-level encrypted reasoning items),
+`getEnvironmentDetails` (`# Current Mode` with `<slug>`, `<name>`, `<model>`), `ExecuteCommandTool` (`Command
+executed in terminal within working directory '...'. Exit code: N`), `taskMetadata` / `TaskHistoryStore`
+(`history_item.json`), condensing (`isSummary`, `condenseParent`); and in the forms of its XML era (`<task>`,
+`[tool for '...'] Result:` text). The first conversation follows a real Roo Code 3.53.0 history (a GLM-5.1 run
+whose turns the error report of its extension exported), shortened. Roo Code's own schemas are the oracle for
+the files laid out: `@roo-code/types` (MIT, on the npm registry, installed by `make parts`) parses the UI log with
+`clineMessageSchema` and `history_item.json` with `historyItemSchema`, and names every tool the histories call.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from ingest.record import Episode, Rejected
+from ingest.swe import cline
+from tests.ingest.golden import read_records
+from tests.ingest.swe.coding_clis import PRODUCERS
+from tests.parts import require
+
+MODEL = "unsloth/GLM-5.1-GGUF:UD-IQ2_XXS"
+
+
+def _env(mode: str = "code", name: str = "💻 Code", model: str | None = MODEL) -> dict:
+    details = ("<environment_details>\n# VSCode Visible Files\nrun.sh\n\n# Current Time\nCurrent time in ISO 8601 "
+               "UTC format: 2026-05-06T09:02:18.429Z\n\n# Current Cost\n$0.00\n\n# Current Mode\n"
+               f"<slug>{mode}</slug>\n<name>{name}</name>\n" + (f"<model>{model}</model>\n" if model else "") +
+               "</environment_details>")
+    return {"type": "text", "text": details}
+
+
+def _folder(tmp_path, history, ui=None, item=None):
+    task = tmp_path / "tasks" / "0f5c1c1e-roo"
+    task.mkdir(parents=True)
+    (task / "api_conversation_history.json").write_text(json.dumps(history))
+    if ui is not None:
+        (task / "ui_messages.json").write_text(json.dumps(ui))
+    if item is not None:
+        (task / "history_item.json").write_text(json.dumps(item))
+    return task
+
+
+def _episode(path) -> Episode:
+    records = read_records(cline, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    return ep
+
+
+def native_history() -> list:
+    """Roo Code 3.53 with native tool calls: reasoning, a read, a command that fails, a mode switch and the
+    completion, the model named by every user entry's environment details."""
+    return [
+        {"role": "user", "ts": 1778058138487, "content": [
+            {"type": "text", "text": "<user_message>\nrun ./run.sh and analyze errors\n</user_message>"}, _env()]},
+        {"role": "assistant", "ts": 1778058145594, "content": [
+            {"type": "reasoning", "text": "Read the script first.", "summary": []},
+            {"type": "tool_use", "id": "KTj", "name": "read_file",
+             "input": {"path": "run.sh", "mode": "slice", "offset": 1, "limit": 100}}]},
+        {"role": "user", "ts": 1778058145999, "content": [
+            {"type": "tool_result", "tool_use_id": "KTj", "content": "File: run.sh\n1 | uv run alembic upgrade head"},
+            _env()]},
+        {"role": "assistant", "ts": 1778058154008, "content": [
+            {"type": "tool_use", "id": "Gn", "name": "execute_command",
+             "input": {"command": "bash ./run.sh 2>&1", "cwd": "/home/k/proj", "timeout": 60}}]},
+        {"role": "user", "ts": 1778058170000, "content": [
+            {"type": "tool_result", "tool_use_id": "Gn", "content":
+                "Command executed in terminal within working directory '/home/k/proj'. Command execution was not "
+                "successful, inspect the cause and adjust as needed.\nExit code: 2\nOutput:\nerror: Failed to spawn: "
+                "`alembic`\n"}, _env()]},
+        {"role": "assistant", "ts": 1778058180000, "content": [
+            {"type": "tool_use", "id": "Sw", "name": "switch_mode",
+             "input": {"mode_slug": "debug", "reason": "Investigate the failure"}}]},
+        {"role": "user", "ts": 1778058181000, "content": [
+            {"type": "tool_result", "tool_use_id": "Sw", "content": "Successfully switched from 💻 Code mode to "
+                                                                   "🪲 Debug mode because: Investigate the failure."},
+            _env("debug", "🪲 Debug", "glm-4.6")]},
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA...", "id": "rs_1"},
+        {"role": "assistant", "ts": 1778058190000, "content": [
+            {"type": "tool_use", "id": "Done", "name": "attempt_completion",
+             "input": {"result": "alembic is not installed in the project's environment."}}]},
+    ]
+
+
+def native_ui() -> list:
+    return [{"ts": 1778058138480, "type": "say", "say": "text", "text": "run ./run.sh and analyze errors"},
+          {"ts": 1778058138490, "type": "say", "say": "api_req_started",
+           "text": json.dumps({"apiProtocol": "openai", "tokensIn": 100, "tokensOut": 20, "cacheWrites": 0,
+                               "cacheReads": 0, "cost": 0.01})},
+          {"ts": 1778058146000, "type": "say", "say": "api_req_started",
+           "text": json.dumps({"apiProtocol": "openai", "tokensIn": 150, "tokensOut": 30, "cost": 0.02})}]
+
+
+def native_item() -> dict:
+    return {"id": "0f5c1c1e-roo", "number": 3, "ts": 1778058190000, "task": "run ./run.sh and analyze errors",
+            "tokensIn": 250, "tokensOut": 50, "totalCost": 0.03, "size": 1234, "workspace": "/home/k/proj",
+            "mode": "debug", "status": "completed"}
+
+
+def test_a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes(tmp_path):
+    ep = _episode(_folder(tmp_path, native_history(), native_ui(), native_item()))
+    assert ep.task == "run ./run.sh and analyze errors"
+    assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [
+        ("tool_call", "read_file"), ("command", "execute_command"), ("tool_call", "switch_mode"),
+        ("done", "attempt_completion")]
+    assert ep.steps[0].reasoning == "Read the script first."
+    assert ep.steps[1].action.code == "bash ./run.sh 2>&1"
+    assert ep.steps[2].observation.exit_code == 2 and "Failed to spawn" in ep.steps[2].observation.text
+    assert ep.steps[1].observation.text.startswith("File: run.sh")
+    assert ep.agent == MODEL and ep.env["model_per_step"] == [MODEL, MODEL, MODEL, "glm-4.6"]
+    assert ep.terminated and ep.steps[-1].action.text.startswith("alembic is not installed")
+    assert "cline" not in ep.env
+    roo = ep.env["roo_code"]
+    assert roo["modes"] == ["code", "debug"]
+    assert roo["history_item"]["mode"] == "debug" and roo["history_item"]["status"] == "completed"
+    assert roo["usage"] == {"tokensIn": 250, "tokensOut": 50, "cacheWrites": 0, "cacheReads": 0, "cost": 0.03}
+    assert roo["context_management"] == {"encrypted_reasoning": 1}
+
+
+def test_a_roo_code_task_of_the_xml_era_is_told_from_cline_by_its_environment_details(tmp_path):
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nList the files\n</task>"},
+                                     _env("architect", "🏗️ Architect", model=None)]},
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "<execute_command>\n<command>ls</command>\n</execute_command>"}]},
+        {"role": "user", "content": [{"type": "text", "text":
+            "[execute_command for 'ls'] Result:\nCommand executed in terminal within working directory "
+            "'/w'. Exit code: 0\nOutput:\na.py"}, _env("architect", "🏗️ Architect", model=None)]},
+        {"role": "assistant", "content": [{"type": "text", "text":
+            "<attempt_completion>\n<result>\nOne file.\n</result>\n</attempt_completion>"}]},
+    ]
+    ep = _episode(_folder(tmp_path, history))
+    assert ep.task == "List the files" and ep.agent is None  # this era named no model
+    assert [(s.action.kind, s.action.code or s.action.text) for s in ep.steps] == [("command", "ls"),
+                                                                                   ("done", "One file.")]
+    assert ep.steps[1].observation.exit_code == 0
+    assert ep.env == {"roo_code": {"modes": ["architect"]}}
+
+
+def test_condensed_messages_are_read_as_sent_and_counted(tmp_path):
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "<user_message>\nfix it\n</user_message>"}, _env()],
+         "condenseParent": "c1"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Looking."}], "condenseParent": "c1"},
+        {"role": "user", "content": [{"type": "text", "text": "Summary of the conversation so far: looked."}],
+         "isSummary": True, "condenseId": "c1"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "attempt_completion",
+                                           "input": {"result": "Fixed."}}]},
+    ]
+    ep = _episode(_folder(tmp_path, history))
+    assert ep.task == "fix it" and ep.terminated
+    assert ep.env["roo_code"]["context_management"] == {"summaries": 1, "condensed": 2}
+
+
+def test_a_roo_command_killed_by_a_signal_has_no_exit_code(tmp_path):
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "<user_message>\nrun\n</user_message>"}, _env()]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "execute_command",
+                                           "input": {"command": "sleep 100"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content":
+            "Command executed in terminal within working directory '/w'. Process terminated by signal SIGKILL\n"
+            "Output:\n"}]},
+    ]
+    ep = _episode(_folder(tmp_path, history))
+    assert ep.final_observation.exit_code is None
+
+
+def test_a_cline_folder_stays_cline():
+    """Cline's own environment details (`# Current Mode\\nACT MODE`) and usage records name no slug and no
+    protocol: its episodes keep `env["cline"]`."""
+    assert not cline._roo_usage([{"say": "api_req_started", "text": '{"request":"x","tokensIn":1}'}])
+    seen = {"modes": [], "model": None}
+    cline._roo_context([{"type": "text", "text": "<environment_details>\n# Current Mode\nACT MODE\n"
+                                                 "</environment_details>"}], seen)
+    assert seen == {"modes": [], "model": None}
+
+
+ROO_TYPES = PRODUCERS / "roo-code-types-1.115.0"
+_CHECK = """
+const t = require("@roo-code/types");
+const [ui, item, calls] = JSON.parse(require("fs").readFileSync(0, "utf8"));
+ui.forEach(m => t.clineMessageSchema.parse(m));
+t.historyItemSchema.parse(item);
+const unknown = calls.filter(n => !t.toolNames.includes(n));
+if (unknown.length) throw new Error("not Roo Code tools: " + unknown);
+console.log("ok " + ui.length);
+"""
+
+
+def test_roo_codes_own_schemas_accept_the_folders_laid_out_here():
+    """The UI log, the history item and the tool names of the conversations above, as Roo Code's own types
+    package parses them (a field of the wrong type, an unknown `say`, a tool Roo Code does not define fail)."""
+    require(f"@roo-code/types (npm prefix {ROO_TYPES})", (ROO_TYPES / ".installed").exists(),
+            "make parts (part of make setup-test) installs it")
+    calls = sorted({b["name"] for e in native_history() for b in e.get("content") or []
+                    if isinstance(b, dict) and b.get("type") == "tool_use"} | {"execute_command"})
+    done = subprocess.run(["node", "-e", _CHECK], cwd=ROO_TYPES, capture_output=True, text=True, timeout=60,
+                          input=json.dumps([native_ui(), native_item(), calls]))
+    assert done.returncode == 0 and done.stdout.strip() == "ok 3", done.stderr
+    bad = subprocess.run(["node", "-e", _CHECK], cwd=ROO_TYPES, capture_output=True, text=True, timeout=60,
+                         input=json.dumps([[{"ts": 1, "type": "say", "say": "no_such_say"}], native_item(), []]))
+    assert bad.returncode != 0  # the oracle can fail
