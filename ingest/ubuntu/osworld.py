@@ -34,11 +34,12 @@ import orjson
 from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
+from ingest.ubuntu.osworld_agents import COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point, reply
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
     summary="OSWorld result trajectories",
@@ -98,6 +99,8 @@ def _screenshot(source: Source, name, n: int) -> tuple[Observation | None, Rejec
 
 def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
     action = record["action"]
+    if isinstance(action, dict) and not action.get("command") and action.get("action_type") in COMPUTER_13:
+        return computer_13(action, size, n)
     if isinstance(action, dict):  # agents that log {"action_type", "command", ...}
         code = action.get("command") or action.get("action_type")
         raw = orjson.dumps(action).decode()
@@ -138,11 +141,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             yield problem
         elif obs is not None and obs.kind == "none":
             missing.append(record["screenshot_file"])
-    sizes = [(o.width, o.height) for o in shots if o and o.width and o.height]
+    referenced = {r.get("screenshot_file") for _, r in records if isinstance(r.get("screenshot_file"), str)}
+    initial, initial_name = initial_screenshot(source, referenced)
+    sizes = [(o.width, o.height) for o in [initial, *shots] if o and o.width and o.height]
     size = sizes[0] if sizes else None
 
     steps: list[Step] = []
-    previous_obs: Observation = Observation(kind="none")  # no screenshot before the first action
+    # OSWorld's harness saves no screenshot before the first action; some agents' loops do (`step_0*.png`)
+    previous_obs: Observation = initial or Observation(kind="none")
     last_turn, crashed, done, stamps = None, False, False, []
     for (n, record), shot in zip(records, shots):
         if "Error" in record and "action" not in record:
@@ -155,13 +161,15 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             continue
         turn = record.get("step_num")
         reward = record.get("reward")
+        said = model_point(record.get("response"))
+        if said is not None:  # the model's own numbers, in its own space: kept beside the executed code
+            action.raw = orjson.dumps({"action": record["action"], "model_point": said}).decode()
         steps.append(Step(
             observation=previous_obs,
             action=action,
             reward=float(reward) if isinstance(reward, (int, float)) else None,
             # the response once per turn; a line without step_num is a turn of its own (its response kept)
-            reasoning=record.get("response") if (turn is None or turn != last_turn)
-            and isinstance(record.get("response"), str) else None,
+            reasoning=reply(record.get("response")) if turn is None or turn != last_turn else None,
         ))
         last_turn, done = turn, record.get("done") is True
         if isinstance(record.get("action_timestamp"), str):
@@ -172,20 +180,29 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if problem:
         yield problem
     parts = source.uri.rstrip("/").split("/")
-    env = {"os": "ubuntu", "example_id": parts[-1]}
+    if len(parts) >= 3 and parts[-1].isdigit() and len(parts[-2]) >= 32:  # <example id>/<run index>/
+        env = {"os": "ubuntu", "example_id": parts[-2], "run_index": int(parts[-1])}
+        parts = parts[:-1]
+    else:
+        env = {"os": "ubuntu", "example_id": parts[-1]}
     if len(parts) >= 2:
         env["osworld_domain"] = parts[-2]
+    agent = agent_of(parts, [r for _, r in records], env)
     if size:
         env["screen_size"] = list(size)
     if stamps:
         env["local_time_first"], env["local_time_last"] = stamps[0], stamps[-1]
     if missing:
         env["screenshots_missing"] = missing
+    if initial_name:
+        env["initial_screenshot"] = initial_name
     yield Episode(
         key="",
         domain="os",
         platform="ubuntu",  # OSWorld's desktop VM; the result directory does not name another OS
         steps=steps,
+        agent=agent,
+        task=next((r["instruction"] for _, r in records if isinstance(r.get("instruction"), str)), None),
         outcome="unknown" if score is None else "success" if score >= 1.0 else "failure",
         reward=score,
         terminated=done and not crashed,
