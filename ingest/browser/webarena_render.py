@@ -58,6 +58,15 @@ INFO = FormatInfo(
     summary=("WebArena / VisualWebArena result folders (`render_<task_id>.html`: each action on the page it was "
              "taken on, with its URL, accessibility tree or Set-of-Mark text and screenshot, the target element "
              "and the model's reply; the evaluator's PASS / FAIL from the run's logs)"),
+    producer="WebArena / VisualWebArena `run.py` (RenderHelper in `browser_env/helper_functions.py`)",
+    versions=("web-arena-x/webarena @ f62e0b9, web-arena-x/visualwebarena @ 89f5af2 (the writers read); result "
+              "folders of HuiyuanYan/webarena, supermomo668/visualwebarena, devin-distyl/webarena"),
+    proof=("cannot run here (WebArena's sites, a vendor model): real result folders from three repositories, read "
+           "against the raw files (goldens: a llama2 run of 4 actions with 4 screenshots; a VisualWebArena render "
+           "stopped before its first action; in `../shared/samples` a 14-action Set-of-Mark run and a 2-action "
+           "gpt-4-turbo run with its Playwright trace); the evaluator's log lines, escaped forks, raw `<` in the "
+           "tree and a file fed in 7-byte pieces hand-made after RenderHelper's own f-strings "
+           "(`tests/ingest/browser/test_webarena_render.py`)"),
 )
 
 _NAME = re.compile(r"render_([^/]+)\.html")

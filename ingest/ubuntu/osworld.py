@@ -9,8 +9,10 @@ reasoning of its turn's first action (of every line that names no `step_num`). `
 evaluator's score. A line that is only `{"Error": ...}` records a crash or a time limit.
 
 Steps: one per line. The observation before action t is the screenshot written after action t-1 (the
-harness saves no screenshot before the first action, so step 0 has none); the last screenshot is the final
-observation. pyautogui code is read with `ast` (`ingest.pyautogui_code`), never run; pixel coordinates are
+harness saves no screenshot before the first action, so step 0 has none, unless the agent's loop saved one as
+`step_0*.png`); the last screenshot is the final observation. Other agents' fields (`computer_13` action dicts,
+replies logged as objects, the model's own point in its reply, run-index folders, the model named by the folder
+layout) are read by `ingest.ubuntu.osworld_agents`. pyautogui code is read with `ast` (`ingest.pyautogui_code`), never run; pixel coordinates are
 divided by the screenshot's size (read from the PNG header). Local times of an unknown zone: step
 timestamps stay null, the first and last are kept in `env`. Outcome: score 1 -> success, below -> failure
 (reward = score). The episode is terminal when the last line says `done`; an error line or the step limit
@@ -42,7 +44,8 @@ FORMAT = "osworld"
 VERSION = "3"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
-    summary="OSWorld result trajectories",
+    summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
+             " the screenshot's pixels with the model's own numbers kept beside them, the evaluator's score)"),
 )
 
 _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
