@@ -36,7 +36,8 @@ import orjson
 from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
-from ingest.ubuntu.osworld_agents import COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point, reply
+from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
+                                          outside_point, reply)
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
@@ -119,7 +120,8 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
         raise SourceError("parse_error", f"traj.jsonl line {n}: action {e}", "traj.jsonl") from None
     if size is None:  # no screenshot to tell the screen size: coordinates cannot be normalized
         typed.x = typed.y = typed.x2 = typed.y2 = None
-    typed.raw = raw
+    off = outside_point(code, size) if size else None
+    typed.raw = raw if off is None else orjson.dumps({"action": record["action"], "point": off}).decode()
     return typed
 
 
@@ -131,6 +133,65 @@ def _score(source: Source) -> tuple[float | None, Rejected | None]:
         return float(text), None
     except ValueError:
         return None, Rejected("parse_error", f"result.txt: score {text[:50]!r} is not a number", "result.txt")
+
+
+def _with_model_point(action: Action, record: dict) -> Action:
+    said = model_point(record.get("response"))
+    if said is not None:  # the model's own numbers, in its own space: kept beside the executed code
+        placed = action.raw.startswith('{"action":') if action.raw else False
+        kept = orjson.loads(action.raw) if placed else {"action": record["action"]}
+        action.raw = orjson.dumps({**kept, "model_point": said}).decode()
+    return action
+
+
+def _steps(records, shots, first: Observation, size, run: dict) -> Iterator[Step | Rejected]:
+    """One step per line; `run` gets what the lines say of the whole run (crashed, done, the final screen,
+    local times)."""
+    previous_obs, last_turn = first, None
+    for (n, record), shot in zip(records, shots):
+        if "Error" in record and "action" not in record:
+            run["crashed"] = True
+            continue
+        try:
+            action = _with_model_point(_action(record, n, size), record)
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, e.location, line=n)
+            continue
+        turn = record.get("step_num")
+        reward = record.get("reward")
+        yield Step(
+            observation=previous_obs,
+            action=action,
+            reward=float(reward) if isinstance(reward, (int, float)) else None,
+            # the response once per turn; a line without step_num is a turn of its own (its response kept)
+            reasoning=reply(record.get("response")) if turn is None or turn != last_turn else None,
+        )
+        last_turn, run["done"] = turn, record.get("done") is True
+        if isinstance(record.get("action_timestamp"), str):
+            run.setdefault("stamps", []).append(record["action_timestamp"])
+        previous_obs = shot or Observation(kind="none")
+    run["last"] = previous_obs
+
+
+def _env(source: Source, records, run: dict) -> tuple[dict, str | None]:
+    parts = source.uri.rstrip("/").split("/")
+    if len(parts) >= 3 and parts[-1].isdigit() and len(parts[-2]) >= 32:  # <example id>/<run index>/
+        env = {"os": "ubuntu", "example_id": parts[-2], "run_index": int(parts[-1])}
+        parts = parts[:-1]
+    else:
+        env = {"os": "ubuntu", "example_id": parts[-1]}
+    if len(parts) >= 2:
+        env["osworld_domain"] = parts[-2]
+    agent = agent_of(parts, [r for _, r in records], env)
+    if run.get("size"):
+        env["screen_size"] = list(run["size"])
+    if run.get("stamps"):
+        env["local_time_first"], env["local_time_last"] = run["stamps"][0], run["stamps"][-1]
+    if run.get("missing"):
+        env["screenshots_missing"] = run["missing"]
+    if run.get("initial_name"):
+        env["initial_screenshot"] = run["initial_name"]
+    return env, agent
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
@@ -147,58 +208,19 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     referenced = {r.get("screenshot_file") for _, r in records if isinstance(r.get("screenshot_file"), str)}
     initial, initial_name = initial_screenshot(source, referenced)
     sizes = [(o.width, o.height) for o in [initial, *shots] if o and o.width and o.height]
-    size = sizes[0] if sizes else None
-
-    steps: list[Step] = []
+    run = {"size": sizes[0] if sizes else None, "missing": missing, "initial_name": initial_name}
     # OSWorld's harness saves no screenshot before the first action; some agents' loops do (`step_0*.png`)
-    previous_obs: Observation = initial or Observation(kind="none")
-    last_turn, crashed, done, stamps = None, False, False, []
-    for (n, record), shot in zip(records, shots):
-        if "Error" in record and "action" not in record:
-            crashed = True
-            continue
-        try:
-            action = _action(record, n, size)
-        except SourceError as e:
-            yield Rejected(e.rule, e.reason, e.location, line=n)
-            continue
-        turn = record.get("step_num")
-        reward = record.get("reward")
-        said = model_point(record.get("response"))
-        if said is not None:  # the model's own numbers, in its own space: kept beside the executed code
-            action.raw = orjson.dumps({"action": record["action"], "model_point": said}).decode()
-        steps.append(Step(
-            observation=previous_obs,
-            action=action,
-            reward=float(reward) if isinstance(reward, (int, float)) else None,
-            # the response once per turn; a line without step_num is a turn of its own (its response kept)
-            reasoning=reply(record.get("response")) if turn is None or turn != last_turn else None,
-        ))
-        last_turn, done = turn, record.get("done") is True
-        if isinstance(record.get("action_timestamp"), str):
-            stamps.append(record["action_timestamp"])
-        previous_obs = shot or Observation(kind="none")
-
+    steps = []
+    for item in _steps(records, shots, initial or Observation(kind="none"), run["size"], run):
+        if isinstance(item, Rejected):
+            yield item
+        else:
+            steps.append(item)
     score, problem = _score(source)
     if problem:
         yield problem
-    parts = source.uri.rstrip("/").split("/")
-    if len(parts) >= 3 and parts[-1].isdigit() and len(parts[-2]) >= 32:  # <example id>/<run index>/
-        env = {"os": "ubuntu", "example_id": parts[-2], "run_index": int(parts[-1])}
-        parts = parts[:-1]
-    else:
-        env = {"os": "ubuntu", "example_id": parts[-1]}
-    if len(parts) >= 2:
-        env["osworld_domain"] = parts[-2]
-    agent = agent_of(parts, [r for _, r in records], env)
-    if size:
-        env["screen_size"] = list(size)
-    if stamps:
-        env["local_time_first"], env["local_time_last"] = stamps[0], stamps[-1]
-    if missing:
-        env["screenshots_missing"] = missing
-    if initial_name:
-        env["initial_screenshot"] = initial_name
+    env, agent = _env(source, records, run)
+    last = run["last"]
     yield Episode(
         key="",
         domain="os",
@@ -208,7 +230,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         task=next((r["instruction"] for _, r in records if isinstance(r.get("instruction"), str)), None),
         outcome="unknown" if score is None else "success" if score >= 1.0 else "failure",
         reward=score,
-        terminated=done and not crashed,
-        final_observation=previous_obs if steps and previous_obs.kind != "none" else None,
+        terminated=run.get("done", False) and not run.get("crashed", False),
+        final_observation=last if steps and last.kind != "none" else None,
         env=env,
     )

@@ -22,6 +22,7 @@ import orjson
 
 from ingest.coords import Space, place
 from ingest.png import png_size
+from ingest.pyautogui_code import CodeError, parse_calls
 from ingest.record import Action, Observation
 from ingest.source import Source, SourceError
 
@@ -77,6 +78,25 @@ def computer_13(action: dict, size: tuple[int, int] | None, n: int) -> Action:
         act.text = "FAIL" if name == "FAIL" else None
     act.raw = orjson.dumps(raw if "point" in raw else action).decode()  # verbatim unless a point was placed
     return act
+
+
+def outside_point(code: str, size: tuple[int, int]) -> dict | None:
+    """The `ingest.coords` entry of the first point in pyautogui code that lies off the screen (the schema's x / y
+    keep it at the edge; `raw` says so, for the validation rule `action.point_outside_screen`); None if none."""
+    try:
+        calls, _ = parse_calls(code)
+    except CodeError:
+        return None
+    for call in calls:
+        x, y = call.arg(0, "x"), call.arg(1, "y")
+        if isinstance(x, (list, tuple)) and len(x) == 2:  # click((x, y))
+            x, y = x
+        if _number(x) is None or _number(y) is None:
+            continue
+        _, _, entry = place(float(x), float(y), Space("screen", size[0], size[1]), note=f"pyautogui.{call.name}")
+        if entry.get("outside_screen"):
+            return entry
+    return None
 
 
 def model_point(response) -> dict | None:

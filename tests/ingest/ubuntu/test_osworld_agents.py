@@ -92,6 +92,20 @@ def test_the_models_own_point_is_kept_beside_the_executed_code(tmp_path, respons
     assert raw["action"] == "pyautogui.click(507, 311)" and {k: raw["model_point"][k] for k in point} == point
 
 
+def test_a_pyautogui_point_off_the_screen_is_kept_at_the_edge_and_said(tmp_path):
+    """A click the agent aimed past the screen's edge: the schema keeps it at the edge, `raw` says where it was,
+    for the validation rule `action.point_outside_screen`; the model's own point sits beside it."""
+    lines = [_line(1, "pyautogui.click(1400, 300)", response="Action: click(start_box='(999,300)')"),
+             _line(2, "pyautogui.click(640, 360)")]
+    ep, _ = _read(_write(tmp_path / "e5", lines))
+    off, inside = ep.steps[0].action, ep.steps[1].action
+    assert (off.x, off.y) == (1.0, 300 / 720)
+    raw = json.loads(off.raw)
+    assert raw["action"] == "pyautogui.click(1400, 300)" and raw["point"]["outside_screen"] is True
+    assert (raw["point"]["x"], raw["point"]["width"], raw["model_point"]["x"]) == (1400.0, 1280, 999.0)
+    assert inside.raw == "pyautogui.click(640, 360)"  # a point on the screen: the code verbatim
+
+
 def test_a_screenshot_before_the_first_action_and_a_run_index_folder(tmp_path):
     folder = _write(tmp_path / "pyautogui" / "screenshot" / "org" / "model-7b" / "os" / "5812b315-e7bd-4265-b51f-"
                     "863c02174c28" / "0", LINES[:2], initial=True)
