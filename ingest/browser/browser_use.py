@@ -12,7 +12,9 @@ custom), `{"history": [...], "usage"?}` with one item per agent step:
 
 One episode per file (domain `web`, platform `browser`). Each action is a step: its observation is the page the
 step started on (`url`, `title`, its screenshot when the file names one inside the input or holds it inline)
-with the results of the actions before it; `navigate` / `go_to_url` / `open_tab` are `navigate`, `click` /
+with the results of the actions before it and, where the history keeps the step's `state_message` (0.8 and
+later), the `<browser_state>` browser-use showed the model (tabs, the indexed interactive elements, the page's
+text) before the step's first action; `navigate` / `go_to_url` / `open_tab` are `navigate`, `click` /
 `click_element_by_index` / `click_element` `click`, `input` / `input_text` `type`, `scroll` /
 `scroll_down` / `scroll_up` `scroll`, `send_keys` `key` (a `+` combination `hotkey`), `go_back` `back`,
 `wait` `wait`, `done` `done` (its text the answer); any other action (search, extract, tabs, files,
@@ -46,7 +48,7 @@ from ingest.times import parse_time
 from ingest.tools import dumps
 
 FORMAT = "browser_use"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="browser", rank=152, domains=('web',), platform="browser",
     summary=("browser-use agent histories (`AgentHistoryList.save_to_file`: each action a step with its target "
@@ -66,6 +68,7 @@ INFO = FormatInfo(
 
 _HEAD = re.compile(rb'^\s*\{\s*"history"\s*:\s*\[')
 _MODEL_OUTPUT = re.compile(rb'"model_output"\s*:\s*(?:\{|null)')
+_BROWSER_STATE = re.compile(r"<browser_state>\s*(.*?)\s*</browser_state>", re.S)
 _USER_REQUEST = re.compile(r"<user_request>\s*(?:USER REQUEST:[^\n]*\n)?(.*?)\s*</user_request>", re.S)
 _KINDS = {"navigate": "navigate", "go_to_url": "navigate", "open_tab": "navigate", "click": "click",
           "click_element_by_index": "click", "click_element": "click", "input": "type", "input_text": "type",
@@ -174,8 +177,16 @@ def _result_text(result: dict) -> str | None:
     return None
 
 
-def _page_text(obs: Observation, before: list[str]) -> str:
-    return "\n".join([f"URL: {obs.url}", f"Title: {obs.title}", *before])
+def _page_text(obs: Observation, before: list[str], shown: str | None = None) -> str:
+    return "\n".join([f"URL: {obs.url}", f"Title: {obs.title}", *([shown] if shown else []), *before])
+
+
+def _browser_state(item: dict) -> str | None:
+    """The page as browser-use showed it to the model (`<browser_state>` of the step's `state_message`: tabs,
+    scroll position, the indexed interactive elements and the page's text), when the history keeps it."""
+    message = item.get("state_message")
+    found = _BROWSER_STATE.search(message) if isinstance(message, str) else None
+    return found.group(1) if found else None
 
 
 _ITEM_TYPES = {"model_output": dict, "result": list, "state": dict, "metadata": dict}
@@ -203,15 +214,17 @@ def _item_steps(source: Source, item: dict, where: str, carried: list[str], prob
     stamp = parse_time(meta.get("step_start_time"))
     actions = [a for a in (output or {}).get("action") or [] if isinstance(a, dict) and a]
     elements = state.get("interacted_element") if isinstance(state.get("interacted_element"), list) else []
-    steps, seen = [], list(carried)
+    steps, seen, shown = [], list(carried), _browser_state(item)
     if not actions:  # no valid model output: the step is the error it hit
-        step = Step(Observation(**{**vars(page), "text": _page_text(page, seen)}), Action(kind="wait", raw=dumps(item)),
-                    timestamp=stamp, reasoning=_reasoning(output) if output else None)
+        step = Step(Observation(**{**vars(page), "text": _page_text(page, seen, shown)}),
+                    Action(kind="wait", raw=dumps(item)), timestamp=stamp,
+                    reasoning=_reasoning(output) if output else None)
         return [step], [t for t in map(_result_text, results) if t]
     for j, spec in enumerate(actions):
         name, params = next(iter(spec.items()))
         result = results[j] if j < len(results) else {}
-        obs = Observation(**{**vars(page), "text": _page_text(page, seen)})
+        # the state browser-use showed is the page before the step's first action (later ones act on what it became)
+        obs = Observation(**{**vars(page), "text": _page_text(page, seen, shown if j == 0 else None)})
         act = _action(name, params, elements[j] if j < len(elements) else None, result, dumps(spec), page)
         steps.append(Step(obs, act, timestamp=stamp, reasoning=_reasoning(output) if j == 0 else None))
         seen = [t for t in [_result_text(result)] if t]

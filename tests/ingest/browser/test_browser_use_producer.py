@@ -179,7 +179,10 @@ def test_every_scripted_action_is_a_step_with_its_element_page_and_point(runs, v
     # the page each action was taken on, and what the actions before it returned
     assert [s.observation.url for s in ep.steps] == [s["url"] for s in oracle["steps"]]
     assert ep.steps[-1].observation.url.endswith("/next.html")
-    assert "Hi Ada" not in (greet.observation.text or "")
+    # the page before each action: 0.13 keeps the state it showed the model (the greeting once Greet was pressed)
+    if version != "0.7.10":
+        assert "Hi Ada" not in greet.observation.text and "Hi Ada" in tab.observation.text
+        assert "<input id=name" in typed.observation.text and "Ada" not in typed.observation.text.split("Greeter")[1]
     assert done.action.text == "The second page says: Welcome to the second page."
     assert (ep.outcome, ep.terminated) == ("success", True) and oracle["is_successful"] is True
     if version == "0.7.10":
