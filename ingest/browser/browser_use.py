@@ -14,7 +14,8 @@ One episode per file (domain `web`, platform `browser`). Each action is a step: 
 step started on (`url`, `title`, its screenshot when the file names one inside the input or holds it inline)
 with the results of the actions before it and, where the history keeps the step's `state_message` (0.13.14
 does, 0.7.10 does not), the `<browser_state>` browser-use showed the model (tabs, the indexed interactive
-elements, the page's text) before the step's first action; `navigate` / `go_to_url` / `open_tab` are `navigate`, `click` /
+elements, the page's text) before the step's first action; `navigate` / `go_to_url` / `open_tab` are
+`navigate`, `click` /
 `click_element_by_index` / `click_element` `click`, `input` / `input_text` `type`, `scroll` /
 `scroll_down` / `scroll_up` `scroll`, `send_keys` `key` (a `+` combination `hotkey`), `go_back` `back`,
 `wait` `wait`, `done` `done` (its text the answer); any other action (search, extract, tabs, files,

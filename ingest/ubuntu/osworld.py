@@ -12,7 +12,8 @@ Steps: one per line. The observation before action t is the screenshot written a
 harness saves no screenshot before the first action, so step 0 has none, unless the agent's loop saved one as
 `step_0*.png`); the last screenshot is the final observation. Other agents' fields (`computer_13` action dicts,
 replies logged as objects, the model's own point in its reply, run-index folders, the model named by the folder
-layout) are read by `ingest.ubuntu.osworld_agents`. pyautogui code is read with `ast` (`ingest.pyautogui_code`), never run; pixel coordinates are
+layout) are read by `ingest.ubuntu.osworld_agents`. pyautogui code is read with `ast`
+(`ingest.pyautogui_code`), never run; pixel coordinates are
 divided by the screenshot's size (read from the PNG header). Local times of an unknown zone: step
 timestamps stay null, the first and last are kept in `env`. Outcome: score 1 -> success, below -> failure
 (reward = score). The episode is terminal when the last line says `done`; an error line or the step limit

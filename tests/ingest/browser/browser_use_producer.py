@@ -43,7 +43,8 @@ async def run(out: Path, start_url: str, model_url: str) -> Path:
     wanted = {"tools": _tools(), "use_judge": False, "enable_planning": False, "directly_open_url": False,
               "use_vision": True, "max_actions_per_step": 1, "max_failures": 2, "calculate_cost": False}
     known = inspect.signature(Agent.__init__).parameters
-    agent = Agent(task=f"{TASK} The page is {start_url}", llm=llm, browser_session=BrowserSession(browser_profile=profile),
+    session = BrowserSession(browser_profile=profile)
+    agent = Agent(task=f"{TASK} The page is {start_url}", llm=llm, browser_session=session,
                   **{k: v for k, v in wanted.items() if k in known})
     history = await agent.run(max_steps=8)
     path = out / "agent_history.json"
@@ -67,7 +68,8 @@ def oracle(path: Path) -> dict:
     history = AgentHistoryList.load_from_file(str(path), output_model)
     steps = []
     for item in history.history:
-        actions = [a.model_dump(exclude_none=True, mode="json") for a in (item.model_output.action if item.model_output else [])]
+        chosen = item.model_output.action if item.model_output else []
+        actions = [a.model_dump(exclude_none=True, mode="json") for a in chosen]
         elements = [e.to_dict() if e else None for e in item.state.interacted_element]
         steps.append({"actions": actions, "url": item.state.url, "title": item.state.title,
                       "elements": elements, "screenshot": item.state.screenshot_path,

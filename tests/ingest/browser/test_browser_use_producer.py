@@ -171,7 +171,8 @@ def test_every_scripted_action_is_a_step_with_its_element_page_and_point(runs, v
         executed = (result["metadata"][f"{prefix}_x"], result["metadata"][f"{prefix}_y"])
         width, height = step.observation.width, step.observation.height
         assert (step.action.x * width, step.action.y * height) == pytest.approx(executed)
-    # the link clicked at its viewport point (0.13) or by its index (0.7: at its centre): the same pixel of the screenshot it was taken on
+    # the link clicked at its viewport point (0.13) or by its index (0.7: at its centre): the same pixel of the
+    # screenshot it was taken on
     width, height = link.observation.width, link.observation.height
     assert link.observation.screenshot in blobs and width >= LINK[0] and height >= LINK[1]
     assert (round(link.action.x * width), round(link.action.y * height)) == LINK

@@ -84,7 +84,8 @@ def _block(url: str, tree: str, prev: str, reply: str, action_object: str, parse
 
 
 def _render(task_id: int, intent: str, blocks: list[str]) -> str:
-    config = f"<pre>sites: ['shopping']\ntask_id: {task_id}\nstart_url: http://localhost:7770\nintent: {intent}\n</pre>\n"
+    config = (f"<pre>sites: ['shopping']\ntask_id: {task_id}\nstart_url: http://localhost:7770\n"
+              f"intent: {intent}\n</pre>\n")
     return TEMPLATE.format(body=config + "".join(blocks))
 
 

@@ -69,7 +69,8 @@ def test_computer_13_actions_are_placed_on_the_screenshots_pixels(tmp_path):
 
 def test_a_reply_object_names_the_model_and_gives_the_reasoning(tmp_path):
     """An OpenAI computer-use loop logs its reply as an object (provider, model, the actions it parsed)."""
-    reply = {"provider": "openai", "model": "gpt-5.5", "status": "ok", "raw_response": "[ResponseComputerToolCall(...)]",
+    reply = {"provider": "openai", "model": "gpt-5.5", "status": "ok",
+             "raw_response": "[ResponseComputerToolCall(...)]",
              "computer_actions": [{"type": "click", "button": "left", "x": 126, "y": 111}],
              "executed_action": ["pyautogui.click(126, 111, button='left')"]}
     lines = [_line(1, "pyautogui.click(126, 111, button='left')", response=reply), _line(2, "WAIT", response=reply)]
@@ -85,7 +86,8 @@ def test_a_reply_object_names_the_model_and_gives_the_reasoning(tmp_path):
      "\"coordinate\": [264, 288]}}\n</tool_call>", {"x": 264.0, "y": 288.0, "from": "coordinate"}),
 ])
 def test_the_models_own_point_is_kept_beside_the_executed_code(tmp_path, response, point):
-    ep, _ = _read(_write(tmp_path / "e3", [_line(1, "pyautogui.click(507, 311)", response=response)], size=(1920, 1080)))
+    lines = [_line(1, "pyautogui.click(507, 311)", response=response)]
+    ep, _ = _read(_write(tmp_path / "e3", lines, size=(1920, 1080)))
     act = ep.steps[0].action
     assert (round(act.x * 1920), round(act.y * 1080)) == (507, 311)  # what ran, in the screenshot's pixels
     raw = json.loads(act.raw)
