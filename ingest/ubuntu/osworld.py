@@ -38,7 +38,7 @@ from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
-                                          outside_point, reply)
+                                          outside_point, reply, tool_point)
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
@@ -137,7 +137,7 @@ def _score(source: Source) -> tuple[float | None, Rejected | None]:
 
 
 def _with_model_point(action: Action, record: dict) -> Action:
-    said = model_point(record.get("response"))
+    said = tool_point(record.get("action")) or model_point(record.get("response"))
     if said is not None:  # the model's own numbers, in its own space: kept beside the executed code
         placed = action.raw.startswith('{"action":') if action.raw else False
         kept = orjson.loads(action.raw) if placed else {"action": record["action"]}

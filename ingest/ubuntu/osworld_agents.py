@@ -1,6 +1,7 @@
 """What other agents put in OSWorld's result folders beside the harness's own fields: OSWorld's `computer_13`
 action dicts, responses logged as objects (a provider's reply with its model name), the model's own point in its
-reply (UI-TARS `start_box='(x,y)'`, Qwen's `computer_use` tool call `"coordinate": [x, y]`), a screenshot of the
+reply (UI-TARS `start_box='(x,y)'`, Qwen's `computer_use` tool call `"coordinate": [x, y]`) or in a logged
+computer-use tool call (Anthropic's `computer` tool beside the pyautogui `command` it ran), a screenshot of the
 screen before the first action (`step_0*.png`), and the agent named by the folder layout
 `<action space>/<observation type>/<model>/<domain>/<example id>/`.
 
@@ -96,6 +97,18 @@ def outside_point(code: str, size: tuple[int, int]) -> dict | None:
         _, _, entry = place(float(x), float(y), Space("screen", size[0], size[1]), note=f"pyautogui.{call.name}")
         if entry.get("outside_screen"):
             return entry
+    return None
+
+
+def tool_point(action) -> dict | None:
+    """The point of a computer-use tool call logged as the action (Anthropic's `computer` tool: `{"name":
+    "computer", "input": {"action": "left_click", "coordinate": [x, y]}, "command": <pyautogui code>}`), in the
+    display the agent declared to the model (not converted: the command holds the screen's pixels)."""
+    arguments = action.get("input") if isinstance(action, dict) else None
+    point = arguments.get("coordinate") if isinstance(arguments, dict) else None
+    if isinstance(point, list) and len(point) == 2 and all(_number(v) is not None for v in point):
+        return {"x": float(point[0]), "y": float(point[1]), "from": "input.coordinate",
+                "space": "the display declared to the model (not converted)"}
     return None
 
 

@@ -94,6 +94,19 @@ def test_the_models_own_point_is_kept_beside_the_executed_code(tmp_path, respons
     assert raw["action"] == "pyautogui.click(507, 311)" and {k: raw["model_point"][k] for k in point} == point
 
 
+def test_a_computer_use_tool_call_keeps_the_declared_displays_point_beside_the_command(tmp_path):
+    """A Claude computer-use loop logs the tool call with the pyautogui command it ran: the command's screen
+    pixels place the point, the model's numbers (in the 1280x720 display it was told of) stay in `raw`."""
+    action = {"name": "computer", "input": {"action": "left_click", "coordinate": [640, 360]}, "id": "toolu_1",
+              "action_type": "tool_use", "command": "pyautogui.click(960, 540)"}
+    ep, _ = _read(_write(tmp_path / "e6", [_line(1, action)], size=(1920, 1080)))
+    act = ep.steps[0].action
+    assert act.kind == "click" and (act.x, act.y) == (0.5, 0.5)
+    raw = json.loads(act.raw)
+    assert raw["action"] == action and raw["model_point"]["from"] == "input.coordinate"
+    assert (raw["model_point"]["x"], raw["model_point"]["y"]) == (640.0, 360.0)
+
+
 def test_a_pyautogui_point_off_the_screen_is_kept_at_the_edge_and_said(tmp_path):
     """A click the agent aimed past the screen's edge: the schema keeps it at the edge, `raw` says where it was,
     for the validation rule `action.point_outside_screen`; the model's own point sits beside it."""
