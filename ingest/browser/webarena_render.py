@@ -18,7 +18,8 @@ One step per block: the observation is the page the action was taken on (`web`: 
 the screenshot as a blob with its size from the PNG header); the action from the action object (`click`, `type`
 with the text from the parsed action, `hover` -> `move`, `scroll`, `press` -> `key`/`hotkey`, `goto` ->
 `navigate`, `go_back` -> `back`, `stop` -> `done` with the answer; tab actions, `go_forward`, `clear`, `upload`
--> `tool_call` named by the action; `NONE`, a reply the agent could not parse, -> `message` with the reply),
+-> `tool_call` named by the action; `NONE`, a reply the agent could not parse, -> `message` with the reply; the
+`playwright` action set's code, written bare in `predict_action`, -> `code`),
 the target element `{"id", "line", "description"}`: its line in the observation (null when the observation, a
 filtered tree, left it out) and the node the parsed action names. The accessibility-tree and Set-of-Mark
 action spaces name elements, not points: x / y stay null. The reply is the step's reasoning.
@@ -115,6 +116,7 @@ class _Blocks(HTMLParser):
         self._closing: str | None = None  # the tag whose end closes the field being read
         self._buffer: list[str] = []
         self._heading: list[str] | None = None
+        self._in_predict = False
 
     def _capture(self, field: str, tag: str) -> None:
         self._field, self._closing, self._buffer = field, tag, []
@@ -130,6 +132,8 @@ class _Blocks(HTMLParser):
         attrs = dict(attrs)
         if tag in ("div", "h3"):
             self._context = attrs.get("class")
+            # the playwright action set writes its code straight into predict_action, with no inner div
+            self._in_predict = self._context == "predict_action" and bool(self.blocks)
         if tag == "h2" and self._field is None:
             self._heading = []  # text arrives in pieces: "New Page" is judged at </h2>
         elif tag == "pre":
@@ -165,6 +169,8 @@ class _Blocks(HTMLParser):
     def handle_data(self, data):
         if self._field is not None or self._heading is not None:
             (self._buffer if self._field is not None else self._heading).append(data)
+        elif self._in_predict:
+            self.blocks[-1]["pw_code"] = self.blocks[-1].get("pw_code", "") + data
 
     def feed_stream(self, stream) -> Iterator[dict]:
         """Feed the file piece by piece, yielding each block once the next one has begun."""
@@ -218,6 +224,9 @@ def _action(block: dict, observation: str | None, env: dict) -> Action:
     parsed = _text(block["parsed_action"]) if "parsed_action" in block else None
     raw_object = _text(block["action_object"]) if "action_object" in block else None
     raw = orjson.dumps({k: v for k, v in (("action_object", raw_object), ("parsed_action", parsed)) if v}).decode()
+    if raw_object is None and block.get("pw_code", "").strip():  # the playwright action set: code, verbatim
+        code = _text(block["pw_code"]).strip()
+        return Action(kind="code", code=code, raw=orjson.dumps({"pw_code": code}).decode())
     if raw_object is None:
         warn(env, "no_action_object", "a block without the action object: kept as a message with the reply")
         return Action(kind="message", text=reply or None, raw=raw)

@@ -209,6 +209,17 @@ def test_raw_and_escaped_texts_and_a_file_fed_in_small_pieces(tmp_path, monkeypa
     assert ep.terminated is False and ep.outcome == "unknown"  # no stop: the run was cut
 
 
+def test_the_playwright_action_sets_code(tmp_path):
+    """With `--action_set_tag playwright` RenderHelper writes the action's `pw_code` bare in predict_action."""
+    block = ("<h2>New Page</h2>\n<h3 class='url'><a href=http://h/>URL: http://h/</a></h3>\n"
+             "<div class='state_obv'><pre>Tab 0 (current): x</pre><div>\n"
+             "<div class='prev_action' style='background-color:pink'>None</div>\n"
+             "<div class='predict_action'>page.get_by_role(\"link\", name=\"Go\").click()</div>\n")
+    (tmp_path / "render_4.html").write_text(_render(4, "Go", [block]))
+    (ep,) = _episodes(tmp_path)
+    assert [(s.action.kind, s.action.code) for s in ep.steps] == [("code", 'page.get_by_role("link", name="Go").click()')]
+
+
 def test_detection_claims_the_result_folder_not_other_html(tmp_path):
     shutil.copytree(LLAMA, tmp_path / "results")
     (tmp_path / "results" / "traces").mkdir()
