@@ -217,7 +217,8 @@ def test_the_playwright_action_sets_code(tmp_path):
              "<div class='predict_action'>page.get_by_role(\"link\", name=\"Go\").click()</div>\n")
     (tmp_path / "render_4.html").write_text(_render(4, "Go", [block]))
     (ep,) = _episodes(tmp_path)
-    assert [(s.action.kind, s.action.code) for s in ep.steps] == [("code", 'page.get_by_role("link", name="Go").click()')]
+    code = 'page.get_by_role("link", name="Go").click()'
+    assert [(s.action.kind, s.action.code) for s in ep.steps] == [("code", code)]
 
 
 def test_detection_claims_the_result_folder_not_other_html(tmp_path):
