@@ -20,7 +20,7 @@ from pathlib import Path
 
 import fsspec
 
-from ingest.browser import webarena_render
+from ingest.browser import playwright_trace, webarena_render
 from ingest.record import Rejected
 from ingest.source import Source
 from tests.conftest import SAMPLES
@@ -150,6 +150,12 @@ def test_a_webarena_run_with_its_trace_from_shared():
     assert json.loads(ep.steps[0].action.element)["id"] == "1090"
     assert ep.steps[1].action.text == "Quest Lumaflex™ Band" and ep.terminated is True
     assert ep.env["playwright_trace"] == "traces/0.zip" and ep.agent == "gpt-4-turbo-2024-04-09"
+    # the trace of the same run is read by the Playwright trace reader: the start page, then the click
+    (trace,) = [r for r in golden.read_records(playwright_trace, SHARED_ROOT / "devin-distyl" / "traces" / "0.zip")
+                if not isinstance(r, Rejected)]
+    kinds = [s.action.kind for s in trace.steps]
+    assert len(kinds) == 17 and kinds.count("navigate") == 1 and kinds.count("click") == 1
+    assert trace.steps[kinds.index("navigate")].action.text == "http://localhost:7780/admin"
 
 
 def test_the_evaluators_verdict_from_the_logs_the_run_names(tmp_path):
