@@ -31,7 +31,8 @@ log line -> unknown. An `[Unhandled Error]` for the task in `error.txt` is kept 
 terminal when its last action is the agent's `stop` (an early stop or an error stop is `env.stopped_by`, and
 truncated). `config.json` in the folder (run.py's arguments) names the model (`agent`) and the action space.
 `traces/<task_id>.zip` (the Playwright trace of the same run, read by the Playwright trace reader) is named in
-`env.playwright_trace`.
+`env.playwright_trace`. Other files in the folder (a fork's own outputs) are not read: each episode names them in
+`env.folder_files_not_read` with a warning, so nothing the folder unit took is dropped unsaid.
 """
 
 from __future__ import annotations
@@ -392,7 +393,32 @@ def _task_order(name: str):
     return (0, int(task), name) if task.isdigit() else (1, 0, name)
 
 
+_RUN_FILES = {"config.json", "log_files.txt", "error.txt", "merged_log.txt", "merge_log.txt"}
+
+
+def _unread(source: Source, rel: str = "", depth: int = 0) -> list[str]:
+    """Files the folder holds that no part of this reader reads (a fork's own outputs beside the renders; the
+    traces go to their own reader), so an episode can say they were left: at most 50 named."""
+    out = []
+    for name in source.listdir(rel):
+        path = posixpath.join(rel, name) if rel else name
+        if source.is_dir(path):
+            if depth < 3 and path != "traces":
+                out += _unread(source, path, depth + 1)
+        elif not (depth == 0 and (name in _RUN_FILES or _NAME.fullmatch(name))):
+            out.append(path)
+        if len(out) >= 50:
+            break
+    return out[:50]
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     run = _run(source)
+    unread = _unread(source)
     for name in sorted((n for n in source.listdir() if _NAME.fullmatch(n)), key=_task_order):
-        yield from _render(source, name, run)
+        for record in _render(source, name, run):
+            if unread and isinstance(record, Episode):
+                record.env["folder_files_not_read"] = unread
+                warn(record.env, "folder_files_not_read", "files in the result folder that are not part of "
+                     "WebArena's layout were left unread (listed in env.folder_files_not_read)")
+            yield record

@@ -237,6 +237,17 @@ def test_detection_claims_the_result_folder_not_other_html(tmp_path):
     assert webarena_render.units(files, head) == [str(tmp_path / "results")]
 
 
+def test_files_of_a_forks_own_beside_the_renders_are_named_not_dropped(tmp_path):
+    shutil.copytree(LLAMA, tmp_path / "results")
+    (tmp_path / "results" / "format_traces" / "task_0").mkdir(parents=True)
+    (tmp_path / "results" / "format_traces" / "task_0" / "0.json").write_text("{}")
+    (ep,) = _episodes(tmp_path / "results")
+    assert ep.env["folder_files_not_read"] == ["format_traces/task_0/0.json"]
+    assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["folder_files_not_read"]
+    (clean,) = _episodes(LLAMA)
+    assert "folder_files_not_read" not in clean.env
+
+
 def test_a_page_without_the_task_config_is_a_row_naming_the_file(tmp_path):
     (tmp_path / "render_5.html").write_text(TEMPLATE.format(body="<h2>New Page</h2>"))
     (row,) = _episodes(tmp_path)
