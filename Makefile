@@ -58,6 +58,12 @@ QWEN_CODE_VERSIONS := 0.1.4 0.15.10 0.24.4
 # Aider (PyPI, a venv each, no extras: `pip install aider-chat` as its docs say): 0.82.3 and the current release.
 # Each venv is about 670 MB (its exact pins of litellm, numpy, scipy, tree-sitter grammars), 3 minutes to build
 AIDER_VERSIONS := 0.82.3 0.86.2
+# browser-use (PyPI, a venv each): 0.7.10, whose tools are `go_to_url` / `input_text` / `click_element_by_index`,
+# and the current release (`navigate` / `input` / `click`, clicks at a point), each driving Debian's chromium over
+# CDP with its ChatOpenAI pointed at the scripted model server (tests/ingest/browser/test_browser_use_producer.py).
+# 0.7.10 imports pydantic-settings without declaring it
+BROWSER_USE_VERSIONS := 0.7.10 0.13.14
+BROWSER_USE_DEPS_0.7.10 := 'pydantic-settings==2.10.1'
 # OpenCode (`opencode-ai`, its platform binary in an optional dependency): 1.1.65, the last release that keeps
 # sessions as JSON files under `storage/`, and the current release (a SQLite database, `opencode.db`, since 1.2)
 OPENCODE_VERSIONS := 1.1.65 1.18.33
@@ -123,6 +129,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed) \
 	$(QWEN_CODE_VERSIONS:%=$(PRODUCERS)/qwen-code-%/.installed) \
 	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed) \
+	$(BROWSER_USE_VERSIONS:%=$(PRODUCERS)/browser-use-%/.installed) \
 	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) \
 	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed) \
 	$(PRODUCERS)/roo-code-types-$(ROO_CODE_TYPES_VERSION)/.installed
@@ -244,6 +251,11 @@ $(PRODUCERS)/aider-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'aider-chat==$*'
 	$(@D)/bin/aider --version
+	touch $@
+
+$(PRODUCERS)/browser-use-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'browser-use==$*' $(BROWSER_USE_DEPS_$*)
 	touch $@
 
 $(PRODUCERS)/openai-agents-%/.installed:

@@ -12,13 +12,19 @@ custom), `{"history": [...], "usage"?}` with one item per agent step:
 
 One episode per file (domain `web`, platform `browser`). Each action is a step: its observation is the page the
 step started on (`url`, `title`, its screenshot when the file names one inside the input or holds it inline)
-with the results of the actions before it; `navigate` / `go_to_url` / `open_tab` are `navigate`, `click` /
+with the results of the actions before it and, where the history keeps the step's `state_message` (0.13.14
+does, 0.7.10 does not), the `<browser_state>` browser-use showed the model (tabs, the indexed interactive
+elements, the page's text) before the step's first action; `navigate` / `go_to_url` / `open_tab` are
+`navigate`, `click` /
 `click_element_by_index` / `click_element` `click`, `input` / `input_text` `type`, `scroll` /
 `scroll_down` / `scroll_up` `scroll`, `send_keys` `key` (a `+` combination `hotkey`), `go_back` `back`,
 `wait` `wait`, `done` `done` (its text the answer); any other action (search, extract, tabs, files,
 dropdowns...) a `tool_call` named by the action. The targeted element (`x_path`, attributes, accessible name,
-bounds) is the action's `element`; the history records no viewport size, so x / y stay null and the pixel
-point of the result's metadata is kept in `element`. The step's goals and thinking are the first action's
+bounds) is the action's `element`, with the pixel point of the result's metadata. A click or input that ran at a
+point (`click_x` / `input_x` in the result's metadata, else the model's `coordinate_x`) on a step with a
+screenshot has x / y in that screenshot (`ingest.coords`: viewport pixels, which browser-use captures at device
+scale factor 1; the source's numbers under `point` in `raw`); without a screenshot the history says no viewport
+size, and x / y stay null. The step's goals and thinking are the first action's
 reasoning; its start time every action's timestamp. A step without model output (an error) is kept as a
 `wait` whose observation says the error. Outcome: the `done` result's `success` (success / failure); a history
 without `done` is truncated (outcome unknown, not terminal). The task: the first `<user_request>` of a
@@ -32,6 +38,9 @@ import binascii
 import re
 from typing import Iterator
 
+import orjson
+
+from ingest.coords import Space, place
 from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step
@@ -40,21 +49,27 @@ from ingest.times import parse_time
 from ingest.tools import dumps
 
 FORMAT = "browser_use"
-VERSION = "1"
+VERSION = "3"
 INFO = FormatInfo(
     group="browser", rank=152, domains=('web',), platform="browser",
     summary=("browser-use agent histories (`AgentHistoryList.save_to_file`: each action a step with its target "
              "element, the page it started on, the results before it, success from `done`)"),
-    producer="browser-use `AgentHistoryList` JSON",
-    versions="real histories (0.7-era layout), the pre-0.2 layout",
-    proof=("cannot run here yet (a browser and a model): a real MIT-licensed history (a failed navigation) is a "
-           "golden, a real unlicensed form-filling run in `../shared/samples` (golden), the older layout "
+    producer="browser-use (`Agent` with `ChatOpenAI`, `AgentHistoryList.save_to_file`)",
+    versions="0.7.10, 0.13.14 (run here); real 0.7-era histories, the pre-0.2 layout",
+    proof=("each release in its own venv drives Debian's chromium headless on a loopback page with its `ChatOpenAI` "
+           "at the scripted model server: navigate, type into a field and click a button by the indexes of the state"
+           " it sent, press Tab, click a link (0.13: at a viewport point; 0.7: by index), `done`; the script is the "
+           "oracle for every action, and browser-use's own `AgentHistoryList.load_from_file` for the elements, URLs "
+           "and results; points land on the pixels browser-use says it clicked, in the step's screenshot "
+           "(`tests/ingest/browser/test_browser_use_producer.py`); a real MIT-licensed history (a failed navigation)"
+           " is a golden, a real unlicensed form-filling run in `../shared/samples` (golden), the older layout "
            "(`current_state`, inline screenshots) hand-made after browser-use's own `model_dump` "
            "(`tests/ingest/browser/test_browser_use_read.py`)"),
 )
 
 _HEAD = re.compile(rb'^\s*\{\s*"history"\s*:\s*\[')
 _MODEL_OUTPUT = re.compile(rb'"model_output"\s*:\s*(?:\{|null)')
+_BROWSER_STATE = re.compile(r"<browser_state>\s*(.*?)\s*</browser_state>", re.S)
 _USER_REQUEST = re.compile(r"<user_request>\s*(?:USER REQUEST:[^\n]*\n)?(.*?)\s*</user_request>", re.S)
 _KINDS = {"navigate": "navigate", "go_to_url": "navigate", "open_tab": "navigate", "click": "click",
           "click_element_by_index": "click", "click_element": "click", "input": "type", "input_text": "type",
@@ -76,7 +91,29 @@ def _reasoning(output: dict) -> str | None:
     return "\n".join(lines) or None
 
 
-def _action(name: str, params, element, result: dict, raw: str) -> Action:
+def _executed_point(point: dict) -> tuple[float, float, str] | None:
+    """The viewport pixel the action ran at: the result's `click_x` / `input_x` (after browser-use scaled a model's
+    point from a resized screenshot), else the model's `coordinate_x`."""
+    for prefix in ("click", "input", "coordinate"):
+        x, y = point.get(f"{prefix}_x"), point.get(f"{prefix}_y")
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool):
+            return float(x), float(y), f"{prefix}_x/{prefix}_y"
+    return None
+
+
+def _place(act: Action, point: dict, page: Observation, raw: str) -> None:
+    """x / y in the screenshot the step observed: browser-use captures the viewport at device scale factor 1,
+    so the viewport's CSS pixels are the screenshot's (the history records no viewport size of its own)."""
+    executed = _executed_point(point)
+    if executed is None or not (page.width and page.height):
+        return
+    x, y, source_fields = executed
+    act.x, act.y, entry = place(x, y, Space("viewport", page.width, page.height),
+                                note=f"{source_fields}; viewport size taken from the step's screenshot")
+    act.raw = dumps({"action": orjson.loads(raw), "point": entry})
+
+
+def _action(name: str, params, element, result: dict, raw: str, page: Observation) -> Action:
     kind = _KINDS.get(name, "tool_call")
     params = params if isinstance(params, dict) else {"value": params}
     meta = result.get("metadata") if isinstance(result.get("metadata"), dict) else {}
@@ -87,6 +124,8 @@ def _action(name: str, params, element, result: dict, raw: str) -> Action:
     if point:
         target["pixel_point"] = point
     act = Action(kind=kind, element=dumps(target) if target else None, raw=raw)
+    if kind in ("click", "type"):
+        _place(act, point, page, raw)
     if kind == "navigate":
         act.text = _str(params.get("url"))
     elif kind in ("type", "done"):
@@ -139,8 +178,16 @@ def _result_text(result: dict) -> str | None:
     return None
 
 
-def _page_text(obs: Observation, before: list[str]) -> str:
-    return "\n".join([f"URL: {obs.url}", f"Title: {obs.title}", *before])
+def _page_text(obs: Observation, before: list[str], shown: str | None = None) -> str:
+    return "\n".join([f"URL: {obs.url}", f"Title: {obs.title}", *([shown] if shown else []), *before])
+
+
+def _browser_state(item: dict) -> str | None:
+    """The page as browser-use showed it to the model (`<browser_state>` of the step's `state_message`: tabs,
+    scroll position, the indexed interactive elements and the page's text), when the history keeps it."""
+    message = item.get("state_message")
+    found = _BROWSER_STATE.search(message) if isinstance(message, str) else None
+    return found.group(1) if found else None
 
 
 _ITEM_TYPES = {"model_output": dict, "result": list, "state": dict, "metadata": dict}
@@ -168,16 +215,18 @@ def _item_steps(source: Source, item: dict, where: str, carried: list[str], prob
     stamp = parse_time(meta.get("step_start_time"))
     actions = [a for a in (output or {}).get("action") or [] if isinstance(a, dict) and a]
     elements = state.get("interacted_element") if isinstance(state.get("interacted_element"), list) else []
-    steps, seen = [], list(carried)
+    steps, seen, shown = [], list(carried), _browser_state(item)
     if not actions:  # no valid model output: the step is the error it hit
-        step = Step(Observation(**{**vars(page), "text": _page_text(page, seen)}), Action(kind="wait", raw=dumps(item)),
-                    timestamp=stamp, reasoning=_reasoning(output) if output else None)
+        step = Step(Observation(**{**vars(page), "text": _page_text(page, seen, shown)}),
+                    Action(kind="wait", raw=dumps(item)), timestamp=stamp,
+                    reasoning=_reasoning(output) if output else None)
         return [step], [t for t in map(_result_text, results) if t]
     for j, spec in enumerate(actions):
         name, params = next(iter(spec.items()))
         result = results[j] if j < len(results) else {}
-        obs = Observation(**{**vars(page), "text": _page_text(page, seen)})
-        act = _action(name, params, elements[j] if j < len(elements) else None, result, dumps(spec))
+        # the state browser-use showed is the page before the step's first action (later ones act on what it became)
+        obs = Observation(**{**vars(page), "text": _page_text(page, seen, shown if j == 0 else None)})
+        act = _action(name, params, elements[j] if j < len(elements) else None, result, dumps(spec), page)
         steps.append(Step(obs, act, timestamp=stamp, reasoning=_reasoning(output) if j == 0 else None))
         seen = [t for t in [_result_text(result)] if t]
     return steps, seen

@@ -9,8 +9,11 @@ reasoning of its turn's first action (of every line that names no `step_num`). `
 evaluator's score. A line that is only `{"Error": ...}` records a crash or a time limit.
 
 Steps: one per line. The observation before action t is the screenshot written after action t-1 (the
-harness saves no screenshot before the first action, so step 0 has none); the last screenshot is the final
-observation. pyautogui code is read with `ast` (`ingest.pyautogui_code`), never run; pixel coordinates are
+harness saves no screenshot before the first action, so step 0 has none, unless the agent's loop saved one as
+`step_0*.png`); the last screenshot is the final observation. Other agents' fields (`computer_13` action dicts,
+replies logged as objects, the model's own point in its reply, run-index folders, the model named by the folder
+layout) are read by `ingest.ubuntu.osworld_agents`. pyautogui code is read with `ast`
+(`ingest.pyautogui_code`), never run; pixel coordinates are
 divided by the screenshot's size (read from the PNG header). Local times of an unknown zone: step
 timestamps stay null, the first and last are kept in `env`. Outcome: score 1 -> success, below -> failure
 (reward = score). The episode is terminal when the last line says `done`; an error line or the step limit
@@ -34,14 +37,17 @@ import orjson
 from ingest.format_info import FormatInfo
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
+from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
+                                          outside_point, reply, tool_point)
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
-    summary="OSWorld result trajectories",
+    summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
+             " the screenshot's pixels with the model's own numbers kept beside them, the evaluator's score)"),
 )
 
 _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
@@ -98,6 +104,8 @@ def _screenshot(source: Source, name, n: int) -> tuple[Observation | None, Rejec
 
 def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
     action = record["action"]
+    if isinstance(action, dict) and not action.get("command") and action.get("action_type") in COMPUTER_13:
+        return computer_13(action, size, n)
     if isinstance(action, dict):  # agents that log {"action_type", "command", ...}
         code = action.get("command") or action.get("action_type")
         raw = orjson.dumps(action).decode()
@@ -113,7 +121,8 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
         raise SourceError("parse_error", f"traj.jsonl line {n}: action {e}", "traj.jsonl") from None
     if size is None:  # no screenshot to tell the screen size: coordinates cannot be normalized
         typed.x = typed.y = typed.x2 = typed.y2 = None
-    typed.raw = raw
+    off = outside_point(code, size) if size else None
+    typed.raw = raw if off is None else orjson.dumps({"action": record["action"], "point": off}).decode()
     return typed
 
 
@@ -127,6 +136,65 @@ def _score(source: Source) -> tuple[float | None, Rejected | None]:
         return None, Rejected("parse_error", f"result.txt: score {text[:50]!r} is not a number", "result.txt")
 
 
+def _with_model_point(action: Action, record: dict) -> Action:
+    said = tool_point(record.get("action")) or model_point(record.get("response"))
+    if said is not None:  # the model's own numbers, in its own space: kept beside the executed code
+        placed = action.raw.startswith('{"action":') if action.raw else False
+        kept = orjson.loads(action.raw) if placed else {"action": record["action"]}
+        action.raw = orjson.dumps({**kept, "model_point": said}).decode()
+    return action
+
+
+def _steps(records, shots, first: Observation, size, run: dict) -> Iterator[Step | Rejected]:
+    """One step per line; `run` gets what the lines say of the whole run (crashed, done, the final screen,
+    local times)."""
+    previous_obs, last_turn = first, None
+    for (n, record), shot in zip(records, shots):
+        if "Error" in record and "action" not in record:
+            run["crashed"] = True
+            continue
+        try:
+            action = _with_model_point(_action(record, n, size), record)
+        except SourceError as e:
+            yield Rejected(e.rule, e.reason, e.location, line=n)
+            continue
+        turn = record.get("step_num")
+        reward = record.get("reward")
+        yield Step(
+            observation=previous_obs,
+            action=action,
+            reward=float(reward) if isinstance(reward, (int, float)) else None,
+            # the response once per turn; a line without step_num is a turn of its own (its response kept)
+            reasoning=reply(record.get("response")) if turn is None or turn != last_turn else None,
+        )
+        last_turn, run["done"] = turn, record.get("done") is True
+        if isinstance(record.get("action_timestamp"), str):
+            run.setdefault("stamps", []).append(record["action_timestamp"])
+        previous_obs = shot or Observation(kind="none")
+    run["last"] = previous_obs
+
+
+def _env(source: Source, records, run: dict) -> tuple[dict, str | None]:
+    parts = source.uri.rstrip("/").split("/")
+    if len(parts) >= 3 and parts[-1].isdigit() and len(parts[-2]) >= 32:  # <example id>/<run index>/
+        env = {"os": "ubuntu", "example_id": parts[-2], "run_index": int(parts[-1])}
+        parts = parts[:-1]
+    else:
+        env = {"os": "ubuntu", "example_id": parts[-1]}
+    if len(parts) >= 2:
+        env["osworld_domain"] = parts[-2]
+    agent = agent_of(parts, [r for _, r in records], env)
+    if run.get("size"):
+        env["screen_size"] = list(run["size"])
+    if run.get("stamps"):
+        env["local_time_first"], env["local_time_last"] = run["stamps"][0], run["stamps"][-1]
+    if run.get("missing"):
+        env["screenshots_missing"] = run["missing"]
+    if run.get("initial_name"):
+        env["initial_screenshot"] = run["initial_name"]
+    return env, agent
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     records, rejected = _lines(source)
     yield from rejected
@@ -138,57 +206,32 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             yield problem
         elif obs is not None and obs.kind == "none":
             missing.append(record["screenshot_file"])
-    sizes = [(o.width, o.height) for o in shots if o and o.width and o.height]
-    size = sizes[0] if sizes else None
-
-    steps: list[Step] = []
-    previous_obs: Observation = Observation(kind="none")  # no screenshot before the first action
-    last_turn, crashed, done, stamps = None, False, False, []
-    for (n, record), shot in zip(records, shots):
-        if "Error" in record and "action" not in record:
-            crashed = True
-            continue
-        try:
-            action = _action(record, n, size)
-        except SourceError as e:
-            yield Rejected(e.rule, e.reason, e.location, line=n)
-            continue
-        turn = record.get("step_num")
-        reward = record.get("reward")
-        steps.append(Step(
-            observation=previous_obs,
-            action=action,
-            reward=float(reward) if isinstance(reward, (int, float)) else None,
-            # the response once per turn; a line without step_num is a turn of its own (its response kept)
-            reasoning=record.get("response") if (turn is None or turn != last_turn)
-            and isinstance(record.get("response"), str) else None,
-        ))
-        last_turn, done = turn, record.get("done") is True
-        if isinstance(record.get("action_timestamp"), str):
-            stamps.append(record["action_timestamp"])
-        previous_obs = shot or Observation(kind="none")
-
+    referenced = {r.get("screenshot_file") for _, r in records if isinstance(r.get("screenshot_file"), str)}
+    initial, initial_name = initial_screenshot(source, referenced)
+    sizes = [(o.width, o.height) for o in [initial, *shots] if o and o.width and o.height]
+    run = {"size": sizes[0] if sizes else None, "missing": missing, "initial_name": initial_name}
+    # OSWorld's harness saves no screenshot before the first action; some agents' loops do (`step_0*.png`)
+    steps = []
+    for item in _steps(records, shots, initial or Observation(kind="none"), run["size"], run):
+        if isinstance(item, Rejected):
+            yield item
+        else:
+            steps.append(item)
     score, problem = _score(source)
     if problem:
         yield problem
-    parts = source.uri.rstrip("/").split("/")
-    env = {"os": "ubuntu", "example_id": parts[-1]}
-    if len(parts) >= 2:
-        env["osworld_domain"] = parts[-2]
-    if size:
-        env["screen_size"] = list(size)
-    if stamps:
-        env["local_time_first"], env["local_time_last"] = stamps[0], stamps[-1]
-    if missing:
-        env["screenshots_missing"] = missing
+    env, agent = _env(source, records, run)
+    last = run["last"]
     yield Episode(
         key="",
         domain="os",
         platform="ubuntu",  # OSWorld's desktop VM; the result directory does not name another OS
         steps=steps,
+        agent=agent,
+        task=next((r["instruction"] for _, r in records if isinstance(r.get("instruction"), str)), None),
         outcome="unknown" if score is None else "success" if score >= 1.0 else "failure",
         reward=score,
-        terminated=done and not crashed,
-        final_observation=previous_obs if steps and previous_obs.kind != "none" else None,
+        terminated=run.get("done", False) and not run.get("crashed", False),
+        final_observation=last if steps and last.kind != "none" else None,
         env=env,
     )

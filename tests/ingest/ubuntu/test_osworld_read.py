@@ -55,7 +55,9 @@ def test_a_result_folder(tmp_path):
     assert [s.reward for s in ep.steps] == [0.0] * 7 and all(isinstance(s.reward, float) for s in ep.steps)
     assert all(s.timestamp is None for s in ep.steps)
     assert ep.env == {"os": "ubuntu", "example_id": EXAMPLE, "osworld_domain": "os", "screen_size": [1920, 1080],
-                      "local_time_first": "20240401@101500", "local_time_last": "20240401@101600"}
+                      "local_time_first": "20240401@101500", "local_time_last": "20240401@101600",
+                      "action_space": "pyautogui", "observation_type": "screenshot"}
+    assert ep.agent == "some-model"  # results/<action space>/<observation type>/<model>/<domain>/<example id>/
 
 
 @pytest.mark.parametrize("score, outcome, reward", [("1", "success", 1.0), ("0.5", "failure", 0.5),

@@ -1,0 +1,153 @@
+"""OSWorld result folders written by other agents' loops: `computer_13` action dicts placed on the screenshot's
+pixels, replies logged as objects (a provider's reply naming its model), the model's own point in its reply
+kept beside the executed code, a screenshot before the first action (`step_0.png`), a run-index folder under the
+example, and the model named by the folder layout.
+
+A real folder (no license, read where it lies, never copied here): fxsc03/OSWorld-main-nex @
+37234b1d39b211155d804b7c5266ab11df3bdd8d,
+`results_fixed/pyautogui/screenshot/qwen3-vl/libreoffice_calc/357ef137-7eeb-4c80-a3bb-0951f26a8aff/0/`, expected
+under ../shared/samples/ubuntu/osworld-qwen3-vl/ with the same path below it. A Qwen3-VL agent's 15 lines,
+counted by hand in its traj.jsonl: clicks at (507, 311), (397, 230), (397, 362), (407, 362) x4 in screen pixels
+with the model's `computer_use` points (264, 288), (207, 213), (207, 335), (212, 335) in its 0-1000 space; 4
+`typewrite('=D3*24*F3')`, 3 `press('enter')`, then `FAIL` (done); `step_0.png` before the first action; no
+result.txt (outcome unknown).
+"""
+
+import json
+
+import pytest
+
+from tests.ingest.ubuntu.test_osworld import LINES, png
+from tests.ingest.ubuntu.test_osworld_read import _read
+from tests.parts import SHARED, require_shared_sample
+
+QWEN = (SHARED / "samples" / "ubuntu" / "osworld-qwen3-vl" / "results_fixed" / "pyautogui" / "screenshot" / "qwen3-vl"
+        / "libreoffice_calc" / "357ef137-7eeb-4c80-a3bb-0951f26a8aff" / "0")
+
+
+def _write(folder, lines, size=(1280, 720), initial=False):
+    folder.mkdir(parents=True)
+    (folder / "traj.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for line in lines:
+        (folder / line["screenshot_file"]).write_bytes(png(*size, line["screenshot_file"].encode()))
+    if initial:
+        (folder / "step_0.png").write_bytes(png(*size, b"before"))
+    return folder
+
+
+def _line(n, action, response="ok", done=False):
+    return {"step_num": n, "action_timestamp": f"20250101@10000{n}", "action": action, "response": response,
+            "reward": 0, "done": done, "info": {}, "screenshot_file": f"step_{n}_20250101@10000{n}.png"}
+
+
+def test_computer_13_actions_are_placed_on_the_screenshots_pixels(tmp_path):
+    lines = [
+        _line(1, {"action_type": "CLICK", "parameters": {"button": "left", "x": 640, "y": 180, "num_clicks": 2}}),
+        _line(2, {"action_type": "TYPING", "parameters": {"text": "hello"}}),
+        _line(3, {"action_type": "HOTKEY", "parameters": {"keys": ["ctrl", "s"]}}),
+        _line(4, {"action_type": "SCROLL", "parameters": {"dx": 0, "dy": -3}}),
+        _line(5, {"action_type": "RIGHT_CLICK", "x": 1280, "y": 720}),  # flat parameters, the screen's corner
+        _line(6, {"action_type": "DRAG_TO", "parameters": {"x": 1400, "y": 10}}),  # outside the 1280x720 screen
+        _line(7, {"action_type": "PRESS", "parameters": {"key": "enter"}}),
+        _line(8, {"action_type": "DONE"}, done=True),
+    ]
+    ep, rows = _read(_write(tmp_path / "computer_13" / "screenshot" / "m" / "os" / "e1", lines),
+                     uri="computer_13/screenshot/m/os/e1")
+    a = [s.action for s in ep.steps]
+    assert rows == [] and [x.kind for x in a] == ["double_click", "type", "hotkey", "scroll", "right_click", "drag",
+                                                  "key", "done"]
+    assert (a[0].x, a[0].y) == (0.5, 0.25)
+    assert json.loads(a[0].raw)["point"] == {"x": 640.0, "y": 180.0, "space": "screen", "width": 1280,
+                                             "height": 720, "from": "computer_13 CLICK (line 1)"}
+    assert (a[1].text, a[2].keys, a[3].direction, a[6].keys) == ("hello", ["ctrl", "s"], "down", ["enter"])
+    assert (a[4].x, a[4].y) == (1.0, 1.0)
+    assert (a[5].x, a[5].y, a[5].x2, a[5].y2) == (None, None, 1.0, 10 / 720)
+    assert json.loads(a[5].raw)["point"]["outside_screen"] is True  # action.point_outside_screen finds it
+    assert json.loads(a[7].raw) == {"action_type": "DONE"} and ep.terminated
+    assert (ep.agent, ep.env["action_space"], ep.env["observation_type"]) == ("m", "computer_13", "screenshot")
+
+
+def test_a_reply_object_names_the_model_and_gives_the_reasoning(tmp_path):
+    """An OpenAI computer-use loop logs its reply as an object (provider, model, the actions it parsed)."""
+    reply = {"provider": "openai", "model": "gpt-5.5", "status": "ok",
+             "raw_response": "[ResponseComputerToolCall(...)]",
+             "computer_actions": [{"type": "click", "button": "left", "x": 126, "y": 111}],
+             "executed_action": ["pyautogui.click(126, 111, button='left')"]}
+    lines = [_line(1, "pyautogui.click(126, 111, button='left')", response=reply), _line(2, "WAIT", response=reply)]
+    ep, _ = _read(_write(tmp_path / "e2", lines))
+    assert ep.agent == "gpt-5.5" and ep.steps[0].reasoning == "[ResponseComputerToolCall(...)]"
+    assert (round(ep.steps[0].action.x * 1280), round(ep.steps[0].action.y * 720)) == (126, 111)
+    assert [s.action.kind for s in ep.steps] == ["click", "wait"]
+
+
+@pytest.mark.parametrize("response, point", [
+    ("Thought: open the menu\nAction: click(start_box='(1908,90)')", {"x": 1908.0, "y": 90.0, "from": "start_box"}),
+    ("Action: click\n<tool_call>\n{\"name\": \"computer_use\", \"arguments\": {\"action\": \"left_click\", "
+     "\"coordinate\": [264, 288]}}\n</tool_call>", {"x": 264.0, "y": 288.0, "from": "coordinate"}),
+])
+def test_the_models_own_point_is_kept_beside_the_executed_code(tmp_path, response, point):
+    lines = [_line(1, "pyautogui.click(507, 311)", response=response)]
+    ep, _ = _read(_write(tmp_path / "e3", lines, size=(1920, 1080)))
+    act = ep.steps[0].action
+    assert (round(act.x * 1920), round(act.y * 1080)) == (507, 311)  # what ran, in the screenshot's pixels
+    raw = json.loads(act.raw)
+    assert raw["action"] == "pyautogui.click(507, 311)" and {k: raw["model_point"][k] for k in point} == point
+
+
+def test_a_computer_use_tool_call_keeps_the_declared_displays_point_beside_the_command(tmp_path):
+    """A Claude computer-use loop logs the tool call with the pyautogui command it ran: the command's screen
+    pixels place the point, the model's numbers (in the 1280x720 display it was told of) stay in `raw`."""
+    action = {"name": "computer", "input": {"action": "left_click", "coordinate": [640, 360]}, "id": "toolu_1",
+              "action_type": "tool_use", "command": "pyautogui.click(960, 540)"}
+    ep, _ = _read(_write(tmp_path / "e6", [_line(1, action)], size=(1920, 1080)))
+    act = ep.steps[0].action
+    assert act.kind == "click" and (act.x, act.y) == (0.5, 0.5)
+    raw = json.loads(act.raw)
+    assert raw["action"] == action and raw["model_point"]["from"] == "input.coordinate"
+    assert (raw["model_point"]["x"], raw["model_point"]["y"]) == (640.0, 360.0)
+
+
+def test_a_pyautogui_point_off_the_screen_is_kept_at_the_edge_and_said(tmp_path):
+    """A click the agent aimed past the screen's edge: the schema keeps it at the edge, `raw` says where it was,
+    for the validation rule `action.point_outside_screen`; the model's own point sits beside it."""
+    lines = [_line(1, "pyautogui.click(1400, 300)", response="Action: click(start_box='(999,300)')"),
+             _line(2, "pyautogui.click(640, 360)")]
+    ep, _ = _read(_write(tmp_path / "e5", lines))
+    off, inside = ep.steps[0].action, ep.steps[1].action
+    assert (off.x, off.y) == (1.0, 300 / 720)
+    raw = json.loads(off.raw)
+    assert raw["action"] == "pyautogui.click(1400, 300)" and raw["point"]["outside_screen"] is True
+    assert (raw["point"]["x"], raw["point"]["width"], raw["model_point"]["x"]) == (1400.0, 1280, 999.0)
+    assert inside.raw == "pyautogui.click(640, 360)"  # a point on the screen: the code verbatim
+
+
+def test_a_screenshot_before_the_first_action_and_a_run_index_folder(tmp_path):
+    folder = _write(tmp_path / "pyautogui" / "screenshot" / "org" / "model-7b" / "os" / "5812b315-e7bd-4265-b51f-"
+                    "863c02174c28" / "0", LINES[:2], initial=True)
+    ep, _ = _read(folder, uri="pyautogui/screenshot/org/model-7b/os/5812b315-e7bd-4265-b51f-863c02174c28/0")
+    assert ep.steps[0].observation.kind == "screen" and ep.steps[0].observation.width == 1280
+    assert ep.env["initial_screenshot"] == "step_0.png" and ep.env["run_index"] == 0
+    assert ep.env["example_id"] == "5812b315-e7bd-4265-b51f-863c02174c28" and ep.env["osworld_domain"] == "os"
+    assert ep.agent == "org/model-7b"  # a model name with a slash: the folders between the layout's ends
+
+
+def test_a_step_0_screenshot_a_line_names_is_not_taken_for_the_initial_screen(tmp_path):
+    line = {**LINES[0], "step_num": 0, "screenshot_file": "step_0_20240401@101500.png"}
+    ep, _ = _read(_write(tmp_path / "e4", [line, LINES[1]]))
+    assert ep.steps[0].observation.kind == "none" and "initial_screenshot" not in ep.env
+
+
+def test_the_qwen3_vl_run_from_shared():
+    folder = require_shared_sample(QWEN)
+    ep, rows = _read(folder, uri="results_fixed/pyautogui/screenshot/qwen3-vl/libreoffice_calc/"
+                                 "357ef137-7eeb-4c80-a3bb-0951f26a8aff/0")
+    kinds = [s.action.kind for s in ep.steps]
+    assert kinds == ["click", "click", "type", "key", "click", "type", "key", "click", "click", "type", "key",
+                     "click", "click", "type", "done"] and rows == []
+    assert ep.agent == "qwen3-vl" and ep.env["run_index"] == 0 and ep.env["initial_screenshot"] == "step_0.png"
+    first = ep.steps[0]
+    assert first.observation.kind == "screen"
+    width, height = first.observation.width, first.observation.height
+    assert (round(first.action.x * width), round(first.action.y * height)) == (507, 311)
+    assert json.loads(first.action.raw)["model_point"]["x"] == 264.0
+    assert ep.steps[-1].action.text == "FAIL" and ep.terminated and ep.outcome == "unknown"
