@@ -1,0 +1,261 @@
+"""cua-agent trajectories (`ComputerAgent(trajectory_dir=...)`, its `TrajectorySaverCallback`): a computer-use
+loop logged per step, one folder per run.
+
+`<trajectory_id>/metadata.json` holds the run (`trajectory_id`, `status` running/completed, `kwargs` with the
+task's `messages`, the `model` and the `agent_loop`, and at the end `total_usage`, `total_turns`, `new_items`).
+Beside it, `turn_NNN/` folders hold numbered artifacts (`NNNN_<name>.json|png`, one counter across the run):
+`api_start` / `api_result` (the request to the vendor and its answer, images replaced by `[omitted]`),
+`agent_response` (the loop's answer as Responses items: `computer_call` with `action: {type, x, y, ...}`,
+`function_call`, `message`, `reasoning`), `computer_call_result` / `function_call_result` (the call and the
+items it gave back) and the screenshots: `screenshot_after` / `screenshot` (the screen after a call: what the
+model sees next) and `screenshot_action` (a copy with a crosshair drawn on the clicked point: counted in env,
+never an observation).
+
+One step per call of an `agent_response`, and one per reply without calls (a `message`), through the transcript
+core. A computer call's action is read as `ingest.chat.computer_use` reads OpenAI's `computer_call`; its point
+is where the loop executed it, in the pixels of the screenshot it acted on (cua scales the model's numbers from
+the declared display to the screenshot before it executes them), placed through `ingest.coords`; the model's
+own call (its numbers in the declared display, `display_width_px` x `display_height_px` of the request's
+tools) is kept beside it in `raw` when the `api_result` has it. The observation after a computer call is its
+screenshot, a blob (`kind` screen without text: these runs record no text state, said in
+`env.observation_text`). cua records no evaluator: the outcome is unknown; a run whose `status` is `completed`
+ended (terminated).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import re
+from typing import Iterator
+
+import orjson
+
+from ingest.chat.computer_use import domain_of, openai_action
+from ingest.coords import Space, place
+from ingest.format_info import FormatInfo
+from ingest.png import png_size
+from ingest.record import Action, Episode, Observation, Rejected, warn
+from ingest.source import Source, SourceError, parse_json
+from ingest.tools import dumps
+from ingest.transcript import Message, Run, ToolCall, records
+
+FORMAT = "cua_trajectory"
+VERSION = "1"
+INFO = FormatInfo(
+    group=None, rank=206, domains=('os', 'web'), platform="varies",
+    summary=("cua-agent trajectories (computer-use loops logged per step: `turn_NNN/` folders of the vendor's "
+             "request and answer, the loop's `computer_call`s with the pixels it executed, the model's own "
+             "numbers in the declared display kept beside them, one screenshot per call as the next observation)"),
+    producer="cua-agent's `ComputerAgent` with its `TrajectorySaverCallback`, on an X virtual display",
+    versions="cua-agent 0.9.1 (Anthropic `computer` tool loop)",
+    proof=("cua-agent runs on Debian's Xvfb against the scripted model server (Anthropic Messages), its computer "
+           "a `CustomComputerHandler` over xdotool and ImageMagick's screenshots of a Tk window; the script is "
+           "the oracle for every action and its point (the model's numbers in the declared 1024x640 display, "
+           "executed at the scaled pixel of the 1440x900 screen), and the window's own event log says where each "
+           "click and key landed (`tests/ingest/desktop/test_cua_producer.py`)"),
+)
+
+METADATA = "metadata.json"
+_ARTIFACT = re.compile(r"(\d{4})_([a-z_]+)\.(json|png)$")
+_SCREENSHOTS = ("screenshot_after", "screenshot")  # the screen after a call, as the loop sent it on
+
+
+def units(files: list[str], head) -> list[str]:
+    """Folders holding `metadata.json` that opens with cua-agent's `trajectory_id` and `turn_NNN/` folders
+    beside it."""
+    turns = {posixpath.dirname(posixpath.dirname(p)) for p in files
+             if re.fullmatch(r"turn_\d{3}", posixpath.basename(posixpath.dirname(p)))}
+    found = []
+    for path in files:
+        folder = posixpath.dirname(path)
+        if posixpath.basename(path) == METADATA and folder in turns and b'"trajectory_id"' in head(path)[:512]:
+            found.append(folder)
+    return sorted(found)
+
+
+def _artifacts(source: Source) -> list[tuple[int, str, str]]:
+    """(counter, name, relative path) of every artifact of every turn, in the order the loop saved them."""
+    found = []
+    for turn in source.listdir():
+        if not re.fullmatch(r"turn_\d{3}", turn) or not source.is_dir(turn):
+            continue
+        for name in source.listdir(turn):
+            m = _ARTIFACT.fullmatch(name)
+            if m:
+                found.append((int(m.group(1)), m.group(2), f"{turn}/{name}"))
+    return sorted(found)
+
+
+def _model_calls(result: dict) -> dict[str, dict]:
+    """call id -> the model's own arguments, from an `api_result` (litellm's chat completion form)."""
+    calls = {}
+    for choice in (result.get("result") or {}).get("choices") or []:
+        for call in ((choice or {}).get("message") or {}).get("tool_calls") or []:
+            arguments = ((call or {}).get("function") or {}).get("arguments")
+            try:
+                calls[call.get("id")] = orjson.loads(arguments) if isinstance(arguments, str) else arguments
+            except orjson.JSONDecodeError:
+                calls[call.get("id")] = {"unparsed": arguments}
+    return calls
+
+
+def _declared(start: dict) -> Space | None:
+    """The display size the request's computer tool declared to the model (Anthropic `display_width_px`,
+    OpenAI `display_width`)."""
+    for tool in (start.get("kwargs") or {}).get("tools") or []:
+        params = {**(tool or {}), **(((tool or {}).get("function") or {}).get("parameters") or {})}
+        width = params.get("display_width_px") or params.get("display_width")
+        height = params.get("display_height_px") or params.get("display_height")
+        if isinstance(width, (int, float)) and isinstance(height, (int, float)):
+            return Space("declared_display", width, height)
+    return None
+
+
+_UUID1_EPOCH = 122192928000000000  # 100 ns intervals from 1582-10-15 (uuid1's clock) to 1970-01-01
+
+
+def _time(value):
+    """A `created_at` / `timestamp` of uuid1's clock (a string of 100 ns intervals) as aware UTC, or None."""
+    if not (isinstance(value, str) and value.isdigit()):
+        return None
+    seconds = (int(value) - _UUID1_EPOCH) / 1e7
+    if not 0 < seconds < 1e10:
+        return None
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
+
+
+def _computer_action(item: dict, screen: Space | None, model_call, declared: Space | None) -> Action:
+    """A `computer_call`'s action, its point placed in the screenshot it acted on (where cua executes it)."""
+    spec = item.get("action") if isinstance(item.get("action"), dict) else {}
+    action = openai_action(spec, (screen.width, screen.height) if screen else None, "")
+    raw: dict = {"call": item}
+    x, y = spec.get("x"), spec.get("y")
+    if screen and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (x, y)):
+        action.x, action.y, raw["point"] = place(x, y, screen, note="executed by the loop")
+    if model_call is not None:
+        raw["model_call"] = model_call
+        if declared:
+            raw["declared_display"] = {"width": declared.width, "height": declared.height}
+    action.raw = dumps(raw)
+    return action
+
+
+def _reply(data: dict, state: dict) -> Message:
+    """An `agent_response`'s items as one assistant turn: its text, reasoning and calls."""
+    texts, thoughts, calls, other = [], [], [], []
+    for item in (data.get("response") or {}).get("output") or []:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "message":
+            texts += [c.get("text") for c in item.get("content") or [] if isinstance(c, dict) and c.get("text")]
+        elif kind == "reasoning":
+            thoughts += [s.get("text") for s in item.get("summary") or [] if isinstance(s, dict) and s.get("text")]
+        elif kind == "computer_call":
+            model_call = state["model_calls"].get(item.get("call_id"))
+            action = _computer_action(item, state["screen"], model_call, state["declared"])
+            calls.append(ToolCall(item.get("call_id"), "computer", item.get("action"), action=action))
+        elif kind == "function_call":
+            calls.append(ToolCall(item.get("call_id"), item.get("name"), item.get("arguments"), raw=item))
+        else:
+            other.append(item)
+    return Message(role="assistant", text="\n".join(texts) or None, tool_calls=calls,
+                   reasoning="\n".join(thoughts) or None, model=data.get("model"),
+                   timestamp=_time(data.get("timestamp")), raw=other or None)
+
+
+def _result(data: dict, state: dict) -> Message:
+    """A call's result: the screenshot saved after a computer call, a function call's output as text."""
+    item = data.get("item") if isinstance(data.get("item"), dict) else {}
+    if item.get("type") == "computer_call":
+        ref, size = state.pop("shot", (None, None))
+        obs = Observation(kind="screen", screenshot=ref, width=size[0] if size else None,
+                          height=size[1] if size else None)
+        if ref is None:
+            state["without_screenshot"] += 1
+        return Message(role="tool", tool_call_id=item.get("call_id"), observation=obs)
+    outputs = [r.get("output") for r in data.get("result") or [] if isinstance(r, dict) and "output" in r]
+    text = "\n".join(o if isinstance(o, str) else orjson.dumps(o).decode() for o in outputs)
+    return Message(role="tool", tool_call_id=item.get("call_id"), text=text or None)
+
+
+def _screenshot(source: Source, rel: str, state: dict, rows: list[Rejected]) -> None:
+    try:
+        data = source.read_bytes(rel)
+    except SourceError as e:
+        rows.append(Rejected(e.rule, f"{e.reason}; the call's result is kept without its screenshot", rel))
+        return
+    size = png_size(data)
+    state["shot"] = (source.put_blob(data, "image/png", source.uri), size)
+    if size:
+        state["screen"] = Space("screenshot", size[0], size[1])
+    state["screenshots"] += 1
+
+
+def _turn_messages(source: Source, state: dict, env: dict, rows: list[Rejected]) -> list[Message]:
+    messages = []
+    for _, name, rel in _artifacts(source):
+        if name in _SCREENSHOTS:
+            _screenshot(source, rel, state, rows)
+            continue
+        if name == "screenshot_action":
+            state["annotated"] += 1
+            continue
+        if not rel.endswith(".json"):
+            warn(env, "unknown_artifact", f"an artifact cua-agent names {name!r} is not read ({rel})")
+            continue
+        try:
+            data = parse_json(source.read_bytes(rel), rel, source.budgets)
+        except SourceError as e:
+            rows.append(Rejected(e.rule, f"{e.reason}; the turn's artifact is left out", rel))
+            continue
+        if not isinstance(data, dict):
+            rows.append(Rejected("bad_record", f"{rel}: expected a JSON object", rel))
+        elif name == "api_start":
+            state["declared"] = _declared(data) or state["declared"]
+        elif name == "api_result":
+            state["model_calls"].update(_model_calls(data))
+        elif name == "agent_response":
+            messages.append(_reply(data, state))
+        elif name in ("computer_call_result", "function_call_result"):
+            messages.append(_result(data, state))
+        else:
+            warn(env, "unknown_artifact", f"an artifact cua-agent names {name!r} is kept out of the steps ({rel})")
+    return messages
+
+
+def _opening(meta: dict) -> list[Message]:
+    """The run's own messages before the loop's first answer: the task (and any system prompt)."""
+    messages = []
+    for msg in (meta.get("kwargs") or {}).get("messages") or []:
+        if not isinstance(msg, dict) or msg.get("role") not in ("system", "user"):
+            continue
+        content = msg.get("content")
+        if isinstance(content, list):
+            content = "\n".join(c.get("text", "") for c in content if isinstance(c, dict) and c.get("text"))
+        messages.append(Message(role=msg["role"], text=content if isinstance(content, str) else None))
+    return messages
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    meta = parse_json(source.read_bytes(METADATA), METADATA, source.budgets)
+    if not isinstance(meta, dict):
+        raise SourceError("bad_record", f"{METADATA}: expected a JSON object")
+    kwargs = meta.get("kwargs") if isinstance(meta.get("kwargs"), dict) else {}
+    env: dict = {k: meta[k] for k in ("trajectory_id", "status", "total_turns", "total_usage") if k in meta}
+    env.update({k: kwargs[k] for k in ("agent_loop", "model") if k in kwargs})
+    state = {"screen": None, "declared": None, "model_calls": {}, "screenshots": 0, "annotated": 0,
+             "without_screenshot": 0}
+    rows: list[Rejected] = []
+    messages = _opening(meta) + _turn_messages(source, state, env, rows)
+    env["screenshots"] = state["screenshots"]
+    env["observation_text"] = "none: screenshots only"
+    if state["annotated"]:
+        env["screenshots_with_crosshair"] = state["annotated"]  # copies of observations, marked by the loop
+    if state["without_screenshot"]:
+        env["results_without_screenshot"] = state["without_screenshot"]
+    if state["declared"]:
+        env["declared_display"] = {"width": state["declared"].width, "height": state["declared"].height}
+    domain, platform = domain_of(None)
+    yield from rows
+    yield from records(messages, Run(domain=domain, platform=platform, agent=kwargs.get("model"), env=env,
+                                     terminated=meta.get("status") == "completed"), METADATA)
