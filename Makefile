@@ -64,6 +64,11 @@ OPENCODE_VERSIONS := 1.1.65 1.18.33
 # Cline CLI: 2.18.0, Cline's own task loop under Node writing the task folders the VS Code extension writes, and
 # the current release (3.x: the Cline SDK's agent, its platform binary inside, writing session files of its own)
 CLINE_VERSIONS := 2.18.0 3.0.65
+# cua-agent's computer-use loop (ComputerAgent, its trajectory saver) and ByteDance's UI-TARS action parser run
+# on an X virtual display from Debian's packages: Xvfb, xdotool to act, ImageMagick's import for screenshots, a
+# Tk window to act on
+CUA_AGENT_VERSION := 0.9.1
+UI_TARS_VERSION := 0.5.1
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -120,7 +125,8 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(QWEN_CODE_VERSIONS:%=$(PRODUCERS)/qwen-code-%/.installed) \
 	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed) \
 	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) \
-	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed)
+	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed) \
+	$(PRODUCERS)/cua-agent-$(CUA_AGENT_VERSION)/.installed
 
 .PHONY: setup setup-test parts demo test clean mutation serve-model
 
@@ -266,6 +272,14 @@ $(PRODUCERS)/opencode-%/.installed:
 $(PRODUCERS)/cline-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) 'cline@$*'
 	HOME=$(@D)/home $(@D)/node_modules/.bin/cline --version
+	touch $@
+
+$(PRODUCERS)/cua-agent-%/.installed:
+	command -v Xvfb >/dev/null && command -v xdotool >/dev/null && command -v import >/dev/null \
+		&& /usr/bin/python3 -c 'import tkinter' 2>/dev/null \
+		|| (apt-get update -qq && apt-get install -y -qq xvfb xdotool imagemagick python3-tk)
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'cua-agent==$*' 'ui-tars==$(UI_TARS_VERSION)'
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

@@ -48,6 +48,9 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 USAGE = {"input_tokens": 120, "output_tokens": 30}  # what every answer reports using
+# a call of this name is answered on the Responses protocol as a `computer_call` item (OpenAI's computer-use
+# tool, `computer_use_preview`), its arguments being the action; the other protocols name it as a plain tool
+COMPUTER_CALL = "computer_call"
 
 
 @dataclass(frozen=True)
@@ -291,10 +294,18 @@ def responses_output(turn: Turn, t: str, ids: list[str]) -> list[dict]:
     if turn.text:
         items.append({"type": "message", "id": f"msg_scripted{t}", "role": "assistant", "status": "completed",
                       "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
-    items += [{"type": "function_call", "id": f"fc_scripted{t}{i:02d}", "call_id": ids[i],
-               "name": c.name, "arguments": json.dumps(c.arguments), "status": "completed"}
-              for i, c in enumerate(turn.calls)]
+    items += [_responses_call(c, f"{t}{i:02d}", ids[i]) for i, c in enumerate(turn.calls)]
     return items
+
+
+def _responses_call(c: Call, n: str, issued: str) -> dict:
+    """A call as a Responses output item: a `function_call`, or, for a call named `COMPUTER_CALL`, the
+    `computer_call` item OpenAI's computer-use models answer with (its arguments are the `action`)."""
+    if c.name == COMPUTER_CALL:
+        return {"type": "computer_call", "id": f"cu_scripted{n}", "call_id": issued, "action": c.arguments,
+                "pending_safety_checks": [], "status": "completed"}
+    return {"type": "function_call", "id": f"fc_scripted{n}", "call_id": issued, "name": c.name,
+            "arguments": json.dumps(c.arguments), "status": "completed"}
 
 
 def responses_response(turn: Turn, t: str, model: str, ids: list[str]) -> dict:

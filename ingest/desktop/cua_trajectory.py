@@ -48,12 +48,13 @@ INFO = FormatInfo(
              "request and answer, the loop's `computer_call`s with the pixels it executed, the model's own "
              "numbers in the declared display kept beside them, one screenshot per call as the next observation)"),
     producer="cua-agent's `ComputerAgent` with its `TrajectorySaverCallback`, on an X virtual display",
-    versions="cua-agent 0.9.1 (Anthropic `computer` tool loop)",
-    proof=("cua-agent runs on Debian's Xvfb against the scripted model server (Anthropic Messages), its computer "
-           "a `CustomComputerHandler` over xdotool and ImageMagick's screenshots of a Tk window; the script is "
-           "the oracle for every action and its point (the model's numbers in the declared 1024x640 display, "
-           "executed at the scaled pixel of the 1440x900 screen), and the window's own event log says where each "
-           "click and key landed (`tests/ingest/desktop/test_cua_producer.py`)"),
+    versions="cua-agent 0.9.1 (Anthropic `computer` tool loop; OpenAI `computer-use-preview` `computer_call` loop)",
+    proof=("cua-agent runs on Debian's Xvfb against the scripted model server (Anthropic Messages; OpenAI "
+           "Responses with `computer_call` items), its computer a `CustomComputerHandler` over xdotool and "
+           "ImageMagick's screenshots of a Tk window; the script is the oracle for every action and its point "
+           "(Anthropic: the model's numbers in the declared 1024x640 display, executed at the scaled pixel of the "
+           "1440x900 screen), and the window's own event log says where each click and key landed "
+           "(`tests/ingest/desktop/test_cua_producer.py`); no real public trajectory folder found yet"),
 )
 
 METADATA = "metadata.json"
@@ -88,9 +89,14 @@ def _artifacts(source: Source) -> list[tuple[int, str, str]]:
 
 
 def _model_calls(result: dict) -> dict[str, dict]:
-    """call id -> the model's own arguments, from an `api_result` (litellm's chat completion form)."""
+    """call id -> the model's own call, from an `api_result`: the arguments of a chat completion's tool call
+    (litellm's form of Anthropic's answer), or a Responses `computer_call`'s action."""
+    answer = result.get("result") if isinstance(result.get("result"), dict) else {}
     calls = {}
-    for choice in (result.get("result") or {}).get("choices") or []:
+    for item in answer.get("output") or []:
+        if isinstance(item, dict) and item.get("type") == "computer_call":
+            calls[item.get("call_id")] = item.get("action")
+    for choice in answer.get("choices") or []:
         for call in ((choice or {}).get("message") or {}).get("tool_calls") or []:
             arguments = ((call or {}).get("function") or {}).get("arguments")
             try:
@@ -100,16 +106,17 @@ def _model_calls(result: dict) -> dict[str, dict]:
     return calls
 
 
-def _declared(start: dict) -> Space | None:
+def _tool(start: dict) -> tuple[Space | None, str | None]:
     """The display size the request's computer tool declared to the model (Anthropic `display_width_px`,
-    OpenAI `display_width`)."""
+    OpenAI `display_width`) and the environment it named (OpenAI's `environment`)."""
     for tool in (start.get("kwargs") or {}).get("tools") or []:
         params = {**(tool or {}), **(((tool or {}).get("function") or {}).get("parameters") or {})}
         width = params.get("display_width_px") or params.get("display_width")
         height = params.get("display_height_px") or params.get("display_height")
         if isinstance(width, (int, float)) and isinstance(height, (int, float)):
-            return Space("declared_display", width, height)
-    return None
+            environment = params.get("environment")
+            return Space("declared_display", width, height), environment if isinstance(environment, str) else None
+    return None, None
 
 
 _UUID1_EPOCH = 122192928000000000  # 100 ns intervals from 1582-10-15 (uuid1's clock) to 1970-01-01
@@ -211,7 +218,9 @@ def _turn_messages(source: Source, state: dict, env: dict, rows: list[Rejected])
         if not isinstance(data, dict):
             rows.append(Rejected("bad_record", f"{rel}: expected a JSON object", rel))
         elif name == "api_start":
-            state["declared"] = _declared(data) or state["declared"]
+            declared, environment = _tool(data)
+            state["declared"] = declared or state["declared"]
+            state["environment"] = environment or state["environment"]
         elif name == "api_result":
             state["model_calls"].update(_model_calls(data))
         elif name == "agent_response":
@@ -243,7 +252,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     kwargs = meta.get("kwargs") if isinstance(meta.get("kwargs"), dict) else {}
     env: dict = {k: meta[k] for k in ("trajectory_id", "status", "total_turns", "total_usage") if k in meta}
     env.update({k: kwargs[k] for k in ("agent_loop", "model") if k in kwargs})
-    state = {"screen": None, "declared": None, "model_calls": {}, "screenshots": 0, "annotated": 0,
+    state = {"screen": None, "declared": None, "model_calls": {}, "environment": None, "screenshots": 0, "annotated": 0,
              "without_screenshot": 0}
     rows: list[Rejected] = []
     messages = _opening(meta) + _turn_messages(source, state, env, rows)
@@ -255,7 +264,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         env["results_without_screenshot"] = state["without_screenshot"]
     if state["declared"]:
         env["declared_display"] = {"width": state["declared"].width, "height": state["declared"].height}
-    domain, platform = domain_of(None)
+    if state["environment"]:
+        env["environment"] = state["environment"]
+    domain, platform = domain_of(state["environment"])
     yield from rows
     yield from records(messages, Run(domain=domain, platform=platform, agent=kwargs.get("model"), env=env,
                                      terminated=meta.get("status") == "completed"), METADATA)
