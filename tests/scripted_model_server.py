@@ -22,7 +22,8 @@ A request without tools (a title, a topic or a routing check the agent makes
 on the side) gets `side(protocol, body)`'s text, "OK" by default. An agent that edits through text instead of
 tools (Aider's SEARCH/REPLACE blocks) offers no tools: `loop(protocol, body)` says which tool-less requests are
 its own loop; each is answered by the first turn of text-only turns whose text the request's history does not yet
-hold as an assistant message (`text_turn_for`). So a retried request gets the same turn, and
+hold as an assistant message (`text_turn_for`; `text_turn` replaces that choice for an agent that rewrites its
+model's replies in the history it sends back). So a retried request gets the same turn, and
 a test never depends on how many side requests an agent makes.
 
 Every request is recorded (`requests`: protocol, path, body, the turn it was answered with, and the tool
@@ -364,12 +365,14 @@ class ScriptedModelServer:
 
     def __init__(self, script: list[Turn], side: Callable[[str, dict], str] = side_ok, model: str = "scripted-model",
                  conversations: dict[str, list[Turn]] | None = None,
-                 loop: Callable[[str, dict], bool] | None = None):
+                 loop: Callable[[str, dict], bool] | None = None,
+                 text_turn: Callable[[list[Turn], str, dict], int] | None = None):
         self.scripts = [list(script), *(list(s) for s in (conversations or {}).values())]
         self.markers = list(conversations or {})
         if any(not s or s[-1].calls for s in self.scripts):
             raise ValueError("a script ends with a final answer (a turn without calls)")
         self.script, self.side, self.model, self.loop = self.scripts[0], side, model, loop
+        self.text_turn = text_turn or text_turn_for
         self.requests: list[Request] = []
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -419,7 +422,7 @@ class ScriptedModelServer:
             request.turn = turn_for(script, protocol, request.results, request.script)
             turn = script[request.turn]
         elif self.loop is not None and self.loop(protocol, body):  # an agent that edits through text
-            request.turn = text_turn_for(self.script, protocol, body)
+            request.turn = self.text_turn(self.script, protocol, body)
             turn = self.script[request.turn]
         else:
             turn = Turn(text=self.side(protocol, body))

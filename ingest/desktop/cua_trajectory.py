@@ -16,7 +16,12 @@ core. A computer call's action is read as `ingest.chat.computer_use` reads OpenA
 is where the loop executed it, in the pixels of the screenshot it acted on (cua scales the model's numbers from
 the declared display to the screenshot before it executes them), placed through `ingest.coords`; the model's
 own call (its numbers in the declared display, `display_width_px` x `display_height_px` of the request's
-tools) is kept beside it in `raw` when the `api_result` has it. The observation after a computer call is its
+tools) is kept beside it in `raw` when the `api_result` has it; a model that answers in text (UI-TARS:
+`Thought: ... Action: click(start_box='(x,y)')`, `ingest.ui_tars`) has its reply and parsed action kept there,
+with the space the loop read its numbers in (cua's UI-TARS loop: thousandths of the screenshot, UI-TARS 1.0's
+convention, where ByteDance's parser reads UI-TARS 1.5's as pixels of the resized screenshot), its `finished`
+a `done` with the content. The screenshot before the first call (`screenshot_before`) is the task's
+observation. The observation after a computer call is its
 screenshot, a blob (`kind` screen without text: these runs record no text state, said in
 `env.observation_text`). cua records no evaluator: the outcome is unknown; a run whose `status` is `completed`
 ended (terminated).
@@ -39,6 +44,7 @@ from ingest.record import Action, Episode, Observation, Rejected, warn
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
+from ingest.ui_tars import parse_reply
 
 FORMAT = "cua_trajectory"
 VERSION = "1"
@@ -46,15 +52,19 @@ INFO = FormatInfo(
     group=None, rank=206, domains=('os', 'web'), platform="varies",
     summary=("cua-agent trajectories (computer-use loops logged per step: `turn_NNN/` folders of the vendor's "
              "request and answer, the loop's `computer_call`s with the pixels it executed, the model's own "
-             "numbers in the declared display kept beside them, one screenshot per call as the next observation)"),
+             "numbers in the declared display, or its UI-TARS reply, kept beside them, one screenshot per call as "
+             "the next observation)"),
     producer="cua-agent's `ComputerAgent` with its `TrajectorySaverCallback`, on an X virtual display",
-    versions="cua-agent 0.9.1 (Anthropic `computer` tool loop; OpenAI `computer-use-preview` `computer_call` loop)",
+    versions=("cua-agent 0.9.1 (Anthropic `computer` tool loop; OpenAI `computer-use-preview` `computer_call` loop; "
+              "its UI-TARS loop), ui-tars 0.5.1 (ByteDance's action parser)"),
     proof=("cua-agent runs on Debian's Xvfb against the scripted model server (Anthropic Messages; OpenAI "
            "Responses with `computer_call` items), its computer a `CustomComputerHandler` over xdotool and "
            "ImageMagick's screenshots of a Tk window; the script is the oracle for every action and its point "
            "(Anthropic: the model's numbers in the declared 1024x640 display, executed at the scaled pixel of the "
-           "1440x900 screen), and the window's own event log says where each click and key landed "
-           "(`tests/ingest/desktop/test_cua_producer.py`); no real public trajectory folder found yet"),
+           "1440x900 screen; UI-TARS: its `Thought: ... Action: click(start_box=...)` replies, read by the loop as "
+           "thousandths of the screenshot), and the window's own event log says where each click and key landed; "
+           "ByteDance's own parser reads every UI-TARS reply as we do (`tests/ingest/desktop/test_cua_producer.py`);"
+           " no real public trajectory folder found yet"),
 )
 
 METADATA = "metadata.json"
@@ -86,6 +96,27 @@ def _artifacts(source: Source) -> list[tuple[int, str, str]]:
             if m:
                 found.append((int(m.group(1)), m.group(2), f"{turn}/{name}"))
     return sorted(found)
+
+
+def _reply_text(result: dict) -> str | None:
+    """The model's reply when it answered in text (UI-TARS's `Thought: ... Action: ...`), not tool calls."""
+    answer = result.get("result") if isinstance(result.get("result"), dict) else {}
+    for choice in answer.get("choices") or []:
+        message = (choice or {}).get("message") or {}
+        if not message.get("tool_calls") and isinstance(message.get("content"), str):
+            return message["content"]
+    return None
+
+
+def _text_reply_calls(state: dict) -> list[dict]:
+    """The actions of the text reply the loop turned into this answer's calls, each with the reply beside it
+    and the space its numbers were read in (cua's UI-TARS loop: thousandths of the screenshot); consumed."""
+    reply = state.pop("reply", None)
+    if not reply or "Action:" not in reply:
+        return []
+    _, actions = parse_reply(reply)
+    read_as = "thousandths of the screenshot" if "UITARS" in (state.get("agent_loop") or "").upper() else None
+    return [{**a, "reply": reply, **({"read_as": read_as} if read_as else {})} for a in actions]
 
 
 def _model_calls(result: dict) -> dict[str, dict]:
@@ -151,6 +182,7 @@ def _computer_action(item: dict, screen: Space | None, model_call, declared: Spa
 def _reply(data: dict, state: dict) -> Message:
     """An `agent_response`'s items as one assistant turn: its text, reasoning and calls."""
     texts, thoughts, calls, other = [], [], [], []
+    parsed = _text_reply_calls(state)
     for item in (data.get("response") or {}).get("output") or []:
         kind = item.get("type") if isinstance(item, dict) else None
         if kind == "message":
@@ -159,12 +191,19 @@ def _reply(data: dict, state: dict) -> Message:
             thoughts += [s.get("text") for s in item.get("summary") or [] if isinstance(s, dict) and s.get("text")]
         elif kind == "computer_call":
             model_call = state["model_calls"].get(item.get("call_id"))
+            if model_call is None and parsed:
+                model_call = parsed.pop(0)
             action = _computer_action(item, state["screen"], model_call, state["declared"])
             calls.append(ToolCall(item.get("call_id"), "computer", item.get("action"), action=action))
         elif kind == "function_call":
             calls.append(ToolCall(item.get("call_id"), item.get("name"), item.get("arguments"), raw=item))
         else:
             other.append(item)
+    if not calls and parsed and parsed[0].get("name") == "finished":  # UI-TARS ends the task with its answer
+        text = parsed[0]["args"].get("content") or "\n".join(texts) or None
+        calls.append(ToolCall(None, "finished", parsed[0]["args"], action=Action(
+            kind="done", text=text, raw=dumps({"model_call": parsed[0], "model_reply": parsed[0]["reply"]}))))
+        texts = []
     return Message(role="assistant", text="\n".join(texts) or None, tool_calls=calls,
                    reasoning="\n".join(thoughts) or None, model=data.get("model"),
                    timestamp=_time(data.get("timestamp")), raw=other or None)
@@ -201,6 +240,10 @@ def _screenshot(source: Source, rel: str, state: dict, rows: list[Rejected]) -> 
 def _turn_messages(source: Source, state: dict, env: dict, rows: list[Rejected]) -> list[Message]:
     messages = []
     for _, name, rel in _artifacts(source):
+        if name == "screenshot_before":  # the screen before the first call: the opening observation
+            _screenshot(source, rel, state, rows)
+            state["before"] = state.pop("shot", None)
+            continue
         if name in _SCREENSHOTS:
             _screenshot(source, rel, state, rows)
             continue
@@ -223,6 +266,7 @@ def _turn_messages(source: Source, state: dict, env: dict, rows: list[Rejected])
             state["environment"] = environment or state["environment"]
         elif name == "api_result":
             state["model_calls"].update(_model_calls(data))
+            state["reply"] = _reply_text(data)
         elif name == "agent_response":
             messages.append(_reply(data, state))
         elif name in ("computer_call_result", "function_call_result"):
@@ -245,6 +289,16 @@ def _opening(meta: dict) -> list[Message]:
     return messages
 
 
+def _observe_opening(messages: list[Message], before) -> None:
+    """The screenshot the loop took before its first call, on the task's observation."""
+    first = next((m for m in messages if m.role == "user"), None)
+    if not before or first is None:
+        return
+    ref, size = before
+    first.observation = Observation(kind="screen", text=first.text, screenshot=ref,
+                                    width=size[0] if size else None, height=size[1] if size else None)
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     meta = parse_json(source.read_bytes(METADATA), METADATA, source.budgets)
     if not isinstance(meta, dict):
@@ -252,10 +306,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     kwargs = meta.get("kwargs") if isinstance(meta.get("kwargs"), dict) else {}
     env: dict = {k: meta[k] for k in ("trajectory_id", "status", "total_turns", "total_usage") if k in meta}
     env.update({k: kwargs[k] for k in ("agent_loop", "model") if k in kwargs})
-    state = {"screen": None, "declared": None, "model_calls": {}, "environment": None, "screenshots": 0, "annotated": 0,
+    state = {"screen": None, "declared": None, "model_calls": {}, "environment": None, "screenshots": 0,
+             "agent_loop": kwargs.get("agent_loop"), "annotated": 0,
              "without_screenshot": 0}
     rows: list[Rejected] = []
     messages = _opening(meta) + _turn_messages(source, state, env, rows)
+    _observe_opening(messages, state.get("before"))
     env["screenshots"] = state["screenshots"]
     env["observation_text"] = "none: screenshots only"
     if state["annotated"]:

@@ -23,12 +23,13 @@ from pathlib import Path
 import orjson
 import pytest
 
+from ingest import ui_tars
 from ingest.desktop import cua_trajectory
 from tests.ingest import golden
 from tests.ingest.desktop import xdisplay
 from tests.ingest.producers import PRODUCERS
 from tests.parts import require
-from tests.scripted_model_server import COMPUTER_CALL, ScriptedModelServer, answer, call
+from tests.scripted_model_server import COMPUTER_CALL, ScriptedModelServer, Turn, answer, call
 
 VERSION = "0.9.1"
 VENV = PRODUCERS / f"cua-agent-{VERSION}"
@@ -77,20 +78,24 @@ def _executed(point: tuple[int, int], declared: tuple[int, int]) -> tuple[int, i
 def cua_run(request, tmp_path_factory):
     """(vendor, the trajectory folder, the window's events, the requests the model server answered)."""
     vendor = request.param
+    folder, events, requests = _produce(tmp_path_factory.mktemp("cua"), _script(vendor), RUNS[vendor]["model"],
+                                        "" if vendor == "anthropic" else "/v1")
+    return vendor, folder, events, [r for r in requests if r.turn is not None]
+
+
+def _produce(out: Path, script: list, model: str, path: str = "", **server_options):
+    """Run the loop on a fresh display: (the trajectory folder, the window's events, the requests answered)."""
     require(f"cua-agent {VERSION} in {VENV}", (VENV / ".installed").exists())
     require("Xvfb, xdotool, ImageMagick and python3-tk (Debian packages)", xdisplay.available())
-    out = tmp_path_factory.mktemp("cua")
     log = out / "window.jsonl"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "CUA_TELEMETRY_ENABLED": "false",
            "CUA_TELEMETRY": "off", "PYTHONWARNINGS": "ignore"}
-    with xdisplay.virtual_display(*SCREEN, log) as display, ScriptedModelServer(_script(vendor)) as server:
-        base = server.url if vendor == "anthropic" else server.url + "/v1"
-        done = subprocess.run([str(VENV / "bin" / "python"), str(PRODUCER), display, RUNS[vendor]["model"], base,
-                               str(out / "trajectories"), TASK],
-                              capture_output=True, text=True, timeout=300, env=env)
+    with xdisplay.virtual_display(*SCREEN, log) as display, ScriptedModelServer(script, **server_options) as server:
+        done = subprocess.run([str(VENV / "bin" / "python"), str(PRODUCER), display, model, server.url + path,
+                               str(out / "trajectories"), TASK], capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr[-4000:]
         (folder,) = json.loads(done.stdout.strip().splitlines()[-1])["trajectories"]
-        return vendor, Path(folder), xdisplay.events(log), list(server.agent_requests())
+        return Path(folder), xdisplay.events(log), list(server.requests)
 
 
 def _episode(folder: Path, blobs: dict | None = None):
@@ -167,3 +172,95 @@ def test_detection_needs_the_metadata_and_its_turn_folders(tmp_path):
     assert cua_trajectory.units(files, head) == [str(run)]
     lone = [str(run / "metadata.json")]
     assert cua_trajectory.units(lone, head) == []
+
+
+# UI-TARS through cua's loop for it: the model answers in text (`Thought: ... Action: click(start_box='(x,y)')`),
+# which the loop parses and executes; it reads the numbers as thousandths of the screenshot (UI-TARS 1.0's
+# convention) and sends the model its history back rewritten in pixels, so each turn is chosen by how many
+# replies the history holds.
+UI_TARS_MODEL = "openai/ByteDance-Seed/UI-TARS-1.5-7B"
+UI_TARS_ENTRY, UI_TARS_SAVE = (167, 67), (69, 161)
+UI_TARS_SCRIPT = [
+    Turn(text=f"Thought: The field is at the top left.\nAction: click(start_box='({UI_TARS_ENTRY[0]},{UI_TARS_ENTRY[1]})')"),
+    Turn(text="Thought: Type the words.\nAction: type(content='hello world')"),
+    Turn(text="Thought: Go to the end of the line.\nAction: hotkey(key='ctrl e')"),
+    Turn(text=f"Thought: Save.\nAction: click(start_box='<|box_start|>({UI_TARS_SAVE[0]},{UI_TARS_SAVE[1]})<|box_end|>')"),
+    Turn(text="Thought: Done.\nAction: finished(content='Saved the form.')"),
+]
+
+
+def _replies_so_far(script: list, protocol: str, body: dict) -> int:
+    return min(sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant"), len(script) - 1)
+
+
+@pytest.fixture(scope="module")
+def ui_tars_run(tmp_path_factory):
+    return _produce(tmp_path_factory.mktemp("uitars"), UI_TARS_SCRIPT, UI_TARS_MODEL, "/v1",
+                    loop=lambda protocol, body: protocol == "chat", text_turn=_replies_so_far)
+
+
+def _thousandths(point: tuple[int, int]) -> tuple[int, int]:
+    """Where cua's UI-TARS loop clicks a point of the model's: thousandths of the screenshot, truncated."""
+    return int(point[0] / 1000 * SCREEN[0]), int(point[1] / 1000 * SCREEN[1])
+
+
+def test_a_ui_tars_session_reads_with_the_models_reply_and_the_pixel_the_loop_clicked(ui_tars_run):
+    folder, events, _ = ui_tars_run
+    blobs: dict = {}
+    episode = _episode(folder, blobs)
+    assert [s.action.kind for s in episode.steps] == ["click", "type", "hotkey", "click", "done"]
+    assert episode.steps[-1].action.text == "Saved the form." and episode.terminated
+    assert [s.reasoning for s in episode.steps[:4]] == ["The field is at the top left.", "Type the words.",
+                                                        "Go to the end of the line.", "Save."]
+    clicks = [s.action for s in episode.steps if s.action.kind == "click"]
+    for action, model_point, turn in zip(clicks, (UI_TARS_ENTRY, UI_TARS_SAVE), (0, 3)):
+        raw = orjson.loads(action.raw)
+        pixel = _thousandths(model_point)
+        assert (raw["point"]["x"], raw["point"]["y"]) == pixel
+        assert raw["model_call"]["boxes"]["start_box"] == list(map(float, model_point))
+        assert raw["model_call"]["read_as"] == "thousandths of the screenshot"
+        assert raw["model_call"]["reply"] == UI_TARS_SCRIPT[turn].text
+    assert [(e["x"], e["y"]) for e in events if e["event"] == "press"] == [_thousandths(UI_TARS_ENTRY),
+                                                                           _thousandths(UI_TARS_SAVE)]
+    assert [e["text"] for e in events if e["event"] == "save"] == ["hello world"]
+    # the screen before the first click is the opening observation; every call has its screenshot after it
+    assert episode.steps[0].observation.screenshot in blobs and episode.steps[0].observation.kind == "screen"
+    assert all(s.observation.screenshot in blobs for s in episode.steps)
+
+
+def test_ui_tars_replies_read_as_bytedances_own_parser_reads_them(ui_tars_run):
+    """ByteDance's parser (`ui_tars.action_parser`, the PyPI package `ui-tars`, in cua-agent's venv) is the
+    oracle of the grammar: the same actions, arguments and box numbers for every reply of the session and for
+    the grammar's other forms (it is given the replies without the box tokens, which its callers strip)."""
+    folder, _, _ = ui_tars_run
+    replies = [t.text for t in UI_TARS_SCRIPT] + [
+        "Thought: Drag it.\nAction: drag(start_box='(10,20)', end_box='(300,400)')",
+        "Thought: Point form.\nAction: click(point='<point>512 384</point>')",
+        "Reflection: It moved.\nAction_Summary: Scroll down.\nAction: scroll(start_box='(100,200,300,400)', direction='down')",
+        "Thought: Two keys.\nAction: hotkey(key='ctrl c')\n\nhotkey(key='ctrl v')",
+    ]
+    oracle = _bytedance_parse(replies, folder.parent)
+    for reply, theirs in zip(replies, oracle):
+        _, ours = ui_tars.parse_reply(reply)
+        assert [a["name"] for a in ours] == [a["action_type"] for a in theirs]
+        for mine, their in zip(ours, theirs):
+            for key, value in their["action_inputs"].items():
+                if key.endswith("_box"):  # theirs: thousandths as fractions, a point doubled into a box
+                    numbers = [n / 1000 for n in mine["boxes"][key]]
+                    assert json.loads(value) == pytest.approx(numbers * (2 if len(numbers) == 2 else 1))
+                else:
+                    assert mine["args"][key] == value
+
+
+def _bytedance_parse(replies: list[str], where: Path) -> list:
+    script = where / "bytedance_parse.py"
+    script.write_text(
+        "import json, sys\nfrom ui_tars.action_parser import parse_action_to_structure_output as parse\n"
+        "replies = json.load(open(sys.argv[1]))\n"
+        "tokens = lambda r: r.replace('<|box_start|>', '').replace('<|box_end|>', '')\n"
+        "print(json.dumps([parse(tokens(r), 1000, 900, 1440, model_type='qwen2vl') for r in replies]))\n")
+    (where / "replies.json").write_text(json.dumps(replies))
+    done = subprocess.run([str(VENV / "bin" / "python"), str(script), str(where / "replies.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
