@@ -22,6 +22,8 @@ import orjson
 import pytest
 
 from ingest.desktop import agent_s_log
+from pipelines import definition
+from pipelines.plan import find_units
 from tests.ingest import golden
 from tests.ingest.desktop import xdisplay
 from tests.ingest.producers import PRODUCERS
@@ -111,3 +113,10 @@ def test_the_grounded_clicks_landed_where_the_grounding_model_pointed(agent_s_ru
     assert [e["text"] for e in events if e["event"] == "save"] == ["hello world"]
     grounding = [r for r in requests if r.body.get("model") == "ground-model"]
     assert grounding and all("Output only the coordinate" in json.dumps(r.body) for r in grounding)
+
+
+def test_the_logs_folder_is_one_unit_with_nothing_left_unread(agent_s_run):
+    logs, _, _ = agent_s_run
+    units, ignored = find_units([str(logs)], definition.load("ingest-all").formats)
+    assert [u.format for u in units] == ["agent_s_log"]
+    assert ignored == []  # the session's debug and sdebug logs go with it

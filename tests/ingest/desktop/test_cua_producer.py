@@ -25,6 +25,8 @@ import pytest
 
 from ingest import ui_tars
 from ingest.desktop import cua_trajectory
+from pipelines import definition
+from pipelines.plan import find_units
 from tests.ingest import golden
 from tests.ingest.desktop import xdisplay
 from tests.ingest.producers import PRODUCERS
@@ -264,3 +266,10 @@ def _bytedance_parse(replies: list[str], where: Path) -> list:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_trajectory_folder_is_one_unit_with_nothing_left_unread(cua_run):
+    _, folder, _, _ = cua_run
+    units, ignored = find_units([str(folder.parent)], definition.load("ingest-all").formats)
+    assert [(u.format, u.uri.rsplit("/", 1)[-1]) for u in units] == [("cua_trajectory", folder.name)]
+    assert ignored == []  # every turn's JSON and PNG goes with its folder
