@@ -299,18 +299,45 @@ def _observe_opening(messages: list[Message], before) -> None:
                                     width=size[0] if size else None, height=size[1] if size else None)
 
 
-def read(source: Source) -> Iterator[Episode | Rejected]:
-    meta = parse_json(source.read_bytes(METADATA), METADATA, source.budgets)
+def _metadata(source: Source, rows: list[Rejected]) -> dict:
+    """The run's metadata, or {} with a row saying why: a run killed mid-write, or one whose metadata outgrew
+    the record budget (cua keeps every screenshot of `new_items` in it, base64), is still read from its turns."""
+    try:
+        meta = parse_json(source.read_bytes(METADATA), METADATA, source.budgets)
+    except SourceError as e:
+        rows.append(Rejected(e.rule, f"{e.reason}; the run is read from its turns without it", METADATA))
+        return {}
     if not isinstance(meta, dict):
-        raise SourceError("bad_record", f"{METADATA}: expected a JSON object")
+        rows.append(Rejected("bad_record", f"{METADATA}: expected a JSON object; the run is read from its turns "
+                             "without it", METADATA))
+        return {}
+    return meta
+
+
+def _task_from_turns(source: Source) -> list[Message]:
+    """The task when the metadata is lost: the user messages of the first answer's input."""
+    for _, name, rel in _artifacts(source):
+        if name == "agent_response":  # its `kwargs.messages` are the loop's input, the task first
+            try:
+                data = parse_json(source.read_bytes(rel), rel, source.budgets)
+            except SourceError:
+                continue
+            if isinstance(data, dict):
+                return _opening(data)
+    return []
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    rows: list[Rejected] = []
+    meta = _metadata(source, rows)
     kwargs = meta.get("kwargs") if isinstance(meta.get("kwargs"), dict) else {}
     env: dict = {k: meta[k] for k in ("trajectory_id", "status", "total_turns", "total_usage") if k in meta}
     env.update({k: kwargs[k] for k in ("agent_loop", "model") if k in kwargs})
     state = {"screen": None, "declared": None, "model_calls": {}, "environment": None, "screenshots": 0,
              "agent_loop": kwargs.get("agent_loop"), "annotated": 0,
              "without_screenshot": 0}
-    rows: list[Rejected] = []
-    messages = _opening(meta) + _turn_messages(source, state, env, rows)
+    opening = _opening(meta) or _task_from_turns(source)
+    messages = opening + _turn_messages(source, state, env, rows)
     _observe_opening(messages, state.get("before"))
     env["screenshots"] = state["screenshots"]
     env["observation_text"] = "none: screenshots only"

@@ -84,3 +84,21 @@ def test_a_click_before_any_screenshot_keeps_its_pixels_without_a_fraction(tmp_p
     assert (click.x, click.y) == (None, None)
     assert json.loads(click.element) == {"x_px": 10, "y_px": 20}
     assert episode.terminated
+
+
+def test_a_run_whose_metadata_was_cut_is_read_from_its_turns(tmp_path):
+    user = {"role": "user", "content": "Open the menu"}
+    run = _run(tmp_path, "completed", [
+        ("agent_response", {**_response(_call("c1", {"type": "screenshot"})), "kwargs": {"messages": [user]}}),
+        ("screenshot_after", _png(640, 480)),
+        ("computer_call_result", {"item": _call("c1", {"type": "screenshot"}), "result": []}),
+    ])
+    metadata = run / "metadata.json"
+    metadata.write_bytes(metadata.read_bytes()[:40])  # killed while it rewrote the file
+    records = golden.read_records(cua_trajectory, run)
+    (row,) = [r for r in records if not hasattr(r, "steps")]
+    (episode,) = [r for r in records if hasattr(r, "steps")]
+    assert row.location == "metadata.json" and "read from its turns" in row.reason
+    assert episode.task == "Open the menu" and not episode.terminated
+    assert [s.action.kind for s in episode.steps] == ["wait"]
+    assert (episode.final_observation.width, episode.final_observation.height) == (640, 480)
