@@ -68,7 +68,8 @@ INFO = FormatInfo(
 )
 
 METADATA = "metadata.json"
-_ARTIFACT = re.compile(r"(\d{4})_([a-z_]+)\.(json|png)$")
+_ARTIFACT = re.compile(r"(\d{4,})_([a-z_]+)\.(json|png)$")  # the counter is zero-padded to 4 digits, then grows
+_TURN = re.compile(r"turn_\d{3,}")
 _SCREENSHOTS = ("screenshot_after", "screenshot")  # the screen after a call, as the loop sent it on
 
 
@@ -76,7 +77,7 @@ def units(files: list[str], head) -> list[str]:
     """Folders holding `metadata.json` that opens with cua-agent's `trajectory_id` and `turn_NNN/` folders
     beside it."""
     turns = {posixpath.dirname(posixpath.dirname(p)) for p in files
-             if re.fullmatch(r"turn_\d{3}", posixpath.basename(posixpath.dirname(p)))}
+             if _TURN.fullmatch(posixpath.basename(posixpath.dirname(p)))}
     found = []
     for path in files:
         folder = posixpath.dirname(path)
@@ -86,15 +87,15 @@ def units(files: list[str], head) -> list[str]:
 
 
 def _artifacts(source: Source) -> list[tuple[int, str, str]]:
-    """(counter, name, relative path) of every artifact of every turn, in the order the loop saved them."""
+    """(counter, name, relative path) of every artifact of every turn, in the order the loop saved them; a
+    file named otherwise comes back with counter -1 and name "" (the reader says it was not read)."""
     found = []
     for turn in source.listdir():
-        if not re.fullmatch(r"turn_\d{3}", turn) or not source.is_dir(turn):
+        if not _TURN.fullmatch(turn) or not source.is_dir(turn):
             continue
         for name in source.listdir(turn):
             m = _ARTIFACT.fullmatch(name)
-            if m:
-                found.append((int(m.group(1)), m.group(2), f"{turn}/{name}"))
+            found.append((int(m.group(1)), m.group(2), f"{turn}/{name}") if m else (-1, "", f"{turn}/{name}"))
     return sorted(found)
 
 
@@ -250,8 +251,8 @@ def _turn_messages(source: Source, state: dict, env: dict, rows: list[Rejected])
         if name == "screenshot_action":
             state["annotated"] += 1
             continue
-        if not rel.endswith(".json"):
-            warn(env, "unknown_artifact", f"an artifact cua-agent names {name!r} is not read ({rel})")
+        if not name or not rel.endswith(".json"):
+            warn(env, "unknown_artifact", f"a file of a turn that is no artifact cua-agent names is not read ({rel})")
             continue
         try:
             data = parse_json(source.read_bytes(rel), rel, source.budgets)

@@ -59,6 +59,7 @@ def test_a_run_cut_while_running_is_not_terminated_and_its_damage_is_named(tmp_p
         ("computer_call_result", {"item": _call("c2", {"type": "click", "x": 400, "y": 300}), "result": []}),
         ("trace_dump", {"anything": 1}),
     ])
+    (run / "turn_000" / "notes.txt").write_text("a person's note")
     records = golden.read_records(cua_trajectory, run)
     rejected = [r for r in records if not hasattr(r, "steps")]
     (episode,) = [r for r in records if hasattr(r, "steps")]
@@ -72,6 +73,7 @@ def test_a_run_cut_while_running_is_not_terminated_and_its_damage_is_named(tmp_p
     assert (episode.final_observation.kind, episode.final_observation.screenshot) == ("screen", None)
     assert episode.env["results_without_screenshot"] == 1
     assert any("trace_dump" in w["reason"] for w in episode.env["ingest_warnings"])
+    assert any("turn_000/notes.txt" in w["reason"] for w in episode.env["ingest_warnings"])
 
 
 def test_a_click_before_any_screenshot_keeps_its_pixels_without_a_fraction(tmp_path):
