@@ -74,6 +74,17 @@ CLINE_VERSIONS := 2.18.0 3.0.65
 # log (`clineMessageSchema`) and `history_item.json` (`historyItemSchema`) by, and its tool names, check the Roo
 # Code task folders the tests lay out
 ROO_CODE_TYPES_VERSION := 1.115.0
+# cua-agent's computer-use loop (ComputerAgent, its trajectory saver) and ByteDance's UI-TARS action parser run
+# on an X virtual display from Debian's packages: Xvfb, xdotool to act, ImageMagick's import for screenshots, a
+# Tk window to act on
+CUA_AGENT_VERSION := 0.9.1
+UI_TARS_VERSION := 0.5.1
+# Agent S3 (`gui_agents`, its `agent_s` command): it declares Python <= 3.12.0 and paddleocr / paddlepaddle, which
+# only its older agents use; installed without them, with what Agent S3 imports, and scrot (pyautogui's
+# screenshots on X11) and xclip from Debian
+GUI_AGENTS_VERSION := 0.3.2
+AGENT_S_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
+AGENT_S_DEPS := openai anthropic backoff numpy pillow pyautogui pytesseract opencv-python-headless requests pyperclip
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -132,7 +143,9 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(BROWSER_USE_VERSIONS:%=$(PRODUCERS)/browser-use-%/.installed) \
 	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) \
 	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed) \
-	$(PRODUCERS)/roo-code-types-$(ROO_CODE_TYPES_VERSION)/.installed
+	$(PRODUCERS)/roo-code-types-$(ROO_CODE_TYPES_VERSION)/.installed \
+	$(PRODUCERS)/cua-agent-$(CUA_AGENT_VERSION)/.installed \
+	$(PRODUCERS)/gui-agents-$(GUI_AGENTS_VERSION)/.installed
 
 .PHONY: setup setup-test parts demo test clean mutation serve-model
 
@@ -288,6 +301,22 @@ $(PRODUCERS)/cline-%/.installed:
 $(PRODUCERS)/roo-code-types-%/.installed:
 	$(NPM_INSTALL) --prefix $(@D) '@roo-code/types@$*'
 	cd $(@D) && node -e 'require("@roo-code/types").historyItemSchema.parse' >/dev/null
+	touch $@
+
+$(PRODUCERS)/cua-agent-%/.installed:
+	command -v Xvfb >/dev/null && command -v xdotool >/dev/null && command -v import >/dev/null \
+		&& /usr/bin/python3 -c 'import tkinter' 2>/dev/null \
+		|| (apt-get update -qq && apt-get install -y -qq xvfb xdotool imagemagick python3-tk)
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'cua-agent==$*' 'ui-tars==$(UI_TARS_VERSION)'
+	touch $@
+
+$(PRODUCERS)/gui-agents-%/.installed:
+	command -v Xvfb >/dev/null && command -v scrot >/dev/null && command -v xclip >/dev/null \
+		|| (apt-get update -qq && apt-get install -y -qq xvfb scrot xclip)
+	$(AGENT_S_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet --no-deps 'gui-agents==$*'
+	$(@D)/bin/pip install --quiet $(AGENT_S_DEPS)
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:

@@ -22,7 +22,8 @@ A request without tools (a title, a topic or a routing check the agent makes
 on the side) gets `side(protocol, body)`'s text, "OK" by default. An agent that edits through text instead of
 tools (Aider's SEARCH/REPLACE blocks) offers no tools: `loop(protocol, body)` says which tool-less requests are
 its own loop; each is answered by the first turn of text-only turns whose text the request's history does not yet
-hold as an assistant message (`text_turn_for`). So a retried request gets the same turn, and
+hold as an assistant message (`text_turn_for`; `text_turn` replaces that choice for an agent that rewrites its
+model's replies in the history it sends back). So a retried request gets the same turn, and
 a test never depends on how many side requests an agent makes.
 
 Every request is recorded (`requests`: protocol, path, body, the turn it was answered with, and the tool
@@ -48,6 +49,9 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 USAGE = {"input_tokens": 120, "output_tokens": 30}  # what every answer reports using
+# a call of this name is answered on the Responses protocol as a `computer_call` item (OpenAI's computer-use
+# tool, `computer_use_preview`), its arguments being the action; the other protocols name it as a plain tool
+COMPUTER_CALL = "computer_call"
 
 
 @dataclass(frozen=True)
@@ -291,10 +295,18 @@ def responses_output(turn: Turn, t: str, ids: list[str]) -> list[dict]:
     if turn.text:
         items.append({"type": "message", "id": f"msg_scripted{t}", "role": "assistant", "status": "completed",
                       "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
-    items += [{"type": "function_call", "id": f"fc_scripted{t}{i:02d}", "call_id": ids[i],
-               "name": c.name, "arguments": json.dumps(c.arguments), "status": "completed"}
-              for i, c in enumerate(turn.calls)]
+    items += [_responses_call(c, f"{t}{i:02d}", ids[i]) for i, c in enumerate(turn.calls)]
     return items
+
+
+def _responses_call(c: Call, n: str, issued: str) -> dict:
+    """A call as a Responses output item: a `function_call`, or, for a call named `COMPUTER_CALL`, the
+    `computer_call` item OpenAI's computer-use models answer with (its arguments are the `action`)."""
+    if c.name == COMPUTER_CALL:
+        return {"type": "computer_call", "id": f"cu_scripted{n}", "call_id": issued, "action": c.arguments,
+                "pending_safety_checks": [], "status": "completed"}
+    return {"type": "function_call", "id": f"fc_scripted{n}", "call_id": issued, "name": c.name,
+            "arguments": json.dumps(c.arguments), "status": "completed"}
 
 
 def responses_response(turn: Turn, t: str, model: str, ids: list[str]) -> dict:
@@ -353,12 +365,14 @@ class ScriptedModelServer:
 
     def __init__(self, script: list[Turn], side: Callable[[str, dict], str] = side_ok, model: str = "scripted-model",
                  conversations: dict[str, list[Turn]] | None = None,
-                 loop: Callable[[str, dict], bool] | None = None):
+                 loop: Callable[[str, dict], bool] | None = None,
+                 text_turn: Callable[[list[Turn], str, dict], int] | None = None):
         self.scripts = [list(script), *(list(s) for s in (conversations or {}).values())]
         self.markers = list(conversations or {})
         if any(not s or s[-1].calls for s in self.scripts):
             raise ValueError("a script ends with a final answer (a turn without calls)")
         self.script, self.side, self.model, self.loop = self.scripts[0], side, model, loop
+        self.text_turn = text_turn or text_turn_for
         self.requests: list[Request] = []
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -408,7 +422,7 @@ class ScriptedModelServer:
             request.turn = turn_for(script, protocol, request.results, request.script)
             turn = script[request.turn]
         elif self.loop is not None and self.loop(protocol, body):  # an agent that edits through text
-            request.turn = text_turn_for(self.script, protocol, body)
+            request.turn = self.text_turn(self.script, protocol, body)
             turn = self.script[request.turn]
         else:
             turn = Turn(text=self.side(protocol, body))
