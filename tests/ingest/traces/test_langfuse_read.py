@@ -1,7 +1,7 @@
 """The Langfuse reader called directly (`langfuse.read`): real trace downloads of Langfuse's own framework
 integrations (samples/traces/langfuse, PROVENANCE.md) against goldens a person read against the raw files and
-against Langfuse's own ChatML adapter (its `*.chatml.json` outputs beside them: every tool call it finds in an
-observation's messages is a step here); the public API's shapes and what cannot be read, hand-made after the
+against Langfuse's own ChatML adapter (its `*.chatml.json` outputs, in data/langfuse-chatml: every tool call it
+finds in an observation's messages is a step here); the public API's shapes and what cannot be read, hand-made after the
 API's models (`TraceWithFullDetails`, `ObservationsViews`)."""
 
 import json
@@ -17,6 +17,7 @@ from tests.ingest.golden import read_records
 
 LANGFUSE = SAMPLES / "traces" / "langfuse"
 GOLDEN = Path(__file__).parent / "golden"
+CHATML = Path(__file__).parent / "data" / "langfuse-chatml"  # the ChatML adapter's parse (oracle, not input)
 SAMPLES_READ = sorted(p.name.removesuffix(".trace.json") for p in LANGFUSE.glob("*.trace.json"))
 
 
@@ -57,14 +58,14 @@ def test_each_trace_is_one_episode_with_the_calls_a_person_counts(name):
     assert ep.key == raw["trace"]["id"] and ep.env["trace"]["spans"] == len(raw["observations"])
 
 
-@pytest.mark.parametrize("name", [n for n in SAMPLES_READ if (LANGFUSE / f"{n}.chatml.json").exists()])
+@pytest.mark.parametrize("name", [n for n in SAMPLES_READ if (CHATML / f"{n}.chatml.json").exists()])
 def test_every_tool_call_langfuses_own_chatml_adapter_finds_is_a_step(name):
     """Langfuse's adapters (worker/src/__tests__/chatml) parse each observation's input and output into ChatML;
     their outputs were committed beside the traces: each tool call in them (by id, else by name and arguments)
     is a step with the same tool and arguments. The Claude Agent SDK's and Koog's traces are left out: the adapter
     finds none of their calls (Anthropic `tool_use` blocks; calls written as JSON text), which their TOOL / tool
     observations give here (`COUNTED`)."""
-    oracle = json.loads((LANGFUSE / f"{name}.chatml.json").read_text())
+    oracle = json.loads((CHATML / f"{name}.chatml.json").read_text())
     expected = {}
     for parsed in oracle.values():
         for side in ("input", "output"):
