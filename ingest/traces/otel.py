@@ -65,7 +65,8 @@ INFO = FormatInfo(
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
 _OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
-_CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*"')
+# the SDK writes ids as "0x..." text; a span model that dumps the SDK's `SpanContext` (any-agent) as integers
+_CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*(?:"|\d{6})')
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
 HANDOFF_TOOL = "handoff to "
 _HEX_ID = re.compile(r"(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})\Z")
@@ -209,15 +210,32 @@ def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, 
                 yield fields, attributes(raw.get("attributes")), events, here, resource
 
 
+def _int_id(value, digits: int):
+    """An id the way the SDK's JSON writes it: any-agent's span model dumps `SpanContext`'s integers, made hex. A
+    128-bit trace id is past what orjson reads as an integer: it comes as a float, the same for every span of the
+    trace (which is what grouping needs), its hex then not the trace's own."""
+    if isinstance(value, float) and value.is_integer() and value > 0:
+        value = int(value)
+    return f"{value:0{digits}x}" if isinstance(value, int) and not isinstance(value, bool) and value > 0 else value
+
+
+def _sdk_time(value) -> dt.datetime | None:
+    """The SDK's ISO time, or the integer nanoseconds a span model dumps."""
+    return _nanos(value) if isinstance(value, int) and value > 10 ** 15 else parse_time(value)
+
+
 def _sdk_span(raw: dict, where: str) -> tuple[dict, dict, list, str, dict]:
     context = raw["context"] if isinstance(raw.get("context"), dict) else {}
+    parent = raw.get("parent_id")
+    if parent is None and isinstance(raw.get("parent"), dict):  # the parent's `SpanContext` (any-agent)
+        parent = raw["parent"].get("span_id")
     events = raw.get("events") if isinstance(raw.get("events"), list) else []
     events = [{"name": e.get("name"), "time": parse_time(e.get("timestamp")),
                "attributes": e.get("attributes") if isinstance(e.get("attributes"), dict) else {}}
               for e in events if isinstance(e, dict)]
-    fields = {"trace_id": context.get("trace_id"), "span_id": context.get("span_id"),
-              "parent_id": raw.get("parent_id"), "name": raw.get("name"), "start": parse_time(raw.get("start_time")),
-              "end": parse_time(raw.get("end_time")), "error": _error(raw.get("status"))}
+    fields = {"trace_id": _int_id(context.get("trace_id"), 32), "span_id": _int_id(context.get("span_id"), 16),
+              "parent_id": _int_id(parent, 16), "name": raw.get("name"), "start": _sdk_time(raw.get("start_time")),
+              "end": _sdk_time(raw.get("end_time")), "error": _error(raw.get("status"))}
     resource = raw["resource"].get("attributes") if isinstance(raw.get("resource"), dict) else None
     resource = resource if isinstance(resource, dict) else None
     attrs = raw.get("attributes") if isinstance(raw.get("attributes"), dict) else {}

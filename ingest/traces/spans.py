@@ -238,6 +238,8 @@ class _Transcript:
             self.actions += 1
         else:
             call.raw = {"call": call.raw, "span": raw}
+            if _no_arguments(call.arguments) and not _no_arguments(use.arguments):
+                call.arguments = use.arguments  # the model's record lost them (a stream's first chunk): the tool's
         if use.result is None and not use.is_error:  # the span kept no result: the next model call's input may
             self.open.append(call)
             return
@@ -259,6 +261,10 @@ class _Transcript:
         self.answered.add(call.id)
         self.messages.append(Message(role="tool", text=text, tool_call_id=call.id, timestamp=span.end,
                                      where=span.where))
+
+
+def _no_arguments(value) -> bool:
+    return value in (None, "", "{}", {})
 
 
 def _span_summary(span: Span) -> dict:
