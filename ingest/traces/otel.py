@@ -9,7 +9,9 @@
 - **The Python SDK's span JSON** (`ReadableSpan.to_json()`, what its `ConsoleSpanExporter` prints, indented, one
   span after another): `{name, context: {trace_id, span_id}, kind, parent_id, start_time, end_time, status:
   {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
-  {attributes}}`; also a `{"spans": [...]}` dump or a JSON array of them.
+  {attributes}}`; also a `{"spans": [...]}` dump or a JSON array of them, and spans a span model dumped with
+  the `SpanContext`s as objects (any-agent's `AgentTrace`: integer ids, `parent` instead of `parent_id`, integer
+  nanosecond times).
 
 What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
 a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
@@ -43,7 +45,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
@@ -60,7 +62,9 @@ INFO = FormatInfo(
            "SDK's console JSON and its OTLP/JSON encoding are read back and every tool call, result and model the "
            "script fixed is in the episode, as the Agents SDK's own export reads "
            "(`tests/ingest/traces/test_otel_producer.py`, `test_openai_agents_producer.py`); the conventions' older "
-           "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`)"),
+           "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
+           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) are "
+           "goldens read against the raw files (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")

@@ -1,8 +1,10 @@
-"""The OpenTelemetry reader on real span dumps of agent apps: any-agent's saved `AgentTrace`s of one task run
-through four frameworks (samples/traces/otel/any-agent, PROVENANCE.md: the SDK's span fields with integer ids and
-nanosecond times, any-agent's GenAI attributes), against goldens a person read against the raw files."""
+"""The trace readers on real span dumps of agent apps: any-agent's saved `AgentTrace`s of one task run through four
+frameworks (samples/traces/otel/any-agent, PROVENANCE.md: the SDK's span fields with integer ids and nanosecond
+times, any-agent's GenAI attributes), against goldens a person read against the raw files; and an app's own trace
+files that hold no step (data/open-agent-traces), which their readers claim and say why."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +55,23 @@ def test_the_tool_span_gives_the_arguments_the_model_span_lost():
     [ep] = [r for r in records if isinstance(r, Episode)]
     assert json.loads(ep.steps[2].action.arguments)["answer"].startswith('{"steps": [{"number": 1')
     assert ep.steps[3].observation.text.startswith('{"success": true, "result": {"steps"')
+
+
+OPEN_AGENT_TRACES = Path(__file__).parent / "data" / "open-agent-traces"
+
+
+def test_an_apps_own_trace_files_with_nothing_to_read_say_why():
+    """data/open-agent-traces (PROVENANCE.md): an Agents SDK export whose responses hold only ids, and an SDK span
+    dump with the app's own attributes: each is claimed by its reader, which says in one row why no step."""
+    from ingest.traces import openai_agents
+
+    export = OPEN_AGENT_TRACES / "traces_2025-06-29_00-23-37.json"
+    head = lambda p: open(p, "rb").read(4096)  # noqa: E731
+    assert openai_agents.units([str(export)], head) == [str(export)]
+    [row] = read_records(openai_agents, export)
+    assert (row.rule, row.snippet) == ("no_model_content", "trace_98b1922f8dc0455daf6191f1167901de")
+    assert "its 6 spans are agents and responses that name only a `response_id`" in row.reason
+    dump = OPEN_AGENT_TRACES / "otel_traces_2025-06-29_00-23-24.json"
+    assert otel.units([str(dump)], head) == [str(dump)]
+    [row] = read_records(otel, dump)
+    assert row.rule == "no_agent_spans" and row.snippet == "bf386626acbcb551618d51dc42d956ec"
