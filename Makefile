@@ -87,6 +87,8 @@ OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-ot
 	'httpx==0.28.1' 'opentelemetry-instrumentation-openai==$(OPENLLMETRY_OPENAI_VERSION)'
 # the LangSmith SDK tracing an `openai` client and a tool, posting its runs to a stand-in of LangSmith's ingest API
 LANGSMITH_VERSION := 0.15.1
+# the Langfuse SDK (OpenTelemetry based) exporting its observations as OTLP to a stand-in of Langfuse's OTLP endpoint
+LANGFUSE_VERSION := 5.2.0
 # LangChain's message dicts (`messages_to_dict`, what FileChatMessageHistory and saved agent histories hold): the last
 # 0.3 release and a current one (1.8.1 and later need a langchain-protocol newer than the package index here holds)
 LANGCHAIN_CORE_VERSIONS := 0.3.86 1.8.0
@@ -116,6 +118,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(LANGCHAIN_CORE_VERSIONS:%=$(PRODUCERS)/langchain-core-%/.installed) \
+	$(PRODUCERS)/langfuse-$(LANGFUSE_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -258,6 +261,11 @@ $(PRODUCERS)/opentelemetry-sdk-%/.installed:
 $(PRODUCERS)/langsmith-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'langsmith==$*' 'openai==3.63.0'
+	touch $@
+
+$(PRODUCERS)/langfuse-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'langfuse==$*'
 	touch $@
 
 $(PRODUCERS)/langchain-core-%/.installed:

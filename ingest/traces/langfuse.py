@@ -45,9 +45,7 @@ from typing import Iterator
 
 import orjson
 
-from ingest.chat.by_shape import messages_of
 from ingest.chat.messages import Context, content_text
-from ingest.chat.shapes import OPENAI_ROLES, item_shape
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source
@@ -55,8 +53,8 @@ from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.traces import genai
 from ingest.traces.documents import documents
+from ingest.traces.io_messages import io_messages
 from ingest.traces.spans import Span, file_records
-from ingest.transcript import Message
 
 FORMAT = "langfuse"
 VERSION = "1"
@@ -64,13 +62,17 @@ INFO = FormatInfo(
     group=None, rank=287, domains=('mcp', 'search'), platform="linux",
     summary=("Langfuse traces and observations (a trace's JSON download, the public API's traces and observations, "
              "table exports): generations, tools and agents as steps"),
-    producer="Langfuse's trace download (traces of its framework integrations on Langfuse Cloud)",
+    producer=("Langfuse's trace download (traces of its framework integrations on Langfuse Cloud); the Langfuse Python "
+              "SDK's OTLP export"),
     versions=("OpenAI Agents SDK, LangGraph, Google ADK, Koog, pydantic-ai and Claude Agent SDK traces of 2025-08 "
-              "to 2025-12"),
-    proof=("cannot run here (a Langfuse server): six real MIT-licensed downloads from Langfuse's own repository are "
+              "to 2025-12; langfuse 5.2.0 (run here)"),
+    proof=("a Langfuse server cannot run here: six real MIT-licensed downloads from Langfuse's own repository are "
            "goldens read against the raw files, and Langfuse's own ChatML adapter's parse of them (committed beside "
            "them) is the oracle for every tool call it finds; the public API's trace, observation pages and "
-           "table exports hand-made after its models (`tests/ingest/traces/test_langfuse_read.py`)"),
+           "table exports hand-made after its models (`tests/ingest/traces/test_langfuse_read.py`); the SDK, "
+           "OpenTelemetry based, records an agent's generations and tools and exports them as OTLP to a stand-in of "
+           "Langfuse's endpoint on loopback, read by `otel` with the script as the oracle "
+           "(`tests/ingest/traces/test_langfuse_producer.py`)"),
 )
 
 OBSERVATION_TYPES = frozenset({"GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR",
@@ -130,113 +132,6 @@ def _walk(doc, where: str) -> Iterator[tuple[str, dict, dict | None]]:
         yield "observation", doc, None
     else:
         yield "other", doc, None
-
-
-# an observation's input and output as messages ---------------------------------------------------------------
-def _unwrap(value):
-    """The chat-message list (or one message, or text) inside a request or response object."""
-    if not isinstance(value, dict):
-        return value
-    if isinstance(value.get("prompt"), str) and "role" not in value:  # a completion's prompt (Vercel AI SDK)
-        return value["prompt"]
-    args = value.get("args")
-    if set(value) == {"args"} and isinstance(args, list) and args and all(isinstance(a, str) for a in args):
-        return "\n\n".join(args)  # LlamaIndex's `complete(prompt)` arguments
-    for key in ("messages", "contents", "input"):
-        if isinstance(value.get(key), list):
-            return value[key]
-    if isinstance(value.get("contents"), str):  # google-genai's `generate_content(contents="...")`
-        return value["contents"]
-    if isinstance(value.get("choices"), list):  # an OpenAI Chat Completions response
-        return [c.get("message") for c in value["choices"] if isinstance(c, dict) and c.get("message")]
-    if isinstance(value.get("candidates"), list):  # a Gemini response
-        return [{"role": "model", **c["content"]} for c in value["candidates"]
-                if isinstance(c, dict) and isinstance(c.get("content"), dict)]
-    if value.get("object") == "response" and isinstance(value.get("output"), list):  # a Responses object
-        return value["output"]
-    for key in ("message", "content"):
-        if isinstance(value.get(key), dict) and ("role" in value[key] or "parts" in value[key]):
-            return value[key]
-    return value
-
-
-def _genai_parts(items: list) -> bool:
-    """Whether a list is the GenAI conventions' `{role, parts: [{type: ...}]}` messages (not Gemini's parts)."""
-    parts = [p for m in items if isinstance(m, dict) and isinstance(m.get("parts"), list) for p in m["parts"]]
-    return bool(parts) and all(isinstance(p, dict) and "type" in p for p in parts)
-
-
-def _normalized(item):
-    """One list item in the form the chat shapes read: a Vercel AI SDK tool-call item as an assistant turn, tool
-    calls LangChain's callback left in `additional_kwargs` on the message; None for a tool's definition that
-    Langfuse's LangChain callback lists as a `tool` message."""
-    if not isinstance(item, dict):
-        return item
-    if isinstance(item.get("toolName"), str) and "toolCallId" in item and "role" not in item:
-        arguments = item.get("input", item.get("args"))
-        return {"role": "assistant", "tool_calls": [{"id": item["toolCallId"], "type": "function", "function": {
-            "name": item["toolName"], "arguments": arguments}}]}
-    calls = _calls_in_text(item.get("content")) if item.get("role") in ("assistant", "tool") else None
-    if calls:  # Koog writes the model's tool calls as their JSON in the content (in its input as a `tool` turn)
-        return {"role": "assistant", "tool_calls": calls}
-    extra = item.get("additional_kwargs")
-    if isinstance(extra, dict) and isinstance(extra.get("tool_calls"), list) and not item.get("tool_calls"):
-        item = {**item, "tool_calls": extra["tool_calls"]}
-    content = item.get("content")
-    if item.get("role") == "tool" and isinstance(content, dict) and content.get("type") == "function" and \
-            isinstance(content.get("function"), dict):
-        return None
-    return item
-
-
-def _calls_in_text(content) -> list | None:
-    """The OpenAI tool calls a content string holds as JSON (`[{"function": {"name", "arguments"}, "id", "type":
-    "function"}]`), or None."""
-    if not isinstance(content, str) or not content.startswith('[{"function"'):
-        return None
-    value = genai.json_value(content)
-    if isinstance(value, list) and value and all(isinstance(c, dict) and isinstance(c.get("function"), dict)
-                                                 for c in value):
-        return value
-    return None
-
-
-def _tool_turns(items: list) -> list:
-    """LangChain.js's callback writes a tool's result with the tool's name as its role: such a turn after a call of
-    that name is a `tool` turn."""
-    called: set[str] = set()
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            called.update(c["function"].get("name") for c in item.get("tool_calls") or []
-                          if isinstance(c, dict) and isinstance(c.get("function"), dict))
-            role = item.get("role")
-            if isinstance(role, str) and role in called and role not in OPENAI_ROLES:
-                item = {**item, "role": "tool", "name": role}
-        out.append(item)
-    return out
-
-
-def io_messages(value, role: str, ctx: Context, where: str) -> list[Message]:
-    """What an observation's `input` (role `user`) or `output` (role `assistant`) says, as messages."""
-    value = _unwrap(genai.json_value(value))
-    if isinstance(value, str):
-        return [Message(role=role, text=value, where=where)] if value.strip() else []
-    if isinstance(value, dict):
-        if item_shape(value) is None and not isinstance(value.get("role"), str):
-            return []  # no message (the Claude Agent SDK's instrumentation records `{"content": "role"}`)
-        value = [value]
-    if not isinstance(value, list):
-        return []
-    items = [_normalized(m) for item in value for m in (item if isinstance(item, list) else [item])]
-    items = _tool_turns([m for m in items if m is not None])
-    if _genai_parts(items):
-        return genai.genai_messages(items, where)
-    shapes = [s for s in (item_shape(i) for i in items) if s]
-    if not shapes:
-        return genai.chat_messages(items, where)
-    shape = max(sorted(set(shapes)), key=shapes.count)
-    return messages_of(shape, items, ctx, where)
 
 
 # an observation as a span ----------------------------------------------------------------------------------
@@ -305,14 +200,20 @@ def _tool(obs: dict, attrs: dict, error: str | None) -> genai.ToolUse:
 
 def _span(obs: dict, trace_id: str, order: int, where: str, ctx: Context) -> Span:
     attrs = _attributes(obs)
-    error = None
-    if obs.get("level") == "ERROR":
-        error = genai.text_of(obs.get("statusMessage")) or "ERROR"
-    kept = {k: obs[k] for k in _OBS_KEPT if obs.get(k) not in (None, {}, "")}
     span = Span(trace_id=trace_id, span_id=str(obs["id"]), parent_id=genai.text_of(obs.get("parentObservationId")),
                 name=genai.name_of(obs.get("name")) or str(obs.get("type")), start=parse_time(obs.get("startTime")),
-                end=parse_time(obs.get("endTime")), order=order, where=where, kind=_kind(obs, attrs), error=error,
-                attributes=attrs, extra={"langfuse": kept})
+                end=parse_time(obs.get("endTime")), order=order, where=where, attributes=attrs)
+    _fill(span, obs, attrs, ctx)
+    return span
+
+
+def _fill(span: Span, obs: dict, attrs: dict, ctx: Context) -> None:
+    """What an observation says about its span: its kind, model call, tool call or agent, and its failure."""
+    if obs.get("level") == "ERROR":
+        span.error = genai.text_of(obs.get("statusMessage")) or "ERROR"
+    kept = {k: obs[k] for k in _OBS_KEPT if obs.get(k) not in (None, {}, "")}
+    span.extra["langfuse"] = kept
+    span.kind, where = _kind(obs, attrs), span.where
     if span.kind == "model":
         inputs = io_messages(obs.get("input"), "user", ctx, f"{where}.input")
         outputs = io_messages(obs.get("output"), "assistant", ctx, f"{where}.output")
@@ -324,10 +225,23 @@ def _span(obs: dict, trace_id: str, order: int, where: str, ctx: Context) -> Spa
                                      outputs=outputs or (turn.outputs if turn else []),
                                      model=_model(obs) or (turn.model if turn else None))
     elif span.kind == "tool":
-        span.tool = _tool(obs, attrs, error)
+        span.tool = _tool(obs, attrs, span.error)
     elif span.kind == "agent":
         span.agent = genai.agent_name(attrs, span.name)
-    return span
+
+
+OTEL_TYPE = "langfuse.observation.type"
+
+
+def read_otel_observation(span: Span, attrs: dict, ctx: Context) -> None:
+    """A span the Langfuse SDK exported (it is OpenTelemetry based: `langfuse.observation.type` generation / tool /
+    agent / span..., `.input`, `.output`, `.model.name`, `.level`, `.status_message`), read as its observation."""
+    prefix = "langfuse.observation."
+    obs = {"type": str(attrs[OTEL_TYPE]).upper(), "name": span.name, "input": attrs.get(prefix + "input"),
+           "output": attrs.get(prefix + "output"), "model": attrs.get(prefix + "model.name"),
+           "level": attrs.get(prefix + "level"), "statusMessage": attrs.get(prefix + "status_message"),
+           "usageDetails": genai.json_value(attrs.get(prefix + "usage_details"))}
+    _fill(span, obs, {k: v for k, v in attrs.items() if not k.startswith(prefix)}, ctx)
 
 
 def _decoded(value):

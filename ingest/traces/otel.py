@@ -14,6 +14,7 @@
   nanosecond times).
 
 What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
+the Langfuse SDK's own `langfuse.observation.*` attributes as `ingest.traces.langfuse` reads an observation;
 a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
 assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
 their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
@@ -40,7 +41,8 @@ from ingest.record import Episode, Rejected
 from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
-from ingest.traces import genai
+from ingest.chat.messages import Context
+from ingest.traces import genai, langfuse
 from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
@@ -159,8 +161,9 @@ def _error(status) -> str | None:
     return genai.text_of(status.get("message") or status.get("description")) or "the span failed"
 
 
-def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: str) -> Span:
-    """A `Span` from decoded fields, with what its attributes say it is."""
+def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: str, ctx: Context) -> Span:
+    """A `Span` from decoded fields, with what its attributes say it is (a Langfuse SDK observation's by its
+    `langfuse.observation.*` attributes, as `ingest.traces.langfuse` reads them)."""
     span = Span(trace_id=span_id(fields["trace_id"]), span_id=span_id(fields["span_id"]),
                 parent_id=span_id(fields.get("parent_id")),
                 name=genai.name_of(fields.get("name")) or "", start=fields.get("start"), end=fields.get("end"),
@@ -168,6 +171,9 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
                 where=where, error=fields.get("error"), attributes=attrs)
     if events:
         span.extra["events"] = events
+    if isinstance(attrs.get(langfuse.OTEL_TYPE), str):
+        langfuse.read_otel_observation(span, attrs, ctx)
+        return span
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":
         span.model = genai.model_turn(attrs, events, where)
@@ -264,6 +270,7 @@ def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] |
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
+    ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
     traces: dict[str, list[Span]] = {}
     resources: dict[str, list[dict]] = {}
     order = 0
@@ -283,7 +290,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                                record_id=missing)
                 continue
             try:
-                span = make_span(fields, attrs, events, order, where)
+                span = make_span(fields, attrs, events, order, where, ctx)
             except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
                 yield Rejected("bad_record", f"{where}: the span cannot be read ({type(e).__name__}: {e}); left out",
                                name, line=line, snippet=dumps(attrs)[:300])
@@ -292,5 +299,6 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             if resource and resource not in resources.setdefault(span.trace_id, []):
                 resources[span.trace_id].append(resource)
             order += 1
+    yield from ctx.problems
     envs = {trace_id: {"otel": {"resources": found}} for trace_id, found in resources.items() if found}
     yield from file_records(FORMAT, source.uri, name, traces, envs)
