@@ -53,7 +53,8 @@ FORMAT = "mcp_proxy_log"
 VERSION = "3"
 INFO = FormatInfo(
     group="mcp", rank=240, domains=('mcp', 'search'), platform="linux",
-    summary="MCP proxy logs (JSON-RPC lines after a prefix, tagged `[REQUEST]` / `[RESPONSE]` lines; a gateway's audit lines among them read as its tool calls)",
+    summary=("MCP proxy logs (JSON-RPC lines after a prefix, tagged `[REQUEST]` / `[RESPONSE]` lines; a gateway's "
+             "audit lines among them read as its tool calls)"),
 )
 
 _EXTENSIONS = (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson")

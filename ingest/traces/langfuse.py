@@ -79,7 +79,8 @@ OBSERVATION_TYPES = frozenset({"GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "
                                "EMBEDDING", "GUARDRAIL"})
 _SNIFF = re.compile(rb'"parentObservationId"\s*:|"htmlPath"\s*:\s*"/project/|"observations"\s*:\s*\[\s*\{\s*"id"'
                     rb'|^\s*\{\s*"trace"\s*:\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"projectId"\s*:')
-_TYPE = re.compile(rb'"type"\s*:\s*"(?:GENERATION|SPAN|EVENT|AGENT|TOOL|CHAIN|RETRIEVER|EVALUATOR|EMBEDDING|GUARDRAIL)"')
+_TYPE = re.compile(rb'"type"\s*:\s*"(?:GENERATION|SPAN|EVENT|AGENT|TOOL|CHAIN|RETRIEVER|EVALUATOR|EMBEDDING'
+                   rb'|GUARDRAIL)"')
 _TOOL_PREFIXES = ("execute_tool ", "running tool: ", "tool.")
 _TRACE_ENV = ("name", "userId", "sessionId", "tags", "environment", "release", "version", "htmlPath", "input",
               "output")

@@ -305,7 +305,8 @@ def test_a_file_without_any_object_is_read_as_a_call_log(tmp_path):
     assert eps == [] and [(r.rule, r.line) for r in rows] == [("bad_record", 1), ("bad_record", 2)]
 
 
-PROXY_LINES = ['2025-07-02T10:00:01Z INFO [REQUEST] Method: tools/call | ID: 1 | Payload: {"name": "a", "arguments": {}}',
+PROXY_LINES = ['2025-07-02T10:00:01Z INFO [REQUEST] Method: tools/call | ID: 1 | Payload: {"name": "a", '
+               '"arguments": {}}',
                '2025-07-02T10:00:02Z INFO [RESPONSE] ID: 1 | Payload: {"content": [{"type": "text", "text": "ok"}]}',
                '2025-07-02T10:00:03Z DEBUG upstream answered 1']
 AUDIT_LINE = json.dumps({"timestamp": "2025-07-02T09:59:50Z", "toolName": "ls", "params": {"path": "/"}, "result": "a"})

@@ -34,7 +34,8 @@ def test_real_trace_downloads_against_their_goldens(name):
 
 # what a person counts in each raw file: (tool calls in order, steps, the task)
 COUNTED = {
-    "claude-agent-2025-12-22": (["mcp__weather__get_weather"] * 2, 4, "What's the weather like in Berlin and New York?"),
+    "claude-agent-2025-12-22": (["mcp__weather__get_weather"] * 2, 4,
+                                "What's the weather like in Berlin and New York?"),
     "google-adk-2025-08-28": (["say_hello"], 2, "hi"),
     "koog-2025-08-26": (["HelloTool", "ByeTool"], 3, "Greet and say goodbye to the user in the same message. Use "
                         "provided tools to generate a proper greeting. The user name is Bob."),
