@@ -89,6 +89,10 @@ OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-ot
 LANGSMITH_VERSION := 0.15.1
 # the Langfuse SDK (OpenTelemetry based) exporting its observations as OTLP to a stand-in of Langfuse's OTLP endpoint
 LANGFUSE_VERSION := 5.2.0
+# the vendors' SDKs, whose own types an app dumps when it saves a conversation (Anthropic Messages, OpenAI Responses
+# items, Gemini contents), each calling the scripted model server
+CHAT_SDKS := anthropic-2.17.0-openai-3.63.0-google-genai-3.6.1
+CHAT_SDK_DEPS := 'anthropic==2.17.0' 'openai==3.63.0' 'google-genai==3.6.1'
 # LangChain's message dicts (`messages_to_dict`, what FileChatMessageHistory and saved agent histories hold): the last
 # 0.3 release and a current one (1.8.1 and later need a langchain-protocol newer than the package index here holds)
 LANGCHAIN_CORE_VERSIONS := 0.3.86 1.8.0
@@ -119,6 +123,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(LANGCHAIN_CORE_VERSIONS:%=$(PRODUCERS)/langchain-core-%/.installed) \
 	$(PRODUCERS)/langfuse-$(LANGFUSE_VERSION)/.installed \
+	$(PRODUCERS)/$(CHAT_SDKS)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -266,6 +271,11 @@ $(PRODUCERS)/langsmith-%/.installed:
 $(PRODUCERS)/langfuse-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'langfuse==$*'
+	touch $@
+
+$(PRODUCERS)/$(CHAT_SDKS)/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet $(CHAT_SDK_DEPS)
 	touch $@
 
 $(PRODUCERS)/langchain-core-%/.installed:
