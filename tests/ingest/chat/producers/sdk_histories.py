@@ -76,7 +76,8 @@ def with_gemini() -> list:
         parts = []
         for c in calls:
             out, failed = run_tool("gemini", c.name, dict(c.args or {}))
-            parts.append(types.Part.from_function_response(name=c.name, response={"error" if failed else "output": out}))
+            response = {"error" if failed else "output": out}  # the API's convention for a result and a failure
+            parts.append(types.Part.from_function_response(name=c.name, response=response))
         contents.append(types.Content(role="user", parts=parts))
     return [c.model_dump(mode="json", exclude_none=True) for c in contents]
 
