@@ -33,6 +33,10 @@ trace, not its outcome, which stays `unknown`), and per observation its usage an
 `env["trace"]["other_spans"]` / the step's raw. Domain `mcp` (`search` when the tools are mostly search tools),
 platform `linux`.
 
+The Langfuse SDK itself is OpenTelemetry based: what it exports (OTLP with `langfuse.observation.*` attributes) is
+read by `ingest.traces.otel`, each span as its observation here (`read_otel_observation`). How an observation's
+`input` / `output` becomes messages: `ingest.traces.io_messages`.
+
 Bad input: an observation without an `id` is a `bad_record` row naming the record and the field; a document that
 is no Langfuse export is an `unknown_content` row; text that is not JSON a `parse_error` row; the rest is read.
 """
