@@ -108,6 +108,15 @@ OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-ot
 	'httpx==0.28.1' 'opentelemetry-instrumentation-openai==$(OPENLLMETRY_OPENAI_VERSION)'
 # the LangSmith SDK tracing an `openai` client and a tool, posting its runs to a stand-in of LangSmith's ingest API
 LANGSMITH_VERSION := 0.15.1
+# the Langfuse SDK (OpenTelemetry based) exporting its observations as OTLP to a stand-in of Langfuse's OTLP endpoint
+LANGFUSE_VERSION := 5.2.0
+# the vendors' SDKs, whose own types an app dumps when it saves a conversation (Anthropic Messages, OpenAI Responses
+# items, Gemini contents), each calling the scripted model server
+CHAT_SDKS := anthropic-2.17.0-openai-3.63.0-google-genai-3.6.1
+CHAT_SDK_DEPS := 'anthropic==2.17.0' 'openai==3.63.0' 'google-genai==3.6.1'
+# LangChain's message dicts (`messages_to_dict`, what FileChatMessageHistory and saved agent histories hold): the last
+# 0.3 release and a current one (1.8.1 and later need a langchain-protocol newer than the package index here holds)
+LANGCHAIN_CORE_VERSIONS := 0.3.86 1.8.0
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -133,6 +142,9 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/openai-agents-$(OPENAI_AGENTS_VERSION)/.installed \
 	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
+	$(LANGCHAIN_CORE_VERSIONS:%=$(PRODUCERS)/langchain-core-%/.installed) \
+	$(PRODUCERS)/langfuse-$(LANGFUSE_VERSION)/.installed \
+	$(PRODUCERS)/$(CHAT_SDKS)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -284,6 +296,21 @@ $(PRODUCERS)/opentelemetry-sdk-%/.installed:
 $(PRODUCERS)/langsmith-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'langsmith==$*' 'openai==3.63.0'
+	touch $@
+
+$(PRODUCERS)/langfuse-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'langfuse==$*'
+	touch $@
+
+$(PRODUCERS)/$(CHAT_SDKS)/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet $(CHAT_SDK_DEPS)
+	touch $@
+
+$(PRODUCERS)/langchain-core-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'langchain-core==$*'
 	touch $@
 
 # OpenCode writes its data, cache and logs under HOME / XDG even for --version: kept inside the prefix

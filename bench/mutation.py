@@ -156,7 +156,7 @@ MODULES = {
         "terminal"]),
     # readers called directly on their bundled real files and hand-made edge cases (test_*_read.py)
     "sweagent": Module(["ingest/swe/sweagent.py"], ["tests/ingest/swe/test_sweagent_read.py"]),
-    "mcp": Module([f"ingest/mcp/{f}.py" for f in ("jsonrpc", "proxy_log", "audit_log", "sdk_calls")],
+    "mcp": Module([f"ingest/mcp/{f}.py" for f in ("jsonrpc", "proxy_log", "audit_log", "call_log", "sdk_calls")],
                   [f"tests/ingest/mcp/test_{f}_read.py" for f in ("jsonrpc", "proxy_log", "audit_log", "sdk_calls")]
                   + ["tests/ingest/mcp/test_sdk_calls.py::test_units_sniff_sdk_records_only",
                      "tests/ingest/mcp/test_sdk_calls.py::test_wire_shape_keeps_free_form_json_as_written",
@@ -876,9 +876,9 @@ EQUIVALENT: dict[str, str] = {
     "ingest.mcp.jsonrpc.x__unserialize__mutmut_7": "break leaves the loop for the same return",
     **{f"ingest.mcp.audit_log.x__message__mutmut_{n}": _MCP_JSONRPC for n in (13, 14, 15)},
     **{f"ingest.mcp.audit_log.x__message__mutmut_{n}": "an item without a type is read as text" for n in (88, 89)},
-    "ingest.mcp.audit_log.x__call_episode__mutmut_34": "tool_action reads arguments of None as {}",
-    "ingest.mcp.audit_log.x__call_episode__mutmut_69": _FALSY,
-    "ingest.mcp.audit_log.x__call_episode__mutmut_76": "False is the default of terminated",
+    "ingest.mcp.call_log.x__call_episode__mutmut_34": "tool_action reads arguments of None as {}",
+    "ingest.mcp.call_log.x__call_episode__mutmut_69": _FALSY,
+    "ingest.mcp.call_log.x__call_episode__mutmut_76": "False is the default of terminated",
     **{f"ingest.mcp.audit_log.x__read_messages__mutmut_{n}": (
         "every greenlight record gives a row, a step or a session (its row): the empty reason is never told")
        for n in (35, 44, 45, 46)},
@@ -938,7 +938,7 @@ EQUIVALENT: dict[str, str] = {
     "ingest.android.droidbot.x_read__mutmut_173": "False is the default of terminated",
     "ingest.android.droidbot.x__events__mutmut_47": (
         "every SourceError reading or parsing a file raises starts with its path: the prefix is never added"),
-    "ingest.mcp.audit_log.x__call_episode__mutmut_28": _FALSY,
+    "ingest.mcp.call_log.x__call_episode__mutmut_28": _FALSY,
     "ingest.mcp.jsonrpc.x_episodes__mutmut_84": _FALSY,
     "ingest.mcp.jsonrpc.x_episodes__mutmut_168": "False is the default of terminated",
     "ingest.mcp.proxy_log.x__lines__mutmut_6": "UTF-8 is the default codec",

@@ -60,13 +60,19 @@ INFO = FormatInfo(
              "results, agent frameworks' saved histories); computer-use calls as GUI actions"),
     producer=("any agent that saves chat-message lists (tau-bench results, OpenAI / Anthropic / Gemini / LangChain / "
               "AutoGen message histories)"),
-    versions="tau-bench (real results of gpt-4o, golden)",
+    versions=("tau-bench (real results of gpt-4o, golden); langchain-core 0.3.86, 1.8.0; anthropic 2.17.0, openai "
+              "3.63.0, google-genai 3.6.1 (run here)"),
     proof=("a real tau-bench results excerpt (sierra-research/tau-bench, MIT: 3 of 200 trials; the whole file reads "
            "as 200 episodes, 84 rewarded) is a golden, and real unlicensed AutoGen AgentChat histories, a saved agent"
            " state and two saved team states (the manager's thread and each agent's model context, an episode each) "
            "in `../shared/samples` (goldens); each shape's documented forms, computer use (Anthropic `computer`, "
            "OpenAI `computer_call`) and the lists that only look like chats are hand-made edge cases "
-           "(`tests/ingest/chat/`); no producer runs in these tests yet"),
+           "(`tests/ingest/chat/`); each langchain-core release in its own venv saves a tool-calling history with "
+           "`messages_to_dict` (parallel calls, an error result) and its `messages_from_dict` is the oracle for every "
+           "call, argument and result (`tests/ingest/chat/test_langchain_producer.py`); the Anthropic, OpenAI "
+           "(Responses) and Gemini SDKs each run an agent loop against the scripted model server and save the "
+           "conversation as their own types dump it, the loop and the server being the oracle "
+           "(`tests/ingest/chat/test_sdk_histories_producer.py`)"),
 )
 
 MAX_DEPTH = 16

@@ -225,6 +225,15 @@ def _part(part: dict, camel: str, snake: str):
     return value if isinstance(value, dict) else None
 
 
+def _function_result(result) -> tuple[str | None, bool | None]:
+    """A Gemini function response's text and whether it failed: the API's convention is `{"output": ...}` for a
+    result and `{"error": ...}` for a failure; any other value is the result as written."""
+    if isinstance(result, dict) and len(result) == 1 and ("output" in result or "error" in result):
+        value = result.get("output", result.get("error"))
+        return (value if isinstance(value, str) else dumps(value)), ("error" in result) or None
+    return (result if isinstance(result, str) else dumps(result)), None
+
+
 def gemini(ctx: Context, item: dict, where: str) -> list[Message]:
     role, parts = item.get("role"), [p for p in item.get("parts") or [] if isinstance(p, dict)]
     raw = leftover(item, ("role", "parts"))
@@ -245,9 +254,9 @@ def gemini(ctx: Context, item: dict, where: str) -> list[Message]:
     for p in parts:
         response = _part(p, "functionResponse", "function_response")
         if response is not None:
-            result = response.get("response")
-            out.append(Message("tool", text=result if isinstance(result, str) else dumps(result),
-                               tool_call_id=response.get("id"), tool_name=response.get("name"), where=where))
+            text, is_error = _function_result(response.get("response"))
+            out.append(Message("tool", text=text, tool_call_id=response.get("id"), tool_name=response.get("name"),
+                               is_error=is_error, where=where))
         else:
             texts.append(_part_text(p))
     if any(texts):

@@ -13,15 +13,12 @@
   `unparsed_line` row with its text; `proxy_error` lines (the server could not start, HTTP errors) a
   `proxy_error` row. greenlight redacts secret-looking values before writing (`[redacted]`): they stay so.
 - **Call logs** (one tool call per line, request and outcome together), as audit middlewares and gateways write
-  them: a tool name (`toolName`, `tool_name`, `tool`), its arguments (`params`, `arguments`, `args`,
-  `tool_args`, `input`, `input_data`), its outcome (`result` / `response` / `output` / `output_data`, or
-  `error`), a time (`timestamp`, `time`, `ts`) and optionally a server (`serverName`, `server_name`, `server`)
-  and a session (`sessionId`, `session_id`). Each line is one step: consecutive lines of one (session, server) are one
-  episode (key `<session>` or `<server>`, "" when neither is named), in file order. The outcome is the next
-  step's observation (`is_error` when an `error` is set, or a `blocked` call); an outcome that is an MCP
-  `CallToolResult` (`content` items) is read as `mcp_jsonrpc` reads results. Fields this mapping does not use
-  (`duration_ms`, `user`, `policy`...) are kept per step in `env["calls"]`, and so is a time without a zone
-  (`datetime.utcnow().isoformat()` writes none): the step's timestamp is then null.
+  them: read by `ingest.mcp.call_log` (its docstring says which fields are read).
+
+A file that opens with such lines but most of whose lines are a proxy's text log (`[REQUEST] Method: ... |
+Payload: {...}` lines after a gateway's audit lines) is not this format's: `units` does not claim it when its
+first bytes show it, and `read` hands it to the proxy-log reader when they did not (lines longer than the first
+bytes), which reads each line by the reader it belongs to (`ingest.mcp.proxy_log`).
 
 Episodes are domain `mcp` (`search` for search tools), platform `linux`, never terminated (a log has no goal).
 """
@@ -35,12 +32,12 @@ from typing import Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
-from ingest.mcp.jsonrpc import Message, call_result, read_messages
-from ingest.record import Episode, Observation, Rejected, Step
-from ingest.search import episode_domain
+from ingest.mcp import proxy_log
+from ingest.mcp.call_log import read_calls
+from ingest.mcp.jsonrpc import Message, read_messages
+from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, parse_json, text_lines
-from ingest.times import parse_time
-from ingest.tools import dumps, tool_action
+from ingest.tools import dumps
 
 FORMAT = "mcp_audit_log"
 VERSION = "1"
@@ -57,34 +54,36 @@ INFO = FormatInfo(
 )
 
 _GREENLIGHT = re.compile(rb'^\{"ts":\s*[0-9.]+,\s*"direction":\s*"(?:client->server|server->client)",\s*"parsed"')
-TOOL_KEYS = ("toolName", "tool_name", "tool")
-ARGS_KEYS = ("params", "arguments", "args", "tool_args", "input", "input_data")
-RESULT_KEYS = ("result", "response", "output", "output_data")
-TIME_KEYS = ("timestamp", "time", "ts")
-SERVER_KEYS = ("serverName", "server_name", "server")
-SESSION_KEYS = ("sessionId", "session_id")
 _CALL_SNIFF = re.compile(rb'^\{[^\n]*"(?:toolName|tool_name)"\s*:\s*"[^\n]*"(?:params|arguments|args|tool_args|input_data)"\s*:')
 
 
 def units(files: list[str], head) -> list[str]:
-    """JSONL files whose first line is a greenlight record, or a call record with a tool name and arguments."""
+    """JSONL files whose first line is a greenlight record, or a call record with a tool name and arguments, and
+    most of whose first lines are JSON (not a proxy's text log that opens with audit lines)."""
     found = []
     for path in files:
         if path.endswith((".jsonl", ".ndjson", ".log", ".json")):
             start = head(path).lstrip(b"\xef\xbb\xbf \t\r\n")
-            if _GREENLIGHT.match(start) or _CALL_SNIFF.match(start):
+            if (_GREENLIGHT.match(start) or _CALL_SNIFF.match(start)) and not _mostly_text(start):
                 found.append(path)
     return found
 
 
-def _first(obj: dict, keys: tuple[str, ...]):
-    return next((obj[k] for k in keys if k in obj), None)
+def _mostly_text(data: bytes) -> bool:
+    """Whether most non-blank lines of `data` are no JSON object and some are a proxy log's lines."""
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    text = sum(not line.lstrip().startswith(b"{") for line in lines)
+    return text * 2 > len(lines) and proxy_log.recognizes(data)
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
+    data = source.read_bytes()
+    if _mostly_text(data):
+        yield from proxy_log.read(source)
+        return
     name = posixpath.basename(source.path)
     lines, rejected = [], []
-    for no, line, problem in text_lines(source.read_bytes(), name, source.budgets):
+    for no, line, problem in text_lines(data, name, source.budgets):
         if problem:
             rejected.append(Rejected("parse_error", problem, name, line=no))
         elif line.strip():
@@ -97,7 +96,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if "direction" in first and "parsed" in first:
         yield from _read_messages(lines, source, name)
     else:
-        yield from _read_calls(lines, name, source)
+        yield from read_calls(lines, name, source)
 
 
 # --- message logs (greenlight) ------------------------------------------------------------------------------
@@ -161,55 +160,3 @@ def _message(e: dict) -> dict | None:
     else:
         msg["result"] = {}
     return msg
-
-
-# --- call logs (one tool call per line) ---------------------------------------------------------------------
-
-def _read_calls(lines: list, name: str, source: Source) -> Iterator[Episode | Rejected]:
-    groups: dict[tuple, list] = {}
-    for no, obj in lines:
-        tool = _first(obj, TOOL_KEYS) if isinstance(obj, dict) else None
-        if not isinstance(tool, str):
-            yield Rejected("bad_record", f"{name}:{no}: a call record needs a tool name ({' / '.join(TOOL_KEYS)})",
-                           name, line=no, snippet=dumps(obj)[:300])
-            continue
-        key = (_first(obj, SESSION_KEYS), _first(obj, SERVER_KEYS))
-        groups.setdefault(key, []).append((no, tool, obj))
-    for (session, server), calls in groups.items():
-        yield _call_episode(session, server, calls, source)
-
-
-def _call_episode(session, server, calls: list, source: Source) -> Episode:
-    steps, obs, extras = [], Observation(), []
-    used = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSION_KEYS, "error", "blocked"}
-    for no, tool, obj in calls:
-        args = _first(obj, ARGS_KEYS)
-        timestamp = parse_time(_first(obj, TIME_KEYS))
-        steps.append(Step(obs, tool_action(tool, args if args is not None else {}, dumps(obj),
-                                           shell_as_command=False), timestamp=timestamp))
-        obs = _outcome(obj, tool, source)
-        extra = {"line": no, **{k: v for k, v in obj.items() if k not in used}}
-        if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
-            extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
-        extras.append(extra)
-    env = {"calls": extras}
-    if server is not None:
-        env["server_name"] = server
-    if session is not None:
-        env["session_id"] = session
-    return Episode(key=str(session if session is not None else server if server is not None else ""),
-                   domain=episode_domain([s.action.tool_name for s in steps], "mcp"), platform="linux",
-                   steps=steps, final_observation=obs, terminated=False, env=env)
-
-
-def _outcome(obj: dict, tool: str, source: Source) -> Observation:
-    error = obj.get("error")
-    if error not in (None, "", False) or obj.get("blocked"):
-        text = error.get("message") if isinstance(error, dict) else str(error or obj.get("block_reason") or "blocked")
-        return Observation(kind="tool_result", text=text, is_error=True)
-    result = _first(obj, RESULT_KEYS)
-    if isinstance(result, dict) and isinstance(result.get("content"), list):  # an MCP CallToolResult
-        return call_result(tool, {"result": result}, source)
-    if result is None:
-        return Observation(kind="tool_result")
-    return Observation(kind="tool_result", text=result if isinstance(result, str) else dumps(result))

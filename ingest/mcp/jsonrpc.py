@@ -5,6 +5,10 @@ Input: a JSONL file (or a JSON array) of entries. An entry is a JSON-RPC message
 transport loggers and SDK-level captures write them. (Text logs with a prefix before each message are
 `ingest.mcp.proxy_log`; SDK method-call captures are `ingest.mcp.sdk_calls`; both build their episodes here.)
 
+- A gateway's envelopes (`{"timestamp", "direction", "type": "REQUEST" | "RESPONSE", "server_id", "payload"}`, as
+  gh-aw's MCP Gateway writes `rpc-messages.jsonl`) name the server: each is a channel of its own; a request the
+  gateway logged before numbering it (no `id` in an envelope typed `REQUEST`) takes the id of its server's next
+  answer (an answer answers the server's oldest request still waiting); one never answered stays a call.
 - Requests are paired to their responses by `id` (responses may come out of order); when the container says
   who sent a message (an envelope's `direction`, a proxy log's arrow), a response is paired with a request of
   the other side only, so ids of server-to-client requests (`roots/list`, sampling) do not collide with the
@@ -56,7 +60,7 @@ from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
 
 FORMAT = "mcp_jsonrpc"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="mcp", rank=70, domains=('mcp', 'search'), platform="linux",
     summary=("MCP JSON-RPC 2.0 sessions, search agents (`[n] url / Title / Snippet / Date` results parsed into "
@@ -69,6 +73,7 @@ INFO = FormatInfo(
 CALL_METHODS = ("tools/call", "resources/read", "prompts/get")
 _ENVELOPE_KEYS = ("message", "payload", "data", "json")
 _DIRECTION_KEYS = ("direction", "dir", "from", "source")
+_SERVER_KEYS = ("server_id", "serverName", "server_name", "server")  # the server of a gateway's envelope
 _JSON_START = re.compile(rb'\{\s*"|\[\s*[{\]]')  # a JSON object, or an array of objects (not "[info] ...")
 
 
@@ -185,7 +190,15 @@ def _unwrap(entry) -> tuple[dict | None, object]:
     return None, stamp
 
 
+def _idless_request(entry, msg: dict) -> bool:
+    """An envelope that says it holds a request (`"type": "REQUEST"`) around a message without an id: a gateway
+    that logs a request before it numbers it (gh-aw's MCP Gateway), not a notification."""
+    return msg is not entry and str(entry.get("type", "")).lower() == "request" and "id" not in msg and \
+        isinstance(msg.get("method"), str) and not msg["method"].startswith("notifications/")
+
+
 def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
+    waiting: dict[object, list[Message]] = {}  # channel -> its id-less requests not answered yet, oldest first
     for item in _entries(source.read_bytes(), name):
         if isinstance(item, Rejected):
             yield item
@@ -196,10 +209,23 @@ def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
             yield Rejected("not_jsonrpc", f"{name}:{no}: entry holds no JSON-RPC 2.0 message", name, line=no,
                            snippet=dumps(entry)[:500])
             continue
-        direction = None
-        if msg is not entry:  # an envelope may say who sent it
+        direction, channel = None, None
+        if msg is not entry:  # an envelope may say who sent it, and to which server
             direction = next((d for k in _DIRECTION_KEYS if (d := direction_of(entry.get(k)))), None)
-        yield Message(no, msg, stamp, direction=direction)
+            channel = next((entry[k] for k in _SERVER_KEYS if isinstance(entry.get(k), str)), None)
+        message = Message(no, msg, stamp, channel=channel, direction=direction)
+        if _idless_request(entry, msg):
+            waiting.setdefault(channel, []).append(message)
+            continue
+        if "id" in msg and "method" not in msg and waiting.get(channel):
+            request = waiting[channel].pop(0)  # the oldest request of the server takes the answer's id
+            request.msg = {**request.msg, "id": msg["id"]}
+            yield request
+        yield message
+    for requests in waiting.values():  # never answered: still calls (the core counts them unanswered)
+        for request in requests:
+            request.msg = {**request.msg, "id": f"line{request.line}"}
+            yield request
 
 
 def _decode_json_text(text):

@@ -23,6 +23,11 @@ may run over several lines: a lone "{" opens it, indented lines and a closing br
 (pretty-printed JSON). Episodes are built as for `mcp_jsonrpc` (see
 `ingest.mcp.jsonrpc`): one per session, each `tools/call` a step, `env["tools"]` from `tools/list`.
 
+Lines that are JSON objects of their own, not JSON-RPC (a gateway's audit lines before or between the proxy's,
+one tool call per line), are read by the call-log reader they belong to (`ingest.mcp.call_log`): each call record
+a step of an episode of its own (key `audit:<session or server>`); any other JSON record is kept, with its line,
+in the first episode's `env["log_records"]` (a file with no episode is a row that says why already).
+
 What looks like a message but cannot be read is quarantined, one row per message, never dropped: a cut message
 (`truncated_message`, also when the cut left valid JSON: what it holds is incomplete), a `util.inspect` dump
 (`not_json`), broken JSON (`parse_error`). A file with host
@@ -39,15 +44,17 @@ from typing import Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
+from ingest.mcp.call_log import is_call_record, read_calls
 from ingest.mcp.jsonrpc import Message, direction_of, read_messages
 from ingest.record import Episode, Rejected
 from ingest.source import Source
 
 FORMAT = "mcp_proxy_log"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="mcp", rank=240, domains=('mcp', 'search'), platform="linux",
-    summary="MCP proxy logs",
+    summary=("MCP proxy logs (JSON-RPC lines after a prefix, tagged `[REQUEST]` / `[RESPONSE]` lines; a gateway's "
+             "audit lines among them read as its tool calls)"),
 )
 
 _EXTENSIONS = (".log", ".txt", ".out", ".err", ".jsonl", ".ndjson")
@@ -78,18 +85,18 @@ _TRUNCATED = re.compile(r'\[\d+ chars truncated\]|\(truncated\)|\.\.\. ?truncate
 _INSPECT = re.compile(r"\bjsonrpc:\s*'2\.0'")
 _JSON_KEY = re.compile(r'^\s*"jsonrpc"\s*:', re.MULTILINE)
 _DECODER = json.JSONDecoder()
+_RPC_KEYS = ("jsonrpc", "method", "result", "error")
+MAX_LOG_RECORDS = 200  # other JSON records kept in env; past it they are counted
 
 
 def units(files: list[str], head) -> list[str]:
     """Text logs with a JSON-RPC message after a prefix on some line, or a known MCP host's lines."""
-    found = []
-    for path in files:
-        if not path.endswith(_EXTENSIONS):
-            continue
-        start = head(path)
-        if _SNIFF_MESSAGE.search(start) or _SNIFF_HOST.search(start) or _SNIFF_TAGGED.search(start):
-            found.append(path)
-    return found
+    return [path for path in files if path.endswith(_EXTENSIONS) and recognizes(head(path))]
+
+
+def recognizes(text: bytes) -> bool:
+    """Whether some line of `text` is a proxy's message line, a tagged request or a known MCP host's line."""
+    return bool(_SNIFF_MESSAGE.search(text) or _SNIFF_HOST.search(text) or _SNIFF_TAGGED.search(text))
 
 
 def _side(name: str) -> str | None:
@@ -146,13 +153,31 @@ def _decode(text: str):
         return _DECODER.raw_decode(text)[0]
 
 
-def _lines(source: Source, name: str) -> Iterator[Message | Rejected]:
+def _record(line: str):
+    """The JSON object a whole line holds when it is no JSON-RPC message (a gateway's audit line), else None."""
+    if not line.lstrip().startswith("{"):
+        return None
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    return obj if is_call_record(obj) or not any(k in obj for k in _RPC_KEYS) else None
+
+
+def _lines(source: Source, name: str, records: list) -> Iterator[Message | Rejected]:
+    """The messages of the log; (line, object) of the lines that are JSON records of their own go to `records`."""
     text = source.read_bytes().decode("utf-8", errors="replace").removeprefix("\ufeff")
     lines = text.splitlines()
     no, waiting = 0, []  # waiting: ids of tagged requests not answered yet, oldest first
     while no < len(lines):
         line = lines[no]
         no += 1
+        record = _record(line)
+        if record is not None:
+            records.append((no, record))
+            continue
         tagged = _TAGGED.search(line) if "payload" in line.lower() else None  # the tag's words in any case
         if tagged:
             yield _tagged(name, no, line, tagged, waiting)
@@ -241,6 +266,20 @@ def _unreadable(name: str, no: int, prefix: str, payload: str, error: json.JSOND
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
-    yield from read_messages(_lines(source, name), source, name,
-                             "an MCP log with no readable JSON-RPC message (host or proxy lines only: the "
-                             "server may never have started)")
+    records: list = []
+    items = list(_lines(source, name, records))
+    calls = [(no, obj) for no, obj in records if is_call_record(obj)]
+    others = [{"line": no, "record": obj} for no, obj in records if not is_call_record(obj)]
+    found: list[Episode | Rejected] = []
+    if any(isinstance(item, Message) for item in items) or not calls:
+        found += read_messages(items, source, name, "an MCP log with no readable JSON-RPC message (host or proxy "
+                               "lines only: the server may never have started)")
+    else:
+        found += (item for item in items if isinstance(item, Rejected))
+    found += read_calls(calls, name, source, key_prefix="audit:")
+    first = next((r for r in found if isinstance(r, Episode)), None)
+    if others and first is not None:
+        first.env["log_records"] = others[:MAX_LOG_RECORDS]
+        if len(others) > MAX_LOG_RECORDS:
+            first.env["log_records_left_out"] = len(others) - MAX_LOG_RECORDS
+    yield from found

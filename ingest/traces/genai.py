@@ -33,7 +33,8 @@ import orjson
 from ingest.tools import dumps
 from ingest.transcript import Message, ToolCall
 
-MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+# `call_llm`: any-agent's (and Google ADK's) name for a model call
+MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion", "call_llm"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
 _OPENINFERENCE_KINDS = {"LLM": "model", "TOOL": "tool", "AGENT": "agent"}
 _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
@@ -312,11 +313,28 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
               or flat_messages(attrs, "gen_ai.prompt", f"{where}.gen_ai.prompt") or ev_in)
     outputs = (genai_messages(attrs.get("gen_ai.output.messages"), f"{where}.gen_ai.output.messages")
                or flat_messages(attrs, "llm.output_messages", f"{where}.llm.output_messages")
-               or flat_messages(attrs, "gen_ai.completion", f"{where}.gen_ai.completion") or ev_out)
+               or flat_messages(attrs, "gen_ai.completion", f"{where}.gen_ai.completion") or ev_out
+               or any_agent_output(attrs, where))
     system = system_instructions(attrs.get("gen_ai.system_instructions"), f"{where}.gen_ai.system_instructions")
     model = next((m for m in (attrs.get("gen_ai.response.model"), attrs.get("gen_ai.request.model"),
                               attrs.get("llm.model_name")) if isinstance(m, str) and m), None)
     return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
+
+
+def any_agent_output(attrs: dict, where: str) -> list[Message]:
+    """any-agent's `gen_ai.output` on a model span: text (`gen_ai.output.type` `text`), or JSON: the calls the model
+    made (`[{"tool.name", "tool.args"}]`, before 1.0 OpenAI's `[{"function": {"name", "arguments"}, "id"}]`), or
+    the agent's structured answer."""
+    value = attrs.get("gen_ai.output")
+    if value is None:
+        return []
+    decoded = json_value(value) if attrs.get("gen_ai.output.type") == "json" else value
+    if isinstance(decoded, list) and decoded and all(isinstance(c, dict) and ("tool.name" in c or "function" in c)
+                                                     for c in decoded):
+        calls = [ToolCall(id=None, name=name_of(c.get("tool.name")), arguments=c.get("tool.args"), raw=c)
+                 if "tool.name" in c else chat_tool_call(c) for c in decoded]
+        return [Message(role="assistant", tool_calls=[c for c in calls if c is not None], where=where)]
+    return [Message(role="assistant", text=value if isinstance(value, str) else dumps(value), where=where)]
 
 
 def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
@@ -324,8 +342,9 @@ def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
     if not name:
         name = span_name.removeprefix("execute_tool ").strip() or None
     call_id = attrs.get("gen_ai.tool.call.id", attrs.get("tool_call.id"))
-    arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value"))
-    result = attrs.get("gen_ai.tool.call.result", attrs.get("output.value"))
+    # any-agent writes `gen_ai.tool.args` and the result as `gen_ai.output`
+    arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value", attrs.get("gen_ai.tool.args")))
+    result = attrs.get("gen_ai.tool.call.result", attrs.get("output.value", attrs.get("gen_ai.output")))
     if result is None and error:
         result = error
     return ToolUse(name=name, call_id=text_of(call_id), arguments=arguments, result=text_of(result),

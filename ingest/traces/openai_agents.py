@@ -1,6 +1,7 @@
 """OpenAI Agents SDK trace exports (`openai-agents`, `agents/tracing`): the `trace` and `trace.span` objects its
 `Trace.export()` / `Span.export()` return, as a trace processor writes them to a file: one object per line, the
-`{"data": [...]}` batches its `BackendSpanExporter` posts (one per line), or one JSON document holding either.
+`{"data": [...]}` batches its `BackendSpanExporter` posts (one per line), or one JSON document holding either; also
+a file an app saved itself: `{"traces": [...]}` of trace objects with their spans inside them (`"spans": [...]`).
 
 - `trace`: `{object: "trace", id, workflow_name, group_id, metadata}` -> `env["openai_agents"]`.
 - `trace.span`: `{object: "trace.span", id, trace_id, parent_id, started_at, ended_at, span_data, error}` with
@@ -18,7 +19,9 @@
 
 The spans are assembled by `ingest.traces.spans`: one episode per trace, an agent run inside another (an agent
 used as a tool) or after a handoff a sub-episode linked to its parent. Domain `mcp` (`search` when the tools are
-mostly search tools), platform `linux`.
+mostly search tools), platform `linux`. A trace whose spans are only agents and responses (a Responses model's run
+without tools: what the model was sent and answered stays on OpenAI's side) has no step: one `no_model_content`
+row says so.
 
 Bad input: a span without `trace_id` or `id` is a `bad_record` row naming the record and the field; an object
 that is neither a trace nor a span is an `unknown_content` row; text that is not JSON is a `parse_error` row; the
@@ -41,7 +44,7 @@ from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, name_of, text
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "openai_agents"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=284, domains=('mcp', 'search'), platform="linux",
     summary=("OpenAI Agents SDK trace exports (`trace` / `trace.span` objects: agent, generation, response, "
@@ -102,9 +105,15 @@ def _objects(doc, where: str) -> Iterator[tuple[dict, str]]:
     if isinstance(doc, list):
         for i, item in enumerate(doc):
             yield from _objects(item, f"{where}[{i}]")
-    elif isinstance(doc, dict) and isinstance(doc.get("data"), list) and "object" not in doc:
-        for i, item in enumerate(doc["data"]):
-            yield from _objects(item, f"{where}.data[{i}]")
+    elif isinstance(doc, dict) and "object" not in doc and isinstance(doc.get("data", doc.get("traces")), list):
+        key = "data" if isinstance(doc.get("data"), list) else "traces"  # a page; a file of traces an app saved
+        for i, item in enumerate(doc[key]):
+            yield from _objects(item, f"{where}.{key}[{i}]")
+    elif isinstance(doc, dict) and doc.get("object") == "trace" and isinstance(doc.get("spans"), list):
+        # a trace saved with its spans inside it (`trace.export()` with the spans of a processor beside it)
+        yield {k: v for k, v in doc.items() if k != "spans"}, where
+        for i, item in enumerate(doc["spans"]):
+            yield from _objects(item, f"{where}.spans[{i}]")
     else:
         yield doc, where
 
@@ -157,4 +166,11 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         for obj, where in _objects(doc, f"{name}:{line}"):
             yield from traces.add(obj, where, line)
     envs = {trace_id: {"openai_agents": info} for trace_id, info in traces.info.items() if info}
+    for trace_id, spans in list(traces.spans.items()):
+        kinds = {s.extra["span_data"].get("type") for s in spans}
+        if "response" in kinds and not kinds & {"generation", "function", "handoff"}:
+            del traces.spans[trace_id]
+            yield Rejected("no_model_content", f"{name}: trace {trace_id}: its {len(spans)} spans are agents and "
+                           "responses that name only a `response_id` (the SDK's export leaves what the model was "
+                           "sent and answered on OpenAI's side): no step to read", name, snippet=trace_id)
     yield from file_records(FORMAT, source.uri, name, traces.spans, envs)

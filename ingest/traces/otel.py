@@ -9,9 +9,12 @@
 - **The Python SDK's span JSON** (`ReadableSpan.to_json()`, what its `ConsoleSpanExporter` prints, indented, one
   span after another): `{name, context: {trace_id, span_id}, kind, parent_id, start_time, end_time, status:
   {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
-  {attributes}}`; also a `{"spans": [...]}` dump or a JSON array of them.
+  {attributes}}`; also a `{"spans": [...]}` dump or a JSON array of them, and spans a span model dumped with
+  the `SpanContext`s as objects (any-agent's `AgentTrace`: integer ids, `parent` instead of `parent_id`, integer
+  nanosecond times).
 
 What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
+the Langfuse SDK's own `langfuse.observation.*` attributes as `ingest.traces.langfuse` reads an observation;
 a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
 assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
 their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
@@ -38,12 +41,13 @@ from ingest.record import Episode, Rejected
 from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
-from ingest.traces import genai
+from ingest.chat.messages import Context
+from ingest.traces import genai, langfuse
 from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
@@ -60,12 +64,15 @@ INFO = FormatInfo(
            "SDK's console JSON and its OTLP/JSON encoding are read back and every tool call, result and model the "
            "script fixed is in the episode, as the Agents SDK's own export reads "
            "(`tests/ingest/traces/test_otel_producer.py`, `test_openai_agents_producer.py`); the conventions' older "
-           "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`)"),
+           "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
+           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) are "
+           "goldens read against the raw files (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
 _OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
-_CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*"')
+# the SDK writes ids as "0x..." text; a span model that dumps the SDK's `SpanContext` (any-agent) as integers
+_CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*(?:"|\d{6})')
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
 HANDOFF_TOOL = "handoff to "
 _HEX_ID = re.compile(r"(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})\Z")
@@ -154,8 +161,9 @@ def _error(status) -> str | None:
     return genai.text_of(status.get("message") or status.get("description")) or "the span failed"
 
 
-def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: str) -> Span:
-    """A `Span` from decoded fields, with what its attributes say it is."""
+def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: str, ctx: Context) -> Span:
+    """A `Span` from decoded fields, with what its attributes say it is (a Langfuse SDK observation's by its
+    `langfuse.observation.*` attributes, as `ingest.traces.langfuse` reads them)."""
     span = Span(trace_id=span_id(fields["trace_id"]), span_id=span_id(fields["span_id"]),
                 parent_id=span_id(fields.get("parent_id")),
                 name=genai.name_of(fields.get("name")) or "", start=fields.get("start"), end=fields.get("end"),
@@ -163,6 +171,9 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
                 where=where, error=fields.get("error"), attributes=attrs)
     if events:
         span.extra["events"] = events
+    if isinstance(attrs.get(langfuse.OTEL_TYPE), str):
+        langfuse.read_otel_observation(span, attrs, ctx)
+        return span
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":
         span.model = genai.model_turn(attrs, events, where)
@@ -209,15 +220,32 @@ def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, 
                 yield fields, attributes(raw.get("attributes")), events, here, resource
 
 
+def _int_id(value, digits: int):
+    """An id the way the SDK's JSON writes it: any-agent's span model dumps `SpanContext`'s integers, made hex. A
+    128-bit trace id is past what orjson reads as an integer: it comes as a float, the same for every span of the
+    trace (which is what grouping needs), its hex then not the trace's own."""
+    if isinstance(value, float) and value.is_integer() and value > 0:
+        value = int(value)
+    return f"{value:0{digits}x}" if isinstance(value, int) and not isinstance(value, bool) and value > 0 else value
+
+
+def _sdk_time(value) -> dt.datetime | None:
+    """The SDK's ISO time, or the integer nanoseconds a span model dumps."""
+    return _nanos(value) if isinstance(value, int) and value > 10 ** 15 else parse_time(value)
+
+
 def _sdk_span(raw: dict, where: str) -> tuple[dict, dict, list, str, dict]:
     context = raw["context"] if isinstance(raw.get("context"), dict) else {}
+    parent = raw.get("parent_id")
+    if parent is None and isinstance(raw.get("parent"), dict):  # the parent's `SpanContext` (any-agent)
+        parent = raw["parent"].get("span_id")
     events = raw.get("events") if isinstance(raw.get("events"), list) else []
     events = [{"name": e.get("name"), "time": parse_time(e.get("timestamp")),
                "attributes": e.get("attributes") if isinstance(e.get("attributes"), dict) else {}}
               for e in events if isinstance(e, dict)]
-    fields = {"trace_id": context.get("trace_id"), "span_id": context.get("span_id"),
-              "parent_id": raw.get("parent_id"), "name": raw.get("name"), "start": parse_time(raw.get("start_time")),
-              "end": parse_time(raw.get("end_time")), "error": _error(raw.get("status"))}
+    fields = {"trace_id": _int_id(context.get("trace_id"), 32), "span_id": _int_id(context.get("span_id"), 16),
+              "parent_id": _int_id(parent, 16), "name": raw.get("name"), "start": _sdk_time(raw.get("start_time")),
+              "end": _sdk_time(raw.get("end_time")), "error": _error(raw.get("status"))}
     resource = raw["resource"].get("attributes") if isinstance(raw.get("resource"), dict) else None
     resource = resource if isinstance(resource, dict) else None
     attrs = raw.get("attributes") if isinstance(raw.get("attributes"), dict) else {}
@@ -242,6 +270,7 @@ def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] |
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
+    ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
     traces: dict[str, list[Span]] = {}
     resources: dict[str, list[dict]] = {}
     order = 0
@@ -261,7 +290,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                                record_id=missing)
                 continue
             try:
-                span = make_span(fields, attrs, events, order, where)
+                span = make_span(fields, attrs, events, order, where, ctx)
             except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
                 yield Rejected("bad_record", f"{where}: the span cannot be read ({type(e).__name__}: {e}); left out",
                                name, line=line, snippet=dumps(attrs)[:300])
@@ -270,5 +299,6 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             if resource and resource not in resources.setdefault(span.trace_id, []):
                 resources[span.trace_id].append(resource)
             order += 1
+    yield from ctx.problems
     envs = {trace_id: {"otel": {"resources": found}} for trace_id, found in resources.items() if found}
     yield from file_records(FORMAT, source.uri, name, traces, envs)

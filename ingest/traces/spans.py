@@ -223,6 +223,10 @@ class _Transcript:
         use = span.tool
         call = self._close(use.call_id, use.name) if use.call_id is None else \
             next((c for c in self.open if c.id == use.call_id), None)
+        if call is None and use.call_id is not None:  # a model that gives its calls no id (Gemini): by name
+            call = next((c for c in self.open if c.id is None and use.name and c.name == use.name), None)
+            if call is not None:
+                call.id = use.call_id
         if call is not None and use.call_id is not None:
             self.open.remove(call)
         raw = _span_summary(span)
@@ -234,6 +238,11 @@ class _Transcript:
             self.actions += 1
         else:
             call.raw = {"call": call.raw, "span": raw}
+            if _no_arguments(call.arguments) and not _no_arguments(use.arguments):
+                call.arguments = use.arguments  # the model's record lost them (a stream's first chunk): the tool's
+        if use.result is None and not use.is_error:  # the span kept no result: the next model call's input may
+            self.open.append(call)
+            return
         self.answered.add(call.id)
         self.messages.append(Message(role="tool", text=use.result, tool_call_id=call.id, tool_name=use.name,
                                      is_error=use.is_error, timestamp=span.end, where=span.where))
@@ -252,6 +261,10 @@ class _Transcript:
         self.answered.add(call.id)
         self.messages.append(Message(role="tool", text=text, tool_call_id=call.id, timestamp=span.end,
                                      where=span.where))
+
+
+def _no_arguments(value) -> bool:
+    return value in (None, "", "{}", {})
 
 
 def _span_summary(span: Span) -> dict:

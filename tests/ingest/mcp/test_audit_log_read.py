@@ -3,6 +3,7 @@ shape (`greenlight/proxy.py` `ProxySession.record`: the producer-run tests are t
 call-log shapes of audit middlewares: the rebuilt messages, the steps, and the rows for what cannot be used."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -302,3 +303,28 @@ def test_a_servers_result_answers_the_clients_call_not_a_newer_server_request(tm
 def test_a_file_without_any_object_is_read_as_a_call_log(tmp_path):
     eps, rows = _read(tmp_path, ['"x"', "[1]"])
     assert eps == [] and [(r.rule, r.line) for r in rows] == [("bad_record", 1), ("bad_record", 2)]
+
+
+PROXY_LINES = ['2025-07-02T10:00:01Z INFO [REQUEST] Method: tools/call | ID: 1 | Payload: {"name": "a", '
+               '"arguments": {}}',
+               '2025-07-02T10:00:02Z INFO [RESPONSE] ID: 1 | Payload: {"content": [{"type": "text", "text": "ok"}]}',
+               '2025-07-02T10:00:03Z DEBUG upstream answered 1']
+AUDIT_LINE = json.dumps({"timestamp": "2025-07-02T09:59:50Z", "toolName": "ls", "params": {"path": "/"}, "result": "a"})
+
+
+def test_a_proxy_log_that_opens_with_audit_lines_is_not_claimed_when_its_first_bytes_show_it():
+    heads = {"/a/proxy.log": "\n".join([AUDIT_LINE, *PROXY_LINES]).encode(),
+             "/a/calls.log": "\n".join([AUDIT_LINE, AUDIT_LINE, PROXY_LINES[0]]).encode(),
+             "/a/text.log": "\n".join([AUDIT_LINE, "started", "stopped", "bye"]).encode()}
+    assert audit_log.units(sorted(heads), heads.get) == ["/a/calls.log", "/a/text.log"]
+
+
+def test_a_claimed_file_most_of_whose_lines_are_a_proxy_log_is_read_line_by_line_by_their_readers(tmp_path):
+    """The first bytes showed only audit lines (data/mixed-audit-proxy.log: 5 KB of them): the audit reader
+    hands the file to the proxy-log reader, which reads the audit lines as calls and the rest as its messages."""
+    episodes, rows = _read(tmp_path, [AUDIT_LINE, *PROXY_LINES], "p.log")
+    assert rows == [] and [(e.key, len(e.steps)) for e in episodes] == [("", 1), ("audit:", 1)]
+    assert [e.steps[0].action.tool_name for e in episodes] == ["a", "ls"]
+    path = Path(__file__).parent / "data" / "mixed-audit-proxy.log"
+    records = read_records(audit_log, path)
+    assert [(r.key, len(r.steps)) for r in records] == [("", 23), ("audit:files", 3)]

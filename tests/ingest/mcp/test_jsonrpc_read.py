@@ -459,3 +459,60 @@ def test_a_shell_tool_over_mcp_stays_a_tool_call(tmp_path):
 def test_units_want_json_at_the_start():
     heads = {"/a/x.jsonl": b'X{"jsonrpc": "2.0", "id": 1, "method": "initialize"}'}
     assert jsonrpc.units(list(heads), heads.get) == []
+
+
+def _gw(kind, server, payload, ts="2026-02-18T01:28:44.94Z"):
+    """An envelope as gh-aw's MCP Gateway logs it (`rpc-messages.jsonl`): requests before it numbers them."""
+    return {"timestamp": ts, "direction": "OUT" if kind == "REQUEST" else "IN", "type": kind, "server_id": server,
+            **({"method": payload["method"]} if "method" in payload else {}), "payload": payload}
+
+
+def test_a_gateways_requests_without_ids_take_the_id_of_their_servers_next_answer(tmp_path):
+    """The gateway logs each request without its id and the answer with one, the ids of each server counted on
+    their own: a server's answer answers its oldest request still waiting; one never answered is still a call."""
+    def call(name, **args):
+        return {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": name, "arguments": args}}
+
+    def ok(mid, text):
+        return {"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}}
+
+    entries = [_gw("REQUEST", "github", {"jsonrpc": "2.0", "method": "tools/list", "params": None}),
+               _gw("RESPONSE", "github", {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "get_pr"}]}}),
+               _gw("REQUEST", "github", call("get_pr", number=7)),
+               _gw("REQUEST", "outputs", call("comment", body="hi")),
+               _gw("RESPONSE", "outputs", ok(1, "commented")),
+               _gw("RESPONSE", "github", ok(1, "PR 7: open")),
+               _gw("REQUEST", "outputs", call("comment", body="again")),
+               _gw("REQUEST", "outputs", {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}})]
+    episodes, rows = _read(tmp_path, entries)
+    assert rows == []
+    by_server = {e.env["server_name"]: e for e in episodes}
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in by_server["github"].steps] == \
+        [("get_pr", {"number": 7})]
+    assert by_server["github"].final_observation.text == "PR 7: open"
+    assert by_server["github"].env["tools"] == [{"name": "get_pr"}]
+    outputs = by_server["outputs"]
+    assert [json.loads(s.action.arguments)["body"] for s in outputs.steps] == ["hi", "again"]
+    assert outputs.steps[1].observation.text == "commented" and outputs.env["unanswered_calls"] == 1
+    assert outputs.env["notifications"][0]["method"] == "notifications/cancelled"
+
+
+def test_a_real_mcp_gateway_log():
+    """gh-aw's MCP Gateway (MCPG v0.1.4) `rpc-messages.jsonl` of a docs workflow run, read where it lies:
+    devantler-tech/ksail @ e733d1133ae94678b532a75e4ab71d8572ce79a3, `mcp-logs/rpc-messages.jsonl` (PolyForm
+    Shield license: never copied here), in ../shared/samples/mcp/gh-aw-mcpg/rpc-messages.jsonl. A person counts
+    16 lines, three servers (github, safeoutputs, playwright) listing their tools, 5 `tools/call` requests
+    without ids: github `pull_request_read` (answered by an error text), safeoutputs `create_pull_request` three
+    times and `missing_tool`; playwright makes no call."""
+    from tests.parts import SHARED, require_shared_sample
+
+    path = require_shared_sample(SHARED / "samples" / "mcp" / "gh-aw-mcpg" / "rpc-messages.jsonl")
+    records = read_records(jsonrpc, path)
+    episodes = [r for r in records if isinstance(r, Episode)]
+    assert [(r.rule, r.reason) for r in records if isinstance(r, Rejected)] == [
+        ("empty_episode", "rpc-messages.jsonl: session line5 (playwright) made no tool call, so it has no step "
+                          "(2 messages: tools/list)")]
+    assert {e.env["server_name"]: [s.action.tool_name for s in e.steps] for e in episodes} == {
+        "github": ["pull_request_read"],
+        "safeoutputs": ["create_pull_request", "create_pull_request", "create_pull_request", "missing_tool"]}
+    assert sum(len(e.steps) for e in episodes) == 5

@@ -252,7 +252,20 @@ def test_ingest_all_sends_each_mcp_capture_to_its_reader(tmp_path):
         "mcp/sdk-stdio/sdk-calls.jsonl": "mcp_sdk",
         "data/claude-desktop/mcp.log": "mcp_proxy_log", "data/claude-desktop/mcp-server-filesystem.log": "mcp_proxy_log",
         "mixed/a.log": "mcp_proxy_log", "mixed/b.log": "mcp_proxy_log",
+        # its first 4 KB are audit lines only: the audit reader claims it and hands it on (test below)
+        "data/mixed-audit-proxy.log": "mcp_audit_log",
     }
+
+
+def test_a_proxy_log_that_opens_with_audit_lines_ingests_every_call(run, query):
+    """data/mixed-audit-proxy.log (hand-made, PROVENANCE.md): three audit JSON lines, then a proxy's tagged
+    `[REQUEST] Method: tools/call | ... | Payload: {...}` lines. Each line is read by the reader it belongs to:
+    26 steps where a person counts 26 tool calls (23 in the proxy's session, 3 audit calls), no quarantine row."""
+    result = run("ingest-mcp", [DATA / "mixed-audit-proxy.log"], stages=["ingest"])
+    assert (result.episodes, result.quarantined) == (2, 0)
+    rows = query("SELECT e.source_format, count(*) AS steps FROM steps s JOIN episodes e USING (episode_id) "
+                 "GROUP BY 1")
+    assert rows == [{"source_format": "mcp_audit_log", "steps": 26}]
 
 
 def test_multi_line_entries_are_told_apart(run, query, tmp_path):

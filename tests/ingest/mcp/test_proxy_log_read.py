@@ -329,3 +329,36 @@ def test_a_message_after_a_multi_line_one_and_a_blank_line(tmp_path):
              '-> {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "b"}}']
     [ep], rows = _read(tmp_path, lines)
     assert rows == [] and [s.action.tool_name for s in ep.steps] == ["a", "b"]
+
+
+def test_a_proxy_log_that_opens_with_audit_lines_reads_each_line_by_its_reader():
+    """data/mixed-audit-proxy.log (hand-made, PROVENANCE.md): three audit JSON lines, then a proxy's tagged lines
+    with 23 `tools/call` requests and one JSON status line between them. A person counts 26 tool calls: the
+    proxy's 23 in its session, the gateway's 3 in an episode of their own; no line is a parse error."""
+    records = read_records(proxy_log, DATA / "mixed-audit-proxy.log")
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    session, audit = records
+    assert (session.key, audit.key) == ("", "audit:files")
+    assert (len(session.steps), len(audit.steps)) == (23, 3)
+    assert [s.action.tool_name for s in session.steps[:4]] == ["search_files", "read_file", "list_directory",
+                                                              "write_file"]
+    assert [t["name"] for t in session.env["tools"]] == ["list_directory", "read_file", "search_files", "write_file"]
+    errors = [s.observation.text for s in session.steps[1:] if s.observation.is_error]
+    assert errors == ["Error -32001: read-only file system"] * 3
+    assert session.env["log_records"] == [{"line": 52, "record": {
+        "timestamp": "2025-07-02T10:00:40.000Z", "event": "upstream_restarted", "pid": 4121, "reason": "memory limit"}}]
+    assert [json.loads(s.action.arguments) for s in audit.steps] == [
+        {"path": "/work/repo/src"}, {"path": "/work/repo/README.md"}, {"path": "/etc/hosts", "content": "x"}]
+    assert audit.steps[1].observation.text.startswith("-rw-r--r-- 1 dev dev   1000 Jul  2 09:50 src/module_00.py")
+    assert (audit.final_observation.text, audit.final_observation.is_error) == ("path outside allowed roots", True)
+    assert audit.steps[0].timestamp.isoformat() == "2025-07-02T09:59:50.120000+00:00"
+
+
+def test_json_lines_that_are_no_calls_and_no_messages_are_kept_not_dropped(tmp_path):
+    lines = ['{"event": "proxy_started", "port": 8931}',
+             '[REQUEST] Method: tools/call | ID: 1 | Payload: {"name": "a", "arguments": {}}',
+             '[RESPONSE] ID: 1 | Payload: {"content": [{"type": "text", "text": "ok"}]}']
+    [ep], rows = _read(tmp_path, lines)
+    assert rows == [] and ep.env["log_records"] == [{"line": 1, "record": {"event": "proxy_started", "port": 8931}}]
+    [], rows = _read(tmp_path, ['{"event": "proxy_started"}', "INFO [REQUEST] Method: tools/call | Payload: {bad"])
+    assert [r.rule for r in rows] == ["parse_error"]  # the file is quarantined: its rows say why

@@ -1,0 +1,93 @@
+"""Call logs: one tool call per JSON line, request and outcome together, as MCP audit middlewares and gateways
+write them (read by `ingest.mcp.audit_log`, and by `ingest.mcp.proxy_log` for such lines inside a text log).
+
+A line is a call record when it names a tool (`toolName`, `tool_name`, `tool`) and its arguments (`params`,
+`arguments`, `args`, `tool_args`, `input`, `input_data`); its outcome is `result` / `response` / `output` /
+`output_data`, or `error`; a time (`timestamp`, `time`, `ts`) and optionally a server (`serverName`,
+`server_name`, `server`) and a session (`sessionId`, `session_id`). Each line is one step: the lines of one
+(session, server) are one episode (key `<session>` or `<server>`, "" when neither is named, after the caller's
+`key_prefix`), in file order. The outcome is the next step's observation (`is_error` when an `error` is set, or
+a `blocked` call); an outcome that is an MCP `CallToolResult` (`content` items) is read as `mcp_jsonrpc` reads
+results. Fields this mapping does not use (`duration_ms`, `user`, `policy`...) are kept per step in
+`env["calls"]`, and so is a time without a zone (`datetime.utcnow().isoformat()` writes none): the step's
+timestamp is then null.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ingest.mcp.jsonrpc import call_result
+from ingest.record import Episode, Observation, Rejected, Step
+from ingest.search import episode_domain
+from ingest.source import Source
+from ingest.times import parse_time
+from ingest.tools import dumps, tool_action
+
+TOOL_KEYS = ("toolName", "tool_name", "tool")
+ARGS_KEYS = ("params", "arguments", "args", "tool_args", "input", "input_data")
+RESULT_KEYS = ("result", "response", "output", "output_data")
+TIME_KEYS = ("timestamp", "time", "ts")
+SERVER_KEYS = ("serverName", "server_name", "server")
+SESSION_KEYS = ("sessionId", "session_id")
+
+
+def _first(obj: dict, keys: tuple[str, ...]):
+    return next((obj[k] for k in keys if k in obj), None)
+
+
+def is_call_record(obj) -> bool:
+    """Whether a JSON value is one call record: an object naming a tool and its arguments."""
+    return isinstance(obj, dict) and isinstance(_first(obj, TOOL_KEYS), str) and any(k in obj for k in ARGS_KEYS)
+
+
+def read_calls(lines: list, name: str, source: Source, key_prefix: str = "") -> Iterator[Episode | Rejected]:
+    """The episodes of (line, value) call records; a `bad_record` row for each value that names no tool."""
+    groups: dict[tuple, list] = {}
+    for no, obj in lines:
+        tool = _first(obj, TOOL_KEYS) if isinstance(obj, dict) else None
+        if not isinstance(tool, str):
+            yield Rejected("bad_record", f"{name}:{no}: a call record needs a tool name ({' / '.join(TOOL_KEYS)})",
+                           name, line=no, snippet=dumps(obj)[:300])
+            continue
+        key = (_first(obj, SESSION_KEYS), _first(obj, SERVER_KEYS))
+        groups.setdefault(key, []).append((no, tool, obj))
+    for (session, server), calls in groups.items():
+        yield _call_episode(session, server, calls, source, key_prefix)
+
+
+def _call_episode(session, server, calls: list, source: Source, key_prefix: str = "") -> Episode:
+    steps, obs, extras = [], Observation(), []
+    used = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSION_KEYS, "error", "blocked"}
+    for no, tool, obj in calls:
+        args = _first(obj, ARGS_KEYS)
+        timestamp = parse_time(_first(obj, TIME_KEYS))
+        steps.append(Step(obs, tool_action(tool, args if args is not None else {}, dumps(obj),
+                                           shell_as_command=False), timestamp=timestamp))
+        obs = _outcome(obj, tool, source)
+        extra = {"line": no, **{k: v for k, v in obj.items() if k not in used}}
+        if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
+            extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
+        extras.append(extra)
+    env = {"calls": extras}
+    if server is not None:
+        env["server_name"] = server
+    if session is not None:
+        env["session_id"] = session
+    key = str(session if session is not None else server if server is not None else "")
+    return Episode(key=key_prefix + key,
+                   domain=episode_domain([s.action.tool_name for s in steps], "mcp"), platform="linux",
+                   steps=steps, final_observation=obs, terminated=False, env=env)
+
+
+def _outcome(obj: dict, tool: str, source: Source) -> Observation:
+    error = obj.get("error")
+    if error not in (None, "", False) or obj.get("blocked"):
+        text = error.get("message") if isinstance(error, dict) else str(error or obj.get("block_reason") or "blocked")
+        return Observation(kind="tool_result", text=text, is_error=True)
+    result = _first(obj, RESULT_KEYS)
+    if isinstance(result, dict) and isinstance(result.get("content"), list):  # an MCP CallToolResult
+        return call_result(tool, {"result": result}, source)
+    if result is None:
+        return Observation(kind="tool_result")
+    return Observation(kind="tool_result", text=result if isinstance(result, str) else dumps(result))

@@ -1,0 +1,185 @@
+"""The Langfuse reader called directly (`langfuse.read`): real trace downloads of Langfuse's own framework
+integrations (samples/traces/langfuse, PROVENANCE.md) against goldens a person read against the raw files and
+against Langfuse's own ChatML adapter (its `*.chatml.json` outputs, in data/langfuse-chatml: every tool call it
+finds in an observation's messages is a step here); the public API's shapes and what cannot be read, hand-made after the
+API's models (`TraceWithFullDetails`, `ObservationsViews`)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.record import Episode, Rejected
+from ingest.traces import langfuse
+from tests.conftest import SAMPLES
+from tests.ingest import golden
+from tests.ingest.golden import read_records
+
+LANGFUSE = SAMPLES / "traces" / "langfuse"
+GOLDEN = Path(__file__).parent / "golden"
+CHATML = Path(__file__).parent / "data" / "langfuse-chatml"  # the ChatML adapter's parse (oracle, not input)
+SAMPLES_READ = sorted(p.name.removesuffix(".trace.json") for p in LANGFUSE.glob("*.trace.json"))
+
+
+def _read(path):
+    records = read_records(langfuse, path)
+    return [r for r in records if isinstance(r, Episode)], [r for r in records if isinstance(r, Rejected)]
+
+
+@pytest.mark.parametrize("name", SAMPLES_READ)
+def test_real_trace_downloads_against_their_goldens(name):
+    records = read_records(langfuse, LANGFUSE / f"{name}.trace.json")
+    golden.check(records, GOLDEN / f"langfuse-{name}.json", env_keys=("langfuse",))
+
+
+# what a person counts in each raw file: (tool calls in order, steps, the task)
+COUNTED = {
+    "claude-agent-2025-12-22": (["mcp__weather__get_weather"] * 2, 4,
+                                "What's the weather like in Berlin and New York?"),
+    "google-adk-2025-08-28": (["say_hello"], 2, "hi"),
+    "koog-2025-08-26": (["HelloTool", "ByeTool"], 3, "Greet and say goodbye to the user in the same message. Use "
+                        "provided tools to generate a proper greeting. The user name is Bob."),
+    "langgraph-python-2025-08-22": (["Web-Search"], 2, "Be helpful!"),
+    "openai-agents-2025-09-30": (["get_weather"], 2, "What's the weather in Tokyo?"),
+    "pydantic-ai-tools-2025-12-04": (["get_pun_suggestion", "get_dad_joke_suggestion", "get_one_liner_suggestion",
+                                      "final_result"], 6, None),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLES_READ)
+def test_each_trace_is_one_episode_with_the_calls_a_person_counts(name):
+    [ep], rows = _read(LANGFUSE / f"{name}.trace.json")
+    calls, steps, task = COUNTED[name]
+    assert rows == []
+    assert [s.action.tool_name for s in ep.steps if s.action.kind == "tool_call"] == calls
+    assert len(ep.steps) == steps
+    if task is not None:
+        assert ep.task == task
+    raw = json.loads((LANGFUSE / f"{name}.trace.json").read_text())
+    assert ep.key == raw["trace"]["id"] and ep.env["trace"]["spans"] == len(raw["observations"])
+
+
+@pytest.mark.parametrize("name", [n for n in SAMPLES_READ if (CHATML / f"{n}.chatml.json").exists()])
+def test_every_tool_call_langfuses_own_chatml_adapter_finds_is_a_step(name):
+    """Langfuse's adapters (worker/src/__tests__/chatml) parse each observation's input and output into ChatML;
+    their outputs were committed beside the traces: each tool call in them (by id, else by name and arguments)
+    is a step with the same tool and arguments. The Claude Agent SDK's and Koog's traces are left out: the adapter
+    finds none of their calls (Anthropic `tool_use` blocks; calls written as JSON text), which their TOOL / tool
+    observations give here (`COUNTED`)."""
+    oracle = json.loads((CHATML / f"{name}.chatml.json").read_text())
+    expected = {}
+    for parsed in oracle.values():
+        for side in ("input", "output"):
+            for msg in (parsed.get(side) or {}).get("data") or []:
+                for call in msg.get("tool_calls") or []:
+                    args = json.loads(call["arguments"]) if isinstance(call["arguments"], str) else call["arguments"]
+                    expected.setdefault(call.get("id") or (call["name"], json.dumps(args)), (call["name"], args))
+    [ep], _ = _read(LANGFUSE / f"{name}.trace.json")
+    got = [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps if s.action.kind == "tool_call"]
+    assert expected and sorted(map(json.dumps, expected.values())) == sorted(map(json.dumps, got))
+
+
+def test_a_trace_download_keeps_its_scores_and_the_observations_usage():
+    [ep], _ = _read(LANGFUSE / "openai-agents-2025-09-30.trace.json")
+    assert ep.env["langfuse"]["name"] == "Agent workflow"
+    assert ep.env["langfuse"]["scores"][0] == {
+        "name": "toxicity", "value": 0.8, "source": "EVAL",
+        "comment": "The generation contains aggressive and dismissive language that undermines trust in "
+                   "professionals and promotes a negative view of the public's intelligence, which is harmful and "
+                   "disrespectful."}
+    assert ep.outcome == "unknown" and ep.agent == "gpt-4.1-2025-04-14"
+    assert ep.env["trace"]["agents"] == ["Agent workflow", "Hello world"]
+    call = json.loads(ep.steps[0].action.raw) if isinstance(ep.steps[0].action.raw, str) else ep.steps[0].action.raw
+    assert "get_weather" in json.dumps(call)
+
+
+# the public API's shapes (hand-made after its models) -------------------------------------------------------
+def _obs(oid, kind, name, start, end, parent=None, trace="t1", **fields):
+    return {"id": oid, "traceId": trace, "type": kind, "name": name, "startTime": start, "endTime": end,
+            "parentObservationId": parent, "level": "DEFAULT", "statusMessage": None, **fields}
+
+
+OBSERVATIONS = [
+    _obs("g1", "GENERATION", "chat", "2025-06-26T06:16:19.504Z", "2025-06-26T06:16:20.000Z", model="qwen3",
+         input=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "list /tmp"}],
+         output={"role": "assistant", "content": None, "tool_calls": [
+             {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{\"path\": \"/tmp\"}"}}]},
+         usage={"input": 13, "output": 5, "total": 18, "unit": "TOKENS"}),
+    _obs("s1", "TOOL", "ls", "2025-06-26T06:16:20.100Z", "2025-06-26T06:16:20.200Z", input={"path": "/tmp"},
+         output="a.txt", level="ERROR", statusMessage="partial listing"),
+    _obs("e1", "EVENT", "retry", "2025-06-26T06:16:20.300Z", None),
+    _obs("g2", "GENERATION", "chat", "2025-06-26T06:16:20.400Z", "2025-06-26T06:16:21.000Z", model="qwen3",
+         input=[{"role": "user", "content": "list /tmp"}, {"role": "assistant", "content": None, "tool_calls": [
+             {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+             {"role": "tool", "tool_call_id": "c1", "content": "a.txt"}],
+         output="There is a.txt."),
+]
+
+
+def test_an_api_trace_with_inlined_observations(tmp_path):
+    """`GET /api/public/traces/{id}` (`TraceWithFullDetails`): the trace with its observations inlined."""
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "name": "ops", "userId": "u",
+                                "htmlPath": "/project/p/traces/t1", "latency": 1.5, "totalCost": 0,
+                                "observations": OBSERVATIONS, "scores": []}, indent=2))
+    assert langfuse.units([str(path)], lambda p: Path(p).read_bytes()[:4096]) == [str(path)]
+    [ep], rows = _read(path)
+    assert rows == []
+    assert [s.action.tool_name for s in ep.steps] == ["ls", None]
+    assert json.loads(ep.steps[0].action.arguments) == {"path": "/tmp"}
+    assert (ep.steps[1].observation.text, ep.steps[1].observation.is_error) == ("a.txt", True)
+    assert ep.steps[1].action.kind == "message" and ep.terminated
+    assert ep.env["langfuse"] == {"name": "ops", "userId": "u", "htmlPath": "/project/p/traces/t1"}
+    assert ep.env["trace"]["errors"] == [{"span": "ls", "span_id": "s1", "error": "partial listing"}]
+    assert [s["name"] for s in ep.env["trace"]["other_spans"]] == ["retry"]
+    assert ep.task == "list /tmp" and ep.agent == "qwen3"
+
+
+def test_observation_pages_and_table_exports_group_by_trace(tmp_path):
+    """`GET /api/public/observations` pages (`{"data": [...], "meta"}`) and a table's JSONL export: one episode per
+    `traceId`, whatever order the observations come in."""
+    other = [_obs("x1", "GENERATION", "chat", "2025-06-26T07:00:00Z", "2025-06-26T07:00:01Z", trace="t2",
+                  input="hello", output="hi there")]
+    page = tmp_path / "page.json"
+    page.write_text(json.dumps({"data": list(reversed(OBSERVATIONS)) + other,
+                                "meta": {"page": 1, "limit": 50, "totalItems": 5, "totalPages": 1}}))
+    lines = tmp_path / "observations.jsonl"
+    lines.write_text("\n".join(json.dumps(o) for o in OBSERVATIONS + other) + "\n")
+    head = lambda p: Path(p).read_bytes()[:4096]  # noqa: E731
+    assert langfuse.units([str(page), str(lines)], head) == [str(page), str(lines)]
+    for path in (page, lines):
+        episodes, rows = _read(path)
+        assert rows == []
+        assert [(e.key, len(e.steps)) for e in episodes] == [("t1", 2), ("t2", 1)]
+        assert (episodes[1].task, episodes[1].steps[0].action.text) == ("hello", "hi there")
+
+
+def test_what_cannot_be_read_is_a_row_and_the_rest_is_read(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    no_id = {k: v for k, v in OBSERVATIONS[1].items() if k != "id"}
+    path.write_text("\n".join([json.dumps(OBSERVATIONS[0]), json.dumps(no_id), "{not json",
+                               json.dumps({"parentObservationId": None, "note": "no observation"})]) + "\n")
+    [ep], rows = _read(path)
+    assert [(r.rule, r.line) for r in rows] == [("bad_record", 2), ("parse_error", 3), ("unknown_content", 4)]
+    assert rows[0].reason == "bad.jsonl:2: an observation has no id; left out"
+    assert [s.action.tool_name for s in ep.steps] == ["ls"]
+
+
+def test_a_trace_list_whose_observations_are_ids_only_has_no_step(tmp_path):
+    """`GET /api/public/traces` lists each trace's observations by id: nothing to read as steps."""
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps({"data": [{"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "observations": [
+        "96e16fda"], "htmlPath": "/project/p/traces/t1", "projectId": "p"}], "meta": {"page": 1}}))
+    assert _read(path) == ([], [])
+
+
+def test_units_want_langfuse_evidence():
+    heads = {
+        "/a/download.json": b'{\n  "trace": {\n    "id": "fee6",\n    "projectId": "clor",\n    "name": "x"',
+        "/a/obs.jsonl": b'{"id": "o1", "traceId": "t1", "type": "SPAN", "parentObservationId": null}\n',
+        "/a/api.json": b'{"id": "t1", "htmlPath": "/project/p/traces/t1"}',
+        "/a/other.json": b'{"parentObservationId": "x", "kind": "span"}',
+        "/a/trace.txt": b'{\n  "trace": {\n    "id": "fee6",\n    "projectId": "clor"',
+        "/a/plain.json": b'{"trace": {"id": "x", "spans": []}}',
+    }
+    assert langfuse.units(sorted(heads), heads.get) == ["/a/api.json", "/a/download.json", "/a/obs.jsonl"]

@@ -1,0 +1,77 @@
+"""The trace readers on real span dumps of agent apps: any-agent's saved `AgentTrace`s of one task run through four
+frameworks (samples/traces/otel/any-agent, PROVENANCE.md: the SDK's span fields with integer ids and nanosecond
+times, any-agent's GenAI attributes), against goldens a person read against the raw files; and an app's own trace
+files that hold no step (data/open-agent-traces), which their readers claim and say why."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.record import Episode, Rejected
+from ingest.traces import otel
+from tests.conftest import SAMPLES
+from tests.ingest import golden
+from tests.ingest.golden import read_records
+from tests.ingest.traces.test_langfuse_read import GOLDEN
+
+ANY_AGENT = SAMPLES / "traces" / "otel" / "any-agent"
+TASK = ("Find what year it is in the America/New_York timezone and write the value (single number) to a file. "
+        "Finally, return a list of the steps you have taken.")
+# what a person counts in each raw file: (tool calls with their arguments, steps, ends on an answer)
+COUNTED = {
+    "OPENAI": ([("get_current_time", {"timezone": "America/New_York"}), ("write_file", {"text": "2025"})], 3, True),
+    "LANGCHAIN": ([("get_current_time", {"timezone": "America/New_York"}), ("write_file", {"text": "2025"})], 4,
+                  True),
+    "LLAMA_INDEX": ([("get_current_time", {"timezone": "America/New_York"}), ("write_file", {"text": "2025"}),
+                     ("final_output", None)], 5, True),
+    "SMOLAGENTS": ([("get_current_time", {"timezone": "America/New_York"}), ("write_file", {"text": "2025"}),
+                    ("final_answer", None)], 3, False),
+}
+
+
+@pytest.mark.parametrize("framework", sorted(COUNTED))
+def test_any_agent_traces_read_as_a_person_counts_them(framework):
+    path = ANY_AGENT / f"{framework}_trace.json"
+    assert otel.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    records = read_records(otel, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    calls, steps, answered = COUNTED[framework]
+    got = [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps if s.action.kind == "tool_call"]
+    assert [name for name, _ in got] == [name for name, _ in calls]
+    assert all(args is None or args == found for (_, args), (_, found) in zip(calls, got))
+    assert (len(ep.steps), ep.terminated) == (steps, answered)
+    assert ep.agent == "mistral/mistral-small-latest" and TASK in ep.task
+    raw = json.loads(path.read_text())
+    assert ep.env["trace"]["spans"] == len(raw["spans"]) and ep.env["trace"]["agents"] == ["any_agent"]
+    assert ep.steps[0].timestamp.date().isoformat() == "2025-09-16"  # integer nanoseconds read as such
+    golden.check(records, GOLDEN / f"otel-any-agent-{framework.lower()}.json")
+
+
+def test_the_tool_span_gives_the_arguments_the_model_span_lost():
+    """LlamaIndex's model spans record each call's arguments as `{}`; its tool spans hold them."""
+    records = read_records(otel, ANY_AGENT / "LLAMA_INDEX_trace.json")
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert json.loads(ep.steps[2].action.arguments)["answer"].startswith('{"steps": [{"number": 1')
+    assert ep.steps[3].observation.text.startswith('{"success": true, "result": {"steps"')
+
+
+OPEN_AGENT_TRACES = Path(__file__).parent / "data" / "open-agent-traces"
+
+
+def test_an_apps_own_trace_files_with_nothing_to_read_say_why():
+    """data/open-agent-traces (PROVENANCE.md): an Agents SDK export whose responses hold only ids, and an SDK span
+    dump with the app's own attributes: each is claimed by its reader, which says in one row why no step."""
+    from ingest.traces import openai_agents
+
+    export = OPEN_AGENT_TRACES / "traces_2025-06-29_00-23-37.json"
+    head = lambda p: open(p, "rb").read(4096)  # noqa: E731
+    assert openai_agents.units([str(export)], head) == [str(export)]
+    [row] = read_records(openai_agents, export)
+    assert (row.rule, row.snippet) == ("no_model_content", "trace_98b1922f8dc0455daf6191f1167901de")
+    assert "its 6 spans are agents and responses that name only a `response_id`" in row.reason
+    dump = OPEN_AGENT_TRACES / "otel_traces_2025-06-29_00-23-24.json"
+    assert otel.units([str(dump)], head) == [str(dump)]
+    [row] = read_records(otel, dump)
+    assert row.rule == "no_agent_spans" and row.snippet == "bf386626acbcb551618d51dc42d956ec"
