@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ingest.record import Episode, Rejected
 from ingest.swe import claude_code, codex
+from ingest.traces import otel
 from tests.conftest import SAMPLES
 from tests.ingest.golden import read_records
 from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (fixtures)
@@ -86,14 +87,19 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the excerpt's main line and its subagent; the Harbor trial's session belongs to its trial (read by atif)
     assert formats["claude_code"] == 2 + from_shared["claude_code"]
     assert formats["codex"] == 1 + from_shared["codex"]
-    assert {f: formats[f] for f in trace_episodes} == trace_episodes == {"openai_agents": 8, "otel": 12,
-                                                                                "langsmith": 1}
+    # the bundled real OpenTelemetry dumps are in the mix too: each read there as its reader reads it alone
+    alone = [r for path in sorted((SAMPLES / "traces" / "otel").rglob("*.json")) for r in read_records(otel, path)
+             if isinstance(r, Episode)]
+    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 4
+    assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone)}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
         "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents', 'langsmith') GROUP BY 1")}
-    assert calls == fixed_calls
-    # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), and what the
-    # shared sessions' readers reject alone (an opening cut before the answer: its row keeps the task)
+    bundled_calls = sum(step.action.kind == "tool_call" for episode in alone for step in episode.steps)
+    assert calls == {**fixed_calls, "otel": fixed_calls["otel"] + bundled_calls}
+    # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), the WebArena run
+    # that stopped before its first action, and what the shared sessions' readers reject alone (an opening cut
+    # before the answer: its row keeps the task)
     rows = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))
-    assert rows == sorted(["no_payloads", *shared_rejected])
+    assert rows == sorted(["no_payloads", "empty_episode", *shared_rejected])
     assert result.stage_summaries and " 0 errors " in result.stage_summaries[0]
