@@ -52,7 +52,7 @@ from pipelines.options import ExportOptions, from_mapping
 from pipelines.runs import open_catalog
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
-from transforms.export import android_state, cpt, recipe as recipes, rl, sft, splits, trainer_configs
+from transforms.export import android_state, cpt, recipe as recipes, rl, sft, splits, trainer_configs, web_action
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
 from transforms.export.shell_screen import shell_screens
@@ -71,7 +71,8 @@ _TREE_SQL = ", ui_tree := CASE WHEN domain = 'android' THEN {obs}.ui_tree END"
 _STEPS_SQL = """
 SELECT episode_id, step_index, step_id, domain,
        struct_pack(kind := observation.kind, text := observation.text, url := observation.url,
-                   is_error := observation.is_error, exit_code := observation.exit_code{tree}) AS observation,
+                   is_error := observation.is_error, exit_code := observation.exit_code,
+                   width := observation.width, height := observation.height{tree}) AS observation,
        action,
        struct_pack(kind := final_observation.kind, text := final_observation.text,
                    is_error := final_observation.is_error, exit_code := final_observation.exit_code{final_tree})
@@ -142,8 +143,9 @@ def recorded(options: ExportOptions) -> dict:
             del d[name]
     if d["targets"] == "real":  # recorded only when sampled, so an export of real targets is unchanged
         del d["targets"]
-    if d["android_state"] is None:  # recorded only when chosen (the default follows the format)
-        del d["android_state"]
+    for name in ("android_state", "web_action"):  # recorded only when chosen (the default follows the format)
+        if d[name] is None:
+            del d[name]
     return d
 
 
@@ -270,6 +272,20 @@ class Lineage:
 def _file_list(lake: Lake, parts: list[str]) -> str:
     """The parts as the list inside DuckDB's `read_parquet([...])`."""
     return ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
+
+
+def _source_actions(android: bool, web: bool):
+    """`transitions.trajectories`' `action_text`: DroidBot's event text for DroidBot runs (`android`), BrowserGym
+    calls for web episodes (`web`); None when neither."""
+    if not (android or web):
+        return None
+
+    def action_text(domain: str, source_format: str | None):
+        if domain == "web":
+            return web_action.action_text(domain, source_format) if web else None
+        return android_state.action_text(domain, source_format) if android else None
+
+    return action_text
 
 
 def _group_steps(lake: Lake, parts: list[str], trees: bool = False) -> pa.Table:
@@ -422,7 +438,9 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
 
     per_source = android_state.mode(config.kind, config.format, config.android_state) == "per-source"
     steps = _group_steps(lake, group["steps"], trees=per_source)
-    state_text, action_text = (android_state.state_text, android_state.action_text) if per_source else (None, None)
+    state_text = android_state.state_text if per_source else None
+    action_text = _source_actions(per_source, web_action.mode(config.kind, config.format, config.web_action)
+                                  == "browsergym")
     for trajectory in trajectories(steps, episodes, branches, state_text, action_text) if steps.num_rows else ():
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions

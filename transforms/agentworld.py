@@ -318,6 +318,16 @@ def user_turn(turn: int, block: str, current_state: str | None = None, *, task: 
     return omitted_line(omitted) + f"### Turn {turn}\n" + task + state_block(current_state) + block
 
 
+# The instruction the released AgentWorldBench lines append to the evaluated turn's prompt (after its action):
+# the text of the released rows (the dataset viewer's stored pages show its opening; the loader
+# ruyue0001/trace2env, written against the real files, `src/trace2env/atif.py` BENCHMARK_SUFFIX, the whole of it)
+EVALUATION_INSTRUCTION = (
+    "\n\nPlease analyze the input above and predict the realistic output/response that the environment would produce."
+    "\n\nRequirements:\n- Be precise and accurate in your prediction\n- Consider edge cases and error conditions"
+    "\n- Maintain state consistency with previous interactions in this session\n- Match the expected output format"
+    "\n\nFirst, think step by step to explain your reasoning. Then, provide the simulated environment observation "
+    "wrapped strictly within the <predicted_observation></predicted_observation> tags.")
+
 # A command that printed nothing (or a step with no observation) is shown as this line, the same in SFT
 # targets and history, RL ground truth and labeler requests, so a model learns one way to say "silent".
 EMPTY_OBSERVATION = "(no output)"

@@ -70,6 +70,9 @@ def _check_messages(domain: str, messages: list[dict], task_expected: bool) -> N
             # reader of those rows reads it as a known action
             body = action[len("```text\n"):-len("\n```")]
             assert action.endswith("\n```") and bench_android_action(body, None, body) is not None, body
+        elif domain == "web" and action.startswith("```text\n"):
+            # a BrowserGym call, the benchmark's web action form: one call, `name(args)`
+            assert re.fullmatch(r"```text\n[a-z_]+\(.*\)\n```", action, re.S), action
         else:
             assert action.startswith("```json\n") and action.endswith("\n```")
             value = json.loads(action[len("```json\n"):-len("\n```")])
