@@ -305,6 +305,25 @@ def task_block(domain: str | None, task: str | None) -> str:
     return f"**Task Instruction:**\n{task}\n\n"
 
 
+def simulation_instruction(domain: str | None, query: str | None, answer: str | None) -> str:
+    """The search domain's `**Simulation Instruction:**` block (its prompt's optional input: the Target Query and
+    the Reference Answer whose facts the simulated results must carry), from what the trajectory recorded: its
+    task as the query, a reference answer its source recorded; empty for other domains or when neither is."""
+    if domain != "search" or not (query or answer):
+        return ""
+    lines = ([f"Target Query: {query}"] if query else []) + ([f"Reference Answer: {answer}"] if answer else [])
+    return "**Simulation Instruction:**\n" + "\n".join(lines) + "\n\n"
+
+
+def reference_answer(env: dict) -> str | None:
+    """The reference answer a source recorded for the trajectory's task: an Inspect sample's `target` (one
+    string, or several, one a line)."""
+    target = (env.get("inspect") or {}).get("target") if isinstance(env.get("inspect"), dict) else None
+    if isinstance(target, list):
+        target = "\n".join(str(t) for t in target if t is not None and str(t).strip())
+    return target if isinstance(target, str) and target.strip() else None
+
+
 def omitted_line(turns: int) -> str:
     """The line that opens a record whose `turns` oldest turns were trimmed (empty when none were)."""
     if turns <= 0:

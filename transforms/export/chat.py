@@ -41,7 +41,9 @@ class TrajectoryRenderer:
         turns = trajectory.turns
         self.system = agentworld.system_prompt(
             domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]))
-        self.task = agentworld.task_block(domain, trajectory.task)
+        # what opens a record's first turn: the task (android, os) or search's simulation instruction
+        self.task = agentworld.task_block(domain, trajectory.task) or agentworld.simulation_instruction(
+            domain, trajectory.task, agentworld.reference_answer(trajectory.env))
         # Every sample of the trajectory repeats its earlier turns: render each action once, here.
         self._blocks = [agentworld.source_action_block(turn.action_text) if turn.action_text
                         else agentworld.action_block(turn.action, domain, turn.screen) for turn in turns]

@@ -20,7 +20,8 @@
   is asked what the released lines ask; `current_prompt` is the turn without it, as theirs is.
 
 Every record also carries `origin` (real, or the most synthetic origin it touches) and a string id of the
-acting step (`id`; `source_id` in `bench`, whose `id` is an integer by the reference's format).
+acting step (`id`; `source_id` in `bench`, whose `id` is an integer by the reference's format, one per
+trajectory as in the released files).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def sharegpt_record(sample: Sample, renderer: TrajectoryRenderer, admissible=Non
     return {"conversations": conversations, "system": sample.messages[0]["content"], **_meta(sample)}
 
 
-def bench_id(step_id: str) -> int:
+def bench_id(step_id: str) -> int:  # a step's or a trajectory's id
     """A stable positive 63-bit integer id, as the reference's `id` field is an int."""
     return xxhash.xxh64_intdigest(step_id.encode()) & ((1 << 63) - 1)
 
@@ -89,7 +90,10 @@ def bench_record(sample: Sample, renderer: TrajectoryRenderer, admissible=None) 
     current = prompts[t - k]
     prompts[t - k] = current + evaluation_instruction(trajectory.env)
     meta = _meta(sample)
-    return {"task": trajectory.domain, "id": bench_id(meta["id"]), "prompt": prompts, "response": responses,
+    # one id per trajectory, as the released lines have (a line is told apart by its `turn_idx`): the benchmark's
+    # reader folds a trajectory's lines into one episode by it
+    return {"task": trajectory.domain, "id": bench_id(trajectory.trajectory_id), "prompt": prompts,
+            "response": responses,
             "current_prompt": current, "system_str": sample.messages[0]["content"],
             "turn_idx": t - k + 1, "total_turns": len(prompts), "source_id": meta["id"], "origin": meta["origin"]}
 

@@ -1,0 +1,91 @@
+"""`--format bench` lines read as the released ones are: the evaluated turn's prompt ends with the evaluation
+instruction the released lines carry (the world model is asked what they ask; `current_prompt`, which the
+judge reads, is the turn without it), `pipelines eval` builds the same request from ours as from theirs, and
+the benchmark's reader folds our lines back into the trajectory they came from. Search records open with the
+`**Simulation Instruction:**` where the trajectory recorded a query or a reference answer."""
+
+import json
+
+from ingest import agentworldbench
+from ingest.record import Episode
+from pipelines.stages.eval import infer_messages
+from tests.conftest import SAMPLES
+from tests.ingest.golden import read_records
+from transforms import agentworld
+from transforms.export.budget import TokenCounter
+from transforms.export.chat import TrajectoryRenderer
+from transforms.export.sft import bench_record
+from transforms.export.transitions import Trajectory, Turn
+
+RELEASED = SAMPLES / "agentworld" / "released" / "android_test.jsonl"
+
+
+def _trajectory(domain: str, actions: list[dict], observations: list[str], task=None, env=None,
+                first_state=None) -> Trajectory:
+    turns = [Turn(f"s{i}", action, "real", observation, f"s{i + 1}", "real")
+             for i, (action, observation) in enumerate(zip(actions, observations))]
+    return Trajectory("ep", "main", domain, task, "unknown", "test", env or {}, first_state, "s0", "real", turns)
+
+
+def _lines(trajectory: Trajectory) -> list[dict]:
+    renderer = TrajectoryRenderer(trajectory, TokenCounter("bound"))
+    return [bench_record(renderer.sample(t), renderer) for t in range(len(trajectory.turns))]
+
+
+SEARCH = [{"kind": "tool_call", "tool_name": "web_search", "arguments": '{"queries": ["parquet footer"]}'},
+          {"kind": "tool_call", "tool_name": "web_extractor", "arguments": '{"url": "https://parquet.apache.org/"}'}]
+RESULTS = ["[1] https://parquet.apache.org/\nTitle: Parquet\nSnippet: The footer holds the metadata.\nDate: N/A",
+           "# Apache Parquet\nThe file metadata is written after the data."]
+
+
+def test_the_evaluated_prompt_ends_with_the_released_instruction():
+    released = [json.loads(line) for line in RELEASED.read_text().splitlines()]
+    suffixes = {agentworldbench.split_instruction(line["prompt"][line["turn_idx"] - 1])[1] for line in released}
+    assert suffixes == {agentworld.EVALUATION_INSTRUCTION}  # the one instruction every released line carries
+    lines = _lines(_trajectory("search", SEARCH, RESULTS))
+    for line in lines:
+        k = line["turn_idx"]
+        evaluated = line["prompt"][k - 1]
+        assert evaluated == line["current_prompt"] + agentworld.EVALUATION_INSTRUCTION
+        assert not any("Please analyze" in p for i, p in enumerate(line["prompt"]) if i != k - 1)
+        # the world model's request ends with it, as a released line's does
+        assert infer_messages(line)[-1]["content"].endswith(agentworld.EVALUATION_INSTRUCTION)
+    assert infer_messages(released[0])[-1]["content"].endswith(agentworld.EVALUATION_INSTRUCTION)
+
+
+def test_our_lines_read_back_as_the_trajectory_with_the_instruction_cut(tmp_path):
+    lines = _lines(_trajectory("search", SEARCH, RESULTS))
+    path = tmp_path / "search_test.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    records = read_records(agentworldbench, path)
+    assert [type(r) for r in records] == [Episode]  # both lines fold into one episode, nothing quarantined
+    episode = records[0]
+    assert len(episode.steps) == 2 and episode.env["instruction_suffix"] == agentworld.EVALUATION_INSTRUCTION
+    assert [s.action.tool_name for s in episode.steps] == ["web_search", "web_extractor"]
+    assert not any("Please analyze" in (s.action.raw or "") for s in episode.steps)
+    assert [s.observation.text for s in episode.steps[1:]] + [episode.final_observation.text] == RESULTS
+    # exported again, the line carries the instruction its benchmark line did
+    again = _trajectory("search", SEARCH, RESULTS, env={"instruction_suffix": "\n\nPredict it."})
+    assert _lines(again)[0]["prompt"][0].endswith("**Action:**\n```json\n" + agentworld.action_json(
+        "search", SEARCH[0]) + "\n```\n\nPredict it.")
+
+
+def test_search_records_open_with_the_simulation_instruction_their_source_recorded(tmp_path):
+    env = {"inspect": {"target": ["The footer", "file metadata"]}}
+    trajectory = _trajectory("search", SEARCH, RESULTS, task="Where does Parquet keep its metadata?", env=env)
+    line = _lines(trajectory)[1]
+    assert line["prompt"][0].startswith(
+        "### Turn 1\n**Simulation Instruction:**\nTarget Query: Where does Parquet keep its metadata?\n"
+        "Reference Answer: The footer\nfile metadata\n\n**Action:**\n")
+    assert "**Simulation Instruction:**" not in line["prompt"][1]
+    # the benchmark's reader reads the query back as the task
+    path = tmp_path / "search_test.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert read_records(agentworldbench, path)[0].task == "Where does Parquet keep its metadata?"
+    # a query alone, and nothing at all where neither is recorded
+    alone = _lines(_trajectory("search", SEARCH, RESULTS, task="parquet footer?"))[0]["prompt"][0]
+    assert alone.startswith("### Turn 1\n**Simulation Instruction:**\nTarget Query: parquet footer?\n\n**Action:**")
+    assert _lines(_trajectory("search", SEARCH, RESULTS))[0]["prompt"][0].startswith("### Turn 1\n**Action:**")
+    # other domains never show it
+    mcp = _lines(_trajectory("mcp", SEARCH, RESULTS, task="q", env=env))[0]["prompt"][0]
+    assert mcp.startswith("### Turn 1\n**Action:**")
