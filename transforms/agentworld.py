@@ -71,6 +71,11 @@ def _template(domain: str) -> str:
     return (PROMPTS_DIR / domain / "system_prompt.txt").read_text(encoding="utf-8")
 
 
+def system_prompt_template(domain: str) -> str:
+    """The domain's system prompt as the reference wrote it, placeholders unfilled."""
+    return _template(domain)
+
+
 def answer_in_block(domain: str) -> bool:
     """Whether the domain's system prompt demands the answer inside a `<predicted_observation>` block."""
     return domain in DOMAINS and f"<{ANSWER_TAG}>" in _template(domain)

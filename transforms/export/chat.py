@@ -35,12 +35,12 @@ class Sample:
 class TrajectoryRenderer:
     """Renders the transitions of one trajectory; `sample(t)` is one SFT/RL sample."""
 
-    def __init__(self, trajectory: Trajectory, counter: TokenCounter):
+    def __init__(self, trajectory: Trajectory, counter: TokenCounter, demonstrations: str = ""):
         self.trajectory, self.counter = trajectory, counter
         domain = trajectory.domain
         turns = trajectory.turns
         self.system = agentworld.system_prompt(
-            domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]))
+            domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]), demonstrations)
         # what opens a record's first turn: the task (android, os) or search's simulation instruction
         self.task = agentworld.task_block(domain, trajectory.task) or agentworld.simulation_instruction(
             domain, trajectory.task, agentworld.reference_answer(trajectory.env))
