@@ -581,8 +581,8 @@ def _demonstration_pool(lake: Lake, parts: list[str], job: RenderJob) -> dict[st
     con = duckdb.connect()
     attach(con, lake.url)
     try:
-        sql = _DEMO_SQL.format(files=_file_list(lake, parts), domains=", ".join(f"'{d}'" for d in demonstrations.DOMAINS),
-                               max_chars=demonstrations.MAX_RESULT_CHARS)
+        domains = ", ".join(f"'{d}'" for d in demonstrations.DOMAINS)
+        sql = _DEMO_SQL.format(files=_file_list(lake, parts), domains=domains, max_chars=demonstrations.MAX_RESULT_CHARS)
         for batch in con.sql(sql).to_arrow_reader(10_000):
             for row in batch.to_pylist():
                 episode = row["episode_id"]

@@ -59,7 +59,8 @@ def from_file(path: Path) -> dict[str, str]:
         raise ValueError(f"{path}: demonstrations must be a JSON object of domain -> text")
     unknown = sorted(set(value) - set(DOMAINS))
     if unknown:
-        raise ValueError(f"{path}: no demonstrations in the prompts of {', '.join(unknown)} (only {', '.join(DOMAINS)})")
+        raise ValueError(f"{path}: no demonstrations in the prompts of {', '.join(unknown)} "
+                         f"(only {', '.join(DOMAINS)})")
     return value
 
 
