@@ -280,9 +280,11 @@ def action_block(action: dict, domain: str | None = None, screen: tuple[int, int
 
 
 def source_action_block(text: str) -> str:
-    """`**Action:**` and an action already in its source's own benchmark form (DroidBot's event text), fenced
-    as text, as the benchmark's rows fence it."""
-    return "**Action:**\n```text\n" + text + "\n```"
+    """`**Action:**` and an action already in its source's own benchmark form, fenced as the benchmark's rows
+    fence it: the phone tool's `<invoke name="phone">` call as xml, JSON (a benchmark row's JSONAction as the
+    row wrote it) as json, DroidBot's event text and BrowserGym calls as text."""
+    fence = "xml" if text.startswith("<invoke ") else "json" if text.startswith(("{", "[")) else "text"
+    return f"**Action:**\n```{fence}\n" + text + "\n```"
 
 
 def state_block(current_state: str | None) -> str:

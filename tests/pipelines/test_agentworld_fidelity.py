@@ -65,10 +65,11 @@ def _check_messages(domain: str, messages: list[dict], task_expected: bool) -> N
         action = user.split("**Action:**\n", 1)[1]
         if domain == "os":
             assert action.startswith("```python\n") and action.endswith("\n```")
-        elif domain == "android" and action.startswith("```text\n"):
-            # a DroidBot source's action as DroidBot's event text, as the benchmark's DroidBot rows give it: the
-            # reader of those rows reads it as a known action
-            body = action[len("```text\n"):-len("\n```")]
+        elif domain == "android" and action.startswith(("```text\n", "```xml\n")):
+            # a DroidBot source's action as DroidBot's event text, as the benchmark's DroidBot rows give it (and
+            # a benchmark phone-tool row's `<invoke name="phone">`, as it gave it): the reader of those rows reads
+            # it as a known action
+            body = action.split("\n", 1)[1][:-len("\n```")]
             assert action.endswith("\n```") and bench_android_action(body, None, body) is not None, body
         elif domain == "web" and action.startswith("```text\n"):
             # a BrowserGym call, the benchmark's web action form: one call, `name(args)`

@@ -7,6 +7,8 @@ the benchmark's reader folds our lines back into the trajectory they came from. 
 import json
 
 from ingest import agentworldbench
+from pipelines import cli, definition
+from pipelines.runner import run_ingest
 from ingest.record import Episode
 from pipelines.stages.eval import infer_messages
 from tests.conftest import SAMPLES
@@ -89,3 +91,26 @@ def test_search_records_open_with_the_simulation_instruction_their_source_record
     # other domains never show it
     mcp = _lines(_trajectory("mcp", SEARCH, RESULTS, task="q", env=env))[0]["prompt"][0]
     assert mcp.startswith("### Turn 1\n**Action:**")
+
+
+def test_released_lines_read_and_exported_again_are_the_released_lines(tmp_path):
+    """The released android sample through `ingest-all` and `export sft --format bench`: each line's turns up to
+    its evaluated one, its responses and `current_prompt` are the released line's byte for byte, the phone
+    tool's `<invoke name="phone">` calls (fenced as xml) and the JSONActions as the rows wrote them, the
+    evaluated prompt ending with the same instruction."""
+    lake = str(tmp_path / "lake")
+    assert run_ingest(definition.load("ingest-all"), lake, [str(RELEASED.parent)], progress=False,
+                      log=lambda line: None).status == "success"
+    out = tmp_path / "out"
+    assert cli.main(["export", "sft", "all", "--format", "bench", "--out", str(out), "--lake", lake,
+                     "--split-ratios", "1,0,0"]) == 0
+    ours = [json.loads(line) for path in out.rglob("*_train.jsonl") for line in path.read_text().splitlines()]
+    released = [json.loads(line) for line in RELEASED.read_text().splitlines()]
+    assert len(ours) == len(released) == 5
+    for line in released:
+        k = line["turn_idx"]
+        match = [o for o in ours if o["turn_idx"] == k and o["response"][:k] == line["response"]]
+        assert len(match) == 1, (line["id"], k)
+        assert match[0]["prompt"][:k] == line["prompt"] and match[0]["current_prompt"] == line["current_prompt"]
+    phone = [p for o in ours for p in o["prompt"] if '<invoke name="phone">' in p]
+    assert phone and all('**Action:**\n```xml\n<invoke name="phone">' in p for p in phone)
