@@ -14,8 +14,8 @@ the last response is the final observation. Action JSON maps by shape: `{"name",
 pyautogui string -> code; android actions in their sources' three forms (JSONAction, `<invoke name="phone">`,
 DroidBot's event text) as `ingest.android.bench_actions` reads them. `task` is the `**Task Instruction:**` /
 `Target Query:` text of the first prompt when there is one. Platform: android, browser (web), ubuntu (os), else
-linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`, `instruction_suffix` (the
-evaluation instruction cut from the prompts, below).
+linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`, `reference_answer` (a search
+row's `Reference Answer:`), `instruction_suffix` (the evaluation instruction cut from the prompts, below).
 Lines of one trajectory may hold all of it or only the turns up to the evaluated one (the released files: the
 line of turn k holds turns 1..k, growing prefixes): a line that extends the turns kept so far replaces them, a line
 that is a prefix of them adds nothing, so the episode has the longest copy. A line whose turns disagree with
@@ -43,7 +43,7 @@ from ingest.source import BudgetExceeded, Source
 from ingest.tools import dumps, tool_action
 
 FORMAT = "agentworldbench"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=80, domains=('mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os'), platform="varies",
     summary="AgentWorldBench JSONL",
@@ -57,6 +57,8 @@ _STATE = re.compile(r"\*\*Current State:\*\*\s*\n(.*?)(?=\n\*\*Action:\*\*)", re
 _ACTION = re.compile(r"\*\*Action:\*\*\s*\n(.*)", re.DOTALL)
 _FENCE = re.compile(r"^```[\w-]*\n(.*?)\n```", re.DOTALL)
 _TARGET_QUERY = re.compile(r"^Target Query:[ \t]*(.+)$", re.MULTILINE)
+# a search row's reference answer: the rest of its Simulation Instruction (up to a blank line or the next section)
+_REFERENCE_ANSWER = re.compile(r"^Reference Answer:[ \t]*(.+?)(?=\n\s*\n|\n\*\*|\Z)", re.MULTILINE | re.DOTALL)
 _TASK = re.compile(r"\*\*(?:Task Instruction|Task|Instruction)s?:?\*\*:?[ \t]*\n?(.*?)(?=\n\s*\n|\n\*\*|\Z)", re.DOTALL)
 # The evaluated turn's instruction the released files append to a line's last prompt (after the action)
 _SUFFIX = re.compile(r"\n\s*Please analyze the input above\b")
@@ -177,8 +179,9 @@ def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
         else:
             obs = None
     task = _TARGET_QUERY.search(prompts[0]) or _TASK.search(prompts[0])
+    answer = _REFERENCE_ANSWER.search(prompts[0])
     env = {"system_prompt": line.get("system_str"), "benchmark_id": traj_id, "evaluated_turns": sorted(turns),
-           "total_turns": line.get("total_turns"),
+           "total_turns": line.get("total_turns"), "reference_answer": answer.group(1).strip() if answer else None,
            "instruction_suffix": suffixes[0] if len(suffixes) == 1 else (suffixes or None)}
     return Episode(key=f"{domain}:{traj_id}", domain=episode_domain([s.action.tool_name for s in steps], domain)
                    if domain in ("mcp", "search") else domain, platform=platform, steps=steps,

@@ -313,19 +313,22 @@ def task_block(domain: str | None, task: str | None) -> str:
 
 
 def simulation_instruction(domain: str | None, query: str | None, answer: str | None) -> str:
-    """The search domain's `**Simulation Instruction:**` block (its prompt's optional input: the Target Query and
-    the Reference Answer whose facts the simulated results must carry), from what the trajectory recorded: its
-    task as the query, a reference answer its source recorded; empty for other domains or when neither is."""
+    """The search domain's `**Simulation Instruction:**` block (its prompt's optional third input, after the
+    tool call: the Target Query and the Reference Answer whose facts the simulated results must carry), to
+    follow the first turn's action; from what the trajectory recorded: its task as the query, a reference
+    answer its source recorded. Empty for other domains or when neither is."""
     if domain != "search" or not (query or answer):
         return ""
     lines = ([f"Target Query: {query}"] if query else []) + ([f"Reference Answer: {answer}"] if answer else [])
-    return "**Simulation Instruction:**\n" + "\n".join(lines) + "\n\n"
+    return "\n\n**Simulation Instruction:**\n" + "\n".join(lines)
 
 
 def reference_answer(env: dict) -> str | None:
-    """The reference answer a source recorded for the trajectory's task: an Inspect sample's `target` (one
-    string, or several, one a line)."""
-    target = (env.get("inspect") or {}).get("target") if isinstance(env.get("inspect"), dict) else None
+    """The reference answer a source recorded for the trajectory's task: a benchmark row's (`reference_answer`,
+    read from its Simulation Instruction), an Inspect sample's `target` (one string, or several, one a line)."""
+    target = env.get("reference_answer")
+    if target is None and isinstance(env.get("inspect"), dict):
+        target = env["inspect"].get("target")
     if isinstance(target, list):
         target = "\n".join(str(t) for t in target if t is not None and str(t).strip())
     return target if isinstance(target, str) and target.strip() else None

@@ -63,6 +63,9 @@ def _check_messages(domain: str, messages: list[dict], task_expected: bool) -> N
     assert numbers == list(range(1, len(users) + 1))
     for i, user in enumerate(users):
         action = user.split("**Action:**\n", 1)[1]
+        # search's Simulation Instruction follows the first action (the prompt's third input), nowhere else
+        action, instruction = (action.split("\n\n**Simulation Instruction:**\nTarget Query: ", 1) + [None])[:2]
+        assert instruction is None or (domain == "search" and i == 0), (domain, i)
         if domain == "os":
             assert action.startswith("```python\n") and action.endswith("\n```")
         elif domain == "android" and action.startswith(("```text\n", "```xml\n")):

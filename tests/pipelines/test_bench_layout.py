@@ -63,6 +63,12 @@ def _sections(prompt: str) -> list[str]:
     return [s for s in SECTION.findall(head) if s != "Current Phone State"] + ["Action"]
 
 
+def _after_action(prompt: str) -> list[str]:
+    """The section headers after the action's fence (the evaluation instruction left out)."""
+    tail = prompt.replace(agentworld.EVALUATION_INSTRUCTION, "").partition("**Action:**\n")[2]
+    return SECTION.findall(tail.split("\n```", 1)[-1])
+
+
 def _matches(found: list[str], expected: list[str]) -> bool:
     """`found` is `expected` with the optional sections (marked `?`) present or not, in order."""
     pattern = "".join(f"({re.escape(s[:-1])}\\n)?" if s.endswith("?") else f"{re.escape(s)}\\n" for s in expected)
@@ -80,6 +86,9 @@ def test_one_record_per_domain_follows_the_benchmark_layout(records, domain):
     assert _matches(_sections(prompts[0]), first), (domain, _sections(prompts[0]))
     for prompt in prompts[1:]:
         assert _matches(_sections(prompt), layout["later_turns"]), (domain, _sections(prompt))
+    # what follows the action (search's Simulation Instruction, in turn 1 only)
+    assert _matches(_after_action(prompts[0]), layout.get("first_turn_after_action", [])), domain
+    assert not any(_after_action(p) for p in prompts[1:]), domain
     excused = any("action form" in d["what"] for d in layout["differences"])
     fences = layout["benchmark_action_fences"] + [f for d in layout["differences"] for f in d.get("ours_action_fences", [])]
     for prompt in prompts:

@@ -76,21 +76,21 @@ def test_search_records_open_with_the_simulation_instruction_their_source_record
     env = {"inspect": {"target": ["The footer", "file metadata"]}}
     trajectory = _trajectory("search", SEARCH, RESULTS, task="Where does Parquet keep its metadata?", env=env)
     line = _lines(trajectory)[1]
-    assert line["prompt"][0].startswith(
-        "### Turn 1\n**Simulation Instruction:**\nTarget Query: Where does Parquet keep its metadata?\n"
-        "Reference Answer: The footer\nfile metadata\n\n**Action:**\n")
+    assert line["prompt"][0] == ("### Turn 1\n" + agentworld.action_block(SEARCH[0], "search") + "\n\n"
+                                 "**Simulation Instruction:**\nTarget Query: Where does Parquet keep its metadata?\n"
+                                 "Reference Answer: The footer\nfile metadata")
     assert "**Simulation Instruction:**" not in line["prompt"][1]
     # the benchmark's reader reads the query back as the task
     path = tmp_path / "search_test.jsonl"
     path.write_text(json.dumps(line) + "\n")
     assert read_records(agentworldbench, path)[0].task == "Where does Parquet keep its metadata?"
     # a query alone, and nothing at all where neither is recorded
-    alone = _lines(_trajectory("search", SEARCH, RESULTS, task="parquet footer?"))[0]["prompt"][0]
-    assert alone.startswith("### Turn 1\n**Simulation Instruction:**\nTarget Query: parquet footer?\n\n**Action:**")
-    assert _lines(_trajectory("search", SEARCH, RESULTS))[0]["prompt"][0].startswith("### Turn 1\n**Action:**")
+    alone = _lines(_trajectory("search", SEARCH, RESULTS, task="parquet footer?"))[1]["prompt"][0]
+    assert alone.endswith("```\n\n**Simulation Instruction:**\nTarget Query: parquet footer?")
+    assert "Simulation" not in _lines(_trajectory("search", SEARCH, RESULTS))[1]["prompt"][0]
     # other domains never show it
-    mcp = _lines(_trajectory("mcp", SEARCH, RESULTS, task="q", env=env))[0]["prompt"][0]
-    assert mcp.startswith("### Turn 1\n**Action:**")
+    mcp = _lines(_trajectory("mcp", SEARCH, RESULTS, task="q", env=env))[1]["prompt"][0]
+    assert "Simulation" not in mcp
 
 
 def test_released_lines_read_and_exported_again_are_the_released_lines(tmp_path):
@@ -114,3 +114,17 @@ def test_released_lines_read_and_exported_again_are_the_released_lines(tmp_path)
         assert match[0]["prompt"][:k] == line["prompt"] and match[0]["current_prompt"] == line["current_prompt"]
     phone = [p for o in ours for p in o["prompt"] if '<invoke name="phone">' in p]
     assert phone and all('**Action:**\n```xml\n<invoke name="phone">' in p for p in phone)
+
+
+def test_a_benchmark_search_row_read_back_keeps_its_simulation_instruction(tmp_path):
+    """The bundled search sample's instruction (Target Query, Reference Answer, after the first action) comes
+    back in the line exported from it."""
+    bench = SAMPLES / "agentworld" / "bench" / "search_test.jsonl"
+    row = json.loads(bench.read_text().splitlines()[-1])
+    episode = read_records(agentworldbench, bench)[0]
+    assert episode.env["reference_answer"] == "Phare de l'Île Vierge, 82.5 m"
+    actions = [{"kind": "tool_call", "tool_name": s.action.tool_name, "arguments": s.action.arguments}
+               for s in episode.steps]
+    results = [s.observation.text for s in episode.steps[1:]] + [episode.final_observation.text]
+    line = _lines(_trajectory("search", actions, results, task=episode.task, env=episode.env))[-1]
+    assert line["prompt"][0] == row["prompt"][0] and line["current_prompt"] == row["current_prompt"]
