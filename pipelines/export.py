@@ -549,7 +549,7 @@ def _add_demonstrations(job: RenderJob, lake: Lake, parts: list[str]) -> None:
             job.demo_texts = demonstrations.from_file(path)
         except (ValueError, OSError) as e:
             raise ExportError(str(e)) from e
-    elif count:
+    elif count and (not job.config.domains or set(job.config.domains) & set(demonstrations.DOMAINS)):
         job.demo_count = count
         job.demo_pool = _demonstration_pool(lake, parts, job)
 
