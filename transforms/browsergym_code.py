@@ -4,7 +4,7 @@
 `highlevel_action_parser` reads them).
 
 - A BrowserGym source's action is its recorded call (`code` on a structured action: the call the agent made,
-  read by the BrowserGym reader), as recorded.
+  read by the BrowserGym reader), as recorded; output the reader could not read as a call stays JSON.
 - Other sources' actions are made from the structured action: an element the source names by a BrowserGym id
   (`bid`), a browser-use highlight index or a WebVoyager set-of-marks label is the call's `bid`; else a point
   in pixels of the screen the action acted on (recorded in pixels, or a fraction of a screen whose size is
@@ -100,8 +100,8 @@ def browsergym_call(action: dict, screen: tuple[int, int] | None = None, recorde
     screen it acted on, when known; `recorded`: the source is BrowserGym, whose `code` is the call itself.
     None when no call of BrowserGym's action space says the whole action."""
     kind = action.get("kind")
-    if recorded and action.get("code"):
-        return action["code"]  # the BrowserGym call the source recorded
+    if recorded and action.get("code") and kind != "code":
+        return action["code"]  # the BrowserGym call the source recorded (a `code` action: output no call parsed)
     bid, text = element_id(action), action.get("text")
     if kind in ("click", "right_click", "double_click", "move"):
         return _pointer(kind, bid, _pixels(action, screen))

@@ -135,3 +135,5 @@ def test_a_browsergym_run_keeps_its_recorded_call():
     action = {"kind": "click", "element": '{"bid": "48"}', "code": "click('48', button=\"middle\")"}
     assert browsergym_call(action, None, recorded=True) == "click('48', button=\"middle\")"
     assert browsergym_call(action, None) == "click('48')"
+    unread = {"kind": "code", "code": "I will now click the login button"}  # output no call was read from
+    assert browsergym_call(unread, None, recorded=True) is None
