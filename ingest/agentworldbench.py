@@ -10,7 +10,8 @@ Steps: action t is the fenced JSON (or text) after `**Action:**` in `prompt[t]`;
 `**Current State:**` block of the first prompt (`none` when it has none); the observation of step t+1 is
 `response[t]` without its `**Environment Observation:**` marker (and without a fence wrapping all of it);
 the last response is the final observation. Action JSON maps by shape: `{"name", "arguments"}` -> tool call
-(`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, a BrowserGym or
+(`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, the schema's own form
+(`{"kind": ...}`, what an export writes for an action no form of its domain holds) -> that action, a BrowserGym or
 pyautogui string -> code; android actions in their sources' three forms (JSONAction, `<invoke name="phone">`,
 DroidBot's event text) as `ingest.android.bench_actions` reads them. `task` is the `**Task Instruction:**` /
 `Target Query:` text of the first prompt when there is one. Platform: android, browser (web), ubuntu (os), else
@@ -41,6 +42,7 @@ from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.search import episode_domain, results_tree
 from ingest.source import BudgetExceeded, Source
 from ingest.tools import dumps, tool_action
+from schemas.v1 import ACTION_KINDS
 
 FORMAT = "agentworldbench"
 VERSION = "4"
@@ -141,6 +143,8 @@ def _action(prompt: str, domain: str) -> Action:
         value = None
     if domain == "android" and (android := bench_android_action(text, value, raw)) is not None:
         return android
+    if isinstance(value, dict) and value.get("kind") in ACTION_KINDS and "name" not in value:
+        return _schema_action(value, raw)
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return tool_action(value["name"], value.get("arguments", value.get("parameters", {})), raw)
     if isinstance(value, list) and value and all(isinstance(v, dict) and "keystrokes" in v for v in value):
@@ -156,6 +160,24 @@ def _action(prompt: str, domain: str) -> Action:
     if domain == "terminal":
         return Action(kind="command", code=text, raw=raw)
     return Action(kind="code", code=text, raw=raw)
+
+
+def _schema_action(value: dict, raw: str) -> Action:
+    """An action in the schema's own JSON form (what an export writes for an action no form of the domain holds
+    whole: `{"kind": "command", "code": ...}`), read back field by field."""
+    fields = {}
+    for name in ("x", "y", "x2", "y2", "duration_s"):
+        if isinstance(value.get(name), (int, float)) and not isinstance(value.get(name), bool):
+            fields[name] = float(value[name])
+    for name in ("text", "direction", "tool_name", "code"):
+        if isinstance(value.get(name), str):
+            fields[name] = value[name]
+    if isinstance(value.get("keys"), list):
+        fields["keys"] = [str(k) for k in value["keys"]]
+    for name in ("element", "arguments"):
+        if value.get(name) is not None:
+            fields[name] = value[name] if isinstance(value[name], str) else dumps(value[name])
+    return Action(kind=value["kind"], raw=raw, **fields)
 
 
 def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:

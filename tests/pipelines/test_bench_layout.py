@@ -182,6 +182,6 @@ def test_each_line_asks_what_the_released_lines_ask_and_reads_back_as_its_trajec
         steps = dict(cat.con.execute("SELECT CAST(json_extract(e.env, '$.benchmark_id') AS BIGINT), count(*) "
                                      "FROM episodes e JOIN steps s USING (episode_id) GROUP BY 1").fetchall())
         rules = [r[0] for r in cat.con.execute("SELECT rule FROM quarantine").fetchall()]
-    # no line conflicts with its trajectory's others; validation may still refuse an episode it reads
-    assert "conflicting_duplicate" not in rules and len(steps) + len(rules) == len(trajectories), rules
-    assert all(trajectories[i] == n for i, n in steps.items())
+    # no line conflicts with its trajectory's others, and every action reads back as one its domain uses (an
+    # action in the schema's own form, such as an android shell command, too)
+    assert rules == [] and steps == trajectories

@@ -128,3 +128,16 @@ def test_a_benchmark_search_row_read_back_keeps_its_simulation_instruction(tmp_p
     results = [s.observation.text for s in episode.steps[1:]] + [episode.final_observation.text]
     line = _lines(_trajectory("search", actions, results, task=episode.task, env=episode.env))[-1]
     assert line["prompt"][0] == row["prompt"][0] and line["current_prompt"] == row["current_prompt"]
+
+
+def test_an_action_in_the_schema_s_form_reads_back_as_that_action(tmp_path):
+    """An action no form of its domain holds (an android shell command, a drag's end point) is written in the
+    schema's JSON form; the benchmark's reader reads it back as that action, not as a tool call."""
+    actions = [{"kind": "command", "code": "am force-stop com.example"},
+               {"kind": "drag", "x": 0.1, "y": 0.2, "x2": 0.3, "y2": 0.4, "element": '{"resource_id": "list"}'}]
+    lines = _lines(_trajectory("android", actions, ["screen 1", "screen 2"], first_state="screen 0"))
+    path = tmp_path / "android_test.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    steps = read_records(agentworldbench, path)[0].steps
+    assert [(s.action.kind, s.action.code) for s in steps] == [("command", "am force-stop com.example"), ("drag", None)]
+    assert (steps[1].action.x, steps[1].action.y2, json.loads(steps[1].action.element)) == (0.1, 0.4, {"resource_id": "list"})
