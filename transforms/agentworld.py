@@ -7,6 +7,8 @@ system prompt defines it:
                own tools (recorded definitions, else the calls it made: never an empty list)
     user       ### Turn 1 / **Task Instruction:** (os, whose prompt lists it, and android, whose benchmark rows
                give it) / **Current State:** <first observation> / **Action:** + the action in the domain's form
+               (search: the first action followed by the `**Simulation Instruction:**`, where the trajectory
+               recorded a query or a reference answer)
     assistant  the observation after action 1 in the domain's answer form:
                android, web, os (their prompts demand it): `<predicted_observation>`...`</predicted_observation>`
                terminal, swe, mcp, search: `**Environment Observation:**` + the observation
@@ -36,7 +38,9 @@ shape the reference shows for the domain, nulls and `raw` dropped, pretty-printe
 - android: Android's JSONAction, as the benchmark's AndroidWorld rows give it (`{"action_type": "click",
   "index": 3}`, `input_text`, `navigate_back`...; a point in pixels of the screen the action acted on), when
   that form holds the whole action (`android_action`); else the generic form.
-- web (and any other case): the generic form: the struct's non-null fields in schema order
+- web: in the benchmark's layouts, BrowserGym calls (`transforms.browsergym_code`, given as each turn's
+  `action_text` by the export, fenced as text); else, or where no call says it, the generic form.
+- any other case: the generic form: the struct's non-null fields in schema order
   (`kind`, `x`, `y`, `x2`, `y2`, `text`, `keys`, `element`, `direction`, `tool_name`, `arguments`, `code`,
   `duration_s`), the JSON-string fields `element`/`arguments` parsed to objects, normalized coordinates
   rounded to 4 decimals (a tenth of a pixel on a 1000-pixel screen).
