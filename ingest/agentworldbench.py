@@ -10,12 +10,13 @@ Steps: action t is the fenced JSON (or text) after `**Action:**` in `prompt[t]`;
 `**Current State:**` block of the first prompt (`none` when it has none); the observation of step t+1 is
 `response[t]` without its `**Environment Observation:**` marker (and without a fence wrapping all of it);
 the last response is the final observation. Action JSON maps by shape: `{"name", "arguments"}` -> tool call
-(`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, a BrowserGym or
+(`ingest.tools`), `[{"keystrokes", "duration"}]` -> keystrokes, `{"command"}` -> command, the schema's own form
+(`{"kind": ...}`, what an export writes for an action no form of its domain holds) -> that action, a BrowserGym or
 pyautogui string -> code; android actions in their sources' three forms (JSONAction, `<invoke name="phone">`,
 DroidBot's event text) as `ingest.android.bench_actions` reads them. `task` is the `**Task Instruction:**` /
 `Target Query:` text of the first prompt when there is one. Platform: android, browser (web), ubuntu (os), else
-linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`, `instruction_suffix` (the
-evaluation instruction cut from the prompts, below).
+linux. `env`: `system_prompt`, `benchmark_id`, `evaluated_turns`, `total_turns`, `reference_answer` (a search
+row's `Reference Answer:`), `instruction_suffix` (the evaluation instruction cut from the prompts, below).
 Lines of one trajectory may hold all of it or only the turns up to the evaluated one (the released files: the
 line of turn k holds turns 1..k, growing prefixes): a line that extends the turns kept so far replaces them, a line
 that is a prefix of them adds nothing, so the episode has the longest copy. A line whose turns disagree with
@@ -41,9 +42,10 @@ from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.search import episode_domain, results_tree
 from ingest.source import BudgetExceeded, Source
 from ingest.tools import dumps, tool_action
+from schemas.v1 import ACTION_KINDS
 
 FORMAT = "agentworldbench"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=80, domains=('mcp', 'search', 'terminal', 'swe', 'android', 'web', 'os'), platform="varies",
     summary="AgentWorldBench JSONL",
@@ -57,6 +59,8 @@ _STATE = re.compile(r"\*\*Current State:\*\*\s*\n(.*?)(?=\n\*\*Action:\*\*)", re
 _ACTION = re.compile(r"\*\*Action:\*\*\s*\n(.*)", re.DOTALL)
 _FENCE = re.compile(r"^```[\w-]*\n(.*?)\n```", re.DOTALL)
 _TARGET_QUERY = re.compile(r"^Target Query:[ \t]*(.+)$", re.MULTILINE)
+# a search row's reference answer: the rest of its Simulation Instruction (up to a blank line or the next section)
+_REFERENCE_ANSWER = re.compile(r"^Reference Answer:[ \t]*(.+?)(?=\n\s*\n|\n\*\*|\Z)", re.MULTILINE | re.DOTALL)
 _TASK = re.compile(r"\*\*(?:Task Instruction|Task|Instruction)s?:?\*\*:?[ \t]*\n?(.*?)(?=\n\s*\n|\n\*\*|\Z)", re.DOTALL)
 # The evaluated turn's instruction the released files append to a line's last prompt (after the action)
 _SUFFIX = re.compile(r"\n\s*Please analyze the input above\b")
@@ -139,6 +143,8 @@ def _action(prompt: str, domain: str) -> Action:
         value = None
     if domain == "android" and (android := bench_android_action(text, value, raw)) is not None:
         return android
+    if isinstance(value, dict) and value.get("kind") in ACTION_KINDS and "name" not in value:
+        return _schema_action(value, raw)
     if isinstance(value, dict) and isinstance(value.get("name"), str):
         return tool_action(value["name"], value.get("arguments", value.get("parameters", {})), raw)
     if isinstance(value, list) and value and all(isinstance(v, dict) and "keystrokes" in v for v in value):
@@ -154,6 +160,24 @@ def _action(prompt: str, domain: str) -> Action:
     if domain == "terminal":
         return Action(kind="command", code=text, raw=raw)
     return Action(kind="code", code=text, raw=raw)
+
+
+def _schema_action(value: dict, raw: str) -> Action:
+    """An action in the schema's own JSON form (what an export writes for an action no form of the domain holds
+    whole: `{"kind": "command", "code": ...}`), read back field by field."""
+    fields = {}
+    for name in ("x", "y", "x2", "y2", "duration_s"):
+        if isinstance(value.get(name), (int, float)) and not isinstance(value.get(name), bool):
+            fields[name] = float(value[name])
+    for name in ("text", "direction", "tool_name", "code"):
+        if isinstance(value.get(name), str):
+            fields[name] = value[name]
+    if isinstance(value.get("keys"), list):
+        fields["keys"] = [str(k) for k in value["keys"]]
+    for name in ("element", "arguments"):
+        if value.get(name) is not None:
+            fields[name] = value[name] if isinstance(value[name], str) else dumps(value[name])
+    return Action(kind=value["kind"], raw=raw, **fields)
 
 
 def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
@@ -177,8 +201,9 @@ def _episode(domain: str, traj_id, line: dict, turns: list[int]) -> Episode:
         else:
             obs = None
     task = _TARGET_QUERY.search(prompts[0]) or _TASK.search(prompts[0])
+    answer = _REFERENCE_ANSWER.search(prompts[0])
     env = {"system_prompt": line.get("system_str"), "benchmark_id": traj_id, "evaluated_turns": sorted(turns),
-           "total_turns": line.get("total_turns"),
+           "total_turns": line.get("total_turns"), "reference_answer": answer.group(1).strip() if answer else None,
            "instruction_suffix": suffixes[0] if len(suffixes) == 1 else (suffixes or None)}
     return Episode(key=f"{domain}:{traj_id}", domain=episode_domain([s.action.tool_name for s in steps], domain)
                    if domain in ("mcp", "search") else domain, platform=platform, steps=steps,

@@ -52,7 +52,8 @@ from pipelines.options import ExportOptions, from_mapping
 from pipelines.runs import open_catalog
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
-from transforms.export import android_state, cpt, recipe as recipes, rl, sft, splits, trainer_configs
+from transforms.export import android_state, cpt, demonstrations, recipe as recipes, rl, sft, splits, trainer_configs, \
+    web_action
 from transforms.export.budget import TokenCounter
 from transforms.export.chat import TrajectoryRenderer
 from transforms.export.shell_screen import shell_screens
@@ -71,7 +72,8 @@ _TREE_SQL = ", ui_tree := CASE WHEN domain = 'android' THEN {obs}.ui_tree END"
 _STEPS_SQL = """
 SELECT episode_id, step_index, step_id, domain,
        struct_pack(kind := observation.kind, text := observation.text, url := observation.url,
-                   is_error := observation.is_error, exit_code := observation.exit_code{tree}) AS observation,
+                   is_error := observation.is_error, exit_code := observation.exit_code,
+                   width := observation.width, height := observation.height{tree}) AS observation,
        action,
        struct_pack(kind := final_observation.kind, text := final_observation.text,
                    is_error := final_observation.is_error, exit_code := final_observation.exit_code{final_tree})
@@ -109,6 +111,7 @@ def checked(options: ExportOptions) -> ExportOptions:
         raise ExportError(f"mix weights must be >= 0 ({', '.join(negative)})")
     try:
         recipe_of(options)
+        demonstrations.parse(options.demonstrations)
     except ValueError as e:
         raise ExportError(str(e)) from e
     return options
@@ -142,8 +145,9 @@ def recorded(options: ExportOptions) -> dict:
             del d[name]
     if d["targets"] == "real":  # recorded only when sampled, so an export of real targets is unchanged
         del d["targets"]
-    if d["android_state"] is None:  # recorded only when chosen (the default follows the format)
-        del d["android_state"]
+    for name in ("android_state", "web_action", "demonstrations"):  # recorded only when chosen (the default follows the format)
+        if d[name] is None:
+            del d[name]
     return d
 
 
@@ -272,6 +276,20 @@ def _file_list(lake: Lake, parts: list[str]) -> str:
     return ", ".join("'" + lake.uri(p).replace("'", "''") + "'" for p in parts)
 
 
+def _source_actions(android: bool, web: bool):
+    """`transitions.trajectories`' `action_text`: DroidBot's event text for DroidBot runs (`android`), BrowserGym
+    calls for web episodes (`web`); None when neither."""
+    if not (android or web):
+        return None
+
+    def action_text(domain: str, source_format: str | None):
+        if domain == "web":
+            return web_action.action_text(domain, source_format) if web else None
+        return android_state.action_text(domain, source_format) if android else None
+
+    return action_text
+
+
 def _group_steps(lake: Lake, parts: list[str], trees: bool = False) -> pa.Table:
     """A group's steps with the columns the transition view needs (screenshots unread; android view trees
     read with `trees`)."""
@@ -357,6 +375,10 @@ class RenderJob:
     branch_parts: list[str]  # read only with include_simulated
     no_change: frozenset = frozenset()  # step ids of dedup_no_change (the recipe's no-change filter)
     target_parts: list[str] = field(default_factory=list)  # `targets` parts, read only with --targets sampled
+    # --demonstrations: N and the candidates per domain to draw from, or the texts a file gives per domain
+    demo_count: int = 0
+    demo_pool: dict[str, list] = field(default_factory=dict)
+    demo_texts: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -374,6 +396,18 @@ class Rendered:
 @functools.lru_cache(maxsize=4)
 def _counter(tokenizer: str | None) -> TokenCounter:
     return TokenCounter(tokenizer)
+
+
+def _demonstrations(trajectory, job: RenderJob) -> str:
+    """The trajectory's `{demonstrations}`: the file's text for its domain, or N drawn from the pool."""
+    if job.demo_texts:
+        return job.demo_texts.get(trajectory.domain, "")
+    pool = job.demo_pool.get(trajectory.domain)
+    if not job.demo_count or not pool:
+        return ""
+    tools = [demonstrations.tool_of(turn.action) for turn in trajectory.turns]
+    chosen = demonstrations.choose(pool, trajectory.episode_id, tools, job.demo_count, job.config.seed)
+    return demonstrations.render(trajectory.domain, chosen)
 
 
 def render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
@@ -422,7 +456,9 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
 
     per_source = android_state.mode(config.kind, config.format, config.android_state) == "per-source"
     steps = _group_steps(lake, group["steps"], trees=per_source)
-    state_text, action_text = (android_state.state_text, android_state.action_text) if per_source else (None, None)
+    state_text = android_state.state_text if per_source else None
+    action_text = _source_actions(per_source, web_action.mode(config.kind, config.format, config.web_action)
+                                  == "browsergym")
     for trajectory in trajectories(steps, episodes, branches, state_text, action_text) if steps.num_rows else ():
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions
@@ -443,7 +479,7 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
             trajectory, before_screen = shell_screens(trajectory)
             if before_screen:
                 skipped["before_first_screen"] = skipped.get("before_first_screen", 0) + before_screen
-        renderer = TrajectoryRenderer(trajectory, counter)
+        renderer = TrajectoryRenderer(trajectory, counter, _demonstrations(trajectory, job))
         if config.max_tokens and renderer.system_tokens >= config.max_tokens:
             out.prompt_over_budget[trajectory.domain] = max(renderer.system_tokens,
                                                             out.prompt_over_budget.get(trajectory.domain, 0))
@@ -481,6 +517,7 @@ def plan_render(lake: Lake, cat: Catalog, dataset_ref: str, config: ExportOption
     job = RenderJob(lake.url, config, split_of, excluded,
                     version.parts.get("branches", []) if config.include_simulated else [], no_change,
                     version.parts.get("targets", []) if config.targets == "sampled" else [])
+    _add_demonstrations(job, lake, version.parts.get("steps", []))
     part_groups = datasets.part_groups(version) or [{"episodes": version.parts.get("episodes", []),
                                                      "steps": version.parts.get("steps", [])}]
     chosen = executors.choose(executor, ray_address, datasets.group_sizes(lake, part_groups), RENDER_BYTES_PER_S)
@@ -559,6 +596,72 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     for line in budget_warnings(manifest):
         log(line)
     return manifest
+
+
+def _add_demonstrations(job: RenderJob, lake: Lake, parts: list[str]) -> None:
+    """`--demonstrations`: the file's texts, or the pool N are drawn from (`_demonstration_pool`)."""
+    count, path = demonstrations.parse(job.config.demonstrations)
+    if path is not None:
+        try:
+            job.demo_texts = demonstrations.from_file(path)
+        except (ValueError, OSError) as e:
+            raise ExportError(str(e)) from e
+    elif count and (not job.config.domains or set(job.config.domains) & set(demonstrations.DOMAINS)):
+        job.demo_count = count
+        job.demo_pool = _demonstration_pool(lake, parts, job)
+
+
+_DEMO_SQL = """
+SELECT episode_id, step_id, domain, action, result FROM (
+    SELECT episode_id, step_id, domain, origin, action,
+           CASE WHEN lead(step_index) OVER w IS NULL THEN final_observation.text
+                ELSE lead(observation.text) OVER w END AS result
+    FROM read_parquet([{files}], union_by_name = true)
+    WHERE domain IN ({domains})
+    WINDOW w AS (PARTITION BY episode_id ORDER BY step_index))
+WHERE length(trim(result)) > 0 AND length(result) <= {max_chars} AND coalesce(origin, 'real') = 'real'
+"""
+
+
+def _demonstration_pool(lake: Lake, parts: list[str], job: RenderJob) -> dict[str, list]:
+    """Per domain with `{demonstrations}`, the candidate examples: the transitions of train-split trajectories
+    whose result is short, the PER_TOOL first by seeded hash of each (domain, tool), read in batches."""
+    import heapq
+
+    import duckdb
+
+    from catalog.object_store import attach
+
+    if not parts:
+        return {}
+    heaps: dict[tuple[str, str], list] = {}
+    con = duckdb.connect()
+    attach(con, lake.url)
+    try:
+        domains = ", ".join(f"'{d}'" for d in demonstrations.DOMAINS)
+        sql = _DEMO_SQL.format(files=_file_list(lake, parts), domains=domains, max_chars=demonstrations.MAX_RESULT_CHARS)
+        for batch in con.sql(sql).to_arrow_reader(10_000):
+            for row in batch.to_pylist():
+                episode = row["episode_id"]
+                if job.split_of.get(episode, "train") != "train" or episode in job.held_out:
+                    continue
+                action = row["action"] or {}
+                example = demonstrations.Example(episode, row["step_id"], demonstrations.tool_of(action), action,
+                                                 row["result"])
+                heap = heaps.setdefault((row["domain"], example.tool), [])
+                # keep the PER_TOOL smallest ranks: a max-heap of negated ranks
+                item = (-xxhash.xxh64_intdigest(f"{job.config.seed}\x1f{example.step_id}".encode()), example.step_id,
+                        example)
+                if len(heap) < demonstrations.PER_TOOL:
+                    heapq.heappush(heap, item)
+                elif item[:2] > heap[0][:2]:
+                    heapq.heapreplace(heap, item)
+    finally:
+        con.close()
+    pool: dict[str, list] = {}
+    for (domain, _), heap in sorted(heaps.items()):
+        pool.setdefault(domain, []).extend(example for _, _, example in sorted(heap, key=lambda i: i[1]))
+    return pool
 
 
 def _splits(lake: Lake, cat: Catalog, version: Version, config: ExportOptions

@@ -242,6 +242,14 @@ class ExportOptions:
                                              "DroidBot runs' actions as DroidBot's event text; default of sft "
                                              "agentworld and bench) or ours (the readers' text, JSONAction)",
                                        choices=("per-source", "ours"))
+    web_action: str | None = option(None, "web actions: browsergym (BrowserGym calls, `click('a51')`, "
+                                          "`mouse_click(x, y)` in pixels, the benchmark's form; default of sft "
+                                          "agentworld and bench) or json (the schema's JSON form)",
+                                    choices=("browsergym", "json"))
+    demonstrations: str | None = option(None, "the {demonstrations} of the mcp and swe prompts: N (N example tool "
+                                              "calls and results of the same domain from other trajectories of "
+                                              "the train split, its own tools first, chosen by --seed) or a JSON "
+                                              "file of domain -> text")
     # the data recipe (transforms/export/recipe.py); each step unset = the named recipe's default, or off
     recipe: str | None = option(None, "a named data recipe whose steps default on: agentworld (the "
                                       "Qwen-AgentWorld report's filters, CPT loss masking, prompt variants)",

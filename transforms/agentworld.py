@@ -7,6 +7,8 @@ system prompt defines it:
                own tools (recorded definitions, else the calls it made: never an empty list)
     user       ### Turn 1 / **Task Instruction:** (os, whose prompt lists it, and android, whose benchmark rows
                give it) / **Current State:** <first observation> / **Action:** + the action in the domain's form
+               (search: the first action followed by the `**Simulation Instruction:**`, where the trajectory
+               recorded a query or a reference answer)
     assistant  the observation after action 1 in the domain's answer form:
                android, web, os (their prompts demand it): `<predicted_observation>`...`</predicted_observation>`
                terminal, swe, mcp, search: `**Environment Observation:**` + the observation
@@ -36,7 +38,9 @@ shape the reference shows for the domain, nulls and `raw` dropped, pretty-printe
 - android: Android's JSONAction, as the benchmark's AndroidWorld rows give it (`{"action_type": "click",
   "index": 3}`, `input_text`, `navigate_back`...; a point in pixels of the screen the action acted on), when
   that form holds the whole action (`android_action`); else the generic form.
-- web (and any other case): the generic form: the struct's non-null fields in schema order
+- web: in the benchmark's layouts, BrowserGym calls (`transforms.browsergym_code`, given as each turn's
+  `action_text` by the export, fenced as text); else, or where no call says it, the generic form.
+- any other case: the generic form: the struct's non-null fields in schema order
   (`kind`, `x`, `y`, `x2`, `y2`, `text`, `keys`, `element`, `direction`, `tool_name`, `arguments`, `code`,
   `duration_s`), the JSON-string fields `element`/`arguments` parsed to objects, normalized coordinates
   rounded to 4 decimals (a tenth of a pixel on a 1000-pixel screen).
@@ -69,6 +73,11 @@ def _template(domain: str) -> str:
     if domain not in DOMAINS:
         raise ValueError(f"no AgentWorld system prompt for domain {domain!r} (domains: {', '.join(DOMAINS)})")
     return (PROMPTS_DIR / domain / "system_prompt.txt").read_text(encoding="utf-8")
+
+
+def system_prompt_template(domain: str) -> str:
+    """The domain's system prompt as the reference wrote it, placeholders unfilled."""
+    return _template(domain)
 
 
 def answer_in_block(domain: str) -> bool:
@@ -275,9 +284,11 @@ def action_block(action: dict, domain: str | None = None, screen: tuple[int, int
 
 
 def source_action_block(text: str) -> str:
-    """`**Action:**` and an action already in its source's own benchmark form (DroidBot's event text), fenced
-    as text, as the benchmark's rows fence it."""
-    return "**Action:**\n```text\n" + text + "\n```"
+    """`**Action:**` and an action already in its source's own benchmark form, fenced as the benchmark's rows
+    fence it: the phone tool's `<invoke name="phone">` call as xml, JSON (a benchmark row's JSONAction as the
+    row wrote it) as json, DroidBot's event text and BrowserGym calls as text."""
+    fence = "xml" if text.startswith("<invoke ") else "json" if text.startswith(("{", "[")) else "text"
+    return f"**Action:**\n```{fence}\n" + text + "\n```"
 
 
 def state_block(current_state: str | None) -> str:
@@ -305,6 +316,28 @@ def task_block(domain: str | None, task: str | None) -> str:
     return f"**Task Instruction:**\n{task}\n\n"
 
 
+def simulation_instruction(domain: str | None, query: str | None, answer: str | None) -> str:
+    """The search domain's `**Simulation Instruction:**` block (its prompt's optional third input, after the
+    tool call: the Target Query and the Reference Answer whose facts the simulated results must carry), to
+    follow the first turn's action; from what the trajectory recorded: its task as the query, a reference
+    answer its source recorded. Empty for other domains or when neither is."""
+    if domain != "search" or not (query or answer):
+        return ""
+    lines = ([f"Target Query: {query}"] if query else []) + ([f"Reference Answer: {answer}"] if answer else [])
+    return "\n\n**Simulation Instruction:**\n" + "\n".join(lines)
+
+
+def reference_answer(env: dict) -> str | None:
+    """The reference answer a source recorded for the trajectory's task: a benchmark row's (`reference_answer`,
+    read from its Simulation Instruction), an Inspect sample's `target` (one string, or several, one a line)."""
+    target = env.get("reference_answer")
+    if target is None and isinstance(env.get("inspect"), dict):
+        target = env["inspect"].get("target")
+    if isinstance(target, list):
+        target = "\n".join(str(t) for t in target if t is not None and str(t).strip())
+    return target if isinstance(target, str) and target.strip() else None
+
+
 def omitted_line(turns: int) -> str:
     """The line that opens a record whose `turns` oldest turns were trimmed (empty when none were)."""
     if turns <= 0:
@@ -317,6 +350,16 @@ def user_turn(turn: int, block: str, current_state: str | None = None, *, task: 
     `task_block`) before the state, and the `omitted_line` of `omitted` trimmed turns before the heading."""
     return omitted_line(omitted) + f"### Turn {turn}\n" + task + state_block(current_state) + block
 
+
+# The instruction the released AgentWorldBench lines append to the evaluated turn's prompt (after its action):
+# the text of the released rows (the dataset viewer's stored pages show its opening; the loader
+# ruyue0001/trace2env, written against the real files, `src/trace2env/atif.py` BENCHMARK_SUFFIX, the whole of it)
+EVALUATION_INSTRUCTION = (
+    "\n\nPlease analyze the input above and predict the realistic output/response that the environment would produce."
+    "\n\nRequirements:\n- Be precise and accurate in your prediction\n- Consider edge cases and error conditions"
+    "\n- Maintain state consistency with previous interactions in this session\n- Match the expected output format"
+    "\n\nFirst, think step by step to explain your reasoning. Then, provide the simulated environment observation "
+    "wrapped strictly within the <predicted_observation></predicted_observation> tags.")
 
 # A command that printed nothing (or a step with no observation) is shown as this line, the same in SFT
 # targets and history, RL ground truth and labeler requests, so a model learns one way to say "silent".

@@ -63,13 +63,20 @@ def _check_messages(domain: str, messages: list[dict], task_expected: bool) -> N
     assert numbers == list(range(1, len(users) + 1))
     for i, user in enumerate(users):
         action = user.split("**Action:**\n", 1)[1]
+        # search's Simulation Instruction follows the first action (the prompt's third input), nowhere else
+        action, instruction = (action.split("\n\n**Simulation Instruction:**\nTarget Query: ", 1) + [None])[:2]
+        assert instruction is None or (domain == "search" and i == 0), (domain, i)
         if domain == "os":
             assert action.startswith("```python\n") and action.endswith("\n```")
-        elif domain == "android" and action.startswith("```text\n"):
-            # a DroidBot source's action as DroidBot's event text, as the benchmark's DroidBot rows give it: the
-            # reader of those rows reads it as a known action
-            body = action[len("```text\n"):-len("\n```")]
+        elif domain == "android" and action.startswith(("```text\n", "```xml\n")):
+            # a DroidBot source's action as DroidBot's event text, as the benchmark's DroidBot rows give it (and
+            # a benchmark phone-tool row's `<invoke name="phone">`, as it gave it): the reader of those rows reads
+            # it as a known action
+            body = action.split("\n", 1)[1][:-len("\n```")]
             assert action.endswith("\n```") and bench_android_action(body, None, body) is not None, body
+        elif domain == "web" and action.startswith("```text\n"):
+            # a BrowserGym call, the benchmark's web action form: one call, `name(args)`
+            assert re.fullmatch(r"```text\n[a-z_]+\(.*\)\n```", action, re.S), action
         else:
             assert action.startswith("```json\n") and action.endswith("\n```")
             value = json.loads(action[len("```json\n"):-len("\n```")])

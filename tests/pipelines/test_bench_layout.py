@@ -17,6 +17,7 @@ from pipelines.runner import run_ingest
 from pipelines.runs import open_catalog
 from tests.conftest import REPO, SAMPLES
 from transforms import agentworld
+from transforms.browsergym_code import browsergym_call
 
 LAYOUTS = REPO / "tests" / "transforms" / "export" / "golden" / "bench_layout"
 SECTION = re.compile(r"^\*\*([A-Z][A-Za-z ]+):\*\*$", re.M)
@@ -62,6 +63,12 @@ def _sections(prompt: str) -> list[str]:
     return [s for s in SECTION.findall(head) if s != "Current Phone State"] + ["Action"]
 
 
+def _after_action(prompt: str) -> list[str]:
+    """The section headers after the action's fence (the evaluation instruction left out)."""
+    tail = prompt.replace(agentworld.EVALUATION_INSTRUCTION, "").partition("**Action:**\n")[2]
+    return SECTION.findall(tail.split("\n```", 1)[-1])
+
+
 def _matches(found: list[str], expected: list[str]) -> bool:
     """`found` is `expected` with the optional sections (marked `?`) present or not, in order."""
     pattern = "".join(f"({re.escape(s[:-1])}\\n)?" if s.endswith("?") else f"{re.escape(s)}\\n" for s in expected)
@@ -79,9 +86,13 @@ def test_one_record_per_domain_follows_the_benchmark_layout(records, domain):
     assert _matches(_sections(prompts[0]), first), (domain, _sections(prompts[0]))
     for prompt in prompts[1:]:
         assert _matches(_sections(prompt), layout["later_turns"]), (domain, _sections(prompt))
+    # what follows the action (search's Simulation Instruction, in turn 1 only)
+    assert _matches(_after_action(prompts[0]), layout.get("first_turn_after_action", [])), domain
+    assert not any(_after_action(p) for p in prompts[1:]), domain
     excused = any("action form" in d["what"] for d in layout["differences"])
+    fences = layout["benchmark_action_fences"] + [f for d in layout["differences"] for f in d.get("ours_action_fences", [])]
     for prompt in prompts:
-        assert FENCE.search(prompt).group(1) in layout["benchmark_action_fences"] or excused, domain
+        assert FENCE.search(prompt).group(1) in fences or excused, domain
     assert all(r.startswith(agentworld.OBSERVATION_MARKER + "\n") for r in record["response"])
 
 
@@ -125,3 +136,52 @@ def test_terminal_records_show_the_shell_screen(lake, records, tmp_path):
                                                    "test_dir\n\n**Action:**") for r in first)
     _bench(lake, tmp_path / "out")
     assert json.loads((tmp_path / "out" / "manifest.json").read_text())["skipped"]["before_first_screen"] >= 1
+
+
+def test_web_actions_are_browsergym_calls_where_one_says_them(lake, records):
+    """Every web action is a BrowserGym call fenced as text, the benchmark's form, but the Playwright API calls
+    that are no browser action (kept in the schema's JSON form, as the web golden lists)."""
+    web = [r for r in records if r["task"] == "web"]
+    formats = {}
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        for episode, source_format in cat.con.execute("SELECT episode_id, source_format FROM episodes").fetchall():
+            formats[episode] = source_format
+    actions = {}
+    for record in web:
+        for turn, prompt in enumerate(record["prompt"]):
+            body = prompt.split("**Action:**\n", 1)[1]
+            actions[(record["source_id"].split(":")[0], turn)] = body
+    calls = {formats[e] for (e, _), body in actions.items() if body.startswith("```text\n")}
+    assert calls >= {"browsergym", "playwright_trace", "browser_use"}, calls
+    for (episode, _), body in actions.items():
+        if body.startswith("```json\n"):
+            value = json.loads(body[len("```json\n"):body.index("\n```")])
+            assert value["kind"] == "code" and browsergym_call(value) is None, (formats[episode], value)
+        else:
+            assert re.fullmatch(r"```text\n[a-z_]+\(.*\)\n```(\n\n.*)?", body, re.S), body
+
+
+def test_each_line_asks_what_the_released_lines_ask_and_reads_back_as_its_trajectory(records, tmp_path):
+    """The evaluated turn's prompt ends with the released lines' evaluation instruction (`current_prompt`, the
+    judge's, without it); the benchmark's reader folds a trajectory's lines into one episode with all its turns,
+    nothing quarantined, as it does the released files."""
+    for record in records:
+        k = record["turn_idx"]
+        assert record["prompt"][k - 1] == record["current_prompt"] + agentworld.EVALUATION_INSTRUCTION
+        assert not any(agentworld.EVALUATION_INSTRUCTION in p for i, p in enumerate(record["prompt"]) if i != k - 1)
+    path = tmp_path / "lines" / "bench_test.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    lake = str(tmp_path / "lake")
+    result = run_ingest(definition.load("ingest-all"), lake, [str(path.parent)], progress=False, log=lambda line: None)
+    trajectories = {}
+    for record in records:
+        trajectories[record["id"]] = max(trajectories.get(record["id"], 0), len(record["prompt"]))
+    assert result.status == "success"
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        steps = dict(cat.con.execute("SELECT CAST(json_extract(e.env, '$.benchmark_id') AS BIGINT), count(*) "
+                                     "FROM episodes e JOIN steps s USING (episode_id) GROUP BY 1").fetchall())
+        rules = [r[0] for r in cat.con.execute("SELECT rule FROM quarantine").fetchall()]
+    # no line conflicts with its trajectory's others, and every action reads back as one its domain uses (an
+    # action in the schema's own form, such as an android shell command, too)
+    assert rules == [] and steps == trajectories

@@ -15,6 +15,7 @@ from pipelines.runner import run_ingest
 from tests import goldens
 from tests.conftest import SAMPLES
 from tests.transforms.export.lakes import branch_row, commit_dataset, episode_row, step_row
+from transforms import agentworld
 
 RUN = SAMPLES / "android" / "droidbot-run"
 GOLDEN = Path(__file__).resolve().parent.parent / "transforms" / "export" / "golden"
@@ -133,7 +134,10 @@ def test_trl_swift_sharegpt_and_bench_shapes(droidbot, tmp_path):
     bench = _load(out, m)
     second = bench[1]
     assert second["task"] == "android" and second["turn_idx"] == 2 and second["total_turns"] == 3
-    assert second["current_prompt"] == second["prompt"][1] and isinstance(second["id"], int)
+    # the evaluated prompt ends with the released lines' evaluation instruction; `current_prompt` (the judge's)
+    # is the turn without it; one id per trajectory, as in the released files
+    assert second["prompt"][1] == second["current_prompt"] + agentworld.EVALUATION_INSTRUCTION
+    assert isinstance(second["id"], int) and len({r["id"] for r in bench}) == 1
     # the benchmark's own format: the marker in every domain (its evaluation strips it from the ground truth)
     assert all(r.startswith("**Environment Observation:**\n") for r in second["response"])
 

@@ -35,13 +35,16 @@ class Sample:
 class TrajectoryRenderer:
     """Renders the transitions of one trajectory; `sample(t)` is one SFT/RL sample."""
 
-    def __init__(self, trajectory: Trajectory, counter: TokenCounter):
+    def __init__(self, trajectory: Trajectory, counter: TokenCounter, demonstrations: str = ""):
         self.trajectory, self.counter = trajectory, counter
         domain = trajectory.domain
         turns = trajectory.turns
         self.system = agentworld.system_prompt(
-            domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]))
+            domain, agentworld.prompt_tools(trajectory.tools, [turn.action for turn in turns]), demonstrations)
         self.task = agentworld.task_block(domain, trajectory.task)
+        # search's Simulation Instruction, after the trajectory's first action (its prompt's input order)
+        self.instruction = agentworld.simulation_instruction(domain, trajectory.task,
+                                                             agentworld.reference_answer(trajectory.env))
         # Every sample of the trajectory repeats its earlier turns: render each action once, here.
         self._blocks = [agentworld.source_action_block(turn.action_text) if turn.action_text
                         else agentworld.action_block(turn.action, domain, turn.screen) for turn in turns]
@@ -51,7 +54,8 @@ class TrajectoryRenderer:
         # GUI domains show the state before every action; the others before the record's first one only
         self.every_state = agentworld.state_every_turn(domain)
         # the untrimmed record's user messages, shared by every sample that keeps the whole history
-        self.users = [agentworld.user_turn(i + 1, block, self.states[0] if i == 0 else self._turn_state(i),
+        self.users = [agentworld.user_turn(i + 1, block + self.instruction if i == 0 else block,
+                                           self.states[0] if i == 0 else self._turn_state(i),
                                            task=self.task if i == 0 else "") for i, block in enumerate(self._blocks)]
         self._system_message = {"role": "system", "content": self.system}
         self._history = []
@@ -84,7 +88,8 @@ class TrajectoryRenderer:
         turns show none) the state."""
         state = None if self.every_state and first > 0 else self.states[first]
         return (agentworld.omitted_line(first) + (self.task if task else "")
-                + (agentworld.state_block(state) if state is not None else ""))
+                + (agentworld.state_block(state) if state is not None else "")
+                + (self.instruction if task and first == 0 else ""))
 
     def user(self, i: int, first: int, task: bool = True) -> str:
         """The user message of turn i in a record whose first turn is `first`: numbered from 1; the first one

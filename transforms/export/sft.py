@@ -15,9 +15,13 @@
   recorded and admissible; `turn_idx` is 1-based into them. Responses carry the `**Environment
   Observation:**` marker in every domain, as the benchmark's own data does (its evaluation strips that
   marker from the ground truth; GUI answers in the training form would reach its judge with their tags).
+  The evaluated turn's prompt ends with the evaluation instruction the released lines append to it
+  (`agentworld.EVALUATION_INSTRUCTION`, or the one a benchmark line read back recorded), so the world model
+  is asked what the released lines ask; `current_prompt` is the turn without it, as theirs is.
 
 Every record also carries `origin` (real, or the most synthetic origin it touches) and a string id of the
-acting step (`id`; `source_id` in `bench`, whose `id` is an integer by the reference's format).
+acting step (`id`; `source_id` in `bench`, whose `id` is an integer by the reference's format, one per
+trajectory as in the released files).
 """
 
 from __future__ import annotations
@@ -62,9 +66,16 @@ def sharegpt_record(sample: Sample, renderer: TrajectoryRenderer, admissible=Non
     return {"conversations": conversations, "system": sample.messages[0]["content"], **_meta(sample)}
 
 
-def bench_id(step_id: str) -> int:
+def bench_id(step_id: str) -> int:  # a step's or a trajectory's id
     """A stable positive 63-bit integer id, as the reference's `id` field is an int."""
     return xxhash.xxh64_intdigest(step_id.encode()) & ((1 << 63) - 1)
+
+
+def evaluation_instruction(env: dict) -> str:
+    """The instruction a bench line's evaluated prompt ends with: the one the episode's benchmark line carried
+    (`env.instruction_suffix`, a line read back from the benchmark), else the released lines' own."""
+    recorded = env.get("instruction_suffix")
+    return recorded if isinstance(recorded, str) and recorded.strip() else agentworld.EVALUATION_INSTRUCTION
 
 
 def bench_record(sample: Sample, renderer: TrajectoryRenderer, admissible=None) -> dict:
@@ -76,9 +87,14 @@ def bench_record(sample: Sample, renderer: TrajectoryRenderer, admissible=None) 
         last += 1
     prompts = [renderer.user(i, k) for i in range(k, last + 1)]
     responses = [agentworld.observation_turn(trajectory.turns[i].observation) for i in range(k, last + 1)]
+    current = prompts[t - k]
+    prompts[t - k] = current + evaluation_instruction(trajectory.env)
     meta = _meta(sample)
-    return {"task": trajectory.domain, "id": bench_id(meta["id"]), "prompt": prompts, "response": responses,
-            "current_prompt": prompts[t - k], "system_str": sample.messages[0]["content"],
+    # one id per trajectory, as the released lines have (a line is told apart by its `turn_idx`): the benchmark's
+    # reader folds a trajectory's lines into one episode by it
+    return {"task": trajectory.domain, "id": bench_id(trajectory.trajectory_id), "prompt": prompts,
+            "response": responses,
+            "current_prompt": current, "system_str": sample.messages[0]["content"],
             "turn_idx": t - k + 1, "total_turns": len(prompts), "source_id": meta["id"], "origin": meta["origin"]}
 
 

@@ -214,7 +214,7 @@ def trajectories(steps: pa.Table, episodes: dict[str, dict], branches: dict[str,
     episode id then line. `episodes` maps episode_id -> episode row (EPISODE_COLUMNS); `branches` maps
     episode_id -> its rows of `branches` (BRANCH_COLUMNS): each is a line of its own. `state_text(domain,
     source_format)`: how that source's observations are shown (None: their text); `action_text(domain,
-    source_format)`, with it: how its actions are (None: the domain's form)."""
+    source_format)`: how its actions are (None: the domain's form)."""
     steps = steps.select(STEP_COLUMNS)
     steps = steps.take(pc.sort_indices(steps, [("episode_id", "ascending"), ("step_index", "ascending")]))
     rows = steps.to_pylist()
@@ -228,10 +228,8 @@ def trajectories(steps: pa.Table, episodes: dict[str, dict], branches: dict[str,
         episode = episodes.get(episode_id, {})
         env = orjson.loads(episode["env"]) if episode.get("env") else {}
         domain = episode.get("domain") or rows[i]["domain"]
-        text, act = _text, None
-        if state_text:
-            text = state_text(domain, episode.get("source_format")) or _text
-            act = action_text(domain, episode.get("source_format")) if action_text else None
+        text = (state_text(domain, episode.get("source_format")) if state_text else None) or _text
+        act = action_text(domain, episode.get("source_format")) if action_text else None
         for line, start, line_rows in _episode_lines(rows[i:j], branches.get(episode_id, [])):
             first_state, first_id, first_origin, turns, url = _line(line_rows, text, act)
             yield Trajectory(
