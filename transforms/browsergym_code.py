@@ -21,7 +21,9 @@ import json
 
 # the element fields that name an element as BrowserGym's `bid` does: BrowserGym's own id, browser-use's
 # highlight index, WebVoyager's set-of-marks label
-_ID_FIELDS = ("bid", "highlight_index", "index", "label")
+# the element id each source records: BrowserGym's bid, browser-use's index, a Set-of-Mark label, WebArena's
+# accessibility-tree node id (its `click [id]` names the node as a bid does)
+_ID_FIELDS = ("bid", "highlight_index", "index", "label", "id")
 # schema key names -> the names Playwright's keyboard (BrowserGym's `keyboard_press`) takes
 _KEY_NAMES = {"ctrl": "Control", "control": "Control", "cmd": "Meta", "meta": "Meta", "command": "Meta",
               "alt": "Alt", "option": "Alt", "shift": "Shift", "enter": "Enter", "return": "Enter", "tab": "Tab",
