@@ -196,7 +196,8 @@ class _RealPaths:
 
     def __init__(self, root: str | None):
         self.root = os.path.realpath(root) if root else None
-        self._dirs: dict[str, str] = {}
+        self._given = root.rstrip("/") if root else None
+        self._dirs: dict[str, str] = {self._given: self.root} if root and self._given else {}
 
     def outside(self, path: str, st: os.stat_result) -> str | None:
         """Where `path` (whose lstat is `st`) leads when that is outside the root, else None."""
@@ -208,10 +209,18 @@ class _RealPaths:
         return self.target_outside(os.path.join(self.folder(folder), name))
 
     def folder(self, path: str) -> str:
-        """`path` (a folder) resolved, once per folder."""
-        if path not in self._dirs:
-            self._dirs[path] = os.path.realpath(path)
-        return self._dirs[path]
+        """`path` (a folder) resolved, once per folder: below the root, from its parent's resolution when its
+        own name is no link (one lstat, not one a component of the whole path)."""
+        found = self._dirs.get(path)
+        if found is None:
+            parent, name = os.path.split(path)
+            if (self._given and parent.startswith(self._given) and name not in ("", ".", "..")
+                    and not os.path.islink(path)):
+                found = os.path.join(self.folder(parent), name)
+            else:
+                found = os.path.realpath(path)
+            self._dirs[path] = found
+        return found
 
     def target_outside(self, target: str) -> str | None:
         """`target` (a resolved path) when it is outside the root, else None."""
@@ -398,8 +407,11 @@ class Source:
         return Stream(raw, rel or path, self.budgets.file_bytes, self._digest)
 
     def _real_paths(self) -> _RealPaths:
-        if self._real is None:
-            self._real = _RealPaths(self.root)
+        if self._real is None:  # one per input root for the units of a task (`shared`): resolved once
+            key = ("real paths", self.root)
+            if key not in self.shared:
+                self.shared[key] = _RealPaths(self.root)
+            self._real = self.shared[key]
         return self._real
 
     def size(self, path: str) -> int | None:
