@@ -26,6 +26,7 @@ know is kept as a `command` step with the event's text and its raw record, and a
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import posixpath
 import re
 from typing import Iterator
@@ -76,7 +77,12 @@ def units(files: list[str], head) -> list[str]:
 
 def _time(tag) -> dt.datetime | None:
     """A DroidBot tag (`2021-12-06_204452`, local time) as a naive datetime, for ordering and distances."""
-    m = _TAG.match(tag) if isinstance(tag, str) else None
+    return _str_time(tag) if isinstance(tag, str) else None
+
+
+@functools.lru_cache(maxsize=4096)  # an event, the state it acted on and its screenshot share a tag: parsed once
+def _str_time(tag: str) -> dt.datetime | None:
+    m = _TAG.match(tag)
     if not m:
         return None
     text = m.group(1)
