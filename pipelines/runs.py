@@ -37,26 +37,41 @@ def catalog_path(lake: Lake, explicit: str | None = None) -> str:
     return os.path.join(lake.root, "catalog.duckdb")
 
 
-# catalog path -> the connection the run in this process keeps (None until a step opens it, or after it is
-# released); a path is here only while a run of this process holds the lake's lock
-_HELD: dict[str, Catalog | None] = {}
+class _Held:
+    """The connection a run of this process keeps for one catalog (None until a step opens it, or after it is
+    released), and how many steps' `with` blocks have it now (it is not closed under them)."""
+
+    def __init__(self):
+        self.cat: Catalog | None = None
+        self.lent = 0
+
+    def close(self) -> None:
+        if self.cat is not None:
+            cat, self.cat = self.cat, None
+            cat.close()
+
+
+# catalog path -> what a run of this process keeps of it; a path is here only while the run holds the lake's lock
+_HELD: dict[str, _Held] = {}
 
 
 class _Lent:
     """The run's connection lent to one step: `with` gives the Catalog and leaves it open."""
 
-    def __init__(self, cat: Catalog):
-        self.cat = cat
+    def __init__(self, held: _Held):
+        self.held = held
 
     def __getattr__(self, name):
-        return getattr(self.cat, name)
+        return getattr(self.held.cat, name)
 
     def __enter__(self) -> Catalog:
-        return self.cat
+        self.held.lent += 1
+        return self.held.cat
 
     def __exit__(self, kind, *exc) -> None:
-        if kind is not None:  # a failed step may leave a transaction open: closed, as its own connection was
-            release_catalog()
+        self.held.lent -= 1
+        if kind is not None and not self.held.lent:  # a failed step may leave a transaction open: closed, as
+            self.held.close()  # its own connection was
 
     def close(self) -> None:
         pass
@@ -67,30 +82,29 @@ def open_catalog(lake: Lake, explicit: str | None = None, read_only: bool = Fals
     writing on first use; it serves read-only steps too), kept open when the block ends."""
     root = lake.root if lake.is_local else lake.url
     path = catalog_path(lake, explicit)
-    if path not in _HELD:
+    held = _HELD.get(path)
+    if held is None:
         return Catalog(path, root, read_only=read_only)
-    if _HELD[path] is None:
-        _HELD[path] = Catalog(path, root)
-    return _Lent(_HELD[path])  # type: ignore[return-value]
+    if held.cat is None:
+        held.cat = Catalog(path, root)
+    return _Lent(held)  # type: ignore[return-value]
 
 
 def release_catalog() -> None:
-    """Close the connections runs of this process keep (the next step opens one again): before long work."""
-    for path, cat in list(_HELD.items()):
-        if cat is not None:
-            _HELD[path] = None
-            cat.close()
+    """Close the connections runs of this process keep (the next step opens one again): before long work. One
+    a step's `with` block has now stays open (the step uses it after its long work, as it used its own)."""
+    for held in _HELD.values():
+        if not held.lent:
+            held.close()
 
 
 @contextmanager
 def _holding(path: str) -> Iterator[None]:
-    _HELD[path] = None
+    _HELD[path] = _Held()
     try:
         yield
     finally:
-        cat = _HELD.pop(path)
-        if cat is not None:
-            cat.close()
+        _HELD.pop(path).close()
 
 
 @dataclass
