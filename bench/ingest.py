@@ -8,8 +8,10 @@ On one synthetic DroidBot corpus (bench/android_corpus.py, the bundled run's sha
 - ingest: `pipelines run ingest-android` in-process (one core, like the limit), from planning to catalog;
 after one warm-up pass of each (page cache, imports), interleaved repeats, and prints wall-clock and CPU-time
 medians and the ratio ingest/limit; then the work ingest must do that the limit leaves out (screen text, content
-digest, secret scan), each timed alone, and the ceiling it sets on that ratio. Then local Ray on all cores, and peak RSS of an ingest process on the corpus and on twice the
-corpus: with a fixed task size it must stay flat.
+digest, secret scan), each timed alone, and the ceiling it sets on that ratio. The machine's load is printed
+beside every rate (a shared machine slows both sides, not always alike); `--profile N` adds the N functions
+with the most own time in one profiled ingest. Then local Ray on all cores, and peak RSS of an ingest process
+on the corpus and on twice the corpus: with a fixed task size it must stay flat.
 """
 
 from __future__ import annotations
@@ -159,6 +161,28 @@ def ingest_once(root: Path, lake: Path, executor: str = "local") -> None:
     assert result.status == "success" and result.quarantined == 0, result.messages[:3]
 
 
+def profile_shares(root: Path, lake: Path, top: int) -> str:
+    """One ingest under cProfile: the `top` functions by their own time, each as a share of the whole, and the
+    same for the time spent under them (cumulative). cProfile slows calls, not C work: Python-heavy functions
+    weigh more here than in wall time; compare profiles with each other, not with the rates above."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.runcall(ingest_once, root, lake)
+    stats = pstats.Stats(profiler).stats  # (file, line, name) -> (calls, primitive, own, cumulative, callers)
+    total = sum(own for _, _, own, _, _ in stats.values())
+
+    def name(key) -> str:
+        path, line, func = key
+        return f"{func} ({os.path.relpath(path, REPO) if path.startswith(str(REPO)) else os.path.basename(path)}:{line})"
+
+    lines = [f"profile of one ingest ({total:.2f} s under cProfile): own time share, then time under it"]
+    for key, (_, calls, own, cum, _) in sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]:
+        lines.append(f"  {100 * own / total:5.1f} %  {100 * cum / total:5.1f} %  {calls:>9,d}  {name(key)}")
+    return "\n".join(lines)
+
+
 def peak_rss_mb(root: Path, lake: Path, task_mb: float) -> float:
     """Peak RSS of a fresh ingest process (in-process executor, fixed task size)."""
     shutil.rmtree(lake, ignore_errors=True)
@@ -178,6 +202,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--task-mb", type=float, default=32, help="task size for the memory check")
     parser.add_argument("--cache", default=str(REPO / "bench" / "out"), help="where corpora are generated")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also profile one ingest (cProfile) and print the N functions with the most own time")
     args = parser.parse_args()
 
     cache = Path(args.cache)
@@ -186,19 +212,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=cache) as scratch:
         scratch = Path(scratch)
         limit_once(root, scratch), ingest_once(root, scratch / "lake")  # warm-up: page cache, imports
-        limits, ours = [], []
+        limits, ours, loads = [], [], []
         for i in range(args.repeats):  # interleaved, so machine noise hits both alike
             limits.append(timed(limit_once, root, scratch))
             ours.append(timed(ingest_once, root, scratch / "lake"))
+            loads.append(os.getloadavg()[0])
             print(f"  repeat {i + 1}: limit {size / 1e6 / limits[-1][0]:6.1f} MB/s   "
-                  f"ingest {size / 1e6 / ours[-1][0]:6.1f} MB/s")
+                  f"ingest {size / 1e6 / ours[-1][0]:6.1f} MB/s   (load {loads[-1]:.2f})")
         mb = size / 1e6
+        load = f"load {statistics.median(loads):.2f} on {os.cpu_count()} CPUs (1-min average, median of the repeats)"
         for label, k in (("wall", 0), ("CPU", 1)):
             limit_rate = mb / statistics.median(t[k] for t in limits)
             our_rate = mb / statistics.median(t[k] for t in ours)
             print(f"{label:4s} limit (orjson parse + zstd Parquet write, 1 core) {limit_rate:7.1f} MB/s   "
                   f"ingest-android in-process {our_rate:7.1f} MB/s   ratio {our_rate / limit_rate:.2f} "
-                  "(the ceiling below bounds it)")
+                  f"(the ceiling below bounds it; {load})")
+        if args.profile:
+            print(profile_shares(root, scratch / "lake", args.profile))
 
         beyond = [work_beyond_limit(root) for _ in range(args.repeats)]
         extra = {k: statistics.median(b[k] for b in beyond) for k in beyond[0]}

@@ -5,9 +5,9 @@
 Builds synthetic DroidBot corpora (bench/android_corpus.py) of MB, 2 x MB and 4 x MB, ingests each into its own
 lake with a fixed task size, then runs each later command on it in a fresh process and prints that process's
 peak RSS (VmHWM, `bench/peak.py`), one row per command, with the ratio of the largest dataset's peak to the smallest's
-(1.0: flat; 4.0: grows with the data). An export's part size is its shard as well as the part group: a
-Parquet shard (cpt text, sft trl, rl verl) is built in memory, so the exports run with `--shard-mb 8` here
-(with the default 256 MB, their peak grows with the data until the first shard fills).
+(1.0: flat; 4.0: grows with the data). The exports run with `--shard-mb 8` (a Parquet shard, cpt text, sft trl
+or rl verl, is written in row groups of 8 MB of records as it fills, so its size no longer sets the peak: with
+the default 256 MB the peak stays flat too).
 """
 
 from __future__ import annotations

@@ -196,7 +196,8 @@ class _RealPaths:
 
     def __init__(self, root: str | None):
         self.root = os.path.realpath(root) if root else None
-        self._dirs: dict[str, str] = {}
+        self._given = root.rstrip("/") if root else None
+        self._dirs: dict[str, str] = {self._given: self.root} if root and self._given else {}
 
     def outside(self, path: str, st: os.stat_result) -> str | None:
         """Where `path` (whose lstat is `st`) leads when that is outside the root, else None."""
@@ -208,10 +209,18 @@ class _RealPaths:
         return self.target_outside(os.path.join(self.folder(folder), name))
 
     def folder(self, path: str) -> str:
-        """`path` (a folder) resolved, once per folder."""
-        if path not in self._dirs:
-            self._dirs[path] = os.path.realpath(path)
-        return self._dirs[path]
+        """`path` (a folder) resolved, once per folder: below the root, from its parent's resolution when its
+        own name is no link (one lstat, not one a component of the whole path)."""
+        found = self._dirs.get(path)
+        if found is None:
+            parent, name = os.path.split(path)
+            if (self._given and parent.startswith(self._given) and name not in ("", ".", "..")
+                    and not os.path.islink(path)):
+                found = os.path.join(self.folder(parent), name)
+            else:
+                found = os.path.realpath(path)
+            self._dirs[path] = found
+        return found
 
     def target_outside(self, target: str) -> str | None:
         """`target` (a resolved path) when it is outside the root, else None."""
@@ -264,8 +273,32 @@ def _open_local(path: str, rel: str, limit: int, real: _RealPaths) -> tuple[int,
     return fd, st.st_size
 
 
-def _read_local(path: str, rel: str, limit: int, real: _RealPaths) -> bytes:
-    fd, size = _open_local(path, rel, limit, real)
+def _open_listed(path: str, rel: str, limit: int) -> tuple[int, int]:
+    """(open fd, size) of a file its folder's listing found a plain regular file (no link) in a folder inside
+    the input: the folder's checks hold for it, so no lstat and no path resolving; what can change since the
+    listing is refused at open (O_NOFOLLOW: now a link; fstat: now not a regular file; O_NONBLOCK: a FIFO
+    does not wait), as `_open_local` refuses it after its lstat."""
+    name = rel or path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise SourceError("not_a_regular_file", f"{name}: became a link while read; not read", name) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError("not_a_regular_file", f"{name}: {_file_kind(st)}; not read", name)
+        if st.st_size > limit:
+            raise _too_large(name, st.st_size, limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def _read_local(path: str, rel: str, limit: int, real: _RealPaths, listed: bool = False) -> bytes:
+    fd, size = _open_listed(path, rel, limit) if listed else _open_local(path, rel, limit, real)
     try:
         data = os.read(fd, size + 1)
         if len(data) == size:  # the usual case: one read returns the whole file
@@ -333,6 +366,9 @@ class Source:
     _digest: "hashlib._Hash" = field(default_factory=hashlib.sha256, repr=False)
     _listings: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
     _real: _RealPaths | None = field(default=None, repr=False)
+    # paths of the files listings found plain regular files (no link) in folders inside the input: read
+    # without their own checks (`_open_listed`)
+    _plain: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self):
         if self.root is None and isinstance(self.fs, LocalFileSystem):
@@ -371,8 +407,11 @@ class Source:
         return Stream(raw, rel or path, self.budgets.file_bytes, self._digest)
 
     def _real_paths(self) -> _RealPaths:
-        if self._real is None:
-            self._real = _RealPaths(self.root)
+        if self._real is None:  # one per input root for the units of a task (`shared`): resolved once
+            key = ("real paths", self.root)
+            if key not in self.shared:
+                self.shared[key] = _RealPaths(self.root)
+            self._real = self.shared[key]
         return self._real
 
     def size(self, path: str) -> int | None:
@@ -382,7 +421,7 @@ class Source:
     def _read(self, path: str, rel: str, digest: bool = True) -> bytes:
         try:
             if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
-                data = _read_local(path, rel, self.budgets.file_bytes, self._real_paths())
+                data = _read_local(path, rel, self.budgets.file_bytes, self._real_paths(), path in self._plain)
             else:
                 size = self.fs.size(path)
                 if size is not None and size > self.budgets.file_bytes:
@@ -433,6 +472,7 @@ class Source:
         if not os.path.isdir(base) or real.target_outside(real.folder(base)) is not None:
             return []
         names = []
+        prefix = base.rstrip("/") + "/"
         with os.scandir(base) as entries:
             for entry in entries:
                 if entry.is_symlink():
@@ -440,9 +480,12 @@ class Source:
                         continue
                     if entry.is_dir() or (entry.is_file() and regular_file(self.root, entry.path)[1] is None):
                         names.append(entry.name)
-                elif (entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False)) \
-                        and utf8_name(entry.name):
-                    names.append(entry.name)  # the directory entry's type says so: no stat a name
+                elif utf8_name(entry.name):  # the directory entry's type says what it is: no stat a name
+                    if entry.is_file(follow_symlinks=False):
+                        names.append(entry.name)
+                        self._plain.add(prefix + entry.name)
+                    elif entry.is_dir(follow_symlinks=False):
+                        names.append(entry.name)
         return names
 
     def sha256(self) -> str:

@@ -163,7 +163,11 @@ def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", 
     """`fn(item, *shared)` for every item: yields (index, item, result, None) or (index, item, None, error
     line) as each finishes (in item order in-process, in completion order on Ray, each task asking for
     `resources`). A failed item does not stop the others; the caller decides what a failure means. With
-    `log`, a run on Ray ends with the placement line."""
+    `log`, a run on Ray ends with the placement line. The run's catalog connection is closed first
+    (`release_catalog`): the items are the long work, and another process may query the catalog meanwhile."""
+    from pipelines.runs import release_catalog
+
+    release_catalog()
     fn = _releasing(fn)
     if executor == "local":
         for i, item in enumerate(items):
@@ -256,6 +260,9 @@ def run_ordered(fn: Callable, items: list[Item], *shared, executor: str = "local
 
 def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_address: str | None, window: int,
              what: str, name: Callable[[Item], str], placements: Placements) -> Iterator:
+    from pipelines.runs import release_catalog
+
+    release_catalog()  # as run_each does
     fn = _releasing(fn)
     if executor == "local":
         for item in items:

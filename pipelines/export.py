@@ -29,7 +29,6 @@ import dataclasses
 import functools
 import gc
 import hashlib
-import io
 import os
 import posixpath
 import shutil
@@ -49,6 +48,7 @@ from pipelines import executor as executors
 from pipelines.datasets import resolve
 from pipelines.lake import Lake
 from pipelines.options import ExportOptions, from_mapping
+from pipelines.parquet_shard import ROW_GROUP_BYTES, ParquetShard
 from pipelines.runs import open_catalog
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
@@ -165,20 +165,25 @@ class _Shard:
 class _ShardWriter:
     """Writes the records of one split (and domain, for per-domain layouts) into shards, starting a new
     shard whenever the row or byte cap (counted in JSON-line bytes) is reached. JSONL lines stream into a
-    temporary file as they come; Parquet records are buffered and written as one table per shard. A shard
+    temporary file as they come; Parquet records go into it in row groups (`pipelines.parquet_shard`). A shard
     gets its final name only when complete, so readers never see a partial one."""
 
     def __init__(self, out: Lake, name: Callable[[int], str], file_type: str, split: str, domain: str | None,
                  max_rows: int, max_bytes: int, on_shard: Callable[[_Shard, list[list[str]], list], None]):
         self.out, self.name, self.file_type, self.split, self.domain = out, name, file_type, split, domain
         self.max_rows, self.max_bytes, self.on_shard = max_rows, max_bytes, on_shard
-        self.records: list[dict] = []  # Parquet only
+        self.shard: ParquetShard | None = None  # Parquet only
         self.step_ids: list[list[str]] = []
         self.infos: list[dict | None] = []  # each row's recipe decisions (None without a recipe)
         self.size = 0
         self.count = 0
         self.file = None  # JSONL: the current shard, published whole on flush (Lake.open_atomic)
         self.sha256 = hashlib.sha256()
+
+    @property
+    def pending_bytes(self) -> int:
+        """JSON-line bytes of the records held for the next row group (Parquet)."""
+        return self.shard.pending_bytes if self.shard is not None else 0
 
     def add(self, record: dict | bytes, step_ids: list[str], info: dict | None = None) -> None:
         """A record, or its JSON line already serialized (JSONL shards)."""
@@ -189,46 +194,66 @@ class _ShardWriter:
             self.file.write(line)
             self.sha256.update(line)
         else:
-            self.records.append(record)
+            if self.shard is None:
+                self.shard = ParquetShard(self.out.open_atomic(self.out.path(self.name(self.count))))
+            self.shard.add([record], len(line))
         self.step_ids.append(step_ids)
         self.infos.append(info)
         self.size += len(line)
         if len(self.step_ids) >= self.max_rows or self.size >= self.max_bytes:
             self.flush()
+        elif self.pending_bytes >= ROW_GROUP_BYTES:
+            self.write_row_group()
+
+    def write_row_group(self, final: bool = False) -> None:
+        """The Parquet records held, written as a row group; records whose types the shard cannot take end it
+        (published without them) and start the next one."""
+        moved = self.shard.write_pending(final)
+        if moved is None:
+            return
+        n = len(moved.records)
+        ids, infos = self.step_ids[-n:], self.infos[-n:]
+        del self.step_ids[-n:], self.infos[-n:]
+        self.size -= moved.nbytes
+        self.flush()
+        self.shard = ParquetShard(self.out.open_atomic(self.out.path(self.name(self.count))))
+        self.shard.add(moved.records, moved.nbytes)
+        self.step_ids, self.infos, self.size = ids, infos, moved.nbytes
 
     def flush(self) -> None:
         if not self.step_ids:
             return
+        if self.file_type == "parquet":
+            self.write_row_group(final=True)
+            self.shard.write_pending(final=True)  # after a move: the next shard's first records (always taken)
         rel = self.name(self.count)
         if self.file_type == "jsonl":
             self.file.commit()
             size, digest = self.size, self.sha256.hexdigest()
         else:
-            buf = io.BytesIO()
-            pq.write_table(pa.Table.from_pylist(self.records), buf, compression="zstd")
-            data = buf.getvalue()
-            self.out.write_bytes_atomic(self.out.path(rel), data)
-            size, digest = len(data), hashlib.sha256(data).hexdigest()
+            size, digest = self.shard.close()
         self.on_shard(_Shard(rel, self.split, self.domain, len(self.step_ids), size, digest), self.step_ids,
                       self.infos)
         self.count += 1
-        self.records, self.step_ids, self.infos, self.size, self.file, self.sha256 = [], [], [], 0, None, hashlib.sha256()
+        self.step_ids, self.infos, self.size, self.file, self.sha256 = [], [], 0, None, hashlib.sha256()
+        self.shard = None
 
     def discard(self) -> None:
         """Drop the shard in progress (the export failed): remove its temporary file."""
         if self.file is not None:
             self.file.discard()
             self.file = None
+        if self.shard is not None:
+            self.shard.discard()
+            self.shard = None
 
 
 def _bound_buffered(writers, max_bytes: int) -> None:
-    """Parquet shards are built in memory, one per split: each filling to the shard size held every split's
-    records at once (train, validation and test: 3x the shard), and the smaller splits filled to it only on
-    large datasets (export cpt grew 578 -> 811 MB from 2 to 10 GB of input). Their sum is kept to one shard's
-    size: past it, the split holding the most is written out early (a shard smaller than the cap)."""
-    buffered = [w for w in writers if w.records]
-    if sum(w.size for w in buffered) >= max_bytes:
-        max(buffered, key=lambda w: w.size).flush()
+    """Parquet records wait in memory for their row group, one group per split (and domain): their sum is kept
+    to one row group's size; past it, the split holding the most writes its row group early."""
+    buffered = [w for w in writers if w.pending_bytes]
+    if sum(w.pending_bytes for w in buffered) >= max_bytes:
+        max(buffered, key=lambda w: w.pending_bytes).write_row_group()
 
 
 class Lineage:
@@ -744,7 +769,7 @@ def _write_shards(out_lake: Lake, config: ExportOptions, stream: Iterator[tuple]
             record["extra_info"]["index"] = sum(totals.counts.get(split, {}).values())
         for _ in range(copies):
             writer(split, domain).add(record, step_ids, info)
-            _bound_buffered(writers.values(), int(config.shard_mb * (1 << 20)))
+            _bound_buffered(writers.values(), ROW_GROUP_BYTES)
             totals.lengths.add(config.kind, record, n_tokens, domain)
             totals.counts.setdefault(split, {}).setdefault(domain, 0)
             totals.counts[split][domain] += 1

@@ -249,10 +249,11 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
                 log: Callable[[str], None], out, existing: set[str], result: LabelResult) -> list[dict]:
     """One group's requests: answered from the ledger, or sent (each answer recorded as it arrives); returns
     the group's new branch rows and adds its numbers to `result`."""
-    from pipelines.runs import open_catalog
+    from pipelines.runs import open_catalog, release_catalog
 
     with open_catalog(lake, catalog_path, read_only=True) as cat:
         cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
+    release_catalog()  # requests follow: the catalog stays free for others meanwhile
     reusable = ("ok", "failed") if not options.retry_failed else ("ok",)
     rows = {k: r for k, r in cached.items() if r["status"] in reusable}
     # One request per key: identical requests (duplicated episodes) are sent once and share the answer.
@@ -275,6 +276,7 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
     def flush() -> None:
         with open_catalog(lake, catalog_path) as cat:
             label_ledger.record(cat.con, pending)
+        release_catalog()
         pending.clear()
         last_flush[0] = time.perf_counter()
 

@@ -4,7 +4,11 @@
 fails at once with a message naming the run that holds it), marks runs left `running` by a process that
 died as `died`, writes the `runs` row, and finishes it exactly once: `success` (or the status the run set)
 with its counts when the block ends, `failed` with the error when it raises. Stage numbers go to
-`stage_stats` through `Run.stage`. The lock is an `flock` on `<catalog>.lock`: the kernel releases it when
+`stage_stats` through `Run.stage`. A run keeps one catalog connection for its bookkeeping (`open_catalog` lends
+it to every stage step of the run: each opening cost ~50 ms of DDL, view checks and a checkpoint on close)
+and closes it before long work (`release_catalog`, called by the executor before it runs a stage's items and
+by the labeler between its ledger writes), so `pipelines sql` in another process works while a run works:
+DuckDB lets no other process open a file a process holds open for writing. The lock is an `flock` on `<catalog>.lock`: the kernel releases it when
 the process ends, however it ends, so a killed run never leaves the lake locked.
 """
 
@@ -33,9 +37,74 @@ def catalog_path(lake: Lake, explicit: str | None = None) -> str:
     return os.path.join(lake.root, "catalog.duckdb")
 
 
+class _Held:
+    """The connection a run of this process keeps for one catalog (None until a step opens it, or after it is
+    released), and how many steps' `with` blocks have it now (it is not closed under them)."""
+
+    def __init__(self):
+        self.cat: Catalog | None = None
+        self.lent = 0
+
+    def close(self) -> None:
+        if self.cat is not None:
+            cat, self.cat = self.cat, None
+            cat.close()
+
+
+# catalog path -> what a run of this process keeps of it; a path is here only while the run holds the lake's lock
+_HELD: dict[str, _Held] = {}
+
+
+class _Lent:
+    """The run's connection lent to one step: `with` gives the Catalog and leaves it open."""
+
+    def __init__(self, held: _Held):
+        self.held = held
+
+    def __getattr__(self, name):
+        return getattr(self.held.cat, name)
+
+    def __enter__(self) -> Catalog:
+        self.held.lent += 1
+        return self.held.cat
+
+    def __exit__(self, kind, *exc) -> None:
+        self.held.lent -= 1
+        if kind is not None and not self.held.lent:  # a failed step may leave a transaction open: closed, as
+            self.held.close()  # its own connection was
+
+    def close(self) -> None:
+        pass
+
+
 def open_catalog(lake: Lake, explicit: str | None = None, read_only: bool = False) -> Catalog:
+    """The catalog, as a context manager. Inside a run of this process, the run's one connection (opened for
+    writing on first use; it serves read-only steps too), kept open when the block ends."""
     root = lake.root if lake.is_local else lake.url
-    return Catalog(catalog_path(lake, explicit), root, read_only=read_only)
+    path = catalog_path(lake, explicit)
+    held = _HELD.get(path)
+    if held is None:
+        return Catalog(path, root, read_only=read_only)
+    if held.cat is None:
+        held.cat = Catalog(path, root)
+    return _Lent(held)  # type: ignore[return-value]
+
+
+def release_catalog() -> None:
+    """Close the connections runs of this process keep (the next step opens one again): before long work. One
+    a step's `with` block has now stays open (the step uses it after its long work, as it used its own)."""
+    for held in _HELD.values():
+        if not held.lent:
+            held.close()
+
+
+@contextmanager
+def _holding(path: str) -> Iterator[None]:
+    _HELD[path] = _Held()
+    try:
+        yield
+    finally:
+        _HELD.pop(path).close()
 
 
 @dataclass
@@ -91,7 +160,7 @@ def lake_lock(lake: Lake, catalog: str | None, run_id: str) -> Iterator[None]:
 def recorded_run(lake: Lake, catalog: str | None, pipeline: str, dataset: str, config: dict,
                  inputs: list[str], run_id: str | None = None) -> Iterator[Run]:
     run = Run(run_id or new_run_id(), lake, catalog)
-    with lake_lock(lake, catalog, run.run_id):
+    with lake_lock(lake, catalog, run.run_id), _holding(catalog_path(lake, catalog)):
         lake.remove_stale_temps(dataset)  # what a killed run was writing
         with open_catalog(lake, catalog) as cat:
             cat.mark_dead_runs()  # we hold the lock: no other run is alive

@@ -26,6 +26,7 @@ know is kept as a `command` step with the event's text and its raw record, and a
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import posixpath
 import re
 from typing import Iterator
@@ -76,7 +77,12 @@ def units(files: list[str], head) -> list[str]:
 
 def _time(tag) -> dt.datetime | None:
     """A DroidBot tag (`2021-12-06_204452`, local time) as a naive datetime, for ordering and distances."""
-    m = _TAG.match(tag) if isinstance(tag, str) else None
+    return _str_time(tag) if isinstance(tag, str) else None
+
+
+@functools.lru_cache(maxsize=4096)  # an event, the state it acted on and its screenshot share a tag: parsed once
+def _str_time(tag: str) -> dt.datetime | None:
+    m = _TAG.match(tag)
     if not m:
         return None
     text = m.group(1)
@@ -143,13 +149,25 @@ def _view_ends(views: list) -> tuple[int | float, int | float]:
     """The largest right and bottom edge of the views' bounds (0 without any), in one pass over the views
     (a list of their ends, then a generator over it for each max, cost 7 % of a DroidBot ingest)."""
     rights, bottoms = [], []
-    for view in views:
-        if isinstance(view, dict):
+    number = _NUMBER
+    for view in views:  # `_is_bounds` inline: a call a view cost more than the test
+        if type(view) is dict:
             bounds = view.get("bounds")
-            if _is_bounds(bounds):
+            if type(bounds) is list and len(bounds) == 2:
+                start, end = bounds
+                if (type(start) is list and len(start) == 2 and type(end) is list and len(end) == 2
+                        and isinstance(start[0], number) and isinstance(start[1], number)
+                        and isinstance(end[0], number) and isinstance(end[1], number)):
+                    rights.append(end[0])
+                    bottoms.append(end[1])
+            elif isinstance(bounds, list) and _is_bounds(bounds):  # a list subclass: the general test
                 x, y = bounds[1]
                 rights.append(x)
                 bottoms.append(y)
+        elif isinstance(view, dict) and _is_bounds(view.get("bounds")):
+            x, y = view["bounds"][1]
+            rights.append(x)
+            bottoms.append(y)
     return max(rights, default=0), max(bottoms, default=0)
 
 
@@ -199,18 +217,26 @@ def _nearest(states: list[dict] | None, when: dt.datetime | None) -> dict | None
     return min(timed, key=lambda s: (abs((s["_time"] - when).total_seconds()), s["_time"]))
 
 
-def _observation(state: dict | None) -> Observation:
-    if state is None:
-        return Observation(kind="none")
+def _observation(state: dict, rendered: dict[tuple, Observation]) -> Observation:
+    """The state's observation; `rendered` holds those made so far by content (view tree, activity,
+    screenshot, size): DroidBot saves a state file at every event, so one screen recurs in many files, and
+    its text is rendered once."""
     views = state.get("views") or []
-    return Observation(
-        kind="screen",
-        text=render_android_screen(views, f"Activity: {state.get('foreground_activity')}"),
-        ui_tree=orjson.dumps(views),
-        screenshot=state.get("_screenshot"),
-        width=state["_size"][0] if state.get("_size") else None,
-        height=state["_size"][1] if state.get("_size") else None,
-    )
+    ui_tree = orjson.dumps(views)
+    activity = state.get("foreground_activity")
+    size = state.get("_size")
+    key = (ui_tree, activity, state.get("_screenshot"), size)
+    found = rendered.get(key)
+    if found is None:
+        found = rendered[key] = Observation(
+            kind="screen",
+            text=render_android_screen(views, f"Activity: {activity}"),
+            ui_tree=ui_tree,
+            screenshot=state.get("_screenshot"),
+            width=size[0] if size else None,
+            height=size[1] if size else None,
+        )
+    return found
 
 
 def _element(view: dict) -> bytes:
@@ -345,13 +371,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         return
     runs = _runs(events)
     info = _run_info(source)
-    observations: dict[int, Observation] = {}  # a state seen again is rendered once
+    observations: dict[int, Observation] = {}  # a state seen again is looked up once
+    rendered: dict[tuple, Observation] = {}  # a screen saved again in another state file is rendered once
 
     def observe(state: dict | None) -> Observation:
         if state is None:
             return Observation(kind="none")
         if id(state) not in observations:
-            observations[id(state)] = _observation(state)
+            observations[id(state)] = _observation(state, rendered)
         return observations[id(state)]
 
     for k, run in enumerate(runs):

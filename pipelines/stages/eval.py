@@ -256,10 +256,13 @@ class LedgerWriter:
         self.table, self.columns = table, columns
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
-        from pipelines.runs import open_catalog
+        from pipelines.runs import open_catalog, release_catalog
 
-        with open_catalog(self.lake, self.catalog_path, read_only=True) as cat:
-            return label_ledger.lookup(cat.con, keys, self.table)
+        try:
+            with open_catalog(self.lake, self.catalog_path, read_only=True) as cat:
+                return label_ledger.lookup(cat.con, keys, self.table)
+        finally:
+            release_catalog()  # requests follow: the catalog stays free for others meanwhile
 
     def add(self, row: dict) -> None:
         from catalog.catalog import now
@@ -269,11 +272,14 @@ class LedgerWriter:
             self.flush()
 
     def flush(self) -> None:
-        from pipelines.runs import open_catalog
+        from pipelines.runs import open_catalog, release_catalog
 
         if self.pending:
-            with open_catalog(self.lake, self.catalog_path) as cat:
-                label_ledger.record(cat.con, self.pending, self.table, self.columns)
+            try:
+                with open_catalog(self.lake, self.catalog_path) as cat:
+                    label_ledger.record(cat.con, self.pending, self.table, self.columns)
+            finally:
+                release_catalog()  # more requests follow: the catalog stays free for others meanwhile
             self.pending.clear()
         self.last = time.perf_counter()
 

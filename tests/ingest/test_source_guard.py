@@ -167,3 +167,27 @@ def test_a_folder_linked_out_of_the_input_is_neither_listed_nor_read(tmp_path):
     with pytest.raises(SourceError) as err:
         source.read_bytes("linked/secret.txt")
     assert err.value.rule == "outside_input" and str(outside / "secret.txt") in err.value.reason
+
+
+def test_a_listed_file_swapped_after_the_listing_for_a_link_out_or_a_fifo_is_not_read(tmp_path):
+    """Files a listing found plain are read without their own lstat (the folder was checked once): what
+    replaces one after the listing is still refused when it is opened, and a FIFO does not block the read."""
+    import fsspec
+
+    (tmp_path / "secret.txt").write_text("secret")
+    unit = tmp_path / "input" / "run"
+    unit.mkdir(parents=True)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (unit / name).write_text("ok")
+    source = Source(fs=fsspec.filesystem("file"), path=str(unit), uri="input/run", put_blob=lambda *a: "",
+                    root=str(tmp_path / "input"))
+    assert source.listdir() == ["a.txt", "b.txt", "c.txt"]
+    (unit / "a.txt").unlink()
+    os.symlink(tmp_path / "secret.txt", unit / "a.txt")
+    (unit / "b.txt").unlink()
+    os.mkfifo(unit / "b.txt")
+    for rel in ("a.txt", "b.txt"):
+        with pytest.raises(SourceError) as err:
+            source.read_bytes(rel)
+        assert err.value.rule == "not_a_regular_file", rel
+    assert source.read_bytes("c.txt") == b"ok"

@@ -87,19 +87,19 @@ def test_a_web_episode_is_grouped_by_the_site_of_its_first_page(lake, tmp_path):
 
 
 class _Buffer:
-    def __init__(self, name: str, size: int, records: int = 1):
-        self.name, self.size, self.records, self.flushed = name, size, [{}] * records, False
+    def __init__(self, name: str, pending: int):
+        self.name, self.pending_bytes, self.written = name, pending, False
 
-    def flush(self) -> None:
-        self.flushed, self.size, self.records = True, 0, []
+    def write_row_group(self) -> None:
+        self.written, self.pending_bytes = True, 0
 
 
-def test_parquet_shards_of_every_split_hold_one_shard_size_in_memory_together():
+def test_parquet_records_waiting_for_their_row_group_hold_one_row_group_in_memory_together():
     from pipelines.export import _bound_buffered
 
-    train, val, test, jsonl = _Buffer("train", 30), _Buffer("val", 20), _Buffer("test", 13), _Buffer("sft", 90, 0)
-    _bound_buffered([train, val, test, jsonl], 64)  # 63 buffered; a JSONL writer streams, holds no records
-    assert not any(w.flushed for w in (train, val, test, jsonl))
-    test.size += 1
+    train, val, test, jsonl = _Buffer("train", 30), _Buffer("val", 20), _Buffer("test", 13), _Buffer("sft", 0)
+    _bound_buffered([train, val, test, jsonl], 64)  # 63 held; a JSONL writer streams, holds no records
+    assert not any(w.written for w in (train, val, test, jsonl))
+    test.pending_bytes += 1
     _bound_buffered([train, val, test, jsonl], 64)
-    assert [w.flushed for w in (train, val, test, jsonl)] == [True, False, False, False]  # the largest goes
+    assert [w.written for w in (train, val, test, jsonl)] == [True, False, False, False]  # the largest goes

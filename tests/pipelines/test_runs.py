@@ -183,3 +183,31 @@ def test_killed_at_each_phase_then_run_again_gives_the_same_dataset(lake, tmp_pa
         with duckdb.connect(str(trial_lake / "catalog.duckdb"), read_only=True) as con:
             runs = con.execute("SELECT status FROM runs ORDER BY started_at").fetchall()
         assert runs == [("died",), ("success",)], phase
+
+
+def test_a_run_lends_one_catalog_connection_to_its_steps_and_frees_it_for_long_work(tmp_path):
+    """Every step of a run gets the run's one connection (no reopening per step); before long work it is
+    closed, so another process can query the catalog meanwhile, except under a step that still uses it."""
+    from pipelines.lake import Lake
+    from pipelines.runs import open_catalog, recorded_run, release_catalog
+
+    lake = Lake(str(tmp_path / "lake"))
+    path = str(tmp_path / "lake" / "catalog.duckdb")
+    query = [sys.executable, "-c", "import duckdb, sys; "
+             "print(duckdb.connect(sys.argv[1], read_only=True).execute('SELECT count(*) FROM runs').fetchone()[0])",
+             path]
+    with recorded_run(lake, None, "test", "d", {}, []):
+        with open_catalog(lake) as first:
+            pass
+        with open_catalog(lake, read_only=True) as second:
+            assert second is first
+        with open_catalog(lake) as step:
+            release_catalog()  # long work inside a step's block: the step goes on with its connection
+            assert step.con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+            assert subprocess.run(query, capture_output=True).returncode != 0  # held: DuckDB's file lock
+        release_catalog()
+        assert subprocess.run(query, capture_output=True, text=True, check=True).stdout.strip() == "1"
+        with open_catalog(lake) as later:
+            assert later is not first and later.con.execute("SELECT status FROM runs").fetchone() == ("running",)
+    with open_catalog(lake) as after:  # the run is over: a connection of its own, the run finished
+        assert after.con.execute("SELECT status FROM runs").fetchone() == ("success",)

@@ -97,7 +97,7 @@ class TokenCounter:
     def __init__(self, tokenizer: str | None = None):
         self._encode, self.name = resolve(tokenizer)
         self.exact = self._encode is not None
-        self._cache: dict[str, int] = {}
+        self._cache: dict[str | tuple[int, int], int] = {}
 
     def encode(self, text: str) -> list[int]:
         """The token ids of `text` (no special tokens added); TokenizerError with the bound, which has none."""
@@ -110,11 +110,16 @@ class TokenCounter:
         """Tokens of `text` (no special tokens), or their bound."""
         if self._encode is None:
             return utf8_bound(text)
-        cached = self._cache.get(text)
+        # a long text is kept by its length and hash, not itself: the cache held up to 100,000 texts (whole CPT
+        # documents, RL prompts), and the peak of `export cpt` grew with the dataset until it was full. (A str
+        # keeps its hash once computed: no copy, no pass over the text at a hit; two texts of one length and one
+        # 64-bit hash among 100,000 entries: odds ~1e-10.)
+        key = text if len(text) <= 64 else (len(text), hash(text))
+        cached = self._cache.get(key)
         if cached is None:
             cached = len(self._encode(text))
             if len(self._cache) < 100_000:
-                self._cache[text] = cached
+                self._cache[key] = cached
         return cached
 
     def message(self, text: str) -> int:
