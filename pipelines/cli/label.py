@@ -22,6 +22,8 @@ from transforms.label.branch_points import MODES
 from transforms.label.counterfactual import STRATEGIES
 
 _DEFAULTS = Sampling()
+PREVIEW = 3  # requests a dry run prints
+PREVIEW_CHARS = 160  # of each message
 # flags of the http client only; their defaults are None so that the vllm backend can tell a given flag
 _HTTP_ONLY = (("--endpoint", "endpoint"), ("--concurrency", "concurrency"), ("--timeout", "timeout"),
               ("--retries", "retries"))
@@ -85,7 +87,10 @@ def add_parser(sub, add_lake_args) -> None:
     s.add_argument("--domains", nargs="+", metavar="DOMAIN", help="only these domains")
     s.add_argument("--share-identical", action="store_true",
                    help="judge rollouts with identical judge input once, sharing the verdict (default: each its own)")
-    p.add_argument("--dry-run", action="store_true", help="print the requests (JSON lines) without sending")
+    p.add_argument("--dry-run", action="store_true", help="write the requests (JSON lines) to --requests-out "
+                   f"without sending; print the first {PREVIEW} of them, cut short, and the count")
+    p.add_argument("--requests-out", metavar="FILE", help="--dry-run: where every request goes (default "
+                   "label-requests-DATASET.jsonl in the current folder; '-': all of them to stdout)")
     add_lake_args(p)
 
 
@@ -124,11 +129,7 @@ def cmd_label(args) -> int:
     if args.mode == "sample":
         return _cmd_sample(args, options, lake, log)
     if args.dry_run:
-        result = label(lake, args.catalog, args.dataset, options, "dry-run", log)
-        shared = result.requests - result.cached - result.sent
-        log(f"dry run: {result.sent} requests printed, {result.cached} already in the ledger"
-            + (f", {shared} identical to a printed one (sent once, their answer shared)" if shared else ""))
-        return 0
+        return _dry_run(args, options, lake, log)
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
     with recorded_run(lake, args.catalog, "label", args.dataset.partition("@")[0], config, [args.dataset]) as run:
         result = label(lake, args.catalog, args.dataset, options, run.run_id, log)
@@ -146,6 +147,65 @@ def cmd_label(args) -> int:
     if len(result.messages) > 10 and not args.verbose:
         print(f"    ... {len(result.messages) - 10} more (--verbose, or SELECT * FROM label_ledger WHERE status <> 'ok')")
     return 1 if all_errored else 0
+
+
+def _dry_run(args, options, lake, log) -> int:
+    """Every request to a file (or stdout with `--requests-out -`), a bounded preview and the count: a dataset's
+    requests run to megabytes, which no terminal should scroll through before the summary."""
+    from pipelines.label import label
+
+    path = args.requests_out or f"label-requests-{args.dataset.partition('@')[0]}.jsonl"
+    if path == "-":
+        result = label(lake, args.catalog, args.dataset, options, "dry-run", log)
+    else:
+        out = _OpenedOnWrite(path)
+        try:
+            result = label(lake, args.catalog, args.dataset, options, "dry-run", log, out)
+        finally:
+            out.close()
+        for line in out.first:
+            print(preview(json.loads(line)))
+    shared = result.requests - result.cached - result.sent
+    where = "" if path == "-" else f" to {path}" + (f" (the first {PREVIEW} above)" if result.sent else "")
+    log(f"dry run: {result.sent} requests printed{where}, {result.cached} already in the ledger"
+        + (f", {shared} identical to a printed one (sent once, their answer shared)" if shared else ""))
+    return 0
+
+
+class _OpenedOnWrite:
+    """The requests file, made only when there is a request to write (a run refused before planning leaves no
+    file behind); keeps the first `PREVIEW` lines for the preview."""
+
+    def __init__(self, path: str):
+        self.path, self.file, self.first = path, None, []
+
+    def write(self, line: str) -> None:
+        if self.file is None:
+            self.file = open(self.path, "w", encoding="utf-8")
+        if len(self.first) < PREVIEW:
+            self.first.append(line)
+        self.file.write(line)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def preview(request: dict, width: int = PREVIEW_CHARS) -> str:
+    """One request in a few lines: where it goes, its sampling, and the start of its first and last messages."""
+    body = request["body"]
+    head = (f"request {request['request_key']}: POST {request['url']} model {body.get('model')}, "
+            f"max_tokens {body.get('max_tokens')}, {len(body['messages'])} messages")
+    lines, messages = [head], body["messages"]
+    shown = messages if len(messages) <= 3 else [messages[0], None, messages[-1]]
+    for m in shown:
+        if m is None:
+            lines.append(f"  ... {len(messages) - 2} messages of earlier turns")
+            continue
+        text = m.get("content") if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+        cut = " ".join((text or "").split())
+        lines.append(f"  {m['role']}: {cut[:width]}" + (f" ... ({len(text):,} chars)" if len(cut) > width else ""))
+    return "\n".join(lines)
 
 
 def _cmd_sample(args, label_options, lake, log) -> int:
