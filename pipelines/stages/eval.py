@@ -400,7 +400,7 @@ def _judge(samples: list[dict], generations: dict[str, str], options: EvalOption
         log(f"eval: judge {options.judge_model} at {options.judge_endpoint}: {len(jobs)} samples, "
             f"up to {options.judge_attempts} attempts each")
     outcomes = judge_all(options.judge_client(), jobs, lookup, on_row, options.judge_attempts,
-                         share_identical=options.share_identical)
+                         share_identical=options.share_identical, log=log, what="eval: judge")
     result.judge_sent, result.judge_cached = counted["sent"], counted["cached"]
     return outcomes
 
