@@ -13,6 +13,7 @@ fail the run unless every request failed); 1 every request errored (server unrea
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -61,7 +62,8 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--temperature", type=float, default=_DEFAULTS.temperature)
     p.add_argument("--top-p", type=float, default=_DEFAULTS.top_p)
     p.add_argument("--top-k", type=int, default=_DEFAULTS.top_k)
-    p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens)
+    p.add_argument("--max-tokens", type=int, help=f"default {_DEFAULTS.max_tokens}; less for a server that reports "
+                   "a small context or serves one request at a time (pipelines.server_limits), as --concurrency")
     p.add_argument("--sampling-seed", type=int, help="the server's sampling seed (default: none)")
     p.add_argument("--timeout", type=float,
                    help=f"http backend: seconds per attempt (default {ClientConfig.timeout_s:g})")
@@ -111,6 +113,27 @@ def check_backend_args(args, log) -> None:
             setattr(args, name, default)
 
 
+def _client_defaults(args, log) -> int | None:
+    """--max-tokens and --concurrency where not given, from what the server reports (`pipelines.server_limits`);
+    with `--mode sample`, also the judge's max_tokens (returned; None: the judge's default)."""
+    from pipelines.server_limits import client_flags
+    from pipelines.stages.judge import JUDGE_SAMPLING
+
+    probed: dict = {}
+    endpoint = args.endpoint if args.backend == "http" else None
+    concurrency = args.concurrency
+    args.max_tokens, args.concurrency = client_flags(endpoint, args.max_tokens, args.concurrency,
+                                                     _DEFAULTS.max_tokens, ClientConfig.concurrency, log, "label",
+                                                     probed=probed)
+    if endpoint is None:
+        args.concurrency = concurrency  # the vllm backend tells a given flag by None
+    if args.mode != "sample" or not args.judge_endpoint:
+        return None
+    judge_max_tokens, _ = client_flags(args.judge_endpoint, None, concurrency, JUDGE_SAMPLING.max_tokens,
+                                       ClientConfig.concurrency, log, "label: judge", "--concurrency", probed)
+    return judge_max_tokens
+
+
 def cmd_label(args) -> int:
     from pipelines.lake import lake_url
     from pipelines.label import LabelOptions, label
@@ -118,6 +141,7 @@ def cmd_label(args) -> int:
     from pipelines.runs import recorded_run
 
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    judge_max_tokens = _client_defaults(args, log)
     check_backend_args(args, log)
     sampling = Sampling(args.temperature, args.top_p, args.top_k, args.max_tokens, args.sampling_seed)
     options = LabelOptions(model=args.model, endpoint=args.endpoint, per_episode=args.per_episode,
@@ -127,7 +151,7 @@ def cmd_label(args) -> int:
                            engine_args=args.engine_args, retry_failed=args.retry_failed, dry_run=args.dry_run)
     lake = Lake(lake_url(args.lake))
     if args.mode == "sample":
-        return _cmd_sample(args, options, lake, log)
+        return _cmd_sample(args, options, lake, log, judge_max_tokens)
     if args.dry_run:
         return _dry_run(args, options, lake, log)
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
@@ -208,7 +232,7 @@ def preview(request: dict, width: int = PREVIEW_CHARS) -> str:
     return "\n".join(lines)
 
 
-def _cmd_sample(args, label_options, lake, log) -> int:
+def _cmd_sample(args, label_options, lake, log, judge_max_tokens: int | None = None) -> int:
     """`--mode sample`: the rollouts take the labeler's model, sampling and client flags."""
     from pipelines.runs import recorded_run
     from pipelines.stages.sample import SampleOptions, sample_targets
@@ -224,6 +248,8 @@ def _cmd_sample(args, label_options, lake, log) -> int:
                             judge_api_key=os.environ.get("JUDGE_API_KEY") or label_options.api_key,
                             backend=args.backend, engine_args=args.engine_args,
                             share_identical=args.share_identical)
+    if judge_max_tokens is not None:
+        options.judge_sampling = dataclasses.replace(options.judge_sampling, max_tokens=judge_max_tokens)
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
     with recorded_run(lake, args.catalog, "label", args.dataset.partition("@")[0], config, [args.dataset]) as run:
         result = sample_targets(lake, args.catalog, args.dataset, options, run.run_id, log)
