@@ -190,7 +190,7 @@ def _dry_run(args, options, lake, log) -> int:
         for line in out.first:
             print(preview(json.loads(line)))
     shared = result.requests - result.cached - result.sent
-    where = "" if path == "-" else f" to {path}" + (f" (the first {PREVIEW} above)" if result.sent else "")
+    where = "" if path == "-" or not result.sent else f" to {path} (the first {min(PREVIEW, result.sent)} above)"
     log(f"dry run: {result.sent} requests printed{where}, {result.cached} already in the ledger"
         + (f", {shared} identical to a printed one (sent once, their answer shared)" if shared else ""))
     return 0

@@ -182,7 +182,7 @@ def test_a_slow_world_model_gives_progress_lines_while_it_answers(lake, monkeypa
         server.close()
     lines_all = capsys.readouterr().err.splitlines()
     lines = [line for line in lines_all if line.startswith("  eval: world model:")]
-    assert any("0/14 answered after" in line and "waiting on the first (max_tokens 32,768)" in line
+    assert any("0/14 answered after" in line and "waiting on the first (max_tokens 32,768, 2 at a time)" in line
                for line in lines), lines
     assert lines[-1].startswith("  eval: world model: 14/14 answered, 0 failed")
     # the judge phase too, each attempt's round: 12 samples with a generation; mcp's 2 never read (failed), and
