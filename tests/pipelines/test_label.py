@@ -351,3 +351,21 @@ def test_dry_run_history_shows_every_earlier_recorded_action_in_order(run, lake,
     for users in histories:
         for turn, content in enumerate(users):
             assert action_block(actions[turn], "android") in content, (turn, content[:200])
+
+
+def test_a_slow_server_gives_progress_lines_while_it_answers(run, lake, server, monkeypatch, capsys):
+    """A server that takes a while (a CPU model): label says every few seconds how many answers came back, how
+    many made no state, the rate and the ETA, and before the first answer how long and on what it waits."""
+    import pipelines.request_progress as request_progress
+
+    monkeypatch.setattr(request_progress, "EVERY_S", 0.2)
+    run("ingest-android", [DROIDBOT])
+    s = server([(OK[0], OK[1], 0.5)])
+    assert cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--concurrency", "1",
+                     "--branch-points", "changed", "--strategies", "home", "back"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("  label: ")]
+    assert any(line.startswith("  label: 0/3 answered after ") and
+               line.endswith("waiting on the first (max_tokens 32,768, 1 at a time)") for line in lines), lines
+    assert any(line.startswith(("  label: 1/3 answered, 0 failed, ", "  label: 2/3 answered, 0 failed, "))
+               and "/s, ETA " in line for line in lines), lines
+    assert lines[-1].startswith("  label: 3/3 answered, 0 failed, ") and lines[-1].endswith("ETA 0 s"), lines
