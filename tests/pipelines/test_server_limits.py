@@ -80,3 +80,19 @@ def test_label_keeps_the_flags_given_and_chooses_the_others(run, lake, capsys):
 
 def test_the_server_make_serve_model_starts_is_read_as_one_request_at_a_time(llama_server):
     assert probe(llama_server) == ServerLimits("llama-cpp-python", None, 1)
+
+
+def test_label_mode_sample_chooses_for_the_rollouts_and_the_judge(all_lake_copy, capsys):
+    from tests.pipelines.test_sample_targets import Scripted, _sample
+
+    scripted = Scripted()
+    scripted.server.gets.update(LLAMA_CPP_PROPS)
+    try:
+        assert _sample(all_lake_copy, scripted.url, "--rollouts", "1", "--per-domain", "1") == 0
+    finally:
+        scripted.close()
+    err = capsys.readouterr().err
+    assert f"label: {scripted.url} is llama.cpp (context 2,048 tokens, 1 slot(s)): max_tokens 1,024" in err
+    assert f"label: judge: {scripted.url} is llama.cpp" in err
+    assert scripted.world and scripted.judge  # both were asked, each within the server's context, one at a time
+    assert {b["max_tokens"] for b in scripted.server.bodies} == {1024} and scripted.server.max_in_flight == 1
