@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipelines import publish_card
-from pipelines.datasets import resolve
+from pipelines.datasets import DatasetError, resolve
 from pipelines.lake import Lake
 from pipelines.runs import open_catalog
 
@@ -79,6 +79,17 @@ def _export_manifest(source: str) -> tuple[Lake, dict] | None:
         return None
     with folder.fs.open(path, "rb") as f:
         return folder, orjson.loads(f.read())
+
+
+def _exported_version(cat, lake: Lake, source: str, manifest: dict):
+    """The dataset version an export was made from, in this lake; an export of another lake is a PublishError
+    naming the lake looked in and the flag that names the right one."""
+    try:
+        return resolve(cat, f"{manifest['dataset']}@{manifest['version']}", lake)
+    except DatasetError as e:
+        raise PublishError(f"{source}: export {manifest['export_id']} of {manifest['dataset']} "
+                           f"v{manifest['version']} is not in the lake at {lake.url} ({e}): pass --lake LAKE, "
+                           "the lake it was exported from") from None
 
 
 def _episode_rows(lake: Lake, parts: list[str], wanted: set[str] | None) -> list[dict]:
@@ -194,7 +205,7 @@ def publish(lake: Lake, catalog_path: str | None, source: str, out: str, *, allo
     with open_catalog(lake, catalog_path) as cat:
         if found is not None:
             folder, manifest = found
-            version = resolve(cat, f"{manifest['dataset']}@{manifest['version']}", lake)
+            version = _exported_version(cat, lake, source, manifest)
             wanted = _exported_episodes(cat, manifest["export_id"])
             if not wanted and manifest["rows"]:
                 raise PublishError(f"{source}: export {manifest['export_id']} is not in this lake's catalog "

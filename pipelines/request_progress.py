@@ -1,4 +1,5 @@
-"""A progress line every few seconds while model requests are out (`label`, `label --mode sample`): done /
+"""A progress line every few seconds while model requests are out (`label`, `label --mode sample`, `eval`, and
+the judge of both): done /
 total, failed, rate and ETA; while none has come back yet, how long it has waited and on how many in flight,
 so a slow server (a CPU model answering with a large `max_tokens`) is never silence.
 
@@ -16,9 +17,10 @@ EVERY_S = 5.0
 
 
 class RequestProgress:
-    def __init__(self, what: str, total: int, log: Callable[[str], None], every_s: float = EVERY_S,
+    def __init__(self, what: str, total: int, log: Callable[[str], None], every_s: float | None = None,
                  waiting_on: str = ""):
-        self.what, self.total, self.log, self.every_s, self.waiting_on = what, total, log, every_s, waiting_on
+        self.what, self.total, self.log, self.waiting_on = what, total, log, waiting_on
+        self.every_s = EVERY_S if every_s is None else every_s  # the module's value when called (tests shorten it)
         self.answered = self.failed = 0
         self.started = time.monotonic()
         self._stop = threading.Event()

@@ -42,18 +42,22 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--per-domain", type=int, metavar="N", help="evaluate the first N samples of each domain")
     p.add_argument("--domains", nargs="+", metavar="D", help="evaluate these domains only")
     p.add_argument("--temperature", type=float, default=0.6, help="world model temperature (default 0.6)")
-    p.add_argument("--max-tokens", type=int, default=32768, help="world model max_tokens (default 32768)")
+    p.add_argument("--max-tokens", type=int, help="world model max_tokens (default 32768, the reference's; "
+                   "less for a server that reports a small context or serves one request at a time: "
+                   "pipelines.server_limits)")
     p.add_argument("--top-p", type=float, help="world model top_p (default: not sent, as the reference)")
     p.add_argument("--top-k", type=int, help="world model top_k (default: not sent)")
     p.add_argument("--judge-temperature", type=float, default=0.6)
-    p.add_argument("--judge-max-tokens", type=int, default=32768)
+    p.add_argument("--judge-max-tokens", type=int, help="judge max_tokens (default 32768, chosen like "
+                   "--max-tokens)")
     p.add_argument("--judge-attempts", type=int, default=ATTEMPTS,
                    help=f"judge requests per sample before it counts as failed (default {ATTEMPTS}, the reference's)")
     p.add_argument("--share-identical", action="store_true",
                    help="evaluate a duplicate line once and send identical requests once, sharing the answer "
                    "(default: each line a sample and each sample its own requests, as the reference)")
-    p.add_argument("--concurrency", type=int, default=ClientConfig.concurrency, help="world model requests in flight")
-    p.add_argument("--judge-concurrency", type=int, default=ClientConfig.concurrency, help="judge requests in flight")
+    p.add_argument("--concurrency", type=int, help=f"world model requests in flight (default "
+                   f"{ClientConfig.concurrency}; the server's slots where it reports them, 1 for llama-cpp-python's)")
+    p.add_argument("--judge-concurrency", type=int, help="judge requests in flight (default as --concurrency)")
     p.add_argument("--timeout", type=float, default=ClientConfig.timeout_s, help="seconds per attempt")
     p.add_argument("--retries", type=int, default=ClientConfig.retries, help="retries on timeouts, 429 and 5xx")
     p.add_argument("--backend", choices=("http", "vllm"), default="http",
@@ -71,6 +75,24 @@ def add_parser(sub, add_lake_args) -> None:
     add_lake_args(p)
 
 
+def _client_defaults(args, log) -> None:
+    """The flags not given, chosen from what each server reports (`pipelines.server_limits`), so that a small
+    local server is not sent 16 requests of max_tokens 32768; the run's recorded config holds the values."""
+    from pipelines.server_limits import client_flags
+    from pipelines.stages.eval import INFER_SAMPLING
+    from pipelines.stages.judge import JUDGE_SAMPLING
+
+    probed: dict = {}
+    endpoint = args.endpoint if args.backend == "http" else None
+    args.max_tokens, args.concurrency = client_flags(
+        endpoint, args.max_tokens, args.concurrency, INFER_SAMPLING.max_tokens, ClientConfig.concurrency, log, "eval: world model",
+        probed=probed)
+    args.judge_max_tokens, args.judge_concurrency = client_flags(
+        args.judge_endpoint, args.judge_max_tokens, args.judge_concurrency, JUDGE_SAMPLING.max_tokens, ClientConfig.concurrency,
+        log,
+        "eval: judge", "--judge-max-tokens / --judge-concurrency", probed)
+
+
 def cmd_eval(args) -> int:
     from pipelines.lake import Lake, lake_url
     from pipelines.runs import recorded_run
@@ -78,6 +100,7 @@ def cmd_eval(args) -> int:
     from transforms.reward.scores import format_table
 
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    _client_defaults(args, log)
     options = EvalOptions(
         model=args.model, judge_model=args.judge_model, endpoint=args.endpoint, judge_endpoint=args.judge_endpoint,
         split=args.split, per_domain=args.per_domain, domains=args.domains,

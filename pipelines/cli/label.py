@@ -13,6 +13,7 @@ fail the run unless every request failed); 1 every request errored (server unrea
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -22,6 +23,8 @@ from transforms.label.branch_points import MODES
 from transforms.label.counterfactual import STRATEGIES
 
 _DEFAULTS = Sampling()
+PREVIEW = 3  # requests a dry run prints
+PREVIEW_CHARS = 160  # of each message
 # flags of the http client only; their defaults are None so that the vllm backend can tell a given flag
 _HTTP_ONLY = (("--endpoint", "endpoint"), ("--concurrency", "concurrency"), ("--timeout", "timeout"),
               ("--retries", "retries"))
@@ -59,7 +62,8 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--temperature", type=float, default=_DEFAULTS.temperature)
     p.add_argument("--top-p", type=float, default=_DEFAULTS.top_p)
     p.add_argument("--top-k", type=int, default=_DEFAULTS.top_k)
-    p.add_argument("--max-tokens", type=int, default=_DEFAULTS.max_tokens)
+    p.add_argument("--max-tokens", type=int, help=f"default {_DEFAULTS.max_tokens}; less for a server that reports "
+                   "a small context or serves one request at a time (pipelines.server_limits), as --concurrency")
     p.add_argument("--sampling-seed", type=int, help="the server's sampling seed (default: none)")
     p.add_argument("--timeout", type=float,
                    help=f"http backend: seconds per attempt (default {ClientConfig.timeout_s:g})")
@@ -85,7 +89,10 @@ def add_parser(sub, add_lake_args) -> None:
     s.add_argument("--domains", nargs="+", metavar="DOMAIN", help="only these domains")
     s.add_argument("--share-identical", action="store_true",
                    help="judge rollouts with identical judge input once, sharing the verdict (default: each its own)")
-    p.add_argument("--dry-run", action="store_true", help="print the requests (JSON lines) without sending")
+    p.add_argument("--dry-run", action="store_true", help="write the requests (JSON lines) to --requests-out "
+                   f"without sending; print the first {PREVIEW} of them, cut short, and the count")
+    p.add_argument("--requests-out", metavar="FILE", help="--dry-run: where every request goes (default "
+                   "label-requests-DATASET.jsonl in the current folder; '-': all of them to stdout)")
     add_lake_args(p)
 
 
@@ -106,6 +113,27 @@ def check_backend_args(args, log) -> None:
             setattr(args, name, default)
 
 
+def _client_defaults(args, log) -> int | None:
+    """--max-tokens and --concurrency where not given, from what the server reports (`pipelines.server_limits`);
+    with `--mode sample`, also the judge's max_tokens (returned; None: the judge's default)."""
+    from pipelines.server_limits import client_flags
+    from pipelines.stages.judge import JUDGE_SAMPLING
+
+    probed: dict = {}
+    endpoint = args.endpoint if args.backend == "http" else None
+    concurrency = args.concurrency
+    args.max_tokens, args.concurrency = client_flags(endpoint, args.max_tokens, args.concurrency,
+                                                     _DEFAULTS.max_tokens, ClientConfig.concurrency, log, "label",
+                                                     probed=probed)
+    if endpoint is None:
+        args.concurrency = concurrency  # the vllm backend tells a given flag by None
+    if args.mode != "sample" or not args.judge_endpoint:
+        return None
+    judge_max_tokens, _ = client_flags(args.judge_endpoint, None, concurrency, JUDGE_SAMPLING.max_tokens,
+                                       ClientConfig.concurrency, log, "label: judge", "--concurrency", probed)
+    return judge_max_tokens
+
+
 def cmd_label(args) -> int:
     from pipelines.lake import lake_url
     from pipelines.label import LabelOptions, label
@@ -113,6 +141,7 @@ def cmd_label(args) -> int:
     from pipelines.runs import recorded_run
 
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    judge_max_tokens = _client_defaults(args, log)
     check_backend_args(args, log)
     sampling = Sampling(args.temperature, args.top_p, args.top_k, args.max_tokens, args.sampling_seed)
     options = LabelOptions(model=args.model, endpoint=args.endpoint, per_episode=args.per_episode,
@@ -122,13 +151,9 @@ def cmd_label(args) -> int:
                            engine_args=args.engine_args, retry_failed=args.retry_failed, dry_run=args.dry_run)
     lake = Lake(lake_url(args.lake))
     if args.mode == "sample":
-        return _cmd_sample(args, options, lake, log)
+        return _cmd_sample(args, options, lake, log, judge_max_tokens)
     if args.dry_run:
-        result = label(lake, args.catalog, args.dataset, options, "dry-run", log)
-        shared = result.requests - result.cached - result.sent
-        log(f"dry run: {result.sent} requests printed, {result.cached} already in the ledger"
-            + (f", {shared} identical to a printed one (sent once, their answer shared)" if shared else ""))
-        return 0
+        return _dry_run(args, options, lake, log)
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
     with recorded_run(lake, args.catalog, "label", args.dataset.partition("@")[0], config, [args.dataset]) as run:
         result = label(lake, args.catalog, args.dataset, options, run.run_id, log)
@@ -148,7 +173,66 @@ def cmd_label(args) -> int:
     return 1 if all_errored else 0
 
 
-def _cmd_sample(args, label_options, lake, log) -> int:
+def _dry_run(args, options, lake, log) -> int:
+    """Every request to a file (or stdout with `--requests-out -`), a bounded preview and the count: a dataset's
+    requests run to megabytes, which no terminal should scroll through before the summary."""
+    from pipelines.label import label
+
+    path = args.requests_out or f"label-requests-{args.dataset.partition('@')[0]}.jsonl"
+    if path == "-":
+        result = label(lake, args.catalog, args.dataset, options, "dry-run", log)
+    else:
+        out = _OpenedOnWrite(path)
+        try:
+            result = label(lake, args.catalog, args.dataset, options, "dry-run", log, out)
+        finally:
+            out.close()
+        for line in out.first:
+            print(preview(json.loads(line)))
+    shared = result.requests - result.cached - result.sent
+    where = "" if path == "-" or not result.sent else f" to {path} (the first {min(PREVIEW, result.sent)} above)"
+    log(f"dry run: {result.sent} requests printed{where}, {result.cached} already in the ledger"
+        + (f", {shared} identical to a printed one (sent once, their answer shared)" if shared else ""))
+    return 0
+
+
+class _OpenedOnWrite:
+    """The requests file, made only when there is a request to write (a run refused before planning leaves no
+    file behind); keeps the first `PREVIEW` lines for the preview."""
+
+    def __init__(self, path: str):
+        self.path, self.file, self.first = path, None, []
+
+    def write(self, line: str) -> None:
+        if self.file is None:
+            self.file = open(self.path, "w", encoding="utf-8")
+        if len(self.first) < PREVIEW:
+            self.first.append(line)
+        self.file.write(line)
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def preview(request: dict, width: int = PREVIEW_CHARS) -> str:
+    """One request in a few lines: where it goes, its sampling, and the start of its first and last messages."""
+    body = request["body"]
+    head = (f"request {request['request_key']}: POST {request['url']} model {body.get('model')}, "
+            f"max_tokens {body.get('max_tokens')}, {len(body['messages'])} messages")
+    lines, messages = [head], body["messages"]
+    shown = messages if len(messages) <= 3 else [messages[0], None, messages[-1]]
+    for m in shown:
+        if m is None:
+            lines.append(f"  ... {len(messages) - 2} messages of earlier turns")
+            continue
+        text = m.get("content") if isinstance(m.get("content"), str) else json.dumps(m.get("content"))
+        cut = " ".join((text or "").split())
+        lines.append(f"  {m['role']}: {cut[:width]}" + (f" ... ({len(text):,} chars)" if len(cut) > width else ""))
+    return "\n".join(lines)
+
+
+def _cmd_sample(args, label_options, lake, log, judge_max_tokens: int | None = None) -> int:
     """`--mode sample`: the rollouts take the labeler's model, sampling and client flags."""
     from pipelines.runs import recorded_run
     from pipelines.stages.sample import SampleOptions, sample_targets
@@ -164,6 +248,8 @@ def _cmd_sample(args, label_options, lake, log) -> int:
                             judge_api_key=os.environ.get("JUDGE_API_KEY") or label_options.api_key,
                             backend=args.backend, engine_args=args.engine_args,
                             share_identical=args.share_identical)
+    if judge_max_tokens is not None:
+        options.judge_sampling = dataclasses.replace(options.judge_sampling, max_tokens=judge_max_tokens)
     config = {k: v for k, v in vars(args).items() if k not in ("lake", "catalog", "verbose")}
     with recorded_run(lake, args.catalog, "label", args.dataset.partition("@")[0], config, [args.dataset]) as run:
         result = sample_targets(lake, args.catalog, args.dataset, options, run.run_id, log)

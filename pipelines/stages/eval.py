@@ -362,7 +362,8 @@ def _infer(samples: list[dict], options: EvalOptions, ledger: LedgerWriter, resu
         where = f"vLLM offline engine {options.model}" if options.backend == "vllm" else options.endpoint
         log(f"eval: world model: {len(by_request)} requests, {len(by_request) - len(todo)} from the ledger, "
             f"sending {len(todo)} to {where}")
-        waiting = f"max_tokens {options.sampling.max_tokens:,}"
+        waiting = f"max_tokens {options.sampling.max_tokens:,}" + (
+            "" if options.backend == "vllm" else f", {options.concurrency} at a time")
         with RequestProgress("eval: world model", len(todo), log, PROGRESS_EVERY_S, waiting) as progress:
             def counted(completion: Completion) -> None:
                 on_result(completion)
@@ -400,7 +401,7 @@ def _judge(samples: list[dict], generations: dict[str, str], options: EvalOption
         log(f"eval: judge {options.judge_model} at {options.judge_endpoint}: {len(jobs)} samples, "
             f"up to {options.judge_attempts} attempts each")
     outcomes = judge_all(options.judge_client(), jobs, lookup, on_row, options.judge_attempts,
-                         share_identical=options.share_identical)
+                         share_identical=options.share_identical, log=log, what="eval: judge")
     result.judge_sent, result.judge_cached = counted["sent"], counted["cached"]
     return outcomes
 

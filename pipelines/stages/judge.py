@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 import orjson
 
 from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete
+from pipelines.request_progress import RequestProgress
 from transforms.reward.judge import ATTEMPTS, Verdict, parse_verdict
 
 # The reference's judge request: temperature 0.6, max_tokens 32768, nothing else (OpenAI's API rejects top_k)
@@ -127,13 +128,15 @@ def completion_row(request_key: str, config: ClientConfig, completion: Completio
 
 def judge_all(config: ClientConfig, jobs: Iterable[JudgeJob], lookup: Callable[[list[str]], dict[str, dict]],
               on_row: Callable[[dict], None], attempts: int = ATTEMPTS, send: Callable = complete,
-              share_identical: bool = False) -> dict[str, JudgeOutcome]:
+              share_identical: bool = False, log: Callable[[str], None] | None = None,
+              what: str = "judge") -> dict[str, JudgeOutcome]:
     """Verdicts for `jobs` (sample key -> outcome; a key given twice is one sample). Every sample is judged on
     its own, up to `attempts` requests of its own; samples with identical messages are separate requests
     (`draws`) unless `share_identical`, where they are one request whose answer each of them reads.
     `lookup(request keys)` returns cached rows; `on_row(row)` is called for each new answer as it arrives
     (cache it there). `send` is the client call (`label_client.complete`'s signature). The judge's answer is
-    its message content alone, as the reference reads it."""
+    its message content alone, as the reference reads it. With `log`, each round of requests says every few
+    seconds how many verdicts came back, how many did not read, the rate and the ETA (`what` names it)."""
     pending: dict[str, JudgeJob] = {}
     for job in jobs:
         pending.setdefault(job.key, job)
@@ -157,13 +160,29 @@ def judge_all(config: ClientConfig, jobs: Iterable[JudgeJob], lookup: Callable[[
             on_row(row)
 
         if todo:
-            send(config, todo, on_result)
+            _send_round(config, todo, on_result, send, log, f"{what} attempt {attempt}", rows)
         for request_key, group in by_request.items():
             for job in group:
                 _read(outcomes[job.key], rows[request_key], request_key, attempt, pending)
     for key in pending:
         outcomes[key].error = f"Judge scoring failed after {attempts} attempts ({outcomes[key].error})"
     return outcomes
+
+
+def _send_round(config: ClientConfig, todo: list[ChatRequest], on_result: Callable[[Completion], None],
+                send: Callable, log: Callable[[str], None] | None, what: str, rows: dict[str, dict]) -> None:
+    """One attempt's requests, with a progress line every few seconds when there is a `log` (a request whose
+    verdict does not read counts as failed)."""
+    if log is None:
+        send(config, todo, on_result)
+        return
+    waiting = f"max_tokens {config.sampling.max_tokens:,}, {config.concurrency} at a time"
+    with RequestProgress(what, len(todo), log, waiting_on=waiting) as progress:
+        def counted(completion: Completion) -> None:
+            on_result(completion)
+            progress.done(rows[completion.key]["status"] == "ok")
+
+        send(config, todo, counted)
 
 
 def _read(outcome: JudgeOutcome, row: dict, request_key: str, attempt: int, pending: dict) -> None:

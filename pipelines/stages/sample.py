@@ -243,7 +243,7 @@ def _judge(rollouts: list[Rollout], options: SampleOptions, judge_ledger: Ledger
     if jobs:
         log(f"label: judge {options.judge_model} at {options.judge_endpoint}: {len(jobs)} rollouts")
     outcomes = judge_all(options.judge_client(), jobs, judge_ledger.lookup, judge_ledger.add, options.judge_attempts,
-                         share_identical=options.share_identical)
+                         share_identical=options.share_identical, log=log, what="label: judge")
     for rollout in usable:
         outcome = outcomes[rollout.request_key]
         rollout.judge_key = outcome.request_key

@@ -38,14 +38,25 @@ class ScriptedServer:
     tuple.
     Records every request body and the most requests it ever had in flight."""
 
-    def __init__(self, script):
+    def __init__(self, script, gets: dict[str, dict] | None = None):
+        """`gets`: path -> the JSON a GET of it answers (e.g. llama.cpp's `/props`); other GETs get 404."""
         self.script, self.bodies, self.in_flight, self.max_in_flight = list(script), [], 0, 0
+        self.gets = dict(gets or {})
         self.lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
+
+            def do_GET(self):
+                found = server.gets.get(self.path)
+                payload = orjson.dumps(found if found is not None else {"error": "not found"})
+                self.send_response(200 if found is not None else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
 
             def do_POST(self):
                 body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -170,15 +170,26 @@ def test_llama_server_as_world_model_and_judge(lake, llama_server):
 def test_a_slow_world_model_gives_progress_lines_while_it_answers(lake, monkeypatch, capsys):
     """A server that takes a while (a CPU model at a large max_tokens): eval says every few seconds how many
     answers came back and what it waits on, instead of falling silent after "sending N to ..."."""
+    import pipelines.request_progress as request_progress
     import pipelines.stages.eval as eval_stage
 
     monkeypatch.setattr(eval_stage, "PROGRESS_EVERY_S", 0.2)
+    monkeypatch.setattr(request_progress, "EVERY_S", 0.2)
     server = ScriptedJudgeAndWorld(_world, _verdict, delay_s=0.5)
     try:
         assert _eval(lake, server.url, "--concurrency", "2") == 0
     finally:
         server.close()
-    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("  eval: world model:")]
-    assert any("0/14 answered after" in line and "waiting on the first (max_tokens 32,768)" in line
+    lines_all = capsys.readouterr().err.splitlines()
+    lines = [line for line in lines_all if line.startswith("  eval: world model:")]
+    assert any("0/14 answered after" in line and "waiting on the first (max_tokens 32,768, 2 at a time)" in line
                for line in lines), lines
     assert lines[-1].startswith("  eval: world model: 14/14 answered, 0 failed")
+    # the judge phase too, each attempt's round: 12 samples with a generation; mcp's 2 never read (failed), and
+    # are asked again in attempts 2 and 3
+    judge = [line for line in lines_all if line.startswith("  eval: judge attempt")]
+    assert any(line.startswith("  eval: judge attempt 1: 0/12 answered after") and "waiting on the first" in line
+               for line in judge), judge
+    assert any(line.startswith("  eval: judge attempt 1: 12/12 answered, 2 failed, ") for line in judge), judge
+    assert any(line.startswith("  eval: judge attempt 3: 2/2 answered, 2 failed, ") for line in judge), judge
+    assert all("/s, ETA " in line for line in judge if "answered after" not in line), judge

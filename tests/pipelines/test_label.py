@@ -192,7 +192,8 @@ def test_cli_dry_run_prints_requests_and_sends_nothing(run, lake, server, capsys
     run("ingest-android", [DROIDBOT])
     s = server([_predict])
     code = cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--dry-run",
-                     "--branch-points", "changed", "--strategies", "home", "back", "--max-tokens", "4096"])
+                     "--requests-out", "-", "--branch-points", "changed", "--strategies", "home", "back",
+                     "--max-tokens", "4096"])
     lines = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0 and s.hits == 0 and len(lines) == 3  # steps 1, 2 changed the screen; step 2 is BACK
     for line in lines:
@@ -205,13 +206,34 @@ def test_cli_dry_run_prints_requests_and_sends_nothing(run, lake, server, capsys
         assert body["messages"][1]["content"].startswith("### Turn 1\n**Current State:**\nActivity: ")
 
 
+def test_cli_dry_run_prints_a_bounded_preview_and_writes_every_request_to_the_file_it_names(
+        run, lake, server, capsys, tmp_path):
+    """A dataset's requests run to megabytes: the terminal gets the first few, each message cut short, and the
+    count naming the file; the file holds every request whole, as `--requests-out -` prints them."""
+    run("ingest-android", [DROIDBOT])
+    s, path = server([_predict]), tmp_path / "requests.jsonl"
+    args = ["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--dry-run",
+            "--branch-points", "every", "--strategies", "home"]
+    assert cli.main([*args, "--requests-out", "-"]) == 0
+    everything = capsys.readouterr().out
+    assert cli.main([*args, "--requests-out", str(path)]) == 0
+    captured = capsys.readouterr()
+    written = path.read_text()
+    assert written == everything and s.hits == 0
+    n = len(written.splitlines())
+    assert n > 3 and len(written) > 20_000
+    assert captured.out.count("request ") == 3 and len(captured.out) < 4_000, captured.out
+    assert " ... (" in captured.out and "messages of earlier turns" in captured.out
+    assert f"dry run: {n} requests printed to {path} (the first 3 above), 0 already in the ledger" in captured.err
+
+
 def test_cli_dry_run_counts_what_it_prints_and_shares_identical_requests(run, lake, server, capsys, tmp_path):
     copy = tmp_path / "copy" / "droidbot-run"
     shutil.copytree(DROIDBOT, copy)  # the same run twice: the same requests, printed (and sent) once
     run("ingest-android", [DROIDBOT, copy.parent])
     s = server([_predict])
     code = cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--dry-run",
-                     "--branch-points", "changed", "--strategies", "home", "back"])
+                     "--requests-out", "-", "--branch-points", "changed", "--strategies", "home", "back"])
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert code == 0 and s.hits == 0 and len(lines) == len({orjson.loads(x)["request_key"] for x in lines}) == 3
@@ -321,7 +343,7 @@ def test_dry_run_history_shows_every_earlier_recorded_action_in_order(run, lake,
     run("ingest-android", [DROIDBOT])
     s = server([_predict])
     assert cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--dry-run",
-                     "--branch-points", "every", "--strategies", "home"]) == 0
+                     "--requests-out", "-", "--branch-points", "every", "--strategies", "home"]) == 0
     actions = [r["action"] for r in query("SELECT action FROM steps ORDER BY step_index")]
     bodies = [orjson.loads(line)["body"] for line in capsys.readouterr().out.splitlines()]
     histories = [[m["content"] for m in b["messages"] if m["role"] == "user"][:-1] for b in bodies]  # last: the branch's
@@ -329,3 +351,21 @@ def test_dry_run_history_shows_every_earlier_recorded_action_in_order(run, lake,
     for users in histories:
         for turn, content in enumerate(users):
             assert action_block(actions[turn], "android") in content, (turn, content[:200])
+
+
+def test_a_slow_server_gives_progress_lines_while_it_answers(run, lake, server, monkeypatch, capsys):
+    """A server that takes a while (a CPU model): label says every few seconds how many answers came back, how
+    many made no state, the rate and the ETA, and before the first answer how long and on what it waits."""
+    import pipelines.request_progress as request_progress
+
+    monkeypatch.setattr(request_progress, "EVERY_S", 0.2)
+    run("ingest-android", [DROIDBOT])
+    s = server([(OK[0], OK[1], 0.5)])
+    assert cli.main(["label", "android", "--lake", lake, "--endpoint", s.url, "--model", "wm", "--concurrency", "1",
+                     "--branch-points", "changed", "--strategies", "home", "back"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("  label: ")]
+    assert any(line.startswith("  label: 0/3 answered after ") and
+               line.endswith("waiting on the first (max_tokens 32,768, 1 at a time)") for line in lines), lines
+    assert any(line.startswith(("  label: 1/3 answered, 0 failed, ", "  label: 2/3 answered, 0 failed, "))
+               and "/s, ETA " in line for line in lines), lines
+    assert lines[-1].startswith("  label: 3/3 answered, 0 failed, ") and lines[-1].endswith("ETA 0 s"), lines

@@ -64,6 +64,17 @@ def test_an_unlicensed_source_stops_the_publish_and_is_named(bundled_lake, tmp_p
     assert main(["publish", str(tmp_path / "sft"), "--out", str(tmp_path / "hub"), "--lake", bundled_lake]) == 2
 
 
+def test_an_export_of_another_lake_names_the_lake_it_looked_in_and_the_flag(bundled_lake, tmp_path, capsys):
+    """Run from another folder (its ./lake empty), publish must say where it looked and that --lake picks the
+    lake the export came from, not only "no dataset 'all'"."""
+    _export(bundled_lake, tmp_path / "sft", "trl")
+    other = str(tmp_path / "other-lake")
+    assert main(["publish", str(tmp_path / "sft"), "--out", str(tmp_path / "hub"), "--lake", other]) == 2
+    err = capsys.readouterr().err
+    assert "no dataset 'all'" in err and f"not in the lake at {Lake(other).url}" in err and "pass --lake" in err
+    assert not os.path.exists(tmp_path / "hub" / "README.md")
+
+
 @pytest.mark.parametrize("fmt", ["trl", "agentworld", "swift"])
 def test_a_published_export_loads_with_datasets_as_it_is(bundled_lake, tmp_path, fmt):
     import datasets

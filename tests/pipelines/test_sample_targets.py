@@ -252,3 +252,26 @@ def test_rollouts_with_the_same_answer_are_each_judged(lake, share):
     assert [(r["score"], r["error"]) for r in rollouts] == [(4.0, None)] * 3
     assert len(judged) == (1 if share else 3) and len({r["judge_key"] for r in rollouts}) == (1 if share else 3)
     assert result.records_out == 1
+
+
+def test_slow_rollouts_and_judge_give_progress_lines(lake, monkeypatch, capsys):
+    """A slow server (a CPU model): every round of rollouts and of judge requests says every few seconds what
+    came back (done / total, failed, rate, ETA), and before the first answer how long and on what it waits."""
+    import pipelines.request_progress as request_progress
+
+    monkeypatch.setattr(request_progress, "EVERY_S", 0.2)
+    scripted = Scripted()
+    answer = scripted.answer
+    scripted.server.script = [lambda body: (*answer(body)[:2], 0.3)]  # every answer takes 0.3 s
+    try:
+        assert _sample(lake, scripted.url, "--rollouts", "1", "--per-domain", "1", "--concurrency", "2") == 0
+    finally:
+        scripted.close()
+    err = capsys.readouterr().err.splitlines()
+    rollout = [line for line in err if line.startswith("  label: rollout 1:")]
+    judge = [line for line in err if line.startswith("  label: judge attempt 1:")]
+    assert any("0/7 answered after" in line and "waiting on the first" in line for line in rollout), rollout
+    assert rollout[-1].startswith("  label: rollout 1: 7/7 answered, 0 failed, ") and "ETA" in rollout[-1]
+    assert any("answered after" in line and "waiting on the first" in line for line in judge), judge
+    # seed 0: terminal's rollout was cut by max_tokens (not judged), the other 6 read a verdict
+    assert judge[-1].startswith("  label: judge attempt 1: 6/6 answered, 0 failed, "), judge
