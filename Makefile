@@ -87,6 +87,12 @@ OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-ot
 	'httpx==0.28.1' 'opentelemetry-instrumentation-openai==$(OPENLLMETRY_OPENAI_VERSION)'
 # the LangSmith SDK tracing an `openai` client and a tool, posting its runs to a stand-in of LangSmith's ingest API
 LANGSMITH_VERSION := 0.15.1
+# Agent frameworks' saved histories written at test time against the scripted model server: smolagents (memory
+# steps; 1.15.0 still kept per-step token counts and start/end times, later releases `token_usage` and `timing`),
+# pydantic-ai's message history (`ModelMessagesTypeAdapter`), AutoGen AgentChat's messages and saved team state
+SMOLAGENTS_VERSIONS := 1.15.0 1.26.0
+PYDANTIC_AI_VERSION := 2.78.0
+AUTOGEN_VERSION := 0.7.5
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -112,6 +118,9 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/openai-agents-$(OPENAI_AGENTS_VERSION)/.installed \
 	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
+	$(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
+	$(PRODUCERS)/pydantic-ai-$(PYDANTIC_AI_VERSION)/.installed \
+	$(PRODUCERS)/autogen-agentchat-$(AUTOGEN_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -254,6 +263,22 @@ $(PRODUCERS)/opentelemetry-sdk-%/.installed:
 $(PRODUCERS)/langsmith-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'langsmith==$*' 'openai==3.63.0'
+	touch $@
+
+# smolagents with its OpenAI client extra only (no torch, no transformers)
+$(PRODUCERS)/smolagents-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'smolagents[openai]==$*'
+	touch $@
+
+$(PRODUCERS)/pydantic-ai-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'pydantic-ai-slim[openai]==$*'
+	touch $@
+
+$(PRODUCERS)/autogen-agentchat-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'autogen-agentchat==$*' 'autogen-ext[openai]==$*'
 	touch $@
 
 # OpenCode writes its data, cache and logs under HOME / XDG even for --version: kept inside the prefix

@@ -1,0 +1,63 @@
+"""Producers in the loop for the agent frameworks' saved histories (smolagents, pydantic-ai, AutoGen AgentChat),
+each in its own venv (`.venv/producers/<name>-<version>/`, built by `make parts`), run as a subprocess against
+the scripted model server (`tests/ingest/traces/model_server.py`), once per test session, release and mode.
+The script is the oracle: every tool call it fixed, and the tool's result, must be in the episode."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.ingest.traces.model_server import ModelServer, Script, Turn
+from tests.ingest.traces.producer_runs import ANSWER, PLAN, TASK, producer_python, weather
+
+SCRIPTS = Path(__file__).resolve().parent / "producers"
+SMOLAGENTS = ("1.15.0", "1.26.0")
+PYDANTIC_AI = "2.78.0"
+AUTOGEN = "0.7.5"
+PARIS, OSLO = ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})
+FINAL = ("final_answer", {"answer": ANSWER})
+CODE_LOOKUP = 'for city in ["Paris", "Oslo"]:\n    print(get_weather(city=city))'
+CODE_FINAL = f'final_answer("{ANSWER}")'
+SMOL_PLAN = "1. Look up Paris.\n2. Look up Oslo.\n3. Answer."
+
+# what the model server says, per producer and mode: the oracle. smolagents 1.15's ToolCallingAgent runs only
+# the first call of a turn, so its script calls one tool per turn.
+SCRIPTS_BY_RUN = {
+    ("smolagents", "tool", "1.26.0"): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(calls=[FINAL])],
+    ("smolagents", "tool", "1.15.0"): [Turn(calls=[PARIS], text=PLAN), Turn(calls=[OSLO]), Turn(calls=[FINAL])],
+    ("smolagents", "code", "1.26.0"): [Turn(text=SMOL_PLAN), Turn(text=f"Thought: {PLAN}\n```py\n{CODE_LOOKUP}\n```"),
+                                       Turn(text=f"Thought: Both are sunny.\n```py\n{CODE_FINAL}\n```")],
+    ("smolagents", "code", "1.15.0"): [Turn(text=f"Thought: {PLAN}\n```py\n{CODE_LOOKUP}\n```"),
+                                       Turn(text=f"Thought: Both are sunny.\n```py\n{CODE_FINAL}\n```")],
+    ("pydantic-ai", "tools", PYDANTIC_AI): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER)],
+    ("autogen-agentchat", "agent", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER)],
+    ("autogen-agentchat", "team", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER + " TERMINATE")],
+}
+_RUNS: dict[tuple, tuple[Path, Script]] = {}
+
+
+def run(name: str, mode: str, version: str, tmp_path_factory) -> tuple[Path, Script]:
+    """(output folder, the script with the requests it got) of one producer run."""
+    key = (name, mode, version)
+    if key not in _RUNS:
+        python = producer_python(name, version)
+        out = tmp_path_factory.mktemp(f"{name}-{version}-{mode}")
+        script = Script(list(SCRIPTS_BY_RUN[key]))
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(out), "TMPDIR": str(out), "LANG": "C.UTF-8"}
+        with ModelServer(script) as server:
+            done = subprocess.run([str(python), str(SCRIPTS / f"{name.split('-')[0]}_run.py"), server.base_url,
+                                   str(out), mode], capture_output=True, text=True, timeout=300, env=env, cwd=out)
+        if done.returncode != 0:
+            raise AssertionError(f"{name} {version} {mode} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+        assert ANSWER in done.stdout.strip().splitlines()[-1], done.stdout[-2000:]
+        _RUNS[key] = (out, script)
+    return _RUNS[key]
+
+
+def scripted_calls(script: Script) -> list[tuple[str, dict]]:
+    return [call for turn in script.turns for call in turn.calls]
+
+
+__all__ = ["ANSWER", "PLAN", "TASK", "weather", "run", "scripted_calls"]

@@ -1,0 +1,76 @@
+"""Producer in the loop: smolagents 1.15.0 and 1.26.0 run a ToolCallingAgent and a CodeAgent with a
+`get_weather` tool against the scripted model server, and save `agent.memory.get_full_steps()` (and, on 1.26.0,
+the `RunResult` of `return_full_result=True`). The script is the oracle: every tool call it fixed is an action
+in order, each tool result the agent got is what follows it, and the final answer ends the episode."""
+
+import json
+
+import pytest
+
+from ingest.chat import smolagents
+from tests.ingest.chat.framework_runs import (ANSWER, CODE_FINAL, CODE_LOOKUP, PLAN, SMOL_PLAN, SMOLAGENTS, TASK,
+                                              run, scripted_calls, weather)
+from tests.ingest.traces.read_util import calls, claims, read
+
+
+def _only_episode(path):
+    assert claims(smolagents, path)
+    episodes, rejected = read(smolagents, path)
+    assert rejected == [] and len(episodes) == 1
+    return episodes[0]
+
+
+def _seen_after_calls(ep) -> str:
+    return "\n".join(s.observation.text or "" for s in ep.steps[1:]) + "\n" + (ep.final_observation.text
+                                                                              if ep.final_observation else "")
+
+
+@pytest.mark.parametrize("version", SMOLAGENTS)
+def test_tool_calling_agent_memory_has_every_scripted_call_and_result(tmp_path_factory, version):
+    out, script = run("smolagents", "tool", version, tmp_path_factory)
+    ep = _only_episode(out / "steps.json")
+    tool_calls = [c for c in scripted_calls(script) if c[0] != "final_answer"]
+    assert calls(ep) == tool_calls
+    assert [s.action.kind for s in ep.steps] == ["tool_call", "tool_call", "done"]
+    assert ep.steps[-1].action.text == ANSWER and ep.terminated
+    assert ep.task == TASK and ep.steps[0].observation.text == TASK
+    assert ep.steps[0].reasoning == PLAN
+    # what each tool returned (1.26 joins a turn's parallel results into the last call's observation)
+    seen = _seen_after_calls(ep)
+    assert seen.index(weather("Paris")) < seen.index(weather("Oslo"))
+    assert "expert assistant" in ep.env["system_prompt"]
+    actions = [s for s in ep.env["smolagents"]["steps"] if s["kind"] == "action"]
+    assert [s["step_number"] for s in actions] == list(range(1, len(script.turns) + 1))
+    if version == "1.26.0":
+        assert ep.agent == "scripted-model-1"
+        assert [s["token_usage"] for s in actions] == [{"input_tokens": 10, "output_tokens": 5}] * 2
+        assert actions[-1]["is_final_answer"] is True
+
+
+def test_run_result_is_the_same_episode_with_its_state(tmp_path_factory):
+    out, _ = run("smolagents", "tool", "1.26.0", tmp_path_factory)
+    a, b = _only_episode(out / "steps.json"), _only_episode(out / "result.json")
+    assert [(s.action, s.observation.text) for s in a.steps] == [(s.action, s.observation.text) for s in b.steps]
+    result = b.env["smolagents"]["run_result"]
+    assert result["state"] == "success" and result["output"] == ANSWER
+    assert result["token_usage"]["total_tokens"] == 30
+
+
+@pytest.mark.parametrize("version", SMOLAGENTS)
+def test_code_agent_memory_is_its_code_actions_with_their_logs(tmp_path_factory, version):
+    out, script = run("smolagents", "code", version, tmp_path_factory)
+    ep = _only_episode(out / "steps.json")
+    assert [(s.action.kind, s.action.tool_name, s.action.code) for s in ep.steps] == \
+        [("code", "python_interpreter", CODE_LOOKUP), ("code", "python_interpreter", CODE_FINAL)]
+    # the tool the code called, as the executor logged it
+    logs = ep.steps[1].observation.text
+    assert logs.startswith("Execution logs:") and logs.index(weather("Paris")) < logs.index(weather("Oslo"))
+    assert ANSWER in ep.final_observation.text and ep.terminated
+    plan, thought = ep.steps[0].reasoning.split(f"Thought: {PLAN}")
+    assert thought.lstrip().startswith("```py")
+    if version == "1.26.0":  # the planning step's plan comes first in the reasoning of the action after it
+        assert SMOL_PLAN in plan
+        assert [s["kind"] for s in ep.env["smolagents"]["steps"]] == ["task", "planning", "action", "action"]
+    # every request the model got after a code action carried the logs back
+    sent = json.dumps(script.requests[-1][1]["messages"])
+    assert json.dumps(weather("Oslo"))[1:-1] in sent
