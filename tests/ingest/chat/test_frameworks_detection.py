@@ -1,0 +1,30 @@
+"""Every framework file the producers wrote, side by side in one input folder, is claimed by its own reader in
+`ingest-all`'s order: smolagents memory and RunResult by `smolagents`, pydantic-ai histories by `pydantic_ai`,
+AutoGen messages and saved states by the shape reader (no named reader takes any of them first)."""
+
+import shutil
+
+from pipelines import definition
+from pipelines.plan import find_units
+from tests.ingest.chat.framework_runs import AUTOGEN, PYDANTIC_AI, SMOLAGENTS, run
+
+
+def test_producers_files_in_one_folder_go_to_their_readers(tmp_path_factory, tmp_path):
+    wrote = {}
+    for version in SMOLAGENTS:
+        for mode in ("tool", "code"):
+            out, _ = run("smolagents", mode, version, tmp_path_factory)
+            for name in ("steps.json", "result.json"):
+                if (out / name).exists():
+                    wrote[f"smolagents-{version}-{mode}-{name}"] = (out / name, "smolagents")
+    out, _ = run("pydantic-ai", "tools", PYDANTIC_AI, tmp_path_factory)
+    wrote["pydantic-ai-history.json"] = (out / "history.json", "pydantic_ai")
+    for mode in ("agent", "team"):
+        out, _ = run("autogen-agentchat", mode, AUTOGEN, tmp_path_factory)
+        for name in ("messages.json", "state.json"):
+            wrote[f"autogen-{mode}-{name}"] = (out / name, "chat_shape")
+    for name, (path, _) in wrote.items():
+        shutil.copy(path, tmp_path / name)
+    units, ignored = find_units([str(tmp_path)], definition.load("ingest-all").formats)
+    assert {u.uri.rsplit("/", 1)[-1]: u.format for u in units} == {n: fmt for n, (_, fmt) in wrote.items()}
+    assert len(wrote) == 11 and ignored == []
