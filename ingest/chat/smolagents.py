@@ -1,7 +1,10 @@
 """smolagents memory steps: `agent.memory.get_full_steps()` / `get_succinct_steps()` saved as a JSON list, or
-`agent.run(..., return_full_result=True)`'s `RunResult.dict()` (`{output, state, steps, token_usage, timing}`).
+`agent.run(..., return_full_result=True)`'s `RunResult.dict()` (`{output, state, steps, token_usage, timing}`), or
+an object of such step lists by agent name (a manager agent's memory beside its managed agents', each an episode
+keyed by the name).
 
-The steps carry no type; each is told by its fields (smolagents' `memory.py`):
+`dict()` writes no type: each step is told by its fields (smolagents' `memory.py`), or by the class name a
+saving script put beside them (`__class__` or `type`: `TaskStep`, `ActionStep`...):
 - `TaskStep` `{task, task_images}`: the task, a user message;
 - `SystemPromptStep` `{system_prompt}`;
 - `PlanningStep` `{model_input_messages, model_output_message, plan, timing, token_usage}`: the plan is the
@@ -51,8 +54,8 @@ INFO = FormatInfo(
 
 _HEAD = re.compile(rb'"task_images"\s*:|"step_number"\s*:\s*\d+\s*,\s*"timing"\s*:')
 _TASK = {"task", "task_images"}
-_PLAN = {"model_input_messages", "model_output_message", "plan", "timing", "token_usage"}
-_ACTION = {"step_number", "step", "timing", "start_time", "end_time", "duration", "model_input_messages",
+_PLAN = {"model_input_messages", "model_output_message", "plan", "timing", "token_usage", "__class__", "type"}
+_ACTION = {"__class__", "type", "step_number", "step", "timing", "start_time", "end_time", "duration", "model_input_messages",
            "tool_calls", "error", "model_output_message", "model_output", "code_action", "observations",
            "observations_images", "action_output", "token_usage", "input_token_count", "output_token_count",
            "is_final_answer"}
@@ -65,13 +68,17 @@ def units(files: list[str], head) -> list[str]:
     return [path for path in files if path.endswith(".json") and _HEAD.search(head(path))]
 
 
-def _steps(doc) -> tuple[list | None, dict]:
-    """(the steps, the RunResult's other fields) of a saved document."""
+def _runs(doc) -> list[tuple[str, list, dict]]:
+    """(key, steps, the RunResult's other fields) of each memory in a saved document: the document itself, a
+    RunResult, or an object of step lists by agent name (a manager and its managed agents)."""
     if isinstance(doc, list):
-        return doc, {}
-    if isinstance(doc, dict) and isinstance(doc.get("steps"), list):
-        return doc["steps"], {k: v for k, v in doc.items() if k != "steps"}
-    return None, {}
+        return [("", doc, {})]
+    if not isinstance(doc, dict):
+        return []
+    if isinstance(doc.get("steps"), list):
+        return [("", doc["steps"], {k: v for k, v in doc.items() if k != "steps"})]
+    return [(str(k), v, {}) for k, v in doc.items()
+            if isinstance(v, list) and v and all(isinstance(s, dict) and _kind(s) for s in v)]
 
 
 def _time(step: dict) -> dt.datetime | None:
@@ -164,7 +171,15 @@ def _summary(step: dict, kind: str) -> dict:
     return summary
 
 
+_CLASSES = {"TaskStep": "task", "ActionStep": "action", "PlanningStep": "planning",
+            "SystemPromptStep": "system_prompt", "FinalAnswerStep": "final_answer"}
+_MARKS = ("__class__", "type")  # the step's class, where the saving code wrote it beside `dict()`'s fields
+
+
 def _kind(step: dict) -> str | None:
+    named = next((_CLASSES[step[m]] for m in _MARKS if isinstance(step.get(m), str) and step[m] in _CLASSES), None)
+    if named:
+        return named
     keys = set(step)
     if "task" in keys and keys <= _TASK:
         return "task"
@@ -227,28 +242,24 @@ class _Reading:
             self.plan, self.final = None, _is_final(step)
 
 
-def _document(source: Source) -> tuple[list | None, dict, Rejected | None]:
+def _document(source: Source) -> tuple[list, Rejected | None]:
     name = source.uri
     try:
         doc = parse_json(source.read_bytes(), name, source.budgets)
     except SourceError as e:
-        return None, {}, Rejected(e.rule, e.reason, name)
-    steps, result = _steps(doc)
-    if steps is None:
-        return None, {}, Rejected("bad_record", f"{name}: neither a list of memory steps nor a RunResult with "
-                                  "`steps`", name)
-    return steps, result, None
+        return [], Rejected(e.rule, e.reason, name)
+    runs = _runs(doc)
+    if not runs:
+        return [], Rejected("bad_record", f"{name}: neither a list of memory steps, a RunResult with `steps`, nor "
+                            "step lists by agent", name)
+    return runs, None
 
 
-def read(source: Source) -> Iterator[Episode | Rejected]:
-    name = source.uri
-    steps, result, problem = _document(source)
-    if problem is not None:
-        yield problem
-        return
-    reading = _Reading(name)
+def _episode(name: str, key: str, steps: list, result: dict) -> Iterator[Episode | Rejected]:
+    where = f"{name}: {key}" if key else name
+    reading = _Reading(where)
     for i, step in enumerate(steps):
-        reading.step(step, f"steps[{i}]")
+        reading.step(step, f"{key}[{i}]" if key else f"steps[{i}]")
     yield from reading.rows
     messages = reading.messages
     if reading.system and not any(m.role == "system" for m in messages):
@@ -261,5 +272,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if reading.unknown:
         env["smolagents"]["unknown_fields"] = reading.unknown
     outcome = "failure" if result.get("state") == "max_steps_error" else "unknown"
-    yield from records(messages, Run(key="", domain="mcp", platform="linux", outcome=outcome,
-                                     terminated=reading.final, env=env), name)
+    yield from records(messages, Run(key=key, domain="mcp", platform="linux", outcome=outcome,
+                                     terminated=reading.final, env=env), where)
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    runs, problem = _document(source)
+    if problem is not None:
+        yield problem
+    for key, steps, result in runs:
+        yield from _episode(source.uri, key, steps, result)

@@ -115,3 +115,26 @@ def test_pydantic_ai_unknown_parts_are_kept_and_a_jsonl_holds_a_history_per_line
     assert episodes[0].env["pydantic_ai"]["unknown_parts"][0]["part"]["part_kind"] == "speech"
     assert episodes[1].env["record"] == {"user": "u-2"} and episodes[1].terminated
     assert [ep.steps[0].action.text for ep in episodes] == ["Hello.", "Bye."]
+
+
+def test_smolagents_step_lists_by_agent_with_their_class_names_are_an_episode_each(tmp_path):
+    """A saving script that writes each step's class beside `dict()` and keeps a manager's and a managed
+    agent's memory side by side (`{"managerAgent": [{"__class__": "TaskStep", ...}, ...], ...}`)."""
+    code = [("python_interpreter", "print(search('x'))")]
+    doc = {"managerAgent": [{"__class__": "TaskStep", **TASK},
+                            {"__class__": "ActionStep", **_action(1, code, observations="found x")}],
+           "searchAgent": [{"__class__": "TaskStep", "task": "Search x.", "task_images": None},
+                           {"__class__": "PlanningStep", "plan": "Search.", "model_input_messages": [],
+                            "model_output_message": None, "timing": None, "token_usage": None},
+                           {"__class__": "ActionStep", **_action(1, [("final_answer", {"answer": "x"})],
+                                                                 is_final_answer=True)}]}
+    path = _write(tmp_path, "memory.json", doc)
+    assert claims(smolagents, path)
+    episodes, rejected = read(smolagents, path)
+    assert rejected == []
+    manager, searcher = episodes
+    assert (manager.key, searcher.key) == ("managerAgent", "searchAgent")
+    assert manager.steps[0].action.kind == "code" and manager.steps[0].action.code == "print(search('x'))"
+    assert manager.final_observation.text == "found x" and not manager.terminated
+    assert searcher.task == "Search x." and searcher.steps[0].reasoning == "Search."
+    assert searcher.steps[0].action.kind == "done" and searcher.terminated
