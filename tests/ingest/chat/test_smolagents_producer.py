@@ -10,7 +10,7 @@ import pytest
 from ingest.chat import smolagents
 from tests.ingest.chat.framework_runs import (ANSWER, CODE_FINAL, CODE_LOOKUP, PLAN, SMOL_PLAN, SMOLAGENTS, TASK,
                                               run, scripted_calls, weather)
-from tests.ingest.traces.read_util import calls, claims, read
+from tests.ingest.traces.read_util import calls, claims, read, results
 
 
 def _only_episode(path):
@@ -74,3 +74,20 @@ def test_code_agent_memory_is_its_code_actions_with_their_logs(tmp_path_factory,
     # every request the model got after a code action carried the logs back
     sent = json.dumps(script.requests[-1][1]["messages"])
     assert json.dumps(weather("Oslo"))[1:-1] in sent
+
+
+def test_the_same_run_traced_by_openinference_is_read_by_the_otel_reader(tmp_path_factory):
+    """1.26.0's ToolCallingAgent run is also traced by OpenInference's smolagents instrumentation (OTLP/JSON):
+    its tool spans give each call its own result (the memory joins parallel results), and the model spans'
+    input messages, which carry smolagents' own `tool-call` / `tool-response` roles, add nothing twice."""
+    from ingest.traces import otel
+
+    out, script = run("smolagents", "tool", "1.26.0", tmp_path_factory)
+    path = out / "otlp.jsonl"
+    assert claims(otel, path) and not claims(smolagents, path)
+    (ep,), rejected = read(otel, path)
+    assert rejected == []
+    assert calls(ep) == scripted_calls(script)  # the final answer is a tool span of its own here
+    assert results(ep) == [weather("Paris"), weather("Oslo"), ANSWER]
+    assert ep.steps[0].reasoning == PLAN and ep.agent == "scripted-model-1"
+    assert TASK in ep.task

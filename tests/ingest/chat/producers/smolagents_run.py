@@ -5,7 +5,9 @@ ToolCallingAgent with a `get_weather` tool) or `code` (a CodeAgent whose code ca
 planning step where the release has `planning_interval`)). Writes `OUT_DIR/steps.json`
 (`agent.memory.get_full_steps()`, as `json.dump` with a `default` that turns the release's dataclasses into
 dicts, as a user saving them must for 1.15) and `OUT_DIR/result.json` (`agent.run(..., return_full_result=True)`'s
-`RunResult.dict()`, on releases that have it). Prints the run's final output.
+`RunResult.dict()`, on releases that have it); where the venv has OpenInference's smolagents instrumentation, the
+run is also traced as OpenTelemetry spans written as OTLP/JSON lines to `OUT_DIR/otlp.jsonl`. Prints the run's
+final output.
 """
 
 import json
@@ -43,7 +45,46 @@ def plain(value):
     return str(value)
 
 
+class OtlpJsonFile:
+    """Each batch of finished spans as one OTLP/JSON line (an OpenTelemetry `SpanExporter`)."""
+
+    def __init__(self, path: Path):
+        self.out = path.open("w")
+
+    def export(self, spans):
+        from google.protobuf.json_format import MessageToJson
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        self.out.write(MessageToJson(encode_spans(spans), indent=None) + "\n")
+        self.out.flush()
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self):
+        self.out.close()
+
+    def force_flush(self, timeout_millis=30000):
+        return True
+
+
+def traced(out: Path):
+    """The tracer provider writing `out/otlp.jsonl`, or None where the instrumentation is not installed."""
+    try:
+        from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+    except ImportError:
+        return None
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "smolagents-weather"}))
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(out / "otlp.jsonl")))
+    SmolagentsInstrumentor().instrument(tracer_provider=provider)
+    return provider
+
+
 def main(base_url: str, out: Path, mode: str) -> None:
+    provider = traced(out)
     model = OpenAIServerModel(model_id="scripted-model-1", api_base=base_url, api_key="sk-scripted")
     current = tuple(int(p) for p in smolagents.__version__.split(".")[:2]) >= (1, 20)
     if mode == "tool":
@@ -57,6 +98,8 @@ def main(base_url: str, out: Path, mode: str) -> None:
     else:
         output = agent.run(TASK)
     (out / "steps.json").write_text(json.dumps(agent.memory.get_full_steps(), default=plain, indent=1))
+    if provider is not None:
+        provider.shutdown()
     print(output)
 
 
