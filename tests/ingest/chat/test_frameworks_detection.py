@@ -18,8 +18,9 @@ def test_producers_files_in_one_folder_go_to_their_readers(tmp_path_factory, tmp
             for name in ("steps.json", "result.json"):
                 if (out / name).exists():
                     wrote[f"smolagents-{version}-{mode}-{name}"] = (out / name, "smolagents")
-    out, _ = run("pydantic-ai", "tools", PYDANTIC_AI, tmp_path_factory)
-    wrote["pydantic-ai-history.json"] = (out / "history.json", "pydantic_ai")
+    for version in PYDANTIC_AI:
+        out, _ = run("pydantic-ai", "tools", version, tmp_path_factory)
+        wrote[f"pydantic-ai-{version}-history.json"] = (out / "history.json", "pydantic_ai")
     for mode in ("agent", "team"):
         out, _ = run("autogen-agentchat", mode, AUTOGEN, tmp_path_factory)
         for name in ("messages.json", "state.json"):
@@ -33,5 +34,5 @@ def test_producers_files_in_one_folder_go_to_their_readers(tmp_path_factory, tmp
         shutil.copy(path, tmp_path / name)
     units, ignored = find_units([str(tmp_path)], definition.load("ingest-all").formats)
     assert {u.uri.rsplit("/", 1)[-1]: u.format for u in units} == {n: fmt for n, (_, fmt) in wrote.items()}
-    assert len(wrote) == 12
+    assert len(wrote) == 13
     assert sorted(i.path.rsplit("/", 1)[-1] for i in ignored) == [f"tau2-{name}" for name in summaries]

@@ -13,7 +13,10 @@ from pathlib import Path
 
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.messages import ModelMessagesTypeAdapter
-from pydantic_ai.models.openai import OpenAIChatModel
+try:
+    from pydantic_ai.models.openai import OpenAIChatModel
+except ImportError:  # its name before 1.0
+    from pydantic_ai.models.openai import OpenAIModel as OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 TASK = "What is the weather in Paris and in Oslo?"
@@ -38,7 +41,7 @@ def main(base_url: str, out: Path, mode: str) -> None:
     for message in ModelMessagesTypeAdapter.validate_json(data):
         for part in message.parts:
             args = part.args_as_dict() if hasattr(part, "args_as_dict") else None
-            content = part.model_response() if part.part_kind == "retry-prompt" else getattr(part, "content", None)
+            content = getattr(part, "content", None)
             parts.append([message.kind, part.part_kind, getattr(part, "tool_name", None), args,
                           content if isinstance(content, str) else None, getattr(part, "tool_call_id", None)])
     (out / "oracle.json").write_text(json.dumps(parts, indent=1))
