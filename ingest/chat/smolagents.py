@@ -1,7 +1,9 @@
 """smolagents memory steps: `agent.memory.get_full_steps()` / `get_succinct_steps()` saved as a JSON list, or
 `agent.run(..., return_full_result=True)`'s `RunResult.dict()` (`{output, state, steps, token_usage, timing}`), or
 an object of such step lists by agent name (a manager agent's memory beside its managed agents', each an episode
-keyed by the name).
+keyed by the name). The answers JSONL of smolagents' benchmark script, whose lines keep each question's
+`write_memory_to_messages()` under `intermediate_steps`, is read through `ingest.chat.smolagents_messages`, a line
+an episode (its question the task, its `model_id` the agent, the line's other fields in `env.smolagents`).
 
 `dict()` writes no type: each step is told by its fields (smolagents' `memory.py`), or by the class name a
 saving script put beside them (`__class__` or `type`: `TaskStep`, `ActionStep`...):
@@ -34,9 +36,10 @@ import re
 from typing import Iterator
 
 from ingest.chat.messages import content_text
+from ingest.chat.smolagents_messages import messages as memory_messages
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
-from ingest.source import Source, SourceError, parse_json
+from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.tools import arguments_dict, dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
@@ -44,15 +47,17 @@ FORMAT = "smolagents"
 VERSION = "1"
 INFO = FormatInfo(
     group=None, rank=303, domains=('mcp',), platform="linux",
-    summary="smolagents memory steps (`get_full_steps()`, `RunResult`)",
+    summary="smolagents memory steps (`get_full_steps()`, `RunResult`) and its benchmark's answers JSONL",
     producer="smolagents (ToolCallingAgent and CodeAgent)",
     versions="1.15.0, 1.26.0",
     proof=("each release runs a ToolCallingAgent and a CodeAgent (1.26.0 with a planning step) against the scripted "
-           "model server; every scripted call, its result and the final answer are in the episode in order "
-           "(`tests/ingest/chat/`)"),
+           "model server; every scripted call, its result and the final answer are in the episode in order, from the "
+           "saved memory steps and from the benchmark script's answers line (`write_memory_to_messages()`) alike; "
+           "1.26.0's run traced by OpenInference is read by `otel` (`tests/ingest/chat/`)"),
 )
 
 _HEAD = re.compile(rb'"task_images"\s*:|"step_number"\s*:\s*\d+\s*,\s*"timing"\s*:')
+_ANSWERS = re.compile(rb'"agent_action_type"\s*:')
 _TASK = {"task", "task_images"}
 _PLAN = {"model_input_messages", "model_output_message", "plan", "timing", "token_usage", "__class__", "type"}
 _ACTION = {"__class__", "type", "step_number", "step", "timing", "start_time", "end_time", "duration", "model_input_messages",
@@ -64,8 +69,10 @@ _CODE_TOOL = "python_interpreter"
 
 def units(files: list[str], head) -> list[str]:
     """JSON files whose opening holds a smolagents memory step (a `TaskStep`'s `task_images`, or an
-    `ActionStep`'s `step_number` followed by its `timing`)."""
-    return [path for path in files if path.endswith(".json") and _HEAD.search(head(path))]
+    `ActionStep`'s `step_number` followed by its `timing`); JSONL answers files of smolagents' benchmark script
+    (`agent_action_type` and `intermediate_steps` in the first line)."""
+    return [path for path in files if (path.endswith(".json") and _HEAD.search(head(path))) or
+            (path.endswith(".jsonl") and _ANSWERS.search(head(path)) and b'"intermediate_steps"' in head(path))]
 
 
 def _runs(doc) -> list[tuple[str, list, dict]]:
@@ -276,7 +283,36 @@ def _episode(name: str, key: str, steps: list, result: dict) -> Iterator[Episode
                                      terminated=reading.final, env=env), where)
 
 
+def _answer(name: str, no: int, record) -> Iterator[Episode | Rejected]:
+    """One line of a benchmark answers file: the question's run, its memory as the model saw it."""
+    where = f"{name}: line {no}"
+    steps = record.get("intermediate_steps") if isinstance(record, dict) else None
+    if not isinstance(steps, (list, str)):
+        yield Rejected("bad_record", f"{where}: no `intermediate_steps` list", name, line=no)
+        return
+    task = record.get("question") if isinstance(record.get("question"), str) else None
+    if isinstance(steps, str):  # a `vanilla` run: the model's answer alone
+        messages = [Message("user", text=task), Message("assistant", text=steps, where=where)]
+    else:
+        messages = memory_messages(steps, "intermediate_steps")
+    model = record.get("model_id")
+    env = {"smolagents": {"answers_record": {k: v for k, v in record.items() if k != "intermediate_steps"}}}
+    yield from records(messages, Run(key=f"line {no}", domain="mcp", platform="linux", task=task,
+                                     agent=model if isinstance(model, str) else None, env=env), where)
+
+
+def _answers(source: Source) -> Iterator[Episode | Rejected]:
+    for no, _, value in json_lines(source.read_bytes(), source.uri, source.budgets):
+        if isinstance(value, Rejected):
+            yield value
+        else:
+            yield from _answer(source.uri, no, value)
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
+    if source.path.endswith(".jsonl"):
+        yield from _answers(source)
+        return
     runs, problem = _document(source)
     if problem is not None:
         yield problem

@@ -1,5 +1,5 @@
 """Every framework file the producers wrote, side by side in one input folder, is claimed by its own reader in
-`ingest-all`'s order: smolagents memory and RunResult by `smolagents`, pydantic-ai histories by `pydantic_ai`,
+`ingest-all`'s order: smolagents memory, RunResult and benchmark answers by `smolagents`, pydantic-ai histories by `pydantic_ai`,
 AutoGen messages and saved states by the shape reader (no named reader takes any of them first), tau2's results
 file by `tau2`; tau2's two summaries (metrics, termination counts: no trajectory) are the only files left unread."""
 
@@ -15,7 +15,7 @@ def test_producers_files_in_one_folder_go_to_their_readers(tmp_path_factory, tmp
     for version in SMOLAGENTS:
         for mode in ("tool", "code"):
             out, _ = run("smolagents", mode, version, tmp_path_factory)
-            for name in ("steps.json", "result.json"):
+            for name in ("steps.json", "result.json", "answers.jsonl"):
                 if (out / name).exists():
                     wrote[f"smolagents-{version}-{mode}-{name}"] = (out / name, "smolagents")
     for version in PYDANTIC_AI:
@@ -34,5 +34,5 @@ def test_producers_files_in_one_folder_go_to_their_readers(tmp_path_factory, tmp
         shutil.copy(path, tmp_path / name)
     units, ignored = find_units([str(tmp_path)], definition.load("ingest-all").formats)
     assert {u.uri.rsplit("/", 1)[-1]: u.format for u in units} == {n: fmt for n, (_, fmt) in wrote.items()}
-    assert len(wrote) == 13
+    assert len(wrote) == 17
     assert sorted(i.path.rsplit("/", 1)[-1] for i in ignored) == [f"tau2-{name}" for name in summaries]

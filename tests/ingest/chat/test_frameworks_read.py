@@ -138,3 +138,25 @@ def test_smolagents_step_lists_by_agent_with_their_class_names_are_an_episode_ea
     assert manager.final_observation.text == "found x" and not manager.terminated
     assert searcher.task == "Search x." and searcher.steps[0].reasoning == "Search."
     assert searcher.steps[0].action.kind == "done" and searcher.terminated
+
+
+def test_smolagents_benchmark_line_with_an_error_and_a_call_that_is_no_literal(tmp_path):
+    def msg(role, text):
+        return {"role": role, "content": [{"type": "text", "text": text}], "tool_calls": None}
+    steps = [msg("system", "You are an agent."), msg("user", "New task:\nFind x."),
+             msg("assistant", "Let me search."),
+             msg("tool-call", "Calling tools:\n[{'id': 'c1', 'type': 'function', 'function': {'name': 'search', "
+                              "'arguments': {'q': 'x'}}}]"),
+             msg("tool-response", "Call id: c1\nError:\nsearch is down\nNow let's retry"),
+             msg("tool-call", "Calling tools:\n[__import__('os')]")]
+    line = {"model_id": "m", "agent_action_type": "tool-calling", "question": "Find x.", "intermediate_steps": steps}
+    path = _write(tmp_path, "answers.jsonl", json.dumps(line) + "\n" + json.dumps({"agent_action_type": "code"}))
+    assert claims(smolagents, path)
+    episodes, rejected = read(smolagents, path)
+    assert [r.rule for r in rejected] == ["unknown_content", "bad_record"]
+    (ep,) = episodes
+    assert calls(ep) == [("search", {"q": "x"})] and ep.steps[0].reasoning == "Let me search."
+    assert ep.final_observation.is_error and "search is down" in ep.final_observation.text
+    # the text that is no literal list is kept as it was written, never evaluated
+    assert ep.env["unmapped"][0]["raw"]["content"][0]["text"].endswith("[__import__('os')]")
+    assert ep.env["system_prompt"] == "You are an agent."

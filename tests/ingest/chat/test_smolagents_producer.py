@@ -91,3 +91,25 @@ def test_the_same_run_traced_by_openinference_is_read_by_the_otel_reader(tmp_pat
     assert results(ep) == [weather("Paris"), weather("Oslo"), ANSWER]
     assert ep.steps[0].reasoning == PLAN and ep.agent == "scripted-model-1"
     assert TASK in ep.task
+
+
+@pytest.mark.parametrize("version", SMOLAGENTS)
+@pytest.mark.parametrize("mode", ["tool", "code"])
+def test_benchmark_answers_line_is_the_memory_as_the_model_saw_it(tmp_path_factory, version, mode):
+    """The line smolagents' benchmark script appends per question: `write_memory_to_messages()` as dicts, whose
+    calls are the Python literal after "Calling tools:"."""
+    out, script = run("smolagents", mode, version, tmp_path_factory)
+    path = out / "answers.jsonl"
+    assert claims(smolagents, path)
+    (ep,), rejected = read(smolagents, path)
+    assert rejected == [] and ep.key == "line 1" and ep.task == TASK and ep.agent == "scripted-model-1"
+    memory = _only_episode(out / "steps.json")
+    # the same actions and observations as the memory's own steps
+    assert [s.action for s in ep.steps] == [s.action for s in memory.steps]
+    assert [s.observation.text for s in ep.steps[1:]] == [s.observation.text for s in memory.steps[1:]]
+    if mode == "tool":
+        assert calls(ep) == [c for c in scripted_calls(script) if c[0] != "final_answer"]
+        assert ep.steps[-1].action.text == ANSWER and ep.terminated
+    else:
+        assert [s.action.code for s in ep.steps] == [CODE_LOOKUP, CODE_FINAL]
+    assert ep.env["smolagents"]["answers_record"]["true_answer"] == ANSWER

@@ -5,7 +5,9 @@ ToolCallingAgent with a `get_weather` tool) or `code` (a CodeAgent whose code ca
 planning step where the release has `planning_interval`)). Writes `OUT_DIR/steps.json`
 (`agent.memory.get_full_steps()`, as `json.dump` with a `default` that turns the release's dataclasses into
 dicts, as a user saving them must for 1.15) and `OUT_DIR/result.json` (`agent.run(..., return_full_result=True)`'s
-`RunResult.dict()`, on releases that have it); where the venv has OpenInference's smolagents instrumentation, the
+`RunResult.dict()`, on releases that have it) and `OUT_DIR/answers.jsonl`, the line smolagents' benchmark script
+(`examples/smolagents_benchmark/run.py`) appends for a question, its `intermediate_steps` being
+`[m.dict() for m in agent.write_memory_to_messages()]`; where the venv has OpenInference's smolagents instrumentation, the
 run is also traced as OpenTelemetry spans written as OTLP/JSON lines to `OUT_DIR/otlp.jsonl`. Prints the run's
 final output.
 """
@@ -98,6 +100,12 @@ def main(base_url: str, out: Path, mode: str) -> None:
     else:
         output = agent.run(TASK)
     (out / "steps.json").write_text(json.dumps(agent.memory.get_full_steps(), default=plain, indent=1))
+    steps = [m.dict() if hasattr(m, "dict") else m for m in agent.write_memory_to_messages()]
+    answer = {"model_id": model.model_id, "agent_action_type": "tool-calling" if mode == "tool" else "code",
+              "question": TASK, "original_question": TASK, "answer": str(output),
+              "true_answer": "Sunny in Paris and in Oslo.", "source": "scripted", "intermediate_steps": steps,
+              "token_counts": agent.monitor.get_total_token_counts()}
+    (out / "answers.jsonl").write_text(json.dumps(answer, default=plain) + "\n")
     if provider is not None:
         provider.shutdown()
     print(output)
