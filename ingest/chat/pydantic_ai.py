@@ -17,7 +17,8 @@ the same, its other fields kept in `env.record`.
   `model_name` is the turn's model, its `timestamp` the turn's time.
 - the messages' `usage` are summed into `env.pydantic_ai.usage`; run ids, conversation id, provider and finish
   reasons are kept there too. A part of any other kind is kept raw in `env.pydantic_ai.unknown_parts` with a
-  warning row. The run ended when its last message is a response without tool calls.
+  warning row. The run ended when its last message is a response without tool calls. Domain: `mcp` (tool calls
+  with their results), `search` when the agent mostly searches.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Iterator
 from ingest.chat.messages import content_text
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
+from ingest.search import episode_domain
 from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.times import parse_time
 from ingest.tools import arguments_dict, dumps
@@ -36,7 +38,7 @@ from ingest.transcript import Message, Run, ToolCall, records
 FORMAT = "pydantic_ai"
 VERSION = "1"
 INFO = FormatInfo(
-    group=None, rank=304, domains=('mcp',), platform="linux",
+    group=None, rank=304, domains=('mcp', 'search'), platform="linux",
     summary="pydantic-ai message histories (`ModelMessagesTypeAdapter` JSON)",
     producer="pydantic-ai (an agent with a function tool, OpenAI provider)",
     versions="1.107.10 (a retried call is a `retry-prompt`), 2.78.0 (a `tool-return` with `outcome: retried`)",
@@ -234,5 +236,6 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         last = history[-1]
         ended = last["kind"] == "response" and not any(
             isinstance(p, dict) and p.get("part_kind") in ("tool-call", "builtin-tool-call") for p in last["parts"])
-        yield from records(reading.messages, Run(key=key, domain="mcp", platform="linux", terminated=ended, env=env),
-                           where)
+        domain = episode_domain([c.name for m in reading.messages for c in m.tool_calls], "mcp")
+        yield from records(reading.messages, Run(key=key, domain=domain, platform="linux", terminated=ended,
+                                                 env=env), where)

@@ -22,7 +22,8 @@ saving script put beside them (`__class__` or `type`: `TaskStep`, `ActionStep`..
 - `FinalAnswerStep` `{output}` (`{final_answer}` in early releases), where a stream's steps were saved.
 
 A ToolCallingAgent's `final_answer` call is a `done` action with the answer; a CodeAgent's code is a `code`
-action. The run ended when its last action step is a final answer (`is_final_answer`, else a `final_answer`
+action, and its run is in the `terminal` domain (Python its executor runs, the execution logs seen); a tool-calling
+run is `mcp`, or `search` when it mostly searches. The run ended when its last action step is a final answer (`is_final_answer`, else a `final_answer`
 call without an error); `RunResult.state` `max_steps_error` is a failure (smolagents grades nothing else).
 `model_input_messages` re-render the memory for each model call (`write_memory_to_messages`): only the system
 prompt is taken from them, and each step's count of them kept in `env.smolagents.steps`. Fields this reader
@@ -39,6 +40,7 @@ from ingest.chat.messages import content_text
 from ingest.chat.smolagents_messages import messages as memory_messages
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
+from ingest.search import episode_domain
 from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.tools import arguments_dict, dumps
 from ingest.transcript import Message, Run, ToolCall, records
@@ -46,7 +48,7 @@ from ingest.transcript import Message, Run, ToolCall, records
 FORMAT = "smolagents"
 VERSION = "1"
 INFO = FormatInfo(
-    group=None, rank=303, domains=('mcp',), platform="linux",
+    group=None, rank=303, domains=('mcp', 'terminal', 'search'), platform="linux",
     summary="smolagents memory steps (`get_full_steps()`, `RunResult`) and its benchmark's answers JSONL",
     producer="smolagents (ToolCallingAgent and CodeAgent)",
     versions="1.15.0, 1.26.0",
@@ -73,6 +75,15 @@ def units(files: list[str], head) -> list[str]:
     (`agent_action_type` and `intermediate_steps` in the first line)."""
     return [path for path in files if (path.endswith(".json") and _HEAD.search(head(path))) or
             (path.endswith(".jsonl") and _ANSWERS.search(head(path)) and b'"intermediate_steps"' in head(path))]
+
+
+def domain_of(messages: list[Message]) -> str:
+    """`terminal` for a CodeAgent (its actions are Python code its executor runs, the observations the execution
+    logs), else `search` when it mostly searches, else `mcp` (tool calls with their results)."""
+    calls = [c for m in messages for c in m.tool_calls]
+    if any(c.action is not None and c.action.kind == "code" for c in calls):
+        return "terminal"
+    return episode_domain([c.name for c in calls], "mcp")
 
 
 def _runs(doc) -> list[tuple[str, list, dict]]:
@@ -279,7 +290,7 @@ def _episode(name: str, key: str, steps: list, result: dict) -> Iterator[Episode
     if reading.unknown:
         env["smolagents"]["unknown_fields"] = reading.unknown
     outcome = "failure" if result.get("state") == "max_steps_error" else "unknown"
-    yield from records(messages, Run(key=key, domain="mcp", platform="linux", outcome=outcome,
+    yield from records(messages, Run(key=key, domain=domain_of(messages), platform="linux", outcome=outcome,
                                      terminated=reading.final, env=env), where)
 
 
@@ -297,7 +308,7 @@ def _answer(name: str, no: int, record) -> Iterator[Episode | Rejected]:
         messages = memory_messages(steps, "intermediate_steps")
     model = record.get("model_id")
     env = {"smolagents": {"answers_record": {k: v for k, v in record.items() if k != "intermediate_steps"}}}
-    yield from records(messages, Run(key=f"line {no}", domain="mcp", platform="linux", task=task,
+    yield from records(messages, Run(key=f"line {no}", domain=domain_of(messages), platform="linux", task=task,
                                      agent=model if isinstance(model, str) else None, env=env), where)
 
 

@@ -30,7 +30,7 @@ def test_history_has_every_scripted_call_and_result_in_order(tmp_path_factory, v
     assert results(ep) == [weather("Paris"), "name a city", weather("Oslo")]
     assert [s.action.kind for s in ep.steps] == ["tool_call"] * 3 + ["message"]
     assert ep.steps[-1].action.text == ANSWER and ep.terminated
-    assert ep.task == TASK and ep.agent == "scripted-model-1"
+    assert ep.task == TASK and ep.agent == "scripted-model-1" and ep.domain == "mcp"
     assert ep.steps[0].reasoning == PLAN
     # the retried call's result is an error; the others are not
     assert [s.observation.is_error for s in ep.steps[1:]] == [None, True, None]

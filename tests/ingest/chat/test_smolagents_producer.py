@@ -33,7 +33,7 @@ def test_tool_calling_agent_memory_has_every_scripted_call_and_result(tmp_path_f
     assert calls(ep) == tool_calls
     assert [s.action.kind for s in ep.steps] == ["tool_call", "tool_call", "done"]
     assert ep.steps[-1].action.text == ANSWER and ep.terminated
-    assert ep.task == TASK and ep.steps[0].observation.text == TASK
+    assert ep.task == TASK and ep.steps[0].observation.text == TASK and ep.domain == "mcp"
     assert ep.steps[0].reasoning == PLAN
     # what each tool returned (1.26 joins a turn's parallel results into the last call's observation)
     seen = _seen_after_calls(ep)
@@ -66,6 +66,7 @@ def test_code_agent_memory_is_its_code_actions_with_their_logs(tmp_path_factory,
     logs = ep.steps[1].observation.text
     assert logs.startswith("Execution logs:") and logs.index(weather("Paris")) < logs.index(weather("Oslo"))
     assert ANSWER in ep.final_observation.text and ep.terminated
+    assert ep.domain == "terminal"  # Python its executor ran; the steps' kinds validate in that domain
     plan, thought = ep.steps[0].reasoning.split(f"Thought: {PLAN}")
     assert thought.lstrip().startswith("```py")
     if version == "1.26.0":  # the planning step's plan comes first in the reasoning of the action after it
