@@ -20,6 +20,8 @@ def _mixed(tmp_path_factory, folder) -> dict:
             for name in ("steps.json", "result.json", "answers.jsonl"):
                 if (out / name).exists():
                     wrote[f"smolagents-{version}-{mode}-{name}"] = (out / name, "smolagents")
+            if version == "1.26.0" and mode == "tool":  # the run's OpenInference trace
+                wrote["smolagents-1.26.0-tool-otlp.jsonl"] = (out / "otlp.jsonl", "otel")
     for version in PYDANTIC_AI:
         out, _ = run_producer("pydantic-ai", "tools", version, tmp_path_factory)
         wrote[f"pydantic-ai-{version}-history.json"] = (out / "history.json", "pydantic_ai")
