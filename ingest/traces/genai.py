@@ -322,12 +322,29 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
     return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
 
 
+def _called_with(arguments, parameters):
+    """OpenInference's smolagents instrumentation writes a tool's `input.value` as the Python call it traced,
+    `{"args": [...], "kwargs": {...}, "sanitize_inputs_outputs": ...}`: the arguments by name, positional ones
+    named after the tool's `tool.parameters` in order (the span keeps the call as written)."""
+    try:
+        call = orjson.loads(arguments) if isinstance(arguments, str) else None
+        names = list(orjson.loads(parameters)) if isinstance(parameters, str) else []
+    except (ValueError, TypeError):
+        return arguments
+    if not (isinstance(call, dict) and set(call) <= {"args", "kwargs", "sanitize_inputs_outputs"}
+            and isinstance(call.get("args"), list) and isinstance(call.get("kwargs"), dict)
+            and len(call["args"]) <= len(names)):
+        return arguments
+    return {**dict(zip(names, call["args"])), **call["kwargs"]}
+
+
 def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
     name = name_of(attrs.get("gen_ai.tool.name") or attrs.get("tool.name"))
     if not name:
         name = span_name.removeprefix("execute_tool ").strip() or None
     call_id = attrs.get("gen_ai.tool.call.id", attrs.get("tool_call.id"))
-    arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value"))
+    arguments = attrs.get("gen_ai.tool.call.arguments", _called_with(attrs.get("input.value"),
+                                                                     attrs.get("tool.parameters")))
     result = attrs.get("gen_ai.tool.call.result", attrs.get("output.value"))
     if result is None and error:
         result = error

@@ -94,6 +94,22 @@ def test_the_same_run_traced_by_openinference_is_read_by_the_otel_reader(tmp_pat
     assert TASK in ep.task
 
 
+def test_a_code_agents_trace_has_the_tools_its_code_called_with_their_arguments(tmp_path_factory):
+    """In a CodeAgent's trace the model spans hold the code (message steps) and each tool the code called is a
+    tool span, whose `input.value` is the Python call OpenInference traced (`{"args", "kwargs"}`): read as the
+    arguments by name, the positional answer named after the tool's `tool.parameters`."""
+    from ingest.traces import otel
+
+    out, _ = run("smolagents", "code", "1.26.0", tmp_path_factory)
+    (ep,), rejected = read(otel, out / "otlp.jsonl")
+    assert rejected == []
+    assert calls(ep) == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"}),
+                         ("final_answer", {"answer": ANSWER})]
+    assert results(ep) == [weather("Paris"), weather("Oslo"), ANSWER]
+    codes = [s.action.text for s in ep.steps if s.action.kind == "message"]
+    assert any(CODE_LOOKUP in c for c in codes) and any(CODE_FINAL in c for c in codes)
+
+
 @pytest.mark.parametrize("version", SMOLAGENTS)
 @pytest.mark.parametrize("mode", ["tool", "code"])
 def test_benchmark_answers_line_is_the_memory_as_the_model_saw_it(tmp_path_factory, version, mode):
