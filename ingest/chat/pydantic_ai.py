@@ -6,8 +6,9 @@ A file is one history (one episode); a JSONL file holds one history per line, or
 the whole file is one history); a JSON object holding a history under a key (`messages`, `history`...) is read
 the same, its other fields kept in `env.record`.
 
-- request parts: `system-prompt` (and the request's `instructions`) -> the system prompt; `user-prompt` (text, or
-  a list of text and media items: media as `[kind]` in the text, the item kept raw) -> a user message;
+- request parts: `system-prompt`, `instruction` (2.x) and the request's `instructions` -> the system prompt;
+  `user-prompt` (text, or a list of text and media items: each media item as `[kind]` in the text, the item
+  itself in `env.pydantic_ai.media`) -> a user message;
   `tool-return` / `builtin-tool-return` -> the result of the call `tool_call_id` names (an error when its
   `outcome` is `failed` or `retried`, 2.x); `retry-prompt` -> an error result of its tool call, or the user's
   feedback when it names no tool; `retry-feedback` -> feedback to the model (a user message).
@@ -107,6 +108,7 @@ class _Reading:
         self.unknown: list = []
         self.rows: list[Rejected] = []
         self.usage: dict = {}
+        self.media: list = []
         self.info: dict = {"run_ids": [], "conversation_ids": [], "providers": [], "finish_reasons": []}
 
     def _keep(self, part, at: str) -> None:
@@ -129,10 +131,13 @@ class _Reading:
 
     def request_part(self, part: dict, at: str) -> None:
         kind, stamp = part.get("part_kind"), parse_time(part.get("timestamp"))
-        if kind == "system-prompt":
+        if kind in ("system-prompt", "instruction"):
             self.messages.append(Message("system", text=_text(part.get("content")), where=at))
         elif kind == "user-prompt":
-            self.messages.append(Message("user", text=_text(part.get("content")), timestamp=stamp, where=at))
+            content = part.get("content")
+            if isinstance(content, list):
+                self.media += [{"where": at, "item": c} for c in content if not isinstance(c, str)]
+            self.messages.append(Message("user", text=_text(content), timestamp=stamp, where=at))
         elif kind in ("tool-return", "builtin-tool-return"):
             self.messages.append(Message("tool", text=_result_text(part.get("content")),
                                          tool_call_id=part.get("tool_call_id"), tool_name=part.get("tool_name"),
@@ -231,6 +236,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         env = {"pydantic_ai": {**info, "usage": reading.usage, "messages": len(history)}}
         if reading.unknown:
             env["pydantic_ai"]["unknown_parts"] = reading.unknown
+        if reading.media:
+            env["pydantic_ai"]["media"] = reading.media
         if holder:
             env["record"] = holder
         last = history[-1]

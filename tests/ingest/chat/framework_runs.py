@@ -1,6 +1,7 @@
 """Producers in the loop for the agent frameworks' saved histories (smolagents, pydantic-ai, AutoGen AgentChat)
 and tau2-bench's results, each in its own venv (`.venv/producers/<name>-<version>/`, built by `make parts`), run
-as a subprocess against the scripted model server (`tests/ingest/traces/model_server.py`), once per test session, release and mode.
+as a subprocess against the scripted model server (`tests/ingest/traces/model_server.py`), once per test session,
+release and mode.
 The script is the oracle: every tool call it fixed, and the tool's result, must be in the episode."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Every framework file the producers wrote, side by side in one input folder, is claimed by its own reader in
-`ingest-all`'s order: smolagents memory, RunResult and benchmark answers by `smolagents`, pydantic-ai histories by `pydantic_ai`,
-AutoGen messages and saved states by the shape reader (no named reader takes any of them first), tau2's results
-file by `tau2`, smolagents' OpenInference trace by `otel`; tau2's two summaries (metrics, termination counts: no trajectory) are the only files left unread."""
+`ingest-all`'s order: smolagents memory, RunResult and benchmark answers by `smolagents`, pydantic-ai histories
+by `pydantic_ai`, AutoGen messages and saved states by the shape reader (no named reader takes any of them
+first), tau2's results file by `tau2`, smolagents' OpenInference trace by `otel`; tau2's two summaries
+(metrics, termination counts: no trajectory) are the only files left unread."""
 
 import shutil
 

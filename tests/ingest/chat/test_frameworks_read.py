@@ -93,6 +93,7 @@ def test_pydantic_ai_1x_retries_thinking_and_the_output_tool(tmp_path):
     (ep,), rejected = read(pydantic_ai, path)
     assert rejected == []
     assert ep.task == "Weather in Rome?\n[image-url]"
+    assert ep.env["pydantic_ai"]["media"] == [{"where": "[0].parts[0]", "item": {"kind": "image-url", "url": "u"}}]
     assert calls(ep) == [("get_weather", {"town": "Rome"}), ("get_weather", {"city": "Rome"})]
     assert ep.steps[0].reasoning == "Use the tool."
     assert ep.steps[1].observation.is_error and "Field required" in ep.steps[1].observation.text

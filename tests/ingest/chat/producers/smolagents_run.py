@@ -7,8 +7,8 @@ planning step where the release has `planning_interval`)). Writes `OUT_DIR/steps
 dicts, as a user saving them must for 1.15) and `OUT_DIR/result.json` (`agent.run(..., return_full_result=True)`'s
 `RunResult.dict()`, on releases that have it) and `OUT_DIR/answers.jsonl`, the line smolagents' benchmark script
 (`examples/smolagents_benchmark/run.py`) appends for a question, its `intermediate_steps` being
-`[m.dict() for m in agent.write_memory_to_messages()]`; where the venv has OpenInference's smolagents instrumentation, the
-run is also traced as OpenTelemetry spans written as OTLP/JSON lines to `OUT_DIR/otlp.jsonl`. Prints the run's
+`[m.dict() for m in agent.write_memory_to_messages()]`; where the venv has OpenInference's smolagents
+instrumentation, the run is also traced as OpenTelemetry spans written as OTLP/JSON lines to `OUT_DIR/otlp.jsonl`. Prints the run's
 final output.
 """
 
