@@ -24,10 +24,11 @@ saving script put beside them (`__class__` or `type`: `TaskStep`, `ActionStep`..
 A ToolCallingAgent's `final_answer` call is a `done` action with the answer; a CodeAgent's code is a `code`
 action, and its run is in the `terminal` domain (Python its executor runs, the execution logs seen); a
 tool-calling run is `mcp`, or `search` when it mostly searches. The run ended when its last action step is a
-final answer (`is_final_answer`, else a `final_answer` call without an error); `RunResult.state` `max_steps_error` is a failure (smolagents grades nothing else).
-`model_input_messages` re-render the memory for each model call (`write_memory_to_messages`): only the system
-prompt is taken from them, and each step's count of them kept in `env.smolagents.steps`. Fields this reader
-does not know are kept raw in `env.smolagents.unknown_fields`, each with a warning row.
+final answer (`is_final_answer`, else a `final_answer` call without an error); `RunResult.state`
+`max_steps_error` is a failure (smolagents grades nothing else). `model_input_messages` re-render the memory for
+each model call (`write_memory_to_messages`): only the system prompt is taken from them, and each step's count of
+them kept in `env.smolagents.steps`. Fields this reader does not know are kept raw in
+`env.smolagents.unknown_fields`, each with a warning row.
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ _ANSWERS = re.compile(rb'"agent_action_type"\s*:')
 _TASK = {"task", "task_images"}
 _PLAN = {"model_input_messages", "model_output_message", "plan", "timing", "token_usage", "__class__", "type"}
 _ACTION = {"__class__", "type", "step_number", "step", "timing", "start_time", "end_time", "duration",
-           "model_input_messages", "tool_calls", "error", "model_output_message", "model_output", "code_action", "observations",
-           "observations_images", "action_output", "token_usage", "input_token_count", "output_token_count",
+           "model_input_messages", "tool_calls", "error", "model_output_message", "model_output", "code_action",
+           "observations", "observations_images", "action_output", "token_usage", "input_token_count", "output_token_count",
            "is_final_answer"}
 _CODE_TOOL = "python_interpreter"
 

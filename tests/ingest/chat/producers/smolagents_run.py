@@ -8,8 +8,8 @@ dicts, as a user saving them must for 1.15) and `OUT_DIR/result.json` (`agent.ru
 `RunResult.dict()`, on releases that have it) and `OUT_DIR/answers.jsonl`, the line smolagents' benchmark script
 (`examples/smolagents_benchmark/run.py`) appends for a question, its `intermediate_steps` being
 `[m.dict() for m in agent.write_memory_to_messages()]`; where the venv has OpenInference's smolagents
-instrumentation, the run is also traced as OpenTelemetry spans written as OTLP/JSON lines to `OUT_DIR/otlp.jsonl`. Prints the run's
-final output.
+instrumentation, the run is also traced as OpenTelemetry spans written as OTLP/JSON lines to
+`OUT_DIR/otlp.jsonl`. Prints the run's final output.
 """
 
 import json
