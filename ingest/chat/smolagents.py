@@ -65,8 +65,8 @@ _TASK = {"task", "task_images"}
 _PLAN = {"model_input_messages", "model_output_message", "plan", "timing", "token_usage", "__class__", "type"}
 _ACTION = {"__class__", "type", "step_number", "step", "timing", "start_time", "end_time", "duration",
            "model_input_messages", "tool_calls", "error", "model_output_message", "model_output", "code_action",
-           "observations", "observations_images", "action_output", "token_usage", "input_token_count", "output_token_count",
-           "is_final_answer"}
+           "observations", "observations_images", "action_output", "token_usage", "input_token_count",
+           "output_token_count", "is_final_answer"}
 _CODE_TOOL = "python_interpreter"
 
 
