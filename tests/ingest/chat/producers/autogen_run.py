@@ -38,7 +38,7 @@ async def main(base_url: str, out: Path, mode: str) -> None:
     (out / "messages.json").write_text(json.dumps([m.model_dump(mode="json") for m in result.messages], indent=1))
     (out / "state.json").write_text(json.dumps(await runner.save_state(), indent=1))
     await client.close()
-    print(result.messages[-1].to_text())
+    print(result.messages[-1].content)
 
 
 if __name__ == "__main__":
