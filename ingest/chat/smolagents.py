@@ -1,5 +1,6 @@
 """smolagents memory steps: `agent.memory.get_full_steps()` / `get_succinct_steps()` saved as a JSON list, or
-`agent.run(..., return_full_result=True)`'s `RunResult.dict()` (`{output, state, steps, token_usage, timing}`), or
+`agent.run(..., return_full_result=True)`'s `RunResult.dict()` (`{output, state, steps, token_usage, timing}`;
+1.20 and 1.21's dataclass saved with `asdict` holds them under `messages`), or
 an object of such step lists by agent name (a manager agent's memory beside its managed agents', each an episode
 keyed by the name). The answers JSONL of smolagents' benchmark script, whose lines keep each question's
 `write_memory_to_messages()` under `intermediate_steps`, is read through `ingest.chat.smolagents_messages`, a line
@@ -94,8 +95,9 @@ def _runs(doc) -> list[tuple[str, list, dict]]:
         return [("", doc, {})]
     if not isinstance(doc, dict):
         return []
-    if isinstance(doc.get("steps"), list):
-        return [("", doc["steps"], {k: v for k, v in doc.items() if k != "steps"})]
+    for key in ("steps", "messages"):  # 1.20 and 1.21's RunResult (a dataclass) named them `messages`
+        if isinstance(doc.get(key), list) and (key == "steps" or "state" in doc):
+            return [("", doc[key], {k: v for k, v in doc.items() if k != key})]
     return [(str(k), v, {}) for k, v in doc.items()
             if isinstance(v, list) and v and all(isinstance(s, dict) and _kind(s) for s in v)]
 

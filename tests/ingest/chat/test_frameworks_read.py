@@ -32,7 +32,8 @@ def test_smolagents_errors_are_error_results_and_max_steps_is_a_failure(tmp_path
                      error={"type": "AgentToolExecutionError", "message": "service down"}),
              _action(3, [("get_weather", {"city": "Rome"})], observations="Rainy.",
                      error={"type": "AgentMaxStepsError", "message": "Reached max steps."})]
-    path = _write(tmp_path, "run.json", {"output": None, "state": "max_steps_error", "steps": steps,
+    # 1.20's RunResult dataclass (`asdict`) holds the steps under `messages`
+    path = _write(tmp_path, "run.json", {"output": None, "state": "max_steps_error", "messages": steps,
                                          "token_usage": None, "timing": {"start_time": 1767225600.0}})
     assert claims(smolagents, path)
     (ep,), rejected = read(smolagents, path)
@@ -42,7 +43,8 @@ def test_smolagents_errors_are_error_results_and_max_steps_is_a_failure(tmp_path
     assert ep.steps[2].observation.text == "AgentToolExecutionError: service down"
     assert ep.steps[2].observation.is_error
     assert ep.final_observation.text.startswith("Rainy.") and "Reached max steps." in ep.final_observation.text
-    assert ep.outcome == "failure" and not ep.terminated
+    assert ep.outcome == "failure" and not ep.terminated and ep.key == ""
+    assert ep.env["smolagents"]["run_result"]["state"] == "max_steps_error"
     assert ep.steps[0].timestamp.isoformat() == "2026-01-01T00:00:01+00:00"
 
 
