@@ -8,10 +8,10 @@ passed on and reported (`ignored_inputs`), never an empty episode.
 
 **Where lists are found.** The document (each line of a JSONL file) is walked to depth 16: every list whose
 items are chat messages of one shape (`ingest.chat.shapes`: OpenAI Chat Completions, OpenAI Responses items,
-Anthropic Messages, Gemini contents, LangChain, AutoGen) is one episode, whatever holds it: the top level, a
-wrapper key (`messages`, `traj`, `history`, `contents`, `input`...), one per record of an array, one per line.
-A JSONL file whose lines are themselves messages of one shape is one list. A list found is not searched
-further.
+Anthropic Messages, Gemini contents, LangChain, AutoGen, smolagents' `write_memory_to_messages()`) is one
+episode, whatever holds it: the top level, a wrapper key (`messages`, `traj`, `history`, `contents`,
+`input`...), one per record of an array, one per line. A JSONL file whose lines are themselves messages of one
+shape is one list. A list found is not searched further.
 
 **What each episode keeps.** Key: the list's path in the document (`[3].traj`, `simulations[0].messages`;
 JSONL: `line 4: messages`). `env["chat_shape"]`: `shape`, `path`, and where the outcome and reward came from
@@ -29,7 +29,8 @@ a message names, else the wrapper's `model` / `agent` string.
 
 **Domain.** A computer-use run (Anthropic `computer` tool, OpenAI `computer_call`) is GUI: `os`, or `web` /
 `android` when the computer tool declares that environment (its display size, from the tool definition in the
-record's `tools`, normalizes the coordinates); a run with shell commands is `terminal`; a run that mostly
+record's `tools`, normalizes the coordinates); a run with shell commands or code (a smolagents CodeAgent's) is
+`terminal`; a run that mostly
 searches is `search`; any other tool-calling conversation is `mcp` (tool calls with JSON results). Platform:
 `linux` for text domains (the log does not say).
 """
@@ -43,6 +44,7 @@ from ingest.chat import computer_use
 from ingest.chat.frameworks import autogen, langchain
 from ingest.chat.messages import Context, anthropic, gemini, guarded, openai_chat
 from ingest.chat.responses import responses
+from ingest.chat.smolagents_messages import messages as smolagents_messages
 from ingest.chat.shapes import item_shape, list_shape
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
@@ -51,13 +53,14 @@ from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.transcript import Message, Run, episode, records
 
 FORMAT = "chat_shape"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
     summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
              " last): OpenAI Chat Completions and Responses items, Anthropic Messages, Gemini contents, LangChain and"
-             " AutoGen messages, at the top level, under a wrapper key, one per record or one per line (tau-bench "
-             "results, agent frameworks' saved histories); computer-use calls as GUI actions"),
+             " AutoGen messages, smolagents' memory as messages, at the top level, under a wrapper key, one per "
+             "record or one per line (tau-bench results, agent frameworks' saved histories); computer-use calls as "
+             "GUI actions"),
     producer=("any agent that saves chat-message lists (tau-bench results, OpenAI / Anthropic / Gemini / LangChain / "
               "AutoGen message histories); AutoGen AgentChat run at test time"),
     versions="tau-bench (real results of gpt-4o, golden); autogen-agentchat 0.4.9.3, 0.7.5",
@@ -83,7 +86,8 @@ SUCCESS_KEYS = ("success", "resolved", "passed", "is_success", "solved", "correc
 OUTCOME_KEYS = ("outcome", "status")
 NESTED_RESULT_KEYS = ("reward_info", "info", "result", "results", "evaluation", "eval", "metrics", "grade")
 _PER_ITEM = {"openai_chat": openai_chat, "anthropic": anthropic, "gemini": gemini, "langchain": langchain}
-_PER_LIST = {"openai_responses": responses, "autogen": autogen}
+_PER_LIST = {"openai_responses": responses, "autogen": autogen,
+             "smolagents": lambda ctx, items, where: smolagents_messages(items, where)}
 
 
 def units(files: list[str], head) -> list[str]:
@@ -206,7 +210,7 @@ def messages_of(shape: str, items: list, ctx: Context, where: str) -> list[Messa
 def _domain(ctx: Context, environment: str | None, kinds: list[str], tools: list) -> tuple[str, str]:
     if ctx.gui:
         return computer_use.domain_of(environment)
-    if "command" in kinds:
+    if "command" in kinds or "code" in kinds:  # shell commands, or code an executor ran (a smolagents CodeAgent)
         return "terminal", "linux"
     return episode_domain(tools, "mcp"), "linux"
 

@@ -1,6 +1,7 @@
 """Every framework file the producers wrote, side by side in one input folder, is claimed by its own reader in
 `ingest-all`'s order: smolagents memory, RunResult and benchmark answers by `smolagents`, pydantic-ai histories
-by `pydantic_ai`, AutoGen messages and saved states by the shape reader (no named reader takes any of them
+by `pydantic_ai`, AutoGen messages and saved states and smolagents' memory saved as messages by the shape
+reader (no named reader takes any of them
 first), tau2's results file by `tau2`, smolagents' OpenInference trace by `otel`; tau2's two summaries
 (metrics, termination counts: no trajectory) are the only files left unread."""
 
@@ -21,6 +22,7 @@ def _mixed(tmp_path_factory, folder) -> dict:
             for name in ("steps.json", "result.json", "answers.jsonl"):
                 if (out / name).exists():
                     wrote[f"smolagents-{version}-{mode}-{name}"] = (out / name, "smolagents")
+            wrote[f"smolagents-{version}-{mode}-messages.json"] = (out / "messages.json", "chat_shape")
             if version == "1.26.0" and mode == "tool":  # the run's OpenInference trace
                 wrote["smolagents-1.26.0-tool-otlp.jsonl"] = (out / "otlp.jsonl", "otel")
     for version in PYDANTIC_AI:
@@ -45,7 +47,7 @@ def test_producers_files_in_one_folder_go_to_their_readers(tmp_path_factory, tmp
     summaries = ("mock-run_results.json", "mock-run_termination_summary.json")
     units, ignored = find_units([str(tmp_path)], definition.load("ingest-all").formats)
     assert {u.uri.rsplit("/", 1)[-1]: u.format for u in units} == {n: fmt for n, (_, fmt) in wrote.items()}
-    assert len(wrote) == 22
+    assert len(wrote) == 26
     assert sorted(i.path.rsplit("/", 1)[-1] for i in ignored) == [f"tau2-{name}" for name in summaries]
 
 
@@ -61,7 +63,9 @@ def test_ingest_all_reads_and_validates_every_producers_run(tmp_path_factory, tm
     assert rows == [
         # AutoGen, each release: the agent's and the team's messages, the agent's state, the team's thread and the
         # agent's context in it
-        {"source_format": "chat_shape", "domain": "mcp", "episodes": 10, "steps": 30},
+        # and smolagents' memory saved as messages: tool-calling runs (3 steps), CodeAgent runs (2 code actions)
+        {"source_format": "chat_shape", "domain": "mcp", "episodes": 12, "steps": 36},
+        {"source_format": "chat_shape", "domain": "terminal", "episodes": 2, "steps": 4},
         # two releases, the calls and the answer each
         {"source_format": "otel", "domain": "mcp", "episodes": 1, "steps": 3},
         {"source_format": "pydantic_ai", "domain": "mcp", "episodes": 2, "steps": 8},

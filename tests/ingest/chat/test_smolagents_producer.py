@@ -130,3 +130,21 @@ def test_benchmark_answers_line_is_the_memory_as_the_model_saw_it(tmp_path_facto
     else:
         assert [s.action.code for s in ep.steps] == [CODE_LOOKUP, CODE_FINAL]
     assert ep.env["smolagents"]["answers_record"]["true_answer"] == ANSWER
+
+
+@pytest.mark.parametrize("version", SMOLAGENTS)
+@pytest.mark.parametrize("mode", ["tool", "code"])
+def test_memory_saved_as_messages_is_read_by_its_shape(tmp_path_factory, version, mode):
+    """`write_memory_to_messages()` saved alone (no wrapper names it smolagents): the shape reader knows its
+    `tool-call` / `tool-response` roles and reads it as the memory's own steps."""
+    from ingest.chat import by_shape
+
+    out, _ = run("smolagents", mode, version, tmp_path_factory)
+    path = out / "messages.json"
+    assert claims(by_shape, path) and not claims(smolagents, path)
+    (ep,), rejected = read(by_shape, path)
+    assert rejected == [] and ep.env["chat_shape"]["shape"] == "smolagents"
+    memory = _only_episode(out / "steps.json")
+    assert [s.action for s in ep.steps] == [s.action for s in memory.steps]
+    assert [s.observation.text for s in ep.steps[1:]] == [s.observation.text for s in memory.steps[1:]]
+    assert ep.domain == ("mcp" if mode == "tool" else "terminal")

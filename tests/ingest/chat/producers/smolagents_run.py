@@ -7,9 +7,9 @@ planning step where the release has `planning_interval`)). Writes `OUT_DIR/steps
 dicts, as a user saving them must for 1.15) and `OUT_DIR/result.json` (`agent.run(..., return_full_result=True)`'s
 `RunResult.dict()`, on releases that have it) and `OUT_DIR/answers.jsonl`, the line smolagents' benchmark script
 (`examples/smolagents_benchmark/run.py`) appends for a question, its `intermediate_steps` being
-`[m.dict() for m in agent.write_memory_to_messages()]`; where the venv has OpenInference's smolagents
-instrumentation, the run is also traced as OpenTelemetry spans written as OTLP/JSON lines to
-`OUT_DIR/otlp.jsonl`. Prints the run's final output.
+`[m.dict() for m in agent.write_memory_to_messages()]` (that list alone also in `OUT_DIR/messages.json`); where
+the venv has OpenInference's smolagents instrumentation, the run is also traced as OpenTelemetry spans written as
+OTLP/JSON lines to `OUT_DIR/otlp.jsonl`. Prints the run's final output.
 """
 
 import json
@@ -106,6 +106,7 @@ def main(base_url: str, out: Path, mode: str) -> None:
               "true_answer": "Sunny in Paris and in Oslo.", "source": "scripted", "intermediate_steps": steps,
               "token_counts": agent.monitor.get_total_token_counts()}
     (out / "answers.jsonl").write_text(json.dumps(answer, default=plain) + "\n")
+    (out / "messages.json").write_text(json.dumps(steps, default=plain, indent=1))
     if provider is not None:
         provider.shutdown()
     print(output)
