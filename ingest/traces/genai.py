@@ -37,8 +37,11 @@ from ingest.transcript import Message, ToolCall
 MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion", "call_llm"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
 _OPENINFERENCE_KINDS = {"LLM": "model", "TOOL": "tool", "AGENT": "agent"}
+# smolagents' own roles (`MessageRole`): its memory re-rendered as a model's input writes each step's calls as a
+# `tool-call` message (the calls as text, after the step's assistant text) and their observations as `tool-response`
 _ROLES = {"system": "system", "developer": "system", "user": "user", "human": "user", "assistant": "assistant",
-          "ai": "assistant", "model": "assistant", "tool": "tool", "function": "tool", "ipython": "tool"}
+          "ai": "assistant", "model": "assistant", "tool": "tool", "function": "tool", "ipython": "tool",
+          "tool-call": "assistant", "tool-response": "tool"}
 _INDEX = re.compile(r"^\d+$")
 
 
@@ -337,13 +340,31 @@ def any_agent_output(attrs: dict, where: str) -> list[Message]:
     return [Message(role="assistant", text=value if isinstance(value, str) else dumps(value), where=where)]
 
 
+def _called_with(arguments, parameters):
+    """OpenInference's smolagents instrumentation writes a tool's `input.value` as the Python call it traced,
+    `{"args": [...], "kwargs": {...}, "sanitize_inputs_outputs": ...}`: the arguments by name, positional ones
+    named after the tool's `tool.parameters` in order (the span keeps the call as written)."""
+    try:
+        call = orjson.loads(arguments) if isinstance(arguments, str) else None
+        names = list(orjson.loads(parameters)) if isinstance(parameters, str) else []
+    except (ValueError, TypeError):
+        return arguments
+    if not (isinstance(call, dict) and set(call) <= {"args", "kwargs", "sanitize_inputs_outputs"}
+            and isinstance(call.get("args"), list) and isinstance(call.get("kwargs"), dict)
+            and len(call["args"]) <= len(names)):
+        return arguments
+    return {**dict(zip(names, call["args"])), **call["kwargs"]}
+
+
 def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
     name = name_of(attrs.get("gen_ai.tool.name") or attrs.get("tool.name"))
     if not name:
         name = span_name.removeprefix("execute_tool ").strip() or None
     call_id = attrs.get("gen_ai.tool.call.id", attrs.get("tool_call.id"))
-    # any-agent writes `gen_ai.tool.args` and the result as `gen_ai.output`
-    arguments = attrs.get("gen_ai.tool.call.arguments", attrs.get("input.value", attrs.get("gen_ai.tool.args")))
+    # any-agent writes `gen_ai.tool.args` and the result as `gen_ai.output`; OpenInference's smolagents
+    # instrumentation the traced Python call (`_called_with`)
+    called = attrs.get("input.value", attrs.get("gen_ai.tool.args"))
+    arguments = attrs.get("gen_ai.tool.call.arguments", _called_with(called, attrs.get("tool.parameters")))
     result = attrs.get("gen_ai.tool.call.result", attrs.get("output.value", attrs.get("gen_ai.output")))
     if result is None and error:
         result = error

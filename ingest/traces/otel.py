@@ -47,7 +47,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
@@ -56,14 +56,17 @@ INFO = FormatInfo(
     versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
               "openinference-instrumentation-openai-agents 2.6.0 (openai-agents 0.24.0), "
               "opentelemetry-instrumentation-openai-v2 2.4b0 (latest GenAI conventions), "
-              "OpenLLMetry's opentelemetry-instrumentation-openai 0.62.4"),
+              "OpenLLMetry's opentelemetry-instrumentation-openai 0.62.4, "
+              "openinference-instrumentation-smolagents 0.1.43 (smolagents 1.26.0)"),
     proof=("an instrumented `openai` client calls a tool through a scripted model server (OpenInference LLM spans with "
            "and without the app's TOOL spans; GenAI `chat` spans with `gen_ai.*.messages`, `invoke_agent` and "
            "`execute_tool` spans; OpenLLMetry's model spans with no span around the loop, one trace a call, read as "
            "one conversation), and an OpenAI Agents SDK run (one tool; a handoff) is traced by OpenInference; the "
            "SDK's console JSON and its OTLP/JSON encoding are read back and every tool call, result and model the "
            "script fixed is in the episode, as the Agents SDK's own export reads "
-           "(`tests/ingest/traces/test_otel_producer.py`, `test_openai_agents_producer.py`); the conventions' older "
+           "(`tests/ingest/traces/test_otel_producer.py`, `test_openai_agents_producer.py`); a smolagents "
+           "ToolCallingAgent's and CodeAgent's runs traced by OpenInference hold every scripted call and its result "
+           "(`tests/ingest/chat/test_smolagents_producer.py`); the conventions' older "
            "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
            "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) are "
            "goldens read against the raw files (`tests/ingest/traces/test_otel_real.py`)"),

@@ -44,6 +44,7 @@ from typing import Any, Iterator
 
 from ingest.record import Episode, Rejected, episode_id
 from ingest.search import episode_domain
+from ingest.tools import arguments_dict
 from ingest.traces.genai import ModelTurn, ToolUse
 from ingest.traces.stitch import stitch
 from ingest.transcript import Message, Run, ToolCall, records
@@ -187,11 +188,15 @@ class _Transcript:
             self.actions += len(msg.tool_calls) or 1
         self.messages.append(msg)
 
-    def _close(self, call_id: str | None, name: str | None) -> ToolCall | None:
+    def _close(self, call_id: str | None, name: str | None, arguments=None) -> ToolCall | None:
         match = next((c for c in self.open if call_id is not None and c.id == call_id), None)
-        if match is None and call_id is None:  # by name, else by order (as the transcript core pairs results)
-            match = next((c for c in self.open if name and c.name == name), None) or \
-                    next(iter(self.open), None)
+        if match is None and call_id is None:
+            # by name and arguments (a tool span without the call's id: parallel calls' spans may start in any
+            # order), else by name, else by order (as the transcript core pairs results)
+            given = arguments_dict(arguments) if arguments is not None else None
+            match = next((c for c in self.open if name and c.name == name and given is not None
+                          and arguments_dict(c.arguments) == given), None) or \
+                next((c for c in self.open if name and c.name == name), None) or next(iter(self.open), None)
         if match is not None:
             self.open.remove(match)
         return match
@@ -221,7 +226,7 @@ class _Transcript:
 
     def tool(self, span: Span) -> None:
         use = span.tool
-        call = self._close(use.call_id, use.name) if use.call_id is None else \
+        call = self._close(use.call_id, use.name, use.arguments) if use.call_id is None else \
             next((c for c in self.open if c.id == use.call_id), None)
         if call is None and use.call_id is not None:  # a model that gives its calls no id (Gemini): by name
             call = next((c for c in self.open if c.id is None and use.name and c.name == use.name), None)
