@@ -71,13 +71,8 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     result = run("ingest-all", [mixed])
     assert result.status == "success", result.messages
 
-    ignored = {r["path"]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
-    # a WebArena run that stopped before its first action: claimed by its reader, which says it found no step
-    stopped = [p for p in ignored if p.endswith("/webarena-render/supermomo-vwa-config-only")]
-    assert [ignored[p] for p in stopped] == ["webarena_render claimed it and got no step (empty: 1 episode(s) "
-                                             "without a step); no format reads it"]
-    traces = [p for p in ignored if not (p.endswith("PROVENANCE.md") or "/agentnet-darwin/images/" in p)
-              and p not in stopped]
+    ignored = [r["path"] for r in query("SELECT path FROM ignored_inputs")]
+    traces = [p for p in ignored if not (p.endswith("PROVENANCE.md") or "/agentnet-darwin/images/" in p)]
     assert traces == [], f"trace files no format read: {traces}"
 
     formats = {r["source_format"]: r["n"] for r in query(
@@ -97,9 +92,8 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
         "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents', 'langsmith') GROUP BY 1")}
     bundled_calls = sum(step.action.kind == "tool_call" for episode in alone for step in episode.steps)
     assert calls == {**fixed_calls, "otel": fixed_calls["otel"] + bundled_calls}
-    # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), the WebArena run
-    # that stopped before its first action, and what the shared sessions' readers reject alone (an opening cut
-    # before the answer: its row keeps the task)
+    # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), and what the
+    # shared sessions' readers reject alone (an opening cut before the answer: its row keeps the task)
     rows = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))
-    assert rows == sorted(["no_payloads", "empty_episode", *shared_rejected])
+    assert rows == sorted(["no_payloads", *shared_rejected])
     assert result.stage_summaries and " 0 errors " in result.stage_summaries[0]

@@ -29,7 +29,7 @@ from tests.parts import SHARED, require_shared_sample
 
 REAL = SAMPLES / "browser" / "webarena-render"
 LLAMA = REAL / "huiyuanyan-qwen2-llama2"
-CONFIG_ONLY = REAL / "supermomo-vwa-config-only"
+CONFIG_ONLY = Path(__file__).parent / "data" / "webarena-render" / "supermomo-vwa-config-only"
 SHARED_ROOT = SHARED / "samples" / "browser" / "webarena-render"
 GOLDEN = Path(__file__).with_name("golden") / "webarena-render.json"
 ENV_KEYS = ("task_id", "start_url", "action_set_tag", "observation_type", "screenshots", "stopped_by",
