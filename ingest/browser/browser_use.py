@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import bisect
 import posixpath
 import re
 from typing import Iterator
@@ -51,6 +50,7 @@ import orjson
 
 from ingest.coords import Space, place
 from ingest.format_info import FormatInfo
+from ingest.members import with_prefix
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, json_list
@@ -120,11 +120,8 @@ def members(found: list[str], files: list[str], head) -> dict[str, list]:
 
 def _agent_folders(folder: str, files: list[str]) -> dict[str, list[str]]:
     """{agent folder name: its files} of `browser_use_agent_*` folders in `folder` (sorted `files`, by bisection)."""
-    prefix = f"{folder}/{_AGENT_FOLDER}"
     out: dict[str, list[str]] = {}
-    for path in files[bisect.bisect_left(files, prefix):]:
-        if not path.startswith(prefix):
-            break
+    for path in with_prefix(files, f"{folder}/{_AGENT_FOLDER}"):
         name, _, rest = path[len(folder) + 1:].partition("/")
         if rest:
             out.setdefault(name, []).append(path)
