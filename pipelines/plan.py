@@ -275,9 +275,9 @@ def _chunks(paths: list[str], lo: int, hi: int, folder: str) -> list[tuple[int, 
 
 def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
            ) -> list[tuple[str, str, list[int], list[int]]] | None:
-    """(format, unit path, indices of the files it claims, those of them that are members) of each unit the formats find, range by range;
-    None when a range gave a folder unit that holds files outside it (the formats must see the whole listing:
-    a run whose subfolders fell in different ranges)."""
+    """(format, unit path, indices of the files it claims, those of them that are its members) of each unit the
+    formats find, range by range; None when a range gave a folder unit that holds files outside it (the formats
+    must see the whole listing: a run whose subfolders fell in different ranges)."""
     found = []
     for lo, hi in chunks:
         for name, module in modules:
