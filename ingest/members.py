@@ -11,3 +11,9 @@ def with_prefix(files: list[str], prefix: str) -> list[str]:
     start = bisect.bisect_left(files, prefix)
     end = bisect.bisect_left(files, prefix + "\U0010ffff", start)
     return files[start:end]
+
+
+def holds(files: list[str], path: str) -> bool:
+    """Whether sorted `files` holds `path`."""
+    at = bisect.bisect_left(files, path)
+    return at < len(files) and files[at] == path
