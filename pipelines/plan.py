@@ -8,7 +8,7 @@ run) declares them with a `members(units, files, head)` hook in its module, call
 units it found there: {unit: [path, ...]}. A member is claimed with its unit (its size and fingerprint count
 in the unit's), so it is neither listed as unread nor taken by a later format. A member given as
 `(path, reason)` is a file of the run its reader does not read: claimed (no other format takes it) and
-listed in `ignored_inputs` with that reason. The hook decides from the listing and the cached heads (layout
+listed in `ignored_inputs` with that reason; a folder unit names so the files of its own folder it leaves. The hook decides from the listing and the cached heads (layout
 rules), never by reading whole documents, so planning stays a walk of the listing.
 
 After the formats claim their units, one more step (`pipelines.harness_files.attach`) gives the units of the
@@ -294,19 +294,30 @@ def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
                     if inside[0] < inside[1] and (inside[0] < lo or inside[1] > hi):
                         return None
                     claimed = files.claim(_under(ordered, unit_path))
-                beside = _claim_members(files, members[unit_path], name, unit_path) if unit_path in members else []
+                beside = _claim_members(files, members[unit_path], name, unit_path, claimed) \
+                    if unit_path in members else []
                 found.append((name, unit_path, claimed + beside, beside))
     return found
 
 
-def _claim_members(files: _Listing, members, name: str, unit_path: str) -> list[int]:
+def _claim_members(files: _Listing, members, name: str, unit_path: str, claimed: list[int]) -> list[int]:
     """Claims a unit's members (see the module docstring): the indices of those its reader reads; those it does
-    not read are kept in `files.not_read` with their reason."""
+    not read are kept in `files.not_read` with their reason, and a folder unit's own file named so leaves
+    `claimed` (its size and fingerprint count what the reader reads)."""
     read = files.claim([m for m in members if isinstance(m, str)])
-    for path, why in (m for m in members if not isinstance(m, str)):
-        for i in files.claim([path]):
-            files.not_read[i] = (f"part of the {name} run {printable_path(posixpath.basename(unit_path))}, which "
-                                 f"does not read it: {why}")
+    unread = [m for m in members if not isinstance(m, str)]
+    own = set(claimed) if unread and files.index(unit_path) is None else set()
+    left = set()
+    for path, why in unread:
+        i = files.index(path)
+        if i is None or not (i in own or not files.claimed[i]):
+            continue
+        files.claimed[i] = 1
+        files.not_read[i] = (f"part of the {name} run {printable_path(posixpath.basename(unit_path))}, which "
+                             f"does not read it: {why}")
+        left.add(i)
+    if left & own:
+        claimed[:] = [i for i in claimed if i not in left]
     return read
 
 
