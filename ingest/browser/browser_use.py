@@ -58,7 +58,7 @@ from ingest.times import parse_time
 from ingest.tools import dumps
 
 FORMAT = "browser_use"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="browser", rank=152, domains=('web',), platform="browser",
     summary=("browser-use agent histories (`AgentHistoryList.save_to_file`: each action a step with its target "
