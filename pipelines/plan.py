@@ -8,8 +8,9 @@ run) declares them with a `members(units, files, head)` hook in its module, call
 units it found there: {unit: [path, ...]}. A member is claimed with its unit (its size and fingerprint count
 in the unit's), so it is neither listed as unread nor taken by a later format. A member given as
 `(path, reason)` is a file of the run its reader does not read: claimed (no other format takes it) and
-listed in `ignored_inputs` with that reason; a folder unit names so the files of its own folder it leaves. The hook decides from the listing and the cached heads (layout
-rules), never by reading whole documents, so planning stays a walk of the listing.
+listed in `ignored_inputs` with that reason; a folder unit names so the files of its own folder it leaves.
+The hook decides from the listing and the cached heads (layout rules), never by reading whole documents, so
+planning stays a walk of the listing.
 
 After the formats claim their units, one more step (`pipelines.harness_files.attach`) gives the units of the
 formats that read harness outcomes (SWE-bench reports, exit statuses) the unclaimed report files that may
