@@ -32,7 +32,7 @@ from typing import Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
-from ingest.members import with_prefix
+from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, warn
 from ingest.source import Source, SourceError, parse_json
@@ -87,18 +87,17 @@ def units(files: list[str], head) -> list[str]:
 
 
 _READ = re.compile(r"screenshot\d+\.png")
+_NO_BOX = re.compile(r"screenshot\d+_no_box\.png")
 
 
 def members(found: list[str], files: list[str], head) -> dict[str, list]:
     """The files of each task folder the reader does not read (the chat and the labelled screenshots it does)."""
-    out = {}
-    for folder in found:
-        out[folder] = [(p, "the screenshot without Set-of-Mark labels (counted in env)"
-                        if re.fullmatch(r"screenshot\d+_no_box\.png", p[len(folder) + 1:]) else
-                        f"WebVoyager's reader reads {MESSAGES} and the labelled screenshots")
-                       for p in with_prefix(files, folder + "/")
-                       if p[len(folder) + 1:] != MESSAGES and not _READ.fullmatch(p[len(folder) + 1:])]
-    return out
+    def why(rel: str) -> str:
+        return "the screenshot without Set-of-Mark labels (counted in env)" if _NO_BOX.fullmatch(rel) else \
+            f"WebVoyager's reader reads {MESSAGES} and the labelled screenshots"
+
+    return {folder: unread_in(folder, files, lambda rel: rel == MESSAGES or bool(_READ.fullmatch(rel)), why)
+            for folder in found}
 
 
 def _content(message: dict) -> tuple[str, int]:

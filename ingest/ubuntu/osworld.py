@@ -39,7 +39,7 @@ from typing import Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
-from ingest.members import with_prefix
+from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
@@ -65,12 +65,8 @@ def units(files: list[str], head) -> list[str]:
 
 def members(found: list[str], files: list[str], head) -> dict[str, list]:
     """The files of each result folder the reader does not read (see the docstring)."""
-    out = {}
-    for folder in found:
-        out[folder] = [(p, "the reader reads traj.jsonl, result.txt and the screenshots")
-                       for p in with_prefix(files, folder + "/")
-                       if p[len(folder) + 1:] not in ("traj.jsonl", "result.txt") and not p.endswith(".png")]
-    return out
+    return {folder: unread_in(folder, files, lambda rel: rel in ("traj.jsonl", "result.txt") or rel.endswith(".png"),
+                              "the reader reads traj.jsonl, result.txt and the screenshots") for folder in found}
 
 
 def _lines(source: Source) -> tuple[list[tuple[int, dict]], list[Rejected]]:
