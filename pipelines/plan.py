@@ -3,6 +3,15 @@
 The plan is deterministic for a given input (units sorted, packed in order), so a task's id, a hash of what
 it reads, is the same on a rerun: that is what lets a rerun skip finished tasks.
 
+A format whose reader reads files beside its unit (screenshots its document names, a sibling folder of the
+run) declares them with a `members(units, files, head)` hook in its module, called once per range with the
+units it found there: {unit: [path, ...]}. A member is claimed with its unit (its size and fingerprint count
+in the unit's), so it is neither listed as unread nor taken by a later format. A member given as
+`(path, reason)` is a file of the run its reader does not read: claimed (no other format takes it) and
+listed in `ignored_inputs` with that reason; a folder unit names so the files of its own folder it leaves.
+The hook decides from the listing and the cached heads (layout rules), never by reading whole documents, so
+planning stays a walk of the listing.
+
 After the formats claim their units, one more step (`pipelines.harness_files.attach`) gives the units of the
 formats that read harness outcomes (SWE-bench reports, exit statuses) the unclaimed report files that may
 grade them: `Unit.reports`, covered by the unit's fingerprint.
@@ -48,6 +57,7 @@ class Unit:
     input_spec: str  # the --input it came from: workers reopen its filesystem from it
     root: str = ""  # the folder of that input it was found under: its reader reads nothing outside it
     reports: tuple[str, ...] = ()  # harness files that may decide its outcome (`pipelines.harness_files`)
+    members: tuple[str, ...] = ()  # files beside it that its reader reads (a format's `members` hook)
 
 
 @dataclass
@@ -116,6 +126,7 @@ class _Listing:
         # store's may be datetimes or strings
         self.mtimes = array("d", stamps) if all(isinstance(t, float) for t in stamps) else stamps
         self.claimed = bytearray(len(self.paths))
+        self.not_read: dict[int, str] = {}  # claimed files of a run its reader does not read: why
 
     def index(self, path: str) -> int | None:
         i = bisect.bisect_left(self.paths, path)
@@ -200,21 +211,23 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
             claims = None if root_is_file else _claim(modules, files, _chunks(files.paths, 0, len(files.paths), root),
                                                       head)
             if claims is None:  # a unit reached past its chunk: the formats look at the whole listing
-                files.claimed = bytearray(len(files.paths))
+                files.claimed, files.not_read = bytearray(len(files.paths)), {}
                 claims = _claim(modules, files, whole, head)
             takes = {name for name, module in modules if getattr(module, "TAKES_HARNESS_REPORTS", False)}
-            reports = harness_files.attach(files.paths, files.claimed, [(n, p) for n, p, _ in claims], takes, head)
+            reports = harness_files.attach(files.paths, files.claimed, [(n, p) for n, p, _, _ in claims], takes, head)
             root_name = posixpath.basename(root) or "input"
             report_paths: dict[tuple[int, ...], tuple[str, ...]] = {}  # one tuple per set of reports
-            for (name, unit_path, claimed), found in zip(claims, reports):
+            for (name, unit_path, claimed, beside), found in zip(claims, reports):
                 rel = "" if root_is_file else posixpath.relpath(unit_path, base)
                 uri = posixpath.normpath(posixpath.join(root_name, rel))
                 if found not in report_paths:
                     report_paths[found] = tuple(files.paths[i] for i in found)
                 units.append(Unit(name, unit_path, uri, sum(files.size(i) or 0 for i in claimed),
-                                  files.fingerprint(claimed + list(found)), spec, base, report_paths[found]))
+                                  files.fingerprint(claimed + list(found)), spec, base, report_paths[found],
+                                  tuple(files.paths[i] for i in beside)))
             ignored.extend(Ignored(p, files.size(i), why_unread(p, files.size(i), partial(_read_start, fs, p)))
                            for i, p in enumerate(files.paths) if not files.claimed[i])
+            ignored.extend(Ignored(files.paths[i], files.size(i), why) for i, why in sorted(files.not_read.items()))
     units.sort(key=lambda u: (u.uri, u.format))
     return units, ignored
 
@@ -261,15 +274,19 @@ def _chunks(paths: list[str], lo: int, hi: int, folder: str) -> list[tuple[int, 
     return chunks + ([(start, hi)] if hi > start else [])
 
 
-def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head) -> list[tuple[str, str, list[int]]] | None:
-    """(format, unit path, indices of the files it claims) of each unit the formats find, range by range;
-    None when a range gave a folder unit that holds files outside it (the formats must see the whole listing:
-    a run whose subfolders fell in different ranges)."""
+def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
+           ) -> list[tuple[str, str, list[int], list[int]]] | None:
+    """(format, unit path, indices of the files it claims, those of them that are its members) of each unit the
+    formats find, range by range; None when a range gave a folder unit that holds files outside it (the formats
+    must see the whole listing: a run whose subfolders fell in different ranges)."""
     found = []
     for lo, hi in chunks:
         for name, module in modules:
             ordered = [files.paths[i] for i in range(lo, hi) if not files.claimed[i]]
-            for unit_path in module.units(ordered, head):
+            unit_paths = module.units(ordered, head)
+            hook = getattr(module, "members", None)
+            members = hook(unit_paths, ordered, head) if hook is not None and unit_paths else {}
+            for unit_path in unit_paths:
                 # a file unit, or a directory unit: everything under it not claimed yet
                 if files.index(unit_path) is not None:
                     claimed = files.claim([unit_path])
@@ -278,8 +295,31 @@ def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head) -> lis
                     if inside[0] < inside[1] and (inside[0] < lo or inside[1] > hi):
                         return None
                     claimed = files.claim(_under(ordered, unit_path))
-                found.append((name, unit_path, claimed))
+                beside = _claim_members(files, members[unit_path], name, unit_path, claimed) \
+                    if unit_path in members else []
+                found.append((name, unit_path, claimed + beside, beside))
     return found
+
+
+def _claim_members(files: _Listing, members, name: str, unit_path: str, claimed: list[int]) -> list[int]:
+    """Claims a unit's members (see the module docstring): the indices of those its reader reads; those it does
+    not read are kept in `files.not_read` with their reason, and a folder unit's own file named so leaves
+    `claimed` (its size and fingerprint count what the reader reads)."""
+    read = files.claim([m for m in members if isinstance(m, str)])
+    unread = [m for m in members if not isinstance(m, str)]
+    own = set(claimed) if unread and files.index(unit_path) is None else set()
+    left = set()
+    for path, why in unread:
+        i = files.index(path)
+        if i is None or not (i in own or not files.claimed[i]):
+            continue
+        files.claimed[i] = 1
+        files.not_read[i] = (f"part of the {name} run {printable_path(posixpath.basename(unit_path))}, which "
+                             f"does not read it: {why}")
+        left.add(i)
+    if left & own:
+        claimed[:] = [i for i in claimed if i not in left]
+    return read
 
 
 def _under_range(ordered: list[str], directory: str) -> tuple[int, int]:

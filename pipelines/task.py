@@ -112,8 +112,8 @@ def read_with_fallback(unit: Unit, blobs: BlobStore, formats: tuple[str, ...], m
 
 
 def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: list[str],
-               folders: licenses.FolderCache, shared: dict, formats: tuple[str, ...] = ()) -> tuple[dict, dict | None]:
-    """(counts, the unit as an unread input or None)."""
+               folders: licenses.FolderCache, shared: dict, formats: tuple[str, ...] = ()) -> tuple[dict, list[dict]]:
+    """(counts, the unit and its members as unread inputs: none when a reader read it)."""
     counts = {"episodes": 0, "steps": 0, "quarantined": 0}
 
     def reject(rej: Rejected):
@@ -143,8 +143,12 @@ def _read_unit(unit: Unit, builder: TableBuilder, blobs: BlobStore, messages: li
         counts["episodes"] += 1
         counts["steps"] += len(ep.steps)
     # a unit no reader got a step from, whose reader said no more than that, is an unread input
-    # (`ignored_inputs`, with each reader's reason), beside its empty episodes' rows (they keep the outcome)
-    return counts, ({"path": unit.path, "size": unit.size, "reason": unread} if unread else None)
+    # (`ignored_inputs`, with each reader's reason), beside its empty episodes' rows (they keep the outcome); the
+    # files beside it that its reader would have read are said with it
+    if not unread:
+        return counts, []
+    return counts, [{"path": unit.path, "size": unit.size, "reason": unread}] + [
+        {"path": path, "size": None, "reason": f"read with {unit.path}, which no format read"} for path in unit.members]
 
 
 def run_ingest_task(task: Task, ctx: TaskContext) -> dict:
@@ -174,7 +178,7 @@ def _ingest(task: Task, ctx: TaskContext) -> dict:
         counts, not_read = _read_unit(unit, builder, blobs, messages, folders, shared, tuple(ctx.formats))
         for key, value in counts.items():
             totals[key] += value
-        unread += [not_read] if not_read else []
+        unread += not_read
 
     # secrets never reach the lake: scrubbed before anything is written, what kind where in the marker's audit
     tables, audit = scrub_tables(builder.tables())

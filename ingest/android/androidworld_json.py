@@ -13,8 +13,10 @@ Keys used: `task_name`, `goal`, `model_name`, `prompt_variant`, `max_steps`, `st
 Screens are the UI element lists (AndroidWorld UIElements with pixel bounds) the agent indexed: the
 observation's text and tree. The harness keeps no screenshot in the file: `pixels` / `before_screenshot`
 hold the placeholder `<screenshot_excluded>` and `after_screenshot` `<large_array: (H, W, 3) uint8>`, whose
-shape gives the screen's pixel size; PNGs of a later replay beside the file (`replay_screenshots/`) are not
-the run's observations and are not read. An element-indexed action's point is the centre of that element's
+shape gives the screen's pixel size; PNGs of a later replay beside the file
+(`replay_screenshots/<file's name>/pre_step_NNN.png`) are not the run's observations and are not read: planning
+gives them to the file (`members`) as files of its run that the reader leaves, so `ignored_inputs` says so and no
+other reader takes them. An element-indexed action's point is the centre of that element's
 bounds in screen pixels (`ingest.coords`). A reply whose action cannot be decoded (the model wrote `"index":
 N`) is kept as a `message` step with the reply, said in `env.ingest_warnings`.
 """
@@ -32,6 +34,7 @@ from ingest.android.androidworld import element_views
 from ingest.android.json_action import json_action
 from ingest.coords import Space, place
 from ingest.format_info import FormatInfo
+from ingest.members import with_prefix
 from ingest.record import Action, Episode, Observation, Rejected, Step, episode_without_steps, warn
 from ingest.source import Source, SourceError, parse_json
 from schemas.render import render_android_screen
@@ -85,6 +88,16 @@ def units(files: list[str], head) -> list[str]:
                 b"Android phone" in start or b'"step_records"' in start or b'"agent_claimed_done"' in start):
             found.append(path)
     return found
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """Each result's replay screenshots (`replay_screenshots/<its name>/`), as files of its run left unread."""
+    out = {}
+    for path in found:
+        folder, name = posixpath.split(path)
+        out[path] = [(p, "a screenshot of a later replay of the episode, not what the agent saw")
+                     for p in with_prefix(files, f"{folder}/replay_screenshots/{name[:-len('.json')]}/")]
+    return out
 
 
 def _screen(records: list, final: dict) -> tuple[Space | None, str | None]:

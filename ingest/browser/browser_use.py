@@ -29,12 +29,20 @@ reasoning; its start time every action's timestamp. A step without model output 
 `wait` whose observation says the error. Outcome: the `done` result's `success` (success / failure); a history
 without `done` is truncated (outcome unknown, not terminal). The task: the first `<user_request>` of a
 `state_message`, else null (browser-use does not save it).
+
+Screenshots: browser-use saves them in its agent folder (`browser_use_agent_<id>_<time>/screenshots/step_N.png`,
+made in the temp folder unless the run sets it) and names them by absolute path. A path that does not lead into
+the input (a run folder copied elsewhere) is looked up by the same tail beside the history, where a person keeps
+the agent folder with it. Planning gives a history its agent folder beside it (`members`): the one its first
+bytes name, else, where the folder holds one history, every agent folder there; its screenshots are read with
+the history, its other files (browser-use's `todo.md`, saved results) are listed as not read.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import posixpath
 import re
 from typing import Iterator
 
@@ -42,6 +50,7 @@ import orjson
 
 from ingest.coords import Space, place
 from ingest.format_info import FormatInfo
+from ingest.members import with_prefix
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, json_list
@@ -49,7 +58,7 @@ from ingest.times import parse_time
 from ingest.tools import dumps
 
 FORMAT = "browser_use"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="browser", rank=152, domains=('web',), platform="browser",
     summary=("browser-use agent histories (`AgentHistoryList.save_to_file`: each action a step with its target "
@@ -81,6 +90,48 @@ _GOALS = (("evaluation_previous_goal", "Evaluation"), ("memory", "Memory"), ("ne
 def units(files: list[str], head) -> list[str]:
     """JSON files that open with `{"history": [` and hold a browser-use step's `model_output`."""
     return [p for p in files if p.endswith(".json") and _HEAD.match(head(p)) and _MODEL_OUTPUT.search(head(p))]
+
+
+_AGENT_FOLDER = "browser_use_agent_"
+_NAMED_FOLDER = re.compile(rb"/(browser_use_agent_[^/\\\"]+)/")
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """Each history's agent folder beside it (see the module docstring): its screenshots are read, its other
+    files named as not read."""
+    by_folder: dict[str, list[str]] = {}
+    for path in found:
+        by_folder.setdefault(posixpath.dirname(path), []).append(path)
+    out: dict[str, list] = {}
+    for folder, histories in by_folder.items():
+        agents = _agent_folders(folder, files)
+        unnamed = []
+        for path in histories:
+            named = _NAMED_FOLDER.search(head(path))
+            name = named.group(1).decode("utf-8", "replace") if named else None
+            if name in agents:
+                out[path] = _member_files(agents.pop(name))
+            elif name is None:
+                unnamed.append(path)
+        if len(unnamed) == 1 or (unnamed and len(histories) == 1):  # one history here: the agent folders are its
+            out[unnamed[0]] = [m for paths in agents.values() for m in _member_files(paths)]
+    return out
+
+
+def _agent_folders(folder: str, files: list[str]) -> dict[str, list[str]]:
+    """{agent folder name: its files} of `browser_use_agent_*` folders in `folder` (sorted `files`, by bisection)."""
+    out: dict[str, list[str]] = {}
+    for path in with_prefix(files, f"{folder}/{_AGENT_FOLDER}"):
+        name, _, rest = path[len(folder) + 1:].partition("/")
+        if rest:
+            out.setdefault(name, []).append(path)
+    return out
+
+
+def _member_files(paths: list[str]) -> list:
+    return [p if p.split("/")[-2] == "screenshots" and p.endswith(".png") else
+            (p, "a file of browser-use's agent folder (its todo list, saved results); the reader reads the "
+                "screenshots the history names") for p in paths]
 
 
 def _reasoning(output: dict) -> str | None:
@@ -160,15 +211,27 @@ def _screenshot(source: Source, state: dict, problems: list[Rejected], where: st
         except (binascii.Error, ValueError):
             problems.append(Rejected("bad_record", f"{where}: state.screenshot is not base64; left out", where))
     elif isinstance(state.get("screenshot_path"), str):
-        try:
-            data = source.read_path(state["screenshot_path"])
-        except SourceError:  # a temporary file of the run, not part of the input: the page has no picture
-            data = None
+        data = _saved_screenshot(source, state["screenshot_path"])
     if data:
         size = png_size(data)
         obs.screenshot = source.put_blob(data, "image/png", source.uri)
         obs.width, obs.height = size if size else (None, None)
     return obs
+
+
+def _saved_screenshot(source: Source, named: str) -> bytes | None:
+    """The screenshot file the history names, else the same agent-folder tail beside the history; None when
+    neither is in the input (a temporary file of the run: the page has no picture)."""
+    tried = [named]
+    at = named.find("/" + _AGENT_FOLDER)
+    if at >= 0:
+        tried.append(posixpath.join(posixpath.dirname(source.path), named[at + 1:]))
+    for candidate in tried:
+        try:
+            return source.read_path(candidate)
+        except SourceError:
+            continue
+    return None
 
 
 def _result_text(result: dict) -> str | None:

@@ -30,7 +30,9 @@ steps can be used leaves them in an `empty_episode` row (`ingest.record.episode_
 quarantined and the episode kept without it. Bytes after a step's pickle (a second gzip member, trailing
 data) are said in a `trailing_data` row and the step kept. A folder is claimed when a step file is gzip data,
 when `summary_info.json` has `n_steps`, or when damaged step files sit beside another experiment file, so
-a damaged experiment is quarantined rather than left unread.
+a damaged experiment is quarantined rather than left unread. The folder's other files (AgentLab's
+`experiment.log`, its Set-of-Mark screenshots `screenshot_som_step_<n>.png`, anything else) are named by
+`members` as files of the run the reader does not read, so `ignored_inputs` lists them with why.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import orjson
 
 from ingest.arrow import checked_episode, step_problem
 from ingest.format_info import FormatInfo
+from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, episode_without_steps, warn
 from ingest.safe_pickle import load_gzip, records, restricted_loads
@@ -87,6 +90,17 @@ ALLOWED = {
                                                                 "HumanMessage", "AIMessage")),
               *(f"agentlab.llm.chat_api.{name}" for name in _MODEL_ARGS)),
 }
+
+
+_READ_FILES = re.compile(r"step_\d+\.pkl\.gz|screenshot_step_\d+\.png|package_versions\.txt|summary_info\.json"
+                         r"|exp_args\.pkl|goal_object\.pkl\.gz")
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """The files of each experiment folder the reader does not read (see the docstring)."""
+    why = "the reader reads the step pickles, their screenshots and the experiment's summary, arguments, goal and " \
+          "package versions"
+    return {folder: unread_in(folder, files, _READ_FILES.fullmatch, why) for folder in found}
 
 
 def units(files: list[str], head) -> list[str]:

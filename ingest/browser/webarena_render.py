@@ -32,7 +32,10 @@ terminal when its last action is the agent's `stop` (an early stop or an error s
 truncated). `config.json` in the folder (run.py's arguments) names the model (`agent`) and the action space.
 `traces/<task_id>.zip` (the Playwright trace of the same run, read by the Playwright trace reader) is named in
 `env.playwright_trace`. Other files in the folder (a fork's own outputs) are not read: each episode names them in
-`env.folder_files_not_read` with a warning, so nothing the folder unit took is dropped unsaid.
+`env.folder_files_not_read` with a warning, so nothing the folder unit took is dropped unsaid. The logs
+`log_files.txt` names in a folder above the result folder are planned with it (`members`: the names in the
+first 4 KiB of `log_files.txt`, looked up as `read` looks them up, inside the input only), so they are not
+listed as unread inputs.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from typing import Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
+from ingest.members import holds
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, warn
 from ingest.source import Source, SourceError
@@ -98,6 +102,27 @@ def units(files: list[str], head) -> list[str]:
         if b"<pre>" in start and b"\ntask_id: " in start and (b"intent: " in start or b"class='state_obv'" in start):
             found.add(posixpath.dirname(path))
     return sorted(found)
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list[str]]:
+    """The logs each result folder's `log_files.txt` names that lie above the folder (see the docstring)."""
+    out = {}
+    for folder in found:
+        listed = f"{folder}/log_files.txt"
+        if not holds(files, listed):
+            continue
+        logs = []
+        for line in head(listed).decode("utf-8", "replace").splitlines():
+            name = line.strip()
+            if not name or name.startswith("/") or ".." in name.split("/"):
+                continue
+            for up in ("", "..", "../.."):
+                path = posixpath.normpath(posixpath.join(folder, up, name))
+                if holds(files, path):
+                    logs += [path] if up else []
+                    break
+        out[folder] = logs
+    return out
 
 
 def _text(raw: str) -> str:

@@ -19,7 +19,8 @@ the element, and the file records no box). A reply the loop would refuse (no `Th
 action it cannot parse) is a `message` step with the reply. `screenshot<it>_no_box.png` (the same page without
 labels, written by some versions) is counted in env, not used as the observation. No evaluator verdict is in
 the folder (WebVoyager's auto-evaluation is a separate run): the outcome is unknown; the agent's answer is the
-`done` action's text.
+`done` action's text. The folder's other files (the unlabelled screenshots, `agent.log`, anything a fork
+writes) are named by `members` as files of the run it does not read: `ignored_inputs` lists them, with why.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
+from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, warn
 from ingest.source import Source, SourceError, parse_json
@@ -82,6 +84,20 @@ def units(files: list[str], head) -> list[str]:
         if _SYSTEM_FIRST.match(start) and (b"Numerical Label" in start or b"numerical label" in start):
             found.add(posixpath.dirname(path))
     return sorted(found)
+
+
+_READ = re.compile(r"screenshot\d+\.png")
+_NO_BOX = re.compile(r"screenshot\d+_no_box\.png")
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """The files of each task folder the reader does not read (the chat and the labelled screenshots it does)."""
+    def why(rel: str) -> str:
+        return "the screenshot without Set-of-Mark labels (counted in env)" if _NO_BOX.fullmatch(rel) else \
+            f"WebVoyager's reader reads {MESSAGES} and the labelled screenshots"
+
+    return {folder: unread_in(folder, files, lambda rel: rel == MESSAGES or bool(_READ.fullmatch(rel)), why)
+            for folder in found}
 
 
 def _content(message: dict) -> tuple[str, int]:

@@ -11,7 +11,9 @@ low_level_instruction} (written afterwards by a model, so it goes to `reasoning`
 Platform comes from `meta_info.system`, never from where the file sits; a file without it is quarantined.
 No timestamps. `terminate(status='success' | 'failure')` gives the outcome and makes the last step
 terminal; without it the episode is truncated. A missing image keeps its step (a screen without a
-screenshot) and gives one quarantine row for the file.
+screenshot) and gives one quarantine row for the file. The images are named for the trajectory
+(`images/<task_id>_<step>.png`, the file named `<task_id>.json`): planning gives a trajectory the images beside it
+that start with its file's name (`members`), so they are read with it, never listed as unread.
 
 Record isolation: a step that cannot be used (not an object; `step_num` not an integer; `image` not a string;
 `inner_monologue` not an object of strings; `action` not pyautogui code that parses; `ground_truth_actions`
@@ -30,6 +32,7 @@ import orjson
 
 from ingest.arrow import checked_env, checked_episode, step_problem
 from ingest.format_info import FormatInfo
+from ingest.members import with_prefix
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.record import Episode, Observation, Rejected, Step
 from ingest.source import BudgetExceeded, Source, SourceError, parse_json
@@ -53,6 +56,15 @@ def units(files: list[str], head) -> list[str]:
             start = head(path)
             if b'"user_task_description"' in start and b'"steps"' in start:
                 out.append(path)
+    return out
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list[str]]:
+    """Each trajectory's images: `images/<its file's name>_*` beside it."""
+    out = {}
+    for path in found:
+        folder, name = posixpath.split(path)
+        out[path] = with_prefix(files, f"{folder}/images/{name[:-len('.json')]}_")
     return out
 
 

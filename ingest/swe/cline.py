@@ -41,6 +41,11 @@ the model was sent); `run_commands` is a `command` action (its commands, one per
 its error names. The task is the record's `prompt`, else the `<user_input>` of the first message; it ends in a
 text answer: terminated when the record's status is `completed` and the last turn calls no tool. Env `cline`:
 the record (`session`) and its usage.
+
+A history or session file claimed alone (its folder holds other files) is planned with the files beside it that
+the reader reads (`members`): `ui_messages.json`, `task_metadata.json`, `history_item.json`, or the session
+record `<id>.json`; the other files Cline writes in a task folder (settings, context history, focus chain,
+checkpoints) are listed in `ignored_inputs` as files of the task the reader does not read.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import re
 from typing import Iterator
 
 from ingest.format_info import FormatInfo
+from ingest.members import with_prefix
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
@@ -142,6 +148,22 @@ def files_under(ordered: list[str], folder: str) -> list[str]:
     start = bisect.bisect_left(ordered, prefix)
     end = bisect.bisect_left(ordered, folder + chr(ord("/") + 1))
     return [f[len(prefix):] for f in ordered[start:end]]
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """The files beside a history or session file claimed alone that `read` reads with it (see the docstring);
+    a folder unit holds its own."""
+    out: dict[str, list] = {}
+    for path in found:
+        folder, name = posixpath.split(path)
+        if name == HISTORY:
+            beside = [p for p in with_prefix(files, folder + "/") if p != path and _task_file(p[len(folder) + 1:])]
+            out[path] = [p if posixpath.basename(p) in (UI, METADATA, ROO_ITEM) else
+                         (p, "a file Cline writes in a task folder; the reader reads the conversation, "
+                             f"{UI}, {METADATA} and {ROO_ITEM}") for p in beside]
+        elif name.endswith(SESSION_MESSAGES):
+            out[path] = [f"{folder}/{name[:-len(SESSION_MESSAGES)]}.json"]
+    return out
 
 
 def _task_file(rel: str) -> bool:

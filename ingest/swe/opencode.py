@@ -103,6 +103,14 @@ def units(files: list[str], head) -> list[str]:
     return list(found)
 
 
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """A database claimed alone is read with its write-ahead log beside it (`<db>-wal`); its shared-memory index
+    (`<db>-shm`, SQLite's, no data of its own) is a file of it that is not read."""
+    return {path: [path + "-wal", (path + "-shm", "SQLite's shared-memory index of the database's write-ahead "
+                                                  "log, which holds no data of its own")]
+            for path in found if path.endswith(".db")}
+
+
 def files_under(ordered: list[str], folder: str) -> list[str]:
     """The paths (relative to `folder`) of the files under `folder`, from the sorted listing `ordered`."""
     prefix = folder + "/"

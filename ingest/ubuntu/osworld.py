@@ -25,6 +25,10 @@ step 0), the missing file names are listed in `env["screenshots_missing"]`, and 
 written, so ingest and validate agree (validate keeps a `none` observation; a `screen` observation with
 neither text nor screenshot is what it reports as empty). Without any screenshot the screen size is
 unknown: pixel coordinates stay in the action's `raw` code and x/y are null.
+
+The folder's files other than `traj.jsonl`, `result.txt` and its screenshots (the harness's `recording.mp4`
+and `runtime.log`, an agent's own notes) are named by `members` as files of the run the reader does not read,
+so `ignored_inputs` lists them with why instead of the folder unit taking them unsaid.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
+from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
@@ -56,6 +61,12 @@ _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
 def units(files: list[str], head) -> list[str]:
     """A result directory is one holding traj.jsonl."""
     return sorted({posixpath.dirname(p) for p in files if posixpath.basename(p) == "traj.jsonl"})
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """The files of each result folder the reader does not read (see the docstring)."""
+    return {folder: unread_in(folder, files, lambda rel: rel in ("traj.jsonl", "result.txt") or rel.endswith(".png"),
+                              "the reader reads traj.jsonl, result.txt and the screenshots") for folder in found}
 
 
 def _lines(source: Source) -> tuple[list[tuple[int, dict]], list[Rejected]]:

@@ -2,8 +2,8 @@
 write at test time (Inspect AI at both versions, greenlight-mcp with and without payloads, the OpenAI Agents SDK's,
 the OpenTelemetry SDK's and the LangSmith SDK's trace files against the scripted model server) and the real public
 Claude Code / Codex sessions of ../shared/samples when they are there: every trajectory is read, and nothing a
-person would call a trace is reported as "no format reads it" (only provenance notes and a trajectory's
-screenshot files are). Cost: ~10 s after the producer fixtures (shared with tests/ingest)."""
+person would call a trace is reported as "no format reads it" (only provenance notes are: a trajectory's
+screenshot files are read with it). Cost: ~10 s after the producer fixtures (shared with tests/ingest)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     assert result.status == "success", result.messages
 
     ignored = [r["path"] for r in query("SELECT path FROM ignored_inputs")]
-    traces = [p for p in ignored if not (p.endswith("PROVENANCE.md") or "/agentnet-darwin/images/" in p)]
+    traces = [p for p in ignored if not p.endswith("PROVENANCE.md")]
     assert traces == [], f"trace files no format read: {traces}"
 
     formats = {r["source_format"]: r["n"] for r in query(

@@ -99,3 +99,31 @@ def test_claims_by_folder_range_are_the_claims_of_the_whole_listing(tmp_path, mo
     assert {(u.format, u.uri) for u in whole[0]} >= {("terminal_bench", "trials/c/trial"), ("droidbot", "split/run")}
     monkeypatch.setattr(plan, "HEADS_KEPT", 6)
     assert plan.find_units(inputs, formats) == whole
+
+
+def test_a_units_members_are_claimed_with_it_and_its_unread_run_files_listed_with_their_reason(tmp_path,
+                                                                                                monkeypatch):
+    """A format's `members` hook: the files beside a unit its reader reads count in the unit's size and
+    fingerprint and no later format claims them; a file of the run it does not read is claimed too (no other
+    reader takes it) and listed in `ignored_inputs` with the reason the format gives."""
+    from types import SimpleNamespace
+
+    run = tmp_path / "in" / "run"
+    (run / "shots").mkdir(parents=True)
+    history, shot, todo = run / "history.json", run / "shots" / "1.png", run / "todo.md"
+    for path, data in ((history, b"{}"), (shot, b"\x89PNG picture"), (todo, b"- [ ] a"),
+                       (tmp_path / "in" / "other.json", b"[]")):
+        path.write_bytes(data)
+    reader = SimpleNamespace(
+        units=lambda files, head: [p for p in files if p.endswith("history.json")],
+        members=lambda found, files, head: {p: [str(shot), (str(todo), "the agent's todo list")] for p in found})
+    greedy = SimpleNamespace(units=lambda files, head: list(files))  # claims whatever is left
+    monkeypatch.setattr(plan.registry, "load", {"reader": reader, "greedy": greedy}.__getitem__)
+    units, ignored = plan.find_units([str(tmp_path / "in")], ["reader", "greedy"])
+    assert [(u.format, u.uri, u.members) for u in units] == [("greedy", "in/other.json", ()),
+                                                             ("reader", "in/run/history.json", (str(shot),))]
+    unit = units[1]
+    assert unit.size == history.stat().st_size + shot.stat().st_size
+    assert unit.fingerprint == _expected_fingerprint([history, shot])
+    assert [(i.path, i.reason) for i in ignored] == [
+        (str(todo), "part of the reader run history.json, which does not read it: the agent's todo list")]

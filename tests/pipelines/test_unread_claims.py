@@ -69,3 +69,19 @@ def test_formats_explain_says_for_every_reader_whether_it_claims_the_file(tmp_pa
     assert not [line for line in out if "CLAIMS" in line] and "no reader claims it" in out[-1]
     assert main(["formats", "explain", str(SAMPLES / "chat/tau-bench/gpt-4o-airline.json")]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "read by chat_shape: 3 episodes, 14 steps, 0 rows quarantined"
+
+
+def test_a_unit_no_reader_reads_lists_the_files_beside_it_that_it_would_have_read(tmp_path, run, query):
+    """A browser-use history with no step (its reader claims it and gets nothing): its agent folder's screenshot,
+    planned with it, is listed unread with it, not dropped from `ignored_inputs` unsaid."""
+    folder = tmp_path / "in"
+    shots = folder / "browser_use_agent_1_2" / "screenshots"
+    shots.mkdir(parents=True)
+    (shots / "step_1.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (folder / "agent_history.json").write_text(json.dumps({"history": [], "note": {"model_output": None}}))
+    result = run("ingest-all", [folder], stages=["ingest"])
+    assert result.status == "success"
+    reasons = {r["path"].split("/in/", 1)[1]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
+    assert reasons["browser_use_agent_1_2/screenshots/step_1.png"] == \
+        f"read with {folder / 'agent_history.json'}, which no format read"
+    assert reasons["agent_history.json"].startswith("browser_use claimed it and got no step")

@@ -152,3 +152,27 @@ def test_a_step_record_of_the_wrong_shape_is_quarantined_alone(tmp_path):
     *rows, ep = golden.read_records(androidworld_json, _write(tmp_path, _doc(records, task_actually_successful=False)))
     assert [(r.rule, r.record_id) for r in rows] == [("bad_record", "1")] and "step record 1" in rows[0].reason
     assert [s.action.kind for s in ep.steps] == ["wait", "done"] and (ep.outcome, ep.reward) == ("failure", 0.0)
+
+
+def test_replay_screenshots_beside_a_result_are_listed_as_its_run_s_unread_files(tmp_path, run, query):
+    """The harness's `replay_screenshots/<result>/` PNGs (a later replay, not what the agent saw) are claimed with
+    their result, so no other reader takes them, and `ignored_inputs` says why they are not read; a replay folder
+    no result here names stays an input no format reads."""
+    screen = [_element("OK", (0, 0, 720, 1600))]
+    path = _write(tmp_path, _doc([_record(1, 'Action: {"action_type": "status", "goal_status": "complete"}',
+                                          screen)], task_actually_successful=True))
+    png = b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+    for name in ("pre_step_001.png", "post_step_001.png"):
+        (tmp_path / "replay_screenshots" / path.stem).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "replay_screenshots" / path.stem / name).write_bytes(png)
+    (tmp_path / "replay_screenshots" / "Other_trial1").mkdir()
+    (tmp_path / "replay_screenshots" / "Other_trial1" / "pre_step_001.png").write_bytes(png)
+    result = run("ingest-all", [tmp_path], stages=["ingest"])
+    assert result.status == "success", result.messages
+    assert query("SELECT source_format FROM episodes") == [{"source_format": "androidworld_json"}]
+    ignored = {r["path"].split("replay_screenshots/")[1]: r["reason"]
+               for r in query("SELECT path, reason FROM ignored_inputs")}
+    replay = (f"part of the androidworld_json run {path.name}, which does not read it: a screenshot of a later "
+              "replay of the episode, not what the agent saw")
+    assert ignored == {f"{path.stem}/pre_step_001.png": replay, f"{path.stem}/post_step_001.png": replay,
+                       "Other_trial1/pre_step_001.png": "no format reads it"}

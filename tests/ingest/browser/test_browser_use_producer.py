@@ -208,3 +208,35 @@ def _read(folder: Path, blobs: dict) -> list:
     source = Source(fsspec.filesystem("file"), str(folder / "agent_history.json"), "run/agent_history.json", put,
                     root=str(folder))
     return [r for r in browser_use.read(source)]
+
+
+def test_ingest_all_reads_the_agent_folder_with_its_history_and_lists_only_its_unread_files(runs, run, query,
+                                                                                             tmp_path):
+    """A run folder as a person keeps it (the history and browser-use's agent folder beside it), moved away from
+    where it ran: every screenshot the history names is read with it, none is an unread input or another reader's,
+    and browser-use's own `todo.md` is listed as a file of the run its reader does not read."""
+    import shutil
+
+    mixed, shots = tmp_path / "mixed", {}
+    for version in VERSIONS:
+        folder = runs[version][0]
+        (mixed / version).mkdir(parents=True)
+        shutil.copy(folder / "agent_history.json", mixed / version)
+        (agent,) = folder.glob("browser_use_agent_*")
+        shutil.copytree(agent, mixed / version / agent.name)
+        shots[version] = sorted(p.name for p in agent.glob("screenshots/*.png"))
+        assert len(shots[version]) == 5 and (agent / "browseruse_agent_data" / "todo.md").exists()
+    result = run("ingest-all", [mixed], stages=["ingest"])
+    assert result.status == "success", result.messages
+    ignored = {r["path"].split("/mixed/", 1)[1]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
+    assert sorted(p.split("/")[0] for p in ignored) == sorted(VERSIONS)
+    for path, reason in ignored.items():
+        assert path.endswith("/browseruse_agent_data/todo.md")
+        assert reason.startswith("part of the browser_use run agent_history.json, which does not read it")
+    episodes = query("SELECT source_format, source_uri FROM episodes ORDER BY source_uri")
+    assert episodes == [{"source_format": "browser_use", "source_uri": f"mixed/{v}/agent_history.json"}
+                        for v in sorted(VERSIONS)]
+    # the screenshots were read from the copies (the paths the histories name lead outside this input)
+    pictures = query("SELECT e.source_uri, count(DISTINCT (s.observation).screenshot) AS n FROM steps s "
+                     "JOIN episodes e USING (episode_id) WHERE (s.observation).screenshot IS NOT NULL GROUP BY 1")
+    assert {r["source_uri"]: r["n"] for r in pictures} == {f"mixed/{v}/agent_history.json": 5 for v in VERSIONS}

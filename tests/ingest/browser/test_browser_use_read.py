@@ -95,3 +95,25 @@ def test_older_layout_with_current_state_inline_screenshot_and_several_actions_a
     assert ep.steps[1].observation.text.endswith("Input shoes")
     assert ep.steps[3].observation.text == "URL: https://shop.test/s\nTitle: Results\n$10, $12"
     assert (ep.task, ep.outcome, ep.terminated) == ("Find shoe prices", "success", True)
+
+
+def test_each_history_is_planned_with_the_agent_folder_it_names_or_the_one_beside_it_alone():
+    """Two histories in one folder take the agent folders their first bytes name; a history alone in its folder
+    takes the agent folders there (its first step may name none: 0.13 saves no screenshot before the first
+    action). Screenshots are read members, other agent files are listed as not read."""
+    head = {"/in/a/h1.json": b'{"history": [{"state": {"screenshot_path": "/tmp/x/browser_use_agent_1_9/screenshots/'
+                             b'step_1.png"}}]}',
+            "/in/a/h2.json": b'{"history": [{"state": {"screenshot_path": "/tmp/y/browser_use_agent_2_9/screenshots/'
+                             b'step_1.png"}}]}',
+            "/in/b/agent_history.json": b'{"history": [{"state": {"screenshot_path": null}}]}'}
+    files = sorted(["/in/a/h1.json", "/in/a/h2.json", "/in/a/browser_use_agent_1_9/screenshots/step_1.png",
+                    "/in/a/browser_use_agent_2_9/screenshots/step_1.png", "/in/a/notes.txt",
+                    "/in/b/agent_history.json", "/in/b/browser_use_agent_3_9/screenshots/step_2.png",
+                    "/in/b/browser_use_agent_3_9/browseruse_agent_data/todo.md"])
+    found = ["/in/a/h1.json", "/in/a/h2.json", "/in/b/agent_history.json"]
+    members = browser_use.members(found, files, head.__getitem__)
+    assert members["/in/a/h1.json"] == ["/in/a/browser_use_agent_1_9/screenshots/step_1.png"]
+    assert members["/in/a/h2.json"] == ["/in/a/browser_use_agent_2_9/screenshots/step_1.png"]
+    (todo, why), shot = members["/in/b/agent_history.json"]
+    assert shot == "/in/b/browser_use_agent_3_9/screenshots/step_2.png"
+    assert todo.endswith("/todo.md") and "todo list" in why

@@ -289,3 +289,22 @@ def test_without_a_summary_the_outcome_comes_from_the_step_infos(run, query, sam
     assert (ep["outcome"], ep["reward"]) == ("success", 1.0)
     steps = query("SELECT reward, is_terminal FROM steps ORDER BY step_index")
     assert steps[-1]["reward"] == 1.0 and steps[-1]["is_terminal"]
+
+
+def test_the_files_of_an_experiment_folder_the_reader_leaves_are_listed_with_why(tmp_path):
+    """The bundled AgentLab experiment with what AgentLab also writes there (its log, Set-of-Mark screenshots):
+    those are listed in `ignored_inputs` as files of the run the reader does not read; the license statement
+    (read for the episodes' license) is not."""
+    from pipelines import definition
+    from pipelines.plan import find_units
+
+    folder = tmp_path / "exp"
+    shutil.copytree(SAMPLES / "browser" / "browsergym-agentlab", folder)
+    (folder / "experiment.log").write_text("INFO - Running experiment\n")
+    shutil.copy(folder / "screenshot_step_0.png", folder / "screenshot_som_step_0.png")
+    units, ignored = find_units([str(tmp_path)], definition.load("ingest-all").formats)
+    assert [(u.format, u.uri) for u in units] == [("browsergym", f"{tmp_path.name}/exp")]
+    why = ("part of the browsergym run exp, which does not read it: the reader reads the step pickles, their "
+           "screenshots and the experiment's summary, arguments, goal and package versions")
+    assert {i.path.rsplit("/", 1)[1]: i.reason for i in ignored} == {"experiment.log": why,
+                                                                     "screenshot_som_step_0.png": why}

@@ -23,6 +23,8 @@ import fsspec
 from ingest.browser import playwright_trace, webarena_render
 from ingest.record import Rejected
 from ingest.source import Source
+from pipelines import definition
+from pipelines.plan import find_units
 from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.parts import SHARED, require_shared_sample
@@ -194,6 +196,10 @@ def test_the_evaluators_verdict_from_the_logs_the_run_names(tmp_path):
     assert seven.steps[2].observation.url == "http://localhost:7770/?q=a&copy=b"  # raw, not an entity
     assert seven.steps[2].observation.screenshot is None and seven.env["screenshots"] == 3
     assert seven.terminated is True and seven.steps[3].action.text == "$14.99"
+    # planned with the result folder: the logs it reads above it are no unread inputs
+    units, ignored = find_units([str(tmp_path / "cache")], definition.load("ingest-all").formats)
+    assert [(u.format, u.uri) for u in units] == [("webarena_render", "cache/results")] and ignored == []
+    assert units[0].members == tuple(str(tmp_path / "cache" / "log_files" / f"log_{n}.log") for n in (1, 2))
 
 
 def test_raw_and_escaped_texts_and_a_file_fed_in_small_pieces(tmp_path, monkeypatch):

@@ -14,6 +14,8 @@ from ingest.browser import webvoyager
 from ingest.record import Episode
 from tests import goldens
 from tests.ingest import golden
+from pipelines import definition
+from pipelines.plan import find_units
 
 WOLFRAM = Path(__file__).parent / "data" / "webvoyager-gpt4v" / "taskWolfram Alpha--6"
 GEMINI = Path(__file__).parent / "data" / "webvoyager-gemini" / "taskamazon--04"
@@ -99,3 +101,21 @@ def test_a_missing_screenshot_of_an_observation_is_said_and_the_step_kept(tmp_pa
     assert ep.steps[1].observation.text.startswith("[0]: ")
     assert ep.env["observations_without_screenshot"] == [1] and ep.env["screenshots"] == 2
     assert ep.env["screenshots_without_labels"] == 1
+
+
+def test_the_files_of_a_task_folder_the_reader_leaves_are_listed_with_why(tmp_path):
+    """A real result folder with what WebVoyager also writes there (its log, an unlabelled screenshot): the chat
+    and the labelled screenshots are read as the unit; the others are listed in `ignored_inputs` as files of the
+    run the reader does not read, and the unit's size counts only what it reads."""
+    task = tmp_path / GEMINI.name
+    shutil.copytree(GEMINI, task)
+    (task / "agent.log").write_text("INFO - Iter: 1\n")
+    shutil.copy(task / "screenshot1.png", task / "screenshot1_no_box.png")
+    units, ignored = find_units([str(tmp_path)], definition.load("ingest-all").formats)
+    assert [(u.format, u.uri) for u in units] == [("webvoyager", f"{tmp_path.name}/{GEMINI.name}")]
+    run = f"part of the webvoyager run {GEMINI.name}, which does not read it: "
+    assert {i.path.rsplit("/", 1)[1]: i.reason for i in ignored} == {
+        "agent.log": run + "WebVoyager's reader reads interact_messages.json and the labelled screenshots",
+        "screenshot1_no_box.png": run + "the screenshot without Set-of-Mark labels (counted in env)"}
+    read = [p for p in GEMINI.iterdir()]
+    assert units[0].size == sum(p.stat().st_size for p in read)

@@ -117,6 +117,31 @@ def test_ingest_swe_reads_the_cli_store_whole(cli, run, query):
     print(f"cline {cli.version}: the run took {cli.seconds:.2f} s")
 
 
+def test_a_task_kept_among_other_files_is_read_with_the_files_beside_it(cli, run, query, tmp_path):
+    """The store's files copied into a project folder beside files Cline does not write: the history (or session
+    file) is claimed alone, and the files its reader reads beside it are planned with it, not listed as unread;
+    only the project's own file is."""
+    import shutil
+
+    folder = tmp_path / "project"
+    shutil.copytree(_store(cli), folder)
+    (folder / "README.md").write_text("a project that keeps its agent's task files\n")
+    result = run("ingest-all", [folder], stages=["ingest"])
+    assert result.status == "success", result.messages
+    named = {p.name for p in folder.iterdir()}
+    assert {"README.md", "ui_messages.json", "task_metadata.json"} <= named if _task_loop(cli) else \
+        len([n for n in named if n.endswith(".json")]) == 2
+    ignored = {r["path"].rsplit("/project/", 1)[1]: r["reason"]
+               for r in query("SELECT path, reason FROM ignored_inputs")}
+    assert ignored.pop("README.md") == "no format reads it"
+    # what Cline writes in a task folder and its reader does not read is said so, with the task it belongs to
+    assert all(reason.startswith("part of the cline run api_conversation_history.json, which does not read it")
+               for reason in ignored.values()), ignored
+    assert {n for n in named if n not in ignored and n != "README.md"} >= (
+        {"api_conversation_history.json", "ui_messages.json", "task_metadata.json"} if _task_loop(cli) else set())
+    assert query("SELECT count(*) AS n, min(source_format) AS f FROM episodes") == [{"n": 1, "f": "cline"}]
+
+
 @pytest.fixture(scope="module")
 def xml_cli(tmp_path_factory):
     return cli_run("cline-xml", "2.18.0", tmp_path_factory)

@@ -12,6 +12,8 @@ import sqlite3
 
 from ingest.record import Episode, Rejected
 from ingest.swe import opencode
+from pipelines import definition
+from pipelines.plan import find_units
 from tests.ingest.golden import read_records
 
 SESSION = {"id": "ses_a", "projectID": "p", "directory": "/w", "title": "t", "version": "1.1.0",
@@ -138,6 +140,21 @@ def test_a_database_among_other_files_is_claimed_alone_and_a_data_folder_whole()
     files = ["/in/data/log/1.log", "/in/data/opencode.db", "/in/data/opencode.db-shm", "/in/data/opencode.db-wal",
              "/in/data/storage/migration", "/in/mixed/notes.md", "/in/mixed/opencode.db"]
     assert opencode.units(files, lambda p: head.get(p, b"")) == ["/in/data", "/in/mixed/opencode.db"]
+
+
+def test_a_database_claimed_alone_is_planned_with_its_wal_and_its_index_said_unread(tmp_path):
+    path = _database(tmp_path / "mixed")
+    (tmp_path / "mixed" / "opencode.db-shm").write_bytes(b"\0" * 64)
+    (tmp_path / "mixed" / "notes.md").write_text("a folder OpenCode did not make")
+    units, ignored = find_units([str(tmp_path / "mixed")], definition.load("ingest-all").formats)
+    assert [(u.format, u.uri, u.members) for u in units] == [
+        ("opencode", "mixed/opencode.db", (str(path) + "-wal",))]
+    assert {i.path.rsplit("/", 1)[1]: i.reason for i in ignored} == {
+        "notes.md": "no format reads it",
+        "opencode.db-shm": "part of the opencode run opencode.db, which does not read it: SQLite's shared-memory "
+                           "index of the database's write-ahead log, which holds no data of its own"}
+    (ep,) = [r for r in read_records(opencode, path) if isinstance(r, Episode)]  # the writes are in the WAL
+    assert [s.action.code for s in ep.steps] == ["ls"]
 
 
 def test_a_database_without_opencode_tables_is_rejected_naming_it(tmp_path):

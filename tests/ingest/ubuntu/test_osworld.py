@@ -88,6 +88,19 @@ def test_result_dir_becomes_one_episode_with_typed_actions(tmp_path, run, query)
     assert env["example_id"] == "94d95f96-9699-4208-98ba-3c3119edf9c2"
 
 
+def test_the_harness_files_the_reader_leaves_are_listed_as_its_run_s_unread_files(tmp_path, run, query):
+    root = make_result(tmp_path)
+    folder = next(root.rglob("traj.jsonl")).parent
+    (folder / "recording.mp4").write_bytes(b"\0\0\0\x18ftypmp42")
+    (folder / "runtime.log").write_text("[INFO] step 1\n")
+    result = run("ingest-ubuntu", [root], stages=["ingest"])
+    assert result.status == "success" and result.episodes == 1
+    why = f"part of the osworld run {folder.name}, which does not read it: the reader reads traj.jsonl, result.txt " \
+          "and the screenshots"
+    assert {r["path"].rsplit("/", 1)[1]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")} == {
+        "recording.mp4": why, "runtime.log": why}
+
+
 def test_garbage_and_error_lines_are_quarantined_episode_still_ingested(tmp_path, run, query):
     lines = LINES[:3]
     extra = ["this is not json", '["a", "list"]', json.dumps({"Error": "Time limit exceeded in os/94d95f96"})]
