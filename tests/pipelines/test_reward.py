@@ -132,9 +132,10 @@ def test_the_judge_sees_the_history_as_the_reference_shows_it(bundled_all_lake, 
     from tests.transforms.reward import reference
 
     ref = reference.load()
-    # android states and actions as the bench export shows them by default (each source's own rendering)
+    # android states and actions, and web actions, as the bench export shows them by default (each source's own
+    # rendering; BrowserGym calls)
     assert cli.main(["export", "rl", "all", "--lake", bundled_all_lake, "--out", str(tmp_path / "rl"),
-                     "--split-ratios", "1,0,0", "--android-state", "per-source"]) == 0
+                     "--split-ratios", "1,0,0", "--android-state", "per-source", "--web-action", "browsergym"]) == 0
     assert cli.main(["export", "sft", "all", "--lake", bundled_all_lake, "--out", str(tmp_path / "bench"),
                      "--format", "bench", "--split-ratios", "1,0,0"]) == 0
     rows = [r for f in sorted((tmp_path / "rl").glob("*/*.parquet")) for r in pq.read_table(f).to_pylist()]
