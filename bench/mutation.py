@@ -200,6 +200,20 @@ MODULES = {
         "tests/ingest/android/test_androidcontrol.py::test_units_claim_android_control_files"]),
     "agentnet": Module(["ingest/macos/agentnet.py", "ingest/macos/agentnet_recording.py"], [
         "tests/ingest/macos/test_agentnet_read.py", "tests/ingest/macos/test_agentnet_recording_read.py"]),
+    # the coordinate model every GUI reader places its points with
+    "coords": Module(["ingest/coords.py"], ["tests/ingest/test_coords.py"]),
+    # the shape reader's core (which shape a list is, the message dialects, the document walk), by its direct tests
+    "chat": Module(["ingest/chat/shapes.py", "ingest/chat/messages.py", "ingest/chat/by_shape.py"],
+                   ["tests/ingest/chat/test_by_shape_read.py"]),
+    # the span model the trace readers share and the OTLP reader on it; the OpenAI Agents reader's direct tests
+    # reach the span model too (the producers' own runs, test_*_producer.py, are left out)
+    "traces": Module(["ingest/traces/spans.py", "ingest/traces/otel.py"],
+                     ["tests/ingest/traces/test_otel_read.py", "tests/ingest/traces/test_openai_agents_read.py"]),
+    # the coding CLIs' readers called directly, on their real recordings and hand-made edge cases (the CLIs' own
+    # runs, test_*_cli.py, are left out)
+    "cline": Module(["ingest/swe/cline.py"], ["tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py"]),
+    "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
+    "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
 }
 
 # Mutants that change nothing a caller can observe, by mutmut's name, each with why. (Names follow mutmut's
