@@ -1070,6 +1070,8 @@ EQUIVALENT: dict[str, str] = {
     f"{_AR}x__jsonl__mutmut_44": _ASC_CODEC,
     f"{_AR}x_read__mutmut_142": "any negative index is no window",
     **{f"{_AR}x_read__mutmut_{n}": "only the sign of scroll_direction is read (dy's sign)" for n in (76, 83)},
+    **{f"ingest.coords.xǁSpaceǁusable__mutmut_{n}": "a side of 0 is refused by bool() before the comparison: > 0 "
+                                                      "and >= 0 differ at 0 only" for n in (6, 8)},
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
