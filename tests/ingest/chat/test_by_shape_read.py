@@ -268,3 +268,39 @@ def test_real_autogen_team_states_give_the_thread_and_each_agents_context():
                                                                    "messages": context_steps}
         assert episodes["message_thread"].env["record"]["type"] == "RoundRobinManagerState"
         golden.check(records, GOLDEN / f"autogen-{folder}-team_state.json", texts="hash", env_keys=("chat_shape",))
+
+
+def test_gemini_contents_in_both_casings_pair_results_by_id_and_keep_what_they_do_not_map(tmp_path):
+    contents = [
+        {"role": "system", "parts": [{"text": "Be brief."}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "boot", "response": {"ok": True}}}]},
+        {"role": "user", "parts": [{"text": "Time in Tokyo"}, {"text": "and Paris?"}]},
+        {"role": "model", "parts": [
+            {"text": "Two zones.", "thought": True}, {"text": "Both.", "thought": True},
+            {"function_call": {"id": "a", "name": "get_time", "args": {"tz": "Asia/Tokyo"}}},
+            {"functionCall": {"id": "b", "name": "get_time", "args": {"tz": "Europe/Paris"}}}]},
+        # the results come back in the other order: each goes to its call by id
+        {"role": "user", "parts": [{"functionResponse": {"id": "b", "name": "get_time", "response": "02:00"}},
+                                   {"function_response": {"id": "a", "name": "get_time", "response": {"t": "09:00"}}}]},
+        {"role": "model", "parts": [{"executableCode": {"code": "1"}}, {"codeExecutionResult": {"outcome": "OK"}}]},
+        {"role": "model", "finishReason": "STOP", "parts": [
+            {"text": "Tokyo first.", "thought": True}, {"text": "09:00"}, {"text": "and 02:00."}]}]
+    records = _read(tmp_path, "g.json", {"contents": contents})
+    [ep] = _episodes(records)
+    assert ep.task == "Time in Tokyo\nand Paris?" and ep.env["system_prompt"] == "Be brief."
+    tokyo, paris, answer = ep.steps
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in (tokyo, paris)] == [
+        ("get_time", {"tz": "Asia/Tokyo"}), ("get_time", {"tz": "Europe/Paris"})]
+    assert json.loads(tokyo.action.raw) == contents[3]["parts"][2]  # the part as written, snake_case kept
+    assert tokyo.reasoning == "Two zones.\n\nBoth." and paris.reasoning is None
+    assert (paris.observation.kind, paris.observation.text) == ("tool_result", '{"t":"09:00"}')
+    assert answer.observation.text == "02:00"  # a text response is the result as written
+    assert (answer.action.kind, answer.action.text, answer.reasoning) == ("message", "09:00\n\nand 02:00.",
+                                                                          "Tokyo first.")
+    assert json.loads(answer.action.raw) == {"finishReason": "STOP"}
+    # a response before any call and a turn of parts the mapping does not know: kept raw, each named
+    assert ep.env["unmapped"] == [
+        {"where": "g.json: contents[1]", "role": "tool", "text": '{"ok":true}', "raw": None},
+        {"where": "g.json: contents[5]", "role": "assistant", "text": None, "raw": {"parts": contents[5]["parts"]}}]
+    assert [r.location for r in records if isinstance(r, Rejected)] == ["g.json: contents[1]", "g.json: contents[5]"]
+    assert tokyo.observation.text == '{"ok":true}\n\nTime in Tokyo\nand Paris?'
