@@ -304,3 +304,45 @@ def test_gemini_contents_in_both_casings_pair_results_by_id_and_keep_what_they_d
         {"where": "g.json: contents[5]", "role": "assistant", "text": None, "raw": {"parts": contents[5]["parts"]}}]
     assert [r.location for r in records if isinstance(r, Rejected)] == ["g.json: contents[1]", "g.json: contents[5]"]
     assert tokyo.observation.text == '{"ok":true}\n\nTime in Tokyo\nand Paris?'
+
+
+def test_openai_chat_roles_results_by_id_legacy_functions_user_calls_and_bad_items(tmp_path):
+    msgs = [{"role": "system", "content": "Be brief."},
+            {"role": "developer", "content": [{"type": "text", "text": "Use tools."}]},
+            {"role": "user", "content": "Weather in Paris and Rome?"},
+            {"role": "assistant", "content": "Looking.", "reasoning": "Two calls.", "model": "m-1",
+             "created_at": 1767261605, "tool_calls": [
+                 {"id": "p", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+                 {"id": "r", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]},
+            # out of order: Rome's result first; tau2's tool messages name their call by `id`
+            {"role": "tool", "tool_call_id": "r", "content": "22C"},
+            {"role": "tool", "id": "p", "content": "18C"},
+            {"role": "assistant", "content": None, "function_call": {"name": "convert", "arguments": "{\"c\": 18}"},
+             "model": "m-2"},
+            {"role": "function", "name": "convert", "content": "64F"},
+            # a user's own tool call (tau2's dual control) is what the agent sees, in the user's text
+            {"role": "user", "content": "Toggle it.",
+             "tool_calls": [{"id": "u1", "function": {"name": "toggle_data", "arguments": {"on": True}}}]},
+            {"role": "assistant", "content": "Done.", "model": "m-2", "timestamp": "2026-01-01T10:01:00Z",
+             "logprobs": {"x": 1}},
+            {"role": "assistant", "content": 5},
+            {"role": "user", "content": ["a"]}]
+    records = _read(tmp_path, "o.json", {"messages": msgs})
+    [ep] = _episodes(records)
+    assert ep.env["system_prompt"] == "Be brief.\n\nUse tools." and ep.task == "Weather in Paris and Rome?"
+    assert ep.env["model_per_step"] == ["m-1", "m-1", "m-2", "m-2"]
+    paris, rome, convert, done = ep.steps
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in (paris, rome, convert)] == [
+        ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"}), ("convert", {"c": 18})]
+    assert paris.reasoning == "Two calls.\n\nLooking." and rome.reasoning is None
+    assert str(paris.timestamp) == str(rome.timestamp) == "2026-01-01 10:00:05+00:00"
+    assert (rome.observation.kind, rome.observation.text) == ("tool_result", "18C")
+    assert (convert.observation.kind, convert.observation.text) == ("tool_result", "22C")
+    assert done.observation.text == '64F\n\nToggle it.\n[toggle_data({"on":true})]'
+    assert (done.action.text, str(done.timestamp)) == ("Done.", "2026-01-01 10:01:00+00:00")
+    assert json.loads(done.action.raw) == {"model": "m-2", "logprobs": {"x": 1}}
+    bad = [r for r in records if isinstance(r, Rejected)]
+    assert [(r.rule, r.location, r.record_id) for r in bad] == [("bad_record", "o.json: messages[10]", "messages[10]"),
+                                                               ("bad_record", "o.json: messages[11]", "messages[11]")]
+    assert "content: int, expected text" in bad[0].reason and "content: list, expected text" in bad[1].reason
+    assert bad[0].snippet == '{"role":"assistant","content":5}'
