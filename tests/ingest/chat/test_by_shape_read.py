@@ -346,3 +346,39 @@ def test_openai_chat_roles_results_by_id_legacy_functions_user_calls_and_bad_ite
                                                                ("bad_record", "o.json: messages[11]", "messages[11]")]
     assert "content: int, expected text" in bad[0].reason and "content: list, expected text" in bad[1].reason
     assert bad[0].snippet == '{"role":"assistant","content":5}'
+
+
+def test_anthropic_blocks_joined_results_by_id_errors_and_unknown_blocks_kept(tmp_path):
+    msgs = [{"role": "system", "content": "Be careful."},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "stale"}]},
+            {"role": "user", "content": [{"type": "text", "text": "Find the file"}, {"type": "text", "text": "and the docs."}]},
+            {"role": "assistant", "model": "claude-x", "content": [
+                {"type": "thinking", "thinking": "Search first."}, {"type": "thinking", "thinking": "Then list."},
+                {"type": "text", "text": "Searching."}, {"type": "text", "text": "And listing."},
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "docs"}},
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
+            # the results in the other order, one an error
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "no such dir"}],
+                 "is_error": True},
+                {"type": "tool_result", "tool_use_id": "s1", "content": "found docs"}]},
+            {"role": "assistant", "id": "msg_2", "stop_reason": "end_turn", "content": [
+                "stray", {"type": "redacted_thinking", "data": "x"}, {"type": "text", "text": "Nothing there."}]}]
+    records = _read(tmp_path, "a.json", {"messages": msgs})
+    [ep] = _episodes(records)
+    assert ep.env["system_prompt"] == "Be careful." and ep.task == "Find the file\nand the docs."
+    search, bash, answer = ep.steps
+    assert (search.action.kind, search.action.tool_name, json.loads(search.action.arguments)) == (
+        "tool_call", "web_search", {"query": "docs"})
+    assert search.reasoning == "Search first.\n\nThen list.\n\nSearching.\n\nAnd listing."
+    assert (bash.action.kind, bash.action.code) == ("command", "ls")
+    assert (bash.observation.kind, bash.observation.text, bash.observation.is_error) == ("tool_result", "found docs",
+                                                                                          None)
+    assert (answer.observation.kind, answer.observation.text, answer.observation.is_error) == (
+        "terminal", "no such dir", True)
+    # what the turn holds beside its text: the message's own fields and the blocks the mapping does not know
+    assert answer.action.text == "Nothing there."
+    assert json.loads(answer.action.raw) == {"message": {"id": "msg_2", "stop_reason": "end_turn"},
+                                             "blocks": ["stray", {"type": "redacted_thinking", "data": "x"}]}
+    assert ep.env["unmapped"] == [{"where": "a.json: messages[1]", "role": "tool", "text": "stale", "raw": None}]
+    assert [r.location for r in records if isinstance(r, Rejected)] == ["a.json: messages[1]"]
