@@ -382,3 +382,59 @@ def test_anthropic_blocks_joined_results_by_id_errors_and_unknown_blocks_kept(tm
                                              "blocks": ["stray", {"type": "redacted_thinking", "data": "x"}]}
     assert ep.env["unmapped"] == [{"where": "a.json: messages[1]", "role": "tool", "text": "stale", "raw": None}]
     assert [r.location for r in records if isinstance(r, Rejected)] == ["a.json: messages[1]"]
+
+
+def test_units_claim_json_and_jsonl_that_open_on_a_chat_message_only():
+    heads = {"a.json": b'\xef\xbb\xbf \n[{"role": "user", "content": "hi"}]', "b.jsonl": b'{"role": "assistant"}\n',
+             "c.ndjson": b'\t{"type": "function_call"}', "d.txt": b'[{"role": "user"}]',
+             "e.json": b'"role": "user"', "f.json": b'[{"name": "a"}]', "g.json": b'{"functionCall": {}}'}
+    assert by_shape.units(list(heads), heads.get) == ["a.json", "b.jsonl", "c.ndjson", "g.json"]
+
+
+def test_a_nested_list_names_its_record_its_surroundings_and_its_outcome(tmp_path):
+    doc = {"type": "TeamState", "version": 2, "nested": {"x": 1},
+           "run": {"id": "r", "meta": [1], "data": {"messages": OPENAI, "id": 1, "status": "failure", "agent": "bot"}}}
+    [ep] = _episodes(_read(tmp_path, "s.json", doc))
+    assert (ep.key, ep.outcome, ep.agent) == ("run.data.messages", "failure", "bot")
+    assert ep.env["chat_shape"] == {"shape": "openai_chat", "path": "run.data.messages", "outcome_from": "status"}
+    assert ep.env["record"] == {"id": 1, "status": "failure", "agent": "bot"}
+    assert ep.env["around"] == {"(the document)": {"type": "TeamState", "version": 2}, "run": {"id": "r"}}
+    [top] = _episodes(_read(tmp_path, "top.json", OPENAI))
+    assert top.env["chat_shape"]["path"] == "(the document)" and "record" not in top.env and top.outcome == "unknown"
+
+
+def test_outcomes_from_a_partial_reward_a_zero_reward_a_nested_status_and_an_unknown_status(tmp_path):
+    doc = [{"messages": OPENAI, "reward": 0.5, "model": "gpt", "agent": "other"}, {"messages": OPENAI, "reward": 0},
+           {"messages": OPENAI, "info": {"outcome": "success"}}, {"messages": OPENAI, "status": "running"}]
+    eps = _episodes(_read(tmp_path, "t.json", doc))
+    assert [(e.outcome, e.reward, e.agent) for e in eps] == [("unknown", 0.5, "gpt"), ("failure", 0.0, None),
+                                                             ("success", None, None), ("unknown", None, None)]
+    assert [e.env["chat_shape"] for e in eps] == [
+        {"shape": "openai_chat", "path": "[0].messages", "reward_from": "reward"},
+        {"shape": "openai_chat", "path": "[1].messages", "reward_from": "reward", "outcome_from": "reward"},
+        {"shape": "openai_chat", "path": "[2].messages", "outcome_from": "info.outcome"},
+        {"shape": "openai_chat", "path": "[3].messages"}]
+
+
+def test_ndjson_lines_a_bad_line_is_a_row_with_its_number_and_the_rest_is_read(tmp_path):
+    path = tmp_path / "c.ndjson"
+    path.write_text(json.dumps({"messages": OPENAI}) + "\n\n{bad\n" + json.dumps({"messages": OPENAI}) + "\n")
+    records = read_records(by_shape, path)
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    assert (row.rule, row.location, row.line, row.snippet) == ("parse_error", "c.ndjson", 3, "{bad")
+    assert row.reason.startswith("c.ndjson:3: invalid JSON")
+    assert [e.key for e in _episodes(records)] == ["line 1: messages", "line 4: messages"]
+    cut = tmp_path / "cut.json"
+    cut.write_text('{"messages": [')
+    [row] = read_records(by_shape, cut)
+    assert (row.rule, row.location) == ("parse_error", "cut.json") and "cut.json" in row.reason
+
+
+def test_an_item_of_no_known_shape_among_messages_is_kept_raw_and_named(tmp_path):
+    items = OPENAI * 2 + [{"foo": 1}]
+    records = _read(tmp_path, "u.json", {"messages": items})
+    [ep] = _episodes(records)
+    assert ep.env["chat_shape"]["unknown_items"] == [{"where": "u.json: messages[10]", "item": {"foo": 1}}]
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    assert (row.rule, row.location, row.record_id) == ("unknown_content", "u.json: messages[10]", "messages[10]")
+    assert "not a openai_chat message" in row.reason
