@@ -256,3 +256,62 @@ def test_only_a_continued_conversation_is_stitched(tmp_path):
     assert calls(first) == [("get_weather", {"location": "Paris"})] and results(first) == ["rainy, 57F"]
     assert first.steps[-1].action.text == "Rainy, 57F."
     assert second.key == ids[2] and "stitched" not in second.env and len(second.steps) == 1
+
+
+def _snake_case(value):
+    """The protobuf JSON mapping's other spelling of the same document: every field name in snake_case."""
+    if isinstance(value, dict):
+        return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): _snake_case(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snake_case(v) for v in value]
+    return value
+
+
+def _summary(ep):
+    return (ep.key, ep.task, calls(ep), results(ep), [s.timestamp for s in ep.steps], ep.terminated,
+            ep.final_observation.text if ep.final_observation else None, ep.env)
+
+
+def test_snake_case_names_the_older_scope_key_and_any_span_order_read_alike(tmp_path):
+    """The same nested-agent trace written by a snake_case exporter, with the pre-1.0 `instrumentation_library_spans`
+    and its spans in reverse order: the same episodes, step times and links; a resource that is no object is
+    skipped, a span that is no object is a row naming where it is, and the spans after it are read."""
+    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
+                                                  "arguments": {"topic": "tides"}}]}
+    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
+             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
+             _tool("t000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
+             _span("a000000000000002", "t000000000000001", "invoke_agent Researcher", 3,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
+             _chat("c000000000000002", "a000000000000002", 4, [{"role": "user", "parts": [
+                 {"type": "text", "content": "tides"}]}], [CALL]),
+             _tool("t000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, "calm",
+                   status={"code": 2, "message": "storm warning"})]
+    (tmp_path / "camel").mkdir()
+    (tmp_path / "snake").mkdir()
+    camel, rejected = read(otel, _otlp(tmp_path / "camel", spans))  # the same file name: the same episode ids
+    assert rejected == [] and len(camel) == 2
+    assert camel[1].final_observation.is_error and camel[1].env["trace"]["errors"][0]["error"] == "storm warning"
+    doc = _snake_case(json.loads(_otlp(tmp_path, list(reversed(spans)), "r.json").read_text()))
+    [resource] = doc["resource_spans"]
+    resource["instrumentation_library_spans"] = resource.pop("scope_spans")
+    resource["instrumentation_library_spans"][0]["spans"].insert(0, 7)
+    doc["resource_spans"] = ["not a resource", resource]
+    path = tmp_path / "snake" / "trace.json"
+    path.write_text(json.dumps(doc))
+    snake, rejected = read(otel, path)
+    assert [_summary(e) for e in snake] == [_summary(e) for e in camel]
+    assert snake[0].env["otel"]["resources"] == [{"service.name": "travel"}]
+    assert [s.timestamp.isoformat() for s in snake[0].steps] == ["2023-11-14T22:13:21.500000+00:00"]
+    [row] = rejected
+    assert (row.rule, row.location, row.snippet) == ("bad_record", "trace.json:1", "7")
+    assert row.reason == "trace.json:1.resourceSpans[1].scopeSpans[0].spans[0]: a span that is no object; left out"
+
+
+def test_a_document_whose_resource_spans_is_no_list_is_one_row(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"resource_spans": {"x": 1}}))
+    assert read(otel, path) == ([], [otel.Rejected(
+        "bad_record", "bad.json:1.resourceSpans: not a list; the document is left out", "bad.json:1",
+        record_id="resourceSpans", snippet='{"resource_spans":{"x":1}}')])
