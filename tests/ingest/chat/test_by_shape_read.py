@@ -361,7 +361,8 @@ def test_anthropic_blocks_joined_results_by_id_errors_and_unknown_blocks_kept(tm
             {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "no such dir"}],
                  "is_error": True},
-                {"type": "tool_result", "tool_use_id": "s1", "content": "found docs"}]},
+                {"type": "tool_result", "tool_use_id": "s1", "content": "found docs"},
+                "stray note", {"type": "text", "text": "Also check /tmp."}]},
             {"role": "assistant", "id": "msg_2", "stop_reason": "end_turn", "content": [
                 "stray", {"type": "redacted_thinking", "data": "x"}, {"type": "text", "text": "Nothing there."}]}]
     records = _read(tmp_path, "a.json", {"messages": msgs})
@@ -374,8 +375,9 @@ def test_anthropic_blocks_joined_results_by_id_errors_and_unknown_blocks_kept(tm
     assert (bash.action.kind, bash.action.code) == ("command", "ls")
     assert (bash.observation.kind, bash.observation.text, bash.observation.is_error) == ("tool_result", "found docs",
                                                                                           None)
+    # the result, then the user's own words beside the results
     assert (answer.observation.kind, answer.observation.text, answer.observation.is_error) == (
-        "terminal", "no such dir", True)
+        "text", "no such dir\n\nstray note\nAlso check /tmp.", True)
     # what the turn holds beside its text: the message's own fields and the blocks the mapping does not know
     assert answer.action.text == "Nothing there."
     assert json.loads(answer.action.raw) == {"message": {"id": "msg_2", "stop_reason": "end_turn"},
