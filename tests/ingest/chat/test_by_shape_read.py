@@ -440,3 +440,46 @@ def test_an_item_of_no_known_shape_among_messages_is_kept_raw_and_named(tmp_path
     [row] = [r for r in records if isinstance(r, Rejected)]
     assert (row.rule, row.location, row.record_id) == ("unknown_content", "u.json: messages[10]", "messages[10]")
     assert "not a openai_chat message" in row.reason
+
+
+def test_computer_use_results_keep_the_text_beside_the_screenshot_and_the_tools_environment(tmp_path):
+    png = base64.b64decode(_png(8, 4))
+    jpeg_part = {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": _png(8, 4)}}
+    msgs = [{"role": "user", "content": "Open the menu"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "u1", "name": "computer", "input": {"action": "left_click",
+                                                                               "coordinate": [320, 100]}},
+                {"type": "tool_use", "id": "b1", "name": "bash", "input": {"command": "ls"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "b1", "content": [{"type": "text", "text": "a.txt"},
+                                                                         jpeg_part]},
+                {"type": "tool_result", "tool_use_id": "u1", "is_error": True, "content": [
+                    {"type": "text", "text": "Clicked, a dialog opened."}, "not a part", jpeg_part]}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u2", "name": "computer",
+                                               "input": {"action": "key", "text": "Escape"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u2", "content": [
+                {"type": "image", "data": "data:image/png;base64," + _png(16, 8)}]}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u3", "name": "computer",
+                                               "input": {"action": "key", "text": "Return"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u3", "content": [
+                {"type": "image", "source": {"type": "base64", "data": "not base64!"}}]}]}]
+    doc = {"tools": ["a tool that is no object", {"type": "computer_20241022", "name": "computer",
+                                                  "display_width": 640, "display_height": 400,
+                                                  "environment": "browser"}], "messages": msgs}
+    blobs = {}
+    [ep] = _episodes(_read(tmp_path, "cu2.json", doc, blobs))
+    assert (ep.domain, ep.platform) == ("web", "browser")
+    click, bash, escape, enter = ep.steps
+    assert (click.action.kind, click.action.x, click.action.y) == ("click", 0.5, 0.25)  # of the declared 640 x 400
+    # a screenshot answering a computer call is the screen; beside another call it is an `[image]` in the text
+    assert (escape.observation.kind, escape.observation.text) == ("terminal", "a.txt\n[image]")
+    assert escape.observation.is_error is None
+    shot = bash.observation  # the click's result
+    assert (shot.kind, shot.text, shot.is_error, shot.width, shot.height) == (
+        "screen", "Clicked, a dialog opened.\nnot a part", True, 8, 4)
+    assert blobs[shot.screenshot] == ("image/jpeg", png)  # the media type the block gives
+    shot = enter.observation  # a bare data URL
+    assert (shot.kind, shot.text, shot.width, shot.height) == ("screen", None, 16, 8)
+    assert blobs[shot.screenshot] == ("image/png", base64.b64decode(_png(16, 8)))
+    # an image that does not decode is no screenshot: the result keeps its place in the text
+    assert (ep.final_observation.kind, ep.final_observation.text) == ("tool_result", "[image]")
