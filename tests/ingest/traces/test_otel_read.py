@@ -315,3 +315,68 @@ def test_a_document_whose_resource_spans_is_no_list_is_one_row(tmp_path):
     assert read(otel, path) == ([], [otel.Rejected(
         "bad_record", "bad.json:1.resourceSpans: not a list; the document is left out", "bad.json:1",
         record_id="resourceSpans", snippet='{"resource_spans":{"x":1}}')])
+
+
+def _sdk_form(span: dict) -> dict:
+    """One OTLP span as the Python SDK's `ReadableSpan.to_json()` writes the same span."""
+    def iso(nanos: str) -> str:
+        import datetime as dt
+        return dt.datetime.fromtimestamp(int(nanos) / 1e9, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    status = span.get("status")
+    return {"name": span["name"], "context": {"trace_id": "0x" + span["traceId"], "span_id": "0x" + span["spanId"]},
+            "kind": "SpanKind.INTERNAL", "parent_id": "0x" + span["parentSpanId"] if "parentSpanId" in span else None,
+            "start_time": iso(span["startTimeUnixNano"]), "end_time": iso(span["endTimeUnixNano"]),
+            "status": {"status_code": "ERROR", "description": status["message"]} if status else {"status_code": "UNSET"},
+            "attributes": {kv["key"]: otel.any_value(kv["value"]) for kv in span["attributes"]},
+            "events": [{"name": e["name"], "timestamp": iso(e["timeUnixNano"]),
+                        "attributes": {kv["key"]: otel.any_value(kv["value"]) for kv in e["attributes"]}}
+                       for e in span["events"]],
+            "links": [], "resource": {"attributes": {"service.name": "travel"}, "schema_url": ""}}
+
+
+def test_the_sdks_span_json_reads_as_the_same_otlp_trace(tmp_path):
+    """A nested agent, a failed tool and event-based messages, as the SDK's console exporter prints them (one
+    indented span after another; hex ids as 0x numbers): the same episodes, step times, errors and resources as their OTLP/JSON."""
+    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
+                                                  "arguments": {"topic": "tides"}}]}
+    stamp = str(1_700_000_000_000_000_000 + 4 * 10**9)
+    events = [{"name": "gen_ai.user.message", "timeUnixNano": stamp, "attributes": _attrs({"content": "tides"})},
+              {"name": "gen_ai.choice", "timeUnixNano": stamp, "attributes": _attrs({"message": {
+                  "tool_calls": [{"id": "c1", "type": "function", "function": {
+                      "name": "get_weather", "arguments": "{\"location\": \"Paris\"}"}}]}})}]
+    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
+             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
+             _tool("f000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
+             _span("a000000000000002", "f000000000000001", "invoke_agent Researcher", 3,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
+             _span("c000000000000002", "a000000000000002", "chat gpt-4o", 4,
+                   {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}, events),
+             _tool("f000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, None,
+                   status={"code": 2, "message": "storm warning"})]
+    (tmp_path / "otlp").mkdir()
+    (tmp_path / "sdk").mkdir()
+    otlp, rejected = read(otel, _otlp(tmp_path / "otlp", spans))
+    assert rejected == [] and len(otlp) == 2
+    sub = otlp[1]
+    assert sub.task == "tides" and calls(sub) == [("get_weather", {"location": "Paris"})]
+    assert (sub.final_observation.text, sub.final_observation.is_error) == ("storm warning", True)
+    path = tmp_path / "sdk" / "trace.json"
+    path.write_text("\n".join(json.dumps(_sdk_form(s), indent=4) for s in spans) + "\n")
+    assert claims(otel, path)
+    sdk, rejected = read(otel, path)
+    assert rejected == []
+    assert [_summary(e) for e in sdk] == [_summary(e) for e in otlp]
+
+
+def test_every_kind_of_attribute_value_in_both_spellings():
+    for camel in (True, False):
+        def k(name):
+            return name if camel else "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+        assert otel.any_value({k("stringValue"): "a"}) == "a" and otel.any_value({k("boolValue"): False}) is False
+        assert otel.any_value({k("doubleValue"): 0.5}) == 0.5 and otel.any_value({k("bytesValue"): "AAE="}) == "AAE="
+        assert otel.any_value({k("intValue"): "42"}) == 42 and otel.any_value({k("intValue"): "4x"}) == "4x"
+        assert otel.any_value({k("arrayValue"): {"values": [{k("intValue"): "1"}, {k("stringValue"): "b"}]}}) == [1, "b"]
+        assert otel.any_value({k("kvlistValue"): {"values": [{"key": "n", "value": {k("intValue"): 7}}]}}) == {"n": 7}
+        assert otel.any_value({k("arrayValue"): {}}) == [] and otel.any_value({}) is None
+    assert otel.any_value("plain") == "plain"
