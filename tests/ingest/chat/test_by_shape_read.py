@@ -483,3 +483,46 @@ def test_computer_use_results_keep_the_text_beside_the_screenshot_and_the_tools_
     assert blobs[shot.screenshot] == ("image/png", base64.b64decode(_png(16, 8)))
     # an image that does not decode is no screenshot: the result keeps its place in the text
     assert (ep.final_observation.kind, ep.final_observation.text) == ("tool_result", "[image]")
+
+
+def _lc(cls, content):
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls], "kwargs": {"content": content}}
+
+
+def test_each_shape_is_told_by_its_items_and_needs_a_turn_of_the_model():
+    plain_user, plain_ai = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}
+    tool_use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "ls", "input": {}}]}
+    lists = {
+        "openai_chat": [plain_user, {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}],
+        "openai_chat (legacy call)": [plain_user, {"role": "assistant", "function_call": {"name": "f"}}],
+        "openai_responses": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                             {"type": "message", "role": "assistant", "content": "ok"}],
+        "openai_responses (untyped parts)": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                                             {"type": "function_call", "name": "f", "arguments": "{}"}],
+        "anthropic": [plain_user, plain_ai, plain_user, tool_use],  # mostly plain: still Anthropic
+        "gemini": [{"role": "model", "parts": [{"text": "a"}]}, {"role": "user", "parts": [{"text": "b"}]},
+                   {"role": "model", "parts": [{"text": "c"}]}, {"type": "ai", "content": "d"}],
+        "langchain": [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": "ok"}}],
+        "langchain (constructor)": [_lc("HumanMessage", "hi"), _lc("AIMessage", "ok")],
+        "langchain (chunk)": [_lc("HumanMessage", "hi"), _lc("AIMessageChunk", "ok")],
+        "autogen": [{"source": "user", "type": "TextMessage", "content": "hi"},
+                    {"source": "helper", "type": "TextMessage", "content": "ok"}],
+        "autogen (core)": [{"type": "UserMessage", "content": "hi", "source": "user"},
+                           {"type": "AssistantMessage", "content": "ok"}],
+    }
+    assert {name: list_shape(items) for name, items in lists.items()} == {
+        name: name.split(" ")[0] for name in lists}
+    nine_of_ten = [plain_user, plain_ai] * 4 + [plain_user, {"x": 1}]
+    assert list_shape(nine_of_ten) == "openai_chat" and list_shape(nine_of_ten[1:]) is None  # 8 of 9
+    not_chats = {
+        "responses user turns": [{"type": "message", "role": "user", "content": "a"}] * 2,
+        "langchain human dicts": [{"type": "human", "data": {"content": "a"}}] * 2,
+        "langchain human constructors": [_lc("HumanMessage", "a")] * 2,
+        "autogen user messages": [{"source": "user", "type": "TextMessage", "content": "a"}] * 2,
+        "messages without content": [{"role": "user"}, plain_ai],
+        "untyped message items": [{"type": "message", "content": "a"}, {"type": "message", "content": "b"}],
+        "a constructor of another class": [_lc("Document", "a"), _lc("AIMessage", "b")],
+        "autogen core without content": [{"type": "UserMessage"}, {"type": "AssistantMessage"}],
+        "langchain types without content": [{"type": "human"}, {"type": "ai"}],
+    }
+    assert {name: list_shape(items) for name, items in not_chats.items()} == dict.fromkeys(not_chats)
