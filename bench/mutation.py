@@ -1072,6 +1072,19 @@ EQUIVALENT: dict[str, str] = {
     **{f"{_AR}x_read__mutmut_{n}": "only the sign of scroll_direction is read (dy's sign)" for n in (76, 83)},
     **{f"ingest.coords.xǁSpaceǁusable__mutmut_{n}": "a side of 0 is refused by bool() before the comparison: > 0 "
                                                       "and >= 0 differ at 0 only" for n in (6, 8)},
+    **{f"ingest.chat.shapes.x__acting__mutmut_{n}": ("an assistant role or an `ai` type returned True above: the "
+                                                     "branches for `message` + assistant and `ai` + data add nothing "
+                                                     "that a mutant of their test or result can change")
+       for n in (13, 14, 15, 16, 17, 18, 20, 21, 22, 25, 26, 27)},
+    **{f"ingest.chat.messages.x_{f}__mutmut_{n}": "tool_call reads its context only for a computer-use call: none here"
+       for f, n in (("gemini", 44), ("openai_chat", 93), ("openai_chat", 172), ("openai_chat", 176))},
+    **{f"ingest.swe.gemini_cli.x__user__mutmut_{n}": ("the core's own task is the first user text, which is the first "
+                                                      "prompt (the CLI's context is a system message)")
+       for n in (84, 88, 93)},
+    **{f"ingest.swe.gemini_cli.x_{f}__mutmut_{n}": ("a result's or prompt's own time: the schema keeps a step's time "
+                                                    "(its model turn's), none for an observation")
+       for f, n in (("_model_turn", 138), ("_model_turn", 139), ("_model_turn", 140), ("_model_turn", 141),
+                    ("_model_turn", 142), ("_model_turn", 110), ("_user", 76), ("_user", 80), ("_messages", 41))},
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
