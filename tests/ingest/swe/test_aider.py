@@ -173,3 +173,21 @@ def test_a_failure_naming_one_block_leaves_the_others_applied(tmp_path):
     # c's result, then what aider said before the sections and the next prompt
     assert welcome.observation.text == f"{applied}\n\n# 1 SEARCH/REPLACE block failed to match!\n\nthanks"
     assert not welcome.observation.is_error and welcome.action.text == "Welcome."
+
+
+def test_each_applied_edit_settles_its_own_block_in_any_order(tmp_path):
+    text = HEADER + ("\n#### edit both  \n\n"
+                     "a.py\n```\n<<<<<<< SEARCH\nold a\n=======\nnew a\n>>>>>>> REPLACE\n```\n\n"
+                     "b.py\n```\n<<<<<<< SEARCH\nold b\n=======\nnew b\n>>>>>>> REPLACE\n```\n\n"
+                     "> Tokens: 1k sent, 9 received.  \n> Applied edit to b.py  \n> Applied edit to a.py  \n"
+                     "> Commit 1234567 fix both  \n\n#### ok  \n\nDone.\n")
+    (ep,) = [r for r in _read(tmp_path, text) if isinstance(r, Episode)]
+    a, b, done = ep.steps
+    assert b.observation.text == "Applied edit to a.py"  # a's result, though aider named b.py first
+    assert done.observation.text == "Applied edit to b.py\n\nCommit 1234567 fix both\n\nok"
+    assert ep.env["aider"]["commits"] == [{"reply": 1, "hash": "1234567", "message": "fix both"}]
+
+
+def test_a_file_without_a_session_line_is_one_row_naming_it(tmp_path):
+    assert _read(tmp_path, "just text\n", name="x.chat.history.md") == [
+        Rejected("bad_record", "x.chat.history.md: no `# aider chat started at` line", "x.chat.history.md")]
