@@ -211,7 +211,15 @@ MODULES = {
                      ["tests/ingest/traces/test_otel_read.py", "tests/ingest/traces/test_openai_agents_read.py"]),
     # the coding CLIs' readers called directly, on their real recordings and hand-made edge cases (the CLIs' own
     # runs, test_*_cli.py, are left out)
-    "cline": Module(["ingest/swe/cline.py"], ["tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py"]),
+    # Roo Code's task folders are read by the Cline reader (test_roo_code.py, but for its check of the folders
+    # against Roo Code's own schemas, which runs node); Cline CLI 3 sessions are reached by the CLI's runs alone
+    "cline": Module(["ingest/swe/cline.py"], [
+        "tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py",
+        *(f"tests/ingest/swe/test_roo_code.py::test_{t}" for t in (
+            "a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes",
+            "a_roo_code_task_of_the_xml_era_is_told_from_cline_by_its_environment_details",
+            "condensed_messages_are_read_as_sent_and_counted", "a_roo_command_killed_by_a_signal_has_no_exit_code",
+            "a_cline_folder_stays_cline"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
     "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
 }
