@@ -380,3 +380,19 @@ def test_every_kind_of_attribute_value_in_both_spellings():
         assert otel.any_value({k("kvlistValue"): {"values": [{"key": "n", "value": {k("intValue"): 7}}]}}) == {"n": 7}
         assert otel.any_value({k("arrayValue"): {}}) == [] and otel.any_value({}) is None
     assert otel.any_value("plain") == "plain"
+
+
+def test_a_span_without_its_ids_is_a_row_naming_the_line_and_the_field_and_the_rest_is_read(tmp_path):
+    good = _tool("f000000000000009", None, 9, "get_weather", "c1", {"location": "Oslo"}, "cold")
+    no_span_id = {k: v for k, v in good.items() if k != "spanId"}
+    no_trace_id = {**{k: v for k, v in good.items() if k != "traceId"}, "spanId": "f000000000000008"}
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [s]}]}]})
+                              for s in (no_span_id, no_trace_id, good)) + "\n")
+    (ep,), rejected = read(otel, path)
+    assert [(r.rule, r.reason, r.location, r.line, r.record_id) for r in rejected] == [
+        ("bad_record", "m.jsonl:1.resourceSpans[0].scopeSpans[0].spans[0]: the span has no span_id; left out",
+         "m.jsonl", 1, "span_id"),
+        ("bad_record", "m.jsonl:2.resourceSpans[0].scopeSpans[0].spans[0]: the span has no trace_id; left out",
+         "m.jsonl", 2, "trace_id")]
+    assert calls(ep) == [("get_weather", {"location": "Oslo"})] and results(ep) == ["cold"]
