@@ -200,6 +200,28 @@ MODULES = {
         "tests/ingest/android/test_androidcontrol.py::test_units_claim_android_control_files"]),
     "agentnet": Module(["ingest/macos/agentnet.py", "ingest/macos/agentnet_recording.py"], [
         "tests/ingest/macos/test_agentnet_read.py", "tests/ingest/macos/test_agentnet_recording_read.py"]),
+    # the coordinate model every GUI reader places its points with
+    "coords": Module(["ingest/coords.py"], ["tests/ingest/test_coords.py"]),
+    # the shape reader's core (which shape a list is, the message dialects, the document walk), by its direct tests
+    "chat": Module(["ingest/chat/shapes.py", "ingest/chat/messages.py", "ingest/chat/by_shape.py"],
+                   ["tests/ingest/chat/test_by_shape_read.py"]),
+    # the span model the trace readers share and the OTLP reader on it; the OpenAI Agents reader's direct tests
+    # reach the span model too (the producers' own runs, test_*_producer.py, are left out)
+    "traces": Module(["ingest/traces/spans.py", "ingest/traces/otel.py"],
+                     ["tests/ingest/traces/test_otel_read.py", "tests/ingest/traces/test_openai_agents_read.py"]),
+    # the coding CLIs' readers called directly, on their real recordings and hand-made edge cases (the CLIs' own
+    # runs, test_*_cli.py, are left out)
+    # Roo Code's task folders are read by the Cline reader (test_roo_code.py, but for its check of the folders
+    # against Roo Code's own schemas, which runs node); Cline CLI 3 sessions are reached by the CLI's runs alone
+    "cline": Module(["ingest/swe/cline.py"], [
+        "tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py",
+        *(f"tests/ingest/swe/test_roo_code.py::test_{t}" for t in (
+            "a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes",
+            "a_roo_code_task_of_the_xml_era_is_told_from_cline_by_its_environment_details",
+            "condensed_messages_are_read_as_sent_and_counted", "a_roo_command_killed_by_a_signal_has_no_exit_code",
+            "a_cline_folder_stays_cline"))]),
+    "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
+    "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
 }
 
 # Mutants that change nothing a caller can observe, by mutmut's name, each with why. (Names follow mutmut's
@@ -1056,6 +1078,21 @@ EQUIVALENT: dict[str, str] = {
     f"{_AR}x__jsonl__mutmut_44": _ASC_CODEC,
     f"{_AR}x_read__mutmut_142": "any negative index is no window",
     **{f"{_AR}x_read__mutmut_{n}": "only the sign of scroll_direction is read (dy's sign)" for n in (76, 83)},
+    **{f"ingest.coords.xǁSpaceǁusable__mutmut_{n}": "a side of 0 is refused by bool() before the comparison: > 0 "
+                                                      "and >= 0 differ at 0 only" for n in (6, 8)},
+    **{f"ingest.chat.shapes.x__acting__mutmut_{n}": ("an assistant role or an `ai` type returned True above: the "
+                                                     "branches for `message` + assistant and `ai` + data add nothing "
+                                                     "that a mutant of their test or result can change")
+       for n in (13, 14, 15, 16, 17, 18, 20, 21, 22, 25, 26, 27)},
+    **{f"ingest.chat.messages.x_{f}__mutmut_{n}": "tool_call reads its context only for a computer-use call: none here"
+       for f, n in (("gemini", 44), ("openai_chat", 93), ("openai_chat", 172), ("openai_chat", 176))},
+    **{f"ingest.swe.gemini_cli.x__user__mutmut_{n}": ("the core's own task is the first user text, which is the first "
+                                                      "prompt (the CLI's context is a system message)")
+       for n in (84, 88, 93)},
+    **{f"ingest.swe.gemini_cli.x_{f}__mutmut_{n}": ("a result's or prompt's own time: the schema keeps a step's time "
+                                                    "(its model turn's), none for an observation")
+       for f, n in (("_model_turn", 138), ("_model_turn", 139), ("_model_turn", 140), ("_model_turn", 141),
+                    ("_model_turn", 142), ("_model_turn", 110), ("_user", 76), ("_user", 80), ("_messages", 41))},
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

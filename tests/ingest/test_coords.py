@@ -46,3 +46,39 @@ def test_a_point_off_its_screen_is_kept_at_the_edge_and_said():
 def test_a_space_without_a_size_is_refused():
     with pytest.raises(ValueError, match="size is unknown"):
         place(10, 10, Space("declared_display", 0, 768))
+
+
+def test_the_raw_entry_names_the_observation_space_and_where_the_point_came_from():
+    _, _, point = place(198, 740, DECLARED, SHOT, note="computer.left_click")
+    assert point["observation_space"] == {"name": "screenshot", "width": 2880, "height": 1800}
+    assert point["from"] == "computer.left_click"
+    # the observation is the point's own space: no pixel to convert, nothing to name twice
+    assert "observation_space" not in place(198, 740, DECLARED, DECLARED)[2]
+    assert "from" not in place(198, 740, DECLARED)[2]
+
+
+@pytest.mark.parametrize(("x", "y", "outside"), [
+    (720, 450, False), (0, 0, False), (0, 450, False), (720, 0, False), (1440, 900, False),
+    (-1, 450, True), (1500, 450, True), (720, -1, True), (720, 950, True)])
+def test_a_point_is_outside_its_screen_when_either_axis_is(x, y, outside):
+    fx, fy, point = place(x, y, LOGICAL)
+    assert point.get("outside_screen", False) is outside
+    assert (fx, fy) == (min(max(x / 1440, 0.0), 1.0), min(max(y / 900, 0.0), 1.0))
+
+
+@pytest.mark.parametrize("space", [Space("screen", 1440, 0), Space("screen", 0, 900), Space("screen", -1440, 900),
+                                   Space("screen", 1440, -900), Space("screen", None, 900)])
+def test_a_space_with_a_missing_zero_or_negative_side_is_refused(space):
+    assert not space.usable()
+    with pytest.raises(ValueError, match="size is unknown"):
+        place(10, 10, space)
+    with pytest.raises(ValueError, match="a space without a size"):
+        convert(10, 10, LOGICAL, space)
+    with pytest.raises(ValueError, match="a space without a size"):
+        convert(10, 10, space, LOGICAL)
+
+
+def test_a_space_of_fractions_one_unit_wide_is_a_space():
+    # a source that gives points as fractions of the screen declares a 1 x 1 space
+    x, y, point = place(0.25, 0.5, Space("normalized", 1, 1), SHOT)
+    assert (x, y) == (0.25, 0.5) and point["observation_pixel"] == [720.0, 900.0]

@@ -268,3 +268,261 @@ def test_real_autogen_team_states_give_the_thread_and_each_agents_context():
                                                                    "messages": context_steps}
         assert episodes["message_thread"].env["record"]["type"] == "RoundRobinManagerState"
         golden.check(records, GOLDEN / f"autogen-{folder}-team_state.json", texts="hash", env_keys=("chat_shape",))
+
+
+def test_gemini_contents_in_both_casings_pair_results_by_id_and_keep_what_they_do_not_map(tmp_path):
+    contents = [
+        {"role": "system", "parts": [{"text": "Be brief."}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "boot", "response": {"ok": True}}}]},
+        {"role": "user", "parts": [{"text": "Time in Tokyo"}, {"text": "and Paris?"}]},
+        {"role": "model", "parts": [
+            {"text": "Two zones.", "thought": True}, {"text": "Both.", "thought": True},
+            {"function_call": {"id": "a", "name": "get_time", "args": {"tz": "Asia/Tokyo"}}},
+            {"functionCall": {"id": "b", "name": "get_time", "args": {"tz": "Europe/Paris"}}}]},
+        # the results come back in the other order: each goes to its call by id
+        {"role": "user", "parts": [{"functionResponse": {"id": "b", "name": "get_time", "response": "02:00"}},
+                                   {"function_response": {"id": "a", "name": "get_time", "response": {"t": "09:00"}}}]},
+        {"role": "model", "parts": [{"executableCode": {"code": "1"}}, {"codeExecutionResult": {"outcome": "OK"}}]},
+        {"role": "model", "finishReason": "STOP", "parts": [
+            {"text": "Tokyo first.", "thought": True}, {"text": "09:00"}, {"text": "and 02:00."}]}]
+    records = _read(tmp_path, "g.json", {"contents": contents})
+    [ep] = _episodes(records)
+    assert ep.task == "Time in Tokyo\nand Paris?" and ep.env["system_prompt"] == "Be brief."
+    tokyo, paris, answer = ep.steps
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in (tokyo, paris)] == [
+        ("get_time", {"tz": "Asia/Tokyo"}), ("get_time", {"tz": "Europe/Paris"})]
+    assert json.loads(tokyo.action.raw) == contents[3]["parts"][2]  # the part as written, snake_case kept
+    assert tokyo.reasoning == "Two zones.\n\nBoth." and paris.reasoning is None
+    assert (paris.observation.kind, paris.observation.text) == ("tool_result", '{"t":"09:00"}')
+    assert answer.observation.text == "02:00"  # a text response is the result as written
+    assert (answer.action.kind, answer.action.text, answer.reasoning) == ("message", "09:00\n\nand 02:00.",
+                                                                          "Tokyo first.")
+    assert json.loads(answer.action.raw) == {"finishReason": "STOP"}
+    # a response before any call and a turn of parts the mapping does not know: kept raw, each named
+    assert ep.env["unmapped"] == [
+        {"where": "g.json: contents[1]", "role": "tool", "text": '{"ok":true}', "raw": None},
+        {"where": "g.json: contents[5]", "role": "assistant", "text": None, "raw": {"parts": contents[5]["parts"]}}]
+    assert [r.location for r in records if isinstance(r, Rejected)] == ["g.json: contents[1]", "g.json: contents[5]"]
+    assert tokyo.observation.text == '{"ok":true}\n\nTime in Tokyo\nand Paris?'
+
+
+def test_openai_chat_roles_results_by_id_legacy_functions_user_calls_and_bad_items(tmp_path):
+    msgs = [{"role": "system", "content": "Be brief."},
+            {"role": "developer", "content": [{"type": "text", "text": "Use tools."}]},
+            {"role": "user", "content": "Weather in Paris and Rome?"},
+            {"role": "assistant", "content": "Looking.", "reasoning": "Two calls.", "model": "m-1",
+             "created_at": 1767261605, "tool_calls": [
+                 {"id": "p", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}},
+                 {"id": "r", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Rome\"}"}}]},
+            # out of order: Rome's result first; tau2's tool messages name their call by `id`
+            {"role": "tool", "tool_call_id": "r", "content": "22C"},
+            {"role": "tool", "id": "p", "content": "18C"},
+            {"role": "assistant", "content": None, "function_call": {"name": "convert", "arguments": "{\"c\": 18}"},
+             "model": "m-2"},
+            {"role": "function", "name": "convert", "content": "64F"},
+            # a user's own tool call (tau2's dual control) is what the agent sees, in the user's text
+            {"role": "user", "content": "Toggle it.",
+             "tool_calls": [{"id": "u1", "function": {"name": "toggle_data", "arguments": {"on": True}}}]},
+            {"role": "assistant", "content": "Done.", "model": "m-2", "timestamp": "2026-01-01T10:01:00Z",
+             "logprobs": {"x": 1}},
+            {"role": "assistant", "content": 5},
+            {"role": "user", "content": ["a"]}]
+    records = _read(tmp_path, "o.json", {"messages": msgs})
+    [ep] = _episodes(records)
+    assert ep.env["system_prompt"] == "Be brief.\n\nUse tools." and ep.task == "Weather in Paris and Rome?"
+    assert ep.env["model_per_step"] == ["m-1", "m-1", "m-2", "m-2"]
+    paris, rome, convert, done = ep.steps
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in (paris, rome, convert)] == [
+        ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"}), ("convert", {"c": 18})]
+    assert paris.reasoning == "Two calls.\n\nLooking." and rome.reasoning is None
+    assert str(paris.timestamp) == str(rome.timestamp) == "2026-01-01 10:00:05+00:00"
+    assert (rome.observation.kind, rome.observation.text) == ("tool_result", "18C")
+    assert (convert.observation.kind, convert.observation.text) == ("tool_result", "22C")
+    assert done.observation.text == '64F\n\nToggle it.\n[toggle_data({"on":true})]'
+    assert (done.action.text, str(done.timestamp)) == ("Done.", "2026-01-01 10:01:00+00:00")
+    assert json.loads(done.action.raw) == {"model": "m-2", "logprobs": {"x": 1}}
+    bad = [r for r in records if isinstance(r, Rejected)]
+    assert [(r.rule, r.location, r.record_id) for r in bad] == [("bad_record", "o.json: messages[10]", "messages[10]"),
+                                                               ("bad_record", "o.json: messages[11]", "messages[11]")]
+    assert "content: int, expected text" in bad[0].reason and "content: list, expected text" in bad[1].reason
+    assert bad[0].snippet == '{"role":"assistant","content":5}'
+
+
+def test_anthropic_blocks_joined_results_by_id_errors_and_unknown_blocks_kept(tmp_path):
+    msgs = [{"role": "system", "content": "Be careful."},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "stale"}]},
+            {"role": "user", "content": [{"type": "text", "text": "Find the file"}, {"type": "text", "text": "and the docs."}]},
+            {"role": "assistant", "model": "claude-x", "content": [
+                {"type": "thinking", "thinking": "Search first."}, {"type": "thinking", "thinking": "Then list."},
+                {"type": "text", "text": "Searching."}, {"type": "text", "text": "And listing."},
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "docs"}},
+                {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}]},
+            # the results in the other order, one an error
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "no such dir"}],
+                 "is_error": True},
+                {"type": "tool_result", "tool_use_id": "s1", "content": "found docs"},
+                "stray note", {"type": "text", "text": "Also check /tmp."}]},
+            {"role": "assistant", "id": "msg_2", "stop_reason": "end_turn", "content": [
+                "stray", {"type": "redacted_thinking", "data": "x"}, {"type": "text", "text": "Nothing there."}]}]
+    records = _read(tmp_path, "a.json", {"messages": msgs})
+    [ep] = _episodes(records)
+    assert ep.env["system_prompt"] == "Be careful." and ep.task == "Find the file\nand the docs."
+    search, bash, answer = ep.steps
+    assert (search.action.kind, search.action.tool_name, json.loads(search.action.arguments)) == (
+        "tool_call", "web_search", {"query": "docs"})
+    assert search.reasoning == "Search first.\n\nThen list.\n\nSearching.\n\nAnd listing."
+    assert (bash.action.kind, bash.action.code) == ("command", "ls")
+    assert (bash.observation.kind, bash.observation.text, bash.observation.is_error) == ("tool_result", "found docs",
+                                                                                          None)
+    # the result, then the user's own words beside the results
+    assert (answer.observation.kind, answer.observation.text, answer.observation.is_error) == (
+        "text", "no such dir\n\nstray note\nAlso check /tmp.", True)
+    # what the turn holds beside its text: the message's own fields and the blocks the mapping does not know
+    assert answer.action.text == "Nothing there."
+    assert json.loads(answer.action.raw) == {"message": {"id": "msg_2", "stop_reason": "end_turn"},
+                                             "blocks": ["stray", {"type": "redacted_thinking", "data": "x"}]}
+    assert ep.env["unmapped"] == [{"where": "a.json: messages[1]", "role": "tool", "text": "stale", "raw": None}]
+    assert [r.location for r in records if isinstance(r, Rejected)] == ["a.json: messages[1]"]
+
+
+def test_units_claim_json_and_jsonl_that_open_on_a_chat_message_only():
+    heads = {"a.json": b'\xef\xbb\xbf \n[{"role": "user", "content": "hi"}]', "b.jsonl": b'{"role": "assistant"}\n',
+             "c.ndjson": b'\t{"type": "function_call"}', "d.txt": b'[{"role": "user"}]',
+             "e.json": b'"role": "user"', "f.json": b'[{"name": "a"}]', "g.json": b'{"functionCall": {}}'}
+    assert by_shape.units(list(heads), heads.get) == ["a.json", "b.jsonl", "c.ndjson", "g.json"]
+
+
+def test_a_nested_list_names_its_record_its_surroundings_and_its_outcome(tmp_path):
+    doc = {"type": "TeamState", "version": 2, "nested": {"x": 1},
+           "run": {"id": "r", "meta": [1], "data": {"messages": OPENAI, "id": 1, "status": "failure", "agent": "bot"}}}
+    [ep] = _episodes(_read(tmp_path, "s.json", doc))
+    assert (ep.key, ep.outcome, ep.agent) == ("run.data.messages", "failure", "bot")
+    assert ep.env["chat_shape"] == {"shape": "openai_chat", "path": "run.data.messages", "outcome_from": "status"}
+    assert ep.env["record"] == {"id": 1, "status": "failure", "agent": "bot"}
+    assert ep.env["around"] == {"(the document)": {"type": "TeamState", "version": 2}, "run": {"id": "r"}}
+    [top] = _episodes(_read(tmp_path, "top.json", OPENAI))
+    assert top.env["chat_shape"]["path"] == "(the document)" and "record" not in top.env and top.outcome == "unknown"
+
+
+def test_outcomes_from_a_partial_reward_a_zero_reward_a_nested_status_and_an_unknown_status(tmp_path):
+    doc = [{"messages": OPENAI, "reward": 0.5, "model": "gpt", "agent": "other"}, {"messages": OPENAI, "reward": 0},
+           {"messages": OPENAI, "info": {"outcome": "success"}}, {"messages": OPENAI, "status": "running"}]
+    eps = _episodes(_read(tmp_path, "t.json", doc))
+    assert [(e.outcome, e.reward, e.agent) for e in eps] == [("unknown", 0.5, "gpt"), ("failure", 0.0, None),
+                                                             ("success", None, None), ("unknown", None, None)]
+    assert [e.env["chat_shape"] for e in eps] == [
+        {"shape": "openai_chat", "path": "[0].messages", "reward_from": "reward"},
+        {"shape": "openai_chat", "path": "[1].messages", "reward_from": "reward", "outcome_from": "reward"},
+        {"shape": "openai_chat", "path": "[2].messages", "outcome_from": "info.outcome"},
+        {"shape": "openai_chat", "path": "[3].messages"}]
+
+
+def test_ndjson_lines_a_bad_line_is_a_row_with_its_number_and_the_rest_is_read(tmp_path):
+    path = tmp_path / "c.ndjson"
+    path.write_text(json.dumps({"messages": OPENAI}) + "\n\n{bad\n" + json.dumps({"messages": OPENAI}) + "\n")
+    records = read_records(by_shape, path)
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    assert (row.rule, row.location, row.line, row.snippet) == ("parse_error", "c.ndjson", 3, "{bad")
+    assert row.reason.startswith("c.ndjson:3: invalid JSON")
+    assert [e.key for e in _episodes(records)] == ["line 1: messages", "line 4: messages"]
+    cut = tmp_path / "cut.json"
+    cut.write_text('{"messages": [')
+    [row] = read_records(by_shape, cut)
+    assert (row.rule, row.location) == ("parse_error", "cut.json") and "cut.json" in row.reason
+
+
+def test_an_item_of_no_known_shape_among_messages_is_kept_raw_and_named(tmp_path):
+    items = OPENAI * 2 + [{"foo": 1}]
+    records = _read(tmp_path, "u.json", {"messages": items})
+    [ep] = _episodes(records)
+    assert ep.env["chat_shape"]["unknown_items"] == [{"where": "u.json: messages[10]", "item": {"foo": 1}}]
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    assert (row.rule, row.location, row.record_id) == ("unknown_content", "u.json: messages[10]", "messages[10]")
+    assert "not a openai_chat message" in row.reason
+
+
+def test_computer_use_results_keep_the_text_beside_the_screenshot_and_the_tools_environment(tmp_path):
+    png = base64.b64decode(_png(8, 4))
+    jpeg_part = {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": _png(8, 4)}}
+    msgs = [{"role": "user", "content": "Open the menu"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "u1", "name": "computer", "input": {"action": "left_click",
+                                                                               "coordinate": [320, 100]}},
+                {"type": "tool_use", "id": "b1", "name": "bash", "input": {"command": "ls"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "b1", "content": [{"type": "text", "text": "a.txt"},
+                                                                         jpeg_part]},
+                {"type": "tool_result", "tool_use_id": "u1", "is_error": True, "content": [
+                    {"type": "text", "text": "Clicked, a dialog opened."}, "not a part", jpeg_part]}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u2", "name": "computer",
+                                               "input": {"action": "key", "text": "Escape"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u2", "content": [
+                {"type": "image", "data": "data:image/png;base64," + _png(16, 8)}]}]},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "u3", "name": "computer",
+                                               "input": {"action": "key", "text": "Return"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u3", "content": [
+                {"type": "image", "source": {"type": "base64", "data": "not base64!"}}]}]}]
+    doc = {"tools": ["a tool that is no object", {"type": "computer_20241022", "name": "computer",
+                                                  "display_width": 640, "display_height": 400,
+                                                  "environment": "browser"}], "messages": msgs}
+    blobs = {}
+    [ep] = _episodes(_read(tmp_path, "cu2.json", doc, blobs))
+    assert (ep.domain, ep.platform) == ("web", "browser")
+    click, bash, escape, enter = ep.steps
+    assert (click.action.kind, click.action.x, click.action.y) == ("click", 0.5, 0.25)  # of the declared 640 x 400
+    # a screenshot answering a computer call is the screen; beside another call it is an `[image]` in the text
+    assert (escape.observation.kind, escape.observation.text) == ("terminal", "a.txt\n[image]")
+    assert escape.observation.is_error is None
+    shot = bash.observation  # the click's result
+    assert (shot.kind, shot.text, shot.is_error, shot.width, shot.height) == (
+        "screen", "Clicked, a dialog opened.\nnot a part", True, 8, 4)
+    assert blobs[shot.screenshot] == ("image/jpeg", png)  # the media type the block gives
+    shot = enter.observation  # a bare data URL
+    assert (shot.kind, shot.text, shot.width, shot.height) == ("screen", None, 16, 8)
+    assert blobs[shot.screenshot] == ("image/png", base64.b64decode(_png(16, 8)))
+    # an image that does not decode is no screenshot: the result keeps its place in the text
+    assert (ep.final_observation.kind, ep.final_observation.text) == ("tool_result", "[image]")
+
+
+def _lc(cls, content):
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls], "kwargs": {"content": content}}
+
+
+def test_each_shape_is_told_by_its_items_and_needs_a_turn_of_the_model():
+    plain_user, plain_ai = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}
+    tool_use = {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "ls", "input": {}}]}
+    lists = {
+        "openai_chat": [plain_user, {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f"}}]}],
+        "openai_chat (legacy call)": [plain_user, {"role": "assistant", "function_call": {"name": "f"}}],
+        "openai_responses": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                             {"type": "message", "role": "assistant", "content": "ok"}],
+        "openai_responses (untyped parts)": [{"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+                                             {"type": "function_call", "name": "f", "arguments": "{}"}],
+        "anthropic": [plain_user, plain_ai, plain_user, tool_use],  # mostly plain: still Anthropic
+        "gemini": [{"role": "model", "parts": [{"text": "a"}]}, {"role": "user", "parts": [{"text": "b"}]},
+                   {"role": "model", "parts": [{"text": "c"}]}, {"type": "ai", "content": "d"}],
+        "langchain": [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {"content": "ok"}}],
+        "langchain (constructor)": [_lc("HumanMessage", "hi"), _lc("AIMessage", "ok")],
+        "langchain (chunk)": [_lc("HumanMessage", "hi"), _lc("AIMessageChunk", "ok")],
+        "autogen": [{"source": "user", "type": "TextMessage", "content": "hi"},
+                    {"source": "helper", "type": "TextMessage", "content": "ok"}],
+        "autogen (core)": [{"type": "UserMessage", "content": "hi", "source": "user"},
+                           {"type": "AssistantMessage", "content": "ok"}],
+    }
+    assert {name: list_shape(items) for name, items in lists.items()} == {
+        name: name.split(" ")[0] for name in lists}
+    nine_of_ten = [plain_user, plain_ai] * 4 + [plain_user, {"x": 1}]
+    assert list_shape(nine_of_ten) == "openai_chat" and list_shape(nine_of_ten[1:]) is None  # 8 of 9
+    not_chats = {
+        "responses user turns": [{"type": "message", "role": "user", "content": "a"}] * 2,
+        "langchain human dicts": [{"type": "human", "data": {"content": "a"}}] * 2,
+        "langchain human constructors": [_lc("HumanMessage", "a")] * 2,
+        "autogen user messages": [{"source": "user", "type": "TextMessage", "content": "a"}] * 2,
+        "messages without content": [{"role": "user"}, plain_ai],
+        "untyped message items": [{"type": "message", "content": "a"}, {"type": "message", "content": "b"}],
+        "a constructor of another class": [_lc("Document", "a"), _lc("AIMessage", "b")],
+        "autogen core without content": [{"type": "UserMessage"}, {"type": "AssistantMessage"}],
+        "langchain types without content": [{"type": "human"}, {"type": "ai"}],
+    }
+    assert {name: list_shape(items) for name, items in not_chats.items()} == dict.fromkeys(not_chats)

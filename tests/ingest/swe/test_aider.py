@@ -142,3 +142,52 @@ def test_entries_that_lost_their_trailing_spaces_leave_the_reply_whole(tmp_path)
     assert json.loads(step.action.arguments)["path"] == "x.py" and step.reasoning == "Done:"
     assert ep.final_observation.text.startswith("Applied edit to x.py")
     assert ep.env["aider"]["commits"] == [{"reply": 1, "hash": "1234567", "message": "edit x"}]
+
+
+def test_a_failure_naming_one_block_leaves_the_others_applied(tmp_path):
+    """aider's error names the failed block (a section for a block the reply does not hold is skipped) and says
+    the other blocks were applied: each block gets its own result, the failed one an error."""
+    failure = ("> # 1 SEARCH/REPLACE block failed to match!\n\n"
+               "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in z.py\n"
+               "<<<<<<< SEARCH\nnothing\n=======\nx\n>>>>>>> REPLACE\n\n"
+               "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in b.py\n"
+               "<<<<<<< SEARCH\nold b\n=======\nnew b\n>>>>>>> REPLACE\n\n"
+               "The SEARCH section must exactly match an existing block of lines including all white space, "
+               "comments, indentation, docstrings, etc\n\n"
+               "# The other 2 SEARCH/REPLACE blocks were applied successfully.\n")
+    text = HEADER + ("\n#### fix all three  \n\n"
+                     "a.py\n```\n<<<<<<< SEARCH\nold a\n=======\nnew a\n>>>>>>> REPLACE\n```\n\n"
+                     "b.py\n```\n<<<<<<< SEARCH\nold b\n=======\nnew b\n>>>>>>> REPLACE\n```\n\n"
+                     "c.py\n```\n<<<<<<< SEARCH\n=======\nnew c\n>>>>>>> REPLACE\n```\n\n"
+                     "> Tokens: 1k sent, 9 received.  \n" + failure + "\n#### thanks  \n\nWelcome.\n")
+    (ep,) = [r for r in _read(tmp_path, text) if isinstance(r, Episode)]
+    a, b, c, welcome = ep.steps
+    assert [json.loads(s.action.arguments) for s in (a, b, c)] == [
+        {"path": "a.py", "search": "old a\n", "replace": "new a\n"},
+        {"path": "b.py", "search": "old b\n", "replace": "new b\n"}, {"path": "c.py", "search": "", "replace": "new c\n"}]
+    applied = "# The other 2 SEARCH/REPLACE blocks were applied successfully."
+    assert (b.observation.text, b.observation.is_error) == (applied, None)  # a's result
+    assert c.observation.is_error and c.observation.text == (
+        "## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in b.py\n"
+        "<<<<<<< SEARCH\nold b\n=======\nnew b\n>>>>>>> REPLACE")
+    # c's result, then what aider said before the sections and the next prompt
+    assert welcome.observation.text == f"{applied}\n\n# 1 SEARCH/REPLACE block failed to match!\n\nthanks"
+    assert not welcome.observation.is_error and welcome.action.text == "Welcome."
+
+
+def test_each_applied_edit_settles_its_own_block_in_any_order(tmp_path):
+    text = HEADER + ("\n#### edit both  \n\n"
+                     "a.py\n```\n<<<<<<< SEARCH\nold a\n=======\nnew a\n>>>>>>> REPLACE\n```\n\n"
+                     "b.py\n```\n<<<<<<< SEARCH\nold b\n=======\nnew b\n>>>>>>> REPLACE\n```\n\n"
+                     "> Tokens: 1k sent, 9 received.  \n> Applied edit to b.py  \n> Applied edit to a.py  \n"
+                     "> Commit 1234567 fix both  \n\n#### ok  \n\nDone.\n")
+    (ep,) = [r for r in _read(tmp_path, text) if isinstance(r, Episode)]
+    a, b, done = ep.steps
+    assert b.observation.text == "Applied edit to a.py"  # a's result, though aider named b.py first
+    assert done.observation.text == "Applied edit to b.py\n\nCommit 1234567 fix both\n\nok"
+    assert ep.env["aider"]["commits"] == [{"reply": 1, "hash": "1234567", "message": "fix both"}]
+
+
+def test_a_file_without_a_session_line_is_one_row_naming_it(tmp_path):
+    assert _read(tmp_path, "just text\n", name="x.chat.history.md") == [
+        Rejected("bad_record", "x.chat.history.md: no `# aider chat started at` line", "x.chat.history.md")]

@@ -95,3 +95,63 @@ def test_units_claims_recordings_by_their_opening(tmp_path):
     renamed.write_text(good.read_text())
     head = lambda p: Path(p).read_bytes()[:4096]
     assert gemini_cli.units([str(good), str(other), str(renamed)], head) == [str(good)]
+
+
+def test_context_prompts_thoughts_tokens_and_the_results_of_each_call(tmp_path):
+    """A 0.4x-style log: the context the CLI gives the model is the system prompt, the first prompt the task,
+    thoughts with and without a subject are the turn's reasoning, token counts (not flags) add up, and each call
+    gets its own result: a shell call's exit code, a call answered only by the response sent back, a cancelled
+    call's result an error."""
+    records = _log(tmp_path, [
+        HEADER,
+        {"id": "u0", "type": "user", "content": [{"text": "  <session_context>\nToday is Monday."}]},
+        {"id": "u1", "timestamp": "2026-01-01T00:00:01Z", "type": "user",
+         "content": [{"text": "fix the build"}, "not a part", {"text": "and run tests"}]},
+        {"id": "g1", "timestamp": "2026-01-01T00:00:02Z", "type": "gemini", "content": [{"text": "Looking."}],
+         "model": "m1", "thoughts": [{"subject": "Plan", "description": "run make"}, {"description": "then test"}],
+         "tokens": {"input": 10, "output": 2, "cached": True},
+         "toolCalls": [
+             {**_call("c1", "run_shell_command", {"command": "make"}, {"output": "Error: boom\nExit Code: 2"}),
+              "result": ["not a part", {"functionResponse": {"id": "c1", "name": "run_shell_command",
+                                                             "response": {"output": "Error: boom\nExit Code: 2"}}}]},
+             {"id": "c2", "name": "run_shell_command", "args": {"command": "make test"}, "status": "cancelled"},
+             _call("c3", "read_file", {"file_path": "a"}, {"output": "partial"}, status="cancelled")]},
+        {"id": "u2", "type": "user", "content": [{"functionResponse": {
+            "id": "c2", "name": "run_shell_command", "response": {"output": "Exit Code: 130"}}}]},
+        {"id": "u3", "type": "user", "content": "second prompt"},
+        {"id": "g2", "timestamp": "2026-01-01T00:00:06Z", "type": "gemini", "content": "Done.", "model": "m2",
+         "tokens": {"input": 5, "output": 1}},
+        {"sessionId": "late", "x": 1}])
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    assert (row.rule, row.line, row.snippet) == ("unknown_content", 8, '{"sessionId": "late", "x": 1}')
+    assert row.reason.endswith(":8: not a Gemini CLI message, `$set` or record line; kept raw in "
+                               "env.gemini_cli.unknown_records")
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.task == "fix the build\nand run tests" and ep.terminated
+    assert ep.env["system_prompt"] == "  <session_context>\nToday is Monday."
+    assert ep.env["gemini_cli"]["tokens"] == {"input": 15, "output": 3}
+    assert ep.env["gemini_cli"]["unknown_records"] == ['{"sessionId": "late", "x": 1}']
+    make, make_test, read, done = ep.steps
+    assert [s.action.kind for s in ep.steps] == ["command", "command", "tool_call", "message"]
+    assert (make.action.code, make_test.action.code, read.action.tool_name) == ("make", "make test", "read_file")
+    assert make.reasoning == "Plan: run make\n\nthen test\n\nLooking." and make_test.reasoning is None
+    assert str(make.timestamp) == "2026-01-01 00:00:02+00:00" and str(done.timestamp) == "2026-01-01 00:00:06+00:00"
+    obs = [(s.observation.kind, s.observation.text, s.observation.is_error, s.observation.exit_code)
+           for s in (make_test, read)]
+    assert obs == [("terminal", "Error: boom\nExit Code: 2", False, 2), ("terminal", "Exit Code: 130", None, 130)]
+    # the cancelled read's result, then the next prompt
+    assert (done.observation.text, done.observation.is_error) == ("partial\n\nsecond prompt", True)
+    assert ep.env["model_per_step"] == ["m1", "m1", "m1", "m2"]
+
+
+def test_a_set_of_the_messages_replaces_them_and_later_copies_find_their_place(tmp_path):
+    records = _log(tmp_path, [
+        HEADER, {"id": "u1", "type": "user", "content": "first"},
+        {"id": "g1", "type": "gemini", "content": "A.", "model": "m"},
+        {"$set": {"summary": "S", "messages": [{"id": "u9", "type": "user", "content": "replaced"},
+                                               {"id": "g9", "type": "gemini", "content": "B.", "model": "m"}]}},
+        {"id": "g9", "type": "gemini", "content": "B2.", "model": "m"},
+        {"id": "g10", "type": "gemini", "content": "C.", "model": "m"}])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.task == "replaced" and [s.action.text for s in ep.steps] == ["B2.", "C."]
+    assert ep.env["gemini_cli"]["summary"] == "S" and "messages" not in ep.env["gemini_cli"]

@@ -256,3 +256,143 @@ def test_only_a_continued_conversation_is_stitched(tmp_path):
     assert calls(first) == [("get_weather", {"location": "Paris"})] and results(first) == ["rainy, 57F"]
     assert first.steps[-1].action.text == "Rainy, 57F."
     assert second.key == ids[2] and "stitched" not in second.env and len(second.steps) == 1
+
+
+def _snake_case(value):
+    """The protobuf JSON mapping's other spelling of the same document: every field name in snake_case."""
+    if isinstance(value, dict):
+        return {"".join(f"_{c.lower()}" if c.isupper() else c for c in k): _snake_case(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_snake_case(v) for v in value]
+    return value
+
+
+def _summary(ep):
+    return (ep.key, ep.task, calls(ep), results(ep), [s.timestamp for s in ep.steps], ep.terminated,
+            ep.final_observation.text if ep.final_observation else None, ep.env)
+
+
+def test_snake_case_names_the_older_scope_key_and_any_span_order_read_alike(tmp_path):
+    """The same nested-agent trace written by a snake_case exporter, with the pre-1.0 `instrumentation_library_spans`
+    and its spans in reverse order: the same episodes, step times and links; a resource that is no object is
+    skipped, a span that is no object is a row naming where it is, and the spans after it are read."""
+    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
+                                                  "arguments": {"topic": "tides"}}]}
+    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
+             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
+             _tool("t000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
+             _span("a000000000000002", "t000000000000001", "invoke_agent Researcher", 3,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
+             _chat("c000000000000002", "a000000000000002", 4, [{"role": "user", "parts": [
+                 {"type": "text", "content": "tides"}]}], [CALL]),
+             _tool("t000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, "calm",
+                   status={"code": 2, "message": "storm warning"})]
+    (tmp_path / "camel").mkdir()
+    (tmp_path / "snake").mkdir()
+    camel, rejected = read(otel, _otlp(tmp_path / "camel", spans))  # the same file name: the same episode ids
+    assert rejected == [] and len(camel) == 2
+    assert camel[1].final_observation.is_error and camel[1].env["trace"]["errors"][0]["error"] == "storm warning"
+    doc = _snake_case(json.loads(_otlp(tmp_path, list(reversed(spans)), "r.json").read_text()))
+    [resource] = doc["resource_spans"]
+    resource["instrumentation_library_spans"] = resource.pop("scope_spans")
+    resource["instrumentation_library_spans"][0]["spans"].insert(0, 7)
+    doc["resource_spans"] = ["not a resource", resource]
+    path = tmp_path / "snake" / "trace.json"
+    path.write_text(json.dumps(doc))
+    snake, rejected = read(otel, path)
+    assert [_summary(e) for e in snake] == [_summary(e) for e in camel]
+    assert snake[0].env["otel"]["resources"] == [{"service.name": "travel"}]
+    assert [s.timestamp.isoformat() for s in snake[0].steps] == ["2023-11-14T22:13:21.500000+00:00"]
+    [row] = rejected
+    assert (row.rule, row.location, row.snippet) == ("bad_record", "trace.json:1", "7")
+    assert row.reason == "trace.json:1.resourceSpans[1].scopeSpans[0].spans[0]: a span that is no object; left out"
+
+
+def test_a_document_whose_resource_spans_is_no_list_is_one_row(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"resource_spans": {"x": 1}}))
+    assert read(otel, path) == ([], [otel.Rejected(
+        "bad_record", "bad.json:1.resourceSpans: not a list; the document is left out", "bad.json:1",
+        record_id="resourceSpans", snippet='{"resource_spans":{"x":1}}')])
+
+
+def _sdk_form(span: dict) -> dict:
+    """One OTLP span as the Python SDK's `ReadableSpan.to_json()` writes the same span."""
+    def iso(nanos: str) -> str:
+        import datetime as dt
+        return dt.datetime.fromtimestamp(int(nanos) / 1e9, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    status = span.get("status")
+    return {"name": span["name"], "context": {"trace_id": "0x" + span["traceId"], "span_id": "0x" + span["spanId"]},
+            "kind": "SpanKind.INTERNAL", "parent_id": "0x" + span["parentSpanId"] if "parentSpanId" in span else None,
+            "start_time": iso(span["startTimeUnixNano"]), "end_time": iso(span["endTimeUnixNano"]),
+            "status": {"status_code": "ERROR", "description": status["message"]} if status else {"status_code": "UNSET"},
+            "attributes": {kv["key"]: otel.any_value(kv["value"]) for kv in span["attributes"]},
+            "events": [{"name": e["name"], "timestamp": iso(e["timeUnixNano"]),
+                        "attributes": {kv["key"]: otel.any_value(kv["value"]) for kv in e["attributes"]}}
+                       for e in span["events"]],
+            "links": [], "resource": {"attributes": {"service.name": "travel"}, "schema_url": ""}}
+
+
+def test_the_sdks_span_json_reads_as_the_same_otlp_trace(tmp_path):
+    """A nested agent, a failed tool and event-based messages, as the SDK's console exporter prints them (one
+    indented span after another; hex ids as 0x numbers): the same episodes, step times, errors and resources as their OTLP/JSON."""
+    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
+                                                  "arguments": {"topic": "tides"}}]}
+    stamp = str(1_700_000_000_000_000_000 + 4 * 10**9)
+    events = [{"name": "gen_ai.user.message", "timeUnixNano": stamp, "attributes": _attrs({"content": "tides"})},
+              {"name": "gen_ai.choice", "timeUnixNano": stamp, "attributes": _attrs({"message": {
+                  "tool_calls": [{"id": "c1", "type": "function", "function": {
+                      "name": "get_weather", "arguments": "{\"location\": \"Paris\"}"}}]}})}]
+    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
+             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
+             _tool("f000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
+             _span("a000000000000002", "f000000000000001", "invoke_agent Researcher", 3,
+                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
+             _span("c000000000000002", "a000000000000002", "chat gpt-4o", 4,
+                   {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}, events),
+             _tool("f000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, None,
+                   status={"code": 2, "message": "storm warning"})]
+    (tmp_path / "otlp").mkdir()
+    (tmp_path / "sdk").mkdir()
+    otlp, rejected = read(otel, _otlp(tmp_path / "otlp", spans))
+    assert rejected == [] and len(otlp) == 2
+    sub = otlp[1]
+    assert sub.task == "tides" and calls(sub) == [("get_weather", {"location": "Paris"})]
+    assert (sub.final_observation.text, sub.final_observation.is_error) == ("storm warning", True)
+    path = tmp_path / "sdk" / "trace.json"
+    path.write_text("\n".join(json.dumps(_sdk_form(s), indent=4) for s in spans) + "\n")
+    assert claims(otel, path)
+    sdk, rejected = read(otel, path)
+    assert rejected == []
+    assert [_summary(e) for e in sdk] == [_summary(e) for e in otlp]
+
+
+def test_every_kind_of_attribute_value_in_both_spellings():
+    for camel in (True, False):
+        def k(name):
+            return name if camel else "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+        assert otel.any_value({k("stringValue"): "a"}) == "a" and otel.any_value({k("boolValue"): False}) is False
+        assert otel.any_value({k("doubleValue"): 0.5}) == 0.5 and otel.any_value({k("bytesValue"): "AAE="}) == "AAE="
+        assert otel.any_value({k("intValue"): "42"}) == 42 and otel.any_value({k("intValue"): "4x"}) == "4x"
+        assert otel.any_value({k("arrayValue"): {"values": [{k("intValue"): "1"}, {k("stringValue"): "b"}]}}) == [1, "b"]
+        assert otel.any_value({k("kvlistValue"): {"values": [{"key": "n", "value": {k("intValue"): 7}}]}}) == {"n": 7}
+        assert otel.any_value({k("arrayValue"): {}}) == [] and otel.any_value({}) is None
+    assert otel.any_value("plain") == "plain"
+
+
+def test_a_span_without_its_ids_is_a_row_naming_the_line_and_the_field_and_the_rest_is_read(tmp_path):
+    good = _tool("f000000000000009", None, 9, "get_weather", "c1", {"location": "Oslo"}, "cold")
+    no_span_id = {k: v for k, v in good.items() if k != "spanId"}
+    no_trace_id = {**{k: v for k, v in good.items() if k != "traceId"}, "spanId": "f000000000000008"}
+    path = tmp_path / "m.jsonl"
+    path.write_text("\n".join(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [s]}]}]})
+                              for s in (no_span_id, no_trace_id, good)) + "\n")
+    (ep,), rejected = read(otel, path)
+    assert [(r.rule, r.reason, r.location, r.line, r.record_id) for r in rejected] == [
+        ("bad_record", "m.jsonl:1.resourceSpans[0].scopeSpans[0].spans[0]: the span has no span_id; left out",
+         "m.jsonl", 1, "span_id"),
+        ("bad_record", "m.jsonl:2.resourceSpans[0].scopeSpans[0].spans[0]: the span has no trace_id; left out",
+         "m.jsonl", 2, "trace_id")]
+    assert calls(ep) == [("get_weather", {"location": "Oslo"})] and results(ep) == ["cold"]
