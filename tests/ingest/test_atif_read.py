@@ -985,3 +985,25 @@ def test_rows_of_a_broken_session_in_a_trial_name_the_session_file(tmp_path):
     _, rows = _split(_read(trial))
     rel = f"agent/sessions/projects/-app/{session.name}"
     assert [(r.rule, r.location) for r in rows] == [("parse_error", rel)]
+
+
+def test_a_turn_is_read_by_the_transcript_core_rules(tmp_path):
+    """Reasoning, merging and empty turns follow `ingest.transcript`: a blank `reasoning_content` is no
+    reasoning, a search result followed by a user message keeps its parsed results, an empty agent turn is
+    still a `message` step, and a result naming no call of its turn goes to the turn's last call."""
+    found = "[1] https://a.example\nTitle: A\nSnippet: about a"
+    doc = _doc([
+        {"source": "user", "message": "find a"},
+        {"source": "agent", "message": "plan", "reasoning_content": "\n ",
+         "tool_calls": [_call("s1", "web_search", query="a"), _call("s2", "web_search", query="b")],
+         "observation": {"results": [{"source_call_id": "elsewhere", "content": found}]}},
+        {"source": "user", "message": "and b?"},
+        {"source": "agent", "message": ""},
+    ])
+    (ep,), rows = _split(_read(_write(tmp_path, doc)))
+    assert rows == [] and [s.action.kind for s in ep.steps] == ["tool_call", "tool_call", "message"]
+    assert ep.steps[0].reasoning == "plan" and ep.steps[1].observation.kind == "none"
+    last = ep.steps[2].observation
+    assert (last.kind, last.text) == ("text", f"{found}\n\nand b?")
+    assert json.loads(last.ui_tree)["results"][0]["url"] == "https://a.example"
+    assert ep.steps[2].action.text == "" and ep.final_observation is None
