@@ -59,6 +59,7 @@ from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action
+from ingest.transcript import Message, steps_of
 
 FORMAT = "sweagent"
 VERSION = "2"
@@ -288,12 +289,13 @@ def _steps_from_trajectory(doc: dict, history: list[dict], where: str,
 
 
 def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> list[Segment]:
+    """The history-only layout, a chat: each segment's messages go through the transcript core
+    (`ingest.transcript`), one assistant message per command (its `thought` the reasoning), and what the agent
+    read before it as one user message (SWE-agent's messages joined by lines, `text` before the first command,
+    `terminal` after); what it read after the last command is the final observation."""
     segments: list[Segment] = []
-    steps: list[Step] = []
-    first = 0
-    obs = Observation()
-    pending: list[str] = []
-    started = False
+    messages: list[Message] = []  # the current segment's transcript
+    first, steps, pending, started = 0, 0, [], False
     for i, msg in enumerate(history):
         label = f"history[{i}]"
         try:
@@ -306,25 +308,33 @@ def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> 
             command = msg.get("action")
             if command is None:
                 continue  # a reply without a command (e.g. a format error) is no action
-            if pending:
-                obs = Observation(kind="terminal" if started else "text", text=_lf("\n".join(pending)))
+            seen = Observation(kind="terminal" if started else "text", text=_lf("\n".join(pending))) if pending \
+                else None
             action = _action(command, msg.get("tool_calls"), None, None, label)
-            step = _checked_step(Step(observation=obs, action=action, reasoning=msg.get("thought")))
+            _checked_step(Step(observation=seen or Observation(), action=action, reasoning=msg.get("thought")))
         except (_BadRecord, TypeError, ValueError) as e:
             rejected.append(Rejected("bad_record", f"{where}: field {e}; the episode is split there", where,
                                      record_id=label))
             if steps:
-                segments.append((first, steps, None, False))
-            steps, first, obs, pending = [], i + 1, Observation(), []
+                segments.append(_history_segment(first, messages, False))
+            messages, steps, first, pending = [], 0, i + 1, []
             continue
         if not steps:
             first = i
-        steps.append(step)
-        obs, pending, started = Observation(), [], True
-    final = Observation(kind="terminal", text=_lf("\n".join(pending))) if pending and steps else None
+        if seen is not None:
+            messages.append(Message("user", observation=seen))
+        messages.append(Message("assistant", reasoning=msg.get("thought"), action=action, where=label))
+        steps, pending, started = steps + 1, [], True
+    if pending and steps:
+        messages.append(Message("user", observation=Observation(kind="terminal", text=_lf("\n".join(pending)))))
     if steps:
-        segments.append((first, steps, final, True))
+        segments.append(_history_segment(first, messages, True))
     return segments
+
+
+def _history_segment(first: int, messages: list[Message], reaches_end: bool) -> Segment:
+    made = steps_of(messages)
+    return first, made.steps, made.final_observation, reaches_end
 
 
 def _at(doc, *keys):
