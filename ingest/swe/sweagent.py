@@ -5,10 +5,15 @@ Three layouts are read:
 - current (1.x): `trajectory[]` steps `{action, observation, thought, response, execution_time, state{}}`,
   `history[]` chat messages (assistant `message_type: action` messages carry `tool_calls` when the agent used
   function calling), `info{submission, exit_status, model_stats, ...}`, `replay_config` (dict or JSON string);
-- history-only (demonstrations): just `history[]`; steps are rebuilt from assistant actions and the tool /
-  user messages that follow them;
+- history-only (demonstrations): just `history[]`, a chat: steps are rebuilt from assistant actions and the
+  tool / user messages that follow them by the transcript core (`ingest.transcript`; a blank `thought` is no
+  reasoning);
 - legacy 0.x: the same top keys without `message_type`/`tool_calls`, `state` a JSON string, demonstration
   messages flagged `is_demo`.
+
+The trajectory layouts are no chat: each `trajectory[i]` record is one step already (its command, output,
+thought and duration), and the history only lends a step its tool calls and the text the agent read, matched
+by command; they are read here, not by the transcript core.
 
 Steps: observation 0 is the first task message the agent read (the issue with the instructions); the
 observation of step t+1 is what the agent read after command t: the message(s) that followed it in
