@@ -363,6 +363,7 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
     rows: list[Rejected] = []
     made = steps_of(_messages(line, turns, name, exact, rows))  # the core reads the turns' messages as they come
     yield from rows
+    yield from made.warnings  # none by construction: a message the core could not place is never dropped unsaid
     line.steps, line.final = made.steps, made.final_observation
     for n in line.inferred:
         line.steps[n].action_inferred = True
@@ -490,48 +491,41 @@ def _agent_turn(line: _Line, turn: dict, i: int, calls: list[dict], results: lis
     said = Message("assistant", message, reasoning=turn.get("reasoning_content")
                    if isinstance(turn.get("reasoning_content"), str) else None,
                    model=turn.get("model_name") if isinstance(turn.get("model_name"), str) else None,
-                   timestamp=stamp, where=f"steps[{i}]")
+                   timestamp=stamp)
     if not calls:
-        said.action = restored_action or Action(kind="message", text=message or "",
-                                                raw=dumps({"message": message or ""}))
+        said.action = restored_action if restored_action is not None else Action(
+            kind="message", text=message or "", raw=dumps({"message": message or ""}))
     messages = [*line.pending, said]
     n = max(len(calls), 1)
     for j, call in enumerate(calls or [None]):
         last = j == n - 1
         if last:
             out, messages = messages, []  # the last call's results: held back until the next action
-        call_id = _id(call.get("tool_call_id")) if call else None
-        found = by_call.get(call_id, []) if call_id else []
+        found = by_call.get(_id(call.get("tool_call_id")), []) if call else []
         if last and loose:
             found = found + loose
         if found:
             line.subagents += _result_links(found, line.count + j)
-        key = f"{i}.{j}" if call else None
-        if call is not None:
-            action = restored_action or _call_action(call["function_name"], call.get("arguments"), dumps(call))
-            said.tool_calls.append(ToolCall(key, call["function_name"], call.get("arguments"), action=action))
+        # the key the core pairs a result with its call by (turn, call); a message step's results name a key no
+        # call has, which the core keeps after the latest step: that message step
+        key = f"{i}.{j}"
+        if call is not None:  # the action and its results' observations are this reader's own
+            action = restored_action if restored_action is not None else _call_action(
+                call["function_name"], call.get("arguments"), dumps(call))
+            said.tool_calls.append(ToolCall(key, None, action=action))
         else:
             action = said.action
         if last and restored_next is not _UNSET:
-            found = []
-            if restored_next is not None:
-                messages.append(_answer(key, restored_next))
-        tool = _shell(action.tool_name)
-        kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
-        error = True if failed and len(calls) == 1 else None
-        for r in found:
-            messages.append(_answer(key, tool_observation(tool, _text(r.get("content")), kind=kind, is_error=error)))
+            found = [] if restored_next is None else [restored_next]
+        else:
+            tool = _shell(action.tool_name)
+            kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
+            error = True if failed and len(calls) == 1 else None
+            found = [tool_observation(tool, _text(r.get("content")), kind=kind, is_error=error) for r in found]
+        messages += [Message("tool", tool_call_id=key, observation=seen) for seen in found]
     line.count += n
     line.pending = messages
     return out
-
-
-def _answer(call_key: str | None, observation: Observation) -> Message:
-    """What came back after an action: the result of the call `call_key` (a key of this reader's own, turn and
-    call index), or for a message step, what came after it (as a user message: it answers no call)."""
-    if call_key is None:
-        return Message("user", observation=observation)
-    return Message("tool", tool_call_id=call_key, observation=observation)
 
 
 def _line_branches(line: _Line, mine: dict, i: int, name: str) -> Iterator[Rejected]:

@@ -1007,3 +1007,24 @@ def test_a_turn_is_read_by_the_transcript_core_rules(tmp_path):
     assert (last.kind, last.text) == ("text", f"{found}\n\nand b?")
     assert json.loads(last.ui_tree)["results"][0]["url"] == "https://a.example"
     assert ep.steps[2].action.text == "" and ep.final_observation is None
+
+
+def test_links_results_and_inferred_marks_stay_with_the_step_they_belong_to(tmp_path):
+    """A subagent link names the step whose call it answers (the second call of a turn: that step); a result on
+    a message turn comes after that message, not after an older call still waiting; a copied user message after
+    an action is what the next action saw; our export's inferred mark covers its own turn's steps only."""
+    doc = _doc([_user("t"), _agent([_call("a")], [("a", "one")]), _agent([_call("b"), _call("c")],
+                                                                         [("b", "two"), ("c", "three")]),
+                _agent([_call("d")]), _user("handoff", is_copied_context=True),
+                _agent(message="done", observation={"results": [{"content": "late"}]})])
+    doc["steps"][1]["observation"]["results"][0]["subagent_trajectory_ref"] = [{"trajectory_id": "x"}]
+    doc["steps"][2]["observation"]["results"][1]["subagent_trajectory_ref"] = [{"trajectory_id": "y"}]
+    (ep,), rows = _split(_read(_write(tmp_path, doc)))
+    assert rows == [] and [s.action.kind for s in ep.steps] == ["command"] * 4 + ["message"]
+    assert ep.env["subagents"] == [{"step": 0, "trajectory_id": "x"}, {"step": 2, "trajectory_id": "y"}]
+    assert [s.observation.text for s in ep.steps] == ["t", "one", "two", "three", "handoff"]
+    assert ep.final_observation.text == "late"
+    ours = _doc([_user("t"), _agent([_call("a")], [("a", "one")]), {**_agent([_call("b")]), **_ours(
+        action_inferred=True)}], **_ours(task="t"))
+    (ep,), rows = _split(_read(_write(tmp_path, ours, "ours.json")))
+    assert rows == [] and [s.action_inferred for s in ep.steps] == [False, True]
