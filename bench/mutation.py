@@ -624,12 +624,10 @@ EQUIVALENT: dict[str, str] = {
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_72": _ASC_UNKNOWN_CSI,
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_76": "the OSC code is one digit: 'XX01XX' holds the same digits",
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_79": "the OSC code is one digit: 'XX02XX' holds the same digits",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_24": _FALSY,
-    "ingest.transcript.xǁ_Builderǁtool__mutmut_28": _FALSY,
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_29": "episode() sets every step's observation before it is read",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_41": "episode() sets every step's observation before it is read",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56":
-        "a slot's call_id is never read (calls are found by id through by_id)",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_26": _FALSY,
+    "ingest.transcript.xǁ_Builderǁtool__mutmut_25": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_32": "steps_of() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56": "steps_of() sets every step's observation before it is read",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_1":
         "the one call without observe is for an assistant turn without text: nothing to observe",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_22":
@@ -770,13 +768,10 @@ EQUIVALENT: dict[str, str] = {
     "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
     "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
     **{f"ingest.atif.x__branch__mutmut_{n}": _ATIF_BRANCH for n in (6, 12, 13, 16, 22, 23)},
-    **{f"ingest.atif.x__line__mutmut_{n}": _ATIF_RUN for n in (3, 77, 206)},
     **{f"ingest.atif.x__read_doc__mutmut_{n}": _ATIF_VERSION for n in (10, 12, 15)},
     **{f"ingest.atif.x__file_links__mutmut_{n}": _ATIF_LINK_STEP for n in (35, 38)},
     **{f"ingest.atif.x__replaces_context__mutmut_{n}": _ATIF_LINK_STEP for n in (21, 24)},
-    "ingest.atif.x__line__mutmut_4": ("no time is read before the first stamped call turn: a run begun there or "
-                                      "taken as begun has no baseline and no maximum alike"),
-    "ingest.atif.x__merge__mutmut_14": "one kind among the parts: the first part's kind is the second's",
+    # @@ATIF@@
     "ingest.atif.x__ours__mutmut_3": "every caller passes an object (the document, or a turn checked to be one)",
     "ingest.atif.x__read_doc__mutmut_2": "every caller passes the unit's uri: the default is never used",
     "ingest.atif.x__read_doc__mutmut_373": "sidechains are split out only when the file is not our export: exact "

@@ -322,7 +322,7 @@ def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> 
                                      record_id=label))
             if steps:
                 segments.append(_history_segment(first, messages, False))
-            messages, steps, first, pending = [], 0, i + 1, []
+            messages, steps, pending = [], 0, []  # the next step starts a segment (and sets `first`)
             continue
         if not steps:
             first = i
