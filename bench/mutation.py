@@ -768,19 +768,23 @@ EQUIVALENT: dict[str, str] = {
     "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
     "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
     **{f"ingest.atif.x__branch__mutmut_{n}": _ATIF_BRANCH for n in (6, 12, 13, 16, 22, 23)},
-    **{f"ingest.atif.x__read_doc__mutmut_{n}": _ATIF_VERSION for n in (10, 12, 15)},
+    **{f"ingest.atif.x__root_of__mutmut_{n}": _ATIF_VERSION for n in (7, 9, 12)},
     **{f"ingest.atif.x__file_links__mutmut_{n}": _ATIF_LINK_STEP for n in (35, 38)},
     **{f"ingest.atif.x__replaces_context__mutmut_{n}": _ATIF_LINK_STEP for n in (21, 24)},
-    # @@ATIF@@
+    **{f"ingest.atif.xǁ_ParallelClockǁ{f}__mutmut_{n}": _ATIF_RUN for f, n in (("__init__", 3), ("end_run", 1),
+                                                                             ("stamp", 36))},
+    "ingest.atif.xǁ_ParallelClockǁ__init____mutmut_4": (
+        "no time is read before the first stamped call turn: a run begun there or taken as begun has no baseline "
+        "and no maximum alike"),
     "ingest.atif.x__ours__mutmut_3": "every caller passes an object (the document, or a turn checked to be one)",
     "ingest.atif.x__read_doc__mutmut_2": "every caller passes the unit's uri: the default is never used",
-    "ingest.atif.x__read_doc__mutmut_373": "sidechains are split out only when the file is not our export: exact "
+    "ingest.atif.x__read_doc__mutmut_197": "sidechains are split out only when the file is not our export: exact "
                                            "is False there, as None",
     "ingest.atif.x__task__mutmut_4": "'XXXX' holds no Task Description block either: the message (None) comes back",
     "ingest.atif.x__trial__mutmut_118": "the exception's kind is read only when there is an exception",
     "ingest.atif.x__trial__mutmut_12": "a result that is no dict is read as {}: '' as None",
     "ingest.atif.x__trial__mutmut_55": _ASC_CODEC,
-    "ingest.atif.x_units__mutmut_15": "the planner lists absolute paths: no parent is ever '.'",
+    "ingest.atif.x_units__mutmut_17": "the planner lists absolute paths: no parent is ever '.'",
     "ingest.atif.xǁMalformedǁ__init____mutmut_1": "a Malformed's message is never read, only its where and what",
     **{f"ingest.swe.codex.x__tool_call__mutmut_{n}": _CODEX_GENERIC for n in (103, 106)},
     **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": _CODEX_WHERE for f, n in (

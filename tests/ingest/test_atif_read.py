@@ -1025,6 +1025,8 @@ def test_links_results_and_inferred_marks_stay_with_the_step_they_belong_to(tmp_
     assert [s.observation.text for s in ep.steps] == ["t", "one", "two", "three", "handoff"]
     assert ep.final_observation.text == "late"
     ours = _doc([_user("t"), _agent([_call("a")], [("a", "one")]), {**_agent([_call("b")]), **_ours(
-        action_inferred=True)}], **_ours(task="t"))
+        action_inferred=True)}, {**_agent(message="bye"), **_ours(action={"kind": "done", "text": "bye"})}],
+        **_ours(task="t"))
     (ep,), rows = _split(_read(_write(tmp_path, ours, "ours.json")))
-    assert rows == [] and [s.action_inferred for s in ep.steps] == [False, True]
+    assert rows == [] and [s.action_inferred for s in ep.steps] == [False, True, False]
+    assert (ep.steps[2].action.kind, ep.steps[2].action.text) == ("done", "bye")  # a message turn's restored action
