@@ -299,8 +299,8 @@ def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> 
     read before it as one user message (SWE-agent's messages joined by lines, `text` before the first command,
     `terminal` after); what it read after the last command is the final observation."""
     segments: list[Segment] = []
-    messages: list[Message] = []  # the current segment's transcript
-    first, steps, pending, started = 0, 0, [], False
+    messages: list[Message] = []  # the current segment's transcript: empty until its first step
+    first, pending, started = 0, [], False
     for i, msg in enumerate(history):
         label = f"history[{i}]"
         try:
@@ -320,19 +320,19 @@ def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> 
         except (_BadRecord, TypeError, ValueError) as e:
             rejected.append(Rejected("bad_record", f"{where}: field {e}; the episode is split there", where,
                                      record_id=label))
-            if steps:
+            if messages:
                 segments.append(_history_segment(first, messages, False))
-            messages, steps, pending = [], 0, []  # the next step starts a segment (and sets `first`)
+            messages, pending = [], []  # the next step starts a segment (and sets `first`)
             continue
-        if not steps:
+        if not messages:
             first = i
         if seen is not None:
             messages.append(Message("user", observation=seen))
-        messages.append(Message("assistant", reasoning=msg.get("thought"), action=action, where=label))
-        steps, pending, started = steps + 1, [], True
-    if pending and steps:
+        messages.append(Message("assistant", reasoning=msg.get("thought"), action=action))
+        pending, started = [], True
+    if pending and messages:
         messages.append(Message("user", observation=Observation(kind="terminal", text=_lf("\n".join(pending)))))
-    if steps:
+    if messages:
         segments.append(_history_segment(first, messages, True))
     return segments
 
