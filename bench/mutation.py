@@ -250,7 +250,8 @@ _OH1_MODEL = ("one model per conversation (base_state's): the episode's agent ei
 _SWE_LABEL = "every caller passes the label: the default never reaches a reason"
 _SWE_ACTION = ("the command is a str orjson read (lone surrogates are refused on reading): only the state or the "
                "tool calls can fail to write, the fallback name is never used")
-_SWE_FIRST = "a history segment's first record is set by its first step (`if not steps`): the value before is unread"
+_SWE_FIRST = ("a history segment's first record is set by its first step (`if not messages`): the value before is "
+              "unread")
 _SWE_ENV_SPLIT = ("an env value orjson read fails to write by its depth only ('Recursion limit reached', no colon): "
                   "every split of the reason gives the key")
 _MCP_JSONRPC = "build_sessions never reads the jsonrpc member of a message a reader rebuilds"
@@ -834,11 +835,11 @@ EQUIVALENT: dict[str, str] = {
     "ingest.inspect_log.x__message__mutmut_52": "str() of a str is the str",
     "ingest.inspect_log.x__parts__mutmut_53": "an empty reasoning is none: the core keeps only reasoning with text",
     **{f"ingest.swe.sweagent.x__action__mutmut_{n}": _SWE_ACTION for n in (16, 18, 27, 28)},
+    "ingest.swe.sweagent.x__steps_from_history__mutmut_4": _SWE_FIRST,
+    "ingest.swe.sweagent.x__steps_from_history__mutmut_92": _FALSY,
     "ingest.swe.sweagent.x__action__mutmut_1": _SWE_LABEL,
     "ingest.swe.sweagent.x__text__mutmut_1": _SWE_LABEL,
     "ingest.swe.sweagent.x__text__mutmut_2": _SWE_LABEL,
-    **{f"ingest.swe.sweagent.x__steps_from_history__mutmut_{n}": _SWE_FIRST for n in (3, 4, 93, 94)},
-    "ingest.swe.sweagent.x__steps_from_history__mutmut_7": _FALSY,
     "ingest.swe.sweagent.x_read__mutmut_104": "a replay_config that is no JSON: '' and None are no objects alike",
     "ingest.swe.sweagent.x_read__mutmut_197": "'' and None alike: the problem statement is taken next",
     **{f"ingest.swe.sweagent.x_read__mutmut_{n}": _SWE_ENV_SPLIT for n in (218, 219, 221)},
