@@ -272,7 +272,8 @@ _OH1_MODEL = ("one model per conversation (base_state's): the episode's agent ei
 _SWE_LABEL = "every caller passes the label: the default never reaches a reason"
 _SWE_ACTION = ("the command is a str orjson read (lone surrogates are refused on reading): only the state or the "
                "tool calls can fail to write, the fallback name is never used")
-_SWE_FIRST = "a history segment's first record is set by its first step (`if not steps`): the value before is unread"
+_SWE_FIRST = ("a history segment's first record is set by its first step (`if not messages`): the value before is "
+              "unread")
 _SWE_ENV_SPLIT = ("an env value orjson read fails to write by its depth only ('Recursion limit reached', no colon): "
                   "every split of the reason gives the key")
 _MCP_JSONRPC = "build_sessions never reads the jsonrpc member of a message a reader rebuilds"
@@ -646,12 +647,10 @@ EQUIVALENT: dict[str, str] = {
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_72": _ASC_UNKNOWN_CSI,
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_76": "the OSC code is one digit: 'XX01XX' holds the same digits",
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_79": "the OSC code is one digit: 'XX02XX' holds the same digits",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_24": _FALSY,
-    "ingest.transcript.xǁ_Builderǁtool__mutmut_28": _FALSY,
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_29": "episode() sets every step's observation before it is read",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_41": "episode() sets every step's observation before it is read",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56":
-        "a slot's call_id is never read (calls are found by id through by_id)",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_26": _FALSY,
+    "ingest.transcript.xǁ_Builderǁtool__mutmut_25": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_32": "steps_of() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56": "steps_of() sets every step's observation before it is read",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_1":
         "the one call without observe is for an assistant turn without text: nothing to observe",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_22":
@@ -792,22 +791,23 @@ EQUIVALENT: dict[str, str] = {
     "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
     "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
     **{f"ingest.atif.x__branch__mutmut_{n}": _ATIF_BRANCH for n in (6, 12, 13, 16, 22, 23)},
-    **{f"ingest.atif.x__line__mutmut_{n}": _ATIF_RUN for n in (3, 77, 206)},
-    **{f"ingest.atif.x__read_doc__mutmut_{n}": _ATIF_VERSION for n in (10, 12, 15)},
+    **{f"ingest.atif.x__root_of__mutmut_{n}": _ATIF_VERSION for n in (7, 9, 12)},
     **{f"ingest.atif.x__file_links__mutmut_{n}": _ATIF_LINK_STEP for n in (35, 38)},
     **{f"ingest.atif.x__replaces_context__mutmut_{n}": _ATIF_LINK_STEP for n in (21, 24)},
-    "ingest.atif.x__line__mutmut_4": ("no time is read before the first stamped call turn: a run begun there or "
-                                      "taken as begun has no baseline and no maximum alike"),
-    "ingest.atif.x__merge__mutmut_14": "one kind among the parts: the first part's kind is the second's",
+    **{f"ingest.atif.xǁ_ParallelClockǁ{f}__mutmut_{n}": _ATIF_RUN for f, n in (("__init__", 3), ("end_run", 1),
+                                                                             ("stamp", 36))},
+    "ingest.atif.xǁ_ParallelClockǁ__init____mutmut_4": (
+        "no time is read before the first stamped call turn: a run begun there or taken as begun has no baseline "
+        "and no maximum alike"),
     "ingest.atif.x__ours__mutmut_3": "every caller passes an object (the document, or a turn checked to be one)",
     "ingest.atif.x__read_doc__mutmut_2": "every caller passes the unit's uri: the default is never used",
-    "ingest.atif.x__read_doc__mutmut_373": "sidechains are split out only when the file is not our export: exact "
+    "ingest.atif.x__read_doc__mutmut_197": "sidechains are split out only when the file is not our export: exact "
                                            "is False there, as None",
     "ingest.atif.x__task__mutmut_4": "'XXXX' holds no Task Description block either: the message (None) comes back",
     "ingest.atif.x__trial__mutmut_118": "the exception's kind is read only when there is an exception",
     "ingest.atif.x__trial__mutmut_12": "a result that is no dict is read as {}: '' as None",
     "ingest.atif.x__trial__mutmut_55": _ASC_CODEC,
-    "ingest.atif.x_units__mutmut_15": "the planner lists absolute paths: no parent is ever '.'",
+    "ingest.atif.x_units__mutmut_17": "the planner lists absolute paths: no parent is ever '.'",
     "ingest.atif.xǁMalformedǁ__init____mutmut_1": "a Malformed's message is never read, only its where and what",
     **{f"ingest.swe.codex.x__tool_call__mutmut_{n}": _CODEX_GENERIC for n in (103, 106)},
     **{f"ingest.swe.codex.xǁ_Stateǁ{f}__mutmut_{n}": _CODEX_WHERE for f, n in (
@@ -857,11 +857,11 @@ EQUIVALENT: dict[str, str] = {
     "ingest.inspect_log.x__message__mutmut_52": "str() of a str is the str",
     "ingest.inspect_log.x__parts__mutmut_53": "an empty reasoning is none: the core keeps only reasoning with text",
     **{f"ingest.swe.sweagent.x__action__mutmut_{n}": _SWE_ACTION for n in (16, 18, 27, 28)},
+    "ingest.swe.sweagent.x__steps_from_history__mutmut_4": _SWE_FIRST,
+    "ingest.swe.sweagent.x__steps_from_history__mutmut_92": _FALSY,
     "ingest.swe.sweagent.x__action__mutmut_1": _SWE_LABEL,
     "ingest.swe.sweagent.x__text__mutmut_1": _SWE_LABEL,
     "ingest.swe.sweagent.x__text__mutmut_2": _SWE_LABEL,
-    **{f"ingest.swe.sweagent.x__steps_from_history__mutmut_{n}": _SWE_FIRST for n in (3, 4, 93, 94)},
-    "ingest.swe.sweagent.x__steps_from_history__mutmut_7": _FALSY,
     "ingest.swe.sweagent.x_read__mutmut_104": "a replay_config that is no JSON: '' and None are no objects alike",
     "ingest.swe.sweagent.x_read__mutmut_197": "'' and None alike: the problem statement is taken next",
     **{f"ingest.swe.sweagent.x_read__mutmut_{n}": _SWE_ENV_SPLIT for n in (218, 219, 221)},

@@ -15,12 +15,16 @@ instructions`); every user message is observation text for the next action) or "
 `observation.results[]` of `{source_call_id, content}`). A `message` or `content` may be a list of content
 parts (ATIF v1.6): their text parts are joined.
 
-Our steps are actions: each tool call of an agent turn is one step (a shell tool, any case: `bash`, Claude
-Code's `Bash`, with a `command` becomes a `command` action, see `ingest.tools`); an agent turn without tool
-calls is a `message` action. The observation of step t+1 is the result whose `source_call_id` names call t
-(results without one belong to the turn's last action), plus any user messages before the next action.
-Observation 0 is the user messages before the first action. The reasoning of a turn's first step is its
-`reasoning_content`, then the `message` it wrote beside its tool calls (Terminus 2's "Analysis: ... Plan: ...").
+Each line of turns is read as a transcript (`ingest.transcript`: an agent turn is an assistant message, its
+results tool messages, user turns user messages), so steps, observations, reasoning and models per step follow
+the core's rules; what is ATIF's own is said here. Our steps are actions: each tool call of an agent turn is
+one step (a shell tool, any case: `bash`, Claude Code's `Bash`, with a `command` becomes a `command` action,
+see `ingest.tools`); an agent turn without tool calls is a `message` action, even an empty one. The
+observation of step t+1 is the result whose `source_call_id` names call t of the same turn (results without
+one, or naming no call of the turn, belong to the turn's last action), plus any user messages before the next
+action. Observation 0 is the user messages before the first action. The reasoning of a turn's first step is its
+`reasoning_content`, then the `message` it wrote beside its tool calls (Terminus 2's "Analysis: ... Plan: ..."),
+blank parts left out.
 Terminus 2's `bash_command` (`{keystrokes, duration}`) is a `keystrokes` action, its result a terminal screen.
 An episode is terminated when its last agent turn calls a finishing tool (`FINISH_TOOLS`: OpenHands' `finish`,
 Terminus 2's `mark_task_complete`); in a Harbor trial the trial result decides (below).
@@ -105,7 +109,7 @@ from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
-from ingest.transcript import INJECTED_USER_CONTEXT
+from ingest.transcript import INJECTED_USER_CONTEXT, Message, ToolCall, steps_of
 
 FORMAT = "atif"
 VERSION = "4"
@@ -255,23 +259,16 @@ def _call_action(name: str, arguments, raw: str) -> Action:
     return action
 
 
-def _merge(parts: list[Observation]) -> Observation:
-    if not parts:
-        return Observation()
-    if len(parts) == 1:
-        return parts[0]
-    kinds = {p.kind for p in parts}
-    return Observation(kind=parts[0].kind if len(kinds) == 1 else "text",
-                       text="\n\n".join(p.text for p in parts if p.text),
-                       is_error=True if any(p.is_error for p in parts) else None)
-
-
-# one line of turns (the main line, or one sidechain) -> steps ------------------------------------------------
+# one line of turns (the main line, or one sidechain) -> transcript messages -> steps (`ingest.transcript`) ----
 @dataclass
 class _Line:
-    steps: list[Step] = field(default_factory=list)
+    pending: list[Message] = field(default_factory=list)  # what the next action will see: the latest action's
+    # results and the user messages since, held back until that action comes (a replaced context drops them)
+    count: int = 0  # the steps its agent turns make so far (one per call, or one message)
+    inferred: set[int] = field(default_factory=set)  # steps whose restored action our export marked inferred
+    steps: list[Step] = field(default_factory=list)  # made by the core once every turn is read
+    final: Observation | None = None
     branches: list[Branch] = field(default_factory=list)
-    pending: list[Observation] = field(default_factory=list)
     task: str | None = None
     system_prompt: str | None = None
     models: dict[str, list[int]] = field(default_factory=dict)
@@ -319,8 +316,13 @@ def _links(turn: dict, step: int) -> list[dict]:
     """The turn's `subagent_trajectory_ref` links (ATIF v1.5+), each with the index of the step it follows."""
     obs = turn.get("observation")
     results = obs.get("results") if isinstance(obs, dict) else None
+    return _result_links(results, step) if isinstance(results, list) else []
+
+
+def _result_links(results: list, step: int) -> list[dict]:
+    """The `subagent_trajectory_ref` links of some results, each with the index of the step they follow."""
     found = []
-    for r in results if isinstance(results, list) else []:
+    for r in results:
         refs = r.get("subagent_trajectory_ref") if isinstance(r, dict) else None
         for ref in refs if isinstance(refs, list) else []:
             if isinstance(ref, dict):
@@ -349,7 +351,7 @@ def _copied(line: _Line, turn: dict, i: int) -> None:
     elif turn["source"] == "user":
         line.task = _first_task(line.task, message)
         if message:
-            line.pending.append(Observation(kind="text", text=message))
+            line.pending.append(Message("user", message))
     elif turn["source"] == "agent":
         line.pending = []  # what came before it was the copied history's, answered there
 
@@ -358,6 +360,23 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
     """Steps of one line of turns; yields the Rejected rows, returns the `_Line`. `exact`: our own export,
     whose timestamps are ours already (no parallel-call repair)."""
     line = _Line()
+    rows: list[Rejected] = []
+    made = steps_of(_messages(line, turns, name, exact, rows))  # the core reads the turns' messages as they come
+    yield from rows
+    yield from made.warnings  # none by construction: a message the core could not place is never dropped unsaid
+    line.steps, line.final = made.steps, made.final_observation
+    for n in line.inferred:
+        line.steps[n].action_inferred = True
+    for n, model in enumerate(made.models):
+        if model:
+            line.models.setdefault(model, []).append(n)
+    return line
+
+
+def _messages(line: _Line, turns: list[tuple[int, dict]], name: str, exact: bool,
+              rows: list[Rejected]) -> Iterator[Message]:
+    """The transcript of one line of turns, read into `line` on the way; a malformed turn adds its row to
+    `rows` and is left out."""
     clock = _ParallelClock(line, exact)
     for i, turn in turns:
         where = f"steps[{i}]"
@@ -379,15 +398,16 @@ def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rej
             if "observation" in mine:
                 restored_next = _restored_observation(mine["observation"], f"{where}.extra.{EXTRA_KEY}.observation")
         except Malformed as e:
-            yield Rejected("bad_record", f"{name}: {e.where} {e.what}; the turn is left out", e.where,
-                           snippet=dumps(turn)[:2000])
+            rows.append(Rejected("bad_record", f"{name}: {e.where} {e.what}; the turn is left out", e.where,
+                                 snippet=dumps(turn)[:2000]))
             continue
-        _agent_steps(line, turn, calls, results, restored_action, mine, clock.stamp(turn, calls))
+        yield from _agent_turn(line, turn, i, calls, results, restored_action, restored_next,
+                               clock.stamp(turn, calls))
+        if mine.get("action_inferred") is True:
+            line.inferred.update(range(line.count - max(1, len(calls)), line.count))
         line.finished = any(call["function_name"] in FINISH_TOOLS for call in calls)
-        if restored_next is not _UNSET:
-            line.pending = [restored_next] if restored_next is not None else []
-        yield from _line_branches(line, mine, i, name)
-    return line
+        rows += _line_branches(line, mine, i, name)
+    yield from line.pending
 
 
 class _ParallelClock:
@@ -410,7 +430,7 @@ class _ParallelClock:
                 self.in_run, self.baseline, self.run_max = True, self.latest, self.latest
             if self.run_max is not None and stamp < self.run_max and (self.baseline is None or stamp >= self.baseline):
                 for j in range(len(calls)):
-                    self.line.parallel_times[str(len(self.line.steps) + j)] = turn["timestamp"]
+                    self.line.parallel_times[str(self.line.count + j)] = turn["timestamp"]
                 stamp = None
             else:
                 self.run_max = stamp if self.run_max is None else max(self.run_max, stamp)
@@ -431,11 +451,11 @@ def _context_turn(line: _Line, turn: dict, i: int, mine: dict, clock: _ParallelC
         if line.system_prompt is None and not line.began:
             line.system_prompt = _text(turn.get("message")) or ""
         else:
-            line.system_events.append({"step": len(line.steps), "step_id": turn.get("step_id", i + 1),
+            line.system_events.append({"step": line.count, "step_id": turn.get("step_id", i + 1),
                                        "message": _text(turn.get("message")), "extra": turn.get("extra")})
             if _replaces_context(turn):
                 line.pending = []  # the context was compacted: what came before is gone for the agent
-        line.subagents += _links(turn, len(line.steps))
+        line.subagents += _links(turn, line.count)
         return True
     line.began = True
     if turn["source"] != "user":
@@ -446,50 +466,66 @@ def _context_turn(line: _Line, turn: dict, i: int, mine: dict, clock: _ParallelC
     if "observation" in mine:  # our export: an observation, or (null) the task alone
         restored = _restored_observation(mine["observation"], f"{where}.extra.{EXTRA_KEY}.observation")
         if restored is not None:
-            line.pending.append(restored)
+            line.pending.append(Message("user", observation=restored))
     elif message:
-        line.pending.append(Observation(kind="text", text=message))
+        line.pending.append(Message("user", message))
     return True
 
 
-def _agent_steps(line: _Line, turn: dict, calls: list[dict], results: list[dict], restored_action: Action | None,
-                 mine: dict, stamp) -> None:
-    """An agent turn's steps (one per tool call, or one message), each call's results the next observation."""
-    # results by the call they name; one that names no call of this turn (or none) is kept with the turn's last
-    # call, never dropped, and two that name one call are both kept, in order
+def _agent_turn(line: _Line, turn: dict, i: int, calls: list[dict], results: list[dict],
+                restored_action: Action | None, restored_next, stamp) -> list[Message]:
+    """What the line's transcript says up to an agent turn: the messages held back, then the turn as an
+    assistant message (one step per tool call, or one message step) and its results as tool messages, each
+    naming the call it answers: a result goes to the call of this turn its `source_call_id` names; one that
+    names no call of the turn (or none) goes to the turn's last call, never dropped, and two that name one call
+    are both kept, in order. The last call's results are held back in `line.pending`; our export's restored
+    next observation replaces them (`restored_next`; `_UNSET` where there is none)."""
     call_ids = {_id(c.get("tool_call_id")) for c in calls}
     by_call: dict[str, list] = {}
     loose = []
     for r in results:
         source = _id(r.get("source_call_id"))
         (by_call.setdefault(source, []) if source and source in call_ids else loose).append(r)
-    reasoning = turn.get("reasoning_content") if isinstance(turn.get("reasoning_content"), str) else None
-    if calls and (said := _text(turn.get("message"))):  # what the agent wrote beside its calls
-        reasoning = f"{reasoning}\n\n{said}" if reasoning else said
-    model = turn.get("model_name") if isinstance(turn.get("model_name"), str) else None
+    message = _text(turn.get("message"))
     failed = isinstance(turn.get("extra"), dict) and turn["extra"].get("tool_result_is_error") is True
+    said = Message("assistant", message, reasoning=turn.get("reasoning_content")
+                   if isinstance(turn.get("reasoning_content"), str) else None,
+                   model=turn.get("model_name") if isinstance(turn.get("model_name"), str) else None,
+                   timestamp=stamp)
+    if not calls:
+        said.action = restored_action if restored_action is not None else Action(
+            kind="message", text=message or "", raw=dumps({"message": message or ""}))
+    messages = [*line.pending, said]
+    n = max(len(calls), 1)
     for j, call in enumerate(calls or [None]):
-        if restored_action is not None:
-            action = restored_action
-        elif call is None:
-            message = _text(turn.get("message")) or ""
-            action = Action(kind="message", text=message, raw=dumps({"message": message}))
+        last = j == n - 1
+        if last:
+            out, messages = messages, []  # the last call's results: held back until the next action
+        found = by_call.get(_id(call.get("tool_call_id")), []) if call else []
+        if last and loose:
+            found = found + loose
+        if found:
+            line.subagents += _result_links(found, line.count + j)
+        # the key the core pairs a result with its call by (turn, call); a message step's results name a key no
+        # call has, which the core keeps after the latest step: that message step
+        key = f"{i}.{j}"
+        if call is not None:  # the action and its results' observations are this reader's own
+            action = restored_action if restored_action is not None else _call_action(
+                call["function_name"], call.get("arguments"), dumps(call))
+            said.tool_calls.append(ToolCall(key, None, action=action))
         else:
-            action = _call_action(call["function_name"], call.get("arguments"), dumps(call))
-        if model:
-            line.models.setdefault(model, []).append(len(line.steps))
-        line.steps.append(Step(observation=_merge(line.pending), action=action, timestamp=stamp,
-                               reasoning=(reasoning or None) if j == 0 else None,
-                               action_inferred=mine.get("action_inferred") is True))
-        call_id = _id(call.get("tool_call_id")) if call else None
-        found = list(by_call.get(call_id, ())) if call_id else []
-        if j == len(calls or [None]) - 1:
-            found += loose
-        tool = _shell(action.tool_name)
-        kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
-        line.pending = [tool_observation(tool, _text(r.get("content")), kind=kind,
-                                         is_error=True if failed and len(calls) == 1 else None) for r in found]
-        line.subagents += _links({"observation": {"results": found}}, len(line.steps) - 1)
+            action = said.action
+        if last and restored_next is not _UNSET:
+            found = [] if restored_next is None else [restored_next]
+        else:
+            tool = _shell(action.tool_name)
+            kind = "terminal" if action.kind == "keystrokes" else None  # a pane's screen after the keys
+            error = True if failed and len(calls) == 1 else None
+            found = [tool_observation(tool, _text(r.get("content")), kind=kind, is_error=error) for r in found]
+        messages += [Message("tool", tool_call_id=key, observation=seen) for seen in found]
+    line.count += n
+    line.pending = messages
+    return out
 
 
 def _line_branches(line: _Line, mine: dict, i: int, name: str) -> Iterator[Rejected]:
@@ -501,7 +537,7 @@ def _line_branches(line: _Line, mine: dict, i: int, name: str) -> Iterator[Rejec
                        "read from it", f"{where}.extra.{EXTRA_KEY}.branches", snippet=dumps(records)[:2000])
         records = []
     for k, record in enumerate(records):
-        branch = _branch(record, len(line.steps) - 1)
+        branch = _branch(record, line.count - 1)
         if branch is None:
             yield Rejected("bad_record", f"{name}: steps[{i}] branch {k}: needs an object with 'origin', an "
                            "'action' object with a 'kind' and a 'next_observation' object",
@@ -696,7 +732,7 @@ def _main_episode(line: _Line, root: dict, env: dict, key: str, trial: dict | No
         outcome=root.get("outcome") or outcome,
         reward=root["reward"] if "reward" in root else reward,
         terminated=bool(root.get("terminated", terminated)),
-        final_observation=_merge(line.pending) if line.pending else None,
+        final_observation=line.final,
         env={k: v for k, v in env.items() if v is not None},
         branches=line.branches,
     )
@@ -721,7 +757,7 @@ def _sidechain_episode(side: str, turns: list[tuple[int, dict]], name: str, exac
     yield Episode(key=prefix + side, domain=episode_domain([s.action.tool_name for s in sub.steps], "terminal"),
                   platform="linux", steps=sub.steps, task=sub.task,
                   agent=models[0] if len(models) == 1 else header_model,
-                  final_observation=_merge(sub.pending) if sub.pending else None,
+                  final_observation=sub.final,
                   env={k: v for k, v in env.items() if v is not None})
 
 

@@ -14,15 +14,20 @@ this module once per episode. Everything a step is made of is decided here, once
      results by order), its `text`, `is_error`, `exit_code`;
    - a user message that is not a tool result is `role="user"`.
    Anything of the record the adapter did not map goes to `raw` (kept, never dropped). Where the generic
-   mapping is wrong for a format, the adapter may set `ToolCall.action` (e.g. a finish tool -> `done`) or
-   `Message.observation` (e.g. a browser result with a screenshot) and the core uses them as they are.
+   mapping is wrong for a format, the adapter may set `ToolCall.action` (e.g. a finish tool -> `done`),
+   `Message.action` (the action of an assistant turn without tool calls: it is then a step even when it wrote
+   nothing) or `Message.observation` (e.g. a browser result with a screenshot) and the core uses them as they
+   are.
 2. Describe the run outside its messages with `Run`: key, domain, platform, task (None: the first user
    message's text), agent (None: the first message model), outcome and reward (from the producer's own
    record: a report, a score, a finish), `terminated` (None: the episode ended when its last action is `done`),
    env, license.
 3. Call `episode(messages, run)` for an `Episode` (possibly without steps), or `records(messages, run, where)`
    for what a reader yields: the warnings, then the checked episode, or when the transcript cannot be split
-   into steps an `empty_episode` row that keeps the outcome and reward in its reason and snippet.
+   into steps an `empty_episode` row that keeps the outcome and reward in its reason and snippet. An adapter
+   whose episode is made of more than one transcript, or whose env says more than the core's (ATIF: its
+   sidechains, subagents, restored records), calls `steps_of(messages)` for the steps alone: the steps, the
+   final observation, the model of each step, the warnings and the unmapped messages.
 
 **Steps** (RLDS, `schemas/v1.py`): one step per tool call, and one per assistant turn without tool calls (a
 `message` action with its text). A tool call is mapped by `ingest.tools.tool_action`: a shell tool called with
@@ -45,7 +50,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ingest.arrow import checked_episode, checked_env
 from ingest.record import Action, Episode, Observation, Rejected, Step, episode_without_steps
@@ -59,7 +64,7 @@ INJECTED_USER_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGEN
 ROLES = ("system", "user", "assistant", "tool")
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolCall:
     id: str | None
     name: str | None
@@ -68,7 +73,7 @@ class ToolCall:
     action: Action | None = None  # the adapter's own action, where the generic mapping is wrong for its format
 
 
-@dataclass
+@dataclass(slots=True)  # many per transcript: no per-instance dict
 class Message:
     role: str  # one of ROLES
     text: str | None = None
@@ -81,6 +86,7 @@ class Message:
     is_error: bool | None = None
     exit_code: int | None = None
     observation: Observation | None = None  # the adapter's own observation for a result / user message
+    action: Action | None = None  # an assistant turn without tool calls: the adapter's own action for its step
     raw: Any = None  # what the adapter did not map, verbatim
     where: str | None = None  # the record in the source (for warnings): "messages[3]", "events/event-00004-…"
 
@@ -97,17 +103,6 @@ class Run:
     terminated: bool | None = None  # None: True when the last action is `done`
     env: dict = field(default_factory=dict)
     license: str | None = None
-
-
-@dataclass
-class _Slot:
-    """One step being built: its action, and what came back after it."""
-
-    step: Step
-    call_id: str | None
-    tool_name: str | None
-    open: bool  # a tool call still waiting for its result
-    after: list[Observation] = field(default_factory=list)
 
 
 def merge(parts: list[Observation]) -> Observation:
@@ -147,49 +142,78 @@ def _reasoning(msg: Message) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
+_UNSEEN = Observation()  # a step's observation until `steps_of` merges what came before it
+
+
 class _Builder:
+    """The steps being built, in parallel lists by step index (a long transcript makes many steps: no object
+    per step beyond the step itself). What came after step k is `after[k + 1]` (`after[0]`: what came before
+    the first action): None, one observation, or a list of them."""
+
     def __init__(self):
-        self.before: list[Observation] = []  # what came before the first action
-        self.slots: list[_Slot] = []
-        self.by_id: dict[str, _Slot] = {}
+        self.steps: list[Step] = []
+        self.after: list = [None]
+        self.tool_names: list[str | None] = []  # the tool each step called (None: a message step)
+        self.open: list[bool] = []  # a tool call still waiting for its result
+        self.first_open = 0  # no step before this one is open
+        self.by_id: dict[str, int] = {}
         self.warnings: list[Rejected] = []
         self.unmapped: list[Any] = []
         self.models: list[str | None] = []
 
-    def seen(self, obs: Observation) -> None:
-        (self.slots[-1].after if self.slots else self.before).append(obs)
+    def seen(self, obs: Observation, step: int | None = None) -> None:
+        """`obs` came after step `step` (default: the latest; -1: before the first action)."""
+        k = len(self.steps) if step is None else step + 1
+        held = self.after[k]
+        if held is None:
+            self.after[k] = obs
+        elif isinstance(held, list):
+            held.append(obs)
+        else:
+            self.after[k] = [held, obs]
+
+    def parts(self, k: int) -> list[Observation]:
+        held = self.after[k]
+        return [] if held is None else held if isinstance(held, list) else [held]
+
+    def add(self, step: Step, tool_name: str | None, is_open: bool, model: str | None) -> None:
+        self.steps.append(step)
+        self.after.append(None)
+        self.tool_names.append(tool_name)
+        self.open.append(is_open)
+        self.models.append(model)
 
     def assistant(self, msg: Message) -> None:
         reasoning = _reasoning(msg)
         if not msg.tool_calls:
-            if not (msg.text or reasoning):
+            if msg.action is None and not (msg.text or reasoning):
                 self.keep(msg, "an assistant turn with neither text nor tool calls")
                 return
-            action = Action(kind="message", text=msg.text, raw=_raw(msg.raw))
-            self.slots.append(_Slot(Step(Observation(), action, timestamp=msg.timestamp, reasoning=reasoning),
-                                    None, None, open=False))
-            self.models.append(msg.model)
+            action = msg.action or Action(kind="message", text=msg.text, raw=_raw(msg.raw))
+            self.add(Step(_UNSEEN, action, timestamp=msg.timestamp, reasoning=reasoning), None, False, msg.model)
             return
         for i, call in enumerate(msg.tool_calls):
-            step = Step(Observation(), _call_action(call), timestamp=msg.timestamp,
-                        reasoning=reasoning if i == 0 else None)
-            slot = _Slot(step, call.id, call.name, open=True)
-            self.slots.append(slot)
-            self.models.append(msg.model)
             if call.id is not None:
-                self.by_id.setdefault(str(call.id), slot)
+                self.by_id.setdefault(str(call.id), len(self.steps))
+            self.add(Step(_UNSEEN, _call_action(call), timestamp=msg.timestamp, reasoning=reasoning if i == 0 else None),
+                     call.name, True, msg.model)
+
+    def _earliest_open(self) -> int | None:
+        while self.first_open < len(self.open) and not self.open[self.first_open]:
+            self.first_open += 1
+        return self.first_open if self.first_open < len(self.open) else None
 
     def tool(self, msg: Message) -> None:
-        slot = self.by_id.get(str(msg.tool_call_id)) if msg.tool_call_id is not None else None
-        if slot is None and msg.tool_call_id is None:
-            slot = next((s for s in self.slots if s.open), None)
-        if slot is None:
-            if not self.slots:
+        k = self.by_id.get(str(msg.tool_call_id)) if msg.tool_call_id is not None else None
+        if k is None and msg.tool_call_id is None:
+            k = self._earliest_open()
+        if k is None:
+            if not self.steps:
                 self.keep(msg, "a tool result before any action", observe=True)
                 return
-            slot = self.slots[-1]
-        slot.open = False
-        slot.after.append(_result(msg, slot.tool_name))
+            k = len(self.steps) - 1
+        self.open[k] = False
+        self.seen(_result(msg, self.tool_names[k]), k)
 
     def keep(self, msg: Message, why: str, observe: bool = False) -> None:
         """A message the core cannot place: kept raw in env (and as an observation when it has text)."""
@@ -197,14 +221,14 @@ class _Builder:
         self.unmapped.append({"where": where, "role": msg.role, "text": msg.text, "raw": msg.raw})
         self.warnings.append(Rejected("unknown_content", f"{where}: {why}; kept raw in env.unmapped", where))
         if observe and msg.text:
-            self.before.append(Observation(kind="text", text=msg.text))
+            self.seen(Observation(kind="text", text=msg.text), -1)
 
 
 def _first_user_text(messages: list[Message]) -> str | None:
     return next((m.text for m in messages if m.role == "user" and m.text), None)
 
 
-def _build(messages: list[Message]) -> _Builder:
+def _build(messages: Iterable[Message]) -> _Builder:
     b = _Builder()
     for msg in messages:
         if msg.role == "assistant":
@@ -218,29 +242,46 @@ def _build(messages: list[Message]) -> _Builder:
     return b
 
 
+@dataclass
+class Steps:
+    """What one transcript splits into (see `steps_of`)."""
+
+    steps: list[Step]
+    final_observation: Observation | None  # what came after the last action (None: nothing did)
+    models: list[str | None]  # the model of each step's turn, by step index
+    warnings: list[Rejected]  # `unknown_content` rows, one per message the core could not place
+    unmapped: list[Any]  # those messages, raw (`env["unmapped"]` in `episode`)
+
+
+def steps_of(messages: Iterable[Message]) -> Steps:
+    """The steps of one transcript, with the observations the module docstring describes. `messages` is read
+    once, in order: a generator keeps a long transcript from being held whole."""
+    b = _build(messages)
+    for k, step in enumerate(b.steps):
+        step.observation = merge(b.parts(k))
+    final = merge(b.parts(len(b.steps))) if b.steps and b.after[-1] is not None else None
+    return Steps(b.steps, final, b.models, b.warnings, b.unmapped)
+
+
 def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]:
     """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings."""
-    b = _build(messages)
-    steps = []
-    for i, slot in enumerate(b.slots):
-        slot.step.observation = merge(b.slots[i - 1].after if i else b.before)
-        steps.append(slot.step)
-    final = merge(b.slots[-1].after) if b.slots and b.slots[-1].after else None
+    made = steps_of(messages)
+    steps = made.steps
     env = dict(run.env)
     system = [m.text for m in messages if m.role == "system" and m.text]
     if system:
         env.setdefault("system_prompt", "\n\n".join(system))
-    distinct = list(dict.fromkeys(m for m in b.models if m))
+    distinct = list(dict.fromkeys(m for m in made.models if m))
     if len(distinct) > 1:
-        env["models"], env["model_per_step"] = distinct, b.models
-    if b.unmapped:
-        env["unmapped"] = b.unmapped
+        env["models"], env["model_per_step"] = distinct, made.models
+    if made.unmapped:
+        env["unmapped"] = made.unmapped
     terminated = run.terminated if run.terminated is not None else bool(steps) and steps[-1].action.kind == "done"
     ep = Episode(key=run.key, domain=run.domain, platform=run.platform, steps=steps,
                  task=run.task if run.task is not None else _first_user_text(messages),
                  agent=run.agent or (distinct[0] if distinct else None), outcome=run.outcome, reward=run.reward,
-                 terminated=terminated, final_observation=final, env=env, license=run.license)
-    return ep, b.warnings
+                 terminated=terminated, final_observation=made.final_observation, env=env, license=run.license)
+    return ep, made.warnings
 
 
 def records(messages: list[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:

@@ -6,6 +6,14 @@ Python-call string such as `click('a51')`, often inside a fenced block after the
 the reward / terminated / truncated that action n-1 produced. So step t = (obs t, action t) and its reward
 is the one recorded in `StepInfo` t+1; a last `StepInfo` without an action is the final observation.
 
+This is an environment loop's record, not a chat transcript, so it is not read through `ingest.transcript`:
+each StepInfo is one step already (no tool calls and results to pair, no ids), its observation is a page
+state (accessibility tree, URL, screenshot) rather than messages, and steps carry rewards the chat core has no
+place for. The chats inside it are not the episode's transcript: `obs.chat_messages` is the chat with the
+user of an open-ended task (its first user message is read as the task; the agent's messages in it are its
+`send_msg_to_user` actions, steps already), and `agent_info.chat_messages` is the prompt an AgentLab agent
+builds afresh for each step.
+
 Pickles go through `ingest.safe_pickle` with the unit's budgets (size, array sizes, memo fan-out, depth):
 BrowserGym / AgentLab classes become dicts of their state (AgentLab 0.3's `browsergym.experiments.loop` and
 0.4's `agentlab.experiments.loop` records, `AgentInfo`, the `Discussion` of chat messages, model arguments),

@@ -5,10 +5,15 @@ Three layouts are read:
 - current (1.x): `trajectory[]` steps `{action, observation, thought, response, execution_time, state{}}`,
   `history[]` chat messages (assistant `message_type: action` messages carry `tool_calls` when the agent used
   function calling), `info{submission, exit_status, model_stats, ...}`, `replay_config` (dict or JSON string);
-- history-only (demonstrations): just `history[]`; steps are rebuilt from assistant actions and the tool /
-  user messages that follow them;
+- history-only (demonstrations): just `history[]`, a chat: steps are rebuilt from assistant actions and the
+  tool / user messages that follow them by the transcript core (`ingest.transcript`; a blank `thought` is no
+  reasoning);
 - legacy 0.x: the same top keys without `message_type`/`tool_calls`, `state` a JSON string, demonstration
   messages flagged `is_demo`.
+
+The trajectory layouts are no chat: each `trajectory[i]` record is one step already (its command, output,
+thought and duration), and the history only lends a step its tool calls and the text the agent read, matched
+by command; they are read here, not by the transcript core.
 
 Steps: observation 0 is the first task message the agent read (the issue with the instructions); the
 observation of step t+1 is what the agent read after command t: the message(s) that followed it in
@@ -59,6 +64,7 @@ from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError, parse_json
 from ingest.tools import dumps, tool_action
+from ingest.transcript import Message, steps_of
 
 FORMAT = "sweagent"
 VERSION = "2"
@@ -288,12 +294,13 @@ def _steps_from_trajectory(doc: dict, history: list[dict], where: str,
 
 
 def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> list[Segment]:
+    """The history-only layout, a chat: each segment's messages go through the transcript core
+    (`ingest.transcript`), one assistant message per command (its `thought` the reasoning), and what the agent
+    read before it as one user message (SWE-agent's messages joined by lines, `text` before the first command,
+    `terminal` after); what it read after the last command is the final observation."""
     segments: list[Segment] = []
-    steps: list[Step] = []
-    first = 0
-    obs = Observation()
-    pending: list[str] = []
-    started = False
+    messages: list[Message] = []  # the current segment's transcript: empty until its first step
+    first, pending, started = 0, [], False
     for i, msg in enumerate(history):
         label = f"history[{i}]"
         try:
@@ -306,25 +313,33 @@ def _steps_from_history(history: list, where: str, rejected: list[Rejected]) -> 
             command = msg.get("action")
             if command is None:
                 continue  # a reply without a command (e.g. a format error) is no action
-            if pending:
-                obs = Observation(kind="terminal" if started else "text", text=_lf("\n".join(pending)))
+            seen = Observation(kind="terminal" if started else "text", text=_lf("\n".join(pending))) if pending \
+                else None
             action = _action(command, msg.get("tool_calls"), None, None, label)
-            step = _checked_step(Step(observation=obs, action=action, reasoning=msg.get("thought")))
+            _checked_step(Step(observation=seen or Observation(), action=action, reasoning=msg.get("thought")))
         except (_BadRecord, TypeError, ValueError) as e:
             rejected.append(Rejected("bad_record", f"{where}: field {e}; the episode is split there", where,
                                      record_id=label))
-            if steps:
-                segments.append((first, steps, None, False))
-            steps, first, obs, pending = [], i + 1, Observation(), []
+            if messages:
+                segments.append(_history_segment(first, messages, False))
+            messages, pending = [], []  # the next step starts a segment (and sets `first`)
             continue
-        if not steps:
+        if not messages:
             first = i
-        steps.append(step)
-        obs, pending, started = Observation(), [], True
-    final = Observation(kind="terminal", text=_lf("\n".join(pending))) if pending and steps else None
-    if steps:
-        segments.append((first, steps, final, True))
+        if seen is not None:
+            messages.append(Message("user", observation=seen))
+        messages.append(Message("assistant", reasoning=msg.get("thought"), action=action))
+        pending, started = [], True
+    if pending and messages:
+        messages.append(Message("user", observation=Observation(kind="terminal", text=_lf("\n".join(pending)))))
+    if messages:
+        segments.append(_history_segment(first, messages, True))
     return segments
+
+
+def _history_segment(first: int, messages: list[Message], reaches_end: bool) -> Segment:
+    made = steps_of(messages)
+    return first, made.steps, made.final_observation, reaches_end
 
 
 def _at(doc, *keys):

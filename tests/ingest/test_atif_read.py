@@ -985,3 +985,48 @@ def test_rows_of_a_broken_session_in_a_trial_name_the_session_file(tmp_path):
     _, rows = _split(_read(trial))
     rel = f"agent/sessions/projects/-app/{session.name}"
     assert [(r.rule, r.location) for r in rows] == [("parse_error", rel)]
+
+
+def test_a_turn_is_read_by_the_transcript_core_rules(tmp_path):
+    """Reasoning, merging and empty turns follow `ingest.transcript`: a blank `reasoning_content` is no
+    reasoning, a search result followed by a user message keeps its parsed results, an empty agent turn is
+    still a `message` step, and a result naming no call of its turn goes to the turn's last call."""
+    found = "[1] https://a.example\nTitle: A\nSnippet: about a"
+    doc = _doc([
+        {"source": "user", "message": "find a"},
+        {"source": "agent", "message": "plan", "reasoning_content": "\n ",
+         "tool_calls": [_call("s1", "web_search", query="a"), _call("s2", "web_search", query="b")],
+         "observation": {"results": [{"source_call_id": "elsewhere", "content": found}]}},
+        {"source": "user", "message": "and b?"},
+        {"source": "agent", "message": ""},
+    ])
+    (ep,), rows = _split(_read(_write(tmp_path, doc)))
+    assert rows == [] and [s.action.kind for s in ep.steps] == ["tool_call", "tool_call", "message"]
+    assert ep.steps[0].reasoning == "plan" and ep.steps[1].observation.kind == "none"
+    last = ep.steps[2].observation
+    assert (last.kind, last.text) == ("text", f"{found}\n\nand b?")
+    assert json.loads(last.ui_tree)["results"][0]["url"] == "https://a.example"
+    assert ep.steps[2].action.text == "" and ep.final_observation is None
+
+
+def test_links_results_and_inferred_marks_stay_with_the_step_they_belong_to(tmp_path):
+    """A subagent link names the step whose call it answers (the second call of a turn: that step); a result on
+    a message turn comes after that message, not after an older call still waiting; a copied user message after
+    an action is what the next action saw; our export's inferred mark covers its own turn's steps only."""
+    doc = _doc([_user("t"), _agent([_call("a")], [("a", "one")]), _agent([_call("b"), _call("c")],
+                                                                         [("b", "two"), ("c", "three")]),
+                _agent([_call("d")]), _user("handoff", is_copied_context=True),
+                _agent(message="done", observation={"results": [{"content": "late"}]})])
+    doc["steps"][1]["observation"]["results"][0]["subagent_trajectory_ref"] = [{"trajectory_id": "x"}]
+    doc["steps"][2]["observation"]["results"][1]["subagent_trajectory_ref"] = [{"trajectory_id": "y"}]
+    (ep,), rows = _split(_read(_write(tmp_path, doc)))
+    assert rows == [] and [s.action.kind for s in ep.steps] == ["command"] * 4 + ["message"]
+    assert ep.env["subagents"] == [{"step": 0, "trajectory_id": "x"}, {"step": 2, "trajectory_id": "y"}]
+    assert [s.observation.text for s in ep.steps] == ["t", "one", "two", "three", "handoff"]
+    assert ep.final_observation.text == "late"
+    ours = _doc([_user("t"), _agent([_call("a")], [("a", "one")]), {**_agent([_call("b")]), **_ours(
+        action_inferred=True)}, {**_agent(message="bye"), **_ours(action={"kind": "done", "text": "bye"})}],
+        **_ours(task="t"))
+    (ep,), rows = _split(_read(_write(tmp_path, ours, "ours.json")))
+    assert rows == [] and [s.action_inferred for s in ep.steps] == [False, True, False]
+    assert (ep.steps[2].action.kind, ep.steps[2].action.text) == ("done", "bye")  # a message turn's restored action

@@ -5,7 +5,7 @@ import datetime as dt
 import json
 
 from ingest.record import Action, Episode, Rejected
-from ingest.transcript import Message, Run, ToolCall, episode, records
+from ingest.transcript import Message, Run, ToolCall, episode, records, steps_of
 
 T0 = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 
@@ -77,3 +77,34 @@ def test_a_transcript_without_actions_keeps_outcome_and_reward():
     assert json.loads(out[0].snippet) == {"outcome": "failure", "reward": 0.0, "task": "go"}
     out = list(records([Message("user", "go"), Message("assistant", "hi")], Run(), "run.json"))
     assert isinstance(out[-1], Episode) and out[-1].steps[0].action.kind == "message"
+
+
+def test_an_adapters_action_makes_an_empty_turn_a_step():
+    """`Message.action`: a turn without tool calls whose format says it is an action (ATIF's empty agent turn)
+    is a step with that action, where the core alone would keep it as unmapped."""
+    said = Action(kind="message", text="", raw='{"message":""}')
+    ep, warnings = episode([Message("user", "go"), Message("assistant", action=said),
+                            Message("user", "more")], Run())
+    assert warnings == [] and [s.action for s in ep.steps] == [said]
+    assert ep.final_observation.text == "more"
+
+
+def test_steps_of_reads_a_stream_and_names_each_steps_model():
+    """`steps_of` takes a generator (read once, in order) and gives the model of each step by index; results by
+    order skip the calls already answered by id."""
+    def stream():
+        yield Message("user", "go")
+        yield Message("assistant", model="m1", tool_calls=[ToolCall("a", "bash", {"command": "a"}),
+                                                           ToolCall(None, "bash", {"command": "b"}),
+                                                           ToolCall(None, "bash", {"command": "c"})])
+        yield Message("tool", "out-a", tool_call_id="a")
+        yield Message("tool", "out-b")
+        yield Message("assistant", "done", model="m2")
+        yield Message("tool", "out-c")
+
+    made = steps_of(stream())
+    assert [s.action.code for s in made.steps[:3]] == ["a", "b", "c"]
+    # out-c answers call c, still waiting when `done` came: it is what came after call c, not after `done`
+    assert [s.observation.text for s in made.steps] == ["go", "out-a", "out-b", "out-c"]
+    assert made.final_observation is None
+    assert made.models == ["m1", "m1", "m1", "m2"] and made.warnings == [] and made.unmapped == []

@@ -105,6 +105,13 @@ def test_an_unplaced_message_with_text_is_seen_as_text():
     assert ep.task is None  # no user message: no task
 
 
+def test_a_message_of_unknown_role_after_an_action_is_seen_before_the_first_one():
+    """The core cannot say what such a message answers: its text joins observation 0, not the latest step's."""
+    ep, warnings = _go(Message("assistant", "hi"), Message("critic", "meh"), Message("assistant", "bye"))
+    assert [s.observation.text for s in ep.steps] == ["go\n\nmeh", None]
+    assert ep.final_observation is None and [w.rule for w in warnings] == ["unknown_content"]
+
+
 def test_the_episode_keeps_the_runs_facts():
     run = Run(key="k1", domain="web", platform="windows", task=None, agent=None, outcome="failure", reward=0.25,
               env={"x": 1}, license="MIT")

@@ -438,6 +438,20 @@ def test_a_step_over_the_field_budget_is_a_bad_record(tmp_path, monkeypatch):
     assert rows[0].reason.endswith("; the episode is split there")
 
 
+def test_a_history_message_over_the_field_budget_is_a_bad_record(tmp_path, monkeypatch):
+    """History-only: the command and the thought of a message are checked before it becomes a step."""
+    monkeypatch.setattr("ingest.source._DEFAULT", [Budgets(field_bytes=1000)])
+    doc = {"history": [_msg("user", "task"), _msg("assistant", "", action="ls"), _msg("user", "out"),
+                       _msg("assistant", "", action="cat", thought="x" * 2000), _msg("user", "out 2"),
+                       _msg("assistant", "", action="y" * 2000), _msg("assistant", "", action="pwd", thought="t")]}
+    eps, rows = _split(_read(_write(tmp_path, doc)))
+    assert [r.record_id for r in rows] == ["history[3]", "history[5]"]
+    assert rows[0].reason.startswith("inst.traj: field reasoning: 2000 characters, over the field_bytes budget")
+    assert "field action" in rows[1].reason
+    assert [[s.action.code for s in ep.steps] for ep in eps] == [["ls"], ["pwd"]]
+    assert eps[1].steps[0].reasoning == "t" and eps[1].key == "segment-6"
+
+
 def test_outputs_of_several_messages_are_joined_and_system_messages_left_out(tmp_path):
     doc = {"trajectory": [{"action": "ls", "observation": "raw"}, {"action": "pwd"}, {"action": "ls"}],
            "history": [_msg("user", "task"),
