@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PRODUCERS := $(VENV)/producers
+# sources compile to bytecode when first imported, not at install: a third less install time for the ~50 venvs
+# here (pydantic-ai: 11.2 -> 7.6 s), and most of each producer's modules are never imported
+export PIP_NO_COMPILE := 1
 # producer venvs need Python >= 3.12 (mini-swe-agent, OpenHands SDK, Inspect, Harbor); AgentLab 0.3 needs 3.11
 PRODUCER_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.12*/bin/python) python3.12)
 AGENTLAB_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
@@ -197,7 +200,7 @@ demo: setup
 	$(BIN)/pipelines sql "SELECT stage, rule, count(*) AS records FROM quarantine GROUP BY ALL"
 
 test: setup-test
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=15
 
 clean:
 	rm -rf lake .pytest_cache
