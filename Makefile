@@ -200,7 +200,7 @@ demo: setup
 	$(BIN)/pipelines sql "SELECT stage, rule, count(*) AS records FROM quarantine GROUP BY ALL"
 
 test: setup-test
-	$(BIN)/pytest --durations=15
+	$(BIN)/pytest -rs --durations=15
 
 clean:
 	rm -rf lake .pytest_cache
