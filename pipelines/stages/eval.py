@@ -474,20 +474,11 @@ def eval_options(table: dict) -> EvalOptions:
     """A definition's `[stage_options.eval]` table: EvalOptions fields, the world model's and the judge's
     sampling as tables (`sampling = {temperature = 0.6, max_tokens = 32768}`); the API keys, when the table
     names none, from OPENAI_API_KEY and JUDGE_API_KEY as the command reads them. ValueError naming the bad key."""
-    from pipelines.options import OptionsError, from_mapping
-    from pipelines.stages.judge import JUDGE_SAMPLING
+    from pipelines.options import from_mapping
+    from pipelines.stages.judge import model_and_judge_table
 
-    where, data = "stage_options.eval", dict(table)
-    for key, default in (("sampling", INFER_SAMPLING), ("judge_sampling", JUDGE_SAMPLING)):
-        if key in data:
-            if not isinstance(data[key], dict):
-                raise OptionsError(f"{where}.{key}: a table of Sampling fields")
-            given = from_mapping(Sampling, data[key], f"{where}.{key}")
-            data[key] = dataclasses.replace(default, **{k: getattr(given, k) for k in data[key]})
-    for key in ("model", "judge_model"):
-        if key not in data:
-            raise OptionsError(f"{where}: {key!r} is required")
-    sampling = {k: data.pop(k) for k in ("sampling", "judge_sampling") if k in data}
+    where = "stage_options.eval"
+    data, sampling = model_and_judge_table(table, where, INFER_SAMPLING)
     if "split_ratios" in data:
         data["split_ratios"] = tuple(data["split_ratios"])
     options = dataclasses.replace(from_mapping(EvalOptions, data, where), **sampling)

@@ -19,6 +19,7 @@ beside it is not part of the verdict.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -229,3 +230,23 @@ class DirectoryCache:
         with os.fdopen(fd, "wb") as f:
             f.write(orjson.dumps(row))
         os.replace(tmp, path)
+
+
+def model_and_judge_table(table: dict, where: str, model_sampling: Sampling) -> tuple[dict, dict]:
+    """A definition's table for a stage that asks a model and a judge (`[stage_options.eval]`, `.sample`): the
+    two sampling tables made Sampling over their defaults (`model_sampling`, JUDGE_SAMPLING), `model` and
+    `judge_model` required. Returns (the other fields, {"sampling": ..., "judge_sampling": ...} as given);
+    OptionsError naming the bad key."""
+    from pipelines.options import OptionsError, from_mapping
+
+    data = dict(table)
+    for key, default in (("sampling", model_sampling), ("judge_sampling", JUDGE_SAMPLING)):
+        if key in data:
+            if not isinstance(data[key], dict):
+                raise OptionsError(f"{where}.{key}: a table of Sampling fields")
+            given = from_mapping(Sampling, data[key], f"{where}.{key}")
+            data[key] = dataclasses.replace(default, **{k: getattr(given, k) for k in data[key]})
+    for key in ("model", "judge_model"):
+        if key not in data:
+            raise OptionsError(f"{where}: {key!r} is required")
+    return data, {k: data.pop(k) for k in ("sampling", "judge_sampling") if k in data}

@@ -382,20 +382,10 @@ def sample_options(table: dict, where: str = "stage_options.sample") -> SampleOp
     """A definition's `[stage_options.sample]` (or `[stage_options.label]` with `mode = "sample"`) table:
     SampleOptions fields, the rollouts' sampling as a table (`sampling = {temperature = 0.6, max_tokens = 32768,
     seed = 0}`); ValueError naming the bad key."""
-    from pipelines.options import OptionsError, from_mapping
+    from pipelines.options import from_mapping
+    from pipelines.stages.judge import model_and_judge_table
 
-    data = dict(table)
-    for key, default in (("sampling", Sampling()), ("judge_sampling", JUDGE_SAMPLING)):
-        if key in data:
-            if not isinstance(data[key], dict):
-                raise OptionsError(f"{where}.{key}: a table of Sampling fields")
-            given = from_mapping(Sampling, data[key], f"{where}.{key}")
-            data[key] = dataclasses.replace(default, **{k: getattr(given, k) for k in data[key]})
-    for key in ("model", "judge_model"):
-        if key not in data:
-            raise OptionsError(f"{where}: {key!r} is required" + (" with mode = \"sample\"" if "label" in where
-                                                                      else ""))
-    sampling = {k: data.pop(k) for k in ("sampling", "judge_sampling") if k in data}
+    data, sampling = model_and_judge_table(table, where, Sampling())
     return dataclasses.replace(from_mapping(SampleOptions, data, where), **sampling)
 
 
