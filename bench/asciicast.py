@@ -109,7 +109,7 @@ def limit_once(root: Path, out: Path) -> float:
 
 def ingest_only():
     """The ingest-ubuntu definition without the stages after ingest (validate... are benchmarked apart)."""
-    from pipelines import definition
+    from pipelines.infra import definition
 
     defn = definition.load("ingest-ubuntu")
     defn.stages, defn.stage_options = ["ingest"], {}
@@ -117,7 +117,7 @@ def ingest_only():
 
 
 def ingest_once(root: Path, lake: Path) -> float:
-    from pipelines.runner import run_ingest
+    from pipelines.infra.runner import run_ingest
 
     shutil.rmtree(lake, ignore_errors=True)
     started, cpu = time.perf_counter(), time.process_time()

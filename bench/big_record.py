@@ -106,8 +106,8 @@ CASES: dict[str, tuple[Callable[[int], tuple[str, bytes]], str]] = {
 
 _CHILD = """
 import dataclasses, resource, sys, time
-from pipelines import definition
-from pipelines.runner import run_ingest
+from pipelines.infra import definition
+from pipelines.infra.runner import run_ingest
 defn = definition.load('ingest-all')
 if %(ingest_only)r:
     defn = dataclasses.replace(defn, stages=['ingest'])

@@ -19,7 +19,7 @@ workers and Ray's object store are not in it). "x text" is that peak over the te
 peak minus the RSS once the input was loaded (the contender's working memory). The clock starts after the
 input is loaded and stops when the contender has its pairs; "cpu s" is the process's CPU time, steadier
 than the wall clock on a shared machine:
-- ours: `pipelines.dedup.map_signatures` (executor local, or Ray with 1 or 2 CPUs on a fresh local cluster
+- ours: `pipelines.stages.dedup.map_signatures` (executor local, or Ray with 1 or 2 CPUs on a fresh local cluster
   started and warmed before the clock) + `minhash.cluster_sketches` (candidates verified on exact Jaccard);
   its pairs are the verified ones.
 - datasketch: `MinHash.bulk` per chunk of 10k documents (5-word shingles made in Python, hashed with
@@ -231,7 +231,7 @@ def _cpu(children: bool = False) -> float:
 
 
 def child_ours(args) -> dict:
-    from pipelines.dedup import map_signatures
+    from pipelines.stages.dedup import map_signatures
     from transforms.dedup import minhash
 
     texts = _load(args.data)

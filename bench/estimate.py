@@ -44,8 +44,8 @@ SPREAD = {"ingest + validate": 0.95, "validate --gx": 0.9, "dedup": 0.7, "export
 
 def sample_units(inputs: list[str], pipeline: str, sample_mb: float, seed: int) -> list[tuple[str, str, int]]:
     """(path, its path under the input root, bytes) of a random sample of the input's units up to sample_mb."""
-    from pipelines import definition
-    from pipelines.plan import find_units
+    from pipelines.infra import definition
+    from pipelines.infra.plan import find_units
 
     units, _ = find_units(inputs, definition.load(pipeline).formats)
     random.Random(seed).shuffle(units)

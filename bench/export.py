@@ -33,9 +33,9 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.json as pj  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from pipelines.export import export  # noqa: E402
-from pipelines.options import ExportOptions  # noqa: E402
-from pipelines.lake import Lake  # noqa: E402
+from pipelines.stages.export import export  # noqa: E402
+from pipelines.infra.options import ExportOptions  # noqa: E402
+from pipelines.infra.lake import Lake  # noqa: E402
 from tests.transforms.export.lakes import commit_dataset, episode_row, step_row  # noqa: E402
 
 

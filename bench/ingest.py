@@ -145,7 +145,7 @@ def ceiling(limit_seconds: float, beyond: dict[str, float]) -> str:
 
 def ingest_only():
     """The ingest-android definition without the stages after ingest (validate... are benchmarked apart)."""
-    from pipelines import definition
+    from pipelines.infra import definition
 
     defn = definition.load("ingest-android")
     defn.stages, defn.stage_options = ["ingest"], {}
@@ -153,7 +153,7 @@ def ingest_only():
 
 
 def ingest_once(root: Path, lake: Path, executor: str = "local") -> None:
-    from pipelines.runner import run_ingest
+    from pipelines.infra.runner import run_ingest
 
     shutil.rmtree(lake, ignore_errors=True)
     result = run_ingest(ingest_only(), str(lake), [str(root)], executor=executor, progress=False,
@@ -187,7 +187,7 @@ def peak_rss_mb(root: Path, lake: Path, task_mb: float) -> float:
     """Peak RSS of a fresh ingest process (in-process executor, fixed task size)."""
     shutil.rmtree(lake, ignore_errors=True)
     code = ("import resource, sys; sys.path.insert(0, %r)\n"
-            "from bench.ingest import ingest_only; from pipelines.runner import run_ingest\n"
+            "from bench.ingest import ingest_only; from pipelines.infra.runner import run_ingest\n"
             "r = run_ingest(ingest_only(), %r, [%r], executor='local', task_mb=%r,"
             " progress=False, log=lambda s: None)\n"
             "assert r.status == 'success'\n"

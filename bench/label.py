@@ -2,11 +2,11 @@
 
     .venv/bin/python bench/label.py [--concurrency 4] [--llama-requests 6] [--fake-requests 300] [--repeats 2]
 
-Requests are the labeler's own (`pipelines.label.plan_jobs`, every branch point) over the bundled samples of
+Requests are the labeler's own (`pipelines.stages.label.plan_jobs`, every branch point) over the bundled samples of
 every format (`ingest-all` into a scratch lake).
 
 1. Client overhead: the same requests at the same concurrency through our client
-   (`pipelines.label_client.complete`) and through a bare `openai.AsyncOpenAI` loop (a semaphore and
+   (`pipelines.infra.label_client.complete`) and through a bare `openai.AsyncOpenAI` loop (a semaphore and
    `gather`, no retries), after one warm-up request, interleaved with the first client alternating, median
    requests/s of the repeats, and ours / bare (target >= 0.95):
    a) against the loopback llama.cpp server with SmolLM2-135M (skipped when llama_cpp is not installed);
@@ -34,13 +34,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines import definition  # noqa: E402
-from pipelines.datasets import read_table, resolve  # noqa: E402
-from pipelines.label import LabelOptions, plan_jobs  # noqa: E402
-from pipelines.label_client import ChatRequest, ClientConfig, Sampling, complete  # noqa: E402
-from pipelines.lake import Lake  # noqa: E402
-from pipelines.runner import run_ingest  # noqa: E402
-from pipelines.runs import open_catalog  # noqa: E402
+from pipelines.infra import definition  # noqa: E402
+from pipelines.infra.datasets import read_table, resolve  # noqa: E402
+from pipelines.stages.label import LabelOptions, plan_jobs  # noqa: E402
+from pipelines.infra.label_client import ChatRequest, ClientConfig, Sampling, complete  # noqa: E402
+from pipelines.infra.lake import Lake  # noqa: E402
+from pipelines.infra.runner import run_ingest  # noqa: E402
+from pipelines.infra.runs import open_catalog  # noqa: E402
 from tests.pipelines.label_servers import ScriptedServer, chat_completion, smollm_gguf, start_llama_server  # noqa: E402
 
 

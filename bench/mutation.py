@@ -16,7 +16,7 @@ survivor's diff. mutmut 3 mutates code inside functions only: module-level const
 are decorated functions (the lru_cache'd ones). Tests that build a lake per run are left out of a module's
 selection (`deselect`) where unit tests beside them cover the same code: a mutant runs in seconds, not minutes.
 The readers are measured on tests that call the reader itself (`tests/ingest/**/test_*_read.py`), and a module
-may count the mutants of named functions only (`functions`: the map and reduce of pipelines/dedup.py, whose
+may count the mutants of named functions only (`functions`: the map and reduce of pipelines/stages/dedup.py, whose
 stage around them only lake-building tests reach).
 
 Why mutmut rather than cosmic-ray: mutmut forks each mutant from a process that has imported the project and
@@ -67,7 +67,7 @@ MODULES = {
         "is_not")),
     # the map and the reduce, by their unit tests: the stage around them (dedup_stage, the rewrite of part groups
     # and branches) is reached only by tests that build a lake per run (test_dedup.py, test_dedup_threshold.py)
-    "pipelines-dedup": Module(["pipelines/dedup.py"], ["tests/pipelines/test_dedup_reduce.py"], isolation="forkserver",
+    "pipelines-dedup": Module(["pipelines/stages/dedup.py"], ["tests/pipelines/test_dedup_reduce.py"], isolation="forkserver",
                               functions=("map_signatures", "episode_texts", "MapJob.params", "MapJob.sidecar",
                                          "sketch_group", "_rows", "duplicates_of", "_shingles_of",
                                          "_quarantine_rows", "_with")),
@@ -712,84 +712,84 @@ EQUIVALENT: dict[str, str] = {
         "_bad_field left out every event whose exit code is no int (or a bool)",
     "ingest.swe.minisweagent.x_read__mutmut_117":
         "a file unit lists no folder: its report.json is never found (test_a_file_unit_reads_no_report_beside_it)",
-    "pipelines.dedup.x__quarantine_rows__mutmut_46": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_47": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_48": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_49": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_54": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_55": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_56": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_57": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_79": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_80": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_81": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_82": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_85": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_86": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_87": _NULL_ANYWAY,
-    "pipelines.dedup.x__quarantine_rows__mutmut_88": _NULL_ANYWAY,
-    "pipelines.dedup.x__shingles_of__mutmut_15": "every column read, the shingles taken: the same values",
-    "pipelines.dedup.x_map_signatures__mutmut_1":
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_46": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_47": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_48": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_49": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_54": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_55": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_56": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_57": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_79": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_80": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_81": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_82": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_85": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_86": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_87": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__quarantine_rows__mutmut_88": _NULL_ANYWAY,
+    "pipelines.stages.dedup.x__shingles_of__mutmut_15": "every column read, the shingles taken: the same values",
+    "pipelines.stages.dedup.x_map_signatures__mutmut_1":
         "the default batch size only: batches are concatenated in order (test_dedup_reduce.py)",
-    "pipelines.dedup.x_map_signatures__mutmut_7":
+    "pipelines.stages.dedup.x_map_signatures__mutmut_7":
         "a local executor then runs the batches in this process: the same sketch",
-    "pipelines.dedup.x_map_signatures__mutmut_8":
+    "pipelines.stages.dedup.x_map_signatures__mutmut_8":
         "a local executor then runs the batches in this process: the same sketch",
-    "pipelines.dedup.x_episode_texts__mutmut_32": "the documents are joined back in the order asked for",
-    "pipelines.dedup.x_episode_texts__mutmut_40": "the documents are joined back in the order asked for",
-    "pipelines.dedup.x_episode_texts__mutmut_59": _ORDER_ONLY,
-    "pipelines.dedup.x_episode_texts__mutmut_63": _ORDER_ONLY,
-    "pipelines.dedup.x__shingles_of__mutmut_38": "no rows asked for: no candidate pair reads the empty arrays",
-    "pipelines.dedup.x__shingles_of__mutmut_40": "no rows asked for: no candidate pair reads the empty arrays",
-    "pipelines.dedup.x__shingles_of__mutmut_41": "no rows asked for: no candidate pair reads the empty arrays",
-    "pipelines.dedup.x__shingles_of__mutmut_62": "no rows asked for: no candidate pair reads the empty arrays",
-    "pipelines.dedup.x__shingles_of__mutmut_64": "no rows asked for: no candidate pair reads the empty arrays",
-    "pipelines.dedup.x__shingles_of__mutmut_65": "no rows asked for: no candidate pair reads the empty arrays",
-    "pipelines.dedup.x__shingles_of__mutmut_55": "a copy or not, the same values",
-    "pipelines.dedup.x__shingles_of__mutmut_57": "a copy or not, the same values",
-    "pipelines.dedup.x__shingles_of__mutmut_66": "a copy or not, the same values",
-    "pipelines.dedup.x_duplicates_of__mutmut_3": "every column read, the four taken: the same values",
-    "pipelines.dedup.x_duplicates_of__mutmut_6": "every column read, the four taken: the same values",
-    "pipelines.dedup.x_duplicates_of__mutmut_73": "every member of a group has the same representative",
-    "pipelines.dedup.x_duplicates_of__mutmut_89": "one survivor makes no candidate pair",
-    "pipelines.dedup.x_duplicates_of__mutmut_97": "more than one survivor: there are bands to measure",
-    "pipelines.dedup.x_duplicates_of__mutmut_98": "more than one survivor: there are bands to measure",
-    "pipelines.dedup.x_duplicates_of__mutmut_106": _RESHAPE,
-    "pipelines.dedup.x_duplicates_of__mutmut_166":
+    "pipelines.stages.dedup.x_episode_texts__mutmut_32": "the documents are joined back in the order asked for",
+    "pipelines.stages.dedup.x_episode_texts__mutmut_40": "the documents are joined back in the order asked for",
+    "pipelines.stages.dedup.x_episode_texts__mutmut_59": _ORDER_ONLY,
+    "pipelines.stages.dedup.x_episode_texts__mutmut_63": _ORDER_ONLY,
+    "pipelines.stages.dedup.x__shingles_of__mutmut_38": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_40": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_41": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_62": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_64": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_65": "no rows asked for: no candidate pair reads the empty arrays",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_55": "a copy or not, the same values",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_57": "a copy or not, the same values",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_66": "a copy or not, the same values",
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_3": "every column read, the four taken: the same values",
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_6": "every column read, the four taken: the same values",
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_73": "every member of a group has the same representative",
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_89": "one survivor makes no candidate pair",
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_97": "more than one survivor: there are bands to measure",
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_98": "more than one survivor: there are bands to measure",
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_106": _RESHAPE,
+    "pipelines.stages.dedup.x_duplicates_of__mutmut_166":
         "every component label indexes the counts: minlength only pads labels no row has",
-    "pipelines.dedup.x_sketch_group__mutmut_12":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_12":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_20":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_20":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_21":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_21":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_40":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_40":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_46":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_46":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_47":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_47":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_51":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_51":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_57":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_57":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_58":
+    "pipelines.stages.dedup.x_sketch_group__mutmut_58":
         "a group always has parts: the table name only picks the schema of an empty read",
-    "pipelines.dedup.x_sketch_group__mutmut_114": _INFERRED_STRING,
-    "pipelines.dedup.x_sketch_group__mutmut_116": _INFERRED_STRING,
-    "pipelines.dedup.x_sketch_group__mutmut_127": _INT64,
-    "pipelines.dedup.x_sketch_group__mutmut_129": _INT64,
-    "pipelines.dedup.x_sketch_group__mutmut_161": _INT64,
-    "pipelines.dedup.x_sketch_group__mutmut_163": _INT64,
-    "pipelines.dedup.x_sketch_group__mutmut_137": "pyarrow casts the int64 offsets to the int32 a list takes",
-    "pipelines.dedup.x_sketch_group__mutmut_139": "pyarrow casts the int64 offsets to the int32 a list takes",
-    "pipelines.dedup.x_sketch_group__mutmut_146": "the band keys are numpy uint64: pyarrow takes the type given",
-    "pipelines.dedup.x_sketch_group__mutmut_148": "the band keys are numpy uint64: pyarrow takes the type given",
-    "pipelines.dedup.x_sketch_group__mutmut_167": "the shingles are numpy uint32: pyarrow takes the type given",
-    "pipelines.dedup.x_sketch_group__mutmut_169": "the shingles are numpy uint32: pyarrow takes the type given",
-    "pipelines.dedup.x_sketch_group__mutmut_152": _RESHAPE,
-    "pipelines.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
-    "pipelines.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
+    "pipelines.stages.dedup.x_sketch_group__mutmut_114": _INFERRED_STRING,
+    "pipelines.stages.dedup.x_sketch_group__mutmut_116": _INFERRED_STRING,
+    "pipelines.stages.dedup.x_sketch_group__mutmut_127": _INT64,
+    "pipelines.stages.dedup.x_sketch_group__mutmut_129": _INT64,
+    "pipelines.stages.dedup.x_sketch_group__mutmut_161": _INT64,
+    "pipelines.stages.dedup.x_sketch_group__mutmut_163": _INT64,
+    "pipelines.stages.dedup.x_sketch_group__mutmut_137": "pyarrow casts the int64 offsets to the int32 a list takes",
+    "pipelines.stages.dedup.x_sketch_group__mutmut_139": "pyarrow casts the int64 offsets to the int32 a list takes",
+    "pipelines.stages.dedup.x_sketch_group__mutmut_146": "the band keys are numpy uint64: pyarrow takes the type given",
+    "pipelines.stages.dedup.x_sketch_group__mutmut_148": "the band keys are numpy uint64: pyarrow takes the type given",
+    "pipelines.stages.dedup.x_sketch_group__mutmut_167": "the shingles are numpy uint32: pyarrow takes the type given",
+    "pipelines.stages.dedup.x_sketch_group__mutmut_169": "the shingles are numpy uint32: pyarrow takes the type given",
+    "pipelines.stages.dedup.x_sketch_group__mutmut_152": _RESHAPE,
+    "pipelines.stages.dedup.x_sketch_group__mutmut_164": "a fresh sketch's offsets start at 0",
+    "pipelines.stages.dedup.x__shingles_of__mutmut_18": "every column read, the shingles taken: the same values",
     **{f"ingest.atif.x__branch__mutmut_{n}": _ATIF_BRANCH for n in (6, 12, 13, 16, 22, 23)},
     **{f"ingest.atif.x__root_of__mutmut_{n}": _ATIF_VERSION for n in (7, 9, 12)},
     **{f"ingest.atif.x__file_links__mutmut_{n}": _ATIF_LINK_STEP for n in (35, 38)},

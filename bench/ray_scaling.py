@@ -87,15 +87,15 @@ def one_round(corpus: str, task_mb: float, workers: int, root: str) -> dict[str,
     """Seconds per stage for one placement (0 workers: in-process), on a fresh lake under `root`."""
     import dataclasses
 
-    from pipelines import definition
-    from pipelines.dedup import dedup_stage
-    from pipelines.export import export
-    from pipelines.lake import Lake
-    from pipelines.options import ExportOptions
-    from pipelines.runner import run_ingest
-    from pipelines.runs import new_run_id
+    from pipelines.infra import definition
+    from pipelines.stages.dedup import dedup_stage
+    from pipelines.stages.export import export
+    from pipelines.infra.lake import Lake
+    from pipelines.infra.options import ExportOptions
+    from pipelines.infra.runner import run_ingest
+    from pipelines.infra.runs import new_run_id
     from pipelines.stages import StageContext
-    from pipelines.validate import validate_stage
+    from pipelines.stages.validate import validate_stage
 
     executor = "ray" if workers else "local"
     if workers < 0:  # the cluster: both nodes alive before the clock starts

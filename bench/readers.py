@@ -102,8 +102,8 @@ def limit_once(root: Path, out: Path, batch_mb: float = 64) -> None:
 
 
 def ingest_once(fmt: str, root: Path, lake: Path) -> None:
-    from pipelines import definition
-    from pipelines.runner import run_ingest
+    from pipelines.infra import definition
+    from pipelines.infra.runner import run_ingest
 
     defn = definition.load("ingest-all")
     defn.formats, defn.stages, defn.stage_options = [fmt], ["ingest"], {}

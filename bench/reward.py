@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipelines import definition  # noqa: E402
-from pipelines.label_client import ClientConfig, Sampling  # noqa: E402
-from pipelines.runner import run_ingest  # noqa: E402
+from pipelines.infra import definition  # noqa: E402
+from pipelines.infra.label_client import ClientConfig, Sampling  # noqa: E402
+from pipelines.infra.runner import run_ingest  # noqa: E402
 from pipelines.stages.judge import DirectoryCache, JudgeJob, judge_all  # noqa: E402
 from tests.pipelines.judge_servers import all_scores, verdict_text  # noqa: E402
 from tests.pipelines.label_servers import ScriptedServer, chat_completion, smollm_gguf, start_llama_server  # noqa: E402

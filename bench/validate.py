@@ -28,9 +28,9 @@ from bench.ingest import corpus, ingest_only  # noqa: E402
 
 def hot_path(lake_dir: str):
     """(seconds, outcome) of validating the lake's current android version: read, conform, every rule."""
-    from pipelines.lake import Lake
-    from pipelines.runs import open_catalog
-    from pipelines.validate import _read_parts
+    from pipelines.infra.lake import Lake
+    from pipelines.infra.runs import open_catalog
+    from pipelines.stages.validate import _read_parts
     from transforms.validate.check import conform_parts, validate
 
     lake = Lake(lake_dir)
@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from pipelines.runner import run_ingest
+    from pipelines.infra.runner import run_ingest
 
     data, size = corpus(args.mb, REPO / "bench" / "out")
     ingests, hots = [], []

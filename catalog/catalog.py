@@ -21,7 +21,7 @@ from schemas import TABLES
 VIEW_TABLES = ("episodes", "steps", "branches", "quarantine", "blobs", "targets")
 STORAGE_COMPATIBILITY = "v1.4.0"
 
-# An export's lineage (pipelines/export.py): every output row's step ids, one Parquet file per export under
+# An export's lineage (pipelines/stages/export.py): every output row's step ids, one Parquet file per export under
 # the lake's EXPORT_ROWS_DIR, read by the `export_rows` view. Inserted into a catalog table instead, the
 # rows were held in DuckDB's memory until written (~0.35 KB a row: +184 MB at the end of an SFT export of
 # 10 GB of input). With a data recipe (transforms/export/recipe.py) a row also has its system-prompt variant,
@@ -51,12 +51,12 @@ CREATE TABLE IF NOT EXISTS stage_stats (
 -- input files an ingest run did not read: no format claims them (all of `formats` declined), or skipped
 CREATE TABLE IF NOT EXISTS ignored_inputs (
     run_id VARCHAR, dataset VARCHAR, path VARCHAR, size BIGINT, reason VARCHAR, formats VARCHAR);
--- incremental ingest (pipelines/runner.py): the input units each ingest added to a dataset, so the next
+-- incremental ingest (pipelines/infra/runner.py): the input units each ingest added to a dataset, so the next
 -- ingest reads only new ones; `replaces` marks an ingest that started the dataset over (`--replace`)
 CREATE TABLE IF NOT EXISTS ingests (dataset VARCHAR, version INTEGER, run_id VARCHAR, replaces BOOLEAN);
 CREATE TABLE IF NOT EXISTS ingested_units (
     dataset VARCHAR, version INTEGER, format VARCHAR, uri VARCHAR, fingerprint VARCHAR);
--- validate (pipelines/validate.py); validated_groups: part groups (by stem) and branches parts (by path)
+-- validate (pipelines/stages/validate.py); validated_groups: part groups (by stem) and branches parts (by path)
 -- found clean under a rules+options digest, which a later validate does not check again
 CREATE TABLE IF NOT EXISTS validated_groups (dataset VARCHAR, digest VARCHAR, stem VARCHAR, run_id VARCHAR);
 CREATE TABLE IF NOT EXISTS validation_findings (
@@ -65,7 +65,7 @@ CREATE TABLE IF NOT EXISTS validation_findings (
 CREATE TABLE IF NOT EXISTS validation_results (
     run_id VARCHAR, dataset VARCHAR, version INTEGER, suite VARCHAR, expectation VARCHAR, success BOOLEAN,
     observed_value VARCHAR, rows BIGINT, sampled BOOLEAN);
--- dedup and scrub (pipelines/dedup.py)
+-- dedup and scrub (pipelines/stages/dedup.py)
 CREATE TABLE IF NOT EXISTS dedup_clusters (
     run_id VARCHAR, dataset VARCHAR, cluster_id VARCHAR, episode_id VARCHAR, representative VARCHAR,
     similarity DOUBLE, kind VARCHAR);
@@ -75,13 +75,13 @@ CREATE TABLE IF NOT EXISTS dedup_no_change (
 CREATE TABLE IF NOT EXISTS scrub_audit (
     run_id VARCHAR, dataset VARCHAR, table_name VARCHAR, record_id VARCHAR, field VARCHAR, kind VARCHAR,
     count INTEGER);
--- exports (pipelines/export.py, pipelines/export_atif.py)
+-- exports (pipelines/stages/export.py, pipelines/stages/export_atif.py)
 CREATE TABLE IF NOT EXISTS exports (
     export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, dataset VARCHAR, version INTEGER,
     out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON);
 -- the export's lineage file (EXPORT_ROWS), relative to the lake: the `export_rows` view reads them all
 ALTER TABLE exports ADD COLUMN IF NOT EXISTS lineage VARCHAR;
--- the labeler's request ledger (pipelines/label_ledger.py)
+-- the labeler's request ledger (pipelines/stages/label_ledger.py)
 CREATE TABLE IF NOT EXISTS label_ledger (
     request_key VARCHAR PRIMARY KEY, model VARCHAR, template_hash VARCHAR, input_hash VARCHAR, sampling JSON,
     domain VARCHAR, parent_step_id VARCHAR, strategy VARCHAR, branch_id VARCHAR, status VARCHAR,

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import fsspec
 
 # Stores without a rename: a "move" is a copy and a delete, and an object is whole or absent. Writes into them
-# are one upload each (pipelines.lake.Lake.write_bytes_atomic).
+# are one upload each (pipelines.infra.lake.Lake.write_bytes_atomic).
 OBJECT_STORES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2"})
 HTTPFS_S3 = frozenset({"s3", "s3a"})  # what this module configures httpfs for
 

@@ -14,7 +14,7 @@ trajectories. Three kinds are read:
 - mini-swe-agent's **exit statuses** (`exit_statuses_<time>.yaml`, one per batch invocation:
   `instances_by_exit_status: {status: [instance ids]}`): how each agent run ended, not a grade.
 
-Planning (`pipelines.harness_files`) finds these files with `kind_of` and gives each unit of a format that
+Planning (`pipelines.infra.harness_files`) finds these files with `kind_of` and gives each unit of a format that
 takes them (`TAKES_HARNESS_REPORTS = True`) the paths of those that may name its instance, as
 `Source.reports`; the reader, which knows its instance id, asks `verdict(source, instance)`.
 

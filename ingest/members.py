@@ -1,4 +1,4 @@
-"""Helpers for a format's `members(units, files, head)` hook (`pipelines.plan`): the files beside a unit its
+"""Helpers for a format's `members(units, files, head)` hook (`pipelines.infra.plan`): the files beside a unit its
 reader reads, found in planning's sorted listing by bisection, so a hook costs a lookup per unit, not a scan."""
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def _too_large(path: str, size: int, limit: int) -> SourceError:
 
 def regular_file(root: str | None, path: str) -> tuple[os.stat_result | None, str | None]:
     """`path`'s stat if it is a regular file an input may hold, else why not: the one rule the walker
-    (`pipelines.plan`) and every read through `Source` apply. A FIFO would block its reader forever and a
+    (`pipelines.infra.plan`) and every read through `Source` apply. A FIFO would block its reader forever and a
     link to /dev/zero never ends, so only regular files count; a link may point only inside `root`. A name that
     is not UTF-8 (bytes Python keeps as surrogates) cannot be written into the lake's text columns: skipped."""
     if not utf8_name(path):

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import definition
-from pipelines.runner import run_ingest
-from pipelines.runs import open_catalog
-from pipelines.lake import Lake
+from pipelines.infra import definition
+from pipelines.infra.runner import run_ingest
+from pipelines.infra.runs import open_catalog
+from pipelines.infra.lake import Lake
 
 # The validate stage's great-expectations suites cost ~10 s per run: off in tests unless a test asks for them
 # (stage option gx = true).

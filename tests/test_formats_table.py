@@ -10,7 +10,7 @@ import pytest
 
 from ingest import registry
 from ingest.format_info import GROUPS, FormatInfo
-from pipelines import definition
+from pipelines.infra import definition
 from pipelines.cli.formats import README_END, README_START, readme_tables
 from tests import goldens
 from tests.conftest import REPO

@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-from pipelines import definition
+from pipelines.infra import definition
 from pipelines.cli import dedup as dedup_cli
 from pipelines.cli import eval as eval_cli
 from pipelines.cli import export as export_cli
@@ -20,10 +20,10 @@ from pipelines.cli import label as label_cli
 from pipelines.cli import publish as publish_cli
 from pipelines.cli import validate as validate_cli
 from pipelines.cli import view as view_cli
-from pipelines.lake import Lake, lake_url
-from pipelines.options import add_executor_arguments
-from pipelines.runner import RunResult, run_ingest
-from pipelines.runs import open_catalog
+from pipelines.infra.lake import Lake, lake_url
+from pipelines.infra.options import add_executor_arguments
+from pipelines.infra.runner import RunResult, run_ingest
+from pipelines.infra.runs import open_catalog
 
 DEFAULT_LAKE = os.environ.get("PIPELINES_LAKE", "lake")
 
@@ -157,8 +157,8 @@ def cmd_sql(args) -> int:
 
 
 def cmd_migrate(args) -> int:
-    from pipelines.migrate import migrate
-    from pipelines.runs import recorded_run
+    from pipelines.stages.migrate import migrate
+    from pipelines.infra.runs import recorded_run
 
     lake = Lake(lake_url(args.lake))
     with recorded_run(lake, args.catalog, "migrate", args.dataset.partition("@")[0], {}, [args.dataset]) as run:

@@ -1,5 +1,5 @@
 """`pipelines dedup DATASET`: the dedup stage run on its own; its flags are the stage's options
-(`pipelines.options.DedupOptions`). Kept apart from `pipelines.dedup` so the command line starts without
+(`pipelines.infra.options.DedupOptions`). Kept apart from `pipelines.stages.dedup` so the command line starts without
 importing numpy and polars."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pipelines.options import DedupOptions, add_arguments, add_executor_arguments, from_args
+from pipelines.infra.options import DedupOptions, add_arguments, add_executor_arguments, from_args
 
 
 def add_parser(sub, add_lake_args) -> None:
@@ -22,10 +22,10 @@ def add_parser(sub, add_lake_args) -> None:
 def cmd_dedup(args: argparse.Namespace) -> int:
     import dataclasses
 
-    from pipelines import datasets
-    from pipelines.dedup import STAGE
-    from pipelines.lake import Lake, lake_url
-    from pipelines.runs import open_catalog
+    from pipelines.infra import datasets
+    from pipelines.stages.dedup import STAGE
+    from pipelines.infra.lake import Lake, lake_url
+    from pipelines.infra.runs import open_catalog
     from pipelines.stages import run_alone
 
     lake = Lake(lake_url(args.lake))

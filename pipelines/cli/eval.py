@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-from pipelines.label_client import ClientConfig, Sampling
+from pipelines.infra.label_client import ClientConfig, Sampling
 from transforms.reward.judge import ATTEMPTS
 
 
@@ -44,7 +44,7 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--temperature", type=float, default=0.6, help="world model temperature (default 0.6)")
     p.add_argument("--max-tokens", type=int, help="world model max_tokens (default 32768, the reference's; "
                    "less for a server that reports a small context or serves one request at a time: "
-                   "pipelines.server_limits)")
+                   "pipelines.infra.server_limits)")
     p.add_argument("--top-p", type=float, help="world model top_p (default: not sent, as the reference)")
     p.add_argument("--top-k", type=int, help="world model top_k (default: not sent)")
     p.add_argument("--judge-temperature", type=float, default=0.6)
@@ -76,9 +76,9 @@ def add_parser(sub, add_lake_args) -> None:
 
 
 def _client_defaults(args, log) -> None:
-    """The flags not given, chosen from what each server reports (`pipelines.server_limits`), so that a small
+    """The flags not given, chosen from what each server reports (`pipelines.infra.server_limits`), so that a small
     local server is not sent 16 requests of max_tokens 32768; the run's recorded config holds the values."""
-    from pipelines.server_limits import client_flags
+    from pipelines.infra.server_limits import client_flags
     from pipelines.stages.eval import INFER_SAMPLING
     from pipelines.stages.judge import JUDGE_SAMPLING
 
@@ -94,8 +94,8 @@ def _client_defaults(args, log) -> None:
 
 
 def cmd_eval(args) -> int:
-    from pipelines.lake import Lake, lake_url
-    from pipelines.runs import recorded_run
+    from pipelines.infra.lake import Lake, lake_url
+    from pipelines.infra.runs import recorded_run
     from pipelines.stages.eval import EvalOptions, evaluate
     from transforms.reward.scores import format_table
 

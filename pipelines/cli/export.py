@@ -1,6 +1,6 @@
 """`pipelines export KIND DATASET --out PATH ...`: write training shards from a dataset version.
 
-KIND is one of `EXPORTERS`: cpt, sft and rl render the transition view (`pipelines.export`); other
+KIND is one of `EXPORTERS`: cpt, sft and rl render the transition view (`pipelines.stages.export`); other
 exporters (interchange formats) register themselves here with their own handler.
 """
 
@@ -11,8 +11,8 @@ import importlib.util
 import sys
 from typing import Callable
 
-from pipelines.lake import Lake, lake_url
-from pipelines.options import ExportOptions, add_arguments, add_executor_arguments, from_args
+from pipelines.infra.lake import Lake, lake_url
+from pipelines.infra.options import ExportOptions, add_arguments, add_executor_arguments, from_args
 
 # kind -> handler(args, lake, catalog_path) -> exit code; `kinds` extend this dict
 EXPORTERS: dict[str, Callable] = {}
@@ -33,7 +33,7 @@ def _progress_only(line: str) -> None:
 
 
 def export_training(args, lake: Lake, catalog_path: str | None) -> int:
-    from pipelines.export import budget_warnings, checked, export
+    from pipelines.stages.export import budget_warnings, checked, export
 
     options = from_args(ExportOptions, args, skip=("out",))
     config = checked(dataclasses.replace(options, held_out=options.held_out + _read_ids(args.held_out_file)))
@@ -59,7 +59,7 @@ def export_training(args, lake: Lake, catalog_path: str | None) -> int:
 
 
 def export_interchange_atif(args, lake: Lake, catalog_path: str | None) -> int:
-    from pipelines.export_atif import export_atif
+    from pipelines.stages.export_atif import export_atif
 
     manifest = export_atif(lake, catalog_path, args.dataset, lake_url(args.out), bool(args.include_simulated),
                            executor=args.executor, ray_address=args.ray_address)
@@ -70,7 +70,7 @@ def export_interchange_atif(args, lake: Lake, catalog_path: str | None) -> int:
 
 for _kind in ("cpt", "sft", "rl"):
     EXPORTERS[_kind] = export_training
-if importlib.util.find_spec("pipelines.export_atif") is not None:
+if importlib.util.find_spec("pipelines.stages.export_atif") is not None:
     EXPORTERS["atif"] = export_interchange_atif
 
 
@@ -88,7 +88,7 @@ def add_parser(sub, add_lake_args) -> None:
 
 
 def cmd_export(args) -> int:
-    from pipelines.runs import catalog_path
+    from pipelines.infra.runs import catalog_path
 
     lake = Lake(lake_url(args.lake))
     return EXPORTERS[args.kind](args, lake, catalog_path(lake, args.catalog))

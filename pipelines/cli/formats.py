@@ -29,8 +29,8 @@ def add_parser(sub, add_lake_args) -> None:
 
 def cmd_formats(args) -> int:
     if getattr(args, "formats_command", None) == "explain":
-        from pipelines import definition
-        from pipelines.explain import explain
+        from pipelines.infra import definition
+        from pipelines.cli.explain import explain
 
         for line in explain(args.path, definition.load(args.pipeline).formats):
             print(line)

@@ -1,4 +1,4 @@
-"""`pipelines label DATASET --endpoint URL --model NAME ...`: the labeler's command (see `pipelines.label`).
+"""`pipelines label DATASET --endpoint URL --model NAME ...`: the labeler's command (see `pipelines.stages.label`).
 On a GPU node, `--backend vllm --model PATH [--engine-arg KEY=VALUE ...]` runs vLLM's offline engine instead.
 
 `--mode sample --judge-endpoint URL --judge-model NAME [--rollouts N --min-score S]`: rejection sampling
@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-from pipelines.label_client import ClientConfig, Sampling
+from pipelines.infra.label_client import ClientConfig, Sampling
 from transforms.label.branch_points import MODES
 from transforms.label.counterfactual import STRATEGIES
 
@@ -63,7 +63,7 @@ def add_parser(sub, add_lake_args) -> None:
     p.add_argument("--top-p", type=float, default=_DEFAULTS.top_p)
     p.add_argument("--top-k", type=int, default=_DEFAULTS.top_k)
     p.add_argument("--max-tokens", type=int, help=f"default {_DEFAULTS.max_tokens}; less for a server that reports "
-                   "a small context or serves one request at a time (pipelines.server_limits), as --concurrency")
+                   "a small context or serves one request at a time (pipelines.infra.server_limits), as --concurrency")
     p.add_argument("--sampling-seed", type=int, help="the server's sampling seed (default: none)")
     p.add_argument("--timeout", type=float,
                    help=f"http backend: seconds per attempt (default {ClientConfig.timeout_s:g})")
@@ -114,9 +114,9 @@ def check_backend_args(args, log) -> None:
 
 
 def _client_defaults(args, log) -> int | None:
-    """--max-tokens and --concurrency where not given, from what the server reports (`pipelines.server_limits`);
+    """--max-tokens and --concurrency where not given, from what the server reports (`pipelines.infra.server_limits`);
     with `--mode sample`, also the judge's max_tokens (returned; None: the judge's default)."""
-    from pipelines.server_limits import client_flags
+    from pipelines.infra.server_limits import client_flags
     from pipelines.stages.judge import JUDGE_SAMPLING
 
     probed: dict = {}
@@ -135,10 +135,10 @@ def _client_defaults(args, log) -> int | None:
 
 
 def cmd_label(args) -> int:
-    from pipelines.lake import lake_url
-    from pipelines.label import LabelOptions, label
-    from pipelines.lake import Lake
-    from pipelines.runs import recorded_run
+    from pipelines.infra.lake import lake_url
+    from pipelines.stages.label import LabelOptions, label
+    from pipelines.infra.lake import Lake
+    from pipelines.infra.runs import recorded_run
 
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
     judge_max_tokens = _client_defaults(args, log)
@@ -176,7 +176,7 @@ def cmd_label(args) -> int:
 def _dry_run(args, options, lake, log) -> int:
     """Every request to a file (or stdout with `--requests-out -`), a bounded preview and the count: a dataset's
     requests run to megabytes, which no terminal should scroll through before the summary."""
-    from pipelines.label import label
+    from pipelines.stages.label import label
 
     path = args.requests_out or f"label-requests-{args.dataset.partition('@')[0]}.jsonl"
     if path == "-":
@@ -234,7 +234,7 @@ def preview(request: dict, width: int = PREVIEW_CHARS) -> str:
 
 def _cmd_sample(args, label_options, lake, log, judge_max_tokens: int | None = None) -> int:
     """`--mode sample`: the rollouts take the labeler's model, sampling and client flags."""
-    from pipelines.runs import recorded_run
+    from pipelines.infra.runs import recorded_run
     from pipelines.stages.sample import SampleOptions, sample_targets
 
     if args.dry_run:

@@ -1,5 +1,5 @@
 """`pipelines publish SOURCE --out DIR`: an export's folder or a dataset laid out as a Hub dataset repository
-(`pipelines.publish`), uploaded with `huggingface_hub` when `--repo-id` and a token are given."""
+(`pipelines.stages.publish`), uploaded with `huggingface_hub` when `--repo-id` and a token are given."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ def add_parser(sub, add_lake_args) -> None:
 
 
 def cmd_publish(args) -> int:
-    from pipelines.lake import Lake, lake_url
-    from pipelines.publish import PublishError, parse_license_rules, publish, upload
+    from pipelines.infra.lake import Lake, lake_url
+    from pipelines.stages.publish import PublishError, parse_license_rules, publish, upload
 
     token = args.token or os.environ.get("HF_TOKEN")
     if args.repo_id and not token:

@@ -1,5 +1,5 @@
-"""`pipelines validate DATASET[@VERSION]`: run the validate stage on demand (see `pipelines.validate`); its
-flags are the stage's options (`pipelines.options.ValidateOptions`).
+"""`pipelines validate DATASET[@VERSION]`: run the validate stage on demand (see `pipelines.stages.validate`); its
+flags are the stage's options (`pipelines.infra.options.ValidateOptions`).
 
 Exit codes: 0 done (findings are reported, not failures); 3 `--strict` and an episode was quarantined.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from pipelines.options import ValidateOptions, add_arguments, add_executor_arguments, from_args
+from pipelines.infra.options import ValidateOptions, add_arguments, add_executor_arguments, from_args
 
 
 def add_parser(sub, add_lake_args) -> None:
@@ -24,7 +24,7 @@ def add_parser(sub, add_lake_args) -> None:
 def cmd_validate(args) -> int:
     import dataclasses
 
-    from pipelines.lake import Lake, lake_url
+    from pipelines.infra.lake import Lake, lake_url
     from pipelines.stages import run_alone
 
     options = {k: v for k, v in dataclasses.asdict(from_args(ValidateOptions, args)).items() if v is not None}

@@ -43,8 +43,8 @@ def _loopback(host: str) -> bool:
 def cmd_view(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from pipelines.lake import Lake, lake_url
-    from pipelines.runs import catalog_path
+    from pipelines.infra.lake import Lake, lake_url
+    from pipelines.infra.runs import catalog_path
     from pipelines.view.app import create_app
     from pipelines.view.db import Source
 

@@ -2,9 +2,9 @@
 type: `Stage`.
 
 A stage is a function `stage(ctx) -> StageResult`: it reads the dataset's current version, and may commit a
-new one (see `pipelines.datasets`). What it reads is one of two things: the version's part groups (`parts`:
+new one (see `pipelines.infra.datasets`). What it reads is one of two things: the version's part groups (`parts`:
 validate, dedup, migrate, export: the per-group work is a plain function of one part group that it hands to
-`pipelines.executor`, in-process or as Ray tasks, as `ctx.executor` and `ctx.ray_address` say, and what needs
+`pipelines.infra.executor`, in-process or as Ray tasks, as `ctx.executor` and `ctx.ray_address` say, and what needs
 every episode, duplicate groups or splits, runs once in the stage over small per-episode data), or its
 transitions as rendered records (`records`: label, sample, eval, which send them to a model). Each declares
 the `Resources` one of its tasks needs; the executor asks Ray for them, and a definition may change them
@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
-from pipelines.executor import ONE_CPU, Resources
+from pipelines.infra.executor import ONE_CPU, Resources
 
 if TYPE_CHECKING:
-    from pipelines.lake import Lake
+    from pipelines.infra.lake import Lake
 
 READS = ("parts", "records")
 
@@ -37,7 +37,7 @@ class StageContext:
     run_id: str
     options: dict = field(default_factory=dict)  # the definition's [stage_options.<stage>] table
     log: Callable[[str], None] = print
-    executor: str = "auto"  # where per-part work runs: auto | local | ray (`pipelines.executor`)
+    executor: str = "auto"  # where per-part work runs: auto | local | ray (`pipelines.infra.executor`)
     ray_address: str | None = None  # join this Ray cluster
     resources: Resources = ONE_CPU  # what each of its tasks asks Ray for
 
@@ -64,17 +64,17 @@ class Stage:
 # the stages, in the order a pipeline usually runs them; light modules for the checkers where they can be
 # (definitions are read at startup). A model stage's tasks run where its requests are sent from: one CPU.
 STAGES: dict[str, Stage] = {s.name: s for s in (
-    Stage("migrate", "pipelines.migrate:migrate_stage", "pipelines.options:no_options", "parts", ONE_CPU,
+    Stage("migrate", "pipelines.stages.migrate:migrate_stage", "pipelines.infra.options:no_options", "parts", ONE_CPU,
           "bring a dataset written before schema 2 to the current layout"),
-    Stage("validate", "pipelines.validate:validate_stage", "pipelines.options:validate_options", "parts",
+    Stage("validate", "pipelines.stages.validate:validate_stage", "pipelines.infra.options:validate_options", "parts",
           Resources(cpus=1, memory_mb=1024), "schema, rules and GX checks; errors to the quarantine"),
-    Stage("label", "pipelines.label:label_stage", "pipelines.label:label_stage_options", "records", ONE_CPU,
+    Stage("label", "pipelines.stages.label:label_stage", "pipelines.stages.label:label_stage_options", "records", ONE_CPU,
           "simulated counterfactual next states from a model, kept apart as branches"),
     Stage("sample", "pipelines.stages.sample:sample_stage", "pipelines.stages.sample:sample_options", "records",
           ONE_CPU, "rejection-sampled reasoning targets for real transitions, judged"),
-    Stage("dedup", "pipelines.dedup:dedup_stage", "pipelines.options:dedup_options", "parts",
+    Stage("dedup", "pipelines.stages.dedup:dedup_stage", "pipelines.infra.options:dedup_options", "parts",
           Resources(cpus=1, memory_mb=1024), "exact and near-duplicate episodes removed, clusters recorded"),
-    Stage("export", "pipelines.export:export_stage", "pipelines.export:export_options", "parts",
+    Stage("export", "pipelines.stages.export:export_stage", "pipelines.stages.export:export_options", "parts",
           Resources(cpus=1, memory_mb=1024), "CPT / SFT / RL shards with lineage, manifest and trainer configs"),
     Stage("eval", "pipelines.stages.eval:eval_stage", "pipelines.stages.eval:eval_options", "records", ONE_CPU,
           "the AgentWorldBench protocol on the held-out split: infer, judge, score"),
@@ -122,11 +122,11 @@ def run_alone(stage: str, lake: Lake, catalog_path: str | None, dataset: str, op
               log: Callable[[str], None], counted: str = "steps", executor: str = "auto",
               ray_address: str | None = None, resources: Resources | None = None) -> tuple[str, StageResult]:
     """Run registered `stage` on DATASET[@VERSION] as a run of its own (the `pipelines <stage>` commands):
-    (run_id, result), recorded by `pipelines.runs.recorded_run`; `counted` is the `runs` column that
+    (run_id, result), recorded by `pipelines.infra.runs.recorded_run`; `counted` is the `runs` column that
     `records_out` fills (steps or episodes); `resources`, what each task asks for (None: as declared)."""
     import time
 
-    from pipelines.runs import recorded_run
+    from pipelines.infra.runs import recorded_run
 
     config = {**options, "executor": executor, "ray_address": ray_address}
     with recorded_run(lake, catalog_path, stage, dataset.partition("@")[0], config, [dataset]) as run:

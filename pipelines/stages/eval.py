@@ -2,7 +2,7 @@
 dataset's held-out split, or on AgentWorldBench as released (its JSONL files, or the hub's Parquet of them).
 
 1. Samples: a dataset version's records as `sft --format bench` renders them (the reference's record layout,
-   with our grouped splits), taken from the export's render stream (`pipelines.export.rendered_records`:
+   with our grouped splits), taken from the export's render stream (`pipelines.stages.export.rendered_records`:
    nothing is written to be read back), those of the split in the order the bench files would hold them;
    a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
    `load_data` globs `*_test.jsonl`, else the split's Parquet files; `read_bench`). Each line is a sample, a
@@ -13,7 +13,7 @@ dataset's held-out split, or on AgentWorldBench as released (its JSONL files, or
    OpenAI-compatible server, or vLLM's offline engine); the generation is the answer's content alone (the
    reference's `gen = message.content or ""`: reasoning returned beside an empty content is no generation),
    and a request that gets no answer leaves the sample without one too. While requests are out a progress
-   line comes every few seconds (`pipelines.request_progress`: answered / total, failed, rate, ETA; before the
+   line comes every few seconds (`pipelines.infra.request_progress`: answered / total, failed, rate, ETA; before the
    first answer, how long it has waited and on what), so a slow server is never silence.
 3. Judge (`pipelines.stages.judge`): the prediction parsed like the reference (`reference_answer`), the
    judge input of `transforms.reward.judge`, up to `judge_attempts` requests of the sample's own; a sample
@@ -51,11 +51,11 @@ from typing import Callable
 
 import orjson
 
-from pipelines import label_ledger
-from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
-from pipelines.lake import Lake
-from pipelines.request_progress import EVERY_S as PROGRESS_EVERY_S
-from pipelines.request_progress import RequestProgress
+from pipelines.stages import label_ledger
+from pipelines.infra.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
+from pipelines.infra.lake import Lake
+from pipelines.infra.request_progress import EVERY_S as PROGRESS_EVERY_S
+from pipelines.infra.request_progress import RequestProgress
 from pipelines.stages.judge import (CACHED, JudgeJob, JudgeOutcome, ModelAndJudgeOptions, completion_row, draws,
                                      judge_all)
 from transforms.label.parse import reference_answer
@@ -181,8 +181,8 @@ def dataset_samples(lake: Lake, catalog_path: str | None, dataset: str, options:
     domain's records in render order). Returns (records, source description)."""
     from collections import Counter
 
-    from pipelines.export import rendered_records
-    from pipelines.options import ExportOptions
+    from pipelines.stages.export import rendered_records
+    from pipelines.infra.options import ExportOptions
 
     settings = {"format": "bench", "kind": "sft", "seed": options.seed, "max_tokens": options.max_tokens,
                 "tokenizer": options.tokenizer, "domains": options.domains}
@@ -256,7 +256,7 @@ class LedgerWriter:
         self.table, self.columns = table, columns
 
     def lookup(self, keys: list[str]) -> dict[str, dict]:
-        from pipelines.runs import open_catalog, release_catalog
+        from pipelines.infra.runs import open_catalog, release_catalog
 
         try:
             with open_catalog(self.lake, self.catalog_path, read_only=True) as cat:
@@ -272,7 +272,7 @@ class LedgerWriter:
             self.flush()
 
     def flush(self) -> None:
-        from pipelines.runs import open_catalog, release_catalog
+        from pipelines.infra.runs import open_catalog, release_catalog
 
         if self.pending:
             try:
@@ -441,7 +441,7 @@ def _record(lake: Lake, catalog_path: str | None, result: EvalResult, rows: list
     import pyarrow as pa
 
     from catalog.catalog import now
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
 
     table = result.table
     scores = []
@@ -474,7 +474,7 @@ def eval_options(table: dict) -> EvalOptions:
     """A definition's `[stage_options.eval]` table: EvalOptions fields, the world model's and the judge's
     sampling as tables (`sampling = {temperature = 0.6, max_tokens = 32768}`); the API keys, when the table
     names none, from OPENAI_API_KEY and JUDGE_API_KEY as the command reads them. ValueError naming the bad key."""
-    from pipelines.options import from_mapping
+    from pipelines.infra.options import from_mapping
     from pipelines.stages.judge import model_and_judge_table
 
     where = "stage_options.eval"

@@ -1,5 +1,5 @@
 """Judge requests: the AgentWorldBench LLM judge on an OpenAI-compatible endpoint, through the labeler's client
-(`pipelines.label_client`: concurrency, timeouts, transport retries), with the reference's attempts on top.
+(`pipelines.infra.label_client`: concurrency, timeouts, transport retries), with the reference's attempts on top.
 
 Each sample's judge messages (`transforms.reward.judge`) are sent as attempt 1; a sample whose verdict cannot
 be read (`parse_verdict`) is sent again as attempt 2, and so on up to `attempts` (the reference's 3): a round
@@ -28,8 +28,8 @@ from typing import Callable, Iterable
 
 import orjson
 
-from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete
-from pipelines.request_progress import RequestProgress
+from pipelines.infra.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete
+from pipelines.infra.request_progress import RequestProgress
 from transforms.reward.judge import ATTEMPTS, Verdict, parse_verdict
 
 # The reference's judge request: temperature 0.6, max_tokens 32768, nothing else (OpenAI's API rejects top_k)
@@ -237,7 +237,7 @@ def model_and_judge_table(table: dict, where: str, model_sampling: Sampling) -> 
     two sampling tables made Sampling over their defaults (`model_sampling`, JUDGE_SAMPLING), `model` and
     `judge_model` required. Returns (the other fields, {"sampling": ..., "judge_sampling": ...} as given);
     OptionsError naming the bad key."""
-    from pipelines.options import OptionsError, from_mapping
+    from pipelines.infra.options import OptionsError, from_mapping
 
     data = dict(table)
     for key, default in (("sampling", model_sampling), ("judge_sampling", JUDGE_SAMPLING)):

@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Callable
 import orjson
 import pyarrow as pa
 
-from pipelines import label_ledger
-from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
-from pipelines.lake import Lake
-from pipelines.request_progress import RequestProgress
+from pipelines.stages import label_ledger
+from pipelines.infra.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline
+from pipelines.infra.lake import Lake
+from pipelines.infra.request_progress import RequestProgress
 from pipelines.stages import StageContext, StageResult
 from pipelines.stages.eval import LedgerWriter
 from pipelines.stages.judge import CACHED, JUDGE_SAMPLING, JudgeJob, ModelAndJudgeOptions, judge_all
@@ -141,8 +141,8 @@ def export_queries(lake: Lake, catalog_path: str | None, dataset: str, options: 
                    log: Callable[[str], None]) -> tuple[list[Query], Version]:
     """The version's transitions of the split as `pipelines export sft` renders them, taken from the export's
     stream (nothing written to be read back). Returns (queries, the version rendered)."""
-    from pipelines.export import rendered_records
-    from pipelines.options import ExportOptions
+    from pipelines.stages.export import rendered_records
+    from pipelines.infra.options import ExportOptions
 
     settings = {"kind": "sft", "format": "agentworld", "seed": options.seed, "max_tokens": options.max_tokens,
                 "tokenizer": options.tokenizer, "domains": options.domains}
@@ -286,8 +286,8 @@ def sample_targets(lake: Lake, catalog_path: str | None, dataset: str, options: 
     """Sample, judge and keep targets for `dataset` (NAME or NAME@VERSION), and commit a version with them.
     Raises ValueError for bad options, DatasetError for an unknown dataset."""
     from catalog.catalog import now
-    from pipelines.datasets import read_table
-    from pipelines.runs import open_catalog
+    from pipelines.infra.datasets import read_table
+    from pipelines.infra.runs import open_catalog
 
     started = time.perf_counter()
     _check(options)
@@ -357,8 +357,8 @@ def _choose(rollouts: list[Rollout], options: SampleOptions, result: SampleResul
 def _commit(lake: Lake, catalog_path: str | None, version, targets: list[dict], run_id: str,
             options: SampleOptions) -> tuple[int, bool]:
     """A new version whose `targets` gain one part (each row with its step's episode and index)."""
-    from pipelines.datasets import commit, read_parts, write_part
-    from pipelines.runs import open_catalog
+    from pipelines.infra.datasets import commit, read_parts, write_part
+    from pipelines.infra.runs import open_catalog
 
     if not targets:
         return version.version, False
@@ -382,7 +382,7 @@ def sample_options(table: dict, where: str = "stage_options.sample") -> SampleOp
     """A definition's `[stage_options.sample]` (or `[stage_options.label]` with `mode = "sample"`) table:
     SampleOptions fields, the rollouts' sampling as a table (`sampling = {temperature = 0.6, max_tokens = 32768,
     seed = 0}`); ValueError naming the bad key."""
-    from pipelines.options import from_mapping
+    from pipelines.infra.options import from_mapping
     from pipelines.stages.judge import model_and_judge_table
 
     data, sampling = model_and_judge_table(table, where, Sampling())

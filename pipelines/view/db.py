@@ -17,7 +17,7 @@ from typing import Iterator
 import duckdb
 
 from catalog.catalog import bind_moved_views
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 
 BUSY_WAIT_S = 2.0
 _REGISTER = threading.Lock()  # connections to one file share a database: register its filesystem once

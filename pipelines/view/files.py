@@ -12,7 +12,7 @@ import hashlib
 import posixpath
 import re
 
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 
 _REF = re.compile(r"(?:sha256:)?([0-9a-f]{64})")
 MAX_BLOB_BYTES = 64 << 20

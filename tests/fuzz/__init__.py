@@ -5,7 +5,7 @@ memory limit, checked for conservation.
   fields, huge lines, deep nesting, empty files, zip traversal, zip and gzip bombs, gzip members and trailing
   data, pickles with `__reduce__` payloads, allocation bombs and memo DAG bombs, values that overflow the
   schema), generated from `samples/`;
-- `tests.fuzz.harness`: runs each variant through `pipelines.runner.run_ingest` (pipeline `ingest-all`, the
+- `tests.fuzz.harness`: runs each variant through `pipelines.infra.runner.run_ingest` (pipeline `ingest-all`, the
   ingest stage only) in a child with `RLIMIT_AS` and a timeout, and classifies what went wrong;
 - `tests/fuzz/test_fuzz.py`: the quick subset in CI; `TRAJFORGE_FUZZ=full` runs every variant;
 - `bench/fuzz.py`: the same from the command line, with a table of the results.

@@ -64,8 +64,8 @@ def _child(input_path: str, lake: str, out: str, memory_limit: int) -> None:
     try:
         import pyarrow.parquet as pq
 
-        from pipelines import definition
-        from pipelines.runner import run_ingest
+        from pipelines.infra import definition
+        from pipelines.infra.runner import run_ingest
 
         defn = dataclasses.replace(definition.load("ingest-all"), stages=["ingest"])
         r = run_ingest(defn, lake, [input_path], executor="local", progress=False, log=lambda line: None)
@@ -90,7 +90,7 @@ def _child(input_path: str, lake: str, out: str, memory_limit: int) -> None:
 def _context():
     ctx = multiprocessing.get_context("forkserver")
     # the server imports the project once; each variant's child is a fork of it (no import per variant)
-    ctx.set_forkserver_preload(["tests.fuzz.harness", "pipelines.runner", "pipelines.definition",
+    ctx.set_forkserver_preload(["tests.fuzz.harness", "pipelines.infra.runner", "pipelines.infra.definition",
                                 "pyarrow.parquet", "numpy"])
     return ctx
 

@@ -1,9 +1,9 @@
 import json
 
 from ingest import atif
-from pipelines.export_atif import export_atif
-from pipelines.lake import Lake
-from pipelines.runner import open_catalog
+from pipelines.stages.export_atif import export_atif
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import open_catalog
 from tests.conftest import SAMPLES
 
 STEP_FIELDS = ("step_index, observation, action, final_observation, timestamp, reasoning, is_first, is_last, "

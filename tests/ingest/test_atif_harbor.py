@@ -271,8 +271,8 @@ def test_units_are_trial_folders_and_loose_atif_files(tmp_path):
 
 
 def test_the_bundled_trial_is_claimed_whole_by_atif(tmp_path):
-    from pipelines import definition
-    from pipelines.plan import find_units
+    from pipelines.infra import definition
+    from pipelines.infra.plan import find_units
     units, ignored = find_units([str(TRIAL.parent)], definition.load("ingest-all").formats)
     assert [(u.format, u.uri) for u in units] == [("atif", "harbor-claude-code/fix-calc-add__Vq7mR2p")]
     assert [i.path for i in ignored] == [str(TRIAL.parent / "PROVENANCE.md")]

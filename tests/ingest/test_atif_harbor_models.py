@@ -53,8 +53,8 @@ def _key(schema: str) -> tuple[int, ...]:
 
 @pytest.mark.parametrize("version", RELEASES)
 def test_what_export_atif_writes_validates_with_harbors_model(version, run, lake, tmp_path):
-    from pipelines.export_atif import export_atif
-    from pipelines.lake import Lake
+    from pipelines.stages.export_atif import export_atif
+    from pipelines.infra.lake import Lake
     run("ingest-swe", [SAMPLES / "swe", SAMPLES / "atif"])
     summary = export_atif(Lake(lake), None, "swe", str(tmp_path / "out"))
     files = [tmp_path / "out" / shard["path"] for shard in summary["shards"]]

@@ -4,8 +4,8 @@ own pipeline reads it with, when `ingest-all` tries every registered format."""
 import shutil
 
 from ingest import registry
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.conftest import SAMPLES
 
 # single-file samples whose formats are sniffed from content alone: renamed so the name tells nothing
@@ -80,7 +80,7 @@ def test_ingest_all_runs_on_the_bundled_samples(run, query):
 
 def test_units_are_the_same_when_the_planners_heads_do_not_all_fit(monkeypatch):
     # past HEADS_KEPT the oldest heads are read again: what each format claims must not change
-    from pipelines import plan
+    from pipelines.infra import plan
 
     formats = definition.load("ingest-all").formats
     expected = plan.find_units([str(SAMPLES)], formats)

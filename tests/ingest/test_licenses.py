@@ -63,10 +63,10 @@ def test_the_search_goes_up_to_the_input_root_and_no_further(tmp_path):
 
 
 def test_ingest_gives_each_bundled_episode_the_license_its_provenance_states(tmp_path):
-    from pipelines import definition
-    from pipelines.runner import run_ingest
-    from pipelines.lake import Lake
-    from pipelines.runs import open_catalog
+    from pipelines.infra import definition
+    from pipelines.infra.runner import run_ingest
+    from pipelines.infra.lake import Lake
+    from pipelines.infra.runs import open_catalog
 
     lake = tmp_path / "lake"
     result = run_ingest(definition.load("ingest-android"), str(lake), progress=False, log=lambda line: None)

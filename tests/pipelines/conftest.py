@@ -25,8 +25,8 @@ def llama_server():
 def bundled_all_lake(tmp_path_factory) -> str:
     """A lake holding every bundled sample as dataset `all` (ingest-all, validated; one for the session:
     tests that write to it use their own catalog tables or copy it)."""
-    from pipelines import definition
-    from pipelines.runner import run_ingest
+    from pipelines.infra import definition
+    from pipelines.infra.runner import run_ingest
 
     lake = str(tmp_path_factory.mktemp("bundled") / "lake")
     result = run_ingest(definition.load("ingest-all"), lake, None, progress=False, log=lambda line: None)
@@ -45,9 +45,9 @@ def all_lake_copy(bundled_all_lake, tmp_path) -> str:
 def bundled_lake(tmp_path_factory):
     """Every bundled sample ingested (`ingest-all`) and deduplicated (dedup records the no-change steps),
     once per session: the lake's URL; dataset `all` at its deduplicated version."""
-    from pipelines import definition
+    from pipelines.infra import definition
     from pipelines.cli import main
-    from pipelines.runner import run_ingest
+    from pipelines.infra.runner import run_ingest
 
     lake = str(tmp_path_factory.mktemp("bundled") / "lake")
     result = run_ingest(definition.load("ingest-all"), lake, progress=False, log=lambda line: None)

@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from ingest.android.bench_actions import bench_android_action
-from pipelines import cli, definition
-from pipelines.label import LabelOptions, label
-from pipelines.lake import Lake
-from pipelines.runner import run_ingest
+from pipelines import cli
+from pipelines.infra import definition
+from pipelines.stages.label import LabelOptions, label
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import run_ingest
 from tests import goldens
 from tests.conftest import SAMPLES
 from transforms import agentworld
@@ -164,7 +165,7 @@ def _domain_of_prompt(system: str) -> str:
 
 
 def _task_of(lake: str, step_id: str) -> str | None:
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
 
     with open_catalog(Lake(lake), read_only=True) as cat:
         rows = cat.con.execute("SELECT task FROM episodes WHERE episode_id = ?", [step_id.split(":")[0]]).fetchall()
@@ -172,7 +173,7 @@ def _task_of(lake: str, step_id: str) -> str | None:
 
 
 def _released_rows(lake: str) -> set[str]:
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
 
     with open_catalog(Lake(lake), read_only=True) as cat:
         rows = cat.con.execute("SELECT episode_id FROM episodes WHERE source_uri LIKE '%agentworld/released/%'"

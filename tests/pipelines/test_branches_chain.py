@@ -16,12 +16,14 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pipelines import cli, definition
-from pipelines.label import LabelOptions, label
-from pipelines.label_client import Sampling
-from pipelines.lake import Lake
-from pipelines.runner import run_ingest
-from pipelines.runs import open_catalog
+from pipelines import cli
+
+from pipelines.infra import definition
+from pipelines.stages.label import LabelOptions, label
+from pipelines.infra.label_client import Sampling
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import run_ingest
+from pipelines.infra.runs import open_catalog
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import ScriptedServer, chat_completion
 

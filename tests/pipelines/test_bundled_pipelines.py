@@ -3,7 +3,7 @@ validate stage ran, and nothing is quarantined by either stage."""
 
 import pytest
 
-from pipelines import definition
+from pipelines.infra import definition
 
 PIPELINES = sorted(name for name in definition.names() if name.startswith("ingest-"))
 

@@ -1,9 +1,9 @@
 import dataclasses
 import json
 
-from pipelines import definition
+from pipelines.infra import definition
 from pipelines.cli import main
-from pipelines.runner import run_ingest
+from pipelines.infra.runner import run_ingest
 from tests.conftest import SAMPLES
 from tests.transforms.dedup.copies import DROIDBOT_RUN, edited_copy, volatile_copy
 from tests.transforms.export.lakes import branch_row, commit_dataset

@@ -8,11 +8,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines import datasets, dedup
-from pipelines.dedup import (INDEX_COLUMNS, SIDECAR, MapJob, _quarantine_rows, _with, duplicates_of, episode_texts,
+from pipelines.infra import datasets
+
+from pipelines.stages import dedup
+from pipelines.stages.dedup import (INDEX_COLUMNS, SIDECAR, MapJob, _quarantine_rows, _with, duplicates_of, episode_texts,
                              map_signatures, sketch_group)
-from pipelines.lake import Lake
-from pipelines.options import DedupOptions
+from pipelines.infra.lake import Lake
+from pipelines.infra.options import DedupOptions
 from schemas import STEPS, v1
 from tests.transforms.dedup.near_pairs import jaccard, pair_texts
 from tests.transforms.export.lakes import episode_row, step_row

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 
 from pipelines.cli import main
-from pipelines.dedup import episode_texts
+from pipelines.stages.dedup import episode_texts
 from schemas import STEPS
 from tests.transforms.dedup.near_pairs import EDITS, jaccard, pair_texts
 from tests.transforms.export.lakes import commit_dataset, episode_row, step_row

@@ -1,7 +1,7 @@
 import pytest
 
-from pipelines import definition
-from pipelines.definition import DefinitionError, parse
+from pipelines.infra import definition
+from pipelines.infra.definition import DefinitionError, parse
 
 
 def test_every_bundled_definition_is_valid():
@@ -50,8 +50,8 @@ def _flags() -> dict[str, set[str]]:
 def test_stage_options_and_flags_share_their_names():
     import dataclasses
 
-    from pipelines.label import LabelOptions
-    from pipelines.options import DedupOptions, ExportOptions, ValidateOptions
+    from pipelines.stages.label import LabelOptions
+    from pipelines.infra.options import DedupOptions, ExportOptions, ValidateOptions
 
     flags = _flags()
     checked = {"validate": (ValidateOptions, ()), "dedup": (DedupOptions, ()), "export": (ExportOptions, ("kind",)),

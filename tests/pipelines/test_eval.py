@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from pipelines import cli
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from tests.pipelines.judge_servers import request_domain, ScriptedJudgeAndWorld, all_scores, verdict_text
 from transforms.agentworld import answer_in_block
 
@@ -170,7 +170,7 @@ def test_llama_server_as_world_model_and_judge(lake, llama_server):
 def test_a_slow_world_model_gives_progress_lines_while_it_answers(lake, monkeypatch, capsys):
     """A server that takes a while (a CPU model at a large max_tokens): eval says every few seconds how many
     answers came back and what it waits on, instead of falling silent after "sending N to ..."."""
-    import pipelines.request_progress as request_progress
+    import pipelines.infra.request_progress as request_progress
     import pipelines.stages.eval as eval_stage
 
     monkeypatch.setattr(eval_stage, "PROGRESS_EVERY_S", 0.2)

@@ -30,8 +30,8 @@ import orjson
 import pytest
 
 from pipelines import cli
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from tests.pipelines.judge_servers import PREDICTED, verdict_text
 from tests.pipelines.label_servers import ScriptedServer
 from transforms.agentworld import DOMAINS

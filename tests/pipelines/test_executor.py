@@ -3,7 +3,7 @@ runs in the cluster test and the Ray-placement ingest test.)"""
 
 import pytest
 
-from pipelines import executor
+from pipelines.infra import executor
 
 
 def _square(item: int, offset: int) -> int:

@@ -7,11 +7,13 @@ from pathlib import Path
 import datasets
 import pytest
 
-from pipelines import cli, definition
-from pipelines.export import export
-from pipelines.options import ExportOptions
-from pipelines.lake import Lake
-from pipelines.runner import run_ingest
+from pipelines import cli
+
+from pipelines.infra import definition
+from pipelines.stages.export import export
+from pipelines.infra.options import ExportOptions
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import run_ingest
 from tests import goldens
 from tests.conftest import SAMPLES
 from tests.transforms.export.lakes import branch_row, commit_dataset, episode_row, step_row
@@ -191,7 +193,7 @@ def test_jsonl_shards_stream_to_their_final_names_and_a_failed_export_leaves_non
 def test_an_export_that_fails_after_its_shards_leaves_no_lineage_file_behind(droidbot, tmp_path, monkeypatch):
     import tempfile
 
-    from pipelines import export as export_module
+    from pipelines.stages import export as export_module
 
     temp = tmp_path / "temp"
     temp.mkdir()

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
-from pipelines.export import export
-from pipelines.lake import Lake
-from pipelines.options import ExportOptions
+from pipelines.stages.export import export
+from pipelines.infra.lake import Lake
+from pipelines.infra.options import ExportOptions
 from tests.transforms.export.lakes import commit_dataset, episode_row, step_row
 
 TURNS = 5
@@ -95,7 +95,7 @@ class _Buffer:
 
 
 def test_parquet_records_waiting_for_their_row_group_hold_one_row_group_in_memory_together():
-    from pipelines.export import _bound_buffered
+    from pipelines.stages.export import _bound_buffered
 
     train, val, test, jsonl = _Buffer("train", 30), _Buffer("val", 20), _Buffer("test", 13), _Buffer("sft", 0)
     _bound_buffered([train, val, test, jsonl], 64)  # 63 held; a JSONL writer streams, holds no records

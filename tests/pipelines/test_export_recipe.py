@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import definition
+from pipelines.infra import definition
 from pipelines.cli import main
-from pipelines.export import export
-from pipelines.lake import Lake
-from pipelines.options import ExportOptions
-from pipelines.runner import run_ingest
-from pipelines.runs import open_catalog
+from pipelines.stages.export import export
+from pipelines.infra.lake import Lake
+from pipelines.infra.options import ExportOptions
+from pipelines.infra.runner import run_ingest
+from pipelines.infra.runs import open_catalog
 from tests import goldens
 from tests.conftest import REPO, SAMPLES
 from transforms import agentworld
@@ -353,7 +353,7 @@ def test_users_add_their_own_variants(bundled, tmp_path):
     mine = [r for r in rows if r["prompt_variant"] == "mine"]
     assert mine and all(r["messages"][0]["content"].startswith(f"MY WRAPPER for {r['domain']}\n\n") for r in mine)
     (folder / "broken.txt").write_text("no placeholder")
-    from pipelines.export import ExportError
+    from pipelines.stages.export import ExportError
     with pytest.raises(ExportError, match="broken"):
         _export(bundled, tmp_path / "bad", "sft", recipe="agentworld", prompt_variants_dir=str(folder))
 

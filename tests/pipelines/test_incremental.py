@@ -8,14 +8,14 @@ import shutil
 
 import pyarrow.parquet as pq
 
-from pipelines import definition
-from pipelines.dedup import dedup_stage
-from pipelines.label import LabelOptions, label
-from pipelines.lake import Lake
-from pipelines.runner import run_ingest
-from pipelines.runs import open_catalog
+from pipelines.infra import definition
+from pipelines.stages.dedup import dedup_stage
+from pipelines.stages.label import LabelOptions, label
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import run_ingest
+from pipelines.infra.runs import open_catalog
 from pipelines.stages import StageContext
-from pipelines.validate import validate_stage
+from pipelines.stages.validate import validate_stage
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import ScriptedServer, chat_completion
 

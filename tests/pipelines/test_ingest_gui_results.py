@@ -11,8 +11,8 @@ from pathlib import Path
 
 import orjson
 
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.conftest import SAMPLES
 from tests.ingest.android import test_androidworld_json as awj
 

@@ -6,7 +6,7 @@ import shutil
 
 import pyarrow.parquet as pq
 
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 from tests.conftest import SAMPLES
 
 GITHUB = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # planted, shaped like a real token

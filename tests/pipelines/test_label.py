@@ -8,9 +8,9 @@ import orjson
 import pytest
 
 from pipelines import cli
-from pipelines.label import LabelOptions, label, template_hash
-from pipelines.label_client import ChatRequest, ClientConfig, Sampling, complete
-from pipelines.lake import Lake
+from pipelines.stages.label import LabelOptions, label, template_hash
+from pipelines.infra.label_client import ChatRequest, ClientConfig, Sampling, complete
+from pipelines.infra.lake import Lake
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import ScriptedServer, chat_completion, free_port
 from transforms import agentworld
@@ -298,8 +298,8 @@ def test_real_model_end_to_end(run, lake, query, llama_server):
 
 
 def test_label_stage_in_a_pipeline_definition(lake, query, server):
-    from pipelines import definition
-    from pipelines.runner import run_ingest
+    from pipelines.infra import definition
+    from pipelines.infra.runner import run_ingest
 
     s = server([_predict])
     defn = definition.parse("android-labeled", f"""
@@ -356,7 +356,7 @@ def test_dry_run_history_shows_every_earlier_recorded_action_in_order(run, lake,
 def test_a_slow_server_gives_progress_lines_while_it_answers(run, lake, server, monkeypatch, capsys):
     """A server that takes a while (a CPU model): label says every few seconds how many answers came back, how
     many made no state, the rate and the ETA, and before the first answer how long and on what it waits."""
-    import pipelines.request_progress as request_progress
+    import pipelines.infra.request_progress as request_progress
 
     monkeypatch.setattr(request_progress, "EVERY_S", 0.2)
     run("ingest-android", [DROIDBOT])

@@ -32,7 +32,7 @@ import pytest
 
 from pipelines import cli
 from pipelines.cli import label as label_cli
-from pipelines.label_client import ChatRequest, Sampling, complete_offline
+from pipelines.infra.label_client import ChatRequest, Sampling, complete_offline
 
 # --- the stand-in vllm module ------------------------------------------------------------------------------
 

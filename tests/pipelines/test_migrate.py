@@ -5,8 +5,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipelines import cli
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from schemas import STEPS
 from tests.conftest import SAMPLES
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.cli import main
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 from pipelines.view.db import Source
 
 COUNTS = "SELECT (SELECT count(*) FROM steps) AS steps, (SELECT count(*) FROM export_rows) AS export_rows"

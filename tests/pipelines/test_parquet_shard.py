@@ -1,4 +1,4 @@
-"""Parquet export shards written in row groups as they fill (`pipelines.parquet_shard`): the rows read back are
+"""Parquet export shards written in row groups as they fill (`pipelines.infra.parquet_shard`): the rows read back are
 the records given, in order, whatever row group they went in; a column null in the first records takes the type
 later ones give it; records whose types the shard cannot take start the next shard; a shard of one row group is
 the file `pq.write_table` makes of its records."""
@@ -9,8 +9,8 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines import export
-from pipelines.lake import Lake
+from pipelines.stages import export
+from pipelines.infra.lake import Lake
 
 
 def _writer(tmp_path, shards, max_rows=1000):

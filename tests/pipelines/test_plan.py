@@ -9,7 +9,7 @@ import os
 import shutil
 from pathlib import Path
 
-from pipelines import definition, plan
+from pipelines.infra import definition, plan
 
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from pipelines.cli import main
-from pipelines.export import export
-from pipelines.lake import Lake
-from pipelines.options import ExportOptions
-from pipelines.publish import PublishError, publish
+from pipelines.stages.export import export
+from pipelines.infra.lake import Lake
+from pipelines.infra.options import ExportOptions
+from pipelines.stages.publish import PublishError, publish
 from tests.pipelines.hub_standin import HubStandIn
 
 
@@ -43,7 +43,7 @@ def _exported_rows(folder, manifest: dict, split: str) -> list[dict]:
 
 
 def _episodes(lake: str, manifest: dict) -> list[dict]:
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
 
     with open_catalog(Lake(lake), None) as cat:
         rows = cat.con.execute(
@@ -141,7 +141,7 @@ def test_a_published_dataset_has_its_episodes_and_steps_as_configs(bundled_lake,
     assert main(["publish", "all", "--out", str(tmp_path / "hub"), "--lake", bundled_lake, "--allow-unlicensed"]) == 0
     episodes = datasets.load_dataset(str(tmp_path / "hub"))  # the default config
     steps = datasets.load_dataset(str(tmp_path / "hub"), "steps")
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
 
     with open_catalog(Lake(bundled_lake), None) as cat:
         n_episodes, n_steps = cat.con.execute("SELECT (SELECT count(*) FROM episodes WHERE dataset = 'all'), "

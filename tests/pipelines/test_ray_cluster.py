@@ -21,8 +21,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import free_port
 

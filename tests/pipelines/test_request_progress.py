@@ -3,7 +3,7 @@ failed, rate and ETA every few seconds, and once more at the end."""
 
 import time
 
-from pipelines.request_progress import RequestProgress
+from pipelines.infra.request_progress import RequestProgress
 
 
 def test_a_slow_server_is_never_silence_and_the_end_is_counted():

@@ -1,4 +1,4 @@
-"""The RL reward verl calls (`pipelines.reward.compute_score`): the hybrid of the rule part and the judge's
+"""The RL reward verl calls (`pipelines.stages.reward.compute_score`): the hybrid of the rule part and the judge's
 rubric, against the scripted judge stand-in (chosen verdicts: exact numbers) and, in verl's own venv, through
 verl's loader and reward manager from the fragment `pipelines export rl` writes."""
 
@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines import cli
-from pipelines.reward import STATS, compute_score
+from pipelines.stages.reward import STATS, compute_score
 from tests.parts import require
 from tests.pipelines.judge_servers import ScriptedJudgeAndWorld, all_scores, verdict_text
 from tests.transforms.reward.test_rules import STATES, reference_forms

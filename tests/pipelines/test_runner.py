@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import pipelines.task
-from pipelines import definition
-from pipelines.plan import InputError
-from pipelines.runner import run_ingest
+import pipelines.infra.task
+from pipelines.infra import definition
+from pipelines.infra.plan import InputError
+from pipelines.infra.runner import run_ingest
 from tests.conftest import SAMPLES
 
 RUN = SAMPLES / "android" / "droidbot-run"
@@ -53,7 +53,7 @@ def test_episode_ids_are_deterministic_across_lakes(run, query, tmp_path):
 
 def test_resume_after_a_task_fails(run, query, tmp_path, monkeypatch):
     inputs = _three_runs(tmp_path)
-    real = pipelines.task.run_ingest_task
+    real = pipelines.infra.task.run_ingest_task
     calls = []
 
     def crash_on_second(task, ctx):
@@ -62,14 +62,14 @@ def test_resume_after_a_task_fails(run, query, tmp_path, monkeypatch):
             raise OSError("disk full (stand-in for a worker crash)")
         return real(task, ctx)
 
-    monkeypatch.setattr("pipelines.runner.run_ingest_task", crash_on_second)
+    monkeypatch.setattr("pipelines.infra.runner.run_ingest_task", crash_on_second)
     failed = run("ingest-android", [inputs], task_mb=0.1)  # one unit per task
     assert failed.status == "failed" and failed.tasks_total == 3 and failed.tasks_failed == 1
     assert any("disk full" in m for m in failed.messages)
     assert query("SELECT count(*) AS n FROM datasets") == [{"n": 0}]  # no version from a failed run
     assert query("SELECT status, error FROM runs")[0]["status"] == "failed"
 
-    monkeypatch.setattr("pipelines.runner.run_ingest_task", real)
+    monkeypatch.setattr("pipelines.infra.runner.run_ingest_task", real)
     resumed = run("ingest-android", [inputs], task_mb=0.1)
     assert resumed.status == "success" and resumed.tasks_skipped == 2 and resumed.episodes == 3
     assert query("SELECT count(*) AS n, count(DISTINCT step_id) AS d FROM steps") == [{"n": 36, "d": 36}]
@@ -175,8 +175,8 @@ def test_ray_address_joins_an_existing_cluster(lake, query, tmp_path):
 
 
 def test_auto_executor_uses_ray_only_when_parallel_tasks_outweigh_its_startup():
-    from pipelines.executor import ray_pays_off
-    from pipelines.runner import LOCAL_BYTES_PER_S
+    from pipelines.infra.executor import ray_pays_off
+    from pipelines.infra.runner import LOCAL_BYTES_PER_S
 
     def pays(*sizes_mb, cpus):
         return ray_pays_off([int(mb * 2**20) for mb in sizes_mb], LOCAL_BYTES_PER_S, cpus)
@@ -216,8 +216,8 @@ def test_derived_parts_are_named_by_the_bytes_written(tmp_path):
     """Two different slices of one table share their Arrow buffers: they still get two names."""
     import pyarrow as pa
 
-    from pipelines.datasets import write_part
-    from pipelines.lake import Lake
+    from pipelines.infra.datasets import write_part
+    from pipelines.infra.lake import Lake
 
     lake = Lake(str(tmp_path / "lake"))
     table = pa.table({"stage": ["a", "b", "c", "d"]}).cast(pa.schema([("stage", pa.string())]))
@@ -230,7 +230,7 @@ def test_derived_parts_are_named_by_the_bytes_written(tmp_path):
 def test_progress_is_one_live_line_in_a_terminal_and_a_line_per_task_in_a_log():
     import io
 
-    from pipelines.runner import Progress
+    from pipelines.infra.runner import Progress
 
     class Terminal(io.StringIO):
         def isatty(self):

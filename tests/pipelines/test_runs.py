@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from pipelines import cli
-from pipelines.phases import PAUSE_AT
+from pipelines.infra.phases import PAUSE_AT
 from tests.conftest import SAMPLES
 
 DROIDBOT = SAMPLES / "android" / "droidbot-run"
@@ -30,8 +30,8 @@ def _wait_for(predicate, timeout_s: float = 60.0) -> None:
 
 def test_a_second_run_on_a_busy_lake_fails_at_once_and_writes_nothing(lake, capsys):
     holder = _python(f"""
-from pipelines.lake import Lake
-from pipelines.runs import lake_lock
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import lake_lock
 import sys, time
 with lake_lock(Lake({lake!r}), None, "run-holding"):
     print("held", flush=True)
@@ -56,10 +56,10 @@ def test_a_killed_run_is_shown_as_died_and_the_next_run_finishes_its_work(lake, 
     # a run whose only task never finishes: killed with -9 while it is `running`
     run = _python(f"""
 import time
-import pipelines.runner
-from pipelines import definition
-pipelines.runner.run_ingest_task = lambda task, ctx: time.sleep(600)
-pipelines.runner.run_ingest(definition.load("ingest-android"), {lake!r}, [{str(DROIDBOT)!r}], progress=False)
+import pipelines.infra.runner
+from pipelines.infra import definition
+pipelines.infra.runner.run_ingest_task = lambda task, ctx: time.sleep(600)
+pipelines.infra.runner.run_ingest(definition.load("ingest-android"), {lake!r}, [{str(DROIDBOT)!r}], progress=False)
 """)
     catalog = Path(lake) / "catalog.duckdb"
 
@@ -109,8 +109,8 @@ def _content(lake: str) -> dict:
     """The current version's episodes and steps, without the columns naming the run that wrote them."""
     import pyarrow.parquet as pq
 
-    from pipelines.lake import Lake
-    from pipelines.runs import open_catalog
+    from pipelines.infra.lake import Lake
+    from pipelines.infra.runs import open_catalog
 
     with open_catalog(Lake(lake), read_only=True) as cat:
         version = cat.current_version("android")
@@ -125,7 +125,7 @@ def _content(lake: str) -> dict:
     return out
 
 
-PHASES = {  # phase -> what the lake holds when the run is killed there (pipelines/phases.py)
+PHASES = {  # phase -> what the lake holds when the run is killed there (pipelines/infra/phases.py)
     "planning": lambda lake: not (lake / "datasets").exists(),
     "mid-task": lambda lake: any((lake / "datasets" / "android" / "parts").rglob("*.parquet"))
     and not (lake / "datasets" / "android" / "tasks").exists(),
@@ -188,8 +188,8 @@ def test_killed_at_each_phase_then_run_again_gives_the_same_dataset(lake, tmp_pa
 def test_a_run_lends_one_catalog_connection_to_its_steps_and_frees_it_for_long_work(tmp_path):
     """Every step of a run gets the run's one connection (no reopening per step); before long work it is
     closed, so another process can query the catalog meanwhile, except under a step that still uses it."""
-    from pipelines.lake import Lake
-    from pipelines.runs import open_catalog, recorded_run, release_catalog
+    from pipelines.infra.lake import Lake
+    from pipelines.infra.runs import open_catalog, recorded_run, release_catalog
 
     lake = Lake(str(tmp_path / "lake"))
     path = str(tmp_path / "lake" / "catalog.duckdb")

@@ -28,9 +28,9 @@ import pytest
 from catalog import Catalog, object_store
 from catalog.catalog import VIEW_TABLES
 from pipelines import cli
-from pipelines.datasets import read_table
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra.datasets import read_table
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import ScriptedServer, chat_completion
 from tests.parts import require, require_module

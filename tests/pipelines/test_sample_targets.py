@@ -11,9 +11,9 @@ import orjson
 import pytest
 
 from pipelines import cli
-from pipelines.label_client import Sampling
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra.label_client import Sampling
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from pipelines.stages.sample import SampleOptions, sample_targets
 from tests.pipelines.judge_servers import request_domain, PREDICTED, all_scores, judged_parts, verdict_text
 from tests.pipelines.label_servers import ScriptedServer, chat_completion
@@ -167,8 +167,8 @@ def test_best_of_n_kept_above_the_bar_and_exported_marked(lake, tmp_path, monkey
 def test_the_label_stage_of_a_definition_samples(lake):
     """`[stage_options.label]` with `mode = "sample"`: two rollouts (seeds 1 and 2) of one swe transition; seed 1
     is judged 5, seed 2's verdict never reads: the target is seed 1's."""
-    from pipelines.label import label_stage
-    from pipelines.options import OptionsError
+    from pipelines.stages.label import label_stage
+    from pipelines.infra.options import OptionsError
     from pipelines.stages import StageContext
 
     server = Scripted()
@@ -231,7 +231,7 @@ def test_rollouts_from_the_real_llama_server(lake, llama_server):
 def test_rollouts_with_the_same_answer_are_each_judged(lake, share):
     """Three rollouts predict the same state: identical judge inputs. Each is judged, on its own request
     (or on one shared request with `share_identical`); none is failed without its judge being asked."""
-    from pipelines.label import label_stage
+    from pipelines.stages.label import label_stage
     from pipelines.stages import StageContext
 
     def answer(body: dict):
@@ -257,7 +257,7 @@ def test_rollouts_with_the_same_answer_are_each_judged(lake, share):
 def test_slow_rollouts_and_judge_give_progress_lines(lake, monkeypatch, capsys):
     """A slow server (a CPU model): every round of rollouts and of judge requests says every few seconds what
     came back (done / total, failed, rate, ETA), and before the first answer how long and on what it waits."""
-    import pipelines.request_progress as request_progress
+    import pipelines.infra.request_progress as request_progress
 
     monkeypatch.setattr(request_progress, "EVERY_S", 0.2)
     scripted = Scripted()

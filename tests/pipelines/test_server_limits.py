@@ -5,7 +5,7 @@ send what was chosen, say so, and never change a flag the user gave."""
 import pytest
 
 from pipelines import cli
-from pipelines.server_limits import LOCAL_MAX_TOKENS, ServerLimits, chosen, probe
+from pipelines.infra.server_limits import LOCAL_MAX_TOKENS, ServerLimits, chosen, probe
 from tests.pipelines.judge_servers import ScriptedJudgeAndWorld
 from tests.pipelines.label_servers import ScriptedServer, chat_completion, free_port
 from tests.pipelines.test_eval import _verdict, _world

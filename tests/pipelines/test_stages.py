@@ -9,12 +9,12 @@ import shutil
 
 import pytest
 
-from pipelines import definition
-from pipelines.definition import DefinitionError, parse
-from pipelines.executor import Resources
-from pipelines.lake import Lake
-from pipelines.runner import run_ingest
-from pipelines.runs import open_catalog
+from pipelines.infra import definition
+from pipelines.infra.definition import DefinitionError, parse
+from pipelines.infra.executor import Resources
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import run_ingest
+from pipelines.infra.runs import open_catalog
 from pipelines.stages import STAGES, resources_for
 from tests.conftest import SAMPLES
 from tests.pipelines.judge_servers import ScriptedJudgeAndWorld, all_scores, verdict_text
@@ -139,8 +139,8 @@ def test_eval_and_the_sampler_read_the_records_export_writes_without_writing_any
 
     import orjson
 
-    from pipelines.export import export
-    from pipelines.options import ExportOptions
+    from pipelines.stages.export import export
+    from pipelines.infra.options import ExportOptions
     from pipelines.stages.eval import EvalOptions, dataset_samples, read_bench
     from pipelines.stages.sample import SampleOptions, export_queries
 

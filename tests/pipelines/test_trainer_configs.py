@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.export import export
-from pipelines.lake import Lake
-from pipelines.options import ExportOptions
+from pipelines.stages.export import export
+from pipelines.infra.lake import Lake
+from pipelines.infra.options import ExportOptions
 from tests.conftest import REPO
 from tests.parts import require
 

@@ -5,9 +5,9 @@ import json
 from pathlib import Path
 
 from pipelines import cli
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 from pipelines.stages import StageContext
-from pipelines.validate import validate_stage
+from pipelines.stages.validate import validate_stage
 from tests.conftest import SAMPLES
 
 RUN = SAMPLES / "android" / "droidbot-run"
@@ -86,7 +86,7 @@ def test_validate_works_a_part_group_at_a_time_and_shares_the_groups_it_did_not_
     version rewrites that group only and keeps the first group's parts as they were."""
     import shutil
 
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
     from pipelines.stages import run_alone
 
     first, second = tmp_path / "in" / "a-run", tmp_path / "in" / "b-run"

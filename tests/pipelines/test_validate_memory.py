@@ -5,8 +5,8 @@ import gc
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines import validate
-from pipelines.lake import Lake
+from pipelines.stages import validate
+from pipelines.infra.lake import Lake
 from tests.conftest import SAMPLES
 
 

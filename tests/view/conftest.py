@@ -43,8 +43,8 @@ class ViewLake:
 
 
 def _catalog_rows(lake: str, sql: str) -> list[dict]:
-    from pipelines.lake import Lake
-    from pipelines.runs import open_catalog
+    from pipelines.infra.lake import Lake
+    from pipelines.infra.runs import open_catalog
 
     with open_catalog(Lake(lake), read_only=True) as cat:
         return cat.sql(sql).to_arrow_table().to_pylist()
@@ -71,9 +71,9 @@ def _planted_episodes(screenshot: str) -> tuple[list[dict], list[dict]]:
 
 
 def build_view_lake(root: Path) -> ViewLake:
-    from pipelines import definition
+    from pipelines.infra import definition
     from pipelines.cli import main
-    from pipelines.runner import run_ingest
+    from pipelines.infra.runner import run_ingest
     from tests.transforms.dedup.copies import DROIDBOT_RUN, edited_copy, volatile_copy
     from tests.transforms.export.lakes import branch_row, commit_dataset
 

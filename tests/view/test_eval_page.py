@@ -12,8 +12,9 @@ from tests.view.server import view_server
 
 @pytest.fixture(scope="module")
 def eval_url(tmp_path_factory):
-    from pipelines import cli, definition
-    from pipelines.runner import run_ingest
+    from pipelines import cli
+    from pipelines.infra import definition
+    from pipelines.infra.runner import run_ingest
     from tests.pipelines.judge_servers import ScriptedJudgeAndWorld, all_scores, verdict_text
     from transforms.agentworld import answer_in_block, system_prompt
 

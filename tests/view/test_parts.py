@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from pipelines.cli import view as view_cli
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 from pipelines.view import charts, files, marks
 
 HEX = "ab" * 32

@@ -13,7 +13,7 @@ import fsspec
 import pytest
 
 from catalog import Catalog
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 from pipelines.view.app import create_app
 from pipelines.view.db import Source
 from tests.view.conftest import _catalog_rows

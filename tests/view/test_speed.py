@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 from pipelines.view import queries
 from pipelines.view.app import create_app
 from pipelines.view.db import Source

@@ -1,6 +1,6 @@
 """The AgentWorld data recipe: which trajectories and turns an export keeps, which CPT turns carry the loss,
 and which system-prompt variant each record gets. Pure decisions over `transitions.Trajectory`; the
-export (`pipelines.export`) applies them and counts every one in its manifest and `export_rows`.
+export (`pipelines.stages.export`) applies them and counts every one in its manifest and `export_rows`.
 
 Sources. The steps and their values are those of the Qwen-AgentWorld technical report (arXiv 2606.24597,
 section 3 "Training Recipe"), as summarised in secondary sources; the copies of the report the project

@@ -10,7 +10,7 @@ Record: `data_source` = "trajforge/<domain>", `prompt` = the AgentWorld messages
 action), `ability` = "world_model/<domain>", `reward_model` = {"style": "rule", "ground_truth": the next
 observation's text, without the `**Environment Observation:**` marker}, `extra_info` = {split, index,
 episode_id, line, turn_idx (1-based), step_ids, target_step_id, origin, current_prompt (the final user turn:
-what the reward's judge shows as the current turn, `pipelines.reward`; verl passes the reward function only
+what the reward's judge shows as the current turn, `pipelines.stages.reward`; verl passes the reward function only
 `extra_info`, not the prompt), judge_context (the record's earlier turns as the judge prompt's Context section,
 written as the reference evaluation writes it for the AgentWorldBench record of the same transition: each
 user turn, then its observation as the benchmark's responses hold it, `**Environment Observation:**` form;

@@ -295,8 +295,8 @@ def test_the_files_of_an_experiment_folder_the_reader_leaves_are_listed_with_why
     """The bundled AgentLab experiment with what AgentLab also writes there (its log, Set-of-Mark screenshots):
     those are listed in `ignored_inputs` as files of the run the reader does not read; the license statement
     (read for the episodes' license) is not."""
-    from pipelines import definition
-    from pipelines.plan import find_units
+    from pipelines.infra import definition
+    from pipelines.infra.plan import find_units
 
     folder = tmp_path / "exp"
     shutil.copytree(SAMPLES / "browser" / "browsergym-agentlab", folder)

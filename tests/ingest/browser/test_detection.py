@@ -3,7 +3,7 @@
 import shutil
 
 from ingest import registry
-from pipelines.plan import find_units
+from pipelines.infra.plan import find_units
 from tests.conftest import SAMPLES
 
 BROWSER = SAMPLES / "browser"

@@ -94,8 +94,8 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 _INGEST = """
 import dataclasses, sys
-from pipelines import definition
-from pipelines.runner import run_ingest
+from pipelines.infra import definition
+from pipelines.infra.runner import run_ingest
 defn = dataclasses.replace(definition.load("ingest-browser"), stages=["ingest"])
 r = run_ingest(defn, sys.argv[1], [sys.argv[2]], executor="local", progress=False, log=lambda line: None)
 assert r.status == "success" and r.steps and not r.quarantined, r

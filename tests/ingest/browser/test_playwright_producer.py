@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from pipelines import definition
-from pipelines.runner import run_ingest
+from pipelines.infra import definition
+from pipelines.infra.runner import run_ingest
 from tests.ingest.browser import producers
 from tests.parts import require
 

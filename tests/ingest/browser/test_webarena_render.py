@@ -23,8 +23,8 @@ import fsspec
 from ingest.browser import playwright_trace, webarena_render
 from ingest.record import Rejected
 from ingest.source import Source
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.parts import SHARED, require_shared_sample

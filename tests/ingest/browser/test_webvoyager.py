@@ -14,8 +14,8 @@ from ingest.browser import webvoyager
 from ingest.record import Episode
 from tests import goldens
 from tests.ingest import golden
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 
 WOLFRAM = Path(__file__).parent / "data" / "webvoyager-gpt4v" / "taskWolfram Alpha--6"
 GEMINI = Path(__file__).parent / "data" / "webvoyager-gemini" / "taskamazon--04"

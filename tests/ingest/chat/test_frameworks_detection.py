@@ -7,8 +7,8 @@ first), tau2's results file by `tau2`, smolagents' OpenInference trace by `otel`
 
 import shutil
 
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.ingest.chat.framework_runs import AUTOGEN, PYDANTIC_AI, SMOLAGENTS, TAU2
 from tests.ingest.chat.framework_runs import run as run_producer
 

@@ -22,8 +22,8 @@ import orjson
 import pytest
 
 from ingest.desktop import agent_s_log
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.ingest import golden
 from tests.ingest.desktop import xdisplay
 from tests.ingest.producers import PRODUCERS

@@ -25,8 +25,8 @@ import pytest
 
 from ingest import ui_tars
 from ingest.desktop import cua_trajectory
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.ingest import golden
 from tests.ingest.desktop import xdisplay
 from tests.ingest.producers import PRODUCERS

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from ingest.mcp import proxy_log
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.conftest import SAMPLES, episode_and_steps
 from tests.parts import SHARED, require_shared_sample
 

@@ -1,4 +1,4 @@
-"""Outcomes from the harness around the agent (`ingest.harness_reports`, `pipelines.harness_files`): the
+"""Outcomes from the harness around the agent (`ingest.harness_reports`, `pipelines.infra.harness_files`): the
 SWE-bench harness's instance and run reports and mini-swe-agent's exit statuses, wherever the run keeps them.
 
 The producers write them at test time: the SWE-bench harness 5.0.2's own grading and report writers
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.plan import find_units
+from pipelines.infra.plan import find_units
 from tests.conftest import SAMPLES
 from tests.goldens import check_json
 from tests.ingest.swe.producer_runs import last_json_line, mini_swe_agent_run, producer_python, run_script

@@ -12,8 +12,8 @@ import sqlite3
 
 from ingest.record import Episode, Rejected
 from ingest.swe import opencode
-from pipelines import definition
-from pipelines.plan import find_units
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.ingest.golden import read_records
 
 SESSION = {"id": "ses_a", "projectID": "p", "directory": "/w", "title": "t", "version": "1.1.0",

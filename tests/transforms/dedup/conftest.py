@@ -1,9 +1,9 @@
 import pytest
 
-from pipelines import datasets, definition
-from pipelines.lake import Lake
-from pipelines.runner import run_ingest
-from pipelines.runs import open_catalog
+from pipelines.infra import datasets, definition
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import run_ingest
+from pipelines.infra.runs import open_catalog
 from tests.conftest import SAMPLES
 from tests.transforms.dedup.copies import DROIDBOT_RUN, edited_copy, volatile_copy
 

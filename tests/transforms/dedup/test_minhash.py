@@ -1,7 +1,7 @@
 import numpy as np
 import pyarrow as pa
 
-from pipelines.dedup import episode_texts
+from pipelines.stages.dedup import episode_texts
 from transforms.dedup import minhash
 from transforms.dedup.representative import rank, representatives
 

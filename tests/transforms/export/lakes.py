@@ -7,8 +7,8 @@ import orjson
 import pyarrow as pa
 
 from catalog import Catalog
-from pipelines.datasets import write_part
-from pipelines.lake import Lake
+from pipelines.infra.datasets import write_part
+from pipelines.infra.lake import Lake
 from schemas import BRANCHES, EPISODES, STEPS
 
 

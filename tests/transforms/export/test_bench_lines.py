@@ -7,8 +7,9 @@ the benchmark's reader folds our lines back into the trajectory they came from. 
 import json
 
 from ingest import agentworldbench
-from pipelines import cli, definition
-from pipelines.runner import run_ingest
+from pipelines import cli
+from pipelines.infra import definition
+from pipelines.infra.runner import run_ingest
 from ingest.record import Episode
 from pipelines.stages.eval import infer_messages
 from tests.conftest import SAMPLES

@@ -10,8 +10,10 @@ import subprocess
 
 import pytest
 
-from pipelines import cli, definition
-from pipelines.runner import run_ingest
+from pipelines import cli
+
+from pipelines.infra import definition
+from pipelines.infra.runner import run_ingest
 from tests.conftest import REPO, SAMPLES
 from tests.parts import require
 from transforms import agentworld

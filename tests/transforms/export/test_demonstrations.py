@@ -7,10 +7,12 @@ import re
 
 import pytest
 
-from pipelines import cli, definition
-from pipelines.lake import Lake
-from pipelines.runner import run_ingest
-from pipelines.runs import open_catalog
+from pipelines import cli
+
+from pipelines.infra import definition
+from pipelines.infra.lake import Lake
+from pipelines.infra.runner import run_ingest
+from pipelines.infra.runs import open_catalog
 from tests.conftest import SAMPLES
 from transforms import agentworld
 from transforms.export import demonstrations

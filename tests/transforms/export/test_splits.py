@@ -31,7 +31,7 @@ def test_held_out_matches_episode_task_or_group_value():
 def test_split_shares_follow_the_ratios_and_the_seed_reshuffles_them():
     from collections import Counter
 
-    from pipelines.options import ExportOptions
+    from pipelines.infra.options import ExportOptions
 
     groups = {f"e{i}": f"terminal:task={i}" for i in range(4000)}
     a = splits.assign(groups, ratios=(0.6, 0.1, 0.3))

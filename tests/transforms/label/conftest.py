@@ -1,8 +1,8 @@
 import pytest
 
-from pipelines.datasets import read_table, resolve
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra.datasets import read_table, resolve
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 
 
 @pytest.fixture

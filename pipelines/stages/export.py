@@ -43,13 +43,13 @@ import xxhash
 
 from catalog import Catalog, Version
 from catalog.catalog import EXPORT_ROWS
-from pipelines import datasets
-from pipelines import executor as executors
-from pipelines.datasets import resolve
-from pipelines.lake import Lake
-from pipelines.options import ExportOptions, from_mapping
-from pipelines.parquet_shard import ROW_GROUP_BYTES, ParquetShard
-from pipelines.runs import open_catalog
+from pipelines.infra import datasets
+from pipelines.infra import executor as executors
+from pipelines.infra.datasets import resolve
+from pipelines.infra.lake import Lake
+from pipelines.infra.options import ExportOptions, from_mapping
+from pipelines.infra.parquet_shard import ROW_GROUP_BYTES, ParquetShard
+from pipelines.infra.runs import open_catalog
 from pipelines.stages import StageContext, StageResult
 from schemas import SCHEMA_VERSION
 from transforms.export import android_state, cpt, demonstrations, recipe as recipes, rl, sft, splits, trainer_configs, \
@@ -165,7 +165,7 @@ class _Shard:
 class _ShardWriter:
     """Writes the records of one split (and domain, for per-domain layouts) into shards, starting a new
     shard whenever the row or byte cap (counted in JSON-line bytes) is reached. JSONL lines stream into a
-    temporary file as they come; Parquet records go into it in row groups (`pipelines.parquet_shard`). A shard
+    temporary file as they come; Parquet records go into it in row groups (`pipelines.infra.parquet_shard`). A shard
     gets its final name only when complete, so readers never see a partial one."""
 
     def __init__(self, out: Lake, name: Callable[[int], str], file_type: str, split: str, domain: str | None,
@@ -439,7 +439,7 @@ def render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     """The records of one part group's trajectories (pure: the driver writes them into shards). RL records
     get their per-split index from the driver."""
     # Rendering makes millions of small objects and no cycles, while the group's steps stay alive as Python
-    # rows: without the collector's repeated scans of them (as in ingest tasks, `pipelines.task`) the CPT
+    # rows: without the collector's repeated scans of them (as in ingest tasks, `pipelines.infra.task`) the CPT
     # export of a 200 MB group took ~14 % less CPU with the recipe, ~6 % less without (bench/export.py)
     gc_was_enabled = gc.isenabled()
     gc.disable()
@@ -840,7 +840,7 @@ def _write_verl_fragment(out: Lake, shards: list, lengths: "_RowLengths", config
     """`verl_reward.yaml` beside the shards (`transforms.export.rl.verl_fragment`), the one verl file of an RL
     export: data, lengths (`trainer_configs.limit` of the longest prompt and answer) and our reward; returns
     its name."""
-    from pipelines import reward
+    from pipelines.stages import reward
 
     exact = _counter(config.tokenizer).exact
     files = {split: [out.path(s.path) for s in shards if s.split == split] for split in ("train", "validation")}
@@ -1134,7 +1134,7 @@ def record_export(lake: Lake, cat: Catalog, kind: str, format: str, version, out
 
 # the pipeline stage -----------------------------------------------------------------------------------
 def export_stage(ctx: StageContext) -> StageResult:
-    """`stages = [..., "export"]` with `[stage_options.export]` (`pipelines.options.ExportOptions`)."""
+    """`stages = [..., "export"]` with `[stage_options.export]` (`pipelines.infra.options.ExportOptions`)."""
     config = export_options(ctx.options)
     out = config.out or f"exports/{ctx.dataset.partition('@')[0]}/{config.kind}-{config.format}"
     if "://" not in out and not posixpath.isabs(out):

@@ -12,14 +12,14 @@ from typing import Callable
 
 import pyarrow as pa
 
-from pipelines.definition import Definition
-from pipelines.lake import Lake
-from pipelines import phases
-from pipelines import executor as executors
-from pipelines.plan import Ignored, Plan, Task, Unit, find_units, pack
-from pipelines.runs import open_catalog, recorded_run
+from pipelines.infra.definition import Definition
+from pipelines.infra.lake import Lake
+from pipelines.infra import phases
+from pipelines.infra import executor as executors
+from pipelines.infra.plan import Ignored, Plan, Task, Unit, find_units, pack
+from pipelines.infra.runs import open_catalog, recorded_run
 from pipelines import stages as stage_registry
-from pipelines.task import TaskContext, run_ingest_task
+from pipelines.infra.task import TaskContext, run_ingest_task
 from schemas import TABLES
 
 MB = 1 << 20  # sizes the plan works in (task_mb)

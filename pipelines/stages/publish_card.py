@@ -1,4 +1,4 @@
-"""The dataset card of a published export or dataset (`pipelines.publish`): what its episodes came from
+"""The dataset card of a published export or dataset (`pipelines.stages.publish`): what its episodes came from
 (`Sources`: each source format with its producer and version, each license, the sources without one) and the
 card itself, a README.md whose YAML header is the Hub's dataset metadata (configs, splits, features, license,
 task categories) and whose body lists the sources, the licenses, the recipe and the counts.

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog import Catalog, Version
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 from schemas import TABLES
 
 

@@ -19,7 +19,7 @@ PAUSE_AT = "TRAJFORGE_PAUSE_AT"
 def reached(name: str) -> None:
     if os.environ.get(PAUSE_AT) != name:
         return
-    from pipelines.runs import release_catalog
+    from pipelines.infra.runs import release_catalog
 
     release_catalog()
     print(f"paused at {name}", file=sys.stderr, flush=True)

@@ -11,8 +11,8 @@ import os
 import posixpath
 
 from ingest import registry
-from pipelines.plan import HEAD_BYTES, Unit
-from pipelines.task import read_with_fallback
+from pipelines.infra.plan import HEAD_BYTES, Unit
+from pipelines.infra.task import read_with_fallback
 
 
 class _NoBlobs:

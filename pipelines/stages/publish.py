@@ -4,7 +4,7 @@ repository, and uploaded there when a repository id and a token are given.
 SOURCE is an export's folder (its `manifest.json` says what it holds) or a dataset `NAME[@VERSION]`. The
 folder written:
 
-    README.md                          the dataset card (`pipelines.publish_card`): YAML with the configs, their
+    README.md                          the dataset card (`pipelines.stages.publish_card`): YAML with the configs, their
                                        splits and features, the license and task categories; then every source
                                        format with its producer and version, each license, the sources with
                                        none, the recipe and the counts
@@ -32,10 +32,10 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines import publish_card
-from pipelines.datasets import DatasetError, resolve
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.stages import publish_card
+from pipelines.infra.datasets import DatasetError, resolve
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 
 BATCH_ROWS = 2_000
 FILE_BYTES = 256 << 20  # a split's Parquet file is closed past this many bytes of rows and another begun

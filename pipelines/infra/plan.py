@@ -12,7 +12,7 @@ listed in `ignored_inputs` with that reason; a folder unit names so the files of
 The hook decides from the listing and the cached heads (layout rules), never by reading whole documents, so
 planning stays a walk of the listing.
 
-After the formats claim their units, one more step (`pipelines.harness_files.attach`) gives the units of the
+After the formats claim their units, one more step (`pipelines.infra.harness_files.attach`) gives the units of the
 formats that read harness outcomes (SWE-bench reports, exit statuses) the unclaimed report files that may
 grade them: `Unit.reports`, covered by the unit's fingerprint.
 """
@@ -34,7 +34,7 @@ from fsspec.implementations.local import LocalFileSystem
 from ingest import registry
 from ingest.source import printable_path, regular_file
 from ingest.unread import DIAGNOSE_BYTES, why_unread
-from pipelines import harness_files
+from pipelines.infra import harness_files
 from schemas import SCHEMA_VERSION
 
 HEAD_BYTES = 4096
@@ -56,7 +56,7 @@ class Unit:
     fingerprint: str  # size and modification time of what the unit reads
     input_spec: str  # the --input it came from: workers reopen its filesystem from it
     root: str = ""  # the folder of that input it was found under: its reader reads nothing outside it
-    reports: tuple[str, ...] = ()  # harness files that may decide its outcome (`pipelines.harness_files`)
+    reports: tuple[str, ...] = ()  # harness files that may decide its outcome (`pipelines.infra.harness_files`)
     members: tuple[str, ...] = ()  # files beside it that its reader reads (a format's `members` hook)
 
 

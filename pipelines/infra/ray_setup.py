@@ -1,4 +1,4 @@
-"""Joining Ray, the same way for every stage that runs tasks on it (through `pipelines.executor`).
+"""Joining Ray, the same way for every stage that runs tasks on it (through `pipelines.infra.executor`).
 
 - no address: a local Ray started for this run, listening on loopback only;
 - an address (`host:port` of a `ray start --head` node): the job joins that cluster and ships this

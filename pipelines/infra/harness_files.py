@@ -17,7 +17,7 @@ formats that take harness files (`TAKES_HARNESS_REPORTS = True` in the format's 
 
 The unit gets the files' paths (`Unit.reports`, read by its reader through `Source.read_path`, which reads
 nothing outside the input) and its fingerprint covers them, so a report added or changed later changes the
-unit as a changed input does (`pipelines.runner`). A file attached to a unit is claimed: it is not listed in
+unit as a changed input does (`pipelines.infra.runner`). A file attached to a unit is claimed: it is not listed in
 `ignored_inputs` as unread. The work is a dictionary lookup per folder of a unit's path: what planning holds
 grows with the number of harness files, not with the number of units.
 """

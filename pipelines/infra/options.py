@@ -158,7 +158,7 @@ def from_args(cls, args: argparse.Namespace, skip: tuple[str, ...] = ()):
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--executor` and `--ray-address`: where a command's per-part work runs (`pipelines.executor`)."""
+    """`--executor` and `--ray-address`: where a command's per-part work runs (`pipelines.infra.executor`)."""
     parser.add_argument("--executor", choices=("auto", "local", "ray"), default="auto",
                         help="where per-part work runs: in this process, on Ray, or chosen by size (default)")
     parser.add_argument("--ray-address", help="join this Ray cluster (host:port of its head)")

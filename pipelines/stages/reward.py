@@ -3,7 +3,7 @@
 verl loads this file by path (`reward.custom_reward_function.path` in the fragment `pipelines export rl`
 writes; `custom_reward_function.path` for verl before 0.8) in its reward workers, where neither the lake nor
 the `pipelines` command exists: the file needs the project's `transforms` and the labeler's client
-(`pipelines.label_client`, `pipelines.stages.judge`: orjson and aiohttp), nothing else.
+(`pipelines.infra.label_client`, `pipelines.stages.judge`: orjson and aiohttp), nothing else.
 
 The reward of one rollout, in [0, 1], is the hybrid of the technical report (`transforms.reward.scores.hybrid`):
 - rule part (`transforms.reward.rules.rule_score`): the answer read as the reference evaluation reads it
@@ -46,9 +46,9 @@ from collections import Counter
 from pathlib import Path
 
 if importlib.util.find_spec("transforms") is None:  # loaded by path from a checkout: its packages are beside
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pipelines.label_client import ClientConfig, Sampling  # noqa: E402
+from pipelines.infra.label_client import ClientConfig, Sampling  # noqa: E402
 from pipelines.stages.judge import DirectoryCache, JudgeJob, judge_all  # noqa: E402
 from transforms.label.parse import reference_answer  # noqa: E402
 from transforms.reward.judge import SCORE_DIMENSIONS, judge_messages  # noqa: E402

@@ -2,7 +2,7 @@
 commit the cleaned version, record findings and great-expectations results in the catalog, and write the
 Data Docs report next to the dataset.
 
-Stage options: `pipelines.options.ValidateOptions` (`[stage_options.validate]` keys and the command's
+Stage options: `pipelines.infra.options.ValidateOptions` (`[stage_options.validate]` keys and the command's
 flags), e.g. `contract = {droidbot = "freeze", default = "evolve"}`, `severity = {"terminal.cwd_discontinuity"
 = "error"}`, `gx = false`, `sample_rows = 100000`.
 
@@ -28,11 +28,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog import Catalog, Version
-from pipelines import datasets
-from pipelines import executor as executors
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
-from pipelines.options import ValidateOptions, validate_options
+from pipelines.infra import datasets
+from pipelines.infra import executor as executors
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
+from pipelines.infra.options import ValidateOptions, validate_options
 from pipelines.stages import StageContext, StageResult
 from schemas import v1
 

@@ -19,9 +19,9 @@ from ingest import licenses, registry
 from ingest.arrow import SchemaMismatch, TableBuilder
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError
-from pipelines import phases
-from pipelines.lake import BlobStore, Lake
-from pipelines.plan import Task, Unit
+from pipelines.infra import phases
+from pipelines.infra.lake import BlobStore, Lake
+from pipelines.infra.plan import Task, Unit
 from schemas import v1
 from transforms.scrub import scrub_tables
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from catalog import Catalog
-from pipelines.lake import Lake
+from pipelines.infra.lake import Lake
 
 
 def new_run_id() -> str:

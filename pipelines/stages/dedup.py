@@ -7,7 +7,7 @@ Order of work, so every removal can be reviewed before it happens:
 3. Among the exact groups' representatives, near-duplicates (MinHash + LSH over the canonical episode
    text, candidates verified on the exact Jaccard of their shingle sets) are clustered.
 Steps 1-3 split as NeMo Curator's identify-then-remove: a map per part group on the executor (in-process,
-or Ray tasks: `pipelines.executor`) scrubs and writes each episode's exact key, band keys and shingle set to
+or Ray tasks: `pipelines.infra.executor`) scrubs and writes each episode's exact key, band keys and shingle set to
 the group's signature file (`<lake>/datasets/<name>/dedup/<params digest>/<group>.parquet`, reused by later
 runs: after an incremental ingest only new groups are read, and they are compared with every old one); the
 reduce, once, groups keys and bands and reads shingles back for candidate pairs only.
@@ -17,7 +17,7 @@ reduce, once, groups keys and bands and reads shingles back for candidate pairs 
 Only the real line (`steps`) decides what is a duplicate; branches are scrubbed like steps and go with their
 episode: a branch of a dropped episode is dropped too (rule `branch_of_duplicate`, naming the episode).
 
-Options: `pipelines.options.DedupOptions` (`[stage_options.dedup]` keys and the command's flags).
+Options: `pipelines.infra.options.DedupOptions` (`[stage_options.dedup]` keys and the command's flags).
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import xxhash
 
-from pipelines import datasets
-from pipelines import executor as executors
-from pipelines.lake import Lake
-from pipelines.options import DedupOptions, dedup_options
+from pipelines.infra import datasets
+from pipelines.infra import executor as executors
+from pipelines.infra.lake import Lake
+from pipelines.infra.options import DedupOptions, dedup_options
 from pipelines.stages import StageContext, StageResult
 from schemas import v1
 from transforms.canonicalize import step_text_column
@@ -315,7 +315,7 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     signature file; groups whose file exists are not read again); the reduce runs once over every
     episode's key and band keys; a second pass on the executor rewrites only the groups that lose an
     episode. No text, shingle set or screenshot of the whole dataset is ever in one process."""
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
 
     options = dedup_options(ctx.options)
     lake, started = ctx.lake, time.perf_counter()

@@ -35,12 +35,12 @@ import pyarrow.compute as pc
 import xxhash
 
 from ingest.atif import EXTRA_KEY
-from pipelines import executor as executors
-from pipelines.datasets import group_sizes, group_stem, part_groups, read_branches_of, read_parts, resolve
-from pipelines.export import RENDER_BYTES_PER_S as BYTES_PER_S
-from pipelines.export import Lineage, record_export
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra import executor as executors
+from pipelines.infra.datasets import group_sizes, group_stem, part_groups, read_branches_of, read_parts, resolve
+from pipelines.stages.export import RENDER_BYTES_PER_S as BYTES_PER_S
+from pipelines.stages.export import Lineage, record_export
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from transforms import agentworld
 
 BRANCH_FIELDS = ("step_id", "branch_id", "parent_step_id", "origin", "strategy", "labeler", "request_key", "action",

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipelines import datasets
-from pipelines.lake import Lake
-from pipelines.runs import open_catalog
+from pipelines.infra import datasets
+from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from schemas import BRANCHES
 
 STAGE = "migrate"

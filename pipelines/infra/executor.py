@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Iterator, TypeVar
 
-from pipelines.ray_setup import init_ray
+from pipelines.infra.ray_setup import init_ray
 
 MB = 1 << 20
 RAY_STARTUP_S = 6.0
@@ -165,7 +165,7 @@ def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", 
     `resources`). A failed item does not stop the others; the caller decides what a failure means. With
     `log`, a run on Ray ends with the placement line. The run's catalog connection is closed first
     (`release_catalog`): the items are the long work, and another process may query the catalog meanwhile."""
-    from pipelines.runs import release_catalog
+    from pipelines.infra.runs import release_catalog
 
     release_catalog()
     fn = _releasing(fn)
@@ -260,7 +260,7 @@ def run_ordered(fn: Callable, items: list[Item], *shared, executor: str = "local
 
 def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_address: str | None, window: int,
              what: str, name: Callable[[Item], str], placements: Placements) -> Iterator:
-    from pipelines.runs import release_catalog
+    from pipelines.infra.runs import release_catalog
 
     release_catalog()  # as run_each does
     fn = _releasing(fn)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from ingest import registry
 from ingest.format_info import GROUPS
-from pipelines.executor import Resources
+from pipelines.infra.executor import Resources
 from pipelines.stages import STAGES, check_options, resources_for
 
-DEFINITIONS_DIR = Path(__file__).parent / "definitions"
-REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFINITIONS_DIR = Path(__file__).parent.parent / "definitions"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 _DATASET_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 

@@ -3,8 +3,8 @@
 For each episode of a dataset version: choose branch points (`transforms.label.branch_points`), make
 counterfactual actions (`transforms.label.counterfactual`), render each as an AgentWorld chat request exactly
 like the SFT export (`transforms.agentworld.transition_messages`: real history up to the branch point, then
-the counterfactual action), send the requests that are not in the ledger (`pipelines.label_ledger`) to the
-world model (`pipelines.label_client`), parse the outputs (`transforms.label.parse`) and commit a new dataset
+the counterfactual action), send the requests that are not in the ledger (`pipelines.stages.label_ledger`) to the
+world model (`pipelines.infra.label_client`), parse the outputs (`transforms.label.parse`) and commit a new dataset
 version whose `branches` gain one part (`steps`, the real line, is never touched; `schemas.branches`).
 
 A branch row (one per successful request) has:
@@ -32,12 +32,12 @@ from typing import Callable
 import orjson
 import pyarrow as pa
 
-from pipelines import label_ledger
-from pipelines.datasets import commit, part_groups, read_parts, read_table, resolve, write_part
-from pipelines.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
-from pipelines.lake import Lake
-from pipelines.request_progress import RequestProgress
-from pipelines.options import OptionsError, from_mapping
+from pipelines.stages import label_ledger
+from pipelines.infra.datasets import commit, part_groups, read_parts, read_table, resolve, write_part
+from pipelines.infra.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
+from pipelines.infra.lake import Lake
+from pipelines.infra.request_progress import RequestProgress
+from pipelines.infra.options import OptionsError, from_mapping
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
 from schemas.branches import branch_key
@@ -213,7 +213,7 @@ def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOpti
     Works one part group (whole episodes with their steps) at a time, so memory follows the part size: its
     requests are planned, looked up in the ledger, sent and recorded before the next group is read.
     Raises DatasetError for an unknown dataset, ValueError for bad options."""
-    from pipelines.runs import open_catalog
+    from pipelines.infra.runs import open_catalog
 
     started = time.perf_counter()
     if options.backend not in ("http", "vllm"):
@@ -249,7 +249,7 @@ def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: 
                 log: Callable[[str], None], out, existing: set[str], result: LabelResult) -> list[dict]:
     """One group's requests: answered from the ledger, or sent (each answer recorded as it arrives); returns
     the group's new branch rows and adds its numbers to `result`."""
-    from pipelines.runs import open_catalog, release_catalog
+    from pipelines.infra.runs import open_catalog, release_catalog
 
     with open_catalog(lake, catalog_path, read_only=True) as cat:
         cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
@@ -343,7 +343,7 @@ _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}
 def options_from_dict(data: dict) -> LabelOptions:
     """A definition's `[stage_options.label]` table: LabelOptions fields plus the Sampling fields
     (temperature, top_p, top_k, max_tokens, sampling_seed, stop), checked like every stage's options
-    (`pipelines.options.from_mapping`). Raises ValueError naming the bad key."""
+    (`pipelines.infra.options.from_mapping`). Raises ValueError naming the bad key."""
     data = dict(data)
     sampling = {k: data.pop(k) for k in list(data) if k in _SAMPLING_FIELDS - {"seed"}}
     if "sampling_seed" in data:
