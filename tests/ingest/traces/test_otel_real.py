@@ -75,3 +75,36 @@ def test_an_apps_own_trace_files_with_nothing_to_read_say_why():
     assert otel.units([str(dump)], head) == [str(dump)]
     [row] = read_records(otel, dump)
     assert row.rule == "no_agent_spans" and row.snippet == "bf386626acbcb551618d51dc42d956ec"
+
+
+AGENT_FACTORY = SAMPLES / "traces" / "otel" / "agent-factory"
+# what a person counts in each raw file of a second repository's any-agent runs (PROVENANCE.md): (tool calls with
+# their arguments, steps, the task's opening, the model)
+FACTORY_COUNTED = {
+    "sample_agent_eval_trace.json": (
+        [("search_tavily", {"query": "Current weather in Berlin in Celsius", "include_images": False})], 2,
+        "What is the current weather in Berlin?", "o3"),
+    "summarize-url-content_agent_factory_trace.json": (
+        [("read_file", {"file_name": "tools/README.md"})], 2,
+        "Workflow that takes an input web URL and returns a summary of the content.", "openai/o3"),
+    "sample_agent_trace_from_jsonspanexporter.jsonl": ([], 1, None, "o3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORY_COUNTED))
+def test_agent_factory_runs_read_as_a_person_counts_them(name):
+    """agent-factory's own runs of o3 through any-agent: two saved `AgentTrace`s (a search, a file read, each then
+    the structured answer) and a `JsonFileSpanExporter` JSONL (one span a line, the input messages left out by the
+    exporter: the answer alone)."""
+    path = AGENT_FACTORY / name
+    assert otel.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    records = read_records(otel, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    calls, steps, task, model = FACTORY_COUNTED[name]
+    got = [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps if s.action.kind == "tool_call"]
+    assert got == calls
+    assert len(ep.steps) == steps and ep.steps[-1].action.kind == "message" and ep.terminated
+    assert (ep.task or "").startswith(task or "") and (task is not None) == (ep.task is not None)
+    assert ep.agent == model
+    golden.check(records, GOLDEN / f"otel-agent-factory-{name.split('.')[0]}.json")
