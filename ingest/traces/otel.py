@@ -69,8 +69,10 @@ INFO = FormatInfo(
            "ToolCallingAgent's and CodeAgent's runs traced by OpenInference hold every scripted call and its result "
            "(`tests/ingest/chat/test_smolagents_producer.py`); the conventions' older "
            "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
-           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) are "
-           "goldens read against the raw files (`tests/ingest/traces/test_otel_real.py`)"),
+           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) and "
+           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) are goldens read against "
+           "the raw files, and a real Microsoft Agent Framework console export (each span printed twice) is read from "
+           "../shared (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
