@@ -33,6 +33,11 @@ trace, not its outcome, which stays `unknown`), and per observation its usage an
 `env["trace"]["other_spans"]` / the step's raw. Domain `mcp` (`search` when the tools are mostly search tools),
 platform `linux`.
 
+**Dataset runs** (experiments): a run with its items, run item pages and table exports, dataset items, scores,
+and v4's experiment items, alone or saved in one file with the traces they ran: each run item is its trace's
+episode, with the dataset item's input and expected output in `env["langfuse"]["dataset_run"]` and the outcome and
+reward from the trace's scores (`ingest.traces.langfuse_runs`).
+
 The Langfuse SDK itself is OpenTelemetry based: what it exports (OTLP with `langfuse.observation.*` attributes) is
 read by `ingest.traces.otel`, each span as its observation here (`read_otel_observation`). How an observation's
 `input` / `output` becomes messages: `ingest.traces.io_messages`.
@@ -56,6 +61,7 @@ from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.traces import genai
+from ingest.traces import langfuse_runs as runs
 from ingest.traces.documents import documents
 from ingest.traces.io_messages import io_messages
 from ingest.traces.spans import Span, file_records
@@ -65,7 +71,8 @@ VERSION = "1"
 INFO = FormatInfo(
     group=None, rank=287, domains=('mcp', 'search'), platform="linux",
     summary=("Langfuse traces and observations (a trace's JSON download, the public API's traces and observations, "
-             "table exports): generations, tools and agents as steps"),
+             "table exports): generations, tools and agents as steps; dataset runs and experiment items as "
+             "episodes scored by their traces' scores"),
     producer=("Langfuse's trace download (traces of its framework integrations on Langfuse Cloud); the Langfuse Python "
               "SDK's OTLP export"),
     versions=("OpenAI Agents SDK, LangGraph, Google ADK, Koog, pydantic-ai and Claude Agent SDK traces of 2025-08 "
@@ -76,7 +83,9 @@ INFO = FormatInfo(
            "table exports hand-made after its models (`tests/ingest/traces/test_langfuse_read.py`); the SDK, "
            "OpenTelemetry based, records an agent's generations and tools and exports them as OTLP to a stand-in of "
            "Langfuse's endpoint on loopback, read by `otel` with the script as the oracle "
-           "(`tests/ingest/traces/test_langfuse_producer.py`)"),
+           "(`tests/ingest/traces/test_langfuse_producer.py`); dataset runs (a run saved with its dataset items, "
+           "scores and two of the real traces, the run items table export, v4 experiment items) hand-made after the "
+           "API's documented shapes, no public export being found (`tests/ingest/traces/test_langfuse_dataset_runs.py`)"),
 )
 
 OBSERVATION_TYPES = frozenset({"GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR",
@@ -85,6 +94,8 @@ _SNIFF = re.compile(rb'"parentObservationId"\s*:|"htmlPath"\s*:\s*"/project/|"ob
                     rb'|^\s*\{\s*"trace"\s*:\s*\{\s*"id"\s*:\s*"[^"]*"\s*,\s*"projectId"\s*:')
 _TYPE = re.compile(rb'"type"\s*:\s*"(?:GENERATION|SPAN|EVENT|AGENT|TOOL|CHAIN|RETRIEVER|EVALUATOR|EMBEDDING'
                    rb'|GUARDRAIL)"')
+# a dataset run: its items (each naming the dataset item and the trace it ran), or v4's experiment items
+_RUN_SNIFF = re.compile(rb'"datasetRunItems"\s*:\s*\[|"(?:datasetItemId|experimentItemId)"\s*:\s*"')
 _TOOL_PREFIXES = ("execute_tool ", "running tool: ", "tool.")
 _TRACE_ENV = ("name", "userId", "sessionId", "tags", "environment", "release", "version", "htmlPath", "input",
               "output")
@@ -94,15 +105,16 @@ _OBS_KEPT = ("type", "level", "statusMessage", "usage", "usageDetails", "costDet
 
 def units(files: list[str], head) -> list[str]:
     """JSON files whose first bytes hold a Langfuse trace download (`{"trace": {"id", "projectId"...`), an API
-    trace (`htmlPath: "/project/...`), or observations (`parentObservationId`, or inlined `observations` beside an
-    observation `type` of Langfuse's vocabulary)."""
+    trace (`htmlPath: "/project/...`), observations (`parentObservationId`, or inlined `observations` beside an
+    observation `type` of Langfuse's vocabulary), or a dataset run's items (`datasetRunItems`, or a
+    `datasetItemId` / `experimentItemId` beside a `traceId`)."""
     found = []
     for path in files:
         if path.endswith((".json", ".jsonl", ".ndjson")):
             start = head(path)
             match = _SNIFF.search(start)
             if match and (match.group(0).lstrip().startswith(b"{") or b"htmlPath" in match.group(0)
-                          or _TYPE.search(start)):
+                          or _TYPE.search(start)) or _RUN_SNIFF.search(start) and b'"traceId"' in start:
                 found.append(path)
     return found
 
@@ -117,17 +129,32 @@ def _is_trace(obj) -> bool:
         isinstance(obj.get("observations"), list) or "htmlPath" in obj or "projectId" in obj and "timestamp" in obj)
 
 
-def _walk(doc, where: str) -> Iterator[tuple[str, dict, dict | None]]:
-    """("observation" | "trace" | "other", the object, its trace) for each object a document holds."""
+def _holds_records(doc: dict) -> bool:
+    """Whether a document that is none of Langfuse's objects holds some under keys of its own (a run saved with its
+    dataset items and traces)."""
+    for value in doc.values():
+        first = value[0] if isinstance(value, list) and value else value
+        if isinstance(first, dict) and (runs.kind_of(first) or _is_trace(first) or _is_observation(first)
+                                        or isinstance(first.get("trace"), dict)):
+            return True
+    return False
+
+
+def _walk(doc, where: str, top: bool = True) -> Iterator[tuple[str, dict, dict | None]]:
+    """("observation" | "trace" | a `langfuse_runs.KINDS` | "other", the object, its trace) for each object a
+    document holds."""
+    kind = runs.kind_of(doc)
     if isinstance(doc, list):
         for i, item in enumerate(doc):
-            yield from _walk(item, f"{where}[{i}]")
+            yield from _walk(item, f"{where}[{i}]", False)
+    elif kind is not None:
+        yield kind, doc, None
     elif isinstance(doc, dict) and isinstance(doc.get("trace"), dict) and isinstance(doc.get("observations"), list):
         yield "trace", doc["trace"], None
         for i, obs in enumerate(doc["observations"]):
             yield ("observation" if _is_observation(obs) else "other"), obs, doc["trace"]
     elif isinstance(doc, dict) and isinstance(doc.get("data"), (list, dict)) and not _is_trace(doc):
-        yield from _walk(doc["data"], f"{where}.data")
+        yield from _walk(doc["data"], f"{where}.data", False)
     elif _is_trace(doc):
         yield "trace", doc, None
         for obs in doc.get("observations") or []:
@@ -135,6 +162,10 @@ def _walk(doc, where: str) -> Iterator[tuple[str, dict, dict | None]]:
                 yield ("observation" if _is_observation(obs) else "other"), obs, doc
     elif _is_observation(doc):
         yield "observation", doc, None
+    elif top and isinstance(doc, dict) and _holds_records(doc):
+        for key, value in doc.items():
+            if isinstance(value, (list, dict)):
+                yield from _walk(value, f"{where}.{key}", False)
     else:
         yield "other", doc, None
 
@@ -273,11 +304,12 @@ def _trace_env(trace: dict) -> dict:
 
 
 def _collect(source: Source, name: str, ctx: Context):
-    """(trace id -> spans, trace id -> env, rows) of a file."""
+    """(trace id -> spans, trace id -> env, rows, the dataset-run records) of a file."""
     traces: dict[str, list[Span]] = {}
     envs: dict[str, dict] = {}
     rows: list[Rejected] = []
     seen: set[str] = set()
+    links = runs.Links()
     for item in documents(source.read_bytes(), name, source.budgets):
         if isinstance(item, Rejected):
             rows.append(item)
@@ -285,7 +317,9 @@ def _collect(source: Source, name: str, ctx: Context):
         line, doc = item
         for what, obj, trace in _walk(doc, f"{name}:{line}"):
             where = f"{name}:{line}"
-            if what == "trace":
+            if what in runs.KINDS:
+                links.add(what, obj, where)
+            elif what == "trace":
                 envs.setdefault(str(obj.get("id")), _trace_env(obj))
             elif what == "other":
                 rows.append(Rejected("unknown_content", f"{where}: not a Langfuse trace or observation; kept in this "
@@ -303,15 +337,20 @@ def _collect(source: Source, name: str, ctx: Context):
                     rows.append(Rejected("bad_record", f"{where}: observation {obj['id']} cannot be read "
                                          f"({type(e).__name__}: {e}); left out", name, line=line,
                                          record_id=str(obj["id"]), snippet=dumps(obj)[:300]))
-    return traces, envs, rows
+    return traces, envs, rows, links
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
-    traces, envs, rows = _collect(source, name, ctx)
+    traces, envs, rows, links = _collect(source, name, ctx)
     yield from rows
     yield from ctx.problems
+    told = len(ctx.problems)
     for spans in traces.values():
         _one_call_each(spans)
-    yield from file_records(FORMAT, source.uri, name, traces, envs)
+    found = runs.link(links, envs)
+    for record in file_records(FORMAT, source.uri, name, traces, envs):
+        yield runs.with_outcome(record, found)
+    yield from runs.unread(links, found, set(traces), name, ctx)
+    yield from ctx.problems[told:]  # those of the experiment items read alone

@@ -11,7 +11,8 @@
   {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
   {attributes}}`; also a `{"spans": [...]}` dump or a JSON array of them, and spans a span model dumped with
   the `SpanContext`s as objects (any-agent's `AgentTrace`: integer ids, `parent` instead of `parent_id`, integer
-  nanosecond times).
+  nanosecond times). A span written twice (an app whose processor prints each span when it starts, `end_time`
+  null, and again when it ends, as Microsoft Agent Framework's samples do) is read once, as its ended record.
 
 What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
 the Langfuse SDK's own `langfuse.observation.*` attributes as `ingest.traces.langfuse` reads an observation;
@@ -68,8 +69,10 @@ INFO = FormatInfo(
            "ToolCallingAgent's and CodeAgent's runs traced by OpenInference hold every scripted call and its result "
            "(`tests/ingest/chat/test_smolagents_producer.py`); the conventions' older "
            "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
-           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) are "
-           "goldens read against the raw files (`tests/ingest/traces/test_otel_real.py`)"),
+           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) and "
+           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) are goldens read against "
+           "the raw files, and a real Microsoft Agent Framework console export (each span printed twice) is read from "
+           "../shared (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
@@ -271,11 +274,24 @@ def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] |
                        where, snippet=dumps(doc)[:300])
 
 
+def _add(spans: list[Span], span: Span, seen: dict[tuple[str, str], int]) -> None:
+    """A span once per trace: a span written again (a processor that prints each span when it starts and when it
+    ends, two exporters on one file) is kept as its last ended record, at the place of its first."""
+    key = (span.trace_id, span.span_id)
+    if key not in seen:
+        seen[key] = len(spans)
+        spans.append(span)
+    elif span.end is not None or spans[seen[key]].end is None:
+        span.order = spans[seen[key]].order
+        spans[seen[key]] = span
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
     traces: dict[str, list[Span]] = {}
     resources: dict[str, list[dict]] = {}
+    seen: dict[tuple[str, str], int] = {}
     order = 0
     for item in documents(source.read_bytes(), name, source.budgets):
         if isinstance(item, Rejected):
@@ -298,7 +314,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                 yield Rejected("bad_record", f"{where}: the span cannot be read ({type(e).__name__}: {e}); left out",
                                name, line=line, snippet=dumps(attrs)[:300])
                 continue
-            traces.setdefault(span.trace_id, []).append(span)
+            _add(traces.setdefault(span.trace_id, []), span, seen)
             if resource and resource not in resources.setdefault(span.trace_id, []):
                 resources[span.trace_id].append(resource)
             order += 1

@@ -14,6 +14,7 @@ from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.ingest.golden import read_records
 from tests.ingest.traces.test_langfuse_read import GOLDEN
+from tests.parts import SHARED, require_shared_sample
 
 ANY_AGENT = SAMPLES / "traces" / "otel" / "any-agent"
 TASK = ("Find what year it is in the America/New_York timezone and write the value (single number) to a file. "
@@ -75,3 +76,63 @@ def test_an_apps_own_trace_files_with_nothing_to_read_say_why():
     assert otel.units([str(dump)], head) == [str(dump)]
     [row] = read_records(otel, dump)
     assert row.rule == "no_agent_spans" and row.snippet == "bf386626acbcb551618d51dc42d956ec"
+
+
+AGENT_FACTORY = SAMPLES / "traces" / "otel" / "agent-factory"
+# what a person counts in each raw file of a second repository's any-agent runs (PROVENANCE.md): (tool calls with
+# their arguments, steps, the task's opening, the model)
+FACTORY_COUNTED = {
+    "sample_agent_eval_trace.json": (
+        [("search_tavily", {"query": "Current weather in Berlin in Celsius", "include_images": False})], 2,
+        "What is the current weather in Berlin?", "o3"),
+    "summarize-url-content_agent_factory_trace.json": (
+        [("read_file", {"file_name": "tools/README.md"})], 2,
+        "Workflow that takes an input web URL and returns a summary of the content.", "openai/o3"),
+    "sample_agent_trace_from_jsonspanexporter.jsonl": ([], 1, None, "o3"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORY_COUNTED))
+def test_agent_factory_runs_read_as_a_person_counts_them(name):
+    """agent-factory's own runs of o3 through any-agent: two saved `AgentTrace`s (a search, a file read, each then
+    the structured answer) and a `JsonFileSpanExporter` JSONL (one span a line, the input messages left out by the
+    exporter: the answer alone)."""
+    path = AGENT_FACTORY / name
+    assert otel.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    records = read_records(otel, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    calls, steps, task, model = FACTORY_COUNTED[name]
+    got = [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps if s.action.kind == "tool_call"]
+    assert got == calls
+    assert len(ep.steps) == steps and ep.steps[-1].action.kind == "message" and ep.terminated
+    assert (ep.task or "").startswith(task or "") and (task is not None) == (ep.task is not None)
+    assert ep.agent == model
+    golden.check(records, GOLDEN / f"otel-agent-factory-{name.split('.')[0]}.json")
+
+
+# an unlicensed real console export, read where ../shared lays it (never copied here): Josh-Weston/
+# microsoft-agent-framework-samples @ e595bd1cdfd8d79f0fe6729fa33d5a5311b957c8, `traces.jsonl` (removed from the
+# repository in the next commit): Microsoft Agent Framework's observability sample, a two-agent workflow (a weather
+# agent with a `get_weather` tool, then a structured-output agent) run 11 times with gpt-oss-20b on Fireworks, its
+# spans printed by the OpenTelemetry SDK's console JSON, each span twice (when it starts, `end_time` null, and when
+# it ends), message content not captured
+MAF_TRACES = SHARED / "samples" / "traces" / "otel" / "microsoft-agent-framework-samples" / "traces.jsonl"
+
+
+def test_a_workflow_console_export_with_each_span_printed_twice_reads_each_span_once():
+    """What a person counts: 22 traces, 11 of them `workflow.build` (no agent: one row); each of the other 11 runs
+    the two agents (two `invoke_agent` spans), three `chat` calls and one `execute_tool get_weather` (its arguments
+    and result not captured): one step, the call, and 17 spans (18 in one run), not the 33 records printed."""
+    path = require_shared_sample(MAF_TRACES)
+    records = read_records(otel, path)
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    episodes = [r for r in records if isinstance(r, Episode)]
+    assert row.rule == "no_agent_spans" and "11 of 22 traces" in row.reason
+    assert len(episodes) == 11
+    for ep in episodes:
+        assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [("tool_call", "get_weather")]
+        assert ep.env["trace"]["agents"] == ["Weather agent", "Structured output agent"]
+        assert ep.agent == "accounts/fireworks/models/gpt-oss-20b" and ep.task is None
+    assert sorted(ep.env["trace"]["spans"] for ep in episodes) == [17] * 10 + [18]
+    golden.check(records, GOLDEN / "otel-microsoft-agent-framework-samples.json", texts="hash")
