@@ -950,8 +950,6 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.android.droidbot.x__screen_size__mutmut_{n}": (
         "a square screenshot is left out before: > and >= on its sides, and on a square state's, agree")
        for n in (30, 33)},
-    **{f"ingest.android.droidbot.x__view_ends__mutmut_{n}": (
-        "a default end of 1 reaches past no screen: width and height are at least 1") for n in (15, 20)},
     "ingest.android.droidbot.x__load_states__mutmut_49": "an empty image and None are both no screenshot",
     **{f"ingest.android.droidbot.x__starts_run__mutmut_{n}": "'' and 'XXXX' are neither HOME nor an am start"
        for n in (22, 39)},

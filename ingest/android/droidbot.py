@@ -140,35 +140,40 @@ def _screen_size(state: dict, image: bytes | None) -> tuple[int, int] | None:
     if shot and shot[0] != shot[1]:
         turned = (shot[0] > shot[1]) != (width > height)
     else:
-        right, bottom = _view_ends(state.get("views") or [])
-        turned = (right > width or bottom > height) and right <= height and bottom <= width
+        turned = _turned(state.get("views") or [], width, height)
     return (height, width) if turned else (width, height)
 
 
-def _view_ends(views: list) -> tuple[int | float, int | float]:
-    """The largest right and bottom edge of the views' bounds (0 without any), in one pass over the views
-    (a list of their ends, then a generator over it for each max, cost 7 % of a DroidBot ingest)."""
-    rights, bottoms = [], []
+def _turned(views: list, width: int, height: int) -> bool:
+    """Whether the views show the screen turned from `width` x `height`: the largest right or bottom edge of
+    their bounds reaches past it, and none reaches past the turned screen. Stops at the first view that
+    reaches past the turned screen: the first view of a portrait DroidBot state, its full-screen root, is
+    taller than the screen is wide, so one view decides (the pass over every view's bounds this replaces
+    cost 3 % of a DroidBot ingest); only a turned screen has all its views read."""
+    right = bottom = 0
     number = _NUMBER
     for view in views:  # `_is_bounds` inline: a call a view cost more than the test
         if type(view) is dict:
             bounds = view.get("bounds")
             if type(bounds) is list and len(bounds) == 2:
                 start, end = bounds
-                if (type(start) is list and len(start) == 2 and type(end) is list and len(end) == 2
+                if not (type(start) is list and len(start) == 2 and type(end) is list and len(end) == 2
                         and isinstance(start[0], number) and isinstance(start[1], number)
                         and isinstance(end[0], number) and isinstance(end[1], number)):
-                    rights.append(end[0])
-                    bottoms.append(end[1])
+                    continue
+                x, y = end
             elif isinstance(bounds, list) and _is_bounds(bounds):  # a list subclass: the general test
                 x, y = bounds[1]
-                rights.append(x)
-                bottoms.append(y)
+            else:
+                continue
         elif isinstance(view, dict) and _is_bounds(view.get("bounds")):
             x, y = view["bounds"][1]
-            rights.append(x)
-            bottoms.append(y)
-    return max(rights, default=0), max(bottoms, default=0)
+        else:
+            continue
+        if x > height or y > width:
+            return False
+        right, bottom = max(right, x), max(bottom, y)
+    return right > width or bottom > height
 
 
 def _root_size(state: dict) -> tuple[int, int] | None:
