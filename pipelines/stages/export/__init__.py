@@ -30,10 +30,9 @@ Render once, write many: the records are rendered once, as a stream, and every o
     shards.py    the shards (row and byte caps, mixture weights) and their lineage
     outputs.py   the manifest, dataset_info.json, the verl fragment, trainer configs, budget warnings
 
-This module is the stage: `export()` plans, streams the records into the shards, writes the files beside
+This module is the stage itself: `export()` plans, streams the records into the shards, writes the files beside
 them and records the export in the catalog (`record_export`); `export_stage` runs it from a definition.
 """
-
 
 from __future__ import annotations
 
@@ -56,7 +55,7 @@ from pipelines.stages.export.render import render_stream, rendered_records
 from pipelines.stages.export.shards import Lineage, write_shards
 from pipelines.stages.export.totals import new_totals
 
-# what other modules import from `pipelines.stages.export` (the CLI, export_atif, eval, the sampler, tests)
+# what other modules import from `pipelines.stages.export` (the CLI, export_atif, benches and tests)
 __all__ = ["RENDER_BYTES_PER_S", "ExportError", "Lineage", "budget_warnings", "checked", "export", "export_options",
            "export_stage", "record_export", "rendered_records"]
 
