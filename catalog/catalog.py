@@ -21,8 +21,8 @@ from schemas import TABLES
 VIEW_TABLES = ("episodes", "steps", "branches", "quarantine", "blobs", "targets")
 STORAGE_COMPATIBILITY = "v1.4.0"
 
-# An export's lineage (pipelines/stages/export.py): every output row's step ids, one Parquet file per export under
-# the lake's EXPORT_ROWS_DIR, read by the `export_rows` view. Inserted into a catalog table instead, the
+# An export's lineage (pipelines/stages/export/shards.py): every output row's step ids, one Parquet file per export
+# under the lake's EXPORT_ROWS_DIR, read by the `export_rows` view. Inserted into a catalog table instead, the
 # rows were held in DuckDB's memory until written (~0.35 KB a row: +184 MB at the end of an SFT export of
 # 10 GB of input). With a data recipe (transforms/export/recipe.py) a row also has its system-prompt variant,
 # its turns without loss (CPT masking) and the dropped turns inside its span; null without one.
@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS dedup_no_change (
 CREATE TABLE IF NOT EXISTS scrub_audit (
     run_id VARCHAR, dataset VARCHAR, table_name VARCHAR, record_id VARCHAR, field VARCHAR, kind VARCHAR,
     count INTEGER);
--- exports (pipelines/stages/export.py, pipelines/stages/export_atif.py)
+-- exports (pipelines/stages/export/, pipelines/stages/export_atif.py)
 CREATE TABLE IF NOT EXISTS exports (
     export_id VARCHAR PRIMARY KEY, kind VARCHAR, format VARCHAR, dataset VARCHAR, version INTEGER,
     out VARCHAR, created_at TIMESTAMPTZ, rows BIGINT, manifest JSON);

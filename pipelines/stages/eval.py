@@ -2,7 +2,7 @@
 dataset's held-out split, or on AgentWorldBench as released (its JSONL files, or the hub's Parquet of them).
 
 1. Samples: a dataset version's records as `sft --format bench` renders them (the reference's record layout,
-   with our grouped splits), taken from the export's render stream (`pipelines.stages.export.rendered_records`:
+   with our grouped splits), taken from the export's render stream (`pipelines.stages.export.render.rendered_records`:
    nothing is written to be read back), those of the split in the order the bench files would hold them;
    a path is read directly (a folder: its `*_<split>.jsonl` files, as the reference's
    `load_data` globs `*_test.jsonl`, else the split's Parquet files; `read_bench`). Each line is a sample, a
@@ -181,7 +181,7 @@ def dataset_samples(lake: Lake, catalog_path: str | None, dataset: str, options:
     domain's records in render order). Returns (records, source description)."""
     from collections import Counter
 
-    from pipelines.stages.export import rendered_records
+    from pipelines.stages.export.render import rendered_records
     from pipelines.infra.options import ExportOptions
 
     settings = {"format": "bench", "kind": "sft", "seed": options.seed, "max_tokens": options.max_tokens,

@@ -141,7 +141,7 @@ def export_queries(lake: Lake, catalog_path: str | None, dataset: str, options: 
                    log: Callable[[str], None]) -> tuple[list[Query], Version]:
     """The version's transitions of the split as `pipelines export sft` renders them, taken from the export's
     stream (nothing written to be read back). Returns (queries, the version rendered)."""
-    from pipelines.stages.export import rendered_records
+    from pipelines.stages.export.render import rendered_records
     from pipelines.infra.options import ExportOptions
 
     settings = {"kind": "sft", "format": "agentworld", "seed": options.seed, "max_tokens": options.max_tokens,

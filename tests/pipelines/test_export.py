@@ -193,7 +193,7 @@ def test_jsonl_shards_stream_to_their_final_names_and_a_failed_export_leaves_non
 def test_an_export_that_fails_after_its_shards_leaves_no_lineage_file_behind(droidbot, tmp_path, monkeypatch):
     import tempfile
 
-    from pipelines.stages import export as export_module
+    from pipelines.stages.export import outputs
 
     temp = tmp_path / "temp"
     temp.mkdir()
@@ -202,7 +202,7 @@ def test_an_export_that_fails_after_its_shards_leaves_no_lineage_file_behind(dro
     def fails(*args):
         raise OSError("disk full")
 
-    monkeypatch.setattr(export_module, "_write_trainer_configs", fails)  # stand-in failure: after the shards
+    monkeypatch.setattr(outputs, "write_trainer_configs", fails)  # stand-in failure: after the shards
     with pytest.raises(OSError, match="disk full"):
         _export(droidbot, tmp_path, "rl", "verl")
     assert list(temp.iterdir()) == []

@@ -95,11 +95,11 @@ class _Buffer:
 
 
 def test_parquet_records_waiting_for_their_row_group_hold_one_row_group_in_memory_together():
-    from pipelines.stages.export import _bound_buffered
+    from pipelines.stages.export.shards import bound_buffered
 
     train, val, test, jsonl = _Buffer("train", 30), _Buffer("val", 20), _Buffer("test", 13), _Buffer("sft", 0)
-    _bound_buffered([train, val, test, jsonl], 64)  # 63 held; a JSONL writer streams, holds no records
+    bound_buffered([train, val, test, jsonl], 64)  # 63 held; a JSONL writer streams, holds no records
     assert not any(w.written for w in (train, val, test, jsonl))
     test.pending_bytes += 1
-    _bound_buffered([train, val, test, jsonl], 64)
+    bound_buffered([train, val, test, jsonl], 64)
     assert [w.written for w in (train, val, test, jsonl)] == [True, False, False, False]  # the largest goes

@@ -9,7 +9,7 @@ import io
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines.stages import export
+from pipelines.stages.export import shards as shard_writing
 from pipelines.infra.lake import Lake
 
 
@@ -19,12 +19,12 @@ def _writer(tmp_path, shards, max_rows=1000):
     def on_shard(shard, step_ids, infos):
         shards.append((shard, step_ids))
 
-    return out, export._ShardWriter(out, lambda i: f"train/part-{i:05d}.parquet", "parquet", "train", None,
-                                    max_rows, 1 << 30, on_shard)
+    return out, shard_writing.ShardWriter(out, lambda i: f"train/part-{i:05d}.parquet", "parquet", "train", None,
+                                          max_rows, 1 << 30, on_shard)
 
 
 def test_rows_stream_into_row_groups_and_read_back_as_given(tmp_path, monkeypatch):
-    monkeypatch.setattr(export, "ROW_GROUP_BYTES", 200)
+    monkeypatch.setattr(shard_writing, "ROW_GROUP_BYTES", 200)
     shards = []
     out, w = _writer(tmp_path, shards)
     records = [{"text": f"document {i} " + "x" * 40, "line": None if i < 7 else i,
@@ -49,7 +49,7 @@ def test_rows_stream_into_row_groups_and_read_back_as_given(tmp_path, monkeypatc
 
 
 def test_records_of_another_type_start_the_next_shard_and_keep_their_order(tmp_path, monkeypatch):
-    monkeypatch.setattr(export, "ROW_GROUP_BYTES", 1)  # a row group a record
+    monkeypatch.setattr(shard_writing, "ROW_GROUP_BYTES", 1)  # a row group a record
     shards = []
     out, w = _writer(tmp_path, shards)
     records = [{"value": i} for i in range(10)] + [{"value": f"text {i}"} for i in range(10)]

@@ -14,7 +14,7 @@ caused; no chain of thought, no task instruction).
   `bound`), segment by segment (action, observation), so a mask boundary is a token boundary: the model must
   use the same tokenizer.
 
-A document covers turns [0, end) of a line, where `pipelines.stages.export` sets `end` after the last admissible
+A document covers turns [0, end) of a line, where `pipelines.stages.export.records` sets `end` after the last admissible
 turn with a recorded observation. With a token budget a trajectory longer than the budget becomes several
 documents of consecutive whole turns (each window numbers its turns from 1, says how many earlier turns it
 does not show, and restarts with the `**Current State:**` block); a single turn larger than the budget is

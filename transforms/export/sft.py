@@ -7,8 +7,8 @@
 - `swift`: ms-swift `messages` with a per-message `loss`: true on the target only (history, system and
   actions false).
 - `sharegpt`: LLaMA-Factory sharegpt: `conversations` of `{"from": "human"|"gpt", "value"}` and `system`;
-  `pipelines.stages.export` writes the matching `dataset_info.json`. (LLaMA-Factory trains on every gpt turn unless
-  its `mask_history` training option is set: set it to train on the target only.)
+  `pipelines.stages.export.outputs` writes the matching `dataset_info.json`. (LLaMA-Factory trains on every gpt
+  turn unless its `mask_history` training option is set: set it to train on the target only.)
 - `bench`: AgentWorldBench-shaped (`task`, `id`, `prompt[]`, `response[]`, `current_prompt`, `system_str`,
   `turn_idx`, `total_turns`) so the reference evaluation reads our data. `prompt`/`response` hold the kept
   history, the evaluated turn and the following turns of the same trajectory while their observations are
