@@ -1,16 +1,16 @@
 """Render once: the stream of rendered records every consumer reads. A version's part groups are rendered one
 per task on the executor (`render_group`: the group's steps read through DuckDB ordered by episode, so
 memory stays bounded by the largest episode, the transition view built, each trajectory's records made by
-`records`), and come back in group order as (split, domain, record_id, record or its JSON line, step_ids,
-tokens, recipe info) (`render_stream`). The shards, lineage, manifest and trainer configs of `export`, eval's
-requests and the sampler's prompts (`rendered_records`) consume that stream; none renders to a file to read it
-back."""
+`records`), and come back in group order as `RenderedRecord`s: split, domain, record id, the record or its
+JSON line, step ids, tokens, recipe info (`render_stream`). The shards, lineage, manifest and trainer configs of
+`export`, eval's requests and the sampler's prompts (`rendered_records`) consume that stream; none renders to a
+file to read it back."""
 
 from __future__ import annotations
 
 import gc
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import orjson
 import pyarrow as pa
@@ -82,12 +82,24 @@ def _group_steps(lake: Lake, parts: list[str], trees: bool = False) -> pa.Table:
         con.close()
 
 
+class RenderedRecord(NamedTuple):
+    """One rendered record with what its consumers need beside it (a tuple: millions of them cross from the
+    render tasks, and unpack where they are read)."""
+
+    split: str  # train | validation | test
+    domain: str
+    record_id: str
+    record: dict | bytes  # the record, or its JSON line where the export writes JSON lines
+    step_ids: list[str]  # the steps it was made from (the lineage)
+    tokens: int
+    info: dict | None  # the recipe's decisions for it, with a recipe
+
+
 @dataclass
 class Rendered:
     """One part group's rendering: its records and what it counted (skipped, read, over the budget)."""
 
-    # (split, domain, record_id, record or its JSON line, step_ids, tokens, recipe info), in episode order
-    records: list[tuple]
+    records: list[RenderedRecord]  # in episode order
     skipped: dict[str, int]
     transitions_in: int = 0
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
@@ -141,7 +153,7 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
              info: dict | None = None) -> None:
         if serialize:
             record = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)
-        out.records.append((split, domain, record_id, record, step_ids, n_tokens, info))
+        out.records.append(RenderedRecord(split, domain, record_id, record, step_ids, n_tokens, info))
 
     recipe = recipe_of(config)
     context = None
@@ -197,9 +209,8 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
 
 def render_stream(plan: RenderPlan, totals: Totals, ray_address: str | None = None,
                   log: Callable[[str], None] | None = None,
-                  resources: executors.Resources = executors.ONE_CPU) -> Iterator[tuple]:
-    """Every record of the plan, rendered once, one part group per task on the executor, in group order:
-    (split, domain, record_id, record or its JSON line, step_ids, tokens, recipe info). Each group's counts go
+                  resources: executors.Resources = executors.ONE_CPU) -> Iterator[RenderedRecord]:
+    """Every record of the plan, rendered once, one part group per task on the executor, in group order. Each group's counts go
     into `totals` as it arrives. Its consumers: the shards, lineage, manifest and trainer configs of `export`,
     eval's samples and the sampler's queries (`rendered_records`); none renders to a file to read it back."""
     config = plan.job.config
@@ -220,10 +231,10 @@ def rendered_records(lake: Lake, catalog_path: str | None, dataset_ref: str, con
         plan = plan_render(lake, cat, dataset_ref, config, executor, ray_address)
 
     def records() -> Iterator[dict]:
-        for split, domain, _id, record, *_ in render_stream(plan, new_totals(config, plan.recipe), ray_address,
-                                                             log):
+        for rendered in render_stream(plan, new_totals(config, plan.recipe), ray_address, log):
+            record = rendered.record
             yield {**(orjson.loads(record) if isinstance(record, (bytes, str)) else record),
-                   "_split": split, "_domain": domain}
+                   "_split": rendered.split, "_domain": rendered.domain}
 
     return plan.version, records()
 

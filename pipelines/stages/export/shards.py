@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import orjson
 import pyarrow as pa
@@ -25,6 +25,9 @@ from pipelines.infra.options import ExportOptions
 from pipelines.infra.parquet_shard import ROW_GROUP_BYTES, ParquetShard
 from pipelines.stages.export.options import KINDS
 from pipelines.stages.export.totals import Totals
+
+if TYPE_CHECKING:  # for the annotation only
+    from pipelines.stages.export.render import RenderedRecord
 
 @dataclass
 class Shard:
@@ -178,7 +181,7 @@ def _copies(weight: float, record_id: str) -> int:
     return whole + (1 if frac > 0 and xxhash.xxh64_intdigest(record_id.encode()) / 2**64 < frac else 0)
 
 
-def write_shards(out_lake: Lake, config: ExportOptions, stream: Iterator[tuple], lineage: Lineage,
+def write_shards(out_lake: Lake, config: ExportOptions, stream: Iterator[RenderedRecord], lineage: Lineage,
                  totals: Totals) -> list[Shard]:
     """Write the rendered records of `stream` into shards in their order (each as many times as its domain's
     mixture weight says), adding them up in `totals` and their step ids in `lineage`. Returns the shards in
