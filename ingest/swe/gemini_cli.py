@@ -25,7 +25,8 @@ Mapping: `<session_context>` user messages are the system prompt; a call's resul
 "success" or the response is an error; `run_shell_command` is a `command` action and its result a terminal
 observation with the `Exit Code:` it reports. The task is the first prompt a person typed. Token counts are
 summed over the model turns into `env["gemini_cli"]["tokens"]`. Gemini CLI grades nothing: outcome `unknown`;
-terminated when the last model turn calls no tool. Domain `swe`, platform `linux` (not recorded).
+terminated when the last model turn answers (text, no call; a last turn of thoughts alone was stopped
+mid-stream). Domain `swe`, platform `linux` (not recorded).
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ INFO = FormatInfo(
            "(`tests/ingest/swe/test_qwen_code_cli.py`)"),
 )
 
-_NAME = re.compile(r"^session-.*\.jsonl?$")
+_NAME = re.compile(r"\.jsonl?$")
 _SNIFF = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _CONTEXT = "<session_context>"
@@ -69,8 +70,9 @@ _RECORD_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated", "kind", 
 
 
 def units(files: list[str], head) -> list[str]:
-    """`session-*.json` / `session-*.jsonl` files that open with the recording's `sessionId` and `projectHash`."""
-    return [path for path in files if _NAME.match(posixpath.basename(path)) and _SNIFF.match(head(path))]
+    """`.json` / `.jsonl` files that open with the recording's `sessionId` and `projectHash` (the CLI names them
+    `session-<time>-<id>`; recordings people share are often renamed, so the name is not asked for)."""
+    return [path for path in files if _NAME.search(path) and _SNIFF.match(head(path))]
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
@@ -100,8 +102,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                        "Gemini CLI is known to write; kept raw in env.gemini_cli.unknown_fields", name)
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     yield from records(messages, Run(key="", domain="swe", platform="linux", task=extras["task"],
-                                     terminated=last is not None and last.role == "assistant" and not last.tool_calls,
-                                     env=env), name)
+                                     terminated=_answered(last), env=env), name)
+
+
+def _answered(last) -> bool:
+    """Whether the recording ends on the model's answer: a last model turn with text and no call. A last turn with
+    thoughts only (no text, no call, its tokens not counted yet) is one the person stopped mid-stream."""
+    return last is not None and last.role == "assistant" and not last.tool_calls and bool(last.text)
 
 
 def _replay(data: bytes, name: str, source: Source) -> tuple[dict, list[Rejected]]:
