@@ -43,7 +43,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "gemini_cli"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="swe", rank=290, domains=('swe',), platform="linux",
     summary="Gemini CLI chat recordings",
@@ -56,7 +56,9 @@ INFO = FormatInfo(
            "the script is the oracle for every call, its arguments, the result the agent recorded, the model and the "
            "final answer, and the CLI's JSON report a second (`tests/ingest/swe/test_gemini_cli_cli.py`); two real "
            "CC0 0.20 recordings (M-Gemini: `glob` calls, notices and an API error; a failed and a cancelled shell "
-           "call, two models) beside the test (goldens), edge cases of the JSONL log "
+           "call, two models) beside the test and two real MIT ones of October 2025 and March 2026 "
+           "(`samples/swe/gemini-cli`: yoavf/ai-sessions, eleven edits; BrianV1981/aim, a run stopped mid-turn), "
+           "goldens, edge cases of the JSONL log "
            "(`tests/ingest/swe/test_gemini_cli.py`); Qwen Code 0.1.4 run the same way at the Chat Completions endpoint "
            "(`tests/ingest/swe/test_qwen_code_cli.py`)"),
 )
