@@ -116,7 +116,7 @@ from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, ToolCall, steps_of
 
 FORMAT = "atif"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group="swe", rank=10, domains=('terminal', 'swe', 'mcp'), platform="linux",
     summary=("ATIF `trajectory.json` v1.0-v1.8 (Harbor trials; copied context as history, subagent and continuation "
