@@ -3,8 +3,11 @@ trajectory format of the Harbor / Terminal-Bench 2 harness. One JSON object per 
 
 Units: a Harbor trial folder (a folder whose `result.json` is a trial result: `trial_name`, `task_name`...,
 next to `agent/trajectory.json` and `verifier/reward.txt`) is one unit; any other JSON file that declares an
-ATIF `schema_version` is a unit of its own. A trial folder's other files (agent logs, recordings, verifier
-output) belong to the trial and are not read.
+ATIF `schema_version` is a unit of its own. Of a trial folder's other files, the verifier's output
+(`verifier/test-stdout.txt`: why the tests passed or failed) is kept whole in the main episode's
+`env["verifier_output"]`; the rest (Harbor's `trial.log` and `config.json`, the agent's own logs and recordings
+in `agent/`, `artifacts/` collected from the environment, the verifier's other files, the Claude Code sessions
+Harbor made the trajectory from) are listed in the run's `ignored_inputs`, each with why it is not read.
 
 ATIF steps are turns: `source` "system" (the system prompt -> `env["system_prompt"]` when it opens the line;
 a system turn after a user or agent turn is an event -> `env["system_events"]`, never the prompt), "user" (a
@@ -103,6 +106,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ingest.format_info import FormatInfo
+from ingest.members import holds, unread_in
 from ingest.record import (Action, Branch, Episode, Observation, Rejected, Step, episode_id, episode_without_steps,
                            warn)
 from ingest.search import episode_domain
@@ -112,7 +116,7 @@ from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, ToolCall, steps_of
 
 FORMAT = "atif"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group="swe", rank=10, domains=('terminal', 'swe', 'mcp'), platform="linux",
     summary=("ATIF `trajectory.json` v1.0-v1.8 (Harbor trials; copied context as history, subagent and continuation "
@@ -129,6 +133,8 @@ INFO = FormatInfo(
 
 EXTRA_KEY = "trajforge"  # where our export keeps exact records inside ATIF `extra` objects
 TRAJECTORY = "agent/trajectory.json"  # where a Harbor trial keeps the agent's ATIF trajectory
+VERIFIER_STDOUT = "verifier/test-stdout.txt"  # what the trial's tests printed: why they passed or failed
+_SESSIONS = "agent/sessions/projects"  # the Claude Code sessions Harbor's claude-code agent leaves
 
 _NUM, _STR, _INT, _BOOL = (int, float), (str,), (int,), (bool,)
 # field -> accepted types of the records our export restores (anything else would break the Arrow columns)
@@ -191,6 +197,48 @@ def units(files: list[str], head) -> list[str]:
         return False
 
     return sorted(trials) + [p for p in files if p.endswith(".json") and _is_atif(head(p)) and not in_trial(p)]
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """The files of each trial folder the reader does not read, with why (planning lists them in
+    `ignored_inputs`); a JSON file unit has none."""
+    out = {}
+    for unit in found:
+        if holds(files, f"{unit}/result.json"):
+            traced = holds(files, f"{unit}/{TRAJECTORY}")
+            out[unit] = unread_in(unit, files, lambda rel, u=unit, t=traced: _trial_reads(u, rel, t, head),
+                                  lambda rel, t=traced: _unread_why(rel, t))
+    return out
+
+
+def _trial_reads(unit: str, rel: str, traced: bool, head) -> bool:
+    """Whether the reader reads the trial file `rel` (`traced`: the trial has its ATIF trajectory)."""
+    if rel in ("result.json", "verifier/reward.txt", "verifier/reward.json", VERIFIER_STDOUT, TRAJECTORY):
+        return True
+    if rel.startswith("agent/") and rel.count("/") == 1 and rel.endswith(".json"):
+        return _is_atif(head(f"{unit}/{rel}"))  # a subagent or continuation trajectory beside the main one
+    return not traced and rel.startswith(_SESSIONS + "/") and rel.count("/") == 4 and rel.endswith(".jsonl")
+
+
+def _unread_why(rel: str, traced: bool) -> str:
+    top = rel.split("/", 1)[0]
+    if rel == "trial.log":
+        return "Harbor's log of running the trial (the harness's messages, not the agent's steps)"
+    if rel == "config.json":
+        return "the trial's configuration (the task, agent and environment Harbor was given; its names and agent " \
+               "are read from result.json)"
+    if top == "artifacts":
+        return "a file Harbor collected from the task's environment after the run, not a step of the agent"
+    if rel.startswith(_SESSIONS + "/") and traced:
+        return f"a Claude Code session the agent left: Harbor made {TRAJECTORY} from it, which is read (reading " \
+               "both would count the run twice)"
+    if top == "agent" and rel.count("/") == 1 and rel.endswith(".json"):
+        return "a JSON file of the agent's that declares no ATIF schema version"
+    if top == "agent":
+        return f"the agent's own log or recording (its steps are read from {TRAJECTORY})"
+    if top == "verifier":
+        return f"verifier output beside the reward and {VERIFIER_STDOUT}, which are read"
+    return "a file of the trial that is none of Harbor's trajectory, result or verifier files"
 
 
 # small readers of ATIF values ----------------------------------------------------------------------------
@@ -642,7 +690,8 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
         yield episode_without_steps(
             f"{name}: no agent steps" + (" on the main line" if sides else ""), name,
             trial["outcome"] if trial else "unknown", trial["reward"] if trial else None, task=_task(line.task),
-            agent=header_model, session_id=session["session_id"], harbor=trial["env"] if trial else None)
+            agent=header_model, session_id=session["session_id"], harbor=trial["env"] if trial else None,
+            verifier_output=trial["verifier_output"] if trial else None)
     else:
         agent = header_model or _line_agent(line, agent_info)
         env = {"system_prompt": line.system_prompt, **session, "final_metrics": doc.get("final_metrics"),
@@ -718,6 +767,7 @@ def _main_episode(line: _Line, root: dict, env: dict, key: str, trial: dict | No
         env["harbor"] = trial["env"]
         if trial["outcome_file"]:
             env["outcome_file"] = trial["outcome_file"]
+        env["verifier_output"] = trial["verifier_output"]
         outcome, reward, terminated = trial["outcome"], trial["reward"], trial["terminated"]
     if isinstance(root.get("env"), dict):
         env = {**root["env"]}
@@ -805,7 +855,10 @@ def _trial(source: Source) -> tuple[dict, list[Rejected]]:
         env["rewards"] = rewards
     if exception:
         env["exception"] = {"type": kind or None, "message": str(exception.get("exception_message") or "")[:500]}
+    stdout = source.read_bytes(VERIFIER_STDOUT).decode("utf-8", "replace") if source.exists(VERIFIER_STDOUT) else None
     return {"env": {k: v for k, v in env.items() if v is not None}, "reward": reward,
+            "verifier_output": None if stdout is None else {"file": posixpath.join(source.uri, VERIFIER_STDOUT),
+                                                            "text": stdout},
             "outcome_file": posixpath.join(source.uri, decided) if reward is not None and decided else None,
             "outcome": "unknown" if reward is None else "success" if reward >= 1.0 else "failure",
             "terminated": not exception or kind.startswith(_VERIFIER_ERRORS)}, problems
@@ -860,7 +913,7 @@ def _read_trial(source: Source) -> Iterator[Episode | Rejected]:
 
 def _sessions(source: Source) -> list[str]:
     """The Claude Code session files a trial's agent left (`agent/sessions/projects/<project>/<id>.jsonl`)."""
-    base = "agent/sessions/projects"
+    base = _SESSIONS
     return [f"{base}/{p}/{n}" for p in source.listdir(base) for n in source.listdir(f"{base}/{p}")
             if n.endswith(".jsonl")]
 
@@ -880,6 +933,8 @@ def _read_sessions(source: Source, trial: dict) -> Iterator[Episode | Rejected]:
                         trial["terminated"]
                     if trial["outcome_file"]:
                         record.env["outcome_file"] = trial["outcome_file"]
+                    if trial["verifier_output"]:
+                        record.env["verifier_output"] = trial["verifier_output"]
             yield record
 
 

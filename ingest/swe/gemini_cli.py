@@ -25,7 +25,8 @@ Mapping: `<session_context>` user messages are the system prompt; a call's resul
 "success" or the response is an error; `run_shell_command` is a `command` action and its result a terminal
 observation with the `Exit Code:` it reports. The task is the first prompt a person typed. Token counts are
 summed over the model turns into `env["gemini_cli"]["tokens"]`. Gemini CLI grades nothing: outcome `unknown`;
-terminated when the last model turn calls no tool. Domain `swe`, platform `linux` (not recorded).
+terminated when the last model turn answers (text, no call; a last turn of thoughts alone was stopped
+mid-stream). Domain `swe`, platform `linux` (not recorded).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "gemini_cli"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="swe", rank=290, domains=('swe',), platform="linux",
     summary="Gemini CLI chat recordings",
@@ -55,12 +56,14 @@ INFO = FormatInfo(
            "the script is the oracle for every call, its arguments, the result the agent recorded, the model and the "
            "final answer, and the CLI's JSON report a second (`tests/ingest/swe/test_gemini_cli_cli.py`); two real "
            "CC0 0.20 recordings (M-Gemini: `glob` calls, notices and an API error; a failed and a cancelled shell "
-           "call, two models) beside the test (goldens), edge cases of the JSONL log "
+           "call, two models) beside the test and two real MIT ones of October 2025 and March 2026 "
+           "(`samples/swe/gemini-cli`: yoavf/ai-sessions, eleven edits; BrianV1981/aim, a run stopped mid-turn), "
+           "goldens, edge cases of the JSONL log "
            "(`tests/ingest/swe/test_gemini_cli.py`); Qwen Code 0.1.4 run the same way at the Chat Completions endpoint "
            "(`tests/ingest/swe/test_qwen_code_cli.py`)"),
 )
 
-_NAME = re.compile(r"^session-.*\.jsonl?$")
+_NAME = re.compile(r"\.jsonl?$")
 _SNIFF = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*:')
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _CONTEXT = "<session_context>"
@@ -69,8 +72,9 @@ _RECORD_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated", "kind", 
 
 
 def units(files: list[str], head) -> list[str]:
-    """`session-*.json` / `session-*.jsonl` files that open with the recording's `sessionId` and `projectHash`."""
-    return [path for path in files if _NAME.match(posixpath.basename(path)) and _SNIFF.match(head(path))]
+    """`.json` / `.jsonl` files that open with the recording's `sessionId` and `projectHash` (the CLI names them
+    `session-<time>-<id>`; recordings people share are often renamed, so the name is not asked for)."""
+    return [path for path in files if _NAME.search(path) and _SNIFF.match(head(path))]
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
@@ -100,8 +104,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                        "Gemini CLI is known to write; kept raw in env.gemini_cli.unknown_fields", name)
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     yield from records(messages, Run(key="", domain="swe", platform="linux", task=extras["task"],
-                                     terminated=last is not None and last.role == "assistant" and not last.tool_calls,
-                                     env=env), name)
+                                     terminated=_answered(last), env=env), name)
+
+
+def _answered(last) -> bool:
+    """Whether the recording ends on the model's answer: a last model turn with text and no call. A last turn with
+    thoughts only (no text, no call, its tokens not counted yet) is one the person stopped mid-stream."""
+    return last is not None and last.role == "assistant" and not last.tool_calls and bool(last.text)
 
 
 def _replay(data: bytes, name: str, source: Source) -> tuple[dict, list[Rejected]]:

@@ -61,7 +61,8 @@ INFO = FormatInfo(
            "that fails and starts a subagent (`task`: a session of its own, an episode naming its parent); the "
            "script is the oracle for every call, its arguments, the result the agent recorded, the model and the "
            "final answer, and `opencode export` of the same session a second "
-           "(`tests/ingest/swe/test_opencode_cli.py`); edge cases hand-made: several model calls in one message, "
+           "(`tests/ingest/swe/test_opencode_cli.py`); two real 1.18.18 exports of a public repository read where "
+           "they lie in ../shared (goldens, `tests/ingest/swe/test_opencode_real.py`); edge cases hand-made: several model calls in one message, "
            "failed and unfinished calls, subagent sessions, a WAL cut mid-frame or of an older generation "
            "(`tests/ingest/swe/test_opencode.py`)"),
 )

@@ -1,7 +1,10 @@
 """Why a file is read by the format it is read by, or by none: every reader of a pipeline, in its order, asked
 whether it claims the file (as planning asks: by the file's first bytes and the files beside it), then the
 file read as a run reads it (the claiming reader, and when it gets no step the later readers that claim it).
-`pipelines formats explain PATH` prints this."""
+A file no reader claims in its own folder is looked for in the folders above it (a screenshot beside a
+trajectory, a file of a Harbor trial): a unit there may hold it, or take it as a member (a file its reader reads
+beside the unit, or one of the run's it names as not read, with why). `pipelines formats explain PATH` prints
+this."""
 
 from __future__ import annotations
 
@@ -24,8 +27,11 @@ class _NoBlobs:
 
 
 def _head(path: str) -> bytes:
-    with open(path, "rb") as f:  # a local path the user named on the command line, not a reader's input
-        return f.read(HEAD_BYTES)
+    try:
+        with open(path, "rb") as f:  # a local path the user named on the command line, not a reader's input
+            return f.read(HEAD_BYTES)
+    except OSError:  # a file of a folder above that went away or cannot be read while we look
+        return b""
 
 
 def _looks_for(module) -> str:
@@ -33,19 +39,70 @@ def _looks_for(module) -> str:
     return " ".join(doc.split()) if doc else "(its units() says nothing of what it looks for)"
 
 
-def claims(path: str, formats: list[str]) -> list[tuple[str, str | None, str]]:
-    """(format, the unit it claims holding `path` or None, what it looks for) for every format, in order.
-    The formats see the file with the other files of its folder, as planning shows them."""
-    folder = os.path.dirname(os.path.abspath(path))
+_LEVELS_UP = 4  # a unit may hold a file from this many folders above its own (a trial's artifacts/app/input/x)
+_MAX_LISTED = 5_000  # files listed under a folder above at most: explaining stays a short walk
+
+
+def _listings(target: str):
+    """The listings the formats are shown: the file's own folder, then everything under each folder above it
+    (up to `_LEVELS_UP`, while a listing stays under `_MAX_LISTED` files)."""
+    folder = os.path.dirname(target)
+    yield sorted(os.path.join(folder, n) for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
+    for _ in range(_LEVELS_UP):
+        if os.path.dirname(folder) == folder:
+            return
+        folder, files = os.path.dirname(folder), []
+        for root, dirs, names in os.walk(folder):
+            dirs.sort()
+            files += [os.path.join(root, n) for n in names if os.path.isfile(os.path.join(root, n))]
+            if len(files) > _MAX_LISTED:
+                return
+        yield sorted(files)
+
+
+def _member_of(module, units: list[str], files: list[str], target: str, head) -> tuple[str, str | None] | None:
+    """(unit, None) when a unit's reader reads `target` beside it; (unit, why) when it names `target` as a file
+    of its run it does not read; None when no unit takes it as a member."""
+    hook = getattr(module, "members", None)
+    for unit, members in (hook(units, files, head) if hook is not None and units else {}).items():
+        for member in members:
+            path, why = (member, None) if isinstance(member, str) else member
+            if path == target:
+                return unit, why
+    return None
+
+
+def claims(path: str, formats: list[str]) -> list[tuple[str, str | None, str, tuple | None]]:
+    """(format, the unit it claims holding `path` or None, what it looks for, the unit that takes `path` as a
+    member and why it does not read it, or None) for every format, in order. The formats see the file with the
+    other files of its folder, as planning shows them; when none claims it there, with the files under the
+    folders above it."""
     target = os.path.abspath(path)
-    files = sorted(os.path.join(folder, n) for n in os.listdir(folder) if os.path.isfile(os.path.join(folder, n)))
-    out = []
-    head = functools.lru_cache(maxsize=4096)(_head)  # every format asks for the same heads
-    for name in formats:
-        module = registry.load(name)
-        found = [u for u in module.units(files, head) if u == target or target.startswith(u.rstrip("/") + "/")]
-        out.append((name, found[0] if found else None, _looks_for(module)))
-    return out
+    head = functools.lru_cache(maxsize=_MAX_LISTED)(_head)  # every format asks for the same heads
+    first = None
+    for files in _listings(target):
+        out = []
+        for name in formats:
+            module = registry.load(name)
+            units = module.units(files, head)
+            found = [u for u in units if u == target or target.startswith(u.rstrip("/") + "/")]
+            member = _member_of(module, units, files, target, head)
+            out.append((name, found[0] if found else member[0] if member else None, _looks_for(module), member))
+        held = [unit for _, unit, _, _ in out if unit]
+        if held and held[0] != target:  # a folder unit or a unit taking it as a member: as a run there plans it
+            return out
+        first = first or (out if held else None)  # claimed alone: unless a folder above holds it (a trial's file)
+    return first or out
+
+
+def _as_what(target: str, unit: str, member: tuple | None) -> str:
+    """How a claiming reader holds the file: itself, inside a folder unit, or as a member of a unit."""
+    if unit == target:
+        return ""
+    if member is not None and not target.startswith(unit.rstrip("/") + "/"):
+        return f" as a member of {unit}" + (" (a file of its run it does not read)" if member[1] else
+                                             " (a file its reader reads beside it)")
+    return f" (the folder {unit})"
 
 
 def explain(path: str, formats: list[str]) -> list[str]:
@@ -55,10 +112,10 @@ def explain(path: str, formats: list[str]) -> list[str]:
         raise ValueError(f"{path}: not a file (explain names one input file)")
     lines = [f"{path} ({os.path.getsize(target):,} bytes), {len(formats)} readers, in the order they are tried:"]
     first = None
-    for name, unit, looks_for in claims(target, formats):
+    for name, unit, looks_for, member in claims(target, formats):
         if unit and first is None:
-            first = (name, unit)
-            lines.append(f"  {name:20s} CLAIMS it" + (f" (the folder {unit})" if unit != target else ""))
+            first = (name, unit, member)
+            lines.append(f"  {name:20s} CLAIMS it" + _as_what(target, unit, member))
         elif unit:
             lines.append(f"  {name:20s} would claim it too (offered if {first[0]} gets no step from it)")
         else:
@@ -66,9 +123,14 @@ def explain(path: str, formats: list[str]) -> list[str]:
     if first is None:
         lines.append("no reader claims it: a run lists it in ignored_inputs (\"no format reads it\")")
         return lines
-    name, unit_path = first
+    name, unit_path, member = first
+    if member is not None and member[1] is not None:
+        lines.append(f"not read: {name} takes it with {unit_path} but does not read it: {member[1]} (a run lists it "
+                     "in ignored_inputs)")
+        return lines
     if unit_path != target:
-        lines.append(f"read as part of the folder {unit_path}: run the pipeline on it to see what it gives")
+        how = f"read with {unit_path}" if member is not None else f"read as part of the folder {unit_path}"
+        lines.append(f"{how}: run the pipeline on it to see what it gives")
         return lines
     unit = Unit(name, target, posixpath.basename(target), os.path.getsize(target), "", os.path.dirname(target),
                 os.path.dirname(target))

@@ -102,6 +102,55 @@ def test_a_trial_with_a_result_but_no_trajectory_is_reported_as_such(run, query,
                              "AgentTimeoutError: Agent timed out after 900s")
 
 
+def test_a_trial_s_other_files_are_read_or_listed_with_why(run, query, tmp_path):
+    """What Harbor leaves in a trial folder beside the trajectory and the reward: the verifier's stdout (why the
+    tests passed or failed) is kept whole in the main episode's env; each other file is named in `ignored_inputs`
+    with what it is, never taken silently by the trial."""
+    root = _trial_copy(tmp_path, result={"verifier_result": None}, reward_txt="0")
+    trial = root / "t__1"
+    stdout = "============ 1 failed, 3 passed in 0.12s ============\nFAILED test_calc.py::test_add - assert 1 == 2\n"
+    files = {"trial.log": "Starting trial t__1\n", "config.json": "{}", "lock.json": "{}",
+             "artifacts/app/out.txt": "42\n", "agent/recording.cast": "{}\n", "agent/episode-0/prompt.txt": "p",
+             "agent/notes.json": '{"not": "atif"}', "verifier/ctrf.json": "{}", "verifier/test-stdout.txt": stdout}
+    for rel, text in files.items():
+        (trial / rel).parent.mkdir(parents=True, exist_ok=True)
+        (trial / rel).write_text(text)
+    result = run("ingest-swe", [root], stages=["ingest"])
+    assert (result.status, result.episodes) == ("success", 2)
+    main = next(r for r in query("SELECT env, outcome FROM episodes") if "verifier_output" in json.loads(r["env"]))
+    assert main["outcome"] == "failure"
+    assert json.loads(main["env"])["verifier_output"] == {"file": "in/t__1/verifier/test-stdout.txt", "text": stdout}
+    why = {r["path"].split("/t__1/", 1)[1]: r["reason"].split(": ", 1)[1]
+           for r in query("SELECT path, reason FROM ignored_inputs")}
+    assert all(r["reason"].startswith("part of the atif run t__1, which does not read it: ")
+               for r in query("SELECT reason FROM ignored_inputs"))
+    assert why == {
+        "trial.log": "Harbor's log of running the trial (the harness's messages, not the agent's steps)",
+        "config.json": "the trial's configuration (the task, agent and environment Harbor was given; its names and "
+                       "agent are read from result.json)",
+        "lock.json": "a file of the trial that is none of Harbor's trajectory, result or verifier files",
+        "artifacts/app/out.txt": "a file Harbor collected from the task's environment after the run, not a step of "
+                                 "the agent",
+        "agent/recording.cast": "the agent's own log or recording (its steps are read from agent/trajectory.json)",
+        "agent/episode-0/prompt.txt": "the agent's own log or recording (its steps are read from "
+                                      "agent/trajectory.json)",
+        "agent/notes.json": "a JSON file of the agent's that declares no ATIF schema version",
+        "verifier/ctrf.json": "verifier output beside the reward and verifier/test-stdout.txt, which are read"}
+
+
+def test_a_trial_without_a_trajectory_reads_the_claude_code_session_and_lists_nothing_it_reads(run, query, tmp_path):
+    root = _trial_copy(tmp_path, trajectory=False, reward_txt="1")
+    sessions = TRIAL / "agent" / "sessions"
+    shutil.copytree(sessions, root / "t__1" / "agent" / "sessions")
+    (root / "t__1" / "verifier" / "test-stdout.txt").write_text("4 passed\n")
+    result = run("ingest-swe", [root], stages=["ingest"])
+    assert result.status == "success" and result.episodes >= 1
+    assert query("SELECT path FROM ignored_inputs") == []
+    envs = [json.loads(r["env"]) for r in query("SELECT env FROM episodes")]
+    assert [e.get("verifier_output", {}).get("text") for e in envs if "sidechain" not in e] == ["4 passed\n"]
+    assert all("verifier_output" not in e for e in envs if "sidechain" in e)  # the trial's output is the main line's
+
+
 @pytest.mark.parametrize("result, reward_txt, reward_json, expected", [
     # result.json wins; an error in the verifier comes after the agent finished: still terminated
     ({"verifier_result": {"rewards": {"reward": 0}}, "exception_info": {
@@ -270,9 +319,16 @@ def test_units_are_trial_folders_and_loose_atif_files(tmp_path):
                                                     "/loose/trajectory.json"]
 
 
-def test_the_bundled_trial_is_claimed_whole_by_atif(tmp_path):
+def test_the_bundled_trial_is_one_atif_unit_and_the_session_behind_its_trajectory_is_listed(tmp_path):
+    """The trial's Claude Code session is the raw material of its `agent/trajectory.json` (read): claimed by the
+    trial, so no other reader counts the run twice, and listed with why it is not read."""
     from pipelines.infra import definition
     from pipelines.infra.plan import find_units
     units, ignored = find_units([str(TRIAL.parent)], definition.load("ingest-all").formats)
     assert [(u.format, u.uri) for u in units] == [("atif", "harbor-claude-code/fix-calc-add__Vq7mR2p")]
-    assert [i.path for i in ignored] == [str(TRIAL.parent / "PROVENANCE.md")]
+    session = TRIAL / "agent" / "sessions" / "projects" / "-app" / "5c2e8f0a-91d3-4b6e-8a7f-3d1c0b9e2a44.jsonl"
+    assert {i.path: i.reason for i in ignored} == {
+        str(TRIAL.parent / "PROVENANCE.md"): "no format reads it",
+        str(session): "part of the atif run fix-calc-add__Vq7mR2p, which does not read it: a Claude Code session the "
+                      "agent left: Harbor made agent/trajectory.json from it, which is read (reading both would "
+                      "count the run twice)"}

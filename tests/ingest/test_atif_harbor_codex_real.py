@@ -71,3 +71,25 @@ def test_codex_context_written_as_user_steps_is_not_the_task(tmp_path):
     (ep,) = golden.read_records(atif, path)
     assert ep.task == "Write /app/output/summary.json."
     assert "<environment_context>" in ep.steps[0].observation.text
+
+
+def test_a_real_trial_s_other_files_are_read_or_listed_with_why():
+    """event-summary__EKfePmM as Harbor left it: the verifier's stdout is the main episode's `verifier_output`;
+    each other file (Harbor's log, config and lock, the Codex agent's log and rate-limit record, the artifacts it
+    collected, the verifier's CTRF and checks) is named with what it is."""
+    from pipelines.infra import definition
+    from pipelines.infra.plan import find_units
+
+    trial = _trials()["event-summary__EKfePmM"]
+    (ep,) = [r for r in golden.read_records(atif, trial) if isinstance(r, Episode)]
+    stdout = (trial / "verifier" / "test-stdout.txt").read_text()
+    assert ep.env["verifier_output"]["text"] == stdout and '"passed": true}' in stdout
+    units, ignored = find_units([str(trial)], definition.load("ingest-all").formats)
+    assert [u.format for u in units] == ["atif"]
+    why = {str(Path(i.path).relative_to(trial)): i.reason.split(": ", 1)[1] for i in ignored}
+    assert set(why) == {"trial.log", "config.json", "lock.json", "agent/codex.txt", "artifacts/manifest.json",
+                        "artifacts/app/input/events.jsonl", "artifacts/app/output/summary.json",
+                        "verifier/ctrf.json", "verifier/checks.json",
+                        "agent/quota/rollout-2026-08-15T07-00-17-01a00438-ab3b-7562-88a9-00b51083d4b1.rate-limits.json"}
+    assert why["agent/codex.txt"] == "the agent's own log or recording (its steps are read from agent/trajectory.json)"
+    assert why["verifier/ctrf.json"] == "verifier output beside the reward and verifier/test-stdout.txt, which are read"

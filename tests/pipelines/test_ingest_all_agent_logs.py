@@ -71,8 +71,13 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     result = run("ingest-all", [mixed])
     assert result.status == "success", result.messages
 
-    ignored = [r["path"] for r in query("SELECT path FROM ignored_inputs")]
-    traces = [p for p in ignored if not p.endswith("PROVENANCE.md")]
+    ignored = {r["path"]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")}
+    # the Harbor trial's Claude Code session is read as the trajectory Harbor made from it, and listed so
+    made_from = [p for p, why in ignored.items() if "Harbor made agent/trajectory.json from it" in why]
+    assert [p.rsplit("/mixed/", 1)[1] for p in made_from] == [
+        "samples/atif/harbor-claude-code/fix-calc-add__Vq7mR2p/agent/sessions/projects/-app/"
+        "5c2e8f0a-91d3-4b6e-8a7f-3d1c0b9e2a44.jsonl"]
+    traces = [p for p in ignored if not p.endswith("PROVENANCE.md") and p not in made_from]
     assert traces == [], f"trace files no format read: {traces}"
 
     formats = {r["source_format"]: r["n"] for r in query(

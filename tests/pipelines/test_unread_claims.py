@@ -2,6 +2,7 @@
 it, `ignored_inputs` names who claimed it and why it gave up; `pipelines formats explain` says it per reader."""
 
 import json
+import shutil
 
 from pipelines.cli import main
 from tests.conftest import SAMPLES
@@ -85,3 +86,38 @@ def test_a_unit_no_reader_reads_lists_the_files_beside_it_that_it_would_have_rea
     assert reasons["browser_use_agent_1_2/screenshots/step_1.png"] == \
         f"read with {folder / 'agent_history.json'}, which no format read"
     assert reasons["agent_history.json"].startswith("browser_use claimed it and got no step")
+
+
+def test_formats_explain_names_the_unit_that_takes_a_file_from_a_folder_above(tmp_path, capsys):
+    """A file claimed with a unit outside its own folder: a browser-use screenshot in the agent folder beside the
+    history (read as its member), a todo file there (a file of its run it does not read, with why), and the files
+    of a Harbor trial (held by the trial folder: its trajectory read as part of it, its log listed with why)."""
+    folder = tmp_path / "in"
+    shots = folder / "browser_use_agent_1_2" / "screenshots"
+    shots.mkdir(parents=True)
+    (shots / "step_1.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (folder / "browser_use_agent_1_2" / "todo.md").write_text("- [ ] open\n")
+    (folder / "agent_history.json").write_text(json.dumps(BROWSER_USE))
+    assert main(["formats", "explain", str(shots / "step_1.png")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    history = folder / "agent_history.json"
+    assert [line.split(None, 1)[1] for line in out if "CLAIMS it" in line] == [
+        f"CLAIMS it as a member of {history} (a file its reader reads beside it)"]
+    assert out[-1] == f"read with {history}: run the pipeline on it to see what it gives"
+    assert main(["formats", "explain", str(folder / "browser_use_agent_1_2" / "todo.md")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == (f"not read: browser_use takes it with {history} but does not read it: a file of "
+                       "browser-use's agent folder (its todo list, saved results); the reader reads the screenshots "
+                       "the history names (a run lists it in ignored_inputs)")
+
+    trial = tmp_path / "runs" / "fix-calc-add__Vq7mR2p"
+    shutil.copytree(SAMPLES / "atif" / "harbor-claude-code" / "fix-calc-add__Vq7mR2p", trial)
+    (trial / "trial.log").write_text("Starting trial\n")
+    assert main(["formats", "explain", str(trial / "agent" / "trajectory.json")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out if "CLAIMS it" in line] == ["atif"]
+    assert out[-1] == f"read as part of the folder {trial}: run the pipeline on it to see what it gives"
+    assert main(["formats", "explain", str(trial / "trial.log")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"not read: atif takes it with {trial} but does not read it: Harbor's log of running the trial (the "
+        "harness's messages, not the agent's steps) (a run lists it in ignored_inputs)")

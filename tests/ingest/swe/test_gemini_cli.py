@@ -1,5 +1,6 @@
-"""Gemini CLI chat recordings: two real CC0 recordings of Gemini CLI 0.20 (data/gemini-cli-m-gemini, goldens a
-person read against the files) and hand-made edge cases of the JSONL log. The recordings Gemini CLI writes at
+"""Gemini CLI chat recordings: two real CC0 recordings of Gemini CLI 0.20 (data/gemini-cli-m-gemini) and two real MIT
+ones from two more repositories (samples/swe/gemini-cli: yoavf/ai-sessions and BrianV1981/aim), goldens a person read
+against the files, and hand-made edge cases of the JSONL log. The recordings Gemini CLI writes at
 test time (0.35.0 and 0.61.0) are read in `test_gemini_cli_cli.py`."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from ingest.swe import gemini_cli
 from tests.ingest.golden import check, read_records
 
 DATA = Path(__file__).parent / "data" / "gemini-cli-m-gemini"
+SAMPLES = Path(__file__).parents[3] / "samples" / "swe" / "gemini-cli"
 GOLDEN = Path(__file__).parent / "golden"
 
 
@@ -29,6 +31,35 @@ def test_golden_real_recording_with_a_cancelled_call_and_two_models():
     person cancelled (an error result); gemini-2.5-flash, then gemini-3-pro-preview, listed per step."""
     records = read_records(gemini_cli, DATA / "session-2025-12-03T04-27-e0f6ebe9.json")
     check(records, GOLDEN / "gemini-cli-m-gemini-shell.json", env_keys=("gemini_cli", "models", "model_per_step"))
+
+
+def test_golden_real_recording_of_a_web_app_built_over_five_prompts():
+    """yoavf/ai-sessions (MIT), Gemini CLI of October 2025, gemini-2.5-pro, read by hand against the file: five
+    prompts, eleven `write_file` / `replace` calls, each with the text the model wrote beside it and its thoughts;
+    the last `replace` refused by the CLI's check (status "error": an error result), then the model's answer ends the
+    recording (terminated); the first turn's token counts are zeros in the file and are summed as they are."""
+    records = read_records(gemini_cli, SAMPLES / "yoavf-ai-sessions" / "gemini-cli-pomodoro-timer.json")
+    check(records, GOLDEN / "gemini-cli-yoavf-pomodoro.json", env_keys=("gemini_cli",))
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    calls = [s.action.tool_name for s in ep.steps if s.action.kind == "tool_call"]
+    assert calls == ["write_file"] * 3 + ["replace"] * 8 and ep.terminated
+    assert ep.steps[-1].observation.is_error and "secondary check" in ep.steps[-1].observation.text
+
+
+def test_golden_real_recording_stopped_while_the_model_was_thinking():
+    """BrianV1981/aim (MIT), a Gemini CLI recording of March 2026 (`kind: main`, parts content), gemini-3.1-pro-preview
+    on a SWE-bench-style Django task, read by hand against the file: a read, three shell runs of a test script (two
+    exit 1), three writes and a grep; the last model turn has thoughts only (no text, no call, zero tokens): the run
+    was abandoned there, so the episode is not terminated."""
+    records = read_records(gemini_cli, SAMPLES / "brianv1981-aim" / "control_pro_run4_abandoned.json")
+    check(records, GOLDEN / "gemini-cli-aim-abandoned.json", env_keys=("gemini_cli",))
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert not ep.terminated and ep.agent == "gemini-3.1-pro-preview"
+    assert [s.action.code for s in ep.steps if s.action.kind == "command"] == [
+        "cat test_url.py test_url2.py"] + ["python3 test_aggregation.py"] * 3
+    # each result is the observation of the step after its call; Gemini CLI prints `Exit Code:` only when not 0
+    results = [ep.steps[i + 1].observation for i, s in enumerate(ep.steps) if s.action.kind == "command"]
+    assert [r.exit_code for r in results] == [None, 1, None, 1]
 
 
 def _log(tmp_path, lines: list, name="session-2026-01-01T00-00-abcd1234.jsonl") -> list:
@@ -86,15 +117,19 @@ def test_a_response_sent_back_for_a_call_without_its_result_is_the_result(tmp_pa
     assert not ep.terminated  # the model never answered the result
 
 
-def test_units_claims_recordings_by_their_opening(tmp_path):
+def test_units_claims_recordings_by_their_opening_whatever_their_name(tmp_path):
+    """Recordings people share are renamed (the two real ones in samples/swe/gemini-cli are): the opening decides,
+    for a JSON or JSONL file only."""
     good = tmp_path / "session-2026-01-01T00-00-abcd1234.json"
     good.write_text('{\n  "sessionId": "s",\n  "projectHash": "h",\n  "messages": []\n}')
     other = tmp_path / "session-2026-01-01T00-00-other.json"
     other.write_text('{"messages": []}')
     renamed = tmp_path / "chat.json"
     renamed.write_text(good.read_text())
+    text = tmp_path / "chat.txt"
+    text.write_text(good.read_text())
     head = lambda p: Path(p).read_bytes()[:4096]
-    assert gemini_cli.units([str(good), str(other), str(renamed)], head) == [str(good)]
+    assert gemini_cli.units([str(good), str(other), str(renamed), str(text)], head) == [str(good), str(renamed)]
 
 
 def test_context_prompts_thoughts_tokens_and_the_results_of_each_call(tmp_path):

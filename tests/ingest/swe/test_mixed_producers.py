@@ -13,8 +13,9 @@ from tests.ingest.swe.test_openhands_v1 import VERSION as OPENHANDS_VERSION
 def test_ingest_all_reads_every_producers_output_beside_the_samples(run, query, tmp_path, tmp_path_factory):
     mixed = tmp_path / "mixed"
     shutil.copytree(SAMPLES / "swe", mixed / "swe")
-    # the bundled samples: SWE-agent's three layouts, OpenHands V0's three streams, one real mini-swe-agent 1.15 run
-    expected = {"sweagent": 3, "openhands": 3, "minisweagent": 1, "openhands_v1": 0}
+    # the bundled samples: SWE-agent's three layouts, OpenHands V0's three streams, one real mini-swe-agent 1.15 run,
+    # two real Gemini CLI recordings (shared under names of their own)
+    expected = {"sweagent": 3, "openhands": 3, "minisweagent": 1, "openhands_v1": 0, "gemini_cli": 2}
     for version in VERSIONS:
         out, _ = mini_swe_agent_run(version, tmp_path_factory)
         for traj in out.glob("*/*.traj.json"):
