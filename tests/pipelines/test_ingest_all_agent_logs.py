@@ -88,9 +88,10 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     assert formats["claude_code"] == 2 + from_shared["claude_code"]
     assert formats["codex"] == 1 + from_shared["codex"]
     # the bundled real OpenTelemetry dumps are in the mix too: each read there as its reader reads it alone
-    alone = [r for path in sorted((SAMPLES / "traces" / "otel").rglob("*.json")) for r in read_records(otel, path)
+    alone = [r for path in sorted((SAMPLES / "traces" / "otel").rglob("*.json*")) for r in read_records(otel, path)
              if isinstance(r, Episode)]
-    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 4
+    # any-agent's four framework dumps and agent-factory's three exports, one trace each
+    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 7
     assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone)}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
