@@ -22,8 +22,8 @@ Mapping: a call's result is its `functionResponse` (`output`, else `error`), an 
 "success" or the response is an error; `run_shell_command` is a `command` action and its result a terminal
 observation with the `Exit Code:` it reports (0.15 records a command that exits 1 with status "success"; the
 current release as an error). The task is the first prompt; token counts are summed over the model turns into
-`env["qwen_code"]["tokens"]`. Qwen Code grades nothing: outcome `unknown`; terminated when the last model turn calls
-no tool. Domain `swe`, platform `linux` (not recorded).
+`env["qwen_code"]["tokens"]`. Qwen Code grades nothing: outcome `unknown`; terminated when the last model turn answers
+(text, no call; a last turn of thoughts alone was stopped mid-stream). Domain `swe`, platform `linux` (not recorded).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     # a session's lines open like Claude Code's (`parentUuid`, `sessionId`): its own key order ranks it first
     group="swe", rank=265, domains=('swe',), platform="linux",
@@ -89,8 +89,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     task = extras.pop("task", None)
     env = {"qwen_code": {k: v for k, v in extras.items() if v}}
     yield from records(messages, Run(key="", domain="swe", platform="linux", task=task,
-                                     terminated=last is not None and last.role == "assistant" and not last.tool_calls,
-                                     env=env), name)
+                                     terminated=_answered(last), env=env), name)
+
+
+def _answered(last) -> bool:
+    """Whether the session ends on the model's answer: a last model turn with text and no call. A last turn
+    of thoughts alone was stopped mid-stream (as real Gemini CLI recordings, whose writer Qwen Code's forks, show)."""
+    return last is not None and last.role == "assistant" and not last.tool_calls and bool(last.text)
 
 
 def _record(record, where: str, messages: list[Message], extras: dict) -> Iterator[Rejected]:

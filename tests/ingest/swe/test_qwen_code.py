@@ -107,3 +107,17 @@ def test_a_cancelled_call_is_an_error_and_a_session_without_a_reply_leaves_a_row
     assert not ep.terminated  # the last model turn called a tool
     empty = _read(tmp_path, [_user(0, "hi")], name="s-2.jsonl")
     assert [r.rule for r in empty] == ["empty_episode"]
+
+
+def test_a_session_stopped_while_the_model_thought_is_not_terminated(tmp_path):
+    """The person stopped the CLI while the model was still thinking: the last model line holds a thought part
+    alone. Not an answer, so not a finished run (its thought is still kept as the step's reasoning)."""
+    records = _read(tmp_path, [
+        _user(0, "fix it"),
+        _model(1, [{"functionCall": {"id": "c1", "name": "read_file", "args": {"absolute_path": "/w/a.py"}}}]),
+        _result(2, "c1", "read_file", {"output": "x = 1"}),
+        _model(3, [{"text": "The bug is in a.py; I will", "thought": True}]),
+    ])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert not ep.terminated
+    assert ep.steps[-1].reasoning == "The bug is in a.py; I will" and not ep.steps[-1].action.text
