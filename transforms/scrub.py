@@ -196,14 +196,15 @@ def scrub_texts(texts: list[str | None]) -> list[Counter]:
     passed the needles of) were half of a HAR's ingest; RE2 reads hundreds of MB/s."""
     found = [Counter() for _ in texts]
     lowered = [text.lower() if text else "" for text in texts]
-    current = pa.array(texts, pa.string())  # the texts as they stand; None after a rule changed one
+    # the texts as they stand (None after a rule changed one); large offsets: a column of any size
+    current = pa.array(texts, pa.large_string())
     for (first, last), run_screen in zip(_RUNS, _RUN_SCREENS):
         # a text the run's screen misses stays as it is through the run: none of its rules can match it
         rows = _matching(current, run_screen)
         held = current.take(pa.array(rows, pa.int64()))
         for kind, regex, group, needles, screen in _RULES[first:last]:
             if held is None:
-                current = pa.array(texts, pa.string())
+                current = pa.array(texts, pa.large_string())
                 held = current.take(pa.array(rows, pa.int64()))
             for j in _matching(held, screen):
                 i = rows[j]
@@ -212,7 +213,7 @@ def scrub_texts(texts: list[str | None]) -> list[Counter]:
                     if text != texts[i]:
                         texts[i], current, held = text, None, None
         if current is None:
-            current = pa.array(texts, pa.string())
+            current = pa.array(texts, pa.large_string())
     for i, text in enumerate(texts):
         if text:
             texts[i] = _cookie_lists(text, found[i])
