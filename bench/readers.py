@@ -9,7 +9,8 @@ copy is an input of its own: its own episodes), and, interleaved, `--repeats` ti
   zstd Parquet rows (path, compact JSON or bytes) in 64 MB row groups: the floor any ingest of these files pays;
 - ingest: `pipelines run` of that one format, ingest stage only, in-process (one core, like the limit).
 Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load (1-minute
-average) beside them. DroidBot runs have their own benchmark with the work beyond the limit (`bench/ingest.py`).
+average) beside them. DroidBot runs have their own benchmark with the work beyond the limit (`bench/ingest.py`),
+whose limit runs the same loop (`bench.ingest.parse_and_write`) over their `.json` files alone, as strings.
 """
 
 from __future__ import annotations
