@@ -56,29 +56,42 @@ def limit_once(root: Path, out: Path, batch_mb: float = 64) -> None:
     row groups of `batch_mb` (memory bounded like an ingest task's, whatever the corpus size)."""
     import orjson
     import pyarrow as pa
+
+    def docs(name: str, path: str):
+        if not name.endswith(".json"):  # a DroidBot run's other files (logs, screenshots) are not read
+            return ()
+        with open(path, "rb") as f:
+            return (orjson.dumps(orjson.loads(f.read())).decode(),)
+
+    parse_and_write(root, out / "limit.parquet", docs, pa.string(), batch_mb)
+
+
+def parse_and_write(root: Path, target: Path, docs, doc_type, batch_mb: float = 64) -> None:
+    """The limits' loop: `docs(name, path)` gives what the limit keeps of each file under `root` (it reads the
+    file, or not), written as (path, doc) rows of `doc_type` to zstd Parquet in row groups of about `batch_mb`,
+    the garbage collector paused (as ingest tasks run)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pa.schema([("path", pa.string()), ("doc", pa.string())])
-    paths, docs, held = [], [], 0
-    with pq.ParquetWriter(out / "limit.parquet", schema, compression="zstd") as writer:
+    schema = pa.schema([("path", pa.string()), ("doc", doc_type)])
+    paths, kept, held = [], [], 0
+    with pq.ParquetWriter(target, schema, compression="zstd") as writer:
         gc.disable()
         try:
             for dirpath, _, names in os.walk(root):
                 for name in names:
-                    if name.endswith(".json"):
-                        p = os.path.join(dirpath, name)
-                        with open(p, "rb") as f:
-                            doc = orjson.loads(f.read())
-                        paths.append(p)
-                        docs.append(orjson.dumps(doc).decode())
-                        held += len(docs[-1])
-                        if held >= batch_mb * 1e6:
-                            writer.write_table(pa.table({"path": paths, "doc": docs}, schema=schema))
-                            paths, docs, held = [], [], 0
+                    path = os.path.join(dirpath, name)
+                    for doc in docs(name, path):
+                        paths.append(path)
+                        kept.append(doc)
+                        held += len(doc)
+                    if held >= batch_mb * 1e6:
+                        writer.write_table(pa.table({"path": paths, "doc": kept}, schema=schema))
+                        paths, kept, held = [], [], 0
         finally:
             gc.enable()
         if paths:
-            writer.write_table(pa.table({"path": paths, "doc": docs}, schema=schema))
+            writer.write_table(pa.table({"path": paths, "doc": kept}, schema=schema))
 
 
 def work_beyond_limit(root: Path, batch_mb: float = 64) -> dict[str, float]:

@@ -80,6 +80,7 @@ MODULES = {
                                                                  "contract", "consistency")],
                        ["tests/transforms/validate"], isolation="forkserver"),
     "scrub": Module(["transforms/scrub.py"], ["tests/transforms/test_scrub.py", "tests/transforms/test_scrub_edges.py",
+                                               "tests/transforms/test_scrub_texts.py",
                                                "tests/pipelines/test_ingest_scrub.py"]),
     # the key columns are tested on tables built in-process (test_canonicalize.py, test_exact_edges.py): the
     # dedup tests that ingest a lake (test_exact.py, test_minhash.py) test them again at minutes per mutant

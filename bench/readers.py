@@ -9,13 +9,13 @@ copy is an input of its own: its own episodes), and, interleaved, `--repeats` ti
   zstd Parquet rows (path, compact JSON or bytes) in 64 MB row groups: the floor any ingest of these files pays;
 - ingest: `pipelines run` of that one format, ingest stage only, in-process (one core, like the limit).
 Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load (1-minute
-average) beside them. DroidBot runs have their own benchmark with the work beyond the limit (`bench/ingest.py`).
+average) beside them. DroidBot runs have their own benchmark with the work beyond the limit (`bench/ingest.py`),
+whose limit runs the same loop (`bench.ingest.parse_and_write`) over their `.json` files alone, as strings.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import io
 import os
 import shutil
@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.ingest import timed  # noqa: E402
+from bench.ingest import parse_and_write, timed  # noqa: E402
 
 SAMPLES = REPO / "samples"
 # format -> its bundled samples (folders copied whole: a unit may be a folder)
@@ -76,29 +76,12 @@ def _docs(name: str, data: bytes):
 def limit_once(root: Path, out: Path, batch_mb: float = 64) -> None:
     """Read, parse and write every file of `root` as zstd Parquet rows (see the module's docstring)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    schema = pa.schema([("path", pa.string()), ("doc", pa.binary())])
-    paths, docs, held = [], [], 0
-    with pq.ParquetWriter(out / "limit.parquet", schema, compression="zstd") as writer:
-        gc.disable()
-        try:
-            for dirpath, _, names in os.walk(root):
-                for name in names:
-                    path = os.path.join(dirpath, name)
-                    with open(path, "rb") as f:
-                        data = f.read()
-                    for doc in _docs(name, data):
-                        paths.append(path)
-                        docs.append(doc)
-                        held += len(doc)
-                    if held >= batch_mb * 1e6:
-                        writer.write_table(pa.table({"path": paths, "doc": docs}, schema=schema))
-                        paths, docs, held = [], [], 0
-        finally:
-            gc.enable()
-        if paths:
-            writer.write_table(pa.table({"path": paths, "doc": docs}, schema=schema))
+    def docs(name: str, path: str):
+        with open(path, "rb") as f:
+            yield from _docs(name, f.read())
+
+    parse_and_write(root, out / "limit.parquet", docs, pa.binary(), batch_mb)
 
 
 def ingest_once(fmt: str, root: Path, lake: Path) -> None:

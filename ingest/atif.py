@@ -429,8 +429,8 @@ def _messages(line: _Line, turns: list[tuple[int, dict]], name: str, exact: bool
     for i, turn in turns:
         where = f"steps[{i}]"
         mine = _ours(turn)
-        if unknown := {k: turn[k] for k in turn if k not in _STEP_FIELDS}:
-            line.unknown[where] = unknown
+        if not _STEP_FIELDS.issuperset(turn):  # a set test in C: nearly every turn has only ATIF's fields
+            line.unknown[where] = {k: turn[k] for k in turn if k not in _STEP_FIELDS}
         if turn.get("is_copied_context") is True:
             _copied(line, turn, i)
             continue
@@ -454,7 +454,8 @@ def _messages(line: _Line, turns: list[tuple[int, dict]], name: str, exact: bool
         if mine.get("action_inferred") is True:
             line.inferred.update(range(line.count - max(1, len(calls)), line.count))
         line.finished = any(call["function_name"] in FINISH_TOOLS for call in calls)
-        rows += _line_branches(line, mine, i, name)
+        if mine.get("branches"):  # only our export writes them
+            rows += _line_branches(line, mine, i, name)
     yield from line.pending
 
 

@@ -17,6 +17,7 @@ Shapes understood (keys are matched as recorded):
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ class A11yNode:
     children: list["A11yNode"] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=1024)  # a tree names a few roles, each on many nodes
 def _short_role(role: str) -> str:
     """"AXButton" and "ButtonControl" both read "Button"."""
     if role.startswith("AX") and len(role) > 2:
@@ -60,8 +62,9 @@ def _text(value) -> str | None:
 
 def _first(d: dict, *keys):
     for key in keys:
-        if d.get(key) not in (None, ""):
-            return d[key]
+        value = d.get(key)
+        if value is not None and value != "":  # JSON values: what `not in (None, "")` tests, one lookup
+            return value
     return None
 
 
@@ -145,7 +148,12 @@ def a11y_nodes(tree) -> list[A11yNode]:
 
 
 def _informative(node: A11yNode) -> bool:
-    return bool(node.name or node.value or node.desc or _INTERACTIVE.search(node.role))
+    return bool(node.name or node.value or node.desc or _interactive(node.role))
+
+
+@functools.lru_cache(maxsize=1024)
+def _interactive(role: str) -> bool:
+    return _INTERACTIVE.search(role) is not None
 
 
 def _line(node_id: int, node: A11yNode) -> str:

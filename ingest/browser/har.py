@@ -109,13 +109,22 @@ def exchange_from_entry(entry: dict, titles: dict[str, str], previous_redirect: 
     )
 
 
+def _location(headers: dict[str, str]) -> str | None:
+    """The `Location` header, any case (the last of several spellings, as a dict of lower-cased names keeps)."""
+    found = None
+    for name, value in headers.items():
+        if name.lower() == "location":
+            found = value
+    return found
+
+
 def exchanges_from_entries(entries: list[dict], titles: dict[str, str]) -> list[Exchange]:
     """Entries in start order; a followed redirect (the URL the previous response pointed to) navigates."""
     exchanges, redirect = [], None
     for entry in entries:
         ex = exchange_from_entry(entry, titles, redirect)
         location = (entry.get("response") or {}).get("redirectURL")
-        redirect = location or ({k.lower(): v for k, v in ex.response_headers.items()}.get("location") or "")
+        redirect = location or (_location(ex.response_headers) or "")
         exchanges.append(ex)
     return exchanges
 

@@ -594,7 +594,7 @@ def _huge_records() -> list[Variant]:
     owed), and one that is lost needs a row (`silent_loss`)."""
     size, out = 50 * MiB, []
     for sample, target, record, quick in (
-            ("browser/har/har-redirect.har", "", ("log", "entries", 1), False),  # a header value: ~15 s of scrub
+            ("browser/har/har-redirect.har", "", ("log", "entries", 1), False),  # a header value: ~1 s of scrub
             ("browser/cdp-devtoolslog/redirects-from-script.devtoolslog.json", "", (), True),
             ("atif/hello-world/trajectory.json", "", ("steps", 2), False),
             ("swe/openhands-events/basic_interactions.json", "", (1,), False),
