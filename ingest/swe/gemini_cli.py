@@ -42,7 +42,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "gemini_cli"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="swe", rank=290, domains=('swe',), platform="linux",
     summary="Gemini CLI chat recordings",
