@@ -647,13 +647,13 @@ EQUIVALENT: dict[str, str] = {
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_72": _ASC_UNKNOWN_CSI,
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_76": "the OSC code is one digit: 'XX01XX' holds the same digits",
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_79": "the OSC code is one digit: 'XX02XX' holds the same digits",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_26": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_17": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_34": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_51": _FALSY,
     "ingest.transcript.xǁ_Builderǁtool__mutmut_25": _FALSY,
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_32": "steps_of() sets every step's observation before it is read",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56": "steps_of() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_40": "steps_of() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_71": "steps_of() sets every step's observation before it is read",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_1":
-        "the one call without observe is for an assistant turn without text: nothing to observe",
-    "ingest.transcript.xǁ_Builderǁkeep__mutmut_22":
         "the one call without observe is for an assistant turn without text: nothing to observe",
     "ingest.transcript.x_records__mutmut_21": "the first part of a split is the same however many splits follow",
     "ingest.transcript.x_records__mutmut_19": "the first part of a split is the same however many splits follow",

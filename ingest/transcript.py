@@ -27,7 +27,8 @@ this module once per episode. Everything a step is made of is decided here, once
    into steps an `empty_episode` row that keeps the outcome and reward in its reason and snippet. An adapter
    whose episode is made of more than one transcript, or whose env says more than the core's (ATIF: its
    sidechains, subagents, restored records), calls `steps_of(messages)` for the steps alone: the steps, the
-   final observation, the model of each step, the warnings and the unmapped messages.
+   final observation, the model of each step, the warnings, the unmapped messages and what messages carried
+   beyond their steps (`extras`: the adapter keeps them, as `episode` keeps them in `env["message_extras"]`).
 
 **Steps** (RLDS, `schemas/v1.py`): one step per tool call, and one per assistant turn without tool calls (a
 `message` action with its text). A tool call is mapped by `ingest.tools.tool_action`: a shell tool called with

@@ -178,7 +178,7 @@ def test_what_a_message_carried_beyond_its_step_fields_is_kept_in_env_by_step():
             Message("tool", "out-a", tool_call_id="a", timestamp=T1),
             Message("tool", "plain", tool_call_id="a"),  # neither raw nor time: nothing to keep
             Message("user", "more", raw="typed at the console"),
-            Message("assistant", action=done, raw={"finish": True}),
+            Message("assistant", action=done, raw={"finish": True}, timestamp=T2),
             Message("assistant", "said", raw={"kept": "as the action's raw"}, timestamp=T2)]
     ep, warnings = episode(msgs, Run())
     assert warnings == [] and [s.action.kind for s in ep.steps] == ["tool_call", "tool_call", "done", "message"]
@@ -192,6 +192,18 @@ def test_what_a_message_carried_beyond_its_step_fields_is_kept_in_env_by_step():
         {"step": 2, "role": "user", "raw": "typed at the console"},
         {"step": 2, "role": "assistant", "raw": {"finish": True}}]  # its own action: the message's raw beside it
     assert json.loads(ep.steps[3].action.raw) == {"kept": "as the action's raw"} and ep.steps[3].timestamp == T2
+    assert ep.steps[2].timestamp == T2  # the turn's time is its step's, not kept twice
+
+
+def test_a_time_that_is_no_datetime_is_kept_as_the_adapter_gave_it():
+    ep, _ = _go(Message("assistant", tool_calls=[ToolCall("a", "t", {})]),
+                Message("tool", "out", tool_call_id="a", timestamp="2025-01-01 10:00 (local)"))
+    assert ep.env["message_extras"] == [{"step": 1, "role": "tool", "timestamp": "2025-01-01 10:00 (local)"}]
+
+
+def test_an_unplaced_message_without_text_adds_nothing_to_what_was_seen():
+    ep, warnings = episode([Message("critic"), Message("assistant", "hi")], Run())
+    assert ep.steps[0].observation == Observation() and [w.rule for w in warnings] == ["unknown_content"]
 
 
 def test_a_result_after_the_last_step_keeps_its_time_with_the_final_observation_and_unplaced_ones_theirs():
