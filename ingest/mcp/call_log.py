@@ -62,14 +62,14 @@ _USED = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSIO
 
 
 def _call_episode(session, server, calls: list, source: Source, name: str,
-                  key_prefix: str = "") -> Iterator[Episode | Rejected]:
+                  key_prefix: str) -> Iterator[Episode | Rejected]:
     """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
     messages, extras = [], []
     for no, tool, obj in calls:
         args = _first(obj, ARGS_KEYS)
         timestamp = parse_time(_first(obj, TIME_KEYS))
         action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        messages.append(Message("assistant", tool_calls=[ToolCall(None, tool, args, action=action)],
+        messages.append(Message("assistant", tool_calls=[ToolCall(None, None, action=action)],
                                 timestamp=timestamp))
         messages.append(Message("tool", observation=_outcome(obj, tool, source)))
         extra = {"line": no, **{k: v for k, v in obj.items() if k not in _USED}}

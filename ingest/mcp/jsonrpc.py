@@ -457,7 +457,7 @@ def _transcript(session: Session, source: Source) -> list[TranscriptMessage]:
         tool, args = _tool_and_arguments(call)
         raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
         action = tool_action(tool, args if args is not None else {}, raw, shell_as_command=False)
-        asked = ToolCall(str(n), tool, args, action=action)  # the id: the call's place (ids may repeat on the wire)
+        asked = ToolCall(str(n), None, action=action)  # the id: the call's place (ids may repeat on the wire)
         passed.append((call.seq, TranscriptMessage("assistant", tool_calls=[asked],
                                                    timestamp=parse_time(call.timestamp))))
         if call.response is not None:

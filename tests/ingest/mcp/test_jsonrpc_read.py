@@ -121,6 +121,16 @@ def test_results_out_of_order_pair_with_their_calls_and_keep_their_own_times(tmp
                                         {"step": 1, "role": "tool", "timestamp": "2025-01-01T00:00:05+00:00"}]
 
 
+def test_a_session_whose_last_result_is_over_the_field_budget_is_a_row_naming_the_file(tmp_path, monkeypatch):
+    from ingest import arrow
+    from ingest.source import Budgets
+
+    monkeypatch.setattr(arrow, "default_budgets", lambda: Budgets(field_bytes=64))
+    eps, rows = _read(tmp_path, [_call(1, "cat"), _res(1, _text("x" * 100))], name="big.jsonl")
+    assert eps == [] and [(r.rule, r.location) for r in rows] == [("schema_mismatch", "big.jsonl")]
+    assert rows[0].reason.startswith("big.jsonl: the episode: field final_observation.text: 100 characters")
+
+
 def test_units_sniff_jsonrpc_files():
     heads = {"/a/x.jsonl": b'\xef\xbb\xbf {"jsonrpc": "2.0", "id": 1, "method": "initialize"}',
              "/a/y.json": b'[{"message": "{\\"jsonrpc\\": \\"2.0\\", \\"result\\": {}}"}]',
