@@ -282,8 +282,10 @@ _MCP_REQUEST_TIME = "only requests' times become step times"
 _MCP_DIRECTION = "the fallback names the side mentioned first: the same side for each listed label"
 _MCP_SDK_SPLIT = ("sessions split by a session id come from SDK captures, whose request ids are unique and which "
                   "have no channels: the index never breaks a tie, the channel is None")
-_MCP_SPLIT_KEY = "session_for made a session already: a split's key is always line<N>"
 _MCP_OBSERVE = "_observation reads the call's name and response only"
+_MCP_NEVER_DONE = ("tool_action never makes a `done` action: the transcript core's terminated (None: the last "
+                   "action is done) is False either way")
+_LINUX_RUN = "linux is the transcript Run's default platform"
 _MCP_SDK_IDS = ("an SDK capture's request ids are unique among the open requests (line, open count): a response "
                 "finds its own whatever sides are searched, and the count adds nothing")
 _HAR_FIRST_READ = ("ijson asks for 0 bytes first, then 1 MiB reads: a first read of 1 to 3 bytes, where these "
@@ -648,13 +650,13 @@ EQUIVALENT: dict[str, str] = {
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_72": _ASC_UNKNOWN_CSI,
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_76": "the OSC code is one digit: 'XX01XX' holds the same digits",
     "ingest.ubuntu.asciicast.xǁ_Streamǁfeed__mutmut_79": "the OSC code is one digit: 'XX02XX' holds the same digits",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_26": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_17": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_34": _FALSY,
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_51": _FALSY,
     "ingest.transcript.xǁ_Builderǁtool__mutmut_25": _FALSY,
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_32": "steps_of() sets every step's observation before it is read",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_56": "steps_of() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_40": "steps_of() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_71": "steps_of() sets every step's observation before it is read",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_1":
-        "the one call without observe is for an assistant turn without text: nothing to observe",
-    "ingest.transcript.xǁ_Builderǁkeep__mutmut_22":
         "the one call without observe is for an assistant turn without text: nothing to observe",
     "ingest.transcript.x_records__mutmut_21": "the first part of a split is the same however many splits follow",
     "ingest.transcript.x_records__mutmut_19": "the first part of a split is the same however many splits follow",
@@ -886,22 +888,27 @@ EQUIVALENT: dict[str, str] = {
        for n in (12, 13, 23, 24, 25, 26, 27, 28, 38, 39, 40, 41, 42, 43)},
     "ingest.mcp.jsonrpc.x_direction_of__mutmut_64": "'client' and 'server' never start at one index",
     "ingest.mcp.jsonrpc.x__key__mutmut_2": "orjson's text of an id is as distinct as the id",
-    **{f"ingest.mcp.jsonrpc.x_build_sessions__mutmut_{n}": _MCP_SDK_SPLIT for n in (41, 42, 46)},
-    **{f"ingest.mcp.jsonrpc.x_build_sessions__mutmut_{n}": _MCP_SPLIT_KEY for n in (48, 50, 77, 79)},
-    **{f"ingest.mcp.jsonrpc.x_episodes__mutmut_{n}": (
+    **{f"ingest.mcp.jsonrpc.x_build_sessions__mutmut_{n}": _MCP_SDK_SPLIT for n in (42, 43, 47)},
+    **{f"ingest.mcp.jsonrpc.x__no_calls__mutmut_{n}": (
         "a session's messages count its requests, whose methods are listed: 'responses only' is never told")
-       for n in (12, 13)},
-    "ingest.mcp.jsonrpc.x_episodes__mutmut_160": _FALSY,
-    "ingest.mcp.jsonrpc.x_episodes__mutmut_179": "an empty client has no clientInfo: None either way",
-    "ingest.mcp.jsonrpc.x_episodes__mutmut_71": "every reader gives a call's raw as an object",
-    "ingest.mcp.jsonrpc.x_episodes__mutmut_90": "tool_action reads arguments of None as {}",
+       for n in (11, 12)},
+    **{f"ingest.mcp.jsonrpc.x__run__mutmut_{n}": _MCP_NEVER_DONE for n in (60, 66)},
+    "ingest.mcp.jsonrpc.x__run__mutmut_64": _LINUX_RUN,
+    "ingest.mcp.jsonrpc.x__run__mutmut_77": "an empty client has no clientInfo: None either way",
+    "ingest.mcp.jsonrpc.x__transcript__mutmut_6": "every reader gives a call's raw as an object",
+    "ingest.mcp.jsonrpc.x__transcript__mutmut_13": _FALSY,
+    "ingest.mcp.jsonrpc.x__transcript__mutmut_19": "tool_action reads arguments of None as {}",
+    "ingest.mcp.jsonrpc.x__transcript__mutmut_57": "a message's place in the stream is unique: the pairs sort by it alone",
+    "ingest.mcp.jsonrpc.x_build_sessions__mutmut_111": (
+        "results pair with their calls by id: where a call stands among the results changes no step and no extra"),
+    "ingest.mcp.call_log.x__call_episode__mutmut_17": _FALSY,
+    "ingest.mcp.call_log.x__call_episode__mutmut_23": "tool_action reads arguments of None as {}",
+    **{f"ingest.mcp.call_log.x__call_episode__mutmut_{n}": _MCP_NEVER_DONE for n in (85, 90)},
+    "ingest.mcp.call_log.x__call_episode__mutmut_89": _LINUX_RUN,
     **{f"ingest.mcp.jsonrpc.x_call_result__mutmut_{n}": _MCP_OBSERVE for n in (5, 12, 13)},
     "ingest.mcp.jsonrpc.x__unserialize__mutmut_7": "break leaves the loop for the same return",
     **{f"ingest.mcp.audit_log.x__message__mutmut_{n}": _MCP_JSONRPC for n in (13, 14, 15)},
     **{f"ingest.mcp.audit_log.x__message__mutmut_{n}": "an item without a type is read as text" for n in (88, 89)},
-    "ingest.mcp.call_log.x__call_episode__mutmut_34": "tool_action reads arguments of None as {}",
-    "ingest.mcp.call_log.x__call_episode__mutmut_69": _FALSY,
-    "ingest.mcp.call_log.x__call_episode__mutmut_76": "False is the default of terminated",
     **{f"ingest.mcp.audit_log.x__read_messages__mutmut_{n}": (
         "every greenlight record gives a row, a step or a session (its row): the empty reason is never told")
        for n in (35, 44, 45, 46)},
@@ -959,9 +966,6 @@ EQUIVALENT: dict[str, str] = {
     "ingest.android.droidbot.x_read__mutmut_173": "False is the default of terminated",
     "ingest.android.droidbot.x__events__mutmut_47": (
         "every SourceError reading or parsing a file raises starts with its path: the prefix is never added"),
-    "ingest.mcp.call_log.x__call_episode__mutmut_28": _FALSY,
-    "ingest.mcp.jsonrpc.x_episodes__mutmut_84": _FALSY,
-    "ingest.mcp.jsonrpc.x_episodes__mutmut_168": "False is the default of terminated",
     "ingest.mcp.proxy_log.x__lines__mutmut_6": "UTF-8 is the default codec",
     "ingest.mcp.proxy_log.x__lines__mutmut_9": _ASC_CODEC,
     "ingest.mcp.proxy_log.x__lines__mutmut_23": "a fast path only: the tag's regex needs 'payload' in some case",

@@ -50,7 +50,7 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "inspect_log"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="swe", rank=260, domains=('swe', 'terminal', 'mcp'), platform="linux",
     summary="Inspect AI `.eval` / `.json` logs (a sample per episode, its score as reward)",

@@ -27,7 +27,8 @@ this module once per episode. Everything a step is made of is decided here, once
    into steps an `empty_episode` row that keeps the outcome and reward in its reason and snippet. An adapter
    whose episode is made of more than one transcript, or whose env says more than the core's (ATIF: its
    sidechains, subagents, restored records), calls `steps_of(messages)` for the steps alone: the steps, the
-   final observation, the model of each step, the warnings and the unmapped messages.
+   final observation, the model of each step, the warnings, the unmapped messages and what messages carried
+   beyond their steps (`extras`: the adapter keeps them, as `episode` keeps them in `env["message_extras"]`).
 
 **Steps** (RLDS, `schemas/v1.py`): one step per tool call, and one per assistant turn without tool calls (a
 `message` action with its text). A tool call is mapped by `ingest.tools.tool_action`: a shell tool called with
@@ -41,9 +42,13 @@ turn's `reasoning` goes on its first step; when a turn has tool calls, its text 
 written beside the calls). Steps get the turn's timestamp.
 
 **env** gains `system_prompt` (the system messages' text), `models` (every model in order of first use, when
-there is more than one) and `model_per_step` (then), and `unmapped` (raw extras of messages the core could not
-place: a tool result before any action, an empty assistant turn), each with one `unknown_content` row naming
-the message; nothing is dropped.
+there is more than one) and `model_per_step` (then), `message_extras` (what a message carried that no step field
+holds: the `raw` and `timestamp` of user, system and tool messages, the `raw` of an assistant turn with tool
+calls or with the adapter's own action; one entry per such message, in order: `{"step", "role", "timestamp",
+"raw"}`, the keys it has; `step` is the step whose observation holds the message (the step count:
+the final observation), for a system message the step that came next, for an assistant turn its first step),
+and `unmapped` (raw extras and time of messages the core could not place: a tool result before any action, an
+empty assistant turn), each with one `unknown_content` row naming the message; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -142,6 +147,10 @@ def _reasoning(msg: Message) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
+def _iso(when) -> Any:
+    return when.isoformat() if isinstance(when, (dt.datetime, dt.date)) else when
+
+
 _UNSEEN = Observation()  # a step's observation until `steps_of` merges what came before it
 
 
@@ -159,6 +168,7 @@ class _Builder:
         self.by_id: dict[str, int] = {}
         self.warnings: list[Rejected] = []
         self.unmapped: list[Any] = []
+        self.extras: list[dict] = []  # env["message_extras"]
         self.models: list[str | None] = []
 
     def seen(self, obs: Observation, step: int | None = None) -> None:
@@ -183,15 +193,31 @@ class _Builder:
         self.open.append(is_open)
         self.models.append(model)
 
+    def carried(self, msg: Message, step: int, timestamp: bool = True) -> None:
+        """What `msg` carried that no step field holds (its raw, its time unless a step took it), kept in
+        `extras` with the step it belongs to."""
+        when = msg.timestamp if timestamp else None
+        if msg.raw is None and when is None:
+            return
+        extra: dict[str, Any] = {"step": step, "role": msg.role}
+        if when is not None:
+            extra["timestamp"] = _iso(when)
+        if msg.raw is not None:
+            extra["raw"] = msg.raw
+        self.extras.append(extra)
+
     def assistant(self, msg: Message) -> None:
         reasoning = _reasoning(msg)
         if not msg.tool_calls:
             if msg.action is None and not (msg.text or reasoning):
                 self.keep(msg, "an assistant turn with neither text nor tool calls")
                 return
+            if msg.action is not None:  # the adapter's action holds its own raw: the message's is kept beside
+                self.carried(msg, len(self.steps), timestamp=False)
             action = msg.action or Action(kind="message", text=msg.text, raw=_raw(msg.raw))
             self.add(Step(_UNSEEN, action, timestamp=msg.timestamp, reasoning=reasoning), None, False, msg.model)
             return
+        self.carried(msg, len(self.steps), timestamp=False)  # each call's raw is its action's; the turn's is kept
         for i, call in enumerate(msg.tool_calls):
             if call.id is not None:
                 self.by_id.setdefault(str(call.id), len(self.steps))
@@ -214,11 +240,15 @@ class _Builder:
             k = len(self.steps) - 1
         self.open[k] = False
         self.seen(_result(msg, self.tool_names[k]), k)
+        self.carried(msg, k + 1)
 
     def keep(self, msg: Message, why: str, observe: bool = False) -> None:
         """A message the core cannot place: kept raw in env (and as an observation when it has text)."""
         where = msg.where or f"a {msg.role} message"
-        self.unmapped.append({"where": where, "role": msg.role, "text": msg.text, "raw": msg.raw})
+        kept = {"where": where, "role": msg.role, "text": msg.text, "raw": msg.raw}
+        if msg.timestamp is not None:
+            kept["timestamp"] = _iso(msg.timestamp)
+        self.unmapped.append(kept)
         self.warnings.append(Rejected("unknown_content", f"{where}: {why}; kept raw in env.unmapped", where))
         if observe and msg.text:
             self.seen(Observation(kind="text", text=msg.text), -1)
@@ -237,7 +267,10 @@ def _build(messages: Iterable[Message]) -> _Builder:
             b.tool(msg)
         elif msg.role == "user":
             b.seen(msg.observation or Observation(kind="text", text=msg.text))
-        elif msg.role != "system":
+            b.carried(msg, len(b.steps))
+        elif msg.role == "system":
+            b.carried(msg, len(b.steps))
+        else:
             b.keep(msg, f"role {msg.role!r} is none of {', '.join(ROLES)}", observe=True)
     return b
 
@@ -251,6 +284,7 @@ class Steps:
     models: list[str | None]  # the model of each step's turn, by step index
     warnings: list[Rejected]  # `unknown_content` rows, one per message the core could not place
     unmapped: list[Any]  # those messages, raw (`env["unmapped"]` in `episode`)
+    extras: list[dict]  # what placed messages carried beyond their step fields (`env["message_extras"]`)
 
 
 def steps_of(messages: Iterable[Message]) -> Steps:
@@ -260,7 +294,7 @@ def steps_of(messages: Iterable[Message]) -> Steps:
     for k, step in enumerate(b.steps):
         step.observation = merge(b.parts(k))
     final = merge(b.parts(len(b.steps))) if b.steps and b.after[-1] is not None else None
-    return Steps(b.steps, final, b.models, b.warnings, b.unmapped)
+    return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras)
 
 
 def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]:
@@ -274,6 +308,8 @@ def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]
     distinct = list(dict.fromkeys(m for m in made.models if m))
     if len(distinct) > 1:
         env["models"], env["model_per_step"] = distinct, made.models
+    if made.extras:
+        env["message_extras"] = made.extras
     if made.unmapped:
         env["unmapped"] = made.unmapped
     terminated = run.terminated if run.terminated is not None else bool(steps) and steps[-1].action.kind == "done"

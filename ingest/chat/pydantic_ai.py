@@ -37,7 +37,7 @@ from ingest.tools import arguments_dict, dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "pydantic_ai"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=304, domains=('mcp', 'search'), platform="linux",
     summary="pydantic-ai message histories (`ModelMessagesTypeAdapter` JSON)",

@@ -48,7 +48,7 @@ from ingest.tools import arguments_dict, dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "smolagents"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=303, domains=('mcp', 'terminal', 'search'), platform="linux",
     summary="smolagents memory steps (`get_full_steps()`, `RunResult`) and its benchmark's answers JSONL",

@@ -47,7 +47,7 @@ from ingest.transcript import Message, Run, ToolCall, records
 from ingest.ui_tars import parse_reply
 
 FORMAT = "cua_trajectory"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=206, domains=('os', 'web'), platform="varies",
     summary=("cua-agent trajectories (computer-use loops logged per step: `turn_NNN/` folders of the vendor's "

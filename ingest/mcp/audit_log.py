@@ -40,7 +40,7 @@ from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.tools import dumps
 
 FORMAT = "mcp_audit_log"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="mcp", rank=250, domains=('mcp', 'search'), platform="linux",
     summary="gateway audit logs (greenlight-mcp, one tool call per line)",

@@ -10,7 +10,8 @@ A line is a call record when it names a tool (`toolName`, `tool_name`, `tool`) a
 a `blocked` call); an outcome that is an MCP `CallToolResult` (`content` items) is read as `mcp_jsonrpc` reads
 results. Fields this mapping does not use (`duration_ms`, `user`, `policy`...) are kept per step in
 `env["calls"]`, and so is a time without a zone (`datetime.utcnow().isoformat()` writes none): the step's
-timestamp is then null.
+timestamp is then null. Each line is a call and its result for the transcript core (`ingest.transcript`), which
+makes the steps and the episode.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from __future__ import annotations
 from typing import Iterator
 
 from ingest.mcp.jsonrpc import call_result
-from ingest.record import Episode, Observation, Rejected, Step
+from ingest.record import Episode, Observation, Rejected
 from ingest.search import episode_domain
 from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
+from ingest.transcript import Message, Run, ToolCall, records
 
 TOOL_KEYS = ("toolName", "tool_name", "tool")
 ARGS_KEYS = ("params", "arguments", "args", "tool_args", "input", "input_data")
@@ -53,19 +55,24 @@ def read_calls(lines: list, name: str, source: Source, key_prefix: str = "") -> 
         key = (_first(obj, SESSION_KEYS), _first(obj, SERVER_KEYS))
         groups.setdefault(key, []).append((no, tool, obj))
     for (session, server), calls in groups.items():
-        yield _call_episode(session, server, calls, source, key_prefix)
+        yield from _call_episode(session, server, calls, source, name, key_prefix)
 
 
-def _call_episode(session, server, calls: list, source: Source, key_prefix: str = "") -> Episode:
-    steps, obs, extras = [], Observation(), []
-    used = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSION_KEYS, "error", "blocked"}
+_USED = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSION_KEYS, "error", "blocked"}
+
+
+def _call_episode(session, server, calls: list, source: Source, name: str,
+                  key_prefix: str) -> Iterator[Episode | Rejected]:
+    """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
+    messages, extras = [], []
     for no, tool, obj in calls:
         args = _first(obj, ARGS_KEYS)
         timestamp = parse_time(_first(obj, TIME_KEYS))
-        steps.append(Step(obs, tool_action(tool, args if args is not None else {}, dumps(obj),
-                                           shell_as_command=False), timestamp=timestamp))
-        obs = _outcome(obj, tool, source)
-        extra = {"line": no, **{k: v for k, v in obj.items() if k not in used}}
+        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
+        messages.append(Message("assistant", tool_calls=[ToolCall(None, None, action=action)],
+                                timestamp=timestamp))
+        messages.append(Message("tool", observation=_outcome(obj, tool, source)))
+        extra = {"line": no, **{k: v for k, v in obj.items() if k not in _USED}}
         if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
             extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
         extras.append(extra)
@@ -75,9 +82,9 @@ def _call_episode(session, server, calls: list, source: Source, key_prefix: str 
     if session is not None:
         env["session_id"] = session
     key = str(session if session is not None else server if server is not None else "")
-    return Episode(key=key_prefix + key,
-                   domain=episode_domain([s.action.tool_name for s in steps], "mcp"), platform="linux",
-                   steps=steps, final_observation=obs, terminated=False, env=env)
+    run = Run(key=key_prefix + key, domain=episode_domain([tool for _, tool, _ in calls], "mcp"), platform="linux",
+              terminated=False, env=env)
+    yield from records(messages, run, name)
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:

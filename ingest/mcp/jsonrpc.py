@@ -34,9 +34,13 @@ transport loggers and SDK-level captures write them. (Text logs with a prefix be
   servers) name a channel per message: each channel has its own sessions, and `env["server_name"]` is the
   channel's name.
 - Web search tools (`web_search`, `web_extractor`) make the episode's domain `search` (`ingest.search`).
-- Timestamps: UTC when the entry carries a zoned time or epoch, else null. Sessions have no goal, so
-  episodes end truncated (`is_terminal` false) and `task` is null. The log does not name the host
-  platform: `linux` is recorded.
+- Each session's calls and their results, in the order they passed, are a transcript read by the transcript
+  core (`ingest.transcript`): this module decodes the protocol (sessions, which response answers which
+  request, what a result says), the core makes the steps and the episode.
+- Timestamps: UTC when the entry carries a zoned time or epoch, else null; a step's is its request's, and
+  its response's is kept in `env["message_extras"]` (`{"step", "role": "tool", "timestamp"}`, `step` the step
+  whose observation the result is). Sessions have no goal, so episodes end truncated (`is_terminal` false)
+  and `task` is null. The log does not name the host platform: `linux` is recorded.
 - Nothing is dropped silently: a session with messages but no tool call is an `empty_episode` rejection, and
   a file with no session at all a `no_messages` one.
 """
@@ -53,14 +57,16 @@ from typing import Iterable, Iterator
 import orjson
 
 from ingest.format_info import FormatInfo
-from ingest.record import Episode, Observation, Rejected, Step
+from ingest.record import Episode, Observation, Rejected
 from ingest.search import episode_domain, results_tree
 from ingest.source import Source, SourceError
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
+from ingest.transcript import Message as TranscriptMessage
+from ingest.transcript import Run, ToolCall, records
 
 FORMAT = "mcp_jsonrpc"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="mcp", rank=70, domains=('mcp', 'search'), platform="linux",
     summary=("MCP JSON-RPC 2.0 sessions, search agents (`[n] url / Title / Snippet / Date` results parsed into "
@@ -113,6 +119,9 @@ class _Call:
     raw: object
     timestamp: object = None
     response: dict | None = None
+    seq: int = 0  # its request's place in the message stream
+    response_seq: int = 0  # its response's (responses may come out of order)
+    response_stamp: object = None  # the container's time for the response, as written
 
 
 @dataclass(eq=False)
@@ -326,7 +335,7 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             sessions.append(current[channel])
         return current[channel]
 
-    for item in items:
+    for seq, item in enumerate(items):
         if isinstance(item, Rejected):
             rejected.append(item)
             continue
@@ -351,7 +360,7 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             call = None
             if method in CALL_METHODS and item.direction != "server":
                 params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-                call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp)
+                call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp, seq=seq)
                 session.calls.append(call)
             pending.setdefault((channel, item.direction, _key(mid)), []).append((method, call, session))
         elif isinstance(method, str):  # a notification
@@ -370,7 +379,7 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             owner.messages += 1
             result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
             if call is not None:
-                call.response = msg
+                call.response, call.response_seq, call.response_stamp = msg, seq, item.stamp
             elif req_method == "initialize":
                 owner.server = {k: v for k, v in result.items()}
             elif req_method == "tools/list":
@@ -412,60 +421,76 @@ def _key(mid):
 
 
 def episodes(sessions: list[Session], source: Source, name: str) -> Iterator[Episode | Rejected]:
-    """An episode per session with tool calls; an `empty_episode` rejection per session without."""
+    """An episode per session with tool calls (its transcript read by the transcript core); an `empty_episode`
+    rejection per session without."""
     for session in sessions:
-        label = session.key or "1"
-        if session.channel is not None:
-            label = f"{label} ({session.channel})"
-        if not session.calls:
-            if session.messages:
-                seen = ", ".join(session.methods[:8]) or "responses only"
-                plural = "s" if session.messages != 1 else ""
-                unanswered = f"; {session.unanswered} request{'s' if session.unanswered != 1 else ''} never " \
-                             "answered: the server may have exited" if session.unanswered else ""
-                yield Rejected("empty_episode", f"{name}: session {label} made no tool call, so it has no step "
-                               f"({session.messages} message{plural}: {seen}{unanswered})",
-                               session.key or None, line=session.first_line)
-            continue
-        steps: list[Step] = []
-        obs = Observation()
-        for call in session.calls:
-            tool = call.params.get("name") if call.method == "tools/call" else call.method
-            args = call.params.get("arguments") if call.method == "tools/call" else \
-                {k: v for k, v in call.params.items() if k != "_meta"}
-            raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
-            steps.append(Step(observation=obs, action=tool_action(tool, args if args is not None else {}, raw,
-                                                                  shell_as_command=False),
-                              timestamp=parse_time(call.timestamp)))
-            obs = _observation(call, source)
-        last = session.calls[-1]
-        env = {"tools": list(session.tools.values())}
-        if session.channel is not None:
-            env["server_name"] = session.channel
-        if session.hint is not None:
-            env["session_id"] = session.hint
-        server, client = session.server, session.client
-        if server:
-            env["server"] = {k: server.get(k) for k in ("serverInfo", "protocolVersion", "capabilities", "instructions")
-                             if server.get(k) is not None}
-        if client:
-            env["client"] = {k: client.get(k) for k in ("clientInfo", "protocolVersion", "capabilities")
-                             if client.get(k) is not None}
-        if session.notifications:
-            env["notifications"] = session.notifications
-        unanswered = sum(c.response is None for c in session.calls)
-        if unanswered:
-            env["unanswered_calls"] = unanswered
-        yield Episode(
-            key=session.key,
-            domain=episode_domain([s.action.tool_name for s in steps], "mcp"),
-            platform="linux",  # the log does not say; MCP servers and search tools run on Linux hosts in practice
-            steps=steps,
-            agent=((client.get("clientInfo") or {}).get("name")) if client else None,
-            final_observation=obs if last.response is not None else None,
-            terminated=False,
-            env=env,
-        )
+        if session.calls:
+            yield from records(_transcript(session, source), _run(session), name)
+        elif session.messages:
+            yield _no_calls(session, name)
+
+
+def _no_calls(session: Session, name: str) -> Rejected:
+    label = session.key or "1"
+    if session.channel is not None:
+        label = f"{label} ({session.channel})"
+    seen = ", ".join(session.methods[:8]) or "responses only"
+    plural = "s" if session.messages != 1 else ""
+    unanswered = f"; {session.unanswered} request{'s' if session.unanswered != 1 else ''} never " \
+                 "answered: the server may have exited" if session.unanswered else ""
+    return Rejected("empty_episode", f"{name}: session {label} made no tool call, so it has no step "
+                    f"({session.messages} message{plural}: {seen}{unanswered})", session.key or None,
+                    line=session.first_line)
+
+
+def _tool_and_arguments(call: _Call) -> tuple[str | None, object]:
+    if call.method == "tools/call":
+        return call.params.get("name"), call.params.get("arguments")
+    return call.method, {k: v for k, v in call.params.items() if k != "_meta"}
+
+
+def _transcript(session: Session, source: Source) -> list[TranscriptMessage]:
+    """The session's calls and their results as transcript messages, in the order they passed (a result answers
+    its call by the call's place in the session, whichever order the results came in)."""
+    passed = []
+    for n, call in enumerate(session.calls):
+        tool, args = _tool_and_arguments(call)
+        raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
+        action = tool_action(tool, args if args is not None else {}, raw, shell_as_command=False)
+        asked = ToolCall(str(n), None, action=action)  # the id: the call's place (ids may repeat on the wire)
+        passed.append((call.seq, TranscriptMessage("assistant", tool_calls=[asked],
+                                                   timestamp=parse_time(call.timestamp))))
+        if call.response is not None:
+            passed.append((call.response_seq, TranscriptMessage(
+                "tool", tool_call_id=str(n), observation=_observation(call, source),
+                timestamp=parse_time(call.response_stamp))))
+    passed.sort(key=lambda seq_msg: seq_msg[0])
+    return [msg for _, msg in passed]
+
+
+def _run(session: Session) -> Run:
+    """What the session says outside its calls: the server and client, the tools, the notifications."""
+    env: dict = {"tools": list(session.tools.values())}
+    if session.channel is not None:
+        env["server_name"] = session.channel
+    if session.hint is not None:
+        env["session_id"] = session.hint
+    server, client = session.server, session.client
+    if server:
+        env["server"] = {k: server.get(k) for k in ("serverInfo", "protocolVersion", "capabilities", "instructions")
+                         if server.get(k) is not None}
+    if client:
+        env["client"] = {k: client.get(k) for k in ("clientInfo", "protocolVersion", "capabilities")
+                         if client.get(k) is not None}
+    if session.notifications:
+        env["notifications"] = session.notifications
+    unanswered = sum(c.response is None for c in session.calls)
+    if unanswered:
+        env["unanswered_calls"] = unanswered
+    tools = [_tool_and_arguments(c)[0] for c in session.calls]
+    # the log does not name the platform; MCP servers and search tools run on Linux hosts in practice
+    return Run(key=session.key, domain=episode_domain(tools, "mcp"), platform="linux",
+               agent=((client.get("clientInfo") or {}).get("name")) if client else None, terminated=False, env=env)
 
 
 def read_messages(items: Iterable[Message | Rejected], source: Source, name: str,

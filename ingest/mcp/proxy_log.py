@@ -50,7 +50,7 @@ from ingest.record import Episode, Rejected
 from ingest.source import Source
 
 FORMAT = "mcp_proxy_log"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="mcp", rank=240, domains=('mcp', 'search'), platform="linux",
     summary=("MCP proxy logs (JSON-RPC lines after a prefix, tagged `[REQUEST]` / `[RESPONSE]` lines; a gateway's "

@@ -41,7 +41,7 @@ from ingest.source import Source
 from ingest.tools import dumps
 
 FORMAT = "mcp_sdk"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="mcp", rank=60, domains=('mcp', 'search'), platform="linux",
     summary="MCP SDK captures (tool schemas from `tools/list` in `env.tools`)",

@@ -57,7 +57,7 @@ from ingest.tools import SHELL_TOOLS, dumps, tool_action
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "claude_code"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="swe", rank=270, domains=('swe',), platform="linux",
     summary="Claude Code session JSONL (subagents as episodes of their own)",

@@ -54,7 +54,7 @@ from ingest.tools import arguments_dict, dumps, shell_script
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, Run, ToolCall, records
 
 FORMAT = "codex"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="swe", rank=280, domains=('swe',), platform="linux",
     summary="Codex CLI rollouts",

@@ -61,7 +61,7 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "minisweagent"
-VERSION = "2"
+VERSION = "3"
 TAKES_HARNESS_REPORTS = True  # planning gives each unit the SWE-bench reports and exit statuses of its run
 INFO = FormatInfo(
     group="swe", rank=50, domains=('swe',), platform="linux",

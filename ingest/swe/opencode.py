@@ -49,7 +49,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "opencode"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="swe", rank=302, domains=('swe',), platform="linux",
     summary="OpenCode sessions (JSON storage, the SQLite database, `opencode export`)",

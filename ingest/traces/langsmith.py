@@ -43,7 +43,7 @@ from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, name_of, text
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langsmith"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=286, domains=('mcp', 'search'), platform="linux",
     summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm and tool runs as steps",

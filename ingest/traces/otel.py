@@ -48,7 +48,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "

@@ -5,7 +5,7 @@ keeps of the run, and the rows `records` yields instead of an episode it cannot 
 import datetime as dt
 import json
 
-from ingest.record import Episode, Observation, Rejected
+from ingest.record import Action, Episode, Observation, Rejected
 from ingest.transcript import Message, Run, ToolCall, episode, merge, records
 
 T0 = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -163,3 +163,56 @@ def test_an_episode_whose_own_field_does_not_fit_is_quarantined_naming_the_file(
     (row,) = records([Message("user", "go"), Message("assistant", "hi")], Run(task=["not", "text"]), "run.json")
     assert isinstance(row, Rejected) and (row.rule, row.location) == ("schema_mismatch", "run.json")
     assert row.reason.startswith("run.json: the episode: field task")
+
+
+def test_what_a_message_carried_beyond_its_step_fields_is_kept_in_env_by_step():
+    """The time and raw of user, system and tool messages (and the raw of an assistant turn whose calls keep
+    their own) have no step field: each is kept in `env["message_extras"]` with the step it belongs to."""
+    T1, T2 = T0 + dt.timedelta(seconds=1), T0 + dt.timedelta(seconds=2)
+    done = Action(kind="done", text="bye")
+    msgs = [Message("system", "rules", raw={"cache": "ephemeral"}, timestamp=T0),
+            Message("user", "go", timestamp=T0, raw={"id": "u1"}),
+            Message("assistant", tool_calls=[ToolCall("a", "t", {}), ToolCall("b", "t", {})], timestamp=T1,
+                    raw={"usage": {"out": 7}}),
+            Message("tool", "out-b", tool_call_id="b", timestamp=T2, raw={"duration_ms": 4}),
+            Message("tool", "out-a", tool_call_id="a", timestamp=T1),
+            Message("tool", "plain", tool_call_id="a"),  # neither raw nor time: nothing to keep
+            Message("user", "more", raw="typed at the console"),
+            Message("assistant", action=done, raw={"finish": True}, timestamp=T2),
+            Message("assistant", "said", raw={"kept": "as the action's raw"}, timestamp=T2)]
+    ep, warnings = episode(msgs, Run())
+    assert warnings == [] and [s.action.kind for s in ep.steps] == ["tool_call", "tool_call", "done", "message"]
+    assert [s.observation.text for s in ep.steps] == ["go", "out-a\n\nplain", "out-b\n\nmore", None]
+    assert ep.env["message_extras"] == [
+        {"step": 0, "role": "system", "timestamp": T0.isoformat(), "raw": {"cache": "ephemeral"}},
+        {"step": 0, "role": "user", "timestamp": T0.isoformat(), "raw": {"id": "u1"}},
+        {"step": 0, "role": "assistant", "raw": {"usage": {"out": 7}}},  # its time is on its steps
+        {"step": 2, "role": "tool", "timestamp": T2.isoformat(), "raw": {"duration_ms": 4}},
+        {"step": 1, "role": "tool", "timestamp": T1.isoformat()},
+        {"step": 2, "role": "user", "raw": "typed at the console"},
+        {"step": 2, "role": "assistant", "raw": {"finish": True}}]  # its own action: the message's raw beside it
+    assert json.loads(ep.steps[3].action.raw) == {"kept": "as the action's raw"} and ep.steps[3].timestamp == T2
+    assert ep.steps[2].timestamp == T2  # the turn's time is its step's, not kept twice
+
+
+def test_a_time_that_is_no_datetime_is_kept_as_the_adapter_gave_it():
+    ep, _ = _go(Message("assistant", tool_calls=[ToolCall("a", "t", {})]),
+                Message("tool", "out", tool_call_id="a", timestamp="2025-01-01 10:00 (local)"))
+    assert ep.env["message_extras"] == [{"step": 1, "role": "tool", "timestamp": "2025-01-01 10:00 (local)"}]
+
+
+def test_an_unplaced_message_without_text_adds_nothing_to_what_was_seen():
+    ep, warnings = episode([Message("critic"), Message("assistant", "hi")], Run())
+    assert ep.steps[0].observation == Observation() and [w.rule for w in warnings] == ["unknown_content"]
+
+
+def test_a_result_after_the_last_step_keeps_its_time_with_the_final_observation_and_unplaced_ones_theirs():
+    ep, _ = episode([Message("tool", "early", timestamp=T0, where="m[0]"), Message("user", "go"),
+                     Message("assistant", tool_calls=[ToolCall("a", "t", {})]),
+                     Message("tool", "late", tool_call_id="a", timestamp=T0)], Run())
+    assert ep.env["message_extras"] == [{"step": 1, "role": "tool", "timestamp": T0.isoformat()}]
+    assert len(ep.steps) == 1 and ep.final_observation.text == "late"
+    assert ep.env["unmapped"] == [{"where": "m[0]", "role": "tool", "text": "early", "raw": None,
+                                   "timestamp": T0.isoformat()}]
+    ep, _ = _go(Message("assistant", "hi"))
+    assert "message_extras" not in ep.env  # nothing carried beyond the steps: no entry

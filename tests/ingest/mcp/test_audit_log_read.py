@@ -328,3 +328,18 @@ def test_a_claimed_file_most_of_whose_lines_are_a_proxy_log_is_read_line_by_line
     path = Path(__file__).parent / "data" / "mixed-audit-proxy.log"
     records = read_records(audit_log, path)
     assert [(r.key, len(r.steps)) for r in records] == [("", 23), ("audit:files", 3)]
+
+
+def test_a_call_log_whose_last_result_is_over_the_field_budget_is_a_row_naming_the_file(tmp_path, monkeypatch):
+    """The transcript core checks the episode's own fields: a final observation over `field_bytes` cannot be
+    written, so the episode is one `schema_mismatch` row that names the file (the other group is kept)."""
+    from ingest import arrow
+    from ingest.source import Budgets
+
+    monkeypatch.setattr(arrow, "default_budgets", lambda: Budgets(field_bytes=64))
+    lines = [{"toolName": "cat", "params": {}, "result": "x" * 100, "sessionId": "big"},
+             {"toolName": "ls", "params": {}, "result": "short", "sessionId": "small"}]
+    eps, rows = _read(tmp_path, lines, name="calls.jsonl")
+    assert [e.key for e in eps] == ["small"]
+    assert [(r.rule, r.location, r.record_id) for r in rows] == [("schema_mismatch", "calls.jsonl", "big")]
+    assert rows[0].reason.startswith("calls.jsonl: episode 'big': field final_observation.text: 100 characters")

@@ -92,6 +92,45 @@ def test_bundled_wire_capture_of_the_sdk_stdio_session():
     assert ep.env["server"]["serverInfo"]["name"] == "calc" and ep.agent == "mcp"
 
 
+def test_each_results_time_in_the_wire_capture_is_kept_with_the_step_it_answers():
+    """The SDK's stdio wire, captured with a time per message: a step's time is its request's, and the time its
+    response passed is kept beside it (`env["message_extras"]`), with the step whose observation it is."""
+    path = MCP / "sdk-stdio" / "wire.jsonl"
+    [ep] = read_records(jsonrpc, path)
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    messages = [(json.loads(e["message"]), e["timestamp"]) for e in entries]
+    sent = {m["id"]: at for m, at in messages if m.get("method") in jsonrpc.CALL_METHODS}
+    answered = {m["id"]: at for m, at in messages if "id" in m and "method" not in m}
+    stamp = lambda text: text.replace("Z", "000+00:00")
+    assert [s.timestamp.isoformat() for s in ep.steps] == [stamp(sent[i]) for i in sent]
+    assert ep.env["message_extras"] == [{"step": n + 1, "role": "tool", "timestamp": stamp(answered[i])}
+                                        for n, i in enumerate(sent)]
+
+
+def test_results_out_of_order_pair_with_their_calls_and_keep_their_own_times(tmp_path):
+    at = lambda s: f"2025-01-01T00:00:0{s}Z"
+    entries = [{"timestamp": at(1), "message": _call(1, "slow")}, {"timestamp": at(2), "message": _call(2, "fast")},
+               {"timestamp": at(3), "message": _res(2, _text("fast done"))},
+               {"timestamp": at(4), "message": _call(3, "never answered")},
+               {"timestamp": at(5), "message": _res(1, _text("slow done"))}]
+    [ep], rows = _read(tmp_path, entries)
+    assert rows == [] and [s.observation.text for s in ep.steps] == [None, "slow done", "fast done"]
+    assert [s.timestamp.second for s in ep.steps] == [1, 2, 4]
+    assert ep.final_observation is None and ep.env["unanswered_calls"] == 1
+    assert ep.env["message_extras"] == [{"step": 2, "role": "tool", "timestamp": "2025-01-01T00:00:03+00:00"},
+                                        {"step": 1, "role": "tool", "timestamp": "2025-01-01T00:00:05+00:00"}]
+
+
+def test_a_session_whose_last_result_is_over_the_field_budget_is_a_row_naming_the_file(tmp_path, monkeypatch):
+    from ingest import arrow
+    from ingest.source import Budgets
+
+    monkeypatch.setattr(arrow, "default_budgets", lambda: Budgets(field_bytes=64))
+    eps, rows = _read(tmp_path, [_call(1, "cat"), _res(1, _text("x" * 100))], name="big.jsonl")
+    assert eps == [] and [(r.rule, r.location) for r in rows] == [("schema_mismatch", "big.jsonl")]
+    assert rows[0].reason.startswith("big.jsonl: the episode: field final_observation.text: 100 characters")
+
+
 def test_units_sniff_jsonrpc_files():
     heads = {"/a/x.jsonl": b'\xef\xbb\xbf {"jsonrpc": "2.0", "id": 1, "method": "initialize"}',
              "/a/y.json": b'[{"message": "{\\"jsonrpc\\": \\"2.0\\", \\"result\\": {}}"}]',

@@ -77,6 +77,23 @@ def test_the_bundled_harbor_session_reads_as_harbor_converted_it():
     assert main.terminated and main.outcome == "unknown"
 
 
+def test_the_time_of_each_message_the_session_wrote_is_kept_with_the_step_it_joined():
+    """A step's time is its call's; the user's prompt and each tool result were written at times of their own
+    (the parallel reads came back in reverse order): each is kept, with the step whose observation holds it."""
+    main = next(r for r in read_records(claude_code, HARBOR_SESSION) if isinstance(r, Episode) and r.key == "")
+    written = [json.loads(line) for line in HARBOR_SESSION.read_text().splitlines() if line.strip()]
+    users = [o for o in written if o["type"] == "user" and not o["isSidechain"]]
+    extras = main.env["message_extras"]
+    assert [e["timestamp"] for e in extras] == [o["timestamp"].replace("Z", "000+00:00") for o in users]
+    assert [e["role"] for e in extras] == ["user"] + ["tool"] * (len(users) - 1)
+    for extra, record in zip(extras[1:], users[1:]):
+        (block,) = record["message"]["content"]
+        content = block["content"] if isinstance(block["content"], str) else block["content"][0]["text"]
+        seen = main.steps[extra["step"]].observation if extra["step"] < len(main.steps) else main.final_observation
+        assert content.strip()[:40] in seen.text
+    assert [e["step"] for e in extras[1:3]] == [2, 1]
+
+
 def test_streamed_lines_of_one_message_are_one_turn(tmp_path):
     """Claude Code writes one line per content block of a streamed message (same message.id)."""
     records = _read(tmp_path, [

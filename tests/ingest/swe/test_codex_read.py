@@ -171,7 +171,8 @@ def test_messages_by_role_injected_context_and_parts(tmp_path):
     assert ep.steps[0].observation.text == "look\n[input_image]\n\nmeh"  # the unknown role's text kept too
     assert ep.task == "look\n[input_image]" and ep.steps[0].action.text == "a"  # no user_message: the first user text
     assert [(r.rule, r.location) for r in rows] == [("unknown_content", f"{NAME}:6"), ("unknown_content", f"{NAME}:7")]
-    assert ep.env["unmapped"][0] == {"where": f"{NAME}:6", "role": "assistant", "text": "", "raw": None}
+    assert ep.env["unmapped"][0] == {"where": f"{NAME}:6", "role": "assistant", "text": "", "raw": None,
+                                     "timestamp": "2025-09-01T10:00:05+00:00"}  # the record's time kept with it
     assert ep.steps[0].timestamp == _at(7)
 
 
