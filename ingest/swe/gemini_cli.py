@@ -43,7 +43,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "gemini_cli"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="swe", rank=290, domains=('swe',), platform="linux",
     summary="Gemini CLI chat recordings",

@@ -40,7 +40,7 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     # a session's lines open like Claude Code's (`parentUuid`, `sessionId`): its own key order ranks it first
     group="swe", rank=265, domains=('swe',), platform="linux",
