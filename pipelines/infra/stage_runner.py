@@ -49,6 +49,7 @@ class Plan:
     name: Callable[[Any], str] = datasets.group_stem  # an item's name in progress lines and errors
     what: str = "part group"  # what an item is, in progress lines and errors
     fold: Callable[[Any], Any] | None = None  # `executor.run_all`'s fold: a result's bulky part folded in order
+    window: int | None = None  # stream: results handed to the reduce as they come, at most this many ahead
     state: Any = None  # the stage's own, for its later pieces (options, memo keys, start time...)
 
 
@@ -103,12 +104,15 @@ class PartsStage:
     - `bytes_per_s`: how fast `work` reads parts, measured: with the read bytes it chooses the executor;
     - `plan(run, cat) -> Plan`: the items, the shared job, what they read; `cat` is open read-only for the
       stage's memo table (what an earlier run found done);
-    - `reduce(run, results) -> Outcome`: the results (in item order) put together; writes the tables that
-      change and names the parts they replace;
+    - `reduce(run, results) -> Outcome`: the results (in item order; an iterator when the plan has a `window`,
+      for a stage that writes them out in order, as export writes shards) put together; writes the tables
+      that change and names the parts they replace;
     - `finish(run, outcome, version, created)`: what the stage returns (`version`: the new one, or the one read);
     - `opening(run, results) -> str | None`: the rest of the line `<name> NAME vN: ...` logged after the map;
     - `record(run, cat, version, outcome)`: rows written under the writable catalog after the commit
       (memo rows, findings); a stage with one has the catalog opened even when nothing is committed;
+    - `abandon(run)`: undo what a failed run wrote outside the lake's content-named parts (a half-written
+      export's files); called when the map, reduce, commit or record raises, before the error goes on;
     - `reads_legacy`: read a version written before schema 2, which every other stage refuses (migrate).
     """
 
@@ -121,6 +125,7 @@ class PartsStage:
     options: Callable[[dict], Any] | None = None
     opening: Callable[[StageRun, list], str | None] | None = None
     record: Callable[[StageRun, Catalog, int, Outcome], None] | None = None
+    abandon: Callable[[StageRun], None] | None = None
     reads_legacy: bool = False
 
 
@@ -128,25 +133,45 @@ def run_parts(ctx: StageContext, stage: PartsStage):
     """Run `stage` on `ctx.dataset`: the steps of this module's docstring. Returns what `stage.finish` returns."""
     options = stage.options(ctx.options) if stage.options else None
     run = _planned(ctx, stage, options)
-    plan = run.plan
-    run.executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(ctx.lake, plan.reads),
+    run.executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(ctx.lake, run.plan.reads),
                                     stage.bytes_per_s)
-    results = executors.run_all(stage.work, plan.items, plan.job, executor=run.executor,
-                                ray_address=ctx.ray_address, what=plan.what, name=plan.name, log=ctx.log,
-                                label=plan.label, fold=plan.fold, resources=ctx.resources)
-    line = stage.opening(run, results) if stage.opening else None
-    if line is not None:
-        ctx.log(f"{stage.name} {run.dataset} v{run.version.version}: {line}")
-    outcome = stage.reduce(run, results)
+    try:
+        results = _mapped(run, stage)
+        line = stage.opening(run, results) if stage.opening else None
+        if line is not None:
+            ctx.log(f"{stage.name} {run.dataset} v{run.version.version}: {line}")
+        outcome = stage.reduce(run, results)
+        number, created = _committed(run, stage, outcome)
+    except BaseException:
+        if stage.abandon:  # what the stage wrote outside the lake's content-named parts
+            stage.abandon(run)
+        raise
+    return stage.finish(run, outcome, number, created)
+
+
+def _mapped(run: StageRun, stage: PartsStage):
+    """The plan's items through `stage.work` on the chosen executor: a list, or with a `window` an iterator in
+    item order that the reduce consumes as the results arrive."""
+    plan, ctx = run.plan, run.ctx
+    where = dict(executor=run.executor, ray_address=ctx.ray_address, what=plan.what, name=plan.name, log=ctx.log,
+                 label=plan.label, resources=ctx.resources)
+    if plan.window:
+        return executors.run_ordered(stage.work, plan.items, plan.job, window=plan.window, **where)
+    return executors.run_all(stage.work, plan.items, plan.job, fold=plan.fold, **where)
+
+
+def _committed(run: StageRun, stage: PartsStage, outcome: Outcome) -> tuple[int, bool]:
+    """The new version committed when the outcome replaces any part, and the stage's rows recorded, in one
+    writable catalog session (none opened when there is neither): (version, created)."""
     number, created = run.version.version, False
     if outcome.replaced or stage.record:
-        with open_catalog(ctx.lake, ctx.catalog_path) as cat:
+        with open_catalog(run.ctx.lake, run.ctx.catalog_path) as cat:
             if outcome.replaced:
-                number, created = datasets.commit(ctx.lake, cat, run.version, ctx.run_id, outcome.replaced,
+                number, created = datasets.commit(run.ctx.lake, cat, run.version, run.ctx.run_id, outcome.replaced,
                                                   note=outcome.note)
             if stage.record:
                 stage.record(run, cat, number, outcome)
-    return stage.finish(run, outcome, number, created)
+    return number, created
 
 
 def _planned(ctx: StageContext, stage: PartsStage, options: Any) -> StageRun:

@@ -2,6 +2,7 @@
 own: it drops the episodes its options name, skips the groups its memo table says it did, runs in-process and
 as Ray tasks, and commits what changed."""
 
+import os
 import shutil
 from dataclasses import dataclass
 
@@ -138,3 +139,47 @@ def test_on_ray_its_tasks_ask_for_the_declared_resources_and_commit_what_in_proc
         with open_catalog(Lake(where), read_only=True) as cat:
             parts.append(cat.current_version("android").parts)
     assert parts[0] == parts[1] and parts[0]["episodes"] != []
+
+
+@dataclass
+class CountJob:
+    lake_url: str
+    fail_on: str | None  # a group stem whose count fails
+
+
+def count_steps(group: dict[str, list[str]], job: CountJob) -> tuple[str, int]:
+    if datasets.group_stem(group) == job.fail_on:
+        raise ValueError("told to fail")
+    return datasets.group_stem(group), datasets.read_parts(Lake(job.lake_url), group["steps"], "steps").num_rows
+
+
+def _write_counts(run, results) -> Outcome:
+    """Each group's line written as its result arrives (a stream: export writes its shards this way)."""
+    with open(run.options["out"], "w") as out:
+        for stem, n in results:
+            out.write(f"{stem} {n}\n")
+            out.flush()
+    return Outcome(state=type(results).__name__)
+
+
+COUNT = PartsStage(
+    "count", count_steps, 20 * (1 << 20),
+    lambda run, cat: Plan(run.groups, CountJob(run.ctx.lake.url, run.options.get("fail_on")), run.groups,
+                          f"count {run.dataset}", window=1),
+    _write_counts, lambda run, outcome, number, created: outcome.state, options=dict,
+    abandon=lambda run: os.remove(run.options["out"]))
+
+
+def test_a_streamed_stage_gets_results_in_order_as_they_come_and_a_failure_undoes_its_files(run, lake, tmp_path):
+    _two_groups(run)
+    out = tmp_path / "counts.txt"
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        stems = [datasets.group_stem(g) for g in datasets.part_groups(cat.current_version("android"))]
+    ctx = StageContext(Lake(lake), None, "android", "r-count", {"out": str(out)}, lambda line: None, "local")
+    assert run_parts(ctx, COUNT) == "generator"  # not a list: the reduce consumed them one by one
+    assert [line.split()[0] for line in out.read_text().splitlines()] == stems
+
+    ctx.options = {"out": str(out), "fail_on": stems[1]}
+    with pytest.raises(RuntimeError, match=f"part group {stems[1]} failed: ValueError: told to fail"):
+        run_parts(ctx, COUNT)
+    assert not os.path.exists(out)  # the first group's line was written, then undone
