@@ -8,13 +8,15 @@ migrate): the steps each of them once wrote by hand, done here once.
 2. choose the executor (`executor.choose`) from the bytes of the groups the plan will read and the stage's
    measured `bytes_per_s`;
 3. run the stage's `work` once per item on it (`executor.run_all`: progress every 10 s, the stage's declared
-   `ctx.resources` on Ray, the placement line, the first failure raised naming its item);
+   `ctx.resources` on Ray, the placement line, the first failure raised naming its item; with a `window`,
+   `executor.run_ordered`: the results streamed in item order to a reduce that writes them out as they come);
 4. log the stage's opening line, `<stage> NAME vN: ...`, with the rest from its `opening`;
 5. hand the results to its `reduce`, which writes the parts that change and says what the new version
    replaces (`Outcome`);
 6. under a writable catalog (opened only when there is something to write): commit the new version with the
    outcome's note (`datasets.commit`), then let the stage `record` its rows in the same session;
-7. return what its `finish` makes of it (a `StageResult`).
+7. return what its `finish` makes of it (a `StageResult`). When a step from 3 on raises, the stage's
+   `abandon` undoes what it wrote outside the lake's content-named parts, and the error goes on.
 
 What a stage author supplies is a `PartsStage`; a stage function is then one line,
 `def validate_stage(ctx): return run_parts(ctx, VALIDATE)`. The `records` stages (label, sample, eval) read
