@@ -3,7 +3,7 @@ type: `Stage`.
 
 A stage is a function `stage(ctx) -> StageResult`: it reads the dataset's current version, and may commit a
 new one (see `pipelines.infra.datasets`). What it reads is one of two things: the version's part groups (`parts`:
-validate, dedup, migrate, export: the per-group work is a plain function of one part group that it hands to
+validate, dedup, migrate, export: the per-group work is a plain function of one part group that runs on
 `pipelines.infra.executor`, in-process or as Ray tasks, as `ctx.executor` and `ctx.ray_address` say, and what needs
 every episode, duplicate groups or splits, runs once in the stage over small per-episode data), or its
 transitions as rendered records (`records`: label, sample, eval, which send them to a model). Each declares
@@ -11,9 +11,24 @@ the `Resources` one of its tasks needs; the executor asks Ray for them, and a de
 (`[stage_resources.<stage>]`: cpus, gpus, memory_mb), so a GPU stage lands on a cluster's GPU nodes.
 The same function backs the stage's `pipelines <stage> DATASET` command (`run_alone`).
 
-Adding a stage: its function and its options checker (a definition's table -> its options, ValueError
-naming the bad key), then one `Stage(...)` line in `STAGES`. This package imports nothing heavy, so the
-reward function that verl loads can use `pipelines.stages.judge` without the catalog.
+Adding a stage:
+1. A `parts` stage declares its pieces as a `pipelines.infra.stage_runner.PartsStage` and its function is
+   `return run_parts(ctx, MY_STAGE)`: the runner resolves the version, lists its part groups, chooses the
+   executor, maps the work with the declared resources, logs `<stage> NAME vN: ...`, commits and records.
+   The author supplies: `work(item, job)` (one part group's work, a module-level function: it reads its parts
+   through `Lake(job.lake_url)` and returns a small result), its measured `bytes_per_s`, `plan` (the items and
+   the job they share, skipping what the stage's memo table says is done), `reduce` (the results put
+   together: the parts the new version replaces and its note), `finish` (the `StageResult`), and where needed
+   `options` (the checker below), `opening` (the rest of the opening line), `record` (catalog rows written
+   with the commit) and `abandon` (undo files a failed run wrote). `pipelines/stages/validate.py` is the
+   fullest example; `migrate.py` the smallest.
+2. A `records` stage takes the version's rendered records from `pipelines.stages.export.rendered_records`
+   (its options a `pipelines.stages.judge.ModelAndJudgeOptions`, whose `render_options` render them as
+   `pipelines export sft` does, so its split is the export's) and sends them to its model.
+3. Its options checker (a definition's table -> its options, ValueError naming the bad key), then one
+   `Stage(...)` line in `STAGES` with its declared resources.
+This package imports nothing heavy, so the reward function that verl loads can use `pipelines.stages.judge`
+without the catalog.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from pipelines.infra import datasets
 from pipelines.infra import executor as executors
 from pipelines.infra.lake import Lake
 from pipelines.infra.options import DedupOptions, dedup_options
+from pipelines.infra.stage_runner import Outcome, PartsStage, Plan, StageRun, run_parts
 from pipelines.stages import StageContext, StageResult
 from schemas import v1
 from transforms.canonicalize import step_text_column
@@ -315,49 +316,50 @@ def dedup_stage(ctx: StageContext) -> StageResult:
     signature file; groups whose file exists are not read again); the reduce runs once over every
     episode's key and band keys; a second pass on the executor rewrites only the groups that lose an
     episode. No text, shingle set or screenshot of the whole dataset is ever in one process."""
-    from pipelines.infra.runs import open_catalog
+    return run_parts(ctx, DEDUP)
 
-    options = dedup_options(ctx.options)
-    lake, started = ctx.lake, time.perf_counter()
-    with open_catalog(lake, ctx.catalog_path, read_only=True) as cat:
-        version = datasets.resolve(cat, ctx.dataset, lake)
-    name = version.dataset
-    groups = datasets.part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
-    job = MapJob(lake.url, name, options)
-    executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(lake, groups), MAP_BYTES_PER_S)
-    sketched: list[GroupSketch] = executors.run_all(sketch_group, groups, job, executor=executor,
-                                                    ray_address=ctx.ray_address, name=datasets.group_stem,
-                                                    log=ctx.log, label=f"dedup {name} signatures",
-                                                    resources=ctx.resources)
+
+def _plan(run: StageRun, cat) -> Plan:
+    """Every group is mapped: one whose signature file exists only has its episodes' index read."""
+    return Plan(run.groups, MapJob(run.ctx.lake.url, run.dataset, run.options), run.groups,
+                f"dedup {run.dataset} signatures")
+
+
+def _opening(run: StageRun, sketched: list[GroupSketch]) -> str:
     reused = sum(s.no_change is None for s in sketched)
-    ctx.log(f"dedup {name} v{version.version}: {len(groups)} part groups on {executor}"
+    return (f"{len(run.groups)} part groups on {run.executor}"
             + (f", {reused} with signatures from an earlier run" if reused else ""))
-    audit = [a for s in sketched for a in s.audit]
-    index = pa.concat_tables([s.index for s in sketched]) if sketched else v1.EPISODES.empty_table().select(
-        INDEX_COLUMNS)
-    dups = duplicates_of(index, [s.sidecar for s in sketched], lake, options.threshold)
-    no_change = [s.no_change for s in sketched if s.no_change is not None]
-    no_change_steps = pa.concat_tables(no_change) if no_change else exact.no_change_steps(v1.STEPS.empty_table())
 
+
+@dataclass
+class _Removal:
+    """What one dedup run found and removes, for its summary."""
+
+    sketched: list[GroupSketch]
+    index: pa.Table  # INDEX_COLUMNS of every episode
+    dups: Duplicates
+    audit: list[dict]  # secrets scrubbed, branches' included
+    no_change_steps: pa.Table
+    gone_branches: pa.Table | None = None  # (step_id, episode_id) of the branches that went with their episode
+
+
+def _reduce(run: StageRun, sketched: list[GroupSketch]) -> Outcome:
+    """Duplicates over every episode, recorded before anything is removed; then the groups that lose an
+    episode rewritten on the executor, the branches without the dropped episodes', and their quarantine rows."""
+    lake, name, version = run.ctx.lake, run.dataset, run.version
+    removal = _identified(run, sketched)
+    dups = removal.dups
     dropped_ids = pa.array(sorted(dups.dropped), pa.string())
-    branch_parts, gone_branches, branch_audit = _branches_without(lake, name, version.parts.get("branches", []),
-                                                                  dropped_ids, options.scrub)
-    audit += branch_audit
-    meta = {"run_id": ctx.run_id, "dataset": name}
-    with open_catalog(lake, ctx.catalog_path) as cat:  # recorded before the version that removes them
+    branch_parts, removal.gone_branches, branch_audit = _branches_without(
+        lake, name, version.parts.get("branches", []), dropped_ids, run.options.scrub)
+    removal.audit += branch_audit
+    meta = {"run_id": run.ctx.run_id, "dataset": name}
+    with run.catalog() as cat:  # recorded before the version that removes them
         _insert(cat.con, "dedup_clusters", _with(dups.clusters, meta))
-        _insert(cat.con, "dedup_no_change", _with(no_change_steps, meta))
-        if audit:
-            _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(audit), meta))
-
-    losing = [i for i, s in enumerate(sketched)
-              if pc.any(pc.is_in(s.index["episode_id"], dropped_ids)).as_py()]
-    rewritten = executors.run_all(_drop_from_group, [sketched[i].group for i in losing], dropped_ids, job,
-                                  executor=executor if losing else "local", ray_address=ctx.ray_address,
-                                  name=datasets.group_stem, resources=ctx.resources)
-    new_groups = [s.group for s in sketched]
-    for i, group in zip(losing, rewritten):
-        new_groups[i] = group
+        _insert(cat.con, "dedup_no_change", _with(removal.no_change_steps, meta))
+        if removal.audit:
+            _insert(cat.con, "scrub_audit", _with(pa.Table.from_pylist(removal.audit), meta))
+    new_groups = _without_dropped(run, sketched, dropped_ids)
     parts = {t: [p for g in new_groups for p in g[t]] for t in ("episodes", "steps")}
     replaced: dict[str, list[str]] = {}
     if parts["episodes"] != version.parts.get("episodes", []) or parts["steps"] != version.parts.get("steps", []):
@@ -366,29 +368,57 @@ def dedup_stage(ctx: StageContext) -> StageResult:
         replaced["branches"] = branch_parts
     if dups.dropped:
         part = datasets.write_part(lake, name, "quarantine",
-                                   _quarantine_rows(index, dups.dropped, ctx.run_id, gone_branches), STAGE)
+                                   _quarantine_rows(removal.index, dups.dropped, run.ctx.run_id,
+                                                    removal.gone_branches), STAGE)
         replaced["quarantine"] = [*version.parts.get("quarantine", []), part]
-    new_version = None
-    if replaced:
-        with open_catalog(lake, ctx.catalog_path) as cat:
-            number, created = datasets.commit(lake, cat, version, ctx.run_id, replaced,
-                                              note=f"dedup of v{version.version}: {len(dups.dropped)} duplicates "
-                                                   f"removed, {sum(a['count'] for a in audit)} secrets scrubbed")
-        new_version = number if created else None
-    n_episodes = index.num_rows
+    return Outcome(replaced, note=f"dedup of v{version.version}: {len(dups.dropped)} duplicates removed, "
+                                  f"{sum(a['count'] for a in removal.audit)} secrets scrubbed", state=removal)
+
+
+def _identified(run: StageRun, sketched: list[GroupSketch]) -> _Removal:
+    """The reduce's first half: exact and near duplicates from the groups' signature files."""
+    audit = [a for s in sketched for a in s.audit]
+    index = pa.concat_tables([s.index for s in sketched]) if sketched else v1.EPISODES.empty_table().select(
+        INDEX_COLUMNS)
+    dups = duplicates_of(index, [s.sidecar for s in sketched], run.ctx.lake, run.options.threshold)
+    no_change = [s.no_change for s in sketched if s.no_change is not None]
+    no_change_steps = pa.concat_tables(no_change) if no_change else exact.no_change_steps(v1.STEPS.empty_table())
+    return _Removal(sketched, index, dups, audit, no_change_steps)
+
+
+def _without_dropped(run: StageRun, sketched: list[GroupSketch], dropped_ids: pa.Array) -> list[dict[str, list[str]]]:
+    """Every group in order, those that lose an episode written again (on the run's executor)."""
+    losing = [i for i, s in enumerate(sketched)
+              if pc.any(pc.is_in(s.index["episode_id"], dropped_ids)).as_py()]
+    rewritten = run.map(_drop_from_group, [sketched[i].group for i in losing], dropped_ids, run.plan.job)
+    new_groups = [s.group for s in sketched]
+    for i, group in zip(losing, rewritten):
+        new_groups[i] = group
+    return new_groups
+
+
+def _finish(run: StageRun, outcome: Outcome, number: int, created: bool) -> StageResult:
+    removal: _Removal = outcome.state
+    dups, audit, groups = removal.dups, removal.audit, run.groups
+    reused = sum(s.no_change is None for s in removal.sketched)
+    n_episodes = removal.index.num_rows
     n_exact = sum(1 for _, kind, _ in dups.dropped.values() if kind == "exact")
     summary = (f"{n_episodes:,} episodes: {n_exact:,} exact and {len(dups.dropped) - n_exact:,} near "
                f"duplicates removed, {n_episodes - len(dups.dropped):,} kept; "
                f"{sum(a['count'] for a in audit):,} secrets scrubbed in {len({a['record_id'] for a in audit}):,} "
-               f"records; {gone_branches.num_rows:,} branches went with their episodes; "
-               f"{no_change_steps.num_rows:,} no-change steps; {len(groups) - reused} of {len(groups)} part "
-               f"groups read; {time.perf_counter() - started:.1f} s")
+               f"records; {removal.gone_branches.num_rows:,} branches went with their episodes; "
+               f"{removal.no_change_steps.num_rows:,} no-change steps; {len(groups) - reused} of {len(groups)} "
+               f"part groups read; {time.perf_counter() - run.started:.1f} s")
     return StageResult(records_in=n_episodes, records_out=n_episodes - len(dups.dropped),
-                       quarantined=len(dups.dropped) + gone_branches.num_rows,
-                       version=new_version, summary=summary)
+                       quarantined=len(dups.dropped) + removal.gone_branches.num_rows,
+                       version=number if created else None, summary=summary)
 
 
 def _with(table: pa.Table, columns: dict) -> pa.Table:
     for name, value in columns.items():
         table = table.append_column(name, pa.array([value] * table.num_rows, pa.string()))
     return table
+
+
+DEDUP = PartsStage("dedup", sketch_group, MAP_BYTES_PER_S, _plan, _reduce, _finish, options=dedup_options,
+                   opening=_opening)

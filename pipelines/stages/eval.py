@@ -182,13 +182,8 @@ def dataset_samples(lake: Lake, catalog_path: str | None, dataset: str, options:
     from collections import Counter
 
     from pipelines.stages.export.render import rendered_records
-    from pipelines.infra.options import ExportOptions
 
-    settings = {"format": "bench", "kind": "sft", "seed": options.seed, "max_tokens": options.max_tokens,
-                "tokenizer": options.tokenizer, "domains": options.domains}
-    if options.split_ratios:
-        settings["split_ratios"] = tuple(options.split_ratios)
-    version, stream = rendered_records(lake, catalog_path, dataset, ExportOptions(**settings))
+    version, stream = rendered_records(lake, catalog_path, dataset, options.render_options("bench"))
     in_split: list[tuple[str, dict]] = []
     for record in stream:
         split, domain = record.pop("_split"), record.pop("_domain")

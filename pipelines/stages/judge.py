@@ -78,6 +78,18 @@ class ModelAndJudgeOptions:
         return ClientConfig(self.judge_endpoint or "", self.judge_model, self.judge_sampling, self.judge_concurrency,
                             self.timeout, self.retries, self.backoff_s, self.judge_api_key)
 
+    def render_options(self, format: str):
+        """The `ExportOptions` that render the dataset's transitions as `pipelines export sft --format FORMAT`
+        renders them with this stage's seed, split ratios, domains and token budget: the records a `records`
+        stage reads (`pipelines.stages.export.rendered_records`), its split the export's."""
+        from pipelines.infra.options import ExportOptions
+
+        settings = {"kind": "sft", "format": format, "seed": self.seed, "max_tokens": self.max_tokens,
+                    "tokenizer": self.tokenizer, "domains": self.domains}
+        if self.split_ratios:
+            settings["split_ratios"] = tuple(self.split_ratios)
+        return ExportOptions(**settings)
+
 
 @dataclass
 class JudgeJob:

@@ -142,13 +142,8 @@ def export_queries(lake: Lake, catalog_path: str | None, dataset: str, options: 
     """The version's transitions of the split as `pipelines export sft` renders them, taken from the export's
     stream (nothing written to be read back). Returns (queries, the version rendered)."""
     from pipelines.stages.export.render import rendered_records
-    from pipelines.infra.options import ExportOptions
 
-    settings = {"kind": "sft", "format": "agentworld", "seed": options.seed, "max_tokens": options.max_tokens,
-                "tokenizer": options.tokenizer, "domains": options.domains}
-    if options.split_ratios:
-        settings["split_ratios"] = tuple(options.split_ratios)
-    version, stream = rendered_records(lake, catalog_path, dataset, ExportOptions(**settings))
+    version, stream = rendered_records(lake, catalog_path, dataset, options.render_options("agentworld"))
     queries: list[Query] = []
     per_domain: dict[str, int] = {}
     for record in stream:

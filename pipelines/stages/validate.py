@@ -16,10 +16,11 @@ Data Docs: <lake>/datasets/<name>/validation/v<version>/index.html
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 import polars as pl
@@ -29,10 +30,9 @@ import pyarrow.parquet as pq
 
 from catalog import Catalog, Version
 from pipelines.infra import datasets
-from pipelines.infra import executor as executors
 from pipelines.infra.lake import Lake
-from pipelines.infra.runs import open_catalog
 from pipelines.infra.options import ValidateOptions, validate_options
+from pipelines.infra.stage_runner import Outcome, PartsStage, Plan, StageRun, run_parts
 from pipelines.stages import StageContext, StageResult
 from schemas import v1
 
@@ -229,80 +229,109 @@ def validate_stage(ctx: StageContext) -> StageResult:
     and branches parts an earlier validate found clean under the same rules and options are not checked again
     (after an incremental ingest only the new groups are read; after a label run only the new branches).
     Commits a new version only when any rule found an error."""
+    return run_parts(ctx, VALIDATE)
+
+
+@dataclass
+class _Checking:
+    """One validate run's own, from its plan to its summary."""
+
+    gx_on: bool
+    digest: str  # `_digest` of the options: the memo's key
+    clean: set[str]  # group stems and branches parts an earlier run found clean under the same digest
+    sample: _GxSample  # the groups' GX samples, folded in as they end
+    n_read: int  # groups read in full (the others were found clean before)
+    results: dict[str, GroupResult] = field(default_factory=dict)  # group stem -> its result
+    verdicts: _Verdicts | None = None
+    summary: str = ""
+
+
+def _plan(run: StageRun, cat: Catalog) -> Plan:
+    """The groups to check: all but those an earlier validate found clean under the same rules and options
+    (`validated_groups`), which are still read for their new branches when there are any."""
     from transforms.validate.gx import SAMPLE_ROWS
 
-    options = validate_options(ctx.options)
+    options, name = run.options, run.dataset
     gx_on = options.gx if options.gx is not None else os.environ.get("PIPELINES_GX", "1") != "0"
-    lake = ctx.lake
     digest = _digest(options)
-    with open_catalog(lake, ctx.catalog_path, read_only=True) as cat:
-        version = datasets.resolve(cat, ctx.dataset, lake)
-        name = version.dataset
-        clean = {r[0] for r in cat.con.execute("SELECT stem FROM validated_groups WHERE dataset = ? AND digest = ?",
-                                               [name, digest]).fetchall()}
-    groups = datasets.part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
-    branch_parts = version.parts.get("branches", [])
+    clean = {r[0] for r in cat.con.execute("SELECT stem FROM validated_groups WHERE dataset = ? AND digest = ?",
+                                           [name, digest]).fetchall()}
+    branch_parts = run.version.parts.get("branches", [])
     new_branch_parts = [p for p in branch_parts if p not in clean]
-    todo = [(g, datasets.group_stem(g) in clean) for g in groups]
+    todo = [(g, datasets.group_stem(g) in clean) for g in run.groups]
     todo = [(g, known) for g, known in todo if not known or new_branch_parts]
-    job = ValidateJob(lake.url, name, options, ctx.run_id, branch_parts, new_branch_parts,
+    job = ValidateJob(run.ctx.lake.url, name, options, run.ctx.run_id, branch_parts, new_branch_parts,
                       (options.sample_rows or SAMPLE_ROWS) if gx_on else None)
-    executor = executors.choose(ctx.executor, ctx.ray_address,
-                                datasets.group_sizes(lake, [g for g, known in todo if not known]), BYTES_PER_S)
-    sample = _GxSample(job.sample_rows or SAMPLE_ROWS)
-    results = _validate_groups(ctx, job, todo, executor, sample)
-    n_read = sum(not known for _, known in todo)
-    ctx.log(f"validate {name} v{version.version}: {n_read} of {len(groups)} part groups and {len(new_branch_parts)} "
-            f"of {len(branch_parts)} branches parts to check, on {executor}")
-    verdicts = _verdicts(lake, version, groups, results, clean, job)
-    replaced = _replaced_parts(lake, version, verdicts)
-    with open_catalog(lake, ctx.catalog_path) as cat:
-        number, created = version.version, False
-        if replaced:
-            number, created = datasets.commit(lake, cat, version, ctx.run_id, replaced,
-                                              note=f"validate: {verdicts.bad_episodes} episodes and "
-                                                   f"{verdicts.dropped_branches} branches quarantined")
-        memo = {datasets.group_stem(r.group) for r in results.values()}
-        memo |= set(replaced.get("branches", branch_parts)) - clean
-        if memo:
-            cat.con.executemany("INSERT INTO validated_groups VALUES (?, ?, ?, ?)",
-                                [[name, digest, stem, ctx.run_id] for stem in sorted(memo)])
-        if verdicts.found is not None:
-            _record_findings(cat, ctx.run_id, name, number, verdicts.found)
-        summary = _summary(verdicts, n_read, groups, new_branch_parts, branch_parts)
-        reported = gx_on and cat.con.execute(  # asked only with GX on
-            "SELECT count(*) FROM validation_results WHERE dataset = ? AND version = ?", [name, number]).fetchone()[0]
-        if gx_on and not n_read and reported:
-            summary += f"; GX report of v{number} from an earlier run"
-        elif gx_on:
-            if not n_read:  # every group was found clean before: the report still covers this version
-                for group in groups:
-                    sample.add(datasets.read_parts(lake, group["episodes"], "episodes"),
-                               datasets.read_parts(lake, group["steps"], "steps"))
-            summary += "; " + _run_gx(ctx, cat, name, number, sample)
-    ctx.log(f"validate {name} v{version.version}: {summary}")
+    checking = _Checking(gx_on, digest, clean, _GxSample(job.sample_rows or SAMPLE_ROWS),
+                         sum(not known for _, known in todo))
+    return Plan(todo, job, [g for g, known in todo if not known], f"validate {name}",
+                name=lambda item: datasets.group_stem(item[0]), fold=functools.partial(_fold_sample, checking.sample),
+                state=checking)
+
+
+def _fold_sample(sample: _GxSample, r: GroupResult) -> GroupResult:
+    """A group's GX sample into the run's as the group ends (in group order, thinned as it grows): each
+    group's whole sample, held until the last group, grew with the dataset (~300 MB at 10 GB)."""
+    if r.sample is not None:
+        sample.merge(r.sample)
+        r.sample = None
+    return r
+
+
+def _opening(run: StageRun, results: list[GroupResult]) -> str:
+    job = run.plan.job
+    return (f"{run.plan.state.n_read} of {len(run.groups)} part groups and {len(job.new_branch_parts)} "
+            f"of {len(job.branch_parts)} branches parts to check, on {run.executor}")
+
+
+def _reduce(run: StageRun, results: list[GroupResult]) -> Outcome:
+    """The verdicts over the whole version; the parts a new version replaces (none when no rule found an
+    error)."""
+    checking, job = run.plan.state, run.plan.job
+    checking.results = dict(zip((datasets.group_stem(g) for g, _ in run.plan.items), results))
+    verdicts = checking.verdicts = _verdicts(run.ctx.lake, run.version, run.groups, checking.results,
+                                             checking.clean, job)
+    return Outcome(_replaced_parts(run.ctx.lake, run.version, verdicts),
+                   note=f"validate: {verdicts.bad_episodes} episodes and {verdicts.dropped_branches} branches "
+                        "quarantined")
+
+
+def _record(run: StageRun, cat: Catalog, number: int, outcome: Outcome) -> None:
+    """The memo of what was found clean, the findings, and the GX suites with their report (from an earlier
+    run when every group was found clean before and that run reported this version)."""
+    checking, job, ctx, name = run.plan.state, run.plan.job, run.ctx, run.dataset
+    verdicts = checking.verdicts
+    memo = {datasets.group_stem(r.group) for r in checking.results.values()}
+    memo |= set(outcome.replaced.get("branches", job.branch_parts)) - checking.clean
+    if memo:
+        cat.con.executemany("INSERT INTO validated_groups VALUES (?, ?, ?, ?)",
+                            [[name, checking.digest, stem, ctx.run_id] for stem in sorted(memo)])
+    if verdicts.found is not None:
+        _record_findings(cat, ctx.run_id, name, number, verdicts.found)
+    summary = _summary(verdicts, checking.n_read, run.groups, job.new_branch_parts, job.branch_parts)
+    reported = checking.gx_on and cat.con.execute(  # asked only with GX on
+        "SELECT count(*) FROM validation_results WHERE dataset = ? AND version = ?", [name, number]).fetchone()[0]
+    if checking.gx_on and not checking.n_read and reported:
+        summary += f"; GX report of v{number} from an earlier run"
+    elif checking.gx_on:
+        if not checking.n_read:  # every group was found clean before: the report still covers this version
+            for group in run.groups:
+                checking.sample.add(datasets.read_parts(ctx.lake, group["episodes"], "episodes"),
+                                    datasets.read_parts(ctx.lake, group["steps"], "steps"))
+        summary += "; " + _run_gx(ctx, cat, name, number, checking.sample)
+    checking.summary = summary
+
+
+def _finish(run: StageRun, outcome: Outcome, number: int, created: bool) -> StageResult:
+    verdicts, summary = run.plan.state.verdicts, run.plan.state.summary
+    run.ctx.log(f"validate {run.dataset} v{run.version.version}: {summary}")
     return StageResult(records_in=verdicts.n_steps + verdicts.n_checked_branches,
                        records_out=verdicts.n_kept_steps + len(verdicts.kept_branch_ids),
                        quarantined=verdicts.quarantine.num_rows, version=number if created else None, summary=summary)
 
 
-def _validate_groups(ctx: StageContext, job: ValidateJob, todo: list[tuple[dict[str, list[str]], bool]],
-                     executor: str, sample: _GxSample) -> dict[str, GroupResult]:
-    """Each group of `todo` validated on the executor (`validate_group`): group stem -> its result. The
-    groups' GX samples are folded into `sample`."""
-
-    def fold_sample(r: GroupResult) -> GroupResult:
-        """A group's GX sample into the run's as the group ends (in group order, thinned as it grows): each
-        group's whole sample, held until the last group, grew with the dataset (~300 MB at 10 GB)."""
-        if r.sample is not None:
-            sample.merge(r.sample)
-            r.sample = None
-        return r
-
-    return dict(zip((datasets.group_stem(g) for g, _ in todo),
-                    executors.run_all(validate_group, todo, job, executor=executor, ray_address=ctx.ray_address,
-                                      name=lambda item: datasets.group_stem(item[0]), log=ctx.log,
-                                      label=f"validate {job.dataset}", fold=fold_sample, resources=ctx.resources)))
+VALIDATE = PartsStage("validate", validate_group, BYTES_PER_S, _plan, _reduce, _finish, options=validate_options,
+                      opening=_opening, record=_record)
 
 
 @dataclass
