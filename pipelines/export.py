@@ -73,10 +73,12 @@ _STEPS_SQL = """
 SELECT episode_id, step_index, step_id, domain,
        struct_pack(kind := observation.kind, text := observation.text, url := observation.url,
                    is_error := observation.is_error, exit_code := observation.exit_code,
-                   width := observation.width, height := observation.height{tree}) AS observation,
+                   width := observation.width, height := observation.height,
+                   screenshot := observation.screenshot{tree}) AS observation,
        action,
        struct_pack(kind := final_observation.kind, text := final_observation.text,
-                   is_error := final_observation.is_error, exit_code := final_observation.exit_code{final_tree})
+                   is_error := final_observation.is_error, exit_code := final_observation.exit_code,
+                   screenshot := final_observation.screenshot{final_tree})
            AS final_observation,
        origin
 FROM read_parquet([{files}], union_by_name = true)
@@ -120,7 +122,7 @@ def checked(options: ExportOptions) -> ExportOptions:
 # ExportOptions' recipe fields: recorded only when set, so an export without a recipe is unchanged
 RECIPE_OPTIONS = ("recipe", "min_turns", "drop_undeclared_tools", "drop_environment_failures",
                   "drop_empty_actions", "skip_retry_cycles", "drop_no_change", "loss_mask", "keep_rates",
-                  "prompt_variants", "prompt_variants_dir")
+                  "prompt_variants", "prompt_variants_dir", "screenshot_states")
 
 
 def recipe_of(options: ExportOptions) -> recipes.Recipe:
@@ -316,8 +318,8 @@ def _source_actions(android: bool, web: bool):
 
 
 def _group_steps(lake: Lake, parts: list[str], trees: bool = False) -> pa.Table:
-    """A group's steps with the columns the transition view needs (screenshots unread; android view trees
-    read with `trees`)."""
+    """A group's steps with the columns the transition view needs (screenshots unread, their blob refs kept for
+    `screenshot_states`; android view trees read with `trees`)."""
     import duckdb
 
     from catalog.object_store import attach
@@ -936,6 +938,7 @@ class _RecipeContext:
         self.rendered_prompts: dict = {}  # `recipes.Prompted`'s, for the whole group
 
     def apply(self, trajectory: Trajectory, n_transitions: int) -> Trajectory | None:
+        trajectory = recipes.show_screenshots(trajectory, self.recipe, self.counts)
         self.applied = recipes.apply(trajectory, self.recipe, self.counts, self.no_change)
         if self.applied is None:
             self.skipped["recipe_dropped"] += n_transitions
@@ -1053,6 +1056,9 @@ def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
             loss = context.applied.loss
         else:
             recipes.count_kept(context.applied, context.counts)
+        if context.recipe.screenshot_states == "placeholder":  # a placeholder is nothing for a model to predict
+            loss = [(True if loss is None else loss[i]) and t.history_text is None
+                    for i, t in enumerate(trajectory.turns)]
         prompted = context.prompted(renderer, "cpt")
         if prompted is not None and config.format == "swift":  # the text form shows no system prompt
             variant, renderer = prompted.for_record(trajectory.trajectory_id)
@@ -1069,7 +1075,7 @@ def _export_cpt(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
         origin = "simulated" if "simulated" in origins else "perturbed" if "perturbed" in origins else "real"
         step_ids = list(dict.fromkeys(
             ([trajectory.first_state_step_id] if first == 0 else [turns[0].step_id])
-            + [t.step_id for t in turns] + [turns[-1].observation_step_id]))
+            + [i for t in turns for i in t.step_ids] + [turns[-1].observation_step_id]))
         record_id = f"{trajectory.trajectory_id}#{first}"
         record.update({"id": record_id, "domain": trajectory.domain, "origin": origin})
         info = None
