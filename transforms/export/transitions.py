@@ -191,6 +191,10 @@ def _text(observation: dict | None) -> str | None:
     return observation.get("text")
 
 
+# a tool's answer between screenshots shows no screen: the action after it acts on the last screen seen
+_NOT_SCREENS = ("tool_result",)
+
+
 def _screenshot_only(observation: dict | None, text: str | None) -> str | None:
     """The blob of a screenshot observation that has no text to show, else None."""
     if text is not None or not observation or observation.get("kind") == "none":
@@ -219,8 +223,9 @@ def _line(rows: list[dict], text: Callable[[dict | None], str | None] = _text,
         else:
             after, obs_id, obs_origin = row["final_observation"], row["step_id"], row["origin"] or "real"
         shown = text(after)
-        # an action taken after a text answer (a tool's result between screenshots) acts on the last screen seen
-        screen = agentworld.screen_size(row["observation"]) or screen
+        # (a screen of unknown size keeps the generic form)
+        seen = row["observation"] or {}
+        screen = agentworld.screen_size(seen) or (screen if seen.get("kind") in _NOT_SCREENS else None)
         turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", shown, obs_id,
                           obs_origin, _failed(after), screen,
                           act(row["observation"], row["action"] or {}) if act else None,
