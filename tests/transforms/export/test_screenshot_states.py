@@ -23,6 +23,7 @@ from pipelines.runs import open_catalog
 from tests.ingest.desktop import test_cua_producer as cua
 from tests.scripted_model_server import answer, call
 from transforms.export import screenshot_states
+from transforms.export.transitions import Trajectory, Turn
 
 RUN = cua.RUNS["anthropic"]
 SCRIPT = [call("computer", action="screenshot"),
@@ -124,3 +125,39 @@ def test_an_unknown_mode_is_refused_before_anything_runs(lake, tmp_path):
     with pytest.raises(Exception, match="screenshot_states"):
         _export(lake[0], tmp_path / "bad", screenshot_states="blur")
 
+
+
+# --- the modes on hand-made lines: the edges a run rarely shows ------------------------------------------
+def _turn(i: int, text: str | None, shot: str | None = None) -> Turn:
+    return Turn(f"e:{i}", {"kind": "click", "x": 0.5, "y": 0.5}, "real", text, f"e:{i + 1}", "real",
+                screen=(100, 100), screenshot=shot)
+
+
+def _line(turns: list[Turn], start: int = 0, first_shot: str | None = None) -> Trajectory:
+    return Trajectory("e", "main", "os", "task", "unknown", "osworld", {}, None, "e:0", "real", turns, start,
+                      first_screenshot=first_shot)
+
+
+def test_drop_keeps_a_branch_lines_start_on_the_turn_that_holds_it():
+    turns = [_turn(0, None, "sha256:a"), _turn(1, "one"), _turn(2, None, "sha256:c"), _turn(3, "two")]
+    for start, expected in ((1, 0), (2, 1), (3, 1)):
+        folded, n = screenshot_states.apply(_line(turns, start), "drop")
+        assert n == 2 and [t.step_ids for t in folded.turns] == [["e:0", "e:1"], ["e:2", "e:3"]]
+        assert folded.start == expected, start
+
+
+def test_drop_leaves_a_last_screenshot_and_a_state_never_recorded_as_they_are():
+    turns = [_turn(0, None), _turn(1, "one"), _turn(2, None, "sha256:c")]
+    folded, n = screenshot_states.apply(_line(turns), "drop")
+    assert n == 0 and folded.turns == turns
+
+
+def test_placeholder_shows_the_first_state_and_leaves_unrecorded_states_alone():
+    turns = [_turn(0, None, "sha256:a"), _turn(1, None), _turn(2, "two")]
+    shown, n = screenshot_states.apply(_line(turns, first_shot="sha256:f"), "placeholder")
+    assert n == 2 and shown.first_state == "(screenshot only: sha256:f)"
+    assert [t.shown for t in shown.turns] == ["(screenshot only: sha256:a)", None, "two"]
+    assert [t.observation for t in shown.turns] == [None, None, "two"]  # never a target
+    assert [x.t for x in shown.transitions()] == [2]
+    same, none = screenshot_states.apply(_line(turns), "no-output")
+    assert none == 0 and same.turns == turns
