@@ -3,6 +3,17 @@ pixels, replies logged as objects (a provider's reply naming its model), the mod
 kept beside the executed code, a screenshot before the first action (`step_0.png`), a run-index folder under the
 example, and the model named by the folder layout.
 
+Real folders (no license, read where they lie, never copied here): richartkeil/OSWorld-Sec-Eval @
+5f1ef452f4193b6d090cea140076c9e87c39b71f, `sec_eval_results/execute_binary/20250226@161539-failed/` and
+`.../20250226@161754-aborted/`, expected under ../shared/samples/ubuntu/osworld-sec-eval/ with the same paths
+below it: an Anthropic computer-use loop (Claude with the `computer` and `bash` tools, `mm_agents/computer_use.py`)
+logging each tool call as a line, counted by hand in their traj.jsonl: the failed run's 11 lines are `moveTo(48,
+46)`, `click()`, `moveTo(554, 91)`, `click()`, `write(<url>)`, `press('enter')`, `moveTo(546, 524)`, `click()`,
+two `BASH <command>` lines and `DONE` (done: true); its folder holds no `step_6_*` / `step_7_*` screenshot and no
+result.txt. The aborted run's 12 lines: `moveTo(32, 32)`, `click()`, `moveTo(35, 35)`, `click()`, `WAIT`,
+`moveTo(400, 91)`, `click()`, `write`, `press('enter')`, `moveTo(546, 524)`, `click()`, one `BASH` line, no
+`DONE`; its first screenshot (`step_1_20250226@161809.png`) is not in the folder.
+
 A real folder (no license, read where it lies, never copied here): fxsc03/OSWorld-main-nex @
 37234b1d39b211155d804b7c5266ab11df3bdd8d,
 `results_fixed/pyautogui/screenshot/qwen3-vl/libreoffice_calc/357ef137-7eeb-4c80-a3bb-0951f26a8aff/0/`, expected
@@ -21,6 +32,7 @@ from tests.ingest.ubuntu.test_osworld import LINES, png
 from tests.ingest.ubuntu.test_osworld_read import _read
 from tests.parts import SHARED, require_shared_sample
 
+SEC_EVAL = SHARED / "samples" / "ubuntu" / "osworld-sec-eval" / "sec_eval_results" / "execute_binary"
 QWEN = (SHARED / "samples" / "ubuntu" / "osworld-qwen3-vl" / "results_fixed" / "pyautogui" / "screenshot" / "qwen3-vl"
         / "libreoffice_calc" / "357ef137-7eeb-4c80-a3bb-0951f26a8aff" / "0")
 
@@ -151,3 +163,52 @@ def test_the_qwen3_vl_run_from_shared():
     assert (round(first.action.x * width), round(first.action.y * height)) == (507, 311)
     assert json.loads(first.action.raw)["model_point"]["x"] == 264.0
     assert ep.steps[-1].action.text == "FAIL" and ep.terminated and ep.outcome == "unknown"
+
+
+def test_a_click_without_coordinates_clicks_where_the_pointer_was_left(tmp_path):
+    """Computer-use loops translate a click into `moveTo` then `click()`: the click's point is the pointer's."""
+    lines = [_line(1, "import pyautogui; pyautogui.click()"),  # nothing put the pointer anywhere yet
+             _line(2, "import pyautogui; pyautogui.moveTo(320, 180)"),
+             _line(3, "import pyautogui; pyautogui.click()"),
+             _line(4, "import pyautogui; pyautogui.write('abc')"),  # typing leaves the pointer where it is
+             _line(5, "pyautogui.doubleClick()"),
+             _line(6, {"action_type": "CLICK", "parameters": {"button": "right"}}),
+             _line(7, "pyautogui.moveTo(10, 10); pyautogui.click(); pyautogui.moveTo(99, 99)"),  # not followed
+             _line(8, "pyautogui.click()")]
+    ep, rows = _read(_write(tmp_path / "e5", lines))
+    a = [s.action for s in ep.steps]
+    assert rows == [] and [x.kind for x in a] == ["click", "move", "click", "type", "double_click", "right_click",
+                                                  "code", "click"]
+    assert (a[0].x, a[7].x) == (None, None)
+    assert all((a[i].x, a[i].y) == (0.25, 0.25) for i in (2, 4, 5))
+    assert json.loads(a[2].raw) == {"action": "import pyautogui; pyautogui.click()", "pointer": {
+        "x": 320.0, "y": 180.0, "space": "screen", "from": "where line 2 left the pointer"}}
+    assert json.loads(a[5].raw)["action"] == {"action_type": "CLICK", "parameters": {"button": "right"}}
+
+
+def test_a_bash_tool_call_among_the_lines_is_a_command(tmp_path):
+    lines = [_line(1, "BASH cd ~/Downloads && ls -l"), _line(2, "DONE", done=True)]
+    ep, rows = _read(_write(tmp_path / "e6", lines))
+    assert rows == [] and [(s.action.kind, s.action.code) for s in ep.steps] == [
+        ("command", "cd ~/Downloads && ls -l"), ("done", None)]
+    assert ep.steps[0].action.raw == "BASH cd ~/Downloads && ls -l"
+
+
+@pytest.mark.parametrize("run, kinds, clicks, missing, terminated", [
+    ("20250226@161539-failed",
+     ["move", "click", "move", "click", "type", "key", "move", "click", "command", "command", "done"],
+     [(48, 46), (554, 91), (546, 524)], ["step_6_20250226@161635.png", "step_7_20250226@161641.png"], True),
+    ("20250226@161754-aborted",
+     ["move", "click", "move", "click", "wait", "move", "click", "type", "key", "move", "click", "command"],
+     [(32, 32), (35, 35), (400, 91), (546, 524)], ["step_1_20250226@161809.png"], False),
+])
+def test_the_sec_eval_computer_use_runs_from_shared(run, kinds, clicks, missing, terminated):
+    folder = require_shared_sample(SEC_EVAL / run)
+    ep, rows = _read(folder, uri=f"sec_eval_results/execute_binary/{run}")
+    assert [s.action.kind for s in ep.steps] == kinds and rows == []
+    screen = next(s.observation for s in ep.steps if s.observation.kind == "screen")
+    placed = [(round(s.action.x * screen.width), round(s.action.y * screen.height)) for s in ep.steps
+              if s.action.kind == "click"]
+    assert placed == clicks  # each click where the `moveTo` before it left the pointer
+    assert ep.steps[kinds.index("command")].action.code.startswith("cd ~")
+    assert ep.env["screenshots_missing"] == missing and ep.terminated is terminated and ep.outcome == "unknown"
