@@ -1,6 +1,8 @@
-"""OSWorld result folders of a public fork, bundled (samples/ubuntu/osworld/PROVENANCE.md): karakuri-ai/OSWorld-JP's
+"""OSWorld result folders of public forks, bundled (samples/ubuntu/osworld/PROVENANCE.md): karakuri-ai/OSWorld-JP's
 gpt-4o runs on a Japanese LibreOffice Calc task, read against what a person counts in their traj.jsonl and
-result.txt: one a whole folder (one click, no verdict), one a 15-line run kept with its first screenshot only."""
+result.txt: one a whole folder (one click, no verdict), one a 15-line run kept with its first screenshot only;
+and the goldens of those and of richartkeil/OSWorld-Sec-Eval's computer-use run (its hand count:
+`tests/ingest/ubuntu/test_osworld_agents.py`)."""
 
 import json
 from pathlib import Path
@@ -13,7 +15,8 @@ from tests.ingest.ubuntu.test_osworld_read import _read
 
 ROOT = SAMPLES / "ubuntu" / "osworld" / "karakuri-ai-OSWorld-JP"
 TASK = "pyautogui/screenshot_a11y_tree/gpt-4o/libreoffice_calc/163789f0-c895-4a50-8207-17cbdd56ec38"
-RUNS = {"one-click": f"traces/20250203-1/{TASK}", "fifteen": f"traces/20250204-1/{TASK}"}
+RUNS = {"karakuri-one-click": f"traces/20250203-1/{TASK}", "karakuri-fifteen": f"traces/20250204-1/{TASK}"}
+SEC_EVAL = "sec_eval_results/execute_binary_short_popup/20250226@213250-success"
 ENV_KEYS = ("example_id", "osworld_domain", "action_space", "observation_type", "screen_size", "screenshots_missing",
             "local_time_first", "local_time_last")
 SCREEN = (1920, 1080)
@@ -28,7 +31,7 @@ def _pixels(action) -> tuple[int, int]:
 
 
 def test_a_one_click_folder_without_a_verdict():
-    ep, rows = _run("one-click")
+    ep, rows = _run("karakuri-one-click")
     assert rows == [] and [s.action.kind for s in ep.steps] == ["click"]
     assert _pixels(ep.steps[0].action) == (860, 799) and ep.steps[0].observation.kind == "none"
     assert (ep.final_observation.kind, ep.final_observation.width, ep.final_observation.height) == ("screen", *SCREEN)
@@ -37,7 +40,7 @@ def test_a_one_click_folder_without_a_verdict():
 
 
 def test_a_fifteen_step_run_kept_with_its_first_screenshot():
-    ep, rows = _run("fifteen")
+    ep, rows = _run("karakuri-fifteen")
     kinds = [s.action.kind for s in ep.steps]
     assert rows == [] and kinds == ["click", "code", "code", "code"] + ["click"] * 11
     singles = [_pixels(s.action) for s in ep.steps if s.action.kind == "click"]
@@ -52,7 +55,8 @@ def test_a_fifteen_step_run_kept_with_its_first_screenshot():
     assert (ep.outcome, ep.reward, ep.terminated) == ("failure", 0.0, False)  # the step limit, not a DONE
 
 
-@pytest.mark.parametrize("name", list(RUNS))
+@pytest.mark.parametrize("name", [*RUNS, "sec-eval"])
 def test_goldens_of_the_bundled_runs(name):
-    ep, rows = _run(name)
-    golden.check([ep, *rows], Path(__file__).with_name("golden") / f"osworld-karakuri-{name}.json", env_keys=ENV_KEYS)
+    ep, rows = _run(name) if name in RUNS else _read(ROOT.parent / "richartkeil-OSWorld-Sec-Eval" / SEC_EVAL,
+                                                       uri=SEC_EVAL)
+    golden.check([ep, *rows], Path(__file__).with_name("golden") / f"osworld-{name}.json", env_keys=ENV_KEYS)
