@@ -18,8 +18,8 @@ divided by the screenshot's size (read from the PNG header). Computer-use loops 
 `moveTo(x, y)` then `click()`: a click without coordinates is placed where the last line left the pointer (said
 in `raw` as `pointer`); their bash tool's calls, logged as `BASH <command>`, are `command` actions. Local
 times of an unknown zone: step timestamps stay null, the first and last are kept in `env`. Outcome: score 1 ->
-success, below -> failure (reward = score). The episode is terminal when the last line says `done`; an error line or the step limit
-leaves it truncated. Bad lines and error lines each give one quarantine row.
+success, below -> failure (reward = score). The episode is terminal when the last line says `done`; an error line
+or the step limit leaves it truncated. Bad lines and error lines each give one quarantine row.
 
 Screenshots the folder does not hold (results copied without their PNGs, a screenshot that failed to save)
 are a fact of the recording, not broken data: that observation is `none` (nothing recorded to show, like
