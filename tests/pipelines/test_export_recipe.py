@@ -187,8 +187,9 @@ def test_trajectory_filters_on_real_traces(bundled, tmp_path):
     assert dump and not ids & steps_of(dump[0])
     r = manifest["recipe"]
     # one turn: the asciicast markers cast, the HAR page, the dump, the three context-summarization subagents of
-    # Harbor's goldens and the Claude Code sidechain; and one whose only other turn has an empty action
-    assert r["trajectories_dropped"] == {"fewer_than_min_turns": 8, "undeclared_tools": 3, "environment_failure": 1}
+    # Harbor's goldens, the Claude Code sidechain and the one-click OSWorld run (karakuri-ai/OSWorld-JP); and one
+    # whose only other turn has an empty action
+    assert r["trajectories_dropped"] == {"fewer_than_min_turns": 9, "undeclared_tools": 3, "environment_failure": 1}
     assert r["turns_dropped"]["empty_action"] == 1
 
 
