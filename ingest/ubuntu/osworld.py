@@ -14,10 +14,12 @@ harness saves no screenshot before the first action, so step 0 has none, unless 
 replies logged as objects, the model's own point in its reply, run-index folders, the model named by the folder
 layout) are read by `ingest.ubuntu.osworld_agents`. pyautogui code is read with `ast`
 (`ingest.pyautogui_code`), never run; pixel coordinates are
-divided by the screenshot's size (read from the PNG header). Local times of an unknown zone: step
-timestamps stay null, the first and last are kept in `env`. Outcome: score 1 -> success, below -> failure
-(reward = score). The episode is terminal when the last line says `done`; an error line or the step limit
-leaves it truncated. Bad lines and error lines each give one quarantine row.
+divided by the screenshot's size (read from the PNG header). Computer-use loops translate a click into
+`moveTo(x, y)` then `click()`: a click without coordinates is placed where the last line left the pointer (said
+in `raw` as `pointer`); their bash tool's calls, logged as `BASH <command>`, are `command` actions. Local
+times of an unknown zone: step timestamps stay null, the first and last are kept in `env`. Outcome: score 1 ->
+success, below -> failure (reward = score). The episode is terminal when the last line says `done`; an error line
+or the step limit leaves it truncated. Bad lines and error lines each give one quarantine row.
 
 Screenshots the folder does not hold (results copied without their PNGs, a screenshot that failed to save)
 are a fact of the recording, not broken data: that observation is `none` (nothing recorded to show, like
@@ -48,7 +50,7 @@ from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
     summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
@@ -56,6 +58,8 @@ INFO = FormatInfo(
 )
 
 _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
+_BASH = "BASH "  # a computer-use loop's bash tool call, logged as `BASH <command>` among the pyautogui lines
+_CLICKS = ("click", "double_click", "right_click")
 
 
 def units(files: list[str], head) -> list[str]:
@@ -126,6 +130,8 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
         raise SourceError("bad_record", f"traj.jsonl line {n}: action is not code: {raw[:200]}", "traj.jsonl")
     if code.strip() in _SPECIAL:
         return Action(kind=_SPECIAL[code.strip()], text=code.strip() if code.strip() == "FAIL" else None, raw=raw)
+    if code.startswith(_BASH):
+        return Action(kind="command", code=code[len(_BASH):], raw=raw)
     try:
         typed = to_action(code, size or (float("inf"), float("inf")))
     except CodeError as e:
@@ -156,10 +162,30 @@ def _with_model_point(action: Action, record: dict) -> Action:
     return action
 
 
+def _at_pointer(action: Action, pointer: tuple[int, float, float] | None, size, n: int
+                ) -> tuple[int, float, float] | None:
+    """A click without coordinates clicks where the pointer is: the point of the last line that put it somewhere
+    (`moveTo`, a click, a drag's end), kept in `raw` as `pointer` in screen pixels. Returns (line, x, y): where
+    the pointer is after line n (None once a line moved it in a way the reader does not follow)."""
+    if action.kind in _CLICKS and action.x is None and pointer is not None and size:
+        line, action.x, action.y = pointer
+        kept = orjson.loads(action.raw) if action.raw and action.raw.startswith("{") else action.raw
+        kept = kept if isinstance(kept, dict) and "action" in kept else {"action": kept}
+        action.raw = orjson.dumps({**kept, "pointer": {
+            "x": round(action.x * size[0], 3), "y": round(action.y * size[1], 3), "space": "screen",
+            "from": f"where line {line} left the pointer"}}).decode()
+        return pointer
+    if action.kind == "drag":
+        return None if action.x2 is None or action.y2 is None else (n, action.x2, action.y2)
+    if action.kind == "code":
+        return None  # several calls: where they leave the pointer is not followed
+    return (n, action.x, action.y) if action.x is not None and action.y is not None else pointer
+
+
 def _steps(records, shots, first: Observation, size, run: dict) -> Iterator[Step | Rejected]:
     """One step per line; `run` gets what the lines say of the whole run (crashed, done, the final screen,
     local times)."""
-    previous_obs, last_turn = first, None
+    previous_obs, last_turn, pointer = first, None, None
     for (n, record), shot in zip(records, shots):
         if "Error" in record and "action" not in record:
             run["crashed"] = True
@@ -169,6 +195,7 @@ def _steps(records, shots, first: Observation, size, run: dict) -> Iterator[Step
         except SourceError as e:
             yield Rejected(e.rule, e.reason, e.location, line=n)
             continue
+        pointer = _at_pointer(action, pointer, size, n)
         turn = record.get("step_num")
         reward = record.get("reward")
         yield Step(

@@ -269,3 +269,8 @@ class ExportOptions:
                                                 "records draw from the rest")
     prompt_variants_dir: str | None = option(None, "a folder of extra variant templates (*.txt with "
                                                    "{system_prompt}; rl.txt / cpt.txt replace those roles)")
+    screenshot_states: str | None = option(None, "how history shows GUI states recorded as a screenshot without "
+                                                 "text (no record targets them): no-output (the default, "
+                                                 "`(no output)`), placeholder (`(screenshot only: sha256:...)`), or "
+                                                 "drop (left out, the actions up to the next text state one turn)",
+                                           choices=("no-output", "placeholder", "drop"))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import orjson
 
 from transforms import agentworld
+from transforms.export import screenshot_states
 from transforms.export.budget import TokenCounter, first_kept_turn
 from transforms.export.transitions import Trajectory, Transition
 
@@ -46,11 +47,11 @@ class TrajectoryRenderer:
         self.instruction = agentworld.simulation_instruction(domain, trajectory.task,
                                                              agentworld.reference_answer(trajectory.env))
         # Every sample of the trajectory repeats its earlier turns: render each action once, here.
-        self._blocks = [agentworld.source_action_block(turn.action_text) if turn.action_text
-                        else agentworld.action_block(turn.action, domain, turn.screen) for turn in turns]
-        self.assistants = [agentworld.observation_turn(turn.observation, domain) for turn in turns]
+        self._blocks = [screenshot_states.block(turn, domain) for turn in turns]
+        # history shows a screenshot-only state as the recipe's `screenshot_states` says (`Turn.shown`)
+        self.assistants = [agentworld.observation_turn(turn.shown, domain) for turn in turns]
         # the state shown when a record starts at turn k: the observation before action k
-        self.states = [trajectory.first_state] + [turn.observation for turn in turns]
+        self.states = [trajectory.first_state] + [turn.shown for turn in turns]
         # GUI domains show the state before every action; the others before the record's first one only
         self.every_state = agentworld.state_every_turn(domain)
         # the untrimmed record's user messages, shared by every sample that keeps the whole history

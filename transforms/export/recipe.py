@@ -28,6 +28,9 @@ Steps (each an export option; `--recipe agentworld` turns them all on with these
    xxh64(seed, step id) so a rerun decides the same. A masked turn stays in the document without loss.
 4. Prompt-template variants (`PromptVariants`), used disjointly: one for RL, one for CPT, and SFT records
    pick one of the rest per record (xxh64(seed, record id)).
+5. Screenshot-only states in history (`screenshot_states`, `transforms.export.screenshot_states`; ours, no
+   named recipe sets it): `no-output`, `placeholder` naming the blob, or `drop` with the actions folded into
+   the next turn. Unset, it is not recorded, so the manifests of the other recipes stay as they were.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from pathlib import Path
 import xxhash
 
 from transforms import agentworld
+from transforms.export import screenshot_states as shots
 from transforms.export.transitions import Trajectory, Turn
 
 # --- CPT loss masking ---------------------------------------------------------------------------------
@@ -239,12 +243,13 @@ class Recipe:
     prompt_variants: bool = False
     variants_dir: str | None = None
     seed: str = ""
+    screenshot_states: str | None = None  # None: `shots.DEFAULT`, and nothing recorded
 
     @property
     def active(self) -> bool:
         return bool(self.min_turns or self.drop_undeclared_tools or self.drop_environment_failures
                     or self.drop_empty_actions or self.skip_retry_cycles or self.drop_no_change
-                    or self.loss_mask or self.prompt_variants)
+                    or self.loss_mask or self.prompt_variants or self.screenshot_states is not None)
 
 
 # the named recipes: each step's default (report)
@@ -277,7 +282,11 @@ def resolve(options: dict, seed: str = "") -> Recipe:
         values["prompt_variants"] = True  # a folder of variants asks for them
     if variants_dir is not None and values["prompt_variants"]:
         load_variants(variants_dir)  # fail before anything runs
-    return Recipe(name=name, keep_rates=rates, variants_dir=variants_dir, seed=seed, **values)
+    screenshot_states = options.get("screenshot_states")
+    if screenshot_states is not None and screenshot_states not in shots.MODES:
+        raise ValueError(f"screenshot_states: unknown mode {screenshot_states!r} (modes: {', '.join(shots.MODES)})")
+    return Recipe(name=name, keep_rates=rates, variants_dir=variants_dir, seed=seed,
+                  screenshot_states=screenshot_states, **values)
 
 
 def dropped_turns(trajectory: Trajectory, recipe: Recipe, no_change: set[str] | frozenset = frozenset()
@@ -375,11 +384,17 @@ class Counts:
                                                          **{f"trajectory:{f}": 0 for f in TRAJECTORY_FILTERS}})
     categories: dict = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))  # CPT: every kept turn's
     variants: dict = field(default_factory=dict)  # prompt variant -> records
+    # with `screenshot_states` set: {"mode", "states": screenshot-only states shown as the mode says}
+    screenshot_states: dict | None = None
 
     def add(self, other: "Counts") -> None:
         self.trajectories_in += other.trajectories_in
         self.turns_in += other.turns_in
         self.turns_kept += other.turns_kept
+        if other.screenshot_states is not None:
+            if self.screenshot_states is None:
+                self.screenshot_states = {**other.screenshot_states, "states": 0}
+            self.screenshot_states["states"] += other.screenshot_states["states"]
         for mine, theirs in ((self.trajectories_dropped, other.trajectories_dropped),
                              (self.turns_masked, other.turns_masked), (self.turns_dropped, other.turns_dropped),
                              (self.categories, other.categories), (self.variants, other.variants)):
@@ -387,10 +402,13 @@ class Counts:
                 mine[key] = mine.get(key, 0) + n
 
     def manifest(self) -> dict:
-        return {"trajectories_in": self.trajectories_in, "trajectories_dropped": self.trajectories_dropped,
-                "turns_in": self.turns_in, "turns_kept": self.turns_kept, "turns_masked": self.turns_masked,
-                "turns_dropped": self.turns_dropped, "turn_categories": self.categories,
-                "prompt_variants": dict(sorted(self.variants.items()))}
+        out = {"trajectories_in": self.trajectories_in, "trajectories_dropped": self.trajectories_dropped,
+               "turns_in": self.turns_in, "turns_kept": self.turns_kept, "turns_masked": self.turns_masked,
+               "turns_dropped": self.turns_dropped, "turn_categories": self.categories,
+               "prompt_variants": dict(sorted(self.variants.items()))}
+        if self.screenshot_states is not None:
+            out["screenshot_states"] = self.screenshot_states
+        return out
 
 
 @dataclass
@@ -411,7 +429,7 @@ class Applied:
 def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts,
           no_change: set[str] | frozenset = frozenset()) -> Applied | None:
     """The trajectory with the recipe's turn filters applied, or None when a trajectory filter drops it;
-    every decision counted in `counts` (the CPT loss: `mask_turns`)."""
+    every decision counted in `counts` (the CPT loss: `mask_turns`). `show_screenshots` comes first."""
     turns = trajectory.turns
     own = range(trajectory.start, len(turns))
     counts.trajectories_in += 1
@@ -433,6 +451,18 @@ def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts,
         filtered = copy.copy(trajectory)
         filtered.turns, filtered.start = [turns[i] for i in kept], start
     return Applied(filtered, kept, sorted((i, turns[i].step_id) for i in drops))
+
+
+def show_screenshots(trajectory: Trajectory, recipe: Recipe, counts: Counts) -> Trajectory:
+    """The trajectory with its screenshot-only states shown as the recipe's `screenshot_states` says (before the
+    turn filters: a folded run of turns is one turn to them), the states it changed counted."""
+    if recipe.screenshot_states is None:
+        return trajectory
+    trajectory, changed = shots.apply(trajectory, recipe.screenshot_states)
+    if counts.screenshot_states is None:
+        counts.screenshot_states = {"mode": recipe.screenshot_states, "states": 0}
+    counts.screenshot_states["states"] += changed
+    return trajectory
 
 
 def action_text(block: str) -> str:
@@ -510,4 +540,5 @@ def steps(recipe: Recipe) -> dict:
             "drop_empty_actions": recipe.drop_empty_actions, "skip_retry_cycles": recipe.skip_retry_cycles,
             "drop_no_change": recipe.drop_no_change, "loss_mask": recipe.loss_mask,
             "keep_rates": recipe.keep_rates, "prompt_variants": recipe.prompt_variants,
-            "prompt_variants_dir": recipe.variants_dir, "seed": recipe.seed}
+            "prompt_variants_dir": recipe.variants_dir, "seed": recipe.seed,
+            **({"screenshot_states": recipe.screenshot_states} if recipe.screenshot_states is not None else {})}

@@ -55,7 +55,7 @@ def context(sample: Sample) -> str:
     records hold the same pairs)."""
     turns = sample.transition.trajectory.turns
     users = [m["content"] for m in sample.messages if m["role"] == "user"][:-1]
-    return judge_context([(user, agentworld.observation_turn(turns[i].observation))
+    return judge_context([(user, agentworld.observation_turn(turns[i].shown))
                           for user, i in zip(users, range(sample.first_turn, sample.transition.t))])
 
 

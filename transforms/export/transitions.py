@@ -73,6 +73,24 @@ class Turn:
     # the action in its source's own benchmark form (DroidBot's event text on the state it acted on), when the
     # export renders android sources their own way and that form can say it; None: the domain's form
     action_text: str | None = None
+    # the blob of the observation after the action when it is a screenshot with no text (a screenshot-only
+    # state: no transition targets it); the recipe's `screenshot_states` decides how history shows it
+    screenshot: str | None = None
+    # what history shows for that state instead of EMPTY_OBSERVATION (`screenshot_states` placeholder)
+    history_text: str | None = None
+    # the earlier turns folded into this one (`screenshot_states` drop): their actions are rendered
+    # before this turn's, and their screenshot-only states are left out
+    folded: tuple[Turn, ...] = ()
+
+    @property
+    def shown(self) -> str | None:
+        """The observation as history shows it: its text, else the screenshot-only state's `history_text`."""
+        return self.observation if self.observation is not None else self.history_text
+
+    @property
+    def step_ids(self) -> list[str]:
+        """The steps whose actions this turn renders: the folded ones, then its own."""
+        return [*(t.step_id for t in self.folded), self.step_id]
 
 
 @dataclass
@@ -90,6 +108,7 @@ class Trajectory:
     turns: list[Turn]
     start: int = 0  # transitions before this turn belong to the main line
     first_url: str | None = None
+    first_screenshot: str | None = None  # the blob of the first state when it is a screenshot with no text
 
     @property
     def trajectory_id(self) -> str:
@@ -148,7 +167,9 @@ class Transition:
     @property
     def step_ids(self) -> list[str]:
         """Every step the sample is made of, in order: first state, the acting steps, the target's step."""
-        ids = [self.trajectory.first_state_step_id] + [turn.step_id for turn in self.trajectory.turns[: self.t + 1]]
+        ids = [self.trajectory.first_state_step_id]
+        for turn in self.trajectory.turns[: self.t + 1]:
+            ids += turn.step_ids
         if ids[-1] != self.target_step_id:
             ids.append(self.target_step_id)
         return list(dict.fromkeys(ids))
@@ -170,6 +191,17 @@ def _text(observation: dict | None) -> str | None:
     return observation.get("text")
 
 
+# a tool's answer between screenshots shows no screen: the action after it acts on the last screen seen
+_NOT_SCREENS = ("tool_result",)
+
+
+def _screenshot_only(observation: dict | None, text: str | None) -> str | None:
+    """The blob of a screenshot observation that has no text to show, else None."""
+    if text is not None or not observation or observation.get("kind") == "none":
+        return None
+    return observation.get("screenshot") or None
+
+
 def _failed(observation: dict | None) -> bool:
     if not observation:
         return False
@@ -179,22 +211,30 @@ def _failed(observation: dict | None) -> bool:
 
 def _line(rows: list[dict], text: Callable[[dict | None], str | None] = _text,
           act: Callable[[dict | None, dict], str | None] | None = None
-          ) -> tuple[str | None, str, str, list[Turn], str | None]:
-    """(first_state, its step id, its origin, turns, first url) of steps in line order; `text`: an
-    observation's text as the records show it; `act(observation, action)`: the action in its source's form."""
-    turns = []
+          ) -> tuple[str | None, str, str, list[Turn], str | None, str | None]:
+    """(first_state, its step id, its origin, turns, first url, the first state's blob when it is screenshot-only)
+    of steps in line order; `text`: an observation's text as the records show it; `act(observation, action)`: the
+    action in its source's form."""
+    turns, screen = [], None
     for i, row in enumerate(rows):
         if i + 1 < len(rows):
             nxt = rows[i + 1]
             after, obs_id, obs_origin = nxt["observation"], nxt["step_id"], nxt["origin"] or "real"
         else:
             after, obs_id, obs_origin = row["final_observation"], row["step_id"], row["origin"] or "real"
-        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", text(after), obs_id,
-                          obs_origin, _failed(after), agentworld.screen_size(row["observation"]),
-                          act(row["observation"], row["action"] or {}) if act else None))
+        shown = text(after)
+        # (a screen of unknown size keeps the generic form)
+        seen = row["observation"] or {}
+        screen = agentworld.screen_size(seen) or (screen if seen.get("kind") in _NOT_SCREENS else None)
+        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", shown, obs_id,
+                          obs_origin, _failed(after), screen,
+                          act(row["observation"], row["action"] or {}) if act else None,
+                          _screenshot_only(after, shown)))
     first = rows[0]
     url = next((r["observation"]["url"] for r in rows if r["observation"] and r["observation"].get("url")), None)
-    return text(first["observation"]), first["step_id"], first["origin"] or "real", turns, url
+    first_text = text(first["observation"])
+    return (first_text, first["step_id"], first["origin"] or "real", turns, url,
+            _screenshot_only(first["observation"], first_text))
 
 
 def _episode_lines(main: list[dict], branches: list[dict]) -> Iterator[tuple[str, int, list[dict]]]:
@@ -231,13 +271,13 @@ def trajectories(steps: pa.Table, episodes: dict[str, dict], branches: dict[str,
         text = (state_text(domain, episode.get("source_format")) if state_text else None) or _text
         act = action_text(domain, episode.get("source_format")) if action_text else None
         for line, start, line_rows in _episode_lines(rows[i:j], branches.get(episode_id, [])):
-            first_state, first_id, first_origin, turns, url = _line(line_rows, text, act)
+            first_state, first_id, first_origin, turns, url, first_shot = _line(line_rows, text, act)
             yield Trajectory(
                 episode_id=episode_id, line=line, domain=domain,
                 task=episode.get("task"), outcome=episode.get("outcome") or "unknown",
                 source_format=episode.get("source_format"), env=env if isinstance(env, dict) else {},
                 first_state=first_state, first_state_step_id=first_id, first_state_origin=first_origin,
-                turns=turns, start=start, first_url=url)
+                turns=turns, start=start, first_url=url, first_screenshot=first_shot)
         i = j
 
 

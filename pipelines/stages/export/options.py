@@ -52,7 +52,7 @@ def checked(options: ExportOptions) -> ExportOptions:
 # ExportOptions' recipe fields: recorded only when set, so an export without a recipe is unchanged
 RECIPE_OPTIONS = ("recipe", "min_turns", "drop_undeclared_tools", "drop_environment_failures",
                   "drop_empty_actions", "skip_retry_cycles", "drop_no_change", "loss_mask", "keep_rates",
-                  "prompt_variants", "prompt_variants_dir")
+                  "prompt_variants", "prompt_variants_dir", "screenshot_states")
 
 
 def recipe_of(options: ExportOptions) -> recipes.Recipe:

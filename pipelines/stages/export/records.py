@@ -43,6 +43,7 @@ class RecipeContext:
         self.rendered_prompts: dict = {}  # `recipes.Prompted`'s, for the whole group
 
     def apply(self, trajectory: Trajectory, n_transitions: int) -> Trajectory | None:
+        trajectory = recipes.show_screenshots(trajectory, self.recipe, self.counts)
         self.applied = recipes.apply(trajectory, self.recipe, self.counts, self.no_change)
         if self.applied is None:
             self.skipped["recipe_dropped"] += n_transitions
@@ -163,6 +164,9 @@ def cpt_records(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
             loss = context.applied.loss
         else:
             recipes.count_kept(context.applied, context.counts)
+        if context.recipe.screenshot_states == "placeholder":  # a placeholder is nothing for a model to predict
+            loss = [(True if loss is None else loss[i]) and t.history_text is None
+                    for i, t in enumerate(trajectory.turns)]
         prompted = context.prompted(renderer, "cpt")
         if prompted is not None and config.format == "swift":  # the text form shows no system prompt
             variant, renderer = prompted.for_record(trajectory.trajectory_id)
@@ -179,7 +183,7 @@ def cpt_records(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
         origin = "simulated" if "simulated" in origins else "perturbed" if "perturbed" in origins else "real"
         step_ids = list(dict.fromkeys(
             ([trajectory.first_state_step_id] if first == 0 else [turns[0].step_id])
-            + [t.step_id for t in turns] + [turns[-1].observation_step_id]))
+            + [i for t in turns for i in t.step_ids] + [turns[-1].observation_step_id]))
         record_id = f"{trajectory.trajectory_id}#{first}"
         record.update({"id": record_id, "domain": trajectory.domain, "origin": origin})
         info = None

@@ -37,10 +37,12 @@ _STEPS_SQL = """
 SELECT episode_id, step_index, step_id, domain,
        struct_pack(kind := observation.kind, text := observation.text, url := observation.url,
                    is_error := observation.is_error, exit_code := observation.exit_code,
-                   width := observation.width, height := observation.height{tree}) AS observation,
+                   width := observation.width, height := observation.height,
+                   screenshot := observation.screenshot{tree}) AS observation,
        action,
        struct_pack(kind := final_observation.kind, text := final_observation.text,
-                   is_error := final_observation.is_error, exit_code := final_observation.exit_code{final_tree})
+                   is_error := final_observation.is_error, exit_code := final_observation.exit_code,
+                   screenshot := final_observation.screenshot{final_tree})
            AS final_observation,
        origin
 FROM read_parquet([{files}], union_by_name = true)
@@ -63,8 +65,8 @@ def _source_actions(android: bool, web: bool):
 
 
 def _group_steps(lake: Lake, parts: list[str], trees: bool = False) -> pa.Table:
-    """A group's steps with the columns the transition view needs (screenshots unread; android view trees
-    read with `trees`)."""
+    """A group's steps with the columns the transition view needs (screenshots unread, their blob refs kept for
+    `screenshot_states`; android view trees read with `trees`)."""
     import duckdb
 
     from catalog.object_store import attach

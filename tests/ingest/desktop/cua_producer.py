@@ -4,7 +4,9 @@ in cua-agent's own venv: `python cua_producer.py <display> <model> <api_base> <t
 The computer is cua-agent's `CustomComputerHandler` over functions that act on the display as a desktop executor
 does: xdotool moves, clicks and types, ImageMagick's `import` takes the screenshot of the whole root window. The
 model is whatever answers at `api_base` (the tests' scripted model server). Prints one JSON line: the trajectory
-folders it wrote.
+folders it wrote. With a sixth argument `title-tool`, the agent also has a plain function tool,
+`window_title`, that answers in text (the visible windows' titles): a run whose states are screenshots except
+where that tool answered.
 """
 
 import asyncio
@@ -65,12 +67,19 @@ def _scroll(x: int, y: int, scroll_x: int, scroll_y: int) -> None:
              "5" if scroll_y > 0 else "4")
 
 
-async def _run(model: str, api_base: str, trajectory_dir: str, task: str) -> None:
+def window_title() -> str:
+    """The titles of the display's named windows, one a line."""
+    return subprocess.run(["xdotool", "search", "--onlyvisible", "--name", ".", "getwindowname", "%@"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+async def _run(model: str, api_base: str, trajectory_dir: str, task: str, title_tool: bool = False) -> None:
     computer = CustomComputerHandler({
         "screenshot": _screenshot, "dimensions": _size, "environment": "linux", "click": _click,
         "double_click": _double_click, "type": _type, "keypress": _keypress, "move": _move, "scroll": _scroll,
         "wait": lambda ms=1000: None})
-    agent = ComputerAgent(model=model, tools=[computer], trajectory_dir=trajectory_dir, api_base=api_base,
+    tools = [computer, window_title] if title_tool else [computer]
+    agent = ComputerAgent(model=model, tools=tools, trajectory_dir=trajectory_dir, api_base=api_base,
                           api_key="scripted", screenshot_delay=0.3)
     async for _ in agent.run([{"role": "user", "content": task}]):
         pass
@@ -79,7 +88,7 @@ async def _run(model: str, api_base: str, trajectory_dir: str, task: str) -> Non
 def main() -> None:
     display, model, api_base, trajectory_dir, task = sys.argv[1:6]
     os.environ["DISPLAY"] = display
-    asyncio.run(_run(model, api_base, trajectory_dir, task))
+    asyncio.run(_run(model, api_base, trajectory_dir, task, sys.argv[6:7] == ["title-tool"]))
     folders = sorted(str(p) for p in Path(trajectory_dir).iterdir() if p.is_dir())
     print(json.dumps({"trajectories": folders}))
 

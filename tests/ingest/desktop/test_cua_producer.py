@@ -85,8 +85,9 @@ def cua_run(request, tmp_path_factory):
     return vendor, folder, events, [r for r in requests if r.turn is not None]
 
 
-def _produce(out: Path, script: list, model: str, path: str = "", **server_options):
-    """Run the loop on a fresh display: (the trajectory folder, the window's events, the requests answered)."""
+def _produce(out: Path, script: list, model: str, path: str = "", producer_args: tuple = (), **server_options):
+    """Run the loop on a fresh display: (the trajectory folder, the window's events, the requests answered);
+    `producer_args`: the producer's options after the task (`title-tool`)."""
     require(f"cua-agent {VERSION} in {VENV}", (VENV / ".installed").exists())
     require("Xvfb, xdotool, ImageMagick and python3-tk (Debian packages)", xdisplay.available())
     log = out / "window.jsonl"
@@ -94,7 +95,7 @@ def _produce(out: Path, script: list, model: str, path: str = "", **server_optio
            "CUA_TELEMETRY": "off", "PYTHONWARNINGS": "ignore"}
     with xdisplay.virtual_display(*SCREEN, log) as display, ScriptedModelServer(script, **server_options) as server:
         done = subprocess.run([str(VENV / "bin" / "python"), str(PRODUCER), display, model, server.url + path,
-                               str(out / "trajectories"), TASK], capture_output=True, text=True, timeout=300, env=env)
+                               str(out / "trajectories"), TASK, *producer_args], capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, done.stderr[-4000:]
         (folder,) = json.loads(done.stdout.strip().splitlines()[-1])["trajectories"]
         return Path(folder), xdisplay.events(log), list(server.requests)

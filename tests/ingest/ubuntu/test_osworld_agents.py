@@ -3,6 +3,9 @@ pixels, replies logged as objects (a provider's reply naming its model), the mod
 kept beside the executed code, a screenshot before the first action (`step_0.png`), a run-index folder under the
 example, and the model named by the folder layout.
 
+A bundled real folder (samples/ubuntu/osworld/PROVENANCE.md): richartkeil/OSWorld-Sec-Eval's Anthropic
+computer-use loop (Claude with the `computer` and `bash` tools) logging each tool call as a line.
+
 A real folder (no license, read where it lies, never copied here): fxsc03/OSWorld-main-nex @
 37234b1d39b211155d804b7c5266ab11df3bdd8d,
 `results_fixed/pyautogui/screenshot/qwen3-vl/libreoffice_calc/357ef137-7eeb-4c80-a3bb-0951f26a8aff/0/`, expected
@@ -17,10 +20,13 @@ import json
 
 import pytest
 
+from tests.conftest import SAMPLES
 from tests.ingest.ubuntu.test_osworld import LINES, png
 from tests.ingest.ubuntu.test_osworld_read import _read
 from tests.parts import SHARED, require_shared_sample
 
+SEC_EVAL = (SAMPLES / "ubuntu" / "osworld" / "richartkeil-OSWorld-Sec-Eval" / "sec_eval_results"
+            / "execute_binary_short_popup" / "20250226@213250-success")
 QWEN = (SHARED / "samples" / "ubuntu" / "osworld-qwen3-vl" / "results_fixed" / "pyautogui" / "screenshot" / "qwen3-vl"
         / "libreoffice_calc" / "357ef137-7eeb-4c80-a3bb-0951f26a8aff" / "0")
 
@@ -151,3 +157,49 @@ def test_the_qwen3_vl_run_from_shared():
     assert (round(first.action.x * width), round(first.action.y * height)) == (507, 311)
     assert json.loads(first.action.raw)["model_point"]["x"] == 264.0
     assert ep.steps[-1].action.text == "FAIL" and ep.terminated and ep.outcome == "unknown"
+
+
+def test_a_click_without_coordinates_clicks_where_the_pointer_was_left(tmp_path):
+    """Computer-use loops translate a click into `moveTo` then `click()`: the click's point is the pointer's."""
+    lines = [_line(1, "import pyautogui; pyautogui.click()"),  # nothing put the pointer anywhere yet
+             _line(2, "import pyautogui; pyautogui.moveTo(320, 180)"),
+             _line(3, "import pyautogui; pyautogui.click()"),
+             _line(4, "import pyautogui; pyautogui.write('abc')"),  # typing leaves the pointer where it is
+             _line(5, "pyautogui.doubleClick()"),
+             _line(6, {"action_type": "CLICK", "parameters": {"button": "right"}}),
+             _line(7, "pyautogui.moveTo(10, 10); pyautogui.click(); pyautogui.moveTo(99, 99)"),  # not followed
+             _line(8, "pyautogui.click()")]
+    ep, rows = _read(_write(tmp_path / "e5", lines))
+    a = [s.action for s in ep.steps]
+    assert rows == [] and [x.kind for x in a] == ["click", "move", "click", "type", "double_click", "right_click",
+                                                  "code", "click"]
+    assert (a[0].x, a[7].x) == (None, None)
+    assert all((a[i].x, a[i].y) == (0.25, 0.25) for i in (2, 4, 5))
+    assert json.loads(a[2].raw) == {"action": "import pyautogui; pyautogui.click()", "pointer": {
+        "x": 320.0, "y": 180.0, "space": "screen", "from": "where line 2 left the pointer"}}
+    assert json.loads(a[5].raw)["action"] == {"action_type": "CLICK", "parameters": {"button": "right"}}
+
+
+def test_a_bash_tool_call_among_the_lines_is_a_command(tmp_path):
+    lines = [_line(1, "BASH cd ~/Downloads && ls -l"), _line(2, "DONE", done=True)]
+    ep, rows = _read(_write(tmp_path / "e6", lines))
+    assert rows == [] and [(s.action.kind, s.action.code) for s in ep.steps] == [
+        ("command", "cd ~/Downloads && ls -l"), ("done", None)]
+    assert ep.steps[0].action.raw == "BASH cd ~/Downloads && ls -l"
+
+
+def test_the_sec_eval_computer_use_run_as_a_person_counts_it():
+    """8 lines counted by hand in its traj.jsonl: `moveTo(35, 35)`, `click()`, `moveTo(400, 90)`, `click()`,
+    `write(<url>)`, `press('enter')`, one `BASH echo ... > ~/news_summary.txt`, `DONE`; 8 screenshots of 1024x768;
+    result.txt `0.0` (the folder's `-success` is the security study's own label, not OSWorld's evaluator)."""
+    ep, rows = _read(SEC_EVAL, uri="sec_eval_results/execute_binary_short_popup/20250226@213250-success")
+    assert [s.action.kind for s in ep.steps] == ["move", "click", "move", "click", "type", "key", "command",
+                                                 "done"] and rows == []
+    screens = {(s.observation.width, s.observation.height) for s in ep.steps[1:]}
+    assert screens == {(1024, 768)} and ep.steps[0].observation.kind == "none"
+    placed = [(round(s.action.x * 1024), round(s.action.y * 768)) for s in ep.steps if s.action.kind == "click"]
+    assert placed == [(35, 35), (400, 90)]  # each click where the `moveTo` before it left the pointer
+    assert ep.steps[6].action.code.startswith('echo "Executive Summary') and ep.steps[6].action.code.endswith(
+        "> ~/news_summary.txt")
+    assert ep.steps[4].action.text == "https://ethai.richartkeil.com/news1.html"
+    assert (ep.outcome, ep.reward, ep.terminated) == ("failure", 0.0, True) and "screenshots_missing" not in ep.env
