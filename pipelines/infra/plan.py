@@ -32,7 +32,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ingest import registry
-from ingest.source import printable_path, regular_file
+from ingest.source import printable_path, regular_file, utf8_name
 from ingest.unread import DIAGNOSE_BYTES, why_unread
 from pipelines.infra import harness_files
 from schemas import SCHEMA_VERSION
@@ -142,11 +142,20 @@ class _Listing:
             self.claimed[i] = 1
         return found
 
+    def claim_range(self, lo: int, hi: int) -> list[int]:
+        """The indices in [lo, hi) not claimed yet, now claimed (a folder unit: its files are one range of the
+        sorted listing, so none is looked up by its path)."""
+        claimed = self.claimed
+        found = [i for i in range(lo, hi) if not claimed[i]]
+        for i in found:
+            claimed[i] = 1
+        return found
+
     def fingerprint(self, indices: list[int]) -> str:
-        h = hashlib.sha256()
-        for i in indices:
-            h.update(f"{self.paths[i]}\0{self.size(i)}\0{self.mtimes[i]}\n".encode())
-        return h.hexdigest()
+        # one text hashed at once: the same digest as a line at a time, without a hash call per file
+        paths, sizes, mtimes = self.paths, self.sizes, self.mtimes
+        text = "".join([f"{paths[i]}\0{None if sizes[i] < 0 else sizes[i]}\0{mtimes[i]}\n" for i in indices])
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _files(fs, root: str, skipped: list[Ignored]) -> _Listing:
@@ -155,17 +164,45 @@ def _files(fs, root: str, skipped: list[Ignored]) -> _Listing:
     if fs.isfile(root):
         return _Listing([_row(root, fs.info(root))])
     if isinstance(fs, LocalFileSystem):  # os.scandir: fsspec's per-file info costs ~25 us a file
-        found = []
-        for dirpath, _, names in os.walk(root):  # os.walk does not descend into linked directories
-            for name in names:
-                path = posixpath.join(dirpath, name)
-                st, reason = regular_file(root, path)
-                if reason:
-                    skipped.append(Ignored(printable_path(path), None, f"skipped: {reason}"))
-                else:
-                    found.append((path, st.st_size, st.st_mtime))
-        return _Listing(found)
+        return _Listing(_local_files(root, skipped))
     return _Listing([_row(p, info) for p, info in fs.find(root, detail=True).items() if info.get("type") == "file"])
+
+
+def _local_files(root: str, skipped: list[Ignored]) -> list[tuple[str, int, float]]:
+    """(path, size, mtime) of every regular file under the local folder `root`, in `os.walk`'s order (a
+    folder's files, then its subfolders', top down), by `os.scandir`: a plain file is known by its directory
+    entry and its `lstat` (what `regular_file` would find, one call); a link, a special file or a name that is
+    not UTF-8 goes through `regular_file`. A linked folder is neither listed nor walked (as `os.walk` does not)."""
+    found = []
+    folders = [root]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as listing:
+                entries = list(listing)
+        except OSError:  # unreadable: os.walk passes it by too
+            continue
+        below = []
+        for entry in entries:
+            if _is_dir(entry, follow_symlinks=False):
+                below.append(entry.path)
+            elif entry.is_file(follow_symlinks=False) and utf8_name(entry.path):
+                st = entry.stat(follow_symlinks=False)
+                found.append((entry.path, st.st_size, st.st_mtime))
+            elif not (entry.is_symlink() and _is_dir(entry)):
+                st, reason = regular_file(root, entry.path)
+                if reason:
+                    skipped.append(Ignored(printable_path(entry.path), None, f"skipped: {reason}"))
+                else:
+                    found.append((entry.path, st.st_size, st.st_mtime))
+        folders += reversed(below)
+    return found
+
+
+def _is_dir(entry: os.DirEntry, follow_symlinks: bool = True) -> bool:
+    try:  # as os.walk asks: an entry whose type cannot be found is no folder
+        return entry.is_dir(follow_symlinks=follow_symlinks)
+    except OSError:
+        return False
 
 
 def _row(path: str, info: dict) -> tuple[str, int | None, object]:
@@ -183,12 +220,6 @@ def _local_head(path: str) -> bytes:
 def _read_start(fs, path: str, size: int = DIAGNOSE_BYTES) -> bytes:
     with fs.open(path, "rb") as f:
         return f.read(size)
-
-
-def _under(ordered: list[str], directory: str) -> list[str]:
-    """The paths of sorted `ordered` inside `directory`, by binary search."""
-    start, end = _under_range(ordered, directory)
-    return ordered[start:end]
 
 
 def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], list[Ignored]]:
@@ -294,7 +325,7 @@ def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
                     inside = _under_range(files.paths, unit_path)
                     if inside[0] < inside[1] and (inside[0] < lo or inside[1] > hi):
                         return None
-                    claimed = files.claim(_under(ordered, unit_path))
+                    claimed = files.claim_range(*inside)
                 beside = _claim_members(files, members[unit_path], name, unit_path, claimed) \
                     if unit_path in members else []
                 found.append((name, unit_path, claimed + beside, beside))
