@@ -142,6 +142,11 @@ class _Listing:
             self.claimed[i] = 1
         return found
 
+    def total_size(self, indices: list[int]) -> int:
+        """The bytes of these files (a size the filesystem did not give counts 0)."""
+        sizes = self.sizes
+        return sum([s for s in map(sizes.__getitem__, indices) if s > 0])
+
     def claim_range(self, lo: int, hi: int) -> list[int]:
         """The indices in [lo, hi) not claimed yet, now claimed (a folder unit: its files are one range of the
         sorted listing, so none is looked up by its path)."""
@@ -253,7 +258,7 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
                 uri = posixpath.normpath(posixpath.join(root_name, rel))
                 if found not in report_paths:
                     report_paths[found] = tuple(files.paths[i] for i in found)
-                units.append(Unit(name, unit_path, uri, sum(files.size(i) or 0 for i in claimed),
+                units.append(Unit(name, unit_path, uri, files.total_size(claimed),
                                   files.fingerprint(claimed + list(found)), spec, base, report_paths[found],
                                   tuple(files.paths[i] for i in beside)))
             ignored.extend(Ignored(p, files.size(i), why_unread(p, files.size(i), partial(_read_start, fs, p)))
