@@ -240,11 +240,24 @@ class Catalog:
             replaces, units = ingest
             self.con.execute("INSERT INTO ingests VALUES (?, ?, ?, ?)", [dataset, version, run_id, replaces])
             if units:
-                self.con.executemany("INSERT INTO ingested_units VALUES (?, ?, ?, ?, ?)",
-                                     [[dataset, version, *unit] for unit in units])
+                self.insert_rows("ingested_units", {
+                    "dataset": pa.array([dataset] * len(units), pa.string()),
+                    "version": pa.array([version] * len(units), pa.int32()),
+                    **{k: pa.array([u[i] for u in units], pa.string())
+                       for i, k in enumerate(("format", "uri", "fingerprint"))}})
         self.con.execute("COMMIT")
         self.refresh_views()
         return version, True
+
+    def insert_rows(self, table: str, columns: dict[str, pa.Array]) -> None:
+        """Insert rows given as columns (in the table's column order) through one Arrow table: `executemany`
+        inserts parameter rows one by one (~0.2 ms each: a second per 5,000 units ingested, minutes at a million)."""
+        name = f"{table}_rows"
+        self.con.register(name, pa.table(columns))
+        try:
+            self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM {name}")
+        finally:
+            self.con.unregister(name)
 
     def ingested_units(self, dataset: str, version: int) -> dict[tuple[str, str], tuple[str, int]] | None:
         """(format, uri) -> (fingerprint, version that added it) for every input unit in `version`: the units

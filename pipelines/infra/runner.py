@@ -225,18 +225,20 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
         with open_catalog(lake, catalog) as cat:
             # one Arrow table, not executemany: DuckDB inserts parameter rows one by one (~3 ms each), so a
             # HAR whose every entry carries a cookie spent most of its ingest here
-            audit = pa.table({"run_id": [run.run_id] * len(scrubbed), "dataset": [defn.dataset] * len(scrubbed),
-                              **{k: [a[k] for a in scrubbed] for k in ("table_name", "record_id", "field", "kind")},
-                              "count": pa.array([a["count"] for a in scrubbed], pa.int32())})
-            cat.con.register("scrub_audit_rows", audit)
-            cat.con.execute("INSERT INTO scrub_audit (run_id, dataset, table_name, record_id, field, kind, count) "
-                            "SELECT * FROM scrub_audit_rows")
-            cat.con.unregister("scrub_audit_rows")
+            cat.insert_rows("scrub_audit", {
+                "run_id": pa.array([run.run_id] * len(scrubbed), pa.string()),
+                "dataset": pa.array([defn.dataset] * len(scrubbed), pa.string()),
+                **{k: pa.array([a[k] for a in scrubbed]) for k in ("table_name", "record_id", "field", "kind")},
+                "count": pa.array([a["count"] for a in scrubbed], pa.int32())})
     if result.ignored:
-        with open_catalog(lake, catalog) as cat:
-            cat.con.executemany("INSERT INTO ignored_inputs VALUES (?, ?, ?, ?, ?, ?)",
-                                [[run.run_id, defn.dataset, i.path, i.size, i.reason, ",".join(defn.formats)]
-                                 for i in result.ignored])
+        with open_catalog(lake, catalog) as cat:  # one Arrow table too: a corpus may leave thousands unread
+            n = len(result.ignored)
+            cat.insert_rows("ignored_inputs", {
+                "run_id": pa.array([run.run_id] * n, pa.string()), "dataset": pa.array([defn.dataset] * n, pa.string()),
+                "path": pa.array([i.path for i in result.ignored], pa.string()),
+                "size": pa.array([i.size for i in result.ignored], pa.int64()),
+                "reason": pa.array([i.reason for i in result.ignored], pa.string()),
+                "formats": pa.array([",".join(defn.formats)] * n, pa.string())})
     if failures:
         result.status = "failed"
         run.fail(failures[0])
