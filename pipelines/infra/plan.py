@@ -318,7 +318,7 @@ def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
     found = []
     for lo, hi in chunks:
         for name, module in modules:
-            ordered = [files.paths[i] for i in range(lo, hi) if not files.claimed[i]]
+            ordered = _unclaimed(files, lo, hi)
             unit_paths = module.units(ordered, head)
             hook = getattr(module, "members", None)
             members = hook(unit_paths, ordered, head) if hook is not None and unit_paths else {}
@@ -335,6 +335,16 @@ def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
                     if unit_path in members else []
                 found.append((name, unit_path, claimed + beside, beside))
     return found
+
+
+def _unclaimed(files: _Listing, lo: int, hi: int) -> list[str]:
+    """The paths in [lo, hi) no format has claimed: the range's slice while none is claimed (the formats before
+    the one that takes the range), nothing once all are (those after it)."""
+    if files.claimed.find(1, lo, hi) < 0:
+        return files.paths[lo:hi]
+    if files.claimed.find(0, lo, hi) < 0:
+        return []
+    return [files.paths[i] for i in range(lo, hi) if not files.claimed[i]]
 
 
 def _claim_members(files: _Listing, members, name: str, unit_path: str, claimed: list[int]) -> list[int]:
@@ -367,20 +377,24 @@ def pack(units: list[Unit], task_bytes: int) -> list[Task]:
     """Greedy packing in uri order: a task closes once it holds `task_bytes`; small files share tasks."""
     tasks: list[Task] = []
     current: list[Unit] = []
+    versions: dict[str, str] = {}  # format -> its reader's VERSION, looked up once
 
     def close():
         if not current:
             return
         h = hashlib.sha256(f"schema{SCHEMA_VERSION}".encode())
         for u in current:
-            version = registry.load(u.format).VERSION
+            version = versions.get(u.format) or versions.setdefault(u.format, registry.load(u.format).VERSION)
             h.update(f"{u.format}/{version}\0{u.uri}\0{u.fingerprint}\n".encode())
         tasks.append(Task(h.hexdigest()[:24], list(current)))
         current.clear()
 
+    held = 0  # bytes in `current`, kept as it grows (summed again per unit, a task of small units cost its square)
     for unit in sorted(units, key=lambda u: (u.uri, u.format)):
         current.append(unit)
-        if sum(u.size for u in current) >= task_bytes:
+        held += unit.size
+        if held >= task_bytes:
             close()
+            held = 0
     close()
     return tasks
