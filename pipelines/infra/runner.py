@@ -220,8 +220,9 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
                       tasks_total=result.tasks_total, tasks_skipped=result.tasks_skipped,
                       tasks_failed=result.tasks_failed, episodes=result.episodes, steps=result.steps,
                       quarantined=result.quarantined)
-    run.stage("ingest", result.units_in, result.steps, result.quarantined, time.perf_counter() - started)
-    _record_unread_and_scrubbed(lake, catalog, run.run_id, defn, result.ignored, scrubbed)
+    with open_catalog(lake, catalog) as cat, cat.transaction():  # the run's rows of its ingest: one commit
+        run.stage("ingest", result.units_in, result.steps, result.quarantined, time.perf_counter() - started)
+        _record_unread_and_scrubbed(lake, catalog, run.run_id, defn, result.ignored, scrubbed)
     if failures:
         result.status = "failed"
         run.fail(failures[0])
