@@ -9,7 +9,7 @@ From the unit's folder up to the input root, each folder is looked at once for
   GPL, ...), else `other` (a license exists, but not one this module names).
 Nothing found: None, and `pipelines publish` names the source as unlicensed. Each folder costs five `lstat`s
 (on an object store five HEAD requests), once per ingest task (`FolderCache`), never a listing: a folder of a
-million files is not scanned.
+million files is not scanned. A folder unit its reader listed already costs none: its listing names its files.
 """
 
 from __future__ import annotations
@@ -117,11 +117,19 @@ def _read_small(source: Source, path: str) -> str | None:
     return source.read_path(path).decode("utf-8", "replace")
 
 
-def _folder(source: Source, folder: str, cache: FolderCache) -> tuple[str | None, str | None]:
+def _folder(source: Source, folder: str, cache: FolderCache,
+            names: frozenset[str] | None = None) -> tuple[str | None, str | None]:
+    """`names`: the folder's entries when its unit's reader listed it already; a name not among them is not
+    looked for (what the listing leaves out, `_read_small` refuses too): a run's own folder costs no `lstat`."""
     if folder not in cache.provenance:
-        cache.provenance[folder] = _read_small(source, posixpath.join(folder, PROVENANCE))
+        wanted = (PROVENANCE, *LICENSE_FILES) if names is None else [n for n in (PROVENANCE, *LICENSE_FILES)
+                                                                     if n in names]
+        cache.provenance[folder] = _read_small(source, posixpath.join(folder, PROVENANCE)) \
+            if PROVENANCE in wanted else None
         found = None
         for name in LICENSE_FILES:
+            if name not in wanted:
+                continue
             text = _read_small(source, posixpath.join(folder, name))
             if text is not None:
                 found = spdx_of_text(text)
@@ -135,9 +143,13 @@ def license_of(source: Source, cache: FolderCache) -> str | None:
     if source.root is None:
         return None  # no input root to stop at
     root = posixpath.normpath(source.root)
-    folder = posixpath.normpath(source.path if source.is_dir() else posixpath.dirname(source.path))
+    # a folder unit its reader listed (a nonempty listing: a file unit lists nothing) names its own files
+    own = source.listed() or None
+    folder = posixpath.normpath(source.path if own or source.is_dir() else posixpath.dirname(source.path))
+    names = own
     while folder == root or folder.startswith(root.rstrip("/") + "/"):
-        provenance, license_file = _folder(source, folder, cache)
+        provenance, license_file = _folder(source, folder, cache, names)
+        names = None  # the folders above: looked at by name
         if provenance is not None:
             rel = posixpath.relpath(source.path, folder)
             found = from_provenance(provenance, "" if rel == "." else rel)

@@ -433,6 +433,11 @@ class Source:
         parent, name = posixpath.split(rel)
         return name in self._listing(parent)
 
+    def listed(self, rel: str = "") -> frozenset[str] | None:
+        """The names `listdir(rel)` gave (what the walker refuses left out), when a reader listed that folder
+        already; None when none did (nothing is listed here)."""
+        return self._listings.get(rel)
+
     def listdir(self, rel: str = "") -> list[str]:
         """Names (not paths) of the entries of a directory of the unit, sorted; what the walker refuses
         (links out of the input, FIFOs, devices, broken links) is not listed."""

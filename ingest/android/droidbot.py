@@ -68,9 +68,14 @@ _DEVICE_COMMANDS = {"rotate_device_right": "landscape", "rotate_device_neutral":
 def units(files: list[str], head) -> list[str]:
     """A DroidBot run is a directory holding events/event_*.json."""
     runs = set()
+    folder = None  # the last events folder looked at: its other event files name the same run (files are sorted)
     for path in files:
-        parent, name = posixpath.split(path)
-        if name.startswith("event_") and name.endswith(".json") and posixpath.basename(parent) == "events":
+        cut = path.rfind("/") + 1  # where posixpath.split cuts the name off
+        if not (path.startswith("event_", cut) and path.endswith(".json")) or path[:cut] == folder:
+            continue
+        folder = path[:cut]
+        parent = posixpath.split(path)[0]
+        if posixpath.basename(parent) == "events":
             runs.add(posixpath.dirname(parent))
     return sorted(runs)
 

@@ -167,7 +167,8 @@ def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", 
     (`release_catalog`): the items are the long work, and another process may query the catalog meanwhile."""
     from pipelines.infra.runs import release_catalog
 
-    release_catalog()
+    if items:  # no items, no long work: the run keeps its connection (a rerun with nothing new opens it once)
+        release_catalog()
     fn = _releasing(fn)
     if executor == "local":
         for i, item in enumerate(items):
@@ -262,7 +263,8 @@ def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_
              what: str, name: Callable[[Item], str], placements: Placements) -> Iterator:
     from pipelines.infra.runs import release_catalog
 
-    release_catalog()  # as run_each does
+    if items:  # as run_each does
+        release_catalog()
     fn = _releasing(fn)
     if executor == "local":
         for item in items:

@@ -32,7 +32,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from ingest import registry
-from ingest.source import printable_path, regular_file
+from ingest.source import printable_path, regular_file, utf8_name
 from ingest.unread import DIAGNOSE_BYTES, why_unread
 from pipelines.infra import harness_files
 from schemas import SCHEMA_VERSION
@@ -142,11 +142,25 @@ class _Listing:
             self.claimed[i] = 1
         return found
 
+    def total_size(self, indices: list[int]) -> int:
+        """The bytes of these files (a size the filesystem did not give counts 0)."""
+        sizes = self.sizes
+        return sum([s for s in map(sizes.__getitem__, indices) if s > 0])
+
+    def claim_range(self, lo: int, hi: int) -> list[int]:
+        """The indices in [lo, hi) not claimed yet, now claimed (a folder unit: its files are one range of the
+        sorted listing, so none is looked up by its path)."""
+        claimed = self.claimed
+        found = [i for i in range(lo, hi) if not claimed[i]]
+        for i in found:
+            claimed[i] = 1
+        return found
+
     def fingerprint(self, indices: list[int]) -> str:
-        h = hashlib.sha256()
-        for i in indices:
-            h.update(f"{self.paths[i]}\0{self.size(i)}\0{self.mtimes[i]}\n".encode())
-        return h.hexdigest()
+        # one text hashed at once: the same digest as a line at a time, without a hash call per file
+        paths, sizes, mtimes = self.paths, self.sizes, self.mtimes
+        text = "".join([f"{paths[i]}\0{None if sizes[i] < 0 else sizes[i]}\0{mtimes[i]}\n" for i in indices])
+        return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _files(fs, root: str, skipped: list[Ignored]) -> _Listing:
@@ -155,17 +169,45 @@ def _files(fs, root: str, skipped: list[Ignored]) -> _Listing:
     if fs.isfile(root):
         return _Listing([_row(root, fs.info(root))])
     if isinstance(fs, LocalFileSystem):  # os.scandir: fsspec's per-file info costs ~25 us a file
-        found = []
-        for dirpath, _, names in os.walk(root):  # os.walk does not descend into linked directories
-            for name in names:
-                path = posixpath.join(dirpath, name)
-                st, reason = regular_file(root, path)
-                if reason:
-                    skipped.append(Ignored(printable_path(path), None, f"skipped: {reason}"))
-                else:
-                    found.append((path, st.st_size, st.st_mtime))
-        return _Listing(found)
+        return _Listing(_local_files(root, skipped))
     return _Listing([_row(p, info) for p, info in fs.find(root, detail=True).items() if info.get("type") == "file"])
+
+
+def _local_files(root: str, skipped: list[Ignored]) -> list[tuple[str, int, float]]:
+    """(path, size, mtime) of every regular file under the local folder `root`, in `os.walk`'s order (a
+    folder's files, then its subfolders', top down), by `os.scandir`: a plain file is known by its directory
+    entry and its `lstat` (what `regular_file` would find, one call); a link, a special file or a name that is
+    not UTF-8 goes through `regular_file`. A linked folder is neither listed nor walked (as `os.walk` does not)."""
+    found = []
+    folders = [root]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as listing:
+                entries = list(listing)
+        except OSError:  # unreadable: os.walk passes it by too
+            continue
+        below = []
+        for entry in entries:
+            if _is_dir(entry, follow_symlinks=False):
+                below.append(entry.path)
+            elif entry.is_file(follow_symlinks=False) and utf8_name(entry.path):
+                st = entry.stat(follow_symlinks=False)
+                found.append((entry.path, st.st_size, st.st_mtime))
+            elif not (entry.is_symlink() and _is_dir(entry)):
+                st, reason = regular_file(root, entry.path)
+                if reason:
+                    skipped.append(Ignored(printable_path(entry.path), None, f"skipped: {reason}"))
+                else:
+                    found.append((entry.path, st.st_size, st.st_mtime))
+        folders += reversed(below)
+    return found
+
+
+def _is_dir(entry: os.DirEntry, follow_symlinks: bool = True) -> bool:
+    try:  # as os.walk asks: an entry whose type cannot be found is no folder
+        return entry.is_dir(follow_symlinks=follow_symlinks)
+    except OSError:
+        return False
 
 
 def _row(path: str, info: dict) -> tuple[str, int | None, object]:
@@ -183,12 +225,6 @@ def _local_head(path: str) -> bytes:
 def _read_start(fs, path: str, size: int = DIAGNOSE_BYTES) -> bytes:
     with fs.open(path, "rb") as f:
         return f.read(size)
-
-
-def _under(ordered: list[str], directory: str) -> list[str]:
-    """The paths of sorted `ordered` inside `directory`, by binary search."""
-    start, end = _under_range(ordered, directory)
-    return ordered[start:end]
 
 
 def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], list[Ignored]]:
@@ -222,7 +258,7 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
                 uri = posixpath.normpath(posixpath.join(root_name, rel))
                 if found not in report_paths:
                     report_paths[found] = tuple(files.paths[i] for i in found)
-                units.append(Unit(name, unit_path, uri, sum(files.size(i) or 0 for i in claimed),
+                units.append(Unit(name, unit_path, uri, files.total_size(claimed),
                                   files.fingerprint(claimed + list(found)), spec, base, report_paths[found],
                                   tuple(files.paths[i] for i in beside)))
             ignored.extend(Ignored(p, files.size(i), why_unread(p, files.size(i), partial(_read_start, fs, p)))
@@ -282,7 +318,7 @@ def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
     found = []
     for lo, hi in chunks:
         for name, module in modules:
-            ordered = [files.paths[i] for i in range(lo, hi) if not files.claimed[i]]
+            ordered = _unclaimed(files, lo, hi)
             unit_paths = module.units(ordered, head)
             hook = getattr(module, "members", None)
             members = hook(unit_paths, ordered, head) if hook is not None and unit_paths else {}
@@ -294,11 +330,21 @@ def _claim(modules, files: _Listing, chunks: list[tuple[int, int]], head
                     inside = _under_range(files.paths, unit_path)
                     if inside[0] < inside[1] and (inside[0] < lo or inside[1] > hi):
                         return None
-                    claimed = files.claim(_under(ordered, unit_path))
+                    claimed = files.claim_range(*inside)
                 beside = _claim_members(files, members[unit_path], name, unit_path, claimed) \
                     if unit_path in members else []
                 found.append((name, unit_path, claimed + beside, beside))
     return found
+
+
+def _unclaimed(files: _Listing, lo: int, hi: int) -> list[str]:
+    """The paths in [lo, hi) no format has claimed: the range's slice while none is claimed (the formats before
+    the one that takes the range), nothing once all are (those after it)."""
+    if files.claimed.find(1, lo, hi) < 0:
+        return files.paths[lo:hi]
+    if files.claimed.find(0, lo, hi) < 0:
+        return []
+    return [files.paths[i] for i in range(lo, hi) if not files.claimed[i]]
 
 
 def _claim_members(files: _Listing, members, name: str, unit_path: str, claimed: list[int]) -> list[int]:
@@ -331,20 +377,24 @@ def pack(units: list[Unit], task_bytes: int) -> list[Task]:
     """Greedy packing in uri order: a task closes once it holds `task_bytes`; small files share tasks."""
     tasks: list[Task] = []
     current: list[Unit] = []
+    versions: dict[str, str] = {}  # format -> its reader's VERSION, looked up once
 
     def close():
         if not current:
             return
         h = hashlib.sha256(f"schema{SCHEMA_VERSION}".encode())
         for u in current:
-            version = registry.load(u.format).VERSION
+            version = versions.get(u.format) or versions.setdefault(u.format, registry.load(u.format).VERSION)
             h.update(f"{u.format}/{version}\0{u.uri}\0{u.fingerprint}\n".encode())
         tasks.append(Task(h.hexdigest()[:24], list(current)))
         current.clear()
 
+    held = 0  # bytes in `current`, kept as it grows (summed again per unit, a task of small units cost its square)
     for unit in sorted(units, key=lambda u: (u.uri, u.format)):
         current.append(unit)
-        if sum(u.size for u in current) >= task_bytes:
+        held += unit.size
+        if held >= task_bytes:
             close()
+            held = 0
     close()
     return tasks

@@ -220,23 +220,9 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
                       tasks_total=result.tasks_total, tasks_skipped=result.tasks_skipped,
                       tasks_failed=result.tasks_failed, episodes=result.episodes, steps=result.steps,
                       quarantined=result.quarantined)
-    run.stage("ingest", result.units_in, result.steps, result.quarantined, time.perf_counter() - started)
-    if scrubbed:
-        with open_catalog(lake, catalog) as cat:
-            # one Arrow table, not executemany: DuckDB inserts parameter rows one by one (~3 ms each), so a
-            # HAR whose every entry carries a cookie spent most of its ingest here
-            audit = pa.table({"run_id": [run.run_id] * len(scrubbed), "dataset": [defn.dataset] * len(scrubbed),
-                              **{k: [a[k] for a in scrubbed] for k in ("table_name", "record_id", "field", "kind")},
-                              "count": pa.array([a["count"] for a in scrubbed], pa.int32())})
-            cat.con.register("scrub_audit_rows", audit)
-            cat.con.execute("INSERT INTO scrub_audit (run_id, dataset, table_name, record_id, field, kind, count) "
-                            "SELECT * FROM scrub_audit_rows")
-            cat.con.unregister("scrub_audit_rows")
-    if result.ignored:
-        with open_catalog(lake, catalog) as cat:
-            cat.con.executemany("INSERT INTO ignored_inputs VALUES (?, ?, ?, ?, ?, ?)",
-                                [[run.run_id, defn.dataset, i.path, i.size, i.reason, ",".join(defn.formats)]
-                                 for i in result.ignored])
+    with open_catalog(lake, catalog) as cat, cat.transaction():  # the run's rows of its ingest: one commit
+        run.stage("ingest", result.units_in, result.steps, result.quarantined, time.perf_counter() - started)
+        _record_unread_and_scrubbed(lake, catalog, run.run_id, defn, result.ignored, scrubbed)
     if failures:
         result.status = "failed"
         run.fail(failures[0])
@@ -258,6 +244,29 @@ def _ingest(defn: Definition, lake: Lake, catalog: str | None, the_plan: Plan, b
             defn.dataset, run.run_id, parts, episodes=counts[0], steps=counts[1], quarantined=counts[2],
             note=f"{defn.name} over {n_inputs} input(s)" + (f", added to v{base.version}" if incremental else ""),
             keep_descendants=not incremental, ingest=(not incremental, added))
+
+
+def _record_unread_and_scrubbed(lake: Lake, catalog: str | None, run_id: str, defn: Definition,
+                                ignored: list[Ignored], scrubbed: list[dict]) -> None:
+    """The run's `scrub_audit` rows (what kind of secret was replaced where) and `ignored_inputs` rows."""
+    if scrubbed:
+        with open_catalog(lake, catalog) as cat:
+            # one Arrow table, not executemany: DuckDB inserts parameter rows one by one (~3 ms each), so a
+            # HAR whose every entry carries a cookie spent most of its ingest here
+            cat.insert_rows("scrub_audit", {
+                "run_id": pa.array([run_id] * len(scrubbed), pa.string()),
+                "dataset": pa.array([defn.dataset] * len(scrubbed), pa.string()),
+                **{k: pa.array([a[k] for a in scrubbed]) for k in ("table_name", "record_id", "field", "kind")},
+                "count": pa.array([a["count"] for a in scrubbed], pa.int32())})
+    if ignored:
+        with open_catalog(lake, catalog) as cat:  # one Arrow table too: a corpus may leave thousands unread
+            n = len(ignored)
+            cat.insert_rows("ignored_inputs", {
+                "run_id": pa.array([run_id] * n, pa.string()), "dataset": pa.array([defn.dataset] * n, pa.string()),
+                "path": pa.array([i.path for i in ignored], pa.string()),
+                "size": pa.array([i.size for i in ignored], pa.int64()),
+                "reason": pa.array([i.reason for i in ignored], pa.string()),
+                "formats": pa.array([",".join(defn.formats)] * n, pa.string())})
 
 
 def _later_stages(defn: Definition, lake: Lake, catalog: str | None, log: Callable[[str], None], run,

@@ -162,7 +162,7 @@ def recorded_run(lake: Lake, catalog: str | None, pipeline: str, dataset: str, c
     run = Run(run_id or new_run_id(), lake, catalog)
     with lake_lock(lake, catalog, run.run_id), _holding(catalog_path(lake, catalog)):
         lake.remove_stale_temps(dataset)  # what a killed run was writing
-        with open_catalog(lake, catalog) as cat:
+        with open_catalog(lake, catalog) as cat, cat.transaction():  # one commit for both
             cat.mark_dead_runs()  # we hold the lock: no other run is alive
             cat.start_run(run.run_id, pipeline, dataset, config, inputs)
         try:

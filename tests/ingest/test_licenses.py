@@ -62,6 +62,39 @@ def test_the_search_goes_up_to_the_input_root_and_no_further(tmp_path):
     assert license_of(_source(root, unit), FolderCache()) == "BSD-2-Clause"
 
 
+def test_a_folder_unit_its_reader_listed_is_looked_at_through_that_listing(tmp_path, monkeypatch):
+    import ingest.licenses as licenses
+
+    looked: list[str] = []
+    read_small = licenses._read_small
+    monkeypatch.setattr(licenses, "_read_small", lambda source, path: looked.append(path) or read_small(source, path))
+    root = tmp_path / "input"
+    run = root / "run"
+    (run / "events").mkdir(parents=True)
+    (root / "LICENSE").write_text(APACHE_TEXT)
+
+    def found(listed: bool) -> str | None:
+        looked.clear()
+        source = _source(root, run)
+        if listed:
+            source.listdir()  # what a reader does before the license is looked for
+        return license_of(source, FolderCache())
+
+    # nothing in the run's folder: the listing answers for it, the root is looked at by name
+    assert found(listed=False) == "Apache-2.0"
+    assert [p for p in looked if p.startswith(str(run) + "/")]  # unlisted: each name looked up
+    assert found(listed=True) == "Apache-2.0"
+    assert not [p for p in looked if p.startswith(str(run) + "/")]
+    (run / "LICENSE.txt").write_text(MIT_TEXT)
+    assert found(listed=True) == found(listed=False) == "MIT"
+    (run / "PROVENANCE.md").write_text("- **License:** BSD-2-Clause\n")
+    assert found(listed=True) == found(listed=False) == "BSD-2-Clause"
+    (run / "PROVENANCE.md").unlink()
+    (run / "LICENSE.txt").unlink()
+    (run / "LICENSE").mkdir()  # a folder named LICENSE states nothing, listed or not
+    assert found(listed=True) == found(listed=False) == "Apache-2.0"
+
+
 def test_ingest_gives_each_bundled_episode_the_license_its_provenance_states(tmp_path):
     from pipelines.infra import definition
     from pipelines.infra.runner import run_ingest

@@ -127,3 +127,42 @@ def test_a_units_members_are_claimed_with_it_and_its_unread_run_files_listed_wit
     assert unit.fingerprint == _expected_fingerprint([history, shot])
     assert [(i.path, i.reason) for i in ignored] == [
         (str(todo), "part of the reader run history.json, which does not read it: the agent's todo list")]
+
+
+def _walked(root: str) -> tuple[list[tuple[str, int, float]], list[str]]:
+    """What planning listed before it walked with `os.scandir` itself: `os.walk` and `regular_file` per name."""
+    from ingest.source import regular_file
+
+    found, skipped = [], []
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(dirpath, name)
+            st, reason = regular_file(root, path)
+            (skipped.append(f"{path}: {reason}") if reason else found.append((path, st.st_size, st.st_mtime)))
+    return sorted(found), skipped
+
+
+def test_the_walker_lists_and_skips_what_os_walk_with_the_file_rule_did(tmp_path):
+    root = tmp_path / "in"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "run.json").write_text("{}")
+    (root / "top.txt").write_text("x")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("hunter2")
+    (root / "a" / "link-in.json").symlink_to(root / "top.txt")  # a link inside the input: read
+    (root / "a" / "link-out.json").symlink_to(outside)  # out of the input: skipped
+    (root / "a" / "broken").symlink_to(tmp_path / "gone")  # skipped
+    (root / "a" / "linked-folder").symlink_to(root / "a" / "b")  # neither listed nor walked
+    (root / "z").mkdir()
+    os.mkfifo(root / "z" / "pipe")  # skipped: would block its reader
+    open(os.path.join(os.fsencode(root / "z"), b"caf\xe9.json"), "w").close()  # a name not UTF-8: skipped
+
+    skipped: list[plan.Ignored] = []
+    listing = plan._files(plan.LocalFileSystem(), str(root), skipped)
+    found, expected_skips = _walked(str(root))
+    assert list(zip(listing.paths, listing.sizes, listing.mtimes)) == found
+    assert [p for p, _, _ in found] == sorted([str(root / "a" / "b" / "run.json"), str(root / "a" / "link-in.json"),
+                                               str(root / "top.txt")])
+    assert [f"{s.path}: {s.reason[len('skipped: '):]}" for s in skipped] == \
+        [plan.printable_path(s) for s in expected_skips]
+    assert len(skipped) == 4  # link out, broken link, FIFO, the name that is not UTF-8
