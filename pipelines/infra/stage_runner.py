@@ -1,5 +1,5 @@
 """One runner for the stages that read a dataset version's part groups (`reads = "parts"`: validate, dedup,
-migrate): the steps each of them once wrote by hand, done here once.
+migrate, export): the steps each of them once wrote by hand, done here once.
 
 `run_parts(ctx, stage)`:
 1. under a read-only catalog: resolve `ctx.dataset` (NAME or NAME@VERSION; a version written before schema 2
