@@ -2,7 +2,7 @@
 migrate, export): the steps each of them once wrote by hand, done here once.
 
 `run_parts(ctx, stage)`:
-1. under a read-only catalog: resolve `ctx.dataset` (NAME or NAME@VERSION; a version written before schema 2
+1. under a read-only catalog (an empty one made where the lake has none yet): resolve `ctx.dataset` (NAME or NAME@VERSION; a version written before schema 2
    is refused unless the stage `reads_legacy`), list its part groups, and ask the stage's `plan` what to run
    (the plan may read the stage's memo table to skip what an earlier run did);
 2. choose the executor (`executor.choose`) from the bytes of the groups the plan will read and the stage's
@@ -26,13 +26,14 @@ with steps 1 to 3 (`planned`, `mapped`) and hands the records on as they come.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from pipelines.infra import datasets
 from pipelines.infra import executor as executors
-from pipelines.infra.runs import open_catalog
+from pipelines.infra.runs import catalog_path, open_catalog
 
 if TYPE_CHECKING:
     from catalog import Catalog, Version
@@ -158,7 +159,9 @@ def planned(ctx: StageContext, stage: PartsStage) -> StageRun:
     that writes nothing (`rendered_records`: the export's records as a stream) stops here and maps them."""
     options = stage.options(ctx.options) if stage.options else None
     started = time.perf_counter()
-    with open_catalog(ctx.lake, ctx.catalog_path, read_only=True) as cat:
+    # a lake without a catalog yet gets its empty one, so a missing dataset is said as `resolve` says it
+    read_only = os.path.exists(catalog_path(ctx.lake, ctx.catalog_path))
+    with open_catalog(ctx.lake, ctx.catalog_path, read_only=read_only) as cat:
         version = datasets.resolve(cat, ctx.dataset, None if stage.reads_legacy else ctx.lake)
         run = StageRun(ctx, version, all_groups(version), options, started=started)
         run.plan = stage.plan(run, cat)
