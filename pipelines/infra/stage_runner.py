@@ -2,9 +2,10 @@
 migrate, export): the steps each of them once wrote by hand, done here once.
 
 `run_parts(ctx, stage)`:
-1. under a read-only catalog (an empty one made where the lake has none yet): resolve `ctx.dataset` (NAME or NAME@VERSION; a version written before schema 2
-   is refused unless the stage `reads_legacy`), list its part groups, and ask the stage's `plan` what to run
-   (the plan may read the stage's memo table to skip what an earlier run did);
+1. under a read-only catalog (an empty one made where the lake has none yet): resolve `ctx.dataset` (NAME or
+   NAME@VERSION; a version written before schema 2 is refused unless the stage `reads_legacy`), list its part
+   groups, and ask the stage's `plan` what to run (the plan may read the stage's memo table to skip what an
+   earlier run did);
 2. choose the executor (`executor.choose`) from the bytes of the groups the plan will read and the stage's
    measured `bytes_per_s`;
 3. run the stage's `work` once per item on it (`executor.run_all`: progress every 10 s, the stage's declared
