@@ -1,10 +1,11 @@
 """One runner for the stages that read a dataset version's part groups (`reads = "parts"`: validate, dedup,
-migrate): the steps each of them once wrote by hand, done here once.
+migrate, export): the steps each of them once wrote by hand, done here once.
 
 `run_parts(ctx, stage)`:
-1. under a read-only catalog: resolve `ctx.dataset` (NAME or NAME@VERSION; a version written before schema 2
-   is refused unless the stage `reads_legacy`), list its part groups, and ask the stage's `plan` what to run
-   (the plan may read the stage's memo table to skip what an earlier run did);
+1. under a read-only catalog (an empty one made where the lake has none yet): resolve `ctx.dataset` (NAME or
+   NAME@VERSION; a version written before schema 2 is refused unless the stage `reads_legacy`), list its part
+   groups, and ask the stage's `plan` what to run (the plan may read the stage's memo table to skip what an
+   earlier run did);
 2. choose the executor (`executor.choose`) from the bytes of the groups the plan will read and the stage's
    measured `bytes_per_s`;
 3. run the stage's `work` once per item on it (`executor.run_all`: progress every 10 s, the stage's declared
@@ -20,18 +21,20 @@ migrate): the steps each of them once wrote by hand, done here once.
 
 What a stage author supplies is a `PartsStage`; a stage function is then one line,
 `def validate_stage(ctx): return run_parts(ctx, VALIDATE)`. The `records` stages (label, sample, eval) read
-rendered records instead: `pipelines.stages.export.rendered_records`.
+rendered records instead: `pipelines.stages.export.rendered_records`, which plans and maps the export's render
+with steps 1 to 3 (`planned`, `mapped`) and hands the records on as they come.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from pipelines.infra import datasets
 from pipelines.infra import executor as executors
-from pipelines.infra.runs import open_catalog
+from pipelines.infra.runs import catalog_path, open_catalog
 
 if TYPE_CHECKING:
     from catalog import Catalog, Version
@@ -116,14 +119,17 @@ class PartsStage:
     - `abandon(run)`: undo what a failed run wrote outside the lake's content-named parts (a half-written
       export's files); called when the map, reduce, commit or record raises, before the error goes on;
     - `reads_legacy`: read a version written before schema 2, which every other stage refuses (migrate).
+
+    `reduce` and `finish` are left out only where the results are read through `planned` and `mapped` instead of
+    `run_parts` (the export's render, which `rendered_records` streams).
     """
 
     name: str
     work: Callable[[Any, Any], Any]
     bytes_per_s: float
     plan: Callable[[StageRun, Catalog], Plan]
-    reduce: Callable[[StageRun, list], Outcome]
-    finish: Callable[[StageRun, Outcome, int, bool], Any]
+    reduce: Callable[[StageRun, list], Outcome] | None = None
+    finish: Callable[[StageRun, Outcome, int, bool], Any] | None = None
     options: Callable[[dict], Any] | None = None
     opening: Callable[[StageRun, list], str | None] | None = None
     record: Callable[[StageRun, Catalog, int, Outcome], None] | None = None
@@ -133,12 +139,9 @@ class PartsStage:
 
 def run_parts(ctx: StageContext, stage: PartsStage):
     """Run `stage` on `ctx.dataset`: the steps of this module's docstring. Returns what `stage.finish` returns."""
-    options = stage.options(ctx.options) if stage.options else None
-    run = _planned(ctx, stage, options)
-    run.executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(ctx.lake, run.plan.reads),
-                                    stage.bytes_per_s)
+    run = planned(ctx, stage)
     try:
-        results = _mapped(run, stage)
+        results = mapped(run, stage)
         line = stage.opening(run, results) if stage.opening else None
         if line is not None:
             ctx.log(f"{stage.name} {run.dataset} v{run.version.version}: {line}")
@@ -151,9 +154,26 @@ def run_parts(ctx: StageContext, stage: PartsStage):
     return stage.finish(run, outcome, number, created)
 
 
-def _mapped(run: StageRun, stage: PartsStage):
-    """The plan's items through `stage.work` on the chosen executor: a list, or with a `window` an iterator in
-    item order that the reduce consumes as the results arrive."""
+def planned(ctx: StageContext, stage: PartsStage) -> StageRun:
+    """Steps 1 and 2: the stage's options checked; the version, its groups and the stage's plan read under one
+    read-only catalog session; the executor chosen for what the plan reads. A reader of the stage's results
+    that writes nothing (`rendered_records`: the export's records as a stream) stops here and maps them."""
+    options = stage.options(ctx.options) if stage.options else None
+    started = time.perf_counter()
+    # a lake without a catalog yet gets its empty one, so a missing dataset is said as `resolve` says it
+    read_only = os.path.exists(catalog_path(ctx.lake, ctx.catalog_path))
+    with open_catalog(ctx.lake, ctx.catalog_path, read_only=read_only) as cat:
+        version = datasets.resolve(cat, ctx.dataset, None if stage.reads_legacy else ctx.lake)
+        run = StageRun(ctx, version, all_groups(version), options, started=started)
+        run.plan = stage.plan(run, cat)
+    run.executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(ctx.lake, run.plan.reads),
+                                    stage.bytes_per_s)
+    return run
+
+
+def mapped(run: StageRun, stage: PartsStage):
+    """Step 3: the plan's items through `stage.work` on the chosen executor: a list, or with a `window` an
+    iterator in item order that its reader consumes as the results arrive."""
     plan, ctx = run.plan, run.ctx
     where = dict(executor=run.executor, ray_address=ctx.ray_address, what=plan.what, name=plan.name, log=ctx.log,
                  label=plan.label, resources=ctx.resources)
@@ -174,16 +194,6 @@ def _committed(run: StageRun, stage: PartsStage, outcome: Outcome) -> tuple[int,
             if stage.record:
                 stage.record(run, cat, number, outcome)
     return number, created
-
-
-def _planned(ctx: StageContext, stage: PartsStage, options: Any) -> StageRun:
-    """The version, its groups and the stage's plan, read under one read-only catalog session."""
-    started = time.perf_counter()
-    with open_catalog(ctx.lake, ctx.catalog_path, read_only=True) as cat:
-        version = datasets.resolve(cat, ctx.dataset, None if stage.reads_legacy else ctx.lake)
-        run = StageRun(ctx, version, all_groups(version), options, started=started)
-        run.plan = stage.plan(run, cat)
-    return run
 
 
 def all_groups(version: Version) -> list[Group]:

@@ -304,3 +304,11 @@ def test_every_action_read_is_a_row_or_a_skipped_count_in_one_unit(tmp_path, cap
     assert cpt["skipped_units"]["no_observation"] == "trajectories" and cpt["skipped_units"]["over_budget"] == "turns"
     lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("  skipped")]
     assert all(l.count(":") == 1 for l in lines)  # one unit a line
+
+
+def test_exporting_from_a_lake_without_a_catalog_says_the_dataset_is_missing(tmp_path, capsys):
+    """The export reads the catalog read-only; on a lake that has none yet it still says what is missing."""
+    lake = tmp_path / "fresh"
+    assert cli.main(["export", "sft", "android", "--lake", str(lake), "--out", str(tmp_path / "out")]) == 2
+    assert "no dataset 'android' (datasets: none yet: run a pipeline first)" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

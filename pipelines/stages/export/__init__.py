@@ -25,19 +25,24 @@ Render once, write many: the records are rendered once, as a stream, and every o
     plan.py      what rendering a version takes, decided once: splits, held-out episodes, demonstrations, groups
     records.py   one trajectory's records (SFT / RL transitions, CPT documents), the recipe's decisions
     render.py    the stream of rendered records (step ids, split, domain, tokens): what export, eval and the
-                 sampler consume (`render_stream`, `rendered_records`)
+                 sampler consume (`RENDER`, `rendered_records`)
     totals.py    what the stream and the rows written add up to (skipped counts, rows, tokens, lengths)
     shards.py    the shards (row and byte caps, mixture weights) and their lineage
     outputs.py   the manifest, dataset_info.json, the verl fragment, trainer configs, budget warnings
 
-This module is the stage itself: `export()` plans, streams the records into the shards, writes the files beside
-them and records the export in the catalog (`record_export`); `export_stage` runs it from a definition.
+This module is the stage itself, run by `pipelines.infra.stage_runner.run_parts` (`EXPORT`: the render's plan
+and per-group work, `render.RENDER`, with the writing added): under the read-only catalog the plan; then the
+records streamed into the shards, the files beside them and the manifest written (`_write`); under the
+writable catalog the export recorded (`record_export`); the export's line logged. `export()` runs it on a
+dataset, `export_stage` from a definition.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
 
 import orjson
 import xxhash
@@ -46,14 +51,15 @@ from catalog import Catalog
 from pipelines.infra import executor as executors
 from pipelines.infra.lake import Lake
 from pipelines.infra.options import ExportOptions, from_mapping
-from pipelines.infra.runs import open_catalog
+from pipelines.infra.stage_runner import Outcome, Plan, StageRun, run_parts
 from pipelines.stages import StageContext, StageResult
 from pipelines.stages.export.options import ExportError, checked, recorded
 from pipelines.stages.export.outputs import budget_warnings, manifest_of, remove_previous, write_extra_files
-from pipelines.stages.export.plan import RENDER_BYTES_PER_S, plan_render
-from pipelines.stages.export.render import render_stream, rendered_records
-from pipelines.stages.export.shards import Lineage, write_shards
+from pipelines.stages.export.plan import RENDER_BYTES_PER_S, render_plan
+from pipelines.stages.export.render import RENDER, Rendered, RenderedRecord, add_rendered, rendered_records
+from pipelines.stages.export.shards import Lineage, Shard, write_shards
 from pipelines.stages.export.totals import new_totals
+from transforms.export import recipe as recipes
 
 # what other modules import from `pipelines.stages.export` (the CLI, export_atif, benches and tests)
 __all__ = ["RENDER_BYTES_PER_S", "ExportError", "Lineage", "budget_warnings", "checked", "export", "export_options",
@@ -71,34 +77,77 @@ def export(lake: Lake, catalog_path: str | None, dataset_ref: str, out: str, con
     """Write the export and record it in the catalog. Returns the manifest. Splits are decided once over
     every episode (small global data); records are rendered one part group per task on the executor (each
     asking Ray for `resources`) and written into shards in group order, so memory follows the part size."""
-    config = checked(config)
-    out_lake = Lake(out)
-    with open_catalog(lake, catalog_path) as cat:
-        plan = plan_render(lake, cat, dataset_ref, config, executor, ray_address)
-        version = plan.version
-        export_id = xxhash.xxh64_hexdigest(orjson.dumps(
-            {"dataset": version.dataset, "version": version.version, "out": out, "config": recorded(config)},
-            option=orjson.OPT_SORT_KEYS))
-        remove_previous(out_lake)
+    return run_parts(StageContext(lake, catalog_path, dataset_ref, "", {"config": config, "out": out}, log, executor,
+                                  ray_address, resources), EXPORT)
 
-        lineage = Lineage(export_id)
-        try:  # a failure anywhere before the export is recorded leaves no lineage file in the temp folder
-            totals = new_totals(config, plan.recipe)
-            shards = write_shards(out_lake, config, render_stream(plan, totals, ray_address, log, resources),
-                                  lineage, totals)
-            extra_files, trainers = write_extra_files(out_lake, config, version.dataset, shards, totals.lengths)
-            manifest = manifest_of(export_id, plan.job, plan.recipe, version, shards, totals, extra_files, trainers)
-            out_lake.write_bytes_atomic(out_lake.path("manifest.json"),
-                                        orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-            record_export(lake, cat, config.kind, config.format, version, out, manifest, lineage)
-        except BaseException:
-            lineage.remove()
-            raise
-    log(f"export {config.kind}/{config.format}: {manifest['rows']:,} rows in {len(shards)} shard(s) from "
-        f"{len(plan.part_groups)} part group(s) on {plan.chosen} -> {out}")
-    for line in budget_warnings(manifest):
-        log(line)
-    return manifest
+
+@dataclass
+class _Writing:
+    """One export's own, from its plan to its manifest: the recipe and the output folder, then what writing it
+    makes (the lineage, the shards, the manifest)."""
+
+    recipe: recipes.Recipe
+    out: str
+    lineage: Lineage | None = None
+    shards: list[Shard] = field(default_factory=list)
+    manifest: dict = field(default_factory=dict)
+
+
+def _plan(run: StageRun, cat: Catalog) -> Plan:
+    """The render's plan (`plan.render_plan`), with this export's writing to come."""
+    plan = render_plan(run, cat)
+    plan.state = _Writing(plan.state, run.ctx.options["out"])
+    return plan
+
+
+def _write(run: StageRun, rendered: Iterator[Rendered]) -> Outcome:
+    """The output folder emptied of the previous export's files, then the shards written as the groups' records
+    arrive, the files beside them and the manifest; no new version."""
+    writing, config, version = run.plan.state, run.options, run.version
+    export_id = xxhash.xxh64_hexdigest(orjson.dumps(
+        {"dataset": version.dataset, "version": version.version, "out": writing.out, "config": recorded(config)},
+        option=orjson.OPT_SORT_KEYS))
+    out_lake = Lake(writing.out)
+    remove_previous(out_lake)
+    writing.lineage = Lineage(export_id)  # removed by `_abandon` when anything fails before the export is recorded
+    totals = new_totals(config, writing.recipe)
+
+    def records() -> Iterator[RenderedRecord]:
+        for group in rendered:
+            add_rendered(totals, group)
+            yield from group.records
+
+    writing.shards = write_shards(out_lake, config, records(), writing.lineage, totals)
+    extra_files, trainers = write_extra_files(out_lake, config, version.dataset, writing.shards, totals.lengths)
+    writing.manifest = manifest_of(export_id, run.plan.job, writing.recipe, version, writing.shards, totals,
+                                   extra_files, trainers)
+    out_lake.write_bytes_atomic(out_lake.path("manifest.json"), orjson.dumps(writing.manifest,
+                                                                             option=orjson.OPT_INDENT_2))
+    return Outcome()
+
+
+def _record(run: StageRun, cat: Catalog, number: int, outcome: Outcome) -> None:
+    writing = run.plan.state
+    record_export(run.ctx.lake, cat, run.options.kind, run.options.format, run.version, writing.out,
+                  writing.manifest, writing.lineage)
+
+
+def _finish(run: StageRun, outcome: Outcome, number: int, created: bool) -> dict:
+    """The export's line and the budget's warnings logged; the manifest."""
+    writing, config = run.plan.state, run.options
+    run.ctx.log(f"export {config.kind}/{config.format}: {writing.manifest['rows']:,} rows in {len(writing.shards)} "
+                f"shard(s) from {len(run.groups)} part group(s) on {run.executor} -> {writing.out}")
+    for line in budget_warnings(writing.manifest):
+        run.ctx.log(line)
+    return writing.manifest
+
+
+def _abandon(run: StageRun) -> None:
+    if run.plan.state.lineage is not None:
+        run.plan.state.lineage.remove()
+
+
+EXPORT = dataclasses.replace(RENDER, plan=_plan, reduce=_write, finish=_finish, record=_record, abandon=_abandon)
 
 
 def record_export(lake: Lake, cat: Catalog, kind: str, format: str, version, out: str, manifest: dict,

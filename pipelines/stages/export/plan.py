@@ -1,7 +1,7 @@
-"""What rendering a version takes, decided once under the catalog before any part group renders: each
-episode's split and the held-out episodes (over every episode: small per-episode data), the recipe's no-change
-steps, the `--demonstrations` pool, the part groups and the executor they run on (`RenderPlan`). The job every
-group shares travels to the executor's tasks (`RenderJob`)."""
+"""What rendering a version takes, decided once under the read-only catalog before any part group renders
+(`render_plan`, the export stage's plan for `pipelines.infra.stage_runner`): each episode's split and the
+held-out episodes (over every episode: small per-episode data), the recipe's no-change steps, the
+`--demonstrations` pool. The job every group shares travels to the executor's tasks (`RenderJob`)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,9 @@ import pyarrow.parquet as pq
 import xxhash
 
 from catalog import Catalog, Version
-from pipelines.infra import datasets
-from pipelines.infra import executor as executors
-from pipelines.infra.datasets import resolve
 from pipelines.infra.lake import Lake
 from pipelines.infra.options import ExportOptions
+from pipelines.infra.stage_runner import Plan, StageRun
 from pipelines.stages.export.options import ExportError, recipe_of
 from transforms.export import demonstrations, recipe as recipes, splits
 from transforms.export.transitions import EPISODE_COLUMNS, episode_index
@@ -64,22 +62,11 @@ class RenderJob:
     demo_texts: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
-class RenderPlan:
-    """What rendering a version takes, decided once under the catalog: the version, the job every part group
-    shares (options, splits, held-out episodes, the recipe's no-change steps), the groups and where they run."""
-
-    version: Version
-    job: RenderJob
-    recipe: recipes.Recipe
-    part_groups: list[dict[str, list[str]]]
-    chosen: str  # the executor: local | ray
-
-
-def plan_render(lake: Lake, cat: Catalog, dataset_ref: str, config: ExportOptions, executor: str = "auto",
-                ray_address: str | None = None) -> RenderPlan:
-    """The plan of rendering `dataset_ref` with `config` (checked): `executor` auto | local | ray."""
-    version = resolve(cat, dataset_ref, lake)
+def render_plan(run: StageRun, cat: Catalog) -> Plan:
+    """The plan of rendering `run.version` with `run.options` (checked): every part group one task, in group order,
+    at most four ahead of the one written; the job they share (splits, held-out episodes, the recipe's
+    no-change steps, the `--demonstrations` pool). The plan's state is the recipe."""
+    config, lake, version = run.options, run.ctx.lake, run.version
     split_of, excluded = _splits(lake, cat, version, config)
     recipe = recipe_of(config)
     no_change = frozenset(r[0] for r in cat.con.execute(
@@ -89,10 +76,7 @@ def plan_render(lake: Lake, cat: Catalog, dataset_ref: str, config: ExportOption
                     version.parts.get("branches", []) if config.include_simulated else [], no_change,
                     version.parts.get("targets", []) if config.targets == "sampled" else [])
     _add_demonstrations(job, lake, version.parts.get("steps", []))
-    part_groups = datasets.part_groups(version) or [{"episodes": version.parts.get("episodes", []),
-                                                     "steps": version.parts.get("steps", [])}]
-    chosen = executors.choose(executor, ray_address, datasets.group_sizes(lake, part_groups), RENDER_BYTES_PER_S)
-    return RenderPlan(version, job, recipe, part_groups, chosen)
+    return Plan(run.groups, job, run.groups, f"export {config.kind}/{config.format}", window=4, state=recipe)
 
 
 def _env(row: dict) -> dict:

@@ -2,9 +2,9 @@
 per task on the executor (`render_group`: the group's steps read through DuckDB ordered by episode, so
 memory stays bounded by the largest episode, the transition view built, each trajectory's records made by
 `records`), and come back in group order as `RenderedRecord`s: split, domain, record id, the record or its
-JSON line, step ids, tokens, recipe info (`render_stream`). The shards, lineage, manifest and trainer configs of
-`export`, eval's requests and the sampler's prompts (`rendered_records`) consume that stream; none renders to a
-file to read it back."""
+JSON line, step ids, tokens, recipe info, through the stage runner (`RENDER`: the export's plan and its
+per-group work). The shards, lineage, manifest and trainer configs of `export`, eval's requests and the
+sampler's prompts (`rendered_records`) consume that stream; none renders to a file to read it back."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ import pyarrow as pa
 
 from catalog import Version
 from pipelines.infra import datasets
-from pipelines.infra import executor as executors
 from pipelines.infra.lake import Lake
 from pipelines.infra.options import ExportOptions
-from pipelines.infra.runs import open_catalog
+from pipelines.infra.stage_runner import PartsStage, mapped, planned
+from pipelines.stages import StageContext
 from pipelines.stages.export.options import KINDS, checked, recipe_of, token_counter
-from pipelines.stages.export.plan import RenderJob, RenderPlan, file_list, plan_render, read_episodes
+from pipelines.stages.export.plan import RENDER_BYTES_PER_S, RenderJob, file_list, read_episodes, render_plan
 from pipelines.stages.export.records import RecipeContext, cpt_records, sampled_targets, turn_records
-from pipelines.stages.export.totals import SKIPPED, Totals, new_totals
+from pipelines.stages.export.totals import SKIPPED, Totals
 from transforms.export import android_state, demonstrations, recipe as recipes, web_action
 from transforms.export.chat import TrajectoryRenderer
 from transforms.export.shell_screen import shell_screens
@@ -209,36 +209,32 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     return out
 
 
-def render_stream(plan: RenderPlan, totals: Totals, ray_address: str | None = None,
-                  log: Callable[[str], None] | None = None,
-                  resources: executors.Resources = executors.ONE_CPU) -> Iterator[RenderedRecord]:
-    """Every record of the plan, rendered once, one part group per task on the executor, in group order. Each group's counts go
-    into `totals` as it arrives. Its consumers: the shards, lineage, manifest and trainer configs of `export`,
-    eval's samples and the sampler's queries (`rendered_records`); none renders to a file to read it back."""
-    config = plan.job.config
-    for rendered in executors.run_ordered(render_group, plan.part_groups, plan.job, executor=plan.chosen,
-                                          ray_address=ray_address, name=datasets.group_stem, log=log,
-                                          label=f"export {config.kind}/{config.format}", resources=resources):
-        add_rendered(totals, rendered)
-        yield from rendered.records
+def _checked_config(options: dict) -> ExportOptions:
+    return checked(options["config"])
+
+
+# The render as the stage runner plans and maps it (`planned`, `mapped`): the export stage adds its writing to
+# it, `rendered_records` reads its records
+RENDER = PartsStage("export", render_group, RENDER_BYTES_PER_S, render_plan, options=_checked_config)
 
 
 def rendered_records(lake: Lake, catalog_path: str | None, dataset_ref: str, config: ExportOptions,
                      log: Callable[[str], None] | None = None, executor: str = "auto",
                      ray_address: str | None = None) -> tuple[Version, Iterator[dict]]:
     """The version's records as `export` renders them with `config`, as a stream of dicts with `_split` and
-    `_domain` added (what eval and the sampler read), nothing written. Returns (version, the stream)."""
-    config = checked(config)
-    with open_catalog(lake, catalog_path) as cat:
-        plan = plan_render(lake, cat, dataset_ref, config, executor, ray_address)
+    `_domain` added (what eval and the sampler read), nothing written: the export's plan, its groups rendered
+    one per task on the executor in group order. Returns (version, the stream)."""
+    run = planned(StageContext(lake, catalog_path, dataset_ref, "", {"config": config}, log, executor, ray_address),
+                  RENDER)
 
     def records() -> Iterator[dict]:
-        for rendered in render_stream(plan, new_totals(config, plan.recipe), ray_address, log):
-            record = rendered.record
-            yield {**(orjson.loads(record) if isinstance(record, (bytes, str)) else record),
-                   "_split": rendered.split, "_domain": rendered.domain}
+        for rendered in mapped(run, RENDER):
+            for record in rendered.records:
+                body = record.record
+                yield {**(orjson.loads(body) if isinstance(body, (bytes, str)) else body),
+                       "_split": record.split, "_domain": record.domain}
 
-    return plan.version, records()
+    return run.version, records()
 
 
 def add_rendered(totals: Totals, rendered: Rendered) -> None:
