@@ -35,7 +35,10 @@ SESSION_KEYS = ("sessionId", "session_id")
 
 
 def _first(obj: dict, keys: tuple[str, ...]):
-    return next((obj[k] for k in keys if k in obj), None)
+    for key in keys:
+        if key in obj:
+            return obj[key]
+    return None
 
 
 def is_call_record(obj) -> bool:
@@ -69,8 +72,7 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
         args = _first(obj, ARGS_KEYS)
         timestamp = parse_time(_first(obj, TIME_KEYS))
         action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        messages.append(Message("assistant", tool_calls=[ToolCall(None, None, action=action)],
-                                timestamp=timestamp))
+        messages.append(Message("assistant", None, [ToolCall(None, None, None, None, action)], timestamp=timestamp))
         messages.append(Message("tool", observation=_outcome(obj, tool, source)))
         extra = {"line": no, **{k: v for k, v in obj.items() if k not in _USED}}
         if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
