@@ -180,6 +180,8 @@ class _Builder:
         self.unmapped: list[Any] = []
         self.extras: list[dict] = []  # env["message_extras"]
         self.models: list[str | None] = []
+        self.system: list[str] = []  # the system messages' texts
+        self.task: str | None = None  # the first user message's text
 
     def seen(self, obs: Observation, k: int) -> None:
         """`obs` came after step `k - 1` (`k` 0: before the first action)."""
@@ -259,10 +261,6 @@ class _Builder:
             self.seen(Observation(kind="text", text=msg.text), 0)
 
 
-def _first_user_text(messages: list[Message]) -> str | None:
-    return next((m.text for m in messages if m.role == "user" and m.text), None)
-
-
 def _build(messages: Iterable[Message]) -> _Builder:
     b = _Builder()
     for msg in messages:
@@ -273,8 +271,12 @@ def _build(messages: Iterable[Message]) -> _Builder:
         elif msg.role == "user":
             b.seen(msg.observation or Observation(kind="text", text=msg.text), len(b.steps))
             b.carried(msg, len(b.steps), msg.timestamp)
+            if b.task is None:
+                b.task = msg.text or None
         elif msg.role == "system":
             b.carried(msg, len(b.steps), msg.timestamp)
+            if msg.text:
+                b.system.append(msg.text)
         else:
             b.keep(msg, f"role {msg.role!r} is none of {', '.join(ROLES)}", observe=True)
     return b
@@ -290,6 +292,8 @@ class Steps:
     warnings: list[Rejected]  # `unknown_content` rows, one per message the core could not place
     unmapped: list[Any]  # those messages, raw (`env["unmapped"]` in `episode`)
     extras: list[dict]  # what placed messages carried beyond their step fields (`env["message_extras"]`)
+    system: list[str] = field(default_factory=list)  # the system messages' texts
+    task: str | None = None  # the first user message's text
 
 
 def steps_of(messages: Iterable[Message]) -> Steps:
@@ -299,17 +303,17 @@ def steps_of(messages: Iterable[Message]) -> Steps:
     for step, held in zip(b.steps, b.after):
         step.observation = _merged(held)
     final = _merged(b.after[-1]) if b.steps and b.after[-1] is not None else None
-    return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras)
+    return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras, b.system, b.task)
 
 
-def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]:
-    """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings."""
+def episode(messages: Iterable[Message], run: Run) -> tuple[Episode, list[Rejected]]:
+    """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings. `messages`
+    is read once, as by `steps_of`."""
     made = steps_of(messages)
     steps = made.steps
     env = dict(run.env)
-    system = [m.text for m in messages if m.role == "system" and m.text]
-    if system:
-        env.setdefault("system_prompt", "\n\n".join(system))
+    if made.system:
+        env.setdefault("system_prompt", "\n\n".join(made.system))
     distinct = list(dict.fromkeys(m for m in made.models if m))
     if len(distinct) > 1:
         env["models"], env["model_per_step"] = distinct, made.models
@@ -319,13 +323,13 @@ def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]
         env["unmapped"] = made.unmapped
     terminated = run.terminated if run.terminated is not None else bool(steps) and steps[-1].action.kind == "done"
     ep = Episode(key=run.key, domain=run.domain, platform=run.platform, steps=steps,
-                 task=run.task if run.task is not None else _first_user_text(messages),
+                 task=run.task if run.task is not None else made.task,
                  agent=run.agent or (distinct[0] if distinct else None), outcome=run.outcome, reward=run.reward,
                  terminated=terminated, final_observation=made.final_observation, env=env, license=run.license)
     return ep, made.warnings
 
 
-def records(messages: list[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:
+def records(messages: Iterable[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:
     """What a reader yields for one transcript: the warnings, then the episode (checked against the schema),
     or an `empty_episode` row when no step could be made; that row keeps the outcome and reward."""
     ep, warnings = episode(messages, run)

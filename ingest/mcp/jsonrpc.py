@@ -52,7 +52,6 @@ import binascii
 import posixpath
 import re
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Iterable, Iterator
 
 import orjson
@@ -477,23 +476,28 @@ def _arguments(call: _Call) -> object:
     return {k: v for k, v in call.params.items() if k != "_meta"}
 
 
-def _transcript(session: Session, source: Source) -> list[TranscriptMessage]:
+def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]:
     """The session's calls and their results as transcript messages, in the order they passed (a result answers
-    its call by the call's place in the session, whichever order the results came in)."""
-    passed = []
-    for n, call in enumerate(session.calls):
-        args = _arguments(call)
-        raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
-        action = tool_action(_tool_name(call), args if args is not None else {}, raw, shell_as_command=False)
-        place = str(n)  # the call's id: its place (ids may repeat on the wire)
-        passed.append((call.seq, TranscriptMessage("assistant", None, [ToolCall(place, None, None, None, action)],
-                                                   timestamp=parse_time(call.timestamp))))
-        if call.response is not None:
-            passed.append((call.response_seq, TranscriptMessage(
-                "tool", None, [], place, observation=_observation(call, source),
-                timestamp=parse_time(call.response_stamp))))
-    passed.sort(key=itemgetter(0))
-    return [msg for _, msg in passed]
+    its call by the call's place in the session, whichever order the results came in), made as the core reads
+    them: a long session's messages are never all held."""
+    calls = session.calls
+    # place in the stream -> the call's place in the session (a request; ~place: its response); ints only
+    passed = {call.seq: n for n, call in enumerate(calls)}
+    passed.update({call.response_seq: ~n for n, call in enumerate(calls) if call.response is not None})
+    for seq in sorted(passed):
+        n = passed[seq]
+        if n >= 0:
+            call = calls[n]
+            args = _arguments(call)
+            raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
+            action = tool_action(_tool_name(call), args if args is not None else {}, raw, shell_as_command=False)
+            # the call's id: its place (ids may repeat on the wire)
+            yield TranscriptMessage("assistant", None, [ToolCall(str(n), None, None, None, action)],
+                                    timestamp=parse_time(call.timestamp))
+        else:
+            call = calls[~n]
+            yield TranscriptMessage("tool", None, [], str(~n), observation=_observation(call, source),
+                                    timestamp=parse_time(call.response_stamp))
 
 
 def _run(session: Session) -> Run:
