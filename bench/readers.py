@@ -1,9 +1,11 @@
 """Heavy readers against their own parse + write limit.
 
-    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--formats playwright_trace har ...]
+    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--formats playwright_trace har mcp_jsonrpc ...]
 
 For each format, a corpus of about `--mb` MB made of its bundled samples copied into folders of their own (a
-copy is an input of its own: its own episodes), and, interleaved, `--repeats` times:
+copy is an input of its own: its own episodes), or of copies of one generated file where the bundled samples are
+too short to show what a long input costs (`bench/mcp_corpus.py`: an MCP JSON-RPC session of 20,000 calls
+answered out of order, a call log of 20,000 lines), and, interleaved, `--repeats` times:
 - limit: read every file, parse what is JSON (a `.json` / `.har` document, each line of a `.jsonl` / `.ndjson`
   / `.trace` / `.network` file, and the same inside a `.zip`), other files kept as bytes, and write it all as
   zstd Parquet rows (path, compact JSON or bytes) in 64 MB row groups: the floor any ingest of these files pays;
@@ -28,6 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import mcp_corpus  # noqa: E402
 from bench.ingest import parse_and_write, timed  # noqa: E402
 
 SAMPLES = REPO / "samples"
@@ -38,12 +41,20 @@ CORPORA = {
     "agentnet_recording": ["macos/agentnet-raw-recording"],
     "atif": ["atif/harbor-claude-code", "atif/harbor-0.1.31-goldens"],
 }
+# format -> (file name, writer of one generated file)
+GENERATED = {
+    "mcp_jsonrpc": ("session.jsonl", mcp_corpus.jsonrpc_session),
+    "mcp_audit_log": ("calls.jsonl", mcp_corpus.call_log),
+}
 _JSON_DOCS = (".json", ".har", ".stacks")
 _JSON_LINES = (".jsonl", ".ndjson", ".trace", ".network")
 
 
 def corpus(fmt: str, mb: float, out: Path) -> int:
-    """Copies of the format's samples under `out` until about `mb` MB; returns the bytes written."""
+    """Copies of the format's samples (or generated file) under `out` until about `mb` MB; returns the bytes
+    written."""
+    if fmt in GENERATED:
+        return _generated_corpus(fmt, mb, out)
     one = sum(p.stat().st_size for s in CORPORA[fmt] for p in (SAMPLES / s).rglob("*")
               if p.is_file() and p.name != "PROVENANCE.md")
     copies = max(1, int(mb * 1e6 // one))
@@ -51,6 +62,19 @@ def corpus(fmt: str, mb: float, out: Path) -> int:
         for sample in CORPORA[fmt]:
             shutil.copytree(SAMPLES / sample, out / f"copy-{i:05d}" / sample.replace("/", "-"),
                             ignore=shutil.ignore_patterns("PROVENANCE.md"))
+    return copies * one
+
+
+def _generated_corpus(fmt: str, mb: float, out: Path) -> int:
+    name, write = GENERATED[fmt]
+    first = out / "copy-00000" / name
+    first.parent.mkdir(parents=True)
+    write(first)
+    one = first.stat().st_size
+    copies = max(1, int(mb * 1e6 // one))
+    for i in range(1, copies):
+        (out / f"copy-{i:05d}").mkdir()
+        shutil.copyfile(first, out / f"copy-{i:05d}" / name)
     return copies * one
 
 
@@ -117,7 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=20, help="corpus size per format in MB (default 20)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--formats", nargs="+", default=list(CORPORA), choices=list(CORPORA))
+    parser.add_argument("--formats", nargs="+", default=[*CORPORA, *GENERATED], choices=[*CORPORA, *GENERATED])
     parser.add_argument("--work", default=None, help="where corpora and lakes are written (a temporary folder)")
     args = parser.parse_args()
     print(f"heavy readers against their parse + write limit, medians of {args.repeats} interleaved repeats")

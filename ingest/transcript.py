@@ -143,7 +143,10 @@ def _result(msg: Message, tool_name: str | None) -> Observation:
 
 
 def _reasoning(msg: Message) -> str | None:
-    parts = [p for p in (msg.reasoning, msg.text if msg.tool_calls else None) if p and p.strip()]
+    text = msg.text if msg.tool_calls else None
+    if not (msg.reasoning or text):  # most turns carry neither
+        return None
+    parts = [p for p in (msg.reasoning, text) if p and p.strip()]
     return "\n\n".join(parts) if parts else None
 
 
@@ -152,6 +155,13 @@ def _iso(when) -> Any:
 
 
 _UNSEEN = Observation()  # a step's observation until `steps_of` merges what came before it
+
+
+def _merged(held) -> Observation:
+    """The observation of what `_Builder.after` holds for one step: nothing, one observation or a list."""
+    if held is None:
+        return Observation()
+    return merge(held) if isinstance(held, list) else held
 
 
 class _Builder:
@@ -170,10 +180,11 @@ class _Builder:
         self.unmapped: list[Any] = []
         self.extras: list[dict] = []  # env["message_extras"]
         self.models: list[str | None] = []
+        self.system: list[str] = []  # the system messages' texts
+        self.task: str | None = None  # the first user message's text
 
-    def seen(self, obs: Observation, step: int | None = None) -> None:
-        """`obs` came after step `step` (default: the latest; -1: before the first action)."""
-        k = len(self.steps) if step is None else step + 1
+    def seen(self, obs: Observation, k: int) -> None:
+        """`obs` came after step `k - 1` (`k` 0: before the first action)."""
         held = self.after[k]
         if held is None:
             self.after[k] = obs
@@ -182,10 +193,6 @@ class _Builder:
         else:
             self.after[k] = [held, obs]
 
-    def parts(self, k: int) -> list[Observation]:
-        held = self.after[k]
-        return [] if held is None else held if isinstance(held, list) else [held]
-
     def add(self, step: Step, tool_name: str | None, is_open: bool, model: str | None) -> None:
         self.steps.append(step)
         self.after.append(None)
@@ -193,36 +200,37 @@ class _Builder:
         self.open.append(is_open)
         self.models.append(model)
 
-    def carried(self, msg: Message, step: int, timestamp: bool = True) -> None:
-        """What `msg` carried that no step field holds (its raw, its time unless a step took it), kept in
-        `extras` with the step it belongs to."""
-        when = msg.timestamp if timestamp else None
-        if msg.raw is None and when is None:
+    def carried(self, msg: Message, step: int, when: Any) -> None:
+        """What `msg` carried that no step field holds (its raw, its time `when` unless a step took it), kept
+        in `extras` with the step it belongs to."""
+        raw = msg.raw
+        if raw is None and when is None:
             return
         extra: dict[str, Any] = {"step": step, "role": msg.role}
         if when is not None:
             extra["timestamp"] = _iso(when)
-        if msg.raw is not None:
-            extra["raw"] = msg.raw
+        if raw is not None:
+            extra["raw"] = raw
         self.extras.append(extra)
 
     def assistant(self, msg: Message) -> None:
         reasoning = _reasoning(msg)
+        at = len(self.steps)
         if not msg.tool_calls:
             if msg.action is None and not (msg.text or reasoning):
                 self.keep(msg, "an assistant turn with neither text nor tool calls")
                 return
             if msg.action is not None:  # the adapter's action holds its own raw: the message's is kept beside
-                self.carried(msg, len(self.steps), timestamp=False)
+                self.carried(msg, at, None)
             action = msg.action or Action(kind="message", text=msg.text, raw=_raw(msg.raw))
-            self.add(Step(_UNSEEN, action, timestamp=msg.timestamp, reasoning=reasoning), None, False, msg.model)
+            self.add(Step(_UNSEEN, action, msg.timestamp, None, reasoning), None, False, msg.model)
             return
-        self.carried(msg, len(self.steps), timestamp=False)  # each call's raw is its action's; the turn's is kept
-        for i, call in enumerate(msg.tool_calls):
+        self.carried(msg, at, None)  # each call's raw is its action's; the turn's is kept
+        for call in msg.tool_calls:
             if call.id is not None:
                 self.by_id.setdefault(str(call.id), len(self.steps))
-            self.add(Step(_UNSEEN, _call_action(call), timestamp=msg.timestamp, reasoning=reasoning if i == 0 else None),
-                     call.name, True, msg.model)
+            self.add(Step(_UNSEEN, _call_action(call), msg.timestamp, None, reasoning), call.name, True, msg.model)
+            reasoning = None  # the turn's reasoning goes on its first step
 
     def _earliest_open(self) -> int | None:
         while self.first_open < len(self.open) and not self.open[self.first_open]:
@@ -230,17 +238,16 @@ class _Builder:
         return self.first_open if self.first_open < len(self.open) else None
 
     def tool(self, msg: Message) -> None:
-        k = self.by_id.get(str(msg.tool_call_id)) if msg.tool_call_id is not None else None
-        if k is None and msg.tool_call_id is None:
-            k = self._earliest_open()
+        call_id = msg.tool_call_id
+        k = self.by_id.get(str(call_id)) if call_id is not None else self._earliest_open()
         if k is None:
             if not self.steps:
                 self.keep(msg, "a tool result before any action", observe=True)
                 return
             k = len(self.steps) - 1
         self.open[k] = False
-        self.seen(_result(msg, self.tool_names[k]), k)
-        self.carried(msg, k + 1)
+        self.seen(_result(msg, self.tool_names[k]), k + 1)
+        self.carried(msg, k + 1, msg.timestamp)
 
     def keep(self, msg: Message, why: str, observe: bool = False) -> None:
         """A message the core cannot place: kept raw in env (and as an observation when it has text)."""
@@ -251,11 +258,7 @@ class _Builder:
         self.unmapped.append(kept)
         self.warnings.append(Rejected("unknown_content", f"{where}: {why}; kept raw in env.unmapped", where))
         if observe and msg.text:
-            self.seen(Observation(kind="text", text=msg.text), -1)
-
-
-def _first_user_text(messages: list[Message]) -> str | None:
-    return next((m.text for m in messages if m.role == "user" and m.text), None)
+            self.seen(Observation(kind="text", text=msg.text), 0)
 
 
 def _build(messages: Iterable[Message]) -> _Builder:
@@ -266,10 +269,14 @@ def _build(messages: Iterable[Message]) -> _Builder:
         elif msg.role == "tool":
             b.tool(msg)
         elif msg.role == "user":
-            b.seen(msg.observation or Observation(kind="text", text=msg.text))
-            b.carried(msg, len(b.steps))
+            b.seen(msg.observation or Observation(kind="text", text=msg.text), len(b.steps))
+            b.carried(msg, len(b.steps), msg.timestamp)
+            if b.task is None:
+                b.task = msg.text or None
         elif msg.role == "system":
-            b.carried(msg, len(b.steps))
+            b.carried(msg, len(b.steps), msg.timestamp)
+            if msg.text:
+                b.system.append(msg.text)
         else:
             b.keep(msg, f"role {msg.role!r} is none of {', '.join(ROLES)}", observe=True)
     return b
@@ -285,26 +292,28 @@ class Steps:
     warnings: list[Rejected]  # `unknown_content` rows, one per message the core could not place
     unmapped: list[Any]  # those messages, raw (`env["unmapped"]` in `episode`)
     extras: list[dict]  # what placed messages carried beyond their step fields (`env["message_extras"]`)
+    system: list[str] = field(default_factory=list)  # the system messages' texts
+    task: str | None = None  # the first user message's text
 
 
 def steps_of(messages: Iterable[Message]) -> Steps:
     """The steps of one transcript, with the observations the module docstring describes. `messages` is read
     once, in order: a generator keeps a long transcript from being held whole."""
     b = _build(messages)
-    for k, step in enumerate(b.steps):
-        step.observation = merge(b.parts(k))
-    final = merge(b.parts(len(b.steps))) if b.steps and b.after[-1] is not None else None
-    return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras)
+    for step, held in zip(b.steps, b.after):
+        step.observation = _merged(held)
+    final = _merged(b.after[-1]) if b.steps and b.after[-1] is not None else None
+    return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras, b.system, b.task)
 
 
-def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]:
-    """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings."""
+def episode(messages: Iterable[Message], run: Run) -> tuple[Episode, list[Rejected]]:
+    """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings. `messages`
+    is read once, as by `steps_of`."""
     made = steps_of(messages)
     steps = made.steps
     env = dict(run.env)
-    system = [m.text for m in messages if m.role == "system" and m.text]
-    if system:
-        env.setdefault("system_prompt", "\n\n".join(system))
+    if made.system:
+        env.setdefault("system_prompt", "\n\n".join(made.system))
     distinct = list(dict.fromkeys(m for m in made.models if m))
     if len(distinct) > 1:
         env["models"], env["model_per_step"] = distinct, made.models
@@ -314,13 +323,13 @@ def episode(messages: list[Message], run: Run) -> tuple[Episode, list[Rejected]]
         env["unmapped"] = made.unmapped
     terminated = run.terminated if run.terminated is not None else bool(steps) and steps[-1].action.kind == "done"
     ep = Episode(key=run.key, domain=run.domain, platform=run.platform, steps=steps,
-                 task=run.task if run.task is not None else _first_user_text(messages),
+                 task=run.task if run.task is not None else made.task,
                  agent=run.agent or (distinct[0] if distinct else None), outcome=run.outcome, reward=run.reward,
                  terminated=terminated, final_observation=made.final_observation, env=env, license=run.license)
     return ep, made.warnings
 
 
-def records(messages: list[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:
+def records(messages: Iterable[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:
     """What a reader yields for one transcript: the warnings, then the episode (checked against the schema),
     or an `empty_episode` row when no step could be made; that row keeps the outcome and reward."""
     ep, warnings = episode(messages, run)

@@ -35,7 +35,10 @@ SESSION_KEYS = ("sessionId", "session_id")
 
 
 def _first(obj: dict, keys: tuple[str, ...]):
-    return next((obj[k] for k in keys if k in obj), None)
+    for key in keys:
+        if key in obj:
+            return obj[key]
+    return None
 
 
 def is_call_record(obj) -> bool:
@@ -64,14 +67,10 @@ _USED = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSIO
 def _call_episode(session, server, calls: list, source: Source, name: str,
                   key_prefix: str) -> Iterator[Episode | Rejected]:
     """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
-    messages, extras = [], []
-    for no, tool, obj in calls:
-        args = _first(obj, ARGS_KEYS)
+    extras, times = [], []
+    for no, _, obj in calls:
         timestamp = parse_time(_first(obj, TIME_KEYS))
-        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        messages.append(Message("assistant", tool_calls=[ToolCall(None, None, action=action)],
-                                timestamp=timestamp))
-        messages.append(Message("tool", observation=_outcome(obj, tool, source)))
+        times.append(timestamp)
         extra = {"line": no, **{k: v for k, v in obj.items() if k not in _USED}}
         if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
             extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
@@ -84,7 +83,16 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     key = str(session if session is not None else server if server is not None else "")
     run = Run(key=key_prefix + key, domain=episode_domain([tool for _, tool, _ in calls], "mcp"), platform="linux",
               terminated=False, env=env)
-    yield from records(messages, run, name)
+    yield from records(_messages(calls, times, source), run, name)
+
+
+def _messages(calls: list, times: list, source: Source) -> Iterator[Message]:
+    """Each call and its outcome as transcript messages, made as the core reads them (never all held)."""
+    for (_, tool, obj), timestamp in zip(calls, times):
+        args = _first(obj, ARGS_KEYS)
+        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
+        yield Message("assistant", None, [ToolCall(None, None, None, None, action)], timestamp=timestamp)
+        yield Message("tool", observation=_outcome(obj, tool, source))
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:

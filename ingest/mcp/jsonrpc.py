@@ -99,7 +99,7 @@ def units(files: list[str], head) -> list[str]:
     return found
 
 
-@dataclass
+@dataclass(slots=True)  # one per line of a log: no per-instance dict
 class Message:
     """One JSON-RPC message as a container yields it."""
 
@@ -112,7 +112,7 @@ class Message:
     session: object = None  # the source's own session id, when it has one: a new id starts a new session
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Call:
     method: str
     params: dict
@@ -206,8 +206,32 @@ def _idless_request(entry, msg: dict) -> bool:
         isinstance(msg.get("method"), str) and not msg["method"].startswith("notifications/")
 
 
+def _sender(entry: dict, known: dict) -> str | None:
+    """The sender the first of an envelope's direction labels names; `known`: the labels read so far (a log
+    repeats a few)."""
+    for key in _DIRECTION_KEYS:
+        label = entry.get(key)
+        if not isinstance(label, str):
+            continue  # direction_of names a sender by a string only
+        if label not in known:
+            known[label] = direction_of(label)
+        if known[label]:
+            return known[label]
+    return None
+
+
+def _server(entry: dict) -> str | None:
+    """The server an envelope names (a gateway's channel)."""
+    for key in _SERVER_KEYS:
+        server = entry.get(key)
+        if isinstance(server, str):
+            return server
+    return None
+
+
 def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
     waiting: dict[object, list[Message]] = {}  # channel -> its id-less requests not answered yet, oldest first
+    labels: dict[str, str | None] = {}  # direction label -> its sender
     for item in _entries(source.read_bytes(), name):
         if isinstance(item, Rejected):
             yield item
@@ -220,9 +244,8 @@ def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
             continue
         direction, channel = None, None
         if msg is not entry:  # an envelope may say who sent it, and to which server
-            direction = next((d for k in _DIRECTION_KEYS if (d := direction_of(entry.get(k)))), None)
-            channel = next((entry[k] for k in _SERVER_KEYS if isinstance(entry.get(k), str)), None)
-        message = Message(no, msg, stamp, channel=channel, direction=direction)
+            direction, channel = _sender(entry, labels), _server(entry)
+        message = Message(no, msg, stamp, channel, direction)
         if _idless_request(entry, msg):
             waiting.setdefault(channel, []).append(message)
             continue
@@ -443,29 +466,38 @@ def _no_calls(session: Session, name: str) -> Rejected:
                     line=session.first_line)
 
 
-def _tool_and_arguments(call: _Call) -> tuple[str | None, object]:
+def _tool_name(call: _Call) -> str | None:
+    return call.params.get("name") if call.method == "tools/call" else call.method
+
+
+def _arguments(call: _Call) -> object:
     if call.method == "tools/call":
-        return call.params.get("name"), call.params.get("arguments")
-    return call.method, {k: v for k, v in call.params.items() if k != "_meta"}
+        return call.params.get("arguments")
+    return {k: v for k, v in call.params.items() if k != "_meta"}
 
 
-def _transcript(session: Session, source: Source) -> list[TranscriptMessage]:
+def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]:
     """The session's calls and their results as transcript messages, in the order they passed (a result answers
-    its call by the call's place in the session, whichever order the results came in)."""
-    passed = []
-    for n, call in enumerate(session.calls):
-        tool, args = _tool_and_arguments(call)
-        raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
-        action = tool_action(tool, args if args is not None else {}, raw, shell_as_command=False)
-        asked = ToolCall(str(n), None, action=action)  # the id: the call's place (ids may repeat on the wire)
-        passed.append((call.seq, TranscriptMessage("assistant", tool_calls=[asked],
-                                                   timestamp=parse_time(call.timestamp))))
-        if call.response is not None:
-            passed.append((call.response_seq, TranscriptMessage(
-                "tool", tool_call_id=str(n), observation=_observation(call, source),
-                timestamp=parse_time(call.response_stamp))))
-    passed.sort(key=lambda seq_msg: seq_msg[0])
-    return [msg for _, msg in passed]
+    its call by the call's place in the session, whichever order the results came in), made as the core reads
+    them: a long session's messages are never all held."""
+    calls = session.calls
+    # place in the stream -> the call's place in the session (a request; ~place: its response); ints only
+    passed = {call.seq: n for n, call in enumerate(calls)}
+    passed.update({call.response_seq: ~n for n, call in enumerate(calls) if call.response is not None})
+    for seq in sorted(passed):
+        n = passed[seq]
+        if n >= 0:
+            call = calls[n]
+            args = _arguments(call)
+            raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
+            action = tool_action(_tool_name(call), args if args is not None else {}, raw, shell_as_command=False)
+            # the call's id: its place (ids may repeat on the wire)
+            yield TranscriptMessage("assistant", None, [ToolCall(str(n), None, None, None, action)],
+                                    timestamp=parse_time(call.timestamp))
+        else:
+            call = calls[~n]
+            yield TranscriptMessage("tool", None, [], str(~n), observation=_observation(call, source),
+                                    timestamp=parse_time(call.response_stamp))
 
 
 def _run(session: Session) -> Run:
@@ -487,7 +519,7 @@ def _run(session: Session) -> Run:
     unanswered = sum(c.response is None for c in session.calls)
     if unanswered:
         env["unanswered_calls"] = unanswered
-    tools = [_tool_and_arguments(c)[0] for c in session.calls]
+    tools = [_tool_name(c) for c in session.calls]
     # the log does not name the platform; MCP servers and search tools run on Linux hosts in practice
     return Run(key=session.key, domain=episode_domain(tools, "mcp"), platform="linux",
                agent=((client.get("clientInfo") or {}).get("name")) if client else None, terminated=False, env=env)

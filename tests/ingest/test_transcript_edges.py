@@ -216,3 +216,21 @@ def test_a_result_after_the_last_step_keeps_its_time_with_the_final_observation_
                                    "timestamp": T0.isoformat()}]
     ep, _ = _go(Message("assistant", "hi"))
     assert "message_extras" not in ep.env  # nothing carried beyond the steps: no entry
+
+
+def test_a_thought_of_blanks_beside_calls_is_no_reasoning():
+    """Text or reasoning of blanks alone says nothing: the step's reasoning is None, not an empty string."""
+    ep, _ = _go(Message("assistant", " \n ", [ToolCall("a", "t", {})], reasoning="\t"))
+    assert ep.steps[0].reasoning is None
+
+
+def test_a_generator_of_messages_is_read_once_for_steps_system_prompt_and_task():
+    """`episode` reads its messages once: the system prompt and the task come from the same pass as the steps."""
+    def messages():
+        yield Message("system", "be brief")
+        yield Message("user", "")
+        yield Message("user", "the task")
+        yield Message("system", "and kind")
+        yield Message("assistant", "done")
+    ep, _ = episode(messages(), Run())
+    assert (ep.task, ep.env["system_prompt"], len(ep.steps)) == ("the task", "be brief\n\nand kind", 1)

@@ -555,3 +555,28 @@ def test_a_real_mcp_gateway_log():
         "github": ["pull_request_read"],
         "safeoutputs": ["create_pull_request", "create_pull_request", "create_pull_request", "missing_tool"]}
     assert sum(len(e.steps) for e in episodes) == 5
+
+
+def test_a_request_with_its_own_id_never_takes_a_waiting_requests_answer(tmp_path):
+    """Only an answer gives a request logged without an id its id: a numbered request logged while one waits
+    keeps its own id, and each answer reaches its own request."""
+    entries = [_gw("REQUEST", "s", {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "a"}}),
+               _gw("REQUEST", "s", _call(5, "b")),
+               _gw("RESPONSE", "s", _res(1, _text("A"))),
+               _gw("RESPONSE", "s", _res(5, _text("B")))]
+    [ep], rows = _read(tmp_path, entries)
+    assert rows == []
+    # `a` passes when its answer gives it an id: after `b`; each step's result is the next observation
+    assert [s.action.tool_name for s in ep.steps] == ["b", "a"]
+    assert (ep.steps[1].observation.text, ep.final_observation.text) == ("B", "A")
+
+
+def test_a_sender_named_by_a_later_direction_key(tmp_path):
+    """An envelope may name its sender under `from` or `source` (after a `direction` that is no label): the
+    sender keeps a client's call and a server's request of the same id apart."""
+    entries = [{"direction": 7, "from": "client", "message": _call(1, "ls")},
+               {"source": "server", "message": _req(1, "roots/list")},
+               {"source": "client", "message": _res(1, {"roots": []})},
+               {"source": "server", "message": _res(1, _text("listing"))}]
+    [ep], rows = _read(tmp_path, entries)
+    assert rows == [] and ep.final_observation.text == "listing"
