@@ -335,3 +335,372 @@ def test_a_session_over_the_record_budget_is_refused_not_parsed(tmp_path):
                     budgets=Budgets(record_bytes=1000))
     (rejected,) = list(cline.read(source))
     assert rejected.rule == "budget_exceeded" and "s1.messages.json" in rejected.reason
+
+
+# --- task folders: side files, usage, environment -------------------------------------------------------------
+
+
+def _task(tmp_path, history, **side) -> Path:
+    """A task folder `tasks/1796628800000/` with the history and the side files given by name (`ui`,
+    `metadata`, `item`: a value is written as JSON, a string as it is)."""
+    task = tmp_path / "tasks" / "1796628800000"
+    task.mkdir(parents=True)
+    files = {"history": "api_conversation_history.json", "ui": "ui_messages.json", "metadata": "task_metadata.json",
+             "item": "history_item.json"}
+    for key, value in {"history": history, **side}.items():
+        (task / files[key]).write_text(value if isinstance(value, str) else json.dumps(value))
+    return task
+
+
+def _call_turn(name="read_file", ts=None, **info) -> dict:
+    entry = {"role": "assistant", "content": [{"type": "tool_use", "id": name, "name": name, "input": {"path": "a"}}]}
+    if ts is not None:
+        entry["ts"] = ts
+    if info:
+        entry["modelInfo"] = info
+    return entry
+
+
+def _result(name="read_file", text="ok") -> dict:
+    return {"role": "user", "content": [{"type": "text", "text": f"[{name} for 'a'] Result:\n{text}"}]}
+
+
+TASK = {"role": "user", "content": "<task>\nDo it\n</task>"}
+
+
+def test_broken_side_files_are_rejected_naming_them_and_the_conversation_is_still_read(tmp_path):
+    folder = _task(tmp_path, [TASK, _call_turn(), _result()], ui="[{", metadata=["not", "an", "object"],
+                   item="{oops")
+    ep, rejected = _split(read_records(cline, folder))
+    assert sorted((r.rule, r.reason.split(":")[0]) for r in rejected) == [
+        ("parse_error", "1796628800000/history_item.json"), ("parse_error", "1796628800000/ui_messages.json")]
+    assert [s.action.tool_name for s in ep.steps] == ["read_file"] and ep.task == "Do it"
+    assert ep.env == {"cline": {}}  # nothing of the broken files, and not taken for Roo Code
+
+
+def test_a_broken_or_oversized_history_is_rejected_naming_it(tmp_path):
+    ep, rejected = _split(read_records(cline, _task(tmp_path, '[{"role": "user"')))
+    assert ep is None and [r.rule for r in rejected] == ["parse_error"]
+    assert rejected[0].reason.startswith("1796628800000/api_conversation_history.json: invalid JSON")
+    folder = tmp_path / "tasks" / "1796628800000"
+    source = Source(fsspec.filesystem("file"), str(folder / "api_conversation_history.json"), "h",
+                    lambda *a: "sha256:0", budgets=Budgets(record_bytes=10))
+    (too_big,) = list(cline.read(source))
+    assert too_big.rule == "budget_exceeded" and "1796628800000/api_conversation_history.json" in too_big.reason
+
+
+def test_a_history_that_is_not_a_list_is_rejected_as_a_bad_record(tmp_path):
+    (rejected,) = read_records(cline, _task(tmp_path, {"role": "user", "content": "x"}))
+    assert rejected.rule == "bad_record" and rejected.location == "api_conversation_history.json"
+    assert rejected.reason == "1796628800000/api_conversation_history.json: not a list of messages"
+
+
+def test_usage_sums_the_numbers_of_every_request_and_skips_what_is_not_one(tmp_path):
+    ui = [{"say": "api_req_started", "text": json.dumps({"tokensIn": 10, "tokensOut": 2, "cost": 0.5})},
+          {"say": "api_req_started", "text": json.dumps({"tokensIn": 5, "cacheReads": 3, "cost": 0.25,
+                                                         "tokensOut": True, "cacheWrites": "7"})},
+          {"say": "api_req_started", "text": "{broken"},  # a request being written when the task stopped
+          {"say": "api_req_started", "text": "[1, 2]"},
+          {"say": "api_req_started", "text": {"tokensIn": 100}},
+          {"say": "text", "text": json.dumps({"tokensIn": 1000})},
+          {"ask": "api_req_failed", "text": json.dumps({"tokensIn": 1000})},
+          {"say": "api_req_started", "text": json.dumps({"tokensIn": 1})}]
+    ep = _episode(_task(tmp_path, [TASK, _call_turn(), _result()], ui=ui))
+    assert ep.env["cline"]["usage"] == {"tokensIn": 16, "tokensOut": 2, "cacheReads": 3, "cost": 0.75}
+
+
+def test_the_last_completion_shown_is_kept_with_whether_it_changed_files(tmp_path):
+    done = {"role": "assistant", "content": [{"type": "tool_use", "id": "d", "name": "attempt_completion",
+                                              "input": {"result": "Second."}}]}
+    ui = [{"say": "completion_result", "text": "First.HAS_CHANGES"}, {"say": "completion_result", "text": 5},
+          {"say": "completion_result", "text": "HAS_CHANGES: Second."}]
+    ep = _episode(_task(tmp_path, [TASK, _call_turn(), _result(), done], ui=ui))
+    assert ep.env["cline"]["completion"] == "HAS_CHANGES: Second." and not ep.env["cline"]["completion_has_changes"]
+    ui[-1] = {"say": "completion_result", "text": "Second.HAS_CHANGES"}
+    ep = _episode(_task(tmp_path / "again", [TASK, _call_turn(), _result(), done], ui=ui))
+    assert ep.env["cline"]["completion"] == "Second." and ep.env["cline"]["completion_has_changes"] is True
+    assert ep.steps[-1].action.text == "Second." and ep.terminated
+
+
+def test_the_task_is_the_histories_else_the_first_one_the_ui_showed(tmp_path):
+    ui = [{"say": "text", "text": "not the task"}, {"say": "task", "text": "Shown task"},
+          {"say": "task", "text": "A later task"}]
+    untagged = {"role": "user", "content": [{"type": "text", "text": "please do it"}]}
+    assert _episode(_task(tmp_path / "a", [untagged, _call_turn(), _result()], ui=ui)).task == "Shown task"
+    assert _episode(_task(tmp_path / "b", [TASK, _call_turn(), _result()], ui=ui)).task == "Do it"
+    # neither: the first thing the user said
+    assert _episode(_task(tmp_path / "c", [untagged, _call_turn(), _result()])).task == "please do it"
+
+
+@pytest.mark.parametrize("environments, platform", [
+    ([{"os_name": "win32"}], "windows"), ([{"os_name": "darwin"}, {"os_name": "linux"}], "linux"),
+    ([{"os_name": "linux"}, {"os_name": "win32"}, "not a record"], "windows"),
+    ([{"os_name": "freebsd"}], "linux"), ([{"os_name": "darwin"}], "macos")])
+def test_the_platform_is_the_latest_environments(tmp_path, environments, platform):
+    ep = _episode(_task(tmp_path, [TASK, _call_turn(), _result()], metadata={"environment_history": environments}))
+    assert ep.platform == platform
+    assert ep.env["cline"]["environment"] == [e for e in environments if isinstance(e, dict)][-1]
+    assert "platform" not in ep.env["cline"] and "files_in_context" not in ep.env["cline"]
+
+
+# --- turns: models, reasoning, calls -------------------------------------------------------------------------
+
+
+def test_each_turns_model_is_its_own_else_the_one_in_use_at_its_time(tmp_path):
+    history = [TASK,
+               _call_turn(ts=T0 + 150), _result(),                     # metadata: "a" from T0 + 100
+               _call_turn(ts=T0 + 250, modelId="own"), _result(),      # its own modelInfo
+               _call_turn(ts=T0 + 260, id="sdk-id"), _result(),        # the CLI 3 spelling
+               _call_turn(ts=T0 + 300), _result(),                     # "b" from T0 + 200 (not "c", later)
+               _call_turn(), _result()]                                # no time: the latest entry
+    usage = [{"ts": T0 + 100, "model_id": "a"}, "not a record", {"ts": T0 + 200, "model_id": "b"},
+             {"ts": T0 + 400, "model_id": "c"}, {"ts": T0 + 500}]
+    ep = _episode(_task(tmp_path, history, metadata={"model_usage": usage}))
+    assert ep.env["model_per_step"] == ["a", "own", "sdk-id", "b", "c"]
+    assert ep.agent == "a" and ep.env["models"] == ["a", "own", "sdk-id", "b", "c"]
+
+
+def test_a_model_usage_entry_without_a_time_holds_from_the_start(tmp_path):
+    history = [TASK, _call_turn(ts=T0), _result()]
+    usage = [{"model_id": "early"}, {"ts": "yesterday", "model_id": "untimed"}, {"ts": T0 + 1, "model_id": "late"}]
+    assert _episode(_task(tmp_path, history, metadata={"model_usage": usage})).agent == "untimed"
+    assert _episode(_task(tmp_path / "b", history, metadata={"model_usage": "x"})).agent is None
+
+
+def test_a_model_named_by_something_other_than_a_string_is_left_out(tmp_path):
+    ep = _episode(_task(tmp_path, [TASK, _call_turn(modelId={"name": "m"}), _result()]))
+    assert ep.agent is None and ep.steps[0].action.tool_name == "read_file"
+
+
+def test_thinking_and_reasoning_blocks_are_the_steps_reasoning(tmp_path):
+    turn = {"role": "assistant", "ts": T0, "content": [
+        {"type": "thinking", "thinking": "First, look."}, {"type": "reasoning", "text": "Then read."},
+        {"type": "thinking", "thinking": ""}, "not a block", {"type": "redacted_thinking", "data": "x"},
+        {"type": "text", "text": "Reading a."},
+        {"type": "tool_use", "id": "r", "name": "read_file", "input": {"path": "a"}},
+        {"type": "tool_use", "id": "s", "name": "search_files", "input": {"regex": "x"}}]}
+    ep = _episode(_task(tmp_path, [TASK, turn, _result("read_file"), _result("search_files", "none")]))
+    assert ep.steps[0].reasoning == "First, look.\n\nThen read.\n\nReading a."
+    assert ep.steps[1].reasoning is None and ep.steps[1].timestamp == _at(T0)
+    assert [s.observation.text for s in ep.steps[1:]] + [ep.final_observation.text] == ["ok", "none"]
+
+
+def test_a_turn_of_text_only_is_a_message_and_its_xml_like_words_stay_text(tmp_path):
+    said = "Use <path>a.py</path> next time; <not_a_tool>x</not_a_tool>."
+    history = [TASK, {"role": "assistant", "content": [{"type": "text", "text": said}], "ts": T0}]
+    ep = _episode(_task(tmp_path, history))
+    (step,) = ep.steps
+    assert (step.action.kind, step.action.text, step.reasoning) == ("message", said, None)
+    assert step.action.raw is None and step.timestamp == _at(T0) and not ep.terminated
+
+
+def test_two_xml_calls_in_one_turn_take_their_results_in_order(tmp_path):
+    turn = {"role": "assistant", "content": [{"type": "text", "text":
+        "Both.\n<read_file>\n<path>a.py</path>\n</read_file>\nand\n<search_files>\n<path>.</path>\n<regex>\nx\n"
+        "</regex>\n</search_files>\n<attempt_completion>\n</attempt_completion>"}]}
+    history = [TASK, turn, {"role": "user", "content": [
+        {"type": "text", "text": "[read_file for 'a.py'] Result:\nA"},
+        {"type": "text", "text": "[search_files for 'x'] Result:\nB"}]}]
+    ep = _episode(_task(tmp_path, history))
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
+        ("read_file", {"path": "a.py"}), ("search_files", {"path": ".", "regex": "x"}), ("attempt_completion", {})]
+    assert ep.steps[0].reasoning == "Both.\n\nand"
+    assert [s.observation.text for s in ep.steps[1:]] == ["A", "B"]
+    # a completion without a result is still a completion, with no answer; results sent after it reopened the task
+    assert ep.steps[2].action.kind == "done" and ep.steps[2].action.text is None and not ep.terminated
+
+
+def test_an_empty_model_turn_is_kept_raw_with_a_warning_naming_it(tmp_path):
+    history = [TASK, {"role": "assistant", "content": []}, _call_turn(), _result()]
+    ep, rejected = _split(read_records(cline, _task(tmp_path, history)))
+    assert [(r.rule, r.location) for r in rejected] == [
+        ("unknown_content", "1796628800000/api_conversation_history.json[1]")]
+    assert ep.env["unmapped"][0]["where"] == "1796628800000/api_conversation_history.json[1]"
+    assert [s.action.tool_name for s in ep.steps] == ["read_file"]
+
+
+def test_entries_and_blocks_that_are_not_objects_are_passed_over(tmp_path):
+    history = [TASK, "a stray string", None, {"role": "assistant", "content": [
+        7, {"type": "tool_use", "id": "r", "name": "read_file", "input": {"path": "a"}}]},
+               {"role": "user", "content": [None, {"type": "tool_result", "tool_use_id": "r", "content": "A"}]}]
+    ep = _episode(_task(tmp_path, history))
+    assert [s.action.tool_name for s in ep.steps] == ["read_file"] and ep.final_observation.text == "A"
+
+
+# --- results and exit codes ----------------------------------------------------------------------------------
+
+
+def _command_turn(call_id="c", name="execute_command", command="make") -> dict:
+    return {"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": name,
+                                              "input": {"command": command}}]}
+
+
+def _after_command(tmp_path, *results, name="execute_command") -> list:
+    """The observations after one command call per result (a user entry's blocks each)."""
+    history = [TASK]
+    for i, blocks in enumerate(results):
+        history += [_command_turn(f"c{i}", name), {"role": "user", "content": blocks}]
+    ep = _episode(_task(tmp_path, history))
+    return [s.observation for s in ep.steps[1:]] + [ep.final_observation]
+
+
+def test_each_result_form_of_a_command_gives_its_exit_code(tmp_path):
+    text = lambda t: [{"type": "text", "text": f"[execute_command for 'make'] Result:\n{t}"}]  # noqa: E731
+    seen = _after_command(
+        tmp_path,
+        text("Command executed.\nOutput:\nok"),                                          # Cline: success
+        text("Command failed with exit code -1.\nOutput:\nkilled"),                      # Cline: failure
+        text("Command executed in terminal within working directory '/w'. Exit code: 0\nOutput:\n"),  # Roo Code
+        text("Command executed in terminal within working directory '/w'. Command execution was not successful, "
+             "inspect the cause and adjust as needed.\nExit code: 3\nOutput:\n"),
+        text("Command executed in terminal within working directory '/w'. Process terminated by signal SIGTERM"),
+        text("Command is still running in the user's terminal."),
+        [{"type": "tool_result", "tool_use_id": "c6", "content": "Command executed in terminal within working "
+                                                                  "directory '/w'. Exit code: 4\nOutput:\nno"}],
+        [{"type": "tool_result", "tool_use_id": "c7", "content": "Command executed.\nOutput:\nok", "is_error": True}])
+    assert [(o.exit_code, o.is_error) for o in seen] == [
+        (0, None), (-1, True), (0, None), (3, True), (None, None), (None, None), (4, True), (None, True)]
+    assert all(o.kind == "terminal" for o in seen)
+    assert seen[0].text == "Command executed.\nOutput:\nok" and seen[6].text.endswith("Exit code: 4\nOutput:\nno")
+
+
+def test_only_a_commands_result_carries_an_exit_code(tmp_path):
+    (seen,) = _after_command(tmp_path, [{"type": "text", "text": "[read_file for 'a'] Result:\nCommand failed with "
+                                                                 "exit code 1.\nCommand executed."}], name="read_file")
+    assert seen.exit_code is None and not seen.is_error and seen.kind != "terminal"
+    (seen,) = _after_command(tmp_path / "b", [{"type": "tool_result", "tool_use_id": "c0", "content":
+                                               "Command executed in terminal within working directory '/w'. "
+                                               "Exit code: 2"}], name="read_file")
+    assert seen.exit_code is None and not seen.is_error
+
+
+def test_result_contents_are_read_as_the_model_was_sent_them(tmp_path):
+    blocks = [
+        [{"type": "tool_result", "tool_use_id": "c0", "content": [
+            {"type": "text", "text": "line 1"}, {"type": "image", "source": {}}, {"type": "text", "text": "line 2"}]}],
+        [{"type": "tool_result", "tool_use_id": "c1"}],
+        [{"type": "tool_result", "tool_use_id": "c2", "content": {"query": "q", "success": False, "error": "no"}}],
+        [{"type": "tool_result", "tool_use_id": "c3", "content": [{"query": "q", "success": True}, "x"]}]]
+    seen = _after_command(tmp_path, *blocks, name="search_files")
+    assert seen[0].text == "line 1\nline 2" and not seen[0].is_error
+    assert seen[1].text in ("", None) and not seen[1].is_error
+    assert json.loads(seen[2].text) == {"query": "q", "success": False, "error": "no"} and seen[2].is_error
+    assert json.loads(seen[3].text) == [{"query": "q", "success": True}, "x"] and not seen[3].is_error
+
+
+def test_a_cli3_command_result_names_its_exit_code_only_for_one_command(tmp_path):
+    def result(i, items):
+        return [{"type": "tool_result", "tool_use_id": f"c{i}", "name": "run_commands", "content": items}]
+    seen = _after_command(
+        tmp_path, result(0, [{"query": "a", "success": True}]),
+        result(1, [{"query": "a", "success": False, "error": "Command exited with code 7"}]),
+        result(2, [{"query": "a", "success": False, "error": "timed out"}]),
+        result(3, [{"query": "a", "success": True}, {"query": "b", "success": True}]),
+        result(4, ["a"]), result(5, "done"), name="run_commands")
+    assert [(o.exit_code, o.is_error) for o in seen] == [(0, None), (7, True), (None, True), (None, None),
+                                                         (None, None), (None, None)]
+
+
+def test_the_user_text_beside_results_is_seen_after_them_and_a_result_before_any_call_is_kept(tmp_path):
+    history = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "stray"},
+                                            {"type": "text", "text": "<task>\nDo it\n</task>"}], "ts": T0},
+               _call_turn(), {"role": "user", "content": [
+                   {"type": "text", "text": "[read_file for 'a'] Result:\nA"},
+                   {"type": "text", "text": "<feedback>\nlook again\n</feedback>"},
+                   {"type": "text", "text": "<environment_details>\nnone\n</environment_details>"}]}]
+    ep, rejected = _split(read_records(cline, _task(tmp_path, history)))
+    assert [(r.rule, r.location) for r in rejected] == [
+        ("unknown_content", "1796628800000/api_conversation_history.json[0]")]
+    assert ep.env["unmapped"][0]["text"] == "stray" and ep.task == "Do it"
+    assert ep.steps[0].observation.text == "stray\n\n<task>\nDo it\n</task>"
+    assert ep.final_observation.text == "A\n\n<feedback>\nlook again\n</feedback>\n<environment_details>\nnone\n" \
+                                        "</environment_details>"
+
+
+# --- which files are claimed, and what is planned with them --------------------------------------------------
+
+HISTORY_HEAD = b' \n[{"role":"user","content":"x"}]'
+SESSION_HEAD = b'{"version":1,"sessionId":"s1","messages":[]}'
+
+
+def _claimed(heads: dict[str, bytes], others: list[str]) -> list[str]:
+    return cline.units(sorted([*heads, *others]), lambda p: heads.get(p, b""))
+
+
+def test_a_task_folder_is_claimed_whole_with_every_file_cline_writes_there():
+    heads = {"/in/tasks/1/api_conversation_history.json": HISTORY_HEAD}
+    cline_files = ["/in/tasks/1/ui_messages.json", "/in/tasks/1/task_metadata.json", "/in/tasks/1/settings.json",
+                   "/in/tasks/1/context_history.json", "/in/tasks/1/history_item.json",
+                   "/in/tasks/1/focus_chain_taskid_1.md", "/in/tasks/1/checkpoints/a/HEAD",
+                   "/in/tasks/10/notes.md", "/in/tasks/1-old/notes.md"]  # neighbours, not inside it
+    assert _claimed(heads, cline_files) == ["/in/tasks/1"]
+    for other in ("/in/tasks/1/notes.md", "/in/tasks/1/Checkpoints/x", "/in/tasks/1/sub/checkpoints/x"):
+        assert _claimed(heads, [*cline_files, other]) == ["/in/tasks/1/api_conversation_history.json"], other
+
+
+@pytest.mark.parametrize("head", [b'{"role": "user"}', b'[1, 2, 3]', b"", b'"[{\\"role\\""'])
+def test_a_history_named_file_that_is_no_list_of_messages_is_not_claimed(head):
+    assert _claimed({"/in/t/api_conversation_history.json": head}, []) == []
+
+
+def test_a_session_folder_is_claimed_whole_only_while_it_holds_that_sessions_files():
+    heads = {"/s/abc/abc.messages.json": SESSION_HEAD}
+    assert _claimed(heads, ["/s/abc/abc.json"]) == ["/s/abc"]
+    assert _claimed(heads, ["/s/abc/abc.json", "/s/abc/abcd.json"]) == ["/s/abc/abc.messages.json"]
+    assert _claimed(heads, ["/s/abc/abc.json", "/s/abc/notes.txt"]) == ["/s/abc/abc.messages.json"]
+    assert _claimed(heads, ["/s/abcd/x.json", "/s/abc.json"]) == ["/s/abc"]
+    assert _claimed({"/s/abc/abc.messages.json": b'{"messages": [], "id": "sessionId"}'}, []) == []
+    assert _claimed({"/s/abc/abc.messages.json": b'[{"sessionId": "s1"}]'}, []) == []
+    assert _claimed({"/s/abc/abc.json": SESSION_HEAD}, []) == []
+
+
+def test_files_under_a_folder_are_its_own_and_no_neighbours():
+    ordered = sorted(["/a/1/x", "/a/1/y/z", "/a/1.json", "/a/10/x", "/a/1-b/x", "/a/0/x", "/a/2/x"])
+    assert cline.files_under(ordered, "/a/1") == ["x", "y/z"]
+    assert cline.files_under(ordered, "/a/3") == []
+
+
+def test_a_history_claimed_alone_is_planned_with_the_files_its_reader_reads_and_names_the_others():
+    files = sorted(["/p/api_conversation_history.json", "/p/ui_messages.json", "/p/task_metadata.json",
+                    "/p/history_item.json", "/p/settings.json", "/p/focus_chain_taskid_9.md", "/p/README.md",
+                    "/p/src/a.py", "/p/checkpoints/x", "/q/ui_messages.json"])
+    planned = cline.members(["/p/api_conversation_history.json"], files, None)
+    why = ("a file Cline writes in a task folder; the reader reads the conversation, ui_messages.json, "
+           "task_metadata.json and history_item.json")
+    assert planned == {"/p/api_conversation_history.json": [
+        ("/p/checkpoints/x", why), ("/p/focus_chain_taskid_9.md", why), "/p/history_item.json",
+        ("/p/settings.json", why), "/p/task_metadata.json", "/p/ui_messages.json"]}
+
+
+def test_a_session_file_claimed_alone_is_planned_with_its_record_and_a_folder_with_nothing():
+    planned = cline.members(["/s/abc.messages.json", "/t/1"], ["/s/abc.json", "/s/abc.messages.json"], None)
+    assert planned == {"/s/abc.messages.json": ["/s/abc.json"]}
+
+
+# --- Roo Code's marks ----------------------------------------------------------------------------------------
+
+
+def test_roo_codes_truncation_and_encrypted_reasoning_are_counted_and_its_usage_records_name_it(tmp_path):
+    history = [{**TASK, "truncationParent": "t1"}, {**_call_turn(), "truncationParent": "t1"},
+               {**_result(), "truncationParent": "t1"},
+               {"type": "reasoning", "encrypted_content": "gAAA"}, {"type": "reasoning", "encrypted_content": "gB"},
+               {"role": "assistant", "type": "reasoning", "content": [{"type": "text", "text": "said"}]}]
+    ui = [{"say": "api_req_started", "text": json.dumps({"apiProtocol": "anthropic", "tokensIn": 3})}]
+    ep = _episode(_task(tmp_path, history, ui=ui))
+    assert "cline" not in ep.env and ep.env["roo_code"]["usage"] == {"tokensIn": 3}
+    assert ep.env["roo_code"]["context_management"] == {"truncated": 3, "encrypted_reasoning": 2}
+    assert "modes" not in ep.env["roo_code"] and "history_item" not in ep.env["roo_code"]
+    assert [s.action.kind for s in ep.steps] == ["tool_call", "message"] and ep.steps[1].action.text == "said"
+
+
+def test_a_protocol_named_anywhere_but_a_usage_record_does_not_make_a_task_roo_codes(tmp_path):
+    ui = [{"say": "text", "text": '{"apiProtocol": "openai"}'}, {"say": "api_req_started", "text": "{}"},
+          {"ask": "api_req_started", "text": '{"apiProtocol": "openai"}'}]
+    ep = _episode(_task(tmp_path, [TASK, _call_turn(), _result()], ui=ui))
+    assert "roo_code" not in ep.env and "cline" in ep.env
+
+
+def test_a_roo_history_item_names_the_task_when_the_history_does_not(tmp_path):
+    untagged = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    ep = _episode(_task(tmp_path, [untagged, _call_turn(), _result()], item={"task": "From the item", "size": 9}))
+    assert ep.task == "From the item" and ep.env["roo_code"] == {"history_item": {"task": "From the item"}}
