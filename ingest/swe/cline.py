@@ -257,7 +257,7 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
     record_name = name[:-len(SESSION_MESSAGES)] + ".json"
     try:
         doc = parse_json(source.read_bytes(posixpath.join(folder, name) if not folder else ""), name, source.budgets)
-        record = parse_json(source.read_bytes(posixpath.join(folder, record_name)), record_name) \
+        record = parse_json(source.read_bytes(posixpath.join(folder, record_name)), record_name, source.budgets) \
             if record_name in source.listdir(folder) else {}
     except SourceError as e:
         yield e.as_rejected()

@@ -328,13 +328,20 @@ def test_a_broken_session_record_is_rejected_naming_it(tmp_path):
 
 
 def test_a_session_over_the_record_budget_is_refused_not_parsed(tmp_path):
-    folder = tmp_path / "s1"
-    folder.mkdir()
-    (folder / "s1.messages.json").write_text(json.dumps({"messages": _turns(), "pad": "x" * 2000}))
-    source = Source(fsspec.filesystem("file"), str(folder), "s1", lambda *a: "sha256:0",
-                    budgets=Budgets(record_bytes=1000))
-    (rejected,) = list(cline.read(source))
+    def read(name, messages, record=None):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / f"{name}.messages.json").write_text(json.dumps(messages))
+        if record is not None:
+            (folder / f"{name}.json").write_text(json.dumps(record))
+        return list(cline.read(Source(fsspec.filesystem("file"), str(folder), name, lambda *a: "sha256:0",
+                                      budgets=Budgets(record_bytes=1000))))
+
+    (rejected,) = read("s1", {"messages": _turns(), "pad": "x" * 2000})
     assert rejected.rule == "budget_exceeded" and "s1.messages.json" in rejected.reason
+    # the session record beside it is one record too
+    (rejected,) = read("s2", {"messages": _turns()[:2]}, {"status": "completed", "pad": "x" * 2000})
+    assert rejected.rule == "budget_exceeded" and "s2.json" in rejected.reason
 
 
 # --- task folders: side files, usage, environment -------------------------------------------------------------
