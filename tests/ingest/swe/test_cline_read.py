@@ -711,3 +711,130 @@ def test_a_roo_history_item_names_the_task_when_the_history_does_not(tmp_path):
     untagged = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
     ep = _episode(_task(tmp_path, [untagged, _call_turn(), _result()], item={"task": "From the item", "size": 9}))
     assert ep.task == "From the item" and ep.env["roo_code"] == {"history_item": {"task": "From the item"}}
+
+
+# --- what the first runs of the mutation tool found unasserted -----------------------------------------------
+
+
+def test_an_empty_session_is_an_empty_episode_row_and_a_turn_without_model_info_names_none(tmp_path):
+    (row,) = _session(tmp_path, {"sessionId": "e", "messages": []}, name="e")
+    assert row.rule == "empty_episode" and row.location == "e.messages.json"
+    messages = [{"role": "user", "content": [{"type": "text", "text": "plain words"}]},
+                {"role": "assistant", "content": []},
+                {"role": "assistant", "content": [{"type": "text", "text": "Hello."}]}]
+    ep, rejected = _split(_session(tmp_path, {"sessionId": "f", "messages": messages}, name="f"))
+    # the warning names the session's own file, not a task folder's
+    assert [(r.rule, r.location) for r in rejected] == [("unknown_content", "f.messages.json[1]")]
+    assert ep.task == "plain words" and ep.agent is None and ep.terminated
+    assert ep.steps[0].action.text == "Hello."
+
+
+def test_a_task_without_any_action_is_an_empty_episode_row_naming_the_task(tmp_path):
+    (row,) = read_records(cline, _task(tmp_path, [TASK]))
+    assert row.rule == "empty_episode" and row.location == "1796628800000"
+
+
+def test_one_of_two_sessions_laid_in_one_folder_is_read_alone(tmp_path):
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    for name, task in (("a", "Task A"), ("b", "Task B")):
+        turns = [{"role": "user", "content": [{"type": "text", "text": f"<user_input>{task}</user_input>"}]},
+                 {"role": "assistant", "content": [{"type": "text", "text": f"Did {task}."}]}]
+        (folder / f"{name}.messages.json").write_text(json.dumps({"sessionId": name, "messages": turns}))
+    ep = _episode(folder / "b.messages.json")
+    assert ep.key == "b" and ep.task == "Task B" and ep.steps[0].action.text == "Did Task B."
+
+
+def test_the_episode_key_is_the_task_folders_name(tmp_path):
+    folder = tmp_path / "roo-task-X"
+    folder.mkdir()
+    (folder / "api_conversation_history.json").write_text(json.dumps([TASK, _call_turn(), _result()]))
+    assert _episode(folder).key == "roo-task-X"
+
+
+def test_side_files_over_the_record_budget_are_refused_and_the_conversation_still_read(tmp_path):
+    folder = _task(tmp_path, [TASK, _call_turn(), _result()],
+                   ui=[{"say": "api_req_started", "text": json.dumps({"tokensIn": 1, "pad": "x" * 3000})}])
+    source = Source(fsspec.filesystem("file"), str(folder), "t", lambda *a: "sha256:0",
+                    budgets=Budgets(record_bytes=2000))
+    ep, rejected = _split(list(cline.read(source)))
+    assert [(r.rule, r.location) for r in rejected] == [("budget_exceeded", "1796628800000/ui_messages.json")]
+    assert ep.env == {"cline": {}} and [s.action.tool_name for s in ep.steps] == ["read_file"]
+
+
+def test_parallel_calls_take_their_results_by_id_in_any_order(tmp_path):
+    turn = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "r1", "name": "read_file", "input": {"path": "a"}},
+        {"type": "tool_use", "id": "r2", "name": "execute_command", "input": {"command": "false"}}]}
+    answers = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "r2", "content": "Command failed with exit code 1."},
+        {"type": "tool_result", "tool_use_id": "r1", "content": "A"}]}
+    ep = _episode(_task(tmp_path, [TASK, turn, answers]))
+    assert ep.steps[1].observation.text == "A" and ep.final_observation.text == "Command failed with exit code 1."
+
+
+def test_a_results_own_text_that_looks_like_a_result_header_is_kept_whole(tmp_path):
+    log = "[build for 'app'] Result:\nok"
+    (seen,) = _after_command(tmp_path, [{"type": "tool_result", "tool_use_id": "c0", "content": log}],
+                             name="read_file")
+    assert seen.text == log
+
+
+def test_a_search_tools_result_keeps_its_results(tmp_path):
+    found = "[1] https://example.org/a\nTitle: A page\nSnippet: about a"
+    (seen,) = _after_command(tmp_path, [{"type": "tool_result", "tool_use_id": "c0", "content": found}],
+                             name="web_search")
+    assert json.loads(seen.ui_tree)["results"][0]["url"] == "https://example.org/a"
+
+
+def test_xml_parameters_keep_their_indentation_and_two_text_blocks_join_by_lines(tmp_path):
+    turn = {"role": "assistant", "content": [
+        {"type": "text", "text": "Writing."},
+        {"type": "text", "text": "<write_to_file>\n<path>Xcode/App.swift</path>\n<content>\n    let x = 1\n"
+                                 "</content>\n</write_to_file>"}]}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "Both\n"}, {"type": "text", "text": "  done "}]}
+    ep = _episode(_task(tmp_path, [TASK, turn, _result("write_to_file"), answer]))
+    assert json.loads(ep.steps[0].action.arguments) == {"path": "Xcode/App.swift", "content": "    let x = 1"}
+    assert ep.steps[0].reasoning == "Writing."
+    assert ep.steps[1].action.text == "Both\n\n  done "  # an answer's text as the model wrote it
+
+
+def test_calls_with_odd_arguments_are_read_and_only_shell_tools_are_commands(tmp_path):
+    turn = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "a", "name": "run_slash_command", "input": {"command": "init"}},
+        {"type": "tool_use", "id": "b", "name": "execute_command", "input": "ls -la"},
+        {"type": "tool_use", "id": "c", "name": "run_commands", "input": {"commands": ["ls", 3]}},
+        {"type": "tool_use", "id": "d", "name": "attempt_completion", "input": "Finished."}]}
+    ep = _episode(_task(tmp_path, [TASK, turn]))
+    assert [(s.action.kind, s.action.code, s.action.text) for s in ep.steps] == [
+        ("tool_call", None, None), ("tool_call", None, None), ("tool_call", None, None), ("done", None, None)]
+    assert [s.action.tool_name for s in ep.steps] == ["run_slash_command", "execute_command", "run_commands",
+                                                      "attempt_completion"]
+    assert json.loads(ep.steps[3].action.raw)["input"] == "Finished." and ep.terminated
+
+
+def test_an_xml_completion_keeps_the_text_the_model_wrote_as_its_raw(tmp_path):
+    call = "<attempt_completion>\n<result>\nDone.\n</result>\n</attempt_completion>"
+    ep = _episode(_task(tmp_path, [TASK, {"role": "assistant", "content": [{"type": "text", "text": call}]}]))
+    assert ep.steps[0].action.raw == call and ep.steps[0].action.text == "Done."
+
+
+def test_turns_without_a_model_stay_unnamed_beside_turns_with_one(tmp_path):
+    history = [TASK, _call_turn(modelId="a"), _result(), _call_turn(), _result(), _call_turn(modelId="b"), _result()]
+    ep = _episode(_task(tmp_path, history))
+    assert ep.env["model_per_step"] == ["a", None, "b"]
+    usage = [{"ts": T0 + 5, "model_id": "then"}, {"ts": T0 + 6, "model_id": "later"}]
+    ep = _episode(_task(tmp_path / "b", [TASK, _call_turn(ts=T0 + 5), _result()], metadata={"model_usage": usage}))
+    assert ep.agent == "then"  # an entry made at the turn's own time holds for it
+
+
+def test_a_ui_record_that_is_not_an_object_does_not_hide_the_ones_after_it(tmp_path):
+    ui = ["not a record", {"say": "api_req_started", "text": json.dumps({"tokensIn": 4})},
+          {"say": "completion_result", "text": "Done."}]
+    ep = _episode(_task(tmp_path, [TASK, _call_turn(), _result()], ui=ui))
+    assert ep.env["cline"]["usage"] == {"tokensIn": 4} and ep.env["cline"]["completion"] == "Done."
+
+
+def test_an_entry_without_a_role_is_still_seen(tmp_path):
+    ep = _episode(_task(tmp_path, [TASK, _call_turn(), {"content": "[read_file for 'a'] Result:\nA"}]))
+    assert ep.final_observation.text == "A"
