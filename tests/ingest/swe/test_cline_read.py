@@ -740,9 +740,11 @@ def test_one_of_two_sessions_laid_in_one_folder_is_read_alone(tmp_path):
     for name, task in (("a", "Task A"), ("b", "Task B")):
         turns = [{"role": "user", "content": [{"type": "text", "text": f"<user_input>{task}</user_input>"}]},
                  {"role": "assistant", "content": [{"type": "text", "text": f"Did {task}."}]}]
-        (folder / f"{name}.messages.json").write_text(json.dumps({"sessionId": name, "messages": turns}))
+        (folder / f"{name}.messages.json").write_text(json.dumps({"messages": turns}))
+        (folder / f"{name}.json").write_text(json.dumps({"status": "completed", "model": f"model-{name}"}))
     ep = _episode(folder / "b.messages.json")
-    assert ep.key == "b" and ep.task == "Task B" and ep.steps[0].action.text == "Did Task B."
+    assert ep.key == "b.messages.json" and ep.task == "Task B" and ep.steps[0].action.text == "Did Task B."
+    assert ep.env["cline"]["session"] == {"status": "completed", "model": "model-b"}  # its own record
 
 
 def test_the_episode_key_is_the_task_folders_name(tmp_path):
