@@ -206,9 +206,11 @@ MODULES = {
     "chat": Module(["ingest/chat/shapes.py", "ingest/chat/messages.py", "ingest/chat/by_shape.py"],
                    ["tests/ingest/chat/test_by_shape_read.py"]),
     # the span model the trace readers share and the OTLP reader on it; the OpenAI Agents reader's direct tests
-    # reach the span model too (the producers' own runs, test_*_producer.py, are left out)
+    # reach the span model too, test_spans_read.py calls it on spans built in-process (the producers' own runs,
+    # test_*_producer.py, are left out)
     "traces": Module(["ingest/traces/spans.py", "ingest/traces/otel.py"],
-                     ["tests/ingest/traces/test_otel_read.py", "tests/ingest/traces/test_openai_agents_read.py"]),
+                     ["tests/ingest/traces/test_otel_read.py", "tests/ingest/traces/test_openai_agents_read.py",
+                      "tests/ingest/traces/test_spans_read.py"]),
     # the coding CLIs' readers called directly, on their real recordings and hand-made edge cases (the CLIs' own
     # runs, test_*_cli.py, are left out)
     # Roo Code's task folders are read by the Cline reader (test_roo_code.py, but for its check of the folders

@@ -1,0 +1,128 @@
+"""The span model every trace reader assembles its episodes with (`ingest.traces.spans.trace_records`), called on
+spans built in-process in the shapes the decoders give them: handoffs between agents, tool spans that name no
+call id or a call the model spans never recorded, results a span did not keep, and the trace facts kept in env."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from ingest.record import Episode, Rejected, episode_id
+from ingest.traces.genai import ModelTurn, ToolUse
+from ingest.traces.spans import Span, trace_records
+from ingest.transcript import Message, ToolCall
+
+T0 = dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.timezone.utc)
+
+
+def _span(sid, parent, kind, at, name=None, **fields) -> Span:
+    return Span(trace_id="t1", span_id=sid, parent_id=parent, name=name or kind or "other",
+                start=T0 + dt.timedelta(seconds=at), end=T0 + dt.timedelta(seconds=at, milliseconds=500),
+                order=at, where=f"spans[{at}]", kind=kind, **fields)
+
+
+def _model(sid, parent, at, inputs, outputs, model="m1") -> Span:
+    return _span(sid, parent, "model", at, model=ModelTurn(inputs=inputs, outputs=outputs, model=model))
+
+
+def _calls(*calls) -> Message:
+    return Message("assistant", tool_calls=[ToolCall(i, n, a) for i, n, a in calls])
+
+
+def _read(spans) -> tuple[list[Episode], list[Rejected]]:
+    out = list(trace_records("otel", "in/t.json", "t.json", "t1", spans, {}))
+    return [r for r in out if isinstance(r, Episode)], [r for r in out if isinstance(r, Rejected)]
+
+
+USER = Message("user", text="Plan a trip")
+
+
+def test_a_handoff_opens_the_target_agents_episode_and_answers_the_transfer_call():
+    spans = [_span("a1", None, "agent", 0, agent="Triage"),
+             _model("m1", "a1", 1, [USER], [_calls(("c1", "transfer_to_planner", {}))]),
+             _span("h1", "a1", "handoff", 2, agent="Planner", handoff_from="Triage"),
+             _span("a2", None, "agent", 3, agent="Planner"),
+             _model("m2", "a2", 4, [USER, _calls(("c1", "transfer_to_planner", {})),
+                                    Message("tool", text="ok", tool_call_id="c1")],
+                    [Message("assistant", text="Two days in Rome.")], model="m2")]
+    (main, sub), rejected = _read(spans)
+    assert rejected == []
+    assert [s.action.tool_name for s in main.steps] == ["transfer_to_planner"]
+    assert main.final_observation.text == "handoff from Triage to Planner" and not main.terminated
+    assert main.env["subagents"] == [{"key": "t1/agent:a2", "episode_id": episode_id("otel", "in/t.json", sub.key),
+                                      "agent": "Planner", "span_id": "a2", "relation": "handoff", "after_steps": 1}]
+    assert sub.key == "t1/agent:a2" and sub.env["parent"]["relation"] == "handoff"
+    assert sub.env["parent"] == {"key": "t1", "episode_id": episode_id("otel", "in/t.json", "t1"), "span_id": "a2",
+                                 "relation": "handoff"}
+    assert sub.env["agent_name"] == "Planner" and "agent_name" not in main.env
+    # what the planner was handed (up to the transfer call) is its context, not its actions; its task is the
+    # first user message there, and the transfer's result, answered by the handoff, is not added again
+    assert sub.env["trace"]["history_messages"] == 2 and sub.task == "Plan a trip"
+    assert [s.action.text for s in sub.steps] == ["Two days in Rome."] and sub.terminated and sub.agent == "m2"
+
+
+def test_a_handoff_without_a_transfer_call_is_a_handoff_action_of_its_own():
+    spans = [_model("m1", None, 0, [USER], [Message("assistant", text="Passing on.")]),
+             _span("h1", None, "handoff", 1, agent="B", handoff_from="A")]
+    (ep,), _ = _read(spans)
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps[1:]] == [
+        ("handoff", {"from_agent": "A", "to_agent": "B"})]
+    assert ep.final_observation.text == "handoff from A to B" and not ep.terminated
+
+
+def test_tool_spans_without_a_call_id_answer_by_arguments_then_name_then_order():
+    calls = _calls(("c1", "get", {"city": "Paris"}), ("c2", "get", {"city": "Rome"}), ("c3", "look", {}))
+    spans = [_model("m1", None, 0, [USER], [calls]),
+             _span("t1", None, "tool", 1, tool=ToolUse("get", None, {"city": "Rome"}, "sunny")),
+             _span("t2", None, "tool", 2, tool=ToolUse("other", None, None, "seen")),
+             _span("t3", None, "tool", 3, tool=ToolUse("get", None, '{"city": "Nice"}', "rainy"))]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name for s in ep.steps] == ["get", "get", "look"]
+    # c2 (Rome) by its arguments; "other", no open call's name, takes the earliest (c1); the last `get` finds no
+    # `get` open and takes the earliest left (c3)
+    assert [s.observation.text for s in ep.steps[1:]] + [ep.final_observation.text] == ["seen", "sunny", "rainy"]
+    raw = json.loads(ep.steps[1].action.raw)
+    assert raw["span"]["span_id"] == "t1" and raw["span"]["name"] == "tool"
+
+
+def test_a_tool_span_the_model_spans_never_recorded_is_an_action_of_its_own():
+    spans = [_model("m1", None, 0, [USER], [Message("assistant", text="Let me check.")]),
+             _span("t1", None, "tool", 5, tool=ToolUse("search", "x9", {"q": "rome"}, "3 hits"),
+                   attributes={"k": "v"}, error="boom")]
+    (ep,), _ = _read(spans)
+    tool = ep.steps[1]
+    assert (tool.action.tool_name, json.loads(tool.action.arguments)) == ("search", {"q": "rome"})
+    assert tool.timestamp == T0 + dt.timedelta(seconds=5)  # its span's start
+    assert json.loads(tool.action.raw) == {"name": "tool", "span_id": "t1", "parent_id": None,
+                                           "attributes": {"k": "v"}, "error": "boom"}
+    assert ep.final_observation.text == "3 hits"
+    assert ep.env["trace"]["errors"] == [{"span": "tool", "span_id": "t1", "error": "boom"}]
+
+
+def test_a_tool_span_without_a_result_leaves_the_call_open_for_the_next_model_input():
+    call = _calls(("c1", "read", {}))
+    spans = [_model("m1", None, 0, [USER], [call]),
+             _span("t1", None, "tool", 1, tool=ToolUse("read", "c1", "", None)),
+             _model("m2", None, 2, [USER, call, Message("tool", text="file body", tool_call_id="c1")],
+                    [Message("assistant", text="Read it.")])]
+    (ep,), _ = _read(spans)
+    assert [s.action.kind for s in ep.steps] == ["tool_call", "message"]
+    assert ep.steps[1].observation.text == "file body" and ep.terminated
+
+
+def test_a_tool_span_fills_in_the_arguments_the_model_record_lost():
+    spans = [_model("m1", None, 0, [USER], [_calls(("c1", "get", "{}"))]),
+             _span("t1", None, "tool", 1, tool=ToolUse("get", "c1", {"city": "Oslo"}, "cold"))]
+    (ep,), _ = _read(spans)
+    assert json.loads(ep.steps[0].action.arguments) == {"city": "Oslo"} and ep.final_observation.text == "cold"
+
+
+def test_spans_of_no_step_kind_are_kept_in_env_and_the_agent_is_named_when_no_model_is():
+    spans = [_span("a1", None, "agent", 0, agent="Helper"),
+             _span("x1", "a1", None, 1, name="db.query", attributes={"db": "pg"}),
+             _span("t1", "a1", "tool", 2, tool=ToolUse("run", "r1", {}, "done"))]
+    (ep,), _ = _read(spans)
+    assert ep.env["trace"]["other_spans"] == [{"name": "db.query", "span_id": "x1", "parent_id": "a1",
+                                               "attributes": {"db": "pg"}}]
+    assert ep.env["trace"]["agents"] == ["Helper"] and ep.agent == "Helper"
+    assert ep.env["trace"]["spans"] == 3 and ep.env["trace"]["trace_id"] == "t1"
