@@ -126,3 +126,101 @@ def test_spans_of_no_step_kind_are_kept_in_env_and_the_agent_is_named_when_no_mo
                                                "attributes": {"db": "pg"}}]
     assert ep.env["trace"]["agents"] == ["Helper"] and ep.agent == "Helper"
     assert ep.env["trace"]["spans"] == 3 and ep.env["trace"]["trace_id"] == "t1"
+
+
+# --- the OTLP reader's spans: ids, times, records written twice, file order ----------------------------------
+
+
+def _otel(tmp_path, lines, name="spans.jsonl"):
+    from ingest.traces import otel
+    from tests.ingest.traces.read_util import read
+
+    path = tmp_path / name
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    return read(otel, path)
+
+
+def _otlp_doc(*spans) -> dict:
+    return {"resourceSpans": [{"scopeSpans": [{"spans": list(spans)}]}]}
+
+
+def _otlp_span(sid, name, attrs: dict, start=None, end=None, trace="5b8efff798038103d269b633813fc60c", **more):
+    span = {"traceId": trace, "spanId": sid, "name": name,
+            "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()], **more}
+    if start is not None:
+        span["startTimeUnixNano"] = str(start)
+    if end is not None:
+        span["endTimeUnixNano"] = str(end)
+    return span
+
+
+def _chat_attrs(inputs, outputs) -> dict:
+    return {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4.1",
+            "gen_ai.input.messages": json.dumps(inputs), "gen_ai.output.messages": json.dumps(outputs)}
+
+
+ASK = {"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}
+CALLS = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {}}]}
+SAID = {"role": "assistant", "parts": [{"type": "text", "content": "Rainy."}]}
+TOOL = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "c1",
+        "gen_ai.tool.call.result": "rain"}
+
+
+def test_spans_without_times_keep_their_file_order(tmp_path):
+    lines = [_otlp_doc(_otlp_span("00000000000000a1", "chat", _chat_attrs([ASK], [CALLS])),
+                       _otlp_span("00000000000000a2", "tool", TOOL),
+                       _otlp_span("00000000000000a3", "chat", _chat_attrs([ASK, CALLS], [SAID])))]
+    (ep,), rejected = _otel(tmp_path, lines)
+    assert rejected == [] and [s.action.kind for s in ep.steps] == ["tool_call", "message"]
+    assert ep.steps[1].observation.text == "rain" and ep.steps[1].action.text == "Rainy." and ep.terminated
+
+
+def test_a_span_written_when_it_started_and_again_when_it_ended_is_read_once_as_ended(tmp_path):
+    started = _otlp_span("00000000000000a2", "tool", {**TOOL, "gen_ai.tool.call.result": "pending"}, start=2 * 10**18)
+    ended = _otlp_span("00000000000000a2", "tool", TOOL, start=2 * 10**18, end=2 * 10**18 + 10**9)
+    again = _otlp_span("00000000000000a2", "tool", {**TOOL, "gen_ai.tool.call.result": "late"}, start=2 * 10**18)
+    chat = _otlp_span("00000000000000a1", "chat", _chat_attrs([ASK], [CALLS]), start=10**18, end=10**18 + 1)
+    (ep,), rejected = _otel(tmp_path, [_otlp_doc(started), "{not json", _otlp_doc(chat, ended, again)])
+    assert [r.rule for r in rejected] == ["parse_error"]  # the bad line, and the lines after it are read
+    assert ep.final_observation.text == "rain" and ep.env["trace"]["spans"] == 2
+
+
+def test_ids_are_lowercase_hex_whichever_way_they_were_written(tmp_path):
+    import base64
+
+    from ingest.traces import otel
+
+    assert otel.span_id("0xAABBCCDDEEFF0011") == "aabbccddeeff0011"
+    assert otel.span_id(base64.b64encode(bytes.fromhex("aabbccddeeff0011")).decode()) == "aabbccddeeff0011"
+    trace = bytes.fromhex("5b8efff798038103d269b633813fc60c")
+    assert otel.span_id(base64.b64encode(trace).decode()) == trace.hex()
+    assert otel.span_id(base64.b64encode(b"abc").decode()) == base64.b64encode(b"abc").decode()  # no id's size
+    assert otel.span_id("not an id!") == "not an id!" and otel.span_id("") is None and otel.span_id(7) is None
+
+
+def test_times_of_zero_or_past_a_datetime_are_none_and_sdk_integers_are_nanoseconds():
+    from ingest.traces import otel
+
+    assert otel._nanos("0") is None and otel._nanos(1) == dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    assert otel._nanos(10**30) is None and otel._nanos("soon") is None
+    at = dt.datetime(2025, 3, 1, 12, tzinfo=dt.timezone.utc)
+    ns = int(at.timestamp()) * 10**9
+    assert otel._sdk_time(ns) == at and otel._sdk_time("2025-03-01T12:00:00Z") == at
+    assert otel._sdk_time(10**15 + 1) == dt.datetime.fromtimestamp((10**15 + 1) / 1e9, dt.timezone.utc)
+
+
+def test_integer_ids_of_the_sdks_span_model_are_padded_hex():
+    from ingest.traces import otel
+
+    assert otel._int_id(255, 16) == "00000000000000ff" and otel._int_id(1, 32) == "0" * 31 + "1"
+    assert otel._int_id(float(2**70), 32) == f"{2**70:032x}"
+    assert otel._int_id(0, 16) == 0 and otel._int_id(-5, 16) == -5 and otel._int_id(True, 16) is True
+    assert otel._int_id(0.0, 16) == 0.0 and otel._int_id(1.5, 16) == 1.5
+
+
+def test_a_failed_status_without_a_message_still_says_the_span_failed():
+    from ingest.traces import otel
+
+    assert otel._error({"code": 2}) == "the span failed"
+    assert otel._error({"code": "STATUS_CODE_ERROR", "message": "timeout"}) == "timeout"
+    assert otel._error({"code": 1}) is None and otel._error("error") is None
