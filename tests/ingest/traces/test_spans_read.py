@@ -224,3 +224,47 @@ def test_a_failed_status_without_a_message_still_says_the_span_failed():
     assert otel._error({"code": 2}) == "the span failed"
     assert otel._error({"code": "STATUS_CODE_ERROR", "message": "timeout"}) == "timeout"
     assert otel._error({"code": 1}) is None and otel._error("error") is None
+
+
+# --- which agent spans open episodes ---------------------------------------------------------------------------
+
+
+def test_an_agent_inside_a_workflow_span_with_no_step_of_its_own_is_the_episodes_agent_not_a_sub_episode():
+    spans = [_span("w1", None, "agent", 0, agent="Agent workflow"),
+             _span("a1", "w1", "agent", 1, agent="Writer"),
+             _model("m1", "a1", 2, [USER], [Message("assistant", text="Rome, then Florence.")])]
+    (ep,), _ = _read(spans)
+    assert ep.key == "t1" and "subagents" not in ep.env and "parent" not in ep.env
+    assert ep.env["trace"]["agents"] == ["Agent workflow", "Writer"]
+    assert [s.action.text for s in ep.steps] == ["Rome, then Florence."] and ep.terminated
+
+
+def test_an_agent_called_through_a_tool_is_a_subagent_linked_after_the_call():
+    spans = [_span("a1", None, "agent", 0, agent="Lead"),
+             _model("m1", "a1", 1, [USER], [_calls(("c1", "ask_researcher", {"q": "Rome"}))]),
+             _span("t1", "a1", "tool", 2, tool=ToolUse("ask_researcher", "c1", {"q": "Rome"}, "Rome is warm")),
+             _span("b1", "t1", "agent", 3, agent="Researcher"),
+             _model("m2", "b1", 4, [Message("user", text="Rome")], [Message("assistant", text="Rome is warm")],
+                    model="m2")]
+    (main, sub), _ = _read(spans)
+    assert [s.action.tool_name for s in main.steps] == ["ask_researcher"] and not main.terminated
+    assert main.final_observation.text == "Rome is warm"
+    assert [(s["key"], s["relation"], s["after_steps"]) for s in main.env["subagents"]] == [
+        ("t1/agent:b1", "subagent", 1)]
+    assert sub.env["parent"]["key"] == "t1" and sub.env["parent"]["relation"] == "subagent"
+    assert [s.action.text for s in sub.steps] == ["Rome is warm"] and sub.agent == "m2" and sub.task == "Rome"
+    assert sub.env["trace"]["spans"] == 2  # its own agent span and model call, none of the lead's
+
+
+def test_a_handoff_names_the_next_agent_span_of_its_target_not_an_earlier_one():
+    spans = [_span("q0", None, "agent", -1, agent="Triage"),  # before the handoff: not its target
+             _span("p0", None, "agent", 0, agent="Planner"),
+             _model("m0", "p0", 1, [USER], [_calls(("c0", "transfer_to_triage", {}))]),
+             _span("h0", "p0", "handoff", 2, agent="Triage", handoff_from="Planner"),
+             _span("q1", None, "agent", 3, agent="Triage"),
+             _model("m1", "q1", 4, [Message("user", text="Again")], [Message("assistant", text="Done.")])]
+    episodes, _ = _read(spans)
+    assert [e.key for e in episodes] == ["t1", "t1/agent:q1"]
+    assert episodes[1].env["parent"]["relation"] == "handoff" and episodes[1].steps[0].action.text == "Done."
+    assert [s.action.tool_name for s in episodes[0].steps] == ["transfer_to_triage"]
+    assert episodes[0].env["trace"]["agents"] == ["Triage", "Planner"]
