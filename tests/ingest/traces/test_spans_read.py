@@ -268,3 +268,45 @@ def test_a_handoff_names_the_next_agent_span_of_its_target_not_an_earlier_one():
     assert episodes[1].env["parent"]["relation"] == "handoff" and episodes[1].steps[0].action.text == "Done."
     assert [s.action.tool_name for s in episodes[0].steps] == ["transfer_to_triage"]
     assert episodes[0].env["trace"]["agents"] == ["Triage", "Planner"]
+
+
+def test_a_subagent_of_a_subagent_and_a_handoff_inside_one_name_their_own_parents():
+    spans = [_span("a1", None, "agent", 0, agent="Lead"),
+             _model("m1", "a1", 1, [USER], [_calls(("c1", "ask_b", {}))]),
+             _span("t1", "a1", "tool", 2, tool=ToolUse("ask_b", "c1", {}, "B done")),
+             _span("b1", "t1", "agent", 3, agent="B"),
+             _model("m2", "b1", 4, [Message("user", text="b task")], [_calls(("c2", "ask_c", {}))]),
+             _span("t2", "b1", "tool", 5, tool=ToolUse("ask_c", "c2", {}, "C done")),
+             _span("c1a", "t2", "agent", 6, agent="C"),
+             _model("m3", "c1a", 7, [Message("user", text="c task")], [Message("assistant", text="C says")]),
+             _model("m4", "b1", 8, [Message("user", text="b task")], [_calls(("c3", "transfer_to_d", {}))]),
+             _span("h1", "b1", "handoff", 9, agent="D", handoff_from="B"),
+             _span("d1", None, "agent", 10, agent="D"),
+             _model("m5", "d1", 11, [Message("user", text="d task")], [Message("assistant", text="D says")])]
+    episodes, rejected = _read(spans)
+    assert rejected == []
+    by_key = {e.key: e for e in episodes}
+    assert list(by_key) == ["t1", "t1/agent:b1", "t1/agent:c1a", "t1/agent:d1"]  # the trace's, then by start
+    parents = {k: (e.env["parent"]["key"], e.env["parent"]["relation"]) for k, e in by_key.items() if k != "t1"}
+    assert parents == {"t1/agent:b1": ("t1", "subagent"), "t1/agent:c1a": ("t1/agent:b1", "subagent"),
+                       "t1/agent:d1": ("t1/agent:b1", "handoff")}
+    assert [s["key"] for s in by_key["t1/agent:b1"].env["subagents"]] == ["t1/agent:c1a", "t1/agent:d1"]
+    assert [s["after_steps"] for s in by_key["t1/agent:b1"].env["subagents"]] == [1, 2]
+    assert [s.action.tool_name for s in by_key["t1/agent:b1"].steps] == ["ask_c", "transfer_to_d"]
+
+
+def test_results_in_a_model_calls_input_answer_their_calls_once_and_system_prompts_are_kept_once():
+    system = Message("system", text="Be brief.")
+    first = _calls(("c1", "look", {}), (None, "peek", {}))
+    spans = [_model("m1", None, 0, [system, Message("system", text=""), USER], [first]),
+             _model("m2", None, 1, [system, USER, first, Message("tool", text="seen", tool_call_id="c1"),
+                                    Message("tool", text="peeked", tool_name="peek")],
+                    [_calls(("c2", "look", {}))]),
+             _model("m3", None, 2, [system, USER, first, Message("tool", text="seen", tool_call_id="c1"),
+                                    _calls(("c2", "look", {})), Message("tool", text="again", tool_call_id="c2"),
+                                    Message("tool", text="seen", tool_call_id="c1")],
+                    [Message("assistant", text="All seen.")])]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name for s in ep.steps] == ["look", "peek", "look", None]
+    assert [s.observation.text for s in ep.steps[1:]] == ["seen", "peeked", "again"]
+    assert ep.env["system_prompt"] == "Be brief." and ep.terminated
