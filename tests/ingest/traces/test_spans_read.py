@@ -310,3 +310,24 @@ def test_results_in_a_model_calls_input_answer_their_calls_once_and_system_promp
     assert [s.action.tool_name for s in ep.steps] == ["look", "peek", "look", None]
     assert [s.observation.text for s in ep.steps[1:]] == ["seen", "peeked", "again"]
     assert ep.env["system_prompt"] == "Be brief." and ep.terminated
+
+
+def test_documents_of_every_layout_are_read_and_others_are_named(tmp_path):
+    def sdk(sid, name, attrs, parent=None):
+        return {"name": name, "context": {"trace_id": "0x5b8efff798038103d269b633813fc60c", "span_id": "0x" + sid},
+                "parent_id": parent, "start_time": "2025-03-01T12:00:01Z", "end_time": "2025-03-01T12:00:02Z",
+                "attributes": attrs, "events": [{"name": "note", "timestamp": "2025-03-01T12:00:01.5Z"}]}
+    tool = {"openinference.span.kind": "TOOL", "tool.name": "get_weather", "input.value": "{}", "output.value": "sun"}
+    lines = [[sdk("00000000000000c1", "get_weather", tool), {"what": "else"}],   # a JSON array of SDK spans
+             {"resource_spans": [{"instrumentation_library_spans": [
+                 {"spans": [_otlp_span("00000000000000d1", "db", {"db.system": "pg"}, start=10**18,
+                                       events=[{"name": "retry", "time_unix_nano": str(10**18 + 5)}])]},
+                 "not a scope"]}]},
+             {"resourceSpans": [{"scopeSpans": "not a list"}]}]
+    (ep,), rejected = _otel(tmp_path, lines)
+    assert [(r.rule, r.location) for r in rejected] == [("unknown_content", "spans.jsonl:1[1]")]
+    assert json.loads(rejected[0].snippet) == {"what": "else"}
+    assert [s.action.tool_name for s in ep.steps] == ["get_weather"] and ep.final_observation.text == "sun"
+    (db,) = ep.env["trace"]["other_spans"]
+    assert db["name"] == "db" and db["events"][0]["time"] == dt.datetime.fromtimestamp(
+        (10**18 + 5) / 1e9, dt.timezone.utc)
