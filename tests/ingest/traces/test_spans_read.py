@@ -67,7 +67,21 @@ def test_a_handoff_without_a_transfer_call_is_a_handoff_action_of_its_own():
     (ep,), _ = _read(spans)
     assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps[1:]] == [
         ("handoff", {"from_agent": "A", "to_agent": "B"})]
+    handoff = ep.steps[1]
+    assert handoff.timestamp == T0 + dt.timedelta(seconds=1)  # its span's start
+    assert json.loads(handoff.action.raw) == {"name": "handoff", "span_id": "h1", "parent_id": None}
     assert ep.final_observation.text == "handoff from A to B" and not ep.terminated
+
+
+def test_past_the_limit_other_spans_are_counted_not_kept():
+    from ingest.traces.spans import MAX_OTHER_SPANS
+
+    spans = [_model("m1", None, 0, [USER], [Message("assistant", text="Hi.")])]
+    spans += [_span(f"x{i}", None, None, 1 + i, name=f"op{i}") for i in range(MAX_OTHER_SPANS + 2)]
+    (ep,), _ = _read(spans)
+    trace = ep.env["trace"]
+    assert len(trace["other_spans"]) == MAX_OTHER_SPANS and trace["other_spans_left_out"] == 2
+    assert trace["other_spans"][-1]["name"] == f"op{MAX_OTHER_SPANS - 1}" and trace["spans"] == MAX_OTHER_SPANS + 3
 
 
 def test_tool_spans_without_a_call_id_answer_by_arguments_then_name_then_order():
