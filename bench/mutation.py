@@ -207,15 +207,18 @@ MODULES = {
     "chat": Module(["ingest/chat/shapes.py", "ingest/chat/messages.py", "ingest/chat/by_shape.py"],
                    ["tests/ingest/chat/test_by_shape_read.py"]),
     # the span model the trace readers share and the OTLP reader on it; the OpenAI Agents reader's direct tests
-    # reach the span model too (the producers' own runs, test_*_producer.py, are left out)
+    # reach the span model too, test_spans_read.py calls it on spans built in-process (the producers' own runs,
+    # test_*_producer.py, are left out)
     "traces": Module(["ingest/traces/spans.py", "ingest/traces/otel.py"],
-                     ["tests/ingest/traces/test_otel_read.py", "tests/ingest/traces/test_openai_agents_read.py"]),
+                     ["tests/ingest/traces/test_otel_read.py", "tests/ingest/traces/test_openai_agents_read.py",
+                      "tests/ingest/traces/test_spans_read.py"]),
     # the coding CLIs' readers called directly, on their real recordings and hand-made edge cases (the CLIs' own
     # runs, test_*_cli.py, are left out)
     # Roo Code's task folders are read by the Cline reader (test_roo_code.py, but for its check of the folders
-    # against Roo Code's own schemas, which runs node); Cline CLI 3 sessions are reached by the CLI's runs alone
+    # against Roo Code's own schemas, which runs node); test_cline_read.py reads what the Cline CLI wrote (task
+    # folders of 2.18.0, a 3.0.65 session) kept beside it
     "cline": Module(["ingest/swe/cline.py"], [
-        "tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py",
+        "tests/ingest/swe/test_cline_read.py", "tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py",
         *(f"tests/ingest/swe/test_roo_code.py::test_{t}" for t in (
             "a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes",
             "a_roo_code_task_of_the_xml_era_is_told_from_cline_by_its_environment_details",
@@ -1094,6 +1097,37 @@ EQUIVALENT: dict[str, str] = {
                                                     "(its model turn's), none for an observation")
        for f, n in (("_model_turn", 138), ("_model_turn", 139), ("_model_turn", 140), ("_model_turn", 141),
                     ("_model_turn", 142), ("_model_turn", 110), ("_user", 76), ("_user", 80), ("_messages", 41))},
+    **{f"ingest.swe.cline.x_{f}__mutmut_{n}": ("a user or tool message's time: the transcript core keeps a step's "
+                                               "time (its model turn's), none for what is seen")
+       for f, n in (("_messages", 90), ("_user", 98), ("_user", 104), ("_user", 124), ("_user", 128))},
+    **{f"ingest.swe.cline.x_{f}__mutmut_{n}": ("where a message lies is read by the core only for a message it "
+                                               "keeps raw: never a user or system message, nor a completion turn "
+                                               "(it always holds its call)")
+       for f, n in (("_user", 125), ("_user", 129), ("_session", 71), ("_session", 74),
+                    ("_unsaved_completion", 56), ("_unsaved_completion", 62), ("read", 111))},
+    "ingest.swe.cline.x__session__mutmut_68": "the core gathers system messages into env wherever they lie",
+    **{f"ingest.swe.cline.x_{f}__mutmut_{n}": "Run's own defaults are domain swe and platform linux"
+       for f, n in (("_session", 133), ("_session", 134), ("read", 152))},
+    **{f"ingest.swe.cline.x__env__mutmut_{n}": "linux is the platform where none is named: naming it changes nothing"
+       for n in (86, 87)},
+    **{f"ingest.swe.cline.x__env__mutmut_{n}": ("the name of a parse error that is caught and passed over (a usage "
+                                                "record being written when the task stopped)") for n in (15, 20, 21)},
+    "ingest.swe.cline.x__command_exit__mutmut_33": "'XXXX' names no exit code either",
+    "ingest.swe.cline.x__messages__mutmut_2": "'' or None is None: the task found is the same",
+    **{f"ingest.swe.cline.x__messages__mutmut_{n}": ("Roo Code's encrypted reasoning item holds no role and no "
+                                                     "content: read as a user entry it adds nothing, and its writer "
+                                                     "puts it before the assistant turn, where no call is pending")
+       for n in (29, 30, 31, 33, 34)},
+    **{f"ingest.swe.cline.x__user__mutmut_{n}": ("Cline names the tool of the call a result answers, in its "
+                                                 "`[tool ...] Result:` header or (CLI 3) the result's `name`: the "
+                                                 "pending call's name, the same") for n in (32, 37, 38, 39)},
+    **{f"ingest.swe.cline.x__session__mutmut_{n}": ("the messages file of a session folder and the file claimed alone "
+                                                    "('..' joined with its own name) are the same bytes")
+       for n in (15, 18)},
+    **{f"ingest.swe.cline.x_read__mutmut_{n}": ("a unit's path never ends in a slash or a space, and a leading slash "
+                                               "leaves the last name alike") for n in (31, 32)},
+    "ingest.swe.cline.x_read__mutmut_7": "the listing is read for a folder unit only, which None and '' both name",
+    "ingest.swe.cline.x_read__mutmut_75": "a side file that could not be read is replaced by an empty one below",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

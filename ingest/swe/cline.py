@@ -203,7 +203,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     ui, metadata, item = side[UI], side[METADATA], side[ROO_ITEM]
     env, task = _env(ui, metadata)
     models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)]
-    messages, found_task, seen = _messages(history, where, models)
+    messages, found_task, seen = _messages(history, f"{where}/{HISTORY}", models)
     if history and isinstance(history[-1], dict) and history[-1].get("role") != "assistant":
         messages += _unsaved_completion(ui, len(history) - 1, f"{where}/{UI}")
     # ended: the conversation's last message is the turn that calls attempt_completion (a user reply after a
@@ -257,7 +257,7 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
     record_name = name[:-len(SESSION_MESSAGES)] + ".json"
     try:
         doc = parse_json(source.read_bytes(posixpath.join(folder, name) if not folder else ""), name, source.budgets)
-        record = parse_json(source.read_bytes(posixpath.join(folder, record_name)), record_name) \
+        record = parse_json(source.read_bytes(posixpath.join(folder, record_name)), record_name, source.budgets) \
             if record_name in source.listdir(folder) else {}
     except SourceError as e:
         yield e.as_rejected()
@@ -316,8 +316,9 @@ def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
 
 
 def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None, dict]:
-    """The messages, the task, and what Roo Code's entries said beside them (`seen`: the modes in order, the
-    model its environment details named last, its context-management marks)."""
+    """The messages of the list of entries `history` (of the file `where` names), the task, and what Roo Code's
+    entries said beside them (`seen`: the modes in order, the model its environment details named last, its
+    context-management marks)."""
     out: list[Message] = []
     task = None
     seen = {"modes": [], "model": None, "summaries": 0, "condensed": 0, "truncated": 0, "encrypted_reasoning": 0}
@@ -328,7 +329,7 @@ def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Messa
         _mark_context(entry, seen)
         if entry.get("type") == "reasoning" and "role" not in entry:
             continue  # Roo Code's encrypted reasoning item (OpenAI Responses), counted: nothing readable
-        mwhere = f"{where}/{HISTORY}[{i}]"
+        mwhere = f"{where}[{i}]"
         stamp = parse_time(entry.get("ts"))
         blocks = entry.get("content") if isinstance(entry.get("content"), list) else [
             {"type": "text", "text": entry.get("content")}]
