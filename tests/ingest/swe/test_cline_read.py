@@ -116,7 +116,8 @@ def test_a_history_alone_without_side_files_is_still_read(tmp_path):
     shutil.copy(NATIVE / "api_conversation_history.json", copy)
     ep = _episode(copy)
     assert len(ep.steps) == 5 and ep.task == CLINE_PROMPT and ep.agent == CLINE_MODEL and ep.terminated
-    assert ep.env == {"cline": {}}
+    # nothing from side files; the history's own per-message times and metrics stay in message_extras
+    assert ep.env["cline"] == {} and set(ep.env) == {"cline", "message_extras"}
 
 
 # --- Cline CLI 2.18.0, the XML tool form ---------------------------------------------------------------------
