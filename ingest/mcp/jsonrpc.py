@@ -351,6 +351,8 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
     current: dict[str | None, Session] = {}
     # (channel, sender of the request or None, id) -> requests waiting for their response
     pending: dict[tuple, list[tuple[str, _Call | None, Session]]] = {}
+    # (channel, id) -> responses logged before any request they answer, each with its row in `rejected`
+    early: dict[tuple, list[_Early]] = {}
 
     def session_for(channel, no) -> Session:
         if channel not in current:
@@ -385,7 +387,8 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
                 params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
                 call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp, seq=seq)
                 session.calls.append(call)
-            pending.setdefault((channel, item.direction, _key(mid)), []).append((method, call, session))
+            if not _answered_early(early, rejected, (channel, _key(mid)), item.direction, seq, method, call, session):
+                pending.setdefault((channel, item.direction, _key(mid)), []).append((method, call, session))
         elif isinstance(method, str):  # a notification
             session.notifications.append({"method": method, "params": msg.get("params"),
                                           "after_step": len(session.calls)})
@@ -393,22 +396,15 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             sides = [_other(item.direction), None] if item.direction else [None, "client", "server"]
             queues = [q for side in sides if (q := pending.get((channel, side, _key(mid))))]
             if not queues:
+                # a proxy that logs each direction from its own thread after relaying (greenlight) can log a
+                # response before the request it answers: the row stands unless that request follows
+                early.setdefault((channel, _key(mid)), []).append(_Early(sides, msg, seq, item.stamp, len(rejected)))
                 rejected.append(Rejected("unpaired_response", f"{name}:{no}: response id {mid!r} answers no request",
                                          name, line=no, snippet=dumps(msg)[:500]))
                 continue
             # the newest session's request first (a restarted server reuses ids), the oldest of its requests
             queue, at = max(((q, i) for q in queues for i in range(len(q))), key=lambda qi: (qi[0][qi[1]][2].index, -qi[1]))
-            req_method, call, owner = queue.pop(at)
-            owner.messages += 1
-            result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
-            if call is not None:
-                call.response, call.response_seq, call.response_stamp = msg, seq, item.stamp
-            elif req_method == "initialize":
-                owner.server = {k: v for k, v in result.items()}
-            elif req_method == "tools/list":
-                for tool in result.get("tools") or []:
-                    if isinstance(tool, dict) and tool.get("name"):
-                        owner.tools[tool["name"]] = tool
+            _answer(msg, seq, item.stamp, *queue.pop(at))
             continue
         else:
             rejected.append(Rejected("bad_message", f"{name}:{no}: neither request, notification nor response",
@@ -420,7 +416,51 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
     for queue in pending.values():
         for _, _, owner in queue:
             owner.unanswered += 1
+    rejected[:] = [r for r in rejected if r is not None]
     return sessions
+
+
+@dataclass
+class _Early:
+    """A response logged before any request it could answer."""
+
+    sides: list  # the senders its request may have
+    msg: dict
+    seq: int
+    stamp: object
+    row: int  # its `unpaired_response` row in `rejected`
+
+
+def _answered_early(early: dict, rejected: list, key: tuple, direction: str | None, seq: int, method: str,
+                    call: _Call | None, session: Session) -> bool:
+    """Whether a response logged before this request answers it: then they are paired and the response's row
+    in `rejected` is withdrawn."""
+    held = early.get(key)
+    answer = next((e for e in held if direction in e.sides), None) if held else None
+    if answer is None:
+        return False
+    held.remove(answer)
+    rejected[answer.row] = None
+    answered_at = seq
+    if call is not None:  # the call takes the response's place in the stream, the response the call's
+        call.seq, answered_at = answer.seq, call.seq
+    _answer(answer.msg, answered_at, answer.stamp, method, call, session)
+    return True
+
+
+def _answer(msg: dict, seq: int, stamp, req_method: str, call: _Call | None, owner: Session) -> None:
+    """Response `msg` (at `seq` in the stream) answers a request of `owner`: a call's result, or the server's
+    details and tools."""
+    owner.messages += 1
+    result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
+    if call is not None:
+        call.response, call.response_seq, call.response_stamp = msg, seq, stamp
+    elif req_method == "initialize":
+        owner.server = {k: v for k, v in result.items()}
+    elif req_method == "tools/list":
+        for tool in result.get("tools") or []:
+            if isinstance(tool, dict) and tool.get("name"):
+                owner.tools[tool["name"]] = tool
 
 
 def _session_key(sessions: list[Session], line: int) -> str:

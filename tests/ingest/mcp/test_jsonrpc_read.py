@@ -580,3 +580,29 @@ def test_a_sender_named_by_a_later_direction_key(tmp_path):
                {"source": "server", "message": _res(1, _text("listing"))}]
     [ep], rows = _read(tmp_path, entries)
     assert rows == [] and ep.final_observation.text == "listing"
+
+
+def test_a_response_logged_before_its_request_answers_it(tmp_path):
+    """greenlight relays a line and then logs it, one thread a direction: under load a response's line can be
+    written before its request's (seen in its producer test). It answers that request, in the order call,
+    result; a response no request ever follows is still its row, in its place among the rows."""
+    entries = [{"direction": "client->server", "message": _req(0, "initialize")},
+               {"direction": "server->client", "message": _res(0, {"serverInfo": {"name": "calc"}})},
+               {"direction": "server->client", "message": _res(1, _text("3"))},
+               {"direction": "client->server", "message": _call(1, "add", {"a": 1, "b": 2})},
+               {"direction": "server->client", "message": _res(9, _text("nobody asked"))},
+               "not json",
+               {"direction": "client->server", "message": _call(2, "echo", {"text": "hi"})},
+               {"direction": "server->client", "message": _res(2, _text("hi"))}]
+    [ep], rows = _read(tmp_path, entries)
+    assert [(r.rule, r.line) for r in rows] == [("unpaired_response", 5), ("parse_error", 6)]
+    assert [(s.action.tool_name, s.observation.text if i else None) for i, s in enumerate(ep.steps)] == \
+        [("add", None), ("echo", "3")]
+    assert ep.final_observation.text == "hi" and "unanswered_calls" not in ep.env
+    assert ep.env["server"] == {"serverInfo": {"name": "calc"}}
+    # a request sent by the same side as the early response does not take it
+    eps, rows = _read(tmp_path, [{"direction": "server->client", "message": _res(1, _text("x"))},
+                                 {"direction": "server->client", "message": _req(1, "roots/list")},
+                                 {"direction": "client->server", "message": _call(2, "ls")},
+                                 {"direction": "server->client", "message": _res(2, _text("a"))}])
+    assert [r.rule for r in rows] == ["unpaired_response"] and eps[0].final_observation.text == "a"
