@@ -59,8 +59,9 @@ INFO = FormatInfo(
              "numbers in the declared display, or its UI-TARS reply, kept beside them, one screenshot per call as "
              "the next observation)"),
     producer="cua-agent's `ComputerAgent` with its `TrajectorySaverCallback`, on an X virtual display",
-    versions=("cua-agent 0.9.1 (Anthropic `computer` tool loop; OpenAI `computer-use-preview` `computer_call` loop; "
-              "its UI-TARS loop), ui-tars 0.5.1 (ByteDance's action parser)"),
+    versions=("cua-agent 0.4.0 (real runs: its Anthropic loop); cua-agent 0.9.1 (Anthropic `computer` tool loop; "
+              "OpenAI `computer-use-preview` `computer_call` loop; its UI-TARS loop), ui-tars 0.5.1 (ByteDance's "
+              "action parser)"),
     proof=("cua-agent runs on Debian's Xvfb against the scripted model server (Anthropic Messages; OpenAI "
            "Responses with `computer_call` items), its computer a `CustomComputerHandler` over xdotool and "
            "ImageMagick's screenshots of a Tk window; the script is the oracle for every action and its point "
@@ -68,7 +69,9 @@ INFO = FormatInfo(
            "1440x900 screen; UI-TARS: its `Thought: ... Action: click(start_box=...)` replies, read by the loop as "
            "thousandths of the screenshot), and the window's own event log says where each click and key landed; "
            "ByteDance's own parser reads every UI-TARS reply as we do (`tests/ingest/desktop/test_cua_producer.py`);"
-           " no real public trajectory folder found yet"),
+           " real cua-agent 0.4.0 runs of a shopping agent in trycua/cua's pull request #412 (claude-opus-4, a "
+           "fallback 1024x768 declared display and 1512x857 screenshots, the points checked against the crosshair "
+           "cua drew), goldens (`tests/ingest/desktop/test_cua_trajectory_real.py`)"),
 )
 
 METADATA = "metadata.json"
