@@ -88,3 +88,13 @@ def test_a_completed_run_too_large_to_bundle():
     assert (ep.terminated, ep.outcome, ep.env["total_turns"], ep.env["screenshots"]) == (True, "unknown", 11, 5)
     golden.check([ep, *rows], Path(__file__).with_name("golden") / "cua-trycua-shopping-completed.json",
                  env_keys=ENV_KEYS)
+
+
+def test_a_run_whose_one_request_got_no_answer_is_a_row_that_keeps_its_task():
+    """trycua/cua @ 4ac1a04be3ae565c9da96b7d2d291c56480df8aa, `shopping_trajectories/2025-09-13_claude-3-5-sonne_
+    222520_2d0e/` (tests/ingest/desktop/data/cua-trycua/PROVENANCE.md): its metadata and one `api_start`."""
+    run = (Path(__file__).with_name("data") / "cua-trycua" / "shopping_trajectories"
+           / "2025-09-13_claude-3-5-sonne_222520_2d0e")
+    records = golden.read_records(cua_trajectory, run)
+    assert [type(r) for r in records] == [Rejected] and records[0].rule == "empty_episode"
+    assert json.loads(records[0].snippet)["task"].startswith('\nURGENT: Search for "camping gear under 50 dollars"')
