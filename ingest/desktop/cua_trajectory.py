@@ -13,10 +13,14 @@ never an observation).
 
 One step per call of an `agent_response`, and one per reply without calls (a `message`), through the transcript
 core. A computer call's action is read as `ingest.chat.computer_use` reads OpenAI's `computer_call`; its point
-is where the loop executed it, in the pixels of the screenshot it acted on (cua scales the model's numbers from
-the declared display to the screenshot before it executes them), placed through `ingest.coords`; the model's
+is where the loop executed it, in the pixels of the screenshot it acted on (cua 0.9 scales the model's numbers
+from the declared display to the screenshot before it executes them), placed through `ingest.coords`; the model's
 own call (its numbers in the declared display, `display_width_px` x `display_height_px` of the request's
-tools) is kept beside it in `raw` when the `api_result` has it; a model that answers in text (UI-TARS:
+tools) is kept beside it in `raw` when the `api_result` has it. cua 0.4's Anthropic loop executed the model's
+numbers as given while declaring a 1024x768 display when the computer gave no size, the model seeing the
+unscaled screenshot: where the executed point is the model's own and the declared display is not the
+screenshot's size, `raw.model_numbers` says the numbers are the screenshot's pixels. The task is the run's
+`messages` (a string: one user message). A model that answers in text (UI-TARS:
 `Thought: ... Action: click(start_box='(x,y)')`, `ingest.ui_tars`) has its reply and parsed action kept there,
 with the space the loop read its numbers in (cua's UI-TARS loop: thousandths of the screenshot, UI-TARS 1.0's
 convention, where ByteDance's parser reads UI-TARS 1.5's as pixels of the resized screenshot), its `finished`
@@ -47,7 +51,7 @@ from ingest.transcript import Message, Run, ToolCall, records
 from ingest.ui_tars import parse_reply
 
 FORMAT = "cua_trajectory"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group=None, rank=206, domains=('os', 'web'), platform="varies",
     summary=("cua-agent trajectories (computer-use loops logged per step: `turn_NNN/` folders of the vendor's "
@@ -55,8 +59,9 @@ INFO = FormatInfo(
              "numbers in the declared display, or its UI-TARS reply, kept beside them, one screenshot per call as "
              "the next observation)"),
     producer="cua-agent's `ComputerAgent` with its `TrajectorySaverCallback`, on an X virtual display",
-    versions=("cua-agent 0.9.1 (Anthropic `computer` tool loop; OpenAI `computer-use-preview` `computer_call` loop; "
-              "its UI-TARS loop), ui-tars 0.5.1 (ByteDance's action parser)"),
+    versions=("cua-agent 0.4.0 (real runs: its Anthropic loop); cua-agent 0.9.1 (Anthropic `computer` tool loop; "
+              "OpenAI `computer-use-preview` `computer_call` loop; its UI-TARS loop), ui-tars 0.5.1 (ByteDance's "
+              "action parser)"),
     proof=("cua-agent runs on Debian's Xvfb against the scripted model server (Anthropic Messages; OpenAI "
            "Responses with `computer_call` items), its computer a `CustomComputerHandler` over xdotool and "
            "ImageMagick's screenshots of a Tk window; the script is the oracle for every action and its point "
@@ -64,7 +69,9 @@ INFO = FormatInfo(
            "1440x900 screen; UI-TARS: its `Thought: ... Action: click(start_box=...)` replies, read by the loop as "
            "thousandths of the screenshot), and the window's own event log says where each click and key landed; "
            "ByteDance's own parser reads every UI-TARS reply as we do (`tests/ingest/desktop/test_cua_producer.py`);"
-           " no real public trajectory folder found yet"),
+           " real cua-agent 0.4.0 runs of a shopping agent in trycua/cua's pull request #412 (claude-opus-4, a "
+           "fallback 1024x768 declared display and 1512x857 screenshots, the points checked against the crosshair "
+           "cua drew), goldens (`tests/ingest/desktop/test_cua_trajectory_real.py`)"),
 )
 
 METADATA = "metadata.json"
@@ -164,6 +171,18 @@ def _time(value):
     return dt.datetime.fromtimestamp(seconds, dt.timezone.utc)
 
 
+AS_GIVEN = "executed as given: the loop did not scale them from the declared display to the screenshot"
+
+
+def _executed_as_given(model_call, x, y, declared: Space, screen: Space | None) -> bool:
+    """True when the loop clicked the model's own numbers unchanged although the display it declared is not the
+    screenshot's size (cua-agent 0.4's Anthropic loop declares 1024x768 when the computer gives no size and sends
+    the screenshot unscaled): those numbers are screenshot pixels, not the declared display's."""
+    point = model_call.get("coordinate") if isinstance(model_call, dict) else None
+    return (isinstance(point, list) and point == [x, y] and screen is not None
+            and (declared.width, declared.height) != (screen.width, screen.height))
+
+
 def _computer_action(item: dict, screen: Space | None, model_call, declared: Space | None) -> Action:
     """A `computer_call`'s action, its point placed in the screenshot it acted on (where cua executes it)."""
     spec = item.get("action") if isinstance(item.get("action"), dict) else {}
@@ -176,6 +195,8 @@ def _computer_action(item: dict, screen: Space | None, model_call, declared: Spa
         raw["model_call"] = model_call
         if declared:
             raw["declared_display"] = {"width": declared.width, "height": declared.height}
+            if _executed_as_given(model_call, x, y, declared, screen):
+                raw["model_numbers"] = AS_GIVEN
     action.raw = dumps(raw)
     return action
 
@@ -280,7 +301,10 @@ def _turn_messages(source: Source, state: dict, env: dict, rows: list[Rejected])
 def _opening(meta: dict) -> list[Message]:
     """The run's own messages before the loop's first answer: the task (and any system prompt)."""
     messages = []
-    for msg in (meta.get("kwargs") or {}).get("messages") or []:
+    given = (meta.get("kwargs") or {}).get("messages") or []
+    if isinstance(given, str):  # `agent.run("task")`: cua takes a string as the user's one message
+        given = [{"role": "user", "content": given}]
+    for msg in given:
         if not isinstance(msg, dict) or msg.get("role") not in ("system", "user"):
             continue
         content = msg.get("content")
