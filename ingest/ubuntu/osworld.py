@@ -28,9 +28,12 @@ written, so ingest and validate agree (validate keeps a `none` observation; a `s
 neither text nor screenshot is what it reports as empty). Without any screenshot the screen size is
 unknown: pixel coordinates stay in the action's `raw` code and x/y are null.
 
-The folder's files other than `traj.jsonl`, `result.txt` and its screenshots (the harness's `recording.mp4`
-and `runtime.log`, an agent's own notes) are named by `members` as files of the run the reader does not read,
-so `ignored_inputs` lists them with why instead of the folder unit taking them unsaid.
+What agents' own runners add (`instruction.txt` as the task, `time.txt`, a header line of the task, Agent S's
+plan as the reasoning, each line's own fields kept raw in `env["agent_fields"]`) is read by
+`ingest.ubuntu.osworld_runners`. The folder's other files (the harness's `recording.mp4` and `runtime.log`, a
+runner's `traj.html`, a judge's notes) are named by `members` as files of the run the reader does not read, so
+`ignored_inputs` lists them with why instead of the folder unit taking them unsaid. A line with `Error` and no
+`action` (a runner's crash or time limit, some with `Exception` and `Traceback`) is a run error.
 """
 
 from __future__ import annotations
@@ -46,11 +49,13 @@ from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
                                           outside_point, reply, tool_point)
+from ingest.ubuntu.osworld_runners import (agent_reasoning, header_screenshot, keep_fields, line_fields, reads,
+                                           runner_env, unread_why)
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
     summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
@@ -69,8 +74,7 @@ def units(files: list[str], head) -> list[str]:
 
 def members(found: list[str], files: list[str], head) -> dict[str, list]:
     """The files of each result folder the reader does not read (see the docstring)."""
-    return {folder: unread_in(folder, files, lambda rel: rel in ("traj.jsonl", "result.txt") or rel.endswith(".png"),
-                              "the reader reads traj.jsonl, result.txt and the screenshots") for folder in found}
+    return {folder: unread_in(folder, files, reads, unread_why) for folder in found}
 
 
 def _lines(source: Source) -> tuple[list[tuple[int, dict]], list[Rejected]]:
@@ -89,10 +93,13 @@ def _lines(source: Source) -> tuple[list[tuple[int, dict]], list[Rejected]]:
             rejected.append(Rejected("bad_record", f"traj.jsonl line {n}: expected an object, got "
                                      f"{type(record).__name__}", "traj.jsonl", line=n,
                                      snippet=raw[:200].decode("utf-8", "replace")))
-        elif set(record) == {"Error"}:
-            rejected.append(Rejected("run_error", f"traj.jsonl line {n}: the run reported an error: "
-                                     f"{str(record['Error'])[:300]}", "traj.jsonl", line=n))
+        elif "Error" in record and "action" not in record:
+            said = " ".join(str(record[k]) for k in ("Error", "Exception") if k in record)
+            rejected.append(Rejected("run_error", f"traj.jsonl line {n}: the run reported an error: {said[:300]}",
+                                     "traj.jsonl", line=n))
             records.append((n, record))
+        elif "action" not in record and isinstance(record.get("instruction"), str):
+            records.append((n, record))  # a header naming the task (and the initial screen), not an action
         elif "action" not in record:
             rejected.append(Rejected("bad_record", f"traj.jsonl line {n}: no 'action'", "traj.jsonl", line=n,
                                      snippet=raw[:200].decode("utf-8", "replace")))
@@ -185,10 +192,10 @@ def _at_pointer(action: Action, pointer: tuple[int, float, float] | None, size, 
 def _steps(records, shots, first: Observation, size, run: dict) -> Iterator[Step | Rejected]:
     """One step per line; `run` gets what the lines say of the whole run (crashed, done, the final screen,
     local times)."""
-    previous_obs, last_turn, pointer = first, None, None
+    previous_obs, last_turn, pointer, made = first, None, None, 0
     for (n, record), shot in zip(records, shots):
-        if "Error" in record and "action" not in record:
-            run["crashed"] = True
+        if "action" not in record:
+            run["crashed"] = run.get("crashed", False) or "Error" in record
             continue
         try:
             action = _with_model_point(_action(record, n, size), record)
@@ -203,8 +210,12 @@ def _steps(records, shots, first: Observation, size, run: dict) -> Iterator[Step
             action=action,
             reward=float(reward) if isinstance(reward, (int, float)) else None,
             # the response once per turn; a line without step_num is a turn of its own (its response kept)
-            reasoning=reply(record.get("response")) if turn is None or turn != last_turn else None,
+            reasoning=(reply(record.get("response")) or agent_reasoning(record))
+            if turn is None or turn != last_turn else None,
         )
+        if fields := line_fields(record):
+            run.setdefault("fields", []).append({"step": made, "line": n, "fields": fields})
+        made += 1
         last_turn, run["done"] = turn, record.get("done") is True
         if isinstance(record.get("action_timestamp"), str):
             run.setdefault("stamps", []).append(record["action_timestamp"])
@@ -245,7 +256,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         elif obs is not None and obs.kind == "none":
             missing.append(record["screenshot_file"])
     referenced = {r.get("screenshot_file") for _, r in records if isinstance(r.get("screenshot_file"), str)}
-    initial, initial_name = initial_screenshot(source, referenced)
+    initial, initial_name = initial_screenshot(source, referenced, header_screenshot([r for _, r in records]))
     sizes = [(o.width, o.height) for o in [initial, *shots] if o and o.width and o.height]
     run = {"size": sizes[0] if sizes else None, "missing": missing, "initial_name": initial_name}
     # OSWorld's harness saves no screenshot before the first action; some agents' loops do (`step_0*.png`)
@@ -259,6 +270,10 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if problem:
         yield problem
     env, agent = _env(source, records, run)
+    keep_fields(env, run.get("fields", []))
+    task, problems = runner_env(source, next((r["instruction"] for _, r in records
+                                              if isinstance(r.get("instruction"), str)), None), env)
+    yield from problems
     last = run["last"]
     yield Episode(
         key="",
@@ -266,7 +281,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         platform="ubuntu",  # OSWorld's desktop VM; the result directory does not name another OS
         steps=steps,
         agent=agent,
-        task=next((r["instruction"] for _, r in records if isinstance(r.get("instruction"), str)), None),
+        task=task,
         outcome="unknown" if score is None else "success" if score >= 1.0 else "failure",
         reward=score,
         terminated=run.get("done", False) and not run.get("crashed", False),

@@ -149,11 +149,13 @@ def agent_of(parts: list[str], records: list[dict], env: dict) -> str | None:
     return None
 
 
-def initial_screenshot(source: Source, referenced: set[str]) -> tuple[Observation | None, str | None]:
-    """The screen before the first action, where the agent's loop saved one (`step_0.png`, `step_0_<time>.png`)
-    that no line names as the screen after an action; and its file name."""
-    for name in source.listdir():
-        if _INITIAL.fullmatch(name) and name not in referenced:
+def initial_screenshot(source: Source, referenced: set[str], named: str | None = None
+                       ) -> tuple[Observation | None, str | None]:
+    """The screen before the first action, where the agent's loop saved one (`step_0.png`, `step_0_<time>.png`, or
+    the file `named` by a header line) that no line names as the screen after an action; and its file name."""
+    names = source.listdir()
+    for name in ([named] if named in names else []) + names:
+        if (name == named or _INITIAL.fullmatch(name)) and name not in referenced:
             try:
                 data = source.read_bytes(name)
             except SourceError:

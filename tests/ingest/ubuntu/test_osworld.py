@@ -93,12 +93,19 @@ def test_the_harness_files_the_reader_leaves_are_listed_as_its_run_s_unread_file
     folder = next(root.rglob("traj.jsonl")).parent
     (folder / "recording.mp4").write_bytes(b"\0\0\0\x18ftypmp42")
     (folder / "runtime.log").write_text("[INFO] step 1\n")
+    (folder / "instruction.txt").write_text("Rename the file")  # read: the task
+    (folder / "step_1_draw.png").write_bytes(png(8, 8, b"drawn"))  # OS-Symphony's drawing of the model's points
+    (folder / "notes.md").write_text("an agent's own notes")
     result = run("ingest-ubuntu", [root], stages=["ingest"])
     assert result.status == "success" and result.episodes == 1
-    why = f"part of the osworld run {folder.name}, which does not read it: the reader reads traj.jsonl, result.txt " \
-          "and the screenshots"
-    assert {r["path"].rsplit("/", 1)[1]: r["reason"] for r in query("SELECT path, reason FROM ignored_inputs")} == {
-        "recording.mp4": why, "runtime.log": why}
+    part = f"part of the osworld run {folder.name}, which does not read it: "
+    assert {r["path"].rsplit("/", 1)[1]: r["reason"][len(part):] for r in query(
+        "SELECT path, reason FROM ignored_inputs")} == {
+        "recording.mp4": "the harness's screen recording of the run (the screenshots of its steps are read)",
+        "runtime.log": "the runner's log of the run (its messages; the steps are read from traj.jsonl)",
+        "step_1_draw.png": "the screenshot with the model's points drawn on it (OS-Symphony), not the screen the "
+                           "agent saw",
+        "notes.md": "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt and the screenshots"}
 
 
 def test_garbage_and_error_lines_are_quarantined_episode_still_ingested(tmp_path, run, query):
