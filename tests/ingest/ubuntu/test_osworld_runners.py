@@ -1,0 +1,182 @@
+"""OSWorld result folders built as agents' own runners write them, beside the harness's traj.jsonl, result.txt
+and screenshots: the task from `instruction.txt` (or a header line), the run's seconds from `time.txt`, Agent S's
+plan as the reasoning, each line's own fields kept raw in `env.agent_fields` (a field no known runner writes with
+a warning), an error line with its exception, and the files of the folder the reader does not read, each named
+with why.
+
+The writers (each folder below is built line for line as the quoted code writes it):
+- simular-ai/Agent-S @ 5caa76cb19c6a6b947a524f74995c45848c2efbc, `osworld_setup/s3/lib_run_single.py`
+  (`osworld_setup/s2_5/lib_run_single.py` alike, without `ensure_ascii=False`):
+      with open(os.path.join(example_result_dir, f"step_0.png"), "wb") as _f: _f.write(obs["screenshot"])
+      with open(os.path.join(example_result_dir, "instruction.txt"), "w", encoding="utf-8") as f: f.write(instruction)
+      response.update({"step_num": step_idx + 1, "action_timestamp": action_timestamp, "action": action,
+                       "reward": reward, "done": done, "info": info,
+                       "screenshot_file": f"step_{step_idx + 1}_{action_timestamp}.png"})
+      f.write(json.dumps(response, ensure_ascii=False))
+  where `response` is the worker's `executor_info` (`gui_agents/s3/agents/worker.py`: `plan`, `plan_code`,
+  `exec_code`, `reflection`, `reflection_thoughts`, `code_agent_output`; `gui_agents/s2_5/agents/worker.py`:
+  `full_plan`, `executor_plan`, `plan_thoughts`, `plan_code`, `reflection`, `reflection_thoughts`), `runtime.log`
+  from `setup_logger`, and S3's Behavior Best-of-N `osworld_setup/s3/bbon/generate_facts.py` writes
+  `fact_captions.jsonl` into the same folder after the run.
+- ljxpython/OSWorldUse @ 0142938e760491783a44d432778b338eba54e138, `lib_run_single.py` (a fork carrying OSWorld's
+  runner variants):
+  `run_single_example_human`: `f.write(json.dumps({"instruction": instruction, "initial_state": "initial_state.png"}))`
+  beside `initial_state.png` and `result.txt`;
+  `run_single_example_os_symphony`: lines `{"instruction", "step_num", "action", "response", "done", "info",
+  "screenshot_file": img_name}`, each again in `traj_{step_idx+1}.json`, `step_{n}_draw.png`, and
+  `f.write(f"{end_time-start_time:.2f}\\n")` to `time.txt`;
+  `run_single_example_gpt54`: `"response": response.get("response", ""), "state_correct": ..., "model_usage": ...,
+  "messages": ...` beside the harness's fields;
+  `run_single_example_mobileagent_v3`: `"step_status": step_status` (no screenshot written when it is False).
+"""
+
+import json
+
+from ingest.ubuntu import osworld
+from schemas.v1 import ENV_WARNINGS
+from tests.ingest.ubuntu.test_osworld import png
+from tests.ingest.ubuntu.test_osworld_read import _read
+
+EXAMPLE = "3ef2b351-8a84-4ff2-8724-d86eae9b842e"
+TASK = "Could you help me save this document as a PDF on the Desktop?"
+S3_CLICK = "import pyautogui; import pyautogui; pyautogui.click(960, 540, clicks=1, button='left'); "
+
+
+def _folder(tmp_path, lines, pngs=(), files=None, ascii_only=True):
+    folder = tmp_path / "pyautogui" / "screenshot" / "agent-s3" / "libreoffice_writer" / EXAMPLE
+    folder.mkdir(parents=True)
+    (folder / "traj.jsonl").write_text("".join(json.dumps(line, ensure_ascii=ascii_only) + "\n" for line in lines),
+                                       encoding="utf-8")
+    for name in pngs:
+        (folder / name).write_bytes(png(1920, 1080, name.encode()))
+    for name, data in (files or {}).items():
+        (folder / name).write_bytes(data.encode() if isinstance(data, str) else data)
+    return folder
+
+
+def _s3_line(n, stamp, action, plan, plan_code, exec_code, done=False, info=None):
+    executor_info = {"plan": plan, "plan_code": plan_code, "exec_code": exec_code, "reflection": None,
+                     "reflection_thoughts": None, "code_agent_output": None}
+    if n > 1:
+        executor_info["reflection"] = "The previous action opened the File menu as intended."
+    executor_info.update({"step_num": n, "action_timestamp": stamp, "action": action, "reward": 0, "done": done,
+                          "info": info or {}, "screenshot_file": f"step_{n}_{stamp}.png"})
+    return executor_info
+
+
+def _uri(folder):
+    return "/".join(folder.parts[-5:])
+
+
+def test_an_agent_s3_folder_gives_its_task_plans_and_initial_screen(tmp_path):
+    lines = [
+        _s3_line(1, "20251020@101500", S3_CLICK, "(Grounded Action)\n```python\nagent.click(\"File menu\", 1, "
+                 "\"left\")\n```", "agent.click(\"File menu\", 1, \"left\")", S3_CLICK),
+        _s3_line(2, "20251020@101510", "import time; time.sleep(1.333)", "Wait for the dialog.",
+                 "agent.wait(1.333)", "import time; time.sleep(1.333)"),
+        _s3_line(3, "20251020@101520", "DONE", "The PDF is saved.", "agent.done()", "DONE", done=True,
+                 info={"done": True}),
+    ]
+    folder = _folder(tmp_path, lines, ["step_0.png"] + [line["screenshot_file"] for line in lines],
+                     {"instruction.txt": TASK, "result.txt": "1.0\n", "runtime.log": "PLAN:\n ...\n",
+                      "fact_captions.jsonl": json.dumps({"fact_answer": "A menu opened.", "screenshot_num": 1})},
+                     ascii_only=False)
+    ep, rows = _read(folder, uri=_uri(folder))
+    assert rows == [] and ep.task == TASK and (ep.outcome, ep.reward, ep.terminated) == ("success", 1.0, True)
+    assert [s.action.kind for s in ep.steps] == ["click", "code", "done"]
+    assert ep.steps[0].observation.kind == "screen" and ep.env["initial_screenshot"] == "step_0.png"
+    assert [s.reasoning for s in ep.steps] == [lines[0]["plan"], "Wait for the dialog.", "The PDF is saved."]
+    # exec_code is the action the runner executed: not kept twice; the flag info of DONE restates `done`
+    assert ep.env["agent_fields"][0] == {"step": 0, "line": 1, "fields": {
+        "plan": lines[0]["plan"], "plan_code": "agent.click(\"File menu\", 1, \"left\")", "reflection": None,
+        "reflection_thoughts": None, "code_agent_output": None}}
+    assert ep.env["agent_fields"][2]["fields"]["reflection"] == "The previous action opened the File menu as intended."
+    assert ENV_WARNINGS not in ep.env and "instruction_txt" not in ep.env
+
+
+def test_an_agent_s2_5_line_gives_its_full_plan_as_the_reasoning(tmp_path):
+    info = {"full_plan": "<thoughts>look</thoughts>Click Save.", "executor_plan": "Click Save.",
+            "plan_thoughts": "look", "plan_code": "agent.click(\"Save\", 1, \"left\")", "reflection": None,
+            "reflection_thoughts": None}
+    line = {**info, "step_num": 1, "action_timestamp": "20250601@090000", "action": S3_CLICK, "reward": 0,
+            "done": False, "info": {}, "screenshot_file": "step_1_20250601@090000.png"}
+    folder = _folder(tmp_path, [line], ["step_0.png", line["screenshot_file"]],
+                     {"instruction.txt": TASK, "recording.mp4": b"\0\0\0\x18ftypmp42"})
+    ep, rows = _read(folder)
+    assert rows == [] and ep.task == TASK and ep.steps[0].reasoning == info["full_plan"]
+    assert ep.env["agent_fields"] == [{"step": 0, "line": 1, "fields": info}] and ENV_WARNINGS not in ep.env
+
+
+def test_a_line_instruction_wins_and_a_differing_instruction_txt_is_kept(tmp_path):
+    """OS-Symphony's lines name the task; its folder also holds time.txt and each line again as traj_<n>.json."""
+    line = {"instruction": TASK, "step_num": 1, "action": "pyautogui.press('enter')",
+            "response": {"plan": "press enter"}, "done": False, "info": {}, "screenshot_file": "step_1.png"}
+    folder = _folder(tmp_path, [line], ["step_1.png", "step_1_draw.png"],
+                     {"instruction.txt": "Save as PDF", "time.txt": "412.37\n", "traj_1.json": json.dumps(line)})
+    ep, rows = _read(folder)
+    assert rows == [] and ep.task == TASK and ep.env["instruction_txt"] == "Save as PDF"
+    assert ep.env["run_seconds"] == 412.37
+
+
+def test_a_time_txt_that_is_no_number_is_a_row(tmp_path):
+    folder = _folder(tmp_path, [], files={"time.txt": "soon\n"})
+    _, rows = _read(folder)
+    assert [(r.rule, r.location) for r in rows] == [("parse_error", "time.txt")]
+
+
+def test_a_human_run_header_gives_the_task_and_the_initial_screen(tmp_path):
+    folder = _folder(tmp_path, [{"instruction": TASK, "initial_state": "initial_state.png"}], ["initial_state.png"],
+                     {"result.txt": "0.0\n"})
+    ep, rows = _read(folder)
+    assert rows == [] and ep.task == TASK and ep.steps == [] and (ep.outcome, ep.reward) == ("failure", 0.0)
+    assert ep.env["initial_screenshot"] == "initial_state.png"
+
+
+def test_known_runner_fields_are_kept_and_an_unknown_one_is_warned(tmp_path):
+    gpt54 = {"step_num": 1, "action_timestamp": "20260301@120000", "response": "Clicking OK.", "state_correct": True,
+             "model_usage": {"input_tokens": 1200}, "messages": [], "action": "pyautogui.click(10, 10)",
+             "reward": 0, "done": False, "info": {"controller_result": {"returncode": 0}},
+             "screenshot_file": "step_1_20260301@120000.png"}
+    mobile = {"step_num": 2, "step_status": False, "action_timestamp": "20260301@120010",
+              "action": "pyautogui.press('esc')", "reward": None, "done": True,
+              "screenshot_file": "step_2_20260301@120010.png", "confidence": 0.4}
+    folder = _folder(tmp_path, [gpt54, mobile], [gpt54["screenshot_file"]])  # step_status False: no screenshot
+    ep, rows = _read(folder)
+    assert rows == [] and ep.steps[0].reasoning == "Clicking OK."
+    assert ep.env["agent_fields"] == [
+        {"step": 0, "line": 1, "fields": {"state_correct": True, "model_usage": {"input_tokens": 1200},
+                                          "messages": [], "info": {"controller_result": {"returncode": 0}}}},
+        {"step": 1, "line": 2, "fields": {"step_status": False, "confidence": 0.4}}]
+    assert ep.env[ENV_WARNINGS] == [{"rule": "osworld.unknown_field", "reason": (
+        "traj.jsonl: confidence is not a field of OSWorld's harness or of a known agent's runner; kept raw in "
+        "env.agent_fields")}]
+    assert ep.env["screenshots_missing"] == ["step_2_20260301@120010.png"]
+
+
+def test_an_error_line_with_its_exception_is_a_run_error(tmp_path):
+    """A runner's crash line: `{"Error": f"Exception in {domain}/{example_id}", "Exception": str(e), "Traceback": ...}`."""
+    line = {"step_num": 1, "action_timestamp": "20250101@100000", "action": "pyautogui.click(1, 1)", "reward": 0,
+            "done": False, "info": {}, "screenshot_file": "step_1_20250101@100000.png"}
+    crash = {"Error": "Exception in os/x", "Exception": "VM unreachable", "Traceback": "Traceback ..."}
+    ep, rows = _read(_folder(tmp_path, [line, crash], [line["screenshot_file"]]))
+    assert [(r.rule, r.line) for r in rows] == [("run_error", 2)] and "VM unreachable" in rows[0].reason
+    assert len(ep.steps) == 1 and not ep.terminated
+
+
+def test_members_name_each_runner_file_with_why():
+    root = f"r/{EXAMPLE}"
+    names = ["fact_captions.jsonl", "instruction.txt", "logs/task-0.log", "recording.mp4", "result.txt",
+             "runtime.log", "step_0.png", "step_1.png", "step_1_draw.png", "time.txt", "traj.html", "traj.jsonl",
+             "traj_1.json"]
+    files = sorted(f"{root}/{n}" for n in names)
+    unread = {path.rsplit(f"{root}/", 1)[1]: why for path, why in osworld.members([root], files, None)[root]}
+    assert sorted(unread) == ["fact_captions.jsonl", "logs/task-0.log", "recording.mp4", "runtime.log",
+                              "step_1_draw.png", "traj.html", "traj_1.json"]
+    assert unread["traj_1.json"].startswith("a copy of one traj.jsonl line")
+    assert unread["fact_captions.jsonl"].startswith("Agent S3's Behavior Best-of-N judge's captions")
+
+
+def test_instruction_txt_is_utf_8_and_a_blank_one_gives_no_task(tmp_path):
+    ep, _ = _read(_folder(tmp_path / "a", [], files={"instruction.txt": "Übersetze den Text".encode()}))
+    blank, _ = _read(_folder(tmp_path / "b", [], files={"instruction.txt": "\n"}))
+    assert (ep.task, blank.task) == ("Übersetze den Text", None)
