@@ -6,20 +6,24 @@ response), `action_timestamp` (`%Y%m%d@%H%M%S`, the host's local time), `action`
 `WAIT` / `DONE` / `FAIL`; some agents write an object with `command`), `response` (the agent's output),
 `reward`, `done`, `info`, `screenshot_file` (the screen *after* the action). The response is kept as the
 reasoning of its turn's first action (of every line that names no `step_num`). `result.txt` holds the
-evaluator's score. A line that is only `{"Error": ...}` records a crash or a time limit.
+evaluator's score. A line with `Error` and no `action` records a crash or a time limit.
 
 Steps: one per line. The observation before action t is the screenshot written after action t-1 (the
 harness saves no screenshot before the first action, so step 0 has none, unless the agent's loop saved one as
-`step_0*.png`); the last screenshot is the final observation. Other agents' fields (`computer_13` action dicts,
-replies logged as objects, the model's own point in its reply, run-index folders, the model named by the folder
-layout) are read by `ingest.ubuntu.osworld_agents`. pyautogui code is read with `ast`
-(`ingest.pyautogui_code`), never run; pixel coordinates are
-divided by the screenshot's size (read from the PNG header). Computer-use loops translate a click into
-`moveTo(x, y)` then `click()`: a click without coordinates is placed where the last line left the pointer (said
-in `raw` as `pointer`); their bash tool's calls, logged as `BASH <command>`, are `command` actions. Local
-times of an unknown zone: step timestamps stay null, the first and last are kept in `env`. Outcome: score 1 ->
-success, below -> failure (reward = score). The episode is terminal when the last line says `done`; an error line
-or the step limit leaves it truncated. Bad lines and error lines each give one quarantine row.
+`step_0*.png`); the last screenshot is the final observation. A loop that names the screen *before* each action
+(OS-Symphony's, `ingest.ubuntu.osworld_runners.screens_before_action`) is read shifted by one: its first screen
+is the initial one, and its last action's result was not recorded. A screenshot a line names but the folder
+holds under the name its loop wrote (`ingest.ubuntu.osworld_runners.written_as`) is read from there. Other
+agents' fields (`computer_13` action dicts, replies logged as objects, the model's own point in its reply,
+run-index folders, the model named by the folder layout) are read by `ingest.ubuntu.osworld_agents`. pyautogui
+code is read with `ast` (`ingest.pyautogui_code`), never run; pixel coordinates are divided by the screenshot's
+size (read from the PNG header). Computer-use loops translate a click into `moveTo(x, y)` then `click()`: a
+click without coordinates is placed where the last line left the pointer (said in `raw` as `pointer`); their
+bash tool's calls, logged as `BASH <command>`, are `command` actions, and an MCP-hybrid loop's
+`MCP:<tool>:<JSON arguments>` lines are `tool_call` actions. Local times of an unknown zone: step timestamps
+stay null, the first and last are kept in `env`. Outcome: score 1 -> success, below -> failure (reward =
+score). The episode is terminal when the last line says `done`; an error line or the step limit leaves it
+truncated. Bad lines and error lines each give one quarantine row.
 
 Screenshots the folder does not hold (results copied without their PNGs, a screenshot that failed to save)
 are a fact of the recording, not broken data: that observation is `none` (nothing recorded to show, like
@@ -50,7 +54,8 @@ from ingest.pyautogui_code import CodeError, to_action
 from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
                                           outside_point, reply, tool_point)
 from ingest.ubuntu.osworld_runners import (agent_reasoning, header_screenshot, keep_fields, line_fields, reads,
-                                           runner_env, unread_why)
+                                           runner_env, screens_before_action, shift_to_after, unread_why,
+                                           written_as)
 from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
@@ -64,6 +69,7 @@ INFO = FormatInfo(
 
 _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
 _BASH = "BASH "  # a computer-use loop's bash tool call, logged as `BASH <command>` among the pyautogui lines
+_MCP = "MCP:"  # an MCP-hybrid loop's tool call, `MCP:<tool name>:<JSON arguments>`, run by the VM's MCP server
 _CLICKS = ("click", "double_click", "right_click")
 
 
@@ -139,6 +145,8 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
         return Action(kind=_SPECIAL[code.strip()], text=code.strip() if code.strip() == "FAIL" else None, raw=raw)
     if code.startswith(_BASH):
         return Action(kind="command", code=code[len(_BASH):], raw=raw)
+    if code.startswith(_MCP):
+        return _mcp_call(code, raw)
     try:
         typed = to_action(code, size or (float("inf"), float("inf")))
     except CodeError as e:
@@ -148,6 +156,17 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
     off = outside_point(code, size) if size else None
     typed.raw = raw if off is None else orjson.dumps({"action": record["action"], "point": off}).decode()
     return typed
+
+
+def _mcp_call(code: str, raw: str) -> Action:
+    """`MCP:<tool>:<arguments>`: the loop sends `{}` where the arguments are no JSON object (`raw` keeps them)."""
+    name, _, text = code[len(_MCP):].partition(":")
+    try:
+        arguments = orjson.loads(text or "{}")
+    except orjson.JSONDecodeError:
+        arguments = None
+    return Action(kind="tool_call", tool_name=name,
+                  arguments=orjson.dumps(arguments if isinstance(arguments, dict) else {}).decode(), raw=raw)
 
 
 def _score(source: Source) -> tuple[float | None, Rejected | None]:
@@ -241,24 +260,45 @@ def _env(source: Source, records, run: dict) -> tuple[dict, str | None]:
         env["screenshots_missing"] = run["missing"]
     if run.get("initial_name"):
         env["initial_screenshot"] = run["initial_name"]
+    if run.get("renamed"):
+        env["screenshots_written_as"] = run["renamed"]
+    if run.get("screens"):
+        env["screenshot_file_is"] = run["screens"]
     return env, agent
+
+
+def _shots(source: Source, records, referenced: set[str], run: dict) -> Iterator[Rejected]:
+    """Each line's screenshot (the screen after its action) into `run["shots"]`; the names of those the folder
+    lacks into `run["missing"]`, and of those found under the name the runner wrote into `run["renamed"]`."""
+    run["shots"], run["missing"], run["renamed"] = [], [], {}
+    last_of_turn = {r["step_num"]: i for i, (_, r) in enumerate(records) if isinstance(r.get("step_num"), int)}
+    for i, (n, record) in enumerate(records):
+        obs, problem = _screenshot(source, record.get("screenshot_file"), n)
+        if obs is not None and obs.kind == "none" and last_of_turn.get(record.get("step_num")) == i:
+            written = written_as(source, record, referenced)
+            if written:
+                obs, problem = _screenshot(source, written, n)
+                run["renamed"][record["screenshot_file"]] = written
+        run["shots"].append(obs)
+        if problem:
+            yield problem
+        elif obs is not None and obs.kind == "none":
+            run["missing"].append(record["screenshot_file"])
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     records, rejected = _lines(source)
     yield from rejected
-    shots, missing = [], []
-    for n, record in records:
-        obs, problem = _screenshot(source, record.get("screenshot_file"), n)
-        shots.append(obs)
-        if problem:
-            yield problem
-        elif obs is not None and obs.kind == "none":
-            missing.append(record["screenshot_file"])
     referenced = {r.get("screenshot_file") for _, r in records if isinstance(r.get("screenshot_file"), str)}
-    initial, initial_name = initial_screenshot(source, referenced, header_screenshot([r for _, r in records]))
+    run: dict = {}
+    yield from _shots(source, records, referenced, run)
+    shots = run["shots"]
+    initial, run["initial_name"] = initial_screenshot(source, referenced, header_screenshot([r for _, r in records]))
+    if screens_before_action([r for _, r in records]):
+        initial, shots = shift_to_after(records, shots)
+        run["initial_name"], run["screens"] = None, "before the action (each line names the screen it acted on)"
     sizes = [(o.width, o.height) for o in [initial, *shots] if o and o.width and o.height]
-    run = {"size": sizes[0] if sizes else None, "missing": missing, "initial_name": initial_name}
+    run["size"] = sizes[0] if sizes else None
     # OSWorld's harness saves no screenshot before the first action; some agents' loops do (`step_0*.png`)
     steps = []
     for item in _steps(records, shots, initial or Observation(kind="none"), run["size"], run):

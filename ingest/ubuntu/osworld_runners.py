@@ -135,3 +135,36 @@ def header_screenshot(records: list[dict]) -> str | None:
                 and not name.startswith("."):
             return name
     return None
+
+
+def written_as(source: Source, record: dict, referenced: set[str]) -> str | None:
+    """The file a missing screenshot was written as: an OpenCUA loop (fxsc03/OSWorld-main-nex) names
+    `step_<n>_<time>.png` in the line but writes `step_<n>.png`, which the next action of the same turn overwrites,
+    so it is the screen after the turn's last line only (the caller asks for that line only). None where that is
+    not the case."""
+    name, turn = record.get("screenshot_file"), record.get("step_num")
+    if not isinstance(name, str) or not isinstance(turn, int) or not name.startswith(f"step_{turn}_"):
+        return None
+    written = f"step_{turn}.png"
+    if written in referenced or not source.exists(written):
+        return None
+    return written
+
+
+def screens_before_action(records: list[dict]) -> bool:
+    """Whether the lines name the screen *before* their action: OS-Symphony's loop saves `obs['screenshot']` as
+    `step_<n>.png` (or `step_<n>_milestone.png`), then steps, and writes lines with the task (`instruction`) and
+    no `action_timestamp`, which the harness's own lines always have."""
+    lines = [r for r in records if "action" in r]
+    return bool(lines) and all("instruction" in r and "action_timestamp" not in r for r in lines)
+
+
+def shift_to_after(records: list[tuple[int, dict]], shots: list) -> tuple:
+    """Screens before each action re-read as the reader's screens after each action: the first line's screen is
+    the initial one, each line's next screen the following line's, and the last action's result is not recorded."""
+    acting = [i for i, (_, r) in enumerate(records) if "action" in r]
+    before = [shots[i] for i in acting]
+    shifted = list(shots)
+    for j, i in enumerate(acting):
+        shifted[i] = before[j + 1] if j + 1 < len(before) else None
+    return (before[0] if before else None), shifted

@@ -28,8 +28,14 @@ The writers (each folder below is built line for line as the quoted code writes 
   `run_single_example_gpt54`: `"response": response.get("response", ""), "state_correct": ..., "model_usage": ...,
   "messages": ...` beside the harness's fields;
   `run_single_example_mobileagent_v3`: `"step_status": step_status` (no screenshot written when it is False).
+- fxsc03/OSWorld-main-nex @ cfe2c9ba11f8294749f51d06b2c77553759cdc1e, `lib_run_single.py`:
+  `run_single_example_opencua` writes `f"step_{step_idx + 1}.png"` but logs
+  `"screenshot_file": f"step_{step_idx + 1}_{action_timestamp}.png"`; `run_single_example_hybrid` executes
+  `"MCP:<tool_name>:<json_params>"` actions through the VM's MCP server and logs
+  `info = {"mcp_tool": tool_name, "mcp_result": exe_result_str}`.
 """
 
+import hashlib
 import json
 
 from ingest.ubuntu import osworld
@@ -154,7 +160,8 @@ def test_known_runner_fields_are_kept_and_an_unknown_one_is_warned(tmp_path):
 
 
 def test_an_error_line_with_its_exception_is_a_run_error(tmp_path):
-    """A runner's crash line: `{"Error": f"Exception in {domain}/{example_id}", "Exception": str(e), "Traceback": ...}`."""
+    """A runner's crash line (an Android harness's run script, written as OSWorld's): `{"Error": f"Exception in
+    {domain}/{example_id}", "Exception": str(e), "Traceback": error_traceback}`."""
     line = {"step_num": 1, "action_timestamp": "20250101@100000", "action": "pyautogui.click(1, 1)", "reward": 0,
             "done": False, "info": {}, "screenshot_file": "step_1_20250101@100000.png"}
     crash = {"Error": "Exception in os/x", "Exception": "VM unreachable", "Traceback": "Traceback ..."}
@@ -180,3 +187,48 @@ def test_instruction_txt_is_utf_8_and_a_blank_one_gives_no_task(tmp_path):
     ep, _ = _read(_folder(tmp_path / "a", [], files={"instruction.txt": "Übersetze den Text".encode()}))
     blank, _ = _read(_folder(tmp_path / "b", [], files={"instruction.txt": "\n"}))
     assert (ep.task, blank.task) == ("Übersetze den Text", None)
+
+
+def test_os_symphony_screens_before_each_action_are_read_as_the_screens_the_actions_were_taken_on(tmp_path):
+    """`img_name = f"step_{step_idx + 1}.png"` is written from `obs['screenshot']` before `env.step(action)`."""
+    lines = [{"instruction": TASK, "step_num": n, "action": action, "response": {}, "done": n == 3, "info": {},
+              "screenshot_file": name} for n, action, name in [
+        (1, "pyautogui.click(192, 108)", "step_1.png"), (2, "pyautogui.press('enter')", "step_2_milestone.png"),
+        (3, "DONE", "step_3.png")]]
+    ep, rows = _read(_folder(tmp_path, lines, ["step_1.png", "step_2_milestone.png", "step_3.png",
+                                               "step_1_draw.png"]))
+    seen = [s.observation.screenshot for s in ep.steps]
+    assert rows == [] and seen == [_blob("step_1.png"), _blob("step_2_milestone.png"), _blob("step_3.png")]
+    assert ep.final_observation is None and "initial_screenshot" not in ep.env
+    assert ep.env["screenshot_file_is"].startswith("before the action")
+
+
+def test_a_screenshot_written_under_another_name_is_read_for_the_turns_last_line(tmp_path):
+    lines = [{"step_num": 1, "action": a, "natural_language_action": "Open the menu", "action_timestamp": stamp,
+              "response": "open the menu", "reward": 0, "done": False, "info": {},
+              "screenshot_file": f"step_1_{stamp}.png"} for a, stamp in [("pyautogui.click(10, 10)", "20250101@100000"),
+                                                                         ("pyautogui.click(20, 20)", "20250101@100001")]]
+    ep, rows = _read(_folder(tmp_path, lines, ["step_0.png", "step_1.png"]))
+    assert rows == [] and ep.final_observation.screenshot == _blob("step_1.png")
+    assert ep.steps[1].observation.kind == "none"  # the first click's screen was overwritten by the second's
+    assert ep.env["screenshots_written_as"] == {"step_1_20250101@100001.png": "step_1.png"}
+    assert ep.env["screenshots_missing"] == ["step_1_20250101@100000.png"]
+
+
+def test_an_mcp_tool_call_line_is_a_tool_call(tmp_path):
+    line = {"step_num": 1, "action": 'MCP:calc_set_cell:{"cell": "A1", "value": 3}', "action_type": "mcp",
+            "parsed_action": {}, "exec_ok": True, "exec_result": {"ok": True, "result": "is_error=False"},
+            "tools_available": True, "natural_language_action": None, "action_timestamp": "20250101@100000",
+            "response": "Set A1.", "reward": 0.0, "done": False,
+            "info": {"mcp_tool": "calc_set_cell", "mcp_result": "is_error=False"}, "screenshot_file": "step_1.png"}
+    bad = {**line, "step_num": 2, "action": "MCP:calc_get:not json", "screenshot_file": "step_2.png"}
+    ep, rows = _read(_folder(tmp_path, [line, bad], ["step_0.png", "step_1.png", "step_2.png"]))
+    a = [s.action for s in ep.steps]
+    assert rows == [] and [(x.kind, x.tool_name, json.loads(x.arguments)) for x in a] == [
+        ("tool_call", "calc_set_cell", {"cell": "A1", "value": 3}), ("tool_call", "calc_get", {})]
+    assert a[1].raw == "MCP:calc_get:not json" and ENV_WARNINGS not in ep.env
+    assert ep.env["agent_fields"][0]["fields"]["info"] == line["info"]
+
+
+def _blob(name):
+    return "sha256:" + hashlib.sha256(png(1920, 1080, name.encode())).hexdigest()
