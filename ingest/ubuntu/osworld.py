@@ -64,7 +64,8 @@ VERSION = "5"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
     summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
-             " the screenshot's pixels with the model's own numbers kept beside them, the evaluator's score)"),
+             " the screenshot's pixels with the model's own numbers kept beside them, the evaluator's score; the task"
+             " and plans agents' own runners such as Agent S write beside them)"),
 )
 
 _SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
