@@ -52,7 +52,7 @@ from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
 from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
-                                          outside_point, reply, tool_point)
+                                          move_then_click, outside_point, reply, tool_point)
 from ingest.ubuntu.osworld_runners import (agent_reasoning, header_screenshot, keep_fields, line_fields, reads,
                                            runner_env, screens_before_action, shift_to_after, unread_why,
                                            written_as)
@@ -136,7 +136,9 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
     if isinstance(action, dict) and not action.get("command") and action.get("action_type") in COMPUTER_13:
         return computer_13(action, size, n)
     if isinstance(action, dict):  # agents that log {"action_type", "command", ...}
-        code = action.get("command") or action.get("action_type")
+        # OpenAI's computer-use loops: {"action_space": "pyautogui", "action": <code>, "pending_checks", "call_id"}
+        code = action.get("command") or action.get("action_type") or (
+            action.get("action") if action.get("action_space") == "pyautogui" else None)
         raw = orjson.dumps(action).decode()
     else:
         code, raw = action, action if isinstance(action, str) else orjson.dumps(action).decode()
@@ -152,6 +154,8 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
         typed = to_action(code, size or (float("inf"), float("inf")))
     except CodeError as e:
         raise SourceError("parse_error", f"traj.jsonl line {n}: action {e}", "traj.jsonl") from None
+    if typed.kind == "code":
+        typed = move_then_click(code, size or (float("inf"), float("inf"))) or typed
     if size is None:  # no screenshot to tell the screen size: coordinates cannot be normalized
         typed.x = typed.y = typed.x2 = typed.y2 = None
     off = outside_point(code, size) if size else None

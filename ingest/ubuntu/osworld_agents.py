@@ -23,7 +23,7 @@ import orjson
 
 from ingest.coords import Space, place
 from ingest.png import png_size
-from ingest.pyautogui_code import CodeError, parse_calls
+from ingest.pyautogui_code import CodeError, parse_calls, to_action
 from ingest.record import Action, Observation
 from ingest.source import Source, SourceError
 
@@ -34,6 +34,7 @@ _START_BOX = re.compile(r"start_box=['\"]?(?:<\|box_start\|>)?\(\s*(-?[\d.]+)\s*
 _COORDINATE = re.compile(r'"coordinate"\s*:\s*\[\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*\]')
 _REPLY_KEYS = ("response", "content", "text", "thought", "reasoning", "raw_response")
 _INITIAL = re.compile(r"step_0(?:_[^/]*)?\.png")
+_CLICK_CALLS = {"click", "leftClick", "doubleClick", "rightClick", "tripleClick", "middleClick"}
 
 
 def _params(action: dict) -> dict:
@@ -98,6 +99,29 @@ def outside_point(code: str, size: tuple[int, int]) -> dict | None:
         if entry.get("outside_screen"):
             return entry
     return None
+
+
+def move_then_click(code: str, size) -> Action | None:
+    """OpenAI's computer-use loops translate a click at a point into one line `moveTo(x, y)` then
+    `click(button=...)` / `doubleClick()`: that click, at the point moved to (None for any other code)."""
+    try:
+        calls, only_calls = parse_calls(code)
+    except CodeError:
+        return None
+    if not (only_calls and len(calls) == 2 and all(c.module == "pyautogui" for c in calls)
+            and calls[0].name == "moveTo" and calls[1].name in _CLICK_CALLS and calls[1].arg(0, "x") is None):
+        return None
+    at, typed = to_action(_code_of(calls[0]), size), to_action(_code_of(calls[1]), size)
+    if at.x is None or at.y is None:
+        return None
+    typed.x, typed.y, typed.code, typed.raw = at.x, at.y, code, code
+    return typed
+
+
+def _code_of(call) -> str:
+    """One parsed call as code again (its arguments are literals)."""
+    parts = [repr(a) for a in call.args] + [f"{k}={v!r}" for k, v in call.kwargs.items()]
+    return f"pyautogui.{call.name}({', '.join(parts)})"
 
 
 def tool_point(action) -> dict | None:

@@ -19,8 +19,9 @@ EvoCUA loops add `natural_language_action`, its GPT-5.4 loop `state_correct`, `m
 Mobile-Agent v3 `step_status`, MCP-hybrid loops `action_type`, `parsed_action`, `exec_ok`, `exec_result`,
 `tools_available`, CUA bridges `agent_info`. They are kept raw per step in `env["agent_fields"]` (`{"step",
 "line", "fields"}`); a field none of these runners writes is kept the same way with a warning. Agent S's
-`exec_code` is left out where it is the line's `action` itself (the runner executes it as the action), and the
-harness's `info` is kept where it says more than the `done` / `fail` flag its DONE / FAIL lines restate. Agent S
+`exec_code` is left out where it is the line's `action` itself (the runner executes it as the action), the
+harness's `info` is kept where it says more than the `done` / `fail` flag its DONE / FAIL lines restate, and a
+`messages` list that is the start of a later line's is kept there once (`{"first": n, "of_line": line}`). Agent S
 logs no `response`: its plan (S3 `plan`, S2.5 `full_plan`) is the step's reasoning.
 """
 
@@ -95,11 +96,26 @@ def keep_fields(env: dict, kept: list[dict]) -> None:
     """Put the lines' own fields in `env["agent_fields"]`, with a warning naming those no known runner writes."""
     if not kept:
         return
+    _messages_once(kept)
     env["agent_fields"] = kept
     unknown = sorted({k for entry in kept for k in entry["fields"] if k not in AGENT_KEYS and k != "info"})
     if unknown:
         warn(env, "osworld.unknown_field", f"traj.jsonl: {', '.join(unknown)} is not a field of OSWorld's harness "
              "or of a known agent's runner; kept raw in env.agent_fields")
+
+
+def _messages_once(kept: list[dict]) -> None:
+    """A loop that logs its whole conversation on every line (`messages`, screenshots inline) repeats each line's
+    list at the start of the next: an earlier copy that is such a start is said as its length, not kept twice."""
+    later = None
+    for entry in reversed(kept):
+        messages = entry["fields"].get("messages")
+        if not isinstance(messages, list):
+            continue
+        if later is not None and messages and later[1][:len(messages)] == messages:
+            entry["fields"]["messages"] = {"first": len(messages), "of_line": later[0]}
+        else:
+            later = (entry["line"], messages)
 
 
 def _text(source: Source, name: str) -> str | None:

@@ -27,7 +27,11 @@ The writers (each folder below is built line for line as the quoted code writes 
   `f.write(f"{end_time-start_time:.2f}\\n")` to `time.txt`;
   `run_single_example_gpt54`: `"response": response.get("response", ""), "state_correct": ..., "model_usage": ...,
   "messages": ...` beside the harness's fields;
-  `run_single_example_mobileagent_v3`: `"step_status": step_status` (no screenshot written when it is False).
+  `run_single_example_mobileagent_v3`: `"step_status": step_status` (no screenshot written when it is False);
+  its `mm_agents/openai_cua_agent.py` @ f6cee715783b2b2c6f38d460a6dbab90495d238a gives each action as
+  `{"action_space": "pyautogui", "action": result_code, "pending_checks": item.pending_safety_checks,
+  "call_id": item.call_id}` (the runner deletes a non-empty `pending_checks`) and `"messages": self.cua_messages`,
+  the whole conversation so far, on every line.
 - fxsc03/OSWorld-main-nex @ cfe2c9ba11f8294749f51d06b2c77553759cdc1e, `lib_run_single.py`:
   `run_single_example_opencua` writes `f"step_{step_idx + 1}.png"` but logs
   `"screenshot_file": f"step_{step_idx + 1}_{action_timestamp}.png"`; `run_single_example_hybrid` executes
@@ -38,7 +42,11 @@ The writers (each folder below is built line for line as the quoted code writes 
 import hashlib
 import json
 
+import pytest
+
+from ingest.pyautogui_code import to_action
 from ingest.ubuntu import osworld
+from ingest.ubuntu.osworld_agents import move_then_click
 from schemas.v1 import ENV_WARNINGS
 from tests.ingest.ubuntu.test_osworld import png
 from tests.ingest.ubuntu.test_osworld_read import _read
@@ -204,10 +212,10 @@ def test_os_symphony_screens_before_each_action_are_read_as_the_screens_the_acti
 
 
 def test_a_screenshot_written_under_another_name_is_read_for_the_turns_last_line(tmp_path):
+    clicks = [("pyautogui.click(10, 10)", "20250101@100000"), ("pyautogui.click(20, 20)", "20250101@100001")]
     lines = [{"step_num": 1, "action": a, "natural_language_action": "Open the menu", "action_timestamp": stamp,
               "response": "open the menu", "reward": 0, "done": False, "info": {},
-              "screenshot_file": f"step_1_{stamp}.png"} for a, stamp in [("pyautogui.click(10, 10)", "20250101@100000"),
-                                                                         ("pyautogui.click(20, 20)", "20250101@100001")]]
+              "screenshot_file": f"step_1_{stamp}.png"} for a, stamp in clicks]
     ep, rows = _read(_folder(tmp_path, lines, ["step_0.png", "step_1.png"]))
     assert rows == [] and ep.final_observation.screenshot == _blob("step_1.png")
     assert ep.steps[1].observation.kind == "none"  # the first click's screen was overwritten by the second's
@@ -232,3 +240,32 @@ def test_an_mcp_tool_call_line_is_a_tool_call(tmp_path):
 
 def _blob(name):
     return "sha256:" + hashlib.sha256(png(1920, 1080, name.encode())).hexdigest()
+
+
+def test_an_openai_computer_use_line_runs_its_pyautogui_code_and_its_conversation_is_kept_once(tmp_path):
+    first = [{"role": "user", "content": [{"type": "input_text", "text": TASK}]}]
+    second = first + [{"type": "computer_call", "call_id": "c1"}, {"type": "computer_call_output", "call_id": "c1"}]
+    lines = [{"step_num": n, "action_timestamp": f"20260301@12000{n}", "response": "", "state_correct": True,
+              "model_usage": {"model_time": 2.5, "prompt_tokens": 900, "completion_tokens": 40},
+              "messages": messages, "action": {"action_space": "pyautogui", "action": code, "pending_checks": [],
+                                               "call_id": f"c{n}"},
+              "reward": 0, "done": False, "info": {}, "screenshot_file": f"step_{n}_20260301@12000{n}.png"}
+             for n, code, messages in [
+                 (1, "import pyautogui\npyautogui.moveTo(960, 270)\npyautogui.click(button='left')", first),
+                 (2, "import pyautogui\npyautogui.typewrite('report.pdf')", second)]]
+    ep, rows = _read(_folder(tmp_path, lines, [line["screenshot_file"] for line in lines]))
+    a = [s.action for s in ep.steps]
+    assert rows == [] and [x.kind for x in a] == ["click", "type"] and a[1].text == "report.pdf"
+    assert (a[0].x, a[0].y) == (0.5, 0.25) and json.loads(a[0].raw)["call_id"] == "c1"
+    fields = [e["fields"] for e in ep.env["agent_fields"]]
+    assert fields[0]["messages"] == {"first": 1, "of_line": 2} and fields[1]["messages"] == second
+
+
+@pytest.mark.parametrize("code, kind, point", [
+    ("import pyautogui\npyautogui.moveTo(960, 270)\npyautogui.doubleClick()", "double_click", (0.5, 0.25)),
+    ("import pyautogui\npyautogui.moveTo(480, 540)\npyautogui.click(button='right')", "right_click", (0.25, 0.5)),
+    ("import pyautogui\npyautogui.moveTo(1, 1)\npyautogui.click(960, 540)", "code", (1 / 1920, 1 / 1080)),
+])
+def test_a_move_then_a_click_without_a_point_in_one_line_clicks_where_it_moved(code, kind, point):
+    action = move_then_click(code, (1920, 1080)) or to_action(code, (1920, 1080))
+    assert (action.kind, (action.x, action.y), action.raw) == (kind, point, code)
