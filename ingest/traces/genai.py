@@ -280,7 +280,12 @@ def _event_message(event: dict, where: str) -> list[Message]:
     name, attrs = event.get("name"), event.get("attributes")
     attrs = attrs if isinstance(attrs, dict) else {}
     if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
-        return chat_messages(attrs.get("gen_ai.prompt", attrs.get("gen_ai.completion")), where)
+        value = attrs.get("gen_ai.prompt", attrs.get("gen_ai.completion"))
+        if isinstance(value, str) and value and json_value(value) is value:
+            # OpenLit writes the prompt as `role: content` text and the completion as the answer's text
+            role = "user" if name == "gen_ai.content.prompt" else "assistant"
+            return [Message(role=role, text=value, where=where)]
+        return chat_messages(value, where)
     body = json_value(attrs.get("gen_ai.event.content") or attrs.get("body"))
     body = body if isinstance(body, dict) else attrs
     if name == "gen_ai.choice":

@@ -9,9 +9,10 @@ model call a trace of its own) are joined first (`ingest.traces.stitch`).
 
 **Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
 span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
-`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. An agent nested in an
-episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's agent. The
-sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the `relation`
+`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. A model span with
+another model span beneath it (a framework's record of the provider's call) is no step: the innermost one is. An
+agent nested in an episode that has no step of its own (a workflow span an SDK opens around its agents) is that
+episode's agent. The sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the `relation`
 (`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn (the
 conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and its
 first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the parent
@@ -137,9 +138,28 @@ def _owner(span: Span, by_id: dict[str, Span], roots: dict[str, str]) -> str | N
     return None
 
 
+def _demote_outer_models(spans: list[Span], by_id: dict[str, Span]) -> None:
+    """A model span with a model span beneath it is a framework's record of the same call (OpenLit writes
+    LangChain's `chat` span around the OpenAI client's): the innermost, the provider's call, is the step; the outer
+    one is kept with the other spans."""
+    outer: set[str] = set()
+    for span in spans:
+        if span.kind != "model":
+            continue
+        parent, seen = by_id.get(span.parent_id) if span.parent_id else None, set()
+        while parent is not None and parent.span_id not in seen:
+            seen.add(parent.span_id)
+            if parent.kind == "model":
+                outer.add(parent.span_id)
+            parent = by_id.get(parent.parent_id) if parent.parent_id else None
+    for span_id in outer:
+        by_id[span_id].kind = None
+
+
 def split_episodes(trace_id: str, spans: list[Span]) -> list[_Episode]:
     """The trace's episode first, then its sub-episodes in start order; each with its spans in start order."""
     by_id = {s.span_id: s for s in spans}
+    _demote_outer_models(spans, by_id)
     roots = _episode_roots(spans, by_id)
     main = _Episode(key=trace_id, root=None)
     subs = {sid: _Episode(key=f"{trace_id}/agent:{sid}", root=by_id[sid], relation=rel) for sid, rel in roots.items()}
