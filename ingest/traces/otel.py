@@ -76,7 +76,8 @@ INFO = FormatInfo(
            "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
            "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) and "
            "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) are goldens read against "
-           "the raw files, and a real Microsoft Agent Framework console export (each span printed twice) is read from "
+           "the raw files; a real Microsoft Agent Framework console export (each span printed twice) and one LangChain "
+           "chain traced by OpenLLMetry, OpenLit and LangSmith's OTel exporter as oteltest saved it are read from "
            "../shared (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
