@@ -324,8 +324,11 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
                or flat_messages(attrs, "gen_ai.completion", f"{where}.gen_ai.completion") or ev_out
                or any_agent_output(attrs, where))
     system = system_instructions(attrs.get("gen_ai.system_instructions"), f"{where}.gen_ai.system_instructions")
+    # OpenLLMetry's LangChain instrumentation writes `unknown` where it found no model, and LangChain's own name
+    # for it among the association properties
     model = next((m for m in (attrs.get("gen_ai.response.model"), attrs.get("gen_ai.request.model"),
-                              attrs.get("llm.model_name")) if isinstance(m, str) and m), None)
+                              attrs.get("llm.model_name"), attrs.get("traceloop.association.properties.ls_model_name"))
+                  if isinstance(m, str) and m and m != "unknown"), None)
     return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
 
 

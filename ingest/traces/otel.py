@@ -10,6 +10,11 @@
   [...], "trace_requests": [{"pbreq": {"resourceSpans": [...]}, "headers", "test_elapsed_ms"}]}`, each request
   one OTLP/JSON document (ids in base64, as the protobuf JSON mapping writes bytes); its metrics and logs hold no
   step and are not read.
+- **Span documents as OpenSearch stores them** (Data Prepper's `otel-v1-apm-span` index, what its trace analytics
+  and a search of that index give back): one span a document, `{traceId, spanId, parentSpanId, name, kind,
+  startTime, endTime (ISO), durationInNanos, status: {code, message}, attributes: {...}, events: [{name, time,
+  attributes}], instrumentationScope, resource: {attributes}, serviceName, traceGroup}`, alone, in an array or as
+  the `hits.hits[]._source` of a search response.
 - **The Python SDK's span JSON** (`ReadableSpan.to_json()`, what its `ConsoleSpanExporter` prints, indented, one
   span after another): `{name, context: {trace_id, span_id}, kind, parent_id, start_time, end_time, status:
   {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
@@ -53,7 +58,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
@@ -75,8 +80,9 @@ INFO = FormatInfo(
            "(`tests/ingest/chat/test_smolagents_producer.py`); the conventions' older "
            "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
            "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) and "
-           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) are goldens read against "
-           "the raw files; a real Microsoft Agent Framework console export (each span printed twice) and one LangChain "
+           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) and two Apache-2.0 spans of "
+           "a LangChain agent on Bedrock as OpenSearch's trace index stored them (OpenInference, OpenLLMetry) are "
+           "goldens read against the raw files; a real Microsoft Agent Framework console export (each span printed twice) and one LangChain "
            "chain traced by OpenLLMetry, OpenLit and LangSmith's OTel exporter as oteltest saved it are read from "
            "../shared (`tests/ingest/traces/test_otel_real.py`)"),
 )
@@ -86,6 +92,10 @@ _OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
 # oteltest's saved telemetry opens with its metric or trace requests, each an OTLP request under `pbreq`
 _OTELTEST = re.compile(rb'"(?:metric|trace|log)_requests"\s*:\s*\[\s*\{\s*"pbreq"\s*:')
 _OTELTEST_KEYS = ("trace_requests", "metric_requests", "log_requests")
+# a span document of OpenSearch's trace index: the fields Data Prepper writes beside a span's ids (OTLP/JSON names
+# the scope `scope`, inside `scopeSpans`; the document names it `instrumentationScope`, at its top)
+_SPAN_DOCUMENT = re.compile(rb'"(?:traceGroup|durationInNanos|instrumentationScope)"\s*:')
+_SPAN_IDS = re.compile(rb'"traceId"\s*:\s*"[^"]+"')
 # the SDK writes ids as "0x..." text; a span model that dumps the SDK's `SpanContext` (any-agent) as integers
 _CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*(?:"|\d{6})')
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
@@ -95,12 +105,14 @@ _HEX_ID = re.compile(r"(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})\Z")
 
 def units(files: list[str], head) -> list[str]:
     """JSON files whose first bytes hold OTLP/JSON `resourceSpans`, spans as the OpenTelemetry SDK writes them
-    (`"context": {"trace_id": ...`), or oteltest's requests (`"trace_requests": [{"pbreq": ...`)."""
+    (`"context": {"trace_id": ...`), oteltest's requests (`"trace_requests": [{"pbreq": ...`), or OpenSearch's span
+    documents (a `traceId` beside Data Prepper's `traceGroup`, `durationInNanos` or `instrumentationScope`)."""
     found = []
     for path in files:
         if path.endswith(_EXTENSIONS):
             start = head(path)
-            if _OTLP.search(start) or _CONSOLE.search(start) or _OTELTEST.search(start):
+            if _OTLP.search(start) or _CONSOLE.search(start) or _OTELTEST.search(start) or \
+                    (_SPAN_DOCUMENT.search(start) and _SPAN_IDS.search(start)):
                 found.append(path)
     return found
 
@@ -283,6 +295,23 @@ def _oteltest_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, s
                            record_id="pbreq", snippet=dumps(request)[:300])
 
 
+def _span_document(raw: dict, where: str) -> tuple[dict, dict, list, str, dict]:
+    """A span as one document (OpenSearch's trace index): OTLP's field names, times as ISO text."""
+    events = raw.get("events") if isinstance(raw.get("events"), list) else []
+    events = [{"name": e.get("name"), "time": parse_time(e.get("time")), "attributes": attributes(e.get("attributes"))}
+              for e in events if isinstance(e, dict)]
+    fields = {"trace_id": raw.get("traceId"), "span_id": raw.get("spanId"), "parent_id": raw.get("parentSpanId"),
+              "name": raw.get("name"), "start": parse_time(raw.get("startTime")), "end": parse_time(raw.get("endTime")),
+              "error": _error(raw.get("status"))}
+    resource = attributes(raw["resource"].get("attributes")) if isinstance(raw.get("resource"), dict) else {}
+    return fields, attributes(raw.get("attributes")), events, where, resource
+
+
+def _is_span_document(doc) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("traceId"), str) and isinstance(doc.get("spanId"), str) \
+        and ("startTime" in doc or "durationInNanos" in doc)
+
+
 def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
     if isinstance(doc, list):
         for i, item in enumerate(doc):
@@ -291,6 +320,12 @@ def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] |
         yield from _otlp_spans(doc, where)
     elif isinstance(doc, dict) and any(isinstance(doc.get(k), list) for k in _OTELTEST_KEYS):
         yield from _oteltest_spans(doc, where)
+    elif _is_span_document(doc):
+        yield _span_document(doc, where)
+    elif isinstance(doc, dict) and isinstance(doc.get("hits"), dict) and isinstance(doc["hits"].get("hits"), list):
+        for i, hit in enumerate(doc["hits"]["hits"]):  # an OpenSearch search response: each hit's document
+            source = hit.get("_source") if isinstance(hit, dict) else None
+            yield from _doc_spans(source, f"{where}.hits.hits[{i}]._source")
     elif isinstance(doc, dict) and isinstance(doc.get("spans"), list):
         for i, item in enumerate(doc["spans"]):
             yield from _doc_spans(item, f"{where}.spans[{i}]")

@@ -474,3 +474,50 @@ def test_langsmith_runs_sent_as_otel_spans(tmp_path):
     assert calls(ep) == [("get_weather", {"city": "Paris"})] and results(ep) == ["rainy"]
     assert ep.steps[-1].action.text == "Rainy." and ep.task == "Weather in Paris?" and ep.agent == "gpt-4o"
     assert sorted(s["name"] for s in ep.env["trace"]["other_spans"]) == ["ChatPromptTemplate", "agent"]
+
+
+def _span_document(span: dict) -> dict:
+    """One OTLP span as OpenSearch's trace index stores it (Data Prepper's document: ISO times, a map of
+    attributes, the scope and the resource beside the span)."""
+    import datetime as dt
+
+    def iso(nanos: str) -> str:
+        return dt.datetime.fromtimestamp(int(nanos) / 1e9, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return {"traceId": span["traceId"], "spanId": span["spanId"], "parentSpanId": span.get("parentSpanId", ""),
+            "name": span["name"], "kind": "SPAN_KIND_INTERNAL", "startTime": iso(span["startTimeUnixNano"]),
+            "endTime": iso(span["endTimeUnixNano"]),
+            "durationInNanos": int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"]),
+            "status": {"code": 2, "message": span["status"]["message"]} if span.get("status") else {"code": 0},
+            "attributes": {kv["key"]: otel.any_value(kv["value"]) for kv in span["attributes"]},
+            "events": [], "instrumentationScope": {"name": "app"}, "serviceName": "travel", "traceGroup": "agent",
+            "resource": {"attributes": {"service.name": "travel"}}}
+
+
+def test_span_documents_of_opensearch_read_as_the_same_trace(tmp_path):
+    """A search of OpenSearch's trace index (`hits.hits[]._source`) and the same documents as a JSON array: the
+    episode of the OTLP trace they came from; a hit with no document is a row."""
+    spans = [_chat("c000000000000001", None, 1, [USER], [CALL]),
+             _tool("f000000000000001", None, 2, "get_weather", "c1", {"location": "Paris"}, None,
+                   status={"code": 2, "message": "timeout"}),
+             _chat("c000000000000002", None, 3, [USER, CALL, RESULT], [ANSWER])]
+    (tmp_path / "otlp").mkdir()
+    (tmp_path / "search").mkdir()
+    (otlp,), _ = read(otel, _otlp(tmp_path / "otlp", spans))
+    hits = [{"_index": "otel-v1-apm-span-000001", "_source": _span_document(s)} for s in reversed(spans)]
+    search = tmp_path / "search" / "trace.json"
+    search.write_text(json.dumps({"took": 3, "hits": {"total": {"value": 3}, "hits": hits + [{"_id": "x"}]}}))
+    array = tmp_path / "spans.json"
+    array.write_text(json.dumps([_span_document(s) for s in spans], indent=2))
+    assert claims(otel, search) and claims(otel, array)
+    (found,), rejected = read(otel, search)
+    assert [r.rule for r in rejected] == ["unknown_content"] and "hits.hits[3]._source" in rejected[0].reason
+    assert _summary(found)[:7] == _summary(otlp)[:7]
+    assert found.final_observation is None and results(found) == ["timeout"]
+    (same,), rejected = read(otel, array)
+    assert rejected == [] and calls(same) == calls(otlp) and same.steps[-1].action.text == "Rainy, 57F."
+
+
+def test_a_document_with_a_trace_id_alone_is_not_claimed(tmp_path):
+    path = tmp_path / "order.json"
+    path.write_text(json.dumps({"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "a1", "order": 7}))
+    assert not claims(otel, path)

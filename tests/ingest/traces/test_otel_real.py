@@ -170,3 +170,27 @@ def test_one_chain_traced_three_ways_reads_as_the_same_two_answers(name):
     first = min(episodes, key=lambda e: e.steps[0].timestamp)
     assert first.steps[0].action.text == "The capital of France is Paris."
     golden.check(records, GOLDEN / f"otel-bakeoff-{name.split('.')[0]}.json", texts="hash")
+
+
+OBSERVABILITY_STACK = SAMPLES / "traces" / "otel" / "observability-stack"
+LONDON = "What was the weather like in London yesterday?"
+
+
+@pytest.mark.parametrize("name", ["openinference-span.json", "openllmetry-span.json"])
+def test_span_documents_opensearch_stored_read_as_a_person_counts_them(name):
+    """samples/traces/otel/observability-stack (PROVENANCE.md): one span of the same LangChain agent (Claude Sonnet 4
+    on Bedrock) each, as OpenSearch's trace index holds it: OpenInference's LLM span with the system prompt, the
+    question and the answer; OpenLLMetry's chat span with the answer alone and its model written `unknown`. Each a
+    model call answering without a tool: one step."""
+    path = OBSERVABILITY_STACK / name
+    assert otel.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    records = read_records(otel, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.kind for s in ep.steps] == ["message"] and ep.terminated
+    assert ep.steps[0].action.text.startswith("I'd be happy to help you get the weather information for London")
+    assert ep.agent == "us.anthropic.claude-sonnet-4-20250514-v1:0"
+    assert ep.task == (LONDON if name.startswith("openinference") else None)
+    raw = json.loads(path.read_text())
+    assert ep.key == raw["traceId"] and ep.steps[0].timestamp.isoformat().startswith(raw["endTime"][:26])
+    golden.check(records, GOLDEN / f"otel-observability-stack-{name.split('.')[0]}.json", env_keys=("system_prompt",))
