@@ -61,7 +61,8 @@ FORMAT = "otel"
 VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
-    summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
+    summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
+             "span documents) with the GenAI semantic conventions or "
              "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
     producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own instrumentations",
     versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
