@@ -80,11 +80,11 @@ INFO = FormatInfo(
            "ToolCallingAgent's and CodeAgent's runs traced by OpenInference hold every scripted call and its result "
            "(`tests/ingest/chat/test_smolagents_producer.py`); the conventions' older "
            "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
-           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) and "
-           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) and two Apache-2.0 spans of "
-           "a LangChain agent on Bedrock as OpenSearch's trace index stored them (OpenInference, OpenLLMetry) are "
-           "goldens read against the raw files; a real Microsoft Agent Framework console export (each span printed twice) and one LangChain "
-           "chain traced by OpenLLMetry, OpenLit and LangSmith's OTel exporter as oteltest saved it are read from "
+           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents), "
+           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) and two Apache-2.0 "
+           "spans of a LangChain agent on Bedrock as OpenSearch's trace index stored them (OpenInference, "
+           "OpenLLMetry) are goldens read against the raw files; a real Microsoft Agent Framework console export "
+           "(each span printed twice) and one LangChain chain traced by OpenLLMetry, OpenLit and LangSmith's OTel exporter as oteltest saved it are read from "
            "../shared (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
