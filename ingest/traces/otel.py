@@ -84,8 +84,8 @@ INFO = FormatInfo(
            "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) and two Apache-2.0 "
            "spans of a LangChain agent on Bedrock as OpenSearch's trace index stored them (OpenInference, "
            "OpenLLMetry) are goldens read against the raw files; a real Microsoft Agent Framework console export "
-           "(each span printed twice) and one LangChain chain traced by OpenLLMetry, OpenLit and LangSmith's OTel exporter as oteltest saved it are read from "
-           "../shared (`tests/ingest/traces/test_otel_real.py`)"),
+           "(each span printed twice) and one LangChain chain traced by OpenLLMetry, OpenLit and LangSmith's OTel "
+           "exporter as oteltest saved it are read from ../shared (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
