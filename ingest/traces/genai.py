@@ -280,7 +280,12 @@ def _event_message(event: dict, where: str) -> list[Message]:
     name, attrs = event.get("name"), event.get("attributes")
     attrs = attrs if isinstance(attrs, dict) else {}
     if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
-        return chat_messages(attrs.get("gen_ai.prompt", attrs.get("gen_ai.completion")), where)
+        value = attrs.get("gen_ai.prompt", attrs.get("gen_ai.completion"))
+        if isinstance(value, str) and value and json_value(value) is value:
+            # OpenLit writes the prompt as `role: content` text and the completion as the answer's text
+            role = "user" if name == "gen_ai.content.prompt" else "assistant"
+            return [Message(role=role, text=value, where=where)]
+        return chat_messages(value, where)
     body = json_value(attrs.get("gen_ai.event.content") or attrs.get("body"))
     body = body if isinstance(body, dict) else attrs
     if name == "gen_ai.choice":
@@ -319,8 +324,11 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
                or flat_messages(attrs, "gen_ai.completion", f"{where}.gen_ai.completion") or ev_out
                or any_agent_output(attrs, where))
     system = system_instructions(attrs.get("gen_ai.system_instructions"), f"{where}.gen_ai.system_instructions")
+    # OpenLLMetry's LangChain instrumentation writes `unknown` where it found no model, and LangChain's own name
+    # for it among the association properties
     model = next((m for m in (attrs.get("gen_ai.response.model"), attrs.get("gen_ai.request.model"),
-                              attrs.get("llm.model_name")) if isinstance(m, str) and m), None)
+                              attrs.get("llm.model_name"), attrs.get("traceloop.association.properties.ls_model_name"))
+                  if isinstance(m, str) and m and m != "unknown"), None)
     return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
 
 

@@ -18,6 +18,10 @@ are taken in `dotted_order` order (the order they started).
 - any other run type (`chain`, `retriever`, `prompt`, `parser`, `embedding`): not a step, kept in
   `env["trace"]["other_spans"]`.
 
+The same runs sent as OpenTelemetry spans (the SDK's OTel exporter, `LANGSMITH_OTEL_ENABLED`): `langsmith.span.kind`
+is the run type, `gen_ai.prompt` / `gen_ai.completion` the inputs / outputs as JSON text; `ingest.traces.otel`
+reads those spans with `read_otel_span`.
+
 One episode per trace (`trace_id`, else the root of the run's `parent_run_id` chain), assembled by
 `ingest.traces.spans`; `env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
 (`search` when the tools are mostly search tools), platform `linux`.
@@ -39,11 +43,11 @@ from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.traces.documents import documents
-from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, name_of, text_of
+from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, json_value, name_of, text_of
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langsmith"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group=None, rank=286, domains=('mcp', 'search'), platform="linux",
     summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm and tool runs as steps",
@@ -156,6 +160,29 @@ def _span(run: dict, trace_id: str, order: int, where: str) -> Span:
                             result=text_of(result if result is not None else error),
                             is_error=True if error else None)
     return span
+
+
+OTEL_KIND = "langsmith.span.kind"
+
+
+def read_otel_span(span: Span, attrs: dict, where: str) -> None:
+    """A LangSmith run sent as an OpenTelemetry span: its run type in `langsmith.span.kind`, its inputs and outputs
+    as JSON in `gen_ai.prompt` / `gen_ai.completion` (a `chain`, `prompt` or `parser` run is no step)."""
+    kind = attrs.get(OTEL_KIND)
+    inputs, outputs = json_value(attrs.get("gen_ai.prompt")), json_value(attrs.get("gen_ai.completion"))
+    if kind == "llm":
+        span.kind = "model"
+        messages = inputs.get("messages") if isinstance(inputs, dict) else None
+        model = next((m for m in (attrs.get("gen_ai.response.model"), attrs.get("gen_ai.request.model"))
+                      if isinstance(m, str) and m), None)
+        span.model = ModelTurn(inputs=_messages(messages, f"{where}.gen_ai.prompt.messages"),
+                               outputs=_outputs(outputs, f"{where}.gen_ai.completion"), model=model)
+    elif kind == "tool":
+        span.kind = "tool"
+        result = outputs.get("output") if isinstance(outputs, dict) and set(outputs) == {"output"} else outputs
+        span.tool = ToolUse(name=span.name or None, arguments=inputs,
+                            result=text_of(result if result is not None else span.error),
+                            is_error=True if span.error else None)
 
 
 def _runs(doc, where: str) -> Iterator[tuple[dict, str]]:

@@ -5,7 +5,16 @@
   `scopeSpans[].scope`, `spans[]` of `{traceId, spanId, parentSpanId, name, kind, startTimeUnixNano,
   endTimeUnixNano, attributes: [{key, value: {stringValue | intValue | doubleValue | boolValue | arrayValue |
   kvlistValue | bytesValue}}], events: [{timeUnixNano, name, attributes}], status: {code, message}}` (the protobuf
-  JSON mapping's snake_case names are read too; `intValue` is a string there).
+  JSON mapping's snake_case names are read too; `intValue` is a string there). The telemetry `oteltest` (the
+  OpenTelemetry Python contrib's test runner) saves from an OTLP receiver is read the same way: `{"metric_requests":
+  [...], "trace_requests": [{"pbreq": {"resourceSpans": [...]}, "headers", "test_elapsed_ms"}]}`, each request
+  one OTLP/JSON document (ids in base64, as the protobuf JSON mapping writes bytes); its metrics and logs hold no
+  step and are not read.
+- **Span documents as OpenSearch stores them** (Data Prepper's `otel-v1-apm-span` index, what its trace analytics
+  and a search of that index give back): one span a document, `{traceId, spanId, parentSpanId, name, kind,
+  startTime, endTime (ISO), durationInNanos, status: {code, message}, attributes: {...}, events: [{name, time,
+  attributes}], instrumentationScope, resource: {attributes}, serviceName, traceGroup}`, alone, in an array or as
+  the `hits.hits[]._source` of a search response.
 - **The Python SDK's span JSON** (`ReadableSpan.to_json()`, what its `ConsoleSpanExporter` prints, indented, one
   span after another): `{name, context: {trace_id, span_id}, kind, parent_id, start_time, end_time, status:
   {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
@@ -15,7 +24,8 @@
   null, and again when it ends, as Microsoft Agent Framework's samples do) is read once, as its ended record.
 
 What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
-the Langfuse SDK's own `langfuse.observation.*` attributes as `ingest.traces.langfuse` reads an observation;
+the Langfuse SDK's own `langfuse.observation.*` attributes as `ingest.traces.langfuse` reads an observation, the
+LangSmith SDK's `langsmith.span.kind` spans as `ingest.traces.langsmith` reads a run;
 a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
 assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
 their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
@@ -43,15 +53,16 @@ from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.chat.messages import Context
-from ingest.traces import genai, langfuse
+from ingest.traces import genai, langfuse, langsmith
 from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "4"
+VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
-    summary=("OpenTelemetry traces (OTLP/JSON, the Python SDK's span JSON) with the GenAI semantic conventions or "
+    summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
+             "span documents) with the GenAI semantic conventions or "
              "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
     producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own instrumentations",
     versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
@@ -69,14 +80,23 @@ INFO = FormatInfo(
            "ToolCallingAgent's and CodeAgent's runs traced by OpenInference hold every scripted call and its result "
            "(`tests/ingest/chat/test_smolagents_producer.py`); the conventions' older "
            "event-based messages, OpenLLMetry and nested agents, hand-made (`tests/ingest/traces/test_otel_read.py`); "
-           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents) and "
-           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) are goldens read against "
-           "the raw files, and a real Microsoft Agent Framework console export (each span printed twice) is read from "
-           "../shared (`tests/ingest/traces/test_otel_real.py`)"),
+           "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents), "
+           "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) and two Apache-2.0 "
+           "spans of a LangChain agent on Bedrock as OpenSearch's trace index stored them (OpenInference, "
+           "OpenLLMetry) are goldens read against the raw files; a real Microsoft Agent Framework console export "
+           "(each span printed twice) and one LangChain chain traced by OpenLLMetry, OpenLit and LangSmith's OTel "
+           "exporter as oteltest saved it are read from ../shared (`tests/ingest/traces/test_otel_real.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
 _OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
+# oteltest's saved telemetry opens with its metric or trace requests, each an OTLP request under `pbreq`
+_OTELTEST = re.compile(rb'"(?:metric|trace|log)_requests"\s*:\s*\[\s*\{\s*"pbreq"\s*:')
+_OTELTEST_KEYS = ("trace_requests", "metric_requests", "log_requests")
+# a span document of OpenSearch's trace index: the fields Data Prepper writes beside a span's ids (OTLP/JSON names
+# the scope `scope`, inside `scopeSpans`; the document names it `instrumentationScope`, at its top)
+_SPAN_DOCUMENT = re.compile(rb'"(?:traceGroup|durationInNanos|instrumentationScope)"\s*:')
+_SPAN_IDS = re.compile(rb'"traceId"\s*:\s*"[^"]+"')
 # the SDK writes ids as "0x..." text; a span model that dumps the SDK's `SpanContext` (any-agent) as integers
 _CONSOLE = re.compile(rb'"context"\s*:\s*\{[^{}]{0,200}?"trace_id"\s*:\s*(?:"|\d{6})')
 _ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
@@ -85,13 +105,15 @@ _HEX_ID = re.compile(r"(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})\Z")
 
 
 def units(files: list[str], head) -> list[str]:
-    """JSON files whose first bytes hold OTLP/JSON `resourceSpans`, or spans as the OpenTelemetry SDK writes them
-    (`"context": {"trace_id": ...`)."""
+    """JSON files whose first bytes hold OTLP/JSON `resourceSpans`, spans as the OpenTelemetry SDK writes them
+    (`"context": {"trace_id": ...`), oteltest's requests (`"trace_requests": [{"pbreq": ...`), or OpenSearch's span
+    documents (a `traceId` beside Data Prepper's `traceGroup`, `durationInNanos` or `instrumentationScope`)."""
     found = []
     for path in files:
         if path.endswith(_EXTENSIONS):
             start = head(path)
-            if _OTLP.search(start) or _CONSOLE.search(start):
+            if _OTLP.search(start) or _CONSOLE.search(start) or _OTELTEST.search(start) or \
+                    (_SPAN_DOCUMENT.search(start) and _SPAN_IDS.search(start)):
                 found.append(path)
     return found
 
@@ -180,6 +202,9 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
     if isinstance(attrs.get(langfuse.OTEL_TYPE), str):
         langfuse.read_otel_observation(span, attrs, ctx)
         return span
+    if isinstance(attrs.get(langsmith.OTEL_KIND), str):
+        langsmith.read_otel_span(span, attrs, where)
+        return span
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":
         span.model = genai.model_turn(attrs, events, where)
@@ -258,12 +283,50 @@ def _sdk_span(raw: dict, where: str) -> tuple[dict, dict, list, str, dict]:
     return fields, attrs, events, where, resource or {}
 
 
+def _oteltest_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
+    """The spans of oteltest's saved trace requests (its metric and log requests hold no span)."""
+    requests = doc.get("trace_requests")
+    for i, request in enumerate(requests if isinstance(requests, list) else []):
+        here = f"{where}.trace_requests[{i}].pbreq"
+        pbreq = request.get("pbreq") if isinstance(request, dict) else None
+        if isinstance(pbreq, dict):
+            yield from _otlp_spans(pbreq, here)
+        else:
+            yield Rejected("bad_record", f"{here}: no OTLP request object; left out", where,
+                           record_id="pbreq", snippet=dumps(request)[:300])
+
+
+def _span_document(raw: dict, where: str) -> tuple[dict, dict, list, str, dict]:
+    """A span as one document (OpenSearch's trace index): OTLP's field names, times as ISO text."""
+    events = raw.get("events") if isinstance(raw.get("events"), list) else []
+    events = [{"name": e.get("name"), "time": parse_time(e.get("time")), "attributes": attributes(e.get("attributes"))}
+              for e in events if isinstance(e, dict)]
+    fields = {"trace_id": raw.get("traceId"), "span_id": raw.get("spanId"), "parent_id": raw.get("parentSpanId"),
+              "name": raw.get("name"), "start": parse_time(raw.get("startTime")), "end": parse_time(raw.get("endTime")),
+              "error": _error(raw.get("status"))}
+    resource = attributes(raw["resource"].get("attributes")) if isinstance(raw.get("resource"), dict) else {}
+    return fields, attributes(raw.get("attributes")), events, where, resource
+
+
+def _is_span_document(doc) -> bool:
+    return isinstance(doc, dict) and isinstance(doc.get("traceId"), str) and isinstance(doc.get("spanId"), str) \
+        and ("startTime" in doc or "durationInNanos" in doc)
+
+
 def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
     if isinstance(doc, list):
         for i, item in enumerate(doc):
             yield from _doc_spans(item, f"{where}[{i}]")
     elif isinstance(doc, dict) and (_get(doc, "resourceSpans", "resource_spans") is not None):
         yield from _otlp_spans(doc, where)
+    elif isinstance(doc, dict) and any(isinstance(doc.get(k), list) for k in _OTELTEST_KEYS):
+        yield from _oteltest_spans(doc, where)
+    elif _is_span_document(doc):
+        yield _span_document(doc, where)
+    elif isinstance(doc, dict) and isinstance(doc.get("hits"), dict) and isinstance(doc["hits"].get("hits"), list):
+        for i, hit in enumerate(doc["hits"]["hits"]):  # an OpenSearch search response: each hit's document
+            source = hit.get("_source") if isinstance(hit, dict) else None
+            yield from _doc_spans(source, f"{where}.hits.hits[{i}]._source")
     elif isinstance(doc, dict) and isinstance(doc.get("spans"), list):
         for i, item in enumerate(doc["spans"]):
             yield from _doc_spans(item, f"{where}.spans[{i}]")

@@ -9,22 +9,24 @@ model call a trace of its own) are joined first (`ingest.traces.stitch`).
 
 **Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
 span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
-`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. An agent nested in an
-episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's agent. The
-sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the `relation`
-(`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn (the
-conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and its
-first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the parent
-had made when it began (`after_steps`).
+`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. A model span with another
+model span beneath it (a framework's record of the provider's call) is no step: the innermost one is. An agent
+nested in an episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's
+agent. The sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the
+`relation` (`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn
+(the conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and
+its first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the
+parent had made when it began (`after_steps`).
 
-**Messages, in span start order.** A model span adds what it was sent that the episode has not seen yet (all of
-its input for the first model span; for a later one, the input messages after the last assistant message of its
-input: the tool results and user turns since the previous call) and then what it answered (assistant turns, whose
-tool calls stay open until a result comes). A tool span is the result of the open call it answers (by call id,
-else the earliest open call of its name, else the earliest open call); a tool span that answers no open call is
-an action of its own (a tool call the model spans did not record). A tool result a model span's input repeats
-after a tool span gave it is not added twice. The transcript core then makes one step per tool call, with the
-result as the next observation, and one `message` step per answer without tool calls; the model of each step is
+**Messages, in span start order.** A model span adds what it was sent that the episode has not seen yet (all of its
+input for the first model span; for a later one, the input messages after the last assistant message of its input:
+the tool results and user turns since the previous call) and then what it answered (assistant turns, whose tool
+calls stay open until a result comes). A tool span is the result of the open call it answers (by call id, else the
+earliest open call of its name, else the earliest open call); a tool span that answers no open call is an action of
+its own (a tool call the model spans did not record; its `arguments` null where the span recorded none, as an
+instrumentation that does not capture content writes it, never an empty `{}`). A tool result a model span's input
+repeats after a tool span gave it is not added twice. The transcript core then makes one step per tool call, with
+the result as the next observation, and one `message` step per answer without tool calls; the model of each step is
 its model span's, the text beside tool calls its reasoning. A handoff span answers the open call that made it (a
 `transfer_to_...` tool) or is a `handoff` tool call of its own.
 
@@ -42,9 +44,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ingest.record import Episode, Rejected, episode_id
+from ingest.record import Action, Episode, Rejected, episode_id
 from ingest.search import episode_domain
-from ingest.tools import arguments_dict
+from ingest.tools import arguments_dict, dumps
 from ingest.traces.genai import ModelTurn, ToolUse
 from ingest.traces.stitch import stitch
 from ingest.transcript import Message, Run, ToolCall, records
@@ -137,9 +139,28 @@ def _owner(span: Span, by_id: dict[str, Span], roots: dict[str, str]) -> str | N
     return None
 
 
+def _demote_outer_models(spans: list[Span], by_id: dict[str, Span]) -> None:
+    """A model span with a model span beneath it is a framework's record of the same call (OpenLit writes
+    LangChain's `chat` span around the OpenAI client's): the innermost, the provider's call, is the step; the outer
+    one is kept with the other spans."""
+    outer: set[str] = set()
+    for span in spans:
+        if span.kind != "model":
+            continue
+        parent, seen = by_id.get(span.parent_id) if span.parent_id else None, set()
+        while parent is not None and parent.span_id not in seen:
+            seen.add(parent.span_id)
+            if parent.kind == "model":
+                outer.add(parent.span_id)
+            parent = by_id.get(parent.parent_id) if parent.parent_id else None
+    for span_id in outer:
+        by_id[span_id].kind = None
+
+
 def split_episodes(trace_id: str, spans: list[Span]) -> list[_Episode]:
     """The trace's episode first, then its sub-episodes in start order; each with its spans in start order."""
     by_id = {s.span_id: s for s in spans}
+    _demote_outer_models(spans, by_id)
     roots = _episode_roots(spans, by_id)
     main = _Episode(key=trace_id, root=None)
     subs = {sid: _Episode(key=f"{trace_id}/agent:{sid}", root=by_id[sid], relation=rel) for sid, rel in roots.items()}
@@ -238,6 +259,8 @@ class _Transcript:
         if call is None:
             call = ToolCall(id=use.call_id or f"span:{span.span_id}", name=use.name, arguments=use.arguments,
                             raw=raw)
+            if use.arguments is None:  # the span recorded no arguments (content capture off): unknown, not `{}`
+                call.action = Action(kind="tool_call", tool_name=use.name, arguments=None, raw=dumps(raw))
             self.messages.append(Message(role="assistant", tool_calls=[call], timestamp=span.start,
                                          where=span.where))
             self.actions += 1

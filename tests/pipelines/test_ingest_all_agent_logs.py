@@ -90,8 +90,9 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the bundled real OpenTelemetry dumps are in the mix too: each read there as its reader reads it alone
     alone = [r for path in sorted((SAMPLES / "traces" / "otel").rglob("*.json*")) for r in read_records(otel, path)
              if isinstance(r, Episode)]
-    # any-agent's four framework dumps and agent-factory's three exports, one trace each
-    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 7
+    # any-agent's four framework dumps, agent-factory's three exports and observability-stack's two span documents,
+    # one trace each
+    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 9
     assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone)}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "

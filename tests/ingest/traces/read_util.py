@@ -21,10 +21,12 @@ def claims(module, path: Path) -> bool:
     return module.units([str(path)], lambda _: head) == [str(path)]
 
 
-def calls(ep: Episode) -> list[tuple[str, dict]]:
+def calls(ep: Episode) -> list[tuple[str, dict | None]]:
+    """(tool, arguments) of each tool call; None where the source recorded no arguments."""
     import json
 
-    return [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps if s.action.kind == "tool_call"]
+    return [(s.action.tool_name, None if s.action.arguments is None else json.loads(s.action.arguments))
+            for s in ep.steps if s.action.kind == "tool_call"]
 
 
 def results(ep: Episode) -> list[str]:

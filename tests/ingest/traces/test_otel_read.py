@@ -61,6 +61,25 @@ CALL = {"role": "assistant", "parts": [{"type": "reasoning", "content": "Need th
                                         "arguments": {"location": "Paris"}}], "finish_reason": "tool_call"}
 RESULT = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "rainy, 57F"}]}
 ANSWER = {"role": "assistant", "parts": [{"type": "text", "content": "Rainy, 57F."}], "finish_reason": "stop"}
+OUTER_CALL = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
+                                              "arguments": {"topic": "tides"}}]}
+
+
+def _nested_agent_trace(sub_chat=None, result="calm", status=None) -> list:
+    """The Planner agent calls the Researcher agent as a tool (its `invoke_agent` span under the `execute_tool`
+    span), which calls get_weather: `sub_chat` is the Researcher's model span (by default GenAI parts asking for
+    the call), `result` and `status` its tool span's."""
+    sub_chat = sub_chat or _chat("c000000000000002", "a000000000000002", 4, [{"role": "user", "parts": [
+        {"type": "text", "content": "tides"}]}], [CALL])
+    return [_span("a000000000000001", None, "invoke_agent Planner", 0,
+                  {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
+            _chat("c000000000000001", "a000000000000001", 1, [USER], [OUTER_CALL]),
+            _tool("f000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
+            _span("a000000000000002", "f000000000000001", "invoke_agent Researcher", 3,
+                  {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
+            sub_chat,
+            _tool("f000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, result,
+                  status=status)]
 
 
 def test_genai_parts_and_execute_tool_spans(tmp_path):
@@ -96,18 +115,7 @@ def test_a_failed_tool_span_is_an_error_result(tmp_path):
 
 def test_a_nested_agent_is_a_sub_episode_linked_to_its_parent(tmp_path):
     """An agent used as a tool: its invoke_agent span under the outer agent's execute_tool span."""
-    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
-                                                  "arguments": {"topic": "tides"}}]}
-    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
-                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
-             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
-             _tool("t000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
-             _span("a000000000000002", "t000000000000001", "invoke_agent Researcher", 3,
-                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
-             _chat("c000000000000002", "a000000000000002", 4, [{"role": "user", "parts": [
-                 {"type": "text", "content": "tides"}]}], [CALL]),
-             _tool("t000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, "calm")]
-    (main, sub), rejected = read(otel, _otlp(tmp_path, spans))
+    (main, sub), rejected = read(otel, _otlp(tmp_path, _nested_agent_trace()))
     assert rejected == []
     assert calls(main) == [("researcher", {"topic": "tides"})] and results(main) == ["high at 6"]
     assert calls(sub) == [("get_weather", {"location": "Paris"})] and results(sub) == ["calm"]
@@ -187,7 +195,7 @@ def test_a_service_trace_beside_an_agent_trace_is_named_not_read(tmp_path):
     tool = _tool("t000000000000001", None, 2, "get_weather", "c1", None, None)
     (ep,), rejected = read(otel, _otlp(tmp_path, [http, chat, tool]))
     assert [(r.rule, r.snippet) for r in rejected] == [("no_agent_spans", "0af7651916cd43dd8448eb211c80319c")]
-    assert ep.key == TRACE and ep.agent == "gpt-4o" and calls(ep) == [("get_weather", {})]
+    assert ep.key == TRACE and ep.agent == "gpt-4o" and calls(ep) == [("get_weather", None)]
 
 
 def test_a_spans_dump_of_sdk_spans(tmp_path):
@@ -276,18 +284,7 @@ def test_snake_case_names_the_older_scope_key_and_any_span_order_read_alike(tmp_
     """The same nested-agent trace written by a snake_case exporter, with the pre-1.0 `instrumentation_library_spans`
     and its spans in reverse order: the same episodes, step times and links; a resource that is no object is
     skipped, a span that is no object is a row naming where it is, and the spans after it are read."""
-    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
-                                                  "arguments": {"topic": "tides"}}]}
-    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
-                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
-             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
-             _tool("t000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
-             _span("a000000000000002", "t000000000000001", "invoke_agent Researcher", 3,
-                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
-             _chat("c000000000000002", "a000000000000002", 4, [{"role": "user", "parts": [
-                 {"type": "text", "content": "tides"}]}], [CALL]),
-             _tool("t000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, "calm",
-                   status={"code": 2, "message": "storm warning"})]
+    spans = _nested_agent_trace(status={"code": 2, "message": "storm warning"})
     (tmp_path / "camel").mkdir()
     (tmp_path / "snake").mkdir()
     camel, rejected = read(otel, _otlp(tmp_path / "camel", spans))  # the same file name: the same episode ids
@@ -337,23 +334,14 @@ def _sdk_form(span: dict) -> dict:
 def test_the_sdks_span_json_reads_as_the_same_otlp_trace(tmp_path):
     """A nested agent, a failed tool and event-based messages, as the SDK's console exporter prints them (one
     indented span after another; hex ids as 0x numbers): the same episodes, step times, errors and resources as their OTLP/JSON."""
-    outer_call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c9", "name": "researcher",
-                                                  "arguments": {"topic": "tides"}}]}
     stamp = str(1_700_000_000_000_000_000 + 4 * 10**9)
     events = [{"name": "gen_ai.user.message", "timeUnixNano": stamp, "attributes": _attrs({"content": "tides"})},
               {"name": "gen_ai.choice", "timeUnixNano": stamp, "attributes": _attrs({"message": {
                   "tool_calls": [{"id": "c1", "type": "function", "function": {
                       "name": "get_weather", "arguments": "{\"location\": \"Paris\"}"}}]}})}]
-    spans = [_span("a000000000000001", None, "invoke_agent Planner", 0,
-                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Planner"}),
-             _chat("c000000000000001", "a000000000000001", 1, [USER], [outer_call]),
-             _tool("f000000000000001", "a000000000000001", 2, "researcher", "c9", {"topic": "tides"}, "high at 6"),
-             _span("a000000000000002", "f000000000000001", "invoke_agent Researcher", 3,
-                   {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Researcher"}),
-             _span("c000000000000002", "a000000000000002", "chat gpt-4o", 4,
-                   {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}, events),
-             _tool("f000000000000002", "a000000000000002", 5, "get_weather", "c1", {"location": "Paris"}, None,
-                   status={"code": 2, "message": "storm warning"})]
+    sub_chat = _span("c000000000000002", "a000000000000002", "chat gpt-4o", 4,
+                     {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}, events)
+    spans = _nested_agent_trace(sub_chat, result=None, status={"code": 2, "message": "storm warning"})
     (tmp_path / "otlp").mkdir()
     (tmp_path / "sdk").mkdir()
     otlp, rejected = read(otel, _otlp(tmp_path / "otlp", spans))
@@ -396,3 +384,140 @@ def test_a_span_without_its_ids_is_a_row_naming_the_line_and_the_field_and_the_r
         ("bad_record", "m.jsonl:2.resourceSpans[0].scopeSpans[0].spans[0]: the span has no trace_id; left out",
          "m.jsonl", 2, "trace_id")]
     assert calls(ep) == [("get_weather", {"location": "Oslo"})] and results(ep) == ["cold"]
+
+
+def test_a_tool_span_that_recorded_no_arguments_reads_as_unrecorded_not_empty(tmp_path):
+    """An instrumentation that does not capture content writes the tool span without `gen_ai.tool.call.arguments`:
+    the call's arguments are unknown (null), unlike a call recorded with no arguments (`{}`)."""
+    spans = [_tool("f000000000000001", None, 1, "get_weather", "c1", None, None),
+             _tool("f000000000000002", None, 2, "get_time", "c2", {}, "noon")]
+    (ep,), rejected = read(otel, _otlp(tmp_path, spans))
+    assert rejected == []
+    assert [(s.action.tool_name, s.action.arguments) for s in ep.steps] == [("get_weather", None), ("get_time", "{}")]
+    assert json.loads(ep.steps[0].action.raw)["span_id"] == "f000000000000001"  # the span is kept as the action
+
+
+def _b64(hex_id: str) -> str:
+    import base64
+    return base64.b64encode(bytes.fromhex(hex_id)).decode()
+
+
+def test_oteltest_saved_requests_are_read_as_their_otlp_documents(tmp_path):
+    """oteltest saves what its OTLP receiver got: metric requests first (past the bytes a reader sniffs, the trace
+    requests), each request's OTLP document under `pbreq` with base64 ids; a request without one is a row."""
+    span = _chat("c000000000000001", None, 1, [USER], [ANSWER])
+    span.update(traceId=_b64(TRACE), spanId=_b64("c000000000000001"))
+    metrics = {"pbreq": {"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"name": "gen_ai.client.token.usage",
+                                                                            "description": "x" * 5000}]}]}]}}
+    doc = {"metric_requests": [metrics],
+           "trace_requests": [{"pbreq": {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]},
+                               "headers": {"user-agent": "grpc-python"}, "test_elapsed_ms": 30144},
+                              {"headers": {}}],
+           "log_requests": []}
+    path = tmp_path / "ott-app.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert claims(otel, path)
+    (ep,), rejected = read(otel, path)
+    assert ep.key == TRACE and ep.task == "Weather in Paris?" and ep.steps[-1].action.text == "Rainy, 57F."
+    assert [(r.rule, r.record_id) for r in rejected] == [("bad_record", "pbreq")]
+    assert "ott-app.json:1.trace_requests[1].pbreq: no OTLP request object" in rejected[0].reason
+
+
+def test_openlit_text_events_and_a_framework_model_span_around_the_providers(tmp_path):
+    """OpenLit writes the prompt and the completion as text in `gen_ai.content.*` events, and LangChain's `chat`
+    span around the OpenAI client's: one call, one step, the outer span kept with the other spans."""
+    def events(prompt, completion):
+        return [{"name": "gen_ai.content.prompt", "timeUnixNano": "1", "attributes": _attrs({"gen_ai.prompt": prompt})},
+                {"name": "gen_ai.content.completion", "timeUnixNano": "2",
+                 "attributes": _attrs({"gen_ai.completion": completion})}]
+    outer = _span("c000000000000001", None, "chat gpt-3.5-turbo", 1,
+                  {"gen_ai.operation.name": "chat", "gen_ai.system": "langchain"},
+                  events("messages=[HumanMessage(content='Capital of France?')]", "Paris."))
+    inner = _span("c000000000000002", "c000000000000001", "chat gpt-3.5-turbo", 1,
+                  {"gen_ai.operation.name": "chat", "gen_ai.system": "openai",
+                   "gen_ai.response.model": "gpt-3.5-turbo-0125"}, events("user: Capital of France?", "Paris."))
+    (ep,), rejected = read(otel, _otlp(tmp_path, [outer, inner]))
+    assert rejected == []
+    assert [(s.action.kind, s.action.text) for s in ep.steps] == [("message", "Paris.")]
+    assert ep.task == "user: Capital of France?" and ep.agent == "gpt-3.5-turbo-0125" and ep.terminated
+    assert [s["span_id"] for s in ep.env["trace"]["other_spans"]] == ["c000000000000001"]
+
+
+def test_langsmith_runs_sent_as_otel_spans(tmp_path):
+    """The LangSmith SDK's OTel exporter: the run type in `langsmith.span.kind`, inputs and outputs as JSON in
+    `gen_ai.prompt` / `gen_ai.completion` (LangChain's serialized messages); a prompt template's span says
+    `gen_ai.operation.name` `chat` but is no model call."""
+    def lc(kind, **kwargs):
+        return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kind], "kwargs": kwargs}
+    human = lc("HumanMessage", content="Weather in Paris?", type="human")
+    asked = lc("AIMessage", content="", type="ai",
+               tool_calls=[{"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1"}])
+    answered = lc("AIMessage", content="Rainy.", type="ai")
+    tool_msg = lc("ToolMessage", content="rainy", tool_call_id="call_1", type="tool")
+
+    def run(sid, parent, name, start, kind, prompt, completion, **attrs):
+        return _span(sid, parent, name, start, {"langsmith.span.kind": kind, "gen_ai.system": "langchain",
+                                                "gen_ai.operation.name": attrs.pop("op", "chain"),
+                                                "gen_ai.prompt": prompt, "gen_ai.completion": completion, **attrs})
+    spans = [run("a000000000000001", None, "agent", 0, "chain", {"input": "Weather in Paris?"}, {"output": "Rainy."}),
+             run("b000000000000001", "a000000000000001", "ChatPromptTemplate", 1, "prompt",
+                 {"question": "Weather in Paris?"}, {"output": {"messages": [human]}}, op="chat"),
+             run("c000000000000001", "a000000000000001", "ChatOpenAI", 2, "llm", {"messages": [[human]]},
+                 {"generations": [[{"message": asked}]]}, **{"gen_ai.request.model": "gpt-4o"}),
+             run("d000000000000001", "a000000000000001", "get_weather", 3, "tool", {"input": "{'city': 'Paris'}"},
+                 {"output": "rainy"}),
+             run("c000000000000002", "a000000000000001", "ChatOpenAI", 4, "llm",
+                 {"messages": [[human, asked, tool_msg]]}, {"generations": [[{"message": answered}]]},
+                 **{"gen_ai.request.model": "gpt-4o"})]
+    (ep,), rejected = read(otel, _otlp(tmp_path, spans))
+    assert rejected == []
+    assert calls(ep) == [("get_weather", {"city": "Paris"})] and results(ep) == ["rainy"]
+    assert ep.steps[-1].action.text == "Rainy." and ep.task == "Weather in Paris?" and ep.agent == "gpt-4o"
+    assert sorted(s["name"] for s in ep.env["trace"]["other_spans"]) == ["ChatPromptTemplate", "agent"]
+
+
+def _span_document(span: dict) -> dict:
+    """One OTLP span as OpenSearch's trace index stores it (Data Prepper's document: ISO times, a map of
+    attributes, the scope and the resource beside the span)."""
+    import datetime as dt
+
+    def iso(nanos: str) -> str:
+        return dt.datetime.fromtimestamp(int(nanos) / 1e9, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return {"traceId": span["traceId"], "spanId": span["spanId"], "parentSpanId": span.get("parentSpanId", ""),
+            "name": span["name"], "kind": "SPAN_KIND_INTERNAL", "startTime": iso(span["startTimeUnixNano"]),
+            "endTime": iso(span["endTimeUnixNano"]),
+            "durationInNanos": int(span["endTimeUnixNano"]) - int(span["startTimeUnixNano"]),
+            "status": {"code": 2, "message": span["status"]["message"]} if span.get("status") else {"code": 0},
+            "attributes": {kv["key"]: otel.any_value(kv["value"]) for kv in span["attributes"]},
+            "events": [], "instrumentationScope": {"name": "app"}, "serviceName": "travel", "traceGroup": "agent",
+            "resource": {"attributes": {"service.name": "travel"}}}
+
+
+def test_span_documents_of_opensearch_read_as_the_same_trace(tmp_path):
+    """A search of OpenSearch's trace index (`hits.hits[]._source`) and the same documents as a JSON array: the
+    episode of the OTLP trace they came from; a hit with no document is a row."""
+    spans = [_chat("c000000000000001", None, 1, [USER], [CALL]),
+             _tool("f000000000000001", None, 2, "get_weather", "c1", {"location": "Paris"}, None,
+                   status={"code": 2, "message": "timeout"}),
+             _chat("c000000000000002", None, 3, [USER, CALL, RESULT], [ANSWER])]
+    (tmp_path / "otlp").mkdir()
+    (tmp_path / "search").mkdir()
+    (otlp,), _ = read(otel, _otlp(tmp_path / "otlp", spans))
+    hits = [{"_index": "otel-v1-apm-span-000001", "_source": _span_document(s)} for s in reversed(spans)]
+    search = tmp_path / "search" / "trace.json"
+    search.write_text(json.dumps({"took": 3, "hits": {"total": {"value": 3}, "hits": hits + [{"_id": "x"}]}}))
+    array = tmp_path / "spans.json"
+    array.write_text(json.dumps([_span_document(s) for s in spans], indent=2))
+    assert claims(otel, search) and claims(otel, array)
+    (found,), rejected = read(otel, search)
+    assert [r.rule for r in rejected] == ["unknown_content"] and "hits.hits[3]._source" in rejected[0].reason
+    assert _summary(found)[:7] == _summary(otlp)[:7]
+    assert found.final_observation is None and results(found) == ["timeout"]
+    (same,), rejected = read(otel, array)
+    assert rejected == [] and calls(same) == calls(otlp) and same.steps[-1].action.text == "Rainy, 57F."
+
+
+def test_a_document_with_a_trace_id_alone_is_not_claimed(tmp_path):
+    path = tmp_path / "order.json"
+    path.write_text(json.dumps({"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "a1", "order": 7}))
+    assert not claims(otel, path)

@@ -136,3 +136,61 @@ def test_a_workflow_console_export_with_each_span_printed_twice_reads_each_span_
         assert ep.agent == "accounts/fireworks/models/gpt-oss-20b" and ep.task is None
     assert sorted(ep.env["trace"]["spans"] for ep in episodes) == [17] * 10 + [18]
     golden.check(records, GOLDEN / "otel-microsoft-agent-framework-samples.json", texts="hash")
+
+
+# unlicensed real OTLP/JSON, read where ../shared lays it (never copied here): pmcollins/otel-llm-bakeoff @
+# ee52822a6be16fbf2c119aac75548cf889ecd4da, `output/ott-{llmetry,lit,langsmith}.json` (last changed in ffc8ff67,
+# 2025-05-20): one LangChain chain (prompt template | ChatOpenAI gpt-3.5-turbo | output parser) asked two questions
+# against OpenAI's API, instrumented three ways (OpenLLMetry's langchain instrumentation 0.40.6, OpenLit 1.33,
+# LangSmith's OTel exporter), the telemetry oteltest's OTLP receiver got saved as it saves it (`metric_requests`
+# first, then `trace_requests[].pbreq` OTLP/JSON documents with base64 ids)
+BAKEOFF = SHARED / "samples" / "traces" / "otel" / "otel-llm-bakeoff"
+# what a person counts in each raw file: spans per trace; each trace is one model call answering its question
+BAKEOFF_COUNTED = {"ott-llmetry.json": 6, "ott-lit.json": 2, "ott-langsmith.json": 6}
+QUESTIONS = ("What is the capital of France?", "How does photosynthesis work?")
+
+
+@pytest.mark.parametrize("name", sorted(BAKEOFF_COUNTED))
+def test_one_chain_traced_three_ways_reads_as_the_same_two_answers(name):
+    """Two traces in each file (the chain run twice), one answer each ("The capital of France is Paris.", then how
+    photosynthesis works) whatever wrote the spans: OpenLLMetry's flattened `gen_ai.prompt.*` on a `ChatOpenAI.chat`
+    span among five task spans, OpenLit's text events on the OpenAI client's `chat` span (LangChain's `chat` span
+    around it is the same call), LangSmith's `langsmith.span.kind` `llm` run with LangChain's serialized
+    messages (its prompt template's span says `chat` too, and is no call)."""
+    path = require_shared_sample(BAKEOFF / name)
+    assert otel.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    records = read_records(otel, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    episodes = [r for r in records if isinstance(r, Episode)]
+    assert len(episodes) == 2
+    for ep, question in zip(sorted(episodes, key=lambda e: e.steps[0].timestamp), QUESTIONS):
+        assert [s.action.kind for s in ep.steps] == ["message"] and ep.terminated
+        assert question in ep.task and ep.agent.startswith("gpt-3.5-turbo")
+        assert ep.env["trace"]["spans"] == BAKEOFF_COUNTED[name]
+    first = min(episodes, key=lambda e: e.steps[0].timestamp)
+    assert first.steps[0].action.text == "The capital of France is Paris."
+    golden.check(records, GOLDEN / f"otel-bakeoff-{name.split('.')[0]}.json", texts="hash")
+
+
+OBSERVABILITY_STACK = SAMPLES / "traces" / "otel" / "observability-stack"
+LONDON = "What was the weather like in London yesterday?"
+
+
+@pytest.mark.parametrize("name", ["openinference-span.json", "openllmetry-span.json"])
+def test_span_documents_opensearch_stored_read_as_a_person_counts_them(name):
+    """samples/traces/otel/observability-stack (PROVENANCE.md): one span of the same LangChain agent (Claude Sonnet 4
+    on Bedrock) each, as OpenSearch's trace index holds it: OpenInference's LLM span with the system prompt, the
+    question and the answer; OpenLLMetry's chat span with the answer alone and its model written `unknown`. Each a
+    model call answering without a tool: one step."""
+    path = OBSERVABILITY_STACK / name
+    assert otel.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    records = read_records(otel, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.kind for s in ep.steps] == ["message"] and ep.terminated
+    assert ep.steps[0].action.text.startswith("I'd be happy to help you get the weather information for London")
+    assert ep.agent == "us.anthropic.claude-sonnet-4-20250514-v1:0"
+    assert ep.task == (LONDON if name.startswith("openinference") else None)
+    raw = json.loads(path.read_text())
+    assert ep.key == raw["traceId"] and ep.steps[0].timestamp.isoformat().startswith(raw["endTime"][:26])
+    golden.check(records, GOLDEN / f"otel-observability-stack-{name.split('.')[0]}.json", env_keys=("system_prompt",))

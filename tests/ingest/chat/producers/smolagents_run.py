@@ -47,28 +47,6 @@ def plain(value):
     return str(value)
 
 
-class OtlpJsonFile:
-    """Each batch of finished spans as one OTLP/JSON line (an OpenTelemetry `SpanExporter`)."""
-
-    def __init__(self, path: Path):
-        self.out = path.open("w")
-
-    def export(self, spans):
-        from google.protobuf.json_format import MessageToJson
-        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-        from opentelemetry.sdk.trace.export import SpanExportResult
-
-        self.out.write(MessageToJson(encode_spans(spans), indent=None) + "\n")
-        self.out.flush()
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self):
-        self.out.close()
-
-    def force_flush(self, timeout_millis=30000):
-        return True
-
-
 def traced(out: Path):
     """The tracer provider writing `out/otlp.jsonl`, or None where the instrumentation is not installed."""
     try:
@@ -78,6 +56,9 @@ def traced(out: Path):
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "traces" / "producers"))
+    from otlp_json_file import OtlpJsonFile  # the trace producers' exporter, shared
 
     provider = TracerProvider(resource=Resource.create({"service.name": "smolagents-weather"}))
     provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFile(out / "otlp.jsonl")))

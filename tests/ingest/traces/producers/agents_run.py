@@ -19,12 +19,12 @@ from agents import (Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Run
                     set_trace_processors)
 from agents.tracing import TracingProcessor
 from agents.tracing.processors import BackendSpanExporter, BatchTraceProcessor
-from google.protobuf.json_format import MessageToJson
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from otlp_json_file import OtlpJsonFile  # beside this script
 
 
 class FileProcessor(TracingProcessor):
@@ -50,21 +50,6 @@ class FileProcessor(TracingProcessor):
 
     def force_flush(self):
         self.out.flush()
-
-
-class OtlpJsonFile(SpanExporter):
-    """Each batch of finished spans as one OTLP/JSON line."""
-
-    def __init__(self, path: Path):
-        self.out = path.open("w")
-
-    def export(self, spans):
-        self.out.write(MessageToJson(encode_spans(spans), indent=None) + "\n")
-        self.out.flush()
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self):
-        self.out.close()
 
 
 @function_tool

@@ -16,32 +16,17 @@ import os
 import sys
 from pathlib import Path
 
-from google.protobuf.json_format import MessageToJson
 from openai import OpenAI
 from openinference.instrumentation.openai import OpenAIInstrumentor
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+from otlp_json_file import OtlpJsonFile  # beside this script
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The current weather of a city.",
                                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
                                                           "required": ["city"]}}}]
-
-
-class OtlpJsonFile(SpanExporter):
-    """Each batch of finished spans as one OTLP/JSON line."""
-
-    def __init__(self, path: Path):
-        self.out = path.open("w")
-
-    def export(self, spans):
-        self.out.write(MessageToJson(encode_spans(spans), indent=None) + "\n")
-        self.out.flush()
-        return SpanExportResult.SUCCESS
-
-    def shutdown(self):
-        self.out.close()
 
 
 def get_weather(city: str) -> str:
