@@ -171,13 +171,23 @@ def _one(call: Call, size, raw: str) -> Action | None:
     return None
 
 
+def _seconds(pause: Call) -> float | None:
+    """The seconds one pause sleeps, where written out (`time.sleep` takes them by position only,
+    `pyautogui.sleep` also as `seconds=`)."""
+    if len(pause.args) + len(pause.kwargs) != 1 or (pause.kwargs and pause.module != "pyautogui"):
+        return None
+    seconds = pause.arg(0, "seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+        return None  # a negative or endless sleep raises; True is no number of seconds anyone writes
+    return float(seconds)
+
+
 def _wait(pauses: list[Call], raw: str) -> Action | None:
     """Code that only pauses: a `wait` of the seconds it sleeps (None when one's seconds are not written out)."""
-    seconds = [c.arg(0, "seconds") if len(c.args) + len(c.kwargs) == 1 and set(c.kwargs) <= (
-        {"seconds"} if c.module == "pyautogui" else set()) else None for c in pauses]  # time.sleep: positional
-    if not all(isinstance(s, (int, float)) and not isinstance(s, bool) and 0 <= s < float("inf") for s in seconds):
+    seconds = [_seconds(c) for c in pauses]
+    if None in seconds:
         return None
-    return Action(kind="wait", duration_s=float(sum(seconds)), code=raw, raw=raw)
+    return Action(kind="wait", duration_s=sum(seconds), code=raw, raw=raw)
 
 
 def _key_events(calls: list[Call]) -> list[tuple[str, str]] | None:
