@@ -955,7 +955,8 @@ EQUIVALENT: dict[str, str] = {
     "ingest.ubuntu.terminal_bench.x_read__mutmut_110": "_installed_agent does not read its results argument",
     **{f"ingest.ubuntu.osworld.{f}__mutmut_{n}": _ASC_CODEC for f, n in (
         ("x__lines", 38), ("x__lines", 65), ("x__lines", 116), ("x__score", 14))},
-    **{f"ingest.ubuntu.osworld.x__action__mutmut_{n}": "float() reads 'INF' as infinity" for n in (50, 53)},
+    **{f"ingest.ubuntu.osworld.x__action__mutmut_{n}": "float() reads 'INF' as infinity"
+       for n in (100, 103, 126, 129)},
     **{f"ingest.android.droidbot.x__screen_size__mutmut_{n}": (
         "a square screenshot is left out before: > and >= on its sides, and on a square state's, agree")
        for n in (30, 33)},

@@ -7,6 +7,13 @@ step into one `Action`:
   a lone `moveTo` (hover) is a `move` to its point;
 - the common pairs `moveTo + scroll` (scroll at a point), `moveTo + dragTo` (drag from, to) and
   `write + press('enter')` (type a line) become one typed action;
+- a pause (`time.sleep(s)`, `pyautogui.sleep(s)`) between other calls is no action of its own; code that is
+  nothing but pauses (Agent S's and OpenAI's computer-use loops' waits, Claude's `wait` in OSWorld's loop) is a
+  `wait` of their seconds;
+- `keyDown` / `keyUp` calls (with single `press`es, pyautogui's own down and up) that nest as a chord, every key
+  down then the same keys up in reverse order, as Claude's `key` action is written in OSWorld's loop, is the
+  `hotkey` of those keys (`key` for one): exactly what `pyautogui.hotkey` does. Downs released in another order, a
+  key held over a click or over several presses, a key left down: `code`;
 - anything else (several calls, loops, variables) is a `code` action with the parsed calls in `arguments`.
 
 Coordinates are divided by the screen size given (pass 1 x 1 for code that is already normalized, as
@@ -22,7 +29,9 @@ import orjson
 
 from ingest.record import Action, clamp01
 
-_SKIPPED = {("time", "sleep")}  # pauses between calls: not an action of their own
+_PAUSES = {("time", "sleep"), ("pyautogui", "sleep")}  # pyautogui.sleep is time.sleep
+_KEY_CALL_ARGS = {"keyDown": {"key", "logScreenshot", "_pause"}, "keyUp": {"key", "logScreenshot", "_pause"},
+                  "press": {"keys", "presses", "interval", "logScreenshot", "_pause"}}
 _ENTER = {"enter", "return", "\n"}
 
 
@@ -56,10 +65,20 @@ def _literal(node: ast.AST):
 
 
 def parse_calls(code: str) -> tuple[list[Call], bool]:
-    """Module-level calls `mod.fn(literal args)` in order, and whether the code held nothing else.
+    """Module-level calls `mod.fn(literal args)` in order, pauses left out, and whether the code held nothing else.
 
     Raises CodeError when the code does not parse.
     """
+    calls, only_calls = _all_calls(code)
+    return [c for c in calls if not _is_pause(c)], only_calls
+
+
+def _is_pause(call: Call) -> bool:
+    return (call.module, call.name) in _PAUSES
+
+
+def _all_calls(code: str) -> tuple[list[Call], bool]:
+    """`parse_calls` with the pauses kept."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
@@ -75,12 +94,13 @@ def parse_calls(code: str) -> tuple[list[Call], bool]:
             only_calls = False
             continue
         module, name = call.func.value.id, call.func.attr
-        if (module, name) in _SKIPPED:
-            continue
         try:
             args = [_literal(a) for a in call.args]
             kwargs = {k.arg: _literal(k.value) for k in call.keywords if k.arg}
         except _NotLiteral:
+            if (module, name) in _PAUSES:  # a pause of seconds not written out: still only a pause
+                calls.append(Call(module, name))
+                continue
             only_calls = False
             continue
         calls.append(Call(module, name, args, kwargs))
@@ -151,13 +171,74 @@ def _one(call: Call, size, raw: str) -> Action | None:
     return None
 
 
+def _seconds(pause: Call) -> float | None:
+    """The seconds one pause sleeps, where written out (`time.sleep` takes them by position only,
+    `pyautogui.sleep` also as `seconds=`)."""
+    if len(pause.args) + len(pause.kwargs) != 1 or (pause.kwargs and pause.module != "pyautogui"):
+        return None
+    seconds = pause.arg(0, "seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+        return None  # a negative or endless sleep raises; True is no number of seconds anyone writes
+    return float(seconds)
+
+
+def _wait(pauses: list[Call], raw: str) -> Action | None:
+    """Code that only pauses: a `wait` of the seconds it sleeps (None when one's seconds are not written out)."""
+    seconds = [_seconds(c) for c in pauses]
+    if None in seconds:
+        return None
+    return Action(kind="wait", duration_s=sum(seconds), code=raw, raw=raw)
+
+
+def _key_events(calls: list[Call]) -> list[tuple[str, str]] | None:
+    """The key downs and ups of `keyDown` / `keyUp` / single-key `press` calls, in order; None for any other call
+    (or an argument pyautogui would refuse, a key pressed several times)."""
+    events = []
+    for call in calls:
+        allowed = _KEY_CALL_ARGS.get(call.name) if call.module == "pyautogui" else None
+        if allowed is None or set(call.kwargs) - allowed:
+            return None
+        if call.name == "press":
+            keys = _keys(call.arg(0, "keys"))
+            if len(keys) != 1 or call.arg(1, "presses", default=1) != 1:
+                return None
+            events += [("keyDown", keys[0]), ("keyUp", keys[0])]
+            continue
+        key = call.arg(0, "key")
+        if not isinstance(key, str) or len(call.args) > 1:
+            return None
+        events.append((call.name, key))
+    return events
+
+
+def _chord(calls: list[Call], raw: str) -> Action | None:
+    """Keys pressed down one after another and let up in reverse order: the `hotkey` of them (`key` for one)."""
+    events = _key_events(calls)
+    if not events or not any(c.name == "keyDown" for c in calls):
+        return None
+    half = len(events) // 2
+    downs, ups = events[:half], events[half:]
+    keys = [key for _, key in downs]
+    same = [key.lower() if len(key) > 1 else key for key in keys]  # pyautogui lowercases a named key
+    if (len(events) % 2 or any(e != "keyDown" for e, _ in downs) or any(e != "keyUp" for e, _ in ups)
+            or len(set(same)) != len(same)
+            or [key.lower() if len(key) > 1 else key for _, key in ups] != same[::-1]):
+        return None
+    return Action(kind="hotkey" if len(keys) > 1 else "key", keys=keys, code=raw, raw=raw)
+
+
 def _summary(call: Call) -> dict:
     return {"call": f"{call.module}.{call.name}", "args": call.args, "kwargs": call.kwargs}
 
 
 def to_action(code: str, size: tuple[float, float]) -> Action:
     """One step's code to one Action (see the module docstring). Raises CodeError on unparsable code."""
-    calls, only_calls = parse_calls(code)
+    every, only_calls = _all_calls(code)
+    calls = [c for c in every if not _is_pause(c)]
+    if only_calls and every and not calls and (wait := _wait(every, code)):
+        return wait
+    if only_calls and (chord := _chord(calls, code)):
+        return chord
     if only_calls and len(calls) == 1:
         action = _one(calls[0], size, code)
         if action:

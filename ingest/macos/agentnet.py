@@ -38,7 +38,7 @@ from ingest.record import Episode, Observation, Rejected, Step
 from ingest.source import BudgetExceeded, Source, SourceError, parse_json
 
 FORMAT = "agentnet"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="macos", rank=200, domains=('os',), platform="varies",
     summary="AgentNet trajectories",

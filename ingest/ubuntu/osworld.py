@@ -3,7 +3,8 @@ directory is one episode.
 
 `traj.jsonl` has one line per executed action: `step_num` (the agent turn, shared by the actions of one
 response), `action_timestamp` (`%Y%m%d@%H%M%S`, the host's local time), `action` (pyautogui code, or
-`WAIT` / `DONE` / `FAIL`; some agents write an object with `command`), `response` (the agent's output),
+`WAIT` / `DONE` / `FAIL`, or Claude's `CALL_USER`, a `message` to the user; some agents write an object with
+`command`), `response` (the agent's output),
 `reward`, `done`, `info`, `screenshot_file` (the screen *after* the action). The response is kept as the
 reasoning of its turn's first action (of every line that names no `step_num`). `result.txt` holds the
 evaluator's score. A line with `Error` and no `action` records a crash or a time limit.
@@ -60,7 +61,7 @@ from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
     summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
@@ -68,7 +69,10 @@ INFO = FormatInfo(
              " and plans agents' own runners such as Agent S write beside them)"),
 )
 
-_SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done"}
+# the harness's own words (WAIT pauses, DONE and FAIL end the run); CALL_USER is Claude's `call_user` in
+# OSWorld's computer-use loop (the prompt's "call the user when the task is unsolvable, or when you need the
+# user's help"): the agent turns to the user, and the harness runs nothing for it
+_SPECIAL = {"WAIT": "wait", "DONE": "done", "FAIL": "done", "CALL_USER": "message"}
 _BASH = "BASH "  # a computer-use loop's bash tool call, logged as `BASH <command>` among the pyautogui lines
 _MCP = "MCP:"  # an MCP-hybrid loop's tool call, `MCP:<tool name>:<JSON arguments>`, run by the VM's MCP server
 _CLICKS = ("click", "double_click", "right_click")
@@ -145,7 +149,9 @@ def _action(record: dict, n: int, size: tuple[int, int] | None) -> Action:
     if not isinstance(code, str):
         raise SourceError("bad_record", f"traj.jsonl line {n}: action is not code: {raw[:200]}", "traj.jsonl")
     if code.strip() in _SPECIAL:
-        return Action(kind=_SPECIAL[code.strip()], text=code.strip() if code.strip() == "FAIL" else None, raw=raw)
+        word = code.strip()
+        return Action(kind=_SPECIAL[word], text=word if word == "FAIL" else None,
+                      code=word if word == "CALL_USER" else None, raw=raw)
     if code.startswith(_BASH):
         return Action(kind="command", code=code[len(_BASH):], raw=raw)
     if code.startswith(_MCP):

@@ -113,6 +113,39 @@ def test_a_computer_use_tool_call_keeps_the_declared_displays_point_beside_the_c
     assert (raw["model_point"]["x"], raw["model_point"]["y"]) == (640.0, 360.0)
 
 
+def _claude_call(n, action, command, **fields):
+    """A tool call as Claude's loop in OSWorld logs it (`mm_agents/anthropic/main.py` at limenlp/OS_Blind @
+    240e58937a313c9d33695184631b461d63310799: `{"name", "input", "id", "action_type", "command":
+    self.parse_actions_from_tool_call(content_block)}`)."""
+    return {"name": "computer", "input": {"action": action, **fields}, "id": f"toolu_{n}", "action_type": "tool_use",
+            "command": command}
+
+
+def test_claude_keys_waits_and_call_user_are_typed_and_the_pointer_stays_over_keys(tmp_path):
+    lines = [_line(1, _claude_call(1, "left_click", "pyautogui.click(960, 540)\n", coordinate=[640, 360])),
+             _line(2, _claude_call(2, "key", "pyautogui.keyDown('ctrl')\npyautogui.keyDown('a')\n"
+                                             "pyautogui.keyUp('a')\npyautogui.keyUp('ctrl')\n", text="ctrl+a")),
+             _line(3, _claude_call(3, "wait", "pyautogui.sleep(0.5)\n")),
+             _line(4, _claude_call(4, "left_click", "pyautogui.click()\n")),
+             _line(5, _claude_call(5, "hold_key", "pyautogui.keyDown('shift')\n", text="shift")),
+             _line(6, _claude_call(6, "call_user", "CALL_USER"))]
+    ep, rows = _read(_write(tmp_path / "claude", lines, size=(1920, 1080)))
+    a = [s.action for s in ep.steps]
+    assert rows == [] and [x.kind for x in a] == ["click", "hotkey", "wait", "click", "code", "message"]
+    assert (a[1].keys, a[2].duration_s) == (["ctrl", "a"], 0.5)
+    assert (a[3].x, a[3].y) == (0.5, 0.5)  # a chord and a wait leave the pointer where the first click put it
+    assert json.loads(a[3].raw)["pointer"]["from"] == "where line 1 left the pointer"
+    assert (a[5].text, a[5].code) == (None, "CALL_USER") and json.loads(a[5].raw)["command"] == "CALL_USER"
+    assert all(json.loads(x.raw)["id"] == f"toolu_{i}" for i, x in enumerate(a, 1) if x.kind != "click")
+
+
+def test_osworld_special_words_are_typed(tmp_path):
+    lines = [_line(1, "WAIT"), _line(2, "CALL_USER"), _line(3, "FAIL", done=True)]
+    ep, rows = _read(_write(tmp_path / "words", lines))
+    assert rows == [] and [(s.action.kind, s.action.text, s.action.raw) for s in ep.steps] == [
+        ("wait", None, "WAIT"), ("message", None, "CALL_USER"), ("done", "FAIL", "FAIL")]
+
+
 def test_a_pyautogui_point_off_the_screen_is_kept_at_the_edge_and_said(tmp_path):
     """A click the agent aimed past the screen's edge: the schema keeps it at the edge, `raw` says where it was,
     for the validation rule `action.point_outside_screen`; the model's own point sits beside it."""

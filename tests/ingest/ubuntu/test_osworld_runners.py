@@ -97,7 +97,7 @@ def test_an_agent_s3_folder_gives_its_task_plans_and_initial_screen(tmp_path):
                      ascii_only=False)
     ep, rows = _read(folder, uri=_uri(folder))
     assert rows == [] and ep.task == TASK and (ep.outcome, ep.reward, ep.terminated) == ("success", 1.0, True)
-    assert [s.action.kind for s in ep.steps] == ["click", "code", "done"]
+    assert [s.action.kind for s in ep.steps] == ["click", "wait", "done"] and ep.steps[1].action.duration_s == 1.333
     assert ep.steps[0].observation.kind == "screen" and ep.env["initial_screenshot"] == "step_0.png"
     assert [s.reasoning for s in ep.steps] == [lines[0]["plan"], "Wait for the dialog.", "The PDF is saved."]
     # exec_code is the action the runner executed: not kept twice; the flag info of DONE restates `done`
