@@ -4,9 +4,9 @@ perform it (the os prompt defines the action as a Python code block of such call
 
 Coordinates are pixels (integers, as the os prompt's `pyautogui.click(x: int, y: int)` and the benchmark's rows
 have them) where the pixel size of the screen the action acted on is known, else normalized to [0, 1] (4
-decimals), as AgentNet's recorded code writes them. `done` and `wait` are OSWorld's `DONE` and `WAIT`. A
-scroll whose amount was not recorded scrolls one click. A kind pyautogui cannot express (open_app,
-navigate...) is a comment holding the action's JSON, so nothing is dropped silently.
+decimals), as AgentNet's recorded code writes them. `done` and `wait` are OSWorld's `DONE` (`FAIL` where the
+done says FAIL) and `WAIT`. A scroll whose amount was not recorded scrolls one click. A kind pyautogui cannot
+express (open_app, navigate...) is a comment holding the action's JSON, so nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def pyautogui_code(action: dict, screen: tuple[int, int] | None = None) -> str:
         return f"pyautogui.press({action['text']!r})"
     if kind == "hotkey" and action.get("keys"):
         return f"pyautogui.hotkey({', '.join(repr(k) for k in action['keys'])})"
-    if kind == "done":
-        return "DONE"
+    if kind == "done":  # OSWorld's FAIL (the task is infeasible) is read as a `done` that says so
+        return "FAIL" if action.get("text") == "FAIL" else "DONE"
     if kind == "wait":
         return "WAIT"
     fields = {k: v for k, v in action.items() if v is not None and k != "raw"}

@@ -74,7 +74,9 @@ def test_the_screen_an_action_acted_on_reaches_the_export():
     ({"kind": "click", "x": 0.5, "y": 0.25}, None, "pyautogui.click(x=0.5, y=0.25)"),  # no size: fractions
     ({"kind": "click", "x": 0.5, "y": 0.25, "code": "pyautogui.click(x=0.5, y=0.25)"}, (1920, 1080),
      "pyautogui.click(x=0.5, y=0.25)"),  # recorded code is shown as recorded
-], ids=["click", "right-click", "drag", "no-screen", "recorded-code"])
+    ({"kind": "done", "text": "FAIL"}, (1920, 1080), "FAIL"),  # OSWorld's FAIL, read as a done that says so
+    ({"kind": "done"}, (1920, 1080), "DONE"),
+], ids=["click", "right-click", "drag", "no-screen", "recorded-code", "fail", "done"])
 def test_os_points_in_pixels_of_the_screen(action, screen, code):
     """The os prompt's actions are `pyautogui.click(x: int, y: int)`: pixels where the screen's size is known."""
     assert agentworld.action_block(action, "os", screen) == f"**Action:**\n```python\n{code}\n```"
