@@ -16,8 +16,14 @@ A branch row (one per successful request) has:
   `next_observation` = the predicted state, `labeler` = JSON {model, template, sampling}, `request_key` =
   the ledger row holding the raw output.
 
-Ledger rows are flushed to the catalog in batches while requests run (the catalog is opened only for the
-flush, so `pipelines sql` works during a long run); an interrupted run resumes from them.
+The stage runs on `pipelines.infra.stage_runner` (`LABEL`): each part group is a task (`label_group`: its requests
+planned and sent, in-process or on Ray, asking for one CPU with the HTTP client and the engine's GPUs with the
+vllm backend), and the driver does what must stay in one place: the ledger rows a task sends in batches while its
+requests run are written to the catalog as they come (`_report`; the catalog is opened only for the write, so
+`pipelines sql` works during a long run; an interrupted run resumes from them), and after each group, in group
+order, the dry run's request lines are written or the group's branch rows made (`_group_done`). In-process a
+group starts after the one before it is recorded, so the same request in two groups is sent once; on Ray a
+group's rows reach the driver with its result.
 """
 
 from __future__ import annotations
