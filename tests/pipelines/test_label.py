@@ -386,9 +386,12 @@ def test_on_ray_each_group_is_a_task_asking_what_the_backend_needs_and_labels_as
         run, lake, query, server, tmp_path, monkeypatch):
     """Label's groups as Ray tasks (a local Ray with one declared GPU): the HTTP client's tasks ask for the declared
     CPU and get no GPU; the offline engine's (the stand-in vLLM of `test_label_vllm`, importable by the workers)
-    ask for its tensor-parallel GPUs and get them. The HTTP run's answers reach the ledger through the driver
+    ask for its tensor-parallel GPUs and get them; a definition's `[stage_resources.label]` is what they ask for. The HTTP run's answers reach the ledger through the driver
     and it commits what the same run in-process commits."""
     import ray
+
+    from pipelines.infra import definition
+    from pipelines.infra.runner import run_ingest
 
     run("ingest-android", [DROIDBOT], task_mb=0.01)
     copies = {name: str(tmp_path / name) for name in ("in-process", "http", "vllm")}
@@ -413,12 +416,28 @@ def test_on_ray_each_group_is_a_task_asking_what_the_backend_needs_and_labels_as
                        executor="ray")
         engine = label(Lake(copies["vllm"]), None, "android", offline, "run-vllm", log=lines["vllm"].append,
                        executor="ray")
+        lines["definition"] = []
+        defined = run_ingest(definition.parse("android-labeled", f"""
+dataset = "android"
+formats = ["droidbot"]
+inputs = ["{DROIDBOT}"]
+stages = ["ingest", "label"]
+[stage_options.label]
+endpoint = "{s.url}"
+model = "wm"
+branch_points = "changed"
+strategies = ["home"]
+[stage_resources.label]
+cpus = 0.5
+"""), str(tmp_path / "defined"), progress=False, log=lines["definition"].append, executor="ray")
     finally:
         ray.shutdown()
     placed = re.compile(r"  label android: (\d+) part groups on Ray, each asking (.*), given (.*); nodes \S+ \((\d+)\)$")
     found = {name: [m.groups() for m in map(placed.match, got) if m] for name, got in lines.items()}
     assert found["http"] == [("1", "CPU 1", "CPU 1", "1")], lines["http"]
     assert found["vllm"] == [("1", "CPU 1, GPU 1", "CPU 1, GPU 1", "1")], lines["vllm"]
+    assert found["definition"] == [("1", "CPU 0.5", "CPU 0.5", "1")], lines["definition"]  # its stage_resources
+    assert defined.status == "success" and defined.stage_summaries[0].startswith("label: 2 requests (0 from the ")
     assert lines["http"][0].startswith("label: 3 requests, 0 from the ledger, sending 3 to ")  # sent back by the task
     assert (engine.requests, engine.sent, engine.errors) == (2, 2, 0)
     fields = lambda r: (r.requests, r.sent, r.ok, r.failed, r.branches_written, r.version, r.tokens_in)  # noqa: E731
