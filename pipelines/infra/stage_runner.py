@@ -13,8 +13,9 @@ migrate, export, label): the steps each of them once wrote by hand, done here on
    line, the first failure raised naming its item; with a `window`, `executor.run_ordered`: the results
    streamed in item order to a reduce that writes them out as they come). What must happen in the driver
    while items run goes through two hooks: `report` takes the pieces a running item hands over (the labeler's
-   ledger rows and progress lines: in-process at once, from a Ray task with its result), `each` takes every
-   item's result in item order as soon as those before it are in (in-process before the next item starts);
+   ledger rows and progress lines: in-process at once, from a Ray task with its result as it arrives), `each`
+   takes every item's result in item order as soon as those before it are in (in-process before the next item
+   starts);
 4. log the stage's opening line, `<stage> NAME vN: ...`, with the rest from its `opening`;
 5. hand the results to its `reduce`, which writes the parts that change and says what the new version
    replaces (`Outcome`);
@@ -132,8 +133,8 @@ class PartsStage:
       (or the definition's) resources: the labeler's offline engine takes GPUs, its HTTP client one CPU;
     - `report(run, piece)`: the driver's handling of a piece a running item hands over; `work` is then called
       as `work(item, job, send)` and `send(piece)` reaches `report` at once in-process, or, from a Ray task,
-      with the item's result (before its `each`): the labeler's ledger rows, written to the catalog as they
-      come so that an interrupted run resumes from them, and its progress lines;
+      with the item's result as it arrives (completion order): the labeler's ledger rows, written to the
+      catalog as they come so that an interrupted run resumes from them, and its progress lines;
     - `each(run, item, result)`: the driver's step after each item, in item order, as soon as the results
       before it are in (in-process: before the next item starts); what it returns is what `reduce` gets for
       the item: the labeler's dry-run preview and branch rows, made group by group.
@@ -199,11 +200,12 @@ def mapped(run: StageRun, stage: PartsStage):
     plan, ctx = run.plan, run.ctx
     where = dict(executor=run.executor, ray_address=ctx.ray_address, what=plan.what, name=plan.name, log=ctx.log,
                  label=plan.label, resources=run.resources or ctx.resources)
-    work, fold = _with_driver_steps(run, stage)
-    if plan.window:
+    work, arrived, fold = _with_driver_steps(run, stage)
+    if plan.window:  # results arrive in item order
         ordered = executors.run_ordered(work, plan.items, plan.job, window=plan.window, **where)
-        return ordered if fold is None else map(fold, ordered)
-    return executors.run_all(work, plan.items, plan.job, fold=fold, **where)
+        steps = [step for step in (arrived, fold) if step]
+        return functools.reduce(lambda results, step: map(step, results), steps, ordered)
+    return executors.run_all(work, plan.items, plan.job, fold=fold, arrived=arrived, **where)
 
 
 @dataclass
@@ -220,31 +222,32 @@ def keeping_pieces(work: Callable, item, job) -> Reported:
     return Reported(pieces, work(item, job, pieces.append))
 
 
-def _with_driver_steps(run: StageRun, stage: PartsStage) -> tuple[Callable, Callable | None]:
-    """The work as the executor runs it and the fold that does the driver's steps on each result in item order:
-    the pieces a Ray task kept (`report`), the stage's `each`, the plan's `fold`."""
-    plan = run.plan
+def _with_driver_steps(run: StageRun, stage: PartsStage) -> tuple[Callable, Callable | None, Callable | None]:
+    """The work as the executor runs it, what the driver does with a result as it arrives (a Ray task's pieces
+    to `report`, in completion order) and the fold of its steps in item order (the stage's `each`, the plan's
+    `fold`)."""
+    plan, arrived = run.plan, None
     if stage.report is None:
-        work, remote = stage.work, False
+        work = stage.work
     elif run.executor == "local":  # the item runs in this process: its pieces reach the driver as they are sent
-        work, remote = lambda item, job: stage.work(item, job, lambda piece: stage.report(run, piece)), False
+        work = lambda item, job: stage.work(item, job, lambda piece: stage.report(run, piece))  # noqa: E731
     else:
-        work, remote = functools.partial(keeping_pieces, stage.work), True
-    if not (remote or stage.each):
-        return work, plan.fold
+        work = functools.partial(keeping_pieces, stage.work)
+
+        def arrived(reported: Reported):
+            for piece in reported.pieces:
+                stage.report(run, piece)
+            return reported.result
+
+    if not stage.each:
+        return work, arrived, plan.fold
     index = itertools.count()  # folds come in item order: the n-th is item n's
 
     def fold(result):
-        item = plan.items[next(index)]
-        if remote:
-            for piece in result.pieces:
-                stage.report(run, piece)
-            result = result.result
-        if stage.each:
-            result = stage.each(run, item, result)
+        result = stage.each(run, plan.items[next(index)], result)
         return plan.fold(result) if plan.fold else result
 
-    return work, fold
+    return work, arrived, fold
 
 
 def _committed(run: StageRun, stage: PartsStage, outcome: Outcome) -> tuple[int, bool]:

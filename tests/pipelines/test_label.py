@@ -386,14 +386,17 @@ def test_on_ray_each_group_is_a_task_asking_what_the_backend_needs_and_labels_as
         run, lake, query, server, tmp_path, monkeypatch):
     """Label's groups as Ray tasks (a local Ray with one declared GPU): the HTTP client's tasks ask for the declared
     CPU and get no GPU; the offline engine's (the stand-in vLLM of `test_label_vllm`, importable by the workers)
-    ask for its tensor-parallel GPUs and get them; a definition's `[stage_resources.label]` is what they ask for. The HTTP run's answers reach the ledger through the driver
-    and it commits what the same run in-process commits."""
+    ask for its tensor-parallel GPUs and get them; a definition's `[stage_resources.label]` is what they ask
+    for. The HTTP run's answers reach the ledger through the driver and it commits what the same run
+    in-process commits."""
     import ray
 
     from pipelines.infra import definition
     from pipelines.infra.runner import run_ingest
 
-    run("ingest-android", [DROIDBOT], task_mb=0.01)
+    copy = tmp_path / "copy" / "droidbot-run"
+    shutil.copytree(DROIDBOT, copy)  # the same run twice, in two part groups: the same requests in each
+    run("ingest-android", [DROIDBOT, copy.parent], task_mb=0.01)
     copies = {name: str(tmp_path / name) for name in ("in-process", "http", "vllm")}
     for copy in copies.values():
         shutil.copytree(lake, copy)
@@ -432,19 +435,23 @@ cpus = 0.5
 """), str(tmp_path / "defined"), progress=False, log=lines["definition"].append, executor="ray")
     finally:
         ray.shutdown()
-    placed = re.compile(r"  label android: (\d+) part groups on Ray, each asking (.*), given (.*); nodes \S+ \((\d+)\)$")
+    placed = re.compile(r"  label android: (\d+) part groups on Ray, each asking (.*), given (.*); "
+                        r"nodes \S+ \((\d+)\)$")
     found = {name: [m.groups() for m in map(placed.match, got) if m] for name, got in lines.items()}
-    assert found["http"] == [("1", "CPU 1", "CPU 1", "1")], lines["http"]
-    assert found["vllm"] == [("1", "CPU 1, GPU 1", "CPU 1, GPU 1", "1")], lines["vllm"]
+    assert found["http"] == [("2", "CPU 1", "CPU 1", "2")], lines["http"]
+    assert found["vllm"] == [("2", "CPU 1, GPU 1", "CPU 1, GPU 1", "2")], lines["vllm"]
     assert found["definition"] == [("1", "CPU 0.5", "CPU 0.5", "1")], lines["definition"]  # its stage_resources
     assert defined.status == "success" and defined.stage_summaries[0].startswith("label: 2 requests (0 from the ")
-    assert lines["http"][0].startswith("label: 3 requests, 0 from the ledger, sending 3 to ")  # sent back by the task
-    assert (engine.requests, engine.sent, engine.errors) == (2, 2, 0)
-    fields = lambda r: (r.requests, r.sent, r.ok, r.failed, r.branches_written, r.version, r.tokens_in)  # noqa: E731
-    assert fields(on_ray) == fields(in_process) == (3, 3, 3, 0, 3, 2, 300)
+    # the tasks' progress lines reach the driver's log with their results
+    assert lines["http"][0].startswith("label: 3 requests, 0 from the ledger, sending 3 to ")
+    assert (engine.requests, engine.errors) == (4, 0)
+    fields = lambda r: (r.requests, r.ok, r.failed, r.branches_written, r.version)  # noqa: E731
+    assert fields(on_ray) == fields(in_process) == (6, 6, 0, 6, 2)
+    # in-process the second group finds the first one's answers in the ledger; a Ray task has the plan's copy
+    assert (in_process.sent, in_process.cached, on_ray.sent, on_ray.cached) == (3, 3, 6, 0)
     committed = []
     for copy in (copies["in-process"], copies["http"]):
         with open_catalog(Lake(copy), read_only=True) as cat:
-            committed.append((cat.current_version("android").parts,
-                              cat.sql("SELECT request_key, status, observation FROM label_ledger ORDER BY 1").fetchall()))
+            ledger = cat.sql("SELECT request_key, status, observation FROM label_ledger ORDER BY 1").fetchall()
+            committed.append((cat.current_version("android").parts, ledger))
     assert committed[0] == committed[1] and len(committed[0][1]) == 3
