@@ -220,12 +220,14 @@ class Ticker:
 
 def run_all(fn: Callable, items: list[Item], *shared, executor: str = "local", ray_address: str | None = None,
             what: str = "part group", name: Callable[[Item], str] = str, log: Callable[[str], None] | None = None,
-            label: str = "", fold: Callable[[object], object] | None = None, resources: Resources = ONE_CPU) -> list:
+            label: str = "", fold: Callable[[object], object] | None = None, resources: Resources = ONE_CPU,
+            arrived: Callable[[object], object] | None = None) -> list:
     """`run_each` for stages whose result needs every item: the results in item order; the first failure
     raises RuntimeError naming the item. With `log`, a progress line every 10 s. With `fold`, each result is
     handed to it in item order as soon as the results before it are in, and what it returns is kept: a stage
     folds the bulky part of a result (validate's GX sample) into its own total instead of holding every
-    item's until the last one ends."""
+    item's until the last one ends. With `arrived`, each result first goes through it as it comes (on Ray in
+    completion order): what cannot wait for the items before it (the labeler's answers for its ledger)."""
     results: list = [None] * len(items)
     ready: dict[int, object] = {}  # results that came before an earlier item's (Ray: completion order)
     next_fold = 0
@@ -234,7 +236,7 @@ def run_all(fn: Callable, items: list[Item], *shared, executor: str = "local", r
                                            resources=resources, log=log, label=label, what=what):
         if error:
             raise RuntimeError(f"{what} {name(item)} failed: {error}")
-        ready[i] = result
+        ready[i] = arrived(result) if arrived else result
         while next_fold in ready:
             found = ready.pop(next_fold)
             results[next_fold] = fold(found) if fold else found

@@ -1,5 +1,5 @@
 """One runner for the stages that read a dataset version's part groups (`reads = "parts"`: validate, dedup,
-migrate, export): the steps each of them once wrote by hand, done here once.
+migrate, export, label): the steps each of them once wrote by hand, done here once.
 
 `run_parts(ctx, stage)`:
 1. under a read-only catalog (an empty one made where the lake has none yet): resolve `ctx.dataset` (NAME or
@@ -9,8 +9,13 @@ migrate, export): the steps each of them once wrote by hand, done here once.
 2. choose the executor (`executor.choose`) from the bytes of the groups the plan will read and the stage's
    measured `bytes_per_s`;
 3. run the stage's `work` once per item on it (`executor.run_all`: progress every 10 s, the stage's declared
-   `ctx.resources` on Ray, the placement line, the first failure raised naming its item; with a `window`,
-   `executor.run_ordered`: the results streamed in item order to a reduce that writes them out as they come);
+   resources on Ray (`ctx.resources`, or what the stage's `needs` makes of them for its options), the placement
+   line, the first failure raised naming its item; with a `window`, `executor.run_ordered`: the results
+   streamed in item order to a reduce that writes them out as they come). What must happen in the driver
+   while items run goes through two hooks: `report` takes the pieces a running item hands over (the labeler's
+   ledger rows and progress lines: in-process at once, from a Ray task with its result as it arrives), `each`
+   takes every item's result in item order as soon as those before it are in (in-process before the next item
+   starts);
 4. log the stage's opening line, `<stage> NAME vN: ...`, with the rest from its `opening`;
 5. hand the results to its `reduce`, which writes the parts that change and says what the new version
    replaces (`Outcome`);
@@ -20,13 +25,15 @@ migrate, export): the steps each of them once wrote by hand, done here once.
    `abandon` undoes what it wrote outside the lake's content-named parts, and the error goes on.
 
 What a stage author supplies is a `PartsStage`; a stage function is then one line,
-`def validate_stage(ctx): return run_parts(ctx, VALIDATE)`. The `records` stages (label, sample, eval) read
+`def validate_stage(ctx): return run_parts(ctx, VALIDATE)`. The `records` stages (sample, eval) read
 rendered records instead: `pipelines.stages.export.rendered_records`, which plans and maps the export's render
 with steps 1 to 3 (`planned`, `mapped`) and hands the records on as they come.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import os
 import time
 from dataclasses import dataclass, field
@@ -34,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pipelines.infra import datasets
 from pipelines.infra import executor as executors
+from pipelines.infra.executor import Resources
 from pipelines.infra.runs import catalog_path, open_catalog
 
 if TYPE_CHECKING:
@@ -79,6 +87,8 @@ class StageRun:
     plan: Plan | None = None
     executor: str = "local"  # the one chosen for the plan's items
     started: float = field(default_factory=time.perf_counter)
+    resources: Resources | None = None  # what each task asks Ray for: `ctx.resources` as the stage's `needs` has them
+
 
     @property
     def dataset(self) -> str:
@@ -94,7 +104,7 @@ class StageRun:
         that lose an episode), quietly; in-process when there are none (no Ray started for nothing)."""
         return executors.run_all(fn, items, *shared, executor=self.executor if items else "local",
                                  ray_address=self.ctx.ray_address, name=datasets.group_stem,
-                                 resources=self.ctx.resources)
+                                 resources=self.resources or self.ctx.resources)
 
 
 @dataclass(frozen=True)
@@ -118,7 +128,16 @@ class PartsStage:
       (memo rows, findings); a stage with one has the catalog opened even when nothing is committed;
     - `abandon(run)`: undo what a failed run wrote outside the lake's content-named parts (a half-written
       export's files); called when the map, reduce, commit or record raises, before the error goes on;
-    - `reads_legacy`: read a version written before schema 2, which every other stage refuses (migrate).
+    - `reads_legacy`: read a version written before schema 2, which every other stage refuses (migrate);
+    - `needs(options, declared) -> Resources`: what one task asks Ray for with these options, from the declared
+      (or the definition's) resources: the labeler's offline engine takes GPUs, its HTTP client one CPU;
+    - `report(run, piece)`: the driver's handling of a piece a running item hands over; `work` is then called
+      as `work(item, job, send)` and `send(piece)` reaches `report` at once in-process, or, from a Ray task,
+      with the item's result as it arrives (completion order): the labeler's ledger rows, written to the
+      catalog as they come so that an interrupted run resumes from them, and its progress lines;
+    - `each(run, item, result)`: the driver's step after each item, in item order, as soon as the results
+      before it are in (in-process: before the next item starts); what it returns is what `reduce` gets for
+      the item: the labeler's dry-run preview and branch rows, made group by group.
 
     `reduce` and `finish` are left out only where the results are read through `planned` and `mapped` instead of
     `run_parts` (the export's render, which `rendered_records` streams).
@@ -135,6 +154,9 @@ class PartsStage:
     record: Callable[[StageRun, Catalog, int, Outcome], None] | None = None
     abandon: Callable[[StageRun], None] | None = None
     reads_legacy: bool = False
+    needs: Callable[[Any, Resources], Resources] | None = None
+    report: Callable[[StageRun, Any], None] | None = None
+    each: Callable[[StageRun, Any, Any], Any] | None = None
 
 
 def run_parts(ctx: StageContext, stage: PartsStage):
@@ -166,6 +188,7 @@ def planned(ctx: StageContext, stage: PartsStage) -> StageRun:
         version = datasets.resolve(cat, ctx.dataset, None if stage.reads_legacy else ctx.lake)
         run = StageRun(ctx, version, all_groups(version), options, started=started)
         run.plan = stage.plan(run, cat)
+    run.resources = stage.needs(options, ctx.resources) if stage.needs else ctx.resources
     run.executor = executors.choose(ctx.executor, ctx.ray_address, datasets.group_sizes(ctx.lake, run.plan.reads),
                                     stage.bytes_per_s)
     return run
@@ -176,10 +199,55 @@ def mapped(run: StageRun, stage: PartsStage):
     iterator in item order that its reader consumes as the results arrive."""
     plan, ctx = run.plan, run.ctx
     where = dict(executor=run.executor, ray_address=ctx.ray_address, what=plan.what, name=plan.name, log=ctx.log,
-                 label=plan.label, resources=ctx.resources)
-    if plan.window:
-        return executors.run_ordered(stage.work, plan.items, plan.job, window=plan.window, **where)
-    return executors.run_all(stage.work, plan.items, plan.job, fold=plan.fold, **where)
+                 label=plan.label, resources=run.resources or ctx.resources)
+    work, arrived, fold = _with_driver_steps(run, stage)
+    if plan.window:  # results arrive in item order
+        ordered = executors.run_ordered(work, plan.items, plan.job, window=plan.window, **where)
+        steps = [step for step in (arrived, fold) if step]
+        return functools.reduce(lambda results, step: map(step, results), steps, ordered)
+    return executors.run_all(work, plan.items, plan.job, fold=fold, arrived=arrived, **where)
+
+
+@dataclass
+class Reported:
+    """An item's result as a Ray task hands it back with the pieces its work sent meanwhile."""
+
+    pieces: list
+    result: Any
+
+
+def keeping_pieces(work: Callable, item, job) -> Reported:
+    """`work(item, job, send)` in a Ray task: what it sends is kept and handed back with its result."""
+    pieces: list = []
+    return Reported(pieces, work(item, job, pieces.append))
+
+
+def _with_driver_steps(run: StageRun, stage: PartsStage) -> tuple[Callable, Callable | None, Callable | None]:
+    """The work as the executor runs it, what the driver does with a result as it arrives (a Ray task's pieces
+    to `report`, in completion order) and the fold of its steps in item order (the stage's `each`, the plan's
+    `fold`)."""
+    plan, arrived = run.plan, None
+    if stage.report is None:
+        work = stage.work
+    elif run.executor == "local":  # the item runs in this process: its pieces reach the driver as they are sent
+        work = lambda item, job: stage.work(item, job, lambda piece: stage.report(run, piece))  # noqa: E731
+    else:
+        work = functools.partial(keeping_pieces, stage.work)
+
+        def arrived(reported: Reported):
+            for piece in reported.pieces:
+                stage.report(run, piece)
+            return reported.result
+
+    if not stage.each:
+        return work, arrived, plan.fold
+    index = itertools.count()  # folds come in item order: the n-th is item n's
+
+    def fold(result):
+        result = stage.each(run, plan.items[next(index)], result)
+        return plan.fold(result) if plan.fold else result
+
+    return work, arrived, fold
 
 
 def _committed(run: StageRun, stage: PartsStage, outcome: Outcome) -> tuple[int, bool]:

@@ -3,12 +3,14 @@ type: `Stage`.
 
 A stage is a function `stage(ctx) -> StageResult`: it reads the dataset's current version, and may commit a
 new one (see `pipelines.infra.datasets`). What it reads is one of two things: the version's part groups (`parts`:
-validate, dedup, migrate, export: the per-group work is a plain function of one part group that runs on
+validate, dedup, migrate, export, label: the per-group work is a plain function of one part group that runs on
 `pipelines.infra.executor`, in-process or as Ray tasks, as `ctx.executor` and `ctx.ray_address` say, and what needs
-every episode, duplicate groups or splits, runs once in the stage over small per-episode data), or its
-transitions as rendered records (`records`: label, sample, eval, which send them to a model). Each declares
-the `Resources` one of its tasks needs; the executor asks Ray for them, and a definition may change them
-(`[stage_resources.<stage>]`: cpus, gpus, memory_mb), so a GPU stage lands on a cluster's GPU nodes.
+every episode, duplicate groups or splits, runs once in the stage over small per-episode data; the labeler's
+groups send their requests to the world model from their task), or its transitions as rendered records
+(`records`: sample, eval, which send them to a model). Each declares the `Resources` one of its tasks needs;
+the executor asks Ray for them, and a definition may change them (`[stage_resources.<stage>]`: cpus, gpus,
+memory_mb), so a GPU stage lands on a cluster's GPU nodes; a stage whose needs follow its options says so in
+its `PartsStage.needs` (the labeler's vllm backend: the engine's GPUs where the definition names none).
 The same function backs the stage's `pipelines <stage> DATASET` command (`run_alone`).
 
 Adding a stage:
@@ -20,8 +22,10 @@ Adding a stage:
    the job they share, skipping what the stage's memo table says is done), `reduce` (the results put
    together: the parts the new version replaces and its note), `finish` (the `StageResult`), and where needed
    `options` (the checker below), `opening` (the rest of the opening line), `record` (catalog rows written
-   with the commit) and `abandon` (undo files a failed run wrote). `pipelines/stages/validate.py` is the
-   fullest example; `migrate.py` the smallest.
+   with the commit), `abandon` (undo files a failed run wrote), `needs` (resources that follow the options),
+   and for work the driver must see as it goes, `report` (pieces a running group sends: ledger rows, progress
+   lines) and `each` (the driver's step after each group, in group order). `pipelines/stages/validate.py` is
+   the fullest example; `migrate.py` the smallest; `label.py` uses the driver's hooks.
 2. A `records` stage takes the version's rendered records from `pipelines.stages.export.rendered_records`
    (its options a `pipelines.stages.judge.ModelAndJudgeOptions`, whose `render_options` render them as
    `pipelines export sft` does, so its split is the export's) and sends them to its model.
@@ -77,13 +81,14 @@ class Stage:
 
 
 # the stages, in the order a pipeline usually runs them; light modules for the checkers where they can be
-# (definitions are read at startup). A model stage's tasks run where its requests are sent from: one CPU.
+# (definitions are read at startup). A model stage's tasks run where its requests are sent from: one CPU (the
+# labeler's offline engine adds its GPUs: `pipelines.stages.label._needs`).
 STAGES: dict[str, Stage] = {s.name: s for s in (
     Stage("migrate", "pipelines.stages.migrate:migrate_stage", "pipelines.infra.options:no_options", "parts", ONE_CPU,
           "bring a dataset written before schema 2 to the current layout"),
     Stage("validate", "pipelines.stages.validate:validate_stage", "pipelines.infra.options:validate_options", "parts",
           Resources(cpus=1, memory_mb=1024), "schema, rules and GX checks; errors to the quarantine"),
-    Stage("label", "pipelines.stages.label:label_stage", "pipelines.stages.label:label_stage_options", "records", ONE_CPU,
+    Stage("label", "pipelines.stages.label:label_stage", "pipelines.stages.label:label_stage_options", "parts", ONE_CPU,
           "simulated counterfactual next states from a model, kept apart as branches"),
     Stage("sample", "pipelines.stages.sample:sample_stage", "pipelines.stages.sample:sample_options", "records",
           ONE_CPU, "rejection-sampled reasoning targets for real transitions, judged"),

@@ -16,8 +16,14 @@ A branch row (one per successful request) has:
   `next_observation` = the predicted state, `labeler` = JSON {model, template, sampling}, `request_key` =
   the ledger row holding the raw output.
 
-Ledger rows are flushed to the catalog in batches while requests run (the catalog is opened only for the
-flush, so `pipelines sql` works during a long run); an interrupted run resumes from them.
+The stage runs on `pipelines.infra.stage_runner` (`LABEL`): each part group is a task (`label_group`: its requests
+planned and sent, in-process or on Ray, asking for one CPU with the HTTP client and the engine's GPUs with the
+vllm backend), and the driver does what must stay in one place: the ledger rows a task sends in batches while its
+requests run are written to the catalog as they come (`_report`; the catalog is opened only for the write, so
+`pipelines sql` works during a long run; an interrupted run resumes from them), and after each group, in group
+order, the dry run's request lines are written or the group's branch rows made (`_group_done`). In-process a
+group starts after the one before it is recorded, so the same request in two groups is sent once; on Ray a
+group's rows reach the driver with its result.
 """
 
 from __future__ import annotations
@@ -33,11 +39,13 @@ import orjson
 import pyarrow as pa
 
 from pipelines.stages import label_ledger
-from pipelines.infra.datasets import commit, part_groups, read_parts, read_table, resolve, write_part
+from pipelines.infra.datasets import read_parts, read_table, write_part
+from pipelines.infra.executor import Resources
 from pipelines.infra.label_client import ChatRequest, ClientConfig, Completion, Sampling, complete, complete_offline, request_body
 from pipelines.infra.lake import Lake
 from pipelines.infra.request_progress import RequestProgress
 from pipelines.infra.options import OptionsError, from_mapping
+from pipelines.infra.stage_runner import Outcome, PartsStage, Plan, StageRun, run_parts
 from pipelines.stages import StageContext, StageResult
 from schemas import BRANCHES, TABLES
 from schemas.branches import branch_key
@@ -207,118 +215,228 @@ def branch_row(job: Job, row: dict, labeler: str, run_id: str) -> dict:
 
 
 def label(lake: Lake, catalog_path: str | None, dataset: str, options: LabelOptions, run_id: str,
-          log: Callable[[str], None] = print, out=None) -> LabelResult:
+          log: Callable[[str], None] = print, out=None, executor: str = "auto", ray_address: str | None = None,
+          resources: Resources | None = None) -> LabelResult:
     """Label one dataset version (NAME or NAME@VERSION) and commit the new version. With `dry_run`, write the
     requests that would be sent (one JSON object per line: url and body) to `out` and change nothing.
-    Works one part group (whole episodes with their steps) at a time, so memory follows the part size: its
-    requests are planned, looked up in the ledger, sent and recorded before the next group is read.
+    Works one part group (whole episodes with their steps) at a time on `pipelines.infra.stage_runner`, so
+    memory follows the part size: a group's requests are planned and sent by its task (`label_group`), the
+    driver records its answers in the ledger as they come and makes its branch rows before the next group's
+    (`_group_done`). Each task asks for `resources` (None: as declared; the vllm backend adds its GPUs).
     Raises DatasetError for an unknown dataset, ValueError for bad options."""
-    from pipelines.infra.runs import open_catalog
+    from pipelines.stages import STAGES
 
-    started = time.perf_counter()
+    ctx = StageContext(lake, catalog_path, dataset, run_id, {"options": options, "out": out}, log, executor,
+                       ray_address, resources or STAGES["label"].resources)
+    return run_parts(ctx, LABEL)
+
+
+def _checked(table: dict) -> LabelOptions:
+    options = table["options"]
     if options.backend not in ("http", "vllm"):
         raise ValueError(f"unknown backend {options.backend!r} (http, vllm)")
     if options.backend == "http" and not options.endpoint and not options.dry_run:
         raise ValueError("the http backend needs an endpoint (--endpoint http://host:port/v1)")
-    with open_catalog(lake, catalog_path, read_only=True) as cat:
-        version = resolve(cat, dataset, lake)
-    existing = set(read_table(lake, version, "branches", ["step_id"]).column("step_id").to_pylist())
-    groups = part_groups(version) or [{t: version.parts.get(t, []) for t in ("episodes", "steps")}]
-    result = LabelResult()
-    new_branches: list[dict] = []
-    for group in groups:
-        jobs = plan_jobs(read_parts(lake, group["steps"], "steps"),
-                         read_parts(lake, group["episodes"], "episodes", ["episode_id", "env", "task"]), options)
-        if jobs:
-            new_branches += _label_jobs(lake, catalog_path, jobs, options, run_id, log, out, existing, result)
-    result.branches_written = len(new_branches)
-    if new_branches and not options.dry_run:
-        table = pa.Table.from_pylist(new_branches, schema=BRANCHES)
-        with open_catalog(lake, catalog_path) as cat:
-            part = write_part(lake, version.dataset, "branches", table, "label")
-            result.version, result.version_created = commit(
-                lake, cat, version, run_id, {"branches": [*version.parts.get("branches", []), part]},
-                note=f"label: {len(new_branches)} simulated branches by {options.model}")
-    else:
-        result.version = version.version
-    result.seconds = time.perf_counter() - started
-    return result
+    return options
 
 
-def _label_jobs(lake: Lake, catalog_path: str | None, jobs: list[Job], options: LabelOptions, run_id: str,
-                log: Callable[[str], None], out, existing: set[str], result: LabelResult) -> list[dict]:
-    """One group's requests: answered from the ledger, or sent (each answer recorded as it arrives); returns
-    the group's new branch rows and adds its numbers to `result`."""
-    from pipelines.infra.runs import open_catalog, release_catalog
+def _needs(options: LabelOptions, declared: Resources) -> Resources:
+    """The offline engine's GPUs (tensor x pipeline parallel, as vLLM takes them) where none are declared; the
+    HTTP client's task sends requests: the declared CPU."""
+    if options.backend != "vllm" or declared.gpus:
+        return declared
+    args = options.engine_args
+    return dataclasses.replace(declared, gpus=int(args.get("tensor_parallel_size", 1) or 1)
+                               * int(args.get("pipeline_parallel_size", 1) or 1))
 
-    with open_catalog(lake, catalog_path, read_only=True) as cat:
-        cached = label_ledger.lookup(cat.con, (j.request_key for j in jobs))
-    release_catalog()  # requests follow: the catalog stays free for others meanwhile
-    reusable = ("ok", "failed") if not options.retry_failed else ("ok",)
-    rows = {k: r for k, r in cached.items() if r["status"] in reusable}
-    # One request per key: identical requests (duplicated episodes) are sent once and share the answer.
-    todo = list({j.request_key: j for j in jobs if j.request_key not in rows}.values())
-    result.requests += len(jobs)
-    result.cached += sum(j.request_key in rows for j in jobs)
+
+@dataclass
+class LabelJob:
+    """What every group's task shares: the options, and the ledger's keys whose answers this run reuses. In-process
+    the job is the driver's own object, and the keys a group's answers add are there for the next group (the
+    same request in two groups is sent once); a Ray task has the plan's copy."""
+
+    lake_url: str
+    options: LabelOptions
+    run_id: str
+    reusable: set[str]
+
+
+@dataclass
+class GroupLabeled:
+    """A group's task's result: its requests (without their messages), how many the ledger answered, the keys
+    sent (printed in a dry run) and, in a dry run, the request lines."""
+
+    jobs: list[Job]
+    cached: int
+    sent: list[str]
+    printed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Labeling:
+    """The driver's side of a run: the result so far, the branch rows made, the step ids the version has."""
+
+    result: LabelResult
+    existing: set[str]
+    statuses: tuple[str, ...]  # ledger statuses reused: ok and failed, or ok alone with retry_failed
+    out: object = None  # a dry run's requests file (None: stdout)
+    new_branches: list[dict] = field(default_factory=list)
+
+
+def _reusable_keys(cat, options: LabelOptions, statuses: tuple[str, ...]) -> set[str]:
+    """The ledger's keys of this model and sampling (every request key holds both) whose answers are reused."""
+    if not label_ledger.exists(cat.con):
+        return set()
+    marks = ", ".join("?" for _ in statuses)
+    rows = cat.con.execute(f"SELECT request_key FROM label_ledger WHERE model = ? AND sampling = ? AND status IN "
+                           f"({marks})", [options.model, options.sampling.key(), *statuses]).fetchall()
+    return {key for key, in rows}
+
+
+def _plan(run: StageRun, cat) -> Plan:
+    options = run.options
+    statuses = ("ok", "failed") if not options.retry_failed else ("ok",)
+    existing = set(read_table(run.ctx.lake, run.version, "branches", ["step_id"]).column("step_id").to_pylist())
+    state = _Labeling(LabelResult(), existing, statuses, run.ctx.options.get("out"))
+    job = LabelJob(run.ctx.lake.url, options, run.ctx.run_id, _reusable_keys(cat, options, statuses))
+    return Plan(run.groups, job, run.groups, f"label {run.dataset}", state=state)
+
+
+def label_group(group: dict[str, list[str]], job: LabelJob, send: Callable[[tuple], None]) -> GroupLabeled:
+    """One part group's requests (a task): planned, those the ledger does not answer sent, each answer handed to
+    the driver in batches as it arrives (`send(("ledger", rows))`, with `("log", line)` for progress); in a
+    dry run the request lines instead. Identical requests (duplicated episodes) are sent once."""
+    lake, options = Lake(job.lake_url), job.options
+    jobs = plan_jobs(read_parts(lake, group["steps"], "steps"),
+                     read_parts(lake, group["episodes"], "episodes", ["episode_id", "env", "task"]), options)
+    todo = list({j.request_key: j for j in jobs if j.request_key not in job.reusable}.values())
+    cached = sum(j.request_key in job.reusable for j in jobs)
+    printed = []
     if options.dry_run:
-        out = out or sys.stdout
         client = options.client()
-        result.sent += len(todo)  # printed, not sent
-        for job in todo:
-            out.write(orjson.dumps({"url": client.url, "request_key": job.request_key,
-                                    "body": request_body(client, job.messages)}).decode() + "\n")
-        return []
+        printed = [orjson.dumps({"url": client.url, "request_key": j.request_key,
+                                 "body": request_body(client, j.messages)}).decode() + "\n" for j in todo]
+    elif todo:
+        _send_group(jobs, todo, job, send)
+    slim = [dataclasses.replace(j, messages=[], step={k: j.step[k] for k in ("step_id", "episode_id", "step_index")})
+            for j in jobs]
+    return GroupLabeled(slim, cached, [j.request_key for j in todo], printed)
 
-    by_key = {j.request_key: j for j in todo}
+
+def _send_group(jobs: list[Job], todo: list[Job], job: LabelJob, send: Callable[[tuple], None]) -> None:
+    """The group's requests to the world model; their ledger rows to the driver every `FLUSH_EVERY` rows or
+    `FLUSH_SECONDS`, and what finished even when interrupted (a rerun resumes from it)."""
+    options, by_key = job.options, {j.request_key: j for j in todo}
     pending: list[dict] = []
     last_flush = [time.perf_counter()]
+    usable: set[str] = set()
 
     def flush() -> None:
-        with open_catalog(lake, catalog_path) as cat:
-            label_ledger.record(cat.con, pending)
-        release_catalog()
+        if pending:
+            send(("ledger", list(pending)))
         pending.clear()
         last_flush[0] = time.perf_counter()
 
     def on_result(completion: Completion) -> None:
-        row = _ledger_row(by_key[completion.key], options, completion, run_id)
-        rows[completion.key] = row
+        row = _ledger_row(by_key[completion.key], options, completion, job.run_id)
+        if row["status"] == "ok":
+            usable.add(completion.key)
         pending.append(row)
         if len(pending) >= FLUSH_EVERY or time.perf_counter() - last_flush[0] > FLUSH_SECONDS:
             flush()
 
-    if todo:
-        where = (f"vLLM offline engine {options.model}" if options.backend == "vllm"
-                 else f"{options.endpoint} ({options.concurrency} at a time)")
-        log(f"label: {len(jobs)} requests, {len(jobs) - len(todo)} from the ledger, sending {len(todo)} to {where}")
-        requests = [ChatRequest(j.request_key, j.messages) for j in todo]
-        try:
-            _send(options, requests, on_result, lambda key: rows[key]["status"] == "ok", log)
-        finally:
-            flush()  # what finished is kept even when interrupted: a rerun resumes from it
-    result.sent += len(todo)
+    log = lambda line: send(("log", line))  # noqa: E731
+    where = (f"vLLM offline engine {options.model}" if options.backend == "vllm"
+             else f"{options.endpoint} ({options.concurrency} at a time)")
+    log(f"label: {len(jobs)} requests, {len(jobs) - len(todo)} from the ledger, sending {len(todo)} to {where}")
+    requests = [ChatRequest(j.request_key, j.messages) for j in todo]
+    try:
+        _send(options, requests, on_result, usable.__contains__, log)
+    finally:
+        flush()
 
-    new_branches = []
-    for job in jobs:
+
+def _report(run: StageRun, piece: tuple) -> None:
+    """A piece a group's task sent: a progress line to the log, or answers to the ledger (the catalog opened for
+    the write only, so `pipelines sql` works during a long run); the keys now reusable go to the job."""
+    from pipelines.infra.runs import open_catalog, release_catalog
+
+    kind, value = piece
+    if kind == "log":
+        run.ctx.log(value)
+        return
+    with open_catalog(run.ctx.lake, run.ctx.catalog_path) as cat:
+        label_ledger.record(cat.con, value)
+    release_catalog()
+    statuses = run.plan.state.statuses
+    run.plan.job.reusable.update(r["request_key"] for r in value if r["status"] in statuses)
+
+
+def _group_done(run: StageRun, group: dict, done: GroupLabeled) -> None:
+    """The driver's step after each group, in group order: a dry run's request lines written out, or the
+    group's answers read back from the ledger and its new branch rows made; the numbers added up."""
+    from pipelines.infra.runs import open_catalog, release_catalog
+
+    state, result = run.plan.state, run.plan.state.result
+    result.requests += len(done.jobs)
+    result.cached += done.cached
+    result.sent += len(done.sent)
+    if run.options.dry_run:
+        out = state.out or sys.stdout
+        for line in done.printed:
+            out.write(line)
+        return None
+    if done.jobs:
+        with open_catalog(run.ctx.lake, run.ctx.catalog_path, read_only=True) as cat:
+            rows = label_ledger.lookup(cat.con, (j.request_key for j in done.jobs))
+        release_catalog()
+        _add_branches(run, done, rows)
+    return None
+
+
+def _add_branches(run: StageRun, done: GroupLabeled, rows: dict[str, dict]) -> None:
+    """Each request's answer counted, and a branch row for each usable one the version does not have yet."""
+    state, options, sent = run.plan.state, run.options, set(done.sent)
+    result = state.result
+    for job in done.jobs:
         row = rows[job.request_key]
         tags = leftover_tags(row["observation"]) if row["status"] == "ok" else []
         if tags:  # a ledger row parsed by an older reader may still hold reasoning / tags: never a state
             row = {**row, "status": "failed", "error": f"reasoning or tags left in the parsed state: {' '.join(tags)}"}
-        if job.request_key in by_key:  # sent by this run
+        if job.request_key in sent:  # sent by this run
             result.tokens_in += row["tokens_in"] or 0
             result.tokens_out += row["tokens_out"] or 0
         if row["status"] == "ok":
             result.ok += 1
             labeler = labeler_id(options.model, job.template_hash, options.sampling)
-            branch = branch_row(job, row, labeler, run_id)
-            if branch["step_id"] not in existing:
-                existing.add(branch["step_id"])
-                new_branches.append(branch)
+            branch = branch_row(job, row, labeler, run.ctx.run_id)
+            if branch["step_id"] not in state.existing:
+                state.existing.add(branch["step_id"])
+                state.new_branches.append(branch)
         else:
             result.failed += row["status"] == "failed"
             result.errors += row["status"] == "error"
             result.messages.append(f"{job.step['step_id']} {job.strategy}: {row['error']}")
-    return new_branches
+
+
+def _reduce(run: StageRun, results: list) -> Outcome:
+    """The new branch rows as one `branches` part beside the version's others."""
+    state = run.plan.state
+    new = state.new_branches
+    state.result.branches_written = len(new)
+    if not new or run.options.dry_run:
+        return Outcome(state=state)
+    part = write_part(run.ctx.lake, run.dataset, "branches", pa.Table.from_pylist(new, schema=BRANCHES), "label")
+    return Outcome({"branches": [*run.version.parts.get("branches", []), part]},
+                   note=f"label: {len(new)} simulated branches by {run.options.model}", state=state)
+
+
+def _finish(run: StageRun, outcome: Outcome, version: int, created: bool) -> LabelResult:
+    result = outcome.state.result
+    result.version, result.version_created = version, created
+    result.seconds = time.perf_counter() - run.started
+    return result
 
 
 def _send(options: LabelOptions, requests: list[ChatRequest], on_result: Callable[[Completion], None],
@@ -336,6 +454,11 @@ def _send(options: LabelOptions, requests: list[ChatRequest], on_result: Callabl
         else:
             complete(options.client(), requests, counted)
 
+
+# Ray never pays off on its own for the labeler: its groups wait on the model, whose concurrency the client
+# sets; its groups go to Ray when the run asks (`--executor ray`, a cluster address, a run already on Ray)
+LABEL = PartsStage("label", label_group, float("inf"), _plan, _reduce, _finish, options=_checked, needs=_needs,
+                   report=_report, each=_group_done)
 
 _SAMPLING_FIELDS = {f.name for f in dataclasses.fields(Sampling)}
 
@@ -381,7 +504,8 @@ def label_stage(ctx: StageContext) -> StageResult:
     if "mode" in ctx.options and ctx.options["mode"] != "branches":
         raise OptionsError(f"stage_options.label.mode: {ctx.options['mode']!r} is not one of branches, sample")
     options = {k: v for k, v in ctx.options.items() if k != "mode"}
-    result = label(ctx.lake, ctx.catalog_path, ctx.dataset, options_from_dict(options), ctx.run_id, ctx.log)
+    result = label(ctx.lake, ctx.catalog_path, ctx.dataset, options_from_dict(options), ctx.run_id, ctx.log,
+                   executor=ctx.executor, ray_address=ctx.ray_address, resources=ctx.resources)
     for line in result.messages[:10]:
         ctx.log(f"  {line}")
     return StageResult(records_in=result.requests, records_out=result.branches_written,

@@ -1,6 +1,7 @@
 """The labeler end to end: a real llama.cpp server with SmolLM2-135M on loopback (the same HTTP backend vLLM
 users use), plus scripted loopback servers for the failure modes (down, slow, 5xx, malformed JSON, 4xx)."""
 
+import os
 import re
 import shutil
 
@@ -11,6 +12,7 @@ from pipelines import cli
 from pipelines.stages.label import LabelOptions, label, template_hash
 from pipelines.infra.label_client import ChatRequest, ClientConfig, Sampling, complete
 from pipelines.infra.lake import Lake
+from pipelines.infra.runs import open_catalog
 from tests.conftest import SAMPLES
 from tests.pipelines.label_servers import ScriptedServer, chat_completion, free_port
 from transforms import agentworld
@@ -369,3 +371,87 @@ def test_a_slow_server_gives_progress_lines_while_it_answers(run, lake, server, 
     assert any(line.startswith(("  label: 1/3 answered, 0 failed, ", "  label: 2/3 answered, 0 failed, "))
                and "/s, ETA " in line for line in lines), lines
     assert lines[-1].startswith("  label: 3/3 answered, 0 failed, ") and lines[-1].endswith("ETA 0 s"), lines
+
+
+# on Ray ---------------------------------------------------------------------------------------------------
+_STAND_IN_VLLM = {
+    "__init__.py": "from tests.pipelines.test_label_vllm import StandInLLM as LLM, "
+                   "StandInSamplingParams as SamplingParams\n",
+    "sampling_params.py": "from tests.pipelines.test_label_vllm import StandInSamplingParams as SamplingParams, "
+                          "StandInRequestOutputKind as RequestOutputKind\n",
+}
+
+
+def test_on_ray_each_group_is_a_task_asking_what_the_backend_needs_and_labels_as_in_process(
+        run, lake, query, server, tmp_path, monkeypatch):
+    """Label's groups as Ray tasks (a local Ray with one declared GPU): the HTTP client's tasks ask for the declared
+    CPU and get no GPU; the offline engine's (the stand-in vLLM of `test_label_vllm`, importable by the workers)
+    ask for its tensor-parallel GPUs and get them; a definition's `[stage_resources.label]` is what they ask
+    for. The HTTP run's answers reach the ledger through the driver and it commits what the same run
+    in-process commits."""
+    import ray
+
+    from pipelines.infra import definition
+    from pipelines.infra.runner import run_ingest
+
+    copy = tmp_path / "copy" / "droidbot-run"
+    shutil.copytree(DROIDBOT, copy)  # the same run twice, in two part groups: the same requests in each
+    run("ingest-android", [DROIDBOT, copy.parent], task_mb=0.01)
+    copies = {name: str(tmp_path / name) for name in ("in-process", "http", "vllm")}
+    for copy in copies.values():
+        shutil.copytree(lake, copy)
+    for name, text in _STAND_IN_VLLM.items():
+        (tmp_path / "stand-in" / "vllm").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "stand-in" / "vllm" / name).write_text(text)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path / "stand-in"), os.getcwd(),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    s = server([_predict])
+    options = LabelOptions(model="wm", endpoint=s.url, branch_points="changed", strategies=["home", "back"])
+    offline = LabelOptions(model="wm", backend="vllm", branch_points="changed", strategies=["home"],
+                           engine_args={"tensor_parallel_size": 1})
+    in_process = label(Lake(copies["in-process"]), None, "android", options, "run-ray", log=lambda line: None,
+                       executor="local")
+    lines: dict[str, list[str]] = {"http": [], "vllm": []}
+    ray.init(num_cpus=1, num_gpus=1, include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+             configure_logging=False, _node_ip_address="127.0.0.1")
+    try:
+        on_ray = label(Lake(copies["http"]), None, "android", options, "run-ray", log=lines["http"].append,
+                       executor="ray")
+        engine = label(Lake(copies["vllm"]), None, "android", offline, "run-vllm", log=lines["vllm"].append,
+                       executor="ray")
+        lines["definition"] = []
+        defined = run_ingest(definition.parse("android-labeled", f"""
+dataset = "android"
+formats = ["droidbot"]
+inputs = ["{DROIDBOT}"]
+stages = ["ingest", "label"]
+[stage_options.label]
+endpoint = "{s.url}"
+model = "wm"
+branch_points = "changed"
+strategies = ["home"]
+[stage_resources.label]
+cpus = 0.5
+"""), str(tmp_path / "defined"), progress=False, log=lines["definition"].append, executor="ray")
+    finally:
+        ray.shutdown()
+    placed = re.compile(r"  label android: (\d+) part groups on Ray, each asking (.*), given (.*); "
+                        r"nodes \S+ \((\d+)\)$")
+    found = {name: [m.groups() for m in map(placed.match, got) if m] for name, got in lines.items()}
+    assert found["http"] == [("2", "CPU 1", "CPU 1", "2")], lines["http"]
+    assert found["vllm"] == [("2", "CPU 1, GPU 1", "CPU 1, GPU 1", "2")], lines["vllm"]
+    assert found["definition"] == [("1", "CPU 0.5", "CPU 0.5", "1")], lines["definition"]  # its stage_resources
+    assert defined.status == "success" and defined.stage_summaries[0].startswith("label: 2 requests (0 from the ")
+    # the tasks' progress lines reach the driver's log with their results
+    assert lines["http"][0].startswith("label: 3 requests, 0 from the ledger, sending 3 to ")
+    assert (engine.requests, engine.errors) == (4, 0)
+    fields = lambda r: (r.requests, r.ok, r.failed, r.branches_written, r.version)  # noqa: E731
+    assert fields(on_ray) == fields(in_process) == (6, 6, 0, 6, 2)
+    # in-process the second group finds the first one's answers in the ledger; a Ray task has the plan's copy
+    assert (in_process.sent, in_process.cached, on_ray.sent, on_ray.cached) == (3, 3, 6, 0)
+    committed = []
+    for copy in (copies["in-process"], copies["http"]):
+        with open_catalog(Lake(copy), read_only=True) as cat:
+            ledger = cat.sql("SELECT request_key, status, observation FROM label_ledger ORDER BY 1").fetchall()
+            committed.append((cat.current_version("android").parts, ledger))
+    assert committed[0] == committed[1] and len(committed[0][1]) == 3

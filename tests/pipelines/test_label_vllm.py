@@ -361,3 +361,18 @@ def test_the_command_module_imports_nothing_heavy():
     code = ("import sys, pipelines.cli.label; "
             "heavy = {'vllm', 'torch', 'aiohttp'} & set(sys.modules); assert not heavy, heavy")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_offline_engines_tasks_ask_for_its_gpus_unless_the_definition_names_them():
+    """`LABEL.needs`: with the vllm backend a group's task asks for tensor x pipeline parallel GPUs, where the
+    declared resources (a definition's `[stage_resources.label]`) name none; the HTTP client's asks for what is
+    declared."""
+    from pipelines.infra.executor import ONE_CPU, Resources
+    from pipelines.stages.label import LABEL, LabelOptions
+
+    offline = lambda **args: LabelOptions(model="wm", backend="vllm", engine_args=args)  # noqa: E731
+    assert LABEL.needs(offline(), ONE_CPU) == Resources(cpus=1, gpus=1)
+    assert LABEL.needs(offline(tensor_parallel_size=2, pipeline_parallel_size=2), ONE_CPU) == Resources(cpus=1, gpus=4)
+    assert LABEL.needs(offline(tensor_parallel_size=4), Resources(cpus=2, gpus=1, memory_mb=8192)) == \
+        Resources(cpus=2, gpus=1, memory_mb=8192)
+    assert LABEL.needs(LabelOptions(model="wm", endpoint="http://h:8000/v1"), ONE_CPU) == ONE_CPU

@@ -183,3 +183,28 @@ def test_a_streamed_stage_gets_results_in_order_as_they_come_and_a_failure_undoe
     with pytest.raises(RuntimeError, match=f"part group {stems[1]} failed: ValueError: told to fail"):
         run_parts(ctx, COUNT)
     assert not os.path.exists(out)  # the first group's line was written, then undone
+
+
+def stem_sent(group: dict[str, list[str]], job: CountJob, send) -> str:
+    send(("started", datasets.group_stem(group)))
+    send(("halfway", datasets.group_stem(group)))
+    return datasets.group_stem(group)
+
+
+def test_in_process_an_items_pieces_reach_the_driver_as_sent_and_its_driver_step_runs_before_the_next_item(run, lake):
+    """`report` gets what a running item sends at once; `each` gets every item's result in item order before the
+    next item starts; what `each` returns is what the reduce gets."""
+    _two_groups(run)
+    events: list[tuple[str, str]] = []
+    stage = PartsStage(
+        "events", stem_sent, 20 * (1 << 20),
+        lambda run, cat: Plan(run.groups, CountJob(run.ctx.lake.url, None), run.groups, f"events {run.dataset}"),
+        lambda run, results: Outcome(state=results), lambda run, outcome, number, created: outcome.state,
+        report=lambda run, piece: events.append(piece),
+        each=lambda run, group, stem: events.append(("each", stem)) or f"done {stem}")
+    results = run_parts(StageContext(Lake(lake), None, "android", "r-events", {}, lambda line: None, "local"), stage)
+    with open_catalog(Lake(lake), read_only=True) as cat:
+        stems = [datasets.group_stem(g) for g in datasets.part_groups(cat.current_version("android"))]
+    assert len(stems) == 2
+    assert events == [(kind, stem) for stem in stems for kind in ("started", "halfway", "each")]
+    assert results == [f"done {stem}" for stem in stems]
