@@ -17,7 +17,9 @@ answer (a completion the CLI showed but ended the task before saving to the hist
 
 Model per turn: the assistant entry's `modelInfo.modelId`, else the latest `task_metadata.json` `model_usage`
 entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: the `api_req_started` records of
-`ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`.
+`ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`; a
+record whose text is not a JSON object (one being written when the task stopped) is kept raw in
+`unread_requests` with an `unknown_content` warning.
 Cline grades nothing: outcome `unknown`; terminated when the conversation ends in `attempt_completion`. Domain `swe`,
 platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
 
@@ -31,7 +33,8 @@ task as `<user_message>` (`<task>` before 3.2x); its own tools (`apply_diff`, `s
 reasoning items (nothing readable: counted); condensing and truncation mark entries (`isSummary`,
 `condenseParent`, `truncationParent`) but keep them in the file, and they are read as the model saw them when
 sent (counted in `context_management`). `history_item.json` (`mode`, `status`, `parentTaskId`, `childIds`,
-usage) is kept as `history_item`, the modes the turns ran in as `modes`.
+usage) is kept whole as `history_item` (a field its schema does not name with an `unknown_content` warning), the
+modes the turns ran in as `modes`.
 
 **Cline CLI 3 sessions** (the Cline SDK's agent, `~/.cline/data/sessions/<id>/`): `<id>.messages.json` (`sessionId`,
 `messages` in the same block form with `ts`, `modelInfo.id` and `metrics`, `system_prompt`) beside the session
@@ -64,7 +67,7 @@ from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
     summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 "
@@ -111,9 +114,11 @@ _ROO_MODE = re.compile(r"# Current Mode\n<slug>(.*?)</slug>(?:\n<name>.*?</name>
 _ROO_EXIT = re.compile(r"Command executed in [^\n]*?'\.\s(?:Command execution was not successful[^\n]*\n)?"
                        r"Exit code: (-?\d+)")
 ROO_ITEM = "history_item.json"
-_ROO_ITEM_KEYS = ("id", "number", "task", "mode", "status", "workspace", "rootTaskId", "parentTaskId", "childIds",
-                  "completionResultSummary", "apiConfigName", "tokensIn", "tokensOut", "cacheWrites", "cacheReads",
-                  "totalCost")
+# the fields of Roo Code's `historyItemSchema` (`@roo-code/types`): any other is kept too, with a warning
+_ROO_ITEM_KEYS = frozenset({
+    "id", "number", "ts", "task", "mode", "status", "workspace", "size", "rootTaskId", "parentTaskId", "childIds",
+    "delegatedToId", "awaitingChildId", "completedByChildId", "completionResultSummary", "apiConfigName", "tokensIn",
+    "tokensOut", "cacheWrites", "cacheReads", "totalCost"})
 _TASK_FILES = (HISTORY, UI, METADATA, "settings.json", "context_history.json", "claude_messages.json",
                "history_item.json")
 _HAS_CHANGES = "HAS_CHANGES"
@@ -201,7 +206,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             value = kind()
         side[name] = value if isinstance(value, kind) else kind()
     ui, metadata, item = side[UI], side[METADATA], side[ROO_ITEM]
-    env, task = _env(ui, metadata)
+    env, task, unread = _env(ui, metadata)
     models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)]
     messages, found_task, seen = _messages(history, f"{where}/{HISTORY}", models)
     if history and isinstance(history[-1], dict) and history[-1].get("role") != "assistant":
@@ -212,9 +217,24 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     roo = bool(item) or bool(seen["modes"]) or _roo_usage(ui)
     if roo:
         env.update(_roo_env(item, seen))
+    yield from _kept_raw(unread, item, where, "roo_code" if roo else "cline")
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task or item.get("task"), terminated=completed,
                                      env={"roo_code" if roo else "cline": env}), where)
+
+
+def _kept_raw(unread: list[int], item: dict, where: str, key: str) -> Iterator[Rejected]:
+    """A warning for each thing kept raw that the reader could not read: an `api_req_started` record whose text is
+    not a JSON object (a request being written when the task stopped; kept in `unread_requests`), and each
+    `history_item.json` field Roo Code is not known to write (kept in `history_item` with the others)."""
+    for i in unread:
+        yield Rejected("unknown_content", f"{where}/{UI}[{i}]: an api_req_started record whose text is not a JSON "
+                       f"object; its usage is not counted; kept raw in env.{key}.unread_requests", f"{where}/{UI}",
+                       record_id=str(i))
+    unknown = sorted(k for k in item if k not in _ROO_ITEM_KEYS)
+    if unknown:
+        yield Rejected("unknown_content", f"{where}/{ROO_ITEM}: field(s) {', '.join(unknown)} are none Roo Code is "
+                       f"known to write; kept raw in env.{key}.history_item", f"{where}/{ROO_ITEM}")
 
 
 def _roo_usage(ui: list) -> bool:
@@ -228,7 +248,7 @@ def _roo_env(item: dict, seen: dict) -> dict:
     the modes the turns ran in, and how its context management rewrote the history."""
     env: dict = {"modes": seen["modes"]} if seen["modes"] else {}
     if item:
-        env["history_item"] = {k: item[k] for k in _ROO_ITEM_KEYS if k in item}
+        env["history_item"] = dict(item)  # whole: the fields it is not known to write are warned of
     managed = {k: seen[k] for k in ("summaries", "condensed", "truncated", "encrypted_reasoning") if seen[k]}
     if managed:
         env["context_management"] = managed
@@ -279,21 +299,24 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
                                      last.role == "assistant" and not last.tool_calls, env={"cline": env}), name)
 
 
-def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
-    """env["cline"] (summed usage, the completion Cline showed, the environment) and the task Cline showed."""
+def _env(ui: list, metadata: dict) -> tuple[dict, str | None, list[int]]:
+    """env["cline"] (summed usage, the completion Cline showed, the environment, the `api_req_started` records
+    whose text is not a JSON object, raw), the task Cline showed, and those records' places in `ui`."""
     env: dict = {}
     usage: dict = {}
     task = None
-    for item in ui:
+    unread: list[int] = []
+    for i, item in enumerate(ui):
         if not isinstance(item, dict):
             continue
-        if item.get("say") == "api_req_started" and isinstance(item.get("text"), str):
-            try:
-                info = parse_json(item["text"].encode(), "api_req_started")
-            except SourceError:
+        if item.get("say") == "api_req_started":
+            info = _request_info(item.get("text"))
+            if info is None:
+                unread.append(i)
+                env.setdefault("unread_requests", []).append(item)
                 continue
             for key in _USAGE:
-                value = info.get(key) if isinstance(info, dict) else None
+                value = info.get(key)
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     usage[key] = usage.get(key, 0) + value
         elif item.get("say") == "completion_result" and isinstance(item.get("text"), str):
@@ -312,7 +335,18 @@ def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
             env["platform"] = {"darwin": "macos", "win32": "windows"}.get(environment[-1]["os_name"], "linux")
     if metadata.get("files_in_context"):
         env["files_in_context"] = metadata["files_in_context"]
-    return env, task
+    return env, task, unread
+
+
+def _request_info(text) -> dict | None:
+    """The JSON object an `api_req_started` record's text holds (request, usage, cost), else None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        info = parse_json(text.encode(), "api_req_started")
+    except SourceError:
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None, dict]:
