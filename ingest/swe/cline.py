@@ -36,6 +36,14 @@ sent (counted in `context_management`). `history_item.json` (`mode`, `status`, `
 usage) is kept whole as `history_item` (a field its schema does not name with an `unknown_content` warning), the
 modes the turns ran in as `modes`.
 
+**Roo Code's error diagnostics** (`roo-diagnostics-<task>-<time>.json`, which its "report an error" action writes for
+its users to share with its support, `src/core/webview/diagnosticsHandler.ts`): two `//` comment lines, then
+`{"error": {timestamp, version, provider, model, details}, "history": [the task's api_conversation_history]}`.
+The history is read as a task folder's is (the model named by the error for turns whose environment details name
+none); the error is kept as `diagnostics` in `env["roo_code"]` (its `details` are not the task's outcome: Roo
+Code grades nothing), any other top-level field raw in `unknown_fields` with an `unknown_content` warning. The file
+is claimed by its comment lines and its opening (people share it under other names, `.md` among them).
+
 **Cline CLI 3 sessions** (the Cline SDK's agent, `~/.cline/data/sessions/<id>/`): `<id>.messages.json` (`sessionId`,
 `messages` in the same block form with `ts`, `modelInfo.id` and `metrics`, `system_prompt`) beside the session
 record `<id>.json` (`status`, `exit_code`, `provider`, `model`, `cwd`, `prompt`, `metadata.usage`). Its results
@@ -70,11 +78,11 @@ FORMAT = "cline"
 VERSION = "5"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
-    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 "
-             "sessions"),
+    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Roo Code error "
+             "diagnostics, Cline CLI 3 sessions"),
     producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`), Cline CLI 3 "
-              "sessions (`~/.cline/data/sessions/<id>/`) and Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
-              "<id>/`, with `history_item.json`)"),
+              "sessions (`~/.cline/data/sessions/<id>/`), Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
+              "<id>/`, with `history_item.json`) and its error diagnostics (`roo-diagnostics-*.json`)"),
     versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
               "tasks (native and `use_subagents` calls)"),
     proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider "
@@ -88,7 +96,8 @@ INFO = FormatInfo(
            "pairing hand-made (`tests/ingest/swe/test_cline.py`); Roo Code cannot run here (its CLI is not on the npm "
            "registry, only in its GitHub releases): its task folders hand-made in the shapes of its writer at "
            "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
-           "(`tests/ingest/swe/test_roo_code.py`)"),
+           "(`tests/ingest/swe/test_roo_code.py`); a real Roo Code 3.53.0 error diagnostics file of a public "
+           "repository (`samples/swe/roo-code`, golden, `tests/ingest/swe/test_roo_code_real.py`)"),
 )
 
 HISTORY = "api_conversation_history.json"
@@ -129,6 +138,11 @@ _EXITED = re.compile(r"exited with code (-?\d+)")
 _SESSION_KEYS = ("session_id", "source", "status", "exit_code", "provider", "model", "cwd", "started_at",
                  "ended_at", "prompt")
 _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
+# Roo Code's error diagnostics: its two comment lines (the first names whom to share it with: forks name their
+# own), then the JSON document
+_DIAGNOSTICS = re.compile(rb"^// Please share this file with [^\n]*\n// Just make sure you're OK sharing the contents "
+                          rb"of the conversation below\.\s*\{\s*\"error\"\s*:")
+_DIAGNOSTICS_KEYS = ("error", "history")
 
 
 def units(files: list[str], head) -> list[str]:
@@ -144,6 +158,8 @@ def units(files: list[str], head) -> list[str]:
         elif name.endswith(SESSION_MESSAGES) and _SESSION_SNIFF.search(head(path)):
             session = name[:-len(SESSION_MESSAGES)]
             found.append(folder if all(f.startswith(session + ".") for f in files_under(ordered, folder)) else path)
+        elif _DIAGNOSTICS.match(head(path)):
+            found.append(path)
     return found
 
 
@@ -180,6 +196,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it); a
     CLI 3 session folder, or its `<id>.messages.json` alone."""
     folder = "" if source.is_dir() else ".."
+    if folder and posixpath.basename(source.path) != HISTORY and not source.path.endswith(SESSION_MESSAGES):
+        yield from _diagnostics(source)
+        return
     sessions = [n for n in source.listdir(folder) if n.endswith(SESSION_MESSAGES)]
     if (folder and source.path.endswith(SESSION_MESSAGES)) or (not folder and sessions and HISTORY not in
                                                                   source.listdir()):
@@ -221,6 +240,34 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task or item.get("task"), terminated=completed,
                                      env={"roo_code" if roo else "cline": env}), where)
+
+
+def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
+    """Roo Code's error diagnostics file: its comment lines, then the error and the task's API history."""
+    name = posixpath.basename(source.path)
+    data = source.read_bytes()
+    while data.startswith(b"//"):  # the comment lines before the JSON
+        data = data.partition(b"\n")[2]
+    try:
+        doc = parse_json(data, name, source.budgets)
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
+        yield Rejected("bad_record", f"{name}: a Roo Code diagnostics file without a `history` list", name)
+        return
+    error = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+    named = [{"model_id": error["model"]}] if isinstance(error.get("model"), str) and error["model"] else []
+    messages, task, seen = _messages(doc["history"], name, named)
+    env = {"diagnostics": error, **_roo_env({}, seen)}
+    unknown = {k: v for k, v in doc.items() if k not in _DIAGNOSTICS_KEYS}
+    if unknown:
+        env["unknown_fields"] = unknown
+        yield Rejected("unknown_content", f"{name}: field(s) {', '.join(sorted(unknown))} are none Roo Code's "
+                       "diagnostics are known to hold; kept raw in env.roo_code.unknown_fields", name)
+    completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
+    yield from records(messages, Run(key=name, domain="swe", platform="linux", task=task, terminated=completed,
+                                     env={"roo_code": env}), name)
 
 
 def _kept_raw(unread: list[int], item: dict, where: str, key: str) -> Iterator[Rejected]:

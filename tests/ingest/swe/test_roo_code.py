@@ -181,6 +181,70 @@ def test_a_cline_folder_stays_cline():
     assert seen == {"modes": [], "model": None}
 
 
+HEADER = ("// Please share this file with Roo Code Support (support@roocode.com) to diagnose the issue faster\n"
+          "// Just make sure you're OK sharing the contents of the conversation below.\n\n")
+ERROR = {"timestamp": "2026-05-06T09:16:21.683Z", "version": "3.53.0", "provider": "openai", "model": "m-err",
+         "details": "Error writing file"}
+
+
+def _diagnostics(tmp_path, doc, name="roo-diagnostics-0f5c1c1e-1778058981683.json", header=HEADER):
+    """A diagnostics file in the layout of Roo Code's `generateErrorDiagnostics`: the comment lines, then the
+    document indented by two."""
+    path = tmp_path / name
+    path.write_text(header + (doc if isinstance(doc, str) else json.dumps(doc, indent=2)))
+    return path
+
+
+def test_a_diagnostics_file_reads_the_history_it_holds_and_keeps_the_error(tmp_path):
+    history = native_history()
+    for entry in history:  # a provider whose turns the environment details do not name
+        if isinstance(entry.get("content"), list):
+            entry["content"] = [b for b in entry["content"] if "<environment_details>" not in str(b.get("text"))]
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": history})
+    assert cline.units([str(path)], lambda p: open(p, "rb").read(4096)) == [str(path)]
+    ep = _episode(path)
+    assert [s.action.tool_name for s in ep.steps] == ["read_file", "execute_command", "switch_mode",
+                                                      "attempt_completion"]
+    assert ep.terminated and ep.key == path.name and ep.agent == "m-err"  # the error's model names every turn
+    assert ep.env["roo_code"] == {"diagnostics": ERROR, "context_management": {"encrypted_reasoning": 1}}
+
+
+def test_a_fork_naming_its_own_maintainers_is_claimed_and_other_comments_are_not(tmp_path):
+    fork = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="a.json",
+                        header=HEADER.replace("Roo Code Support (support@roocode.com)", "the Tumble Code maintainers"))
+    other = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="b.json", header="// notes\n\n")
+    bare = _diagnostics(tmp_path, {"history": [], "error": ERROR}, name="c.json")  # the writer puts `error` first
+    claimed = cline.units([str(fork), str(other), str(bare)], lambda p: open(p, "rb").read(4096))
+    assert claimed == [str(fork)]
+
+
+def test_a_diagnostics_field_roo_code_does_not_write_is_kept_raw_with_a_warning(tmp_path):
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": native_history(), "zeta": 1, "alpha": [2]})
+    records = read_records(cline, path)
+    (warning,) = [r for r in records if isinstance(r, Rejected)]
+    assert (warning.rule, warning.location) == ("unknown_content", path.name)
+    assert warning.reason == (f"{path.name}: field(s) alpha, zeta are none Roo Code's diagnostics are known to hold; "
+                              "kept raw in env.roo_code.unknown_fields")
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["roo_code"]["unknown_fields"] == {"zeta": 1, "alpha": [2]} and ep.agent == MODEL
+
+
+def test_a_diagnostics_file_without_a_history_or_broken_is_rejected_naming_it(tmp_path):
+    for doc, rule in (({"error": ERROR}, "bad_record"), ({"error": ERROR, "history": {}}, "bad_record"),
+                      ([1], "bad_record"), ('{"error": {', "parse_error")):
+        path = _diagnostics(tmp_path, doc)
+        (rejected,) = read_records(cline, path)
+        assert rejected.rule == rule and rejected.reason.startswith(path.name)
+    (rejected,) = read_records(cline, _diagnostics(tmp_path, {"error": "x", "history": "y"}))
+    assert rejected.reason == f"{path.name}: a Roo Code diagnostics file without a `history` list"
+
+
+def test_a_diagnostics_error_that_is_no_object_or_names_no_model_leaves_the_model_to_the_history(tmp_path):
+    for error in ("boom", {**ERROR, "model": ""}, {**ERROR, "model": 7}):
+        ep = _episode(_diagnostics(tmp_path, {"error": error, "history": native_history()}))
+        assert ep.agent == MODEL and ep.env["roo_code"]["diagnostics"] == (error if isinstance(error, dict) else {})
+
+
 ROO_TYPES = PRODUCERS / "roo-code-types-1.115.0"
 _CHECK = """
 const t = require("@roo-code/types");
