@@ -64,7 +64,8 @@ INFO = FormatInfo(
            "final answer, and `opencode export` of the same session a second "
            "(`tests/ingest/swe/test_opencode_cli.py`); two real 1.18.18 exports of a public repository read where "
            "they lie in ../shared and a real MIT 1.2.5 export (`samples/swe/opencode`: victoryforphil/dark-factory, "
-           "a skill and a subagent) (goldens, `tests/ingest/swe/test_opencode_real.py`); edge cases hand-made: several model calls in one message, "
+           "a skill and a subagent) (goldens, `tests/ingest/swe/test_opencode_real.py`); edge cases hand-made: "
+           "several model calls in one message, "
            "failed and unfinished calls, subagent sessions, a WAL cut mid-frame or of an older generation "
            "(`tests/ingest/swe/test_opencode.py`)"),
 )
