@@ -219,11 +219,17 @@ MODULES = {
     # folders of 2.18.0, a 3.0.65 session) kept beside it
     "cline": Module(["ingest/swe/cline.py"], [
         "tests/ingest/swe/test_cline_read.py", "tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py",
+        "tests/ingest/swe/test_roo_code_real.py",
         *(f"tests/ingest/swe/test_roo_code.py::test_{t}" for t in (
             "a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes",
             "a_roo_code_task_of_the_xml_era_is_told_from_cline_by_its_environment_details",
             "condensed_messages_are_read_as_sent_and_counted", "a_roo_command_killed_by_a_signal_has_no_exit_code",
-            "a_cline_folder_stays_cline"))]),
+            "a_cline_folder_stays_cline", "a_diagnostics_file_reads_the_history_it_holds_and_keeps_the_error",
+            "a_fork_naming_its_own_maintainers_is_claimed_and_other_comments_are_not",
+            "a_diagnostics_field_roo_code_does_not_write_is_kept_raw_with_a_warning",
+            "a_diagnostics_file_without_a_history_or_broken_is_rejected_naming_it",
+            "a_diagnostics_error_that_is_no_object_or_names_no_model_leaves_the_model_to_the_history",
+            "history_blocks_roo_code_does_not_write_are_kept_raw_with_a_warning"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
     "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
 }

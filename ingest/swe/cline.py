@@ -41,8 +41,10 @@ its users to share with its support, `src/core/webview/diagnosticsHandler.ts`): 
 `{"error": {timestamp, version, provider, model, details}, "history": [the task's api_conversation_history]}`.
 The history is read as a task folder's is (the model named by the error for turns whose environment details name
 none); the error is kept as `diagnostics` in `env["roo_code"]` (its `details` are not the task's outcome: Roo
-Code grades nothing), any other top-level field raw in `unknown_fields` with an `unknown_content` warning. The file
-is claimed by its comment lines and its opening (people share it under other names, `.md` among them).
+Code grades nothing), any other top-level field raw in `unknown_fields`, and history blocks of a type Roo Code does
+not write (the forks that build the file from a history of their own) raw in `unread_blocks`, each with an
+`unknown_content` warning. The file is claimed by its comment lines and its opening (people share it under other
+names, `.md` among them; forks reword the first line).
 
 **Cline CLI 3 sessions** (the Cline SDK's agent, `~/.cline/data/sessions/<id>/`): `<id>.messages.json` (`sessionId`,
 `messages` in the same block form with `ts`, `modelInfo.id` and `metrics`, `system_prompt`) beside the session
@@ -138,11 +140,14 @@ _EXITED = re.compile(r"exited with code (-?\d+)")
 _SESSION_KEYS = ("session_id", "source", "status", "exit_code", "provider", "model", "cwd", "started_at",
                  "ended_at", "prompt")
 _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
-# Roo Code's error diagnostics: its two comment lines (the first names whom to share it with: forks name their
-# own), then the JSON document
-_DIAGNOSTICS = re.compile(rb"^// Please share this file with [^\n]*\n// Just make sure you're OK sharing the contents "
-                          rb"of the conversation below\.\s*\{\s*\"error\"\s*:")
+# Roo Code's error diagnostics: its two comment lines (the first says whom to share it with: each fork names its
+# own, or a GitHub issue), then the JSON document
+_DIAGNOSTICS = re.compile(rb"^// [^\n]*\n// Just make sure you're OK sharing the contents of the conversation "
+                          rb"below\.\s*\{\s*\"error\"\s*:")
 _DIAGNOSTICS_KEYS = ("error", "history")
+# the content blocks of an API history the reader reads (images and signatures hold nothing for a step)
+_BLOCKS = ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "reasoning",
+           "thoughtSignature")
 
 
 def units(files: list[str], head) -> list[str]:
@@ -265,6 +270,13 @@ def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
         env["unknown_fields"] = unknown
         yield Rejected("unknown_content", f"{name}: field(s) {', '.join(sorted(unknown))} are none Roo Code's "
                        "diagnostics are known to hold; kept raw in env.roo_code.unknown_fields", name)
+    unread = [b for e in doc["history"] if isinstance(e, dict) and isinstance(e.get("content"), list)
+              for b in e["content"] if isinstance(b, dict) and b.get("type") not in _BLOCKS]
+    if unread:  # forks that write the diagnostics from a history of their own (Kilo Code's `tool` parts)
+        env["unread_blocks"] = unread
+        yield Rejected("unknown_content", f"{name}: history block type(s) "
+                       f"{', '.join(sorted({str(b.get('type')) for b in unread}))} are none Roo Code writes; kept raw "
+                       "in env.roo_code.unread_blocks", name)
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=name, domain="swe", platform="linux", task=task, terminated=completed,
                                      env={"roo_code": env}), name)

@@ -212,10 +212,32 @@ def test_a_diagnostics_file_reads_the_history_it_holds_and_keeps_the_error(tmp_p
 def test_a_fork_naming_its_own_maintainers_is_claimed_and_other_comments_are_not(tmp_path):
     fork = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="a.json",
                         header=HEADER.replace("Roo Code Support (support@roocode.com)", "the Tumble Code maintainers"))
+    issue = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="d.json", header=HEADER.replace(
+        "share this file with Roo Code Support (support@roocode.com) to diagnose the issue faster",
+        "attach this file to a GitHub issue if it helps diagnose the problem faster"))
     other = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="b.json", header="// notes\n\n")
     bare = _diagnostics(tmp_path, {"history": [], "error": ERROR}, name="c.json")  # the writer puts `error` first
-    claimed = cline.units([str(fork), str(other), str(bare)], lambda p: open(p, "rb").read(4096))
-    assert claimed == [str(fork)]
+    claimed = cline.units([str(fork), str(other), str(bare), str(issue)], lambda p: open(p, "rb").read(4096))
+    assert claimed == [str(fork), str(issue)]
+
+
+def test_history_blocks_roo_code_does_not_write_are_kept_raw_with_a_warning(tmp_path):
+    """Kilo Code writes the same file from its own history, its calls as `tool` parts with their state: kept raw,
+    not read as Roo Code's, and said once per file."""
+    tool = {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {"command": "ls"}}}
+    history = [{"role": "user", "content": [{"type": "text", "text": "<user_message>\nlist\n</user_message>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "Listing."}, tool, {"type": "file"}]},
+               {"role": "assistant", "content": [tool, "not a block"]}, {"role": "user", "content": "done?"},
+               "not an entry", {"role": "assistant", "content": [{"type": "image"}, {"type": "text", "text": "Yes."}]}]
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": history})
+    records = read_records(cline, path)
+    # the turn of a `tool` part alone is an empty turn to the transcript core, which keeps it raw and says so too
+    warning, empty = [r for r in records if isinstance(r, Rejected)]
+    assert "neither text nor tool calls" in empty.reason and empty.location == f"{path.name}[2]"
+    assert warning.reason == (f"{path.name}: history block type(s) file, tool are none Roo Code writes; kept raw in "
+                              "env.roo_code.unread_blocks") and warning.location == path.name
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["roo_code"]["unread_blocks"] == [tool, {"type": "file"}, tool]
 
 
 def test_a_diagnostics_field_roo_code_does_not_write_is_kept_raw_with_a_warning(tmp_path):
