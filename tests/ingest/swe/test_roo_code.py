@@ -18,7 +18,10 @@ from __future__ import annotations
 import json
 import subprocess
 
+import fsspec
+
 from ingest.record import Episode, Rejected
+from ingest.source import Budgets, Source
 from ingest.swe import cline
 from tests.ingest.golden import read_records
 from tests.ingest.swe.coding_clis import PRODUCERS
@@ -236,6 +239,7 @@ def test_history_blocks_roo_code_does_not_write_are_kept_raw_with_a_warning(tmp_
     assert "neither text nor tool calls" in empty.reason and empty.location == f"{path.name}[2]"
     assert warning.reason == (f"{path.name}: history block type(s) file, tool are none Roo Code writes; kept raw in "
                               "env.roo_code.unread_blocks") and warning.location == path.name
+    assert warning.rule == "unknown_content"
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert ep.env["roo_code"]["unread_blocks"] == [tool, {"type": "file"}, tool]
 
@@ -259,6 +263,31 @@ def test_a_diagnostics_file_without_a_history_or_broken_is_rejected_naming_it(tm
         assert rejected.rule == rule and rejected.reason.startswith(path.name)
     (rejected,) = read_records(cline, _diagnostics(tmp_path, {"error": "x", "history": "y"}))
     assert rejected.reason == f"{path.name}: a Roo Code diagnostics file without a `history` list"
+    assert rejected.location == path.name
+
+
+def test_a_diagnostics_file_over_the_record_budget_is_refused_not_parsed(tmp_path):
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": native_history()})
+    source = Source(fsspec.filesystem("file"), str(path), "d", lambda *a: "sha256:0", budgets=Budgets(record_bytes=100))
+    (refused,) = list(cline.read(source))
+    assert refused.rule == "budget_exceeded" and path.name in refused.reason
+
+
+def test_a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it(tmp_path):
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": []})
+    (row,) = read_records(cline, path)
+    assert row.rule == "empty_episode" and row.reason.startswith(f"{path.name}: ") and row.location == path.name
+
+
+def test_a_completion_the_user_answered_before_the_error_does_not_end_the_task(tmp_path):
+    """The history's last turn calls `attempt_completion` only until the user replies: then the task goes on."""
+    ended = native_history()
+    reopened = [*ended, {"role": "user", "content": [{"type": "text", "text": "<user_message>\nand the docs\n"
+                                                                              "</user_message>"}]}]
+    ep = _episode(_diagnostics(tmp_path, {"error": ERROR, "history": ended}, name="ended.json"))
+    assert ep.terminated and ep.platform == "linux" and ep.domain == "swe"
+    ep = _episode(_diagnostics(tmp_path, {"error": ERROR, "history": reopened}, name="reopened.json"))
+    assert not ep.terminated and ep.steps[-1].action.kind == "done"
 
 
 def test_a_diagnostics_error_that_is_no_object_or_names_no_model_leaves_the_model_to_the_history(tmp_path):
