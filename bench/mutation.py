@@ -219,11 +219,20 @@ MODULES = {
     # folders of 2.18.0, a 3.0.65 session) kept beside it
     "cline": Module(["ingest/swe/cline.py"], [
         "tests/ingest/swe/test_cline_read.py", "tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py",
+        "tests/ingest/swe/test_roo_code_real.py",
         *(f"tests/ingest/swe/test_roo_code.py::test_{t}" for t in (
             "a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes",
             "a_roo_code_task_of_the_xml_era_is_told_from_cline_by_its_environment_details",
             "condensed_messages_are_read_as_sent_and_counted", "a_roo_command_killed_by_a_signal_has_no_exit_code",
-            "a_cline_folder_stays_cline"))]),
+            "a_cline_folder_stays_cline", "a_diagnostics_file_reads_the_history_it_holds_and_keeps_the_error",
+            "a_fork_naming_its_own_maintainers_is_claimed_and_other_comments_are_not",
+            "a_diagnostics_field_roo_code_does_not_write_is_kept_raw_with_a_warning",
+            "a_diagnostics_file_without_a_history_or_broken_is_rejected_naming_it",
+            "a_diagnostics_error_that_is_no_object_or_names_no_model_leaves_the_model_to_the_history",
+            "history_blocks_roo_code_does_not_write_are_kept_raw_with_a_warning",
+            "a_diagnostics_file_over_the_record_budget_is_refused_not_parsed",
+            "a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it",
+            "a_completion_the_user_answered_before_the_error_does_not_end_the_task"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
     "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
 }
@@ -1105,14 +1114,16 @@ EQUIVALENT: dict[str, str] = {
                                                "keeps raw: never a user or system message, nor a completion turn "
                                                "(it always holds its call)")
        for f, n in (("_user", 125), ("_user", 129), ("_session", 71), ("_session", 74),
-                    ("_unsaved_completion", 56), ("_unsaved_completion", 62), ("read", 111))},
+                    ("_unsaved_completion", 56), ("_unsaved_completion", 62), ("read", 118))},
     "ingest.swe.cline.x__session__mutmut_68": "the core gathers system messages into env wherever they lie",
     **{f"ingest.swe.cline.x_{f}__mutmut_{n}": "Run's own defaults are domain swe and platform linux"
-       for f, n in (("_session", 133), ("_session", 134), ("read", 152))},
+       for f, n in (("_session", 133), ("_session", 134), ("read", 173), ("_diagnostics", 132), ("_diagnostics", 133))},
     **{f"ingest.swe.cline.x__env__mutmut_{n}": "linux is the platform where none is named: naming it changes nothing"
-       for n in (86, 87)},
-    **{f"ingest.swe.cline.x__env__mutmut_{n}": ("the name of a parse error that is caught and passed over (a usage "
-                                                "record being written when the task stopped)") for n in (15, 20, 21)},
+       for n in (90, 91)},
+    **{f"ingest.swe.cline.x__request_info__mutmut_{n}": ("the name of a parse error that is caught (a usage record "
+                                                         "being written when the task stopped, kept raw)")
+       for n in (4, 7, 8)},
+    "ingest.swe.cline.x__diagnostics__mutmut_57": "_roo_env reads a history item only where there is one: {} and None",
     "ingest.swe.cline.x__command_exit__mutmut_33": "'XXXX' names no exit code either",
     "ingest.swe.cline.x__messages__mutmut_2": "'' or None is None: the task found is the same",
     **{f"ingest.swe.cline.x__messages__mutmut_{n}": ("Roo Code's encrypted reasoning item holds no role and no "
@@ -1126,9 +1137,9 @@ EQUIVALENT: dict[str, str] = {
                                                     "('..' joined with its own name) are the same bytes")
        for n in (15, 18)},
     **{f"ingest.swe.cline.x_read__mutmut_{n}": ("a unit's path never ends in a slash or a space, and a leading slash "
-                                               "leaves the last name alike") for n in (31, 32)},
-    "ingest.swe.cline.x_read__mutmut_7": "the listing is read for a folder unit only, which None and '' both name",
-    "ingest.swe.cline.x_read__mutmut_75": "a side file that could not be read is replaced by an empty one below",
+                                               "leaves the last name alike") for n in (38, 39)},
+    "ingest.swe.cline.x_read__mutmut_14": "the listing is read for a folder unit only, which None and '' both name",
+    "ingest.swe.cline.x_read__mutmut_82": "a side file that could not be read is replaced by an empty one below",
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

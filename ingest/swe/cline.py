@@ -17,7 +17,9 @@ answer (a completion the CLI showed but ended the task before saving to the hist
 
 Model per turn: the assistant entry's `modelInfo.modelId`, else the latest `task_metadata.json` `model_usage`
 entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: the `api_req_started` records of
-`ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`.
+`ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`; a
+record whose text is not a JSON object (one being written when the task stopped) is kept raw in
+`unread_requests` with an `unknown_content` warning.
 Cline grades nothing: outcome `unknown`; terminated when the conversation ends in `attempt_completion`. Domain `swe`,
 platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
 
@@ -31,7 +33,18 @@ task as `<user_message>` (`<task>` before 3.2x); its own tools (`apply_diff`, `s
 reasoning items (nothing readable: counted); condensing and truncation mark entries (`isSummary`,
 `condenseParent`, `truncationParent`) but keep them in the file, and they are read as the model saw them when
 sent (counted in `context_management`). `history_item.json` (`mode`, `status`, `parentTaskId`, `childIds`,
-usage) is kept as `history_item`, the modes the turns ran in as `modes`.
+usage) is kept whole as `history_item` (a field its schema does not name with an `unknown_content` warning), the
+modes the turns ran in as `modes`.
+
+**Roo Code's error diagnostics** (`roo-diagnostics-<task>-<time>.json`, which its "report an error" action writes for
+its users to share with its support, `src/core/webview/diagnosticsHandler.ts`): two `//` comment lines, then
+`{"error": {timestamp, version, provider, model, details}, "history": [the task's api_conversation_history]}`.
+The history is read as a task folder's is (the model named by the error for turns whose environment details name
+none); the error is kept as `diagnostics` in `env["roo_code"]` (its `details` are not the task's outcome: Roo
+Code grades nothing), any other top-level field raw in `unknown_fields`, and history blocks of a type Roo Code does
+not write (the forks that build the file from a history of their own) raw in `unread_blocks`, each with an
+`unknown_content` warning. The file is claimed by its comment lines and its opening (people share it under other
+names, `.md` among them; forks reword the first line).
 
 **Cline CLI 3 sessions** (the Cline SDK's agent, `~/.cline/data/sessions/<id>/`): `<id>.messages.json` (`sessionId`,
 `messages` in the same block form with `ts`, `modelInfo.id` and `metrics`, `system_prompt`) beside the session
@@ -64,14 +77,14 @@ from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
-    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Cline CLI 3 "
-             "sessions"),
+    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Roo Code error "
+             "diagnostics, Cline CLI 3 sessions"),
     producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`), Cline CLI 3 "
-              "sessions (`~/.cline/data/sessions/<id>/`) and Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
-              "<id>/`, with `history_item.json`)"),
+              "sessions (`~/.cline/data/sessions/<id>/`), Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
+              "<id>/`, with `history_item.json`) and its error diagnostics (`roo-diagnostics-*.json`)"),
     versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
               "tasks (native and `use_subagents` calls)"),
     proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider "
@@ -85,7 +98,8 @@ INFO = FormatInfo(
            "pairing hand-made (`tests/ingest/swe/test_cline.py`); Roo Code cannot run here (its CLI is not on the npm "
            "registry, only in its GitHub releases): its task folders hand-made in the shapes of its writer at "
            "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
-           "(`tests/ingest/swe/test_roo_code.py`)"),
+           "(`tests/ingest/swe/test_roo_code.py`); a real Roo Code 3.53.0 error diagnostics file of a public "
+           "repository (`samples/swe/roo-code`, golden, `tests/ingest/swe/test_roo_code_real.py`)"),
 )
 
 HISTORY = "api_conversation_history.json"
@@ -111,9 +125,11 @@ _ROO_MODE = re.compile(r"# Current Mode\n<slug>(.*?)</slug>(?:\n<name>.*?</name>
 _ROO_EXIT = re.compile(r"Command executed in [^\n]*?'\.\s(?:Command execution was not successful[^\n]*\n)?"
                        r"Exit code: (-?\d+)")
 ROO_ITEM = "history_item.json"
-_ROO_ITEM_KEYS = ("id", "number", "task", "mode", "status", "workspace", "rootTaskId", "parentTaskId", "childIds",
-                  "completionResultSummary", "apiConfigName", "tokensIn", "tokensOut", "cacheWrites", "cacheReads",
-                  "totalCost")
+# the fields of Roo Code's `historyItemSchema` (`@roo-code/types`): any other is kept too, with a warning
+_ROO_ITEM_KEYS = frozenset({
+    "id", "number", "ts", "task", "mode", "status", "workspace", "size", "rootTaskId", "parentTaskId", "childIds",
+    "delegatedToId", "awaitingChildId", "completedByChildId", "completionResultSummary", "apiConfigName", "tokensIn",
+    "tokensOut", "cacheWrites", "cacheReads", "totalCost"})
 _TASK_FILES = (HISTORY, UI, METADATA, "settings.json", "context_history.json", "claude_messages.json",
                "history_item.json")
 _HAS_CHANGES = "HAS_CHANGES"
@@ -124,6 +140,14 @@ _EXITED = re.compile(r"exited with code (-?\d+)")
 _SESSION_KEYS = ("session_id", "source", "status", "exit_code", "provider", "model", "cwd", "started_at",
                  "ended_at", "prompt")
 _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
+# Roo Code's error diagnostics: its two comment lines (the first says whom to share it with: each fork names its
+# own, or a GitHub issue), then the JSON document
+_DIAGNOSTICS = re.compile(rb"^// [^\n]*\n// Just make sure you're OK sharing the contents of the conversation "
+                          rb"below\.\s*\{\s*\"error\"\s*:")
+_DIAGNOSTICS_KEYS = ("error", "history")
+# the content blocks of an API history the reader reads (images and signatures hold nothing for a step)
+_BLOCKS = ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "reasoning",
+           "thoughtSignature")
 
 
 def units(files: list[str], head) -> list[str]:
@@ -139,6 +163,8 @@ def units(files: list[str], head) -> list[str]:
         elif name.endswith(SESSION_MESSAGES) and _SESSION_SNIFF.search(head(path)):
             session = name[:-len(SESSION_MESSAGES)]
             found.append(folder if all(f.startswith(session + ".") for f in files_under(ordered, folder)) else path)
+        elif _DIAGNOSTICS.match(head(path)):
+            found.append(path)
     return found
 
 
@@ -175,6 +201,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it); a
     CLI 3 session folder, or its `<id>.messages.json` alone."""
     folder = "" if source.is_dir() else ".."
+    if folder and posixpath.basename(source.path) != HISTORY and not source.path.endswith(SESSION_MESSAGES):
+        yield from _diagnostics(source)
+        return
     sessions = [n for n in source.listdir(folder) if n.endswith(SESSION_MESSAGES)]
     if (folder and source.path.endswith(SESSION_MESSAGES)) or (not folder and sessions and HISTORY not in
                                                                   source.listdir()):
@@ -201,7 +230,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             value = kind()
         side[name] = value if isinstance(value, kind) else kind()
     ui, metadata, item = side[UI], side[METADATA], side[ROO_ITEM]
-    env, task = _env(ui, metadata)
+    env, task, unread = _env(ui, metadata)
     models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)]
     messages, found_task, seen = _messages(history, f"{where}/{HISTORY}", models)
     if history and isinstance(history[-1], dict) and history[-1].get("role") != "assistant":
@@ -212,9 +241,59 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     roo = bool(item) or bool(seen["modes"]) or _roo_usage(ui)
     if roo:
         env.update(_roo_env(item, seen))
+    yield from _kept_raw(unread, item, where, "roo_code" if roo else "cline")
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task or item.get("task"), terminated=completed,
                                      env={"roo_code" if roo else "cline": env}), where)
+
+
+def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
+    """Roo Code's error diagnostics file: its comment lines, then the error and the task's API history."""
+    name = posixpath.basename(source.path)
+    data = source.read_bytes()
+    while data.startswith(b"//"):  # the comment lines before the JSON
+        data = data.partition(b"\n")[2]
+    try:
+        doc = parse_json(data, name, source.budgets)
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
+        yield Rejected("bad_record", f"{name}: a Roo Code diagnostics file without a `history` list", name)
+        return
+    error = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+    named = [{"model_id": error["model"]}] if isinstance(error.get("model"), str) and error["model"] else []
+    messages, task, seen = _messages(doc["history"], name, named)
+    env = {"diagnostics": error, **_roo_env({}, seen)}
+    unknown = {k: v for k, v in doc.items() if k not in _DIAGNOSTICS_KEYS}
+    if unknown:
+        env["unknown_fields"] = unknown
+        yield Rejected("unknown_content", f"{name}: field(s) {', '.join(sorted(unknown))} are none Roo Code's "
+                       "diagnostics are known to hold; kept raw in env.roo_code.unknown_fields", name)
+    unread = [b for e in doc["history"] if isinstance(e, dict) and isinstance(e.get("content"), list)
+              for b in e["content"] if isinstance(b, dict) and b.get("type") not in _BLOCKS]
+    if unread:  # forks that write the diagnostics from a history of their own (Kilo Code's `tool` parts)
+        env["unread_blocks"] = unread
+        yield Rejected("unknown_content", f"{name}: history block type(s) "
+                       f"{', '.join(sorted({str(b.get('type')) for b in unread}))} are none Roo Code writes; kept raw "
+                       "in env.roo_code.unread_blocks", name)
+    completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
+    yield from records(messages, Run(key=name, domain="swe", platform="linux", task=task, terminated=completed,
+                                     env={"roo_code": env}), name)
+
+
+def _kept_raw(unread: list[int], item: dict, where: str, key: str) -> Iterator[Rejected]:
+    """A warning for each thing kept raw that the reader could not read: an `api_req_started` record whose text is
+    not a JSON object (a request being written when the task stopped; kept in `unread_requests`), and each
+    `history_item.json` field Roo Code is not known to write (kept in `history_item` with the others)."""
+    for i in unread:
+        yield Rejected("unknown_content", f"{where}/{UI}[{i}]: an api_req_started record whose text is not a JSON "
+                       f"object; its usage is not counted; kept raw in env.{key}.unread_requests", f"{where}/{UI}",
+                       record_id=str(i))
+    unknown = sorted(k for k in item if k not in _ROO_ITEM_KEYS)
+    if unknown:
+        yield Rejected("unknown_content", f"{where}/{ROO_ITEM}: field(s) {', '.join(unknown)} are none Roo Code is "
+                       f"known to write; kept raw in env.{key}.history_item", f"{where}/{ROO_ITEM}")
 
 
 def _roo_usage(ui: list) -> bool:
@@ -228,7 +307,7 @@ def _roo_env(item: dict, seen: dict) -> dict:
     the modes the turns ran in, and how its context management rewrote the history."""
     env: dict = {"modes": seen["modes"]} if seen["modes"] else {}
     if item:
-        env["history_item"] = {k: item[k] for k in _ROO_ITEM_KEYS if k in item}
+        env["history_item"] = dict(item)  # whole: the fields it is not known to write are warned of
     managed = {k: seen[k] for k in ("summaries", "condensed", "truncated", "encrypted_reasoning") if seen[k]}
     if managed:
         env["context_management"] = managed
@@ -279,21 +358,24 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
                                      last.role == "assistant" and not last.tool_calls, env={"cline": env}), name)
 
 
-def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
-    """env["cline"] (summed usage, the completion Cline showed, the environment) and the task Cline showed."""
+def _env(ui: list, metadata: dict) -> tuple[dict, str | None, list[int]]:
+    """env["cline"] (summed usage, the completion Cline showed, the environment, the `api_req_started` records
+    whose text is not a JSON object, raw), the task Cline showed, and those records' places in `ui`."""
     env: dict = {}
     usage: dict = {}
     task = None
-    for item in ui:
+    unread: list[int] = []
+    for i, item in enumerate(ui):
         if not isinstance(item, dict):
             continue
-        if item.get("say") == "api_req_started" and isinstance(item.get("text"), str):
-            try:
-                info = parse_json(item["text"].encode(), "api_req_started")
-            except SourceError:
+        if item.get("say") == "api_req_started":
+            info = _request_info(item.get("text"))
+            if info is None:
+                unread.append(i)
+                env.setdefault("unread_requests", []).append(item)
                 continue
             for key in _USAGE:
-                value = info.get(key) if isinstance(info, dict) else None
+                value = info.get(key)
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     usage[key] = usage.get(key, 0) + value
         elif item.get("say") == "completion_result" and isinstance(item.get("text"), str):
@@ -312,7 +394,18 @@ def _env(ui: list, metadata: dict) -> tuple[dict, str | None]:
             env["platform"] = {"darwin": "macos", "win32": "windows"}.get(environment[-1]["os_name"], "linux")
     if metadata.get("files_in_context"):
         env["files_in_context"] = metadata["files_in_context"]
-    return env, task
+    return env, task, unread
+
+
+def _request_info(text) -> dict | None:
+    """The JSON object an `api_req_started` record's text holds (request, usage, cost), else None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        info = parse_json(text.encode(), "api_req_started")
+    except SourceError:
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def _messages(history: list, where: str, models: list[dict]) -> tuple[list[Message], str | None, dict]:

@@ -29,7 +29,8 @@ call and, once it finished, its result. `patch`, `file`, `snapshot`, `agent`, `s
 Env `opencode`: the session's `id`, `title`, `directory`, `version`, `parentID` (a subagent's session names its
 parent's), the rest of its record raw in `session`, the providers, summed `tokens` and `cost`, and the assistant
 errors. OpenCode grades nothing: outcome
-`unknown`; terminated when the last turn calls no tool. Domain `swe`, platform `linux` (not recorded).
+`unknown`; terminated when the last turn answers (text, no call; a last turn of reasoning alone was stopped before
+its answer, as Gemini CLI and Qwen Code sessions are read). Domain `swe`, platform `linux` (not recorded).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "opencode"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group="swe", rank=302, domains=('swe',), platform="linux",
     summary="OpenCode sessions (JSON storage, the SQLite database, `opencode export`)",
@@ -62,7 +63,9 @@ INFO = FormatInfo(
            "script is the oracle for every call, its arguments, the result the agent recorded, the model and the "
            "final answer, and `opencode export` of the same session a second "
            "(`tests/ingest/swe/test_opencode_cli.py`); two real 1.18.18 exports of a public repository read where "
-           "they lie in ../shared (goldens, `tests/ingest/swe/test_opencode_real.py`); edge cases hand-made: several model calls in one message, "
+           "they lie in ../shared and a real MIT 1.2.5 export (`samples/swe/opencode`: victoryforphil/dark-factory, "
+           "a skill and a subagent) (goldens, `tests/ingest/swe/test_opencode_real.py`); edge cases hand-made: "
+           "several model calls in one message, "
            "failed and unfinished calls, subagent sessions, a WAL cut mid-frame or of an older generation "
            "(`tests/ingest/swe/test_opencode.py`)"),
 )
@@ -301,8 +304,14 @@ def _episode(session: dict, messages: list, where: str) -> Iterator[Episode | Re
     env.update({k: v for k, v in extras.items() if v and k != "task"})
     last = next((m for m in reversed(out) if m.role in ("assistant", "tool")), None)
     yield from records(out, Run(key=str(session.get("id") or ""), domain="swe", platform="linux", task=extras["task"],
-                                terminated=last is not None and last.role == "assistant" and not last.tool_calls,
+                                terminated=_answered(last),
                                 env={"opencode": env}), where)
+
+
+def _answered(last: Message | None) -> bool:
+    """Whether the session ends on the model's answer: a last turn with text and no call (one of reasoning alone
+    was cut off before it answered)."""
+    return last is not None and last.role == "assistant" and not last.tool_calls and bool(last.text)
 
 
 def _user(out: list[Message], info: dict, parts: list[dict], where: str, extras: dict, problems: list) -> None:

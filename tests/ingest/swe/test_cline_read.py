@@ -403,18 +403,41 @@ def test_a_history_that_is_not_a_list_is_rejected_as_a_bad_record(tmp_path):
     assert rejected.reason == "1796628800000/api_conversation_history.json: not a list of messages"
 
 
+UNREAD_REQUESTS = [{"say": "api_req_started", "text": "{broken"},  # a request being written when the task stopped
+                   {"say": "api_req_started", "text": "[1, 2]"},
+                   {"say": "api_req_started", "text": {"tokensIn": 100}},
+                   {"say": "api_req_started"}]
+
+
 def test_usage_sums_the_numbers_of_every_request_and_skips_what_is_not_one(tmp_path):
     ui = [{"say": "api_req_started", "text": json.dumps({"tokensIn": 10, "tokensOut": 2, "cost": 0.5})},
           {"say": "api_req_started", "text": json.dumps({"tokensIn": 5, "cacheReads": 3, "cost": 0.25,
                                                          "tokensOut": True, "cacheWrites": "7"})},
-          {"say": "api_req_started", "text": "{broken"},  # a request being written when the task stopped
-          {"say": "api_req_started", "text": "[1, 2]"},
-          {"say": "api_req_started", "text": {"tokensIn": 100}},
+          *UNREAD_REQUESTS,
           {"say": "text", "text": json.dumps({"tokensIn": 1000})},
           {"ask": "api_req_failed", "text": json.dumps({"tokensIn": 1000})},
           {"say": "api_req_started", "text": json.dumps({"tokensIn": 1})}]
-    ep = _episode(_task(tmp_path, [TASK, _call_turn(), _result()], ui=ui))
+    ep, _ = _split(read_records(cline, _task(tmp_path, [TASK, _call_turn(), _result()], ui=ui)))
     assert ep.env["cline"]["usage"] == {"tokensIn": 16, "tokensOut": 2, "cacheReads": 3, "cost": 0.75}
+
+
+def test_a_request_record_whose_text_is_not_an_object_is_kept_raw_with_a_warning_naming_it(tmp_path):
+    ui = [{"say": "api_req_started", "text": json.dumps({"tokensIn": 10})}, *UNREAD_REQUESTS]
+    ep, rejected = _split(read_records(cline, _task(tmp_path, [TASK, _call_turn(), _result()], ui=ui)))
+    assert ep.env["cline"]["unread_requests"] == UNREAD_REQUESTS and ep.env["cline"]["usage"] == {"tokensIn": 10}
+    assert [(r.rule, r.location, r.record_id) for r in rejected] == [
+        ("unknown_content", "1796628800000/ui_messages.json", str(i)) for i in (1, 2, 3, 4)]
+    assert rejected[0].reason == ("1796628800000/ui_messages.json[1]: an api_req_started record whose text is not a "
+                                  "JSON object; its usage is not counted; kept raw in env.cline.unread_requests")
+
+
+def test_a_roo_request_record_that_cannot_be_read_is_kept_in_roo_codes_env(tmp_path):
+    ui = [{"say": "api_req_started", "text": json.dumps({"apiProtocol": "openai", "tokensIn": 2})},
+          {"say": "api_req_started", "text": '{"apiProtocol": "openai", "tok'}]
+    ep, rejected = _split(read_records(cline, _task(tmp_path, [TASK, _call_turn(), _result()], ui=ui)))
+    assert ep.env["roo_code"]["unread_requests"] == ui[1:] and ep.env["roo_code"]["usage"] == {"tokensIn": 2}
+    (warning,) = rejected
+    assert warning.reason.endswith("kept raw in env.roo_code.unread_requests") and warning.record_id == "1"
 
 
 def test_the_last_completion_shown_is_kept_with_whether_it_changed_files(tmp_path):
@@ -708,10 +731,23 @@ def test_a_protocol_named_anywhere_but_a_usage_record_does_not_make_a_task_roo_c
     assert "roo_code" not in ep.env and "cline" in ep.env
 
 
+def test_a_roo_history_item_is_kept_whole_and_a_field_its_schema_does_not_name_is_warned_of(tmp_path):
+    schema = ("id", "number", "ts", "task", "mode", "status", "workspace", "size", "rootTaskId", "parentTaskId",
+              "childIds", "delegatedToId", "awaitingChildId", "completedByChildId", "completionResultSummary",
+              "apiConfigName", "tokensIn", "tokensOut", "cacheWrites", "cacheReads", "totalCost")
+    item = {**{k: 1 for k in schema}, "task": "Do it", "isFavorited": True, "highlight": "x"}
+    ep, rejected = _split(read_records(cline, _task(tmp_path, [TASK, _call_turn(), _result()], item=item)))
+    assert ep.env["roo_code"]["history_item"] == item
+    (warning,) = rejected
+    assert (warning.rule, warning.location) == ("unknown_content", "1796628800000/history_item.json")
+    assert warning.reason == ("1796628800000/history_item.json: field(s) highlight, isFavorited are none Roo Code is "
+                              "known to write; kept raw in env.roo_code.history_item")
+
+
 def test_a_roo_history_item_names_the_task_when_the_history_does_not(tmp_path):
     untagged = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
     ep = _episode(_task(tmp_path, [untagged, _call_turn(), _result()], item={"task": "From the item", "size": 9}))
-    assert ep.task == "From the item" and ep.env["roo_code"] == {"history_item": {"task": "From the item"}}
+    assert ep.task == "From the item" and ep.env["roo_code"] == {"history_item": {"task": "From the item", "size": 9}}
 
 
 # --- what the first runs of the mutation tool found unasserted -----------------------------------------------

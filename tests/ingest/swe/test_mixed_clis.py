@@ -76,5 +76,5 @@ def test_ingest_all_reads_every_cli_session_beside_the_samples(run, query, tmp_p
     assert query("SELECT rule, reason FROM quarantine WHERE source_uri LIKE '%/cli/%'") == []
     unread = [i.path for i in result.ignored if not i.path.endswith(("PROVENANCE.md", "README.md"))]
     assert [p.split("/cli/", 1)[-1] for p in unread] == ["roo-code/tasks/_index.json"]
-    roo = query("SELECT env FROM episodes WHERE source_uri LIKE '%/roo-code/%'")
+    roo = query("SELECT env FROM episodes WHERE source_uri LIKE '%/cli/roo-code/%'")  # not samples/swe/roo-code
     assert len(roo) == 2 and all(json.loads(r["env"])["roo_code"]["modes"] == ["code", "debug"] for r in roo)

@@ -82,6 +82,14 @@ def test_a_subagent_session_names_its_parent(tmp_path):
     assert ep.steps[0].action.kind == "message" and ep.steps[0].action.text == "2"
 
 
+def test_a_session_whose_last_turn_is_reasoning_alone_is_not_terminated(tmp_path):
+    messages = [_user("msg_1", "Count"),
+                _assistant("msg_2", [{"type": "step-start"}, {"type": "reasoning", "text": "Counting..."},
+                                     {"type": "step-finish"}])]
+    (ep,) = [r for r in read_records(opencode, _storage(tmp_path, SESSION, messages)) if isinstance(r, Episode)]
+    assert ep.steps[-1].reasoning == "Counting..." and ep.steps[-1].action.text is None and not ep.terminated
+
+
 def _database(folder, live: bool = True):
     """An OpenCode-shaped database in WAL mode whose rows are still in its WAL (the connection kept open, as
     OpenCode leaves it), copied to `folder`."""

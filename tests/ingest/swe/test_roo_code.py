@@ -18,7 +18,10 @@ from __future__ import annotations
 import json
 import subprocess
 
+import fsspec
+
 from ingest.record import Episode, Rejected
+from ingest.source import Budgets, Source
 from ingest.swe import cline
 from tests.ingest.golden import read_records
 from tests.ingest.swe.coding_clis import PRODUCERS
@@ -179,6 +182,118 @@ def test_a_cline_folder_stays_cline():
     cline._roo_context([{"type": "text", "text": "<environment_details>\n# Current Mode\nACT MODE\n"
                                                  "</environment_details>"}], seen)
     assert seen == {"modes": [], "model": None}
+
+
+HEADER = ("// Please share this file with Roo Code Support (support@roocode.com) to diagnose the issue faster\n"
+          "// Just make sure you're OK sharing the contents of the conversation below.\n\n")
+ERROR = {"timestamp": "2026-05-06T09:16:21.683Z", "version": "3.53.0", "provider": "openai", "model": "m-err",
+         "details": "Error writing file"}
+
+
+def _diagnostics(tmp_path, doc, name="roo-diagnostics-0f5c1c1e-1778058981683.json", header=HEADER):
+    """A diagnostics file in the layout of Roo Code's `generateErrorDiagnostics`: the comment lines, then the
+    document indented by two."""
+    path = tmp_path / name
+    path.write_text(header + (doc if isinstance(doc, str) else json.dumps(doc, indent=2)))
+    return path
+
+
+def test_a_diagnostics_file_reads_the_history_it_holds_and_keeps_the_error(tmp_path):
+    history = native_history()
+    for entry in history:  # a provider whose turns the environment details do not name
+        if isinstance(entry.get("content"), list):
+            entry["content"] = [b for b in entry["content"] if "<environment_details>" not in str(b.get("text"))]
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": history})
+    assert cline.units([str(path)], lambda p: open(p, "rb").read(4096)) == [str(path)]
+    ep = _episode(path)
+    assert [s.action.tool_name for s in ep.steps] == ["read_file", "execute_command", "switch_mode",
+                                                      "attempt_completion"]
+    assert ep.terminated and ep.key == path.name and ep.agent == "m-err"  # the error's model names every turn
+    assert ep.env["roo_code"] == {"diagnostics": ERROR, "context_management": {"encrypted_reasoning": 1}}
+
+
+def test_a_fork_naming_its_own_maintainers_is_claimed_and_other_comments_are_not(tmp_path):
+    fork = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="a.json",
+                        header=HEADER.replace("Roo Code Support (support@roocode.com)", "the Tumble Code maintainers"))
+    issue = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="d.json", header=HEADER.replace(
+        "share this file with Roo Code Support (support@roocode.com) to diagnose the issue faster",
+        "attach this file to a GitHub issue if it helps diagnose the problem faster"))
+    other = _diagnostics(tmp_path, {"error": ERROR, "history": []}, name="b.json", header="// notes\n\n")
+    bare = _diagnostics(tmp_path, {"history": [], "error": ERROR}, name="c.json")  # the writer puts `error` first
+    claimed = cline.units([str(fork), str(other), str(bare), str(issue)], lambda p: open(p, "rb").read(4096))
+    assert claimed == [str(fork), str(issue)]
+
+
+def test_history_blocks_roo_code_does_not_write_are_kept_raw_with_a_warning(tmp_path):
+    """Kilo Code writes the same file from its own history, its calls as `tool` parts with their state: kept raw,
+    not read as Roo Code's, and said once per file."""
+    tool = {"type": "tool", "tool": "bash", "state": {"status": "completed", "input": {"command": "ls"}}}
+    history = [{"role": "user", "content": [{"type": "text", "text": "<user_message>\nlist\n</user_message>"}]},
+               {"role": "assistant", "content": [{"type": "text", "text": "Listing."}, tool, {"type": "file"}]},
+               {"role": "assistant", "content": [tool, "not a block"]}, {"role": "user", "content": "done?"},
+               "not an entry", {"role": "assistant", "content": [{"type": "image"}, {"type": "text", "text": "Yes."}]}]
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": history})
+    records = read_records(cline, path)
+    # the turn of a `tool` part alone is an empty turn to the transcript core, which keeps it raw and says so too
+    warning, empty = [r for r in records if isinstance(r, Rejected)]
+    assert "neither text nor tool calls" in empty.reason and empty.location == f"{path.name}[2]"
+    assert warning.reason == (f"{path.name}: history block type(s) file, tool are none Roo Code writes; kept raw in "
+                              "env.roo_code.unread_blocks") and warning.location == path.name
+    assert warning.rule == "unknown_content"
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["roo_code"]["unread_blocks"] == [tool, {"type": "file"}, tool]
+
+
+def test_a_diagnostics_field_roo_code_does_not_write_is_kept_raw_with_a_warning(tmp_path):
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": native_history(), "zeta": 1, "alpha": [2]})
+    records = read_records(cline, path)
+    (warning,) = [r for r in records if isinstance(r, Rejected)]
+    assert (warning.rule, warning.location) == ("unknown_content", path.name)
+    assert warning.reason == (f"{path.name}: field(s) alpha, zeta are none Roo Code's diagnostics are known to hold; "
+                              "kept raw in env.roo_code.unknown_fields")
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["roo_code"]["unknown_fields"] == {"zeta": 1, "alpha": [2]} and ep.agent == MODEL
+
+
+def test_a_diagnostics_file_without_a_history_or_broken_is_rejected_naming_it(tmp_path):
+    for doc, rule in (({"error": ERROR}, "bad_record"), ({"error": ERROR, "history": {}}, "bad_record"),
+                      ([1], "bad_record"), ('{"error": {', "parse_error")):
+        path = _diagnostics(tmp_path, doc)
+        (rejected,) = read_records(cline, path)
+        assert rejected.rule == rule and rejected.reason.startswith(path.name)
+    (rejected,) = read_records(cline, _diagnostics(tmp_path, {"error": "x", "history": "y"}))
+    assert rejected.reason == f"{path.name}: a Roo Code diagnostics file without a `history` list"
+    assert rejected.location == path.name
+
+
+def test_a_diagnostics_file_over_the_record_budget_is_refused_not_parsed(tmp_path):
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": native_history()})
+    source = Source(fsspec.filesystem("file"), str(path), "d", lambda *a: "sha256:0", budgets=Budgets(record_bytes=100))
+    (refused,) = list(cline.read(source))
+    assert refused.rule == "budget_exceeded" and path.name in refused.reason
+
+
+def test_a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it(tmp_path):
+    path = _diagnostics(tmp_path, {"error": ERROR, "history": []})
+    (row,) = read_records(cline, path)
+    assert row.rule == "empty_episode" and row.reason.startswith(f"{path.name}: ") and row.location == path.name
+
+
+def test_a_completion_the_user_answered_before_the_error_does_not_end_the_task(tmp_path):
+    """The history's last turn calls `attempt_completion` only until the user replies: then the task goes on."""
+    ended = native_history()
+    reopened = [*ended, {"role": "user", "content": [{"type": "text", "text": "<user_message>\nand the docs\n"
+                                                                              "</user_message>"}]}]
+    ep = _episode(_diagnostics(tmp_path, {"error": ERROR, "history": ended}, name="ended.json"))
+    assert ep.terminated and ep.platform == "linux" and ep.domain == "swe"
+    ep = _episode(_diagnostics(tmp_path, {"error": ERROR, "history": reopened}, name="reopened.json"))
+    assert not ep.terminated and ep.steps[-1].action.kind == "done"
+
+
+def test_a_diagnostics_error_that_is_no_object_or_names_no_model_leaves_the_model_to_the_history(tmp_path):
+    for error in ("boom", {**ERROR, "model": ""}, {**ERROR, "model": 7}):
+        ep = _episode(_diagnostics(tmp_path, {"error": error, "history": native_history()}))
+        assert ep.agent == MODEL and ep.env["roo_code"]["diagnostics"] == (error if isinstance(error, dict) else {})
 
 
 ROO_TYPES = PRODUCERS / "roo-code-types-1.115.0"
