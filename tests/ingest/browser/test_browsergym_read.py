@@ -114,6 +114,15 @@ def test_rewards_belong_to_the_step_before_and_the_last_info_without_action_is_t
     assert ep.env == {"truncated": False}
 
 
+def test_the_reasoning_is_agentlabs_think_else_the_text_beside_the_code(tmp_path):
+    """A think of blanks says nothing: the text the agent wrote beside its action's code is the reasoning."""
+    beside = "I open the page\n```python\nclick('b1')\n```"
+    infos = [_info(beside, agent_info={"think": "thinking"}), _info(beside, agent_info={"think": " \n "}),
+             _info(beside), _info("click('b1')", agent_info={"think": ""}), _info(None)]
+    (ep,) = _read(_exp(tmp_path, infos))
+    assert [s.reasoning for s in ep.steps] == ["thinking", "I open the page", "I open the page", None]
+
+
 @pytest.mark.parametrize("summary, last, expected", [
     ({"terminated": True, "cum_reward": 0}, {}, ("failure", 0.0, True)),
     ({"terminated": True, "cum_reward": -1}, {}, ("failure", -1.0, True)),
