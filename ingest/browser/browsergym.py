@@ -512,12 +512,12 @@ def _turn(n: int, info: dict, following: dict | None, observe, size) -> tuple[Tu
     action, reasoning = action_from_text(info["action"], size)
     reward = _plain(following.get("reward")) if following is not None else None
     think = (info.get("agent_info") or {}).get("think")
-    seen = Message("user", observation=observe(n), where=f"step_{n}.pkl.gz")
+    seen = Message("user", observation=observe(n))
     chose = Message("assistant", action=action, reasoning=think if think and think.strip() else reasoning,
                     timestamp=_epoch((info.get("profiling") or {}).get("env_stop")),
-                    reward=float(reward) if reward is not None else None, where=f"step_{n}.pkl.gz")
-    step = Step(seen.observation, action, chose.timestamp, chose.reward, chose.reasoning)
-    return (n, seen, chose), step_problem(step)
+                    reward=float(reward) if reward is not None else None)
+    # the step the core makes of this turn, as the schema sees it (its time and reward always fit their columns)
+    return (n, seen, chose), step_problem(Step(seen.observation, action, reasoning=chose.reasoning))
 
 
 def _segments(infos: list[dict | None], observe, size) -> tuple[list[Segment], list[Rejected]]:
@@ -530,8 +530,7 @@ def _segments(infos: list[dict | None], observe, size) -> tuple[list[Segment], l
     for n, info in enumerate(infos):
         if info is None or info.get("action") is None:
             if current:
-                final = Message("user", observation=observe(n), where=f"step_{n}.pkl.gz") if info is not None else None
-                segments.append((current, final))
+                segments.append((current, Message("user", observation=observe(n)) if info is not None else None))
                 current = []
             if info is not None and n < last_n:
                 rows.append(Rejected("bad_record", f"step_{n}.pkl.gz: the agent chose no action, yet step files "

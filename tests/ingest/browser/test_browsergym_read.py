@@ -200,6 +200,18 @@ def test_a_step_the_schema_refuses_splits_the_episode(tmp_path):
     assert len(first.steps) == 1 and first.final_observation is None and later.key == "segment-2"
 
 
+@pytest.mark.parametrize("bad, field", [
+    (_info("fill('a1', 'x \udc80')"), "action.code"),
+    (_info("click('b')", agent_info={"think": "hm \udc80"}), "reasoning"),
+])
+def test_an_action_or_reasoning_the_schema_refuses_splits_the_episode(tmp_path, bad, field):
+    records = _read(_exp(tmp_path, [_info("click('a')"), bad, _info("click('c')"), _info(None)]))
+    (row,) = _rejected(records)
+    assert row.record_id == "step 1" and row.reason.startswith(f"step_1.pkl.gz: field {field}: a string holding")
+    first, later = _episodes(records)
+    assert len(first.steps) == 1 and later.key == "segment-2" and len(later.steps) == 1
+
+
 @pytest.mark.parametrize("info, field", [
     ([1, 2], "(the record): list, expected a StepInfo"),
     ({"obs": None}, "obs: NoneType, expected a dict"),
