@@ -643,6 +643,14 @@ def test_env_integers_json_can_hold(tmp_path, seed, kept):
     assert ep.env.get("task_seed") == (seed if kept else None)
 
 
+def test_an_integer_past_int64_is_left_out_by_the_reader_before_the_schema_sees_it(tmp_path):
+    """The reader keeps to what an env column holds itself: the episode comes alone, with no row of the schema's
+    check behind it."""
+    records = _read(_exp(tmp_path, [_info("noop()"), _info(None)],
+                         exp_args__pkl={"env_args": {"task_seed": -(1 << 63) - 1}}))
+    assert len(records) == 1 and "task_seed" not in records[0].env
+
+
 def test_a_screenshot_that_cannot_be_read_is_said_and_the_next_still_read(tmp_path):
     from ingest.source import Budgets
 
