@@ -657,7 +657,7 @@ EQUIVALENT: dict[str, str] = {
     "ingest.transcript.xǁ_Builderǁassistant__mutmut_33": _FALSY,
     "ingest.transcript.xǁ_Builderǁtool__mutmut_22": _FALSY,
     "ingest.transcript.xǁ_Builderǁassistant__mutmut_39": "steps_of() sets every step's observation before it is read",
-    "ingest.transcript.xǁ_Builderǁassistant__mutmut_68": "steps_of() sets every step's observation before it is read",
+    "ingest.transcript.xǁ_Builderǁassistant__mutmut_69": "steps_of() sets every step's observation before it is read",
     "ingest.transcript.xǁ_Builderǁkeep__mutmut_1":
         "the one call without observe is for an assistant turn without text: nothing to observe",
     "ingest.transcript.x_records__mutmut_21": "the first part of a split is the same however many splits follow",
