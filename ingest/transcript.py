@@ -17,7 +17,9 @@ this module once per episode. Everything a step is made of is decided here, once
    mapping is wrong for a format, the adapter may set `ToolCall.action` (e.g. a finish tool -> `done`),
    `Message.action` (the action of an assistant turn without tool calls: it is then a step even when it wrote
    nothing) or `Message.observation` (e.g. a browser result with a screenshot) and the core uses them as they
-   are.
+   are. An environment loop's record (BrowserGym: each step a page seen, then the action chosen from it) is a
+   transcript too: each page a `user` message with its `observation`, each action an assistant turn with its
+   `action`, and the reward the environment gave for that action the turn's `reward`.
 2. Describe the run outside its messages with `Run`: key, domain, platform, task (None: the first user
    message's text), agent (None: the first message model), outcome and reward (from the producer's own
    record: a report, a score, a finish), `terminated` (None: the episode ended when its last action is `done`),
@@ -39,7 +41,8 @@ messages after it, joined by blank lines (kind `text` when kinds are mixed). A r
 by id; a result without an id with the earliest call still waiting for one (pairing by order); a result whose
 id no call has, or with no call waiting, is kept after the latest step. What came after the last action is `final_observation`. The
 turn's `reasoning` goes on its first step; when a turn has tool calls, its text is reasoning too (the thought
-written beside the calls). Steps get the turn's timestamp.
+written beside the calls). Steps get the turn's timestamp; a turn's `reward` goes on its last step (the
+environment gives it once the turn's actions have run).
 
 **env** gains `system_prompt` (the system messages' text), `models` (every model in order of first use, when
 there is more than one) and `model_per_step` (then), `message_extras` (what a message carried that no step field
@@ -94,6 +97,7 @@ class Message:
     action: Action | None = None  # an assistant turn without tool calls: the adapter's own action for its step
     raw: Any = None  # what the adapter did not map, verbatim
     where: str | None = None  # the record in the source (for warnings): "messages[3]", "events/event-00004-…"
+    reward: float | None = None  # an assistant turn: the reward the environment gave for its action(s)
 
 
 @dataclass
@@ -223,7 +227,7 @@ class _Builder:
             if msg.action is not None:  # the adapter's action holds its own raw: the message's is kept beside
                 self.carried(msg, at, None)
             action = msg.action or Action(kind="message", text=msg.text, raw=_raw(msg.raw))
-            self.add(Step(_UNSEEN, action, msg.timestamp, None, reasoning), None, False, msg.model)
+            self.add(Step(_UNSEEN, action, msg.timestamp, msg.reward, reasoning), None, False, msg.model)
             return
         self.carried(msg, at, None)  # each call's raw is its action's; the turn's is kept
         for call in msg.tool_calls:
@@ -231,6 +235,7 @@ class _Builder:
                 self.by_id.setdefault(str(call.id), len(self.steps))
             self.add(Step(_UNSEEN, _call_action(call), msg.timestamp, None, reasoning), call.name, True, msg.model)
             reasoning = None  # the turn's reasoning goes on its first step
+        self.steps[-1].reward = msg.reward  # given once the turn's calls have run
 
     def _earliest_open(self) -> int | None:
         while self.first_open < len(self.open) and not self.open[self.first_open]:

@@ -6,13 +6,14 @@ Python-call string such as `click('a51')`, often inside a fenced block after the
 the reward / terminated / truncated that action n-1 produced. So step t = (obs t, action t) and its reward
 is the one recorded in `StepInfo` t+1; a last `StepInfo` without an action is the final observation.
 
-This is an environment loop's record, not a chat transcript, so it is not read through `ingest.transcript`:
-each StepInfo is one step already (no tool calls and results to pair, no ids), its observation is a page
-state (accessibility tree, URL, screenshot) rather than messages, and steps carry rewards the chat core has no
-place for. The chats inside it are not the episode's transcript: `obs.chat_messages` is the chat with the
-user of an open-ended task (its first user message is read as the task; the agent's messages in it are its
-`send_msg_to_user` actions, steps already), and `agent_info.chat_messages` is the prompt an AgentLab agent
-builds afresh for each step.
+This module decodes the folder; the transcript core (`ingest.transcript`) makes the episode. An environment
+loop's record is a transcript of pages seen and actions chosen: StepInfo n is a `user` message holding its
+page (accessibility tree, URL, screenshot) as the observation, then an assistant turn holding its action, its
+reasoning (AgentLab's `think`, else the text beside the action's code), its time and the reward StepInfo n+1
+recorded; a last StepInfo without an action is a last `user` message, the final observation. The chats inside
+the record are not that transcript: `obs.chat_messages` is the chat with the user of an open-ended task (its
+first user message is read as the task; the agent's messages in it are its `send_msg_to_user` actions, steps
+already), and `agent_info.chat_messages` is the prompt an AgentLab agent builds afresh for each step.
 
 Pickles go through `ingest.safe_pickle` with the unit's budgets (size, array sizes, memo fan-out, depth):
 BrowserGym / AgentLab classes become dicts of their state (AgentLab 0.3's `browsergym.experiments.loop` and
@@ -53,16 +54,18 @@ from typing import Iterator
 
 import orjson
 
-from ingest.arrow import checked_episode, step_problem
+from ingest import transcript
+from ingest.arrow import step_problem
 from ingest.format_info import FormatInfo
 from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, Step, clamp01, episode_without_steps, warn
 from ingest.safe_pickle import load_gzip, records, restricted_loads
 from ingest.source import Source, SourceError, parse_json
+from ingest.transcript import Message, Run
 
 FORMAT = "browsergym"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="browser", rank=150, domains=('web',), platform="browser",
     summary="BrowserGym / AgentLab experiment folders",
@@ -495,43 +498,64 @@ def _screenshots(source: Source, infos: list[dict | None]) -> tuple[dict[int, tu
     return shots, rows
 
 
-Segment = tuple[list[tuple[int, Step]], Observation | None]
+# --- the run as a transcript (`ingest.transcript`) -----------------------------------------------------------
+
+# One StepInfo with an action: its number, the page it saw (a user message with the observation) and the action
+# the agent chose from it (an assistant turn with that action, its reasoning, time and reward).
+Turn = tuple[int, Message, Message]
+Segment = tuple[list[Turn], Message | None]  # a run of turns, and the page seen after the last (None: not read)
+
+
+def _turn(n: int, info: dict, following: dict | None, observe, size) -> tuple[Turn, str | None]:
+    """StepInfo n as a turn, and the schema's objection to the step it makes (None: it fits). Its reward is the
+    one StepInfo n+1 recorded; AgentLab's `think` is the reasoning, else the text beside the action's code."""
+    action, reasoning = action_from_text(info["action"], size)
+    reward = _plain(following.get("reward")) if following is not None else None
+    think = (info.get("agent_info") or {}).get("think")
+    seen = Message("user", observation=observe(n))
+    chose = Message("assistant", action=action, reasoning=think if think and think.strip() else reasoning,
+                    timestamp=_epoch((info.get("profiling") or {}).get("env_stop")),
+                    reward=float(reward) if reward is not None else None)
+    # the step the core makes of this turn, as the schema sees it (its time and reward always fit their columns)
+    return (n, seen, chose), step_problem(Step(seen.observation, action, reasoning=chose.reasoning))
 
 
 def _segments(infos: list[dict | None], observe, size) -> tuple[list[Segment], list[Rejected]]:
-    """Runs of usable StepInfos with an action; one ends where the next StepInfo is missing (cut) or has no
-    action (its observation is the final one). Step t's reward is the one StepInfo t+1 recorded."""
+    """Runs of usable StepInfos with an action; one ends where the next StepInfo is missing or unusable (cut)
+    or has no action (its page is the final one)."""
     last_n = len(infos) - 1
     segments: list[Segment] = []
-    current: list[tuple[int, Step]] = []
+    current: list[Turn] = []
     rows = []
     for n, info in enumerate(infos):
         if info is None or info.get("action") is None:
             if current:
-                segments.append((current, observe(n) if info is not None else None))
+                segments.append((current, Message("user", observation=observe(n)) if info is not None else None))
                 current = []
             if info is not None and n < last_n:
                 rows.append(Rejected("bad_record", f"step_{n}.pkl.gz: the agent chose no action, yet step files "
                                      "follow; the episode is split there", f"step_{n}.pkl.gz", record_id=f"step {n}"))
             continue
-        action, reasoning = action_from_text(info["action"], size)
-        following = infos[n + 1] if n + 1 <= last_n else None
-        reward = _plain(following.get("reward")) if following is not None else None
-        step = Step(observation=observe(n), action=action,
-                    timestamp=_epoch((info.get("profiling") or {}).get("env_stop")),
-                    reward=float(reward) if reward is not None else None,
-                    reasoning=(info.get("agent_info") or {}).get("think") or reasoning)
-        if (problem := step_problem(step)) is not None:
+        turn, problem = _turn(n, info, infos[n + 1] if n < last_n else None, observe, size)
+        if problem is not None:
             rows.append(Rejected("bad_record", f"step_{n}.pkl.gz: field {problem}; the episode is split there",
                                  f"step_{n}.pkl.gz", record_id=f"step {n}"))
             if current:
                 segments.append((current, None))
                 current = []
             continue
-        current.append((n, step))
+        current.append(turn)
     if current:
         segments.append((current, None))
     return segments, rows
+
+
+def _messages(turns: list[Turn], final: Message | None) -> Iterator[Message]:
+    for _, seen, chose in turns:
+        yield seen
+        yield chose
+    if final is not None:
+        yield final
 
 
 def _agent_name(agent_args: dict) -> str | None:
@@ -541,38 +565,8 @@ def _agent_name(agent_args: dict) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def read(source: Source) -> Iterator[Episode | Rejected]:
-    """The folder's episode; a step file that cannot be used (unreadable, a field of the wrong type) is
-    quarantined alone and splits the episode there (see the module docstring). A run none of whose steps
-    can be used leaves its outcome and reward in an `empty_episode` row (`ingest.record.episode_without_steps`)."""
-    unknown: dict[str, str] = {}  # classes no one listed -> the first file holding one
-    infos, rows = _step_infos(source, unknown)
-    yield from rows
-    summary, exp_args, goal, rows = _side_files(source, unknown)
-    yield from rows
-    terminated, truncated, cum_reward = _run_result(summary, infos)
-    outcome = ("success" if (cum_reward or 0) > 0 else "failure") if terminated else "unknown"
-    last_n = len(infos) - 1
-    shots, rows = _screenshots(source, infos)
-    yield from rows
-    sizes = [s for _, s in shots.values() if s]
-    size = sizes[0] if sizes else None  # the viewport does not change within an experiment
-
-    def observe(n: int) -> Observation:
-        shot, shot_size = shots.get(n, (None, None))
-        return observation_from(infos[n]["obs"], shot, shot_size or size)
-
-    segments, rows = _segments(infos, observe, size) if any(infos) else ([], [])
-    yield from rows
-    if not segments:
-        yield episode_without_steps(f"{source.uri}: no step of the run could be read", "summary_info.json",
-                                    outcome, cum_reward, terminated=terminated, truncated=truncated,
-                                    steps_recorded=last_n + 1)
-        return
-
-    (_, final_seen), end = segments[-1], segments[-1][0][-1][0]
-    # the last segment reached the end of the run: it holds the last StepInfo, or ends on it as final observation
-    ended_here = end == last_n or (final_seen is not None and end + 1 == last_n)
+def _env(source: Source, summary: dict, exp_args: dict, truncated: bool, size, unknown: dict[str, str]) -> dict:
+    """The run's `env`: the task's and the experiment's names, versions, error, viewport, warnings."""
     agent_args = exp_args.get("agent_args") if isinstance(exp_args.get("agent_args"), dict) else {}
     env_args = exp_args.get("env_args") if isinstance(exp_args.get("env_args"), dict) else {}
     err = summary.get("err_msg")
@@ -587,19 +581,58 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     for name, rel in unknown.items():
         warn(env, "unknown_pickle_class", f"{rel} holds {name}, a class this reader does not list: kept as the "
              "record of its state")
-    first = next(info for info in infos if info is not None)
-    task = _task(goal, first["obs"])
-    for j, (steps, final) in enumerate(segments):
+    return env
+
+
+def _runs(segments: list[Segment], last_n: int, outcome: str, cum_reward, terminated: bool, **run) -> Iterator[Run]:
+    """Each segment's `Run`: the run's outcome and reward go with the segment that ends it; its steps are
+    terminal only when that segment reaches the last StepInfo (a missing one in between leaves them truncated).
+    `run` holds what every segment shares (task, agent, env)."""
+    (_, final_seen), end = segments[-1], segments[-1][0][-1][0]
+    # the last segment reached the end of the run: it holds the last StepInfo, or ends on it as final observation
+    ended_here = end == last_n or (final_seen is not None and end + 1 == last_n)
+    env = run.pop("env")
+    for j, (turns, _) in enumerate(segments):
         last = j == len(segments) - 1
         seg_env = env if len(segments) == 1 else {**env, "segment": {
-            "index": j, "count": len(segments), "first_step_file": f"step_{steps[0][0]}.pkl.gz",
-            "last_step_file": f"step_{steps[-1][0]}.pkl.gz"}}
-        # the run's outcome and reward go with the segment that ends it; its steps are terminal only when that
-        # segment reaches the last StepInfo (a missing one in between leaves them truncated)
-        yield checked_episode(Episode(
-            key="" if j == 0 else f"segment-{steps[0][0]}", domain="web", platform="browser",
-            steps=[step for _, step in steps], task=task, agent=_agent_name(agent_args),
-            outcome=outcome if last else "unknown",
-            reward=float(cum_reward) if last and isinstance(cum_reward, (int, float)) else None,
-            terminated=terminated and last and ended_here, final_observation=final, env=seg_env,
-        ), source.uri)
+            "index": j, "count": len(segments), "first_step_file": f"step_{turns[0][0]}.pkl.gz",
+            "last_step_file": f"step_{turns[-1][0]}.pkl.gz"}}
+        yield Run(key="" if j == 0 else f"segment-{turns[0][0]}", domain="web", platform="browser",
+                  outcome=outcome if last else "unknown",
+                  reward=float(cum_reward) if last and isinstance(cum_reward, (int, float)) else None,
+                  terminated=terminated and last and ended_here, env=seg_env, **run)
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    """The folder's episode; a step file that cannot be used (unreadable, a field of the wrong type) is
+    quarantined alone and splits the episode there (see the module docstring). A run none of whose steps
+    can be used leaves its outcome and reward in an `empty_episode` row (`ingest.record.episode_without_steps`)."""
+    unknown: dict[str, str] = {}  # classes no one listed -> the first file holding one
+    infos, rows = _step_infos(source, unknown)
+    yield from rows
+    summary, exp_args, goal, rows = _side_files(source, unknown)
+    yield from rows
+    terminated, truncated, cum_reward = _run_result(summary, infos)
+    outcome = ("success" if (cum_reward or 0) > 0 else "failure") if terminated else "unknown"
+    shots, rows = _screenshots(source, infos)
+    yield from rows
+    sizes = [s for _, s in shots.values() if s]
+    size = sizes[0] if sizes else None  # the viewport does not change within an experiment
+
+    def observe(n: int) -> Observation:
+        shot, shot_size = shots.get(n, (None, None))
+        return observation_from(infos[n]["obs"], shot, shot_size or size)
+
+    segments, rows = _segments(infos, observe, size) if any(infos) else ([], [])
+    yield from rows
+    if not segments:
+        yield episode_without_steps(f"{source.uri}: no step of the run could be read", "summary_info.json",
+                                    outcome, cum_reward, terminated=terminated, truncated=truncated,
+                                    steps_recorded=len(infos))
+        return
+    agent_args = exp_args.get("agent_args") if isinstance(exp_args.get("agent_args"), dict) else {}
+    first = next(info for info in infos if info is not None)
+    runs = _runs(segments, len(infos) - 1, outcome, cum_reward, terminated, task=_task(goal, first["obs"]),
+                 agent=_agent_name(agent_args), env=_env(source, summary, exp_args, truncated, size, unknown))
+    for (turns, final), run in zip(segments, runs):
+        yield from transcript.records(_messages(turns, final), run, source.uri)

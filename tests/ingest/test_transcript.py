@@ -4,7 +4,7 @@ on (the readers' own tests run them on what real producers wrote)."""
 import datetime as dt
 import json
 
-from ingest.record import Action, Episode, Rejected
+from ingest.record import Action, Episode, Observation, Rejected
 from ingest.transcript import Message, Run, ToolCall, episode, records, steps_of
 
 T0 = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
@@ -108,3 +108,24 @@ def test_steps_of_reads_a_stream_and_names_each_steps_model():
     assert [s.observation.text for s in made.steps] == ["go", "out-a", "out-b", "out-c"]
     assert made.final_observation is None
     assert made.models == ["m1", "m1", "m1", "m2"] and made.warnings == [] and made.unmapped == []
+
+
+def test_an_environment_loop_is_pages_seen_and_actions_chosen_with_their_rewards():
+    """Each page a user message with its observation, each action a turn with the reward it earned: the page
+    before an action is its step's observation, the page after the last is the final one; a turn's reward goes
+    on its last step."""
+    page = [Observation(kind="web", text=f"page {i}", url=f"https://x/{i}") for i in range(3)]
+    click, fill = Action(kind="click", element='{"bid": "a1"}'), Action(kind="type", text="hi")
+    msgs = [Message("user", observation=page[0]),
+            Message("assistant", action=click, reasoning="open it", timestamp=T0, reward=0.0),
+            Message("user", observation=page[1]),
+            Message("assistant", action=fill, reward=1.0),
+            Message("user", observation=page[2])]
+    ep, warnings = episode(msgs, Run(domain="web", platform="browser", terminated=True))
+    assert warnings == [] and ep.task is None and ep.env == {}
+    assert [(s.observation, s.action, s.reward) for s in ep.steps] == [(page[0], click, 0.0), (page[1], fill, 1.0)]
+    assert ep.steps[0].reasoning == "open it" and ep.steps[0].timestamp == T0 and ep.steps[1].reasoning is None
+    assert ep.final_observation is page[2] and ep.terminated
+    calls = [ToolCall("a", "bash", {"command": "ls"}), ToolCall("b", "bash", {"command": "pwd"})]
+    ep, _ = episode([Message("user", "go"), Message("assistant", tool_calls=calls, reward=0.5)], Run())
+    assert [s.reward for s in ep.steps] == [None, 0.5]

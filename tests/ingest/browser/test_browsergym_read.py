@@ -114,6 +114,15 @@ def test_rewards_belong_to_the_step_before_and_the_last_info_without_action_is_t
     assert ep.env == {"truncated": False}
 
 
+def test_the_reasoning_is_agentlabs_think_else_the_text_beside_the_code(tmp_path):
+    """A think of blanks says nothing: the text the agent wrote beside its action's code is the reasoning."""
+    beside = "I open the page\n```python\nclick('b1')\n```"
+    infos = [_info(beside, agent_info={"think": "thinking"}), _info(beside, agent_info={"think": " \n "}),
+             _info(beside), _info("click('b1')", agent_info={"think": ""}), _info(None)]
+    (ep,) = _read(_exp(tmp_path, infos))
+    assert [s.reasoning for s in ep.steps] == ["thinking", "I open the page", "I open the page", None]
+
+
 @pytest.mark.parametrize("summary, last, expected", [
     ({"terminated": True, "cum_reward": 0}, {}, ("failure", 0.0, True)),
     ({"terminated": True, "cum_reward": -1}, {}, ("failure", -1.0, True)),
@@ -189,6 +198,18 @@ def test_a_step_the_schema_refuses_splits_the_episode(tmp_path):
     assert row.reason.endswith("; the episode is split there")
     first, later = _episodes(records)
     assert len(first.steps) == 1 and first.final_observation is None and later.key == "segment-2"
+
+
+@pytest.mark.parametrize("bad, field", [
+    (_info("fill('a1', 'x \udc80')"), "action.code"),
+    (_info("click('b')", agent_info={"think": "hm \udc80"}), "reasoning"),
+])
+def test_an_action_or_reasoning_the_schema_refuses_splits_the_episode(tmp_path, bad, field):
+    records = _read(_exp(tmp_path, [_info("click('a')"), bad, _info("click('c')"), _info(None)]))
+    (row,) = _rejected(records)
+    assert row.record_id == "step 1" and row.reason.startswith(f"step_1.pkl.gz: field {field}: a string holding")
+    first, later = _episodes(records)
+    assert len(first.steps) == 1 and later.key == "segment-2" and len(later.steps) == 1
 
 
 @pytest.mark.parametrize("info, field", [
@@ -620,6 +641,14 @@ def test_env_integers_json_can_hold(tmp_path, seed, kept):
     ep = _episode(_read(_exp(tmp_path, [_info("noop()"), _info(None)],
                              exp_args__pkl={"env_args": {"task_seed": seed}})))
     assert ep.env.get("task_seed") == (seed if kept else None)
+
+
+def test_an_integer_past_int64_is_left_out_by_the_reader_before_the_schema_sees_it(tmp_path):
+    """The reader keeps to what an env column holds itself: the episode comes alone, with no row of the schema's
+    check behind it."""
+    records = _read(_exp(tmp_path, [_info("noop()"), _info(None)],
+                         exp_args__pkl={"env_args": {"task_seed": -(1 << 63) - 1}}))
+    assert len(records) == 1 and "task_seed" not in records[0].env
 
 
 def test_a_screenshot_that_cannot_be_read_is_said_and_the_next_still_read(tmp_path):
