@@ -458,6 +458,11 @@ class Source:
         already; None when none did (nothing is listed here)."""
         return self._listings.get(rel)
 
+    def names_in(self, folder: str) -> frozenset[str]:
+        """The names `listdir` gives for a folder beside or above the unit, by its path in the input's
+        filesystem (a folder outside the input lists nothing)."""
+        return self._listing(posixpath.relpath(folder, self.path))
+
     def listdir(self, rel: str = "") -> list[str]:
         """Names (not paths) of the entries of a directory of the unit, sorted; what the walker refuses
         (links out of the input, FIFOs, devices, broken links) is not listed."""
