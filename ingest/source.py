@@ -461,6 +461,11 @@ class Source:
     def names_in(self, folder: str) -> frozenset[str]:
         """The names `listdir` gives for a folder beside or above the unit, by its path in the input's
         filesystem (a folder outside the input lists nothing)."""
+        if isinstance(self.fs, LocalFileSystem):
+            try:
+                return frozenset(self._local_entries(folder))
+            except FileNotFoundError:
+                return frozenset()
         return self._listing(posixpath.relpath(folder, self.path))
 
     def listdir(self, rel: str = "") -> list[str]:
