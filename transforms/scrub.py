@@ -246,7 +246,7 @@ def scrub_array(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, dict[int,
         if founds[k]:
             changed.append(i)
             replacements.append(texts[k])
-            audit[i] = Counter(founds[k])
+            audit[i] = founds[k]
     if not audit:
         return values, {}
     mask = np.zeros(len(values), dtype=bool)
