@@ -130,8 +130,10 @@ class Version:
 
 
 class Catalog:
-    def __init__(self, path: str, lake_root: str, read_only: bool = False):
-        """`lake_root` is where relative part paths resolve (an absolute local path or a URL)."""
+    def __init__(self, path: str, lake_root: str, read_only: bool = False, prepared: bool = False):
+        """`lake_root` is where relative part paths resolve (an absolute local path or a URL). `prepared`: this
+        process made the file's tables and views this run, holding the lake's lock since (a run's second
+        connection): only the lake's storage is attached again."""
         self.path, self.lake_root = path, lake_root.rstrip("/")
         if not read_only:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -139,7 +141,10 @@ class Catalog:
         config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
         self.con = duckdb.connect(path, read_only=read_only, config=config)
         try:
-            self._prepare(read_only)
+            if prepared and not read_only:
+                self.storage = attach_lake_storage(self.con, self.lake_root)
+            else:
+                self._prepare(read_only)
         except BaseException:  # a part the views name is gone, a bad S3 setting: the file is not left open
             self.con.close()
             raise

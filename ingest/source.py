@@ -301,6 +301,13 @@ def _read_local(path: str, rel: str, limit: int, real: _RealPaths, listed: bool 
         os.close(fd)
 
 
+def _plain_relative(rel: str) -> bool:
+    """Whether `rel` is a relative path of plain names (no empty, `.` or `..` part, no trailing slash): joined
+    to a normalized folder, it is normalized as it stands."""
+    return (not rel.startswith(("/", "./")) and not rel.endswith(("/", "/.")) and rel != "." and ".." not in rel
+            and "//" not in rel and "/./" not in rel)
+
+
 class Stream:
     """A file of a unit read piece by piece (`read(n)`, for a streaming parser), within the `file_bytes`
     budget as it reads. With `digest`, every byte feeds the unit's sha256; `close` reads what the parser left
@@ -359,13 +366,22 @@ class Source:
     # paths of the files listings found plain regular files (no link) in folders inside the input: read
     # without their own checks (`_open_listed`)
     _plain: set[str] = field(default_factory=set, repr=False)
+    _normalized: str | None = field(default=None, repr=False)  # `path` normalized, once `join` needs it
 
     def __post_init__(self):
         if self.root is None and isinstance(self.fs, LocalFileSystem):
             self.root = self.path if os.path.isdir(self.path) else posixpath.dirname(self.path)
 
     def join(self, rel: str) -> str:
-        return posixpath.normpath(posixpath.join(self.path, rel)) if rel else self.path
+        if not rel:
+            return self.path
+        if _plain_relative(rel):  # a name or a path of names (every file a run folder's reader reads): what
+            base = self._normalized  # normpath would give, without splitting and joining both paths again
+            if base is None:
+                base = self._normalized = posixpath.normpath(self.path)
+            if base.startswith("/"):
+                return base + "/" + rel if base != "/" else "/" + rel
+        return posixpath.normpath(posixpath.join(self.path, rel))
 
     def read_bytes(self, rel: str = "") -> bytes:
         """Read a file of the unit (the unit itself when rel is empty); feeds the unit's sha256."""
@@ -406,6 +422,8 @@ class Source:
 
     def size(self, path: str) -> int | None:
         """Size of a file beside or inside the unit (None when the filesystem does not say)."""
+        if isinstance(self.fs, LocalFileSystem):  # what fsspec's `info` stats, without its per-call overhead
+            return os.stat(path).st_size
         return self.fs.size(path)
 
     def _read(self, path: str, rel: str, digest: bool = True) -> bytes:
@@ -427,6 +445,8 @@ class Source:
 
     def is_dir(self, rel: str = "") -> bool:
         """Whether `rel` (the unit itself when empty) is a directory of the unit."""
+        if isinstance(self.fs, LocalFileSystem):  # what fsspec's `isdir` asks, without its per-call overhead
+            return os.path.isdir(self.join(rel))
         return self.fs.isdir(self.join(rel))
 
     def exists(self, rel: str) -> bool:
@@ -437,6 +457,16 @@ class Source:
         """The names `listdir(rel)` gave (what the walker refuses left out), when a reader listed that folder
         already; None when none did (nothing is listed here)."""
         return self._listings.get(rel)
+
+    def names_in(self, folder: str) -> frozenset[str]:
+        """The names `listdir` gives for a folder beside or above the unit, by its path in the input's
+        filesystem (a folder outside the input lists nothing)."""
+        if isinstance(self.fs, LocalFileSystem):
+            try:
+                return frozenset(self._local_entries(folder))
+            except FileNotFoundError:
+                return frozenset()
+        return self._listing(posixpath.relpath(folder, self.path))
 
     def listdir(self, rel: str = "") -> list[str]:
         """Names (not paths) of the entries of a directory of the unit, sorted; what the walker refuses

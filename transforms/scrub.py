@@ -236,13 +236,17 @@ def scrub_array(values: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, dict[int,
     audit: dict[int, Counter] = {}
     changed, replacements = [], []
     # only the screened rows become Python strings: the whole column's did (~4 % of an ingest when a view
-    # tree column of a task had one row with a password field)
-    texts = values.take(pa.array(rows, pa.int64())).to_pylist()
-    for i, scrubbed, found in zip(rows, texts, scrub_texts(texts)):
-        if found:
+    # tree column of a task had one row with a password field); and each distinct text once (a screen's view
+    # tree is in every step that shows it, an episode's env in each of its rows): scrubbing is a function of
+    # the text alone
+    screened = pc.dictionary_encode(values.take(pa.array(rows, pa.int64())))
+    texts = screened.dictionary.to_pylist()
+    founds = scrub_texts(texts)
+    for i, k in zip(rows, screened.indices.to_numpy().tolist()):
+        if founds[k]:
             changed.append(i)
-            replacements.append(scrubbed)
-            audit[i] = found
+            replacements.append(texts[k])
+            audit[i] = founds[k]
     if not audit:
         return values, {}
     mask = np.zeros(len(values), dtype=bool)

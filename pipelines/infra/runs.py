@@ -44,6 +44,7 @@ class _Held:
     def __init__(self):
         self.cat: Catalog | None = None
         self.lent = 0
+        self.prepared = False  # a connection of this run made the tables and views (no other writer since: the lock)
 
     def close(self) -> None:
         if self.cat is not None:
@@ -85,8 +86,9 @@ def open_catalog(lake: Lake, explicit: str | None = None, read_only: bool = Fals
     held = _HELD.get(path)
     if held is None:
         return Catalog(path, root, read_only=read_only)
-    if held.cat is None:
-        held.cat = Catalog(path, root)
+    if held.cat is None:  # opened again after a release: the tables and views are as this run left them
+        held.cat = Catalog(path, root, prepared=held.prepared)
+        held.prepared = True
     return _Lent(held)  # type: ignore[return-value]
 
 

@@ -80,7 +80,10 @@ def test_a_folder_unit_its_reader_listed_is_looked_at_through_that_listing(tmp_p
             source.listdir()  # what a reader does before the license is looked for
         return license_of(source, FolderCache())
 
-    # nothing in the run's folder: the listing answers for it, the root is looked at by name
+    # nothing in the run's folder: a listing answers for it (the reader's, or its own: the folder is small)
+    assert found(listed=False) == "Apache-2.0"
+    assert not [p for p in looked if p.startswith(str(run) + "/")]
+    monkeypatch.setattr(licenses, "_LISTED_BYTES", 0)  # every folder too big to list: each name looked up
     assert found(listed=False) == "Apache-2.0"
     assert [p for p in looked if p.startswith(str(run) + "/")]  # unlisted: each name looked up
     assert found(listed=True) == "Apache-2.0"
@@ -93,6 +96,26 @@ def test_a_folder_unit_its_reader_listed_is_looked_at_through_that_listing(tmp_p
     (run / "LICENSE.txt").unlink()
     (run / "LICENSE").mkdir()  # a folder named LICENSE states nothing, listed or not
     assert found(listed=True) == found(listed=False) == "Apache-2.0"
+
+
+def test_a_small_folder_is_listed_once_and_only_the_statements_it_holds_are_read(tmp_path, monkeypatch):
+    import ingest.licenses as licenses
+
+    looked: list[str] = []
+    read_small = licenses._read_small
+    monkeypatch.setattr(licenses, "_read_small", lambda source, path: looked.append(path) or read_small(source, path))
+    root = tmp_path / "input"
+    (root / "logs").mkdir(parents=True)
+    (root / "logs" / "run.jsonl").write_text("{}\n")
+    (root / "logs" / "COPYING").write_text(MIT_TEXT)
+    (root / "license").write_text(APACHE_TEXT)  # another case: a filesystem that ignores case finds it as LICENSE
+    found = license_of(_source(root, root / "logs" / "run.jsonl"), FolderCache())
+    assert found == "MIT"
+    assert looked == [str(root / "logs" / "COPYING")]
+    looked.clear()
+    (root / "logs" / "COPYING").unlink()
+    assert license_of(_source(root, root / "logs" / "run.jsonl"), FolderCache()) is None  # `license` is not LICENSE
+    assert looked == [str(root / "LICENSE")]  # but it is looked up by that name: the filesystem decides
 
 
 def test_ingest_gives_each_bundled_episode_the_license_its_provenance_states(tmp_path):

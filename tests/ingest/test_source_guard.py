@@ -114,6 +114,29 @@ def test_a_name_inside_a_file_cannot_lead_out_of_the_input(tmp_path):
     assert source.read_path(str(unit / "inside.txt")) == b"ok"
 
 
+def test_a_name_is_joined_to_the_unit_as_its_normalized_path_whatever_its_parts(tmp_path):
+    # plain names take a shortcut past normpath: every form of path must still name the file normpath names
+    import posixpath
+
+    import fsspec
+
+    fs = fsspec.filesystem("file")
+    rels = ["a", "a/b", "a.json", ".a", "a..b", "...", ".a/b", "./a", "../a", "a/..", "a/.", "a/./b", "a//b", "a/",
+            ".", "..", "/abs/a", "a/../../b"]
+    for unit in ("/in/run", "/in/run/", "/in//run", "/in/./run", "/in/x/../run", "/", "in/run"):
+        source = Source(fs=fs, path=unit, uri="run", put_blob=lambda *a: "", root="/in")
+        for rel in rels:
+            assert source.join(rel) == posixpath.normpath(posixpath.join(unit, rel)), (unit, rel)
+        assert source.join("") == unit
+    # and the file read through such a path is the file itself
+    run = tmp_path / "input" / "run"
+    (run / "events").mkdir(parents=True)
+    (run / "events" / "e.json").write_text("{}")
+    source = Source(fs=fs, path=str(run) + "/", uri="input/run", put_blob=lambda *a: "", root=str(tmp_path / "input"))
+    assert source.read_bytes("events/e.json") == source.read_bytes("./events/../events/e.json") == b"{}"
+    assert source.size(str(run / "events" / "e.json")) == 2 and source.is_dir("events") and not source.is_dir("x")
+
+
 def test_a_stream_is_guarded_like_a_read_and_feeds_the_same_digest(tmp_path):
     import fsspec
 

@@ -82,6 +82,20 @@ def test_scrub_table_rewrites_only_the_hit_fields_and_audits_by_record():
     assert audit == [{"record_id": "e:0", "field": "observation.text", "kind": "huggingface_token", "count": 1}]
 
 
+
+def test_a_text_repeated_in_many_rows_is_scrubbed_and_audited_in_each():
+    # a screen's view tree is in every step that shows it: each row is rewritten and audited on its own
+    secret, other = f"export HF_TOKEN=hf_{'x1' * 17}", f"curl -H 'Authorization: Bearer {'t' * 20}'"
+    table = pa.table({"step_id": ["e:0", "e:1", "e:2", "e:3", "e:4"],
+                      "text": [secret, "ls", secret, other, secret]})
+    out, audit = scrub_table(table, ["text"], "step_id")
+    redacted = "export HF_TOKEN=<REDACTED:huggingface_token>"
+    assert out.column("text").to_pylist() == [
+        redacted, "ls", redacted, "curl -H 'Authorization: <REDACTED:http_credential>'", redacted]
+    assert [(a["record_id"], a["kind"], a["count"]) for a in audit] == [
+        ("e:0", "huggingface_token", 1), ("e:2", "huggingface_token", 1), ("e:3", "http_credential", 1),
+        ("e:4", "huggingface_token", 1)]
+
 # the vectorized screen: every text a rule changes passes it; Android view trees (`"is_password": false` on
 # every node) do not --------------------------------------------------------------------------------------------
 EXAMPLES = [  # one per rule shape, beside the planted HAR and cast lines
