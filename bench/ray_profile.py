@@ -9,13 +9,15 @@ From those, a stage splits into:
 - tasks: CPU of the stage's functions on the workers;
 - the caller's: the driver's CPU on each result while the map runs (progress, markers): serial too, but it
   overlaps the tasks;
-- Ray's overhead: the workers' CPU outside the functions (arguments and results (de)serialized, the worker
-  loop), the raylet's and GCS's (scheduling, the object store) and the driver's in the maps beyond its
-  caller's (submitting, waiting, results deserialized).
+- each worker's warm-up: its CPU outside the functions (the code's modules loaded to unpickle the function,
+  arguments and results (de)serialized) and its first task's CPU beyond the others' median (modules loaded
+  on first use): paid once per worker, so twice on 2 workers;
+- Ray's overhead per task: the raylet's and GCS's CPU (scheduling, the object store) and the driver's in the
+  maps beyond its caller's (submitting, waiting, results deserialized).
 
 `expected` turns a profile into the speed-up k workers can reach over 1 on an idle machine of `cores` cores:
-each map takes the longest of its tasks' schedule on k workers (longest first), the driver's work in it, and all
-of its CPU spread over the cores; the serial part is added as it is (Amdahl). An upper bound: it assumes the
+each map takes the longest of its tasks' schedule on k workers (in order, after each worker's warm-up), the
+driver's work in it, and all of its CPU spread over the cores; the serial part is added as it is (Amdahl). An upper bound: it assumes the
 CPU seconds measured here, no memory-bandwidth or cache contention and no I/O wait.
 """
 
@@ -81,57 +83,77 @@ def cpu_by_role(before: dict[int, tuple[str, float]], after: dict[int, tuple[str
     return used
 
 
+def _first_task_excess(tasks: list[tuple]) -> dict[int, float]:
+    """CPU seconds each worker's first task took beyond the other tasks' median: the worker's warm-up inside
+    the function (modules its code imports on first use: pyarrow loads pandas on its first Python list)."""
+    first: dict[int, tuple] = {}
+    for task in sorted(tasks):  # by start time
+        first.setdefault(task[3], task)
+    rest = sorted(task[2] for task in tasks if first[task[3]] is not task)
+    if not rest:
+        return {}
+    median = rest[len(rest) // 2]
+    return {pid: max(task[2] - median, 0.0) for pid, task in first.items()}
+
+
 def stage_profile(wall: float, cpu: dict[str, float], traces: list) -> dict:
     """One stage's profile from its wall seconds, its CPU by role and its maps' traces (plain numbers: it goes
-    through JSON). Ray's overhead outside the driver is shared among the maps by their task counts."""
-    n = sum(len(t.tasks) for t in traces)
+    through JSON). A worker's warm-up (its CPU outside the functions: the code's modules loaded to unpickle the
+    function, results pickled; and its first task's excess) is kept apart from the tasks: each worker pays it
+    once, so 2 workers pay it twice."""
+    tasks = [task for t in traces for task in t.tasks]
+    excess = _first_task_excess(tasks)
+    firsts = {min((task for task in tasks if task[3] == pid)) for pid in excess}
     measuring = sum(t.measuring_cpu for t in traces)
     in_maps = sum(t.cpu_ended - t.cpu_started for t in traces) - measuring
-    task_cpu = sum(task[2] for t in traces for task in t.tasks)
-    maps = [{"label": t.label, "tasks": [task[2] for task in t.tasks], "caller": t.caller_cpu,
-             "driver": t.cpu_ended - t.cpu_started - t.measuring_cpu, "wall": t.ended - t.started,
-             "result_bytes": sum(task[4] for task in t.tasks),
-             "latency": sorted(task[3] - task[1] for task in t.tasks)} for t in traces]
-    return {"wall": wall, "cpu": cpu, "tasks": n, "task_cpu": task_cpu,
-            "serial": cpu["driver"] - measuring - in_maps,
-            "serial_wall": wall - sum(m["wall"] for m in maps),
-            "caller": sum(t.caller_cpu for t in traces),
-            "worker_overhead": max(cpu["workers"] - task_cpu, 0.0),
-            "system": cpu["raylet"] + cpu["gcs"] + cpu["ray other"],
-            "driver_in_maps": in_maps, "result_bytes": sum(m["result_bytes"] for m in maps), "maps": maps}
+    task_cpu = sum(task[2] for task in tasks)
+    worker_overhead = max(cpu["workers"] - task_cpu, 0.0)
+    workers = max(len({task[3] for task in tasks}), 1)
+    maps = [{"label": t.label, "tasks": [task[2] - (excess[task[3]] if task in firsts else 0.0) for task in t.tasks],
+             "caller": t.caller_cpu, "driver": t.cpu_ended - t.cpu_started - t.measuring_cpu,
+             "wall": t.ended - t.started, "result_bytes": sum(task[5] for task in t.tasks),
+             "latency": sorted(task[4] - task[1] for task in t.tasks)} for t in traces]
+    return {"wall": wall, "cpu": cpu, "tasks": len(tasks), "task_cpu": task_cpu - sum(excess.values()),
+            "serial": cpu["driver"] - measuring - in_maps, "serial_wall": wall - sum(m["wall"] for m in maps),
+            "caller": sum(t.caller_cpu for t in traces), "workers": workers,
+            "warmup": (worker_overhead + sum(excess.values())) / workers, "worker_overhead": worker_overhead,
+            "system": cpu["raylet"] + cpu["gcs"] + cpu["ray other"], "driver_in_maps": in_maps,
+            "result_bytes": sum(m["result_bytes"] for m in maps), "maps": maps}
 
 
 def overhead(p: dict) -> float:
-    """Ray's CPU seconds in a stage: the workers' outside the functions, the raylet's, GCS's and the others',
-    and the driver's in the maps beyond its caller's work on the results."""
-    return p["worker_overhead"] + p["system"] + max(p["driver_in_maps"] - p["caller"], 0.0)
+    """Ray's CPU seconds in a stage per task, beyond the workers' warm-up: the raylet's, GCS's and Ray's other
+    processes', and the driver's in the maps beyond its caller's work on the results (submitting, waiting,
+    results deserialized)."""
+    return p["system"] + max(p["driver_in_maps"] - p["caller"], 0.0)
 
 
-def _schedule(tasks: list[float], k: int) -> float:
-    """Seconds until the last of `tasks` ends on k workers, each taking the next task as it frees (in order)."""
-    ends = [0.0] * k
+def _schedule(tasks: list[float], k: int, ready: float = 0.0) -> float:
+    """Seconds until the last of `tasks` ends on k workers free after `ready` seconds, each taking the next task
+    as it frees (in order, as Ray hands them out)."""
+    ends = [ready] * k
     for cpu in tasks:
         heapq.heappush(ends, heapq.heappop(ends) + cpu)
     return max(ends)
 
 
 def projected(p: dict, workers: int, cores: int = 2) -> float:
-    """Seconds the stage would take on `workers` Ray workers on an idle machine of `cores` cores."""
+    """Seconds the stage would take on `workers` Ray workers on an idle machine of `cores` cores: the serial
+    part, then each map (each worker warming up before its first task)."""
     n = max(p["tasks"], 1)
-    worker_share = p["worker_overhead"] / n  # each task's share of the workers' CPU outside the functions
-    seconds = max(p["serial"], 0.0)
+    seconds, warmup = max(p["serial"], 0.0), p["warmup"]
     for m in p["maps"]:
-        tasks = [cpu + worker_share for cpu in m["tasks"]]
-        share = len(tasks) / n
-        total = sum(tasks) + m["driver"] + (p["system"]) * share
-        seconds += max(_schedule(tasks, workers), m["driver"], total / cores)
+        tasks = m["tasks"]
+        total = sum(tasks) + warmup * workers + m["driver"] + p["system"] * len(tasks) / n
+        seconds += max(_schedule(tasks, workers, warmup), m["driver"], total / cores)
+        warmup = 0.0  # paid once a stage
     return seconds
 
 
 def expected(p: dict, workers: int = 2, cores: int = 2, p_many: dict | None = None) -> dict:
     """The speed-up `workers` can reach over 1 on an idle machine (`projected`), with what bounds it: from the
     1-worker profile `p` alone, or with `p_many`, a round on `workers` workers, for their side (its CPU seconds
-    carry what running side by side costs: caches, memory bandwidth, each worker importing the code)."""
+    carry what running side by side costs: caches, memory bandwidth)."""
     one, many = projected(p, 1, cores), projected(p_many or p, workers, cores)
     return {"ratio": one / many if many else 1.0, "serial": max(p["serial"], 0.0), "one": one,
             "per_task_ms": 1000 * overhead(p) / max(p["tasks"], 1),
@@ -144,10 +166,11 @@ def describe(p: dict) -> str:
     longest = max((max(m["tasks"], default=0.0) for m in p["maps"]), default=0.0)
     latency = sorted(x for m in p["maps"] for x in m["latency"])
     median_latency = 1000 * latency[len(latency) // 2] if latency else 0.0
-    return (f"{p['tasks']} tasks: functions {p['task_cpu']:.2f} s CPU (longest {longest:.2f} s), driver serial "
-            f"{e['serial']:.2f} s ({p['serial_wall']:.2f} s wall), driver on results {p['caller']:.2f} s, Ray "
-            f"{overhead(p):.2f} s (workers {p['worker_overhead']:.2f}, raylet/GCS/other {p['system']:.2f}, driver "
-            f"{max(p['driver_in_maps'] - p['caller'], 0.0):.2f}) = {e['per_task_ms']:.0f} ms a task, results "
+    return (f"{p['tasks']} tasks: functions {p['task_cpu']:.2f} s CPU (longest {longest:.2f} s), warm-up "
+            f"{p['warmup']:.2f} s a worker ({p['workers']} ran), driver serial {e['serial']:.2f} s "
+            f"({p['serial_wall']:.2f} s wall), driver on results {p['caller']:.2f} s, Ray {overhead(p):.2f} s "
+            f"(raylet/GCS/other {p['system']:.2f}, driver {max(p['driver_in_maps'] - p['caller'], 0.0):.2f}) = "
+            f"{e['per_task_ms']:.0f} ms a task, results "
             f"{_shipped(p['result_bytes'], e['per_mb_ms'])}; a result in the driver {median_latency:.0f} ms after "
             f"its task ended (median)")
 

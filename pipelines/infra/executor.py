@@ -79,7 +79,8 @@ class Placements:
 
 def _placed(fn: Callable) -> Callable:
     """On a Ray worker: `fn`'s result, the node it ran on, the resources Ray assigned its task and when the
-    function ran there (wall start and end, CPU seconds of the worker process: cheap, read by `traced`)."""
+    function ran there (wall start and end, CPU seconds of the worker process, its pid: cheap, read by
+    `traced`)."""
 
     @functools.wraps(fn)
     def run(item, *shared):
@@ -88,7 +89,7 @@ def _placed(fn: Callable) -> Callable:
         context = ray.get_runtime_context()
         started, cpu = time.time(), time.process_time()
         result = fn(item, *shared)
-        ran = (started, time.time(), time.process_time() - cpu)
+        ran = (started, time.time(), time.process_time() - cpu, os.getpid())
         return result, context.get_node_id()[:12], context.get_assigned_resources(), ran
 
     return run
@@ -97,20 +98,20 @@ def _placed(fn: Callable) -> Callable:
 @dataclass
 class MapTrace:
     """One map on Ray as `traced` records it: when the driver began and ended it (wall, and its own CPU
-    seconds), and per task when the function ran on its worker, its CPU seconds there, when the driver had
-    the result and the result's pickled size."""
+    seconds), and per task when the function ran on its worker, its CPU seconds there, the worker's pid, when
+    the driver had the result and the result's pickled size."""
 
     label: str
     started: float = field(default_factory=time.time)
     cpu_started: float = field(default_factory=time.process_time)
     ended: float = 0.0
     cpu_ended: float = 0.0
-    tasks: list[tuple[float, float, float, float, int]] = field(default_factory=list)  # start, end, cpu, got, bytes
+    tasks: list[tuple] = field(default_factory=list)  # start, end, cpu, worker pid, got, bytes
     measuring_cpu: float = 0.0  # driver CPU spent sizing the results for the trace: not the map's own
     caller_cpu: float = 0.0  # driver CPU the caller spent on the results between them (its own work)
     _handed: float = 0.0
 
-    def got(self, result, ran: tuple[float, float, float]) -> None:
+    def got(self, result, ran: tuple[float, float, float, int]) -> None:
         """A result in the driver: recorded, then handed to the caller (`back` when it asks for the next)."""
         received, cpu = time.time(), time.process_time()
         size = len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
