@@ -18,7 +18,8 @@ Beside it, what a busy machine can still measure: the speed-up 2 workers can rea
 machine, "expected at most X.XXx (serial Y s of Z s, overhead per task W ms)", from the CPU seconds of the
 1-worker rounds (bench/ray_profile.py: the driver's serial work, the tasks' functions, Ray's overhead in the
 workers, raylet, GCS and driver; Amdahl with the tasks scheduled on 2 workers), then with the 2-worker rounds'
-CPU seconds for the 2-worker side. The profile lines after the table give the parts.
+CPU seconds for the 2-worker side, and at 5 times the input (`ray_profile.scaled`: tasks and planning grow, the
+commits and the workers' warm-up do not). The profile lines after the table give the parts.
 
     .venv/bin/python bench/ray_scaling.py --placements "ray 1 worker,ray 2 workers"   # the profile alone
 """
@@ -166,10 +167,10 @@ def _timed(run, profiled: bool) -> tuple[float, dict | None]:
         return time.perf_counter() - started, None
     before = process_cpu()
     with traced() as traces:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         run()
         wall = time.perf_counter() - started
-    return wall, stage_profile(wall, cpu_by_role(before, process_cpu()), traces)
+    return wall, stage_profile(wall, cpu_by_role(before, process_cpu()), traces, cpu_started)
 
 
 def main() -> None:
@@ -241,7 +242,7 @@ def _median_round(rounds: list[tuple[int, dict]], workers: int = 1) -> dict | No
 
 
 def _bound(rounds: list[tuple[int, dict]]) -> str:
-    from bench.ray_profile import expected
+    from bench.ray_profile import expected, scaled
 
     one, two = _median_round(rounds, 1), _median_round(rounds, 2)
     if one is None:
@@ -249,7 +250,7 @@ def _bound(rounds: list[tuple[int, dict]]) -> str:
     e = expected(one)
     also = f"; {expected(one, p_many=two)['ratio']:.2f}x with the 2-worker round's CPU" if two else ""
     return (f"expected at most {e['ratio']:.2f}x (serial {e['serial']:.2f} s of {e['one']:.2f} s, overhead per task "
-            f"{e['per_task_ms']:.0f} ms{also})")
+            f"{e['per_task_ms']:.0f} ms{also}; at 5x the input {expected(scaled(one, 5))['ratio']:.2f}x)")
 
 
 def _print_profiles(profiles: dict[str, list[tuple[int, dict]]]) -> None:
