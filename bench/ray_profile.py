@@ -18,8 +18,7 @@ From those, a stage splits into:
 `expected` turns a profile into the speed-up k workers can reach over 1 on an idle machine of `cores` cores:
 each map takes the longest of its tasks' schedule on k workers (in order, after each worker's warm-up), the
 driver's work in it, and all of its CPU spread over the cores; the serial part is added as it is (Amdahl).
-Workers warmed early (`executor.warm_workers`) warm on the cores the driver's planning leaves free. An upper
-bound: it assumes the CPU seconds measured here, no memory-bandwidth or cache contention and no I/O wait.
+An upper bound: it assumes the CPU seconds measured here, no memory-bandwidth or cache contention and no I/O wait.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ from pathlib import Path
 
 TICK = os.sysconf("SC_CLK_TCK")
 ROLES = ("driver", "workers", "raylet", "gcs", "ray other")
-EARLY = ", warmed while the driver planned"
 
 
 def _stat(pid: str) -> tuple[int, float] | None:
@@ -103,11 +101,9 @@ def stage_profile(wall: float, cpu: dict[str, float], traces: list, cpu_started:
     """One stage's profile from its wall seconds, its CPU by role and its maps' traces (plain numbers: it goes
     through JSON). A worker's warm-up (its CPU outside the functions: the code's modules loaded to unpickle the
     function, results pickled; and its first task's excess) is kept apart from the tasks: each worker pays it
-    once, so 2 workers pay it twice; where the workers were warmed before the stage's first map
-    (`executor.warm_workers`), the driver's serial CPU before that map is kept too (`pre_serial`): the warm-up
-    runs beside it. `cpu_started`: the driver's `time.process_time()` when the stage began."""
-    warmed = any(t.warm for t in traces)
-    traces = [t for t in traces if not t.warm]
+    once, so 2 workers pay it twice. The driver's serial CPU before the first map is kept apart too
+    (`pre_serial`: planning, which grows with the input). `cpu_started`: the driver's `time.process_time()` when
+    the stage began."""
     pre_serial = (traces[0].cpu_started if traces else time.process_time()) - cpu_started
     tasks = [task for t in traces for task in t.tasks]
     excess = _first_task_excess(tasks)
@@ -126,8 +122,7 @@ def stage_profile(wall: float, cpu: dict[str, float], traces: list, cpu_started:
             "caller": sum(t.caller_cpu for t in traces), "workers": workers,
             "warmup": (worker_overhead + sum(excess.values())) / workers, "worker_overhead": worker_overhead,
             "system": cpu["raylet"] + cpu["gcs"] + cpu["ray other"], "driver_in_maps": in_maps,
-            "result_bytes": sum(m["result_bytes"] for m in maps), "maps": maps, "warmed_early": warmed,
-            "pre_serial": pre_serial}
+            "result_bytes": sum(m["result_bytes"] for m in maps), "maps": maps, "pre_serial": pre_serial}
 
 
 def overhead(p: dict) -> float:
@@ -148,11 +143,9 @@ def _schedule(tasks: list[float], k: int, ready: float = 0.0) -> float:
 
 def projected(p: dict, workers: int, cores: int = 2) -> float:
     """Seconds the stage would take on `workers` Ray workers on an idle machine of `cores` cores: the serial
-    part, then each map (each worker warming up before its first task; warmed early, on the cores the driver's
-    serial work before the first map leaves free, and only the rest after it)."""
+    part, then each map (each worker warming up before its first task)."""
     n = max(p["tasks"], 1)
-    hidden = min(workers * p["warmup"], (cores - 1) * max(p["pre_serial"], 0.0)) if p["warmed_early"] else 0.0
-    seconds, warm_cpu = max(p["serial"], 0.0), workers * p["warmup"] - hidden
+    seconds, warm_cpu = max(p["serial"], 0.0), workers * p["warmup"]
     for m in p["maps"]:
         tasks = m["tasks"]
         total = sum(tasks) + warm_cpu + m["driver"] + p["system"] * len(tasks) / n
@@ -190,7 +183,7 @@ def describe(p: dict) -> str:
     latency = sorted(x for m in p["maps"] for x in m["latency"])
     median_latency = 1000 * latency[len(latency) // 2] if latency else 0.0
     return (f"{p['tasks']} tasks: functions {p['task_cpu']:.2f} s CPU (longest {longest:.2f} s), warm-up "
-            f"{p['warmup']:.2f} s a worker ({p['workers']} ran{EARLY * p['warmed_early']}), driver serial "
+            f"{p['warmup']:.2f} s a worker ({p['workers']} ran), driver serial "
             f"{e['serial']:.2f} s ({p['serial_wall']:.2f} s wall), driver on results {p['caller']:.2f} s, Ray {overhead(p):.2f} s "
             f"(raylet/GCS/other {p['system']:.2f}, driver {max(p['driver_in_maps'] - p['caller'], 0.0):.2f}) = "
             f"{e['per_task_ms']:.0f} ms a task, results "

@@ -108,7 +108,6 @@ class MapTrace:
     cpu_ended: float = 0.0
     tasks: list[tuple] = field(default_factory=list)  # start, end, cpu, worker pid, got, bytes
     measuring_cpu: float = 0.0  # driver CPU spent sizing the results for the trace: not the map's own
-    warm: int = 0  # `warm_workers`' record: the workers it started warming (no tasks are traced)
     caller_cpu: float = 0.0  # driver CPU the caller spent on the results between them (its own work)
     _handed: float = 0.0
 
@@ -128,29 +127,6 @@ class MapTrace:
 
 
 _traces: list[MapTrace] | None = None  # while `traced` records
-
-
-def warm_workers(fn: Callable, resources: Resources = ONE_CPU) -> None:
-    """Have the connected Ray start as many workers as its CPUs hold tasks asking `resources`, each loading
-    `fn`'s code and what pyarrow loads on its first array (pandas, where installed), without waiting: the
-    driver's serial work (planning) goes on meanwhile, and no worker's first task pays it (~0.25 s of CPU a
-    worker on 2 cores; on a cluster, every worker)."""
-    import ray
-
-    warm = ray.remote(max_retries=0, **resources.ray_options())(_warmed)
-    n = int(ray.cluster_resources().get("CPU", 0) // max(resources.cpus, 1e-9))
-    for _ in range(n):
-        warm.remote(fn)  # nothing waits for it: the worker is what is wanted, not the result
-    if _traces is not None:
-        _traces.append(MapTrace(f"warm-up {fn.__name__}", warm=n))
-        _traces[-1].end()
-
-
-def _warmed(fn: Callable) -> None:
-    """On a worker: `fn` arrived (its module loaded to unpickle it), then pyarrow's first array made."""
-    import pyarrow as pa
-
-    pa.array([0])
 
 
 @contextmanager

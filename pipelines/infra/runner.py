@@ -99,21 +99,6 @@ def run_ingest(defn: Definition, lake_url: str, inputs: list[str] | None = None,
     lake = Lake(lake_url)
     inputs = inputs or defn.default_inputs()
     started = time.perf_counter()
-    with contextlib.ExitStack() as early:
-        # Ray asked for, a cluster named or already connected: known without the plan, so the workers load the
-        # task's code while this process plans
-        if executors.choose(executor, ray_address, [], LOCAL_BYTES_PER_S) == "ray":
-            early.enter_context(executors.ray_session(ray_address))
-            executors.warm_workers(run_ingest_task, defn.resources("ingest"))
-        result = _run(defn, lake, inputs, catalog, executor, ray_address, task_mb, progress, log, replace)
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-def _run(defn: Definition, lake: Lake, inputs: list[str], catalog: str | None, executor: str,
-         ray_address: str | None, task_mb: float | None, progress: bool, log: Callable[[str], None],
-         replace: bool) -> RunResult:
-    """`run_ingest` from planning on."""
     units, ignored = _planned(inputs, defn.formats)
     config = {"formats": defn.formats, "stages": defn.stages, "task_mb": task_mb or defn.task_mb,
               "executor": executor, "ray_address": ray_address, "replace": replace}
@@ -139,6 +124,7 @@ def _run(defn: Definition, lake: Lake, inputs: list[str], catalog: str | None, e
                 _later_stages(defn, lake, catalog, log, run, result, executor, ray_address)
         run.status = result.status
         run.fields.update(version=result.version)
+    result.seconds = time.perf_counter() - started
     return result
 
 
