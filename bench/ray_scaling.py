@@ -13,12 +13,22 @@ stage can gain at most N x; the driver (planning, the dedup reduce, the shard wr
 The load: before every round the CPU time other processes used over one second is read from /proc/stat (busy
 cores). A ratio of 2 workers over 1 needs two free cores: when the median busy cores before the rounds leave
 fewer than 1.5 free for them, the ratio is not printed, and the line says why; the seconds still are.
+
+Beside it, what a busy machine can still measure: the speed-up 2 workers can reach over 1 on an idle 2-core
+machine, "expected at most X.XXx (serial Y s of Z s, overhead per task W ms)", from the CPU seconds of the
+1-worker rounds (bench/ray_profile.py: the driver's serial work, the tasks' functions, Ray's overhead in the
+workers, raylet, GCS and driver; Amdahl with the tasks scheduled on 2 workers), then with the 2-worker rounds'
+CPU seconds for the 2-worker side, and at 5 times the input (`ray_profile.scaled`: tasks and planning grow, the
+commits and the workers' warm-up do not). The profile lines after the table give the parts.
+
+    .venv/bin/python bench/ray_scaling.py --placements "ray 1 worker,ray 2 workers"   # the profile alone
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import secrets
 import signal
@@ -124,23 +134,43 @@ def one_round(corpus: str, task_mb: float, workers: int, root: str) -> dict[str,
         ray.get([ray.remote(lambda: None).remote() for _ in range(workers)])
     quiet = lambda line: None  # noqa: E731
     lake = Lake(str(Path(root, "lake")))
-    seconds = {}
-    started = time.perf_counter()
-    defn = dataclasses.replace(definition.load("ingest-android"), stages=["ingest"])
-    result = run_ingest(defn, lake.url, [corpus], executor=executor, task_mb=task_mb, progress=False, log=quiet)
-    assert result.status == "success", result.messages[:3]
-    seconds["ingest"] = time.perf_counter() - started
-    for name, stage, options in (("validate", validate_stage, {"gx": False}), ("dedup", dedup_stage, {})):
-        started = time.perf_counter()
-        stage(StageContext(lake, None, "android", new_run_id(), options, quiet, executor))
-        seconds[name] = time.perf_counter() - started
-    started = time.perf_counter()
-    export(lake, None, "android", str(Path(root, "sft")), ExportOptions(kind="sft"), quiet, executor)
-    seconds["export sft"] = time.perf_counter() - started
+
+    def ingest() -> None:
+        defn = dataclasses.replace(definition.load("ingest-android"), stages=["ingest"])
+        result = run_ingest(defn, lake.url, [corpus], executor=executor, task_mb=task_mb, progress=False, log=quiet)
+        assert result.status == "success", result.messages[:3]
+
+    runs = {"ingest": ingest,
+            "validate": lambda: validate_stage(StageContext(lake, None, "android", new_run_id(), {"gx": False},
+                                                            quiet, executor)),
+            "dedup": lambda: dedup_stage(StageContext(lake, None, "android", new_run_id(), {}, quiet, executor)),
+            "export sft": lambda: export(lake, None, "android", str(Path(root, "sft")), ExportOptions(kind="sft"),
+                                         quiet, executor)}
+    seconds, profiles = {}, {}
+    for name, run in runs.items():
+        seconds[name], profiles[name] = _timed(run, profiled=bool(workers))
     if workers < 0:
         ray.shutdown()
         stop_cluster(nodes)
-    return seconds
+    return {"seconds": seconds, "profiles": profiles}
+
+
+def _timed(run, profiled: bool) -> tuple[float, dict | None]:
+    """Wall seconds of `run()`; on Ray also its profile (`bench.ray_profile`): CPU by process before and after,
+    and the executor's trace of its maps."""
+    from bench.ray_profile import cpu_by_role, process_cpu, stage_profile
+    from pipelines.infra.executor import traced
+
+    if not profiled:
+        started = time.perf_counter()
+        run()
+        return time.perf_counter() - started, None
+    before = process_cpu()
+    with traced() as traces:
+        started, cpu_started = time.perf_counter(), time.process_time()
+        run()
+        wall = time.perf_counter() - started
+    return wall, stage_profile(wall, cpu_by_role(before, process_cpu()), traces, cpu_started)
 
 
 def main() -> None:
@@ -148,44 +178,91 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=200, help="MB of input")
     ap.add_argument("--task-mb", type=float, default=16, help="input MB per ingest task (the part size)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds per placement (medians are printed)")
+    ap.add_argument("--placements", default=",".join(PLACEMENTS),
+                    help="which of them to run, comma-separated (the profile needs 'ray 1 worker')")
     ap.add_argument("--round", nargs=4, metavar=("CORPUS", "TASK_MB", "WORKERS", "ROOT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.round:
         corpus, task_mb, workers, root = args.round
         print(json.dumps(one_round(corpus, float(task_mb), int(workers), root)))
         return
+    placements = {p: PLACEMENTS[p] for p in args.placements.split(",")}
+    times, profiles, busy = _rounds(args, placements)
+    med = {p: {s: statistics.median(v) for s, v in t.items()} for p, t in times.items()}
+    cpus, other = os.cpu_count() or 1, statistics.median(busy)
+    print(f"{args.mb:g} MB of DroidBot input, {args.task_mb:g} MB tasks, median of {args.repeat} rounds (seconds); "
+          f"load before the rounds: {other:.1f} of {cpus} cores busy (median, max {max(busy):.1f})")
+    print(f"{'stage':12s} {'local':>8s} {'ray 1':>8s} {'ray 2':>8s} {'2 nodes':>8s} {'2 / 1 workers':>14s} "
+          f"{'2 nodes / 1':>12s} {'ray 2 / local':>14s}  on an idle 2-core machine (profile of ray 1)")
+    free = cpus - other
+    for stage in STAGES:
+        local, one, two, nodes = (med.get(p, {}).get(stage, math.nan) for p in PLACEMENTS)
+        if free < FREE_CORES_NEEDED or cpus < 2:
+            ratios = f"  no ratio: {free:.1f} cores free of {cpus} before the rounds (2 workers need 2)"
+        else:
+            ratios = f"{one / two:13.2f}x {one / nodes:11.2f}x {local / two:13.2f}x"
+        print(f"{stage:12s} {local:8.2f} {one:8.2f} {two:8.2f} {nodes:8.2f} {ratios}  {_bound(profiles[stage])}")
+    _print_profiles(profiles)
 
+
+def _rounds(args, placements: dict[str, int]) -> tuple[dict, dict, list[float]]:
+    """Every placement `--repeat` times, interleaved, each round in a fresh process: seconds per placement and
+    stage, the 1- and 2-worker rounds' profiles per stage (with their worker count), and the busy cores before
+    each round."""
     from bench.android_corpus import write_corpus
 
-    times: dict[str, dict[str, list[float]]] = {p: {s: [] for s in STAGES} for p in PLACEMENTS}
+    times: dict[str, dict[str, list[float]]] = {p: {s: [] for s in STAGES} for p in placements}
+    profiles: dict[str, list[tuple[int, dict]]] = {s: [] for s in STAGES}
     busy: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp, "corpus")
         write_corpus(corpus, args.mb)
         for i in range(args.repeat):
-            for placement, workers in PLACEMENTS.items():  # interleaved: drift on the machine hits all alike
+            for placement, workers in placements.items():  # interleaved: drift on the machine hits all alike
                 root = Path(tmp, f"{placement}-{i}".replace(" ", "-"))
                 busy.append(busy_cores())
                 done = subprocess.run([sys.executable, __file__, "--round", str(corpus), str(args.task_mb),
                                        str(workers), str(root)], cwd=REPO, capture_output=True, text=True)
                 if done.returncode:
                     raise SystemExit(f"{placement} failed: {done.stderr[-3000:]}")
-                for stage, s in json.loads(done.stdout.strip().splitlines()[-1]).items():
+                found = json.loads(done.stdout.strip().splitlines()[-1])
+                for stage, s in found["seconds"].items():
                     times[placement][stage].append(s)
-    med = {p: {s: statistics.median(v) for s, v in t.items()} for p, t in times.items()}
-    cpus, other = os.cpu_count() or 1, statistics.median(busy)
-    print(f"{args.mb:g} MB of DroidBot input, {args.task_mb:g} MB tasks, median of {args.repeat} rounds (seconds); "
-          f"load before the rounds: {other:.1f} of {cpus} cores busy (median, max {max(busy):.1f})")
-    print(f"{'stage':12s} {'local':>8s} {'ray 1':>8s} {'ray 2':>8s} {'2 nodes':>8s} {'2 / 1 workers':>14s} "
-          f"{'2 nodes / 1':>12s} {'ray 2 / local':>14s}")
-    free = cpus - other
-    for stage in STAGES:
-        local, one, two, nodes = (med[p][stage] for p in PLACEMENTS)
-        if free < FREE_CORES_NEEDED or cpus < 2:
-            ratios = f"  no ratio: {free:.1f} cores free of {cpus} before the rounds (2 workers need 2)"
-        else:
-            ratios = f"{one / two:13.2f}x {one / nodes:11.2f}x {local / two:13.2f}x"
-        print(f"{stage:12s} {local:8.2f} {one:8.2f} {two:8.2f} {nodes:8.2f} {ratios}")
+                    if workers in (1, 2):
+                        profiles[stage].append((workers, found["profiles"][stage]))
+    return times, profiles, busy
+
+
+def _median_round(rounds: list[tuple[int, dict]], workers: int = 1) -> dict | None:
+    """Of the rounds on `workers` workers, the one whose expected speed-up is the median (the machine is noisy)."""
+    from bench.ray_profile import expected
+
+    mine = sorted((p for w, p in rounds if w == workers), key=lambda p: expected(p)["ratio"])
+    return mine[len(mine) // 2] if mine else None
+
+
+def _bound(rounds: list[tuple[int, dict]]) -> str:
+    from bench.ray_profile import expected, scaled
+
+    one, two = _median_round(rounds, 1), _median_round(rounds, 2)
+    if one is None:
+        return "no profile (run 'ray 1 worker')"
+    e = expected(one)
+    also = f"; {expected(one, p_many=two)['ratio']:.2f}x with the 2-worker round's CPU" if two else ""
+    return (f"expected at most {e['ratio']:.2f}x (serial {e['serial']:.2f} s of {e['one']:.2f} s, overhead per task "
+            f"{e['per_task_ms']:.0f} ms{also}; at 5x the input {expected(scaled(one, 5))['ratio']:.2f}x)")
+
+
+def _print_profiles(profiles: dict[str, list[tuple[int, dict]]]) -> None:
+    from bench.ray_profile import describe
+
+    for workers in (1, 2):
+        print(f"profile on {workers} Ray worker{'s' * (workers > 1)} (CPU seconds; the round with the median bound):")
+        for stage in STAGES:
+            p = _median_round(profiles[stage], workers)
+            if p is not None:
+                print(f"  {stage:10s} {describe(p)}")
+
 
 if __name__ == "__main__":
     main()

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import time
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator, TypeVar
 
 from pipelines.infra.ray_setup import init_ray
@@ -77,16 +78,74 @@ class Placements:
 
 
 def _placed(fn: Callable) -> Callable:
-    """On a Ray worker: `fn`'s result, the node it ran on and the resources Ray assigned its task."""
+    """On a Ray worker: `fn`'s result, the node it ran on, the resources Ray assigned its task and when the
+    function ran there (wall start and end, CPU seconds of the worker process, its pid: cheap, read by
+    `traced`)."""
 
     @functools.wraps(fn)
     def run(item, *shared):
         import ray
 
         context = ray.get_runtime_context()
-        return fn(item, *shared), context.get_node_id()[:12], context.get_assigned_resources()
+        started, cpu = time.time(), time.process_time()
+        result = fn(item, *shared)
+        ran = (started, time.time(), time.process_time() - cpu, os.getpid())
+        return result, context.get_node_id()[:12], context.get_assigned_resources(), ran
 
     return run
+
+
+@dataclass
+class MapTrace:
+    """One map on Ray as `traced` records it: when the driver began and ended it (wall, and its own CPU
+    seconds), and per task when the function ran on its worker, its CPU seconds there, the worker's pid, when
+    the driver had the result and the result's pickled size."""
+
+    label: str
+    started: float = field(default_factory=time.time)
+    cpu_started: float = field(default_factory=time.process_time)
+    ended: float = 0.0
+    cpu_ended: float = 0.0
+    tasks: list[tuple] = field(default_factory=list)  # start, end, cpu, worker pid, got, bytes
+    measuring_cpu: float = 0.0  # driver CPU spent sizing the results for the trace: not the map's own
+    caller_cpu: float = 0.0  # driver CPU the caller spent on the results between them (its own work)
+    _handed: float = 0.0
+
+    def got(self, result, ran: tuple[float, float, float, int]) -> None:
+        """A result in the driver: recorded, then handed to the caller (`back` when it asks for the next)."""
+        received, cpu = time.time(), time.process_time()
+        size = len(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+        self._handed = time.process_time()
+        self.measuring_cpu += self._handed - cpu
+        self.tasks.append((*ran, received, size))
+
+    def back(self) -> None:
+        self.caller_cpu += time.process_time() - self._handed
+
+    def end(self) -> None:
+        self.ended, self.cpu_ended = time.time(), time.process_time()
+
+
+_traces: list[MapTrace] | None = None  # while `traced` records
+
+
+@contextmanager
+def traced() -> Iterator[list[MapTrace]]:
+    """Every map run on Ray inside, recorded (`MapTrace`), for a profile of where a stage's time goes
+    (bench/ray_scaling.py): sizing each result costs the driver a pickling, so runs do not trace."""
+    global _traces
+    _traces, outer = [], _traces
+    try:
+        yield _traces
+    finally:
+        _traces = outer
+
+
+def _trace(label: str) -> MapTrace | None:
+    if _traces is None:
+        return None
+    _traces.append(MapTrace(label))
+    return _traces[-1]
 
 
 def ray_pays_off(sizes: list[int], bytes_per_s: float, cpus: int) -> bool:
@@ -180,6 +239,7 @@ def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", 
     import ray
 
     placements = Placements(resources)
+    trace = _trace(label or fn.__name__)
     with ray_session(ray_address):
         remote = ray.remote(max_retries=1, **resources.ray_options())(_placed(fn))
         refs = [ray.put(s) for s in shared]  # shipped once, not once per item
@@ -188,13 +248,19 @@ def run_each(fn: Callable, items: list[Item], *shared, executor: str = "local", 
             done, _ = ray.wait(list(pending), num_returns=1)
             i, item = pending.pop(done[0])
             try:
-                result, node, assigned = ray.get(done[0])
+                result, node, assigned, ran = ray.get(done[0])
             except Exception as e:
                 cause = getattr(e, "cause", None) or e
                 yield i, item, None, f"{type(cause).__name__}: {cause}"
                 continue
             placements.add(node, assigned)
+            if trace:
+                trace.got(result, ran)
             yield i, item, result, None
+            if trace:
+                trace.back()
+    if trace:
+        trace.end()
     if log and items:
         log(placements.line(label or fn.__name__, what))
 
@@ -277,6 +343,7 @@ def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_
         return
     import ray
 
+    trace = _trace(what)
     with ray_session(ray_address):
         remote = ray.remote(max_retries=1, **placements.resources.ray_options())(_placed(fn))
         refs = [ray.put(s) for s in shared]
@@ -286,12 +353,18 @@ def _ordered(fn: Callable, items: list[Item], shared: tuple, executor: str, ray_
             while len(pending) >= window or (i == len(items) - 1 and pending):
                 first = min(pending)
                 try:
-                    result, node, assigned = ray.get(pending.pop(first))
+                    result, node, assigned, ran = ray.get(pending.pop(first))
                 except Exception as e:
                     cause = getattr(e, "cause", None) or e
                     raise RuntimeError(f"{what} {name(items[first])} failed: {type(cause).__name__}: {cause}") from e
                 placements.add(node, assigned)
+                if trace:
+                    trace.got(result, ran)
                 yield result
+                if trace:
+                    trace.back()
+    if trace:
+        trace.end()
 
 
 @contextmanager

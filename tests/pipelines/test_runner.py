@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import pipelines.infra.task
-from pipelines.infra import definition
+from pipelines.infra import definition, executor
 from pipelines.infra.plan import InputError
 from pipelines.infra.runner import run_ingest
 from tests.conftest import SAMPLES
@@ -80,9 +80,16 @@ def test_ray_placement_gives_the_same_rows_as_in_process(run, query, tmp_path):
     local = run("ingest-android", [inputs], task_mb=0.1, executor="local")
     rows_local = query("SELECT step_id, action, observation FROM steps ORDER BY step_id")
     shutil.rmtree(local.lake)
-    on_ray = run("ingest-android", [inputs], task_mb=0.1, executor="ray")
+    with executor.traced() as traces:
+        on_ray = run("ingest-android", [inputs], task_mb=0.1, executor="ray")
     assert on_ray.status == "success" and on_ray.executor == "ray" and on_ray.tasks_total == 3
     assert query("SELECT step_id, action, observation FROM steps ORDER BY step_id") == rows_local
+    # the trace the Ray bench profiles from: each task's run on its worker (another process), its CPU there and
+    # its result's size, the map's first (the later stages' maps follow)
+    ingest = traces[0]
+    assert ingest.label == "ingest android" and len(ingest.tasks) == 3 and ingest.cpu_ended >= ingest.cpu_started
+    for started, ended, cpu, pid, received, size in ingest.tasks:
+        assert pid != os.getpid() and started <= ended <= received and cpu > 0 and size > 0
 
 
 def test_new_input_adds_a_version_sharing_the_old_parts(run, query, tmp_path):
