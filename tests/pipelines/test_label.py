@@ -94,7 +94,9 @@ def test_4xx_is_a_clear_error_not_retried(server):
 
 
 def test_bounded_concurrency_and_order(server):
-    s = server([(200, chat_completion("x"), 0.5)])
+    # each answer takes 1.5 s: long enough that on a loaded machine the second request is sent before the first
+    # is answered (at 0.5 s the test failed now and then with other work on both cores)
+    s = server([(200, chat_completion("x"), 1.5)])
     requests = [ChatRequest(f"k{i}", [{"role": "user", "content": str(i)}]) for i in range(4)]
     results = complete(_config(s.url, concurrency=2), requests)
     assert s.max_in_flight == 2 and [r.key for r in results] == [f"k{i}" for i in range(4)]
