@@ -48,7 +48,7 @@ VERSION = "1"
 INFO = FormatInfo(
     group="swe", rank=266, domains=('swe',), platform="linux",
     summary="Qwen Code `/export` files (JSON, JSONL)",
-    producer="Qwen Code's `/export json` / `/export jsonl` (`qwen-code-export-<time>.json|jsonl`)",
+    producer="Qwen Code's `/export json` / `/export jsonl` (`qwen-code-export-<time>.json`, `.jsonl`)",
     versions="0.15.10, 0.24.4",
     proof=("each release from the npm registry runs its scripted session against the scripted model server, then "
            "`qwen -p \"/export json\"` and `\"/export jsonl\"` with `--resume <session>` export it; the script is "
