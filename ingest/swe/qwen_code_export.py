@@ -27,7 +27,8 @@ outcome `unknown`; terminated when the last message is the model's answer.
 
 `/export md` writes the same messages as markdown: the user's and model's text go in as they are, so a heading in
 them cannot be told from the writer's own; the JSON and JSONL exports of a session hold all the markdown does, and
-the markdown is not read. `/export html` embeds a document of its own (a script in a page): not read.
+the markdown is not read. `/export html` embeds a document of its own (a script in a page): not read. Beside a JSON
+or JSONL export, both are listed in `ignored_inputs` with that reason (`members`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import re
 from typing import Iterator
 
 from ingest.format_info import FormatInfo
+from ingest.members import with_prefix
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.times import parse_time
@@ -58,6 +60,10 @@ INFO = FormatInfo(
 
 _JSON_SNIFF = re.compile(rb'^\{\s*"sessionId":\s*"[^"]*",\s*"startTime":\s*"[^"]*",\s*"messages":\s*\[')
 _JSONL_SNIFF = re.compile(rb'^\{"type":"session_metadata","sessionId":"[^"]*","startTime":')
+_EXPORT_UNREAD = re.compile(r"^qwen-code-export-[\w-]+\.(md|html)$")
+_UNREAD_REASON = ("Qwen Code's `/export md` or `/export html` of a session (the markdown writes the user's and model's "
+                  "text as it is, so the writer's own headings cannot be told from theirs; the HTML is a page): its "
+                  "JSON and JSONL exports hold what it does")
 _METADATA = frozenset({"type", "sessionId", "startTime", "exportTime", "cwd", "gitRepo", "gitBranch", "model",
                        "channel", "promptCount", "contextUsagePercent", "contextWindowSize", "totalTokens",
                        "filesWritten", "linesAdded", "linesRemoved", "uniqueFiles"})
@@ -75,6 +81,20 @@ def units(files: list[str], head) -> list[str]:
     return [path for path in files
             if (path.endswith(".json") and _JSON_SNIFF.match(head(path)))
             or (path.endswith(".jsonl") and _JSONL_SNIFF.match(head(path)))]
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """The `/export md` and `/export html` files (`qwen-code-export-*.md|html`) in the folder of a JSON or JSONL
+    export: Qwen Code's exports too, listed as not read with the reason (given to the folder's first export)."""
+    out: dict[str, list] = {}
+    for path in sorted(found):
+        folder = posixpath.dirname(path)
+        if any(posixpath.dirname(u) == folder for u in out):
+            continue
+        beside = [p for p in with_prefix(files, folder + "/" if folder else "")
+                  if "/" not in p[len(folder) + 1 if folder else 0:] and _EXPORT_UNREAD.match(posixpath.basename(p))]
+        out[path] = [(p, _UNREAD_REASON) for p in beside]
+    return out
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:

@@ -67,11 +67,58 @@ def test_the_exports_name_the_session_and_its_totals(exported):
         assert meta["totalTokens"] == len(cli.server.agent_requests()) * (USAGE["input_tokens"] + USAGE["output_tokens"])
 
 
-def test_ingest_reads_the_json_exports_and_lists_the_markdown_unread(exported, run, query):
+def test_ingest_reads_the_json_exports_and_says_why_the_markdown_is_not_read(exported, run, query):
     cli, files = exported
-    result = run("ingest-swe", [files["json"], files["jsonl"], files["md"]], stages=["ingest"])
-    assert [(i.path.rsplit("/", 1)[-1], i.reason) for i in result.ignored] == \
-        [(files["md"].name, "no format reads it")]
+    folder = files["json"].parent
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["notes.txt", "out.txt", *(f.name for f in files.values())])
+    result = run("ingest-swe", [folder], stages=["ingest"])
+    unread = {i.path.rsplit("/", 1)[-1]: i.reason for i in result.ignored}
+    assert unread.keys() == {"notes.txt", "out.txt", files["md"].name}  # the workspace's files, and the markdown
+    assert unread[files["md"].name].endswith(f"which does not read it: {qwen_code_export._UNREAD_REASON}")
     assert query("SELECT count(*) AS n, min(source_format) AS f, max(source_format) AS g FROM episodes") == \
         [{"n": 2, "f": "qwen_code_export", "g": "qwen_code_export"}]
     assert query("SELECT rule FROM quarantine") == []
+
+
+def _jsonl(tmp_path, *messages) -> list:
+    meta = {"type": "session_metadata", "sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "model": "m"}
+    path = tmp_path / "qwen-code-export-2026-01-01T00-00-01-000Z.jsonl"
+    path.write_text("\n".join(json.dumps(m) if isinstance(m, dict) else m for m in (meta, *messages)))
+    return read_records(qwen_code_export, path)
+
+
+def test_thoughts_go_to_the_next_turn_and_unknown_content_is_kept_with_a_warning(tmp_path):
+    """Hand-made in the writer's shapes: a `thinking` message before a call, an unknown message type, a field no
+    release writes, and a line that is not JSON."""
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    records = _jsonl(
+        tmp_path,
+        {**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Fix it"}]}},
+        {**base, "type": "assistant", "message": {"role": "thinking", "parts": [{"text": "Look first."}]}},
+        {**base, "type": "tool_call", "toolCall": {"toolCallId": "c1", "kind": "execute", "title": "Shell: ls",
+                                                    "status": "completed", "rawInput": {"command": "ls"},
+                                                    "content": [{"type": "content",
+                                                                 "content": {"type": "text", "text": "a.py"}}],
+                                                    "rawOutput": {"type": "shell_result", "exitCode": 0}}},
+        {**base, "type": "hologram", "x": 1},
+        "{not json",
+        {**base, "type": "assistant", "mood": "ok", "message": {"role": "assistant", "parts": [{"text": "Done."}]},
+         "usageMetadata": {"candidatesTokenCount": 3}})
+    warnings = [r for r in records if isinstance(r, Rejected)]
+    assert sorted(w.rule for w in warnings) == ["parse_error", "unknown_content", "unknown_content"]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.kind, s.action.code or s.action.text) for s in ep.steps] == [("command", "ls"),
+                                                                                  ("message", "Done.")]
+    assert ep.steps[0].reasoning == "Look first." and ep.steps[0].action.tool_name == "Shell"
+    assert ep.steps[1].observation.kind == "terminal" and ep.steps[1].observation.exit_code == 0
+    extras = ep.env["qwen_code_export"]
+    assert extras["unknown_records"] == [{**base, "type": "hologram", "x": 1}]
+    assert list(extras["unknown_fields"].values()) == [{"mood": "ok"}]
+    assert extras["tokens"] == {"candidatesTokenCount": 3} and ep.agent == "m" and ep.terminated
+
+
+def test_a_json_document_without_messages_is_rejected_naming_the_file(tmp_path):
+    path = tmp_path / "qwen-code-export-x.json"
+    path.write_text('{"sessionId": "s1", "startTime": "t", "messages": {}}')
+    (row,) = read_records(qwen_code_export, path)
+    assert isinstance(row, Rejected) and row.rule == "bad_record" and "qwen-code-export-x.json" in row.reason
