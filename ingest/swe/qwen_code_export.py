@@ -55,7 +55,9 @@ INFO = FormatInfo(
     proof=("each release from the npm registry runs its scripted session against the scripted model server, then "
            "`qwen -p \"/export json\"` and `\"/export jsonl\"` with `--resume <session>` export it; the script is "
            "the oracle for every call, its arguments and the result the agent recorded, the model and the final "
-           "answer (`tests/ingest/swe/test_qwen_code_export.py`)"),
+           "answer; the markdown export beside them is listed unread with its reason; edge cases hand-made "
+           "(`tests/ingest/swe/test_qwen_code_export.py`; public repositories hold markdown exports, no JSON or "
+           "JSONL one was found)"),
 )
 
 _JSON_SNIFF = re.compile(rb'^\{\s*"sessionId":\s*"[^"]*",\s*"startTime":\s*"[^"]*",\s*"messages":\s*\[')
