@@ -27,8 +27,11 @@ call and, once it finished, its result. `patch`, `file`, `snapshot`, `agent`, `s
 `unknown_content` warning. `bash` is a `command` action with its exit code.
 
 Env `opencode`: the session's `id`, `title`, `directory`, `version`, `parentID` (a subagent's session names its
-parent's), the rest of its record raw in `session`, the providers, summed `tokens` and `cost`, and the assistant
-errors. OpenCode grades nothing: outcome
+parent's), the rest of its record raw in `session`, the providers, summed `tokens` and `cost`, the assistant
+errors, and `message_fields`: each message's fields beyond those (`time`, a user message's `agent`, `model`,
+`summary`, `system`, `tools`; an assistant's `parentID`, `mode`, `agent`, `path`, `finish`, `summary`, `variant`...),
+raw, in message order, with the message's `id` and `role` (a field OpenCode does not define: an `unknown_content`
+warning). OpenCode grades nothing: outcome
 `unknown`; terminated when the last turn answers (text, no call; a last turn of reasoning alone was stopped before
 its answer, as Gemini CLI and Qwen Code sessions are read). Domain `swe`, platform `linux` (not recorded).
 """
@@ -50,7 +53,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "opencode"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group="swe", rank=302, domains=('swe',), platform="linux",
     summary="OpenCode sessions (JSON storage, the SQLite database, `opencode export`)",
@@ -79,6 +82,12 @@ _MAPPED_COLUMNS = ("id", "project_id", "parent_id", "slug", "directory", "title"
                    "time_updated")
 _SESSION_KEYS = ("id", "title", "directory", "version", "parentID", "slug", "projectID")
 _KEPT_PARTS = ("patch", "file", "snapshot", "agent", "subtask", "compaction", "retry")
+# `MessageV2.User` / `MessageV2.Assistant` fields of 1.1 and 1.18 (`packages/opencode/src/session/message-v2.ts`)
+_USER_FIELDS = frozenset({"id", "sessionID", "role", "time", "format", "summary", "agent", "model", "system", "tools",
+                          "variant"})
+_ASSISTANT_FIELDS = frozenset({"id", "sessionID", "role", "time", "error", "parentID", "modelID", "providerID", "mode",
+                               "agent", "path", "summary", "cost", "tokens", "structured", "variant", "finish"})
+_MAPPED_FIELDS = ("id", "sessionID", "role", "modelID", "providerID", "cost", "tokens", "error")  # read into env
 
 
 def units(files: list[str], head) -> list[str]:
@@ -285,13 +294,15 @@ def _replay_wal(image: bytes, wal: bytes, name: str) -> bytes:
 
 def _episode(session: dict, messages: list, where: str) -> Iterator[Episode | Rejected]:
     out: list[Message] = []
-    extras: dict = {"parts": [], "errors": [], "providers": [], "tokens": {}, "cost": 0.0, "task": None}
+    extras: dict = {"parts": [], "errors": [], "providers": [], "tokens": {}, "cost": 0.0, "task": None,
+                    "message_fields": []}
     problems: list[Rejected] = []
     for info, parts in messages:
         if not isinstance(info, dict):
             continue
         mwhere = f"{where}: message {info.get('id')}"
         parts = [p for p in parts if isinstance(p, dict)]
+        _keep_fields(info, mwhere, extras, problems)
         if info.get("role") == "assistant":
             _assistant(out, info, parts, mwhere, extras, problems)
         else:
@@ -381,6 +392,21 @@ def _add_usage(extras: dict, info: dict) -> None:
             extras["tokens"][key] = extras["tokens"].get(key, 0) + value
     if isinstance(info.get("cost"), (int, float)) and not isinstance(info.get("cost"), bool):
         extras["cost"] += info["cost"]
+
+
+def _keep_fields(info: dict, where: str, extras: dict, problems: list) -> None:
+    """What a message record says beyond what the reader maps (a user message's `agent`, `model`, `summary`; an
+    assistant's `path`, `mode`, `finish`, `time`...): kept raw, one entry per message in order; a field none of
+    OpenCode's releases define is warned of."""
+    rest = {k: v for k, v in info.items() if k not in _MAPPED_FIELDS}
+    if rest:
+        extras["message_fields"].append({"id": info.get("id"), "role": info.get("role"), **rest})
+    defined = _ASSISTANT_FIELDS if info.get("role") == "assistant" else _USER_FIELDS
+    unknown = sorted(k for k in info if k not in defined)
+    if unknown:
+        problems.append(Rejected("unknown_content", f"{where}: field(s) {', '.join(unknown)} of a {info.get('role')} "
+                                 "message are none OpenCode is known to write; kept raw in env.opencode.message_fields",
+                                 where, record_id=info.get("id")))
 
 
 def _keep(part: dict, where: str, extras: dict, problems: list) -> None:

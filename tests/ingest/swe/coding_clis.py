@@ -286,6 +286,22 @@ def qwen_code_run(version: str, base: Path) -> CliRun:
     return CliRun(version, home, work, server, script, {}, stdout, seconds)
 
 
+def qwen_code_export(run: CliRun, kind: str) -> Path:
+    """The file `/export <kind>` (md, json, jsonl, html) of the run's release writes for the run's session:
+    `qwen -p "/export <kind>" --resume <session>` in the run's HOME and workspace (the command runs in
+    non-interactive mode and writes `qwen-code-export-<time>.<kind>` into the working directory). The model is
+    not called: the server answers nothing."""
+    qwen = npm_cli("qwen-code", run.version, "qwen")
+    (session,) = (run.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    before = set(run.workspace.glob("qwen-code-export-*"))
+    env = {"HOME": str(run.home), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-scripted",
+           "OPENAI_MODEL": QWEN_MODEL, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+    run_cli([str(qwen), "-p", f"/export {kind}", "--resume", session.stem, "--auth-type", "openai"], env,
+            run.workspace, timeout=120)
+    (written,) = set(run.workspace.glob(f"qwen-code-export-*.{kind}")) - before
+    return written
+
+
 # --- Aider ------------------------------------------------------------------------------------------------------
 
 AIDER_MODEL = "openai/gpt-4o"  # a model aider knows: the SEARCH/REPLACE (`diff`) edit format, and its prices

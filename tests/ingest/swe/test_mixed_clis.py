@@ -1,6 +1,6 @@
 """`ingest-all` over one folder mixing the session stores the coding-agent CLIs wrote at test time (Claude Code,
 Codex, Gemini CLI, OpenCode and Aider at two releases each, Qwen Code at three, the first in Gemini CLI's
-layout; Cline's task folders and session files) and a Roo Code task store (which cannot run here: laid out as its
+layout, and its `/export json` and `/export jsonl` files; Cline's task folders and session files) and a Roo Code task store (which cannot run here: laid out as its
 extension keeps it, `tasks/_index.json` beside `tasks/<id>/`, its files those of `test_roo_code`) with the bundled
 samples: every session is read by its own format, with the episode counts the scripts fix, and nothing a person
 would call a session is left unread (Roo Code's `_index.json` is its list of tasks, not a session).
@@ -13,15 +13,17 @@ import shutil
 from tests.conftest import SAMPLES
 from tests.ingest.swe import (test_aider_cli, test_claude_code_cli, test_cline_cli, test_codex_cli,
                               test_gemini_cli_cli, test_opencode_cli, test_qwen_code_cli, test_roo_code)
-from tests.ingest.swe.coding_clis import QWEN_GEMINI_LAYOUT, cli_run
+from tests.ingest.swe.coding_clis import QWEN_GEMINI_LAYOUT, cli_run, qwen_code_export
 
 AIDER_HISTORY = "WORKSPACE:.aider.chat.history.md"  # kept in the workspace, not under HOME
+QWEN_EXPORTS = "WORKSPACE:qwen-code-export"  # `/export json` and `/export jsonl` write into the workspace
 STORES = {  # CLI -> (its releases, where under HOME it keeps its sessions (folders), episodes per run, format)
     "claude-code": (test_claude_code_cli.VERSIONS, ".claude/projects", 2, "claude_code"),  # main line, subagent
     "codex": (test_codex_cli.VERSIONS, ".codex/sessions", 1, "codex"),
     "gemini-cli": (test_gemini_cli_cli.VERSIONS, ".gemini/tmp", 1, "gemini_cli"),
     "qwen-code": (test_qwen_code_cli.VERSIONS, ".qwen/projects", 1, "qwen_code"),
     "qwen-code@0.1": ((QWEN_GEMINI_LAYOUT,), ".qwen/tmp", 1, "gemini_cli"),  # Gemini CLI's recorder
+    "qwen-code@export": (test_qwen_code_cli.VERSIONS, QWEN_EXPORTS, 2, "qwen_code_export"),  # JSON, JSONL
     "aider": (test_aider_cli.VERSIONS, AIDER_HISTORY, 2, "aider_chat"),  # two chat sessions
     "opencode": (test_opencode_cli.VERSIONS, ".local/share/opencode", 2, "opencode"),  # a session, a subagent
     # 2.x task folders, 3.x session files (its SQLite session index in `db/` is the CLI's, not a session)
@@ -36,6 +38,12 @@ def _copy_stores(cli, stores, target) -> None:
     if stores == AIDER_HISTORY:
         target.mkdir(parents=True)
         shutil.copy(cli.workspace / ".aider.chat.history.md", target)
+        return
+    if stores == QWEN_EXPORTS:  # the markdown export is not read (test_qwen_code_export says why): left out
+        target.mkdir(parents=True)
+        for kind in ("json", "jsonl"):
+            found = sorted(cli.workspace.glob(f"qwen-code-export-*.{kind}")) or [qwen_code_export(cli, kind)]
+            shutil.copy(found[0], target)
         return
     for folder in (stores,) if isinstance(stores, str) else stores:
         if (cli.home / folder).exists():

@@ -82,6 +82,25 @@ def test_a_subagent_session_names_its_parent(tmp_path):
     assert ep.steps[0].action.kind == "message" and ep.steps[0].action.text == "2"
 
 
+def test_message_fields_the_reader_does_not_map_are_kept_and_an_undefined_one_warned_of(tmp_path):
+    user, parts = _user("msg_1", "Count")
+    user.update(agent="build", model={"providerID": "prov", "modelID": "m1"}, summary={"title": "Count", "diffs": []})
+    answer = _assistant("msg_2", [{"type": "text", "text": "2"}], mode="build", agent="build", finish="stop",
+                        path={"cwd": "/w", "root": "/w"}, parentID="msg_1", mood="cheerful")
+    records = read_records(opencode, _storage(tmp_path, SESSION, [(user, parts), answer]))
+    warnings = [r for r in records if isinstance(r, Rejected)]
+    assert [w.rule for w in warnings] == ["unknown_content"] and "mood" in warnings[0].reason
+    assert "msg_2" in warnings[0].reason
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    kept = ep.env["opencode"]["message_fields"]
+    assert kept[0] == {"id": "msg_1", "role": "user", "time": {"created": 1_700_000_000_000}, "agent": "build",
+                       "model": {"providerID": "prov", "modelID": "m1"}, "summary": {"title": "Count", "diffs": []}}
+    assert kept[1] == {"id": "msg_2", "role": "assistant", "time": {"created": 1_700_000_001_000}, "mode": "build",
+                       "agent": "build", "finish": "stop", "path": {"cwd": "/w", "root": "/w"}, "parentID": "msg_1",
+                       "mood": "cheerful"}
+    assert ep.env["opencode"]["tokens"] == {"input": 5, "output": 2, "cache_read": 1}  # mapped: not kept twice
+
+
 def test_a_session_whose_last_turn_is_reasoning_alone_is_not_terminated(tmp_path):
     messages = [_user("msg_1", "Count"),
                 _assistant("msg_2", [{"type": "step-start"}, {"type": "reasoning", "text": "Counting..."},

@@ -94,6 +94,13 @@ def test_model_task_final_answer_and_usage(cli):
     turns = len(cli.server.agent_requests())
     assert extras["tokens"]["output"] == turns * USAGE["output_tokens"]
     assert extras["tokens"]["input"] == turns * USAGE["input_tokens"]
+    # what each message says beyond the steps: the user's agent and model, each answer's mode, path and finish
+    kept = extras["message_fields"]
+    assert kept[0]["role"] == "user" and kept[0]["agent"] == "build"
+    assert kept[0]["model"]["modelID"] == OPENCODE_MODEL
+    answers = [m for m in kept if m["role"] == "assistant"]
+    assert len(answers) == turns and answers[-1]["finish"] == "stop"  # one message per model call here
+    assert all(m["path"]["cwd"] == str(cli.workspace) and m["mode"] == "build" for m in answers)
 
 
 def test_opencode_export_reads_as_the_same_episode(cli, tmp_path):

@@ -1,0 +1,124 @@
+"""Qwen Code's `/export` files, written by the CLI itself at two releases: after the scripted session of
+`test_qwen_code_cli.py` (the same run, shared), `qwen -p "/export json|jsonl|md" --resume <session>` exports it
+(the command runs in non-interactive mode and writes `qwen-code-export-<time>.<ext>` into the workspace). The script
+is the oracle: each export holds every call the server asked for, with the arguments the agent sent and the result
+the agent recorded (an edit as its diff), the model, the task and the final answer.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ingest.record import Episode, Rejected
+from ingest.swe import qwen_code_export
+from tests.ingest.golden import read_records
+from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, QWEN_PROMPT, cli_run, played, qwen_code_export as export
+from tests.scripted_model_server import USAGE
+
+VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS
+DISPLAY_NAMES = {"glob": "Glob", "read_file": "ReadFile"}  # the titles name these tools by their display names
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def exported(request, tmp_path_factory):
+    cli = cli_run("qwen-code", request.param, tmp_path_factory)
+    return cli, {kind: export(cli, kind) for kind in ("json", "jsonl", "md")}
+
+
+def _episode(path) -> Episode:
+    records = read_records(qwen_code_export, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    return ep
+
+
+@pytest.mark.parametrize("kind", ["json", "jsonl"])
+def test_each_export_holds_every_scripted_call_with_its_arguments_and_result(exported, kind):
+    cli, files = exported
+    ep = _episode(files[kind])
+    calls = played(cli)
+    tool_steps = [s for s in ep.steps if s.action.kind != "message"]
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in tool_steps] == \
+        [(DISPLAY_NAMES.get(c.name, c.name), c.arguments) for c in calls]
+    after = [s.observation for s in ep.steps[1:]]
+    glob, read, write, failed = after
+    assert glob.text == calls[0].seen and "notes.txt" in glob.text
+    assert read.text == calls[1].seen == NOTES
+    # the export keeps an edit as its diff (under the file's path, 0.15: its name), not the sentence the model got
+    path = cli.workspace / "out.txt" if cli.version != "0.15.10" else "out.txt"
+    assert write.text == f"{path}:\n{NOTES}" and "out.txt" in calls[2].seen
+    assert tool_steps[3].action.kind == "command" and tool_steps[3].action.code == "cat missing.txt"
+    assert failed.kind == "terminal" and failed.exit_code == 1 and failed.text == calls[3].seen
+    assert failed.is_error is (cli.version != "0.15.10")  # 0.15 records the command's run as a success
+    assert ep.agent == QWEN_MODEL and ep.task == QWEN_PROMPT
+    assert ep.steps[-1].action.kind == "message" and ep.steps[-1].action.text == cli.script[-1].text
+    assert ep.terminated and ep.outcome == "unknown"
+
+
+def test_the_exports_name_the_session_and_its_totals(exported):
+    cli, files = exported
+    (session,) = (cli.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    for kind in ("json", "jsonl"):
+        meta = _episode(files[kind]).env["qwen_code_export"]["metadata"]
+        assert meta["sessionId"] == session.stem and meta["cwd"] == str(cli.workspace)
+        assert meta["promptCount"] == 1 and meta["uniqueFiles"] == [str(cli.workspace / "out.txt")]
+        assert meta["totalTokens"] == len(cli.server.agent_requests()) * (USAGE["input_tokens"] + USAGE["output_tokens"])
+
+
+def test_ingest_reads_the_json_exports_and_says_why_the_markdown_is_not_read(exported, run, query):
+    cli, files = exported
+    folder = files["json"].parent
+    assert sorted(p.name for p in folder.iterdir()) == sorted(["notes.txt", "out.txt", *(f.name for f in files.values())])
+    result = run("ingest-swe", [folder], stages=["ingest"])
+    unread = {i.path.rsplit("/", 1)[-1]: i.reason for i in result.ignored}
+    assert unread.keys() == {"notes.txt", "out.txt", files["md"].name}  # the workspace's files, and the markdown
+    assert unread[files["md"].name].endswith(f"which does not read it: {qwen_code_export._UNREAD_REASON}")
+    assert query("SELECT count(*) AS n, min(source_format) AS f, max(source_format) AS g FROM episodes") == \
+        [{"n": 2, "f": "qwen_code_export", "g": "qwen_code_export"}]
+    assert query("SELECT rule FROM quarantine") == []
+
+
+def _jsonl(tmp_path, *messages) -> list:
+    meta = {"type": "session_metadata", "sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "model": "m"}
+    path = tmp_path / "qwen-code-export-2026-01-01T00-00-01-000Z.jsonl"
+    path.write_text("\n".join(json.dumps(m) if isinstance(m, dict) else m for m in (meta, *messages)))
+    return read_records(qwen_code_export, path)
+
+
+def test_thoughts_go_to_the_next_turn_and_unknown_content_is_kept_with_a_warning(tmp_path):
+    """Hand-made in the writer's shapes: a `thinking` message before a call, an unknown message type, a field no
+    release writes, and a line that is not JSON."""
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    records = _jsonl(
+        tmp_path,
+        {**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Fix it"}]}},
+        {**base, "type": "assistant", "message": {"role": "thinking", "parts": [{"text": "Look first."}]}},
+        {**base, "type": "tool_call", "toolCall": {"toolCallId": "c1", "kind": "execute", "title": "Shell: ls",
+                                                    "status": "completed", "rawInput": {"command": "ls"},
+                                                    "content": [{"type": "content",
+                                                                 "content": {"type": "text", "text": "a.py"}}],
+                                                    "rawOutput": {"type": "shell_result", "exitCode": 0}}},
+        {**base, "type": "hologram", "x": 1},
+        "{not json",
+        {**base, "type": "assistant", "mood": "ok", "message": {"role": "assistant", "parts": [{"text": "Done."}]},
+         "usageMetadata": {"candidatesTokenCount": 3}})
+    warnings = [r for r in records if isinstance(r, Rejected)]
+    assert sorted(w.rule for w in warnings) == ["parse_error", "unknown_content", "unknown_content"]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.kind, s.action.code or s.action.text) for s in ep.steps] == [("command", "ls"),
+                                                                                  ("message", "Done.")]
+    assert ep.steps[0].reasoning == "Look first." and ep.steps[0].action.tool_name == "Shell"
+    assert ep.steps[1].observation.kind == "terminal" and ep.steps[1].observation.exit_code == 0
+    extras = ep.env["qwen_code_export"]
+    assert extras["unknown_records"] == [{**base, "type": "hologram", "x": 1}]
+    assert list(extras["unknown_fields"].values()) == [{"mood": "ok"}]
+    assert extras["tokens"] == {"candidatesTokenCount": 3} and ep.agent == "m" and ep.terminated
+
+
+def test_a_json_document_without_messages_is_rejected_naming_the_file(tmp_path):
+    path = tmp_path / "qwen-code-export-x.json"
+    path.write_text('{"sessionId": "s1", "startTime": "t", "messages": {}}')
+    (row,) = read_records(qwen_code_export, path)
+    assert isinstance(row, Rejected) and row.rule == "bad_record" and "qwen-code-export-x.json" in row.reason
