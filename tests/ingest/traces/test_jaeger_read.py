@@ -1,10 +1,12 @@
 """Jaeger's JSON (Jaeger UI's "Download JSON", the query API's answer) read by the OpenTelemetry trace reader: real
-GenAI traces of Jaeger UI's fixtures (samples/traces/jaeger/jaeger-ui, PROVENANCE.md) and Jaeger's own converter
-output (samples/traces/jaeger/jaeger: its query service's answer for an OTLP input it holds beside it, and its
-domain-to-UI converter's fixture), against goldens a person read against the raw files; hand-made edge cases."""
+GenAI traces of Jaeger UI's fixtures (samples/traces/jaeger/jaeger-ui and data/jaeger-ui, PROVENANCE.md) and Jaeger's
+own converter output (samples/traces/jaeger/jaeger: its query service's answer for an OTLP input it holds beside it,
+and its domain-to-UI converter's fixture), against goldens a person read against the raw files; hand-made edge
+cases."""
 
 import datetime as dt
 import json
+from pathlib import Path
 
 from ingest.record import Episode, Rejected
 from ingest.traces import jaeger, otel
@@ -15,6 +17,8 @@ from tests.ingest.traces.read_util import calls, claims, results
 from tests.ingest.traces.test_langfuse_read import GOLDEN
 
 JAEGER_UI = SAMPLES / "traces" / "jaeger" / "jaeger-ui"
+# the generated triage trace: its times go back (validation would quarantine it), so it is no bundled sample
+TIMELINE = Path(__file__).parent / "data" / "jaeger-ui" / "genai-timeline-trace.json"
 JAEGER = SAMPLES / "traces" / "jaeger" / "jaeger"
 WINDOW = {"window": "1h"}
 ROWS = '{"status":"ok","rows":12}'
@@ -25,7 +29,7 @@ def _episodes(records) -> list[Episode]:
 
 
 def test_a_genai_trace_with_a_nested_agent_reads_as_a_person_counts_it():
-    path = JAEGER_UI / "genai-timeline-trace.json"
+    path = TIMELINE
     assert claims(otel, path)
     records = read_records(otel, path)
     assert [r for r in records if isinstance(r, Rejected)] == []
@@ -168,7 +172,7 @@ def test_the_same_trace_as_otlp_reads_to_the_same_episodes(tmp_path):
     """The adapter and OTLP/JSON meet in one span assembly: the GenAI trace written as OTLP (tags as typed
     attributes, the parent reference as `parentSpanId`, microseconds as nanoseconds, processes as resources) reads
     to the episodes its Jaeger form reads to."""
-    trace = json.loads((JAEGER_UI / "genai-timeline-trace.json").read_text())
+    trace = json.loads(TIMELINE.read_text())
     values = {"string": "stringValue", "int64": "intValue", "bool": "boolValue", "float64": "doubleValue"}
     resource_spans = []
     for pid, process in trace["processes"].items():
@@ -183,7 +187,7 @@ def test_the_same_trace_as_otlp_reads_to_the_same_episodes(tmp_path):
                                "scopeSpans": [{"spans": otlp_spans}]})
     as_otlp = tmp_path / "genai-timeline-trace.json"
     as_otlp.write_text(json.dumps({"resourceSpans": resource_spans}))
-    from_jaeger = _episodes(read_records(otel, JAEGER_UI / "genai-timeline-trace.json"))
+    from_jaeger = _episodes(read_records(otel, TIMELINE))
     from_otlp = _episodes(read_records(otel, as_otlp))
     assert golden.fingerprint(from_otlp) == golden.fingerprint(from_jaeger)
     # resources are gathered in span order in both: the same services
