@@ -16,7 +16,8 @@ since the epoch, the end the start plus the duration; a log is an event whose na
 Jaeger puts an OpenTelemetry event's name) and whose attributes are its other fields. A span fails where its
 `otel.status_code` tag is `ERROR` (with `otel.status_description`) or its `error` tag is true. What has no place
 in a span is kept in its attributes: references beyond the parent (`jaeger.references`), span and trace warnings
-(`jaeger.warnings`, `jaeger.trace_warnings`) and fields this reader does not know (`jaeger.fields`).
+(`jaeger.warnings`, `jaeger.trace_warnings`) and fields this reader does not know (`jaeger.fields`); a span's
+`flags` (its sampling bit) and a storage document's `startTimeMillis` (the start again) are not kept.
 An error the query service answered (`errors[]`) is a `bad_record` row naming it.
 """
 
