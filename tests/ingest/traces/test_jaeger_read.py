@@ -1,8 +1,8 @@
 """Jaeger's JSON (Jaeger UI's "Download JSON", the query API's answer) read by the OpenTelemetry trace reader: real
-GenAI traces of Jaeger UI's fixtures (samples/traces/jaeger/jaeger-ui and data/jaeger-ui, PROVENANCE.md) and Jaeger's
-own converter output (samples/traces/jaeger/jaeger: its query service's answer for an OTLP input it holds beside it,
-and its domain-to-UI converter's fixture), against goldens a person read against the raw files; hand-made edge
-cases."""
+GenAI traces of Jaeger UI's fixtures (data/jaeger-ui, PROVENANCE.md) and Jaeger's own converter output (data/jaeger:
+its query service's answer for an OTLP input it holds beside it, and its domain-to-UI converter's fixture), against
+goldens a person read against the raw files; hand-made edge cases. They lie in data/, not samples/: each yields a row
+(an empty trace, no agent) or steps that go back in time, and the bundled samples ingest with nothing quarantined."""
 
 import datetime as dt
 import json
@@ -10,16 +10,15 @@ from pathlib import Path
 
 from ingest.record import Episode, Rejected
 from ingest.traces import jaeger, otel
-from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.ingest.golden import read_records
 from tests.ingest.traces.read_util import calls, claims, results
 from tests.ingest.traces.test_langfuse_read import GOLDEN
 
-JAEGER_UI = SAMPLES / "traces" / "jaeger" / "jaeger-ui"
-# the generated triage trace: its times go back (validation would quarantine it), so it is no bundled sample
-TIMELINE = Path(__file__).parent / "data" / "jaeger-ui" / "genai-timeline-trace.json"
-JAEGER = SAMPLES / "traces" / "jaeger" / "jaeger"
+DATA = Path(__file__).parent / "data"
+JAEGER_UI = DATA / "jaeger-ui"
+TIMELINE = JAEGER_UI / "genai-timeline-trace.json"
+JAEGER = DATA / "jaeger"
 WINDOW = {"window": "1h"}
 ROWS = '{"status":"ok","rows":12}'
 
