@@ -1,5 +1,5 @@
-"""Jaeger's JSON (Jaeger UI's "Download JSON", the query API's answer) read by the OpenTelemetry trace reader: real
-GenAI traces of Jaeger UI's fixtures (data/jaeger-ui, PROVENANCE.md) and Jaeger's own converter output (data/jaeger:
+"""Jaeger's JSON (Jaeger UI's "Download JSON", the query API's answer) read by the OpenTelemetry trace reader: a real
+agent's trace saved from Jaeger (data/agentevals), GenAI traces of Jaeger UI's fixtures (data/jaeger-ui) and Jaeger's own converter output (data/jaeger:
 its query service's answer for an OTLP input it holds beside it, and its domain-to-UI converter's fixture), against
 goldens a person read against the raw files; hand-made edge cases. They lie in data/, not samples/: each yields a row
 (an empty trace, no agent) or steps that go back in time, and the bundled samples ingest with nothing quarantined."""
@@ -191,3 +191,21 @@ def test_the_same_trace_as_otlp_reads_to_the_same_episodes(tmp_path):
     assert golden.fingerprint(from_otlp) == golden.fingerprint(from_jaeger)
     # resources are gathered in span order in both: the same services
     assert from_otlp[0].env["otel"]["resources"] == from_jaeger[0].env["otel"]["resources"]
+
+
+def test_a_real_adk_agents_trace_saved_from_jaeger_reads_as_a_person_counts_it():
+    """data/agentevals (PROVENANCE.md): a kagent Helm agent (Google ADK behind an A2A server) as Jaeger's query API
+    answered it: 96 spans, of which two model calls and one MCP tool call are the agent's steps."""
+    path = DATA / "agentevals" / "helm.json"
+    assert claims(otel, path)
+    records = read_records(otel, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = _episodes(records)
+    assert ep.task == "list all Helm releases" and ep.agent == "gpt-4.1-mini-2025-04-14"
+    assert calls(ep) == [("helm_list_releases", {})]
+    assert results(ep)[0].startswith("NAME") and "kagent" in results(ep)[0]
+    assert [s.action.kind for s in ep.steps] == ["tool_call", "message"] and ep.terminated
+    assert ep.steps[1].action.text.startswith("There are two Helm releases installed in the cluster")
+    assert ep.env["otel"]["resources"] == [{"service.name": "helm_agent", "service.namespace": "kagent"}]
+    assert ep.env["trace"]["spans"] == 96
+    golden.check(records, GOLDEN / "otel-jaeger-agentevals-helm.json")
