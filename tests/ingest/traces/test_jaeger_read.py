@@ -1,8 +1,9 @@
 """Jaeger's JSON (Jaeger UI's "Download JSON", the query API's answer) read by the OpenTelemetry trace reader: a real
-agent's trace saved from Jaeger (data/agentevals), GenAI traces of Jaeger UI's fixtures (data/jaeger-ui) and Jaeger's own converter output (data/jaeger:
-its query service's answer for an OTLP input it holds beside it, and its domain-to-UI converter's fixture), against
-goldens a person read against the raw files; hand-made edge cases. They lie in data/, not samples/: each yields a row
-(an empty trace, no agent) or steps that go back in time, and the bundled samples ingest with nothing quarantined."""
+agent's trace saved from Jaeger (data/agentevals), GenAI traces of Jaeger UI's fixtures (data/jaeger-ui) and Jaeger's
+own converter output (data/jaeger: its query service's answer for an OTLP input it holds beside it, and its
+domain-to-UI converter's fixture), against goldens a person read against the raw files; hand-made edge cases. They lie
+in data/, not samples/: they yield rows (an empty trace, no agent), steps that go back in time or are large, and the
+bundled samples are small and ingest with nothing quarantined (each folder's PROVENANCE.md)."""
 
 import datetime as dt
 import json
