@@ -92,8 +92,9 @@ INFO = FormatInfo(
            "JSON: a real kagent (Google ADK, OpenLLMetry) Helm agent's trace saved from Jaeger's query API "
            "(agentevals, Apache-2.0) and two GenAI traces of Jaeger UI's fixtures (a Download-JSON answer; a "
            "generated triage agent with tools and a nested agent, which also reads as the same spans written as "
-           "OTLP) are goldens read against the raw files, and Jaeger's own converter output (its query service's answer for an "
-           "OTLP input decodes to that input's spans; typed tags, logs, references, warnings) is the oracle "
+           "OTLP) are goldens read against the raw files, and Jaeger's own converter output (its query service's "
+           "answer for an OTLP input decodes to that input's spans; typed tags, logs, references, warnings) is the "
+           "oracle "
            "(`tests/ingest/traces/test_jaeger_read.py`; Jaeger's query service is a Go program no package "
            "registry here ships, so none runs in the tests)"),
 )
