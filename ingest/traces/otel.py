@@ -15,6 +15,9 @@
   startTime, endTime (ISO), durationInNanos, status: {code, message}, attributes: {...}, events: [{name, time,
   attributes}], instrumentationScope, resource: {attributes}, serviceName, traceGroup}`, alone, in an array or as
   the `hits.hits[]._source` of a search response.
+- **Jaeger's JSON** (Jaeger UI's "Download JSON", its query API's `{"data": [trace...]}`, one trace, spans with
+  their `process`): `operationName`, `references`, typed `tags`, `logs`, `processID` into `processes`, times in
+  microseconds, normalised to the same span fields by `ingest.traces.jaeger`.
 - **The Python SDK's span JSON** (`ReadableSpan.to_json()`, what its `ConsoleSpanExporter` prints, indented, one
   span after another): `{name, context: {trace_id, span_id}, kind, parent_id, start_time, end_time, status:
   {status_code, description}, attributes: {...}, events: [{name, timestamp, attributes}], links, resource:
@@ -53,16 +56,16 @@ from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.chat.messages import Context
-from ingest.traces import genai, langfuse, langsmith
+from ingest.traces import genai, jaeger, langfuse, langsmith
 from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
-             "span documents) with the GenAI semantic conventions or "
+             "span documents; Jaeger's JSON) with the GenAI semantic conventions or "
              "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
     producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own instrumentations",
     versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
@@ -85,7 +88,15 @@ INFO = FormatInfo(
            "spans of a LangChain agent on Bedrock as OpenSearch's trace index stored them (OpenInference, "
            "OpenLLMetry) are goldens read against the raw files; a real Microsoft Agent Framework console export "
            "(each span printed twice) and one LangChain chain traced by OpenLLMetry, OpenLit and LangSmith's OTel "
-           "exporter as oteltest saved it are read from ../shared (`tests/ingest/traces/test_otel_real.py`)"),
+           "exporter as oteltest saved it are read from ../shared (`tests/ingest/traces/test_otel_real.py`); Jaeger's "
+           "JSON: a real kagent (Google ADK, OpenLLMetry) Helm agent's trace saved from Jaeger's query API "
+           "(agentevals, Apache-2.0) and two GenAI traces of Jaeger UI's fixtures (a Download-JSON answer; a "
+           "generated triage agent with tools and a nested agent, which also reads as the same spans written as "
+           "OTLP) are goldens read against the raw files, and Jaeger's own converter output (its query service's "
+           "answer for an OTLP input decodes to that input's spans; typed tags, logs, references, warnings) is the "
+           "oracle "
+           "(`tests/ingest/traces/test_jaeger_read.py`; Jaeger's query service is a Go program no package "
+           "registry here ships, so none runs in the tests)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
@@ -107,13 +118,14 @@ _HEX_ID = re.compile(r"(?:[0-9a-fA-F]{16}|[0-9a-fA-F]{32})\Z")
 def units(files: list[str], head) -> list[str]:
     """JSON files whose first bytes hold OTLP/JSON `resourceSpans`, spans as the OpenTelemetry SDK writes them
     (`"context": {"trace_id": ...`), oteltest's requests (`"trace_requests": [{"pbreq": ...`), or OpenSearch's span
-    documents (a `traceId` beside Data Prepper's `traceGroup`, `durationInNanos` or `instrumentationScope`)."""
+    documents (a `traceId` beside Data Prepper's `traceGroup`, `durationInNanos` or `instrumentationScope`), or
+    Jaeger's JSON (`operationName` beside a `spanID` and its `references`, `processID` or `process`)."""
     found = []
     for path in files:
         if path.endswith(_EXTENSIONS):
             start = head(path)
             if _OTLP.search(start) or _CONSOLE.search(start) or _OTELTEST.search(start) or \
-                    (_SPAN_DOCUMENT.search(start) and _SPAN_IDS.search(start)):
+                    (_SPAN_DOCUMENT.search(start) and _SPAN_IDS.search(start)) or jaeger.claims(start):
                 found.append(path)
     return found
 
@@ -323,6 +335,10 @@ def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] |
         yield from _oteltest_spans(doc, where)
     elif _is_span_document(doc):
         yield _span_document(doc, where)
+    elif jaeger.is_trace(doc):
+        yield from jaeger.spans(doc, where)
+    elif jaeger.is_span(doc):  # a span with its own `process` (a span list, a storage document)
+        yield jaeger.span(doc, where, {})
     elif isinstance(doc, dict) and isinstance(doc.get("hits"), dict) and isinstance(doc["hits"].get("hits"), list):
         for i, hit in enumerate(doc["hits"]["hits"]):  # an OpenSearch search response: each hit's document
             source = hit.get("_source") if isinstance(hit, dict) else None

@@ -19,6 +19,7 @@ from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (
 from tests.ingest.traces import producer_runs
 
 SHARED = SAMPLES.parent.parent / "shared" / "samples"
+JAEGER_DATA = Path(__file__).resolve().parents[1] / "ingest" / "traces" / "data"
 
 # the trace producers' files: mode -> {file: the format that reads it}; a handoff run gives two episodes a file
 TRACE_RUNS = {"chat": {"spans.jsonl": "openai_agents", "backend.jsonl": "openai_agents", "otlp.jsonl": "otel"},
@@ -55,6 +56,17 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
         (mixed / f"greenlight-{kind}").mkdir()
         shutil.copy(path, mixed / f"greenlight-{kind}" / path.name)
     trace_episodes, fixed_calls = _trace_files(mixed, tmp_path_factory)
+    # Jaeger's JSON among them: Jaeger UI's GenAI download (one agent trace, one trace with no message) and the query
+    # service's answer for a service's own spans (tests/ingest/traces/data: they yield rows, so they are no samples)
+    jaeger_files = [JAEGER_DATA / "jaeger-ui" / "genai-flamegraph-traces.json",
+                    JAEGER_DATA / "jaeger" / "otlp2jaeger-out.json"]
+    (mixed / "jaeger").mkdir()
+    jaeger_records = []
+    for path in jaeger_files:
+        shutil.copy(path, mixed / "jaeger" / path.name)
+        jaeger_records += read_records(otel, path)
+    assert sorted(r.rule for r in jaeger_records if isinstance(r, Rejected)) == ["empty_episode", "no_agent_spans"]
+    jaeger_episodes = [r for r in jaeger_records if isinstance(r, Episode)]
     # the real sessions a person laid in ../shared/samples: each must read in the mix as its reader reads it alone
     from_shared = {"claude_code": 0, "codex": 0}
     shared_rejected = []
@@ -93,6 +105,8 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # any-agent's four framework dumps, agent-factory's three exports and observability-stack's two span documents,
     # one trace each
     assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 9
+    alone += jaeger_episodes
+    assert len(jaeger_episodes) == 1
     assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone)}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
@@ -102,5 +116,5 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), and what the
     # shared sessions' readers reject alone (an opening cut before the answer: its row keeps the task)
     rows = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))
-    assert rows == sorted(["no_payloads", *shared_rejected])
+    assert rows == sorted(["no_payloads", *shared_rejected, "empty_episode", "no_agent_spans"])  # and Jaeger's rows
     assert result.stage_summaries and " 0 errors " in result.stage_summaries[0]
