@@ -67,7 +67,7 @@ from ingest.traces.io_messages import io_messages
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langfuse"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=287, domains=('mcp', 'search'), platform="linux",
     summary=("Langfuse traces and observations (a trace's JSON download, the public API's traces and observations, "

@@ -47,7 +47,7 @@ from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, json_value, n
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langsmith"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=286, domains=('mcp', 'search'), platform="linux",
     summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm and tool runs as steps",

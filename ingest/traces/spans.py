@@ -18,7 +18,8 @@ agent. The sub-episode's `env["parent"]` names the parent's `key` and `episode_i
 its first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the
 parent had made when it began (`after_steps`).
 
-**Messages, in span start order.** A model span adds what it was sent that the episode has not seen yet (all of its
+**Messages, in the order they became known** (`_events`: in span start order where spans do not overlap). A model
+span adds what it was sent that the episode has not seen yet (all of its
 input for the first model span; for a later one, the input messages after the last assistant message of its input:
 the tool results and user turns since the previous call) and then what it answered (assistant turns, whose tool
 calls stay open until a result comes). A tool span is the result of the open call it answers (by call id, else the
@@ -32,7 +33,11 @@ its model span's, the text beside tool calls its reasoning. A handoff span answe
 
 `episodes.agent` is the first model a step names, else the first model a model span names (content not recorded),
 else the first agent's name. **Times**: assistant turns take their model span's end (when the answer came), tool
-results their span's end, tool calls of their own their span's start (UTC, or null where the decoder has none).
+results their span's end, tool calls of their own their span's start (UTC, or null where the decoder has none). A
+model span's input is added at its start and its answer at its end, a tool call of its own at its span's start, so
+where spans overlap (a tool run while the model still streams, concurrent calls) the steps go in the order their
+actions became known and no step's time goes back; a tool span begun inside the model span whose answer holds its
+call comes right after that answer. No time is moved.
 **Outcome** `unknown`; terminated when the episode ends on an answer without tool calls. Spans of no step kind are
 kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`.
 """
@@ -223,6 +228,11 @@ class _Transcript:
         return match
 
     def model(self, span: Span) -> None:
+        self.model_inputs(span)
+        self.model_outputs(span)
+
+    def model_inputs(self, span: Span) -> None:
+        """What the model call was sent (added when the call began)."""
         turn = span.model
         inputs = turn.inputs
         if self.models_seen:
@@ -240,6 +250,10 @@ class _Transcript:
             self.span_models.append(turn.model)
         for msg in inputs:
             self.add(msg)
+
+    def model_outputs(self, span: Span) -> None:
+        """What the model call answered (added when the answer came: the span's end)."""
+        turn = span.model
         for msg in turn.outputs:
             msg.model = msg.model or turn.model
             msg.timestamp = msg.timestamp or span.end or span.start
@@ -305,6 +319,77 @@ def _span_summary(span: Span) -> dict:
     return out
 
 
+def _time(when: dt.datetime | None) -> float:
+    return when.timestamp() if when else float("-inf")
+
+
+def _start_key(span: Span) -> tuple:
+    return (_time(span.start), 1, span.order, 0, ())
+
+
+def _end_key(span: Span) -> tuple:
+    """A model span's answer: at its end, before what starts at that same instant; a span with no later end (none
+    recorded, or zero long) answers right after it began."""
+    if span.end is None or (span.start is not None and span.end <= span.start):
+        return (_time(span.start), 1, span.order, 1, ())
+    return (_time(span.end), 0, span.order, 1, ())
+
+
+def _calling_model(span: Span, models: list[Span]) -> Span | None:
+    """The model span still answering when `span` (a tool span) began whose answer holds the call the tool
+    runs (a streamed answer whose tool call ran before the stream ended), or None."""
+    use, start = span.tool, _time(span.start)
+    for model in models:
+        if model.end is None or not _time(model.start) <= start < _time(model.end):
+            continue
+        calls = [c for msg in model.model.outputs for c in msg.tool_calls]
+        if any((use.call_id is not None and c.id == use.call_id)
+               or ((use.call_id is None or c.id is None) and use.name and c.name == use.name) for c in calls):
+            return model
+    return None
+
+
+def _events(spans: list[Span]) -> list[tuple[tuple, str, Span]]:
+    """The episode's spans as the events the transcript is built from, in the order they happened.
+
+    Steps follow the time each action became known, so that spans that overlap (a tool run while the model
+    span is still streaming, model and tool spans run concurrently) never make a step's time go back: a model
+    span's input is added when the call began (`model_in`, its start) and its answer when it came (`model_out`,
+    its end, the time its steps take); a tool call of its own is made when its span began (its start, its step's
+    time), and so are handoffs and the other spans. A tool span that began inside a model span whose answer
+    holds the call it runs comes right after that answer (the call is the model's; its step takes the answer's
+    time). Spans that do not overlap keep their start order. No time is moved: each step takes a time its
+    spans recorded."""
+    models = [s for s in spans if s.kind == "model" and s.model is not None]
+    events = []
+    for span in spans:
+        if span.kind == "model" and span.model is not None:
+            events += [(_start_key(span), "model_in", span), (_end_key(span), "model_out", span)]
+            continue
+        caller = _calling_model(span, models) if span.kind == "tool" and span.tool is not None else None
+        key = _start_key(span) if caller is None else \
+            (*_end_key(caller)[:3], 2, (_time(span.start), span.order))
+        events.append((key, "span", span))
+    return sorted(events, key=lambda e: e[0])
+
+
+def _apply(t: _Transcript, event: str, span: Span, facts: dict) -> None:
+    if event == "model_in":
+        t.model_inputs(span)
+    elif event == "model_out":
+        t.model_outputs(span)
+    elif span.kind == "tool" and span.tool is not None:
+        t.tool(span)
+    elif span.kind == "handoff":
+        t.handoff(span)
+    elif span.kind == "agent":
+        facts.setdefault("agents", []).append(span.agent)
+    elif len(facts["other_spans"]) < MAX_OTHER_SPANS:  # a span of no step kind (a model span naming no turn)
+        facts["other_spans"].append(_span_summary(span))
+    else:
+        facts["other_spans_left_out"] = facts.get("other_spans_left_out", 0) + 1
+
+
 def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
     """The episode's messages, and its trace facts for env (`linked`: its sub-episodes with the number of actions
     made before each began)."""
@@ -312,23 +397,12 @@ def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
     facts: dict[str, Any] = {"spans": len(ep.spans), "other_spans": [], "errors": []}
     pending = sorted((sub for sub in subs if sub.parent is ep), key=lambda sub: _order(sub.root))
     linked = []
-    for span in ep.spans:
-        while pending and _order(pending[0].root) <= _order(span):
+    for key, event, span in _events(ep.spans):
+        while pending and _start_key(pending[0].root) <= key:
             linked.append((pending.pop(0), t.actions))
-        if span.error:
+        if span.error and event != "model_out":
             facts["errors"].append({"span": span.name, "span_id": span.span_id, "error": span.error})
-        if span.kind == "model" and span.model is not None:
-            t.model(span)
-        elif span.kind == "tool" and span.tool is not None:
-            t.tool(span)
-        elif span.kind == "handoff":
-            t.handoff(span)
-        elif span.kind == "agent":
-            facts.setdefault("agents", []).append(span.agent)
-        elif len(facts["other_spans"]) < MAX_OTHER_SPANS:
-            facts["other_spans"].append(_span_summary(span))
-        else:
-            facts["other_spans_left_out"] = facts.get("other_spans_left_out", 0) + 1
+        _apply(t, event, span, facts)
     linked.extend((sub, t.actions) for sub in pending)
     facts["linked"] = linked
     facts["history_messages"] = len(t.history)

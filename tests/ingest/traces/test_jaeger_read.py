@@ -49,8 +49,16 @@ def test_a_genai_trace_with_a_nested_agent_reads_as_a_person_counts_it():
     assert [s.action.text for s in sub.steps] == ["A pod rollout at 14:05 slowed checkout; latency recovered once it "
                                                   "completed."]
     assert sub.agent == "model-b" and sub.task == "Summarise the findings from the dashboards and traces."
-    # microseconds since the epoch: the first tool span starts at 1770000000007000 µs
-    assert calls and main.steps[1].timestamp == dt.datetime(2026, 2, 2, 2, 40, 0, 7000, tzinfo=dt.timezone.utc)
+    # microseconds since the epoch: the first tool span starts at 1770000000007000 µs, while the first model span
+    # (started at ...005000 µs) still answers: its answer came at its end (...1805000 µs), after every tool call
+    # the triage agent made (the model spans overlap the tool spans), so the steps go in that order and no time
+    # goes back
+    assert main.steps[0].action.tool_name == "list_dashboards"
+    assert main.steps[0].timestamp == dt.datetime(2026, 2, 2, 2, 40, 0, 7000, tzinfo=dt.timezone.utc)
+    assert main.steps[7].action.kind == "message"
+    assert main.steps[7].timestamp == dt.datetime(2026, 2, 2, 2, 40, 1, 805000, tzinfo=dt.timezone.utc)
+    times = [s.timestamp for s in main.steps]
+    assert times == sorted(times)
     golden.check(records, GOLDEN / "otel-jaeger-ui-genai-timeline.json")
 
 

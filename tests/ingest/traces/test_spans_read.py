@@ -113,6 +113,51 @@ def test_a_tool_span_the_model_spans_never_recorded_is_an_action_of_its_own():
     assert ep.env["trace"]["errors"] == [{"span": "tool", "span_id": "t1", "error": "boom"}]
 
 
+def _timed(span: Span, start_ms: int, end_ms: int) -> Span:
+    span.start, span.end = T0 + dt.timedelta(milliseconds=start_ms), T0 + dt.timedelta(milliseconds=end_ms)
+    return span
+
+
+def _times(ep: Episode) -> list[int]:
+    return [int((s.timestamp - T0) / dt.timedelta(milliseconds=1)) for s in ep.steps]
+
+
+def test_tool_spans_run_while_a_model_span_streams_come_before_its_answer_and_times_never_go_back():
+    """Overlapping spans: two tool calls of their own begin while the model span still answers, and a second
+    model call begins before the first one's answer came. Steps go in the order the actions became known (a tool
+    call at its span's start, an answer at its model span's end), each taking a time its spans recorded."""
+    spans = [_timed(_model("m1", None, 0, [USER], [Message("assistant", text="Looking.")]), 0, 2000),
+             _timed(_span("t1", None, "tool", 1, tool=ToolUse(call_id="c1", name="search", arguments={"q": "a"},
+                                                              result="r1")), 100, 900),
+             _timed(_span("t2", None, "tool", 2, tool=ToolUse(call_id="c2", name="fetch", arguments={"u": "b"},
+                                                              result="r2")), 200, 2500),
+             _timed(_model("m2", None, 3, [USER], [Message("assistant", text="Rome it is.")]), 300, 3000)]
+    (ep,), rejected = _read(spans)
+    assert rejected == []
+    assert [s.action.tool_name or s.action.text for s in ep.steps] == ["search", "fetch", "Looking.", "Rome it is."]
+    assert _times(ep) == [100, 200, 2000, 3000]
+    # each result is the observation after its own call (the second model call's input, sent at 300 ms, beside
+    # it), its span's end kept in extras
+    assert ep.steps[1].observation.text == "r1" and ep.steps[2].observation.text == "r2\n\nPlan a trip"
+    assert {(e["step"], e["timestamp"]) for e in ep.env["message_extras"] if e["role"] == "tool"} == {
+        (1, (T0 + dt.timedelta(milliseconds=900)).isoformat()), (2, (T0 + dt.timedelta(milliseconds=2500)).isoformat())}
+    assert ep.terminated
+
+
+def test_a_tool_run_before_the_streamed_answer_that_called_it_ended_answers_that_call():
+    """A streaming model's tool call runs as soon as its chunk arrived, before the model span ended: the tool span
+    is the result of the model's call (one step, at the answer's time), not a second call of its own."""
+    spans = [_timed(_model("m1", None, 0, [USER], [_calls(("c1", "search", {"q": "a"}))]), 0, 1000),
+             _timed(_span("t1", None, "tool", 1, tool=ToolUse(call_id="c1", name="search", arguments={"q": "a"},
+                                                              result="r1")), 400, 800),
+             _timed(_model("m2", None, 2, [USER, _calls(("c1", "search", {"q": "a"})),
+                                           Message("tool", text="r1", tool_call_id="c1")],
+                           [Message("assistant", text="Done.")]), 1100, 1500)]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name or s.action.text for s in ep.steps] == ["search", "Done."]
+    assert _times(ep) == [1000, 1500] and ep.steps[1].observation.text == "r1"
+
+
 def test_a_tool_span_without_a_result_leaves_the_call_open_for_the_next_model_input():
     call = _calls(("c1", "read", {}))
     spans = [_model("m1", None, 0, [USER], [call]),
