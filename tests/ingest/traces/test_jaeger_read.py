@@ -218,3 +218,19 @@ def test_a_real_adk_agents_trace_saved_from_jaeger_reads_as_a_person_counts_it()
     assert ep.env["otel"]["resources"] == [{"service.name": "helm_agent", "service.namespace": "kagent"}]
     assert ep.env["trace"]["spans"] == 96
     golden.check(records, GOLDEN / "otel-jaeger-agentevals-helm.json")
+
+
+def test_the_timeline_trace_passes_validation_through_ingest_all(run, query, tmp_path):
+    """Its model spans overlap its tool spans (tools begin while the model span still answers): ingested and
+    validated, no step goes back in time and nothing is quarantined."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / TIMELINE.name).write_bytes(TIMELINE.read_bytes())
+    result = run("ingest-all", [tmp_path / "in"])
+    assert result.status == "success", result.messages
+    assert query("SELECT rule FROM quarantine") == []
+    assert [r["n"] for r in query("SELECT count(*) AS n FROM episodes WHERE source_format = 'otel'")] == [2]
+    steps = query("SELECT episode_id, step_index, timestamp FROM steps ORDER BY 1, 2")
+    assert len(steps) == 12
+    for key in {r["episode_id"] for r in steps}:
+        times = [r["timestamp"] for r in steps if r["episode_id"] == key]
+        assert times == sorted(times)
