@@ -37,7 +37,9 @@ results their span's end, tool calls of their own their span's start (UTC, or nu
 model span's input is added at its start and its answer at its end, a tool call of its own at its span's start, so
 where spans overlap (a tool run while the model still streams, concurrent calls) the steps go in the order their
 actions became known and no step's time goes back; a tool span begun inside the model span whose answer holds its
-call comes right after that answer. No time is moved.
+call comes right after that answer. No time is moved, but for one case: such a tool span that the answer's call
+no longer waits for (another span answered it) is a call of its own after the answer; its step takes the answer's
+time and its raw says so (`timestamp_clamped`) beside the start its span recorded (`recorded_start`).
 **Outcome** `unknown`; terminated when the episode ends on an answer without tool calls. Spans of no step kind are
 kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`.
 """
@@ -195,6 +197,7 @@ class _Transcript:
         self.history: list[Message] = []
         self.span_models: list[str] = []  # the models of the model spans, with or without recorded messages
         self.actions = 0  # tool calls and answers so far (the steps the transcript core will make)
+        self.latest: dt.datetime | None = None  # the latest time a step took
 
     def add(self, msg: Message) -> None:
         if msg.role == "system":
@@ -212,6 +215,8 @@ class _Transcript:
         elif msg.role == "assistant":
             self.open.extend(msg.tool_calls)
             self.actions += len(msg.tool_calls) or 1
+            if msg.timestamp is not None and (self.latest is None or msg.timestamp > self.latest):
+                self.latest = msg.timestamp
         self.messages.append(msg)
 
     def _close(self, call_id: str | None, name: str | None, arguments=None) -> ToolCall | None:
@@ -271,13 +276,12 @@ class _Transcript:
             self.open.remove(call)
         raw = _span_summary(span)
         if call is None:
+            when = self._not_before(span, raw)
             call = ToolCall(id=use.call_id or f"span:{span.span_id}", name=use.name, arguments=use.arguments,
                             raw=raw)
             if use.arguments is None:  # the span recorded no arguments (content capture off): unknown, not `{}`
                 call.action = Action(kind="tool_call", tool_name=use.name, arguments=None, raw=dumps(raw))
-            self.messages.append(Message(role="assistant", tool_calls=[call], timestamp=span.start,
-                                         where=span.where))
-            self.actions += 1
+            self._own_call(call, when, span)
         else:
             call.raw = {"call": call.raw, "span": raw}
             if _no_arguments(call.arguments) and not _no_arguments(use.arguments):
@@ -289,15 +293,31 @@ class _Transcript:
         self.messages.append(Message(role="tool", text=use.result, tool_call_id=call.id, tool_name=use.name,
                                      is_error=use.is_error, timestamp=span.end, where=span.where))
 
+    def _own_call(self, call: ToolCall, when: dt.datetime | None, span: Span) -> None:
+        self.messages.append(Message(role="assistant", tool_calls=[call], timestamp=when, where=span.where))
+        self.actions += 1
+        if when is not None:
+            self.latest = when
+
+    def _not_before(self, span: Span, raw: dict) -> dt.datetime | None:
+        """A call of its own's time: its span's start; where a step already took a later time (a tool span begun
+        inside the model span whose answer it was taken to follow, but whose call that answer no longer held open)
+        the step takes that time and its raw says so, keeping the start the span recorded."""
+        if span.start is None or self.latest is None or span.start >= self.latest:
+            return span.start
+        raw["recorded_start"] = span.start.isoformat()
+        raw["timestamp_clamped"] = "to the previous step's time: the span began before that step's action was known"
+        return self.latest
+
     def handoff(self, span: Span) -> None:
         text = f"handoff from {span.handoff_from} to {span.agent}"
         call = next((c for c in self.open if isinstance(c.name, str) and c.name.startswith("transfer_to")), None)
         if call is None:
-            call = ToolCall(id=f"span:{span.span_id}", name="handoff", raw=_span_summary(span),
+            raw = _span_summary(span)
+            when = self._not_before(span, raw)
+            call = ToolCall(id=f"span:{span.span_id}", name="handoff", raw=raw,
                             arguments={"from_agent": span.handoff_from, "to_agent": span.agent})
-            self.messages.append(Message(role="assistant", tool_calls=[call], timestamp=span.start,
-                                         where=span.where))
-            self.actions += 1
+            self._own_call(call, when, span)
         else:
             self.open.remove(call)
         self.answered.add(call.id)
@@ -359,7 +379,7 @@ def _events(spans: list[Span]) -> list[tuple[tuple, str, Span]]:
     time), and so are handoffs and the other spans. A tool span that began inside a model span whose answer
     holds the call it runs comes right after that answer (the call is the model's; its step takes the answer's
     time). Spans that do not overlap keep their start order. No time is moved: each step takes a time its
-    spans recorded."""
+    spans recorded (see `_Transcript._not_before` for the one step that cannot)."""
     models = [s for s in spans if s.kind == "model" and s.model is not None]
     events = []
     for span in spans:

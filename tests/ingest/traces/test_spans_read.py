@@ -158,6 +158,23 @@ def test_a_tool_run_before_the_streamed_answer_that_called_it_ended_answers_that
     assert _times(ep) == [1000, 1500] and ep.steps[1].observation.text == "r1"
 
 
+def test_a_tool_span_that_follows_an_answer_no_longer_holding_its_call_takes_the_answers_time_and_says_so():
+    """Two tool spans named as the streamed answer's one call, both begun before it ended: the first answers the
+    call; the second is a call of its own, after the answer, so its step cannot take its earlier start: it takes
+    the answer's time and its raw keeps the start its span recorded."""
+    spans = [_timed(_model("m1", None, 0, [USER], [_calls(("c1", "search", {"q": "a"}))]), 0, 1000),
+             _timed(_span("t1", None, "tool", 1, tool=ToolUse(call_id="c1", name="search", arguments={"q": "a"},
+                                                              result="r1")), 400, 800),
+             _timed(_span("t2", None, "tool", 2, tool=ToolUse(name="search", arguments={"q": "b"}, result="r2")),
+                    500, 900)]
+    (ep,), _ = _read(spans)
+    assert [json.loads(s.action.arguments) for s in ep.steps] == [{"q": "a"}, {"q": "b"}]
+    assert _times(ep) == [1000, 1000]
+    raw = json.loads(ep.steps[1].action.raw)
+    assert raw["recorded_start"] == (T0 + dt.timedelta(milliseconds=500)).isoformat()
+    assert raw["timestamp_clamped"].startswith("to the previous step's time")
+
+
 def test_a_tool_span_without_a_result_leaves_the_call_open_for_the_next_model_input():
     call = _calls(("c1", "read", {}))
     spans = [_model("m1", None, 0, [USER], [call]),
