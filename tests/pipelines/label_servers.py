@@ -66,6 +66,7 @@ class ScriptedServer:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 status, payload, delay, *headers = entry(body) if callable(entry) else entry
+                answered = False
                 try:
                     time.sleep(delay)
                     self.send_response(status)
@@ -74,12 +75,20 @@ class ScriptedServer:
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
+                    # no longer in flight before the body goes out: the client can send its next request once it
+                    # has the body, and this thread may not run again before that request is counted
+                    answered = self._answered()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (timeout test)
                 finally:
-                    with server.lock:
-                        server.in_flight -= 1
+                    if not answered:
+                        self._answered()
+
+            def _answered(self) -> bool:
+                with server.lock:
+                    server.in_flight -= 1
+                return True
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
