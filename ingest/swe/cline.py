@@ -72,12 +72,16 @@ from ingest.format_info import FormatInfo
 from ingest.members import with_prefix
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
+from ingest.swe.cline_ui import RESULT as _RESULT
+from ingest.swe.cline_ui import ROO_EXIT as _ROO_EXIT
+from ingest.swe.cline_ui import exit_code as _exit_code
+from ingest.swe.cline_ui import read_ui
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
     summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Roo Code error "
@@ -114,16 +118,10 @@ TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "se
          "update_todo_list", "generate_image", "run_slash_command")
 _XML_CALL = re.compile(r"<(" + "|".join(TOOLS) + r")>(.*?)</\1>", re.S)
 _XML_PARAM = re.compile(r"<(\w+)>(.*?)</\1>", re.S)
-_RESULT = re.compile(r"^\[([\w-]+)(?: for (.*?))?\] Result:\n?", re.S)
-_EXIT = re.compile(r"^Command failed with exit code (-?\d+)")
 _TASK = re.compile(r"<task>\n?(.*?)\n?</task>", re.S)
 _USER_MESSAGE = re.compile(r"<user_message>\n?(.*?)\n?</user_message>", re.S)  # Roo Code's task and replies
 # Roo Code's `<environment_details>` names the mode and (from 3.2x) the model of every turn
 _ROO_MODE = re.compile(r"# Current Mode\n<slug>(.*?)</slug>(?:\n<name>.*?</name>)?(?:\n<model>(.*?)</model>)?", re.S)
-# Roo Code's execute_command result: `Command executed in terminal within working directory '<cwd>'. [Command
-# execution was not successful, ...\n]Exit code: N\nOutput:` (no exit code after a signal or while running)
-_ROO_EXIT = re.compile(r"Command executed in [^\n]*?'\.\s(?:Command execution was not successful[^\n]*\n)?"
-                       r"Exit code: (-?\d+)")
 ROO_ITEM = "history_item.json"
 # the fields of Roo Code's `historyItemSchema` (`@roo-code/types`): any other is kept too, with a warning
 _ROO_ITEM_KEYS = frozenset({
@@ -145,6 +143,8 @@ _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
 _DIAGNOSTICS = re.compile(rb"^// [^\n]*\n// Just make sure you're OK sharing the contents of the conversation "
                           rb"below\.\s*\{\s*\"error\"\s*:")
 _DIAGNOSTICS_KEYS = ("error", "history")
+# a UI log: a list whose first record has a `type` of `say` or `ask` and then that kind's key, as Cline writes it
+_UI_SNIFF = re.compile(rb'^\s*\[\s*\{[^{}\[]*?"type"\s*:\s*"(say|ask)"\s*,\s*"\1"\s*:', re.S)
 # the content blocks of an API history the reader reads (images and signatures hold nothing for a step)
 _BLOCKS = ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "reasoning",
            "thoughtSignature")
@@ -165,6 +165,8 @@ def units(files: list[str], head) -> list[str]:
             found.append(folder if all(f.startswith(session + ".") for f in files_under(ordered, folder)) else path)
         elif _DIAGNOSTICS.match(head(path)):
             found.append(path)
+        elif name == UI and _UI_SNIFF.match(head(path)) and f"{folder}/{HISTORY}".lstrip("/") not in files:
+            found.append(path)  # the UI log alone: read as what it showed
     return found
 
 
@@ -189,6 +191,11 @@ def members(found: list[str], files: list[str], head) -> dict[str, list]:
                              f"{UI}, {METADATA} and {ROO_ITEM}") for p in beside]
         elif name.endswith(SESSION_MESSAGES):
             out[path] = [f"{folder}/{name[:-len(SESSION_MESSAGES)]}.json"]
+        elif name == UI:
+            beside = [p for p in with_prefix(files, folder + "/") if p != path and _task_file(p[len(folder) + 1:])]
+            out[path] = [p if posixpath.basename(p) == METADATA else
+                         (p, f"a file Cline writes in a task folder; the reader reads {UI} and {METADATA} when the "
+                             "conversation is not beside them") for p in beside]
     return out
 
 
@@ -201,6 +208,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it); a
     CLI 3 session folder, or its `<id>.messages.json` alone."""
     folder = "" if source.is_dir() else ".."
+    if folder and posixpath.basename(source.path) == UI:
+        yield from _ui_alone(source)
+        return
     if folder and posixpath.basename(source.path) != HISTORY and not source.path.endswith(SESSION_MESSAGES):
         yield from _diagnostics(source)
         return
@@ -280,6 +290,33 @@ def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=name, domain="swe", platform="linux", task=task, terminated=completed,
                                      env={"roo_code": env}), name)
+
+
+def _ui_alone(source: Source) -> Iterator[Episode | Rejected]:
+    """A `ui_messages.json` with no API history beside it (`ingest.swe.cline_ui`), with the `task_metadata.json`
+    beside it where there is one."""
+    where = posixpath.basename(posixpath.dirname(source.path)) or UI
+    try:
+        ui = parse_json(source.read_bytes(), f"{where}/{UI}", source.budgets)
+        metadata = parse_json(source.read_bytes(f"../{METADATA}"), f"{where}/{METADATA}", source.budgets) \
+            if METADATA in source.listdir("..") else {}
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    if not isinstance(ui, list):
+        yield Rejected("bad_record", f"{where}/{UI}: not a list of UI records", UI)
+        return
+    env, task, unread = _env(ui, metadata if isinstance(metadata, dict) else {})
+    messages, seen, warnings = read_ui(ui, f"{where}/{UI}")
+    env.update(seen)
+    env["read_from"] = f"{UI} alone: what Cline showed; the model's own messages (its API history) are not in it"
+    key = "roo_code" if _roo_usage(ui) else "cline"
+    yield from warnings
+    yield from _kept_raw(unread, {}, where, key)
+    last = next((m for m in reversed(messages) if m.role in ("assistant", "user")), None)
+    completed = last is not None and any(c.name == "attempt_completion" for c in last.tool_calls)
+    yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"), task=task,
+                                     terminated=completed, env={key: env}), where)
 
 
 def _kept_raw(unread: list[int], item: dict, where: str, key: str) -> Iterator[Rejected]:
@@ -567,12 +604,3 @@ def _roo_exit(body: str) -> int | None:
     found = _ROO_EXIT.match(body)
     return int(found.group(1)) if found else None
 
-
-def _exit_code(tool: str | None, body: str) -> int | None:
-    if tool != "execute_command":
-        return None
-    failed = _EXIT.match(body) or _ROO_EXIT.match(body)
-    if failed:
-        return int(failed.group(1))
-    # Cline's `Command executed.`; Roo Code's own form without an exit code (a signal, still running): unknown
-    return 0 if body.startswith("Command executed") and not body.startswith("Command executed in") else None
