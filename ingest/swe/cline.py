@@ -252,6 +252,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if roo:
         env.update(_roo_env(item, seen))
     yield from _kept_raw(unread, item, where, "roo_code" if roo else "cline")
+    yield from _unread_blocks(history, f"{where}/{HISTORY}", env, "roo_code" if roo else "cline",
+                              "Roo Code" if roo else "Cline")
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task or item.get("task"), terminated=completed,
                                      env={"roo_code" if roo else "cline": env}), where)
@@ -280,13 +282,8 @@ def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
         env["unknown_fields"] = unknown
         yield Rejected("unknown_content", f"{name}: field(s) {', '.join(sorted(unknown))} are none Roo Code's "
                        "diagnostics are known to hold; kept raw in env.roo_code.unknown_fields", name)
-    unread = [b for e in doc["history"] if isinstance(e, dict) and isinstance(e.get("content"), list)
-              for b in e["content"] if isinstance(b, dict) and b.get("type") not in _BLOCKS]
-    if unread:  # forks that write the diagnostics from a history of their own (Kilo Code's `tool` parts)
-        env["unread_blocks"] = unread
-        yield Rejected("unknown_content", f"{name}: history block type(s) "
-                       f"{', '.join(sorted({str(b.get('type')) for b in unread}))} are none Roo Code writes; kept raw "
-                       "in env.roo_code.unread_blocks", name)
+    # forks that write the diagnostics from a history of their own (Kilo Code's `tool` parts)
+    yield from _unread_blocks(doc["history"], name, env, "roo_code", "Roo Code")
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=name, domain="swe", platform="linux", task=task, terminated=completed,
                                      env={"roo_code": env}), name)
@@ -317,6 +314,18 @@ def _ui_alone(source: Source) -> Iterator[Episode | Rejected]:
     completed = last is not None and any(c.name == "attempt_completion" for c in last.tool_calls)
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"), task=task,
                                      terminated=completed, env={key: env}), where)
+
+
+def _unread_blocks(history: list, name: str, env: dict, key: str, writer: str) -> Iterator[Rejected]:
+    """The history's content blocks of a type the reader does not read, kept raw in `env[key]["unread_blocks"]`
+    with one warning naming their types."""
+    unread = [b for e in history if isinstance(e, dict) and isinstance(e.get("content"), list)
+              for b in e["content"] if isinstance(b, dict) and b.get("type") not in _BLOCKS]
+    if unread:
+        env["unread_blocks"] = unread
+        yield Rejected("unknown_content", f"{name}: history block type(s) "
+                       f"{', '.join(sorted({str(b.get('type')) for b in unread}))} are none {writer} writes; kept raw "
+                       f"in env.{key}.unread_blocks", name)
 
 
 def _kept_raw(unread: list[int], item: dict, where: str, key: str) -> Iterator[Rejected]:

@@ -211,12 +211,12 @@ def _action(kind: str, text: str | None, item: dict, where: str) -> ToolCall:
     if kind == "browser_action_launch":
         return ToolCall(call_id, "browser_action", {"action": "launch", "url": text}, raw=item)
     arguments = _json_object(text)
-    if kind == "tool":
-        name = arguments.get("tool") if isinstance(arguments, dict) else None
+    if kind == "tool" and arguments is not None:
+        name = arguments.get("tool")
         return ToolCall(call_id, _UI_TOOLS.get(name, name), arguments, raw=item)
     if kind == "use_mcp_server" and isinstance(arguments, dict) and arguments.get("type") == "access_mcp_resource":
         return ToolCall(call_id, "access_mcp_resource", arguments, raw=item)
-    return ToolCall(call_id, _ACTIONS[kind], arguments if arguments is not None else {"text": text}, raw=item)
+    return ToolCall(call_id, _ACTIONS[kind] or kind, arguments if arguments is not None else {"text": text}, raw=item)
 
 
 def _json_object(text: str | None):
@@ -246,5 +246,5 @@ def _results(request: str) -> list[tuple[str, str]]:
         end = found[k + 1].start() if k + 1 < len(found) else len(request)
         body = request[match.end():end]
         after = _AFTER_RESULT.search(body)
-        out.append((match.group(1), (body[:after.start()] if after else body).strip("\n")))
+        out.append((match.group(1), (body[:after.start()] if after else body).strip()))
     return out
