@@ -55,6 +55,13 @@ its error names. The task is the record's `prompt`, else the `<user_input>` of t
 text answer: terminated when the record's status is `completed` and the last turn calls no tool. Env `cline`:
 the record (`session`) and its usage.
 
+**A UI log alone** (`ui_messages.json` with no `api_conversation_history.json` beside it, as people share it) is
+read by `ingest.swe.cline_ui` into the episode the extension showed: the task, each tool, command, browser or MCP
+action with the result the next request sent back (else the output the log showed), the reasoning and text
+shown, `completion_result` as the answer; env says `read_from` the UI log alone (the model's own messages are not
+in it), with `task_metadata.json` beside it read as a folder's is. A history block of a type Cline does not write
+(in a task folder or a diagnostics file) is kept raw in `unread_blocks` with an `unknown_content` warning.
+
 A history or session file claimed alone (its folder holds other files) is planned with the files beside it that
 the reader reads (`members`): `ui_messages.json`, `task_metadata.json`, `history_item.json`, or the session
 record `<id>.json`; the other files Cline writes in a task folder (settings, context history, focus chain,
@@ -84,8 +91,8 @@ FORMAT = "cline"
 VERSION = "6"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
-    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Roo Code error "
-             "diagnostics, Cline CLI 3 sessions"),
+    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), a UI log "
+             "shared alone, Roo Code error diagnostics, Cline CLI 3 sessions"),
     producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`), Cline CLI 3 "
               "sessions (`~/.cline/data/sessions/<id>/`), Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
               "<id>/`, with `history_item.json`) and its error diagnostics (`roo-diagnostics-*.json`)"),
@@ -96,14 +103,17 @@ INFO = FormatInfo(
            "with the XML tool form in the text), in a temporary HOME and workspace: it lists, reads and writes files, "
            "runs a command that fails and ends the task (`attempt_completion`, or a text answer); the script is the "
            "oracle for every call, its arguments, the result the agent sent back, the model and the final answer "
-           "(`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
+           "(`tests/ingest/swe/test_cline_cli.py`), and its `ui_messages.json` read alone holds every call and "
+           "result too; two real task histories in "
            "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
            "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
            "pairing hand-made (`tests/ingest/swe/test_cline.py`); Roo Code cannot run here (its CLI is not on the npm "
            "registry, only in its GitHub releases): its task folders hand-made in the shapes of its writer at "
            "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
            "(`tests/ingest/swe/test_roo_code.py`); a real Roo Code 3.53.0 error diagnostics file of a public "
-           "repository (`samples/swe/roo-code`, golden, `tests/ingest/swe/test_roo_code_real.py`)"),
+           "repository (`samples/swe/roo-code`, golden, `tests/ingest/swe/test_roo_code_real.py`); two real Cline "
+           "UI logs shared alone in `../shared/samples` (goldens: 61 steps with commands and MCP calls; 24 steps with "
+           "seven completions), the writers' other record kinds hand-made (`tests/ingest/swe/test_cline_ui.py`)"),
 )
 
 HISTORY = "api_conversation_history.json"

@@ -146,7 +146,8 @@ def test_browser_mcp_and_questions_are_actions_and_feedback_follows_the_results(
     ep, rejected = _read(_log(tmp_path, [
         _say("task", "Check the page."), _request("<task>\nCheck the page.\n</task>"),
         _ask("browser_action_launch", "http://localhost", 1), _say("browser_action_result", "{}", 2),
-        _request("[browser_action for 'launch'] Result:\nopened\n\n<environment_details>\nx\n</environment_details>", 3),
+        _request("[browser_action for 'launch'] Result:\nopened\n\n<environment_details>\nx\n</environment_details>",
+                 3),
         _ask("use_mcp_server", json.dumps(mcp), 4), _say("mcp_server_request_started", None, 5),
         _say("mcp_server_response", "done", 6), _ask("use_mcp_server", json.dumps(resource), 7),
         _ask("followup", json.dumps({"question": "Which?", "options": []}), 8),
