@@ -129,8 +129,7 @@ class _State:
             self.close(_request_text(text), item)
             self.started = True
         elif kind in ("task", "text") and not self.started and not self.messages:
-            self.messages.append(Message("user", text=text, timestamp=parse_time(item.get("ts")),
-                                         where=f"{self.where}[{i}]"))
+            self.messages.append(_user(i, item, text, self.where))
         elif kind in ("text", "reasoning"):
             if text:
                 turn = self._turn(i, item)
@@ -141,8 +140,7 @@ class _State:
         elif kind in _OUTPUTS:
             self._output(kind, text)
         elif kind in ("user_feedback", "user_feedback_diff"):
-            self.feedback.append(Message("user", text=text, timestamp=parse_time(item.get("ts")),
-                                         where=f"{self.where}[{i}]"))
+            self.feedback.append(_user(i, item, text, self.where))
         elif kind in _ERRORS or kind in _NOTICES or kind == "completion_result":
             if kind in _ERRORS:
                 self.errors.append(item)
@@ -189,6 +187,13 @@ class _State:
                                 kind="terminal" if command else None)
         self.messages.append(Message("tool", text=body, tool_call_id=call.id, observation=seen,
                                      timestamp=parse_time(item.get("ts")) if item else None))
+
+
+def _user(i: int, item: dict, text: str | None, where: str) -> Message:
+    """The task or the user's feedback, with the images and files attached to it kept raw."""
+    attached = {k: item[k] for k in ("images", "files") if item.get(k)}
+    return Message("user", text=text, timestamp=parse_time(item.get("ts")), raw=attached or None,
+                   where=f"{where}[{i}]")
 
 
 def _action(kind: str, text: str | None, item: dict, where: str) -> ToolCall:

@@ -151,7 +151,7 @@ def test_browser_mcp_and_questions_are_actions_and_feedback_follows_the_results(
         _ask("use_mcp_server", json.dumps(mcp), 4), _say("mcp_server_request_started", None, 5),
         _say("mcp_server_response", "done", 6), _ask("use_mcp_server", json.dumps(resource), 7),
         _ask("followup", json.dumps({"question": "Which?", "options": []}), 8),
-        _say("user_feedback", "the first", 9),
+        _say("user_feedback", "the first", 9, images=["data:image/png;base64,AA=="]),
         _request("[use_mcp_tool for 's'] Result:\ndone\n\n[access_mcp_resource for 's'] Result:\nres\n\n"
                  "[ask_followup_question for 'Which?'] Result:\n<answer>\nthe first\n</answer>", 10),
         _say("completion_result", "Checked.HAS_CHANGES", 11), _ask("completion_result", "", 12)]))
@@ -163,6 +163,8 @@ def test_browser_mcp_and_questions_are_actions_and_feedback_follows_the_results(
     assert [s.observation.text for s in ep.steps[1:]] == [
         "opened", "done", "res", "<answer>\nthe first\n</answer>\n\nthe first"]
     assert ep.terminated and ep.steps[-1].action.text == "Checked."
+    assert [e["raw"] for e in ep.env["message_extras"] if e["role"] == "user" and "raw" in e] == [
+        {"images": ["data:image/png;base64,AA=="]}]
     assert ep.env["cline"]["ui_kinds"] == {"completion_result": 1, "mcp_server_request_started": 1}
 
 
