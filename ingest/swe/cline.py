@@ -163,7 +163,8 @@ _BLOCKS = ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thi
 def units(files: list[str], head) -> list[str]:
     """Folders holding an `api_conversation_history.json` whose first bytes open a list of messages with a
     `role`, and Cline CLI 3 session folders (`<id>.messages.json` opening with `sessionId`, beside `<id>.json`);
-    the file alone where the folder also holds files Cline does not write there."""
+    the file alone where the folder also holds files Cline does not write there. A `ui_messages.json` whose first
+    record has a `type` of `say` or `ask` and that kind's key, with no API history beside it, alone."""
     found = []
     ordered = sorted(files)
     for path in files:
