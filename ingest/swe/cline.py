@@ -176,9 +176,15 @@ def units(files: list[str], head) -> list[str]:
             found.append(folder if all(f.startswith(session + ".") for f in files_under(ordered, folder)) else path)
         elif _DIAGNOSTICS.match(head(path)):
             found.append(path)
-        elif name == UI and _UI_SNIFF.match(head(path)) and f"{folder}/{HISTORY}".lstrip("/") not in files:
+        elif name == UI and _UI_SNIFF.match(head(path)) and not _listed(ordered, posixpath.join(folder, HISTORY)):
             found.append(path)  # the UI log alone: read as what it showed
     return found
+
+
+def _listed(ordered: list[str], path: str) -> bool:
+    """Whether `path` is in the sorted listing `ordered`."""
+    at = bisect.bisect_left(ordered, path)
+    return ordered[at:at + 1] == [path]
 
 
 def files_under(ordered: list[str], folder: str) -> list[str]:

@@ -112,6 +112,7 @@ def test_a_folder_with_its_api_history_is_read_from_the_history_not_the_ui_log()
     heads = {"t/api_conversation_history.json": b'[{"role":"user","content":[]}]',
              "t/ui_messages.json": b'[{"ts":1,"type":"say","say":"task","text":"x"}]', "t/task_metadata.json": b"{}"}
     assert cline.units(files, heads.get) == ["t"]
+    assert cline.units([f"/d/{f}" for f in files], {f"/d/{k}": v for k, v in heads.items()}.get) == ["/d/t"]
     assert cline.units(files[1:], heads.get) == ["t/ui_messages.json"]
     assert cline.members(["t/ui_messages.json"], files[1:] + ["t/settings.json"], heads.get) == {
         "t/ui_messages.json": ["t/task_metadata.json", ("t/settings.json", "a file Cline writes in a task folder; the "
