@@ -312,11 +312,15 @@ def _ui_alone(source: Source) -> Iterator[Episode | Rejected]:
     where = posixpath.basename(posixpath.dirname(source.path)) or UI
     try:
         ui = parse_json(source.read_bytes(), f"{where}/{UI}", source.budgets)
-        metadata = parse_json(source.read_bytes(f"../{METADATA}"), f"{where}/{METADATA}", source.budgets) \
-            if METADATA in source.listdir("..") else {}
     except SourceError as e:
         yield e.as_rejected()
         return
+    try:
+        metadata = parse_json(source.read_bytes(f"../{METADATA}"), f"{where}/{METADATA}", source.budgets) \
+            if METADATA in source.listdir("..") else {}
+    except SourceError as e:
+        yield e.as_rejected()  # the log is still read, without it
+        metadata = {}
     if not isinstance(ui, list):
         yield Rejected("bad_record", f"{where}/{UI}: not a list of UI records", UI)
         return

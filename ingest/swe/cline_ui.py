@@ -202,14 +202,14 @@ def _action(kind: str, text: str | None, item: dict, where: str) -> ToolCall:
     call_id = where
     if kind == "command":
         arguments = {"command": text}
-        call = ToolCall(call_id, "execute_command", arguments, raw=item)
+        call = ToolCall(call_id, "execute_command", arguments)  # its action keeps the record
         call.action = Action(kind="command", code=text, tool_name="execute_command", arguments=dumps(arguments),
                              raw=dumps(item))
         return call
     if kind == "completion_result":
         answer = (text or "").removesuffix("HAS_CHANGES")  # Cline's mark of a checkpoint that holds changes
         arguments = {"result": answer}
-        call = ToolCall(call_id, "attempt_completion", arguments, raw=item)
+        call = ToolCall(call_id, "attempt_completion", arguments)
         call.action = Action(kind="done", text=answer, tool_name="attempt_completion", arguments=dumps(arguments),
                              raw=dumps(item))
         return call

@@ -89,7 +89,12 @@ def test_the_xml_runs_ui_log_alone_holds_every_scripted_call_its_result_and_the_
     assert not any(s.observation.is_error for s in ep.steps[1:4])
     assert [s.reasoning for s in ep.steps] == [f"Step {n}." for n in range(1, 6)]  # the text shown beside each
     assert ep.task == CLINE_PROMPT and ep.steps[0].observation.text == CLINE_PROMPT
-    assert ep.key == XML.name and ep.outcome == "unknown"
+    assert ep.key == XML.name and ep.outcome == "unknown" and ep.domain == "swe" and ep.platform == "linux"
+    assert ep.agent == "scripted-model"  # the model each record of the turn names
+    assert json.loads(ep.steps[3].action.arguments) == {"command": "cat missing.txt"}
+    assert json.loads(ep.steps[4].action.arguments) == {"result": CLINE_ANSWER}
+    assert [json.loads(s.action.raw)["say"] for s in ep.steps] == ["tool"] * 3 + ["command", "completion_result"]
+    assert [s.observation.kind for s in ep.steps] == ["text"] + ["tool_result"] * 3 + ["terminal"]
     extras = ep.env["cline"]
     assert extras["read_from"].startswith("ui_messages.json alone") and extras["completion"] == CLINE_ANSWER
     assert extras["ui_kinds"] == {"resume_task": 1} and extras["usage"]["tokensOut"] > 0
@@ -167,6 +172,17 @@ def test_browser_mcp_and_questions_are_actions_and_feedback_follows_the_results(
     assert [e["raw"] for e in ep.env["message_extras"] if e["role"] == "user" and "raw" in e] == [
         {"images": ["data:image/png;base64,AA=="]}]
     assert ep.env["cline"]["ui_kinds"] == {"completion_result": 1, "mcp_server_request_started": 1}
+    assert [json.loads(s.action.raw)["ts"] - T0 for s in ep.steps] == [1, 4, 7, 8, 11]
+    assert [e["timestamp"] for e in ep.env["message_extras"] if e["role"] == "tool"][:1] == [
+        "2026-12-07T07:33:20.003000+00:00"]
+
+
+def test_a_completion_the_user_answered_does_not_end_the_task(tmp_path):
+    ep, rejected = _read(_log(tmp_path, [
+        _say("task", "x"), _request("<task>\nx\n</task>"), _say("completion_result", "Done.", 1),
+        _say("user_feedback", "not yet", 2)]))
+    assert rejected == [] and ep.steps[0].action.kind == "done" and not ep.terminated
+    assert ep.final_observation.text == "not yet"
 
 
 def test_unknown_kinds_are_kept_raw_with_a_warning_and_errors_kept(tmp_path):
@@ -174,13 +190,16 @@ def test_unknown_kinds_are_kept_raw_with_a_warning_and_errors_kept(tmp_path):
     error = _say("error", "boom", 3)
     ep, rejected = _read(_log(tmp_path, [
         _say("task", "Do it."), _request("<task>\nDo it.\n</task>"), _say("text", "Done it.", 1), odd, error,
-        "not a record", {"ts": T0, "type": "other", "text": "x"}]))
+        "not a record", {"ts": T0, "type": "other", "text": "x"}, _say("api_req_started", "{half", 4)]))
     assert ep.steps[0].action.kind == "message" and ep.steps[0].action.text == "Done it."
     assert ep.env["cline"]["unread_ui"] == [odd, "not a record", {"ts": T0, "type": "other", "text": "x"}]
     assert ep.env["cline"]["errors"] == [error] and ep.env["cline"]["ui_kinds"] == {"error": 1}
-    assert [(r.rule, r.reason) for r in rejected] == [(
+    assert [(r.rule, r.reason, r.location) for r in rejected] == [(
         "unknown_content", "t1/ui_messages.json: UI record kind(s) None, hologram, str are none Cline or Roo Code is "
-        "known to write; kept raw in env.unread_ui")]
+        "known to write; kept raw in env.unread_ui", "t1/ui_messages.json"), (
+        "unknown_content", "t1/ui_messages.json[7]: an api_req_started record whose text is not a JSON object; its "
+        "usage is not counted; kept raw in env.cline.unread_requests", "t1/ui_messages.json")]
+    assert ep.domain == "swe" and ep.platform == "linux" and ep.task == "Do it."
 
 
 def test_a_roo_code_log_is_told_by_its_requests_and_reads_tool_records(tmp_path):
@@ -202,8 +221,13 @@ def test_a_broken_log_is_rejected_naming_it(tmp_path):
     assert ep is None and [r.rule for r in rejected] == ["parse_error"] and "t1/ui_messages.json" in rejected[0].reason
     path.write_text('{"type":"say","say":"task"}')
     ep, rejected = _read(path)
-    assert ep is None and [(r.rule, r.reason) for r in rejected] == [
-        ("bad_record", "t1/ui_messages.json: not a list of UI records")]
+    assert ep is None and [(r.rule, r.reason, r.location) for r in rejected] == [
+        ("bad_record", "t1/ui_messages.json: not a list of UI records", "ui_messages.json")]
+    path.write_text(json.dumps([_say("task", "x"), _request("<task>\nx\n</task>"), _say("text", "y", 1)]))
+    (path.parent / "task_metadata.json").write_text("{broken")
+    ep, rejected = _read(path)
+    assert ep is not None and [r.rule for r in rejected] == ["parse_error"]
+    assert "t1/task_metadata.json" in rejected[0].reason
 
 
 def test_the_metadata_beside_the_log_gives_the_platform(tmp_path):
