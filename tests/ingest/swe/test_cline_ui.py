@@ -269,3 +269,28 @@ def test_a_real_log_shared_alone_with_questions_and_many_completions():
     assert len(ep.steps) == 24 and sum(s.action.kind == "done" for s in ep.steps) == 7
     assert ep.agent == "x-ai/grok-code-fast-1" and ep.task == "yo wassup"
     assert ep.env["cline"]["ui_kinds"]["api_req_failed"] == 6 and len(ep.env["cline"]["errors"]) == 43
+
+
+def test_calls_no_request_answers_keep_the_names_the_log_gives_them(tmp_path):
+    """Roo Code's requests carry no `request` text: each call keeps the tool the log names (a UI name mapped to
+    the API's where it is known), and what the log showed it print."""
+    resource = {"type": "access_mcp_resource", "serverName": "s", "uri": "r://x"}
+    started = _say("api_req_started", json.dumps({"apiProtocol": "anthropic"}), 9)
+    ep, rejected = _read(_log(tmp_path, [
+        _say("text", "Go.", files=["a.py"]), started, _ask("tool", json.dumps({"tool": "fooTool"}), 1),
+        _ask("tool", json.dumps({"tool": "searchFiles", "regex": "x"}), 2), started,
+        _ask("use_mcp_server", json.dumps(resource), 3), _say("mcp_server_response", "res", 4), started,
+        _ask("browser_action_launch", "http://x", 5), started, _ask("command", "ls", 6),
+        _say("command_output", "a.py", 7), _say("user_feedback", "ok", 8, files=["b.md"])]))
+    assert rejected == []
+    assert [s.action.tool_name for s in ep.steps] == [
+        "fooTool", "search_files", "access_mcp_resource", "browser_action", "execute_command"]
+    assert [json.loads(s.action.arguments) for s in ep.steps[2:4]] == [
+        resource, {"action": "launch", "url": "http://x"}]
+    assert ep.steps[3].observation.text == "res" and ep.steps[3].observation.kind == "tool_result"
+    final = ep.final_observation
+    assert final.text == "a.py\n\nok" and final.kind == "text" and final.exit_code is None
+    users = [e for e in ep.env["message_extras"] if e["role"] in ("user", "tool")]
+    assert [e.get("raw") for e in users] == [{"files": ["a.py"]}, None, {"files": ["b.md"]}]
+    assert [e["timestamp"] for e in users] == ["2026-12-07T07:33:20+00:00", "2026-12-07T07:33:20.009000+00:00",
+                                              "2026-12-07T07:33:20.008000+00:00"]
