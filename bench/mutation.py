@@ -218,8 +218,9 @@ MODULES = {
     # Roo Code's task folders are read by the Cline reader (test_roo_code.py, but for its check of the folders
     # against Roo Code's own schemas, which runs node); test_cline_read.py reads what the Cline CLI wrote (task
     # folders of 2.18.0, a 3.0.65 session) kept beside it
-    "cline": Module(["ingest/swe/cline.py"], [
+    "cline": Module(["ingest/swe/cline.py", "ingest/swe/cline_ui.py"], [
         "tests/ingest/swe/test_cline_read.py", "tests/ingest/swe/test_cline.py", "tests/ingest/swe/test_cline_real.py",
+        "tests/ingest/swe/test_cline_ui.py",
         "tests/ingest/swe/test_roo_code_real.py",
         *(f"tests/ingest/swe/test_roo_code.py::test_{t}" for t in (
             "a_native_roo_code_task_reads_its_calls_models_modes_and_exit_codes",

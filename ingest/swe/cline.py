@@ -55,6 +55,13 @@ its error names. The task is the record's `prompt`, else the `<user_input>` of t
 text answer: terminated when the record's status is `completed` and the last turn calls no tool. Env `cline`:
 the record (`session`) and its usage.
 
+**A UI log alone** (`ui_messages.json` with no `api_conversation_history.json` beside it, as people share it) is
+read by `ingest.swe.cline_ui` into the episode the extension showed: the task, each tool, command, browser or MCP
+action with the result the next request sent back (else the output the log showed), the reasoning and text
+shown, `completion_result` as the answer; env says `read_from` the UI log alone (the model's own messages are not
+in it), with `task_metadata.json` beside it read as a folder's is. A history block of a type Cline does not write
+(in a task folder or a diagnostics file) is kept raw in `unread_blocks` with an `unknown_content` warning.
+
 A history or session file claimed alone (its folder holds other files) is planned with the files beside it that
 the reader reads (`members`): `ui_messages.json`, `task_metadata.json`, `history_item.json`, or the session
 record `<id>.json`; the other files Cline writes in a task folder (settings, context history, focus chain,
@@ -72,16 +79,20 @@ from ingest.format_info import FormatInfo
 from ingest.members import with_prefix
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, SourceError, parse_json
+from ingest.swe.cline_ui import RESULT as _RESULT
+from ingest.swe.cline_ui import ROO_EXIT as _ROO_EXIT
+from ingest.swe.cline_ui import exit_code as _exit_code
+from ingest.swe.cline_ui import read_ui
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
-    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), Roo Code error "
-             "diagnostics, Cline CLI 3 sessions"),
+    summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), a UI log "
+             "shared alone, Roo Code error diagnostics, Cline CLI 3 sessions"),
     producer=("Cline task folders (`~/.cline/data/tasks/<id>/`, the VS Code extension's `tasks/<id>/`), Cline CLI 3 "
               "sessions (`~/.cline/data/sessions/<id>/`), Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
               "<id>/`, with `history_item.json`) and its error diagnostics (`roo-diagnostics-*.json`)"),
@@ -92,14 +103,17 @@ INFO = FormatInfo(
            "with the XML tool form in the text), in a temporary HOME and workspace: it lists, reads and writes files, "
            "runs a command that fails and ends the task (`attempt_completion`, or a text answer); the script is the "
            "oracle for every call, its arguments, the result the agent sent back, the model and the final answer "
-           "(`tests/ingest/swe/test_cline_cli.py`); two real task histories in "
+           "(`tests/ingest/swe/test_cline_cli.py`), and its `ui_messages.json` read alone holds every call and "
+           "result too; two real task histories in "
            "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
            "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
            "pairing hand-made (`tests/ingest/swe/test_cline.py`); Roo Code cannot run here (its CLI is not on the npm "
            "registry, only in its GitHub releases): its task folders hand-made in the shapes of its writer at "
            "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
            "(`tests/ingest/swe/test_roo_code.py`); a real Roo Code 3.53.0 error diagnostics file of a public "
-           "repository (`samples/swe/roo-code`, golden, `tests/ingest/swe/test_roo_code_real.py`)"),
+           "repository (`samples/swe/roo-code`, golden, `tests/ingest/swe/test_roo_code_real.py`); two real Cline "
+           "UI logs shared alone in `../shared/samples` (goldens: 61 steps with commands and MCP calls; 24 steps with "
+           "seven completions), the writers' other record kinds hand-made (`tests/ingest/swe/test_cline_ui.py`)"),
 )
 
 HISTORY = "api_conversation_history.json"
@@ -114,16 +128,10 @@ TOOLS = ("execute_command", "read_file", "write_to_file", "replace_in_file", "se
          "update_todo_list", "generate_image", "run_slash_command")
 _XML_CALL = re.compile(r"<(" + "|".join(TOOLS) + r")>(.*?)</\1>", re.S)
 _XML_PARAM = re.compile(r"<(\w+)>(.*?)</\1>", re.S)
-_RESULT = re.compile(r"^\[([\w-]+)(?: for (.*?))?\] Result:\n?", re.S)
-_EXIT = re.compile(r"^Command failed with exit code (-?\d+)")
 _TASK = re.compile(r"<task>\n?(.*?)\n?</task>", re.S)
 _USER_MESSAGE = re.compile(r"<user_message>\n?(.*?)\n?</user_message>", re.S)  # Roo Code's task and replies
 # Roo Code's `<environment_details>` names the mode and (from 3.2x) the model of every turn
 _ROO_MODE = re.compile(r"# Current Mode\n<slug>(.*?)</slug>(?:\n<name>.*?</name>)?(?:\n<model>(.*?)</model>)?", re.S)
-# Roo Code's execute_command result: `Command executed in terminal within working directory '<cwd>'. [Command
-# execution was not successful, ...\n]Exit code: N\nOutput:` (no exit code after a signal or while running)
-_ROO_EXIT = re.compile(r"Command executed in [^\n]*?'\.\s(?:Command execution was not successful[^\n]*\n)?"
-                       r"Exit code: (-?\d+)")
 ROO_ITEM = "history_item.json"
 # the fields of Roo Code's `historyItemSchema` (`@roo-code/types`): any other is kept too, with a warning
 _ROO_ITEM_KEYS = frozenset({
@@ -145,6 +153,8 @@ _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
 _DIAGNOSTICS = re.compile(rb"^// [^\n]*\n// Just make sure you're OK sharing the contents of the conversation "
                           rb"below\.\s*\{\s*\"error\"\s*:")
 _DIAGNOSTICS_KEYS = ("error", "history")
+# a UI log: a list whose first record has a `type` of `say` or `ask` and then that kind's key, as Cline writes it
+_UI_SNIFF = re.compile(rb'^\s*\[\s*\{[^{}\[]*?"type"\s*:\s*"(say|ask)"\s*,\s*"\1"\s*:', re.S)
 # the content blocks of an API history the reader reads (images and signatures hold nothing for a step)
 _BLOCKS = ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking", "reasoning",
            "thoughtSignature")
@@ -153,7 +163,8 @@ _BLOCKS = ("text", "image", "tool_use", "tool_result", "thinking", "redacted_thi
 def units(files: list[str], head) -> list[str]:
     """Folders holding an `api_conversation_history.json` whose first bytes open a list of messages with a
     `role`, and Cline CLI 3 session folders (`<id>.messages.json` opening with `sessionId`, beside `<id>.json`);
-    the file alone where the folder also holds files Cline does not write there."""
+    the file alone where the folder also holds files Cline does not write there. A `ui_messages.json` whose first
+    record has a `type` of `say` or `ask` and that kind's key, with no API history beside it, alone."""
     found = []
     ordered = sorted(files)
     for path in files:
@@ -165,7 +176,15 @@ def units(files: list[str], head) -> list[str]:
             found.append(folder if all(f.startswith(session + ".") for f in files_under(ordered, folder)) else path)
         elif _DIAGNOSTICS.match(head(path)):
             found.append(path)
+        elif name == UI and _UI_SNIFF.match(head(path)) and not _listed(ordered, posixpath.join(folder, HISTORY)):
+            found.append(path)  # the UI log alone: read as what it showed
     return found
+
+
+def _listed(ordered: list[str], path: str) -> bool:
+    """Whether `path` is in the sorted listing `ordered`."""
+    at = bisect.bisect_left(ordered, path)
+    return ordered[at:at + 1] == [path]
 
 
 def files_under(ordered: list[str], folder: str) -> list[str]:
@@ -189,6 +208,11 @@ def members(found: list[str], files: list[str], head) -> dict[str, list]:
                              f"{UI}, {METADATA} and {ROO_ITEM}") for p in beside]
         elif name.endswith(SESSION_MESSAGES):
             out[path] = [f"{folder}/{name[:-len(SESSION_MESSAGES)]}.json"]
+        elif name == UI:
+            beside = [p for p in with_prefix(files, folder + "/") if p != path and _task_file(p[len(folder) + 1:])]
+            out[path] = [p if posixpath.basename(p) == METADATA else
+                         (p, f"a file Cline writes in a task folder; the reader reads {UI} and {METADATA} when the "
+                             "conversation is not beside them") for p in beside]
     return out
 
 
@@ -201,6 +225,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     """A task folder, or its `api_conversation_history.json` alone (then read with its siblings beside it); a
     CLI 3 session folder, or its `<id>.messages.json` alone."""
     folder = "" if source.is_dir() else ".."
+    if folder and posixpath.basename(source.path) == UI:
+        yield from _ui_alone(source)
+        return
     if folder and posixpath.basename(source.path) != HISTORY and not source.path.endswith(SESSION_MESSAGES):
         yield from _diagnostics(source)
         return
@@ -242,6 +269,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if roo:
         env.update(_roo_env(item, seen))
     yield from _kept_raw(unread, item, where, "roo_code" if roo else "cline")
+    yield from _unread_blocks(history, f"{where}/{HISTORY}", env, "roo_code" if roo else "cline",
+                              "Roo Code" if roo else "Cline")
     yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"),
                                      task=found_task or task or item.get("task"), terminated=completed,
                                      env={"roo_code" if roo else "cline": env}), where)
@@ -270,16 +299,54 @@ def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
         env["unknown_fields"] = unknown
         yield Rejected("unknown_content", f"{name}: field(s) {', '.join(sorted(unknown))} are none Roo Code's "
                        "diagnostics are known to hold; kept raw in env.roo_code.unknown_fields", name)
-    unread = [b for e in doc["history"] if isinstance(e, dict) and isinstance(e.get("content"), list)
-              for b in e["content"] if isinstance(b, dict) and b.get("type") not in _BLOCKS]
-    if unread:  # forks that write the diagnostics from a history of their own (Kilo Code's `tool` parts)
-        env["unread_blocks"] = unread
-        yield Rejected("unknown_content", f"{name}: history block type(s) "
-                       f"{', '.join(sorted({str(b.get('type')) for b in unread}))} are none Roo Code writes; kept raw "
-                       "in env.roo_code.unread_blocks", name)
+    # forks that write the diagnostics from a history of their own (Kilo Code's `tool` parts)
+    yield from _unread_blocks(doc["history"], name, env, "roo_code", "Roo Code")
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=name, domain="swe", platform="linux", task=task, terminated=completed,
                                      env={"roo_code": env}), name)
+
+
+def _ui_alone(source: Source) -> Iterator[Episode | Rejected]:
+    """A `ui_messages.json` with no API history beside it (`ingest.swe.cline_ui`), with the `task_metadata.json`
+    beside it where there is one."""
+    where = posixpath.basename(posixpath.dirname(source.path)) or UI
+    try:
+        ui = parse_json(source.read_bytes(), f"{where}/{UI}", source.budgets)
+    except SourceError as e:
+        yield e.as_rejected()
+        return
+    try:
+        metadata = parse_json(source.read_bytes(f"../{METADATA}"), f"{where}/{METADATA}", source.budgets) \
+            if METADATA in source.listdir("..") else {}
+    except SourceError as e:
+        yield e.as_rejected()  # the log is still read, without it
+        metadata = {}
+    if not isinstance(ui, list):
+        yield Rejected("bad_record", f"{where}/{UI}: not a list of UI records", UI)
+        return
+    env, task, unread = _env(ui, metadata if isinstance(metadata, dict) else {})
+    messages, seen, warnings = read_ui(ui, f"{where}/{UI}")
+    env.update(seen)
+    env["read_from"] = f"{UI} alone: what Cline showed; the model's own messages (its API history) are not in it"
+    key = "roo_code" if _roo_usage(ui) else "cline"
+    yield from warnings
+    yield from _kept_raw(unread, {}, where, key)
+    last = next((m for m in reversed(messages) if m.role in ("assistant", "user")), None)
+    completed = last is not None and any(c.name == "attempt_completion" for c in last.tool_calls)
+    yield from records(messages, Run(key=where, domain="swe", platform=env.pop("platform", "linux"), task=task,
+                                     terminated=completed, env={key: env}), where)
+
+
+def _unread_blocks(history: list, name: str, env: dict, key: str, writer: str) -> Iterator[Rejected]:
+    """The history's content blocks of a type the reader does not read, kept raw in `env[key]["unread_blocks"]`
+    with one warning naming their types."""
+    unread = [b for e in history if isinstance(e, dict) and isinstance(e.get("content"), list)
+              for b in e["content"] if isinstance(b, dict) and b.get("type") not in _BLOCKS]
+    if unread:
+        env["unread_blocks"] = unread
+        yield Rejected("unknown_content", f"{name}: history block type(s) "
+                       f"{', '.join(sorted({str(b.get('type')) for b in unread}))} are none {writer} writes; kept raw "
+                       f"in env.{key}.unread_blocks", name)
 
 
 def _kept_raw(unread: list[int], item: dict, where: str, key: str) -> Iterator[Rejected]:
@@ -567,12 +634,3 @@ def _roo_exit(body: str) -> int | None:
     found = _ROO_EXIT.match(body)
     return int(found.group(1)) if found else None
 
-
-def _exit_code(tool: str | None, body: str) -> int | None:
-    if tool != "execute_command":
-        return None
-    failed = _EXIT.match(body) or _ROO_EXIT.match(body)
-    if failed:
-        return int(failed.group(1))
-    # Cline's `Command executed.`; Roo Code's own form without an exit code (a signal, still running): unknown
-    return 0 if body.startswith("Command executed") and not body.startswith("Command executed in") else None

@@ -163,3 +163,27 @@ def test_the_xml_tool_form_is_read_with_every_call_its_result_and_the_completion
     assert ep.steps[-1].action.kind == "done" and ep.steps[-1].action.text == CLINE_ANSWER and ep.terminated
     assert ep.agent == CLINE_XML_MODEL and ep.task == CLINE_PROMPT
     assert (xml_cli.workspace / "out.txt").read_text() == NOTES.rstrip("\n")
+
+
+@pytest.fixture(scope="module")
+def task_loop_cli(tmp_path_factory):
+    return cli_run("cline", VERSIONS[0], tmp_path_factory)  # the release that writes task folders (a UI log)
+
+
+def test_the_task_folders_ui_log_alone_holds_every_scripted_call_and_its_result(task_loop_cli, tmp_path):
+    """2.x: the task's `ui_messages.json` copied alone (the API history not beside it) still holds each call the
+    script made, in order, named as the model called it, with the result Cline sent the server and the answer."""
+    import shutil
+
+    cli = task_loop_cli
+    shutil.copy(_store(cli) / "ui_messages.json", tmp_path / "ui_messages.json")
+    records = read_records(cline, tmp_path / "ui_messages.json")
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    calls = [c for turn in cli.script for c in turn.calls]
+    assert [s.action.tool_name for s in ep.steps] == [c.name for c in calls]
+    seen = [_sent_back(cli, t) for t in range(len(calls) - 1)]
+    assert [s.observation.text for s in ep.steps[1:]] == [s.rstrip("\n") for s in seen]
+    assert ep.steps[3].action.code == "cat missing.txt" and ep.steps[4].observation.exit_code == 1
+    assert ep.steps[-1].action.kind == "done" and ep.steps[-1].action.text == CLINE_ANSWER and ep.terminated
+    assert ep.task == CLINE_PROMPT and ep.env["cline"]["read_from"].startswith("ui_messages.json alone")
