@@ -290,7 +290,10 @@ def qwen_code_export(run: CliRun, kind: str) -> Path:
     """The file `/export <kind>` (md, json, jsonl, html) of the run's release writes for the run's session:
     `qwen -p "/export <kind>" --resume <session>` in the run's HOME and workspace (the command runs in
     non-interactive mode and writes `qwen-code-export-<time>.<kind>` into the working directory). The model is
-    not called: the server answers nothing."""
+    not called: the server answers nothing. Each kind is exported once per run: tests that share the run share
+    its export (the workspace holds one file of each kind)."""
+    if (run.workspace, kind) in _EXPORTED:
+        return _EXPORTED[run.workspace, kind]
     qwen = npm_cli("qwen-code", run.version, "qwen")
     (session,) = (run.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
     before = set(run.workspace.glob("qwen-code-export-*"))
@@ -299,7 +302,11 @@ def qwen_code_export(run: CliRun, kind: str) -> Path:
     run_cli([str(qwen), "-p", f"/export {kind}", "--resume", session.stem, "--auth-type", "openai"], env,
             run.workspace, timeout=120)
     (written,) = set(run.workspace.glob(f"qwen-code-export-*.{kind}")) - before
+    _EXPORTED[run.workspace, kind] = written
     return written
+
+
+_EXPORTED: dict[tuple[Path, str], Path] = {}  # (a run's workspace, kind) -> the export written for it
 
 
 # --- Aider ------------------------------------------------------------------------------------------------------

@@ -42,8 +42,7 @@ def _copy_stores(cli, stores, target) -> None:
     if stores == QWEN_EXPORTS:  # the markdown export is not read (test_qwen_code_export says why): left out
         target.mkdir(parents=True)
         for kind in ("json", "jsonl"):
-            found = sorted(cli.workspace.glob(f"qwen-code-export-*.{kind}")) or [qwen_code_export(cli, kind)]
-            shutil.copy(found[0], target)
+            shutil.copy(qwen_code_export(cli, kind), target)
         return
     for folder in (stores,) if isinstance(stores, str) else stores:
         if (cli.home / folder).exists():
