@@ -301,23 +301,28 @@ def test_real_model_end_to_end(run, lake, query, llama_server):
     assert len(cut_rows) == 2 and {(r["finish_reason"], r["status"]) for r in cut_rows} == {("length", "failed")}
 
 
+def _labeled_definition(inputs, url: str, more: str = "") -> str:
+    """A definition that ingests `inputs` (DroidBot runs) and labels them at `url`, then `more` TOML lines."""
+    return f"""
+dataset = "android"
+formats = ["droidbot"]
+inputs = ["{inputs}"]
+stages = ["ingest", "label"]
+[stage_options.label]
+endpoint = "{url}"
+model = "wm"
+branch_points = "changed"
+strategies = ["home"]
+""" + more
+
+
 def test_label_stage_in_a_pipeline_definition(lake, query, server):
     from pipelines.infra import definition
     from pipelines.infra.runner import run_ingest
 
     s = server([_predict])
-    defn = definition.parse("android-labeled", f"""
-dataset = "android"
-formats = ["droidbot"]
-inputs = ["samples/android/droidbot-run"]
-stages = ["ingest", "label"]
-[stage_options.label]
-endpoint = "{s.url}"
-model = "wm"
-branch_points = "changed"
-strategies = ["home"]
-max_tokens = 2048
-""")
+    defn = definition.parse("android-labeled", _labeled_definition("samples/android/droidbot-run", s.url,
+                                                                   "max_tokens = 2048\n"))
     result = run_ingest(defn, lake, progress=False, log=lambda line: None)
     assert result.status == "success" and result.version == 2
     assert result.stage_summaries[0].startswith("label: 2 requests (0 from the ledger, 2 sent): 2 ok")
@@ -422,19 +427,8 @@ def test_on_ray_each_group_is_a_task_asking_what_the_backend_needs_and_labels_as
         engine = label(Lake(copies["vllm"]), None, "android", offline, "run-vllm", log=lines["vllm"].append,
                        executor="ray")
         lines["definition"] = []
-        defined = run_ingest(definition.parse("android-labeled", f"""
-dataset = "android"
-formats = ["droidbot"]
-inputs = ["{DROIDBOT}"]
-stages = ["ingest", "label"]
-[stage_options.label]
-endpoint = "{s.url}"
-model = "wm"
-branch_points = "changed"
-strategies = ["home"]
-[stage_resources.label]
-cpus = 0.5
-"""), str(tmp_path / "defined"), progress=False, log=lines["definition"].append, executor="ray")
+        defined = run_ingest(definition.parse("android-labeled", _labeled_definition(
+            DROIDBOT, s.url, "[stage_resources.label]\ncpus = 0.5\n")), str(tmp_path / "defined"), progress=False, log=lines["definition"].append, executor="ray")
     finally:
         ray.shutdown()
     placed = re.compile(r"  label android: (\d+) part groups on Ray, each asking (.*), given (.*); "
