@@ -35,7 +35,8 @@ unknown: pixel coordinates stay in the action's `raw` code and x/y are null.
 
 What agents' own runners add (`instruction.txt` as the task, `time.txt`, a header line of the task, Agent S's
 plan as the reasoning, each line's own fields kept raw in `env["agent_fields"]`) is read by
-`ingest.ubuntu.osworld_runners`. The folder's other files (the harness's `recording.mp4` and `runtime.log`, a
+`ingest.ubuntu.osworld_runners`; a computer-use loop's conversation beside them (`messages.json`: the task, each
+turn's text as reasoning, its shell tool's results) by `ingest.ubuntu.osworld_messages`. The folder's other files (the harness's `recording.mp4` and `runtime.log`, a
 runner's `traj.html`, a judge's notes) are named by `members` as files of the run the reader does not read, so
 `ignored_inputs` lists them with why instead of the folder unit taking them unsaid. A line with `Error` and no
 `action` (a runner's crash or time limit, some with `Exception` and `Traceback`) is a run error.
@@ -52,6 +53,7 @@ from ingest.format_info import FormatInfo
 from ingest.members import unread_in
 from ingest.png import png_size
 from ingest.pyautogui_code import CodeError, to_action
+from ingest.ubuntu.osworld_messages import apply as apply_conversation, read_conversation
 from ingest.ubuntu.osworld_agents import (COMPUTER_13, agent_of, computer_13, initial_screenshot, model_point,
                                           move_then_click, outside_point, reply, tool_point)
 from ingest.ubuntu.osworld_runners import (agent_reasoning, header_screenshot, keep_fields, line_fields, reads,
@@ -61,7 +63,7 @@ from ingest.record import Action, Episode, Observation, Rejected, Step
 from ingest.source import Source, SourceError
 
 FORMAT = "osworld"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
     summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
@@ -245,6 +247,7 @@ def _steps(records, shots, first: Observation, size, run: dict) -> Iterator[Step
         )
         if fields := line_fields(record):
             run.setdefault("fields", []).append({"step": made, "line": n, "fields": fields})
+        run.setdefault("logged", []).append(record["action"])
         made += 1
         last_turn, run["done"] = turn, record.get("done") is True
         if isinstance(record.get("action_timestamp"), str):
@@ -326,6 +329,12 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                                               if isinstance(r.get("instruction"), str)), None), env)
     yield from problems
     last = run["last"]
+    talk, problem = read_conversation(source)
+    if problem:
+        yield problem
+    if talk:
+        apply_conversation(talk, steps, run.get("logged", []), env, last)
+        task = task or talk["task"]
     yield Episode(
         key="",
         domain="os",

@@ -46,7 +46,7 @@ AGENT_KEYS = frozenset({
 })
 _REASONING_KEYS = ("plan", "full_plan", "executor_plan")
 _FLAG_INFO = ({}, {"done": True}, {"fail": True})
-_READ = ("traj.jsonl", "result.txt", "instruction.txt", "time.txt")
+_READ = ("traj.jsonl", "result.txt", "instruction.txt", "time.txt", "messages.json")
 _LINE_COPY = re.compile(r"traj_\d+\.json")
 _WHY = {
     "recording.mp4": "the harness's screen recording of the run (the screenshots of its steps are read)",
@@ -74,7 +74,7 @@ def unread_why(rel: str) -> str:
         return "the screenshot with the model's points drawn on it (OS-Symphony), not the screen the agent saw"
     if rel.startswith("logs/"):
         return "a runner's per-task log (its messages; the steps are read from traj.jsonl)"
-    return "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt and the screenshots"
+    return "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt, messages.json and the screenshots"
 
 
 def agent_reasoning(record: dict) -> str | None:

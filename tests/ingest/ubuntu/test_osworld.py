@@ -105,7 +105,8 @@ def test_the_harness_files_the_reader_leaves_are_listed_as_its_run_s_unread_file
         "runtime.log": "the runner's log of the run (its messages; the steps are read from traj.jsonl)",
         "step_1_draw.png": "the screenshot with the model's points drawn on it (OS-Symphony), not the screen the "
                            "agent saw",
-        "notes.md": "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt and the screenshots"}
+        "notes.md": "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt, messages.json and the "
+                    "screenshots"}
 
 
 def test_garbage_and_error_lines_are_quarantined_episode_still_ingested(tmp_path, run, query):
