@@ -68,7 +68,8 @@ INFO = FormatInfo(
     group="ubuntu", rank=170, domains=('os',), platform="ubuntu",
     summary=("OSWorld result trajectories (pyautogui code and `computer_13` actions of any agent's loop, points in"
              " the screenshot's pixels with the model's own numbers kept beside them, the evaluator's score; the task"
-             " and plans agents' own runners such as Agent S write beside them)"),
+             " and plans agents' own runners such as Agent S write beside them; a computer-use loop's `messages.json`"
+             ": its texts as reasoning, its bash results)"),
 )
 
 # the harness's own words (WAIT pauses, DONE and FAIL end the run); CALL_USER is Claude's `call_user` in
