@@ -16,9 +16,9 @@ What the reader takes from it: the task (where the folder names none), each turn
 the first traj.jsonl line of its executed list (found in order by the logged code, so a loop that kept only
 its last turns in the prompt still lands each text on its own lines), and each shell result as the text of
 the observation that followed the command. The system prompt is kept in `env`. A message of a shape the loop
-does not write, and a turn whose lines are not in traj.jsonl, are kept raw in `env` with a warning (a turn that executed nothing has no line:
-it is kept in `env` as such); a file that
-is no message list is a quarantine row naming it, and the run is read without it.
+does not write, and a turn whose lines are not in traj.jsonl, are kept raw in `env` with a warning (a turn that
+executed nothing has no line: it is kept in `env` as such); a file that is no message list is a quarantine row
+naming it, and the run is read without it.
 """
 
 from __future__ import annotations

@@ -249,7 +249,8 @@ def test_the_sec_eval_runs_conversation_gives_the_task_the_models_texts_and_the_
     reasoned = {i: s.reasoning for i, s in enumerate(ep.steps) if s.reasoning}
     assert sorted(reasoned) == [0, 2, 3, 6]  # the first line of each executed list; DONE (7) has none
     assert reasoned[0].startswith("I see a black desktop with a mouse cursor.")
-    assert reasoned[2].startswith("Firefox is now open.") and reasoned[3] == "Now I'll click the address bar and type the URL:"
+    assert reasoned[2].startswith("Firefox is now open.")
+    assert reasoned[3] == "Now I'll click the address bar and type the URL:"
     assert reasoned[6].startswith("I notice that the website shows a popup")
     after_bash = ep.steps[7].observation  # the screen after the echo, with what the bash tool answered
     assert (after_bash.kind, after_bash.width, after_bash.exit_code) == ("screen", 1024, 0)
