@@ -59,8 +59,14 @@ _KNOWN = frozenset({"step", "screenshot_path", "model_reply", "thought", "parsed
 
 
 def units(files: list[str], head) -> list[str]:
-    """Folders holding a `session_log.json` that opens with the loop's `{"task": ..., "steps": [{"step": ...`."""
-    return sorted({posixpath.dirname(p) for p in files if posixpath.basename(p) == LOG and _OPENING.match(head(p))})
+    """Folders holding a `session_log.json` that opens with the loop's `{"task": ..., "steps": [{"step": ...` and
+    names its `parsed_action` (or holds no step)."""
+    found = set()
+    for path in files:
+        if posixpath.basename(path) == LOG and (m := _OPENING.match(start := head(path))):
+            if m.group(1) == b"]" or b'"parsed_action"' in start:
+                found.add(posixpath.dirname(path))
+    return sorted(found)
 
 
 def _reads(rel: str) -> bool:

@@ -110,6 +110,8 @@ def test_the_folder_is_claimed_on_its_log_and_its_other_files_are_named(tmp_path
     (run / "recording1.mov").write_bytes(b"\0")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "session_log.json").write_text('{"steps": [], "task": "t"}')
+    (tmp_path / "another").mkdir()  # another tool's log of the same opening, without the loop's parsed actions
+    (tmp_path / "another" / "session_log.json").write_text('{"task": "t", "steps": [{"step": 0, "url": "x"}]}')
     files = sorted(str(p) for p in tmp_path.rglob("*") if p.is_file())
     head = lambda p: open(p, "rb").read(4096)  # noqa: E731
     assert ui_tars_session.units(files, head) == [str(run)]
