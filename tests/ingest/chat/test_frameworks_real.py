@@ -1,0 +1,43 @@
+"""The framework readers on files real runs saved in public repositories, against goldens a person read against the
+raw files. Files without a license are read where ../shared lays them (never copied here): their goldens keep a
+hash and the opening of each text only."""
+
+import json
+
+from ingest.chat import pydantic_ai
+from ingest.record import Episode, Rejected
+from tests.ingest import golden
+from tests.ingest.golden import read_records
+from tests.ingest.traces.read_util import claims
+from tests.parts import SHARED, require_shared_sample
+
+GOLDEN = golden.Path(__file__).parent / "golden"
+
+# winndan/taranaa @ f367828132851e23f0aa4e68096974c1005c28de, `message_history.json` (no license): a travel
+# agency's pydantic-ai chat agent (gemini-2.0-flash, an output type with an `answer`) saved with
+# `all_messages()` after two conversations of two questions each ("I want a trip for summer", "Can you suggest
+# something cheaper?", asked again in a second session a minute later): 12 messages, each answer a call of the
+# output tool `final_result` followed by its "Final result processed." return
+TARANAA = SHARED / "samples" / "chat" / "pydantic-ai" / "taranaa" / "message_history.json"
+
+
+def test_a_saved_pydantic_ai_chat_reads_each_answer_of_the_output_tool_and_ends_on_the_last():
+    """What a person counts: 4 user questions, 4 answers (the output tool's `answer`, never a tool the agent ran),
+    the system prompt once; the history ends on the last answer's return, so the run ended."""
+    path = require_shared_sample(TARANAA)
+    assert claims(pydantic_ai, path)
+    records = read_records(pydantic_ai, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    raw = json.loads(path.read_text())
+    answers = [p["args"]["answer"] for m in raw if m["kind"] == "response" for p in m["parts"]]
+    assert [s.action.kind for s in ep.steps] == ["done"] * 4
+    assert [json.loads(s.action.text)["answer"] for s in ep.steps] == answers
+    assert ep.terminated and ep.agent == "gemini-2.0-flash" and ep.task == "I want a trip for summer"
+    assert ep.env["system_prompt"].startswith("You are an AI assistant for a travel agency")
+    # each later question reaches the model after the output tool's return: both are what the agent saw next
+    assert ep.steps[1].observation.text == "Final result processed.\n\nCan you suggest something cheaper?"
+    assert [s.timestamp.isoformat() for s in ep.steps] == [m["timestamp"].replace("Z", "+00:00") for m in raw
+                                                           if m["kind"] == "response"]
+    assert ep.env["pydantic_ai"]["messages"] == 12
+    golden.check(records, GOLDEN / "pydantic-ai-taranaa-message_history.json", texts="hash")
