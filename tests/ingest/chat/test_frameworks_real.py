@@ -4,7 +4,7 @@ hash and the opening of each text only."""
 
 import json
 
-from ingest.chat import pydantic_ai
+from ingest.chat import by_shape, pydantic_ai
 from ingest.record import Episode, Rejected
 from tests.ingest import golden
 from tests.ingest.golden import read_records
@@ -41,3 +41,34 @@ def test_a_saved_pydantic_ai_chat_reads_each_answer_of_the_output_tool_and_ends_
                                                            if m["kind"] == "response"]
     assert ep.env["pydantic_ai"]["messages"] == 12
     golden.check(records, GOLDEN / "pydantic-ai-taranaa-message_history.json", texts="hash")
+
+
+# LangChain's `FileChatMessageHistory` files (`messages_to_dict`: `[{"type": "human" | "ai", "data": {...}}]`), saved
+# by two people's runs of the same course exercise (a terminal chat, ChatOpenAI with ConversationBufferMemory), no
+# license: read where ../shared lays them
+# - fahmialfareza/chatgpt-langchain-the-complete-developer-masterclass @ bbc24a2b771dd618775b0ab57eb6eb051c104dc9
+#   (the file last changed in 1181c3d6, 2025-04-25), `tchat/messages.json`
+#   -> ../shared/samples/chat/langchain/fahmialfareza-masterclass/messages.json
+# - elbertsoftware/langchain-projects @ 0b18fc3d2c81df275e8fba71b1a6a528ce3c466d (the file last changed in
+#   4a361a58, 2024-08-29), `tchat/messages.json` -> ../shared/samples/chat/langchain/elbertsoftware-langchain-projects/
+LANGCHAIN = SHARED / "samples" / "chat" / "langchain"
+# what a person counts: (the first question, the answers in order)
+LANGCHAIN_COUNTED = {
+    "fahmialfareza-masterclass": ("What is 1+1?", ["1+1 equals 2.", "Adding 3 more to 2, we get 2 + 3 = 5.",
+                                                   "Adding 5 more to 5, we get 5 + 5 = 10."]),
+    "elbertsoftware-langchain-projects": ("what is 1 + 2?", ["1 + 2 = 3", "3 + 4 = 7", "7 - 5 = 2", "2 + 6 = 8"]),
+}
+
+
+def test_saved_langchain_chat_histories_read_each_answer_after_its_question():
+    for folder, (task, answers) in LANGCHAIN_COUNTED.items():
+        path = require_shared_sample(LANGCHAIN / folder / "messages.json")
+        records = read_records(by_shape, path)
+        [ep] = [r for r in records if isinstance(r, Episode)]
+        assert len(records) == 1 and ep.env["chat_shape"]["shape"] == "langchain"
+        raw = json.loads(path.read_text())
+        assert [s.action.text for s in ep.steps] == answers
+        assert [s.observation.text for s in ep.steps] == [m["data"]["content"] for m in raw if m["type"] == "human"]
+        assert ep.task == task and all(s.action.kind == "message" for s in ep.steps)
+        assert all(json.loads(s.action.raw) == {"example": False} for s in ep.steps)  # the flag kept, not dropped
+        golden.check(records, GOLDEN / f"langchain-{folder}-messages.json", texts="hash", env_keys=("chat_shape",))
