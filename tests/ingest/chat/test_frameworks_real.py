@@ -1,5 +1,5 @@
-"""The framework readers on files real runs saved in public repositories, against goldens a person read against the
-raw files. Files without a license are read where ../shared lays them (never copied here): their goldens keep a
+"""The framework readers and the shape reader on files real runs saved in public repositories, against goldens a
+person read against the raw files. Files without a license are read where ../shared lays them (never copied here): their goldens keep a
 hash and the opening of each text only."""
 
 import json
@@ -72,3 +72,32 @@ def test_saved_langchain_chat_histories_read_each_answer_after_its_question():
         assert ep.task == task and all(s.action.kind == "message" for s in ep.steps)
         assert all(json.loads(s.action.raw) == {"example": False} for s in ep.steps)  # the flag kept, not dropped
         golden.check(records, GOLDEN / f"langchain-{folder}-messages.json", texts="hash", env_keys=("chat_shape",))
+
+
+# Gemini `contents` saved by two apps, no license: read where ../shared lays them
+# - AnikCOLAB/acsa_presentation_Public @ 3dc9046aec326bb1c923b50a555aabcaed1ca8b2 (the file added in 9215ff65,
+#   2025-09-25), `gemini_history.json` (1.8 MB): an architecture studio's project assistant, the google-genai SDK's
+#   `Content.model_dump()` of each turn (every part field written, all null but one): 111 contents, 16 model answers;
+#   the user's turns hold texts, pasted JSON attachments and 54 uploaded files (`file_data` URIs: the RFQ, site
+#   panoramas) -> ../shared/samples/chat/gemini/acsa_presentation_Public/gemini_history.json
+# - junsonle/robot @ fd42b3d77b629ea098eba3f546037757ee3337e4 (the file last changed in 5ed07cb1, 2025-06-23),
+#   `gemini_history.json`: a home-robot voice chat in Vietnamese, the REST API's camelCase contents as the Node app
+#   keeps them: 128 contents, 64 exchanges -> ../shared/samples/chat/gemini/junsonle-robot/gemini_history.json
+GEMINI = SHARED / "samples" / "chat" / "gemini"
+
+
+def test_saved_gemini_contents_read_one_step_per_model_answer_and_keep_the_uploaded_files():
+    counted = {"acsa_presentation_Public": (16, 54), "junsonle-robot": (64, 0)}  # (answers, uploaded files)
+    for folder, (answers, files) in counted.items():
+        path = require_shared_sample(GEMINI / folder / "gemini_history.json")
+        records = read_records(by_shape, path)
+        [ep] = records
+        raw = json.loads(path.read_text())
+        model = [m for m in raw if m["role"] == "model"]
+        assert ep.env["chat_shape"]["shape"] == "gemini" and len(ep.steps) == len(model) == answers
+        assert [s.action.text for s in ep.steps] == ["\n\n".join(p["text"] for p in m["parts"]) for m in model]
+        uris = [p["file_data"]["file_uri"] for m in raw for p in m["parts"] if (p.get("file_data") or {}).get("file_uri")]
+        seen = "\n".join(s.observation.text or "" for s in ep.steps)
+        assert len(uris) == files and all(f"[file {uri}]" in seen for uri in uris)  # each file named where it came
+        assert "[image]" not in seen  # the SDK's null `inline_data` is no image
+        golden.check(records, GOLDEN / f"gemini-{folder}-gemini_history.json", texts="hash", env_keys=("chat_shape",))
