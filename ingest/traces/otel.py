@@ -65,8 +65,8 @@ VERSION = "8"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
-             "span documents; Jaeger's JSON) with the GenAI semantic conventions or "
-             "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
+             "span documents; Jaeger's JSON) with the GenAI semantic conventions, "
+             "OpenInference attributes or promptflow's tracer's: a trace is an episode, a tool span an action, nested agents sub-episodes"),
     producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own instrumentations",
     versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
               "openinference-instrumentation-openai-agents 2.6.0 (openai-agents 0.24.0), "
