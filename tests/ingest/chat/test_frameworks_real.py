@@ -43,35 +43,41 @@ def test_a_saved_pydantic_ai_chat_reads_each_answer_of_the_output_tool_and_ends_
     golden.check(records, GOLDEN / "pydantic-ai-taranaa-message_history.json", texts="hash")
 
 
-# LangChain's `FileChatMessageHistory` files (`messages_to_dict`: `[{"type": "human" | "ai", "data": {...}}]`), saved
-# by two people's runs of the same course exercise (a terminal chat, ChatOpenAI with ConversationBufferMemory), no
-# license: read where ../shared lays them
-# - fahmialfareza/chatgpt-langchain-the-complete-developer-masterclass @ bbc24a2b771dd618775b0ab57eb6eb051c104dc9
+# LangChain messages saved by three apps, no license: read where ../shared lays them
+# - `FileChatMessageHistory` files (`messages_to_dict`: `[{"type": "human" | "ai", "data": {...}}]`) of two people's
+#   runs of the same course exercise (a terminal chat, ChatOpenAI with ConversationBufferMemory):
+#   fahmialfareza/chatgpt-langchain-the-complete-developer-masterclass @ bbc24a2b771dd618775b0ab57eb6eb051c104dc9
 #   (the file last changed in 1181c3d6, 2025-04-25), `tchat/messages.json`
-#   -> ../shared/samples/chat/langchain/fahmialfareza-masterclass/messages.json
-# - elbertsoftware/langchain-projects @ 0b18fc3d2c81df275e8fba71b1a6a528ce3c466d (the file last changed in
-#   4a361a58, 2024-08-29), `tchat/messages.json` -> ../shared/samples/chat/langchain/elbertsoftware-langchain-projects/
+#   -> ../shared/samples/chat/langchain/fahmialfareza-masterclass/messages.json;
+#   elbertsoftware/langchain-projects @ 0b18fc3d2c81df275e8fba71b1a6a528ce3c466d (last changed in 4a361a58,
+#   2024-08-29), `tchat/messages.json` -> ../shared/samples/chat/langchain/elbertsoftware-langchain-projects/
+# - a LangGraph campaign-launch agent's thread (`model_dump()` of each message: flat `type`, `content`, `id`, the
+#   answers' `response_metadata` with gpt-4.1-2025-04-14's token usage): hitesh-s0lanki-striq/subagent-poc @
+#   7e5d4ca4df946c219f374b8fbbe0f1a517e15de5 (the file last changed in fe988f5a, 2025-12-16), `logs/messages.json`
+#   -> ../shared/samples/chat/langchain/subagent-poc/messages.json
 LANGCHAIN = SHARED / "samples" / "chat" / "langchain"
-# what a person counts: (the first question, the answers in order)
-LANGCHAIN_COUNTED = {
-    "fahmialfareza-masterclass": ("What is 1+1?", ["1+1 equals 2.", "Adding 3 more to 2, we get 2 + 3 = 5.",
-                                                   "Adding 5 more to 5, we get 5 + 5 = 10."]),
-    "elbertsoftware-langchain-projects": ("what is 1 + 2?", ["1 + 2 = 3", "3 + 4 = 7", "7 - 5 = 2", "2 + 6 = 8"]),
-}
+# what a person counts: (the first question, how many answers, the model)
+LANGCHAIN_COUNTED = {"fahmialfareza-masterclass": ("What is 1+1?", 3, None),
+                     "elbertsoftware-langchain-projects": ("what is 1 + 2?", 4, None),
+                     "subagent-poc": ("launch me a campaign ", 9, "gpt-4.1-2025-04-14")}
 
 
 def test_saved_langchain_chat_histories_read_each_answer_after_its_question():
-    for folder, (task, answers) in LANGCHAIN_COUNTED.items():
+    for folder, (task, answers, model) in LANGCHAIN_COUNTED.items():
         path = require_shared_sample(LANGCHAIN / folder / "messages.json")
         records = read_records(by_shape, path)
-        [ep] = [r for r in records if isinstance(r, Episode)]
-        assert len(records) == 1 and ep.env["chat_shape"]["shape"] == "langchain"
-        raw = json.loads(path.read_text())
-        assert [s.action.text for s in ep.steps] == answers
-        assert [s.observation.text for s in ep.steps] == [m["data"]["content"] for m in raw if m["type"] == "human"]
-        assert ep.task == task and all(s.action.kind == "message" for s in ep.steps)
-        assert all(json.loads(s.action.raw) == {"example": False} for s in ep.steps)  # the flag kept, not dropped
+        [ep] = records
+        assert ep.env["chat_shape"]["shape"] == "langchain"
+        raw = [m.get("data", m) for m in json.loads(path.read_text())]  # `messages_to_dict` wraps each in `data`
+        assert [s.action.text for s in ep.steps] == [m["content"] for m in raw if m["type"] == "ai"]
+        assert [s.observation.text for s in ep.steps] == [m["content"] for m in raw if m["type"] == "human"]
+        assert (ep.task, len(ep.steps), ep.agent) == (task, answers, model)
+        assert all(s.action.kind == "message" for s in ep.steps)
         golden.check(records, GOLDEN / f"langchain-{folder}-messages.json", texts="hash", env_keys=("chat_shape",))
+    # what a message carried beyond its text stays with its step: the answer's usage, the question's id
+    last = json.loads(ep.steps[-1].action.raw)
+    assert last["response_metadata"]["token_usage"]["prompt_tokens"] == 2084
+    assert ep.env["message_extras"][0]["raw"]["id"] == "06706fd1-c323-48e8-a752-a42b2bcb45d3"
 
 
 # Gemini `contents` saved by two apps, no license: read where ../shared lays them
