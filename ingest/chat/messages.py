@@ -84,8 +84,12 @@ def _part_text(part) -> str | None:
     for key in ("text", "content"):
         if isinstance(part.get(key), str):
             return part[key]
-    if part.get("type") in ("image", "image_url", "input_image") or "inlineData" in part or "inline_data" in part:
+    if part.get("type") in ("image", "image_url", "input_image") or any(
+            part.get(k) is not None for k in ("inlineData", "inline_data")):
         return "[image]"
+    file = part.get("fileData", part.get("file_data"))  # Gemini's reference to an uploaded file: its URI is the data
+    if isinstance(file, dict):
+        return f"[file {file.get('fileUri', file.get('file_uri'))}]"
     return None
 
 
@@ -235,7 +239,9 @@ def _function_result(result) -> tuple[str | None, bool | None]:
 
 
 def gemini(ctx: Context, item: dict, where: str) -> list[Message]:
-    role, parts = item.get("role"), [p for p in item.get("parts") or [] if isinstance(p, dict)]
+    # the google-genai SDK's `model_dump()` writes every field a part may have, all but one null
+    role = item.get("role")
+    parts = [{k: v for k, v in p.items() if v is not None} for p in item.get("parts") or [] if isinstance(p, dict)]
     raw = leftover(item, ("role", "parts"))
     if role == "model":
         turn = Message("assistant", raw=raw, where=where)
@@ -250,16 +256,19 @@ def gemini(ctx: Context, item: dict, where: str) -> list[Message]:
             else:
                 turn.raw = (turn.raw or {}) | {"parts": (turn.raw or {}).get("parts", []) + [p]}
         return [turn]
-    out, texts = [], []
+    out, texts, kept = [], [], []
     for p in parts:
         response = _part(p, "functionResponse", "function_response")
         if response is not None:
             text, is_error = _function_result(response.get("response"))
             out.append(Message("tool", text=text, tool_call_id=response.get("id"), tool_name=response.get("name"),
                                is_error=is_error, where=where))
+        elif (text := _part_text(p)) is not None:
+            texts.append(text)
         else:
-            texts.append(_part_text(p))
-    if any(texts):
-        out.append(Message("system" if role == "system" else "user", text="\n".join(t for t in texts if t), raw=raw,
-                           where=where))
+            kept.append(p)  # a part with no text (code, its result...): kept as written
+    raw = (raw or {}) | {"parts": kept} if kept else raw
+    if any(texts) or kept:
+        out.append(Message("system" if role == "system" else "user", text="\n".join(t for t in texts if t) or None,
+                           raw=raw, where=where))
     return out

@@ -18,8 +18,9 @@ the same, its other fields kept in `env.record`.
   `model_name` is the turn's model, its `timestamp` the turn's time.
 - the messages' `usage` are summed into `env.pydantic_ai.usage`; run ids, conversation id, provider and finish
   reasons are kept there too. A part of any other kind is kept raw in `env.pydantic_ai.unknown_parts` with a
-  warning row. The run ended when its last message is a response without tool calls. Domain: `mcp` (tool calls
-  with their results), `search` when the agent mostly searches.
+  warning row. The run ended when its last message is a response without tool calls, or when it last called the
+  output tool and only that call's return follows. Domain: `mcp` (tool calls with their results), `search` when
+  the agent mostly searches.
 """
 
 from __future__ import annotations
@@ -192,6 +193,26 @@ class _Reading:
             (self.request if message["kind"] == "request" else self.response)(message, f"[{i}]")
 
 
+def _ended(history: list) -> bool:
+    """The run ended when its last response calls no tool, or calls only the output tool and nothing but that
+    call's return follows (`all_messages()` keeps the request holding "Final result processed."): a retry prompt
+    after it means the output was refused and the run went on."""
+    responses = [i for i, m in enumerate(history) if m["kind"] == "response"]
+    if not responses:
+        return False
+    last = responses[-1]
+    parts = [p for p in history[last]["parts"] if isinstance(p, dict)]
+    calls = {p.get("tool_call_id"): p.get("tool_name") for p in parts
+             if p.get("part_kind") in ("tool-call", "builtin-tool-call")}
+    if not calls:
+        return last == len(history) - 1
+    if set(calls.values()) != {OUTPUT_TOOL}:
+        return False
+    after = [p for m in history[last + 1:] for p in m["parts"]]
+    return all(isinstance(p, dict) and p.get("part_kind") == "tool-return" and p.get("tool_call_id") in calls
+               for p in after)
+
+
 def _histories(source: Source) -> Iterator[tuple[str, list, dict | None] | Rejected]:
     """(key, history, the object holding it) of each history in the file."""
     name = source.uri
@@ -240,9 +261,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             env["pydantic_ai"]["media"] = reading.media
         if holder:
             env["record"] = holder
-        last = history[-1]
-        ended = last["kind"] == "response" and not any(
-            isinstance(p, dict) and p.get("part_kind") in ("tool-call", "builtin-tool-call") for p in last["parts"])
+        ended = _ended(history)
         domain = episode_domain([c.name for m in reading.messages for c in m.tool_calls], "mcp")
         yield from records(reading.messages, Run(key=key, domain=domain, platform="linux", terminated=ended,
                                                  env=env), where)

@@ -28,8 +28,8 @@
 
 What the spans mean is read by `ingest.traces.genai` (the GenAI semantic conventions, OpenInference, OpenLLMetry;
 the Langfuse SDK's own `langfuse.observation.*` attributes as `ingest.traces.langfuse` reads an observation, the
-LangSmith SDK's `langsmith.span.kind` spans as `ingest.traces.langsmith` reads a run;
-a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
+LangSmith SDK's `langsmith.span.kind` spans as `ingest.traces.langsmith` reads a run, promptflow's tracer's
+`span_type` LLM / Tool spans as `ingest.traces.promptflow` reads them; a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
 assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
 their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
 Domain `mcp` (an agent's tool calls; `search` when they are mostly search tools), platform `linux`.
@@ -56,7 +56,7 @@ from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.chat.messages import Context
-from ingest.traces import genai, jaeger, langfuse, langsmith
+from ingest.traces import genai, jaeger, langfuse, langsmith, promptflow
 from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
@@ -65,8 +65,8 @@ VERSION = "8"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
-             "span documents; Jaeger's JSON) with the GenAI semantic conventions or "
-             "OpenInference attributes: a trace is an episode, a tool span an action, nested agents sub-episodes"),
+             "span documents; Jaeger's JSON) with the GenAI semantic conventions, "
+             "OpenInference attributes or promptflow's tracer's: a trace is an episode, a tool span an action, nested agents sub-episodes"),
     producer="OpenTelemetry Python SDK with OpenInference's and OpenTelemetry's own instrumentations",
     versions=("opentelemetry-sdk 1.45.2; openinference-instrumentation-openai 0.1.66, "
               "openinference-instrumentation-openai-agents 2.6.0 (openai-agents 0.24.0), "
@@ -216,6 +216,9 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
         return span
     if isinstance(attrs.get(langsmith.OTEL_KIND), str):
         langsmith.read_otel_span(span, attrs, where)
+        return span
+    if promptflow.writes(attrs):
+        promptflow.read_otel_span(span, attrs, where)
         return span
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":

@@ -526,3 +526,31 @@ def test_each_shape_is_told_by_its_items_and_needs_a_turn_of_the_model():
         "langchain types without content": [{"type": "human"}, {"type": "ai"}],
     }
     assert {name: list_shape(items) for name, items in not_chats.items()} == dict.fromkeys(not_chats)
+
+
+def test_gemini_contents_dumped_by_the_sdk_with_null_fields_keep_files_and_unread_parts(tmp_path):
+    """The google-genai SDK's `Content.model_dump()` writes every field of a part, all null but one: a null
+    `inline_data` is no image; an uploaded file's part is its URI in the text; a part with no text is kept raw."""
+    fields = ("video_metadata", "thought", "inline_data", "file_data", "thought_signature", "code_execution_result",
+              "executable_code", "function_call", "function_response", "text")
+
+    def part(**set_):
+        return {k: set_.get(k) for k in fields}
+    contents = [
+        {"role": "user", "parts": [part(text="Summarise the RFQ."),
+                                   part(file_data={"display_name": None, "file_uri": "https://x/files/f1",
+                                                   "mime_type": "application/pdf"})]},
+        {"role": "model", "parts": [part(text="It asks for three things.")]},
+        {"role": "user", "parts": [part(executable_code={"code": "print(1)", "language": "PYTHON"})]},
+        {"role": "model", "parts": [part(function_call={"id": "c1", "name": "lookup", "args": {"q": "rfq"}})]},
+        {"role": "user", "parts": [part(function_response={"id": "c1", "name": "lookup", "response": {"output": "ok"}})]},
+        {"role": "model", "parts": [part(text="Done.")]}]
+    [ep] = _episodes(_read(tmp_path, "history.json", contents))
+    assert ep.task == "Summarise the RFQ.\n[file https://x/files/f1]"
+    first, call, answer = ep.steps
+    assert first.action.text == "It asks for three things."
+    assert {"step": 1, "role": "user", "raw": {"parts": [{"executable_code": {"code": "print(1)", "language": "PYTHON"}}]}
+            } in ep.env["message_extras"]
+    assert (call.action.tool_name, json.loads(call.action.arguments)) == ("lookup", {"q": "rfq"})
+    assert json.loads(call.action.raw) == {"function_call": {"id": "c1", "name": "lookup", "args": {"q": "rfq"}}}
+    assert (answer.observation.text, answer.action.text) == ("ok", "Done.")

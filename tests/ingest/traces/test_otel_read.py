@@ -521,3 +521,32 @@ def test_a_document_with_a_trace_id_alone_is_not_claimed(tmp_path):
     path = tmp_path / "order.json"
     path.write_text(json.dumps({"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "a1", "order": 7}))
     assert not claims(otel, path)
+
+
+def test_promptflow_tool_and_llm_spans(tmp_path):
+    """promptflow's tracer: `span_type` Tool (its `function`, `inputs` and `output` as JSON) between two `LLM`
+    spans (the messages in `inputs`, the answer in `llm.generated_message`); a `Function` span is no step, and a
+    `span_type` without `framework: promptflow` says nothing."""
+    def pf(sid, parent, name, start, span_type, **attrs):
+        return _span(sid, parent, name, start, {"framework": "promptflow", "span_type": span_type, **attrs})
+    asked = {"role": "user", "content": "Sales in May?"}
+    call = {"role": "assistant", "content": None, "function_call": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "sales_data_insights",
+                                                          "arguments": '{"question": "sales in May"}'}}]}
+    spans = [pf("a000000000000001", None, "run_conversation", 0, "Function", inputs='{"question": "Sales in May?"}'),
+             pf("b000000000000001", "a000000000000001", "openai_chat", 1, "LLM",
+                inputs=json.dumps({"messages": [asked], "model": "gpt-35-turbo-1106"}),
+                **{"llm.generated_message": json.dumps(call)}),
+             pf("c000000000000001", "a000000000000001", "sales_data_insights", 2, "Tool",
+                function="sales_data_insights", inputs='{"question": "sales in May"}', output='{"total": 42}'),
+             pf("d000000000000001", "a000000000000001", "openai_chat", 3, "LLM",
+                inputs=json.dumps({"messages": [asked, call, {"role": "tool", "tool_call_id": "call_1",
+                                                              "content": '{"total": 42}'}]}),
+                **{"llm.generated_message": '{"role": "assistant", "content": "42."}',
+                   "llm.response.model": "gpt-35-turbo"}),
+             _span("e000000000000001", "a000000000000001", "step", 4, {"span_type": "LLM"})]
+    (ep,), rejected = read(otel, _otlp(tmp_path, spans))
+    assert rejected == []
+    assert calls(ep) == [("sales_data_insights", {"question": "sales in May"})] and results(ep) == ['{"total":42}']
+    assert ep.steps[-1].action.text == "42." and ep.task == "Sales in May?"
+    assert ep.agent == "gpt-35-turbo-1106"  # the first call's: its request's model where no response named one

@@ -194,3 +194,26 @@ def test_span_documents_opensearch_stored_read_as_a_person_counts_them(name):
     raw = json.loads(path.read_text())
     assert ep.key == raw["traceId"] and ep.steps[0].timestamp.isoformat().startswith(raw["endTime"][:26])
     golden.check(records, GOLDEN / f"otel-observability-stack-{name.split('.')[0]}.json", env_keys=("system_prompt",))
+
+
+PROMPTFLOW_SPANS = OPEN_AGENT_TRACES.parent / "assistant-pf-demo" / "spans.json"
+
+
+def test_promptflow_spans_printed_by_the_sdk_read_the_model_call_of_its_llm_span():
+    """data/assistant-pf-demo (PROVENANCE.md): promptflow's tracer marks its spans `framework: promptflow` with a
+    `span_type`; its `LLM` span holds the call's `inputs` (the messages) and `llm.generated_message` (the answer).
+    What a person counts: one model call answering "test" without the offered tool (1 step), and promptflow's
+    iteration wrapper, a trace of its own with no call (one row)."""
+    path = PROMPTFLOW_SPANS
+    assert otel.units([str(path)], lambda p: path.read_bytes()[:4096]) == [str(path)]
+    records = read_records(otel, path)
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    assert row.rule == "no_agent_spans" and "1 of 2 traces" in row.reason
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert ep.key == "2003e6451fd0a4f57180c96bfb737ca2" and ep.task == "test" and ep.agent == "gpt-35-turbo"
+    [step] = ep.steps
+    assert (step.action.kind, step.action.text) == (
+        "message", "It looks like you are testing the functionality. How can I assist you today?")
+    assert ep.terminated and ep.env["system_prompt"].strip().startswith("You are a helpful assistant")
+    assert step.timestamp.isoformat() == "2024-04-30T20:40:31.943844+00:00"  # the model span's end
+    golden.check(records, GOLDEN / "otel-assistant-pf-demo-spans.json", env_keys=("system_prompt",))
