@@ -55,10 +55,11 @@ INFO = FormatInfo(
              "declared display, the verifier's verdict as the outcome, the agent's claim kept beside it"),
     producer="CUArena's `cua-eval` runner (Anthropic `computer_20250124` loop over Playwright Chromium)",
     versions="ogutdgn/CUArena @ d81601b (claude-sonnet-4-5, May 2026)",
-    proof=("cannot run here (a vendor model, the mock app's repository): real attempts in `../shared/samples` "
-           "read against the raw files (a 39-action failure scored 0.386 under a 0.7 threshold, a 52-action "
-           "success scored 1.0; every point in the 1280x800 display and screenshots); one repository so far; edge "
-           "cases hand-made (`tests/ingest/browser/test_cua_eval_attempt.py`)"),
+    proof=("cannot run here (a vendor model, the mock app's repository): two real attempts in `../shared/samples` "
+           "whose JSON files were counted by hand (a 39-action failure scored 0.386 under a 0.7 threshold, a "
+           "52-action success scored 1.0; every point in the declared 1280x800 display, the screenshots the "
+           "runner's 1280x800 viewport at device scale 1); one repository so far; a device-scale-2 viewport, "
+           "blocked keys, a step cap and a broken line hand-made (`tests/ingest/browser/test_cua_eval_attempt.py`)"),
 )
 
 _JSONL_OPENING = re.compile(rb'^\s*\{\s*"turn"\s*:\s*-1\s*,\s*"phase"\s*:\s*"start"')
