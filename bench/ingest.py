@@ -9,8 +9,9 @@ On one synthetic DroidBot corpus (bench/android_corpus.py, the bundled run's sha
 after one warm-up pass of each (page cache, imports), interleaved repeats, and prints wall-clock and CPU-time
 medians and the ratio ingest/limit; then the work ingest must do that the limit leaves out (screen text, content
 digest, secret scan), each timed alone, and the ceiling it sets on that ratio. The machine's load is printed
-beside every rate (a shared machine slows both sides, not always alike); `--profile N` adds the N functions
-with the most own time in one profiled ingest. Then local Ray on all cores, and peak RSS of an ingest process
+beside every rate (a shared machine slows both sides, not always alike); `--parts` adds the CPU seconds of
+ingest's parts in one ingest (reading, parsing, screen text, view-tree JSON, the scan...), `--profile N` the N
+functions with the most own time in one profiled ingest. Then local Ray on all cores, and peak RSS of an ingest process
 on the corpus and on twice the corpus: with a fixed task size it must stay flat.
 """
 
@@ -211,6 +212,61 @@ def profile_shares(root: Path, lake: Path, top: int) -> str:
     return "\n".join(lines)
 
 
+# The parts `--parts` times inside one ingest: (module, function or Class.method as the caller finds it there)
+PARTS = (
+    ("ingest.source", "Source._read"), ("ingest.android.droidbot", "parse_json"),
+    ("ingest.android.droidbot", "render_android_screen"), ("ingest.android.droidbot", "_observation"),
+    ("pipelines.infra.task", "_collect"), ("ingest.arrow", "TableBuilder.add_episode"),
+    ("ingest.arrow", "TableBuilder.tables"), ("pipelines.infra.task", "scrub_tables"),
+    ("pipelines.infra.lake", "Lake.write_parquet"), ("pipelines.infra.task", "_ingest"),
+)
+
+
+def parts_cpu(root: Path, lake: Path) -> dict[str, float]:
+    """CPU seconds of ingest's parts in one in-process ingest, each without the parts it calls: the functions
+    of `PARTS` wrapped with a process-time clock for that ingest (two clock reads a call, ~60,000 calls on the
+    200 MB corpus: a few hundredths of a second, counted in the callers' parts). Unlike `--profile` it does not
+    slow Python code more than C code, so its shares are those of an ingest run without it."""
+    import importlib
+
+    spent = dict.fromkeys((f"{m}:{f}" for m, f in PARTS), 0.0)
+    originals = []
+    for module_name, path in PARTS:
+        module = importlib.import_module(module_name)
+        owner, name = (getattr(module, path.split(".")[0]), path.split(".")[1]) if "." in path else (module, path)
+        original = getattr(owner, name)
+        originals.append((owner, name, original))
+
+        def clocked(*args, _original=original, _key=f"{module_name}:{path}", **kwargs):
+            start = time.process_time()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                spent[_key] += time.process_time() - start
+
+        setattr(owner, name, clocked)
+    try:
+        _, total = timed(ingest_once, root, lake)
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    part = {k.split(":")[1]: v for k, v in spent.items()}
+    reader = part["_collect"] - part["Source._read"] - part["parse_json"] - part["_observation"]
+    within = (part["_collect"] + part["TableBuilder.add_episode"] + part["TableBuilder.tables"]
+              + part["scrub_tables"] + part["Lake.write_parquet"])
+    return {
+        "reading + sha256 of the files": part["Source._read"], "JSON parsing": part["parse_json"],
+        "screen text": part["render_android_screen"],
+        "view-tree JSON + screen look-up": part["_observation"] - part["render_android_screen"],
+        "the reader's own work (events, states, actions; freeing them)": reader,
+        "rows + their checks": part["TableBuilder.add_episode"], "Arrow tables": part["TableBuilder.tables"],
+        "secret scan + scrub": part["scrub_tables"], "Parquet writes": part["Lake.write_parquet"],
+        "rest of the tasks": part["_ingest"] - within,
+        "the run's own (planning, catalog, markers)": total - part["_ingest"],
+        "total": total,
+    }
+
+
 def peak_rss_mb(root: Path, lake: Path, task_mb: float) -> float:
     """Peak RSS of a fresh ingest process (in-process executor, fixed task size)."""
     shutil.rmtree(lake, ignore_errors=True)
@@ -230,6 +286,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--task-mb", type=float, default=32, help="task size for the memory check")
     parser.add_argument("--cache", default=str(REPO / "bench" / "out"), help="where corpora are generated")
+    parser.add_argument("--parts", action="store_true",
+                        help="also print the CPU seconds of ingest's parts (reading, parsing, screen text...)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also profile one ingest (cProfile) and print the N functions with the most own time")
     args = parser.parse_args()
@@ -255,6 +313,10 @@ def main() -> None:
             print(f"{label:4s} limit (orjson parse + zstd Parquet write, 1 core) {limit_rate:7.1f} MB/s   "
                   f"ingest-android in-process {our_rate:7.1f} MB/s   ratio {our_rate / limit_rate:.2f} "
                   f"(the ceiling below bounds it; {load})")
+        if args.parts:
+            parts = parts_cpu(root, scratch / "lake")
+            print("CPU seconds of ingest's parts in one ingest (each without the parts it calls): " + ", ".join(
+                f"{k} {v:.3f}" for k, v in parts.items()) + f" (load {os.getloadavg()[0]:.2f})")
         if args.profile:
             print(profile_shares(root, scratch / "lake", args.profile))
 
