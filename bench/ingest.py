@@ -9,8 +9,9 @@ On one synthetic DroidBot corpus (bench/android_corpus.py, the bundled run's sha
 after one warm-up pass of each (page cache, imports), interleaved repeats, and prints wall-clock and CPU-time
 medians and the ratio ingest/limit; then the work ingest must do that the limit leaves out (screen text, content
 digest, secret scan), each timed alone, and the ceiling it sets on that ratio. The machine's load is printed
-beside every rate (a shared machine slows both sides, not always alike); `--profile N` adds the N functions
-with the most own time in one profiled ingest. Then local Ray on all cores, and peak RSS of an ingest process
+beside every rate (a shared machine slows both sides, not always alike); `--parts` adds the CPU seconds of
+ingest's parts in one ingest (reading, parsing, screen text, view-tree JSON, the scan...), `--profile N` the N
+functions with the most own time in one profiled ingest. Then local Ray on all cores, and peak RSS of an ingest process
 on the corpus and on twice the corpus: with a fixed task size it must stay flat.
 """
 
@@ -94,11 +95,14 @@ def parse_and_write(root: Path, target: Path, docs, doc_type, batch_mb: float = 
             writer.write_table(pa.table({"path": paths, "doc": kept}, schema=schema))
 
 
-def work_beyond_limit(root: Path, batch_mb: float = 64) -> dict[str, float]:
+def work_beyond_limit(root: Path, batch_mb: float = 64, counts: dict | None = None) -> dict[str, float]:
     """Seconds of the work ingest must do that the limit leaves out, each timed alone on the corpus (the
-    parsing before it not counted): the screen text every DroidBot state is rendered to (the observation a
-    world model predicts), the sha256 of every file read (a unit's identity, what a rerun skips by), and the
-    secret scrubber's first pass (Arrow's regex scan for its triggers over the text and view-tree columns)."""
+    parsing before it not counted): the screen text each distinct DroidBot screen is rendered to (the
+    observation a world model predicts: the reader renders a view tree and activity seen again in the same run
+    once, so this does too, the look-up of every state timed with it; `counts`, when given, gets the number of
+    `states` and of distinct `screens`), the sha256 of every file read (a unit's identity, what a rerun skips
+    by), and the secret scrubber's first pass (Arrow's regex scan for its triggers over the text and view-tree
+    columns, one row per state as in the steps table)."""
     import hashlib
 
     import orjson
@@ -109,7 +113,11 @@ def work_beyond_limit(root: Path, batch_mb: float = 64) -> dict[str, float]:
     from transforms.scrub import TRIGGERS
 
     seconds = dict.fromkeys(("screen text", "content digest", "secret scan"), 0.0)
+    counts = {} if counts is None else counts
+    counts.update(states=0, screens=0)
     clock, digest = time.perf_counter, hashlib.sha256()
+    rendered: dict = {}  # (view tree, activity) -> its text, for the run being read
+    run = None
     texts: list[str] = []
     trees: list[bytes] = []
     held = 0  # bytes of view trees waiting for the scan
@@ -135,10 +143,18 @@ def work_beyond_limit(root: Path, batch_mb: float = 64) -> dict[str, float]:
                     continue
                 state = orjson.loads(data)
                 views = state.get("views") or []
-                start = clock()
-                texts.append(render_android_screen(views, f"Activity: {state.get('foreground_activity')}"))
-                seconds["screen text"] += clock() - start
                 trees.append(orjson.dumps(views))
+                activity = state.get("foreground_activity")
+                if dirpath != run:  # the reader's cache holds one run's screens
+                    rendered, run = {}, dirpath
+                start = clock()  # the look-up is timed too: ingest pays it for every state
+                text = rendered.get((trees[-1], activity))
+                if text is None:
+                    text = rendered[trees[-1], activity] = render_android_screen(views, f"Activity: {activity}")
+                    counts["screens"] += 1
+                seconds["screen text"] += clock() - start
+                counts["states"] += 1
+                texts.append(text)
                 held += len(trees[-1])
                 if held > batch_mb * 1e6:
                     scan()
@@ -196,6 +212,61 @@ def profile_shares(root: Path, lake: Path, top: int) -> str:
     return "\n".join(lines)
 
 
+# The parts `--parts` times inside one ingest: (module, function or Class.method as the caller finds it there)
+PARTS = (
+    ("ingest.source", "Source._read"), ("ingest.android.droidbot", "parse_json"),
+    ("ingest.android.droidbot", "render_android_screen"), ("ingest.android.droidbot", "_observation"),
+    ("pipelines.infra.task", "_collect"), ("ingest.arrow", "TableBuilder.add_episode"),
+    ("ingest.arrow", "TableBuilder.tables"), ("pipelines.infra.task", "scrub_tables"),
+    ("pipelines.infra.lake", "Lake.write_parquet"), ("pipelines.infra.task", "_ingest"),
+)
+
+
+def parts_cpu(root: Path, lake: Path) -> dict[str, float]:
+    """CPU seconds of ingest's parts in one in-process ingest, each without the parts it calls: the functions
+    of `PARTS` wrapped with a process-time clock for that ingest (two clock reads a call, ~60,000 calls on the
+    200 MB corpus: a few hundredths of a second, counted in the callers' parts). Unlike `--profile` it does not
+    slow Python code more than C code, so its shares are those of an ingest run without it."""
+    import importlib
+
+    spent = dict.fromkeys((f"{m}:{f}" for m, f in PARTS), 0.0)
+    originals = []
+    for module_name, path in PARTS:
+        module = importlib.import_module(module_name)
+        owner, name = (getattr(module, path.split(".")[0]), path.split(".")[1]) if "." in path else (module, path)
+        original = getattr(owner, name)
+        originals.append((owner, name, original))
+
+        def clocked(*args, _original=original, _key=f"{module_name}:{path}", **kwargs):
+            start = time.process_time()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                spent[_key] += time.process_time() - start
+
+        setattr(owner, name, clocked)
+    try:
+        _, total = timed(ingest_once, root, lake)
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    part = {k.split(":")[1]: v for k, v in spent.items()}
+    reader = part["_collect"] - part["Source._read"] - part["parse_json"] - part["_observation"]
+    within = (part["_collect"] + part["TableBuilder.add_episode"] + part["TableBuilder.tables"]
+              + part["scrub_tables"] + part["Lake.write_parquet"])
+    return {
+        "reading + sha256 of the files": part["Source._read"], "JSON parsing": part["parse_json"],
+        "screen text": part["render_android_screen"],
+        "view-tree JSON + screen look-up": part["_observation"] - part["render_android_screen"],
+        "the reader's own work (events, states, actions; freeing them)": reader,
+        "rows + their checks": part["TableBuilder.add_episode"], "Arrow tables": part["TableBuilder.tables"],
+        "secret scan + scrub": part["scrub_tables"], "Parquet writes": part["Lake.write_parquet"],
+        "rest of the tasks": part["_ingest"] - within,
+        "the run's own (planning, catalog, markers)": total - part["_ingest"],
+        "total": total,
+    }
+
+
 def peak_rss_mb(root: Path, lake: Path, task_mb: float) -> float:
     """Peak RSS of a fresh ingest process (in-process executor, fixed task size)."""
     shutil.rmtree(lake, ignore_errors=True)
@@ -215,6 +286,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--task-mb", type=float, default=32, help="task size for the memory check")
     parser.add_argument("--cache", default=str(REPO / "bench" / "out"), help="where corpora are generated")
+    parser.add_argument("--parts", action="store_true",
+                        help="also print the CPU seconds of ingest's parts (reading, parsing, screen text...)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also profile one ingest (cProfile) and print the N functions with the most own time")
     args = parser.parse_args()
@@ -240,13 +313,18 @@ def main() -> None:
             print(f"{label:4s} limit (orjson parse + zstd Parquet write, 1 core) {limit_rate:7.1f} MB/s   "
                   f"ingest-android in-process {our_rate:7.1f} MB/s   ratio {our_rate / limit_rate:.2f} "
                   f"(the ceiling below bounds it; {load})")
+        if args.parts:
+            parts = parts_cpu(root, scratch / "lake")
+            print("CPU seconds of ingest's parts in one ingest (each without the parts it calls): " + ", ".join(
+                f"{k} {v:.3f}" for k, v in parts.items()) + f" (load {os.getloadavg()[0]:.2f})")
         if args.profile:
             print(profile_shares(root, scratch / "lake", args.profile))
 
-        beyond = [work_beyond_limit(root) for _ in range(args.repeats)]
+        counts: dict = {}
+        beyond = [work_beyond_limit(root, counts=counts) for _ in range(args.repeats)]
         extra = {k: statistics.median(b[k] for b in beyond) for k in beyond[0]}
-        print("work ingest does beyond the limit, each timed alone (medians): "
-              + ceiling(statistics.median(t[0] for t in limits), extra))
+        print(f"work ingest does beyond the limit, each timed alone (medians; {counts['screens']:,} distinct screens "
+              f"rendered of {counts['states']:,} states): " + ceiling(statistics.median(t[0] for t in limits), extra))
 
         ray_time, _ = timed(ingest_once, root, scratch / "lake", "ray")
         print(f"ingest-android on local Ray ({os.cpu_count()} cores, incl. ray.init): {mb / ray_time:8.1f} MB/s")

@@ -227,10 +227,11 @@ def _nearest(states: list[dict] | None, when: dt.datetime | None) -> dict | None
     return min(timed, key=lambda s: (abs((s["_time"] - when).total_seconds()), s["_time"]))
 
 
-def _observation(state: dict, rendered: dict[tuple, Observation]) -> Observation:
+def _observation(state: dict, rendered: dict[tuple, Observation], texts: dict[tuple, str]) -> Observation:
     """The state's observation; `rendered` holds those made so far by content (view tree, activity,
-    screenshot, size): DroidBot saves a state file at every event, so one screen recurs in many files, and
-    its text is rendered once."""
+    screenshot, size), `texts` their screen texts by what the text is made of (view tree, activity): DroidBot
+    saves a state file at every event, so one screen recurs in many files, each time with a screenshot of its
+    own, and its text is rendered once."""
     views = state.get("views") or []
     ui_tree = orjson.dumps(views)
     activity = state.get("foreground_activity")
@@ -238,9 +239,12 @@ def _observation(state: dict, rendered: dict[tuple, Observation]) -> Observation
     key = (ui_tree, activity, state.get("_screenshot"), size)
     found = rendered.get(key)
     if found is None:
+        text = texts.get((ui_tree, activity))
+        if text is None:
+            text = texts[ui_tree, activity] = render_android_screen(views, f"Activity: {activity}")
         found = rendered[key] = Observation(
             kind="screen",
-            text=render_android_screen(views, f"Activity: {activity}"),
+            text=text,
             ui_tree=ui_tree,
             screenshot=state.get("_screenshot"),
             width=size[0] if size else None,
@@ -382,13 +386,14 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     runs = _runs(events)
     info = _run_info(source)
     observations: dict[int, Observation] = {}  # a state seen again is looked up once
-    rendered: dict[tuple, Observation] = {}  # a screen saved again in another state file is rendered once
+    rendered: dict[tuple, Observation] = {}  # a screen saved again in another state file is made once
+    texts: dict[tuple, str] = {}  # and its text rendered once, whatever its screenshot
 
     def observe(state: dict | None) -> Observation:
         if state is None:
             return Observation(kind="none")
         if id(state) not in observations:
-            observations[id(state)] = _observation(state, rendered)
+            observations[id(state)] = _observation(state, rendered, texts)
         return observations[id(state)]
 
     for k, run in enumerate(runs):

@@ -15,6 +15,7 @@ from ingest.record import Episode
 from tests import goldens
 from tests.conftest import REPO
 from tests.ingest import golden
+from schemas.render import render_android_screen
 from tests.parts import require_shared_sample
 
 KEA_RUN = REPO.parent / "shared" / "samples" / "android" / "kea-llm-myexpenses" / "output"
@@ -90,3 +91,24 @@ def test_kea_states_numbered_in_order_and_a_rotation(tmp_path):
     assert (tap.action.x, tap.action.y) == (1269 / 1920, 732 / 1080)
     assert (tap.observation.width, tap.observation.height) == (1920, 1080)
     assert (ep.steps[0].observation.width, ep.steps[0].observation.height) == (1080, 1920)
+
+
+def test_a_screen_saved_again_with_another_screenshot_is_rendered_once(monkeypatch):
+    """Kea saves a state file (and a screenshot) at every event: 15 of the run's states are used, 14 different
+    (view tree, activity, screenshot) screens, but only 11 different view trees and activities, and a screen's
+    text is made of those alone. Each is rendered once, and every step's text is what rendering it gives."""
+    calls = []
+
+    def counted(views, header=None):
+        calls.append(header)
+        return render_android_screen(views, header)
+
+    monkeypatch.setattr(droidbot, "render_android_screen", counted)
+    (ep,) = golden.read_records(droidbot, require_shared_sample(KEA_RUN))
+    observations = [s.observation for s in ep.steps] + [ep.final_observation]
+    screens = {(o.ui_tree, o.text.split("\n", 1)[0]) for o in observations}
+    assert len(calls) == len(screens) == 11
+    assert len({(o.ui_tree, o.text.split("\n", 1)[0], o.screenshot) for o in observations}) == 14
+    for o in observations:
+        activity = o.text.split("\n", 1)[0]
+        assert o.text == render_android_screen(json.loads(o.ui_tree), activity)
