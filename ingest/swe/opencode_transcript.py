@@ -128,7 +128,7 @@ def _assistant(body: str, model: str | None, where: str, problems: list) -> list
     while pos < len(body):
         tool = _TOOL.match(body, pos)
         if tool:
-            call, result, pos = _tool(body, tool, f"{where}.{len(out) + len(calls) + 1}", where, problems)
+            call, result, pos = _tool(body, tool, where, problems)
             calls.append((call, result))
             continue
         thinking = body.startswith("_Thinking:_\n\n", pos)
@@ -149,8 +149,9 @@ def _next_part(body: str, start: int) -> int:
     return len(body)
 
 
-def _tool(body: str, tool: re.Match, call_id: str, where: str, problems: list) -> tuple[ToolCall, Message | None, int]:
-    """(the call, its result or None, where the next part starts) of a `**Tool: name**` part."""
+def _tool(body: str, tool: re.Match, where: str, problems: list) -> tuple[ToolCall, Message | None, int]:
+    """(the call, its result or None, where the next part starts) of a `**Tool: name**` part. The transcript holds
+    no call ids: a result answers the call it is written under."""
     pos, arguments, result = tool.end(), None, None
     if body.startswith("\n**Input:**\n```json\n", pos):
         at = pos + len("\n**Input:**\n```json\n")
@@ -162,18 +163,18 @@ def _tool(body: str, tool: re.Match, call_id: str, where: str, problems: list) -
             arguments = body[at:close if close >= 0 else len(body)]
             pos = close + len("\n```\n") if close >= 0 else len(body)
             problems.append(Rejected("bad_record", f"{where}: call {tool['name']}: its input is not JSON; kept as "
-                                     "written", where, record_id=call_id))
+                                     "written", where))
     for label, is_error in (("\n**Output:**\n```\n", None), ("\n**Error:**\n```\n", True)):
         if body.startswith(label, pos):
             at = pos + len(label)
             end = _output_end(body, at)
-            result = Message("tool", text=body[at:end], tool_call_id=call_id, tool_name=tool["name"],
+            result = Message("tool", text=body[at:end], tool_name=tool["name"],
                              is_error=is_error, where=where)
             pos = min(end + len(_FENCE_END), len(body))
             break
     else:
         pos = pos + 1 if body.startswith("\n", pos) else pos
-    return ToolCall(call_id, tool["name"], arguments), result, pos
+    return ToolCall(None, tool["name"], arguments), result, pos
 
 
 def _output_end(body: str, at: int) -> int:

@@ -97,3 +97,13 @@ def test_only_the_writers_header_is_claimed_and_a_message_of_no_kind_is_kept_raw
     bad.write_text("# t\n\n**Session ID:** ses_y\n**Created:** x\n")
     [row] = read_records(opencode_transcript, bad)
     assert row.rule == "parse_error" and "header" in row.reason
+
+
+def test_an_input_that_is_not_json_is_kept_as_written_with_a_row(tmp_path):
+    body = ("## Assistant (Build · GPT-5 · 1.0s)\n\n**Tool: bash**\n\n**Input:**\n```json\n{not json\n```\n\n"
+            "**Output:**\n```\nok\n```\n\n---\n\n")
+    records = _read(tmp_path, body)
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    assert row.rule == "bad_record" and "input is not JSON" in row.reason
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert "{not json" in ep.steps[0].action.arguments and ep.final_observation.text == "ok"
