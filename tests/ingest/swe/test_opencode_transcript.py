@@ -2,7 +2,7 @@
 a person read against the raw file, and the writer's forms (`formatTranscript`) as hand-made edge cases.
 
 Bundled (MIT): shynlee04/hivemind-plugin @ 7f115ce744f0ce95e2aac5aa383c19bba1b50786, `session-ses_1877.md`, its
-first 25 messages (`samples/swe/opencode_transcript/shynlee04-hivemind-plugin/`, see its PROVENANCE.md).
+first 25 messages (`samples/opencode-transcript/shynlee04-hivemind-plugin/`, see its PROVENANCE.md).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ingest.swe import opencode_transcript
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
 
-SAMPLE = REPO / "samples" / "swe" / "opencode_transcript" / "shynlee04-hivemind-plugin" / "session-ses_1877.md"
+SAMPLE = REPO / "samples" / "opencode-transcript" / "shynlee04-hivemind-plugin" / "session-ses_1877.md"
 GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
 HEAD = ("# Fix the build\n\n**Session ID:** ses_abc123\n**Created:** 1/2/2026, 3:04:05 PM\n"
         "**Updated:** 1/2/2026, 3:09:00 PM\n\n---\n\n")
