@@ -1,5 +1,6 @@
 """Agent TARS (tarko) event streams: the events an Agent TARS / tarko agent emits during a run, saved as a JSON
-array (the agent's snapshot files, `event-stream.jsonl`) or one event a line (the `agent-ui-cli`'s `trace.jsonl`).
+array (the agent's snapshot files, `event-stream.jsonl`), as `{"events": [...]}` or one event a line (the
+`agent-ui-cli`'s JSON and `trace.jsonl` forms).
 An adapter onto `ingest.transcript`; one file is one episode.
 
 An event has `id`, `type`, `timestamp` (ms since the epoch) and by type:
@@ -72,14 +73,19 @@ def units(files: list[str], head) -> list[str]:
 
 
 def _events(source: Source) -> Iterator[dict | Rejected]:
+    """The events of a JSON document (an array of them, or the agent UI's `{"events": [...]}`), whatever its name,
+    or of each line of a JSON-lines file."""
     data = source.read_bytes()
-    if data.lstrip()[:1] == b"[":
+    start = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    first = start.split(b"\n", 1)[0].strip()
+    if start[:1] == b"[" or not first.endswith(b"}"):
         try:
             doc = parse_json(data, source.uri, source.budgets)
         except SourceError as e:
             yield Rejected(e.rule, e.reason, source.uri)
             return
-        yield from (e for e in doc if isinstance(e, dict)) if isinstance(doc, list) else ()
+        events = doc.get("events") if isinstance(doc, dict) else doc
+        yield from (e for e in events if isinstance(e, dict)) if isinstance(events, list) else ()
         return
     for _, _, value in json_lines(data, source.uri, source.budgets):
         if isinstance(value, (dict, Rejected)):

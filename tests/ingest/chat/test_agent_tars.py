@@ -89,3 +89,23 @@ def test_calls_named_only_by_their_event_an_error_result_and_unknown_events(tmp_
     assert ep.agent == "m1" and ep.key == "s1" and ep.terminated
     [image] = env["images"]
     assert image["event"] == "8" and blobs[image["image"]] == ("image/png", b"PNG")
+
+
+def test_the_agent_uis_events_document_written_over_many_lines(tmp_path):
+    events = [{"id": "1", "type": "agent_run_start", "timestamp": 1704103200000, "sessionId": "s2", "model": "m"},
+              {"id": "2", "type": "user_message", "timestamp": 1704103200000, "content": "Tip on $85 at 18%?"},
+              {"id": "3", "type": "assistant_message", "timestamp": 1704103201000, "content": "",
+               "toolCalls": [{"id": "c1", "type": "function",
+                              "function": {"name": "calculator", "arguments": "{\"expression\": \"85*0.18\"}"}}]},
+              {"id": "4", "type": "tool_result", "timestamp": 1704103202000, "toolCallId": "c1", "name": "calculator",
+               "content": {"result": 15.3}},
+              {"id": "5", "type": "assistant_message", "timestamp": 1704103203000, "content": "$15.30"}]
+    path = tmp_path / "custom-format-transformed.json"
+    path.write_text(json.dumps({"events": events}, indent=2))
+    assert agent_tars.units([str(path)], _head) == [str(path)]
+    records = read_records(agent_tars, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.tool_name, s.action.arguments, s.action.text) for s in ep.steps] == [
+        ("calculator", '{"expression":"85*0.18"}', None), (None, None, "$15.30")]
+    assert ep.steps[1].observation.text == '{"result":15.3}' and ep.key == "s2"
