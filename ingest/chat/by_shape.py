@@ -54,7 +54,7 @@ from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.transcript import Message, Run, episode, records
 
 FORMAT = "chat_shape"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
     summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
