@@ -1,6 +1,7 @@
 """Why an input file that no format claimed could not be read, when its bytes say more than "no format reads
 it": an empty file, or a JSON / XML / JSON-lines document cut short (the usual damage of a copy or an upload
-that stopped), named with the byte where it ends. Only the files no format claimed come here, and only their
+that stopped), named with the byte where it ends, or UTF-16 / UTF-32 text (a trace saved through Windows
+PowerShell's `>`), which no reader decodes. Only the files no format claimed come here, and only their
 first `DIAGNOSE_BYTES` are parsed, so a run pays for this only on what it could not read."""
 
 from __future__ import annotations
@@ -21,10 +22,22 @@ def why_unread(name: str, size: int | None, read) -> str:
     if size is None or size > DIAGNOSE_BYTES or not name.endswith((".json", ".jsonl", ".xml", ".traj", ".har")):
         return NO_FORMAT
     data = read()
+    wide = _wide_text(data)
+    if wide:
+        return f"{wide} text (its byte-order mark says so): no reader decodes it; re-save it as UTF-8; {NO_FORMAT}"
     if not data.strip():
         return f"only white space; {NO_FORMAT}"
     cut = truncation(data)
     return f"truncated at byte {len(data)} ({cut}); {NO_FORMAT}" if cut else NO_FORMAT
+
+
+def _wide_text(data: bytes) -> str | None:
+    """UTF-16 / UTF-32 by the byte-order mark a file opens with (what Windows PowerShell's `>` writes), else None."""
+    for mark, name in ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+                       (b"\xfe\xff", "UTF-16")):
+        if data.startswith(mark):
+            return name
+    return None
 
 
 def truncation(data: bytes) -> str | None:

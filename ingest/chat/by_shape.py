@@ -37,6 +37,7 @@ searches is `search`; any other tool-calling conversation is `mcp` (tool calls w
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Iterator
 
@@ -53,7 +54,7 @@ from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.transcript import Message, Run, episode, records
 
 FORMAT = "chat_shape"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
     summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
@@ -246,13 +247,22 @@ def list_records(source: Source, shape: str, items: list, holder: dict | None, p
 
 def _documents(source: Source, name: str) -> Iterator[tuple[str, object] | Rejected]:
     """(key prefix, document) of a JSON file, or of each line of a JSONL file; a JSONL file whose lines are
-    messages of one shape is one document (the list of its lines)."""
+    messages of one shape is one document (the list of its lines), and one that holds a single value written over
+    many lines is that document (`_whole_values`)."""
     data = source.read_bytes()
     if not source.path.endswith((".jsonl", ".ndjson")):
         try:
             yield "", parse_json(data, name, source.budgets)
         except SourceError as e:
             yield Rejected(e.rule, e.reason, name)
+        return
+    values = _whole_values(data, name, source)
+    if isinstance(values, Rejected):
+        yield values
+        return
+    if values is not None:
+        for i, value in enumerate(values):
+            yield (f"value {i + 1}: " if len(values) > 1 else ""), value
         return
     lines = []
     for no, line, problem in text_lines(data, name, source.budgets):
@@ -268,6 +278,49 @@ def _documents(source: Source, name: str) -> Iterator[tuple[str, object] | Rejec
         return
     for no, obj in lines:
         yield f"line {no}: ", obj
+
+
+def _whole_values(data: bytes, name: str, source: Source) -> list | Rejected | None:
+    """The values of a JSON-lines-named file that holds JSON written over many lines (a request, an event list or
+    a stream of responses saved pretty-printed under a `.jsonl` name, one value after another): its first line is
+    no whole value and the whole file is one value or a sequence of them. None for a real JSON-lines file (its
+    lines are read one by one, a bad line a row of its own); a row saying why for a file that is neither (console
+    output with JSON in it: one row, not one per line)."""
+    start = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    first = start.split(b"\n", 1)[0].strip()
+    if start[:1] not in (b"{", b"[") or first.endswith((b"}", b"]")):
+        return None
+    try:
+        return [parse_json(data, name, source.budgets)]
+    except SourceError:
+        pass
+    text, decoder, values, at = start.decode("utf-8", "replace"), json.JSONDecoder(), [], 0
+    try:  # values one after another (what `jq` or a streamed client's log writes)
+        while at < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(value)
+            at = len(text) - len(text[at:].lstrip())
+        return values
+    except ValueError as e:
+        if _has_whole_line(start):  # a JSON-lines file whose first line is damaged: read line by line
+            return None
+        return Rejected("unknown_content", f"{name}: neither JSON lines (line 1 opens a value written over several"
+                        f" lines) nor JSON values one after another ({e}, after {len(values)} value(s)); not read",
+                        name, snippet=text[at:at + 300])
+
+
+def _has_whole_line(data: bytes, lines: int = 50) -> bool:
+    """Whether one of the first `lines` lines after the first is a whole JSON object (JSON lines), which no line
+    of JSON written over many lines is."""
+    for line in data.split(b"\n", lines + 1)[1:lines + 1]:
+        line = line.strip()
+        if line.startswith(b"{") and line.endswith(b"}") and len(line) > 2:
+            try:
+                if isinstance(json.loads(line), dict):
+                    return True
+            except ValueError:
+                continue
+    return False
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:

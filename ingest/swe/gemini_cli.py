@@ -43,7 +43,7 @@ from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "gemini_cli"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group="swe", rank=290, domains=('swe',), platform="linux",
     summary="Gemini CLI chat recordings",
@@ -214,7 +214,7 @@ def _response_text(responses: list[dict]) -> tuple[str | None, bool]:
         text, error = function_response_text(r.get("response") if isinstance(r.get("response"), dict) else {})
         texts.append(text)
         failed = failed or error
-    return "\n".join(texts) or None, failed
+    return ("\n".join(texts) if texts else None), failed  # an empty output is a result: the file read was empty
 
 
 def function_response_text(body: dict) -> tuple[str, bool]:

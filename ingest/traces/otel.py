@@ -10,6 +10,8 @@
   [...], "trace_requests": [{"pbreq": {"resourceSpans": [...]}, "headers", "test_elapsed_ms"}]}`, each request
   one OTLP/JSON document (ids in base64, as the protobuf JSON mapping writes bytes); its metrics and logs hold no
   step and are not read.
+  Grafana Tempo's trace API answers the same document with `batches` for `resourceSpans` (and, before OTLP 0.15,
+  `instrumentationLibrarySpans` for `scopeSpans`): read alike.
 - **Span documents as OpenSearch stores them** (Data Prepper's `otel-v1-apm-span` index, what its trace analytics
   and a search of that index give back): one span a document, `{traceId, spanId, parentSpanId, name, kind,
   startTime, endTime (ISO), durationInNanos, status: {code, message}, attributes: {...}, events: [{name, time,
@@ -61,7 +63,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "8"
+VERSION = "9"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
@@ -100,7 +102,7 @@ INFO = FormatInfo(
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
-_OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[')
+_OTLP = re.compile(rb'"resource_?[sS]pans"\s*:\s*\[|"batches"\s*:\s*\[\s*\{\s*"resource"\s*:')
 # oteltest's saved telemetry opens with its metric or trace requests, each an OTLP request under `pbreq`
 _OTELTEST = re.compile(rb'"(?:metric|trace|log)_requests"\s*:\s*\[\s*\{\s*"pbreq"\s*:')
 _OTELTEST_KEYS = ("trace_requests", "metric_requests", "log_requests")
@@ -234,9 +236,21 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
     return span
 
 
+def _resource_spans(doc: dict):
+    """A document's `resourceSpans`, or Grafana Tempo's `batches` (its trace API's name for them, whose items hold a
+    `resource` and their `scopeSpans` or `instrumentationLibrarySpans`); None when it holds neither."""
+    found = _get(doc, "resourceSpans", "resource_spans")
+    batches = doc.get("batches")
+    if found is None and isinstance(batches, list) and batches and all(
+            isinstance(b, dict) and "resource" in b and ("scopeSpans" in b or "instrumentationLibrarySpans" in b)
+            for b in batches):
+        return batches
+    return found
+
+
 def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
     """(fields, attributes, events, where, resource) of every span of an OTLP/JSON document."""
-    resource_spans = _get(doc, "resourceSpans", "resource_spans")
+    resource_spans = _resource_spans(doc)
     if not isinstance(resource_spans, list):
         yield Rejected("bad_record", f"{where}.resourceSpans: not a list; the document is left out", where,
                        record_id="resourceSpans", snippet=dumps(doc)[:300])
@@ -332,7 +346,7 @@ def _doc_spans(doc, where: str) -> Iterator[tuple[dict, dict, list, str, dict] |
     if isinstance(doc, list):
         for i, item in enumerate(doc):
             yield from _doc_spans(item, f"{where}[{i}]")
-    elif isinstance(doc, dict) and (_get(doc, "resourceSpans", "resource_spans") is not None):
+    elif isinstance(doc, dict) and _resource_spans(doc) is not None:
         yield from _otlp_spans(doc, where)
     elif isinstance(doc, dict) and any(isinstance(doc.get(k), list) for k in _OTELTEST_KEYS):
         yield from _oteltest_spans(doc, where)

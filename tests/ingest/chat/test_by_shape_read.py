@@ -554,3 +554,33 @@ def test_gemini_contents_dumped_by_the_sdk_with_null_fields_keep_files_and_unrea
     assert (call.action.tool_name, json.loads(call.action.arguments)) == ("lookup", {"q": "rfq"})
     assert json.loads(call.action.raw) == {"function_call": {"id": "c1", "name": "lookup", "args": {"q": "rfq"}}}
     assert (answer.observation.text, answer.action.text) == ("ok", "Done.")
+
+
+def test_jsonl_named_files_of_json_written_over_many_lines_are_read_as_documents(tmp_path):
+    """A conversation saved pretty-printed under a `.jsonl` name (an agent's request snapshot) is one document,
+    and pretty-printed values one after another are one document each; neither is a parse error a line."""
+    one = tmp_path / "llm-request.jsonl"
+    one.write_text(json.dumps({"provider": "openai", "request": {"model": "gpt-4o", "messages": OPENAI}}, indent=2))
+    records = read_records(by_shape, one)
+    assert not [r for r in records if isinstance(r, Rejected)]
+    [ep] = _episodes(records)
+    assert ep.key == "request.messages" and ep.env["record"]["model"] == "gpt-4o"
+    assert [s.action.tool_name for s in ep.steps if s.action.kind == "tool_call"] == ["get_weather"]
+    two = tmp_path / "stream.jsonl"
+    two.write_text(json.dumps({"messages": OPENAI}, indent=2) + "\n" + json.dumps({"messages": OPENAI[:4]}, indent=4))
+    assert [e.key for e in _episodes(read_records(by_shape, two))] == ["value 1: messages", "value 2: messages"]
+
+
+def test_console_output_with_json_in_a_jsonl_file_is_one_row_and_a_damaged_first_line_stays_one_bad_line(tmp_path):
+    """A `.jsonl` holding a pretty-printed response then console text is one row saying why it is not read (its
+    file goes on to `ignored_inputs`), not a parse error for each of its lines; a JSON-lines file whose first
+    line is cut still has the rest of its lines read."""
+    printed = tmp_path / "openai.jsonl"
+    printed.write_text(json.dumps({"choices": [{"message": OPENAI[2]}]}, indent=2) + "\nFunction to call: get_weather\n")
+    [row] = read_records(by_shape, printed)
+    assert row.rule == "unknown_content" and "neither JSON lines" in row.reason and "after 1 value(s)" in row.reason
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text('{"messages": [\n' + json.dumps({"messages": OPENAI}) + "\n")
+    records = read_records(by_shape, damaged)
+    assert [(r.rule, r.line) for r in records if isinstance(r, Rejected)] == [("parse_error", 1)]
+    assert [e.key for e in _episodes(records)] == ["line 2: messages"]

@@ -190,3 +190,17 @@ def test_a_set_of_the_messages_replaces_them_and_later_copies_find_their_place(t
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert ep.task == "replaced" and [s.action.text for s in ep.steps] == ["B2.", "C."]
     assert ep.env["gemini_cli"]["summary"] == "S" and "messages" not in ep.env["gemini_cli"]
+
+
+def test_an_empty_output_is_an_empty_result_not_a_missing_one(tmp_path):
+    """`read_file` of an empty file answers `{"output": ""}` (a real recording of 0.23): the result is the empty
+    text, which validation keeps (`observation.text_missing` quarantines an episode with a null result)."""
+    records = _log(tmp_path, [
+        HEADER,
+        {"id": "u1", "type": "user", "content": "read it"},
+        {"id": "g1", "type": "gemini", "content": "", "model": "m",
+         "toolCalls": [_call("c1", "read_file", {"file_path": "/empty"}, {"output": ""})]},
+        {"id": "g2", "type": "gemini", "content": "It is empty.", "model": "m"},
+    ])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.steps[1].observation.kind == "tool_result" and ep.steps[1].observation.text == ""

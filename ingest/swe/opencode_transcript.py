@@ -1,0 +1,185 @@
+"""OpenCode session transcripts: the markdown the TUI's `/export` (and its "copy transcript") writes,
+`session-<id>.md`, from `formatTranscript` (`packages/opencode/src/cli/cmd/tui/util/transcript.ts`). An adapter
+onto `ingest.transcript`; one file is one episode.
+
+The writer's layout: `# <title>`, `**Session ID:** ses_...`, `**Created:**` and `**Updated:**` (the exporter's
+local time, no zone: kept as written), `---`; then each message and a `---` line after it. A message is `## User`
+or `## Assistant (<Agent> · <model name> · <seconds>s)` (`## Assistant` alone when the metadata was left out),
+then its parts, each followed by a blank line: text as written; `_Thinking:_` and the reasoning (when thinking
+was exported); `**Tool: <name>**` with `**Input:**` (the call's input, JSON in a `json` fence), then
+`**Output:**` (a completed call's output) or `**Error:**` (a failed call's error), each in a fence; `**File:**
+<name>` (an attached file) is user text here.
+
+Each call is an action, its output or error the observation (a call with neither was unfinished: no result);
+the calls that follow one another are one model turn, the text and reasoning before them that turn's. The model
+is the header's display name (the transcript holds no model id); the agent name and each reply's duration are
+kept in `env["opencode_transcript"]["turns"]`, the title, session id and times there too. OpenCode grades nothing:
+outcome `unknown`; terminated when the last message is the model's and calls nothing.
+
+What the markdown cannot say: where reasoning ends and the text after it begins (the writer puts no mark between
+them: that text is read as part of the reasoning, never lost); a text part holding a line `**Tool: x**` or a
+`---` line then `## User` reads as the writer's own; text after a call that holds a fence line followed by a blank
+line is read into the call's output (an output ends at the last such line before the next tool or reasoning part,
+or the message's end). The JSON `opencode export` of a session holds it all, and the `opencode` reader reads that.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Iterator
+
+from ingest.format_info import FormatInfo
+from ingest.record import Episode, Rejected
+from ingest.source import Source
+from ingest.transcript import Message, Run, ToolCall, records
+
+FORMAT = "opencode_transcript"
+VERSION = "1"
+INFO = FormatInfo(
+    group="swe", rank=305, domains=('swe',), platform="linux",
+    summary="OpenCode session transcripts (the TUI's `/export` markdown, `session-ses_*.md`)",
+    producer="OpenCode's `/export` (`formatTranscript`)",
+    versions="1.x (a real transcript of May 2026)",
+    proof=("the opening of a real MIT transcript (shynlee04/hivemind-plugin: 25 messages, 3 prompts, 18 calls with "
+           "their inputs, 15 outputs and 3 errors, reasoning exported) is a golden read against the raw file "
+           "(`tests/ingest/swe/test_opencode_transcript.py`; the whole file, 90 calls, reads as one episode of 105 "
+           "steps); the writer's forms (no metadata, unfinished calls, fences inside outputs, text after a call) "
+           "are hand-made edge cases"),
+)
+
+_HEAD = re.compile(r"\A# (?P<title>[^\n]*)\n\n\*\*Session ID:\*\* (?P<id>ses_\w+)\n\*\*Created:\*\* (?P<created>[^\n]*)"
+                   r"\n\*\*Updated:\*\* (?P<updated>[^\n]*)\n\n---\n\n")
+_CLAIM = re.compile(rb"\A# [^\n]*\n\n\*\*Session ID:\*\* ses_\w+\n\*\*Created:\*\* ")
+_MESSAGE = re.compile(r"(?m)^## (?:User|Assistant(?: \([^\n]*\))?)\n\n")
+_ASSISTANT = re.compile(r"## Assistant(?: \((?P<agent>.*?) · (?P<model>.*?)(?: · (?P<seconds>[\d.]+)s)?\))?\n\n")
+_PART = re.compile(r"(?m)^(?:_Thinking:_\n\n|\*\*Tool: [^\n]+\*\*\n)")
+_TOOL = re.compile(r"\*\*Tool: (?P<name>[^\n]+)\*\*\n")
+_FENCE_END = "\n```\n\n"
+
+
+def units(files: list[str], head) -> list[str]:
+    """Markdown files that open as the transcript writer's header: a title, then `**Session ID:** ses_...` and
+    `**Created:**`."""
+    return [p for p in files if p.endswith(".md") and _CLAIM.match(head(p).lstrip(b"\xef\xbb\xbf"))]
+
+
+def read(source: Source) -> Iterator[Episode | Rejected]:
+    name = source.uri
+    text = source.read_bytes().decode("utf-8", "replace").lstrip("\ufeff").replace("\r\n", "\n")
+    head = _HEAD.match(text)
+    if head is None:
+        yield Rejected("parse_error", f"{name}: the header is not OpenCode's (title, Session ID, Created, Updated, "
+                       "then a `---` line)", name)
+        return
+    env = {k: head[k] for k in ("title", "id", "created", "updated")} | {"turns": []}
+    messages: list[Message] = []
+    problems: list[Rejected] = []
+    for no, body in enumerate(_sections(text[head.end():]), 1):
+        where = f"{name}: message {no}"
+        if body.startswith("## User\n\n"):
+            user = _strip_end(body[len("## User\n\n"):])
+            if user:
+                messages.append(Message("user", text=user, where=where))
+            continue
+        header = _ASSISTANT.match(body)
+        if header is None:
+            problems.append(Rejected("unknown_content", f"{where}: not a `## User` or `## Assistant` message; kept "
+                                     "raw in env.opencode_transcript.unread", name, record_id=str(no)))
+            env.setdefault("unread", []).append(body)
+            continue
+        env["turns"].append({"message": no, "agent": header["agent"], "model": header["model"],
+                             "seconds": float(header["seconds"]) if header["seconds"] else None})
+        messages.extend(_assistant(body[header.end():], header["model"], where, problems))
+    yield from problems
+    last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
+    answered = (last is not None and last.role == "assistant" and not last.tool_calls
+                and bool(last.text or last.reasoning))
+    yield from records(messages, Run(key=env["id"], domain="swe", platform="linux", terminated=answered,
+                                     env={"opencode_transcript": env}), name)
+
+
+def _sections(rest: str) -> list[str]:
+    """Each message's text: the writer ends every message with a `---` line, and each opens on its header."""
+    starts = [m.start() for m in _MESSAGE.finditer(rest) if m.start() == 0 or rest.endswith("---\n\n", 0, m.start())]
+    return [rest[a:b].removesuffix("---\n\n") for a, b in zip(starts, starts[1:] + [len(rest)])]
+
+
+def _strip_end(text: str) -> str:
+    return text[:-2] if text.endswith("\n\n") else text.rstrip("\n")
+
+
+def _assistant(body: str, model: str | None, where: str, problems: list) -> list[Message]:
+    """The model turns of one assistant message: text and reasoning, then the calls that follow them (and their
+    results); text after a call opens the next turn."""
+    out: list[Message] = []
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[tuple[ToolCall, Message | None]] = []
+
+    def flush():
+        if texts or thoughts or calls:
+            out.append(Message("assistant", text="\n\n".join(texts) or None, reasoning="\n\n".join(thoughts) or None,
+                               model=model, tool_calls=[c for c, _ in calls], where=where))
+            out.extend(r for _, r in calls if r is not None)
+        texts.clear(), thoughts.clear(), calls.clear()
+
+    pos = 0
+    while pos < len(body):
+        tool = _TOOL.match(body, pos)
+        if tool:
+            call, result, pos = _tool(body, tool, where, problems)
+            calls.append((call, result))
+            continue
+        thinking = body.startswith("_Thinking:_\n\n", pos)
+        start = pos + len("_Thinking:_\n\n") if thinking else pos
+        nxt = _next_part(body, start)
+        if calls:
+            flush()
+        (thoughts if thinking else texts).append(_strip_end(body[start:nxt]))
+        pos = nxt
+    flush()
+    return out
+
+
+def _next_part(body: str, start: int) -> int:
+    for m in _PART.finditer(body, start):
+        if m.start() > start and body.endswith("\n\n", 0, m.start()):
+            return m.start()
+    return len(body)
+
+
+def _tool(body: str, tool: re.Match, where: str, problems: list) -> tuple[ToolCall, Message | None, int]:
+    """(the call, its result or None, where the next part starts) of a `**Tool: name**` part. The transcript holds
+    no call ids: a result answers the call it is written under."""
+    pos, arguments, result = tool.end(), None, None
+    if body.startswith("\n**Input:**\n```json\n", pos):
+        at = pos + len("\n**Input:**\n```json\n")
+        try:
+            arguments, end = json.JSONDecoder().raw_decode(body, at)
+            pos = end + len("\n```\n") if body.startswith("\n```\n", end) else end
+        except ValueError:
+            close = body.find("\n```\n", at)
+            arguments = body[at:close if close >= 0 else len(body)]
+            pos = close + len("\n```\n") if close >= 0 else len(body)
+            problems.append(Rejected("bad_record", f"{where}: call {tool['name']}: its input is not JSON; kept as "
+                                     "written", where))
+    for label, is_error in (("\n**Output:**\n```\n", None), ("\n**Error:**\n```\n", True)):
+        if body.startswith(label, pos):
+            at = pos + len(label)
+            end = _output_end(body, at)
+            result = Message("tool", text=body[at:end], tool_name=tool["name"],
+                             is_error=is_error, where=where)
+            pos = min(end + len(_FENCE_END), len(body))
+            break
+    else:
+        pos = pos + 1 if body.startswith("\n", pos) else pos
+    return ToolCall(None, tool["name"], arguments), result, pos
+
+
+def _output_end(body: str, at: int) -> int:
+    """Where an output's fence closes: the last closing fence before the next tool or reasoning part (an output
+    may hold fences of its own; text after the call may follow its fence)."""
+    boundary = _next_part(body, at)
+    end = body.rfind(_FENCE_END, at - 1, min(boundary + 1, len(body)))
+    return end if end >= 0 else len(body[:boundary].rstrip("\n`"))
