@@ -3,14 +3,15 @@
     .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--formats har claude_code codex kea ...]
 
 For each line, a corpus of about `--mb` MB: its bundled samples copied into folders of their own (a copy is an
-input of its own: its own episodes; Playwright traces, AgentNet recordings, ATIF), a real Kea run in
+input of its own: its own episodes; Playwright traces, AgentNet recordings), a real Kea run in
 ../shared/samples copied the same way (`kea`, read by `droidbot`; skipped where that sample is absent), or
 generated files, each written from its own seed so that no two are alike, where the bundled samples are too short
 to show what a real input costs or repeated copies would let what a reader does once per distinct text flatter it:
 HAR captures of a browser session (`bench/har_corpus.py`: 2-4 pages of 20-60 subresources with their bodies, 2-6
-MB each), Claude Code sessions and Codex rollouts of 150-250 tool-calling turns (`bench/transcript_corpus.py`, 1-2
-MB each), an MCP JSON-RPC session of 20,000 calls answered out of order and a call log of 20,000 lines
-(`bench/mcp_corpus.py`), and, interleaved, `--repeats` times:
+MB each), Claude Code sessions and Codex rollouts of 150-250 tool-calling turns and Harbor trials whose ATIF
+trajectory holds a Terminus 2 run of 100-200 turns (`bench/transcript_corpus.py`, 0.5-2 MB each), an MCP
+JSON-RPC session of 20,000 calls answered out of order and a call log of 20,000 lines (`bench/mcp_corpus.py`),
+and, interleaved, `--repeats` times:
 - limit: read every file, parse what is JSON (a `.json` / `.har` document, each line of a `.jsonl` / `.ndjson`
   / `.trace` / `.network` file, and the same inside a `.zip`), other files kept as bytes, and write it all as
   zstd Parquet rows (path, compact JSON or bytes) in 64 MB row groups: the floor any ingest of these files pays;
@@ -44,13 +45,13 @@ SHARED_SAMPLES = REPO.parent / "shared" / "samples"
 CORPORA = {
     "playwright_trace": ["browser/playwright-trace", "browser/playwright-trace-versions"],
     "agentnet_recording": ["macos/agentnet-raw-recording"],
-    "atif": ["atif/harbor-claude-code", "atif/harbor-0.1.31-goldens"],
 }
 # bench line -> a real run in ../shared/samples (read where it lies when present; not bundled)
 SHARED = {"kea": "android/kea-llm-myexpenses"}
 # bench line -> (file name, writer of one generated file from a seed): each copy is written from its own seed
 GENERATED = {
     "har": ("capture.har", har_corpus.har_session),
+    "atif": ("trial", transcript_corpus.harbor_trial),  # a folder
     "claude_code": ("session.jsonl", transcript_corpus.claude_code_session),
     "codex": ("rollout-2025-11-22T21-45-35-019aad50-a7e6-7422-b7a8-0b384290624f.jsonl",
               transcript_corpus.codex_rollout),
@@ -86,7 +87,8 @@ def _generated_corpus(fmt: str, mb: float, out: Path) -> int:
         path = out / f"copy-{seed:05d}" / name
         path.parent.mkdir(parents=True)
         write(path, seed=seed)
-        size, seed = size + path.stat().st_size, seed + 1
+        size += sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+        seed += 1
     return size
 
 

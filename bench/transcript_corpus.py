@@ -136,3 +136,45 @@ def codex_rollout(path: Path, seed: int) -> None:
     put("event_msg", {"type": "agent_message", "message": answer})
     put("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]})
     path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines))
+
+
+def harbor_trial(folder: Path, seed: int) -> None:
+    """A Harbor trial folder (`result.json`, `agent/trajectory.json`, `verifier/reward.txt` and
+    `test-stdout.txt`) whose ATIF v1.5 trajectory is a Terminus 2 run of 100-200 agent turns: each turn's JSON
+    reply (analysis, plan, `commands` of keystrokes), its tool calls and the terminal screen after them, its
+    metrics; about 0.5-1.5 MB."""
+    rnd = random.Random(seed)
+    trial = f"task-{seed:05d}__{rnd.getrandbits(32):08x}"
+    steps = [{"step_id": 1, "timestamp": _at(0), "source": "user",
+              "message": "Task Description:\n" + _text(rnd, _WORDS, 600)}]
+    ms = 0
+    for i in range(rnd.randint(100, 200)):
+        ms += rnd.randint(500, 20_000)
+        commands = [{"keystrokes": f"{rnd.choice(['cat', 'grep -n x', 'python3', 'ls -la'])} "
+                                   f"src/m{rnd.getrandbits(16):04x}.py\n", "duration": 0.5} for _ in range(rnd.randint(1, 3))]
+        reply = {"analysis": _text(rnd, _WORDS, rnd.randint(100, 800)), "plan": _text(rnd, _WORDS, 200),
+                 "commands": commands, "task_complete": False}
+        calls = [{"tool_call_id": f"call_{i}_{j}", "function_name": "bash_command", "arguments": c}
+                 for j, c in enumerate(commands)]
+        screen = "New Terminal Output:\n\n" + "".join(f"root@box:/app# {c['keystrokes']}" + _text(
+            rnd, _CODE, rnd.randint(200, 3_000)) + "\n" for c in commands)
+        steps.append({"step_id": i + 2, "timestamp": _at(ms), "source": "agent", "model_name": "openai/gpt-5",
+                      "message": json.dumps(reply, indent=2), "tool_calls": calls,
+                      "observation": {"results": [{"content": screen}]},
+                      "metrics": {"prompt_tokens": rnd.randint(1_000, 90_000), "completion_tokens": rnd.randint(50, 900),
+                                  "cost_usd": rnd.random() / 100}})
+    trajectory = {"schema_version": "ATIF-v1.5", "session_id": _uuid(rnd), "agent": {
+        "name": "terminus-2", "version": "2.0.0", "model_name": "openai/gpt-5", "extra": {"parser": "json"}},
+        "steps": steps, "final_metrics": {"total_prompt_tokens": 1_000_000, "total_completion_tokens": 40_000}}
+    reward = rnd.choice([0, 1])
+    result = {"id": _uuid(rnd), "task_name": f"task-{seed:05d}", "trial_name": trial, "source": "terminal-bench",
+              "agent_info": {"name": "terminus-2", "version": "2.0.0",
+                             "model_info": {"name": "gpt-5", "provider": "openai"}},
+              "verifier_result": {"rewards": {"reward": reward}}, "exception_info": None,
+              "started_at": _at(0), "finished_at": _at(ms)}
+    (folder / "agent").mkdir(parents=True)
+    (folder / "verifier").mkdir()
+    (folder / "result.json").write_text(json.dumps(result, indent=4))
+    (folder / "agent" / "trajectory.json").write_text(json.dumps(trajectory, indent=2))
+    (folder / "verifier" / "reward.txt").write_text(f"{reward}\n")
+    (folder / "verifier" / "test-stdout.txt").write_text(_text(rnd, _WORDS, 2_000))
