@@ -50,9 +50,9 @@ def jsonrpc_session(path: Path, calls: int = 20_000, window: int = 8, seed: int 
     path.write_text("\n".join(lines) + "\n")
 
 
-def call_log(path: Path, calls: int = 20_000) -> None:
+def call_log(path: Path, calls: int = 20_000, seed: int = 0) -> None:
     with open(path, "w") as f:
-        for i in range(calls):
+        for i in range(seed * calls, (seed + 1) * calls):
             f.write(json.dumps({"timestamp": _at(13 * i), "sessionId": "s1", "serverName": "fs", "toolName": "read_file",
                                 "params": {"path": f"/src/module_{i}.py"}, "result": f"def f{i}(): return {i}",
                                 "duration_ms": 3, "user": "alice"}) + "\n")

@@ -1,11 +1,17 @@
 """Heavy readers against their own parse + write limit.
 
-    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--formats playwright_trace har mcp_jsonrpc ...]
+    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--formats har claude_code codex kea ...]
 
-For each format, a corpus of about `--mb` MB made of its bundled samples copied into folders of their own (a
-copy is an input of its own: its own episodes), or of copies of one generated file where the bundled samples are
-too short to show what a long input costs (`bench/mcp_corpus.py`: an MCP JSON-RPC session of 20,000 calls
-answered out of order, a call log of 20,000 lines), and, interleaved, `--repeats` times:
+For each line, a corpus of about `--mb` MB: its bundled samples copied into folders of their own (a copy is an
+input of its own: its own episodes; Playwright traces, AgentNet recordings), a real Kea run in
+../shared/samples copied the same way (`kea`, read by `droidbot`; skipped where that sample is absent), or
+generated files, each written from its own seed so that no two are alike, where the bundled samples are too short
+to show what a real input costs or repeated copies would let what a reader does once per distinct text flatter it:
+HAR captures of a browser session (`bench/har_corpus.py`: 2-4 pages of 20-60 subresources with their bodies, 2-6
+MB each), Claude Code sessions and Codex rollouts of 150-250 tool-calling turns and Harbor trials whose ATIF
+trajectory holds a Terminus 2 run of 100-200 turns (`bench/transcript_corpus.py`, 0.5-2 MB each), an MCP
+JSON-RPC session of 20,000 calls answered out of order and a call log of 20,000 lines (`bench/mcp_corpus.py`),
+and, interleaved, `--repeats` times:
 - limit: read every file, parse what is JSON (a `.json` / `.har` document, each line of a `.jsonl` / `.ndjson`
   / `.trace` / `.network` file, and the same inside a `.zip`), other files kept as bytes, and write it all as
   zstd Parquet rows (path, compact JSON or bytes) in 64 MB row groups: the floor any ingest of these files pays;
@@ -30,22 +36,30 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench import mcp_corpus  # noqa: E402
+from bench import har_corpus, mcp_corpus, transcript_corpus  # noqa: E402
 from bench.ingest import parse_and_write, timed  # noqa: E402
 
 SAMPLES = REPO / "samples"
+SHARED_SAMPLES = REPO.parent / "shared" / "samples"
 # format -> its bundled samples (folders copied whole: a unit may be a folder)
 CORPORA = {
     "playwright_trace": ["browser/playwright-trace", "browser/playwright-trace-versions"],
-    "har": ["browser/har"],
     "agentnet_recording": ["macos/agentnet-raw-recording"],
-    "atif": ["atif/harbor-claude-code", "atif/harbor-0.1.31-goldens"],
 }
-# format -> (file name, writer of one generated file)
+# bench line -> a real run in ../shared/samples (read where it lies when present; not bundled)
+SHARED = {"kea": "android/kea-llm-myexpenses"}
+# bench line -> (file name, writer of one generated file from a seed): each copy is written from its own seed
 GENERATED = {
+    "har": ("capture.har", har_corpus.har_session),
+    "atif": ("trial", transcript_corpus.harbor_trial),  # a folder
+    "claude_code": ("session.jsonl", transcript_corpus.claude_code_session),
+    "codex": ("rollout-2025-11-22T21-45-35-019aad50-a7e6-7422-b7a8-0b384290624f.jsonl",
+              transcript_corpus.codex_rollout),
     "mcp_jsonrpc": ("session.jsonl", mcp_corpus.jsonrpc_session),
     "mcp_audit_log": ("calls.jsonl", mcp_corpus.call_log),
 }
+# bench line -> the format it runs, where they differ (Kea's output folders are DroidBot's)
+FORMAT_OF = {"kea": "droidbot"}
 _JSON_DOCS = (".json", ".har", ".stacks")
 _JSON_LINES = (".jsonl", ".ndjson", ".trace", ".network")
 
@@ -55,27 +69,32 @@ def corpus(fmt: str, mb: float, out: Path) -> int:
     written."""
     if fmt in GENERATED:
         return _generated_corpus(fmt, mb, out)
-    one = sum(p.stat().st_size for s in CORPORA[fmt] for p in (SAMPLES / s).rglob("*")
-              if p.is_file() and p.name != "PROVENANCE.md")
+    samples = [SHARED_SAMPLES / SHARED[fmt]] if fmt in SHARED else [SAMPLES / s for s in CORPORA[fmt]]
+    one = sum(p.stat().st_size for s in samples for p in s.rglob("*") if p.is_file() and p.name != "PROVENANCE.md")
     copies = max(1, int(mb * 1e6 // one))
     for i in range(copies):
-        for sample in CORPORA[fmt]:
-            shutil.copytree(SAMPLES / sample, out / f"copy-{i:05d}" / sample.replace("/", "-"),
+        for sample in samples:
+            shutil.copytree(sample, out / f"copy-{i:05d}" / sample.name,
                             ignore=shutil.ignore_patterns("PROVENANCE.md"))
     return copies * one
 
 
 def _generated_corpus(fmt: str, mb: float, out: Path) -> int:
+    """Generated files, each from its own seed, until about `mb` MB (at least one)."""
     name, write = GENERATED[fmt]
-    first = out / "copy-00000" / name
-    first.parent.mkdir(parents=True)
-    write(first)
-    one = first.stat().st_size
-    copies = max(1, int(mb * 1e6 // one))
-    for i in range(1, copies):
-        (out / f"copy-{i:05d}").mkdir()
-        shutil.copyfile(first, out / f"copy-{i:05d}" / name)
-    return copies * one
+    size, seed = 0, 0
+    while size < mb * 1e6 or not seed:
+        path = out / f"copy-{seed:05d}" / name
+        path.parent.mkdir(parents=True)
+        write(path, seed=seed)
+        size += sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else path.stat().st_size
+        seed += 1
+    return size
+
+
+def available(fmt: str) -> bool:
+    """Whether the line's corpus can be made here (a ../shared sample may be absent)."""
+    return fmt not in SHARED or (SHARED_SAMPLES / SHARED[fmt]).is_dir()
 
 
 def _docs(name: str, data: bytes):
@@ -109,24 +128,31 @@ def limit_once(root: Path, out: Path, batch_mb: float = 64) -> None:
 
 
 def ingest_once(fmt: str, root: Path, lake: Path) -> None:
+    """`pipelines run` of the line's format into `lake`, which must not exist (deleting the last repeat's lake,
+    its blob folders among them, is no part of what ingest costs: `fresh_lake` does it before the clock starts)."""
     from pipelines.infra import definition
     from pipelines.infra.runner import run_ingest
 
     defn = definition.load("ingest-all")
-    defn.formats, defn.stages, defn.stage_options = [fmt], ["ingest"], {}
-    shutil.rmtree(lake, ignore_errors=True)
+    defn.formats, defn.stages, defn.stage_options = [FORMAT_OF.get(fmt, fmt)], ["ingest"], {}
     result = run_ingest(defn, str(lake), [str(root)], executor="local", progress=False, log=lambda line: None)
     assert result.status == "success" and result.steps, (fmt, result.status, result.messages[:3])
+
+
+def fresh_lake(scratch: Path) -> Path:
+    lake = scratch / "lake"
+    shutil.rmtree(lake, ignore_errors=True)
+    return lake
 
 
 def bench_format(fmt: str, mb: float, repeats: int, scratch: Path) -> str:
     root = scratch / f"in-{fmt}"
     size = corpus(fmt, mb, root) / 1e6
-    limit_once(root, scratch), ingest_once(fmt, root, scratch / "lake")  # warm-up: page cache, imports
+    limit_once(root, scratch), ingest_once(fmt, root, fresh_lake(scratch))  # warm-up: page cache, imports
     limits, ours, loads = [], [], []
     for _ in range(repeats):  # interleaved, so machine noise hits both alike
         limits.append(timed(limit_once, root, scratch))
-        ours.append(timed(ingest_once, fmt, root, scratch / "lake"))
+        ours.append(timed(ingest_once, fmt, root, fresh_lake(scratch)))
         loads.append(os.getloadavg()[0])
     shutil.rmtree(root)
     rates = []
@@ -141,12 +167,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=20, help="corpus size per format in MB (default 20)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--formats", nargs="+", default=[*CORPORA, *GENERATED], choices=[*CORPORA, *GENERATED])
+    lines = [*CORPORA, *SHARED, *GENERATED]
+    parser.add_argument("--formats", nargs="+", default=lines, choices=lines)
     parser.add_argument("--work", default=None, help="where corpora and lakes are written (a temporary folder)")
     args = parser.parse_args()
     print(f"heavy readers against their parse + write limit, medians of {args.repeats} interleaved repeats")
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for fmt in args.formats:
+            if not available(fmt):
+                print(f"{fmt:18s} skipped: its corpus, ../shared/samples/{SHARED[fmt]}, is not here", flush=True)
+                continue
             print(bench_format(fmt, args.mb, args.repeats, Path(scratch)), flush=True)
 
 
