@@ -102,9 +102,9 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the bundled real OpenTelemetry dumps are in the mix too: each read there as its reader reads it alone
     alone = [r for path in sorted((SAMPLES / "traces" / "otel").rglob("*.json*")) for r in read_records(otel, path)
              if isinstance(r, Episode)]
-    # any-agent's four framework dumps, agent-factory's three exports and observability-stack's two span documents,
-    # one trace each
-    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 9
+    # any-agent's four framework dumps, agent-factory's three exports, observability-stack's two span documents and
+    # agentevals' Tempo export, one trace each
+    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 10
     alone += jaeger_episodes
     assert len(jaeger_episodes) == 1
     assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone)}
