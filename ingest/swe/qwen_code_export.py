@@ -25,10 +25,11 @@ contextWindowSize, filesWritten, uniqueFiles...) is kept in `env["qwen_code_expo
 of the writer's releases write is kept raw there with an `unknown_content` warning. Qwen Code grades nothing:
 outcome `unknown`; terminated when the last message is the model's answer.
 
-`/export md` writes the same messages as markdown: the user's and model's text go in as they are, so a heading in
-them cannot be told from the writer's own; the JSON and JSONL exports of a session hold all the markdown does, and
-the markdown is not read. `/export html` embeds a document of its own (a script in a page): not read. Beside a JSON
-or JSONL export, both are listed in `ignored_inputs` with that reason (`members`).
+`/export md` writes the same messages as markdown (read by `ingest.swe.qwen_code_markdown`, which says what it
+loses); a markdown export of the same session (its header names the same session id) beside a JSON or JSONL export
+is listed in `ignored_inputs` as that session's (`members`): the JSON export holds all it does. `/export html`
+embeds a document of its own in a page (0.15: the JSON export's object; later releases: a transcript document
+of their own renderer): not read; beside a JSON or JSONL export it is listed the same way.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from typing import Iterator
 from ingest.format_info import FormatInfo
 from ingest.members import with_prefix
 from ingest.record import Action, Episode, Rejected
+from ingest.swe import qwen_code_markdown
 from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_observation
@@ -55,17 +57,19 @@ INFO = FormatInfo(
     proof=("each release from the npm registry runs its scripted session against the scripted model server, then "
            "`qwen -p \"/export json\"` and `\"/export jsonl\"` with `--resume <session>` export it; the script is "
            "the oracle for every call, its arguments and the result the agent recorded, the model and the final "
-           "answer; the markdown export beside them is listed unread with its reason; edge cases hand-made "
-           "(`tests/ingest/swe/test_qwen_code_export.py`; public repositories hold markdown exports, no JSON or "
-           "JSONL one was found)"),
+           "answer; the same session's markdown and HTML exports beside them are listed unread with their reason; "
+           "edge cases hand-made (`tests/ingest/swe/test_qwen_code_export.py`; public repositories hold markdown "
+           "exports, no JSON or JSONL one was found)"),
 )
 
 _JSON_SNIFF = re.compile(rb'^\{\s*"sessionId":\s*"[^"]*",\s*"startTime":\s*"[^"]*",\s*"messages":\s*\[')
 _JSONL_SNIFF = re.compile(rb'^\{"type":"session_metadata","sessionId":"[^"]*","startTime":')
 _EXPORT_UNREAD = re.compile(r"^qwen-code-export-[\w-]+\.(md|html)$")
-_UNREAD_REASON = ("Qwen Code's `/export md` or `/export html` of a session (the markdown writes the user's and model's "
-                  "text as it is, so the writer's own headings cannot be told from theirs; the HTML is a page): its "
-                  "JSON and JSONL exports hold what it does")
+_UNREAD_REASON = ("Qwen Code's `/export html` of a session (a page embedding its own renderer's document): its JSON "
+                  "and JSONL exports hold what it does")
+MARKDOWN_REASON = ("Qwen Code's `/export md` of the same session (its header names the same session id): the JSON "
+                   "and JSONL exports hold all the markdown does")
+_SESSION_ID = re.compile(rb'"sessionId":\s*"([^"]*)"')
 _METADATA = frozenset({"type", "sessionId", "startTime", "exportTime", "cwd", "gitRepo", "gitBranch", "model",
                        "channel", "promptCount", "contextUsagePercent", "contextWindowSize", "totalTokens",
                        "filesWritten", "linesAdded", "linesRemoved", "uniqueFiles"})
@@ -86,8 +90,9 @@ def units(files: list[str], head) -> list[str]:
 
 
 def members(found: list[str], files: list[str], head) -> dict[str, list]:
-    """The `/export md` and `/export html` files (`qwen-code-export-*.md|html`) in the folder of a JSON or JSONL
-    export: Qwen Code's exports too, listed as not read with the reason (given to the folder's first export)."""
+    """The `/export html` files (`qwen-code-export-*.html`) in the folder of a JSON or JSONL export, and the
+    `/export md` files there whose header names the session of an export in the folder: Qwen Code's exports of
+    that session too, listed as not read with the reason (given to the folder's first export)."""
     out: dict[str, list] = {}
     for path in sorted(found):
         folder = posixpath.dirname(path)
@@ -95,7 +100,11 @@ def members(found: list[str], files: list[str], head) -> dict[str, list]:
             continue
         beside = [p for p in with_prefix(files, folder + "/" if folder else "")
                   if "/" not in p[len(folder) + 1 if folder else 0:] and _EXPORT_UNREAD.match(posixpath.basename(p))]
-        out[path] = [(p, _UNREAD_REASON) for p in beside]
+        sessions = {m.group(1).decode("utf-8", "replace") for u in found if posixpath.dirname(u) == folder
+                    for m in [_SESSION_ID.search(head(u))] if m}
+        out[path] = [(p, _UNREAD_REASON) for p in beside if p.endswith(".html")]
+        out[path] += [(p, MARKDOWN_REASON) for p in beside if p.endswith(".md")
+                      and qwen_code_markdown.session_id(head(p).decode("utf-8", "replace")) in sessions]
     return out
 
 

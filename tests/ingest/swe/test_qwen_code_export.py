@@ -67,14 +67,14 @@ def test_the_exports_name_the_session_and_its_totals(exported):
         assert meta["totalTokens"] == len(cli.server.agent_requests()) * (USAGE["input_tokens"] + USAGE["output_tokens"])
 
 
-def test_ingest_reads_the_json_exports_and_says_why_the_markdown_is_not_read(exported, run, query):
+def test_ingest_reads_the_json_exports_and_lists_the_same_sessions_markdown_as_theirs(exported, run, query):
     cli, files = exported
     folder = files["json"].parent
     assert sorted(p.name for p in folder.iterdir()) == sorted(["notes.txt", "out.txt", *(f.name for f in files.values())])
     result = run("ingest-swe", [folder], stages=["ingest"])
     unread = {i.path.rsplit("/", 1)[-1]: i.reason for i in result.ignored}
     assert unread.keys() == {"notes.txt", "out.txt", files["md"].name}  # the workspace's files, and the markdown
-    assert unread[files["md"].name].endswith(f"which does not read it: {qwen_code_export._UNREAD_REASON}")
+    assert unread[files["md"].name].endswith(f"which does not read it: {qwen_code_export.MARKDOWN_REASON}")
     assert query("SELECT count(*) AS n, min(source_format) AS f, max(source_format) AS g FROM episodes") == \
         [{"n": 2, "f": "qwen_code_export", "g": "qwen_code_export"}]
     assert query("SELECT rule FROM quarantine") == []
