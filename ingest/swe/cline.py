@@ -88,7 +88,7 @@ from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
     summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), a UI log "

@@ -122,6 +122,14 @@ def test_a_real_export_with_its_metadata_and_subagent_calls():
     assert meta["gitBranch"] == "feature/harness-implementation" and meta["filesWritten"] == 0
 
 
+def test_the_bundled_real_export_ingests_and_validates_through_ingest_all(run, query):
+    result = run("ingest-all", [HIVEMIND.parent])  # ingest, then validate
+    assert result.status == "success"
+    assert [i.path.rsplit("/", 1)[-1] for i in result.ignored] == ["PROVENANCE.md"]
+    assert query("SELECT source_format AS f, num_steps AS n FROM episodes") == [{"f": "qwen_code_markdown", "n": 6}]
+    assert query("SELECT stage, rule FROM quarantine") == []
+
+
 def test_a_long_real_export_of_an_earlier_release_without_a_model():
     """Read by hand against the file (berlogabob/flutter-github-issues-todo, a release whose header lists no
     metadata past the times): prompts in English and Russian, `ReadFile`, `ListFiles`, `WriteFile`, `Edit`,
