@@ -88,7 +88,7 @@ from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
     summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), a UI log "
@@ -110,8 +110,10 @@ INFO = FormatInfo(
            "pairing hand-made (`tests/ingest/swe/test_cline.py`); Roo Code cannot run here (its CLI is not on the npm "
            "registry, only in its GitHub releases): its task folders hand-made in the shapes of its writer at "
            "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
-           "(`tests/ingest/swe/test_roo_code.py`); a real Roo Code 3.53.0 error diagnostics file of a public "
-           "repository (`samples/swe/roo-code`, golden, `tests/ingest/swe/test_roo_code_real.py`); two real Cline "
+           "(`tests/ingest/swe/test_roo_code.py`; its UI records checked by `@roo-code/types`' strict message "
+           "schema); a real Roo Code 3.53.0 error diagnostics file of a public repository (`samples/swe/roo-code`, "
+           "golden) and a real Roo Code UI log shared alone in `../shared/samples` "
+           "(`tests/ingest/swe/test_roo_code_real.py`); two real Cline "
            "UI logs shared alone in `../shared/samples` (goldens: 61 steps with commands and MCP calls; 24 steps with "
            "seven completions), the writers' other record kinds hand-made (`tests/ingest/swe/test_cline_ui.py`)"),
 )

@@ -17,7 +17,8 @@ output the log showed is the observation.
 The first record (`task`, or `text` in older releases and Roo Code) is the task. Records of the extension's own
 bookkeeping (checkpoints, retries, progress lists, resume prompts) hold nothing of a step: counted by kind in
 `ui_kinds`; its errors are kept raw in `errors`; a kind neither writer defines is kept raw in `unread_ui` with an
-`unknown_content` warning, never dropped. The model's own messages are not in this file: what it wrote beside
+`unknown_content` warning, never dropped, and so is a record's field neither writer defines (in `unknown_fields`,
+with the record's index). The model's own messages are not in this file: what it wrote beside
 its calls is only what the extension showed of it.
 """
 
@@ -62,6 +63,13 @@ _NOTICES = frozenset({"api_req_finished", "api_req_retried", "api_req_retry_dela
                       "subagent", "subagent_usage", "generate_explanation", "condense_context",
                       "sliding_window_truncation", "user_edit_todos", "browser_session_status", "image",
                       "idle", "resumable"})
+# the fields of a UI record: Cline's `ClineMessage` (`ExtensionMessage.ts`) and Roo Code's `clineMessageSchema`
+# (`@roo-code/types`); any other is kept raw with a warning
+_RECORD_KEYS = frozenset({"ts", "type", "ask", "say", "text", "reasoning", "images", "files", "partial",
+                          "commandCompleted", "lastCheckpointHash", "isCheckpointCheckedOut",
+                          "isOperationOutsideWorkspace", "conversationHistoryIndex", "conversationHistoryDeletedRange",
+                          "modelInfo", "checkpoint", "progressStatus", "contextCondense", "contextTruncation",
+                          "isProtected", "apiProtocol", "isAnswered", "metadata"})
 # Cline's UI names of its file tools, and the API tool each is (when no result names it)
 _UI_TOOLS = {"readFile": "read_file", "listFilesTopLevel": "list_files", "listFilesRecursive": "list_files",
              "listCodeDefinitionNames": "list_code_definition_names", "searchFiles": "search_files",
@@ -95,6 +103,11 @@ def read_ui(ui: list, where: str) -> tuple[list[Message], dict, list[Rejected]]:
     if state.errors:
         env["errors"] = state.errors
     warnings = []
+    if state.unknown_fields:
+        env["unknown_fields"] = state.unknown_fields
+        names = sorted({k for fields in state.unknown_fields for k in fields if k != "record"})
+        warnings.append(Rejected("unknown_content", f"{where}: UI record field(s) {', '.join(names)} are none Cline or "
+                                 "Roo Code is known to write; kept raw in env.unknown_fields", where))
     if state.unread:
         env["unread_ui"] = state.unread
         kinds = sorted({str(_kind(m)) if isinstance(m, dict) else type(m).__name__ for m in state.unread})
@@ -120,9 +133,13 @@ class _State:
         self.kinds: dict[str, int] = {}
         self.errors: list[dict] = []
         self.unread: list = []
+        self.unknown_fields: list[dict] = []
         self.started = False
 
     def record(self, i: int, item: dict) -> None:
+        unknown = sorted(k for k in item if k not in _RECORD_KEYS)
+        if unknown:
+            self.unknown_fields.append({"record": i, **{k: item[k] for k in unknown}})
         kind, text = _kind(item), item.get("text")
         text = text if isinstance(text, str) else None
         if kind == "api_req_started":

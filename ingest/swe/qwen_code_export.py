@@ -25,10 +25,14 @@ contextWindowSize, filesWritten, uniqueFiles...) is kept in `env["qwen_code_expo
 of the writer's releases write is kept raw there with an `unknown_content` warning. Qwen Code grades nothing:
 outcome `unknown`; terminated when the last message is the model's answer.
 
-`/export md` writes the same messages as markdown: the user's and model's text go in as they are, so a heading in
-them cannot be told from the writer's own; the JSON and JSONL exports of a session hold all the markdown does, and
-the markdown is not read. `/export html` embeds a document of its own (a script in a page): not read. Beside a JSON
-or JSONL export, both are listed in `ignored_inputs` with that reason (`members`).
+`/export md` writes the same messages as markdown (read by `ingest.swe.qwen_code_markdown`, which says what it
+loses); a markdown export of the same session (its header names the same session id) beside a JSON or JSONL export
+is listed in `ignored_inputs` as that session's (`members`): the JSON export holds all it does. `/export html`
+writes a page: in 0.15 the page of the `@qwen-code/webui` chat viewer, with the object `/export json` writes in its
+`<script id="chat-data" type="application/json">` (`<`, `>` and `&` escaped as `\u003c`, `\u003e`, `\u0026`): that
+object is read here as the JSON export is; later releases embed a transcript document of their own renderer (its
+blocks hold previews of each call, not the call's arguments): not read, and beside a JSON or JSONL export listed as
+that session's in `ignored_inputs`.
 """
 
 from __future__ import annotations
@@ -40,32 +44,42 @@ from typing import Iterator
 from ingest.format_info import FormatInfo
 from ingest.members import with_prefix
 from ingest.record import Action, Episode, Rejected
+from ingest.swe import qwen_code_markdown
 from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code_export"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group="swe", rank=266, domains=('swe',), platform="linux",
-    summary="Qwen Code `/export` files (JSON, JSONL)",
-    producer="Qwen Code's `/export json` / `/export jsonl` (`qwen-code-export-<time>.json`, `.jsonl`)",
+    summary="Qwen Code `/export` files (JSON, JSONL, 0.15's HTML)",
+    producer=("Qwen Code's `/export json` / `/export jsonl` / `/export html` (`qwen-code-export-<time>.json`, "
+              "`.jsonl`, `.html`)"),
     versions="0.15.10, 0.24.4",
     proof=("each release from the npm registry runs its scripted session against the scripted model server, then "
-           "`qwen -p \"/export json\"` and `\"/export jsonl\"` with `--resume <session>` export it; the script is "
-           "the oracle for every call, its arguments and the result the agent recorded, the model and the final "
-           "answer; the markdown export beside them is listed unread with its reason; edge cases hand-made "
-           "(`tests/ingest/swe/test_qwen_code_export.py`; public repositories hold markdown exports, no JSON or "
-           "JSONL one was found)"),
+           "`qwen -p \"/export json\"`, `\"/export jsonl\"` and `\"/export html\"` with `--resume <session>` export "
+           "it; the script is the oracle for every call, its arguments and the result the agent recorded, the model "
+           "and the final answer; 0.15's HTML page reads as its JSON export; the same session's markdown and later "
+           "releases' HTML exports beside them are listed unread with their reason; "
+           "edge cases hand-made (`tests/ingest/swe/test_qwen_code_export.py`; public repositories hold markdown "
+           "exports, no JSON or JSONL one was found)"),
 )
 
 _JSON_SNIFF = re.compile(rb'^\{\s*"sessionId":\s*"[^"]*",\s*"startTime":\s*"[^"]*",\s*"messages":\s*\[')
 _JSONL_SNIFF = re.compile(rb'^\{"type":"session_metadata","sessionId":"[^"]*","startTime":')
 _EXPORT_UNREAD = re.compile(r"^qwen-code-export-[\w-]+\.(md|html)$")
-_UNREAD_REASON = ("Qwen Code's `/export md` or `/export html` of a session (the markdown writes the user's and model's "
-                  "text as it is, so the writer's own headings cannot be told from theirs; the HTML is a page): its "
-                  "JSON and JSONL exports hold what it does")
+_UNREAD_REASON = ("Qwen Code's `/export html` of a session (a page embedding its renderer's transcript document, "
+                  "which holds previews of the calls, not their arguments): its JSON and JSONL exports hold what it "
+                  "does")
+MARKDOWN_REASON = ("Qwen Code's `/export md` of the same session (its header names the same session id): the JSON "
+                   "and JSONL exports hold all the markdown does")
+# the 0.15 page: its title and the chat viewer it loads, in its head; the session's object in its chat-data script
+_HTML_SNIFF = re.compile(rb"<title>Qwen Code Chat Export</title>")
+_WEBUI = b"@qwen-code/webui"
+_CHAT_DATA = re.compile(rb'<script id="chat-data" type="application/json">(.*?)</script>', re.S)
+_SESSION_ID = re.compile(rb'"sessionId":\s*"([^"]*)"')
 _METADATA = frozenset({"type", "sessionId", "startTime", "exportTime", "cwd", "gitRepo", "gitBranch", "model",
                        "channel", "promptCount", "contextUsagePercent", "contextWindowSize", "totalTokens",
                        "filesWritten", "linesAdded", "linesRemoved", "uniqueFiles"})
@@ -79,15 +93,22 @@ _TOOL_CALL_KEYS = frozenset({"toolCallId", "kind", "title", "status", "rawInput"
 
 def units(files: list[str], head) -> list[str]:
     """`.json` files that open as `/export json` writes them (`{"sessionId": ..., "startTime": ..., "messages": [`,
-    indented) and `.jsonl` files whose first line is `/export jsonl`'s `{"type":"session_metadata",...}`."""
+    indented), `.jsonl` files whose first line is `/export jsonl`'s `{"type":"session_metadata",...}`, and `.html`
+    pages titled `Qwen Code Chat Export` that load the `@qwen-code/webui` chat viewer (0.15's `/export html`)."""
     return [path for path in files
             if (path.endswith(".json") and _JSON_SNIFF.match(head(path)))
-            or (path.endswith(".jsonl") and _JSONL_SNIFF.match(head(path)))]
+            or (path.endswith(".jsonl") and _JSONL_SNIFF.match(head(path)))
+            or (path.endswith(".html") and _chat_viewer_page(head(path)))]
+
+
+def _chat_viewer_page(head: bytes) -> bool:
+    return bool(_HTML_SNIFF.search(head)) and _WEBUI in head
 
 
 def members(found: list[str], files: list[str], head) -> dict[str, list]:
-    """The `/export md` and `/export html` files (`qwen-code-export-*.md|html`) in the folder of a JSON or JSONL
-    export: Qwen Code's exports too, listed as not read with the reason (given to the folder's first export)."""
+    """The `/export html` files (`qwen-code-export-*.html`) in the folder of a JSON or JSONL export, and the
+    `/export md` files there whose header names the session of an export in the folder: Qwen Code's exports of
+    that session too, listed as not read with the reason (given to the folder's first export)."""
     out: dict[str, list] = {}
     for path in sorted(found):
         folder = posixpath.dirname(path)
@@ -95,14 +116,19 @@ def members(found: list[str], files: list[str], head) -> dict[str, list]:
             continue
         beside = [p for p in with_prefix(files, folder + "/" if folder else "")
                   if "/" not in p[len(folder) + 1 if folder else 0:] and _EXPORT_UNREAD.match(posixpath.basename(p))]
-        out[path] = [(p, _UNREAD_REASON) for p in beside]
+        sessions = {m.group(1).decode("utf-8", "replace") for u in found if posixpath.dirname(u) == folder
+                    for m in [_SESSION_ID.search(head(u))] if m}
+        out[path] = [(p, _UNREAD_REASON) for p in beside if p.endswith(".html") and not _chat_viewer_page(head(p))]
+        out[path] += [(p, MARKDOWN_REASON) for p in beside if p.endswith(".md")
+                      and qwen_code_markdown.session_id(head(p).decode("utf-8", "replace")) in sessions]
     return out
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     extras: dict = {"tokens": {}, "system_messages": [], "unknown_records": [], "unknown_fields": {}}
-    items, problems = (_jsonl_items if name.endswith(".jsonl") else _json_items)(source, name, extras)
+    items, problems = (_jsonl_items if name.endswith(".jsonl") else _html_items if name.endswith(".html")
+                       else _json_items)(source, name, extras)
     yield from problems
     if items is None:
         return
@@ -117,10 +143,18 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                                      agent=model if isinstance(model, str) else None, env=env), name)
 
 
-def _json_items(source: Source, name: str, extras: dict):
+def _html_items(source: Source, name: str, extras: dict):
+    """(the messages with where each is, the warnings) of the object a 0.15 `/export html` page embeds."""
+    found = _CHAT_DATA.search(source.read_bytes())
+    if found is None:
+        return None, [Rejected("bad_record", f"{name}: no `<script id=\"chat-data\">` holding the session", name)]
+    return _json_items(source, name, extras, found.group(1))
+
+
+def _json_items(source: Source, name: str, extras: dict, data: bytes | None = None):
     """(the messages with where each is, the warnings) of a `/export json` document."""
     try:
-        doc = parse_json(source.read_bytes(), name, source.budgets)
+        doc = parse_json(source.read_bytes() if data is None else data, name, source.budgets)
     except SourceError as e:
         return None, [Rejected(e.rule, e.reason, name)]
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):

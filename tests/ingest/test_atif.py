@@ -60,9 +60,9 @@ def _roundtrip(run, lake, tmp_path, pipeline, inputs, dataset):
 def test_export_then_ingest_gives_the_same_steps(run, lake, tmp_path):
     summary = _roundtrip(run, lake, tmp_path, "ingest-swe", [SAMPLES / "swe", SAMPLES / "atif"], "swe")
     # 3 SWE-agent, 3 OpenHands V0, 1 mini-swe-agent, 2 Gemini CLI recordings, an OpenCode export, a Roo Code
-    # diagnostics file, the hello-world trajectory, the Harbor trial's main line and its sidechain, and the 7
-    # trajectories of Harbor 0.1.31's goldens
-    assert summary["episodes"] == 21
+    # diagnostics file, a Qwen Code markdown export, the hello-world trajectory, the Harbor trial's main line and
+    # its sidechain, and the 7 trajectories of Harbor 0.1.31's goldens
+    assert summary["episodes"] == 22
 
 
 def test_commands_read_back_from_a_recording_round_trip_still_marked_inferred(run, lake, tmp_path, query):

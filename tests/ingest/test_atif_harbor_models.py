@@ -58,7 +58,7 @@ def test_what_export_atif_writes_validates_with_harbors_model(version, run, lake
     run("ingest-swe", [SAMPLES / "swe", SAMPLES / "atif"])
     summary = export_atif(Lake(lake), None, "swe", str(tmp_path / "out"))
     files = [tmp_path / "out" / shard["path"] for shard in summary["shards"]]
-    assert len(files) == summary["episodes"] == 21  # the samples' swe and atif episodes (tests/ingest/test_atif.py)
+    assert len(files) == summary["episodes"] == 22  # the samples' swe and atif episodes (tests/ingest/test_atif.py)
     verdicts = _oracle(version, files)
     assert {path: v.get("error") for path, v in verdicts.items() if "error" in v} == {}
 

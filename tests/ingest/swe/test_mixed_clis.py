@@ -39,7 +39,7 @@ def _copy_stores(cli, stores, target) -> None:
         target.mkdir(parents=True)
         shutil.copy(cli.workspace / ".aider.chat.history.md", target)
         return
-    if stores == QWEN_EXPORTS:  # the markdown export is not read (test_qwen_code_export says why): left out
+    if stores == QWEN_EXPORTS:  # its markdown and HTML exports are the same session's (test_qwen_code_export): left out
         target.mkdir(parents=True)
         for kind in ("json", "jsonl"):
             shutil.copy(qwen_code_export(cli, kind), target)

@@ -15,9 +15,9 @@ def test_ingest_all_reads_every_producers_output_beside_the_samples(run, query, 
     shutil.copytree(SAMPLES / "swe", mixed / "swe")
     # the bundled samples: SWE-agent's three layouts, OpenHands V0's three streams, one real mini-swe-agent 1.15 run,
     # two real Gemini CLI recordings (shared under names of their own), a real OpenCode export and a Roo Code
-    # diagnostics file (its task history, read by the Cline family's reader)
+    # diagnostics file (its task history, read by the Cline family's reader), a Qwen Code markdown export
     expected = {"sweagent": 3, "openhands": 3, "minisweagent": 1, "openhands_v1": 0, "gemini_cli": 2, "opencode": 1,
-                "cline": 1}
+                "cline": 1, "qwen_code_markdown": 1}
     for version in VERSIONS:
         out, _ = mini_swe_agent_run(version, tmp_path_factory)
         for traj in out.glob("*/*.traj.json"):

@@ -1,5 +1,5 @@
 """Qwen Code's `/export` files, written by the CLI itself at two releases: after the scripted session of
-`test_qwen_code_cli.py` (the same run, shared), `qwen -p "/export json|jsonl|md" --resume <session>` exports it
+`test_qwen_code_cli.py` (the same run, shared), `qwen -p "/export json|jsonl|md|html" --resume <session>` exports it
 (the command runs in non-interactive mode and writes `qwen-code-export-<time>.<ext>` into the workspace). The script
 is the oracle: each export holds every call the server asked for, with the arguments the agent sent and the result
 the agent recorded (an edit as its diff), the model, the task and the final answer.
@@ -24,7 +24,7 @@ DISPLAY_NAMES = {"glob": "Glob", "read_file": "ReadFile"}  # the titles name the
 @pytest.fixture(scope="module", params=VERSIONS)
 def exported(request, tmp_path_factory):
     cli = cli_run("qwen-code", request.param, tmp_path_factory)
-    return cli, {kind: export(cli, kind) for kind in ("json", "jsonl", "md")}
+    return cli, {kind: export(cli, kind) for kind in ("json", "jsonl", "md", "html")}
 
 
 def _episode(path) -> Episode:
@@ -67,16 +67,42 @@ def test_the_exports_name_the_session_and_its_totals(exported):
         assert meta["totalTokens"] == len(cli.server.agent_requests()) * (USAGE["input_tokens"] + USAGE["output_tokens"])
 
 
-def test_ingest_reads_the_json_exports_and_says_why_the_markdown_is_not_read(exported, run, query):
+def test_the_0_15_html_page_reads_as_its_json_export_and_a_later_ones_is_not_claimed(exported):
+    """0.15's page embeds the object `/export json` writes (its chat viewer's data); 0.24's embeds its renderer's
+    transcript document (previews of the calls): not read."""
+    cli, files = exported
+    claimed = qwen_code_export.units([str(files["html"])], _head)
+    if cli.version != "0.15.10":
+        assert claimed == [] and b'id="transcript-document"' in files["html"].read_bytes()
+        return
+    assert claimed == [str(files["html"])]
+    page, doc = _episode(files["html"]), _episode(files["json"])
+    assert [(s.action.kind, s.action.tool_name, s.action.arguments, s.observation.text) for s in page.steps] == \
+        [(s.action.kind, s.action.tool_name, s.action.arguments, s.observation.text) for s in doc.steps]
+    page_meta, doc_meta = page.env["qwen_code_export"].pop("metadata"), doc.env["qwen_code_export"].pop("metadata")
+    assert page_meta.pop("exportTime") != doc_meta.pop("exportTime")  # each export says when it was made
+    assert page_meta == doc_meta and page.env["qwen_code_export"] == doc.env["qwen_code_export"]
+    assert page.agent == QWEN_MODEL
+
+
+def _head(path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(4096)
+
+
+def test_ingest_reads_the_json_exports_and_lists_the_same_sessions_markdown_as_theirs(exported, run, query):
     cli, files = exported
     folder = files["json"].parent
     assert sorted(p.name for p in folder.iterdir()) == sorted(["notes.txt", "out.txt", *(f.name for f in files.values())])
     result = run("ingest-swe", [folder], stages=["ingest"])
     unread = {i.path.rsplit("/", 1)[-1]: i.reason for i in result.ignored}
-    assert unread.keys() == {"notes.txt", "out.txt", files["md"].name}  # the workspace's files, and the markdown
-    assert unread[files["md"].name].endswith(f"which does not read it: {qwen_code_export._UNREAD_REASON}")
+    page = cli.version == "0.15.10"  # 0.15's HTML page is read; a later one is the same session's, unread
+    assert unread.keys() == {"notes.txt", "out.txt", files["md"].name, *(() if page else (files["html"].name,))}
+    assert unread[files["md"].name].endswith(f"which does not read it: {qwen_code_export.MARKDOWN_REASON}")
+    if not page:
+        assert unread[files["html"].name].endswith(f"which does not read it: {qwen_code_export._UNREAD_REASON}")
     assert query("SELECT count(*) AS n, min(source_format) AS f, max(source_format) AS g FROM episodes") == \
-        [{"n": 2, "f": "qwen_code_export", "g": "qwen_code_export"}]
+        [{"n": 3 if page else 2, "f": "qwen_code_export", "g": "qwen_code_export"}]
     assert query("SELECT rule FROM quarantine") == []
 
 
@@ -122,3 +148,12 @@ def test_a_json_document_without_messages_is_rejected_naming_the_file(tmp_path):
     path.write_text('{"sessionId": "s1", "startTime": "t", "messages": {}}')
     (row,) = read_records(qwen_code_export, path)
     assert isinstance(row, Rejected) and row.rule == "bad_record" and "qwen-code-export-x.json" in row.reason
+
+
+def test_a_chat_viewer_page_without_its_data_is_rejected_naming_the_file(tmp_path):
+    path = tmp_path / "qwen-code-export-x.html"
+    path.write_text('<html><head><script src="https://unpkg.com/@qwen-code/webui@latest/dist/index.umd.js">'
+                    '</script><title>Qwen Code Chat Export</title></head><body></body></html>')
+    assert qwen_code_export.units([str(path)], _head) == [str(path)]
+    (row,) = read_records(qwen_code_export, path)
+    assert isinstance(row, Rejected) and row.rule == "bad_record" and "qwen-code-export-x.html" in row.reason

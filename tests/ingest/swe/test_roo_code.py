@@ -321,3 +321,68 @@ def test_roo_codes_own_schemas_accept_the_folders_laid_out_here():
     bad = subprocess.run(["node", "-e", _CHECK], cwd=ROO_TYPES, capture_output=True, text=True, timeout=60,
                          input=json.dumps([[{"ts": 1, "type": "say", "say": "no_such_say"}], native_item(), []]))
     assert bad.returncode != 0  # the oracle can fail
+
+
+def _tail_of_a_real_ui_log() -> list:
+    """A Roo Code UI log in the shapes of the end of a real one (Extremity/scratchspace @ 7573c05,
+    `ui_messages.json`: a GPT-served Architect task), shortened: requests carrying only usage, `reasoning` and
+    `text` records, a follow-up question with modes the user answered (`isAnswered`), the user's feedback, the
+    completion and a failed condensing."""
+    usage = {"apiProtocol": "openai", "tokensIn": 105052, "tokensOut": 414, "cacheWrites": 0, "cacheReads": 0}
+    question = {"question": "How would you like to proceed?",
+                "suggest": [{"answer": "Run the triage diff first", "mode": "architect"},
+                            {"answer": "Just confirm the reasoning for now", "mode": "ask"}]}
+    return [
+        {"ts": 1787366936311, "type": "say", "say": "text", "text": "# Task 6M: a migration plan"},
+        {"ts": 1787446934682, "type": "say", "say": "api_req_started", "text": json.dumps(usage)},
+        {"ts": 1787447071075, "type": "say", "say": "reasoning", "text": "Ask which option.", "partial": False},
+        {"ts": 1787447077330, "type": "say", "say": "text", "text": "Let me capture the choice.", "partial": False},
+        {"ts": 1787447083974, "type": "ask", "ask": "followup", "text": json.dumps(question), "partial": False,
+         "isAnswered": True},
+        {"ts": 1787447363124, "type": "say", "say": "user_feedback", "text": "Condensing first.", "images": []},
+        {"ts": 1787447363403, "type": "say", "say": "api_req_started", "text": json.dumps(usage)},
+        {"ts": 1787447391756, "type": "say", "say": "completion_result", "text": "Plan complete.", "partial": False},
+        {"ts": 1787447392186, "type": "ask", "ask": "completion_result", "text": ""},
+        {"ts": 1787447396429, "type": "say", "say": "condense_context_error",
+         "text": "Condensing API call failed: 400 request (281671 tokens) exceeds the available context size"}]
+
+
+_FIELDS = """
+const t = require("@roo-code/types");
+const ui = JSON.parse(require("fs").readFileSync(0, "utf8"));
+ui.forEach(m => t.clineMessageSchema.strict().parse(m));
+console.log(JSON.stringify(Object.keys(t.clineMessageSchema.shape)));
+"""
+
+
+def test_a_roo_ui_log_alone_reads_its_own_fields_and_keeps_one_no_writer_defines_with_a_warning(tmp_path):
+    """Roo Code's `clineMessageSchema` (strict: no field it does not define) accepts the log, and every field it
+    defines is one the reader knows; a field neither Cline nor Roo Code writes is kept raw with a warning."""
+    require(f"@roo-code/types (npm prefix {ROO_TYPES})", (ROO_TYPES / ".installed").exists(),
+            "make parts (part of make setup-test) installs it")
+    ui = _tail_of_a_real_ui_log()
+    done = subprocess.run(["node", "-e", _FIELDS], cwd=ROO_TYPES, capture_output=True, text=True, timeout=60,
+                          input=json.dumps(ui))
+    assert done.returncode == 0, done.stderr
+    from ingest.swe.cline_ui import _RECORD_KEYS
+    assert set(json.loads(done.stdout)) <= _RECORD_KEYS
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "ui_messages.json").write_text(json.dumps(ui))
+    records = read_records(cline, tmp_path / "ok" / "ui_messages.json")
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [("tool_call", "ask_followup_question"),
+                                                                      ("done", "attempt_completion")]
+    # the thought and the text the log showed beside the question are the step's reasoning
+    assert ep.steps[0].reasoning == "Ask which option.\n\nLet me capture the choice."
+    assert ep.steps[1].observation.text == "Condensing first."
+    roo = ep.env["roo_code"]
+    assert roo["usage"]["tokensIn"] == 2 * 105052 and roo["errors"][0]["say"] == "condense_context_error"
+    ui[4]["answeredBy"] = "user"  # a field no writer defines
+    (tmp_path / "odd").mkdir()
+    (tmp_path / "odd" / "ui_messages.json").write_text(json.dumps(ui))
+    records = read_records(cline, tmp_path / "odd" / "ui_messages.json")
+    (warning,) = [r for r in records if isinstance(r, Rejected)]
+    assert warning.rule == "unknown_content" and "answeredBy" in warning.reason
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["roo_code"]["unknown_fields"] == [{"record": 4, "answeredBy": "user"}]

@@ -1,6 +1,10 @@
-"""A real Roo Code file from a public repository, read by the Cline reader against a golden a person read against
-the raw file: krzychdre/Tumble-Code @ 2912420 (Apache-2.0, a fork of Roo Code), the error diagnostics Roo Code
-3.53.0 wrote for a failed `write_to_file` (`samples/swe/roo-code/krzychdre-tumble-code/`, see its PROVENANCE.md).
+"""Real Roo Code files from public repositories, read by the Cline reader: krzychdre/Tumble-Code @ 2912420
+(Apache-2.0, a fork of Roo Code), the error diagnostics Roo Code 3.53.0 wrote for a failed `write_to_file`
+(`samples/swe/roo-code/krzychdre-tumble-code/`, see its PROVENANCE.md), against a golden a person read against the
+raw file; and Extremity/scratchspace @ 7573c059bf651b63b52b1df24d58f512d5b369d4, `ui_messages.json` (AGPL-3.0,
+2.2 MB: too large to bundle) -> `../shared/samples/roo-code/extremity-scratchspace/ui_messages.json`, a Roo Code UI
+log shared alone (an Architect task writing a migration plan, served through an OpenAI-compatible provider),
+checked on what a person read of its opening and its end.
 """
 
 from __future__ import annotations
@@ -9,8 +13,10 @@ from ingest.record import Episode, Rejected
 from ingest.swe import cline
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
+from tests.parts import require_shared_sample
 
 SAMPLE = REPO / "samples" / "swe" / "roo-code" / "krzychdre-tumble-code" / "file-clear-error-2.md"
+EXTREMITY = REPO.parent / "shared" / "samples" / "roo-code" / "extremity-scratchspace" / "ui_messages.json"
 GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
 MODEL = "unsloth/GLM-5.1-GGUF:UD-IQ2_XXS"
 
@@ -40,3 +46,20 @@ def test_a_diagnostics_file_shared_under_another_name_is_claimed_and_read_whole(
     assert "Cannot read properties of undefined (reading 'clear')" in ep.steps[write + 1].observation.text
     assert ep.final_observation.exit_code == 0
     assert ep.env["roo_code"]["diagnostics"]["version"] == "3.53.0" and ep.env["roo_code"]["modes"] == ["code"]
+
+
+def test_a_real_roo_ui_log_shared_alone_is_read_as_roo_codes():
+    """Its first record is the task (`# Task 6M — 0.4.4 Preview Migration Plan`, a research and planning task);
+    its requests name their `apiProtocol` (Roo Code's) and carry usage only; it ends on the completion, the
+    user's follow-up and two failed condensings of a context over the model's window."""
+    path = require_shared_sample(EXTREMITY)
+    assert cline.units([str(path)], _head) == [str(path)]
+    records = read_records(cline, path)
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.task.startswith("# Task 6M — 0.4.4 Preview Migration Plan\n\nThis is a **research and planning")
+    roo = ep.env["roo_code"]
+    assert roo["usage"]["tokensIn"] > 105597 and roo["completion"].startswith("Task 6M plan is complete")
+    assert [e["say"] for e in roo["errors"][-2:]] == ["condense_context_error"] * 2
+    assert "exceeds the available context size" in roo["errors"][-1]["text"]
+    assert any(s.action.tool_name == "ask_followup_question" for s in ep.steps)
+    assert [r for r in records if isinstance(r, Rejected) and r.rule != "unknown_content"] == []
