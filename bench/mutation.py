@@ -35,7 +35,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -236,6 +236,25 @@ MODULES = {
             "a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it",
             "a_completion_the_user_answered_before_the_error_does_not_end_the_task"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
+    # the reader called on the exports the CLI itself wrote (made once per test session, shared by the forked
+    # mutants) and on hand-made edge cases; the ingest run of the exports builds a lake
+    "qwen-code-export": Module(["ingest/swe/qwen_code_export.py"], ["tests/ingest/swe/test_qwen_code_export.py"],
+                               deselect=("tests/ingest/swe/test_qwen_code_export.py::test_ingest_reads_the_json_"
+                                         "exports_and_says_why_the_markdown_is_not_read",)),
+    # the Jaeger reader called directly (the timeline trace's ingest run builds a lake)
+    "jaeger": Module(["ingest/traces/jaeger.py"], ["tests/ingest/traces/test_jaeger_read.py"],
+                     deselect=("tests/ingest/traces/test_jaeger_read.py::test_the_timeline_trace_passes_validation_"
+                               "through_ingest_all",)),
+    "osworld-runners": Module(["ingest/ubuntu/osworld_runners.py"], ["tests/ingest/ubuntu/test_osworld_runners.py"]),
+    # the span model's step order where spans overlap (the order events are applied in, a clamped time), by the
+    # trace readers' direct tests: the rest of spans.py is measured with otel.py above
+    "spans-order": Module(["ingest/traces/spans.py"], [
+        "tests/ingest/traces/test_spans_read.py", "tests/ingest/traces/test_otel_read.py",
+        "tests/ingest/traces/test_openai_agents_read.py", "tests/ingest/traces/test_jaeger_read.py"],
+        deselect=("tests/ingest/traces/test_jaeger_read.py::test_the_timeline_trace_passes_validation_through_"
+                  "ingest_all",),
+        functions=("_time", "_start_key", "_end_key", "_calling_model", "_events", "_transcript",
+                   "_Transcript._not_before")),
     "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
 }
 
@@ -965,7 +984,7 @@ EQUIVALENT: dict[str, str] = {
        for n in (81, 82)},
     "ingest.ubuntu.terminal_bench.x_read__mutmut_110": "_installed_agent does not read its results argument",
     **{f"ingest.ubuntu.osworld.{f}__mutmut_{n}": _ASC_CODEC for f, n in (
-        ("x__lines", 38), ("x__lines", 65), ("x__lines", 116), ("x__score", 14))},
+        ("x__lines", 38), ("x__lines", 65), ("x__lines", 131), ("x__score", 14))},
     **{f"ingest.ubuntu.osworld.x__action__mutmut_{n}": "float() reads 'INF' as infinity"
        for n in (100, 103, 126, 129)},
     **{f"ingest.android.droidbot.x__screen_size__mutmut_{n}": (
@@ -1115,17 +1134,17 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.swe.cline.x_{f}__mutmut_{n}": ("where a message lies is read by the core only for a message it "
                                                "keeps raw: never a user or system message, nor a completion turn "
                                                "(it always holds its call)")
-       for f, n in (("_user", 125), ("_user", 129), ("_session", 71), ("_session", 74),
-                    ("_unsaved_completion", 56), ("_unsaved_completion", 62), ("read", 118))},
-    "ingest.swe.cline.x__session__mutmut_68": "the core gathers system messages into env wherever they lie",
+       for f, n in (("_user", 125), ("_user", 129), ("_session", 69), ("_session", 72),
+                    ("_unsaved_completion", 56), ("_unsaved_completion", 62), ("read", 122))},
+    "ingest.swe.cline.x__session__mutmut_66": "the core gathers system messages into env wherever they lie",
     **{f"ingest.swe.cline.x_{f}__mutmut_{n}": "Run's own defaults are domain swe and platform linux"
-       for f, n in (("_session", 133), ("_session", 134), ("read", 173), ("_diagnostics", 132), ("_diagnostics", 133))},
+       for f, n in (("_session", 131), ("_session", 132), ("read", 201), ("_diagnostics", 116), ("_diagnostics", 117))},
     **{f"ingest.swe.cline.x__env__mutmut_{n}": "linux is the platform where none is named: naming it changes nothing"
        for n in (90, 91)},
     **{f"ingest.swe.cline.x__request_info__mutmut_{n}": ("the name of a parse error that is caught (a usage record "
                                                          "being written when the task stopped, kept raw)")
        for n in (4, 7, 8)},
-    "ingest.swe.cline.x__diagnostics__mutmut_57": "_roo_env reads a history item only where there is one: {} and None",
+    "ingest.swe.cline.x__diagnostics__mutmut_55": "_roo_env reads a history item only where there is one: {} and None",
     "ingest.swe.cline.x__command_exit__mutmut_33": "'XXXX' names no exit code either",
     "ingest.swe.cline.x__messages__mutmut_2": "'' or None is None: the task found is the same",
     **{f"ingest.swe.cline.x__messages__mutmut_{n}": ("Roo Code's encrypted reasoning item holds no role and no "
@@ -1135,13 +1154,21 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.swe.cline.x__user__mutmut_{n}": ("Cline names the tool of the call a result answers, in its "
                                                  "`[tool ...] Result:` header or (CLI 3) the result's `name`: the "
                                                  "pending call's name, the same") for n in (32, 37, 38, 39)},
-    **{f"ingest.swe.cline.x__session__mutmut_{n}": ("the messages file of a session folder and the file claimed alone "
-                                                    "('..' joined with its own name) are the same bytes")
-       for n in (15, 18)},
+    "ingest.swe.cline.x__session__mutmut_19": ("the messages file claimed alone and '..' joined with its own name "
+                                               "are the same bytes"),
     **{f"ingest.swe.cline.x_read__mutmut_{n}": ("a unit's path never ends in a slash or a space, and a leading slash "
-                                               "leaves the last name alike") for n in (38, 39)},
-    "ingest.swe.cline.x_read__mutmut_14": "the listing is read for a folder unit only, which None and '' both name",
-    "ingest.swe.cline.x_read__mutmut_82": "a side file that could not be read is replaced by an empty one below",
+                                               "leaves the last name alike") for n in (42, 43)},
+    "ingest.swe.cline.x_read__mutmut_18": "the listing is read for a folder unit only, which None and '' both name",
+    "ingest.swe.cline.x_read__mutmut_86": "a side file that could not be read is replaced by an empty one below",
+    "ingest.ubuntu.osworld_runners.x__text__mutmut_9": _ASC_CODEC,
+    "ingest.ubuntu.osworld_runners.x_shift_to_after__mutmut_19": (
+        "read() shifts only lines screens_before_action found acting: `before` is never empty"),
+    "ingest.ubuntu.osworld_runners.x_written_as__mutmut_9": (
+        "read() asks only for the last line of a turn whose step_num is an int and whose screenshot_file is a str "
+        "the folder lacks: either type check alone decides alike"),
+    "ingest.ubuntu.osworld_runners.x_line_fields__mutmut_12": (
+        "a line whose action is null is rejected before its fields are read: an exec_code equal to the action is "
+        "there to pop"),
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
@@ -1181,6 +1208,12 @@ def _scratch(name: str, module: Module, work: Path, keep: bool) -> Path:
     shared = where / "shared"
     if (REPO.parent / "shared").is_dir() and not shared.exists():
         shared.symlink_to(REPO.parent / "shared")
+    # a test whose input a producer writes at test time runs it from the checkout's .venv/producers
+    # (`tests/ingest/swe/coding_clis.py`): seen from mutants/, where mutmut runs the tests
+    venv = where / "mutants" / ".venv"
+    if (REPO / ".venv").is_dir() and not venv.exists():
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        venv.symlink_to((REPO / ".venv").resolve())
     # the table is written again on every run, so a resumed or rechecked module runs as the module says now
     table = {"source_paths": module.sources, "also_copy": PACKAGES,
              "pytest_add_cli_args_test_selection": module.tests,
@@ -1249,6 +1282,14 @@ def _function(mutant: str) -> str:
     return mangled[2:] if mangled.startswith("x_") else mangled[1:].replace("ǁ", ".").strip(".")
 
 
+def _patterns(function: str) -> list[str]:
+    """mutmut's name patterns of a function (as Module.functions names it: name, Class.method): its mutants, and
+    the function itself (mutmut picks the tests to run by the function's name)."""
+    cls, _, name = function.rpartition(".")
+    mangled = f"*.xǁ{cls}ǁ{name}" if cls else f"*.x_{function}"
+    return [f"{mangled}__mutmut_*", mangled]
+
+
 def score(results: dict[str, str]) -> dict:
     equivalent = {m for m in results if m in EQUIVALENT}
     reached = {m: s for m, s in results.items() if m not in equivalent and s != "not checked"}
@@ -1270,6 +1311,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true", help="print the results of earlier runs only")
     parser.add_argument("--show", type=int, default=40, help="surviving mutants shown per module (diffs)")
     parser.add_argument("--list", action="store_true", help="list the modules and their tests")
+    parser.add_argument("--functions", nargs="+", default=(), metavar="NAME",
+                        help="run and count the mutants of these functions only (name, Class.method): a function "
+                             "changed since the module's last run")
     args = parser.parse_args(argv)
     if args.list:
         for name, m in MODULES.items():
@@ -1281,6 +1325,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown modules {unknown}: see --list")
     work = Path(args.work)
     rows = []
+    if args.functions:
+        for n in names:
+            MODULES[n] = replace(MODULES[n], functions=tuple(args.functions))
     for name in names:
         started = time.monotonic()
         where = _scratch(name, MODULES[name], work, keep=args.resume or args.report_only or args.recheck)
@@ -1291,6 +1338,9 @@ def main(argv: list[str] | None = None) -> int:
             _copy(tests, where / "mutants")
             again = sorted(m for m, st in _results(where).items() if st in SURVIVED and m not in EQUIVALENT
                            and (not MODULES[name].functions or _function(m) in MODULES[name].functions))
+        if not args.recheck and MODULES[name].functions:
+            # the counted functions' mutants only, and the tests that reach them
+            again = [p for f in MODULES[name].functions for p in _patterns(f)]
         finished = True if args.report_only or (args.recheck and not again) else _run(where, args.budget_s, again)
         results = _results(where)
         if MODULES[name].functions:
