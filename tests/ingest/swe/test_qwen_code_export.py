@@ -122,3 +122,22 @@ def test_a_json_document_without_messages_is_rejected_naming_the_file(tmp_path):
     path.write_text('{"sessionId": "s1", "startTime": "t", "messages": {}}')
     (row,) = read_records(qwen_code_export, path)
     assert isinstance(row, Rejected) and row.rule == "bad_record" and "qwen-code-export-x.json" in row.reason
+
+
+def test_units_are_the_json_exports_and_members_list_the_markdown_beside_them_once(exported):
+    """The CLI's own JSON and JSONL exports are claimed by how they open, a look-alike is not; the markdown export
+    beside them is listed once, with why, for the folder's first export; an export in a subfolder is its folder's."""
+    cli, files = exported
+    root = files["json"].parent
+    heads = {f"w/{p.name}": p.read_bytes()[:512] for p in root.iterdir()}
+    heads["w/other.json"] = b'{"sessionId": "s1", "messages": []}'
+    heads["w/other.jsonl"] = b'{"type":"user","sessionId":"s1","startTime":"t"}\n'
+    heads["w/sub/" + files["md"].name] = b"# Chat Session Export\n"
+    heads[files["md"].name] = b"# Chat Session Export\n"
+    names = sorted(heads)
+    found = qwen_code_export.units(names, heads.__getitem__)
+    assert found == sorted([f"w/{files['json'].name}", f"w/{files['jsonl'].name}"])
+    assert qwen_code_export.members(found, names, heads.__getitem__) == {
+        found[0]: [(f"w/{files['md'].name}", qwen_code_export._UNREAD_REASON)]}
+    at_root = qwen_code_export.members([files["json"].name], [files["json"].name, files["md"].name, "w/x.md"], None)
+    assert at_root == {files["json"].name: [(files["md"].name, qwen_code_export._UNREAD_REASON)]}

@@ -242,7 +242,7 @@ def test_a_damaged_answer_gives_a_row_per_damage_naming_where_and_its_other_span
     ok = _jaeger_span("0000000000000002", "execute_tool get_weather", tags=TOOL_SPAN)
     del ok["traceID"]  # the storage's span lists name the trace once, on the trace
     answer = {"data": [{"traceID": "cd" * 16, "spans": "x" * 400},
-                       {"traceID": "ab" * 16, "spans": [42, ok, dict(ok, spanID="0000000000000003")]}],
+                       {"traceID": "ab" * 16, "spans": ["s" * 400, ok, dict(ok, spanID="0000000000000003")]}],
               "errors": [{"code": 500, "msg": "m" * 400}]}
     out = list(jaeger.spans(answer, "a.json"))
     rows = [r for r in out if isinstance(r, Rejected)]
@@ -250,7 +250,7 @@ def test_a_damaged_answer_gives_a_row_per_damage_naming_where_and_its_other_span
         Rejected("bad_record", "a.json.data[0]: no Jaeger trace (no `spans` list); left out", "a.json.data[0]",
                  snippet=json.dumps(answer["data"][0], separators=(",", ":"))[:300]),
         Rejected("bad_record", "a.json.data[1].spans[0]: a span that is no object; left out", "a.json.data[1]",
-                 snippet="42"),
+                 snippet=json.dumps("s" * 400)[:300]),
         Rejected("bad_record", "a.json.errors[0]: the query service answered an error "
                  f"({json.dumps(answer['errors'][0], separators=(',', ':'))[:200]}); that trace is not in the file",
                  "a.json", record_id="errors[0]",

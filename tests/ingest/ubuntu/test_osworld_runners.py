@@ -299,9 +299,11 @@ def test_a_time_txt_that_is_no_number_is_quoted_in_its_row_cut_at_50_characters(
         f"time.txt: {('Traceback (most recent call last): ' + 'x' * 80)[:50]!r} is not a number of seconds"]
 
 
-@pytest.mark.parametrize("named", ["..", "../initial_state.png", ".initial_state.png"])
+@pytest.mark.parametrize("named", ["..", "../initial_state.png", "._initial_state.png"])
 def test_a_header_naming_no_plain_file_of_the_folder_gives_no_initial_screen(tmp_path, named):
-    folder = _folder(tmp_path, [{"instruction": TASK, "initial_state": named}], ["initial_state.png"])
+    """A path out of the folder, or a hidden file (`._<name>`: the resource fork a copy from macOS leaves)."""
+    folder = _folder(tmp_path, [{"instruction": TASK, "initial_state": named}],
+                     ["initial_state.png"] + (["._initial_state.png"] if named.startswith("._") else []))
     ep, _ = _read(folder)
     assert ep.task == TASK and "initial_screenshot" not in ep.env
 
