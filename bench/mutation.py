@@ -1169,6 +1169,12 @@ EQUIVALENT: dict[str, str] = {
     "ingest.ubuntu.osworld_runners.x_line_fields__mutmut_12": (
         "a line whose action is null is rejected before its fields are read: an exec_code equal to the action is "
         "there to pop"),
+    **{f"ingest.swe.qwen_code_export.x_members__mutmut_{n}": (
+        "no path starts with a '/': at the root (folder '') a path holds one past its first character or none")
+       for n in (23, 26)},
+    "ingest.swe.qwen_code_export.x_members__mutmut_25": (
+        "past its folder's '/', a file's path holds a '/' only after a subfolder name of one character or more: "
+        "skipping that name's first character finds it alike"),
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

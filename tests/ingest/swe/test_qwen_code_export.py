@@ -106,6 +106,8 @@ def test_thoughts_go_to_the_next_turn_and_unknown_content_is_kept_with_a_warning
          "usageMetadata": {"candidatesTokenCount": 3}})
     warnings = [r for r in records if isinstance(r, Rejected)]
     assert sorted(w.rule for w in warnings) == ["parse_error", "unknown_content", "unknown_content"]
+    (bad,) = [w for w in warnings if w.rule == "parse_error"]
+    assert (bad.location, bad.line) == ("qwen-code-export-2026-01-01T00-00-01-000Z.jsonl", 6)
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert [(s.action.kind, s.action.code or s.action.text) for s in ep.steps] == [("command", "ls"),
                                                                                   ("message", "Done.")]
@@ -139,5 +141,11 @@ def test_units_are_the_json_exports_and_members_list_the_markdown_beside_them_on
     assert found == sorted([f"w/{files['json'].name}", f"w/{files['jsonl'].name}"])
     assert qwen_code_export.members(found, names, heads.__getitem__) == {
         found[0]: [(f"w/{files['md'].name}", qwen_code_export._UNREAD_REASON)]}
+    # each folder's exports: the listing goes on past a folder's second export
+    two = ["a/qwen-code-export-1.json", "a/qwen-code-export-1.jsonl", "b/qwen-code-export-2.json"]
+    files = sorted(two + ["a/qwen-code-export-1.md", "b/qwen-code-export-2.html"])
+    assert qwen_code_export.members(two, files, None) == {
+        "a/qwen-code-export-1.json": [("a/qwen-code-export-1.md", qwen_code_export._UNREAD_REASON)],
+        "b/qwen-code-export-2.json": [("b/qwen-code-export-2.html", qwen_code_export._UNREAD_REASON)]}
     at_root = qwen_code_export.members([files["json"].name], [files["json"].name, files["md"].name, "w/x.md"], None)
     assert at_root == {files["json"].name: [(files["md"].name, qwen_code_export._UNREAD_REASON)]}
