@@ -344,7 +344,16 @@ EQUIVALENT: dict[str, str] = {
                                                          "the int64 maximum does",
     "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_15": "codec names are case-insensitive",
     "transforms.scrub.x_scrub_array__mutmut_6": "a null row screened in or out alike: scrub_text(None) finds nothing",
-    "transforms.scrub.x_scrub_array__mutmut_13": "a null row screened in or out alike: scrub_text(None) finds nothing",
+    "transforms.scrub.x__re2__mutmut_18": "RE2 reads a hex escape in either case: \\x0b is \\x0B",
+    "transforms.scrub.x__cookie_lists__mutmut_41": "a fast path only: the cookie-list regex needs '\"cookies\"'",
+    "transforms.scrub.x__matching__mutmut_3": "indices_nonzero leaves out a null as it does a false",
+    "transforms.scrub.x__matching__mutmut_10": ("a null text passing a rule's screen: its lowered '' holds no "
+                                                "needle, so the rule's regex never runs on it"),
+    **{f"transforms.scrub.x_{f}__mutmut_{n}": "pyarrow infers int64 from the Python ints of the row numbers"
+       for f, n in (("scrub_array", 23), ("scrub_array", 25), ("scrub_texts", 36), ("scrub_texts", 38))},
+    "transforms.scrub.x_scrub_texts__mutmut_21": ("`held` is then taken again from the texts as they stand: the "
+                                                  "same rows, slower only"),
+    "transforms.scrub.x_scrub_texts__mutmut_6": "no needle holds an upper-case letter: 'XXXX' holds none, as '' does",
     "transforms.scrub.x__one_array__mutmut_1": "one chunk copied by combine_chunks holds the same values: slower only",
     "transforms.label.parse.x_parse_output__mutmut_1": "the default finish reason matters only when it is 'length'",
     "transforms.label.parse.x_parse_output__mutmut_2": "the default finish reason matters only when it is 'length'",
