@@ -1184,6 +1184,23 @@ EQUIVALENT: dict[str, str] = {
     "ingest.swe.qwen_code_export.x_members__mutmut_25": (
         "past its folder's '/', a file's path holds a '/' only after a subfolder name of one character or more: "
         "skipping that name's first character finds it alike"),
+    "ingest.traces.spans.x__time__mutmut_5": "float() reads '-INF' as minus infinity",
+    **{f"ingest.traces.spans.x_{f}__mutmut_{n}": (
+        "an event's key holds its span's order in its third place: only a model span's own input, answer and the "
+        "tool spans placed after that answer share the first three, and the places changed keep their order "
+        "(input 0 or 1 before answer 1 or 2 before tools 2 or 3 with their (start, order); () sorts first)")
+       for f, n in (("_start_key", 3), ("_end_key", 8), ("_end_key", 11), ("_events", 41))},
+    **{f"ingest.traces.spans.x__events__mutmut_{n}": ("_apply and _transcript test an event for model_in and "
+                                                      "model_out only: any other name is a span's")
+       for n in (44, 45)},
+    **{f"ingest.traces.spans.x__events__mutmut_{n}": ("no two events share a key (each holds its span's order and "
+                                                      "which of its events it is): sorted whole, as by the key")
+       for n in (47, 49)},
+    "ingest.traces.spans.x__transcript__mutmut_24": (
+        "a sub-episode's root is an agent span of its own order: at an equal key only the root's own event, which "
+        "notes its agent and makes no action, so it is linked after the same number of actions"),
+    **{f"ingest.traces.spans.x__transcript__mutmut_{n}": "an episode holds a span at least: its count is never 0"
+       for n in (58, 59)},
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
