@@ -1197,8 +1197,8 @@ EQUIVALENT: dict[str, str] = {
                                                       "which of its events it is): sorted whole, as by the key")
        for n in (47, 49)},
     "ingest.traces.spans.x__transcript__mutmut_24": (
-        "a sub-episode's root is an agent span of its own order: at an equal key only the root's own event, which "
-        "notes its agent and makes no action, so it is linked after the same number of actions"),
+        "a sub-episode's root span lies in that sub-episode: no event of the parent shares its key (each key holds "
+        "its span's order), so < and <= link alike"),
     **{f"ingest.traces.spans.x__transcript__mutmut_{n}": "an episode holds a span at least: its count is never 0"
        for n in (58, 59)},
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
