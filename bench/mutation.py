@@ -1167,6 +1167,7 @@ EQUIVALENT: dict[str, str] = {
                                                "are the same bytes"),
     **{f"ingest.swe.cline.x_read__mutmut_{n}": ("a unit's path never ends in a slash or a space, and a leading slash "
                                                "leaves the last name alike") for n in (42, 43)},
+    "ingest.swe.cline.x__session__mutmut_22": "the folder unit's folder is '': posixpath.join('', name) is name",
     "ingest.swe.cline.x_read__mutmut_18": "the listing is read for a folder unit only, which None and '' both name",
     "ingest.swe.cline.x_read__mutmut_86": "a side file that could not be read is replaced by an empty one below",
     "ingest.ubuntu.osworld_runners.x__text__mutmut_9": _ASC_CODEC,
