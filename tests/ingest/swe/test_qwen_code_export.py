@@ -143,8 +143,8 @@ def test_units_are_the_json_exports_and_members_list_the_markdown_beside_them_on
         found[0]: [(f"w/{files['md'].name}", qwen_code_export._UNREAD_REASON)]}
     # each folder's exports: the listing goes on past a folder's second export
     two = ["a/qwen-code-export-1.json", "a/qwen-code-export-1.jsonl", "b/qwen-code-export-2.json"]
-    files = sorted(two + ["a/qwen-code-export-1.md", "b/qwen-code-export-2.html"])
-    assert qwen_code_export.members(two, files, None) == {
+    listing = sorted(two + ["a/qwen-code-export-1.md", "b/qwen-code-export-2.html"])
+    assert qwen_code_export.members(two, listing, None) == {
         "a/qwen-code-export-1.json": [("a/qwen-code-export-1.md", qwen_code_export._UNREAD_REASON)],
         "b/qwen-code-export-2.json": [("b/qwen-code-export-2.html", qwen_code_export._UNREAD_REASON)]}
     at_root = qwen_code_export.members([files["json"].name], [files["json"].name, files["md"].name, "w/x.md"], None)
