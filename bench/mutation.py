@@ -7,6 +7,7 @@ against each; a mutant no test notices is a bug the suite would let through.
     .venv/bin/python bench/mutation.py --list
     .venv/bin/python bench/mutation.py validate --resume     # go on where the budget stopped it
     .venv/bin/python bench/mutation.py validate --recheck    # after adding tests: rerun its survivors only
+    .venv/bin/python bench/mutation.py cline --functions read _session     # the mutants of changed functions only
 
 Not part of the tests or CI. Each module runs in its own scratch copy of the repository (mutmut writes its
 mutants beside the code), with only the module's own test files, one worker, under `nice -n 19`; a module
@@ -17,7 +18,10 @@ are decorated functions (the lru_cache'd ones). Tests that build a lake per run 
 selection (`deselect`) where unit tests beside them cover the same code: a mutant runs in seconds, not minutes.
 The readers are measured on tests that call the reader itself (`tests/ingest/**/test_*_read.py`), and a module
 may count the mutants of named functions only (`functions`: the map and reduce of pipelines/stages/dedup.py, whose
-stage around them only lake-building tests reach).
+stage around them only lake-building tests reach); such a module, and a run given `--functions`, runs those
+functions' mutants only. Tests whose input a producer writes at test time (`tests/ingest/swe/coding_clis.py`) find
+the producers in the checkout's `.venv/producers`, and run once per test session: the mutants forked from it share
+what they wrote.
 
 Why mutmut rather than cosmic-ray: mutmut forks each mutant from a process that has imported the project and
 pytest once and runs only the tests that reach the mutated function (measured in a first pass), where
