@@ -60,6 +60,10 @@ class Module:
     # where set, only the mutants of these functions ("name", "Class.method") are counted: the others are
     # reached by lake-building tests alone, left out of the selection
     functions: tuple[str, ...] = ()
+    # where the tests read what a producer wrote once per test session into a pytest temporary folder (the CLIs'
+    # exports): each forked mutant's test session would otherwise delete it as an old temporary folder, and its
+    # tests fail for a file gone, not for the mutant
+    keep_tmp: bool = False
 
 
 MODULES = {
@@ -244,7 +248,7 @@ MODULES = {
     # mutants) and on hand-made edge cases; the ingest run of the exports builds a lake
     "qwen-code-export": Module(["ingest/swe/qwen_code_export.py"], ["tests/ingest/swe/test_qwen_code_export.py"],
                                deselect=("tests/ingest/swe/test_qwen_code_export.py::test_ingest_reads_the_json_"
-                                         "exports_and_says_why_the_markdown_is_not_read",)),
+                                         "exports_and_says_why_the_markdown_is_not_read",), keep_tmp=True),
     # the Jaeger reader called directly (the timeline trace's ingest run builds a lake)
     "jaeger": Module(["ingest/traces/jaeger.py"], ["tests/ingest/traces/test_jaeger_read.py"],
                      deselect=("tests/ingest/traces/test_jaeger_read.py::test_the_timeline_trace_passes_validation_"
@@ -1255,6 +1259,7 @@ def _scratch(name: str, module: Module, work: Path, keep: bool) -> Path:
     table = {"source_paths": module.sources, "also_copy": PACKAGES,
              "pytest_add_cli_args_test_selection": module.tests,
              "pytest_add_cli_args": ["-p", "no:cacheprovider"]
+             + (["-o", "tmp_path_retention_count=1000000"] if module.keep_tmp else [])
              + [arg for test in module.deselect for arg in ("--deselect", test)],
              "use_git_change_detection": False, "process_isolation": module.isolation,
              # a mutant that loops forever is stopped at 3x its tests' clean time (+2 s), not mutmut's 15x
