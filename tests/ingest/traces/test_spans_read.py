@@ -481,7 +481,7 @@ def test_spans_whose_turn_or_call_was_not_read_overlapping_an_answer_are_kept_as
     streaming answer, a failed model call's error listed once, and no empty trace facts."""
     failed = _timed(_model("m1", None, 0, [USER], [_calls(SEARCH_A)]), 0, 1000)
     failed.error = "rate limited"
-    spans = [failed, _timed(_span("x1", None, "model", 1), 100, 900), _timed(_span("x2", None, "tool", 2), 200, 300),
+    spans = [_timed(_span("x1", None, "model", -1), 100, 900), failed, _timed(_span("x2", None, "tool", 2), 200, 300),
              _timed(_span("t1", None, "tool", 3, tool=ToolUse("search", "c1", {"q": "a"}, "r1")), 400, 800)]
     (ep,), rejected = _read(spans)
     assert rejected == [] and [s.action.tool_name for s in ep.steps] == ["search"]
