@@ -479,9 +479,9 @@ def test_a_call_of_its_own_begun_as_the_step_before_took_its_time_keeps_its_time
 def test_spans_whose_turn_or_call_was_not_read_overlapping_an_answer_are_kept_as_other_spans():
     """A model span that names no turn and a tool span that names no call (content not recorded), both within a
     streaming answer, a failed model call's error listed once, and no empty trace facts."""
-    failed = _timed(_model("m1", None, 0, [USER], [_calls(SEARCH_A)]), 0, 1000)
+    failed = _timed(_model("m1", None, 0, [USER], [_calls(SEARCH_A)]), 50, 1000)
     failed.error = "rate limited"
-    spans = [_timed(_span("x1", None, "model", -1), 100, 900), failed, _timed(_span("x2", None, "tool", 2), 200, 300),
+    spans = [_timed(_span("x1", None, "model", -1), 0, 900), failed, _timed(_span("x2", None, "tool", 2), 200, 300),
              _timed(_span("t1", None, "tool", 3, tool=ToolUse("search", "c1", {"q": "a"}, "r1")), 400, 800)]
     (ep,), rejected = _read(spans)
     assert rejected == [] and [s.action.tool_name for s in ep.steps] == ["search"]
