@@ -242,7 +242,8 @@ MODULES = {
             "history_blocks_roo_code_does_not_write_are_kept_raw_with_a_warning",
             "a_diagnostics_file_over_the_record_budget_is_refused_not_parsed",
             "a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it",
-            "a_completion_the_user_answered_before_the_error_does_not_end_the_task"))]),
+            "a_completion_the_user_answered_before_the_error_does_not_end_the_task",
+            "a_roo_code_task_folder_keeps_history_blocks_roo_code_does_not_write_raw_with_a_warning"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
     # the reader called on the exports the CLI itself wrote (made once per test session, shared by the forked
     # mutants) and on hand-made edge cases; the ingest run of the exports builds a lake
