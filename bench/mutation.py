@@ -1211,6 +1211,23 @@ EQUIVALENT: dict[str, str] = {
         "its span's order), so < and <= link alike"),
     **{f"ingest.traces.spans.x__transcript__mutmut_{n}": "an episode holds a span at least: its count is never 0"
        for n in (58, 59)},
+    **{f"ingest.swe.cline_ui.{f}__mutmut_{n}": (
+        "where a UI message lies is read by the core only for a message it keeps raw, and it places every user "
+        "message and every turn a UI log makes (each holds a text, a thought or a call); the calls' ids, made "
+        "from the record's place, stay unique")
+       for f, n in (("x__user", 11), ("x__user", 16), ("xǁ_Stateǁrecord", 29), ("xǁ_Stateǁrecord", 32),
+                    ("xǁ_Stateǁrecord", 43), ("xǁ_Stateǁrecord", 87), ("xǁ_Stateǁrecord", 110),
+                    ("xǁ_Stateǁrecord", 113), ("xǁ_Stateǁ_turn", 18), ("xǁ_Stateǁ_turn", 22),
+                    ("xǁ_Stateǁ__init__", 1), ("x_read_ui", 2))},
+    **{f"ingest.swe.cline_ui.x__action__mutmut_{n}": ("a call that carries its action becomes that action "
+                                                      "(`_call_action`): its own arguments are not read")
+       for n in (11, 14, 50, 53)},
+    **{f"ingest.swe.cline_ui.xǁ_Stateǁ_result__mutmut_{n}": ("a result that carries its observation is seen as "
+                                                               "that: the message's text is not read")
+       for n in (34, 39)},
+    "ingest.swe.cline_ui.xǁ_Stateǁrecord__mutmut_100": "_output does not read its kind",
+    "ingest.swe.cline_ui.xǁ_Stateǁclose__mutmut_8": "'XXXX' holds no `[tool] Result:` header: no results, as ''",
+    "ingest.swe.cline_ui.xǁ_Stateǁclose__mutmut_30": _FALSY,
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

@@ -319,3 +319,17 @@ def test_feedback_on_a_diff_is_the_users_message_and_a_tool_record_of_no_object_
     assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps[:1]] == [
         ("tool", {"text": "[1, 2]"})]
     assert "use tabs" in ep.steps[1].observation.text and ep.steps[1].action.text == "Ok."
+
+
+def test_shown_output_gives_no_exit_code_and_notices_are_counted_by_kind(tmp_path):
+    """The output the log showed is the program's own (it may print what Cline's result says): only a result
+    Cline sent back gives an exit code; an empty completion is an empty answer."""
+    ep, _ = _read(_log(tmp_path, [
+        _say("text", "Build."), _request("<task>\nBuild.\n</task>"), _say("checkpoint_created", None, 1),
+        _say("checkpoint_created", None, 2), _ask("command", "make", 3),
+        _say("command_output", "Command failed with exit code 2", 4), _request("no result", 5),
+        _say("completion_result", None, 6)]))
+    command, done = ep.steps
+    assert done.observation.text == "Command failed with exit code 2" and done.observation.exit_code is None
+    assert done.action.kind == "done" and done.action.text == "" and ep.env["cline"]["ui_kinds"] == {
+        "checkpoint_created": 2}
