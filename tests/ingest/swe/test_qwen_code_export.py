@@ -149,3 +149,31 @@ def test_units_are_the_json_exports_and_members_list_the_markdown_beside_them_on
         "b/qwen-code-export-2.json": [("b/qwen-code-export-2.html", qwen_code_export._UNREAD_REASON)]}
     at_root = qwen_code_export.members([files["json"].name], [files["json"].name, files["md"].name, "w/x.md"], None)
     assert at_root == {files["json"].name: [(files["md"].name, qwen_code_export._UNREAD_REASON)]}
+
+
+def test_the_first_metadata_line_is_the_sessions_and_a_second_one_is_kept_raw(tmp_path):
+    """Two exports appended into one file: the first metadata line (an unknown field warned of, naming its line)
+    is the episode's; the second is a record the reader does not read, kept raw."""
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    second = {"type": "session_metadata", "sessionId": "s2", "startTime": "2026-01-02T00:00:00.000Z", "model": "n"}
+    path = tmp_path / "qwen-code-export-x.jsonl"
+    lines = [{"type": "session_metadata", "sessionId": "s1", "startTime": "t", "model": "m", "mood": "ok"},
+             {**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Hi"}]}},
+             {**base, "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Hello."}]}}, second]
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    records = read_records(qwen_code_export, path)
+    assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
+        ("unknown_content", "qwen-code-export-x.jsonl:1"), ("unknown_content", "qwen-code-export-x.jsonl:4")]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    extras = ep.env["qwen_code_export"]
+    assert extras["metadata"]["sessionId"] == "s1" and extras["unknown_records"] == [second] and ep.agent == "m"
+
+
+def test_a_jsonl_export_without_its_metadata_line_still_reads_its_messages(tmp_path):
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    path = tmp_path / "qwen-code-export-y.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in (
+        {**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Hi"}]}},
+        {**base, "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Hello."}]}})))
+    (ep,) = [r for r in read_records(qwen_code_export, path) if isinstance(r, Episode)]
+    assert ep.task == "Hi" and [s.action.text for s in ep.steps] == ["Hello."] and ep.agent is None
