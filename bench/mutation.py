@@ -1228,6 +1228,7 @@ EQUIVALENT: dict[str, str] = {
     "ingest.swe.cline_ui.xǁ_Stateǁrecord__mutmut_100": "_output does not read its kind",
     "ingest.swe.cline_ui.xǁ_Stateǁclose__mutmut_8": "'XXXX' holds no `[tool] Result:` header: no results, as ''",
     "ingest.swe.cline_ui.xǁ_Stateǁclose__mutmut_30": _FALSY,
+    "ingest.swe.cline_ui.xǁ_Stateǁ__init____mutmut_9": _FALSY,
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }

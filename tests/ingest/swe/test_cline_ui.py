@@ -333,3 +333,9 @@ def test_shown_output_gives_no_exit_code_and_notices_are_counted_by_kind(tmp_pat
     assert done.observation.text == "Command failed with exit code 2" and done.observation.exit_code is None
     assert done.action.kind == "done" and done.action.text == "" and ep.env["cline"]["ui_kinds"] == {
         "checkpoint_created": 2}
+
+
+def test_a_log_cut_before_its_first_request_keeps_the_output_its_first_command_showed(tmp_path):
+    ep, rejected = _read(_log(tmp_path, [_ask("command", "ls"), _say("command_output", "a.py", 1)]))
+    assert rejected == [] and [s.action.code for s in ep.steps] == ["ls"]
+    assert ep.final_observation.text == "a.py" and ep.final_observation.kind == "terminal"
