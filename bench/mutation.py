@@ -61,8 +61,9 @@ class Module:
     # reached by lake-building tests alone, left out of the selection
     functions: tuple[str, ...] = ()
     # where the tests read what a producer wrote once per test session into a pytest temporary folder (the CLIs'
-    # exports): each forked mutant's test session would otherwise delete it as an old temporary folder, and its
-    # tests fail for a file gone, not for the mutant
+    # exports): a forked mutant's session (and any other pytest session on the machine) would otherwise delete it
+    # as an old temporary folder, and tests fail for a file gone, not for the mutant; its pytest sessions then
+    # keep every temporary folder, under a root of the scratch copy's own
     keep_tmp: bool = False
 
 
@@ -1299,11 +1300,14 @@ def _mutmut() -> str:
     return found
 
 
-def _run(where: Path, budget_s: float, mutants: list[str] = ()) -> bool:
+def _run(where: Path, budget_s: float, mutants: list[str] = (), keep_tmp: bool = False) -> bool:
     """mutmut run (of the named mutants only, when given), stopped at the budget; True when it finished."""
     import mutmut
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CI")}
+    if keep_tmp:  # a temporary root of its own: no other pytest session on the machine cleans it up
+        (where / "pytest-tmp").mkdir(exist_ok=True)
+        env["PYTEST_DEBUG_TEMPROOT"] = str(where / "pytest-tmp")
     home = str(Path(mutmut.__file__).resolve().parents[1])
     if home not in {str(Path(p).resolve()) for p in sys.path if "site-packages" in p}:
         env["PYTHONPATH"] = home  # mutmut installed outside the environment (pip --target)
@@ -1402,7 +1406,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.recheck and MODULES[name].functions:
             # the counted functions' mutants only, and the tests that reach them
             again = [p for f in MODULES[name].functions for p in _patterns(f)]
-        finished = True if args.report_only or (args.recheck and not again) else _run(where, args.budget_s, again)
+        finished = True if args.report_only or (args.recheck and not again) \
+            else _run(where, args.budget_s, again, MODULES[name].keep_tmp)
         results = _results(where)
         if MODULES[name].functions:
             left = len(results)
