@@ -177,3 +177,58 @@ def test_a_jsonl_export_without_its_metadata_line_still_reads_its_messages(tmp_p
         {**base, "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Hello."}]}})))
     (ep,) = [r for r in read_records(qwen_code_export, path) if isinstance(r, Episode)]
     assert ep.task == "Hi" and [s.action.text for s in ep.steps] == ["Hello."] and ep.agent is None
+
+
+def _json_export(tmp_path, doc, name="qwen-code-export-z.json") -> list:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc, indent=2))
+    return read_records(qwen_code_export, path)
+
+
+def test_a_hand_made_json_export_with_fields_and_calls_of_every_shape(tmp_path):
+    """The JSON form's own fields (metadata beside the session's id and start, fields no release writes) and calls
+    told apart as the writer's releases write them: a shell tool by its kind, its result's type or its function
+    name; a title holding `: ` in its description; a call without title or input."""
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+
+    def call(call_id, title, raw_input, **more):
+        return {**base, "type": "tool_call", "toolCall": {"toolCallId": call_id, "title": title,
+                                                          "status": "completed", "rawInput": raw_input,
+                                                          "content": [{"type": "content", "content": {
+                                                              "type": "text", "text": f"out {call_id}"}}], **more}}
+
+    messages = [{**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Go"}]}},
+                call("c1", "Shell: ls", {"command": "ls"}, kind="execute"),
+                call("c2", "run_shell_command", {"command": "pwd"}),
+                call("c3", "Runner", {"command": "make"}, rawOutput={"type": "shell_result", "exitCode": 2}),
+                call("c4", "Edit: a.py: line 3", {"command": "not a shell", "path": "a.py"}, kind="edit"),
+                call("c5", 7, None),
+                {**base, "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Done."}]}}]
+    doc = {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "messages": messages,
+           "metadata": {"model": "m", "cwd": "/w", "mood": "ok"}, "theme": "dark", "zoom": 2}
+    records = _json_export(tmp_path, doc)
+    name = "qwen-code-export-z.json"
+    assert [(r.rule, r.location, r.reason) for r in records if isinstance(r, Rejected)] == [
+        ("unknown_content", f"{name}: metadata", f"{name}: metadata: metadata field(s) mood are none Qwen Code's "
+         "export writes; kept raw in env.qwen_code_export.metadata"),
+        ("unknown_content", name, f"{name}: top-level field(s) theme, zoom are none Qwen Code's export writes; kept "
+         "raw in env.qwen_code_export.unknown_fields")]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    extras = ep.env["qwen_code_export"]
+    assert extras["metadata"] == {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "model": "m",
+                                  "cwd": "/w", "mood": "ok"}
+    assert extras["unknown_fields"] == {name: {"theme": "dark", "zoom": 2}}
+    actions = [s.action for s in ep.steps]
+    assert [(a.kind, a.tool_name, a.code) for a in actions] == [
+        ("command", "Shell", "ls"), ("command", "run_shell_command", "pwd"), ("command", "Runner", "make"),
+        ("tool_call", "Edit", None), ("tool_call", None, None), ("message", None, None)]
+    assert json.loads(actions[0].raw) == {k: v for k, v in messages[1]["toolCall"].items() if k != "content"}
+    assert json.loads(actions[4].arguments) == {} and ep.steps[3].observation.exit_code == 2
+
+
+@pytest.mark.parametrize("doc, rule, reason", [
+    ('{"sessionId": "s1", "messages": [', "parse_error", "qwen-code-export-z.json"),
+    ({"sessionId": "s1", "messages": {}}, "bad_record", "qwen-code-export-z.json: `messages` is not a list")])
+def test_a_broken_json_export_is_one_row_naming_the_file(tmp_path, doc, rule, reason):
+    (row,) = _json_export(tmp_path, doc)
+    assert (row.rule, row.location) == (rule, "qwen-code-export-z.json") and row.reason.startswith(reason)
