@@ -1192,6 +1192,11 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.swe.qwen_code_export.x_members__mutmut_{n}": (
         "no path starts with a '/': at the root (folder '') a path holds one past its first character or none")
        for n in (23, 26)},
+    **{f"ingest.swe.qwen_code_export.x__tool_call__mutmut_{n}": (
+        "the tool name is the title's part before its first ': ': the same however many splits follow")
+       for n in (13, 16)},
+    "ingest.swe.qwen_code_export.x__tool_call__mutmut_20": (
+        "a call whose input is null: tool_action writes absent arguments as {}, as the {} given"),
     "ingest.swe.qwen_code_export.x_members__mutmut_25": (
         "past its folder's '/', a file's path holds a '/' only after a subfolder name of one character or more: "
         "skipping that name's first character finds it alike"),
