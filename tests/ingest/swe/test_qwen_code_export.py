@@ -232,3 +232,34 @@ def test_a_hand_made_json_export_with_fields_and_calls_of_every_shape(tmp_path):
 def test_a_broken_json_export_is_one_row_naming_the_file(tmp_path, doc, rule, reason):
     (row,) = _json_export(tmp_path, doc)
     assert (row.rule, row.location) == (rule, "qwen-code-export-z.json") and row.reason.startswith(reason)
+
+
+def test_records_of_every_kind_keep_what_the_export_holds(tmp_path):
+    """Hand-made in the writer's shapes: a line that is no object, a call's field no release writes, a goal
+    transition, two thoughts before one turn, usage summed over turns (counts only), the prompt's time."""
+    def at(second):
+        return {"uuid": "u", "sessionId": "s1", "timestamp": f"2026-01-01T00:00:0{second}.000Z"}
+
+    thought = [{**at(1), "type": "assistant", "message": {"role": "thinking", "parts": [{"text": t}]}}
+               for t in ("Look.", "Then act.")]
+    goal = {**at(2), "type": "system", "goalState": {"status": "active"}}
+    call = {**at(3), "type": "tool_call", "toolCall": {"toolCallId": "c1", "kind": "read", "title": "ReadFile: a",
+                                                       "status": "failed", "rawInput": {"path": "a"}, "extra": 1}}
+    records = _jsonl(
+        tmp_path, {**at(0), "type": "user", "message": {"role": "user", "parts": [{"text": "Fix"}, "x"]}}, "7",
+        *thought, goal, call,
+        {**at(4), "type": "assistant", "message": {"role": "assistant", "parts": []},
+         "usageMetadata": {"promptTokenCount": 5, "cached": True, "model": "m"}},
+        {**at(5), "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Done."}]},
+         "usageMetadata": {"promptTokenCount": 7}})
+    name = "qwen-code-export-2026-01-01T00-00-01-000Z.jsonl"
+    assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
+        ("unknown_content", f"{name}:3"), ("unknown_content", f"{name}:7"),
+        ("unknown_content", f"{name}:8")]  # a turn of no text: kept raw by the transcript core
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    extras = ep.env["qwen_code_export"]
+    assert extras["unknown_records"] == [7] and extras["unknown_fields"] == {f"{name}:7": {"toolCall.extra": 1}}
+    assert extras["system_messages"] == [goal] and extras["tokens"] == {"promptTokenCount": 12}
+    assert ep.task == "Fix" and ep.steps[0].reasoning == "Look.\n\nThen act."
+    assert ep.steps[1].observation.is_error and [s.action.text for s in ep.steps[1:]] == ["Done."]
+    assert ep.steps[0].timestamp.isoformat() == "2026-01-01T00:00:03+00:00"
