@@ -7,6 +7,7 @@ against each; a mutant no test notices is a bug the suite would let through.
     .venv/bin/python bench/mutation.py --list
     .venv/bin/python bench/mutation.py validate --resume     # go on where the budget stopped it
     .venv/bin/python bench/mutation.py validate --recheck    # after adding tests: rerun its survivors only
+    .venv/bin/python bench/mutation.py cline --functions read _session     # the mutants of changed functions only
 
 Not part of the tests or CI. Each module runs in its own scratch copy of the repository (mutmut writes its
 mutants beside the code), with only the module's own test files, one worker, under `nice -n 19`; a module
@@ -17,7 +18,10 @@ are decorated functions (the lru_cache'd ones). Tests that build a lake per run 
 selection (`deselect`) where unit tests beside them cover the same code: a mutant runs in seconds, not minutes.
 The readers are measured on tests that call the reader itself (`tests/ingest/**/test_*_read.py`), and a module
 may count the mutants of named functions only (`functions`: the map and reduce of pipelines/stages/dedup.py, whose
-stage around them only lake-building tests reach).
+stage around them only lake-building tests reach); such a module, and a run given `--functions`, runs those
+functions' mutants only. Tests whose input a producer writes at test time (`tests/ingest/swe/coding_clis.py`) find
+the producers in the checkout's `.venv/producers`, and run once per test session: the mutants forked from it share
+what they wrote.
 
 Why mutmut rather than cosmic-ray: mutmut forks each mutant from a process that has imported the project and
 pytest once and runs only the tests that reach the mutated function (measured in a first pass), where
@@ -35,7 +39,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -56,6 +60,11 @@ class Module:
     # where set, only the mutants of these functions ("name", "Class.method") are counted: the others are
     # reached by lake-building tests alone, left out of the selection
     functions: tuple[str, ...] = ()
+    # where the tests read what a producer wrote once per test session into a pytest temporary folder (the CLIs'
+    # exports): a forked mutant's session (and any other pytest session on the machine) would otherwise delete it
+    # as an old temporary folder, and tests fail for a file gone, not for the mutant; its pytest sessions then
+    # keep every temporary folder, under a root of the scratch copy's own
+    keep_tmp: bool = False
 
 
 MODULES = {
@@ -234,8 +243,28 @@ MODULES = {
             "history_blocks_roo_code_does_not_write_are_kept_raw_with_a_warning",
             "a_diagnostics_file_over_the_record_budget_is_refused_not_parsed",
             "a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it",
-            "a_completion_the_user_answered_before_the_error_does_not_end_the_task"))]),
+            "a_completion_the_user_answered_before_the_error_does_not_end_the_task",
+            "a_roo_code_task_folder_keeps_history_blocks_roo_code_does_not_write_raw_with_a_warning"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
+    # the reader called on the exports the CLI itself wrote (made once per test session, shared by the forked
+    # mutants) and on hand-made edge cases; the ingest run of the exports builds a lake
+    "qwen-code-export": Module(["ingest/swe/qwen_code_export.py"], ["tests/ingest/swe/test_qwen_code_export.py"],
+                               deselect=("tests/ingest/swe/test_qwen_code_export.py::test_ingest_reads_the_json_"
+                                         "exports_and_says_why_the_markdown_is_not_read",), keep_tmp=True),
+    # the Jaeger reader called directly (the timeline trace's ingest run builds a lake)
+    "jaeger": Module(["ingest/traces/jaeger.py"], ["tests/ingest/traces/test_jaeger_read.py"],
+                     deselect=("tests/ingest/traces/test_jaeger_read.py::test_the_timeline_trace_passes_validation_"
+                               "through_ingest_all",)),
+    "osworld-runners": Module(["ingest/ubuntu/osworld_runners.py"], ["tests/ingest/ubuntu/test_osworld_runners.py"]),
+    # the span model's step order where spans overlap (the order events are applied in, a clamped time), by the
+    # trace readers' direct tests: the rest of spans.py is measured with otel.py above
+    "spans-order": Module(["ingest/traces/spans.py"], [
+        "tests/ingest/traces/test_spans_read.py", "tests/ingest/traces/test_otel_read.py",
+        "tests/ingest/traces/test_openai_agents_read.py", "tests/ingest/traces/test_jaeger_read.py"],
+        deselect=("tests/ingest/traces/test_jaeger_read.py::test_the_timeline_trace_passes_validation_through_"
+                  "ingest_all",),
+        functions=("_time", "_start_key", "_end_key", "_calling_model", "_events", "_transcript",
+                   "_Transcript._not_before")),
     "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
 }
 
@@ -325,7 +354,16 @@ EQUIVALENT: dict[str, str] = {
                                                          "the int64 maximum does",
     "transforms.export.budget.xǁTokenCounterǁ__init____mutmut_15": "codec names are case-insensitive",
     "transforms.scrub.x_scrub_array__mutmut_6": "a null row screened in or out alike: scrub_text(None) finds nothing",
-    "transforms.scrub.x_scrub_array__mutmut_13": "a null row screened in or out alike: scrub_text(None) finds nothing",
+    "transforms.scrub.x__re2__mutmut_18": "RE2 reads a hex escape in either case: \\x0b is \\x0B",
+    "transforms.scrub.x__cookie_lists__mutmut_41": "a fast path only: the cookie-list regex needs '\"cookies\"'",
+    "transforms.scrub.x__matching__mutmut_3": "indices_nonzero leaves out a null as it does a false",
+    "transforms.scrub.x__matching__mutmut_10": ("a null text passing a rule's screen: its lowered '' holds no "
+                                                "needle, so the rule's regex never runs on it"),
+    **{f"transforms.scrub.x_{f}__mutmut_{n}": "pyarrow infers int64 from the Python ints of the row numbers"
+       for f, n in (("scrub_array", 23), ("scrub_array", 25), ("scrub_texts", 36), ("scrub_texts", 38))},
+    "transforms.scrub.x_scrub_texts__mutmut_21": ("`held` is then taken again from the texts as they stand: the "
+                                                  "same rows, slower only"),
+    "transforms.scrub.x_scrub_texts__mutmut_6": "no needle holds an upper-case letter: 'XXXX' holds none, as '' does",
     "transforms.scrub.x__one_array__mutmut_1": "one chunk copied by combine_chunks holds the same values: slower only",
     "transforms.label.parse.x_parse_output__mutmut_1": "the default finish reason matters only when it is 'length'",
     "transforms.label.parse.x_parse_output__mutmut_2": "the default finish reason matters only when it is 'length'",
@@ -965,7 +1003,7 @@ EQUIVALENT: dict[str, str] = {
        for n in (81, 82)},
     "ingest.ubuntu.terminal_bench.x_read__mutmut_110": "_installed_agent does not read its results argument",
     **{f"ingest.ubuntu.osworld.{f}__mutmut_{n}": _ASC_CODEC for f, n in (
-        ("x__lines", 38), ("x__lines", 65), ("x__lines", 116), ("x__score", 14))},
+        ("x__lines", 38), ("x__lines", 65), ("x__lines", 131), ("x__score", 14))},
     **{f"ingest.ubuntu.osworld.x__action__mutmut_{n}": "float() reads 'INF' as infinity"
        for n in (100, 103, 126, 129)},
     **{f"ingest.android.droidbot.x__screen_size__mutmut_{n}": (
@@ -1115,17 +1153,17 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.swe.cline.x_{f}__mutmut_{n}": ("where a message lies is read by the core only for a message it "
                                                "keeps raw: never a user or system message, nor a completion turn "
                                                "(it always holds its call)")
-       for f, n in (("_user", 125), ("_user", 129), ("_session", 71), ("_session", 74),
-                    ("_unsaved_completion", 56), ("_unsaved_completion", 62), ("read", 118))},
-    "ingest.swe.cline.x__session__mutmut_68": "the core gathers system messages into env wherever they lie",
+       for f, n in (("_user", 125), ("_user", 129), ("_session", 69), ("_session", 72),
+                    ("_unsaved_completion", 56), ("_unsaved_completion", 62), ("read", 122))},
+    "ingest.swe.cline.x__session__mutmut_66": "the core gathers system messages into env wherever they lie",
     **{f"ingest.swe.cline.x_{f}__mutmut_{n}": "Run's own defaults are domain swe and platform linux"
-       for f, n in (("_session", 133), ("_session", 134), ("read", 173), ("_diagnostics", 132), ("_diagnostics", 133))},
+       for f, n in (("_session", 131), ("_session", 132), ("read", 201), ("_diagnostics", 116), ("_diagnostics", 117))},
     **{f"ingest.swe.cline.x__env__mutmut_{n}": "linux is the platform where none is named: naming it changes nothing"
        for n in (90, 91)},
     **{f"ingest.swe.cline.x__request_info__mutmut_{n}": ("the name of a parse error that is caught (a usage record "
                                                          "being written when the task stopped, kept raw)")
        for n in (4, 7, 8)},
-    "ingest.swe.cline.x__diagnostics__mutmut_57": "_roo_env reads a history item only where there is one: {} and None",
+    "ingest.swe.cline.x__diagnostics__mutmut_55": "_roo_env reads a history item only where there is one: {} and None",
     "ingest.swe.cline.x__command_exit__mutmut_33": "'XXXX' names no exit code either",
     "ingest.swe.cline.x__messages__mutmut_2": "'' or None is None: the task found is the same",
     **{f"ingest.swe.cline.x__messages__mutmut_{n}": ("Roo Code's encrypted reasoning item holds no role and no "
@@ -1135,13 +1173,68 @@ EQUIVALENT: dict[str, str] = {
     **{f"ingest.swe.cline.x__user__mutmut_{n}": ("Cline names the tool of the call a result answers, in its "
                                                  "`[tool ...] Result:` header or (CLI 3) the result's `name`: the "
                                                  "pending call's name, the same") for n in (32, 37, 38, 39)},
-    **{f"ingest.swe.cline.x__session__mutmut_{n}": ("the messages file of a session folder and the file claimed alone "
-                                                    "('..' joined with its own name) are the same bytes")
-       for n in (15, 18)},
+    "ingest.swe.cline.x__session__mutmut_19": ("the messages file claimed alone and '..' joined with its own name "
+                                               "are the same bytes"),
     **{f"ingest.swe.cline.x_read__mutmut_{n}": ("a unit's path never ends in a slash or a space, and a leading slash "
-                                               "leaves the last name alike") for n in (38, 39)},
-    "ingest.swe.cline.x_read__mutmut_14": "the listing is read for a folder unit only, which None and '' both name",
-    "ingest.swe.cline.x_read__mutmut_82": "a side file that could not be read is replaced by an empty one below",
+                                               "leaves the last name alike") for n in (42, 43)},
+    "ingest.swe.cline.x__session__mutmut_22": "the folder unit's folder is '': posixpath.join('', name) is name",
+    "ingest.swe.cline.x_read__mutmut_18": "the listing is read for a folder unit only, which None and '' both name",
+    "ingest.swe.cline.x_read__mutmut_86": "a side file that could not be read is replaced by an empty one below",
+    "ingest.ubuntu.osworld_runners.x__text__mutmut_9": _ASC_CODEC,
+    "ingest.ubuntu.osworld_runners.x_shift_to_after__mutmut_19": (
+        "read() shifts only lines screens_before_action found acting: `before` is never empty"),
+    "ingest.ubuntu.osworld_runners.x_written_as__mutmut_9": (
+        "read() asks only for the last line of a turn whose step_num is an int and whose screenshot_file is a str "
+        "the folder lacks: either type check alone decides alike"),
+    "ingest.ubuntu.osworld_runners.x_line_fields__mutmut_12": (
+        "a line whose action is null is rejected before its fields are read: an exec_code equal to the action is "
+        "there to pop"),
+    **{f"ingest.swe.qwen_code_export.x_members__mutmut_{n}": (
+        "no path starts with a '/': at the root (folder '') a path holds one past its first character or none")
+       for n in (23, 26)},
+    **{f"ingest.swe.qwen_code_export.x__tool_call__mutmut_{n}": (
+        "the tool name is the title's part before its first ': ': the same however many splits follow")
+       for n in (13, 16)},
+    "ingest.swe.qwen_code_export.x__tool_call__mutmut_20": (
+        "a call whose input is null: tool_action writes absent arguments as {}, as the {} given"),
+    "ingest.swe.qwen_code_export.x_members__mutmut_25": (
+        "past its folder's '/', a file's path holds a '/' only after a subfolder name of one character or more: "
+        "skipping that name's first character finds it alike"),
+    "ingest.traces.spans.x__time__mutmut_5": "float() reads '-INF' as minus infinity",
+    **{f"ingest.traces.spans.x_{f}__mutmut_{n}": (
+        "an event's key holds its span's order in its third place: only a model span's own input, answer and the "
+        "tool spans placed after that answer share the first three, and the places changed keep their order "
+        "(input 0 or 1 before answer 1 or 2 before tools 2 or 3 with their (start, order); () sorts first)")
+       for f, n in (("_start_key", 3), ("_end_key", 8), ("_end_key", 11), ("_events", 41))},
+    **{f"ingest.traces.spans.x__events__mutmut_{n}": ("_apply and _transcript test an event for model_in and "
+                                                      "model_out only: any other name is a span's")
+       for n in (44, 45)},
+    **{f"ingest.traces.spans.x__events__mutmut_{n}": ("no two events share a key (each holds its span's order and "
+                                                      "which of its events it is): sorted whole, as by the key")
+       for n in (47, 49)},
+    "ingest.traces.spans.x__transcript__mutmut_24": (
+        "a sub-episode's root span lies in that sub-episode: no event of the parent shares its key (each key holds "
+        "its span's order), so < and <= link alike"),
+    **{f"ingest.traces.spans.x__transcript__mutmut_{n}": "an episode holds a span at least: its count is never 0"
+       for n in (58, 59)},
+    **{f"ingest.swe.cline_ui.{f}__mutmut_{n}": (
+        "where a UI message lies is read by the core only for a message it keeps raw, and it places every user "
+        "message and every turn a UI log makes (each holds a text, a thought or a call); the calls' ids, made "
+        "from the record's place, stay unique")
+       for f, n in (("x__user", 11), ("x__user", 16), ("xǁ_Stateǁrecord", 29), ("xǁ_Stateǁrecord", 32),
+                    ("xǁ_Stateǁrecord", 43), ("xǁ_Stateǁrecord", 87), ("xǁ_Stateǁrecord", 110),
+                    ("xǁ_Stateǁrecord", 113), ("xǁ_Stateǁ_turn", 18), ("xǁ_Stateǁ_turn", 22),
+                    ("xǁ_Stateǁ__init__", 1), ("x_read_ui", 2))},
+    **{f"ingest.swe.cline_ui.x__action__mutmut_{n}": ("a call that carries its action becomes that action "
+                                                      "(`_call_action`): its own arguments are not read")
+       for n in (11, 14, 50, 53)},
+    **{f"ingest.swe.cline_ui.xǁ_Stateǁ_result__mutmut_{n}": ("a result that carries its observation is seen as "
+                                                               "that: the message's text is not read")
+       for n in (34, 39)},
+    "ingest.swe.cline_ui.xǁ_Stateǁrecord__mutmut_100": "_output does not read its kind",
+    "ingest.swe.cline_ui.xǁ_Stateǁclose__mutmut_8": "'XXXX' holds no `[tool] Result:` header: no results, as ''",
+    "ingest.swe.cline_ui.xǁ_Stateǁclose__mutmut_30": _FALSY,
+    "ingest.swe.cline_ui.xǁ_Stateǁ__init____mutmut_9": _FALSY,
     "transforms.export.splits.x_is_held_out__mutmut_18": "a group key always holds one `=` (group_key), so split "
                                                          "at the first one gives two parts: [1] is [-1]",
 }
@@ -1181,10 +1274,17 @@ def _scratch(name: str, module: Module, work: Path, keep: bool) -> Path:
     shared = where / "shared"
     if (REPO.parent / "shared").is_dir() and not shared.exists():
         shared.symlink_to(REPO.parent / "shared")
+    # a test whose input a producer writes at test time runs it from the checkout's .venv/producers
+    # (`tests/ingest/swe/coding_clis.py`): seen from mutants/, where mutmut runs the tests
+    venv = where / "mutants" / ".venv"
+    if (REPO / ".venv").is_dir() and not venv.exists():
+        venv.parent.mkdir(parents=True, exist_ok=True)
+        venv.symlink_to((REPO / ".venv").resolve())
     # the table is written again on every run, so a resumed or rechecked module runs as the module says now
     table = {"source_paths": module.sources, "also_copy": PACKAGES,
              "pytest_add_cli_args_test_selection": module.tests,
              "pytest_add_cli_args": ["-p", "no:cacheprovider"]
+             + (["-o", "tmp_path_retention_count=1000000"] if module.keep_tmp else [])
              + [arg for test in module.deselect for arg in ("--deselect", test)],
              "use_git_change_detection": False, "process_isolation": module.isolation,
              # a mutant that loops forever is stopped at 3x its tests' clean time (+2 s), not mutmut's 15x
@@ -1205,11 +1305,14 @@ def _mutmut() -> str:
     return found
 
 
-def _run(where: Path, budget_s: float, mutants: list[str] = ()) -> bool:
+def _run(where: Path, budget_s: float, mutants: list[str] = (), keep_tmp: bool = False) -> bool:
     """mutmut run (of the named mutants only, when given), stopped at the budget; True when it finished."""
     import mutmut
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CI")}
+    if keep_tmp:  # a temporary root of its own: no other pytest session on the machine cleans it up
+        (where / "pytest-tmp").mkdir(exist_ok=True)
+        env["PYTEST_DEBUG_TEMPROOT"] = str(where / "pytest-tmp")
     home = str(Path(mutmut.__file__).resolve().parents[1])
     if home not in {str(Path(p).resolve()) for p in sys.path if "site-packages" in p}:
         env["PYTHONPATH"] = home  # mutmut installed outside the environment (pip --target)
@@ -1249,6 +1352,14 @@ def _function(mutant: str) -> str:
     return mangled[2:] if mangled.startswith("x_") else mangled[1:].replace("ǁ", ".").strip(".")
 
 
+def _patterns(function: str) -> list[str]:
+    """mutmut's name patterns of a function (as Module.functions names it: name, Class.method): its mutants, and
+    the function itself (mutmut picks the tests to run by the function's name)."""
+    cls, _, name = function.rpartition(".")
+    mangled = f"*.xǁ{cls}ǁ{name}" if cls else f"*.x_{function}"
+    return [f"{mangled}__mutmut_*", mangled]
+
+
 def score(results: dict[str, str]) -> dict:
     equivalent = {m for m in results if m in EQUIVALENT}
     reached = {m: s for m, s in results.items() if m not in equivalent and s != "not checked"}
@@ -1270,6 +1381,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-only", action="store_true", help="print the results of earlier runs only")
     parser.add_argument("--show", type=int, default=40, help="surviving mutants shown per module (diffs)")
     parser.add_argument("--list", action="store_true", help="list the modules and their tests")
+    parser.add_argument("--functions", nargs="+", default=(), metavar="NAME",
+                        help="run and count the mutants of these functions only (name, Class.method): a function "
+                             "changed since the module's last run")
     args = parser.parse_args(argv)
     if args.list:
         for name, m in MODULES.items():
@@ -1281,6 +1395,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown modules {unknown}: see --list")
     work = Path(args.work)
     rows = []
+    if args.functions:
+        for n in names:
+            MODULES[n] = replace(MODULES[n], functions=tuple(args.functions))
     for name in names:
         started = time.monotonic()
         where = _scratch(name, MODULES[name], work, keep=args.resume or args.report_only or args.recheck)
@@ -1291,7 +1408,11 @@ def main(argv: list[str] | None = None) -> int:
             _copy(tests, where / "mutants")
             again = sorted(m for m, st in _results(where).items() if st in SURVIVED and m not in EQUIVALENT
                            and (not MODULES[name].functions or _function(m) in MODULES[name].functions))
-        finished = True if args.report_only or (args.recheck and not again) else _run(where, args.budget_s, again)
+        if not args.recheck and MODULES[name].functions:
+            # the counted functions' mutants only, and the tests that reach them
+            again = [p for f in MODULES[name].functions for p in _patterns(f)]
+        finished = True if args.report_only or (args.recheck and not again) \
+            else _run(where, args.budget_s, again, MODULES[name].keep_tmp)
         results = _results(where)
         if MODULES[name].functions:
             left = len(results)

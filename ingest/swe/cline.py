@@ -285,12 +285,9 @@ def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
     while data.startswith(b"//"):  # the comment lines before the JSON
         data = data.partition(b"\n")[2]
     try:
-        doc = parse_json(data, name, source.budgets)
+        doc = _listed_doc(data, name, "history", "a Roo Code diagnostics file", source.budgets)
     except SourceError as e:
         yield e.as_rejected()
-        return
-    if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
-        yield Rejected("bad_record", f"{name}: a Roo Code diagnostics file without a `history` list", name)
         return
     error = doc.get("error") if isinstance(doc.get("error"), dict) else {}
     named = [{"model_id": error["model"]}] if isinstance(error.get("model"), str) and error["model"] else []
@@ -306,6 +303,15 @@ def _diagnostics(source: Source) -> Iterator[Episode | Rejected]:
     completed = bool(messages) and any(c.name == "attempt_completion" for c in messages[-1].tool_calls)
     yield from records(messages, Run(key=name, domain="swe", platform="linux", task=task, terminated=completed,
                                      env={"roo_code": env}), name)
+
+
+def _listed_doc(data: bytes, name: str, key: str, what: str, budgets) -> dict:
+    """The JSON object in `data` whose `key` holds a list (a diagnostics file's history, a session's messages);
+    SourceError (`bad_record`, naming `what` the file should have been) for any other document."""
+    doc = parse_json(data, name, budgets)
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
+        raise SourceError("bad_record", f"{name}: {what} without a `{key}` list", name)
+    return doc
 
 
 def _ui_alone(source: Source) -> Iterator[Episode | Rejected]:
@@ -404,14 +410,12 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
     the session record `<id>.json` beside it (status, provider, model, usage)."""
     record_name = name[:-len(SESSION_MESSAGES)] + ".json"
     try:
-        doc = parse_json(source.read_bytes(posixpath.join(folder, name) if not folder else ""), name, source.budgets)
+        doc = _listed_doc(source.read_bytes(posixpath.join(folder, name) if not folder else ""), name, "messages",
+                          "a Cline session", source.budgets)
         record = parse_json(source.read_bytes(posixpath.join(folder, record_name)), record_name, source.budgets) \
             if record_name in source.listdir(folder) else {}
     except SourceError as e:
         yield e.as_rejected()
-        return
-    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
-        yield Rejected("bad_record", f"{name}: a Cline session without a `messages` list", name)
         return
     record = record if isinstance(record, dict) else {}
     messages, task, _seen = _messages(doc["messages"], name, [])

@@ -314,8 +314,8 @@ def test_a_session_record_keeps_its_own_fields_but_not_the_empty_ones(tmp_path):
 
 @pytest.mark.parametrize("doc, why", [
     ('{"sessionId": "s1", "messages": [', "invalid JSON"),
-    ({"sessionId": "s1", "messages": {"role": "user"}}, "without a `messages` list"),
-    ({"sessionId": "s1"}, "without a `messages` list")])
+    ({"sessionId": "s1", "messages": {"role": "user"}}, "s1.messages.json: a Cline session without a `messages` list"),
+    ({"sessionId": "s1"}, "s1.messages.json: a Cline session without a `messages` list")])
 def test_a_broken_session_file_is_rejected_naming_it(tmp_path, doc, why):
     ep, rejected = _split(_session(tmp_path, doc))
     assert ep is None and len(rejected) == 1

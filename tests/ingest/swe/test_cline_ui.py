@@ -294,3 +294,48 @@ def test_calls_no_request_answers_keep_the_names_the_log_gives_them(tmp_path):
     assert [e.get("raw") for e in users] == [{"files": ["a.py"]}, None, {"files": ["b.md"]}]
     assert [e["timestamp"] for e in users] == ["2026-12-07T07:33:20+00:00", "2026-12-07T07:33:20.009000+00:00",
                                               "2026-12-07T07:33:20.008000+00:00"]
+
+
+def test_a_log_cut_before_its_task_reads_its_turns_and_skips_what_it_cannot_place(tmp_path):
+    """A log whose first records are lost (it begins with a request): its first text is the model's, not a task;
+    output shown before any call, output without text, a request that names no text and a record text that is no
+    string are passed over; the turn's reasoning and its texts are kept apart, texts joined by a blank line."""
+    ep, rejected = _read(_log(tmp_path, [
+        _say("command_output", "stray"), _say("api_req_started", json.dumps({"request": ["not", "text"]})),
+        _say("text", "First.", 1), _say("reasoning", "Think.", 2), _say("text", 42, 3), _say("text", "Second.", 4),
+        _ask("command", "make", 5), _say("command_output", None, 6), _say("command_output", "built", 7),
+        _request("no result here", 8), _say("text", "Done.", 9)]))
+    assert rejected == [] and ep.task is None
+    command, answer = ep.steps
+    assert command.action.code == "make" and command.reasoning == "Think.\n\nFirst.\n\nSecond."
+    assert command.observation.kind == "none" and answer.observation.kind == "terminal"
+    assert answer.observation.text == "built" and answer.action.text == "Done."
+
+
+def test_feedback_on_a_diff_is_the_users_message_and_a_tool_record_of_no_object_is_kept_as_its_text(tmp_path):
+    ep, _ = _read(_log(tmp_path, [
+        _say("text", "Edit it."), _request("<task>\nEdit it.\n</task>"), _ask("tool", "[1, 2]", 1),
+        _say("user_feedback_diff", "use tabs", 2), _request("[tool] Result:\ndone", 3), _say("text", "Ok.", 4)]))
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps[:1]] == [
+        ("tool", {"text": "[1, 2]"})]
+    assert "use tabs" in ep.steps[1].observation.text and ep.steps[1].action.text == "Ok."
+
+
+def test_shown_output_gives_no_exit_code_and_notices_are_counted_by_kind(tmp_path):
+    """The output the log showed is the program's own (it may print what Cline's result says): only a result
+    Cline sent back gives an exit code; an empty completion is an empty answer."""
+    ep, _ = _read(_log(tmp_path, [
+        _say("text", "Build."), _request("<task>\nBuild.\n</task>"), _say("checkpoint_created", None, 1),
+        _say("checkpoint_created", None, 2), _ask("command", "make", 3),
+        _say("command_output", "Command failed with exit code 2", 4), _request("no result", 5),
+        _say("completion_result", None, 6)]))
+    command, done = ep.steps
+    assert done.observation.text == "Command failed with exit code 2" and done.observation.exit_code is None
+    assert done.action.kind == "done" and done.action.text == "" and ep.env["cline"]["ui_kinds"] == {
+        "checkpoint_created": 2}
+
+
+def test_a_log_cut_before_its_first_request_keeps_the_output_its_first_command_showed(tmp_path):
+    ep, rejected = _read(_log(tmp_path, [_ask("command", "ls"), _say("command_output", "a.py", 1)]))
+    assert rejected == [] and [s.action.code for s in ep.steps] == ["ls"]
+    assert ep.final_observation.text == "a.py" and ep.final_observation.kind == "terminal"

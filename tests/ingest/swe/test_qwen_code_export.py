@@ -132,6 +132,8 @@ def test_thoughts_go_to_the_next_turn_and_unknown_content_is_kept_with_a_warning
          "usageMetadata": {"candidatesTokenCount": 3}})
     warnings = [r for r in records if isinstance(r, Rejected)]
     assert sorted(w.rule for w in warnings) == ["parse_error", "unknown_content", "unknown_content"]
+    (bad,) = [w for w in warnings if w.rule == "parse_error"]
+    assert (bad.location, bad.line) == ("qwen-code-export-2026-01-01T00-00-01-000Z.jsonl", 6)
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert [(s.action.kind, s.action.code or s.action.text) for s in ep.steps] == [("command", "ls"),
                                                                                   ("message", "Done.")]
@@ -157,3 +159,138 @@ def test_a_chat_viewer_page_without_its_data_is_rejected_naming_the_file(tmp_pat
     assert qwen_code_export.units([str(path)], _head) == [str(path)]
     (row,) = read_records(qwen_code_export, path)
     assert isinstance(row, Rejected) and row.rule == "bad_record" and "qwen-code-export-x.html" in row.reason
+
+
+def test_units_are_the_json_exports_and_members_list_the_others_of_the_session_beside_them_once(exported):
+    """The CLI's own JSON and JSONL exports are claimed by how they open, a look-alike is not; the markdown export
+    of the same session beside them is listed once, with why, for the folder's first export, and so is 0.24's page
+    (0.15's page holds the session's JSON export and is read); a markdown export of another session is not listed."""
+    cli, files = exported
+    root = files["json"].parent
+    heads = {f"w/{p.name}": _head(p) for p in root.iterdir()}
+    heads["w/other.json"] = b'{"sessionId": "s1", "messages": []}'
+    heads["w/other.jsonl"] = b'{"type":"user","sessionId":"s1","startTime":"t"}\n'
+    heads["w/sub/" + files["md"].name] = b"# Chat Session Export\n"
+    heads["w/another.md"] = b"# Chat Session Export\n\n- **Session ID**: `another`\n"
+    names = sorted(heads)
+    found = qwen_code_export.units(names, heads.__getitem__)
+    page = [f"w/{files['html'].name}"] if cli.version == "0.15.10" else []
+    assert found == sorted([f"w/{files['json'].name}", f"w/{files['jsonl'].name}", *page])
+    listed = [(f"w/{files['md'].name}", qwen_code_export.MARKDOWN_REASON)]
+    if not page:
+        listed.insert(0, (f"w/{files['html'].name}", qwen_code_export._UNREAD_REASON))
+    assert qwen_code_export.members(found, names, heads.__getitem__) == {found[0]: listed}
+
+
+def test_the_first_metadata_line_is_the_sessions_and_a_second_one_is_kept_raw(tmp_path):
+    """Two exports appended into one file: the first metadata line (an unknown field warned of, naming its line)
+    is the episode's; the second is a record the reader does not read, kept raw."""
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    second = {"type": "session_metadata", "sessionId": "s2", "startTime": "2026-01-02T00:00:00.000Z", "model": "n"}
+    path = tmp_path / "qwen-code-export-x.jsonl"
+    lines = [{"type": "session_metadata", "sessionId": "s1", "startTime": "t", "model": "m", "mood": "ok"},
+             {**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Hi"}]}},
+             {**base, "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Hello."}]}}, second]
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    records = read_records(qwen_code_export, path)
+    assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
+        ("unknown_content", "qwen-code-export-x.jsonl:1"), ("unknown_content", "qwen-code-export-x.jsonl:4")]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    extras = ep.env["qwen_code_export"]
+    assert extras["metadata"]["sessionId"] == "s1" and extras["unknown_records"] == [second] and ep.agent == "m"
+
+
+def test_a_jsonl_export_without_its_metadata_line_still_reads_its_messages(tmp_path):
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    path = tmp_path / "qwen-code-export-y.jsonl"
+    path.write_text("\n".join(json.dumps(m) for m in (
+        {**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Hi"}]}},
+        {**base, "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Hello."}]}})))
+    (ep,) = [r for r in read_records(qwen_code_export, path) if isinstance(r, Episode)]
+    assert ep.task == "Hi" and [s.action.text for s in ep.steps] == ["Hello."] and ep.agent is None
+
+
+def _json_export(tmp_path, doc, name="qwen-code-export-z.json") -> list:
+    path = tmp_path / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc, indent=2))
+    return read_records(qwen_code_export, path)
+
+
+def test_a_hand_made_json_export_with_fields_and_calls_of_every_shape(tmp_path):
+    """The JSON form's own fields (metadata beside the session's id and start, fields no release writes) and calls
+    told apart as the writer's releases write them: a shell tool by its kind, its result's type or its function
+    name; a title holding `: ` in its description; a call without title or input."""
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+
+    def call(call_id, title, raw_input, **more):
+        return {**base, "type": "tool_call", "toolCall": {"toolCallId": call_id, "title": title,
+                                                          "status": "completed", "rawInput": raw_input,
+                                                          "content": [{"type": "content", "content": {
+                                                              "type": "text", "text": f"out {call_id}"}}], **more}}
+
+    messages = [{**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Go"}]}},
+                call("c1", "Shell: ls", {"command": "ls"}, kind="execute"),
+                call("c2", "run_shell_command", {"command": "pwd"}),
+                call("c3", "Runner", {"command": "make"}, rawOutput={"type": "shell_result", "exitCode": 2}),
+                call("c4", "Edit: a.py: line 3", {"command": "not a shell", "path": "a.py"}, kind="edit"),
+                call("c5", 7, None),
+                {**base, "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Done."}]}}]
+    doc = {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "messages": messages,
+           "metadata": {"model": "m", "cwd": "/w", "mood": "ok"}, "theme": "dark", "zoom": 2}
+    records = _json_export(tmp_path, doc)
+    name = "qwen-code-export-z.json"
+    assert [(r.rule, r.location, r.reason) for r in records if isinstance(r, Rejected)] == [
+        ("unknown_content", f"{name}: metadata", f"{name}: metadata: metadata field(s) mood are none Qwen Code's "
+         "export writes; kept raw in env.qwen_code_export.metadata"),
+        ("unknown_content", name, f"{name}: top-level field(s) theme, zoom are none Qwen Code's export writes; kept "
+         "raw in env.qwen_code_export.unknown_fields")]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    extras = ep.env["qwen_code_export"]
+    assert extras["metadata"] == {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "model": "m",
+                                  "cwd": "/w", "mood": "ok"}
+    assert extras["unknown_fields"] == {name: {"theme": "dark", "zoom": 2}}
+    actions = [s.action for s in ep.steps]
+    assert [(a.kind, a.tool_name, a.code) for a in actions] == [
+        ("command", "Shell", "ls"), ("command", "run_shell_command", "pwd"), ("command", "Runner", "make"),
+        ("tool_call", "Edit", None), ("tool_call", None, None), ("message", None, None)]
+    assert json.loads(actions[0].raw) == {k: v for k, v in messages[1]["toolCall"].items() if k != "content"}
+    assert json.loads(actions[4].arguments) == {} and ep.steps[3].observation.exit_code == 2
+
+
+@pytest.mark.parametrize("doc, rule, reason", [
+    ('{"sessionId": "s1", "messages": [', "parse_error", "qwen-code-export-z.json"),
+    ({"sessionId": "s1", "messages": {}}, "bad_record", "qwen-code-export-z.json: `messages` is not a list")])
+def test_a_broken_json_export_is_one_row_naming_the_file(tmp_path, doc, rule, reason):
+    (row,) = _json_export(tmp_path, doc)
+    assert (row.rule, row.location) == (rule, "qwen-code-export-z.json") and row.reason.startswith(reason)
+
+
+def test_records_of_every_kind_keep_what_the_export_holds(tmp_path):
+    """Hand-made in the writer's shapes: a line that is no object, a call's field no release writes, a goal
+    transition, two thoughts before one turn, usage summed over turns (counts only), the prompt's time."""
+    def at(second):
+        return {"uuid": "u", "sessionId": "s1", "timestamp": f"2026-01-01T00:00:0{second}.000Z"}
+
+    thought = [{**at(1), "type": "assistant", "message": {"role": "thinking", "parts": [{"text": t}]}}
+               for t in ("Look.", "Then act.")]
+    goal = {**at(2), "type": "system", "goalState": {"status": "active"}}
+    call = {**at(3), "type": "tool_call", "toolCall": {"toolCallId": "c1", "kind": "read", "title": "ReadFile: a",
+                                                       "status": "failed", "rawInput": {"path": "a"}, "extra": 1}}
+    records = _jsonl(
+        tmp_path, {**at(0), "type": "user", "message": {"role": "user", "parts": [{"text": "Fix"}, "x"]}}, "7",
+        *thought, goal, call,
+        {**at(4), "type": "assistant", "message": {"role": "assistant", "parts": []},
+         "usageMetadata": {"promptTokenCount": 5, "cached": True, "model": "m"}},
+        {**at(5), "type": "assistant", "message": {"role": "assistant", "parts": [{"text": "Done."}]},
+         "usageMetadata": {"promptTokenCount": 7}})
+    name = "qwen-code-export-2026-01-01T00-00-01-000Z.jsonl"
+    assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
+        ("unknown_content", f"{name}:3"), ("unknown_content", f"{name}:7"),
+        ("unknown_content", f"{name}:8")]  # a turn of no text: kept raw by the transcript core
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    extras = ep.env["qwen_code_export"]
+    assert extras["unknown_records"] == [7] and extras["unknown_fields"] == {f"{name}:7": {"toolCall.extra": 1}}
+    assert extras["system_messages"] == [goal] and extras["tokens"] == {"promptTokenCount": 12}
+    assert ep.task == "Fix" and ep.steps[0].reasoning == "Look.\n\nThen act."
+    assert ep.steps[1].observation.is_error and [s.action.text for s in ep.steps[1:]] == ["Done."]
+    assert ep.steps[0].timestamp.isoformat() == "2026-01-01T00:00:03+00:00"

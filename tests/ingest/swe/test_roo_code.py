@@ -386,3 +386,15 @@ def test_a_roo_ui_log_alone_reads_its_own_fields_and_keeps_one_no_writer_defines
     assert warning.rule == "unknown_content" and "answeredBy" in warning.reason
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert ep.env["roo_code"]["unknown_fields"] == [{"record": 4, "answeredBy": "user"}]
+
+
+def test_a_roo_code_task_folder_keeps_history_blocks_roo_code_does_not_write_raw_with_a_warning(tmp_path):
+    """A task folder told Roo Code's by its `history_item.json`: the warning names Roo Code, and where it is kept."""
+    history = native_history() + [{"role": "user", "content": [{"type": "file", "path": "a.py"}]}]
+    task = _folder(tmp_path, history, native_ui(), native_item())
+    records = read_records(cline, task)
+    (warning,) = [r for r in records if isinstance(r, Rejected)]
+    assert warning.reason == (f"{task.name}/api_conversation_history.json: history block type(s) file are none Roo "
+                              "Code writes; kept raw in env.roo_code.unread_blocks")
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["roo_code"]["unread_blocks"] == [{"type": "file", "path": "a.py"}]

@@ -234,3 +234,81 @@ def test_the_timeline_trace_passes_validation_through_ingest_all(run, query, tmp
     for key in {r["episode_id"] for r in steps}:
         times = [r["timestamp"] for r in steps if r["episode_id"] == key]
         assert times == sorted(times)
+
+
+def test_a_damaged_answer_gives_a_row_per_damage_naming_where_and_its_other_spans_are_read():
+    """A trace without a `spans` list and a span that is no object are rows naming them, with a snippet cut to
+    300 characters; the spans after them are read, each knowing its place and its trace's id."""
+    ok = _jaeger_span("0000000000000002", "execute_tool get_weather", tags=TOOL_SPAN)
+    del ok["traceID"]  # the storage's span lists name the trace once, on the trace
+    answer = {"data": [{"traceID": "cd" * 16, "spans": "x" * 400},
+                       {"traceID": "ab" * 16, "spans": ["s" * 400, ok, dict(ok, spanID="0000000000000003")]}],
+              "errors": [{"code": 500, "msg": "m" * 400}]}
+    out = list(jaeger.spans(answer, "a.json"))
+    rows = [r for r in out if isinstance(r, Rejected)]
+    assert rows == [
+        Rejected("bad_record", "a.json.data[0]: no Jaeger trace (no `spans` list); left out", "a.json.data[0]",
+                 snippet=json.dumps(answer["data"][0], separators=(",", ":"))[:300]),
+        Rejected("bad_record", "a.json.data[1].spans[0]: a span that is no object; left out", "a.json.data[1]",
+                 snippet=json.dumps("s" * 400)[:300]),
+        Rejected("bad_record", "a.json.errors[0]: the query service answered an error "
+                 f"({json.dumps(answer['errors'][0], separators=(',', ':'))[:200]}); that trace is not in the file",
+                 "a.json", record_id="errors[0]",
+                 snippet=json.dumps(answer["errors"][0], separators=(",", ":"))[:300])]
+    read = [s for s in out if not isinstance(s, Rejected)]
+    assert [(f["trace_id"], f["span_id"], where) for f, _, _, where, _ in read] == [
+        ("ab" * 16, "0000000000000002", "a.json.data[1].spans[1]"),
+        ("ab" * 16, "0000000000000003", "a.json.data[1].spans[2]")]
+    [(fields, _, _, where, _)] = [s for s in jaeger.spans({"spans": [ok]}, "t.json") if not isinstance(s, Rejected)]
+    assert where == "t.json.spans[0]" and fields["trace_id"] is None
+
+
+def test_times_durations_and_parents_as_jaeger_writes_them():
+    """Jaeger writes 0 for a time it has none of; the end is the start plus a duration of zero or more; the
+    parent is a CHILD_OF reference, else a FOLLOWS_FROM one, else the older `parentSpanID`."""
+    base = _jaeger_span("0000000000000004", "x")
+    start = dt.datetime(2026, 2, 2, 2, 40, 0, 4000, tzinfo=dt.timezone.utc)
+
+    def times(**extra):
+        fields = jaeger.span(dict(base, **extra), "w", {})[0]
+        return fields["start"], fields["end"]
+
+    assert times() == (start, start + dt.timedelta(microseconds=500))
+    assert times(duration=0) == (start, start)
+    assert times(duration=-1) == times(duration="500") == times(duration=None) == (start, None)
+    assert times(startTime=0) == (None, None)
+    assert times(startTime=1, duration=1)[0] == dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=dt.timezone.utc)
+    follows = {"refType": "FOLLOWS_FROM", "traceID": "ab" * 16, "spanID": "0000000000000001"}
+    other = {"refType": "CHILD_OF", "traceID": "ef" * 16, "spanID": "0000000000000009"}
+    fields, attrs, *_ = jaeger.span(dict(base, references=[other, follows]), "w", {})
+    assert fields["parent_id"] == "0000000000000001" and attrs["jaeger.references"] == [other]
+    assert jaeger.span(dict(base, parentSpanID="0000000000000007"), "w", {})[0]["parent_id"] == "0000000000000007"
+    assert jaeger.span(dict(base, parentSpanID=""), "w", {})[0]["parent_id"] is None
+
+
+def test_typed_values_logs_processes_and_unknown_fields_are_kept():
+    base = _jaeger_span("0000000000000005", "x")
+    raw = dict(base, tags=["no tag", {"key": "ratio", "type": "float64", "value": "1.5"},
+                            {"key": "big", "type": "float64", "value": "big"},
+                            {"key": "cached", "type": "bool", "value": "False"}],
+               logs=["no log", {"timestamp": 1_770_000_000_000_000, "fields": [
+                   {"key": "event", "type": "int64", "value": 7}, {"key": "k", "type": "string", "value": "v"}]}],
+               process={"serviceName": "svc", "tags": [], "tag": {"host@name": "h1"}}, shard=3)
+    _, attrs, events, _, resource = jaeger.span(raw, "w", {})
+    assert attrs == {"ratio": 1.5, "big": "big", "cached": False, "jaeger.fields": {"shard": 3}}
+    assert events == [{"name": None, "time": dt.datetime(2026, 2, 2, 2, 40, tzinfo=dt.timezone.utc),
+                       "attributes": {"k": "v"}}]
+    assert resource == {"service.name": "svc", "host.name": "h1"}
+    failed = _jaeger_span("0000000000000006", "x", tags=(("otel.status_code", "ERROR"),))
+    assert jaeger.span(failed, "w", {})[0]["error"] == "the span failed"
+
+
+def test_what_is_a_jaeger_span_or_trace():
+    span = _jaeger_span("0000000000000001", "x")
+    assert jaeger.is_span(span) and not jaeger.is_span({"spanID": "0000000000000001"})
+    assert not jaeger.is_span({"spanID": 1, "operationName": "x"})
+    assert jaeger.is_trace({"spans": [span]}) and jaeger.is_trace({"data": [{"spans": [span]}]})
+    # an answer that found nothing says why in `errors`: Jaeger's; an empty `data` alone is anyone's
+    assert jaeger.is_trace({"data": [], "errors": [{"code": 404}]})
+    assert not jaeger.is_trace({"data": []}) and not jaeger.is_trace({"data": [{"spans": []}], "errors": []})
+    assert not jaeger.is_trace([span]) and not jaeger.is_trace({"spans": [{"operationName": "x"}]})

@@ -407,3 +407,85 @@ def test_documents_of_every_layout_are_read_and_others_are_named(tmp_path):
     (db,) = ep.env["trace"]["other_spans"]
     assert db["name"] == "db" and db["events"][0]["time"] == dt.datetime.fromtimestamp(
         (10**18 + 5) / 1e9, dt.timezone.utc)
+
+
+# --- which model call a tool span run during its answer belongs to -----------------------------------------------
+
+SEARCH_A = ("c1", "search", {"q": "a"})
+
+
+def _steps(ep: Episode) -> list[tuple]:
+    return [(s.action.tool_name or s.action.text, s.observation.text if s.observation else None) for s in ep.steps]
+
+
+def test_a_tool_span_run_during_a_later_model_call_answers_that_call():
+    """The tool runs while the second model call streams: the second call's answer holds the tool's call."""
+    spans = [_timed(_model("m0", None, 0, [USER], [Message("assistant", text="Thinking.")]), 0, 100),
+             _timed(_model("m1", None, 1, [USER], [_calls(SEARCH_A)]), 200, 1000),
+             _timed(_span("t1", None, "tool", 2, tool=ToolUse("search", "c1", {"q": "a"}, "r1")), 400, 800)]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name or s.action.text for s in ep.steps] == ["Thinking.", "search"]
+    assert _times(ep) == [100, 1000] and ep.final_observation.text == "r1"
+
+
+def test_a_tool_span_begun_before_the_model_was_called_is_not_that_calls_answer():
+    spans = [_timed(_model("m1", None, 0, [USER], [_calls(SEARCH_A)]), 100, 1000),
+             _timed(_span("t1", None, "tool", 1, tool=ToolUse("search", "c1", {"q": "a"}, "r1")), 50, 800)]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name for s in ep.steps] == ["search", "search"] and _times(ep) == [50, 1000]
+    assert ep.steps[1].observation.text.startswith("r1") and ep.final_observation is None  # the model's call: no result
+
+
+def test_a_tool_span_run_during_an_answer_that_holds_no_call_of_it_is_a_call_of_its_own_before_the_answer():
+    """Another id of the same tool, or no id and another tool's name: not the answer's call."""
+    spans = [_timed(_model("m1", None, 0, [USER], [_calls(SEARCH_A)]), 0, 1000),
+             _timed(_span("t1", None, "tool", 1, tool=ToolUse("search", "c2", {"q": "b"}, "rb")), 400, 600),
+             _timed(_span("t2", None, "tool", 2, tool=ToolUse("fetch", None, {"u": "x"}, "page")), 500, 700)]
+    (ep,), _ = _read(spans)
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
+        ("search", {"q": "b"}), ("fetch", {"u": "x"}), ("search", {"q": "a"})]
+    assert _times(ep) == [400, 500, 1000] and ep.final_observation is None
+
+
+def test_tool_spans_run_during_an_answer_answer_its_calls_in_the_order_they_began():
+    """Two calls of one tool without ids, and tool spans that recorded neither id nor arguments, written in
+    another order than they ran: the one that began first answers the first call."""
+    both = _calls((None, "search", {"q": "a"}), (None, "search", {"q": "b"}))
+    spans = [_timed(_model("m1", None, 0, [USER], [both]), 0, 1000),
+             _timed(_span("t2", None, "tool", 1, tool=ToolUse("search", None, None, "rb")), 600, 900),
+             _timed(_span("t1", None, "tool", 2, tool=ToolUse("search", None, None, "ra")), 400, 700)]
+    (ep,), _ = _read(spans)
+    assert [json.loads(s.action.arguments) for s in ep.steps] == [{"q": "a"}, {"q": "b"}]
+    assert [s.observation.text for s in ep.steps[1:]] + [ep.final_observation.text] == ["ra", "rb"]
+
+
+def test_a_tool_span_that_starts_as_the_answer_comes_follows_the_answer_whatever_the_file_order():
+    """Written before the model span (spans are exported in any order), begun the millisecond its answer came."""
+    spans = [_timed(_span("t1", None, "tool", 0, tool=ToolUse("search", "c1", {"q": "a"}, "r1")), 1000, 1200),
+             _timed(_model("m1", None, 1, [USER], [_calls(SEARCH_A)]), 0, 1000)]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name for s in ep.steps] == ["search"] and ep.final_observation.text == "r1"
+
+
+def test_a_call_of_its_own_begun_as_the_step_before_took_its_time_keeps_its_time_unmarked():
+    spans = [_timed(_model("m1", None, 0, [USER], [_calls(SEARCH_A)]), 0, 1000),
+             _timed(_span("t1", None, "tool", 1, tool=ToolUse("search", "c1", {"q": "a"}, "r1")), 400, 800),
+             _timed(_span("t2", None, "tool", 2, tool=ToolUse("search", None, {"q": "b"}, "r2")), 1000, 1100)]
+    (ep,), _ = _read(spans)
+    assert _times(ep) == [1000, 1000]
+    assert "timestamp_clamped" not in json.loads(ep.steps[1].action.raw)
+
+
+def test_spans_whose_turn_or_call_was_not_read_overlapping_an_answer_are_kept_as_other_spans():
+    """A model span that names no turn and a tool span that names no call (content not recorded), both within a
+    streaming answer, a failed model call's error listed once, and no empty trace facts."""
+    failed = _timed(_model("m1", None, 0, [USER], [_calls(SEARCH_A)]), 50, 1000)
+    failed.error = "rate limited"
+    spans = [_timed(_span("x1", None, "model", -1), 0, 900), failed, _timed(_span("x2", None, "tool", 2), 200, 300),
+             _timed(_span("t1", None, "tool", 3, tool=ToolUse("search", "c1", {"q": "a"}, "r1")), 400, 800)]
+    (ep,), rejected = _read(spans)
+    assert rejected == [] and [s.action.tool_name for s in ep.steps] == ["search"]
+    assert [o["name"] for o in ep.env["trace"]["other_spans"]] == ["model", "tool"]
+    assert ep.env["trace"]["errors"] == [{"span": "model", "span_id": "m1", "error": "rate limited"}]
+    (plain,), _ = _read([_model("m1", None, 0, [USER], [Message("assistant", text="Hi.")])])
+    assert plain.env["trace"] == {"trace_id": "t1", "spans": 1}

@@ -269,3 +269,93 @@ def test_an_openai_computer_use_line_runs_its_pyautogui_code_and_its_conversatio
 def test_a_move_then_a_click_without_a_point_in_one_line_clicks_where_it_moved(code, kind, point):
     action = move_then_click(code, (1920, 1080)) or to_action(code, (1920, 1080))
     assert (action.kind, (action.x, action.y), action.raw) == (kind, point, code)
+
+
+def test_every_unread_file_of_a_result_folder_is_listed_with_its_own_reason():
+    root = f"r/{EXAMPLE}"
+    names = ["traj.jsonl", "step_1.png", "step_1_draw.png", "traj_1.json", "logs/task-0.log", "logs/shot.png",
+             "notes.md"]
+    unread = {path.rsplit(f"{root}/", 1)[1]: why for path, why in osworld.members(
+        [root], sorted(f"{root}/{n}" for n in names), None)[root]}
+    assert unread == {
+        "step_1_draw.png": "the screenshot with the model's points drawn on it (OS-Symphony), not the screen the "
+                           "agent saw",
+        "traj_1.json": "a copy of one traj.jsonl line (OS-Symphony's runner writes each line twice); read from "
+                       "traj.jsonl",
+        "logs/task-0.log": "a runner's per-task log (its messages; the steps are read from traj.jsonl)",
+        # a screenshot in a subfolder is none of the folder's screens
+        "logs/shot.png": "a runner's per-task log (its messages; the steps are read from traj.jsonl)",
+        "notes.md": "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt and the screenshots"}
+
+
+def test_an_instruction_txt_that_is_not_utf_8_still_gives_the_task(tmp_path):
+    ep, rows = _read(_folder(tmp_path, [], files={"instruction.txt": "Übersetze den Text".encode("latin-1")}))
+    assert rows == [] and ep.task == "\ufffdbersetze den Text"
+
+
+def test_a_time_txt_that_is_no_number_is_quoted_in_its_row_cut_at_50_characters(tmp_path):
+    _, rows = _read(_folder(tmp_path, [], files={"time.txt": "Traceback (most recent call last): " + "x" * 80}))
+    assert [r.reason for r in rows] == [
+        f"time.txt: {('Traceback (most recent call last): ' + 'x' * 80)[:50]!r} is not a number of seconds"]
+
+
+@pytest.mark.parametrize("named", ["..", "../initial_state.png", "._initial_state.png"])
+def test_a_header_naming_no_plain_file_of_the_folder_gives_no_initial_screen(tmp_path, named):
+    """A path out of the folder, or a hidden file (`._<name>`: the resource fork a copy from macOS leaves)."""
+    folder = _folder(tmp_path, [{"instruction": TASK, "initial_state": named}],
+                     ["initial_state.png"] + (["._initial_state.png"] if named.startswith("._") else []))
+    ep, _ = _read(folder)
+    assert ep.task == TASK and "initial_screenshot" not in ep.env
+
+
+def test_only_a_line_that_does_not_act_is_a_header_naming_the_initial_screen(tmp_path):
+    line = {"step_num": 1, "action": "pyautogui.click(10, 10)", "action_timestamp": "20250101@100000",
+            "reward": 0, "done": False, "info": {}, "screenshot_file": "step_1.png", "initial_state": "shot.png"}
+    ep, _ = _read(_folder(tmp_path, [line], ["step_1.png", "shot.png"]))
+    assert "initial_screenshot" not in ep.env and ep.steps[0].observation.kind == "none"
+
+
+def test_unknown_fields_are_all_named_in_one_warning(tmp_path):
+    line = {"step_num": 1, "action": "pyautogui.click(10, 10)", "action_timestamp": "20250101@100000",
+            "reward": 0, "done": False, "info": {}, "screenshot_file": "step_1.png", "confidence": 0.4,
+            "budget": 3}
+    ep, _ = _read(_folder(tmp_path, [line], ["step_1.png"]))
+    assert [w["reason"] for w in ep.env[ENV_WARNINGS]] == [
+        "traj.jsonl: budget, confidence is not a field of OSWorld's harness or of a known agent's runner; kept raw in "
+        "env.agent_fields"]
+
+
+def test_a_conversation_repeated_across_lines_is_kept_once_even_when_the_last_line_logs_none(tmp_path):
+    first = [{"role": "user", "content": TASK}]
+    second = first + [{"role": "assistant", "content": "click"}]
+    lines = [{"step_num": n, "action": f"pyautogui.click({n}, {n})", "action_timestamp": f"20250101@10000{n}",
+              "reward": 0, "done": False, "info": {}, "screenshot_file": f"step_{n}.png", **extra}
+             for n, extra in ((1, {"messages": first}), (2, {"messages": second}), (3, {"state_correct": True}))]
+    ep, _ = _read(_folder(tmp_path, lines, [f"step_{n}.png" for n in (1, 2, 3)]))
+    assert [e["fields"] for e in ep.env["agent_fields"]] == [
+        {"messages": {"first": 1, "of_line": 2}}, {"messages": second}, {"state_correct": True}]
+
+
+@pytest.mark.parametrize("extra", [{"instruction": TASK, "action_timestamp": "20250101@100000"}, {}],
+                         ids=["task-and-harness-time", "neither"])
+def test_lines_that_are_not_os_symphonys_name_the_screen_after_their_action(tmp_path, extra):
+    lines = [{"step_num": n, "action": f"pyautogui.click({n}, {n})", "reward": 0, "done": False, "info": {},
+              "screenshot_file": f"step_{n}.png", **extra} for n in (1, 2)]
+    ep, _ = _read(_folder(tmp_path, lines, ["step_1.png", "step_2.png"]))
+    assert [s.observation.kind for s in ep.steps] == ["none", "screen"]
+    assert ep.steps[1].observation.screenshot == _blob("step_1.png")
+    assert ep.final_observation.screenshot == _blob("step_2.png") and "screenshot_file_is" not in ep.env
+
+
+def test_a_missing_screenshot_is_read_from_step_n_png_only_where_the_opencua_loop_wrote_it(tmp_path):
+    """The loop names `step_<n>_<time>.png` and writes `step_<n>.png`: another missing name is not replaced by it,
+    and a `step_<n>.png` it did not write leaves the screen missing."""
+    other = {"step_num": 1, "action": "pyautogui.click(10, 10)", "action_timestamp": "20250101@100000",
+             "reward": 0, "done": False, "info": {}, "screenshot_file": "screen_1.png"}
+    ep, _ = _read(_folder(tmp_path / "a", [other], ["step_1.png"]))
+    assert ep.final_observation is None and ep.env["screenshots_missing"] == ["screen_1.png"]
+    assert "screenshots_written_as" not in ep.env
+    opencua = {**other, "screenshot_file": "step_1_20250101@100000.png"}
+    ep, _ = _read(_folder(tmp_path / "b", [opencua], ["step_0.png"]))
+    assert ep.final_observation is None and "screenshots_written_as" not in ep.env
+    assert ep.env["screenshots_missing"] == ["step_1_20250101@100000.png"]
