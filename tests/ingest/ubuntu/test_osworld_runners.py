@@ -285,7 +285,7 @@ def test_every_unread_file_of_a_result_folder_is_listed_with_its_own_reason():
         "logs/task-0.log": "a runner's per-task log (its messages; the steps are read from traj.jsonl)",
         # a screenshot in a subfolder is none of the folder's screens
         "logs/shot.png": "a runner's per-task log (its messages; the steps are read from traj.jsonl)",
-        "notes.md": "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt and the screenshots"}
+        "notes.md": "the reader reads traj.jsonl, result.txt, instruction.txt, time.txt, messages.json and the screenshots"}
 
 
 def test_an_instruction_txt_that_is_not_utf_8_still_gives_the_task(tmp_path):
