@@ -12,12 +12,15 @@ was exported); `**Tool: <name>**` with `**Input:**` (the call's input, JSON in a
 
 Each call is an action, its output or error the observation (a call with neither was unfinished: no result);
 the calls that follow one another are one model turn, the text and reasoning before them that turn's. The model
-is the header's display name (the transcript holds no model id); the agent name and each reply's duration are
-kept in `env["opencode_transcript"]["turns"]`, the title, session id and times there too. OpenCode grades nothing:
+is the header's name (the model id up to 1.1, the provider config's display name, else the id, later); the agent
+name and each reply's duration are kept in `env["opencode_transcript"]["turns"]`, the title, session id and times
+there too. OpenCode grades nothing:
 outcome `unknown`; terminated when the last message is the model's and calls nothing.
 
-What the markdown cannot say: where reasoning ends and the text after it begins (the writer puts no mark between
-them: that text is read as part of the reasoning, never lost); a text part holding a line `**Tool: x**` or a
+What the markdown cannot say: where reasoning ends and the text after it begins (the writer ends both parts with one
+blank line and marks only the reasoning's start: that text is read as part of the reasoning, never lost, and
+`env["opencode_transcript"]["reasoning_may_hold_text"]` is set when any reasoning was exported; a transcript
+exported without thinking has no such parts, its text is the reply); a text part holding a line `**Tool: x**` or a
 `---` line then `## User` reads as the writer's own; text after a call that holds a fence line followed by a blank
 line is read into the call's output (an output ends at the last such line before the next tool or reasoning part,
 or the message's end). The JSON `opencode export` of a session holds it all, and the `opencode` reader reads that.
@@ -92,6 +95,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                              "seconds": float(header["seconds"]) if header["seconds"] else None})
         messages.extend(_assistant(body[header.end():], header["model"], where, problems))
     yield from problems
+    if any(m.reasoning for m in messages):  # thinking was exported: a reply's text may sit inside a reasoning
+        env["reasoning_may_hold_text"] = True
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     answered = (last is not None and last.role == "assistant" and not last.tool_calls
                 and bool(last.text or last.reasoning))
