@@ -43,8 +43,14 @@ INFO = FormatInfo(
     group="swe", rank=305, domains=('swe',), platform="linux",
     summary="OpenCode session transcripts (the TUI's `/export` markdown, `session-ses_*.md`)",
     producer="OpenCode's `/export` (`formatTranscript`)",
-    versions="1.x (a real transcript of May 2026)",
-    proof=("the opening of a real MIT transcript (shynlee04/hivemind-plugin: 25 messages, 3 prompts, 18 calls with "
+    versions="1.1.65, 1.18.33 (the writer run at test time), 1.x (a real transcript of May 2026)",
+    proof=("no command, flag or server route writes the markdown at 1.1.65 or 1.18.33 (`opencode export` writes "
+           "JSON alone; the TUI's `/export` and `/copy` alone call the writer): the writer, cut unchanged from each "
+           "release's binary and run under node on the `opencode export` JSON of a scripted `opencode run`, "
+           "writes a transcript that reads as the script (every call, input and result in order, the answer) and "
+           "step by step as the JSON's episode, and shows no mark between a reasoning part and the reply after it "
+           "(`tests/ingest/swe/test_opencode_transcript.py`); "
+           "the opening of a real MIT transcript (shynlee04/hivemind-plugin: 25 messages, 3 prompts, 18 calls with "
            "their inputs, 15 outputs and 3 errors, reasoning exported) is a golden read against the raw file "
            "(`tests/ingest/swe/test_opencode_transcript.py`; the whole file, 90 calls, reads as one episode of 105 "
            "steps); the writer's forms (no metadata, unfinished calls, fences inside outputs, text after a call) "
