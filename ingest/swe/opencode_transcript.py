@@ -8,7 +8,8 @@ or `## Assistant (<Agent> · <model name> · <seconds>s)` (`## Assistant` alone 
 then its parts, each followed by a blank line: text as written; `_Thinking:_` and the reasoning (when thinking
 was exported); `**Tool: <name>**` with `**Input:**` (the call's input, JSON in a `json` fence), then
 `**Output:**` (a completed call's output) or `**Error:**` (a failed call's error), each in a fence; `**File:**
-<name>` (an attached file) is user text here.
+<name>` (an attached file) is user text here. 1.1.65 and 1.18.33 write no file part, no synthetic text and no part
+of another type at all.
 
 Each call is an action, its output or error the observation (a call with neither was unfinished: no result);
 the calls that follow one another are one model turn, the text and reasoning before them that turn's. The model
