@@ -8,16 +8,20 @@ or `## Assistant (<Agent> · <model name> · <seconds>s)` (`## Assistant` alone 
 then its parts, each followed by a blank line: text as written; `_Thinking:_` and the reasoning (when thinking
 was exported); `**Tool: <name>**` with `**Input:**` (the call's input, JSON in a `json` fence), then
 `**Output:**` (a completed call's output) or `**Error:**` (a failed call's error), each in a fence; `**File:**
-<name>` (an attached file) is user text here.
+<name>` (an attached file) is user text here. 1.1.65 and 1.18.33 write no file part, no synthetic text and no part
+of another type at all.
 
 Each call is an action, its output or error the observation (a call with neither was unfinished: no result);
 the calls that follow one another are one model turn, the text and reasoning before them that turn's. The model
-is the header's display name (the transcript holds no model id); the agent name and each reply's duration are
-kept in `env["opencode_transcript"]["turns"]`, the title, session id and times there too. OpenCode grades nothing:
+is the header's name (the model id up to 1.1, the provider config's display name, else the id, later); the agent
+name and each reply's duration are kept in `env["opencode_transcript"]["turns"]`, the title, session id and times
+there too. OpenCode grades nothing:
 outcome `unknown`; terminated when the last message is the model's and calls nothing.
 
-What the markdown cannot say: where reasoning ends and the text after it begins (the writer puts no mark between
-them: that text is read as part of the reasoning, never lost); a text part holding a line `**Tool: x**` or a
+What the markdown cannot say: where reasoning ends and the text after it begins (the writer ends both parts with one
+blank line and marks only the reasoning's start: that text is read as part of the reasoning, never lost, and
+`env["opencode_transcript"]["reasoning_may_hold_text"]` is set when any reasoning was exported; a transcript
+exported without thinking has no such parts, its text is the reply); a text part holding a line `**Tool: x**` or a
 `---` line then `## User` reads as the writer's own; text after a call that holds a fence line followed by a blank
 line is read into the call's output (an output ends at the last such line before the next tool or reasoning part,
 or the message's end). The JSON `opencode export` of a session holds it all, and the `opencode` reader reads that.
@@ -40,8 +44,14 @@ INFO = FormatInfo(
     group="swe", rank=305, domains=('swe',), platform="linux",
     summary="OpenCode session transcripts (the TUI's `/export` markdown, `session-ses_*.md`)",
     producer="OpenCode's `/export` (`formatTranscript`)",
-    versions="1.x (a real transcript of May 2026)",
-    proof=("the opening of a real MIT transcript (shynlee04/hivemind-plugin: 25 messages, 3 prompts, 18 calls with "
+    versions="1.1.65, 1.18.33 (the writer run at test time), 1.x (a real transcript of May 2026)",
+    proof=("no command, flag or server route writes the markdown at 1.1.65 or 1.18.33 (`opencode export` writes "
+           "JSON alone; the TUI's `/export` and `/copy` alone call the writer): the writer, cut unchanged from each "
+           "release's binary and run under node on the `opencode export` JSON of a scripted `opencode run`, "
+           "writes a transcript that reads as the script (every call, input and result in order, the answer) and "
+           "step by step as the JSON's episode, and shows no mark between a reasoning part and the reply after it "
+           "(`tests/ingest/swe/test_opencode_transcript.py`); "
+           "the opening of a real MIT transcript (shynlee04/hivemind-plugin: 25 messages, 3 prompts, 18 calls with "
            "their inputs, 15 outputs and 3 errors, reasoning exported) is a golden read against the raw file "
            "(`tests/ingest/swe/test_opencode_transcript.py`; the whole file, 90 calls, reads as one episode of 105 "
            "steps); the writer's forms (no metadata, unfinished calls, fences inside outputs, text after a call) "
@@ -92,6 +102,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                              "seconds": float(header["seconds"]) if header["seconds"] else None})
         messages.extend(_assistant(body[header.end():], header["model"], where, problems))
     yield from problems
+    if any(m.reasoning for m in messages):  # thinking was exported: a reply's text may sit inside a reasoning
+        env["reasoning_may_hold_text"] = True
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     answered = (last is not None and last.role == "assistant" and not last.tool_calls
                 and bool(last.text or last.reasoning))

@@ -451,6 +451,38 @@ def opencode_export(run: CliRun, session_id: str) -> str:
     return stdout
 
 
+
+# Where each release's binary holds the TUI's transcript writer (`formatTranscript`,
+# `src/cli/cmd/tui/util/transcript.ts`): the text between the markers, its entry function, the name its code
+# gives the `Locale` module. No command, flag or server route writes the markdown: the TUI's `/export` and
+# `/copy` alone call it, so the test runs that code, cut unchanged from the binary, under node.
+OPENCODE_WRITER = {"1.1.65": (b"// src/cli/cmd/tui/util/transcript.ts\n",
+                              b"// src/cli/cmd/tui/routes/session/index.tsx", "formatTranscript", "Locale"),
+                   "1.18.33": (b"function Td(U){", b"var Oa={left:", "ki", "SU")}
+
+
+def opencode_transcript(run: CliRun, exported: str, thinking: bool = True) -> str:
+    """The markdown `/export` of the run's release writes for the session of `exported` (the `opencode export`
+    JSON: the session and its messages with their parts, as the TUI holds them), with tool details and assistant
+    metadata, reasoning when `thinking`; the model's display name from the run's provider config; times in UTC."""
+    import json
+
+    binary = PRODUCERS / f"opencode-{run.version}" / "node_modules" / "opencode-linux-x64" / "bin" / "opencode"
+    start, end, entry, locale = OPENCODE_WRITER[run.version]
+    data = binary.read_bytes()
+    at = data.index(start)
+    source = data[at:data.index(end, at)].decode()
+    assert "**Session ID:**" in source and "_Thinking:_" in source, f"no transcript writer in {binary}"
+    providers = [{"id": "scripted", "models": {OPENCODE_MODEL: {"name": "Scripted"}}}]
+    options = {"thinking": thinking, "toolDetails": True, "assistantMetadata": True, "providers": providers}
+    script = (f"const {locale} = {{titlecase: (s) => s.replace(/\\b\\w/g, (c) => c.toUpperCase())}};\n{source}\n"
+              f"const doc = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n"
+              f"process.stdout.write({entry}(doc.info, doc.messages, {json.dumps(options)}));\n")
+    done = subprocess.run(["node", "-e", script], input=exported, capture_output=True, text=True, timeout=60,
+                          env={"PATH": os.environ.get("PATH", ""), "TZ": "UTC", "LANG": "C.UTF-8"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
 # --- Cline ------------------------------------------------------------------------------------------------------
 
 # Cline offers native tool calls to the model families it knows (gpt-5, claude-4...) and XML tools in the text

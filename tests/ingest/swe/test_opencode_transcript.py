@@ -1,23 +1,59 @@
 """OpenCode session transcripts (the TUI's `/export` markdown): the opening of a real MIT transcript against a golden
 a person read against the raw file, and the writer's forms (`formatTranscript`) as hand-made edge cases.
 
+The writer itself (cut unchanged from each installed release's binary and run under node: no command, flag or
+server route writes the markdown, the TUI's `/export` and `/copy` alone call it) writes the transcript of the
+scripted `opencode run` session from its `opencode export` JSON: the script and the JSON's episode are the oracle.
+
 Bundled (MIT): shynlee04/hivemind-plugin @ 7f115ce744f0ce95e2aac5aa383c19bba1b50786, `session-ses_1877.md`, its
 first 25 messages (`samples/opencode-transcript/shynlee04-hivemind-plugin/`, see its PROVENANCE.md).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 
+import pytest
+
 from ingest.record import Episode, Rejected
-from ingest.swe import opencode_transcript
+from ingest.swe import opencode, opencode_transcript
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
+from tests.ingest.swe.coding_clis import (OPENCODE_MODEL, OPENCODE_PROMPT, cli_run, opencode_export,
+                                          opencode_transcript as written_transcript, played)
 
 SAMPLE = REPO / "samples" / "opencode-transcript" / "shynlee04-hivemind-plugin" / "session-ses_1877.md"
 GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
 HEAD = ("# Fix the build\n\n**Session ID:** ses_abc123\n**Created:** 1/2/2026, 3:04:05 PM\n"
         "**Updated:** 1/2/2026, 3:09:00 PM\n\n---\n\n")
+
+
+VERSIONS = ("1.1.65", "1.18.33")  # the Makefile's OPENCODE_VERSIONS
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def cli(request, tmp_path_factory):
+    return cli_run("opencode", request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def exported(cli, tmp_path_factory) -> tuple[str, Episode]:
+    """(`opencode export` of the run's main session, that JSON's episode as the `opencode` reader reads it)."""
+    data = cli.home / ".local" / "share" / "opencode"
+    data = data / ("storage" if cli.version.startswith("1.1.") else "opencode.db")
+    episodes = [e for e in read_records(opencode, data) if isinstance(e, Episode)]
+    (main,) = [e for e in episodes if "parentID" not in e.env["opencode"]]
+    path = tmp_path_factory.mktemp("export") / "session.json"
+    path.write_text(opencode_export(cli, main.key))
+    (episode,) = read_records(opencode, path)
+    return path.read_text(), episode
+
+
+def _transcript(tmp_path, markdown: str) -> list:
+    path = tmp_path / "session-ses_scripted.md"
+    path.write_text(markdown)
+    return read_records(opencode_transcript, path)
 
 
 def _head(path) -> bytes:
@@ -107,3 +143,52 @@ def test_an_input_that_is_not_json_is_kept_as_written_with_a_row(tmp_path):
     assert row.rule == "bad_record" and "input is not JSON" in row.reason
     [ep] = [r for r in records if isinstance(r, Episode)]
     assert "{not json" in ep.steps[0].action.arguments and ep.final_observation.text == "ok"
+
+
+def test_the_writers_transcript_of_a_scripted_run_reads_as_the_script_and_as_its_json_export(cli, exported, tmp_path):
+    """Every scripted call with its arguments and the result OpenCode sent back, in order, then the answer; step by
+    step the JSON export's episode, less what the markdown does not write (a command's exit code)."""
+    text, json_episode = exported
+    records = _transcript(tmp_path, written_transcript(cli, text))
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = records
+    assert ep.key == json_episode.key and ep.terminated and ep.outcome == "unknown"
+    assert ep.task.rstrip("\n") == OPENCODE_PROMPT  # 1.1 keeps the prompt's closing newline; the JSON reader trims it
+    # the header names the model by id up to 1.1, by the provider config's display name later
+    assert ep.agent == (OPENCODE_MODEL if cli.version.startswith("1.1.") else "Scripted")
+    calls = played(cli)
+    tool_steps = [s for s in ep.steps if s.action.kind != "message"]
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in tool_steps] == \
+        [(c.name, c.arguments) for c in calls]
+    after = [s.observation for s in ep.steps[1:]]
+    assert [o.text for o in after[:len(calls)]] == [c.seen for c in calls]
+    assert after[3].text.startswith("cat: missing.txt: No such file")
+    assert ep.steps[-1].action.kind == "message" and ep.steps[-1].action.text == cli.script[-1].text
+    assert [(s.action.kind, s.action.tool_name, s.action.arguments, s.action.text, s.observation.kind,
+             s.observation.text) for s in ep.steps[1:]] == \
+        [(s.action.kind, s.action.tool_name, s.action.arguments, s.action.text, s.observation.kind,
+          s.observation.text) for s in json_episode.steps[1:]]
+    turns = ep.env["opencode_transcript"]["turns"]
+    assert len(turns) == len(cli.server.agent_requests()) and {t["agent"] for t in turns} == {"Build"}
+    assert "reasoning_may_hold_text" not in ep.env["opencode_transcript"]
+
+
+def test_the_writer_puts_no_mark_between_reasoning_and_the_text_after_it(cli, exported, tmp_path):
+    """A reasoning part before the answer's text (added to the exported session, then written by the writer): with
+    thinking exported the answer reads into the reasoning, and the episode says so; without it, the answer is the
+    last step's message."""
+    text, _ = exported
+    doc = json.loads(text)
+    last = doc["messages"][-1]
+    assert last["info"]["role"] == "assistant" and [p["type"] for p in last["parts"]].count("text") == 1
+    at = next(i for i, p in enumerate(last["parts"]) if p["type"] == "text")
+    thought = copy.deepcopy(last["parts"][at]) | {"type": "reasoning", "text": "The copy worked; cat failed."}
+    last["parts"].insert(at, thought)
+    answer = cli.script[-1].text
+    (with_thinking,) = _transcript(tmp_path, written_transcript(cli, json.dumps(doc)))
+    final = with_thinking.steps[-1]
+    assert final.reasoning == f"The copy worked; cat failed.\n\n{answer}" and not final.action.text
+    assert with_thinking.env["opencode_transcript"]["reasoning_may_hold_text"] is True
+    (without,) = _transcript(tmp_path, written_transcript(cli, json.dumps(doc), thinking=False))
+    assert without.steps[-1].action.text == answer and without.steps[-1].reasoning is None
+    assert "reasoning_may_hold_text" not in without.env["opencode_transcript"]
