@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, TypeVar
 
-from pipelines.infra.ray_setup import init_ray
+from pipelines.infra.ray_setup import init_ray, prepare_worker
 
 MB = 1 << 20
 RAY_STARTUP_S = 6.0
@@ -86,6 +86,7 @@ def _placed(fn: Callable) -> Callable:
     def run(item, *shared):
         import ray
 
+        prepare_worker()
         context = ray.get_runtime_context()
         started, cpu = time.time(), time.process_time()
         result = fn(item, *shared)
