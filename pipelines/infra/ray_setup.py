@@ -45,7 +45,7 @@ class _RefusePandas:
         return None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def prepare_worker() -> None:
     """Once per Ray worker process, before its first task: pyarrow's first array built from Python values
     looks for pandas (to tell a pandas Series from a list) and imports it, ~0.14 s of CPU and 36 MB of memory
