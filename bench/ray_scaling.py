@@ -22,15 +22,22 @@ CPU seconds for the 2-worker side, and at 5 times the input (`ray_profile.scaled
 commits and the workers' warm-up do not). The profile lines after the table give the parts.
 
     .venv/bin/python bench/ray_scaling.py --placements "ray 1 worker,ray 2 workers"   # the profile alone
+
+With `--against DIR` (another checkout of the project, e.g. a worktree of the main branch), its code's rounds
+run interleaved with this one's, on the same corpus and the same Ray, each round in a fresh process of its
+own code, and its table and profile are printed after this one's: before and after a change, measured side by
+side on the same machine state.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
 import secrets
+import shutil
 import signal
 import statistics
 import subprocess
@@ -180,6 +187,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds per placement (medians are printed)")
     ap.add_argument("--placements", default=",".join(PLACEMENTS),
                     help="which of them to run, comma-separated (the profile needs 'ray 1 worker')")
+    ap.add_argument("--against", type=Path, help="another checkout whose rounds run interleaved with these")
     ap.add_argument("--round", nargs=4, metavar=("CORPUS", "TASK_MB", "WORKERS", "ROOT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.round:
@@ -187,14 +195,22 @@ def main() -> None:
         print(json.dumps(one_round(corpus, float(task_mb), int(workers), root)))
         return
     placements = {p: PLACEMENTS[p] for p in args.placements.split(",")}
-    times, profiles, busy = _rounds(args, placements)
-    med = {p: {s: statistics.median(v) for s, v in t.items()} for p, t in times.items()}
+    checkouts = {"this checkout": REPO, **({f"against {args.against}": args.against.resolve()} if args.against else {})}
+    found, busy = _rounds(args, placements, checkouts)
     cpus, other = os.cpu_count() or 1, statistics.median(busy)
     print(f"{args.mb:g} MB of DroidBot input, {args.task_mb:g} MB tasks, median of {args.repeat} rounds (seconds); "
           f"load before the rounds: {other:.1f} of {cpus} cores busy (median, max {max(busy):.1f})")
+    for name, (times, profiles) in found.items():
+        if len(checkouts) > 1:
+            print(f"{name}:")
+        _print_table(times, profiles, cpus - other, cpus)
+        _print_profiles(profiles)
+
+
+def _print_table(times: dict, profiles: dict, free: float, cpus: int) -> None:
+    med = {p: {s: statistics.median(v) for s, v in t.items()} for p, t in times.items()}
     print(f"{'stage':12s} {'local':>8s} {'ray 1':>8s} {'ray 2':>8s} {'2 nodes':>8s} {'2 / 1 workers':>14s} "
           f"{'2 nodes / 1':>12s} {'ray 2 / local':>14s}  on an idle 2-core machine (profile of ray 1)")
-    free = cpus - other
     for stage in STAGES:
         local, one, two, nodes = (med.get(p, {}).get(stage, math.nan) for p in PLACEMENTS)
         if free < FREE_CORES_NEEDED or cpus < 2:
@@ -202,35 +218,38 @@ def main() -> None:
         else:
             ratios = f"{one / two:13.2f}x {one / nodes:11.2f}x {local / two:13.2f}x"
         print(f"{stage:12s} {local:8.2f} {one:8.2f} {two:8.2f} {nodes:8.2f} {ratios}  {_bound(profiles[stage])}")
-    _print_profiles(profiles)
 
 
-def _rounds(args, placements: dict[str, int]) -> tuple[dict, dict, list[float]]:
-    """Every placement `--repeat` times, interleaved, each round in a fresh process: seconds per placement and
-    stage, the 1- and 2-worker rounds' profiles per stage (with their worker count), and the busy cores before
-    each round."""
+def _rounds(args, placements: dict[str, int], checkouts: dict[str, Path]) -> tuple[dict, list[float]]:
+    """Every placement of every checkout's code `--repeat` times, interleaved, each round in a fresh process
+    of that checkout (its own code on the import path): per checkout the seconds per placement and stage and
+    the 1- and 2-worker rounds' profiles per stage (with their worker count); and the busy cores before each
+    round."""
     from bench.android_corpus import write_corpus
 
-    times: dict[str, dict[str, list[float]]] = {p: {s: [] for s in STAGES} for p in placements}
-    profiles: dict[str, list[tuple[int, dict]]] = {s: [] for s in STAGES}
+    found = {name: ({p: {s: [] for s in STAGES} for p in placements}, {s: [] for s in STAGES}) for name in checkouts}
     busy: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(tmp, "corpus")
         write_corpus(corpus, args.mb)
         for i in range(args.repeat):
-            for placement, workers in placements.items():  # interleaved: drift on the machine hits all alike
-                root = Path(tmp, f"{placement}-{i}".replace(" ", "-"))
-                busy.append(busy_cores())
-                done = subprocess.run([sys.executable, __file__, "--round", str(corpus), str(args.task_mb),
-                                       str(workers), str(root)], cwd=REPO, capture_output=True, text=True)
+            for (n, (name, checkout)), (placement, workers) in itertools.product(enumerate(checkouts.items()),
+                                                                                 placements.items()):
+                root = Path(tmp, f"{n}-{placement}-{i}".replace(" ", "-"))
+                busy.append(busy_cores())  # interleaved: drift on the machine hits all alike
+                done = subprocess.run([sys.executable, str(checkout / "bench" / "ray_scaling.py"), "--round",
+                                       str(corpus), str(args.task_mb), str(workers), str(root)], cwd=checkout,
+                                      env={**os.environ, "PYTHONPATH": str(checkout)}, capture_output=True, text=True)
                 if done.returncode:
-                    raise SystemExit(f"{placement} failed: {done.stderr[-3000:]}")
-                found = json.loads(done.stdout.strip().splitlines()[-1])
-                for stage, s in found["seconds"].items():
+                    raise SystemExit(f"{name}, {placement} failed: {done.stderr[-3000:]}")
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                times, profiles = found[name]
+                for stage, s in got["seconds"].items():
                     times[placement][stage].append(s)
                     if workers in (1, 2):
-                        profiles[stage].append((workers, found["profiles"][stage]))
-    return times, profiles, busy
+                        profiles[stage].append((workers, got["profiles"][stage]))
+                shutil.rmtree(root, ignore_errors=True)  # its lake: the corpus's size again, per round
+    return found, busy
 
 
 def _median_round(rounds: list[tuple[int, dict]], workers: int = 1) -> dict | None:

@@ -24,10 +24,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, TypeVar
 
-from pipelines.infra.ray_setup import init_ray
+from pipelines.infra.ray_setup import init_ray, prepare_worker
 
 MB = 1 << 20
+# The cost model's Ray terms, measured on this 2-core machine: starting a local Ray and its workers (~6 s);
+# each worker's warm-up before its first task, the code's modules loaded (bench/ray_scaling.py's profile:
+# 0.1-0.2 s a worker for ingest, validate and export, 0.03-0.1 s for dedup); Ray's own CPU per task (raylet,
+# GCS, the driver's submit and wait: 2-7 ms on an idle machine)
 RAY_STARTUP_S = 6.0
+RAY_WORKER_WARMUP_S = 0.2
+RAY_TASK_S = 0.005
 EXECUTORS = ("auto", "local", "ray")
 
 Item = TypeVar("Item")
@@ -86,6 +92,7 @@ def _placed(fn: Callable) -> Callable:
     def run(item, *shared):
         import ray
 
+        prepare_worker()
         context = ray.get_runtime_context()
         started, cpu = time.time(), time.process_time()
         result = fn(item, *shared)
@@ -149,14 +156,17 @@ def _trace(label: str) -> MapTrace | None:
 
 
 def ray_pays_off(sizes: list[int], bytes_per_s: float, cpus: int) -> bool:
-    """Estimated Ray time (startup + rounds of parallel items, largest first) clearly under the in-process
-    time."""
-    if cpus < 2 or len(sizes) < 2:
+    """Estimated Ray time (startup, each worker's warm-up, then the items dealt out largest first to one
+    worker a core, each paying Ray's cost per task) clearly under the in-process time: by a fifth, as 2
+    workers measured 1.3-1.8x one worker, not 2x (bench/ray_scaling.py: the driver's own work does not
+    spread)."""
+    workers = min(cpus, len(sizes))
+    if workers < 2:
         return False
     sizes = sorted(sizes, reverse=True)
     local_s = sum(sizes) / bytes_per_s
-    rounds = [sum(sizes[i::cpus]) for i in range(cpus)]
-    return RAY_STARTUP_S + max(rounds) / bytes_per_s < 0.8 * local_s
+    rounds = [sum(sizes[i::workers]) / bytes_per_s + RAY_TASK_S * len(sizes[i::workers]) for i in range(workers)]
+    return RAY_STARTUP_S + RAY_WORKER_WARMUP_S + max(rounds) < 0.8 * local_s
 
 
 def choose(executor: str, ray_address: str | None, sizes: list[int], bytes_per_s: float) -> str:

@@ -10,6 +10,9 @@ token file `ray get-auth-token` writes) in the environment of the process that r
 
 from __future__ import annotations
 
+import functools
+import sys
+
 
 def init_ray(address: str | None) -> bool:
     """Make sure this process is connected to Ray; True when this call connected it (the caller then
@@ -31,3 +34,32 @@ def init_ray(address: str | None) -> bool:
         options["_node_ip_address"] = "127.0.0.1"
     ray.init(address=address, **options)
     return True
+
+
+class _RefusePandas:
+    """An import finder that refuses pandas, while pyarrow looks for it (`prepare_worker`)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas":
+            raise ImportError("pandas is not loaded for pyarrow's type probe in a Ray worker")
+        return None
+
+
+@functools.cache
+def prepare_worker() -> None:
+    """Once per Ray worker process, before its first task: pyarrow's first array built from Python values
+    looks for pandas (to tell a pandas Series from a list) and imports it, ~0.14 s of CPU and 36 MB of memory
+    a worker (bench/ray_profile.py counted it in every worker's warm-up: on 2 workers of a 2-core machine, the
+    largest fixed part of an ingest). No task hands pyarrow a pandas object, so the probe is answered "no
+    pandas": what asks pyarrow for pandas itself later (`Table.to_pandas`, `Table.from_pandas`) still imports
+    it then, as pyarrow retries the import for those."""
+    if "pandas" in sys.modules:  # loaded already: pyarrow finds it at no cost
+        return
+    import pyarrow as pa
+
+    finder = _RefusePandas()
+    sys.meta_path.insert(0, finder)
+    try:
+        pa.array([])  # the probe, answered once for the process
+    finally:
+        sys.meta_path.remove(finder)

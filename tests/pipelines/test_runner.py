@@ -192,6 +192,8 @@ def test_auto_executor_uses_ray_only_when_parallel_tasks_outweigh_its_startup():
     assert not pays(*[96] * 20, cpus=1)  # nothing to parallelize onto
     assert pays(*[96] * 24, cpus=2)  # 2.3 GB: halving the work beats the startup
     assert pays(*[96] * 8, cpus=16)
+    # 2 GB in 4,000 tasks: Ray's own cost per task (a few ms) outweighs what the second core saves
+    assert not pays(*[0.5] * 4000, cpus=2)
 
 
 def test_fifos_devices_and_links_out_of_the_input_are_skipped_and_reported(run, query, tmp_path):
