@@ -301,7 +301,7 @@ def _whole_values(data: bytes, name: str, source: Source) -> list | Rejected | N
             values.append(value)
             at = len(text) - len(text[at:].lstrip())
         return values
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # nesting past the interpreter's depth: not read, said why
         if _has_whole_line(start):  # a JSON-lines file whose first line is damaged: read line by line
             return None
         return Rejected("unknown_content", f"{name}: neither JSON lines (line 1 opens a value written over several"
@@ -318,7 +318,7 @@ def _has_whole_line(data: bytes, lines: int = 50) -> bool:
             try:
                 if isinstance(json.loads(line), dict):
                     return True
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
     return False
 

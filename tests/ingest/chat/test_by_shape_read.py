@@ -584,3 +584,12 @@ def test_console_output_with_json_in_a_jsonl_file_is_one_row_and_a_damaged_first
     records = read_records(by_shape, damaged)
     assert [(r.rule, r.line) for r in records if isinstance(r, Rejected)] == [("parse_error", 1)]
     assert [e.key for e in _episodes(records)] == ["line 2: messages"]
+
+
+def test_a_jsonl_file_of_values_nested_past_any_depth_is_one_row_naming_it(tmp_path):
+    """Untrusted nesting (a value opened 200,000 times) after a first value written over many lines: one row
+    saying the file is not read, and the first value is not read alone as if it were the file."""
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{\n"messages": ' + json.dumps(OPENAI) + '}\n{"x": ' + "[" * 200_000 + "]" * 200_000 + "}\n")
+    [row] = read_records(by_shape, deep)
+    assert row.rule == "unknown_content" and "deep.jsonl" in row.reason and "after 1 value(s)" in row.reason
