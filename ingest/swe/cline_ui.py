@@ -247,7 +247,7 @@ def _json_object(text: str | None):
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the interpreter's depth: no object either
         return None
     return value if isinstance(value, dict) else None
 

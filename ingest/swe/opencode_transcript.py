@@ -170,7 +170,7 @@ def _tool(body: str, tool: re.Match, where: str, problems: list) -> tuple[ToolCa
         try:
             arguments, end = json.JSONDecoder().raw_decode(body, at)
             pos = end + len("\n```\n") if body.startswith("\n```\n", end) else end
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's depth: kept as text
             close = body.find("\n```\n", at)
             arguments = body[at:close if close >= 0 else len(body)]
             pos = close + len("\n```\n") if close >= 0 else len(body)

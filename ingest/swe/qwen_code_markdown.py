@@ -190,7 +190,7 @@ def _call_parts(rest: str) -> tuple[str, object, list[str], list[str]]:
             raw, i = _code_blocks(lines, i + 1)
             try:
                 args = json.loads(raw) if raw is not None else {}
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's depth: kept as text
                 args = raw
             continue
         diff = _DIFF.match(line)
