@@ -3,8 +3,8 @@
 script is the oracle and the same session's JSON export the second one; real exports from public repositories:
 shynlee04/hivemind-plugin @ 833b4163 (MIT, bundled: `samples/swe/qwen-code/`, see its PROVENANCE.md), and
 berlogabob/flutter-github-issues-todo @ 7f0fad5b49369d65f7e9183bf04ec99a13bba67c
-`qwen-code-export-2026-03-12T01-40-58-694Z.md` (MIT, 376 KB: too large to bundle, read from
-`../shared/samples/qwen-code/berlogabob-flutter-github-issues-todo/`); hand-made edge cases.
+`qwen-code-export-2026-03-12T01-40-58-694Z.md` (MIT, 376 KB, kept with the tests:
+`tests/ingest/swe/data/qwen-code-berlogabob-flutter-github-issues-todo/`); hand-made edge cases.
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ from ingest.swe import qwen_code_export, qwen_code_markdown
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
 from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, QWEN_PROMPT, cli_run, played, qwen_code_export as export
-from tests.parts import require_shared_sample
 
 VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS
 DISPLAY_NAMES = {"glob": "Glob", "read_file": "ReadFile"}  # the titles name these tools by their display names
 GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
 HIVEMIND = REPO / "samples" / "swe" / "qwen-code" / "shynlee04-hivemind-plugin" / \
     "qwen-code-export-2026-04-08T22-26-42-222Z.md"
-BERLOGA = REPO.parent / "shared" / "samples" / "qwen-code" / "berlogabob-flutter-github-issues-todo" / \
+BERLOGA = REPO / "tests" / "ingest" / "swe" / "data" / "qwen-code-berlogabob-flutter-github-issues-todo" / \
     "qwen-code-export-2026-03-12T01-40-58-694Z.md"
 
 
@@ -135,8 +134,7 @@ def test_a_long_real_export_of_an_earlier_release_without_a_model():
     metadata past the times): prompts in English and Russian, `ReadFile`, `ListFiles`, `WriteFile`, `Edit`,
     `Glob` calls and `Shell` commands with their `Exit Code:` results, the first `flutter pub get` exiting 0, a
     `dart run` exiting 254; no model named."""
-    path = require_shared_sample(BERLOGA)
-    records = read_records(qwen_code_markdown, path)
+    records = read_records(qwen_code_markdown, BERLOGA)
     check(records, GOLDEN / "qwen-code-markdown-berloga.json", texts="hash")
     assert [r for r in records if isinstance(r, Rejected)] == []
     (ep,) = [r for r in records if isinstance(r, Episode)]
