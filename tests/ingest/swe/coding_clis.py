@@ -309,6 +309,18 @@ def qwen_code_export(run: CliRun, kind: str) -> Path:
 _EXPORTED: dict[tuple[Path, str], Path] = {}  # (a run's workspace, kind) -> the export written for it
 
 
+def check_qwen_code_close(run: CliRun, ep, calls: list[Played], command, failed) -> None:
+    """An export's last command and the episode's end against the scripted run: the failing `cat` with its exit
+    code and output, the model, the task and the final answer. `command` is the fourth tool step, `failed` its
+    observation; both the JSON and the Markdown exports must read this way."""
+    assert command.action.kind == "command" and command.action.code == "cat missing.txt"
+    assert failed.kind == "terminal" and failed.exit_code == 1 and failed.text == calls[3].seen
+    assert failed.is_error is (run.version != "0.15.10")  # 0.15 records the command's run as a success
+    assert ep.agent == QWEN_MODEL and ep.task == QWEN_PROMPT
+    assert ep.steps[-1].action.kind == "message" and ep.steps[-1].action.text == run.script[-1].text
+    assert ep.terminated and ep.outcome == "unknown"
+
+
 # --- Aider ------------------------------------------------------------------------------------------------------
 
 AIDER_MODEL = "openai/gpt-4o"  # a model aider knows: the SEARCH/REPLACE (`diff`) edit format, and its prices

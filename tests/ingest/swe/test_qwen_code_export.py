@@ -14,7 +14,8 @@ import pytest
 from ingest.record import Episode, Rejected
 from ingest.swe import qwen_code_export
 from tests.ingest.golden import read_records
-from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, QWEN_PROMPT, cli_run, played, qwen_code_export as export
+from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, check_qwen_code_close, cli_run, played, \
+    qwen_code_export as export
 from tests.scripted_model_server import USAGE
 
 VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS
@@ -49,12 +50,7 @@ def test_each_export_holds_every_scripted_call_with_its_arguments_and_result(exp
     # the export keeps an edit as its diff (under the file's path, 0.15: its name), not the sentence the model got
     path = cli.workspace / "out.txt" if cli.version != "0.15.10" else "out.txt"
     assert write.text == f"{path}:\n{NOTES}" and "out.txt" in calls[2].seen
-    assert tool_steps[3].action.kind == "command" and tool_steps[3].action.code == "cat missing.txt"
-    assert failed.kind == "terminal" and failed.exit_code == 1 and failed.text == calls[3].seen
-    assert failed.is_error is (cli.version != "0.15.10")  # 0.15 records the command's run as a success
-    assert ep.agent == QWEN_MODEL and ep.task == QWEN_PROMPT
-    assert ep.steps[-1].action.kind == "message" and ep.steps[-1].action.text == cli.script[-1].text
-    assert ep.terminated and ep.outcome == "unknown"
+    check_qwen_code_close(cli, ep, calls, tool_steps[3], failed)
 
 
 def test_the_exports_name_the_session_and_its_totals(exported):

@@ -17,7 +17,7 @@ from ingest.record import Episode, Rejected
 from ingest.swe import qwen_code_export, qwen_code_markdown
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
-from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, QWEN_PROMPT, cli_run, played, qwen_code_export as export
+from tests.ingest.swe.coding_clis import NOTES, check_qwen_code_close, cli_run, played, qwen_code_export as export
 
 VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS
 DISPLAY_NAMES = {"glob": "Glob", "read_file": "ReadFile"}  # the titles name these tools by their display names
@@ -58,12 +58,7 @@ def test_the_markdown_export_holds_every_scripted_call_with_its_arguments_and_re
     assert glob.text == calls[0].seen and read.text == calls[1].seen == NOTES
     path = cli.workspace / "out.txt" if cli.version != "0.15.10" else "out.txt"
     assert write.text == f"{path}:\n{NOTES}"  # the edit as its diff: the new text under the path
-    assert tool_steps[3].action.kind == "command" and tool_steps[3].action.code == "cat missing.txt"
-    assert failed.kind == "terminal" and failed.exit_code == 1 and failed.text == calls[3].seen
-    assert failed.is_error is (cli.version != "0.15.10")  # 0.15 records the command's run as a success
-    assert ep.agent == QWEN_MODEL and ep.task == QWEN_PROMPT
-    assert ep.steps[-1].action.kind == "message" and ep.steps[-1].action.text == cli.script[-1].text
-    assert ep.terminated and ep.outcome == "unknown"
+    check_qwen_code_close(cli, ep, calls, tool_steps[3], failed)
 
 
 def test_the_markdown_reads_as_the_json_export_of_the_same_session_where_it_carries_it(exported):
