@@ -88,11 +88,12 @@ def test_every_action_the_loop_parses_and_what_it_could_not(tmp_path):
         _entry(4, "Action: open_app(name='Notes')", {"type": "raw", "raw": "open_app(name='Notes')"}),
         _entry(5, "Action: click(start_box='(1600,100)')", {"type": "click", "x": 1600, "y": 100}),
         _entry(6, "Action: click(start_box='(300,300)')", {"type": "click", "x": 30, "y": 30}),
+        _entry(7, "Action: hotkey(key='enter')", {"type": "hotkey", "keys": ["enter"]}),
     ])
     ep, rows = _read(run)
     a = [s.action for s in ep.steps]
     assert rows == [] and [x.kind for x in a] == ["double_click", "drag", "scroll", "hotkey", "message", "click",
-                                                  "click"]
+                                                  "click", "key"]
     assert (a[0].x, a[0].y, a[1].x2, a[1].y2, a[2].direction, a[3].keys) == (0.5, 0.5, 1.0, 1.0, "down",
                                                                               ["cmd", "space"])
     assert json.loads(a[4].raw)["executed"] is False and a[4].text.endswith("open_app(name='Notes')")
