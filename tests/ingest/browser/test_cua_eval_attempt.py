@@ -140,6 +140,15 @@ def test_a_run_at_its_step_cap_is_not_terminal_and_keeps_its_last_screen(tmp_pat
     assert ep.final_observation.kind == "screen" and ep.env["agent_claim"] == {}
 
 
+def test_a_score_at_the_outcomes_own_threshold_passes(tmp_path):
+    # outcome.json's threshold (0.5) wins over meta's (0.7), and a score equal to it passes (final >= threshold)
+    folder = _attempt(tmp_path / "a", [START, _turn(0, "Click.", [{"action": "left_click", "coordinate": [10, 10]}])],
+                      META, {"stop_reason": "done", "finished": True, "score": {"final": 0.5, "threshold": 0.5}},
+                      {"final_score": 0.5}, shots=("turn_00.png",), size=(2560, 1600))
+    ep, _ = _read(folder)
+    assert (ep.outcome, ep.reward, ep.env["pass_threshold"]) == ("success", 0.5, 0.5)
+
+
 def test_it_claims_an_attempt_only_beside_a_verdict_and_names_the_files_it_leaves():
     files = sorted(["r/a1/trajectory.jsonl", "r/a1/score.json", "r/a1/log.json", "r/a1/screenshots/turn_00.png",
                     "r/a2/trajectory.jsonl", "r/a3/trajectory.json", "r/a3/outcome.json"])

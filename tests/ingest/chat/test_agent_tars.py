@@ -69,6 +69,9 @@ def test_calls_named_only_by_their_event_an_error_result_and_unknown_events(tmp_
         {"id": "8", "type": "user_message", "timestamp": 1757351879462, "content": [
             {"type": "text", "text": "Current browser:"},
             {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(b"PNG").decode()}}]},
+        {"id": "8a", "type": "assistant_thinking_message", "timestamp": 1757351879463, "content": "The pa",
+         "isComplete": False},
+        {"id": "8c", "type": "assistant_thinking_message", "timestamp": 1757351879463, "content": "The path is wrong."},
         {"id": "8b", "type": "assistant_message", "timestamp": 1757351879463, "content": "It is missing."},
         {"id": "9", "type": "agent_run_end", "timestamp": 1757351879464, "status": "idle"},
     ]
@@ -83,6 +86,8 @@ def test_calls_named_only_by_their_event_an_error_result_and_unknown_events(tmp_
     assert [(s.action.tool_name, s.action.text) for s in ep.steps] == [("read_file", None), (None, "It is missing.")]
     # the error result and the page the agent was shown next are what the answer saw
     assert ep.steps[1].observation.is_error and ep.steps[1].observation.text == "no such file\n\nCurrent browser:"
+    # a thinking event still streaming is a fragment of the complete one; one that says nothing is complete
+    assert ep.steps[1].reasoning == "The path is wrong."
     env = ep.env["agent_tars"]
     assert env["streamed"] == 1 and env["tools"]["read_file"]["description"] == "Read a file"
     assert [e["type"] for e in env["events"]] == ["plan_update", "mystery"]

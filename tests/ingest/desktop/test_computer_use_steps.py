@@ -92,7 +92,8 @@ def test_mismatched_spaces_a_gap_bash_output_two_calls_and_a_broken_step(tmp_pat
     (run / "task_009.txt").write_text("Do it")
     _step(run, 1, [{"type": "text", "text": "Click it."}, _call({"action": "left_click", "coordinate": [512, 384]})],
           {"status": "clicked at (640,400)", "screenshot": "elsewhere/step_01.png"}, size=(2560, 1600))
-    _step(run, 3, [_call({"action": "key", "text": "ctrl+s"}), _call({"command": "ls"}, "bash")],
+    _step(run, 3, [{"type": "text", "text": "Save, then list."}, _call({"action": "key", "text": "ctrl+s"}),
+                   _call({"command": "ls"}, "bash")],
           {"stdout": "a.txt\n", "stderr": "", "screenshot": "x.png"}, size=(2560, 1600))
     (run / "step_04.json").write_text('{"response": [')
     (run / "task_009.mov").write_bytes(b"\0")
@@ -105,6 +106,8 @@ def test_mismatched_spaces_a_gap_bash_output_two_calls_and_a_broken_step(tmp_pat
     assert json.loads(ep.steps[0].action.raw)["point"]["observation_pixel"] == [1280.0, 800.0]
     assert (ep.steps[0].action.x, ep.steps[0].action.y, ep.steps[0].reasoning) == (0.5, 0.5, "Click it.")
     assert ep.env["steps_not_written"] == [2] and ep.final_observation.text == "a.txt\n"
+    # one reply's text is the reasoning of its first call, not repeated on the calls after it
+    assert [s.reasoning for s in ep.steps[1:]] == ["Save, then list.", None]
     assert "tool_output" not in json.loads(ep.steps[1].action.raw)  # the loop kept only the last call's result
     assert json.loads(ep.steps[2].action.raw)["tool_output"]["stdout"] == "a.txt\n"
     folder = str(run)
@@ -120,12 +123,12 @@ def test_executed_pixels_that_are_not_the_loops_scaling_are_kept_raw_with_a_warn
     run.mkdir()
     (run / "task_001.txt").write_text("Do it")
     _step(run, 1, [_call({"action": "left_click", "coordinate": [100, 100]})],
-          {"status": "clicked at (5,5)", "screenshot": "s.png"}, size=(1000, 1000))
+          {"status": "clicked at (5,7)", "screenshot": "s.png"}, size=(1000, 1000))
     ep, rows = _read(run)
-    assert rows == [] and "logical_screen" not in ep.env
+    assert rows == [] and "logical_screen" not in ep.env and "steps_not_written" not in ep.env
     assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["computer_use_steps.executed_points"]
     point = json.loads(ep.steps[0].action.raw)["point"]
-    assert (point["x"], point["executed"]) == (100, {"x": 5, "y": 5, "space": "logical_screen (size unknown)"})
+    assert (point["x"], point["executed"]) == (100, {"x": 5, "y": 7, "space": "logical_screen (size unknown)"})
     assert (ep.steps[0].action.x, ep.steps[0].action.y) == (100 / 1024, 100 / 768)
 
 

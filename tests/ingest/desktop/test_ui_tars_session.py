@@ -88,11 +88,12 @@ def test_every_action_the_loop_parses_and_what_it_could_not(tmp_path):
         _entry(4, "Action: open_app(name='Notes')", {"type": "raw", "raw": "open_app(name='Notes')"}),
         _entry(5, "Action: click(start_box='(1600,100)')", {"type": "click", "x": 1600, "y": 100}),
         _entry(6, "Action: click(start_box='(300,300)')", {"type": "click", "x": 30, "y": 30}),
+        _entry(7, "Action: hotkey(key='enter')", {"type": "hotkey", "keys": ["enter"]}),
     ])
     ep, rows = _read(run)
     a = [s.action for s in ep.steps]
     assert rows == [] and [x.kind for x in a] == ["double_click", "drag", "scroll", "hotkey", "message", "click",
-                                                  "click"]
+                                                  "click", "key"]
     assert (a[0].x, a[0].y, a[1].x2, a[1].y2, a[2].direction, a[3].keys) == (0.5, 0.5, 1.0, 1.0, "down",
                                                                               ["cmd", "space"])
     assert json.loads(a[4].raw)["executed"] is False and a[4].text.endswith("open_app(name='Notes')")
@@ -104,8 +105,10 @@ def test_every_action_the_loop_parses_and_what_it_could_not(tmp_path):
 
 
 def test_the_folder_is_claimed_on_its_log_and_its_other_files_are_named(tmp_path):
-    run = _session(tmp_path / "task1", [_entry(0, "Action: wait()", {"type": "wait"})])
-    (run / "reasoning.json").write_text(json.dumps([{"step": 0, "timestamp": "2025-11-05T09:48:28"}]))
+    run = _session(tmp_path / "task1", [_entry(0, "Action: wait()", {"type": "wait"}),
+                                        _entry(1, "Action: wait()", {"type": "wait"})])
+    (run / "reasoning.json").write_text(json.dumps([{"step": 0, "timestamp": "2025-11-05T09:48:28"},
+                                                    {"step": 1, "timestamp": "2025-11-05T09:48:35"}]))
     (run / "reasoning.txt").write_text("Step 0")
     (run / "recording1.mov").write_bytes(b"\0")
     (tmp_path / "other").mkdir()
@@ -119,3 +122,4 @@ def test_the_folder_is_claimed_on_its_log_and_its_other_files_are_named(tmp_path
     assert sorted(Path(p).name for p, _ in unread) == ["reasoning.txt", "recording1.mov"]
     ep, _ = _read(run)
     assert ep.env["local_time_first"] == "2025-11-05T09:48:28" and ep.steps[0].action.duration_s == 5.0
+    assert ep.env["local_time_last"] == "2025-11-05T09:48:35"

@@ -120,6 +120,17 @@ def test_calls_follow_their_turn_text_opens_the_next_and_unfinished_calls_have_n
     assert ep.env["opencode_transcript"]["turns"][1] == {"message": 3, "agent": None, "model": None, "seconds": None}
 
 
+def test_a_last_reply_of_reasoning_alone_ends_the_run_and_a_last_call_does_not(tmp_path):
+    # with thinking exported the reply's text may sit inside the reasoning part: the model still answered
+    [ep] = [r for r in _read(tmp_path, "## User\n\nHi.\n\n---\n\n## Assistant (Build · GPT-5 · 1.0s)\n\n"
+                               "_Thinking:_\n\nHello back.\n\n---\n\n") if isinstance(r, Episode)]
+    assert ep.steps[-1].reasoning == "Hello back." and ep.terminated
+    [ep] = [r for r in _read(tmp_path, "## User\n\nHi.\n\n---\n\n## Assistant (Build · GPT-5 · 1.0s)\n\n"
+                               + _tool("bash", {"command": "ls"}, output="a.py") + "---\n\n")
+            if isinstance(r, Episode)]
+    assert not ep.terminated
+
+
 def test_only_the_writers_header_is_claimed_and_a_message_of_no_kind_is_kept_raw(tmp_path):
     other = tmp_path / "notes.md"
     other.write_text("# Notes\n\n**Session ID:** 42\n")

@@ -163,3 +163,16 @@ def test_markdown_that_is_not_the_writers_is_not_claimed(tmp_path):
     other = tmp_path / "notes.md"
     other.write_text("# Chat Session Export\n\n**Session ID**: s1\n\n**Start Time**: t0\n")  # another writer's
     assert qwen_code_markdown.units([str(other)], _head) == []
+
+
+def test_a_calls_affected_files_are_kept_with_its_title_and_status(tmp_path):
+    text = ("# Chat Session Export\n\n- **Session ID**: `s1`\n- **Start Time**: t0\n- **Exported**: t1\n\n---\n\n"
+            "## User\n\nEdit it\n\n\n### Tool: WriteFile: a.py\n**Status**: completed\n\n**Input:**\n```json\n"
+            '{"file_path": "a.py"}\n```\n\n**Affected Files:**\n- `a &lt;b.py`\n\n**Output:**\n```\nok\n```\n\n\n'
+            "## Assistant\n\nDone.\n\n")
+    path = tmp_path / "qwen-code-export-x.md"
+    path.write_text(text)
+    (ep,) = [r for r in read_records(qwen_code_markdown, path) if isinstance(r, Episode)]
+    assert json.loads(ep.steps[0].action.raw) == {"title": "WriteFile: a.py", "status": "completed",
+                                                  "locations": ["a <b.py"]}
+    assert ep.steps[1].observation.text == "ok"

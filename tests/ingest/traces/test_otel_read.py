@@ -550,3 +550,17 @@ def test_promptflow_tool_and_llm_spans(tmp_path):
     assert calls(ep) == [("sales_data_insights", {"question": "sales in May"})] and results(ep) == ['{"total":42}']
     assert ep.steps[-1].action.text == "42." and ep.task == "Sales in May?"
     assert ep.agent == "gpt-35-turbo-1106"  # the first call's: its request's model where no response named one
+
+
+def test_a_failed_promptflow_tool_span_is_an_error_result(tmp_path):
+    asked = {"role": "user", "content": "Sales in May?"}
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "sales_data_insights", "arguments": "{}"}}]}
+    spans = [_span("b000000000000001", None, "openai_chat", 1, {
+                 "framework": "promptflow", "span_type": "LLM", "inputs": json.dumps({"messages": [asked]}),
+                 "llm.generated_message": json.dumps(call)}),
+             _span("c000000000000001", None, "sales_data_insights", 2, {
+                 "framework": "promptflow", "span_type": "Tool", "function": "sales_data_insights", "inputs": "{}"},
+                 status={"code": 2, "message": "database unreachable"})]
+    (ep,), _ = read(otel, _otlp(tmp_path, spans))
+    assert ep.final_observation.text == "database unreachable" and ep.final_observation.is_error

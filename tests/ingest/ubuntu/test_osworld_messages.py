@@ -55,6 +55,17 @@ def test_texts_land_on_their_lines_and_a_failed_commands_output_on_the_screen_af
     assert "ingest_warnings" not in ep.env
 
 
+def test_a_command_that_succeeded_has_exit_code_zero(tmp_path):
+    ep, rows = _run(tmp_path, [
+        _say("system", SYSTEM), SHOT, _say("assistant", "Open the file manager."),
+        _executed(["import pyautogui; pyautogui.moveTo(10, 20)", "import pyautogui; pyautogui.click()"]), SHOT,
+        _say("assistant", "List them in a shell."), _executed(["BASH ls ~/Downloads"]),
+        _say("user", "The command completed successfully and produced no output."), SHOT])
+    done = ep.steps[3].observation
+    assert rows == [] and (done.exit_code, done.text) == (
+        0, "The command completed successfully and produced no output.")
+
+
 def test_what_the_loop_does_not_write_is_kept_raw_with_a_warning(tmp_path):
     odd = {"role": "assistant", "content": [{"type": "tool_use", "name": "computer", "input": {"action": "key"}}]}
     ep, rows = _run(tmp_path, [
