@@ -9,7 +9,9 @@ then its parts, each followed by a blank line: text as written; `_Thinking:_` an
 was exported); `**Tool: <name>**` with `**Input:**` (the call's input, JSON in a `json` fence), then
 `**Output:**` (a completed call's output) or `**Error:**` (a failed call's error), each in a fence; `**File:**
 <name>` (an attached file) is user text here. 1.1.65 and 1.18.33 write no file part, no synthetic text and no part
-of another type at all.
+of another type at all. The writer of early 2026 (before 1.1.65) put each call in a fence of its own: a line of
+three backticks, `Tool: <name>`, then the same `**Input:**`, `**Output:**` or `**Error:**` fences without the blank
+line between them, and a closing fence line: read the same way.
 
 Each call is an action, its output or error the observation (a call with neither was unfinished: no result);
 the calls that follow one another are one model turn, the text and reasoning before them that turn's. The model
@@ -63,9 +65,10 @@ _HEAD = re.compile(r"\A# (?P<title>[^\n]*)\n\n\*\*Session ID:\*\* (?P<id>ses_\w+
 _CLAIM = re.compile(rb"\A# [^\n]*\n\n\*\*Session ID:\*\* ses_\w+\n\*\*Created:\*\* ")
 _MESSAGE = re.compile(r"(?m)^## (?:User|Assistant(?: \([^\n]*\))?)\n\n")
 _ASSISTANT = re.compile(r"## Assistant(?: \((?P<agent>.*?) · (?P<model>.*?)(?: · (?P<seconds>[\d.]+)s)?\))?\n\n")
-_PART = re.compile(r"(?m)^(?:_Thinking:_\n\n|\*\*Tool: [^\n]+\*\*\n)")
-_TOOL = re.compile(r"\*\*Tool: (?P<name>[^\n]+)\*\*\n")
+_PART = re.compile(r"(?m)^(?:_Thinking:_\n\n|\*\*Tool: [^\n]+\*\*\n|```\nTool: [^\n]+\n)")
+_TOOL = re.compile(r"\*\*Tool: (?P<name>[^\n]+)\*\*\n|```\nTool: (?P<fenced>[^\n]+)\n")
 _FENCE_END = "\n```\n\n"
+_FENCED_END = "\n```\n```\n\n"  # the early writer's: a result's fence, then the call's own
 
 
 def units(files: list[str], head) -> list[str]:
@@ -140,7 +143,7 @@ def _assistant(body: str, model: str | None, where: str, problems: list) -> list
     while pos < len(body):
         tool = _TOOL.match(body, pos)
         if tool:
-            call, result, pos = _tool(body, tool, where, problems)
+            call, result, pos = _tool(body, tool, f"{where} call {_calls(out) + len(calls) + 1}", problems)
             calls.append((call, result))
             continue
         thinking = body.startswith("_Thinking:_\n\n", pos)
@@ -154,6 +157,10 @@ def _assistant(body: str, model: str | None, where: str, problems: list) -> list
     return out
 
 
+def _calls(turns: list[Message]) -> int:
+    return sum(len(m.tool_calls) for m in turns)
+
+
 def _next_part(body: str, start: int) -> int:
     for m in _PART.finditer(body, start):
         if m.start() > start and body.endswith("\n\n", 0, m.start()):
@@ -162,36 +169,45 @@ def _next_part(body: str, start: int) -> int:
 
 
 def _tool(body: str, tool: re.Match, where: str, problems: list) -> tuple[ToolCall, Message | None, int]:
-    """(the call, its result or None, where the next part starts) of a `**Tool: name**` part. The transcript holds
-    no call ids: a result answers the call it is written under."""
+    """(the call, its result or None, where the next part starts) of a `**Tool: name**` part, or of the early
+    writer's fenced one. The transcript holds no call ids: a result answers the call it is written under (`where`
+    names the call, and pairs them)."""
+    name, fenced = tool["name"] or tool["fenced"], tool["fenced"] is not None
     pos, arguments, result = tool.end(), None, None
+    closed = "\n```" if fenced else "\n```\n"  # the early writer put the next label right under the fence
     if body.startswith("\n**Input:**\n```json\n", pos):
         at = pos + len("\n**Input:**\n```json\n")
         try:
             arguments, end = json.JSONDecoder().raw_decode(body, at)
-            pos = end + len("\n```\n") if body.startswith("\n```\n", end) else end
+            pos = end + len(closed) if body.startswith(closed, end) else end
         except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's depth: kept as text
-            close = body.find("\n```\n", at)
+            close = body.find(closed, at)
             arguments = body[at:close if close >= 0 else len(body)]
-            pos = close + len("\n```\n") if close >= 0 else len(body)
-            problems.append(Rejected("bad_record", f"{where}: call {tool['name']}: its input is not JSON; kept as "
+            pos = close + len(closed) if close >= 0 else len(body)
+            problems.append(Rejected("bad_record", f"{where}: call {name}: its input is not JSON; kept as "
                                      "written", where))
+    terminator = _FENCED_END if fenced else _FENCE_END
     for label, is_error in (("\n**Output:**\n```\n", None), ("\n**Error:**\n```\n", True)):
         if body.startswith(label, pos):
             at = pos + len(label)
-            end = _output_end(body, at)
-            result = Message("tool", text=body[at:end], tool_name=tool["name"],
-                             is_error=is_error, where=where)
-            pos = min(end + len(_FENCE_END), len(body))
+            end = _output_end(body, at, terminator)
+            result = Message("tool", text=body[at:end], tool_name=name, is_error=is_error, tool_call_id=where,
+                             where=where)
+            pos = min(end + len(terminator), len(body))
             break
     else:
-        pos = pos + 1 if body.startswith("\n", pos) else pos
-    return ToolCall(None, tool["name"], arguments), result, pos
+        if fenced:  # the call's own fence closes under its name or input
+            pos = pos + len("\n```\n\n") if body.startswith("\n```\n\n", pos) else pos
+        else:
+            pos = pos + 1 if body.startswith("\n", pos) else pos
+    # the call's place names it: a call left without a result (an empty output is not written) must not take the
+    # next call's result, as pairing by order would
+    return ToolCall(where, name, arguments, raw={"name": name, "arguments": arguments}), result, pos
 
 
-def _output_end(body: str, at: int) -> int:
+def _output_end(body: str, at: int, terminator: str) -> int:
     """Where an output's fence closes: the last closing fence before the next tool or reasoning part (an output
     may hold fences of its own; text after the call may follow its fence)."""
     boundary = _next_part(body, at)
-    end = body.rfind(_FENCE_END, at - 1, min(boundary + 1, len(body)))
+    end = body.rfind(terminator, at - 1, min(boundary + 1, len(body)))
     return end if end >= 0 else len(body[:boundary].rstrip("\n`"))

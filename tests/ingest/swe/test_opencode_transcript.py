@@ -120,6 +120,45 @@ def test_calls_follow_their_turn_text_opens_the_next_and_unfinished_calls_have_n
     assert ep.env["opencode_transcript"]["turns"][1] == {"message": 3, "agent": None, "model": None, "seconds": None}
 
 
+def _fenced_tool(name: str, arguments: dict | None, output: str | None = None, error: str | None = None) -> str:
+    """A call as the writer of early 2026 wrote it: in a fence of its own, the labels right under each fence."""
+    text = f"```\nTool: {name}\n"
+    if arguments is not None:
+        text += f"\n**Input:**\n```json\n{json.dumps(arguments, indent=2)}\n```"
+    if output is not None:
+        text += f"\n**Output:**\n```\n{output}\n```"
+    if error is not None:
+        text += f"\n**Error:**\n```\n{error}\n```"
+    return text + "\n```\n\n"
+
+
+def test_the_early_writers_fenced_calls_are_read_and_a_call_without_output_takes_no_other_result(tmp_path):
+    """Before 1.1.65 the writer fenced each call (`Tool: <name>` inside the fence): every call is an action, each
+    result the observation of the step after its own call; a completed call whose output was empty has none
+    written, and the next call's result stays with the next call (pairing by order would shift every result)."""
+    body = ("## User\n\nBuild it.\n\n---\n\n"
+            "## Assistant (Build · glm-4.7 · 3.2s)\n\n_Thinking:_\n\nRemove the stale file first.\n\n"
+            + _fenced_tool("bash", {"command": "rm old.go"})
+            + "---\n\n## Assistant (Build · glm-4.7 · 5.0s)\n\n"
+            + _fenced_tool("bash", {"command": "go build ./..."}, output="ok\n")
+            + _fenced_tool("read", {"filePath": "a.md"}, output="```go\nx := 1\n```\n")
+            + _fenced_tool("edit", {"filePath": "a.go"}, error="oldString not found")
+            + _fenced_tool("glob", None)
+            + "Done.\n\n---\n\n")
+    records = _read(tmp_path, body)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps[:5]] == [("bash", {"command": "rm old.go"}), ("bash", {"command": "go build ./..."}),
+                                       ("read", {"filePath": "a.md"}), ("edit", {"filePath": "a.go"}),
+                                       ("glob", {})]  # exported without details: no input
+    assert ep.steps[0].reasoning == "Remove the stale file first." and ep.agent == "glm-4.7"
+    assert ep.steps[1].observation.kind == "none"  # `rm` printed nothing: no output written, no result
+    assert ep.steps[2].observation.text == "ok\n"
+    assert ep.steps[3].observation.text == "```go\nx := 1\n```\n"  # a fence inside the output is kept
+    assert ep.steps[4].observation.is_error and ep.steps[4].observation.text == "oldString not found"
+    assert ep.steps[5].observation.kind == "none" and ep.steps[5].action.text == "Done." and ep.terminated
+
+
 def test_a_last_reply_of_reasoning_alone_ends_the_run_and_a_last_call_does_not(tmp_path):
     # with thinking exported the reply's text may sit inside the reasoning part: the model still answered
     [ep] = [r for r in _read(tmp_path, "## User\n\nHi.\n\n---\n\n## Assistant (Build · GPT-5 · 1.0s)\n\n"
