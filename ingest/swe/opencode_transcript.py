@@ -46,7 +46,8 @@ INFO = FormatInfo(
     group="swe", rank=305, domains=('swe',), platform="linux",
     summary="OpenCode session transcripts (the TUI's `/export` markdown, `session-ses_*.md`)",
     producer="OpenCode's `/export` (`formatTranscript`)",
-    versions="1.1.65, 1.18.33 (the writer run at test time), 1.x (a real transcript of May 2026)",
+    versions=("1.1.65, 1.18.33 (the writer run at test time); the early writer's fenced calls (a real transcript of "
+              "January 2026), 1.x (real transcripts of April to July 2026)"),
     proof=("no command, flag or server route writes the markdown at 1.1.65 or 1.18.33 (`opencode export` writes "
            "JSON alone; the TUI's `/export` and `/copy` alone call the writer): the writer, cut unchanged from each "
            "release's binary and run under node on the `opencode export` JSON of a scripted `opencode run`, "
@@ -56,8 +57,12 @@ INFO = FormatInfo(
            "the opening of a real MIT transcript (shynlee04/hivemind-plugin: 25 messages, 3 prompts, 18 calls with "
            "their inputs, 15 outputs and 3 errors, reasoning exported) is a golden read against the raw file "
            "(`tests/ingest/swe/test_opencode_transcript.py`; the whole file, 90 calls, reads as one episode of 105 "
-           "steps); the writer's forms (no metadata, unfinished calls, fences inside outputs, text after a call) "
-           "are hand-made edge cases"),
+           "steps); real transcripts of three more public repositories without a license are read where they lie "
+           "in ../shared/samples against goldens: the early writer's fenced calls (KartikBazzad/bunbase: 99 calls, "
+           "94 results, 5 calls whose empty output was not written), an orchestrator's subagent call "
+           "(glats/nixos-hosts), an export without metadata or details (CarbonatiX/carbonatix-be: 81 calls by name) "
+           "(`tests/ingest/swe/test_opencode_transcript.py`); the writer's forms (no metadata, unfinished calls, "
+           "fences inside outputs, text after a call, the early fenced calls) are hand-made edge cases"),
 )
 
 _HEAD = re.compile(r"\A# (?P<title>[^\n]*)\n\n\*\*Session ID:\*\* (?P<id>ses_\w+)\n\*\*Created:\*\* (?P<created>[^\n]*)"
