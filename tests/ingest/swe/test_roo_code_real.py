@@ -73,7 +73,8 @@ def test_a_real_roo_task_folder_of_the_xml_era_reads_as_its_two_turns():
     path and content as arguments) and starts an `attempt_completion` Roo Code cut and did not run (kept in the
     turn's text, not an action); the write result and Roo Code's note that the second tool was not executed are
     the next observation; turn 2 is the completion, the end of the task. The model is the one the environment
-    details name; usage is the UI log's last request; `files_in_context` comes from `task_metadata.json`."""
+    details name; each turn's reasoning is the one the UI log showed before it (the history keeps none); usage is
+    the UI log's last request; `files_in_context` comes from `task_metadata.json`."""
     assert cline.units([str(LEAF / n) for n in ("api_conversation_history.json", "task_metadata.json",
                                                  "ui_messages.json")], _head) == [str(LEAF)]
     records = read_records(cline, LEAF)
@@ -84,9 +85,12 @@ def test_a_real_roo_task_folder_of_the_xml_era_reads_as_its_two_turns():
     assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [("tool_call", "write_to_file"),
                                                                          ("done", "attempt_completion")]
     assert ep.agent == "anthropic/claude-sonnet-4" and ep.steps[0].timestamp.isoformat() == "2025-09-25T17:00:33.367000+00:00"
-    assert "[Response interrupted by a tool use result" in ep.steps[0].reasoning
+    assert ep.steps[0].reasoning.startswith("L'utilisateur me demande de créer un fichier spécifique")
+    assert "[Response interrupted by a tool use result" in ep.steps[0].reasoning  # the turn's text follows it
+    assert ep.steps[1].reasoning.startswith("Le fichier a été créé avec succès.")
     assert ep.steps[1].observation.text.startswith("<file_write_result>\n<path>mcp-debugging/test-data/test-b1a.py")
     assert "Tool [attempt_completion] was not executed" in ep.steps[1].observation.text
     roo = ep.env["roo_code"]
     assert roo["usage"] == {"tokensIn": 57214, "tokensOut": 395, "cacheWrites": 0, "cacheReads": 0, "cost": 0.2314935}
     assert roo["modes"] == ["code"] and roo["files_in_context"][0]["path"] == "mcp-debugging/test-data/test-b1a.py"
+    assert roo["reasoning_from_ui"] == 2 and "ui_reasoning_unplaced" not in roo
