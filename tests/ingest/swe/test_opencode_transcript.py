@@ -15,7 +15,7 @@ copied here), against goldens a person read against the raw files (`texts="hash"
   the early writer's fenced calls (January 2026), glm-4.7 in Plan then Build mode;
 - glats/nixos-hosts @ d4725b478d874ca52a7ced06bd6c76fff81ff446, `session-ses_24f1.md` (7,172 bytes) ->
   `glats-nixos-hosts/session-ses_24f1.md`: Kimi K2.5 as an orchestrator, one `task` call (a subagent);
-- CarbonatiX/carbonatix-be @ c551760c8019400886a4ed00b5fc7979c2539cb4, `session-ses_0479.md` (7,942 bytes) ->
+- CarbonatiX/carbonatix-be @ c551760c8019400886a4ed00b5fc7979c2539cb4, `session-ses_0479.md` (7,950 bytes) ->
   `carbonatix-carbonatix-be/session-ses_0479.md`: exported without metadata or tool details (names of calls alone).
 """
 
