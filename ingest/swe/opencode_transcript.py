@@ -13,7 +13,8 @@ of another type at all. The writer of early 2026 (before 1.1.65) put each call i
 three backticks, `Tool: <name>`, then the same `**Input:**`, `**Output:**` or `**Error:**` fences without the blank
 line between them, and a closing fence line: read the same way.
 
-Each call is an action, its output or error the observation (a call with neither was unfinished: no result);
+Each call is an action, its output or error the observation (a call with neither has no result: it was unfinished,
+or its output was empty, which the writer leaves out; results pair with the call they are written under);
 the calls that follow one another are one model turn, the text and reasoning before them that turn's. The model
 is the header's name (the model id up to 1.1, the provider config's display name, else the id, later); the agent
 name and each reply's duration are kept in `env["opencode_transcript"]["turns"]`, the title, session id and times
