@@ -19,7 +19,12 @@ Model per turn: the assistant entry's `modelInfo.modelId`, else the latest `task
 entry. Timestamps: the entry's `ts` (epoch ms), where recorded. Usage and cost: the `api_req_started` records of
 `ui_messages.json` (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`, `cost`) summed into `env["cline"]`; a
 record whose text is not a JSON object (one being written when the task stopped) is kept raw in
-`unread_requests` with an `unknown_content` warning.
+`unread_requests` with an `unknown_content` warning. Reasoning: the history's `thinking` / `reasoning` blocks; where
+the history holds none, the `say: reasoning` records of `ui_messages.json` (Roo Code before 3.2x and Cline with
+models served through OpenAI-compatible providers shown the reasoning without saving it): each goes to the first
+assistant entry saved after it (by `ts`) when it is the only record since the entry before
+(`reasoning_from_ui`: how many); records of requests whose reply the history does not hold (several before one
+entry, or after the last, or all of them where the entries carry no `ts`) are kept in `ui_reasoning_unplaced`.
 Cline grades nothing: outcome `unknown`; terminated when the conversation ends in `attempt_completion`. Domain `swe`,
 platform from `environment_history` (`linux`, `darwin`, `win32`), else `linux`.
 
@@ -112,8 +117,9 @@ INFO = FormatInfo(
            "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
            "(`tests/ingest/swe/test_roo_code.py`; its UI records checked by `@roo-code/types`' strict message "
            "schema); a real Roo Code 3.53.0 error diagnostics file of a public repository (`samples/swe/roo-code`, "
-           "golden) and a real Roo Code UI log shared alone in `../shared/samples` "
-           "(`tests/ingest/swe/test_roo_code_real.py`); two real Cline "
+           "golden), a real MIT task folder of its XML era (jsboige/jsboige-mcp-servers: a subtask writing a file "
+           "and completing, its reasoning shown in the UI log alone; golden) and a real Roo Code UI log shared "
+           "alone in `../shared/samples` (`tests/ingest/swe/test_roo_code_real.py`); two real Cline "
            "UI logs shared alone in `../shared/samples` (goldens: 61 steps with commands and MCP calls; 24 steps with "
            "seven completions), the writers' other record kinds hand-made (`tests/ingest/swe/test_cline_ui.py`)"),
 )
@@ -262,6 +268,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     env, task, unread = _env(ui, metadata)
     models = [m for m in metadata.get("model_usage") or [] if isinstance(m, dict)]
     messages, found_task, seen = _messages(history, f"{where}/{HISTORY}", models)
+    env.update(_ui_reasoning(ui, messages))
     if history and isinstance(history[-1], dict) and history[-1].get("role") != "assistant":
         messages += _unsaved_completion(ui, len(history) - 1, f"{where}/{UI}")
     # ended: the conversation's last message is the turn that calls attempt_completion (a user reply after a
@@ -468,6 +475,31 @@ def _env(ui: list, metadata: dict) -> tuple[dict, str | None, list[int]]:
     if metadata.get("files_in_context"):
         env["files_in_context"] = metadata["files_in_context"]
     return env, task, unread
+
+
+def _ui_reasoning(ui: list, messages: list[Message]) -> dict:
+    """Puts the UI log's reasoning records on the assistant turns saved after them, where the history kept no
+    reasoning of its own; what it placed and what it could not (see the module's docstring)."""
+    turns = [m for m in messages if m.role == "assistant"]
+    if any(m.reasoning for m in turns):
+        return {}  # the history's own reasoning wins: the UI log shows the same
+    stamps = [m.timestamp for m in turns]
+    timed = None not in stamps and stamps == sorted(stamps)  # else nothing can be matched: all kept unplaced
+    shown = [(parse_time(r.get("ts")), r["text"]) for r in ui if isinstance(r, dict) and r.get("say") == "reasoning"
+             and isinstance(r.get("text"), str) and r["text"].strip()]
+    before: dict[int, list[str]] = {}
+    unplaced: list[str] = []
+    for stamp, text in shown:
+        k = bisect.bisect_left(stamps, stamp) if timed and stamp is not None else len(stamps)
+        (before.setdefault(k, []) if k < len(stamps) else unplaced).append(text)
+    placed = 0
+    for k, texts in before.items():
+        if len(texts) == 1:  # several: requests whose replies the history lost share the interval
+            turns[k].reasoning, placed = texts[0], placed + 1
+        else:
+            unplaced.extend(texts)
+    found = {"reasoning_from_ui": placed} if placed else {}
+    return found | ({"ui_reasoning_unplaced": unplaced} if unplaced else {})
 
 
 def _request_info(text) -> dict | None:

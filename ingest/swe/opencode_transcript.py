@@ -9,9 +9,12 @@ then its parts, each followed by a blank line: text as written; `_Thinking:_` an
 was exported); `**Tool: <name>**` with `**Input:**` (the call's input, JSON in a `json` fence), then
 `**Output:**` (a completed call's output) or `**Error:**` (a failed call's error), each in a fence; `**File:**
 <name>` (an attached file) is user text here. 1.1.65 and 1.18.33 write no file part, no synthetic text and no part
-of another type at all.
+of another type at all. The writer of early 2026 (before 1.1.65) put each call in a fence of its own: a line of
+three backticks, `Tool: <name>`, then the same `**Input:**`, `**Output:**` or `**Error:**` fences without the blank
+line between them, and a closing fence line: read the same way.
 
-Each call is an action, its output or error the observation (a call with neither was unfinished: no result);
+Each call is an action, its output or error the observation (a call with neither has no result: it was unfinished,
+or its output was empty, which the writer leaves out; results pair with the call they are written under);
 the calls that follow one another are one model turn, the text and reasoning before them that turn's. The model
 is the header's name (the model id up to 1.1, the provider config's display name, else the id, later); the agent
 name and each reply's duration are kept in `env["opencode_transcript"]["turns"]`, the title, session id and times
@@ -44,7 +47,8 @@ INFO = FormatInfo(
     group="swe", rank=305, domains=('swe',), platform="linux",
     summary="OpenCode session transcripts (the TUI's `/export` markdown, `session-ses_*.md`)",
     producer="OpenCode's `/export` (`formatTranscript`)",
-    versions="1.1.65, 1.18.33 (the writer run at test time), 1.x (a real transcript of May 2026)",
+    versions=("1.1.65, 1.18.33 (the writer run at test time); the early writer's fenced calls (a real transcript of "
+              "January 2026), 1.x (real transcripts of April to July 2026)"),
     proof=("no command, flag or server route writes the markdown at 1.1.65 or 1.18.33 (`opencode export` writes "
            "JSON alone; the TUI's `/export` and `/copy` alone call the writer): the writer, cut unchanged from each "
            "release's binary and run under node on the `opencode export` JSON of a scripted `opencode run`, "
@@ -54,8 +58,12 @@ INFO = FormatInfo(
            "the opening of a real MIT transcript (shynlee04/hivemind-plugin: 25 messages, 3 prompts, 18 calls with "
            "their inputs, 15 outputs and 3 errors, reasoning exported) is a golden read against the raw file "
            "(`tests/ingest/swe/test_opencode_transcript.py`; the whole file, 90 calls, reads as one episode of 105 "
-           "steps); the writer's forms (no metadata, unfinished calls, fences inside outputs, text after a call) "
-           "are hand-made edge cases"),
+           "steps); real transcripts of three more public repositories without a license are read where they lie "
+           "in ../shared/samples against goldens: the early writer's fenced calls (KartikBazzad/bunbase: 99 calls, "
+           "94 results, 5 calls whose empty output was not written), an orchestrator's subagent call "
+           "(glats/nixos-hosts), an export without metadata or details (CarbonatiX/carbonatix-be: 81 calls by name) "
+           "(`tests/ingest/swe/test_opencode_transcript.py`); the writer's forms (no metadata, unfinished calls, "
+           "fences inside outputs, text after a call, the early fenced calls) are hand-made edge cases"),
 )
 
 _HEAD = re.compile(r"\A# (?P<title>[^\n]*)\n\n\*\*Session ID:\*\* (?P<id>ses_\w+)\n\*\*Created:\*\* (?P<created>[^\n]*)"
@@ -63,9 +71,10 @@ _HEAD = re.compile(r"\A# (?P<title>[^\n]*)\n\n\*\*Session ID:\*\* (?P<id>ses_\w+
 _CLAIM = re.compile(rb"\A# [^\n]*\n\n\*\*Session ID:\*\* ses_\w+\n\*\*Created:\*\* ")
 _MESSAGE = re.compile(r"(?m)^## (?:User|Assistant(?: \([^\n]*\))?)\n\n")
 _ASSISTANT = re.compile(r"## Assistant(?: \((?P<agent>.*?) · (?P<model>.*?)(?: · (?P<seconds>[\d.]+)s)?\))?\n\n")
-_PART = re.compile(r"(?m)^(?:_Thinking:_\n\n|\*\*Tool: [^\n]+\*\*\n)")
-_TOOL = re.compile(r"\*\*Tool: (?P<name>[^\n]+)\*\*\n")
+_PART = re.compile(r"(?m)^(?:_Thinking:_\n\n|\*\*Tool: [^\n]+\*\*\n|```\nTool: [^\n]+\n)")
+_TOOL = re.compile(r"\*\*Tool: (?P<name>[^\n]+)\*\*\n|```\nTool: (?P<fenced>[^\n]+)\n")
 _FENCE_END = "\n```\n\n"
+_FENCED_END = "\n```\n```\n\n"  # the early writer's: a result's fence, then the call's own
 
 
 def units(files: list[str], head) -> list[str]:
@@ -140,7 +149,7 @@ def _assistant(body: str, model: str | None, where: str, problems: list) -> list
     while pos < len(body):
         tool = _TOOL.match(body, pos)
         if tool:
-            call, result, pos = _tool(body, tool, where, problems)
+            call, result, pos = _tool(body, tool, f"{where} call {_calls(out) + len(calls) + 1}", problems)
             calls.append((call, result))
             continue
         thinking = body.startswith("_Thinking:_\n\n", pos)
@@ -154,6 +163,10 @@ def _assistant(body: str, model: str | None, where: str, problems: list) -> list
     return out
 
 
+def _calls(turns: list[Message]) -> int:
+    return sum(len(m.tool_calls) for m in turns)
+
+
 def _next_part(body: str, start: int) -> int:
     for m in _PART.finditer(body, start):
         if m.start() > start and body.endswith("\n\n", 0, m.start()):
@@ -162,36 +175,45 @@ def _next_part(body: str, start: int) -> int:
 
 
 def _tool(body: str, tool: re.Match, where: str, problems: list) -> tuple[ToolCall, Message | None, int]:
-    """(the call, its result or None, where the next part starts) of a `**Tool: name**` part. The transcript holds
-    no call ids: a result answers the call it is written under."""
+    """(the call, its result or None, where the next part starts) of a `**Tool: name**` part, or of the early
+    writer's fenced one. The transcript holds no call ids: a result answers the call it is written under (`where`
+    names the call, and pairs them)."""
+    name, fenced = tool["name"] or tool["fenced"], tool["fenced"] is not None
     pos, arguments, result = tool.end(), None, None
+    closed = "\n```" if fenced else "\n```\n"  # the early writer put the next label right under the fence
     if body.startswith("\n**Input:**\n```json\n", pos):
         at = pos + len("\n**Input:**\n```json\n")
         try:
             arguments, end = json.JSONDecoder().raw_decode(body, at)
-            pos = end + len("\n```\n") if body.startswith("\n```\n", end) else end
+            pos = end + len(closed) if body.startswith(closed, end) else end
         except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's depth: kept as text
-            close = body.find("\n```\n", at)
+            close = body.find(closed, at)
             arguments = body[at:close if close >= 0 else len(body)]
-            pos = close + len("\n```\n") if close >= 0 else len(body)
-            problems.append(Rejected("bad_record", f"{where}: call {tool['name']}: its input is not JSON; kept as "
+            pos = close + len(closed) if close >= 0 else len(body)
+            problems.append(Rejected("bad_record", f"{where}: call {name}: its input is not JSON; kept as "
                                      "written", where))
+    terminator = _FENCED_END if fenced else _FENCE_END
     for label, is_error in (("\n**Output:**\n```\n", None), ("\n**Error:**\n```\n", True)):
         if body.startswith(label, pos):
             at = pos + len(label)
-            end = _output_end(body, at)
-            result = Message("tool", text=body[at:end], tool_name=tool["name"],
-                             is_error=is_error, where=where)
-            pos = min(end + len(_FENCE_END), len(body))
+            end = _output_end(body, at, terminator)
+            result = Message("tool", text=body[at:end], tool_name=name, is_error=is_error, tool_call_id=where,
+                             where=where)
+            pos = min(end + len(terminator), len(body))
             break
     else:
-        pos = pos + 1 if body.startswith("\n", pos) else pos
-    return ToolCall(None, tool["name"], arguments), result, pos
+        if fenced:  # the call's own fence closes under its name or input
+            pos = pos + len("\n```\n\n") if body.startswith("\n```\n\n", pos) else pos
+        else:
+            pos = pos + 1 if body.startswith("\n", pos) else pos
+    # the call's place names it: a call left without a result (an empty output is not written) must not take the
+    # next call's result, as pairing by order would
+    return ToolCall(where, name, arguments, raw={"name": name, "arguments": arguments}), result, pos
 
 
-def _output_end(body: str, at: int) -> int:
+def _output_end(body: str, at: int, terminator: str) -> int:
     """Where an output's fence closes: the last closing fence before the next tool or reasoning part (an output
     may hold fences of its own; text after the call may follow its fence)."""
     boundary = _next_part(body, at)
-    end = body.rfind(_FENCE_END, at - 1, min(boundary + 1, len(body)))
+    end = body.rfind(terminator, at - 1, min(boundary + 1, len(body)))
     return end if end >= 0 else len(body[:boundary].rstrip("\n`"))

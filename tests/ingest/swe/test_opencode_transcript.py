@@ -7,6 +7,16 @@ scripted `opencode run` session from its `opencode export` JSON: the script and 
 
 Bundled (MIT): shynlee04/hivemind-plugin @ 7f115ce744f0ce95e2aac5aa383c19bba1b50786, `session-ses_1877.md`, its
 first 25 messages (`samples/opencode-transcript/shynlee04-hivemind-plugin/`, see its PROVENANCE.md).
+
+Read where they lie in `../shared/samples/opencode-transcript/` (no license at the commit that holds them, so never
+copied here), against goldens a person read against the raw files (`texts="hash"`):
+- KartikBazzad/bunbase @ 94e57a13a37422d18f74f2844543128520a0a3a7, `session-ses_3f83.md` (436,809 bytes; the
+  repository's MIT `LICENSE` came two weeks after the file was deleted) -> `kartikbazzad-bunbase/session-ses_3f83.md`:
+  the early writer's fenced calls (January 2026), glm-4.7 in Plan then Build mode;
+- glats/nixos-hosts @ d4725b478d874ca52a7ced06bd6c76fff81ff446, `session-ses_24f1.md` (7,172 bytes) ->
+  `glats-nixos-hosts/session-ses_24f1.md`: Kimi K2.5 as an orchestrator, one `task` call (a subagent);
+- CarbonatiX/carbonatix-be @ c551760c8019400886a4ed00b5fc7979c2539cb4, `session-ses_0479.md` (7,950 bytes) ->
+  `carbonatix-carbonatix-be/session-ses_0479.md`: exported without metadata or tool details (names of calls alone).
 """
 
 from __future__ import annotations
@@ -20,11 +30,13 @@ from ingest.record import Episode, Rejected
 from ingest.swe import opencode, opencode_transcript
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
+from tests.parts import require_shared_sample
 from tests.ingest.swe.coding_clis import (OPENCODE_MODEL, OPENCODE_PROMPT, cli_run, opencode_export,
                                           opencode_transcript as written_transcript, played)
 
 SAMPLE = REPO / "samples" / "opencode-transcript" / "shynlee04-hivemind-plugin" / "session-ses_1877.md"
 GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
+SHARED = REPO.parent / "shared" / "samples" / "opencode-transcript"
 HEAD = ("# Fix the build\n\n**Session ID:** ses_abc123\n**Created:** 1/2/2026, 3:04:05 PM\n"
         "**Updated:** 1/2/2026, 3:09:00 PM\n\n---\n\n")
 
@@ -94,6 +106,67 @@ def test_real_transcript_opening_golden():
     check(records, GOLDEN / "opencode-transcript-hivemind.json", texts="hash", env_keys=("opencode_transcript",))
 
 
+def _shared_episode(path) -> tuple[list, Episode]:
+    assert opencode_transcript.units([str(path)], _head) == [str(path)]
+    records = read_records(opencode_transcript, path)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    return records, ep
+
+
+def _results(ep: Episode) -> list:
+    """The observation after each call: its result (with any user message that came after it)."""
+    calls = [i for i, s in enumerate(ep.steps) if s.action.kind != "message"]
+    return [ep.steps[i + 1].observation if i + 1 < len(ep.steps) else ep.final_observation for i in calls]
+
+
+def test_a_real_transcript_of_the_early_writer_reads_every_fenced_call():
+    """Counted by hand in the raw file: 4 `## User` and 96 `## Assistant (Plan|Build · glm-4.7 · <s>s)` messages,
+    95 `_Thinking:_` parts, 99 fenced calls (31 read, 26 bash, 26 edit, 10 todowrite, 3 write, 2 glob, 1 grep), 91
+    `**Output:**` and 3 `**Error:**` results: 5 calls have none (completed with an empty output, the writer skips
+    it; one of them is followed by the user's next prompt). The transcript opens on the model's turn (the first
+    prompt is not in it); it ends on an empty reply after a failed `git diff`: not terminated."""
+    path = require_shared_sample(SHARED / "kartikbazzad-bunbase" / "session-ses_3f83.md")
+    records, ep = _shared_episode(path)
+    calls = [s for s in ep.steps if s.action.kind != "message"]
+    assert len(calls) == path.read_text().count("\n```\nTool: ") == 99
+    assert [s.action.tool_name for s in calls].count("edit") == 26 and ep.agent == "glm-4.7"
+    results = _results(ep)
+    assert sum(1 for o in results if o.is_error) == 3 and sum(1 for o in results if o.kind == "none") == 4
+    assert ep.steps[1].observation.text.startswith("<file>\n00001| // Package pool manages multiple logical")
+    assert ep.final_observation.text.startswith("fatal: ambiguous argument 'internal/docdb/core.go'")
+    assert not ep.terminated and len(ep.env["opencode_transcript"]["turns"]) == 96
+    check(records, GOLDEN / "opencode-transcript-bunbase-early-writer.json", texts="hash",
+          env_keys=("opencode_transcript",))
+
+
+def test_a_real_orchestrator_transcript_with_a_subagent_call():
+    """Read whole: an empty first prompt (a command's), the orchestrator's `task` call whose output is the
+    subagent's report (`task_id: ses_24f1162c...`, then `<task_result>`), two replies (their text after the
+    reasoning is read into it: the writer marks no end), the user's answer between them; terminated."""
+    path = require_shared_sample(SHARED / "glats-nixos-hosts" / "session-ses_24f1.md")
+    records, ep = _shared_episode(path)
+    assert [(s.action.kind, s.action.tool_name) for s in ep.steps] == [("tool_call", "task"), ("message", None),
+                                                                         ("message", None)]
+    assert json.loads(ep.steps[0].action.arguments)["subagent_type"] == "sdd-orchestrator"
+    assert ep.steps[1].observation.text.startswith("task_id: ses_24f1162c8ffeJXwWl8eqOMMmJl")
+    assert ep.task == "no. quiero continuar con los builds explora" and ep.agent == "Kimi K2.5" and ep.terminated
+    check(records, GOLDEN / "opencode-transcript-nixos-hosts.json", texts="hash", env_keys=("opencode_transcript",))
+
+
+def test_a_real_transcript_exported_without_details_keeps_each_call_by_name():
+    """No metadata and no tool details: 81 `**Tool: <name>**` lines and nothing under them: 81 calls with no
+    input and no result (the observation after a call holds the user's next prompt where one follows), 7 text
+    replies; the model is unknown."""
+    path = require_shared_sample(SHARED / "carbonatix-carbonatix-be" / "session-ses_0479.md")
+    records, ep = _shared_episode(path)
+    calls = [s for s in ep.steps if s.action.kind != "message"]
+    assert len(calls) == path.read_text().count("\n**Tool: ") == 81 and len(ep.steps) == 88
+    assert all(json.loads(s.action.arguments) == {} for s in calls) and ep.agent is None
+    assert sum(1 for o in _results(ep) if o.kind == "none") == 80
+    check(records, GOLDEN / "opencode-transcript-carbonatix.json", texts="hash", env_keys=("opencode_transcript",))
+
+
 def test_calls_follow_their_turn_text_opens_the_next_and_unfinished_calls_have_no_result(tmp_path):
     body = ("## User\n\nList the files, then fix it.\n\n---\n\n"
             "## Assistant (Build · GPT-5 · 3.2s)\n\n_Thinking:_\n\nI should look first.\n\n"
@@ -118,6 +191,45 @@ def test_calls_follow_their_turn_text_opens_the_next_and_unfinished_calls_have_n
     assert ep.steps[4].observation.kind == "none"  # `write` never finished: no result
     assert ep.steps[4].action.text == "Done: c.py holds it." and ep.terminated
     assert ep.env["opencode_transcript"]["turns"][1] == {"message": 3, "agent": None, "model": None, "seconds": None}
+
+
+def _fenced_tool(name: str, arguments: dict | None, output: str | None = None, error: str | None = None) -> str:
+    """A call as the writer of early 2026 wrote it: in a fence of its own, the labels right under each fence."""
+    text = f"```\nTool: {name}\n"
+    if arguments is not None:
+        text += f"\n**Input:**\n```json\n{json.dumps(arguments, indent=2)}\n```"
+    if output is not None:
+        text += f"\n**Output:**\n```\n{output}\n```"
+    if error is not None:
+        text += f"\n**Error:**\n```\n{error}\n```"
+    return text + "\n```\n\n"
+
+
+def test_the_early_writers_fenced_calls_are_read_and_a_call_without_output_takes_no_other_result(tmp_path):
+    """Before 1.1.65 the writer fenced each call (`Tool: <name>` inside the fence): every call is an action, each
+    result the observation of the step after its own call; a completed call whose output was empty has none
+    written, and the next call's result stays with the next call (pairing by order would shift every result)."""
+    body = ("## User\n\nBuild it.\n\n---\n\n"
+            "## Assistant (Build · glm-4.7 · 3.2s)\n\n_Thinking:_\n\nRemove the stale file first.\n\n"
+            + _fenced_tool("bash", {"command": "rm old.go"})
+            + "---\n\n## Assistant (Build · glm-4.7 · 5.0s)\n\n"
+            + _fenced_tool("bash", {"command": "go build ./..."}, output="ok\n")
+            + _fenced_tool("read", {"filePath": "a.md"}, output="```go\nx := 1\n```\n")
+            + _fenced_tool("edit", {"filePath": "a.go"}, error="oldString not found")
+            + _fenced_tool("glob", None)
+            + "Done.\n\n---\n\n")
+    records = _read(tmp_path, body)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps[:5]] == [("bash", {"command": "rm old.go"}), ("bash", {"command": "go build ./..."}),
+                                       ("read", {"filePath": "a.md"}), ("edit", {"filePath": "a.go"}),
+                                       ("glob", {})]  # exported without details: no input
+    assert ep.steps[0].reasoning == "Remove the stale file first." and ep.agent == "glm-4.7"
+    assert ep.steps[1].observation.kind == "none"  # `rm` printed nothing: no output written, no result
+    assert ep.steps[2].observation.text == "ok\n"
+    assert ep.steps[3].observation.text == "```go\nx := 1\n```\n"  # a fence inside the output is kept
+    assert ep.steps[4].observation.is_error and ep.steps[4].observation.text == "oldString not found"
+    assert ep.steps[5].observation.kind == "none" and ep.steps[5].action.text == "Done." and ep.terminated
 
 
 def test_a_last_reply_of_reasoning_alone_ends_the_run_and_a_last_call_does_not(tmp_path):

@@ -146,6 +146,48 @@ def test_a_roo_code_task_of_the_xml_era_is_told_from_cline_by_its_environment_de
     assert ep.env == {"roo_code": {"modes": ["architect"]}}
 
 
+def _xml_history() -> list:
+    """An XML-era history with times and no reasoning blocks: three turns."""
+    def turn(ts, call):
+        return {"role": "assistant", "ts": ts, "content": [{"type": "text", "text": call}]}
+
+    def result(ts, text):
+        return {"role": "user", "ts": ts, "content": [{"type": "text", "text": text}, _env()]}
+    return [result(1000, "<task>\nFix it\n</task>"),
+            turn(2000, "<read_file>\n<path>a.py</path>\n</read_file>"),
+            result(2100, "[read_file for 'a.py'] Result:\nx = 1"),
+            turn(5000, "<read_file>\n<path>b.py</path>\n</read_file>"),
+            result(5100, "[read_file for 'b.py'] Result:\ny = 2"),
+            turn(6000, "<attempt_completion>\n<result>\nDone.\n</result>\n</attempt_completion>")]
+
+
+def test_reasoning_shown_in_the_ui_log_alone_goes_to_the_turn_saved_after_it(tmp_path):
+    """Roo Code's XML era kept the model's reasoning in `ui_messages.json` only: one record before a turn is that
+    turn's reasoning; two before one turn (a request whose reply the history lost) and one after the last turn are
+    kept unplaced in env, none dropped."""
+    def thought(ts, text):
+        return {"ts": ts, "type": "say", "say": "reasoning", "text": text, "partial": True}
+    ui = [thought(1500, "Look at a.py first."), thought(3000, "Retry, lost."), thought(4000, "Now b.py."),
+          {"ts": 5500, "type": "say", "say": "reasoning", "text": "  "}, thought(5600, "It works.")]
+    ep = _episode(_folder(tmp_path, _xml_history(), ui))
+    assert [s.reasoning for s in ep.steps] == ["Look at a.py first.", None, "It works."]
+    roo = ep.env["roo_code"]
+    assert roo["reasoning_from_ui"] == 2 and roo["ui_reasoning_unplaced"] == ["Retry, lost.", "Now b.py."]
+    after = _folder(tmp_path / "after", _xml_history(), [thought(7000, "Shown after the last turn.")])
+    assert _episode(after).env["roo_code"]["ui_reasoning_unplaced"] == ["Shown after the last turn."]
+
+
+def test_the_historys_own_reasoning_wins_over_the_ui_logs(tmp_path):
+    ui = native_ui() + [{"ts": 1778058140000, "type": "say", "say": "reasoning", "text": "Shown, not saved."}]
+    ep = _episode(_folder(tmp_path, native_history(), ui, native_item()))
+    assert ep.steps[0].reasoning == "Read the script first." and "reasoning_from_ui" not in ep.env["roo_code"]
+    untimed = [{k: v for k, v in m.items() if k != "ts"} for m in _xml_history()]
+    ep = _episode(_folder(tmp_path / "untimed", untimed, [{"ts": 1500, "type": "say", "say": "reasoning",
+                                                           "text": "No time to match."}]))
+    assert all(s.reasoning is None for s in ep.steps)  # entries without times: kept, not guessed
+    assert ep.env["roo_code"]["ui_reasoning_unplaced"] == ["No time to match."]
+
+
 def test_condensed_messages_are_read_as_sent_and_counted(tmp_path):
     history = [
         {"role": "user", "content": [{"type": "text", "text": "<user_message>\nfix it\n</user_message>"}, _env()],
