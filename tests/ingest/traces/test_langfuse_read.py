@@ -34,6 +34,12 @@ def test_real_trace_downloads_against_their_goldens(name):
 
 # what a person counts in each raw file: (tool calls in order, steps, the task)
 COUNTED = {
+    # Agno and AutoGen: the model call's messages written as one text (`developer: ...\nuser: ...`), `None` for the
+    # answer that only called the tool, whose call Agno's instrumentation records as a span of its own
+    "agno-2025-06-11": (["duckduckgo_search"], 2, "What is currently trending on Twitter?"),
+    "autogen-2025-06-06": ([], 1, "Say 'Hello World!'"),
+    "langgraph-js-2025-10-30": (["get_weather"], 2, "What's the weather in San Francisco?"),
+    "microsoft-agent-2025-12-17": (["get_weather"], 2, "What's the weather in Tokyo?"),
     "claude-agent-2025-12-22": (["mcp__weather__get_weather"] * 2, 4,
                                 "What's the weather like in Berlin and New York?"),
     "google-adk-2025-08-28": (["say_hello"], 2, "hi"),
@@ -91,6 +97,37 @@ def test_a_trace_download_keeps_its_scores_and_the_observations_usage():
     assert ep.env["trace"]["agents"] == ["Agent workflow", "Hello world"]
     call = json.loads(ep.steps[0].action.raw) if isinstance(ep.steps[0].action.raw, str) else ep.steps[0].action.raw
     assert "get_weather" in json.dumps(call)
+
+
+def test_model_calls_written_as_one_text_read_as_their_turns():
+    """Agno's and AutoGen's downloads record each model call's messages as one text, a `role: content` turn after
+    another: the user's turn is the task and the `developer` / `system` turn the system prompt (not a task that
+    opens with `developer:`), and Agno's `None` answer (its call only asked for the tool) is no answer."""
+    [agno], _ = _read(LANGFUSE / "agno-2025-06-11.trace.json")
+    raw = json.loads((LANGFUSE / "agno-2025-06-11.trace.json").read_text())
+    none = [o for o in raw["observations"] if o["output"] == "None"]
+    assert len(none) == 1 and none[0]["input"].startswith("developer: <additional_information>")
+    assert agno.env["system_prompt"] == "<additional_information>\n- Use markdown to format your answers.\n" \
+                                        "</additional_information>"
+    assert "None" not in [s.action.text for s in agno.steps]
+    [autogen], _ = _read(LANGFUSE / "autogen-2025-06-06.trace.json")
+    assert autogen.env["system_prompt"].startswith("You are a helpful AI assistant. Solve tasks using your tools.")
+
+
+def test_a_text_that_opens_with_one_role_stays_the_users_text(tmp_path):
+    """One `user: ` prefix is what a person typed, not a transcript; a `None` answer to a call whose messages are a
+    list is the model's answer."""
+    path = tmp_path / "trace.json"
+    observations = [
+        _obs("g1", "GENERATION", "chat", "2025-06-26T06:16:19.504Z", "2025-06-26T06:16:20.000Z", model="m",
+             input="user: what does None print?", output="None"),
+        _obs("g2", "GENERATION", "chat", "2025-06-26T06:16:21.000Z", "2025-06-26T06:16:22.000Z", model="m",
+             input=[{"role": "user", "content": "and repr(None)?"}], output="None")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], _ = _read(path)
+    assert ep.task == "user: what does None print?"
+    assert [s.action.text for s in ep.steps] == ["None", "None"]
 
 
 # the public API's shapes (hand-made after its models) -------------------------------------------------------
