@@ -38,6 +38,12 @@ COUNTED = {
     # answer that only called the tool, whose call Agno's instrumentation records as a span of its own
     "agno-2025-06-11": (["duckduckgo_search"], 2, "What is currently trending on Twitter?"),
     "autogen-2025-06-06": ([], 1, "Say 'Hello World!'"),
+    # BeeAI: each event of its ReAct loop a span; per iteration one action (the question as its prompt template
+    # puts it to the model, `Message: ...` and when it was written)
+    "beeai-2025-08-01": (["Wikipedia", "OpenMeteoTool"], 3, "Message: I'm planning a trip to Barcelona, Spain. Can "
+                         "you research key attractions and landmarks I should visit, and also tell me what the "
+                         "current weather conditions are like there?\n\nThis message was created at "
+                         "2025-08-01T13:56:54+00:00"),
     "langgraph-js-2025-10-30": (["get_weather"], 2, "What's the weather in San Francisco?"),
     "microsoft-agent-2025-12-17": (["get_weather"], 2, "What's the weather in Tokyo?"),
     "claude-agent-2025-12-22": (["mcp__weather__get_weather"] * 2, 4,
@@ -112,6 +118,26 @@ def test_model_calls_written_as_one_text_read_as_their_turns():
     assert "None" not in [s.action.text for s in agno.steps]
     [autogen], _ = _read(LANGFUSE / "autogen-2025-06-06.trace.json")
     assert autogen.env["system_prompt"].startswith("You are a helpful AI assistant. Solve tasks using your tools.")
+
+
+def test_a_beeai_react_run_is_one_action_per_iteration_with_its_thought():
+    """BeeAI's instrumentation writes each event of the ReAct loop as a span of its own, all marked AGENT, and the
+    streamed answer as one output message per chunk: read as they stand they were 14 empty agents and 62 one-word
+    answers. Each iteration's last `agent.react.update` says what was done (its `thought`, the tool and its input,
+    the result or the answer): 3 steps, each known at the update that first said it (every event span ends when
+    the run ends)."""
+    [ep], rows = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    raw = json.loads((LANGFUSE / "beeai-2025-08-01.trace.json").read_text())
+    by_name = {o["name"]: o for o in raw["observations"]}
+    last = [json.loads(by_name[f"agent.react.update-{n}"]["metadata"])["attributes"] for n in (14, 18, 20)]
+    assert rows == [] and "subagents" not in ep.env
+    assert [s.reasoning for s in ep.steps] == [a["thought"].strip() for a in last]
+    called = [json.loads(a["tool.parameters"]) for a in last[:2]]
+    assert [json.loads(s.action.arguments) for s in ep.steps[:2]] == called
+    assert json.loads(ep.steps[1].observation.text)[0]["title"] == "Barcelona"  # Wikipedia's result
+    assert json.loads(ep.steps[2].observation.text)["current"]["temperature_2m"] == 29  # OpenMeteo's
+    assert ep.steps[2].action.text == last[2]["output.value"] and ep.agent == "gpt-4o-mini"
+    assert [s.timestamp.isoformat()[11:23] for s in ep.steps] == ["13:56:55.541", "13:57:03.274", "13:57:11.331"]
 
 
 def test_a_text_that_opens_with_one_role_stays_the_users_text(tmp_path):
