@@ -76,8 +76,9 @@ INFO = FormatInfo(
     producer=("Langfuse's trace download (traces of its framework integrations on Langfuse Cloud); the Langfuse Python "
               "SDK's OTLP export"),
     versions=("OpenAI Agents SDK, LangGraph (Python and JS), Google ADK, Koog, pydantic-ai, Claude Agent SDK, Agno, "
-              "AutoGen, BeeAI and Microsoft Agent Framework traces of 2025-06 to 2025-12; langfuse 5.2.0 (run here)"),
-    proof=("a Langfuse server cannot run here: eleven real MIT-licensed downloads from Langfuse's own repository are "
+              "AutoGen, BeeAI, CrewAI, LlamaIndex, google-genai, Vertex AI, Vercel AI SDK and Microsoft Agent "
+              "Framework traces of 2025-06 to 2025-12; langfuse 5.2.0 (run here)"),
+    proof=("a Langfuse server cannot run here: seventeen real MIT-licensed downloads from Langfuse's own repository are "
            "goldens read against the raw files, and Langfuse's own ChatML adapter's parse of them (committed beside "
            "them) is the oracle for every tool call it finds; the public API's trace, observation pages and "
            "table exports hand-made after its models (`tests/ingest/traces/test_langfuse_read.py`); the SDK, "

@@ -46,6 +46,12 @@ COUNTED = {
                          "2025-08-01T13:56:54+00:00"),
     "langgraph-js-2025-10-30": (["get_weather"], 2, "What's the weather in San Francisco?"),
     "microsoft-agent-2025-12-17": (["get_weather"], 2, "What's the weather in Tokyo?"),
+    "crewai-2025-07-11": ([], 1, None),  # the task as CrewAI's prompt puts it (`Current Task: ...`, the criteria)
+    "google-gemini-2025-08-01": ([], 1, "What is Langfuse?"),
+    "llamaindex-2025-06-05": ([], 1, "What is Langfuse?"),
+    "pydantic-ai-with-gemini-2025-12-24": ([], 1, None),  # "what is 1+1?" and the output format asked
+    "vercel-aisdk-2025-11-17": (["getWeather"], 1, "What is the weather like today in San Francisco?"),
+    "vertex-ai-2025-08-01": ([], 1, "What is Langfuse?"),
     "claude-agent-2025-12-22": (["mcp__weather__get_weather"] * 2, 4,
                                 "What's the weather like in Berlin and New York?"),
     "google-adk-2025-08-28": (["say_hello"], 2, "hi"),
