@@ -8,16 +8,48 @@ around one (`messages`, `contents`, `choices`, `candidates`, a Responses object'
 {role, parts}}`, a completion's `prompt`, LlamaIndex's `{args}`), one message, or text (a user's turn in, the
 model's answer out). What frameworks write beside the shapes: the Vercel AI SDK's tool-call items, LangChain's
 calls in `additional_kwargs` and its tool definitions as `tool` turns, LangChain.js's tool results with the tool's
-name as their role, Koog's calls as JSON text. A dict that is no message and no known wrapper gives none.
+name as their role, Koog's calls as JSON text, and a transcript written as text, one `role: content` turn after
+another (`developer: ...\nuser: ...\nassistant: None\ntool: ...`: how the Langfuse SDK recorded the model calls of its
+Agno and AutoGen integrations): its turns, an assistant's `None` (Python's text for a turn that only called tools)
+being no text. A dict that is no message and no known wrapper gives none.
 """
 
 from __future__ import annotations
+
+import re
 
 from ingest.chat.by_shape import messages_of
 from ingest.chat.messages import Context
 from ingest.chat.shapes import OPENAI_ROLES, item_shape
 from ingest.traces import genai
 from ingest.transcript import Message
+
+# a turn of a transcript written as text starts a line with its role (the roles the writer's chat messages hold)
+_TURN = re.compile(r"^(system|developer|user|assistant|tool): ", re.MULTILINE)
+
+
+def role_turns(text: str) -> list[dict] | None:
+    """The turns of a transcript written as text (`role: content`, one turn after another), or None: the text must
+    open with a turn and hold two at least, so that a user's message that merely starts with `user: ` stays text."""
+    starts = list(_TURN.finditer(text))
+    if len(starts) < 2 or starts[0].start() != 0:
+        return None
+    turns = []
+    for start, end in zip(starts, [s.start() for s in starts[1:]] + [len(text)]):
+        content = text[start.end():end].removesuffix("\n")
+        role = start.group(1)
+        if role == "assistant" and content == "None":  # the turn called tools, which the text does not name
+            content = None
+        turns.append({"role": role, "content": content})
+    return turns
+
+
+def tools_only_answer(input_value, output_value) -> bool:
+    """Whether a model call's `output` is the text `None` its writer put for an answer that only called tools: the
+    writer that records the call's messages as a transcript written as text (`role_turns`)."""
+    value = genai.json_value(input_value)
+    return output_value == "None" and isinstance(value, str) and role_turns(value) is not None
+
 
 def _unwrap(value):
     """The chat-message list (or one message, or text) inside a request or response object."""
@@ -106,6 +138,8 @@ def _tool_turns(items: list) -> list:
 def io_messages(value, role: str, ctx: Context, where: str) -> list[Message]:
     """What an observation's `input` (role `user`) or `output` (role `assistant`) says, as messages."""
     value = _unwrap(genai.json_value(value))
+    if isinstance(value, str) and role == "user":
+        value = role_turns(value) or value
     if isinstance(value, str):
         return [Message(role=role, text=value, where=where)] if value.strip() else []
     if isinstance(value, dict):

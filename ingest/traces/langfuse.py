@@ -63,11 +63,11 @@ from ingest.tools import dumps
 from ingest.traces import genai
 from ingest.traces import langfuse_runs as runs
 from ingest.traces.documents import documents
-from ingest.traces.io_messages import io_messages
+from ingest.traces.io_messages import io_messages, tools_only_answer
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langfuse"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group=None, rank=287, domains=('mcp', 'search'), platform="linux",
     summary=("Langfuse traces and observations (a trace's JSON download, the public API's traces and observations, "
@@ -75,9 +75,10 @@ INFO = FormatInfo(
              "episodes scored by their traces' scores"),
     producer=("Langfuse's trace download (traces of its framework integrations on Langfuse Cloud); the Langfuse Python "
               "SDK's OTLP export"),
-    versions=("OpenAI Agents SDK, LangGraph, Google ADK, Koog, pydantic-ai and Claude Agent SDK traces of 2025-08 "
-              "to 2025-12; langfuse 5.2.0 (run here)"),
-    proof=("a Langfuse server cannot run here: six real MIT-licensed downloads from Langfuse's own repository are "
+    versions=("OpenAI Agents SDK, LangGraph (Python and JS), Google ADK, Koog, pydantic-ai, Claude Agent SDK, Agno, "
+              "AutoGen, BeeAI, CrewAI, LlamaIndex, google-genai, Vertex AI, Vercel AI SDK and Microsoft Agent "
+              "Framework traces of 2025-06 to 2025-12; langfuse 5.2.0 (run here)"),
+    proof=("a Langfuse server cannot run here: seventeen real MIT-licensed downloads from Langfuse's own repository are "
            "goldens read against the raw files, and Langfuse's own ChatML adapter's parse of them (committed beside "
            "them) is the oracle for every tool call it finds; the public API's trace, observation pages and "
            "table exports hand-made after its models (`tests/ingest/traces/test_langfuse_read.py`); the SDK, "
@@ -216,12 +217,23 @@ def _model(obs: dict) -> str | None:
     return None
 
 
+def _json_text(value: str) -> str:
+    """The text a JSON string literal holds; the value as it is when it is no such literal."""
+    try:
+        decoded = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+    return decoded if isinstance(decoded, str) else value
+
+
 def _tool(obs: dict, attrs: dict, error: str | None) -> genai.ToolUse:
     from_attrs = genai.tool_use(attrs, "", error)
     name = genai.name_of(obs.get("name")) or ""
     for prefix in _TOOL_PREFIXES:
         name = name.removeprefix(prefix)
     output = genai.json_value(obs.get("output"))
+    if isinstance(output, str) and len(output) > 1 and output[0] == output[-1] == '"':
+        output = _json_text(output)  # Microsoft Agent Framework records a text result as its JSON string
     if isinstance(output, dict) and isinstance(output.get("content"), list) and set(output) <= {"content", "isError"}:
         output = content_text(output["content"])  # an MCP tool's CallToolResult
     if output in ({}, "", []):
@@ -253,6 +265,8 @@ def _fill(span: Span, obs: dict, attrs: dict, ctx: Context) -> None:
     if span.kind == "model":
         inputs = io_messages(obs.get("input"), "user", ctx, f"{where}.input")
         outputs = io_messages(obs.get("output"), "assistant", ctx, f"{where}.output")
+        if tools_only_answer(obs.get("input"), obs.get("output")):
+            outputs = []  # no answer: the calls are the tool spans beside it
         for side, got in (("input", inputs), ("output", outputs)):
             if not got and obs.get(side) not in (None, "", {}, []):
                 kept[f"unread_{side}"] = obs[side]  # no message in it: kept as written

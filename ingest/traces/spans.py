@@ -7,6 +7,9 @@ env, not a step). A trace none of whose spans has a kind (a web service's own sp
 episode: `file_records` names those traces in one `no_agent_spans` row. Traces that are one conversation (each
 model call a trace of its own) are joined first (`ingest.traces.stitch`).
 
+BeeAI's ReAct agent, whose instrumentation writes every event of its loop as a span, is first read as one action
+per iteration (`ingest.traces.beeai`).
+
 **Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
 span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
 `<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. A model span with another
@@ -54,6 +57,7 @@ from typing import Any, Iterator
 from ingest.record import Action, Episode, Rejected, episode_id
 from ingest.search import episode_domain
 from ingest.tools import arguments_dict, dumps
+from ingest.traces import beeai
 from ingest.traces.genai import ModelTurn, ToolUse
 from ingest.traces.stitch import stitch
 from ingest.transcript import Message, Run, ToolCall, records
@@ -461,6 +465,7 @@ def file_records(fmt: str, uri: str, name: str, traces: dict[str, list[Span]],
 def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Span], env: dict,
                   domain: str = "mcp", platform: str = "linux") -> Iterator[Episode | Rejected]:
     """The episodes of one trace (the trace's own, then its sub-episodes), each through `ingest.transcript`."""
+    beeai.read_react_events(spans)
     episodes = split_episodes(trace_id, spans)
     subs = episodes[1:]
     for ep in episodes:

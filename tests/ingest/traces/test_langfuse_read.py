@@ -34,6 +34,24 @@ def test_real_trace_downloads_against_their_goldens(name):
 
 # what a person counts in each raw file: (tool calls in order, steps, the task)
 COUNTED = {
+    # Agno and AutoGen: the model call's messages written as one text (`developer: ...\nuser: ...`), `None` for the
+    # answer that only called the tool, whose call Agno's instrumentation records as a span of its own
+    "agno-2025-06-11": (["duckduckgo_search"], 2, "What is currently trending on Twitter?"),
+    "autogen-2025-06-06": ([], 1, "Say 'Hello World!'"),
+    # BeeAI: each event of its ReAct loop a span; per iteration one action (the question as its prompt template
+    # puts it to the model, `Message: ...` and when it was written)
+    "beeai-2025-08-01": (["Wikipedia", "OpenMeteoTool"], 3, "Message: I'm planning a trip to Barcelona, Spain. Can "
+                         "you research key attractions and landmarks I should visit, and also tell me what the "
+                         "current weather conditions are like there?\n\nThis message was created at "
+                         "2025-08-01T13:56:54+00:00"),
+    "langgraph-js-2025-10-30": (["get_weather"], 2, "What's the weather in San Francisco?"),
+    "microsoft-agent-2025-12-17": (["get_weather"], 2, "What's the weather in Tokyo?"),
+    "crewai-2025-07-11": ([], 1, None),  # the task as CrewAI's prompt puts it (`Current Task: ...`, the criteria)
+    "google-gemini-2025-08-01": ([], 1, "What is Langfuse?"),
+    "llamaindex-2025-06-05": ([], 1, "What is Langfuse?"),
+    "pydantic-ai-with-gemini-2025-12-24": ([], 1, None),  # "what is 1+1?" and the output format asked
+    "vercel-aisdk-2025-11-17": (["getWeather"], 1, "What is the weather like today in San Francisco?"),
+    "vertex-ai-2025-08-01": ([], 1, "What is Langfuse?"),
     "claude-agent-2025-12-22": (["mcp__weather__get_weather"] * 2, 4,
                                 "What's the weather like in Berlin and New York?"),
     "google-adk-2025-08-28": (["say_hello"], 2, "hi"),
@@ -91,6 +109,57 @@ def test_a_trace_download_keeps_its_scores_and_the_observations_usage():
     assert ep.env["trace"]["agents"] == ["Agent workflow", "Hello world"]
     call = json.loads(ep.steps[0].action.raw) if isinstance(ep.steps[0].action.raw, str) else ep.steps[0].action.raw
     assert "get_weather" in json.dumps(call)
+
+
+def test_model_calls_written_as_one_text_read_as_their_turns():
+    """Agno's and AutoGen's downloads record each model call's messages as one text, a `role: content` turn after
+    another: the user's turn is the task and the `developer` / `system` turn the system prompt (not a task that
+    opens with `developer:`), and Agno's `None` answer (its call only asked for the tool) is no answer."""
+    [agno], _ = _read(LANGFUSE / "agno-2025-06-11.trace.json")
+    raw = json.loads((LANGFUSE / "agno-2025-06-11.trace.json").read_text())
+    none = [o for o in raw["observations"] if o["output"] == "None"]
+    assert len(none) == 1 and none[0]["input"].startswith("developer: <additional_information>")
+    assert agno.env["system_prompt"] == "<additional_information>\n- Use markdown to format your answers.\n" \
+                                        "</additional_information>"
+    assert "None" not in [s.action.text for s in agno.steps]
+    [autogen], _ = _read(LANGFUSE / "autogen-2025-06-06.trace.json")
+    assert autogen.env["system_prompt"].startswith("You are a helpful AI assistant. Solve tasks using your tools.")
+
+
+def test_a_beeai_react_run_is_one_action_per_iteration_with_its_thought():
+    """BeeAI's instrumentation writes each event of the ReAct loop as a span of its own, all marked AGENT, and the
+    streamed answer as one output message per chunk: read as they stand they were 14 empty agents and 62 one-word
+    answers. Each iteration's last `agent.react.update` says what was done (its `thought`, the tool and its input,
+    the result or the answer): 3 steps, each known at the update that first said it (every event span ends when
+    the run ends)."""
+    [ep], rows = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    raw = json.loads((LANGFUSE / "beeai-2025-08-01.trace.json").read_text())
+    by_name = {o["name"]: o for o in raw["observations"]}
+    last = [json.loads(by_name[f"agent.react.update-{n}"]["metadata"])["attributes"] for n in (14, 18, 20)]
+    assert rows == [] and "subagents" not in ep.env
+    assert [s.reasoning for s in ep.steps] == [a["thought"].strip() for a in last]
+    called = [json.loads(a["tool.parameters"]) for a in last[:2]]
+    assert [json.loads(s.action.arguments) for s in ep.steps[:2]] == called
+    assert json.loads(ep.steps[1].observation.text)[0]["title"] == "Barcelona"  # Wikipedia's result
+    assert json.loads(ep.steps[2].observation.text)["current"]["temperature_2m"] == 29  # OpenMeteo's
+    assert ep.steps[2].action.text == last[2]["output.value"] and ep.agent == "gpt-4o-mini"
+    assert [s.timestamp.isoformat()[11:23] for s in ep.steps] == ["13:56:55.541", "13:57:03.274", "13:57:11.331"]
+
+
+def test_a_text_that_opens_with_one_role_stays_the_users_text(tmp_path):
+    """One `user: ` prefix is what a person typed, not a transcript; a `None` answer to a call whose messages are a
+    list is the model's answer."""
+    path = tmp_path / "trace.json"
+    observations = [
+        _obs("g1", "GENERATION", "chat", "2025-06-26T06:16:19.504Z", "2025-06-26T06:16:20.000Z", model="m",
+             input="user: what does None print?", output="None"),
+        _obs("g2", "GENERATION", "chat", "2025-06-26T06:16:21.000Z", "2025-06-26T06:16:22.000Z", model="m",
+             input=[{"role": "user", "content": "and repr(None)?"}], output="None")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], _ = _read(path)
+    assert ep.task == "user: what does None print?"
+    assert [s.action.text for s in ep.steps] == ["None", "None"]
 
 
 # the public API's shapes (hand-made after its models) -------------------------------------------------------
