@@ -188,9 +188,10 @@ def test_trajectory_filters_on_real_traces(bundled, tmp_path):
     r = manifest["recipe"]
     # one turn: the asciicast markers cast, the HAR page, the dump, the three context-summarization subagents of
     # Harbor's goldens, the Claude Code sidechain, the agent-factory span export that holds the answer only, the
-    # two OpenSearch span documents (one answer each) and the one-click OSWorld run (karakuri-ai/OSWorld-JP); and
-    # one whose only other turn has an empty action
-    assert r["trajectories_dropped"] == {"fewer_than_min_turns": 12, "undeclared_tools": 3, "environment_failure": 1}
+    # two OpenSearch span documents (one answer each), the one-click OSWorld run (karakuri-ai/OSWorld-JP), the seven
+    # Langfuse framework traces of one answer or one call (autogen, crewai, google-gemini, llamaindex,
+    # pydantic-ai-with-gemini, vercel-aisdk, vertex-ai); and one whose only other turn has an empty action
+    assert r["trajectories_dropped"] == {"fewer_than_min_turns": 19, "undeclared_tools": 3, "environment_failure": 1}
     # empty actions: that turn, the last turn of the Gemini CLI run stopped while the model thought (aim), and four
     # replies in the OpenCode markdown transcript whose text the markdown does not set apart from the thinking before
     # it (the reader keeps both in the reasoning)
