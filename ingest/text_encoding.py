@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 import threading
 from dataclasses import dataclass
 from typing import Iterable
@@ -44,6 +45,7 @@ _NUL_PATTERNS = {(True, True, True, False): ("utf-32-be", "UTF-32BE"),
                  (False, True, False, True): ("utf-16-le", "UTF-16LE")}
 _FIRST_BYTES = frozenset(b"\x00\xef\xfe\xff")  # what a mark or a big-endian pattern opens with
 _ERRORS = "trajforge.text_encoding.mark"
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")  # none in JSON text outside its strings' escapes
 
 
 @dataclass(frozen=True)
@@ -77,8 +79,13 @@ def sniff(start: bytes) -> Encoding | None:
         found = Encoding(*codec_name, 0) if codec_name else None
     if found is None:
         return None
-    text = codecs.getincrementaldecoder(found.codec)("ignore").decode(start[found.bom:])
-    return found if text.lstrip(" \t\r\n")[:1] in ("{", "[") else None
+    # binary data may open like JSON (a TFRecord's first length, 123, is UTF-32LE `{`): it rarely decodes cleanly,
+    # and never without control characters
+    try:
+        text = codecs.getincrementaldecoder(found.codec)().decode(start[found.bom:]).lstrip(" \t\r\n")
+    except UnicodeDecodeError:
+        return None
+    return found if text[:1] in ("{", "[") and not _CONTROL.search(text) else None
 
 
 def decoded_head(head: bytes) -> bytes:

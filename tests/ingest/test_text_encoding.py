@@ -6,6 +6,7 @@ the real UTF-16 trace is tests/ingest/traces/test_jaeger_utf16_real.py."""
 
 import hashlib
 import json
+import struct
 import tracemalloc
 from pathlib import Path
 
@@ -136,6 +137,8 @@ def test_a_claim_sees_the_decoded_head_and_nothing_else_is_decoded():
     head = _encoded('{"traceID": "8c72", "spans": []}', "utf-16-le", True)
     assert decoded_head(head) == b'{"traceID": "8c72", "spans": []}'
     assert decoded_head(head[:-1]) == b'{"traceID": "8c72", "spans": []'  # a head cut inside a character
+    # a TFRecord whose first record has 123 bytes opens with `{` as UTF-32LE: its length's zeros and CRC are no text
+    tfrecord = struct.pack("<Q", 123) + b"\x12\x34\x56\x78" + b"\n\x79\n\x0bfeatures"
     for other in (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff\xe0", b"\x80\x04\x95", "plain prose".encode("utf-16"),
-                  b'{"already": "utf-8"}'):
+                  b'{"already": "utf-8"}', tfrecord):
         assert decoded_head(other) == other
