@@ -13,6 +13,10 @@ the environment variable `TRAJFORGE_BUDGET_<NAME>` (sizes take KiB / MiB / GiB),
 nesting past orjson's fixed 1024 levels as the `json_depth` budget (it cannot be raised) and, given the budgets,
 a document over `record_bytes` as that budget; `Source.open_stream` reads a file piece by piece (a streaming
 parser then never holds the whole file).
+
+Encodings: every read (`read_bytes`, `read_path`, `open_stream`) hands a JSON / JSON-lines file saved as UTF-16,
+UTF-32 or UTF-8 with a byte-order mark to its reader as UTF-8 (`ingest.text_encoding`), the digest staying that of
+the bytes as stored; `Source.decoded` says which files were decoded and how.
 """
 
 from __future__ import annotations
@@ -491,10 +495,9 @@ class Source:
         return self.fs.size(path)
 
     def _read(self, path: str, rel: str, digest: bool = True) -> bytes:
-        # the digest is of the bytes as stored; a reader gets JSON in another Unicode encoding as UTF-8
-        if digest:
-            self._digest.update(rel.encode() + b"\0")
-        feed = self._digest.update if digest else None  # fed the data itself: concatenated, it would be copied
+        # the digest is of the name and the bytes as stored, once the file is open (a file not found or too large
+        # adds nothing); a reader gets JSON in another Unicode encoding as UTF-8
+        feed = self._feeder(rel) if digest else None
         try:
             if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
                 data, decoded = _read_local(path, rel, self.budgets.file_bytes, self._real_paths(),
@@ -513,6 +516,20 @@ class Source:
         if decoded is not None:
             self.decoded[rel] = decoded
         return data
+
+    def _feeder(self, rel: str) -> Callable[[bytes], None]:
+        """What feeds a file's bytes to the unit's digest, its name first (the bytes are not concatenated to it:
+        that would copy every file once more)."""
+        named = False
+
+        def feed(data: bytes) -> None:
+            nonlocal named
+            if not named:
+                self._digest.update(rel.encode() + b"\0")
+                named = True
+            self._digest.update(data)
+
+        return feed
 
     def is_dir(self, rel: str = "") -> bool:
         """Whether `rel` (the unit itself when empty) is a directory of the unit."""
