@@ -118,7 +118,8 @@ class Decoder:
         self.found, self.where = found, where
         self._decoder = codecs.getincrementaldecoder(found.codec)(_ERRORS)
         self._fed = found.bom  # raw bytes of the file seen so far, the mark with them
-        self._bad: list[tuple[int, str]] = []  # (byte in the file, why) of what was not text
+        self._first_bad: tuple[int, str] | None = None  # (byte in the file, why) of the first that was not text
+        self._bad = 0  # how many places were not text (counted, not listed: a file may hold millions)
 
     def feed(self, raw: bytes, final: bool = False) -> bytes:
         if self.found.codec == "utf-8":  # the mark alone told it: past the mark the bytes are what a reader reads
@@ -126,7 +127,10 @@ class Decoder:
         waiting = len(self._decoder.getstate()[0])  # bytes of a character the last piece cut, decoded with this one
         _marks.found = []
         text = self._decoder.decode(raw, final)
-        self._bad += [(self._fed - waiting + at, why) for at, why in _marks.found]
+        if _marks.found:
+            at, why = _marks.found[0]
+            self._first_bad = self._first_bad or (self._fed - waiting + at, why)
+            self._bad += len(_marks.found)
         self._fed += len(raw)
         return text.encode("utf-8")
 
@@ -134,11 +138,11 @@ class Decoder:
         return Decoded(self.found.name, self.found.bom > 0, self._problem())
 
     def _problem(self) -> str | None:
-        if not self._bad:
+        if self._first_bad is None:
             return None
-        at, why = self._bad[0]
-        more = f" and {len(self._bad) - 1} more place(s)" if len(self._bad) > 1 else ""
-        if why == "truncated data" and len(self._bad) == 1:
+        at, why = self._first_bad
+        more = f" and {self._bad - 1} more place(s)" if self._bad > 1 else ""
+        if why == "truncated data" and self._bad == 1:
             return (f"{self.where}: {self.found.name} text ends inside a character (byte {at} of {self._fed}): the "
                     "file is cut short; the cut character is read as U+FFFD")
         return f"{self.where}: not {self.found.name} text at byte {at} ({why}){more}: read as U+FFFD"
