@@ -73,6 +73,7 @@ def sniff(start: bytes) -> Encoding | None:
     enough); None for plain UTF-8 and for anything that is not JSON text once decoded."""
     if len(start) < 2 or (start[0] not in _FIRST_BYTES and start[1] != 0):
         return None  # nearly every file: its first byte opens no mark and its second is no NUL
+    start = start[:SNIFF_BYTES]  # a bad character further on is the reading's to say, not a reason to refuse
     found = next((Encoding(codec, name, len(mark)) for mark, codec, name in _MARKS if start.startswith(mark)), None)
     if found is None and len(start) >= 4:
         codec_name = _NUL_PATTERNS.get(tuple(b == 0 for b in start[:4]))
