@@ -142,3 +142,15 @@ def test_a_claim_sees_the_decoded_head_and_nothing_else_is_decoded():
     for other in (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff\xe0", b"\x80\x04\x95", "plain prose".encode("utf-16"),
                   b'{"already": "utf-8"}', tfrecord):
         assert decoded_head(other) == other
+
+
+def test_a_half_surrogate_inside_utf16_is_read_as_a_replacement_and_named_by_its_byte(tmp_path):
+    text = json.dumps({"messages": CHAT}, ensure_ascii=False)
+    at = text.index("Köln") * 2 + 2  # the byte the lone half of a pair takes the place of `K` at (after the mark)
+    raw = ("\ufeff" + text.replace("Köln", "\ud83döln")).encode("utf-16-le", "surrogatepass")
+    path = tmp_path / "chat.json"
+    path.write_bytes(raw)
+    source = _source(path)
+    assert json.loads(source.read_bytes())["messages"][0]["content"] == "Wetter in \ufffdöln? ☔"
+    assert source.decoded[""].problem == (f"chat.json: not UTF-16LE text at byte {at} (illegal UTF-16 surrogate): "
+                                          "read as U+FFFD")
