@@ -13,6 +13,10 @@ the environment variable `TRAJFORGE_BUDGET_<NAME>` (sizes take KiB / MiB / GiB),
 nesting past orjson's fixed 1024 levels as the `json_depth` budget (it cannot be raised) and, given the budgets,
 a document over `record_bytes` as that budget; `Source.open_stream` reads a file piece by piece (a streaming
 parser then never holds the whole file).
+
+Encodings: every read (`read_bytes`, `read_path`, `open_stream`) hands a JSON / JSON-lines file saved as UTF-16,
+UTF-32 or UTF-8 with a byte-order mark to its reader as UTF-8 (`ingest.text_encoding`), the digest staying that of
+the bytes as stored; `Source.decoded` says which files were decoded and how.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Callable, Iterator, Mapping
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
+
+from ingest.text_encoding import CHUNK, SNIFF_BYTES, Decoded, Decoder, pieces_of, sniff, to_utf8
 
 # put_blob(data, media_type, source_uri) -> "sha256:<hex>"; injected by the runner so readers stay I/O-free
 PutBlob = Callable[[bytes, str, str], str]
@@ -141,6 +147,7 @@ class BudgetExceeded(SourceError):
 
 
 MAX_FILE_BYTES = Budgets.file_bytes  # the default of `Budgets.file_bytes`
+DECODE_WHOLE_BYTES = 1 << 20  # a larger local file is sniffed first, and decoded as it is read when it must be
 
 
 def _too_large(path: str, size: int, limit: int) -> SourceError:
@@ -287,18 +294,40 @@ def _opened(path: str, name: str, limit: int, follow: bool) -> tuple[int, int]:
     return fd, st.st_size
 
 
-def _read_local(path: str, rel: str, limit: int, real: _RealPaths, listed: bool = False) -> bytes:
+def _read_local(path: str, rel: str, limit: int, real: _RealPaths, listed: bool = False,
+                feed: Callable[[bytes], object] | None = None, where: str = "") -> tuple[bytes, Decoded | None]:
+    """(the file's bytes, None), or for JSON in another Unicode encoding (`ingest.text_encoding`) the UTF-8 of its
+    text and how it was decoded (a problem named by `where`); `feed` gets the bytes as stored (the unit's
+    digest)."""
     fd, size = _open_listed(path, rel, limit) if listed else _open_local(path, rel, limit, real)
     try:
+        if size > DECODE_WHOLE_BYTES:  # decoded as it is read: the raw file is never held whole beside its text
+            found = sniff(os.pread(fd, SNIFF_BYTES, 0))
+            if found is not None:
+                return to_utf8(_fed(iter(lambda: os.read(fd, CHUNK), b""), feed), found, where or rel or path)
         data = os.read(fd, size + 1)
-        if len(data) == size:  # the usual case: one read returns the whole file
-            return data
-        chunks = [data]  # a short read, or a file that changed since fstat: read on to the end
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        if len(data) != size:  # a short read, or a file that changed since fstat: read on to the end
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
     finally:
         os.close(fd)
+    if feed is not None:
+        feed(data)
+    return _decoded(data, where or rel or path)
+
+
+def _decoded(data: bytes, where: str) -> tuple[bytes, Decoded | None]:
+    found = sniff(data[:SNIFF_BYTES])
+    return (data, None) if found is None else to_utf8(pieces_of(data), found, where)
+
+
+def _fed(pieces: Iterator[bytes], feed: Callable[[bytes], object] | None) -> Iterator[bytes]:
+    for piece in pieces:
+        if feed is not None:
+            feed(piece)
+        yield piece
 
 
 def _plain_relative(rel: str) -> bool:
@@ -311,14 +340,49 @@ def _plain_relative(rel: str) -> bool:
 class Stream:
     """A file of a unit read piece by piece (`read(n)`, for a streaming parser), within the `file_bytes`
     budget as it reads. With `digest`, every byte feeds the unit's sha256; `close` reads what the parser left
-    unread into it, so the digest is the same as `read_bytes` would give."""
+    unread into it, so the digest is the same as `read_bytes` would give. JSON in another Unicode encoding than
+    UTF-8 is read as the UTF-8 of its text (`ingest.text_encoding`), as `read_bytes` reads it; `on_decoded` is
+    told how once the file is read to its end."""
 
-    def __init__(self, raw, where: str, limit: int, digest=None):
+    def __init__(self, raw, where: str, limit: int, digest=None, on_decoded=None):
         self._raw, self._where, self._limit, self._digest, self._done = raw, where, limit, digest, 0
+        self._on_decoded = on_decoded
+        self._held = b""  # bytes read to sniff the encoding, or decoded, not handed out yet
+        self._decoder: Decoder | None = None
+        self._sniffed = self._ended = False
 
     def read(self, n: int = -1) -> bytes:
         if n is None or n < 0:  # the rest, in pieces: one read of the budget's size would allocate it
             return b"".join(iter(lambda: self.read(1 << 20), b""))
+        if n == 0:
+            return b""
+        if not self._sniffed:
+            self._sniff()
+        if self._decoder is not None:
+            while len(self._held) < n and not self._ended:
+                raw = self._raw_read(max(n, 1 << 16))
+                self._ended = not raw
+                self._held += self._decoder.feed(raw, final=self._ended)
+                if self._ended and self._on_decoded is not None:
+                    self._on_decoded(self._decoder.result())
+        elif not self._held:
+            return self._raw_read(n)
+        data, self._held = self._held[:n], self._held[n:]
+        return data
+
+    def _sniff(self) -> None:
+        self._sniffed = True
+        self._held = self._raw_read(SNIFF_BYTES)
+        while 0 < len(self._held) < SNIFF_BYTES and (more := self._raw_read(SNIFF_BYTES - len(self._held))):
+            self._held += more  # a short read: the sniff needs its bytes
+        found = sniff(self._held)
+        if found is not None:
+            self._decoder = Decoder(found, self._where)
+            self._held = self._decoder.feed(self._held[found.bom:])
+            if self._on_decoded is not None:  # said now: a parser may stop before the end
+                self._on_decoded(self._decoder.result())
+
+    def _raw_read(self, n: int) -> bytes:
         data = self._raw.read(n)
         self._done += len(data)
         if self._done > self._limit:  # the file grew since it was sized
@@ -330,7 +394,7 @@ class Stream:
     def close(self) -> None:
         try:
             if self._digest is not None:
-                while self.read(1 << 20):
+                while self._raw_read(1 << 20):
                     pass
         finally:
             self._raw.close()
@@ -367,6 +431,9 @@ class Source:
     # without their own checks (`_open_listed`)
     _plain: set[str] = field(default_factory=set, repr=False)
     _normalized: str | None = field(default=None, repr=False)  # `path` normalized, once `join` needs it
+    # the files read (by their path in the unit, "" the unit itself) that were JSON in another Unicode encoding
+    # than UTF-8, and how each was decoded (`ingest.text_encoding`)
+    decoded: dict[str, Decoded] = field(default_factory=dict, repr=False)
 
     def __post_init__(self):
         if self.root is None and isinstance(self.fs, LocalFileSystem):
@@ -410,7 +477,8 @@ class Source:
         except FileNotFoundError:
             raise SourceError("missing_file", f"{rel or path}: file not found", rel or None) from None
         self._digest.update(rel.encode() + b"\0")
-        return Stream(raw, rel or path, self.budgets.file_bytes, self._digest)
+        return Stream(raw, rel or path, self.budgets.file_bytes, self._digest,
+                      on_decoded=lambda decoded: self.decoded.__setitem__(rel, decoded))
 
     def _real_paths(self) -> _RealPaths:
         if self._real is None:  # one per input root for the units of a task (`shared`): resolved once
@@ -427,21 +495,41 @@ class Source:
         return self.fs.size(path)
 
     def _read(self, path: str, rel: str, digest: bool = True) -> bytes:
+        # the digest is of the name and the bytes as stored, once the file is open (a file not found or too large
+        # adds nothing); a reader gets JSON in another Unicode encoding as UTF-8
+        feed = self._feeder(rel) if digest else None
         try:
             if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
-                data = _read_local(path, rel, self.budgets.file_bytes, self._real_paths(), path in self._plain)
+                data, decoded = _read_local(path, rel, self.budgets.file_bytes, self._real_paths(),
+                                            path in self._plain, feed, rel or self.uri)
             else:
                 size = self.fs.size(path)
                 if size is not None and size > self.budgets.file_bytes:
                     raise _too_large(rel or path, size, self.budgets.file_bytes)
                 with self.fs.open(path, "rb") as f:
                     data = f.read()
+                if feed is not None:
+                    feed(data)
+                data, decoded = _decoded(data, rel or self.uri)
         except FileNotFoundError:
             raise SourceError("missing_file", f"{rel or path}: file not found", rel or None) from None
-        if digest:
-            self._digest.update(rel.encode() + b"\0")
-            self._digest.update(data)  # not concatenated: that would copy every file once more
+        if decoded is not None:
+            self.decoded[rel] = decoded
         return data
+
+    def _feeder(self, rel: str) -> Callable[[bytes], None]:
+        """What feeds a file's bytes to the unit's digest, its name first (the bytes are not concatenated to it:
+        that would copy every file once more)."""
+        named = False
+
+        def feed(data: bytes) -> None:
+            nonlocal named
+            if not named:
+                self._digest.update(rel.encode() + b"\0")
+                named = True
+            self._digest.update(data)
+
+        return feed
 
     def is_dir(self, rel: str = "") -> bool:
         """Whether `rel` (the unit itself when empty) is a directory of the unit."""

@@ -1,14 +1,18 @@
 """Why an input file that no format claimed could not be read, when its bytes say more than "no format reads
 it": an empty file, or a JSON / XML / JSON-lines document cut short (the usual damage of a copy or an upload
-that stopped), named with the byte where it ends, or UTF-16 / UTF-32 text (a trace saved through Windows
-PowerShell's `>`), which no reader decodes. Only the files no format claimed come here, and only their
-first `DIAGNOSE_BYTES` are parsed, so a run pays for this only on what it could not read."""
+that stopped), named with the byte where it ends, or UTF-16 / UTF-32 text that is not JSON (JSON in those
+encodings, such as a trace saved through Windows PowerShell's `>`, is decoded for the readers:
+`ingest.text_encoding`; when none claims it, the reason says it was decoded). Only the files no format claimed
+come here, and only their first `DIAGNOSE_BYTES` are parsed, so a run pays for this only on what it could not
+read."""
 
 from __future__ import annotations
 
 import xml.parsers.expat
 
 import orjson
+
+from ingest.text_encoding import SNIFF_BYTES, pieces_of, sniff, to_utf8
 
 NO_FORMAT = "no format reads it"
 DIAGNOSE_BYTES = 64 << 20  # a larger unclaimed file is not parsed to say why
@@ -22,13 +26,21 @@ def why_unread(name: str, size: int | None, read) -> str:
     if size is None or size > DIAGNOSE_BYTES or not name.endswith((".json", ".jsonl", ".xml", ".traj", ".har")):
         return NO_FORMAT
     data = read()
-    wide = _wide_text(data)
-    if wide:
-        return f"{wide} text (its byte-order mark says so): no reader decodes it; re-save it as UTF-8; {NO_FORMAT}"
-    if not data.strip():
-        return f"only white space; {NO_FORMAT}"
-    cut = truncation(data)
-    return f"truncated at byte {len(data)} ({cut}); {NO_FORMAT}" if cut else NO_FORMAT
+    found = sniff(data[:SNIFF_BYTES])
+    said = ""
+    if found is not None:  # JSON in UTF-16 and the like: the readers were shown its text, as they read it
+        said = f"{found.name} text, decoded; "
+        text, _ = to_utf8(pieces_of(data), found, name)
+    else:
+        wide = _wide_text(data)
+        if wide:
+            return (f"{wide} text (its byte-order mark says so) that does not open as JSON: only JSON and JSON lines "
+                    f"are decoded from it; re-save it as UTF-8; {NO_FORMAT}")
+        text = data
+    if not text.strip():
+        return f"{said}only white space; {NO_FORMAT}"
+    cut = truncation(text)
+    return f"{said}truncated at byte {len(data)} ({cut}); {NO_FORMAT}" if cut else f"{said}{NO_FORMAT}"
 
 
 def _wide_text(data: bytes) -> str | None:

@@ -27,12 +27,22 @@ a message names, else the wrapper's `model` / `agent` string.
   false: failure), else a string `outcome` / `status` that is success / failure; else from the reward:
   >= 1 success, <= 0 failure, between unknown.
 
-**Domain.** A computer-use run (Anthropic `computer` tool, OpenAI `computer_call`) is GUI: `os`, or `web` /
-`android` when the computer tool declares that environment (its display size, from the tool definition in the
-record's `tools`, normalizes the coordinates); a run with shell commands or code (a smolagents CodeAgent's) is
-`terminal`; a run that mostly
-searches is `search`; any other tool-calling conversation is `mcp` (tool calls with JSON results). Platform:
-`linux` for text domains (the log does not say).
+**Domain**, first found: a computer-use run (Anthropic `computer` tool, OpenAI `computer_call`) is GUI: `os`, or
+`web` / `android` when the computer tool declares that environment (its display size, from the tool definition in
+the record's `tools`, normalizes the coordinates); a domain of the schema's vocabulary the record states in a
+`domain` field (the wrapper's, else one of the objects around it); a run with shell commands or code (a smolagents
+CodeAgent's) is `terminal`; a run that mostly searches is `search`; any other tool-calling conversation is `mcp`
+(tool calls with JSON results), and so is one whose record declares `tools` it did not call. A conversation that
+calls and declares no tool and states no domain (a chat history of questions and answers) is `mcp` by default:
+the tool-calling domain, whose episodes hold the agent's answers to a person too (tau-bench's). Where the steps do
+not show the domain, `env["chat_shape"]["domain_from"]` says where it came from (`record.domain`, `record.tools`,
+or `default: ...`), so a default is never taken for evidence. Platform: `browser` / `android` for a stated `web` /
+`android`, else `linux` for text domains (the log does not say).
+
+**Ending.** The run ended (its last step terminal) when the log's last model turn or tool result is the model's
+answer: a turn with text and no tool call, after the last tool result (a person's message after it changes
+nothing), as the chat-log readers on `ingest.transcript` decide it; else only when its last action is `done`.
+A log that stops on a tool call or a tool result is cut, not ended.
 """
 
 from __future__ import annotations
@@ -52,9 +62,10 @@ from ingest.record import Episode, Rejected
 from ingest.search import episode_domain
 from ingest.source import Source, SourceError, parse_json, text_lines
 from ingest.transcript import Message, Run, episode, records
+from schemas.v1 import DOMAINS
 
 FORMAT = "chat_shape"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
     summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
@@ -82,6 +93,10 @@ INFO = FormatInfo(
 )
 
 MAX_DEPTH = 16
+_PLATFORMS = {"web": "browser", "android": "android"}  # a stated domain's platform; the text domains: linux
+# no tool called, none declared, no domain stated: a conversation with a person, kept in the tool-calling domain
+# (whose episodes hold the agent's answers to the person too: tau-bench's) and said to be a default
+DEFAULT_DOMAIN_FROM = "default: no tool called or declared, no domain stated"
 _EXTENSIONS = (".json", ".jsonl", ".ndjson")
 _MARKER = re.compile(
     rb'"role"\s*:\s*"(?:user|assistant|system|tool|model|developer|function)"'
@@ -214,18 +229,50 @@ def messages_of(shape: str, items: list, ctx: Context, where: str) -> list[Messa
     return out
 
 
-def _domain(ctx: Context, environment: str | None, kinds: list[str], tools: list) -> tuple[str, str]:
+def _domain(ctx: Context, environment: str | None, kinds: list[str], tools: list, holder: dict | None,
+            around: dict) -> tuple[str, str, str | None]:
+    """(domain, platform, where the domain came from when the steps do not show it) (module docstring)."""
     if ctx.gui:
-        return computer_use.domain_of(environment)
+        return (*computer_use.domain_of(environment), None)
+    said = _said_domain(holder, around)
+    if said:
+        domain, at = said
+        return domain, _PLATFORMS.get(domain, "linux"), at
     if "command" in kinds or "code" in kinds:  # shell commands, or code an executor ran (a smolagents CodeAgent)
-        return "terminal", "linux"
-    return episode_domain(tools, "mcp"), "linux"
+        return "terminal", "linux", None
+    if any(tools):
+        return episode_domain(tools, "mcp"), "linux", None
+    declared = (holder or {}).get("tools")
+    if isinstance(declared, list) and declared:
+        return "mcp", "linux", "record.tools"
+    return "mcp", "linux", DEFAULT_DOMAIN_FROM
+
+
+def _said_domain(holder: dict | None, around: dict) -> tuple[str, str] | None:
+    """A domain of the schema's vocabulary that the record states in a `domain` field (the list's holder first,
+    then the objects around it), with its path."""
+    if isinstance(holder, dict) and holder.get("domain") in DOMAINS:
+        return holder["domain"], "record.domain"
+    for path, plain in around.items():
+        if plain.get("domain") in DOMAINS:
+            return plain["domain"], f"{path}.domain"
+    return None
+
+
+def answered(messages: list[Message]) -> bool:
+    """Whether the log shows the run ended: its last model turn or tool result is the model's answer (a turn
+    with text and no tool call), after the last tool result. A person's message after it leaves it so (the answer
+    was given; a question left unanswered follows no answer)."""
+    last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
+    return last is not None and last.role == "assistant" and not last.tool_calls and bool(last.text or last.action)
 
 
 def list_records(source: Source, shape: str, items: list, holder: dict | None, path: str, key: str, where: str,
-                 env: dict | None = None, agent: str | None = None) -> Iterator[Episode | Rejected]:
+                 env: dict | None = None, agent: str | None = None,
+                 around: dict | None = None) -> Iterator[Episode | Rejected]:
     """What the reader yields for one chat-message list (`holder`: the object holding it, whose other fields
-    go to env["record"]); `env` adds to the episode's env, `agent` names the agent when the record does not."""
+    go to env["record"]; `around`: the plain fields of the objects around it, by path); `env` adds to the
+    episode's env, `agent` names the agent when the record does not."""
     ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
     environment = _tools_environment(holder, ctx)
     messages = messages_of(shape, items, ctx, where)
@@ -239,10 +286,14 @@ def list_records(source: Source, shape: str, items: list, holder: dict | None, p
         env["record"] = {k: v for k, v in holder.items() if k != list_key}
     agent = (holder or {}).get("model") or (holder or {}).get("agent") or agent
     draft, _ = episode(messages, Run())
-    domain, platform = _domain(ctx, environment, [s.action.kind for s in draft.steps],
-                               [s.action.tool_name for s in draft.steps])
+    domain, platform, domain_from = _domain(ctx, environment, [s.action.kind for s in draft.steps],
+                                            [s.action.tool_name for s in draft.steps], holder, around or {})
+    if domain_from:
+        env["chat_shape"]["domain_from"] = domain_from
+    # ended on the model's answer: terminal; else (None) only when the last action is `done`
     yield from records(messages, Run(key=key, domain=domain, platform=platform, outcome=outcome, reward=reward,
-                                     agent=agent if isinstance(agent, str) else None, env=env), where)
+                                     agent=agent if isinstance(agent, str) else None,
+                                     terminated=True if answered(messages) else None, env=env), where)
 
 
 def _documents(source: Source, name: str) -> Iterator[tuple[str, object] | Rejected]:
@@ -334,4 +385,4 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             key = f"{prefix}{path}" if (prefix or path) else ""
             around = _around(outer)
             yield from list_records(source, shape, items, holder, path, key, f"{name}: {key or 'the document'}",
-                                    env={"around": around} if around else None)
+                                    env={"around": around} if around else None, around=around)

@@ -14,6 +14,7 @@ import os
 import posixpath
 
 from ingest import registry
+from ingest.text_encoding import decoded_head
 from pipelines.infra.plan import HEAD_BYTES, Unit
 from pipelines.infra.task import read_with_fallback
 
@@ -29,7 +30,7 @@ class _NoBlobs:
 def _head(path: str) -> bytes:
     try:
         with open(path, "rb") as f:  # a local path the user named on the command line, not a reader's input
-            return f.read(HEAD_BYTES)
+            return decoded_head(f.read(HEAD_BYTES))  # as planning sees it
     except OSError:  # a file of a folder above that went away or cannot be read while we look
         return b""
 

@@ -33,6 +33,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from ingest import registry
 from ingest.source import printable_path, regular_file, utf8_name
+from ingest.text_encoding import decoded_head
 from ingest.unread import DIAGNOSE_BYTES, why_unread
 from pipelines.infra import harness_files
 from schemas import SCHEMA_VERSION
@@ -269,13 +270,14 @@ def find_units(input_specs: list[str], formats: list[str]) -> tuple[list[Unit], 
 
 
 def _head_cache(read_head):
-    """`head(path)`: a file's first bytes, the last HEADS_KEPT of them kept (formats ask in path order)."""
+    """`head(path)`: a file's first bytes (as UTF-8 when the file is JSON in another Unicode encoding:
+    `ingest.text_encoding`), the last HEADS_KEPT of them kept (formats ask in path order)."""
     heads: OrderedDict[str, bytes] = OrderedDict()  # the oldest first
 
     def head(path: str) -> bytes:
         found = heads.get(path)
         if found is None:
-            found = read_head(path)
+            found = decoded_head(read_head(path))  # JSON in UTF-16 and the like is claimed by its text
             if len(heads) >= HEADS_KEPT:  # popitem, not del d[next(iter(d))]: a plain dict
                 heads.popitem(last=False)  # scans the holes its deletions leave (quadratic)
             heads[path] = found

@@ -7,6 +7,7 @@ placements). It never touches the catalog: it returns a small summary the driver
 from __future__ import annotations
 
 import gc
+import posixpath
 import time
 import traceback
 from dataclasses import dataclass
@@ -45,7 +46,19 @@ def _collect(module, source: Source) -> tuple[list[Episode], list[Rejected]]:
         rejected.append(Rejected(e.rule, e.reason, e.location))
     except Exception as e:  # a reader bug or an input it did not foresee: keep the unit, keep going
         rejected.append(Rejected("reader_error", f"{type(e).__name__}: {e}", snippet=traceback.format_exc(limit=3)))
-    return episodes, rejected
+    return episodes, rejected + _said_encodings(source, episodes)
+
+
+def _said_encodings(source: Source, episodes: list[Episode]) -> list[Rejected]:
+    """The files of the unit that were JSON in another Unicode encoding than UTF-8 (`ingest.text_encoding`), named
+    in each episode's `env["source_encodings"]`; an `encoding_error` row for each whose bytes were not all text."""
+    if not source.decoded:
+        return []
+    said = [d.as_env(rel or posixpath.basename(source.uri)) for rel, d in sorted(source.decoded.items())]
+    for ep in episodes:
+        ep.env["source_encodings"] = said
+    return [Rejected("encoding_error", d.problem, rel or source.uri) for rel, d in sorted(source.decoded.items())
+            if d.problem]
 
 
 def gave_up(name: str, episodes: list[Episode], rejected: list[Rejected]) -> str:
