@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import fsspec
@@ -250,3 +251,16 @@ def test_a_loop_a_later_snapshot_changed_in_the_middle_is_kept(tmp_path):
     assert changed.env["agent_tars"]["snapshots"] == ["loop-1/event-stream.jsonl", "loop-2/event-stream.jsonl"]
     assert whole.env["agent_tars"]["snapshots"] == ["event-stream.jsonl"]
     assert whole.final_observation.text == "navigated" and len({changed.key, whole.key}) == 2
+
+
+def test_planning_claims_a_runs_loops_with_its_last_snapshot(tmp_path):
+    """Every reader in `ingest-all`'s order over the run: one unit, the whole run's file, its loops its members
+    (claimed with it: neither units of their own nor left to the shape reader)."""
+    from pipelines.infra import definition, plan
+
+    run = tmp_path / "in" / "basic"
+    shutil.copytree(SAMPLES / "snapshot-tool-calls-basic", run)
+    units, ignored = plan.find_units([str(tmp_path / "in")], definition.load("ingest-all").formats)
+    [unit] = units
+    assert (unit.format, unit.path) == ("agent_tars", str(run / "event-stream.jsonl")) and ignored == []
+    assert sorted(unit.members) == [str(run / f"loop-{n}" / "event-stream.jsonl") for n in (1, 2, 3)]
