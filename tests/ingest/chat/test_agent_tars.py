@@ -5,16 +5,11 @@ cases (see `samples/chat/agent-tars/bytedance-UI-TARS-desktop/PROVENANCE.md`).""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import shutil
-from pathlib import Path
-
-import fsspec
 
 from ingest.chat import agent_tars, by_shape
 from ingest.record import Episode, Rejected
-from ingest.source import Source
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
 
@@ -122,17 +117,6 @@ def test_the_agent_uis_events_document_written_over_many_lines(tmp_path):
     assert ep.steps[1].observation.text == '{"result":15.3}' and ep.key == "s2"
 
 
-def _source(path, root, blobs: dict | None = None) -> Source:
-    """A unit as the ingest worker opens it: inside its input's root (the run's folder here)."""
-    def put_blob(data: bytes, media_type: str, uri: str) -> str:
-        ref = "sha256:" + hashlib.sha256(data).hexdigest()
-        if blobs is not None:
-            blobs[ref] = (media_type, data)
-        return ref
-    return Source(fsspec.filesystem("file"), str(path), str(Path(path).relative_to(root.parent)), put_blob,
-                  root=str(root))
-
-
 def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     """The agent's snapshot of a run: the stream before each loop's model request (`loop-1` the prompt alone,
     `loop-2` the location call and its result, `loop-3` the weather call too) and the whole run (saved again: new
@@ -143,7 +127,7 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
     assert agent_tars.members([str(run / "event-stream.jsonl")], files, _head) == {
         str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]}
-    records = list(agent_tars.read(_source(run / "event-stream.jsonl", run)))
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = records
     assert [s.action.tool_name for s in ep.steps] == ["getCurrentLocation", "getWeather", None]
@@ -159,7 +143,7 @@ def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_
     `loop-3` an older one (another model, July 2025), which the whole run does not open with: its two calls are
     an episode of their own that says so, the whole run's episode names it."""
     run = SAMPLES / "snapshot-tool-calls-structured-outputs-impl"
-    records = list(agent_tars.read(_source(run / "event-stream.jsonl", run)))
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     older, whole = [r for r in records if isinstance(r, Episode)]
     assert (older.agent, whole.agent) == ("ep-20250510145437-5sxhs", "doubao-seed-1-6-vision-250815")
     assert [s.action.tool_name for s in older.steps] == ["getCurrentLocation", "getWeather"]
@@ -198,7 +182,7 @@ def test_a_run_without_its_whole_snapshot_is_read_from_its_last_loop(tmp_path):
         (run / f"loop-{n}" / "event-stream.jsonl").write_text(_stream(events) + ("\n]" if n == 1 else ""))
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
     assert agent_tars.units(files, _head) == [str(run / "loop-2" / "event-stream.jsonl")]
-    records = list(agent_tars.read(_source(run / "loop-2" / "event-stream.jsonl", run)))
+    records = read_records(agent_tars, run / "loop-2" / "event-stream.jsonl", root=run)
     [bad] = [r for r in records if isinstance(r, Rejected)]
     assert bad.rule == "parse_error" and bad.location == "case/loop-1/event-stream.jsonl"
     [ep] = [r for r in records if isinstance(r, Episode)]
@@ -218,7 +202,7 @@ def test_a_loop_whose_screenshot_the_whole_run_cut_short_is_kept_beside_it(tmp_p
     answer = {"id": "5", "type": "assistant_message", "timestamp": 1757351889451, "content": "It opened."}
     (run / "event-stream.jsonl").write_text(_stream(again + [_shot("data:image/png;base64,UE5")] + [answer]))
     blobs: dict = {}
-    records = list(agent_tars.read(_source(run / "event-stream.jsonl", run, blobs)))
+    records = read_records(agent_tars, run / "event-stream.jsonl", blobs, root=run)
     loop, whole = records
     assert loop.env["agent_tars"]["not_in_later_snapshot"]["differs_at_event"] == 3
     assert [i["image"] for i in loop.env["agent_tars"]["images"]] == [next(iter(blobs))]
@@ -227,7 +211,7 @@ def test_a_loop_whose_screenshot_the_whole_run_cut_short_is_kept_beside_it(tmp_p
     assert [s.action.text for s in whole.steps] == [None, "It opened."]
     # the same screenshot in both: the loop is the whole run's opening, one episode
     (run / "event-stream.jsonl").write_text(_stream(again + [_shot(whole_png)] + [answer]))
-    [ep] = list(agent_tars.read(_source(run / "event-stream.jsonl", run)))
+    [ep] = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert ep.env["agent_tars"]["snapshots"] == ["loop-1/event-stream.jsonl", "event-stream.jsonl"]
 
 
@@ -243,7 +227,7 @@ def test_a_loop_a_later_snapshot_changed_in_the_middle_is_kept(tmp_path):
     (run / "event-stream.jsonl").write_text(_stream(_RUN))
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
     assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
-    records = list(agent_tars.read(_source(run / "event-stream.jsonl", run)))
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     changed, whole = records
     assert changed.steps[0].observation.text == "Open the page" and changed.final_observation.text == "timed out"
     assert changed.env["agent_tars"]["not_in_later_snapshot"]["differs_at_event"] == 2
