@@ -51,7 +51,8 @@ FORMAT = "agent_tars"
 VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=306, domains=('mcp', 'search', 'web'), platform="linux",
-    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, the agent UI's `trace.jsonl`)",
+    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once; the "
+            "agent UI's `trace.jsonl`)",
     producer="Agent TARS / tarko's event stream (bytedance/UI-TARS-desktop `multimodal/`)",
     versions="the streams of the repository's snapshot tests and its agent-ui-cli example (2025)",
     proof=("four real Apache-2.0 streams of bytedance/UI-TARS-desktop (the agent-ui-cli example: thinking, a "
@@ -106,59 +107,71 @@ def _events(data: bytes, where: str, budgets) -> Iterator[dict | Rejected]:
             yield value
 
 
-def _snapshots(source: Source) -> list[tuple[str, str, list]]:
-    """(name in its run folder, where, events and bad lines) of the unit and, when it is a snapshot of a run saved
-    per loop (`ingest.chat.tarko_snapshots`), of the run's earlier snapshots, in loop order, the unit last."""
-    own = (posixpath.basename(source.path), source.uri, list(_events(source.read_bytes(), source.uri, source.budgets)))
+def _earlier(source: Source) -> tuple[str, list[tuple[str, str, str]]]:
+    """The unit's name in its run folder and, when it is a snapshot of a run saved per loop
+    (`ingest.chat.tarko_snapshots`), the run's earlier snapshots: (name in the run folder, path, where), in loop
+    order."""
     place = tarko_snapshots.run_of(source.path)
     if place is None:
-        return [own]
+        return posixpath.basename(source.path), []
     run, loop = place
-    earlier = []
+    found = []
     for name in source.names_in(run):
-        found = tarko_snapshots.LOOP_FOLDER.fullmatch(name)
-        if not found or (loop is not None and int(found[1]) >= loop) or STREAM not in source.names_in(f"{run}/{name}"):
-            continue
-        path = f"{run}/{name}/{STREAM}"
-        where = posixpath.normpath(posixpath.join(posixpath.dirname(source.uri),
-                                                  posixpath.relpath(path, posixpath.dirname(source.path))))
-        try:
-            data = source.read_path(path)
-        except SourceError as e:
-            earlier.append((int(found[1]), f"{name}/{STREAM}", where, [Rejected(e.rule, e.reason, where)]))
-            continue
-        if _looks(data[:4096]):  # what planning saw of it (`units`): a file of another kind is not this run's
-            earlier.append((int(found[1]), f"{name}/{STREAM}", where, list(_events(data, where, source.budgets))))
-    own = (STREAM if loop is None else f"loop-{loop}/{STREAM}", own[1], own[2])
-    return [e[1:] for e in sorted(earlier, key=lambda e: e[0])] + [own]
+        number = tarko_snapshots.LOOP_FOLDER.fullmatch(name)
+        if number and (loop is None or int(number[1]) < loop) and STREAM in source.names_in(f"{run}/{name}"):
+            path = f"{run}/{name}/{STREAM}"
+            where = posixpath.normpath(posixpath.join(posixpath.dirname(source.uri),
+                                                      posixpath.relpath(path, posixpath.dirname(source.path))))
+            found.append((int(number[1]), f"{name}/{STREAM}", path, where))
+    return STREAM if loop is None else f"loop-{loop}/{STREAM}", [f[1:] for f in sorted(found)]
+
+
+def _beside(source: Source, path: str, where: str) -> list | None:
+    """An earlier snapshot's events and bad lines; None when it is no event stream (what planning saw of it in
+    `units`: a file of another kind is not this run's)."""
+    try:
+        data = source.read_path(path)
+    except SourceError as e:
+        return [Rejected(e.rule, e.reason, where)]
+    return list(_events(data, where, source.budgets)) if _looks(data[:4096]) else None
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
-    snapshots = _snapshots(source)
-    for _, _, events in snapshots:
-        yield from (e for e in events if isinstance(e, Rejected))
-    streams = [[e for e in events if isinstance(e, dict)] for _, _, events in snapshots]
-    if len(snapshots) == 1:
-        yield from _episode(streams[0], source, source.uri, {}, "")
+    name, earlier = _earlier(source)
+    snapshots, digests = [], []  # (name, path, where) and the events' digests of each snapshot read
+    for rel, path, where in earlier:
+        # only the digests are kept: the snapshots of a run hold its first events once a loop, so they are read
+        # again below only where one is an episode of its own
+        if (events := _beside(source, path, where)) is not None:
+            yield from (e for e in events if isinstance(e, Rejected))
+            snapshots.append((rel, path, where))
+            digests.append(tarko_snapshots.digests([e for e in events if isinstance(e, dict)]))
+    own = list(_events(source.read_bytes(), source.uri, source.budgets))
+    yield from (e for e in own if isinstance(e, Rejected))
+    own = [e for e in own if isinstance(e, dict)]
+    if not snapshots:
+        yield from _episode(own, source, source.uri, {}, "")
         return
-    digests = [tarko_snapshots.digests(events) for events in streams]
+    snapshots.append((name, source.path, source.uri))
+    digests.append(tarko_snapshots.digests(own))
     held = tarko_snapshots.holders(digests)
     last = len(snapshots) - 1
     apart = [snapshots[i][0] for i in range(last) if held[i] is None]
-    for i, (name, where, _) in enumerate(snapshots):
+    for i, (rel, path, where) in enumerate(snapshots):
         if held[i] is not None:
             continue
         # an earlier snapshot read to no event (its bad lines are rows of their own) holds nothing to name
-        note: dict = {"snapshots": [snapshots[k][0] for k in range(i) if held[k] == i and streams[k]] + [name]}
+        note: dict = {"snapshots": [snapshots[k][0] for k in range(i) if held[k] == i and digests[k]] + [rel]}
         if i < last:
             note["not_in_later_snapshot"] = {
-                "snapshot": snapshots[last][0], "differs_at_event": tarko_snapshots.first_difference(
-                    digests[i], digests[last]),
+                "snapshot": name, "differs_at_event": tarko_snapshots.first_difference(digests[i], digests[last]),
                 "why": "the run's later snapshots do not open with this one's events (compared as the agent's "
                        "snapshot test compares them: ids and times aside), so it is an episode of its own"}
-        elif apart:
-            note["earlier_snapshots_apart"] = apart
-        yield from _episode(streams[i], source, where, note, "" if i == last else name.split("/")[0])
+            events = [e for e in _beside(source, path, where) or [] if isinstance(e, dict)]
+        else:
+            note.update({"earlier_snapshots_apart": apart} if apart else {})
+            events = own
+        yield from _episode(events, source, where, note, "" if i == last else rel.split("/")[0])
 
 
 def _episode(events: list[dict], source: Source, where: str, note: dict, loop: str) -> Iterator[Episode | Rejected]:
