@@ -1,7 +1,7 @@
 """Agent TARS (tarko) event streams: the events an Agent TARS / tarko agent emits during a run, saved as a JSON
 array (the agent's snapshot files, `event-stream.jsonl`), as `{"events": [...]}` or one event a line (the
 `agent-ui-cli`'s JSON and `trace.jsonl` forms).
-An adapter onto `ingest.transcript`; one file is one episode.
+An adapter onto `ingest.transcript`; one file is one episode, the snapshots of a run saved per loop one (below).
 
 An event has `id`, `type`, `timestamp` (ms since the epoch) and by type:
 - `user_message`: `content`, a string or a list of parts (`text`, `image_url` with a data URL): the prompt;
