@@ -318,8 +318,11 @@ def test_each_step_keeps_its_turns_time_and_the_calls_own_record(exported, kind)
     results = [{"step": i + 1, "role": "tool", "timestamp": parse_time(m["timestamp"]).isoformat(),
                 **({"raw": {"rawOutput": m["toolCall"]["rawOutput"]}} if m["toolCall"].get("rawOutput") else {})}
                for i, m in enumerate(turns) if m["type"] == "tool_call"]
-    assert [e for e in ep.env["message_extras"] if e["role"] == "tool"] == results
+    prompts = [{"step": 0, "role": "user", "timestamp": parse_time(m["timestamp"]).isoformat()}
+               for m in messages if m["type"] == "user"]
+    assert ep.env["message_extras"] == prompts + results
     assert ("raw" in results[-1]) is (cli.version != "0.15.10")  # 0.24 records the shell's result object
+    assert len(prompts) == 1  # the prompt's time, kept before the first step
 
 
 def test_the_json_and_jsonl_exports_of_a_session_read_alike(exported):
@@ -399,6 +402,14 @@ def test_an_export_of_no_message_is_one_row_naming_it(tmp_path):
     assert row.rule == "empty_episode" and row.location == "qwen-code-export-2026-01-01T00-00-01-000Z.jsonl"
 
 
+def test_a_model_that_is_no_name_is_kept_in_the_metadata_only(tmp_path):
+    doc = {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "metadata": {"model": {"id": "m"}},
+           "messages": [{"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "type": "assistant",
+                         "message": {"role": "assistant", "parts": [{"text": "Hi."}]}}]}
+    (ep,) = [r for r in _json_export(tmp_path, doc) if isinstance(r, Episode)]
+    assert ep.agent is None and ep.env["qwen_code_export"]["metadata"]["model"] == {"id": "m"}
+
+
 def test_warnings_name_the_fields_and_the_message_they_keep(tmp_path):
     """What a person reads in the quarantine: the message, the fields no release writes (a call's by their path in
     it) and where in env they are kept; a metadata object that is no object reads as none."""
@@ -451,12 +462,12 @@ def test_members_of_exports_in_two_folders_are_each_folders_own(exported):
     for that folder's export; a markdown export of the same session in a subfolder is not the folder's."""
     _, files = exported
     json_head, md_head = _head(files["json"]), _head(files["md"])
-    heads = {"a/qwen-code-export-1.json": json_head, "a/qwen-code-export-1.md": md_head,
-             "a/sub/qwen-code-export-2.md": md_head,
+    heads = {"a/qwen-code-export-1.json": json_head, "a/qwen-code-export-1.jsonl": _head(files["jsonl"]),
+             "a/qwen-code-export-1.md": md_head, "a/sub/qwen-code-export-2.md": md_head,
              "b/qwen-code-export-3.json": json_head, "b/qwen-code-export-3.md": md_head}
     names = sorted(heads)
     found = qwen_code_export.units(names, heads.__getitem__)
-    assert found == ["a/qwen-code-export-1.json", "b/qwen-code-export-3.json"]
+    assert found == ["a/qwen-code-export-1.json", "a/qwen-code-export-1.jsonl", "b/qwen-code-export-3.json"]
     assert qwen_code_export.members(found, names, heads.__getitem__) == {
         "a/qwen-code-export-1.json": [("a/qwen-code-export-1.md", qwen_code_export.MARKDOWN_REASON)],
         "b/qwen-code-export-3.json": [("b/qwen-code-export-3.md", qwen_code_export.MARKDOWN_REASON)]}
