@@ -250,7 +250,7 @@ MODULES = {
     # mutants) and on hand-made edge cases; the ingest run of the exports builds a lake
     "qwen-code-export": Module(["ingest/swe/qwen_code_export.py"], ["tests/ingest/swe/test_qwen_code_export.py"],
                                deselect=("tests/ingest/swe/test_qwen_code_export.py::test_ingest_reads_the_json_"
-                                         "exports_and_says_why_the_markdown_is_not_read",), keep_tmp=True),
+                                         "exports_and_lists_the_same_sessions_markdown_as_theirs",), keep_tmp=True),
     # the Jaeger reader called directly (the timeline trace's ingest run builds a lake)
     "jaeger": Module(["ingest/traces/jaeger.py"], ["tests/ingest/traces/test_jaeger_read.py"],
                      deselect=("tests/ingest/traces/test_jaeger_read.py::test_the_timeline_trace_passes_validation_"
@@ -1200,6 +1200,19 @@ EQUIVALENT: dict[str, str] = {
     "ingest.swe.qwen_code_export.x_members__mutmut_25": (
         "past its folder's '/', a file's path holds a '/' only after a subfolder name of one character or more: "
         "skipping that name's first character finds it alike"),
+    **{f"ingest.swe.qwen_code_export.x__tool_call__mutmut_{n}": (
+        "the result's message carries its observation: the transcript core takes the result from it, never from "
+        "the message's own text, tool name, error flag or exit code")
+       for n in (165, 167, 170, 171, 175, 177, 180, 181)},
+    **{f"ingest.swe.qwen_code_export.x__tool_call__mutmut_{n}": (
+        "an export message holds one call and its result, added one after the other: the core pairs the result "
+        "with the call left open just before it whether the ids match or are missing")
+       for n in (99, 109, 110, 111, 112, 166, 176, 186, 187, 188, 189)},
+    **{f"ingest.swe.qwen_code_export.x_{f}__mutmut_{n}": (
+        "`where` names a message the transcript core cannot place; a prompt, a call and the result right after it "
+        "are always placed") for f, n in (("_tool_call", 85), ("_tool_call", 90), ("_tool_call", 169),
+                                          ("_tool_call", 179), ("_message", 91), ("_message", 106),
+                                          ("_message", 110))},
     "ingest.traces.spans.x__time__mutmut_5": "float() reads '-INF' as minus infinity",
     **{f"ingest.traces.spans.x_{f}__mutmut_{n}": (
         "an event's key holds its span's order in its third place: only a model span's own input, answer and the "

@@ -1,7 +1,7 @@
 """Agent TARS (tarko) event streams: the events an Agent TARS / tarko agent emits during a run, saved as a JSON
 array (the agent's snapshot files, `event-stream.jsonl`), as `{"events": [...]}` or one event a line (the
 `agent-ui-cli`'s JSON and `trace.jsonl` forms).
-An adapter onto `ingest.transcript`; one file is one episode.
+An adapter onto `ingest.transcript`; one file is one episode, the snapshots of a run saved per loop one (below).
 
 An event has `id`, `type`, `timestamp` (ms since the epoch) and by type:
 - `user_message`: `content`, a string or a list of parts (`text`, `image_url` with a data URL): the prompt;
@@ -21,16 +21,24 @@ An event of another type is kept raw in env with an `unknown_content` warning. A
 (`env["agent_tars"]["images"]` names each by its event). Agent TARS grades nothing: outcome `unknown`; terminated
 when a run ended (`agent_run_end`) on the model's answer. Domain from the tools called (`ingest.search`).
 
-The agent's own snapshot tests save the stream after each loop (`loop-<n>/event-stream.jsonl`) beside the whole
-run's: each file is read, the loops' being the run's opening.
+The agent's snapshots save the stream before each loop's model request (`<run>/loop-<n>/event-stream.jsonl`) beside
+the whole run's (`<run>/event-stream.jsonl`), each holding the earlier ones' events again: the run's last snapshot is
+the unit and reads the earlier ones with it (`ingest.chat.tarko_snapshots`). A snapshot the run's later ones open
+with (as the agent's snapshot test compares them: ids and times aside, images as written) is one episode with them,
+`env["agent_tars"]["snapshots"]` naming its files; one they do not open with (another recording: another model, a
+changed result, a whole screenshot the last one cut short) is an episode of its own that says so
+(`not_in_later_snapshot`, and the last one's `earlier_snapshots_apart`), so nothing is repeated and nothing lost.
 """
 
 from __future__ import annotations
 
 import base64
+import posixpath
 import re
 from typing import Iterator
 
+from ingest.chat import tarko_snapshots
+from ingest.chat.tarko_snapshots import STREAM
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.search import episode_domain
@@ -40,15 +48,17 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "agent_tars"
-VERSION = "1"
+VERSION = "2"
 INFO = FormatInfo(
     group=None, rank=306, domains=('mcp', 'search', 'web'), platform="linux",
-    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, the agent UI's `trace.jsonl`)",
+    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once; the "
+            "agent UI's `trace.jsonl`)",
     producer="Agent TARS / tarko's event stream (bytedance/UI-TARS-desktop `multimodal/`)",
     versions="the streams of the repository's snapshot tests and its agent-ui-cli example (2025)",
-    proof=("two real Apache-2.0 streams of bytedance/UI-TARS-desktop (the agent-ui-cli example: thinking, a "
+    proof=("four real Apache-2.0 streams of bytedance/UI-TARS-desktop (the agent-ui-cli example: thinking, a "
            "JupyterCI call and its result, the answer; a research snapshot: a web search and a page visit with its "
-           "screenshot, then the answer) are goldens read against the raw files "
+           "screenshot, then the answer; two runs saved per loop: one whose loops the whole run holds, one whose "
+           "later loops another model recorded) are goldens read against the raw files "
            "(`tests/ingest/chat/test_agent_tars.py`); edge cases hand-made"),
 )
 
@@ -62,61 +72,131 @@ _DATA_URL = re.compile(r"^data:(?P<type>[\w/+.-]+);base64,(?P<data>.*)$", re.S)
 
 def units(files: list[str], head) -> list[str]:
     """JSON / JSONL files whose opening holds an Agent TARS event: a `type` of the event stream's and a
-    millisecond `timestamp`."""
-    found = []
-    for path in files:
-        if path.endswith((".json", ".jsonl")):
-            start = head(path)
-            if start.lstrip()[:1] in (b"{", b"[") and _EVENT.search(start) and _TIMESTAMP.search(start):
-                found.append(path)
-    return found
+    millisecond `timestamp`. Of a run saved per loop, the last snapshot (`members`: the earlier ones)."""
+    found = [p for p in files if p.endswith((".json", ".jsonl")) and _looks(head(p))]
+    held = {p for run in tarko_snapshots.runs(found).values() for p in run[:-1]}
+    return [p for p in found if p not in held]
 
 
-def _events(source: Source) -> Iterator[dict | Rejected]:
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """The earlier snapshots of a run saved per loop that the unit, its last, reads with it."""
+    snapshots = tarko_snapshots.runs([p for p in files if p.endswith("/" + STREAM) and _looks(head(p))])
+    return {run[-1]: run[:-1] for run in snapshots.values() if run[-1] in found and len(run) > 1}
+
+
+def _looks(start: bytes) -> bool:
+    return start.lstrip()[:1] in (b"{", b"[") and bool(_EVENT.search(start)) and bool(_TIMESTAMP.search(start))
+
+
+def _events(data: bytes, where: str, budgets) -> Iterator[dict | Rejected]:
     """The events of a JSON document (an array of them, or the agent UI's `{"events": [...]}`), whatever its name,
     or of each line of a JSON-lines file."""
-    data = source.read_bytes()
     start = data.lstrip(b"\xef\xbb\xbf \t\r\n")
     first = start.split(b"\n", 1)[0].strip()
     if start[:1] == b"[" or not first.endswith(b"}"):
         try:
-            doc = parse_json(data, source.uri, source.budgets)
+            doc = parse_json(data, where, budgets)
         except SourceError as e:
-            yield Rejected(e.rule, e.reason, source.uri)
+            yield Rejected(e.rule, e.reason, where)
             return
         events = doc.get("events") if isinstance(doc, dict) else doc
         yield from (e for e in events if isinstance(e, dict)) if isinstance(events, list) else ()
         return
-    for _, _, value in json_lines(data, source.uri, source.budgets):
+    for _, _, value in json_lines(data, where, budgets):
         if isinstance(value, (dict, Rejected)):
             yield value
 
 
+def _earlier(source: Source) -> tuple[str, list[tuple[str, str, str]]]:
+    """The unit's name in its run folder and, when it is a snapshot of a run saved per loop
+    (`ingest.chat.tarko_snapshots`), the run's earlier snapshots: (name in the run folder, path, where), in loop
+    order."""
+    place = tarko_snapshots.run_of(source.path)
+    if place is None:
+        return posixpath.basename(source.path), []
+    run, loop = place
+    found = []
+    for name in source.names_in(run):
+        number = tarko_snapshots.LOOP_FOLDER.fullmatch(name)
+        if number and (loop is None or int(number[1]) < loop) and STREAM in source.names_in(f"{run}/{name}"):
+            path = f"{run}/{name}/{STREAM}"
+            where = posixpath.normpath(posixpath.join(posixpath.dirname(source.uri),
+                                                      posixpath.relpath(path, posixpath.dirname(source.path))))
+            found.append((int(number[1]), f"{name}/{STREAM}", path, where))
+    return STREAM if loop is None else f"loop-{loop}/{STREAM}", [f[1:] for f in sorted(found)]
+
+
+def _beside(source: Source, path: str, where: str) -> list | None:
+    """An earlier snapshot's events and bad lines; None when it is no event stream (what planning saw of it in
+    `units`: a file of another kind is not this run's)."""
+    try:
+        data = source.read_path(path)
+    except SourceError as e:
+        return [Rejected(e.rule, e.reason, where)]
+    return list(_events(data, where, source.budgets)) if _looks(data[:4096]) else None
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
-    name = source.uri
+    name, earlier = _earlier(source)
+    snapshots, digests = [], []  # (name, path, where) and the events' digests of each snapshot read
+    for rel, path, where in earlier:
+        # only the digests are kept: the snapshots of a run hold its first events once a loop, so they are read
+        # again below only where one is an episode of its own
+        if (events := _beside(source, path, where)) is not None:
+            yield from (e for e in events if isinstance(e, Rejected))
+            snapshots.append((rel, path, where))
+            digests.append(tarko_snapshots.digests([e for e in events if isinstance(e, dict)]))
+    own = list(_events(source.read_bytes(), source.uri, source.budgets))
+    yield from (e for e in own if isinstance(e, Rejected))
+    own = [e for e in own if isinstance(e, dict)]
+    if not snapshots:
+        yield from _episode(own, source, source.uri, {}, "")
+        return
+    snapshots.append((name, source.path, source.uri))
+    digests.append(tarko_snapshots.digests(own))
+    held = tarko_snapshots.holders(digests)
+    last = len(snapshots) - 1
+    apart = [snapshots[i][0] for i in range(last) if held[i] is None]
+    for i, (rel, path, where) in enumerate(snapshots):
+        if held[i] is not None:
+            continue
+        # an earlier snapshot read to no event (its bad lines are rows of their own) holds nothing to name
+        note: dict = {"snapshots": [snapshots[k][0] for k in range(i) if held[k] == i and digests[k]] + [rel]}
+        if i < last:
+            note["not_in_later_snapshot"] = {
+                "snapshot": name, "differs_at_event": tarko_snapshots.first_difference(digests[i], digests[last]),
+                "why": "the run's later snapshots do not open with this one's events (compared as the agent's "
+                       "snapshot test compares them: ids and times aside), so it is an episode of its own"}
+            events = [e for e in _beside(source, path, where) or [] if isinstance(e, dict)]
+        else:
+            note.update({"earlier_snapshots_apart": apart} if apart else {})
+            events = own
+        yield from _episode(events, source, where, note, "" if i == last else rel.split("/")[0])
+
+
+def _episode(events: list[dict], source: Source, where: str, note: dict, loop: str) -> Iterator[Episode | Rejected]:
+    """One snapshot's events as an episode (`note`: how it stands among its run's snapshots, kept in env);
+    `loop` names an earlier snapshot read apart from the run's last, in its key."""
     env: dict = {"events": [], "images": [], "tools": {}, "streamed": 0, "raw_content": []}
     out: list[Message] = []
     problems: list[Rejected] = []
-    state = {"thinking": [], "model": None, "ended": None, "called": set()}
-    for event in _events(source):
-        if isinstance(event, Rejected):
-            problems.append(event)
-            continue
+    state = {"thinking": [], "model": None, "ended": None, "called": set(), "where": where}
+    for event in events:
         _event(event, out, env, state, source, problems)
     yield from problems
     if not out:
         return
-    env = {k: v for k, v in env.items() if v}
+    env = {k: v for k, v in env.items() if v} | note
     last = next((m for m in reversed(out) if m.role in ("assistant", "tool")), None)
     answered = state["ended"] is not None and last is not None and last.role == "assistant" and not last.tool_calls
     tools = [c.name for m in out for c in m.tool_calls]
-    key = str(env.get("session", {}).get("sessionId") or "")
+    key = " ".join(filter(None, (str(env.get("session", {}).get("sessionId") or ""), loop)))
     yield from records(out, Run(key=key, domain=episode_domain(tools, "mcp"), platform="linux", agent=state["model"],
-                                terminated=answered, env={"agent_tars": env}), name)
+                                terminated=answered, env={"agent_tars": env}), where)
 
 
 def _event(event: dict, out: list, env: dict, state: dict, source: Source, problems: list) -> None:
-    kind, where = event.get("type"), f"{source.uri}: event {event.get('id')}"
+    kind, where = event.get("type"), f"{state['where']}: event {event.get('id')}"
     stamp = parse_time(event.get("timestamp"))
     if kind == "user_message":
         out.append(Message("user", text=_text(event.get("content"), event, env, source), timestamp=stamp, where=where))
@@ -156,7 +236,7 @@ def _event(event: dict, out: list, env: dict, state: dict, source: Source, probl
         env["events"].append(event)
         if kind not in _KEPT:
             problems.append(Rejected("unknown_content", f"{where}: event type {kind!r} is none Agent TARS is known "
-                                     "to write; kept raw in env.agent_tars.events", source.uri,
+                                     "to write; kept raw in env.agent_tars.events", state["where"],
                                      record_id=str(event.get("id"))))
 
 

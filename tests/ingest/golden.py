@@ -70,8 +70,10 @@ def check(records, path: Path, texts: str = "full", env_keys: tuple[str, ...] = 
     goldens.check_json(path, json.loads(json.dumps(fingerprint(records, texts, env_keys), default=str)), indent=1)
 
 
-def read_records(module, path: Path, blobs: dict | None = None) -> list:
-    """What `module.read` yields for one file or folder (blobs put go to `blobs`, keyed by their ref)."""
+def read_records(module, path: Path, blobs: dict | None = None, root: Path | None = None) -> list:
+    """What `module.read` yields for one file or folder (blobs put go to `blobs`, keyed by their ref). `root`: the
+    input folder it lies in, as the ingest worker opens a unit (its reader may read files beside it there; its uri
+    is then its path from the root's parent)."""
     import fsspec
 
     from ingest.source import Source
@@ -82,8 +84,22 @@ def read_records(module, path: Path, blobs: dict | None = None) -> list:
             blobs[ref] = (media_type, data)
         return ref
 
-    source = Source(fsspec.filesystem("file"), str(path), Path(path).name, put_blob)
+    uri = str(Path(path).relative_to(Path(root).parent)) if root else Path(path).name
+    source = Source(fsspec.filesystem("file"), str(path), uri, put_blob, root=str(root) if root else None)
     return list(module.read(source))
+
+
+def read_split(module, path: Path, blobs: dict | None = None) -> tuple[list[Episode], list[Rejected]]:
+    """What `module.read` yields for one file or folder (`read_records`): its episodes and its quarantine rows."""
+    records = read_records(module, path, blobs)
+    return [r for r in records if isinstance(r, Episode)], [r for r in records if isinstance(r, Rejected)]
+
+
+def read_one(module, path: Path) -> tuple[Episode, list[Rejected]]:
+    """The one episode a reader makes of one run (it fails unless there is exactly one) and the quarantine rows."""
+    episodes, rows = read_split(module, path)
+    assert len(episodes) == 1, f"{path}: {len(episodes)} episodes, not one"
+    return episodes[0], rows
 
 
 def counted(query) -> dict:

@@ -22,7 +22,6 @@ import json
 from pathlib import Path
 
 from ingest.browser import cua_eval_attempt
-from ingest.record import Episode, Rejected
 from tests.ingest import golden
 from tests.ingest.ubuntu.test_osworld import png
 from tests.parts import SHARED, require_shared_sample
@@ -32,19 +31,13 @@ SUNSET = RUNS / "20260510_201730" / "anthropic" / "task_02" / "attempt_1"
 SQUARES = RUNS / "20260512_202539" / "anthropic" / "task_10" / "attempt_1"
 
 
-def _read(path: Path) -> tuple[Episode, list[Rejected]]:
-    records = golden.read_records(cua_eval_attempt, path)
-    episodes = [r for r in records if isinstance(r, Episode)]
-    assert len(episodes) == 1
-    return episodes[0], [r for r in records if isinstance(r, Rejected)]
-
 
 def _pixel(action) -> tuple[float, float]:
     return round(action.x * 1280, 1), round(action.y * 800, 1)
 
 
 def test_the_sunset_attempt_a_failure_the_agent_called_done():
-    ep, rows = _read(require_shared_sample(SUNSET))
+    ep, rows = golden.read_one(cua_eval_attempt, require_shared_sample(SUNSET))
     assert rows == [] and len(ep.steps) == 39 and ep.agent == "claude-sonnet-4-5"
     kinds = [s.action.kind for s in ep.steps]
     assert (kinds.count("click"), kinds.count("drag"), kinds.count("key"), kinds.count("wait")) == (21, 6, 10, 1)
@@ -61,7 +54,7 @@ def test_the_sunset_attempt_a_failure_the_agent_called_done():
 
 
 def test_the_nested_squares_attempt_a_success():
-    ep, rows = _read(require_shared_sample(SQUARES))
+    ep, rows = golden.read_one(cua_eval_attempt, require_shared_sample(SQUARES))
     assert rows == [] and len(ep.steps) == 52
     kinds = [s.action.kind for s in ep.steps]
     assert (kinds.count("click"), kinds.count("right_click"), kinds.count("drag")) == (31, 1, 6)
@@ -113,7 +106,7 @@ def test_a_retina_viewport_blocked_keys_and_the_per_turn_texts(tmp_path):
     ], META, {"stop_reason": "done", "finished": True, "score": {"final": 0.9, "passed": True, "threshold": 0.7}},
         {"final_score": 0.9, "rubrics": [{"name": "shape", "score": 0.9, "max_score": 1.0}]},
         shots=("initial.png", "turn_00.png", "turn_01.png"))
-    ep, rows = _read(folder)
+    ep, rows = golden.read_one(cua_eval_attempt, folder)
     assert rows == [] and ep.task == "Draw a square." and [s.action.kind for s in ep.steps] == [
         "click", "key", "drag", "tool_call", "message"]
     click = json.loads(ep.steps[0].action.raw)["point"]
@@ -132,7 +125,7 @@ def test_a_run_at_its_step_cap_is_not_terminal_and_keeps_its_last_screen(tmp_pat
                                        "{not json", _turn(1, "Again.", [{"action": "wait", "duration": 1}])],
                       {**META, "block_keyboard": False}, score={"final_score": 0.2},
                       shots=("turn_00.png", "turn_01.png"), size=(1280, 800))
-    ep, rows = _read(folder)
+    ep, rows = golden.read_one(cua_eval_attempt, folder)
     assert [(r.rule, r.line) for r in rows] == [("parse_error", 3)]
     assert ep.steps[0].observation.kind == "none"  # no initial.png: the screen before the first turn is unknown
     # no outcome.json: passed is the runner's own rule, final_score >= meta's pass_threshold
@@ -145,7 +138,7 @@ def test_a_score_at_the_outcomes_own_threshold_passes(tmp_path):
     folder = _attempt(tmp_path / "a", [START, _turn(0, "Click.", [{"action": "left_click", "coordinate": [10, 10]}])],
                       META, {"stop_reason": "done", "finished": True, "score": {"final": 0.5, "threshold": 0.5}},
                       {"final_score": 0.5}, shots=("turn_00.png",), size=(2560, 1600))
-    ep, _ = _read(folder)
+    ep, _ = golden.read_one(cua_eval_attempt, folder)
     assert (ep.outcome, ep.reward, ep.env["pass_threshold"]) == ("success", 0.5, 0.5)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 
 from ingest.chat import agent_tars, by_shape
 from ingest.record import Episode, Rejected
@@ -114,3 +115,136 @@ def test_the_agent_uis_events_document_written_over_many_lines(tmp_path):
     assert [(s.action.tool_name, s.action.arguments, s.action.text) for s in ep.steps] == [
         ("calculator", '{"expression":"85*0.18"}', None), (None, None, "$15.30")]
     assert ep.steps[1].observation.text == '{"result":15.3}' and ep.key == "s2"
+
+
+def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
+    """The agent's snapshot of a run: the stream before each loop's model request (`loop-1` the prompt alone,
+    `loop-2` the location call and its result, `loop-3` the weather call too) and the whole run (saved again: new
+    session and message ids and times, the same events, then the answer). Before, four episodes repeated the
+    calls (and `loop-1` was an empty episode); now the whole run's file is the unit and reads its loops with it."""
+    run = SAMPLES / "snapshot-tool-calls-basic"
+    files = sorted(str(p) for p in run.rglob("*.jsonl"))
+    assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
+    assert agent_tars.members([str(run / "event-stream.jsonl")], files, _head) == {
+        str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]}
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    [ep] = records
+    assert [s.action.tool_name for s in ep.steps] == ["getCurrentLocation", "getWeather", None]
+    assert ep.steps[-1].action.text.startswith("In Boston today, the weather is sunny") and ep.terminated is False
+    assert ep.key == "1758276553506-jblu5ot"  # the whole run's session, not the loops' 1758276103049-d6o4kd7
+    assert ep.env["agent_tars"]["snapshots"] == [
+        "loop-1/event-stream.jsonl", "loop-2/event-stream.jsonl", "loop-3/event-stream.jsonl", "event-stream.jsonl"]
+    check(records, GOLDEN / "agent-tars-snapshot-basic.json", env_keys=("agent_tars",))
+
+
+def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_episode():
+    """`loop-1` and the whole run are one recording (doubao-seed-1-6-vision, September 2025); `loop-2` and
+    `loop-3` an older one (another model, July 2025), which the whole run does not open with: its two calls are
+    an episode of their own that says so, the whole run's episode names it."""
+    run = SAMPLES / "snapshot-tool-calls-structured-outputs-impl"
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    older, whole = [r for r in records if isinstance(r, Episode)]
+    assert (older.agent, whole.agent) == ("ep-20250510145437-5sxhs", "doubao-seed-1-6-vision-250815")
+    assert [s.action.tool_name for s in older.steps] == ["getCurrentLocation", "getWeather"]
+    assert [s.action.tool_name for s in whole.steps] == ["getCurrentLocation", "getWeather", None]
+    assert older.key == "1752414629292-cppocur loop-3" and whole.key == "1758276553547-5dnppkg"
+    assert older.env["agent_tars"]["snapshots"] == ["loop-2/event-stream.jsonl", "loop-3/event-stream.jsonl"]
+    apart = older.env["agent_tars"]["not_in_later_snapshot"]
+    assert (apart["snapshot"], apart["differs_at_event"]) == ("event-stream.jsonl", 1)  # the run's start: its model
+    assert whole.env["agent_tars"]["snapshots"] == ["loop-1/event-stream.jsonl", "event-stream.jsonl"]
+    assert whole.env["agent_tars"]["earlier_snapshots_apart"] == ["loop-3/event-stream.jsonl"]
+    check(records, GOLDEN / "agent-tars-snapshot-two-recordings.json", env_keys=("agent_tars",))
+
+
+def _stream(events: list[dict]) -> str:
+    return json.dumps(events, indent=2)
+
+
+_RUN = [{"id": "1", "type": "user_message", "timestamp": 1757351879447, "content": "Open the page"},
+        {"id": "2", "type": "assistant_message", "timestamp": 1757351879448, "content": "",
+         "toolCalls": [{"id": "c1", "type": "function", "function": {"name": "browser_navigate", "arguments": "{}"}}]},
+        {"id": "3", "type": "tool_result", "timestamp": 1757351879449, "toolCallId": "c1", "name": "browser_navigate",
+         "content": "navigated", "elapsedMs": 30592}]
+
+
+def _shot(url: str) -> dict:
+    return {"id": "4", "type": "user_message", "timestamp": 1757351879450,
+            "content": [{"type": "text", "text": "Current browser:"}, {"type": "image_url", "image_url": {"url": url}}]}
+
+
+def test_a_run_without_its_whole_snapshot_is_read_from_its_last_loop(tmp_path):
+    """An interrupted run saved only its loops: the last loop is the unit and holds the earlier ones; a loop's
+    bad line is its own quarantine row naming that file."""
+    run = tmp_path / "case"
+    for n, events in ((1, _RUN[:1]), (2, _RUN[:3])):
+        (run / f"loop-{n}").mkdir(parents=True)
+        (run / f"loop-{n}" / "event-stream.jsonl").write_text(_stream(events) + ("\n]" if n == 1 else ""))
+    files = sorted(str(p) for p in run.rglob("*.jsonl"))
+    assert agent_tars.units(files, _head) == [str(run / "loop-2" / "event-stream.jsonl")]
+    records = read_records(agent_tars, run / "loop-2" / "event-stream.jsonl", root=run)
+    [bad] = [r for r in records if isinstance(r, Rejected)]
+    assert bad.rule == "parse_error" and bad.location == "case/loop-1/event-stream.jsonl"
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.tool_name for s in ep.steps] == ["browser_navigate"]
+    assert ep.env["agent_tars"]["snapshots"] == ["loop-2/event-stream.jsonl"]  # loop-1 could not be read
+
+
+def test_a_loop_whose_screenshot_the_whole_run_cut_short_is_kept_beside_it(tmp_path):
+    """The agent's snapshot test replaces images before comparing; here they are compared as written, so a loop
+    holding the only whole screenshot (the whole run saved a data URL cut short) is not dropped for the run's
+    last snapshot: both are episodes, the loop's screenshot a blob; ids and times alone differing do not count."""
+    run = tmp_path / "case"
+    (run / "loop-1").mkdir(parents=True)
+    whole_png = "data:image/png;base64," + base64.b64encode(b"PNG whole").decode()
+    (run / "loop-1" / "event-stream.jsonl").write_text(_stream(_RUN + [_shot(whole_png)]))
+    again = [dict(e, id=e["id"] + "b", timestamp=e["timestamp"] + 9000) for e in _RUN]
+    answer = {"id": "5", "type": "assistant_message", "timestamp": 1757351889451, "content": "It opened."}
+    (run / "event-stream.jsonl").write_text(_stream(again + [_shot("data:image/png;base64,UE5")] + [answer]))
+    blobs: dict = {}
+    records = read_records(agent_tars, run / "event-stream.jsonl", blobs, root=run)
+    loop, whole = records
+    assert loop.env["agent_tars"]["not_in_later_snapshot"]["differs_at_event"] == 3
+    assert [i["image"] for i in loop.env["agent_tars"]["images"]] == [next(iter(blobs))]
+    assert blobs[next(iter(blobs))] == ("image/png", b"PNG whole")
+    assert whole.env["agent_tars"]["earlier_snapshots_apart"] == ["loop-1/event-stream.jsonl"]
+    assert [s.action.text for s in whole.steps] == [None, "It opened."]
+    # the same screenshot in both: the loop is the whole run's opening, one episode
+    (run / "event-stream.jsonl").write_text(_stream(again + [_shot(whole_png)] + [answer]))
+    [ep] = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    assert ep.env["agent_tars"]["snapshots"] == ["loop-1/event-stream.jsonl", "event-stream.jsonl"]
+
+
+def test_a_loop_a_later_snapshot_changed_in_the_middle_is_kept(tmp_path):
+    """A later snapshot that holds the loop's events with one changed (a tool's result) does not hold the loop:
+    the loop is an episode of its own; a file named so that is no event stream is no snapshot of the run."""
+    run = tmp_path / "case"
+    for name in ("loop-1", "loop-2", "loop-3"):
+        (run / name).mkdir(parents=True)
+    (run / "loop-1" / "event-stream.jsonl").write_text(_stream(_RUN[:1]))
+    (run / "loop-2" / "event-stream.jsonl").write_text(_stream(_RUN[:2] + [dict(_RUN[2], content="timed out")]))
+    (run / "loop-3" / "event-stream.jsonl").write_text('{"note": "not an event"}\n')
+    (run / "event-stream.jsonl").write_text(_stream(_RUN))
+    files = sorted(str(p) for p in run.rglob("*.jsonl"))
+    assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    changed, whole = records
+    assert changed.steps[0].observation.text == "Open the page" and changed.final_observation.text == "timed out"
+    assert changed.env["agent_tars"]["not_in_later_snapshot"]["differs_at_event"] == 2
+    # the prompt alone (loop-1) both open with: the first episode that holds it names it
+    assert changed.env["agent_tars"]["snapshots"] == ["loop-1/event-stream.jsonl", "loop-2/event-stream.jsonl"]
+    assert whole.env["agent_tars"]["snapshots"] == ["event-stream.jsonl"]
+    assert whole.final_observation.text == "navigated" and len({changed.key, whole.key}) == 2
+
+
+def test_planning_claims_a_runs_loops_with_its_last_snapshot(tmp_path):
+    """Every reader in `ingest-all`'s order over the run: one unit, the whole run's file, its loops its members
+    (claimed with it: neither units of their own nor left to the shape reader)."""
+    from pipelines.infra import definition, plan
+
+    run = tmp_path / "in" / "basic"
+    shutil.copytree(SAMPLES / "snapshot-tool-calls-basic", run)
+    units, ignored = plan.find_units([str(tmp_path / "in")], definition.load("ingest-all").formats)
+    [unit] = units
+    assert (unit.format, unit.path) == ("agent_tars", str(run / "event-stream.jsonl")) and ignored == []
+    assert sorted(unit.members) == [str(run / f"loop-{n}" / "event-stream.jsonl") for n in (1, 2, 3)]

@@ -24,7 +24,6 @@ from pathlib import Path
 import orjson
 
 from ingest.desktop import computer_use_steps
-from ingest.record import Episode, Rejected
 from tests.ingest import golden
 from tests.ingest.ubuntu.test_osworld import png
 from tests.parts import SHARED, require_shared_sample
@@ -33,19 +32,13 @@ ROOT = SHARED / "samples" / "macos" / "computer-use-steps-martasumyk"
 ENV_KEYS = ("declared_display", "logical_screen", "screenshots", "steps_not_written")
 
 
-def _read(path: Path) -> tuple[Episode, list[Rejected]]:
-    records = golden.read_records(computer_use_steps, path)
-    episodes = [r for r in records if isinstance(r, Episode)]
-    assert len(episodes) == 1
-    return episodes[0], [r for r in records if isinstance(r, Rejected)]
-
 
 def _shot_pixel(action) -> tuple[float, float]:
     return round(action.x * 2880, 1), round(action.y * 1800, 1)
 
 
 def test_the_safari_run_as_a_person_counts_it():
-    ep, rows = _read(require_shared_sample(ROOT / "task_001"))
+    ep, rows = golden.read_one(computer_use_steps, require_shared_sample(ROOT / "task_001"))
     assert rows == [] and ep.task == "Open Safari and search for apple.com website"
     assert [s.action.kind for s in ep.steps] == ["wait", "click", "wait", "click", "type"] + ["key"] * 4 + [
         "wait", "click", "wait"]
@@ -64,7 +57,7 @@ def test_the_safari_run_as_a_person_counts_it():
 
 
 def test_the_system_preferences_run_with_the_calls_the_loop_could_not_run():
-    ep, rows = _read(require_shared_sample(ROOT / "task_002"))
+    ep, rows = golden.read_one(computer_use_steps, require_shared_sample(ROOT / "task_002"))
     assert rows == [] and ep.task == "Open System Preferences app" and len(ep.steps) == 20
     kinds = [s.action.kind for s in ep.steps]
     assert kinds.count("key") + kinds.count("hotkey") == 8 and kinds.count("double_click") == 1
@@ -97,7 +90,7 @@ def test_mismatched_spaces_a_gap_bash_output_two_calls_and_a_broken_step(tmp_pat
           {"stdout": "a.txt\n", "stderr": "", "screenshot": "x.png"}, size=(2560, 1600))
     (run / "step_04.json").write_text('{"response": [')
     (run / "task_009.mov").write_bytes(b"\0")
-    ep, rows = _read(run)
+    ep, rows = golden.read_one(computer_use_steps, run)
     assert [(r.rule, r.location) for r in rows] == [("parse_error", "step_04.json")]
     assert [s.action.kind for s in ep.steps] == ["click", "hotkey", "command"]
     # [512, 384] in the declared 1024x768 display, executed at (640, 400): a 1280x800 logical screen, the 2560x1600
@@ -124,7 +117,7 @@ def test_executed_pixels_that_are_not_the_loops_scaling_are_kept_raw_with_a_warn
     (run / "task_001.txt").write_text("Do it")
     _step(run, 1, [_call({"action": "left_click", "coordinate": [100, 100]})],
           {"status": "clicked at (5,7)", "screenshot": "s.png"}, size=(1000, 1000))
-    ep, rows = _read(run)
+    ep, rows = golden.read_one(computer_use_steps, run)
     assert rows == [] and "logical_screen" not in ep.env and "steps_not_written" not in ep.env
     assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["computer_use_steps.executed_points"]
     point = json.loads(ep.steps[0].action.raw)["point"]

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from ingest.desktop import cua_trajectory
-from ingest.record import Episode, Rejected
+from ingest.record import Rejected
 from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.parts import SHARED, require_shared_sample
@@ -33,19 +33,13 @@ ENV_KEYS = ("trajectory_id", "status", "agent_loop", "model", "screenshots", "sc
             "declared_display", "total_turns", "observation_text")
 
 
-def _read(path: Path) -> tuple[Episode, list[Rejected]]:
-    records = golden.read_records(cua_trajectory, path)
-    episodes = [r for r in records if isinstance(r, Episode)]
-    assert len(episodes) == 1
-    return episodes[0], [r for r in records if isinstance(r, Rejected)]
-
 
 def _pixels(action) -> tuple[int, int]:
     return round(action.x * SCREEN[0]), round(action.y * SCREEN[1])
 
 
 def test_a_run_stopped_while_running_reads_as_a_person_counts_it():
-    ep, rows = _read(BUNDLED)
+    ep, rows = golden.read_one(cua_trajectory, BUNDLED)
     assert rows == []
     assert [s.action.kind for s in ep.steps] == ["wait", "click", "hotkey", "type", "click"]
     assert ep.task.strip().startswith('URGENT: Search for "tents under 100" on Google Shopping')  # a string task
@@ -61,7 +55,7 @@ def test_a_run_stopped_while_running_reads_as_a_person_counts_it():
 
 
 def test_the_models_numbers_are_kept_as_the_screenshots_pixels_they_were_executed_at():
-    ep, _ = _read(BUNDLED)
+    ep, _ = golden.read_one(cua_trajectory, BUNDLED)
     raw = json.loads(ep.steps[1].action.raw)
     assert raw["model_call"] == {"action": "left_click", "coordinate": [645, 96]}
     assert raw["declared_display"] == {"width": 1024, "height": 768}
@@ -72,14 +66,14 @@ def test_the_models_numbers_are_kept_as_the_screenshots_pixels_they_were_execute
 
 
 def test_golden_of_the_bundled_run():
-    ep, rows = _read(BUNDLED)
+    ep, rows = golden.read_one(cua_trajectory, BUNDLED)
     golden.check([ep, *rows], Path(__file__).with_name("golden") / "cua-trycua-shopping-running.json",
                  env_keys=ENV_KEYS)
 
 
 def test_a_completed_run_too_large_to_bundle():
     path = require_shared_sample(COMPLETED)
-    ep, rows = _read(path)
+    ep, rows = golden.read_one(cua_trajectory, path)
     assert rows == []
     assert [s.action.kind for s in ep.steps] == ["wait", "click", "hotkey", "type", "key", "message"]
     assert _pixels(ep.steps[1].action) == (443, 154)

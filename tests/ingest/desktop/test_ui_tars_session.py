@@ -20,7 +20,6 @@ from pathlib import Path
 import orjson
 
 from ingest.desktop import ui_tars_session
-from ingest.record import Episode, Rejected
 from tests.ingest import golden
 from tests.ingest.ubuntu.test_osworld import png
 from tests.parts import SHARED, require_shared_sample
@@ -29,19 +28,13 @@ ROOT = SHARED / "samples" / "macos" / "ui-tars-session-martasumyk"
 ENV_KEYS = ("screenshots", "local_time_first", "local_time_last", "agent_claim", "reply_points_differ")
 
 
-def _read(path: Path) -> tuple[Episode, list[Rejected]]:
-    records = golden.read_records(ui_tars_session, path)
-    episodes = [r for r in records if isinstance(r, Episode)]
-    assert len(episodes) == 1
-    return episodes[0], [r for r in records if isinstance(r, Rejected)]
-
 
 def _pixels(step) -> tuple[int, int]:
     return round(step.action.x * step.observation.width), round(step.action.y * step.observation.height)
 
 
 def test_the_safari_session_as_a_person_counts_it():
-    ep, rows = _read(require_shared_sample(ROOT / "task1"))
+    ep, rows = golden.read_one(ui_tars_session, require_shared_sample(ROOT / "task1"))
     assert rows == [] and ep.task == "Go to apple.com website in Safari"
     assert [s.action.kind for s in ep.steps] == ["click", "wait", "click", "type", "key", "wait", "done"]
     assert [_pixels(ep.steps[i]) for i in (0, 2)] == [(154, 860), (571, 57)]
@@ -56,10 +49,10 @@ def test_the_safari_session_as_a_person_counts_it():
 
 
 def test_the_calendar_and_default_browser_sessions():
-    ep, rows = _read(require_shared_sample(ROOT / "task2"))
+    ep, rows = golden.read_one(ui_tars_session, require_shared_sample(ROOT / "task2"))
     assert rows == [] and [s.action.kind for s in ep.steps] == ["click", "wait", "click", "done"]
     assert [_pixels(ep.steps[i]) for i in (0, 2)] == [(94, 128), (953, 56)] and ep.terminated
-    ep, rows = _read(require_shared_sample(ROOT / "task3"))
+    ep, rows = golden.read_one(ui_tars_session, require_shared_sample(ROOT / "task3"))
     assert rows == [] and [s.action.kind for s in ep.steps] == ["click"] * 20 and not ep.terminated
     assert sum(1 for s in ep.steps if _pixels(s)[1] == 14) == 19 and ep.env["screenshots"] == 20
 
@@ -90,7 +83,7 @@ def test_every_action_the_loop_parses_and_what_it_could_not(tmp_path):
         _entry(6, "Action: click(start_box='(300,300)')", {"type": "click", "x": 30, "y": 30}),
         _entry(7, "Action: hotkey(key='enter')", {"type": "hotkey", "keys": ["enter"]}),
     ])
-    ep, rows = _read(run)
+    ep, rows = golden.read_one(ui_tars_session, run)
     a = [s.action for s in ep.steps]
     assert rows == [] and [x.kind for x in a] == ["double_click", "drag", "scroll", "hotkey", "message", "click",
                                                   "click", "key"]
@@ -120,6 +113,6 @@ def test_the_folder_is_claimed_on_its_log_and_its_other_files_are_named(tmp_path
     assert ui_tars_session.units(files, head) == [str(run)]
     unread = ui_tars_session.members([str(run)], files, head)[str(run)]
     assert sorted(Path(p).name for p, _ in unread) == ["reasoning.txt", "recording1.mov"]
-    ep, _ = _read(run)
+    ep, _ = golden.read_one(ui_tars_session, run)
     assert ep.env["local_time_first"] == "2025-11-05T09:48:28" and ep.steps[0].action.duration_s == 5.0
     assert ep.env["local_time_last"] == "2025-11-05T09:48:35"

@@ -13,6 +13,7 @@ import pytest
 
 from ingest.record import Episode, Rejected
 from ingest.swe import qwen_code_export
+from ingest.times import parse_time
 from tests.ingest.golden import read_records
 from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, check_qwen_code_close, cli_run, played, \
     qwen_code_export as export
@@ -290,3 +291,183 @@ def test_records_of_every_kind_keep_what_the_export_holds(tmp_path):
     assert ep.task == "Fix" and ep.steps[0].reasoning == "Look.\n\nThen act."
     assert ep.steps[1].observation.is_error and [s.action.text for s in ep.steps[1:]] == ["Done."]
     assert ep.steps[0].timestamp.isoformat() == "2026-01-01T00:00:03+00:00"
+
+
+def _export_messages(path) -> list[dict]:
+    """The messages of a JSON or JSONL export as the CLI wrote them (the JSONL's first line is the metadata)."""
+    if path.suffix == ".json":
+        return json.loads(path.read_text())["messages"]
+    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+
+
+@pytest.mark.parametrize("kind", ["json", "jsonl"])
+def test_each_step_keeps_its_turns_time_and_the_calls_own_record(exported, kind):
+    """Against the messages the CLI wrote: each step's time is its turn's (a call's, the answer's), each call's
+    action keeps the export's record of the call (id, kind, title, status, input, output) but its result, which
+    is the next observation (a tool's result, the shell's a terminal one), and each result's time is kept beside
+    the step it answers."""
+    cli, files = exported
+    messages = _export_messages(files[kind])
+    turns = [m for m in messages if m["type"] in ("tool_call", "assistant")]
+    ep = _episode(files[kind])
+    assert [s.timestamp for s in ep.steps] == [parse_time(m["timestamp"]) for m in turns]
+    calls = [m["toolCall"] for m in turns if m["type"] == "tool_call"]
+    assert [json.loads(s.action.raw) for s in ep.steps[:-1]] == [
+        {k: v for k, v in call.items() if k != "content"} for call in calls]
+    assert [s.observation.kind for s in ep.steps[1:]] == ["tool_result"] * 3 + ["terminal"]
+    results = [{"step": i + 1, "role": "tool", "timestamp": parse_time(m["timestamp"]).isoformat(),
+                **({"raw": {"rawOutput": m["toolCall"]["rawOutput"]}} if m["toolCall"].get("rawOutput") else {})}
+               for i, m in enumerate(turns) if m["type"] == "tool_call"]
+    prompts = [{"step": 0, "role": "user", "timestamp": parse_time(m["timestamp"]).isoformat()}
+               for m in messages if m["type"] == "user"]
+    assert ep.env["message_extras"] == prompts + results
+    assert ("raw" in results[-1]) is (cli.version != "0.15.10")  # 0.24 records the shell's result object
+    assert len(prompts) == 1  # the prompt's time, kept before the first step
+
+
+def test_the_json_and_jsonl_exports_of_a_session_read_alike(exported):
+    """The two exports of one session: the same steps and the same metadata (each says when it was made, and so
+    does each call's own `timestamp`; the JSONL line's own `type` is not the session's)."""
+    _, files = exported
+    doc, lines = _episode(files["json"]), _episode(files["jsonl"])
+
+    def steps(ep):  # the answer's time is when the session was last saved: each export saves it again
+        return [(s.timestamp if s.action.raw else None, s.action.text, s.observation.text,
+                 {k: v for k, v in json.loads(s.action.raw or "{}").items() if k != "timestamp"}) for s in ep.steps]
+    assert steps(doc) == steps(lines)
+    doc_meta, line_meta = doc.env["qwen_code_export"]["metadata"], lines.env["qwen_code_export"]["metadata"]
+    assert doc_meta.pop("exportTime") <= line_meta.pop("exportTime") and doc_meta == line_meta
+    assert "type" not in line_meta
+
+
+def _call(call_id: str, title: str, raw_input, content: list, **more) -> dict:
+    return {"uuid": call_id, "sessionId": "s1", "timestamp": "2026-01-01T00:00:01.000Z", "type": "tool_call",
+            "toolCall": {"toolCallId": call_id, "kind": "other", "title": title, "status": "completed",
+                         "rawInput": raw_input, "content": content, **more}}
+
+
+def _text_item(text: str) -> dict:
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+def test_results_exit_codes_and_inputs_of_every_shape(tmp_path):
+    """Hand-made in the writer's shapes: a result of several text items and an edit that emptied a file (its text
+    items in order, the edit under its path with no text, what is no item skipped); a file read that holds an
+    `Exit Code:` line has no exit code (only a shell's result is read for one); a shell's recorded exit code wins
+    over its text's; an input that is no object is kept as written."""
+    user = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "type": "user",
+            "message": {"role": "user", "parts": [{"text": "Fix"}, {"text": "the build"}]}}
+    records = _jsonl(
+        tmp_path, user,
+        _call("c1", "Edit: a.py", {"file_path": "a.py"}, ["junk", _text_item("one"), {"type": "content",
+              "content": "not an item"}, {"type": "note", "content": {"text": "none"}}, _text_item("two"),
+              {"type": "diff", "path": "a.py", "oldText": "x", "newText": None}]),
+        _call("c2", "ReadFile: build.log", {"file_path": "build.log"}, [_text_item("make: done\nExit Code: 3")]),
+        _call("c3", "Shell: make", {"command": "make"}, [_text_item("Exit Code: 1")], kind="execute",
+              rawOutput={"type": "shell_result", "exitCode": 2}),
+        _call("c4", "Shell", "make all", [_text_item("ok")]))
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.task == "Fix\nthe build"
+    edit, read, shell = (s.observation for s in ep.steps[1:])
+    odd = ep.final_observation
+    assert edit.text == "one\ntwo\na.py:\n" and edit.exit_code is None
+    assert read.text == "make: done\nExit Code: 3" and read.kind == "tool_result" and read.exit_code is None
+    assert shell.kind == "terminal" and shell.exit_code == 2
+    assert json.loads(ep.steps[3].action.arguments) == {"input": "make all"} and odd.text == "ok"
+    assert json.loads(ep.steps[3].action.raw)["rawInput"] == "make all"
+    assert not ep.terminated  # the session ends on a call's result, not an answer
+
+
+def test_thoughts_before_the_answer_are_its_reasoning_and_a_session_ending_on_the_prompt_is_not_answered(tmp_path):
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    prompt = {**base, "type": "user", "message": {"role": "user", "parts": [{"text": "Hi"}]}}
+    records = _jsonl(tmp_path, prompt,
+                     {**base, "type": "assistant", "message": {"role": "thinking", "parts": [{"text": "Greet."}]}},
+                     {**base, "type": "assistant", "timestamp": "2026-01-01T00:00:02.000Z",
+                      "message": {"role": "assistant", "parts": [{"text": "Hello."}]}})
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.text, s.reasoning) for s in ep.steps] == [("Hello.", "Greet.")] and ep.terminated
+    assert ep.steps[0].timestamp.isoformat() == "2026-01-01T00:00:02+00:00"
+    # the session saved again after a second prompt nobody answered: the answer is not its last word
+    records = _jsonl(tmp_path, prompt, {**base, "type": "assistant", "message": {"role": "assistant", "parts": [
+        {"text": "Hello."}]}}, {**prompt, "message": {"role": "user", "parts": [{"text": "And then?"}]}})
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.text for s in ep.steps] == ["Hello."] and ep.final_observation.text == "And then?"
+    assert not ep.terminated
+
+
+def test_an_export_of_no_message_is_one_row_naming_it(tmp_path):
+    (row,) = _jsonl(tmp_path)
+    assert row.rule == "empty_episode" and row.location == "qwen-code-export-2026-01-01T00-00-01-000Z.jsonl"
+
+
+def test_a_model_that_is_no_name_is_kept_in_the_metadata_only(tmp_path):
+    doc = {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "metadata": {"model": {"id": "m"}},
+           "messages": [{"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "type": "assistant",
+                         "message": {"role": "assistant", "parts": [{"text": "Hi."}]}}]}
+    (ep,) = [r for r in _json_export(tmp_path, doc) if isinstance(r, Episode)]
+    assert ep.agent is None and ep.env["qwen_code_export"]["metadata"]["model"] == {"id": "m"}
+
+
+def test_warnings_name_the_fields_and_the_message_they_keep(tmp_path):
+    """What a person reads in the quarantine: the message, the fields no release writes (a call's by their path in
+    it) and where in env they are kept; a metadata object that is no object reads as none."""
+    base = {"uuid": "u", "sessionId": "s1", "timestamp": "2026-01-01T00:00:00.000Z"}
+    doc = {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z", "metadata": None, "messages": [
+        {**base, "type": "user", "mood": "ok", "tone": 1, "message": {"role": "user", "parts": [{"text": "Go"}]}},
+        _call("c1", "Glob: '*'", {"pattern": "*"}, [_text_item("a.py")], **{"v2.extra": 1}),
+        {**base, "type": "hologram"}]}
+    records = _json_export(tmp_path, doc)
+    name = "qwen-code-export-z.json"
+    assert [(r.location, r.reason) for r in records if isinstance(r, Rejected)] == [
+        (f"{name}: messages[0]", f"{name}: messages[0]: field(s) mood, tone are none Qwen Code's export writes; kept "
+         "raw in env.qwen_code_export.unknown_fields"),
+        (f"{name}: messages[1]", f"{name}: messages[1]: field(s) toolCall.v2.extra are none Qwen Code's export "
+         "writes; kept raw in env.qwen_code_export.unknown_fields"),
+        (f"{name}: messages[2]", f"{name}: messages[2]: not a Qwen Code export user, assistant, tool_call or system "
+         "message; kept raw in env.qwen_code_export.unknown_records")]
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["qwen_code_export"]["unknown_fields"][f"{name}: messages[1]"] == {"toolCall.v2.extra": 1}
+    assert ep.env["qwen_code_export"]["metadata"] == {"sessionId": "s1", "startTime": "2026-01-01T00:00:00.000Z"}
+    lines = _jsonl(tmp_path)  # the metadata line's fields, named in order
+    path = tmp_path / "qwen-code-export-2026-01-01T00-00-01-000Z.jsonl"
+    path.write_text(json.dumps({"type": "session_metadata", "sessionId": "s1", "startTime": "t", "zeta": 1,
+                                "alpha": 2}))
+    (row, _) = read_records(qwen_code_export, path)
+    assert lines and row.reason == (f"{path.name}:1: metadata field(s) alpha, zeta are none Qwen Code's export "
+                                    "writes; kept raw in env.qwen_code_export.metadata")
+
+
+def test_a_chat_viewer_pages_rows_name_the_page(tmp_path):
+    """0.15's page: a page without the session's data is one row naming it; the messages of the data it holds are
+    named by the page (a field no release writes)."""
+    head = ('<html><head><script src="https://unpkg.com/@qwen-code/webui@latest/dist/index.umd.js"></script>'
+            '<title>Qwen Code Chat Export</title></head><body>')
+    path = tmp_path / "qwen-code-export-x.html"
+    path.write_text(head + "</body></html>")
+    (row,) = read_records(qwen_code_export, path)
+    assert (row.rule, row.location) == ("bad_record", "qwen-code-export-x.html")
+    doc = {"sessionId": "s1", "startTime": "t", "metadata": {"model": "m"}, "messages": [
+        {"uuid": "u", "sessionId": "s1", "timestamp": "t", "type": "user", "mood": "ok",
+         "message": {"role": "user", "parts": [{"text": "Hi"}]}}]}
+    path.write_text(head + '<script id="chat-data" type="application/json">' + json.dumps(doc).replace("<", "\\u003c")
+                    + "</script></body></html>")
+    rows = [r for r in read_records(qwen_code_export, path) if isinstance(r, Rejected)]
+    assert [r.location for r in rows] == ["qwen-code-export-x.html: messages[0]", "qwen-code-export-x.html"]
+
+
+def test_members_of_exports_in_two_folders_are_each_folders_own(exported):
+    """Two folders each holding a session's JSON export and its markdown export: each folder's markdown is listed
+    for that folder's export; a markdown export of the same session in a subfolder is not the folder's."""
+    _, files = exported
+    json_head, md_head = _head(files["json"]), _head(files["md"])
+    heads = {"a/qwen-code-export-1.json": json_head, "a/qwen-code-export-1.jsonl": _head(files["jsonl"]),
+             "a/qwen-code-export-1.md": md_head, "a/sub/qwen-code-export-2.md": md_head,
+             "b/qwen-code-export-3.json": json_head, "b/qwen-code-export-3.md": md_head}
+    names = sorted(heads)
+    found = qwen_code_export.units(names, heads.__getitem__)
+    assert found == ["a/qwen-code-export-1.json", "a/qwen-code-export-1.jsonl", "b/qwen-code-export-3.json"]
+    assert qwen_code_export.members(found, names, heads.__getitem__) == {
+        "a/qwen-code-export-1.json": [("a/qwen-code-export-1.md", qwen_code_export.MARKDOWN_REASON)],
+        "b/qwen-code-export-3.json": [("b/qwen-code-export-3.md", qwen_code_export.MARKDOWN_REASON)]}

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from ingest.record import Episode, Rejected
 from ingest.traces import langfuse
 from tests.conftest import SAMPLES
 from tests.ingest import golden
@@ -19,11 +18,6 @@ LANGFUSE = SAMPLES / "traces" / "langfuse"
 GOLDEN = Path(__file__).parent / "golden"
 CHATML = Path(__file__).parent / "data" / "langfuse-chatml"  # the ChatML adapter's parse (oracle, not input)
 SAMPLES_READ = sorted(p.name.removesuffix(".trace.json") for p in LANGFUSE.glob("*.trace.json"))
-
-
-def _read(path):
-    records = read_records(langfuse, path)
-    return [r for r in records if isinstance(r, Episode)], [r for r in records if isinstance(r, Rejected)]
 
 
 @pytest.mark.parametrize("name", SAMPLES_READ)
@@ -66,7 +60,7 @@ COUNTED = {
 
 @pytest.mark.parametrize("name", SAMPLES_READ)
 def test_each_trace_is_one_episode_with_the_calls_a_person_counts(name):
-    [ep], rows = _read(LANGFUSE / f"{name}.trace.json")
+    [ep], rows = golden.read_split(langfuse, LANGFUSE / f"{name}.trace.json")
     calls, steps, task = COUNTED[name]
     assert rows == []
     assert [s.action.tool_name for s in ep.steps if s.action.kind == "tool_call"] == calls
@@ -92,13 +86,13 @@ def test_every_tool_call_langfuses_own_chatml_adapter_finds_is_a_step(name):
                 for call in msg.get("tool_calls") or []:
                     args = json.loads(call["arguments"]) if isinstance(call["arguments"], str) else call["arguments"]
                     expected.setdefault(call.get("id") or (call["name"], json.dumps(args)), (call["name"], args))
-    [ep], _ = _read(LANGFUSE / f"{name}.trace.json")
+    [ep], _ = golden.read_split(langfuse, LANGFUSE / f"{name}.trace.json")
     got = [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps if s.action.kind == "tool_call"]
     assert expected and sorted(map(json.dumps, expected.values())) == sorted(map(json.dumps, got))
 
 
 def test_a_trace_download_keeps_its_scores_and_the_observations_usage():
-    [ep], _ = _read(LANGFUSE / "openai-agents-2025-09-30.trace.json")
+    [ep], _ = golden.read_split(langfuse, LANGFUSE / "openai-agents-2025-09-30.trace.json")
     assert ep.env["langfuse"]["name"] == "Agent workflow"
     assert ep.env["langfuse"]["scores"][0] == {
         "name": "toxicity", "value": 0.8, "source": "EVAL",
@@ -115,14 +109,14 @@ def test_model_calls_written_as_one_text_read_as_their_turns():
     """Agno's and AutoGen's downloads record each model call's messages as one text, a `role: content` turn after
     another: the user's turn is the task and the `developer` / `system` turn the system prompt (not a task that
     opens with `developer:`), and Agno's `None` answer (its call only asked for the tool) is no answer."""
-    [agno], _ = _read(LANGFUSE / "agno-2025-06-11.trace.json")
+    [agno], _ = golden.read_split(langfuse, LANGFUSE / "agno-2025-06-11.trace.json")
     raw = json.loads((LANGFUSE / "agno-2025-06-11.trace.json").read_text())
     none = [o for o in raw["observations"] if o["output"] == "None"]
     assert len(none) == 1 and none[0]["input"].startswith("developer: <additional_information>")
     assert agno.env["system_prompt"] == "<additional_information>\n- Use markdown to format your answers.\n" \
                                         "</additional_information>"
     assert "None" not in [s.action.text for s in agno.steps]
-    [autogen], _ = _read(LANGFUSE / "autogen-2025-06-06.trace.json")
+    [autogen], _ = golden.read_split(langfuse, LANGFUSE / "autogen-2025-06-06.trace.json")
     assert autogen.env["system_prompt"].startswith("You are a helpful AI assistant. Solve tasks using your tools.")
 
 
@@ -132,7 +126,7 @@ def test_a_beeai_react_run_is_one_action_per_iteration_with_its_thought():
     answers. Each iteration's last `agent.react.update` says what was done (its `thought`, the tool and its input,
     the result or the answer): 3 steps, each known at the update that first said it (every event span ends when
     the run ends)."""
-    [ep], rows = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    [ep], rows = golden.read_split(langfuse, LANGFUSE / "beeai-2025-08-01.trace.json")
     raw = json.loads((LANGFUSE / "beeai-2025-08-01.trace.json").read_text())
     by_name = {o["name"]: o for o in raw["observations"]}
     last = [json.loads(by_name[f"agent.react.update-{n}"]["metadata"])["attributes"] for n in (14, 18, 20)]
@@ -157,7 +151,7 @@ def test_a_text_that_opens_with_one_role_stays_the_users_text(tmp_path):
              input=[{"role": "user", "content": "and repr(None)?"}], output="None")]
     path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
                                 "observations": observations}))
-    [ep], _ = _read(path)
+    [ep], _ = golden.read_split(langfuse, path)
     assert ep.task == "user: what does None print?"
     assert [s.action.text for s in ep.steps] == ["None", "None"]
 
@@ -192,7 +186,7 @@ def test_an_api_trace_with_inlined_observations(tmp_path):
                                 "htmlPath": "/project/p/traces/t1", "latency": 1.5, "totalCost": 0,
                                 "observations": OBSERVATIONS, "scores": []}, indent=2))
     assert langfuse.units([str(path)], lambda p: Path(p).read_bytes()[:4096]) == [str(path)]
-    [ep], rows = _read(path)
+    [ep], rows = golden.read_split(langfuse, path)
     assert rows == []
     assert [s.action.tool_name for s in ep.steps] == ["ls", None]
     assert json.loads(ep.steps[0].action.arguments) == {"path": "/tmp"}
@@ -217,7 +211,7 @@ def test_observation_pages_and_table_exports_group_by_trace(tmp_path):
     head = lambda p: Path(p).read_bytes()[:4096]  # noqa: E731
     assert langfuse.units([str(page), str(lines)], head) == [str(page), str(lines)]
     for path in (page, lines):
-        episodes, rows = _read(path)
+        episodes, rows = golden.read_split(langfuse, path)
         assert rows == []
         assert [(e.key, len(e.steps)) for e in episodes] == [("t1", 2), ("t2", 1)]
         assert (episodes[1].task, episodes[1].steps[0].action.text) == ("hello", "hi there")
@@ -228,7 +222,7 @@ def test_what_cannot_be_read_is_a_row_and_the_rest_is_read(tmp_path):
     no_id = {k: v for k, v in OBSERVATIONS[1].items() if k != "id"}
     path.write_text("\n".join([json.dumps(OBSERVATIONS[0]), json.dumps(no_id), "{not json",
                                json.dumps({"parentObservationId": None, "note": "no observation"})]) + "\n")
-    [ep], rows = _read(path)
+    [ep], rows = golden.read_split(langfuse, path)
     assert [(r.rule, r.line) for r in rows] == [("bad_record", 2), ("parse_error", 3), ("unknown_content", 4)]
     assert rows[0].reason == "bad.jsonl:2: an observation has no id; left out"
     assert [s.action.tool_name for s in ep.steps] == ["ls"]
@@ -239,7 +233,7 @@ def test_a_trace_list_whose_observations_are_ids_only_has_no_step(tmp_path):
     path = tmp_path / "traces.json"
     path.write_text(json.dumps({"data": [{"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "observations": [
         "96e16fda"], "htmlPath": "/project/p/traces/t1", "projectId": "p"}], "meta": {"page": 1}}))
-    assert _read(path) == ([], [])
+    assert golden.read_split(langfuse, path) == ([], [])
 
 
 def test_units_want_langfuse_evidence():
