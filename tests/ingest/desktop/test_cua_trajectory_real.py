@@ -26,6 +26,7 @@ from tests.parts import SHARED, require_shared_sample
 
 RUN = "shopping_trajectories/2025-09-14_claude-opus-4-20_011013_b66b"
 BUNDLED = SAMPLES / "desktop" / "cua-trajectory" / "trycua-cua" / RUN
+ENDED = SAMPLES / "desktop" / "cua-trajectory" / "trycua-cua" / "shopping_trajectories" / "2025-09-14_claude-opus-4-20_023740_3f76"
 COMPLETED = (SHARED / "samples" / "desktop" / "cua-trajectory" / "trycua-cua" / "shopping_trajectories"
              / "2025-09-14_claude-opus-4-20_064925_5723")
 SCREEN = (1512, 857)
@@ -74,6 +75,25 @@ def test_the_models_numbers_are_kept_as_the_screenshots_pixels_they_were_execute
 def test_golden_of_the_bundled_run():
     ep, rows = _read(BUNDLED)
     golden.check([ep, *rows], Path(__file__).with_name("golden") / "cua-trycua-shopping-running.json",
+                 env_keys=ENV_KEYS)
+
+
+def test_a_bundled_run_that_ended_reads_its_final_message_on_the_screen_it_read():
+    """The whole 3-turn run of 8c8a6fe5 (PROVENANCE.md): a screenshot request, then the final message listing the
+    products it saw; its one screenshot is the declared 1024x768 display."""
+    ep, rows = _read(ENDED)
+    assert rows == []
+    assert [s.action.kind for s in ep.steps] == ["wait", "message"]
+    assert ep.task.strip().startswith("EXTRACT ALL PRODUCTS VISIBLE NOW.")
+    final = ep.steps[1]
+    assert final.action.text.startswith("I can see Google Shopping results for tents under $100.")
+    assert final.action.text.count("PRODUCT: ") == 5 and "Wakeman Outdoors" in final.action.text
+    assert [(s.observation.kind, s.observation.width, s.observation.height) for s in ep.steps] == [
+        ("text", None, None), ("screen", 1024, 768)]
+    assert (ep.terminated, ep.outcome, ep.env["status"], ep.env["total_turns"], ep.env["screenshots"]) == (
+        True, "unknown", "completed", 3, 1)
+    assert ep.env["declared_display"] == {"width": 1024, "height": 768}
+    golden.check([ep, *rows], Path(__file__).with_name("golden") / "cua-trycua-shopping-ended.json",
                  env_keys=ENV_KEYS)
 
 
