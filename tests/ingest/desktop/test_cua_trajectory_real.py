@@ -10,7 +10,9 @@ A second run of the same pull request, too large to bundle (its metadata.json ho
 `shopping_trajectories/2025-09-14_claude-opus-4-20_064925_5723/`, expected under
 ../shared/samples/desktop/cua-trajectory/trycua-cua/ with the same path below it. Counted by hand: a screenshot
 request, a click at (443, 154) (the search box; the crosshair's centre), `ctrl+a`, `type` "teddy bears",
-`Return`, then the final message; five screenshots of 1512x857; status completed, 11 turns.
+`Return`, then the final message; five screenshots of 1512x857; status completed, 11 turns. No excerpt of it can
+stand in for it: its metadata.json alone (3.1 MB) holds the status, the turn count and the task. A whole run that
+ended, small enough to bundle (600 KB, 8c8a6fe5 of the same pull request), carries the ended-run checks everywhere.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.parts import SHARED, require_shared_sample
 
-RUN = "shopping_trajectories/2025-09-14_claude-opus-4-20_011013_b66b"
-BUNDLED = SAMPLES / "desktop" / "cua-trajectory" / "trycua-cua" / RUN
-ENDED = SAMPLES / "desktop" / "cua-trajectory" / "trycua-cua" / "shopping_trajectories" / "2025-09-14_claude-opus-4-20_023740_3f76"
+RUNS = SAMPLES / "desktop" / "cua-trajectory" / "trycua-cua" / "shopping_trajectories"
+BUNDLED = RUNS / "2025-09-14_claude-opus-4-20_011013_b66b"
+ENDED = RUNS / "2025-09-14_claude-opus-4-20_023740_3f76"
 COMPLETED = (SHARED / "samples" / "desktop" / "cua-trajectory" / "trycua-cua" / "shopping_trajectories"
              / "2025-09-14_claude-opus-4-20_064925_5723")
 SCREEN = (1512, 857)
