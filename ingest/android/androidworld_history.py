@@ -52,10 +52,10 @@ INFO = FormatInfo(
              "pixel bounds, the model's M3A-JSON or UI-TARS reply, the step summary, the run's result)"),
     producer="LYXFOREVER/my_android_world `minimal_tasks_runner.py` (`save_history`, M3A with gpt-4o-mini or UI-TARS)",
     versions="my_android_world @ 3322745 (runs of January and April 2025)",
-    proof=("cannot run here (an Android emulator and a model): two whole real runs bundled in `samples/android/` and "
-           "read against the raw files (a 20-step M3A-JSON failure at the step limit; a 12-step UI-TARS failure whose "
-           "clicks the executor sent off the screen, golden); edge cases hand-made "
-           "(`tests/ingest/android/test_androidworld_history.py`)"),
+    proof=("cannot run here (an Android emulator and a model): two whole real runs read against the raw files (a "
+           "12-step UI-TARS failure whose clicks the executor sent off the screen, golden, in `samples/android`; a "
+           "20-step M3A-JSON failure at the step limit, beside the test); one repository so far; edge cases "
+           "hand-made (`tests/ingest/android/test_androidworld_history.py`)"),
 )
 
 _HEAD = re.compile(rb'^\[\s*\{\s*"task_goal":\s*"')

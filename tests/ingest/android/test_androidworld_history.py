@@ -1,8 +1,9 @@
 """`history.json` runs of an AndroidWorld fork's task runner (M3A agent; replies as M3A's JSONAction or as UI-TARS
 calls), read with their UI element lists, points and the run's result.
 
-Real runs bundled (Apache-2.0; samples/android/androidworld-history/PROVENANCE.md): LYXFOREVER/my_android_world @
-33227453903bc3adf394ee17dee26c75767a7e3a, `data_history/<time>/history.json`. Counted by hand in the files:
+Real runs kept here (Apache-2.0): LYXFOREVER/my_android_world @ 33227453903bc3adf394ee17dee26c75767a7e3a,
+`data_history/<time>/history.json`: the first in samples/android/androidworld-history (read by the demo), the second
+with the tests in tests/ingest/android/data/androidworld-history-lyxforever (PROVENANCE.md in each). Counted by hand:
 - 2025_04_19_23_20_05 (UI-TARS replies): 12 steps, "Record an audio clip using Audio Recorder app and save it.":
   step 0 `open_app(app_name='Audio Recorder')`, steps 1-11 `click(start_box='(500,891)')`, the summary of every
   one `Action selected: {"action_type": "click", "x": 500, "y": 891}`; `result` false; no status action. The UI
@@ -32,7 +33,8 @@ from tests.ingest import golden
 
 RUNS = SAMPLES / "android" / "androidworld-history" / "LYXFOREVER-my_android_world" / "data_history"
 UI_TARS = RUNS / "2025_04_19_23_20_05" / "history.json"
-M3A_JSON = RUNS / "2025_01_08_17_21_07" / "history.json"
+M3A_JSON = (Path(__file__).with_name("data") / "androidworld-history-lyxforever" / "data_history" / "2025_01_08_17_21_07"
+            / "history.json")
 GOLDEN = Path(__file__).with_name("golden") / "androidworld-history-lyxforever-ui-tars.json"
 ENV_KEYS = ("harness_result", "agent_claimed_done", "evaluator_consulted", "screen_size", "screen_size_from",
             "saved_at_local", "action_forms", "point_spaces")
