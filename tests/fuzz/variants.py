@@ -505,6 +505,17 @@ def _catalogue() -> list[Variant]:
     out += _json_records(mini, "", ("messages",), 4, quick_keys={"content", "(record)"})
     out += _json_records(mini, "", ("messages",), 5, quick_keys={"content"})
 
+    # an AndroidWorld task runner's history.json: one step damaged, the other eleven land
+    aw = "android/androidworld-history/LYXFOREVER-my_android_world/data_history/2025_04_19_23_20_05/history.json"
+    out += _generic(aw, "", text=True, quick={"half"})
+    out += [_v(aw, "", "wrong_type", label, json_edit(path, value), "record", quick=quick, expect=expect)
+            for label, path, value, quick, expect in (
+                ("(record)", (3,), 7, False, "step record 3"),
+                ("ui_description", (3, "ui_description"), {"not": "a list"}, True, "`ui_description` is dict"),
+                ("action_output", (3, "action_output"), 12345, True, "`action_output`"),
+                ("ui_description[0]", (3, "ui_description", 0), 7, False, "`ui_description[0]`"),
+                ("ui_bbox", (3, "ui_description", 2, "ui_bbox"), "wide", False, "ui_bbox"))]
+
     # AgentNet: one step damaged
     an, an_file = "macos/agentnet-darwin", "s_7f27a11115e596eb.json"
     out += _generic(an, an_file, text=True, quick={"half"})

@@ -38,7 +38,8 @@ def test_run_on_bundled_samples_then_query_from_another_directory(tmp_path):
     assert shell.returncode == 0, shell.stderr
     for name in ("episodes", "steps", "quarantine", "runs", "datasets", "versions"):
         assert name in shell.stdout.split()
-    assert shell.stdout.split()[-1] == "3"  # the bundled DroidBot run, getevent log and UI Automator dump
+    # the bundled DroidBot run, getevent log, UI Automator dump and AndroidWorld task-runner run
+    assert shell.stdout.split()[-1] == "4"
 
 
 def test_list_shows_pipelines(tmp_path):

@@ -284,20 +284,21 @@ def test_cli_export_and_the_export_stage(droidbot, tmp_path, lake, capsys):
 
 
 def test_every_action_read_is_a_row_or_a_skipped_count_in_one_unit(tmp_path, capsys):
-    """The bundled Android samples: 61 steps (DroidBot's 12, a getevent log's 48 touches, a UI Automator dump)
-    give 3 SFT rows; the other 58 actions have no recorded next observation (getevent records no screen,
-    DroidBot kept few states) and the manifest says so. The summary prints each unit on a line of its own."""
+    """The bundled Android samples: 73 steps (DroidBot's 12, a getevent log's 48 touches, a UI Automator dump, an
+    AndroidWorld task-runner run's 12) give 14 SFT rows (3, and the task-runner run's 11 steps followed by its next
+    screen); the other 59 actions have no recorded next observation (getevent records no screen, DroidBot kept few
+    states, the task-runner run's last step) and the manifest says so. The summary prints each unit on a line of its own."""
     lake = str(tmp_path / "lake")
     assert run_ingest(definition.load("ingest-android"), lake, progress=False, log=lambda l: None).status == "success"
     assert cli.main(["export", "sft", "android", "--out", str(tmp_path / "sft"), "--lake", lake]) == 0
     manifest = json.loads((tmp_path / "sft" / "manifest.json").read_text())
-    assert (manifest["actions_in"], manifest["transitions_in"], manifest["rows"]) == (61, 3, 3)
-    assert manifest["skipped"]["no_next_observation"] == 58
+    assert (manifest["actions_in"], manifest["transitions_in"], manifest["rows"]) == (73, 14, 14)
+    assert manifest["skipped"]["no_next_observation"] == 59
     assert manifest["skipped_units"]["no_next_observation"] == "actions"
     assert manifest["skipped_units"]["held_out"] == "transitions"
     out = capsys.readouterr().out
-    assert "  read       61 actions, 3 of them with a recorded next observation (transitions)" in out
-    assert "  skipped    actions: no_next_observation 58" in out
+    assert "  read       73 actions, 14 of them with a recorded next observation (transitions)" in out
+    assert "  skipped    actions: no_next_observation 59" in out
     capsys.readouterr()
     assert cli.main(["export", "cpt", "android", "--out", str(tmp_path / "cpt"), "--lake", lake]) == 0
     cpt = json.loads((tmp_path / "cpt" / "manifest.json").read_text())

@@ -37,4 +37,5 @@ def test_bundled_samples_still_ingest(run, query):
     result = run("ingest-android")
     assert result.status == "success" and result.quarantined == 0
     assert {r["f"]: r["n"] for r in query("SELECT source_format AS f, sum(num_steps) AS n FROM episodes GROUP BY 1")} \
-        == {"droidbot": 12, "uiautomator": 1, "getevent": 48}
+        == {"droidbot": 12, "uiautomator": 1, "getevent": 48,
+            "androidworld_history": 12}  # the bundled AndroidWorld task-runner run (UI-TARS replies)

@@ -10,6 +10,12 @@ never copied here): gyaanantia/android_world_agents @ 89d35cf9292234904d313fcd4b
 - results/results_seeact/MarkorMoveNote_base_gpt-4o-mini_7d0e5332.json: 30 steps, stopped at max_steps 30
   without a status action (`episode_terminated_early`), the evaluator's failure: 25 clicks, 2 back, 1 home,
   1 open_app, 1 wait.
+- results/SystemBrightnessMaxVerify_base_gpt-4-turbo-2024-04-09_1301226f.json: gpt-4-turbo, 13 steps: open_app
+  Settings; scroll down x3; click index 1 "Search settings" (bounds [[200,203],[553,274]] -> centre (376.5,
+  238.5)); input_text "brightness" index 1 (the EditText [[126,149],[1080,275]] -> (603, 212)); scroll down x2 and
+  up x2 on element 3; navigate_back; scroll down; status `infeasible`: the agent gave up, while the evaluator
+  (`task_actually_successful`) found the brightness at its maximum: a success. The harness also wrote
+  `agent_claimed_done` true (any status action ends its loop).
 - results/MarkorDeleteNewestNote_base_gpt-4-turbo-2024-04-09_c775d8e4.json: the harness stopped writing it at
   byte 254508 (inside the step records): quarantined, naming the file and the place.
 No screenshot is in these files (`<screenshot_excluded>` placeholders): 0 screenshot blobs.
@@ -31,6 +37,7 @@ from tests.parts import SHARED, require_shared_sample
 ROOT = SHARED / "samples" / "android" / "androidworld-json-gyaanantia"
 SUCCESS = "results/results_seeact/ContactsAddContact_base_gpt-4o-mini_48e64bf7.json"
 FAILURE = "results/results_seeact/MarkorMoveNote_base_gpt-4o-mini_7d0e5332.json"
+GAVE_UP = "results/SystemBrightnessMaxVerify_base_gpt-4-turbo-2024-04-09_1301226f.json"
 TRUNCATED = "results/MarkorDeleteNewestNote_base_gpt-4-turbo-2024-04-09_c775d8e4.json"
 GOLDEN = Path(__file__).with_name("golden") / "androidworld-json-gyaanantia.json"
 ENV_KEYS = ("task_name", "prompt_variant", "max_steps", "steps_taken", "agent_claimed_done", "harness_success",
@@ -72,6 +79,18 @@ def test_a_thirty_step_failure_at_the_step_limit():
     assert (ep.outcome, ep.reward, ep.terminated) == ("failure", 0.0, False)
     assert ep.env["episode_terminated_early"] is True and ep.env["agent_claimed_done"] is False
     assert _pixel(ep.steps[2]) == (540.0, 479.0)  # "Folder FitnessPlans"
+
+
+def test_an_agent_that_gave_up_on_a_task_the_evaluator_passed_keeps_both():
+    (ep,) = _read(GAVE_UP)
+    assert [s.action.kind for s in ep.steps] == ["open_app"] + ["scroll"] * 3 + ["tap", "type"] + ["scroll"] * 4 + [
+        "back", "scroll", "done"]
+    assert [s.action.direction for s in ep.steps[6:10]] == ["down", "down", "up", "up"]
+    assert [_pixel(ep.steps[i]) for i in (4, 5)] == [(376.5, 238.5), (603.0, 212.0)]
+    assert ep.steps[5].action.text == "brightness"
+    assert ep.steps[-1].action.text == "infeasible"  # the agent's own claim, kept on its last step
+    assert (ep.outcome, ep.reward, ep.terminated) == ("success", 1.0, True)  # the evaluator's verdict
+    assert (ep.env["agent_claimed_done"], ep.env["harness_success"]) == (True, True)
 
 
 def test_a_file_the_harness_stopped_writing_is_quarantined_by_name():

@@ -10,7 +10,9 @@ A second run of the same pull request, too large to bundle (its metadata.json ho
 `shopping_trajectories/2025-09-14_claude-opus-4-20_064925_5723/`, expected under
 ../shared/samples/desktop/cua-trajectory/trycua-cua/ with the same path below it. Counted by hand: a screenshot
 request, a click at (443, 154) (the search box; the crosshair's centre), `ctrl+a`, `type` "teddy bears",
-`Return`, then the final message; five screenshots of 1512x857; status completed, 11 turns.
+`Return`, then the final message; five screenshots of 1512x857; status completed, 11 turns. No excerpt of it can
+stand in for it: its metadata.json alone (3.1 MB) holds the status, the turn count and the task. A whole run that
+ended, small enough to bundle (600 KB, 8c8a6fe5 of the same pull request), carries the ended-run checks everywhere.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.parts import SHARED, require_shared_sample
 
-RUN = "shopping_trajectories/2025-09-14_claude-opus-4-20_011013_b66b"
-BUNDLED = SAMPLES / "desktop" / "cua-trajectory" / "trycua-cua" / RUN
+RUNS = SAMPLES / "desktop" / "cua-trajectory" / "trycua-cua" / "shopping_trajectories"
+BUNDLED = RUNS / "2025-09-14_claude-opus-4-20_011013_b66b"
+ENDED = RUNS / "2025-09-14_claude-opus-4-20_023740_3f76"
 COMPLETED = (SHARED / "samples" / "desktop" / "cua-trajectory" / "trycua-cua" / "shopping_trajectories"
              / "2025-09-14_claude-opus-4-20_064925_5723")
 SCREEN = (1512, 857)
@@ -68,6 +71,25 @@ def test_the_models_numbers_are_kept_as_the_screenshots_pixels_they_were_execute
 def test_golden_of_the_bundled_run():
     ep, rows = golden.read_one(cua_trajectory, BUNDLED)
     golden.check([ep, *rows], Path(__file__).with_name("golden") / "cua-trycua-shopping-running.json",
+                 env_keys=ENV_KEYS)
+
+
+def test_a_bundled_run_that_ended_reads_its_final_message_on_the_screen_it_read():
+    """The whole 3-turn run of 8c8a6fe5 (PROVENANCE.md): a screenshot request, then the final message listing the
+    products it saw; its one screenshot is the declared 1024x768 display."""
+    ep, rows = _read(ENDED)
+    assert rows == []
+    assert [s.action.kind for s in ep.steps] == ["wait", "message"]
+    assert ep.task.strip().startswith("EXTRACT ALL PRODUCTS VISIBLE NOW.")
+    final = ep.steps[1]
+    assert final.action.text.startswith("I can see Google Shopping results for tents under $100.")
+    assert final.action.text.count("PRODUCT: ") == 5 and "Wakeman Outdoors" in final.action.text
+    assert [(s.observation.kind, s.observation.width, s.observation.height) for s in ep.steps] == [
+        ("text", None, None), ("screen", 1024, 768)]
+    assert (ep.terminated, ep.outcome, ep.env["status"], ep.env["total_turns"], ep.env["screenshots"]) == (
+        True, "unknown", "completed", 3, 1)
+    assert ep.env["declared_display"] == {"width": 1024, "height": 768}
+    golden.check([ep, *rows], Path(__file__).with_name("golden") / "cua-trycua-shopping-ended.json",
                  env_keys=ENV_KEYS)
 
 
