@@ -77,7 +77,7 @@ def test_golden_of_the_bundled_run():
 def test_a_bundled_run_that_ended_reads_its_final_message_on_the_screen_it_read():
     """The whole 3-turn run of 8c8a6fe5 (PROVENANCE.md): a screenshot request, then the final message listing the
     products it saw; its one screenshot is the declared 1024x768 display."""
-    ep, rows = _read(ENDED)
+    ep, rows = golden.read_one(cua_trajectory, ENDED)
     assert rows == []
     assert [s.action.kind for s in ep.steps] == ["wait", "message"]
     assert ep.task.strip().startswith("EXTRACT ALL PRODUCTS VISIBLE NOW.")
