@@ -250,28 +250,7 @@ class TableBuilder:
             "source_uri": source_uri, "source_sha256": source_sha256, "ingest_run_id": self.run_id,
             "ingestor_version": f"{source_format}/{ingestor_version}", "_run_id": self.run_id,
         })
-        cols = self.steps
-        for i, step in enumerate(ep.steps):
-            last = i == n - 1
-            cols["episode_id"].append(eid)
-            cols["step_index"].append(i)
-            cols["step_id"].append(f"{eid}:{i}")
-            cols["domain"].append(ep.domain)
-            cols["observation"].append(vars(step.observation))
-            cols["action"].append(vars(step.action) if step.action is not None else None)
-            cols["final_observation"].append(vars(ep.final_observation) if last and ep.final_observation else None)
-            cols["timestamp"].append(timestamps[i])
-            cols["reward"].append(step.reward)
-            cols["is_first"].append(i == 0)
-            cols["is_last"].append(last)
-            cols["is_terminal"].append(last and ep.terminated)
-            cols["reasoning"].append(step.reasoning)
-            cols["origin"].append("real")
-            cols["parent_step_id"].append(None)
-            cols["branch_id"].append(None)
-            cols["labeler"].append(None)
-            cols["_run_id"].append(self.run_id)
-            cols["action_inferred"].append(step.action_inferred)
+        self._add_steps(ep, eid, timestamps)
         for branch in ep.branches:
             parent = f"{eid}:{branch.step}"
             action = vars(branch.action)
@@ -283,6 +262,32 @@ class TableBuilder:
                 "strategy": branch.strategy, "labeler": branch.labeler, "request_key": branch.request_key,
                 "_run_id": self.run_id})
         return eid
+
+    def _add_steps(self, ep: Episode, eid: str, timestamps: list) -> None:
+        """The episode's step rows, a column at a time (a long episode's steps cost a few list extends, not a
+        row of appends each)."""
+        cols, steps, n = self.steps, ep.steps, len(ep.steps)
+        if not n:
+            return
+        nones = [None] * n
+        cols["episode_id"] += [eid] * n
+        cols["step_index"] += range(n)
+        cols["step_id"] += [f"{eid}:{i}" for i in range(n)]
+        cols["domain"] += [ep.domain] * n
+        cols["observation"] += [vars(s.observation) for s in steps]
+        cols["action"] += [vars(s.action) if s.action is not None else None for s in steps]
+        cols["final_observation"] += nones[1:] + [vars(ep.final_observation) if ep.final_observation else None]
+        cols["timestamp"] += timestamps
+        cols["reward"] += [s.reward for s in steps]
+        cols["is_first"] += [True] + [False] * (n - 1)
+        cols["is_last"] += [False] * (n - 1) + [True]
+        cols["is_terminal"] += [False] * (n - 1) + [ep.terminated]
+        cols["reasoning"] += [s.reasoning for s in steps]
+        cols["origin"] += ["real"] * n
+        for name in ("parent_step_id", "branch_id", "labeler"):
+            cols[name] += nones
+        cols["_run_id"] += [self.run_id] * n
+        cols["action_inferred"] += [s.action_inferred for s in steps]
 
     def add_rejected(self, rej: Rejected, *, source_uri: str) -> None:
         self.quarantine.append({
