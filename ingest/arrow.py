@@ -21,7 +21,7 @@ import re
 import orjson
 import pyarrow as pa
 
-from ingest.record import Episode, Rejected, episode_id, utc
+from ingest.record import Action, Episode, Observation, Rejected, episode_id, utc
 from ingest.source import ENV_PREFIX, default_budgets, human_bytes
 from schemas import v1
 from schemas.branches import branch_key
@@ -147,11 +147,45 @@ def checked_env(env: dict) -> tuple[dict, list[str]]:
     return kept, dropped
 
 
+def _plain_texts(values: tuple, limit: int) -> bool:
+    """Whether each of `values` is None, or a str (without lone surrogates) or bytes within `limit`."""
+    for v in values:
+        if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
+                                   or type(v) is bytes) and len(v) <= limit):
+            return False
+    return True
+
+
+def _plain_step(step, limit: int) -> bool:
+    """Whether every value of `step` is of a type its column takes at once (text within `limit`, an int32, a
+    float, a bool, a datetime; no keys): most steps, which `step_problem` then need not look into field by field."""
+    o, a = step.observation, step.action
+    if type(o) is not Observation or not _plain_texts((o.kind, o.text, o.ui_tree, o.url, o.title, o.screenshot), limit):
+        return False
+    for v in (o.exit_code, o.width, o.height):
+        if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX):
+            return False
+    if not (o.is_error is None or type(o.is_error) is bool):
+        return False
+    if a is not None:
+        if not (type(a) is Action and a.keys is None and _plain_texts(
+                (a.kind, a.text, a.element, a.direction, a.tool_name, a.arguments, a.code, a.raw), limit)):
+            return False
+        for v in (a.x, a.y, a.x2, a.y2, a.duration_s):
+            if v is not None and type(v) is not float:
+                return False
+    ts, reasoning = step.timestamp, step.reasoning
+    return (ts is None or isinstance(ts, dt.datetime)) and (step.reward is None or type(step.reward) is float) \
+        and (reasoning is None or _plain_texts((reasoning,), limit))
+
+
 def step_problem(step, limit: int | None = None) -> str | None:
     """"field: what is wrong" for the first value of `step` its column cannot take, or a text value over the
     `field_bytes` budget (`limit`, default the process's), else None (readers use it to drop one step instead
     of losing the episode)."""
     limit = _field_limit() if limit is None else limit
+    if _plain_step(step, limit):
+        return None
     if (problem := _observation_problem(step.observation, limit)) is not None:
         return f"observation.{problem}"
     if step.action is not None and (problem := _action_problem(step.action, limit)) is not None:

@@ -15,6 +15,8 @@ this module once per episode. Everything a step is made of is decided here, once
    - a user message that is not a tool result is `role="user"`.
    Anything of the record the adapter did not map goes to `raw` (kept, never dropped). Where the generic
    mapping is wrong for a format, the adapter may set `ToolCall.action` (e.g. a finish tool -> `done`),
+   `ToolCall.result` (the call's result as an observation, where the source records it with the call, as a call
+   log's line does: the same as a tool message right after the turn, without the message),
    `Message.action` (the action of an assistant turn without tool calls: it is then a step even when it wrote
    nothing) or `Message.observation` (e.g. a browser result with a screenshot) and the core uses them as they
    are. An environment loop's record (BrowserGym: each step a page seen, then the action chosen from it) is a
@@ -79,6 +81,7 @@ class ToolCall:
     arguments: Any = None  # a dict, a JSON string (as chat APIs send it) or any value (kept as {"input": value})
     raw: Any = None  # the call as the source wrote it: becomes `action.raw` (a str is kept as it is)
     action: Action | None = None  # the adapter's own action, where the generic mapping is wrong for its format
+    result: Observation | None = None  # its result, where the source records it with the call (no tool message)
 
 
 @dataclass(slots=True)  # many per transcript: no per-instance dict
@@ -218,7 +221,7 @@ class _Builder:
         self.extras.append(extra)
 
     def assistant(self, msg: Message) -> None:
-        reasoning = _reasoning(msg)
+        reasoning = _reasoning(msg) if msg.reasoning or (msg.text and msg.tool_calls) else None
         at = len(self.steps)
         if not msg.tool_calls:
             if msg.action is None and not (msg.text or reasoning):
@@ -229,13 +232,20 @@ class _Builder:
             action = msg.action or Action(kind="message", text=msg.text, raw=_raw(msg.raw))
             self.add(Step(_UNSEEN, action, msg.timestamp, msg.reward, reasoning), None, False, msg.model)
             return
-        self.carried(msg, at, None)  # each call's raw is its action's; the turn's is kept
-        for call in msg.tool_calls:
+        if msg.raw is not None:
+            self.carried(msg, at, None)  # each call's raw is its action's; the turn's is kept
+        steps, when, model = self.steps, msg.timestamp, msg.model
+        for call in msg.tool_calls:  # `add` inlined: a long transcript makes a step per call
             if call.id is not None:
-                self.by_id.setdefault(str(call.id), len(self.steps))
-            self.add(Step(_UNSEEN, _call_action(call), msg.timestamp, None, reasoning), call.name, True, msg.model)
+                self.by_id.setdefault(str(call.id), len(steps))
+            steps.append(Step(_UNSEEN, call.action if call.action is not None else _call_action(call), when, None,
+                              reasoning))
+            self.after.append(call.result)  # what came after it: its result when the source gave it here
+            self.tool_names.append(call.name)
+            self.open.append(call.result is None)
+            self.models.append(model)
             reasoning = None  # the turn's reasoning goes on its first step
-        self.steps[-1].reward = msg.reward  # given once the turn's calls have run
+        steps[-1].reward = msg.reward  # given once the turn's calls have run
 
     def _earliest_open(self) -> int | None:
         while self.first_open < len(self.open) and not self.open[self.first_open]:
@@ -251,8 +261,9 @@ class _Builder:
                 return
             k = len(self.steps) - 1
         self.open[k] = False
-        self.seen(_result(msg, self.tool_names[k]), k + 1)
-        self.carried(msg, k + 1, msg.timestamp)
+        self.seen(msg.observation if msg.observation is not None else _result(msg, self.tool_names[k]), k + 1)
+        if msg.raw is not None or msg.timestamp is not None:
+            self.carried(msg, k + 1, msg.timestamp)
 
     def keep(self, msg: Message, why: str, observe: bool = False) -> None:
         """A message the core cannot place: kept raw in env (and as an observation when it has text)."""
@@ -306,7 +317,7 @@ def steps_of(messages: Iterable[Message]) -> Steps:
     once, in order: a generator keeps a long transcript from being held whole."""
     b = _build(messages)
     for step, held in zip(b.steps, b.after):
-        step.observation = _merged(held)
+        step.observation = held if held is not None and type(held) is not list else _merged(held)
     final = _merged(b.after[-1]) if b.steps and b.after[-1] is not None else None
     return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras, b.system, b.task)
 

@@ -87,10 +87,13 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         if problem:
             rejected.append(Rejected("parse_error", problem, name, line=no))
         elif line.strip():
-            try:
-                lines.append((no, parse_json(line.encode(), f"{name}:{no}")))
-            except SourceError as e:
-                rejected.append(Rejected(e.rule, e.reason, name, line=no, snippet=line[:300]))
+            try:  # the line as it is (orjson reads a str); a bad one again as bytes, for parse_json's error
+                lines.append((no, orjson.loads(line)))
+            except orjson.JSONDecodeError:
+                try:
+                    lines.append((no, parse_json(line.encode(), f"{name}:{no}")))
+                except SourceError as e:
+                    rejected.append(Rejected(e.rule, e.reason, name, line=no, snippet=line[:300]))
     yield from rejected
     first = next((obj for _, obj in lines if isinstance(obj, dict)), {})
     if "direction" in first and "parsed" in first:

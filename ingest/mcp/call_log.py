@@ -87,12 +87,12 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
 
 
 def _messages(calls: list, times: list, source: Source) -> Iterator[Message]:
-    """Each call and its outcome as transcript messages, made as the core reads them (never all held)."""
+    """Each call with its outcome as a transcript message, made as the core reads them (never all held)."""
     for (_, tool, obj), timestamp in zip(calls, times):
         args = _first(obj, ARGS_KEYS)
         action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        yield Message("assistant", None, [ToolCall(None, None, None, None, action)], timestamp=timestamp)
-        yield Message("tool", observation=_outcome(obj, tool, source))
+        yield Message("assistant", None, [ToolCall(None, None, None, None, action, _outcome(obj, tool, source))],
+                      timestamp=timestamp)
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:
