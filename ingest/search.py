@@ -15,6 +15,7 @@ predicts). A `Date: N/A` becomes `date: null`.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import orjson
@@ -26,6 +27,13 @@ _FIELD = re.compile(r"^(Title|Snippet|Date):\s?(.*)$")
 
 
 def is_search_tool(name: str | None) -> bool:
+    if type(name) is str:  # a log names a few tools many times: each name is split once
+        return _is_search_name(name)
+    return bool(name) and name.rsplit("/", 1)[-1].rsplit(".", 1)[-1] in SEARCH_TOOLS
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_search_name(name: str) -> bool:
     return bool(name) and name.rsplit("/", 1)[-1].rsplit(".", 1)[-1] in SEARCH_TOOLS
 
 

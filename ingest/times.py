@@ -8,6 +8,11 @@ import datetime as dt
 def parse_time(value) -> dt.datetime | None:
     """ISO-8601 with `Z` or an offset -> aware UTC; epoch seconds (or milliseconds) -> UTC; a naive ISO string
     (local time of an unknown zone), anything else -> None."""
+    if type(value) is str and value[-1:] == "Z" and value[:1].isdigit():  # most logs: no whitespace to strip
+        try:
+            return dt.datetime.fromisoformat(value[:-1] + "+00:00").astimezone(dt.timezone.utc)
+        except ValueError:
+            return None
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):

@@ -322,10 +322,22 @@ def steps_of(messages: Iterable[Message]) -> Steps:
     return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras, b.system, b.task)
 
 
-def episode(messages: Iterable[Message], run: Run) -> tuple[Episode, list[Rejected]]:
+def call_steps(calls: Iterable[tuple[Action, Observation, dt.datetime | None]]) -> Steps:
+    """`steps_of` a transcript of (action, its result, time) calls alone, each turn one call with its result and
+    nothing else (a call log's lines): what `steps_of` makes of those turns as messages (`ToolCall.action` and
+    `ToolCall.result`, the turn's `timestamp`), made without them."""
+    steps: list[Step] = []
+    seen = None  # what came after the last step: its result
+    for action, result, when in calls:
+        steps.append(Step(Observation() if seen is None else seen, action, when, None, None))
+        seen = result
+    return Steps(steps, seen if steps else None, [None] * len(steps), [], [], [])
+
+
+def episode(messages: Iterable[Message], run: Run, made: Steps | None = None) -> tuple[Episode, list[Rejected]]:
     """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings. `messages`
-    is read once, as by `steps_of`."""
-    made = steps_of(messages)
+    is read once, as by `steps_of`; `made`: its steps made already (`call_steps`), messages then unread."""
+    made = steps_of(messages) if made is None else made
     steps = made.steps
     env = dict(run.env)
     if made.system:
@@ -345,10 +357,12 @@ def episode(messages: Iterable[Message], run: Run) -> tuple[Episode, list[Reject
     return ep, made.warnings
 
 
-def records(messages: Iterable[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:
+def records(messages: Iterable[Message], run: Run, where: str,
+            made: Steps | None = None) -> Iterator[Episode | Rejected]:
     """What a reader yields for one transcript: the warnings, then the episode (checked against the schema),
-    or an `empty_episode` row when no step could be made; that row keeps the outcome and reward."""
-    ep, warnings = episode(messages, run)
+    or an `empty_episode` row when no step could be made; that row keeps the outcome and reward. `made` as
+    for `episode`."""
+    ep, warnings = episode(messages, run, made)
     yield from warnings
     env, dropped = checked_env(ep.env)
     for problem in dropped:

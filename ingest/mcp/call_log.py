@@ -10,8 +10,8 @@ A line is a call record when it names a tool (`toolName`, `tool_name`, `tool`) a
 a `blocked` call); an outcome that is an MCP `CallToolResult` (`content` items) is read as `mcp_jsonrpc` reads
 results. Fields this mapping does not use (`duration_ms`, `user`, `policy`...) are kept per step in
 `env["calls"]`, and so is a time without a zone (`datetime.utcnow().isoformat()` writes none): the step's
-timestamp is then null. Each line is a call and its result for the transcript core (`ingest.transcript`), which
-makes the steps and the episode.
+timestamp is then null. Each line is a call and its result for the transcript core (`ingest.transcript`,
+`call_steps`), which makes the steps and the episode.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ingest.search import episode_domain
 from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
-from ingest.transcript import Message, Run, ToolCall, records
+from ingest.transcript import Run, call_steps, records
 
 TOOL_KEYS = ("toolName", "tool_name", "tool")
 ARGS_KEYS = ("params", "arguments", "args", "tool_args", "input", "input_data")
@@ -83,16 +83,15 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     key = str(session if session is not None else server if server is not None else "")
     run = Run(key=key_prefix + key, domain=episode_domain([tool for _, tool, _ in calls], "mcp"), platform="linux",
               terminated=False, env=env)
-    yield from records(_messages(calls, times, source), run, name)
+    yield from records((), run, name, call_steps(_calls(calls, times, source)))
 
 
-def _messages(calls: list, times: list, source: Source) -> Iterator[Message]:
-    """Each call with its outcome as a transcript message, made as the core reads them (never all held)."""
+def _calls(calls: list, times: list, source: Source) -> Iterator[tuple]:
+    """Each call with its outcome and time, made as the core reads them (never all held)."""
     for (_, tool, obj), timestamp in zip(calls, times):
-        args = _first(obj, ARGS_KEYS)
+        args = obj["params"] if "params" in obj else _first(obj, ARGS_KEYS)
         action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        yield Message("assistant", None, [ToolCall(None, None, None, None, action, _outcome(obj, tool, source))],
-                      timestamp=timestamp)
+        yield action, _outcome(obj, tool, source), timestamp
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:
@@ -105,4 +104,4 @@ def _outcome(obj: dict, tool: str, source: Source) -> Observation:
         return call_result(tool, {"result": result}, source)
     if result is None:
         return Observation(kind="tool_result")
-    return Observation(kind="tool_result", text=result if isinstance(result, str) else dumps(result))
+    return Observation("tool_result", result if isinstance(result, str) else dumps(result))

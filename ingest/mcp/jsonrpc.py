@@ -280,6 +280,12 @@ def _decode_json_text(text):
 def _unserialize(result):
     """Undo SDK-level serialization: a result given as a JSON string, or a single text item holding a
     serialized CallToolResult, becomes the result object itself."""
+    if type(result) is dict:  # most results: content that is not one text item, or one that holds no JSON
+        content = result.get("content")
+        if not (isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)) or \
+                content[0].get("type") != "text" or not isinstance(content[0].get("text"), str) or \
+                content[0]["text"][:1] not in ("{", "["):
+            return result
     for _ in range(4):  # bounded: each pass removes one level of encoding
         if isinstance(result, str):
             decoded = _decode_json_text(result)
@@ -373,7 +379,7 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             continue
         msg, no, channel = item.msg, item.line, item.channel
         method, mid = msg.get("method"), msg.get("id")
-        session = session_for(channel, no)
+        session = current.get(channel) or session_for(channel, no)
         if session.first_line is None:
             session.first_line = no
         if item.session is not None and item.session != session.hint:
@@ -394,24 +400,14 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
                 params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
                 call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp, seq=seq)
                 session.calls.append(call)
-            if not _answered_early(early, rejected, (channel, _key(mid)), item.direction, seq, method, call, session):
+            if not (early and _answered_early(early, rejected, (channel, _key(mid)), item.direction, seq, method,
+                                              call, session)):
                 pending.setdefault((channel, item.direction, _key(mid)), []).append((method, call, session))
         elif isinstance(method, str):  # a notification
             session.notifications.append({"method": method, "params": msg.get("params"),
                                           "after_step": len(session.calls)})
         elif mid is not None and ("result" in msg or "error" in msg):  # a response
-            sides = [_other(item.direction), None] if item.direction else [None, "client", "server"]
-            queues = [q for side in sides if (q := pending.get((channel, side, _key(mid))))]
-            if not queues:
-                # a proxy that logs each direction from its own thread after relaying (greenlight) can log a
-                # response before the request it answers: the row stands unless that request follows
-                early.setdefault((channel, _key(mid)), []).append(_Early(sides, msg, seq, item.stamp, len(rejected)))
-                rejected.append(Rejected("unpaired_response", f"{name}:{no}: response id {mid!r} answers no request",
-                                         name, line=no, snippet=dumps(msg)[:500]))
-                continue
-            # the newest session's request first (a restarted server reuses ids), the oldest of its requests
-            queue, at = max(((q, i) for q in queues for i in range(len(q))), key=lambda qi: (qi[0][qi[1]][2].index, -qi[1]))
-            _answer(msg, seq, item.stamp, *queue.pop(at))
+            _respond(item, seq, pending, early, rejected, name)
             continue
         else:
             rejected.append(Rejected("bad_message", f"{name}:{no}: neither request, notification nor response",
@@ -425,6 +421,27 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             owner.unanswered += 1
     rejected[:] = [r for r in rejected if r is not None]
     return sessions
+
+
+def _respond(item: Message, seq: int, pending: dict, early: dict, rejected: list[Rejected], name: str) -> None:
+    """Response `item` (at `seq` in the stream) answers the request waiting for it, or is held in `early` with an
+    `unpaired_response` row in `rejected` (withdrawn if its request follows)."""
+    msg, channel, mid = item.msg, item.channel, item.msg["id"]
+    sides = [_other(item.direction), None] if item.direction else [None, "client", "server"]
+    key = _key(mid)
+    queues = [q for side in sides if (q := pending.get((channel, side, key)))]
+    if not queues:
+        # a proxy that logs each direction from its own thread after relaying (greenlight) can log a
+        # response before the request it answers: the row stands unless that request follows
+        early.setdefault((channel, key), []).append(_Early(sides, msg, seq, item.stamp, len(rejected)))
+        rejected.append(Rejected("unpaired_response", f"{name}:{item.line}: response id {mid!r} answers no request",
+                                 name, line=item.line, snippet=dumps(msg)[:500]))
+        return
+    if len(queues) == 1 and len(queues[0]) == 1:  # most responses: one request waits for them
+        queue, at = queues[0], 0
+    else:  # the newest session's request first (a restarted server reuses ids), the oldest of its requests
+        queue, at = max(((q, i) for q in queues for i in range(len(q))), key=lambda qi: (qi[0][qi[1]][2].index, -qi[1]))
+    _answer(msg, seq, item.stamp, *queue.pop(at))
 
 
 @dataclass
@@ -535,8 +552,9 @@ def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]
         n = passed[seq]
         if n >= 0:
             call = calls[n]
-            args = _arguments(call)
-            raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
+            args = call.params.get("arguments") if call.method == "tools/call" else _arguments(call)
+            raw = dumps(call.raw) if type(call.raw) is dict else call.raw if isinstance(call.raw, (str, bytes)) \
+                else dumps(call.raw)
             action = tool_action(_tool_name(call), args if args is not None else {}, raw, shell_as_command=False)
             # the call's id: its place (ids may repeat on the wire)
             yield TranscriptMessage("assistant", None, [ToolCall(str(n), None, None, None, action)],
