@@ -253,10 +253,10 @@ def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
         if msg is not entry:  # an envelope may say who sent it, and to which server
             direction, channel = _sender(entry, labels), _server(entry)
         message = Message(no, msg, stamp, channel, direction)
-        if _idless_request(entry, msg):
+        if msg is not entry and "type" in entry and _idless_request(entry, msg):
             waiting.setdefault(channel, []).append(message)
             continue
-        if "id" in msg and "method" not in msg and waiting.get(channel):
+        if waiting and "id" in msg and "method" not in msg and waiting.get(channel):
             request = waiting[channel].pop(0)  # the oldest request of the server takes the answer's id
             request.msg = {**request.msg, "id": msg["id"]}
             yield request
