@@ -27,6 +27,7 @@ from schemas import v1
 from schemas.branches import branch_key
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_UTC = dt.timezone.utc
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TEXT, _INT32, _FLOAT, _BOOL, _KEYS = pa.string(), pa.int32(), pa.float64(), pa.bool_(), pa.list_(pa.string())
 _OBS_TEXT = ("kind", "text", "ui_tree", "url", "title", "screenshot")
@@ -231,6 +232,8 @@ def episode_problem(ep: Episode, limit: int | None = None, steps: bool = True) -
     if ep.final_observation is not None and (problem := _observation_problem(ep.final_observation, limit)):
         return None, f"final_observation.{problem}"
     for i, step in enumerate(ep.steps if steps else ()):
+        if _plain_step(step, limit):  # most steps: nothing to look into
+            continue
         try:
             problem = step_problem(step, limit)
         except TypeError as e:  # an observation or action that is not an object with fields
@@ -274,7 +277,7 @@ class TableBuilder:
                                           f"{problem}", ep.key or None, record_id=record))
         eid = episode_id(source_format, source_uri, ep.key)
         n = len(ep.steps)
-        timestamps = [utc(s.timestamp) for s in ep.steps]
+        timestamps = [t if t is None or t.tzinfo is _UTC else utc(t) for t in [s.timestamp for s in ep.steps]]
         known = [t for t in timestamps if t is not None]
         self.episodes.append({
             "episode_id": eid, "domain": ep.domain, "platform": ep.platform, "source_format": source_format,

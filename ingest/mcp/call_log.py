@@ -104,4 +104,4 @@ def _outcome(obj: dict, tool: str, source: Source) -> Observation:
         return call_result(tool, {"result": result}, source)
     if result is None:
         return Observation(kind="tool_result")
-    return Observation("tool_result", result if isinstance(result, str) else dumps(result))
+    return Observation("tool_result", result if isinstance(result, str) else dumps(result))  # by position: faster
