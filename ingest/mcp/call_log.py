@@ -50,12 +50,14 @@ def read_calls(lines: list, name: str, source: Source, key_prefix: str = "") -> 
     """The episodes of (line, value) call records; a `bad_record` row for each value that names no tool."""
     groups: dict[tuple, list] = {}
     for no, obj in lines:
-        tool = _first(obj, TOOL_KEYS) if isinstance(obj, dict) else None
+        # each key's first spelling looked up at once: most logs use one spelling throughout
+        tool = (obj["toolName"] if "toolName" in obj else _first(obj, TOOL_KEYS)) if isinstance(obj, dict) else None
         if not isinstance(tool, str):
             yield Rejected("bad_record", f"{name}:{no}: a call record needs a tool name ({' / '.join(TOOL_KEYS)})",
                            name, line=no, snippet=dumps(obj)[:300])
             continue
-        key = (_first(obj, SESSION_KEYS), _first(obj, SERVER_KEYS))
+        key = (obj["sessionId"] if "sessionId" in obj else _first(obj, SESSION_KEYS),
+               obj["serverName"] if "serverName" in obj else _first(obj, SERVER_KEYS))
         groups.setdefault(key, []).append((no, tool, obj))
     for (session, server), calls in groups.items():
         yield from _call_episode(session, server, calls, source, name, key_prefix)
@@ -69,7 +71,7 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
     extras, times = [], []
     for no, _, obj in calls:
-        timestamp = parse_time(_first(obj, TIME_KEYS))
+        timestamp = parse_time(obj["timestamp"] if "timestamp" in obj else _first(obj, TIME_KEYS))
         times.append(timestamp)
         extra = {"line": no, **{k: v for k, v in obj.items() if k not in _USED}}
         if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
@@ -99,7 +101,7 @@ def _outcome(obj: dict, tool: str, source: Source) -> Observation:
     if error not in (None, "", False) or obj.get("blocked"):
         text = error.get("message") if isinstance(error, dict) else str(error or obj.get("block_reason") or "blocked")
         return Observation(kind="tool_result", text=text, is_error=True)
-    result = _first(obj, RESULT_KEYS)
+    result = obj["result"] if "result" in obj else _first(obj, RESULT_KEYS)
     if isinstance(result, dict) and isinstance(result.get("content"), list):  # an MCP CallToolResult
         return call_result(tool, {"result": result}, source)
     if result is None:

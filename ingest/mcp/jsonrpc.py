@@ -399,7 +399,7 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             call = None
             if method in CALL_METHODS and item.direction != "server":
                 params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-                call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp, seq=seq)
+                call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp, None, seq)
                 session.calls.append(call)
             if not (early and _answered_early(early, rejected, (channel, _key(mid)), item.direction, seq, method,
                                               call, session)):
