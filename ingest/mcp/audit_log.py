@@ -82,6 +82,10 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield from proxy_log.read(source)
         return
     name = posixpath.basename(source.path)
+    lines = _json_lines(data, source.budgets.line_bytes)
+    if lines is not None:  # every line JSON: nothing to quarantine
+        yield from _read_lines(lines, source, name)
+        return
     lines, rejected = [], []
     for no, line, problem in text_lines(data, name, source.budgets):
         if problem:
@@ -95,6 +99,26 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                 except SourceError as e:
                     rejected.append(Rejected(e.rule, e.reason, name, line=no, snippet=line[:300]))
     yield from rejected
+    yield from _read_lines(lines, source, name)
+
+
+def _json_lines(data: bytes, limit: int) -> list | None:
+    """(line number, value) of each non-blank line when every line is JSON within the `line_bytes` budget `limit`
+    (without a carriage return), parsed as bytes at once; None when one is not: the log is then read line by
+    line, as text, for the rows its bad lines get."""
+    lines = []
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        if len(raw) > limit or raw[-1:] == b"\r":
+            return None
+        if raw.strip():
+            try:
+                lines.append((no, orjson.loads(raw)))
+            except orjson.JSONDecodeError:
+                return None
+    return lines
+
+
+def _read_lines(lines: list, source: Source, name: str) -> Iterator[Episode | Rejected]:
     first = next((obj for _, obj in lines if isinstance(obj, dict)), {})
     if "direction" in first and "parsed" in first:
         yield from _read_messages(lines, source, name)
