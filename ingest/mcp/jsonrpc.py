@@ -251,7 +251,9 @@ def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
             continue
         direction, channel = None, None
         if msg is not entry:  # an envelope may say who sent it, and to which server
-            direction, channel = _sender(entry, labels), _server(entry)
+            label = entry.get("direction")  # the first label `_sender` reads, looked up at once when known
+            direction = labels.get(label) if type(label) is str else None
+            direction, channel = direction or _sender(entry, labels), _server(entry)
         message = Message(no, msg, stamp, channel, direction)
         if msg is not entry and "type" in entry and _idless_request(entry, msg):
             waiting.setdefault(channel, []).append(message)
@@ -398,12 +400,14 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
                 session.client = dict(msg["params"]) if isinstance(msg.get("params"), dict) else {}
             call = None
             if method in CALL_METHODS and item.direction != "server":
-                params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-                call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp, None, seq)
+                params = msg.get("params")
+                call = _Call(method, params if isinstance(params, dict) else {}, msg if item.raw is None else item.raw,
+                             item.stamp, None, seq)
                 session.calls.append(call)
-            if not (early and _answered_early(early, rejected, (channel, _key(mid)), item.direction, seq, method,
-                                              call, session)):
-                pending.setdefault((channel, item.direction, _key(mid)), []).append((method, call, session))
+            key = mid if type(mid) is int or type(mid) is str else _key(mid)
+            if not (early and _answered_early(early, rejected, (channel, key), item.direction, seq, method, call,
+                                              session)):
+                pending.setdefault((channel, item.direction, key), []).append((method, call, session))
         elif isinstance(method, str):  # a notification
             session.notifications.append({"method": method, "params": msg.get("params"),
                                           "after_step": len(session.calls)})
@@ -429,7 +433,7 @@ def _respond(item: Message, seq: int, pending: dict, early: dict, rejected: list
     `unpaired_response` row in `rejected` (withdrawn if its request follows)."""
     msg, channel, mid = item.msg, item.channel, item.msg["id"]
     sides = [_other(item.direction), None] if item.direction else [None, "client", "server"]
-    key = _key(mid)
+    key = mid if type(mid) is int or type(mid) is str else _key(mid)
     queues = [q for side in sides if (q := pending.get((channel, side, key)))]
     if not queues:
         # a proxy that logs each direction from its own thread after relaying (greenlight) can log a
@@ -556,7 +560,8 @@ def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]
             args = call.params.get("arguments") if call.method == "tools/call" else _arguments(call)
             raw = dumps(call.raw) if type(call.raw) is dict else call.raw if isinstance(call.raw, (str, bytes)) \
                 else dumps(call.raw)
-            action = tool_action(_tool_name(call), args if args is not None else {}, raw, shell_as_command=False)
+            tool = call.params.get("name") if call.method == "tools/call" else call.method  # `_tool_name`
+            action = tool_action(tool, args if args is not None else {}, raw, shell_as_command=False)
             # the call's id: its place (ids may repeat on the wire)
             # messages by position (role, text, tool_calls, tool_call_id, tool_name, reasoning, model, timestamp,
             # is_error, exit_code, observation): ~2x faster than by name, two per call
