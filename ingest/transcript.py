@@ -320,7 +320,38 @@ class Steps:
 def steps_of(messages: Iterable[Message]) -> Steps:
     """The steps of one transcript, with the observations the module docstring describes. `messages` is read
     once, in order: a generator keeps a long transcript from being held whole."""
-    b = _build(messages)
+    return _made(_build(messages))
+
+
+def exchange_steps(events: Iterable[tuple[str | None, Action | Observation, dt.datetime | None]]) -> Steps:
+    """`steps_of` a transcript of one-call turns and the results that answer them, alone (an MCP session's calls
+    and responses, in the order they passed): each (id, Action, time) an assistant turn of one call
+    (`ToolCall(id, action=...)`, the turn's `timestamp`), each (id, Observation, time) a tool result
+    (`tool_call_id`, `observation`, `timestamp`); the same steps, made without the messages."""
+    b = _Builder()
+    steps, after, by_id = b.steps, b.after, b.by_id
+    for call_id, made, when in events:
+        if type(made) is Action:
+            if call_id is not None:
+                by_id.setdefault(call_id, len(steps))
+            steps.append(Step(_UNSEEN, made, when, None, None))
+            after.append(None)
+            b.tool_names.append(None)
+            b.open.append(True)
+            b.models.append(None)
+            continue
+        k = by_id.get(call_id) if call_id is not None else None
+        if k is None:  # no call of that id: as the message would be placed
+            b.tool(Message("tool", None, [], call_id, None, None, None, when, None, None, made))
+            continue
+        b.open[k] = False
+        b.seen(made, k + 1)
+        if when is not None:
+            b.extras.append({"step": k + 1, "role": "tool", "timestamp": _iso(when)})
+    return _made(b)
+
+
+def _made(b: _Builder) -> Steps:
     for step, held in zip(b.steps, b.after):
         step.observation = held if held is not None and type(held) is not list else _merged(held)
     final = _merged(b.after[-1]) if b.steps and b.after[-1] is not None else None

@@ -35,8 +35,8 @@ transport loggers and SDK-level captures write them. (Text logs with a prefix be
   channel's name.
 - Web search tools (`web_search`, `web_extractor`) make the episode's domain `search` (`ingest.search`).
 - Each session's calls and their results, in the order they passed, are a transcript read by the transcript
-  core (`ingest.transcript`): this module decodes the protocol (sessions, which response answers which
-  request, what a result says), the core makes the steps and the episode.
+  core (`ingest.transcript`, `exchange_steps`): this module decodes the protocol (sessions, which response
+  answers which request, what a result says), the core makes the steps and the episode.
 - Timestamps: UTC when the entry carries a zoned time or epoch, else null; a step's is its request's, and
   its response's is kept in `env["message_extras"]` (`{"step", "role": "tool", "timestamp"}`, `step` the step
   whose observation the result is). Sessions have no goal, so episodes end truncated (`is_terminal` false)
@@ -62,8 +62,7 @@ from ingest.search import episode_domain, results_tree
 from ingest.source import Source, SourceError
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
-from ingest.transcript import Message as TranscriptMessage
-from ingest.transcript import Run, ToolCall, records
+from ingest.transcript import Run, exchange_steps, records
 
 FORMAT = "mcp_jsonrpc"
 VERSION = "4"
@@ -517,7 +516,7 @@ def episodes(sessions: list[Session], source: Source, name: str) -> Iterator[Epi
     rejection per session without."""
     for session in sessions:
         if session.calls:
-            yield from records(_transcript(session, source), _run(session), name)
+            yield from records((), _run(session), name, exchange_steps(_transcript(session, source)))
         elif session.messages:
             yield _no_calls(session, name)
 
@@ -545,10 +544,11 @@ def _arguments(call: _Call) -> object:
     return {k: v for k, v in call.params.items() if k != "_meta"}
 
 
-def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]:
-    """The session's calls and their results as transcript messages, in the order they passed (a result answers
-    its call by the call's place in the session, whichever order the results came in), made as the core reads
-    them: a long session's messages are never all held."""
+def _transcript(session: Session, source: Source) -> Iterator[tuple]:
+    """The session's calls and their results in the order they passed, as the core's `exchange_steps` reads
+    them: (id, action, time) for a call, (id, observation, time) for its result, the id the call's place in the
+    session (a result answers its call by it, whichever order the results came in; ids may repeat on the wire),
+    made as the core reads them: a long session's calls are never all held twice."""
     calls = session.calls
     # place in the stream -> the call's place in the session (a request; ~place: its response); ints only
     passed = {call.seq: n for n, call in enumerate(calls)}
@@ -561,16 +561,11 @@ def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]
             raw = dumps(call.raw) if type(call.raw) is dict else call.raw if isinstance(call.raw, (str, bytes)) \
                 else dumps(call.raw)
             tool = call.params.get("name") if call.method == "tools/call" else call.method  # `_tool_name`
-            action = tool_action(tool, args if args is not None else {}, raw, shell_as_command=False)
-            # the call's id: its place (ids may repeat on the wire)
-            # messages by position (role, text, tool_calls, tool_call_id, tool_name, reasoning, model, timestamp,
-            # is_error, exit_code, observation): ~2x faster than by name, two per call
-            yield TranscriptMessage("assistant", None, [ToolCall(str(n), None, None, None, action)], None, None, None,
-                                    None, parse_time(call.timestamp))
+            yield str(n), tool_action(tool, args if args is not None else {}, raw, shell_as_command=False), \
+                parse_time(call.timestamp)
         else:
             call = calls[~n]
-            yield TranscriptMessage("tool", None, [], str(~n), None, None, None, parse_time(call.response_stamp), None,
-                                    None, _observation(call, source))
+            yield str(~n), _observation(call, source), parse_time(call.response_stamp)
 
 
 def _run(session: Session) -> Run:
