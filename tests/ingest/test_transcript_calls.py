@@ -64,7 +64,8 @@ def test_exchange_steps_are_the_steps_of_the_same_calls_and_results_as_messages(
         when = _at(i) if i % 3 else None
         if kind == "c":
             made.append((call_id, _action(i), when))
-            messages.append(Message("assistant", tool_calls=[ToolCall(call_id, None, action=_action(i))], timestamp=when))
+            turn = [ToolCall(call_id, None, action=_action(i))]
+            messages.append(Message("assistant", tool_calls=turn, timestamp=when))
         else:
             made.append((call_id, _result(i), when))
             messages.append(Message("tool", tool_call_id=call_id, observation=_result(i), timestamp=when))
