@@ -148,36 +148,41 @@ def checked_env(env: dict) -> tuple[dict, list[str]]:
     return kept, dropped
 
 
-def _plain_texts(values: tuple, limit: int) -> bool:
-    """Whether each of `values` is None, or a str (without lone surrogates) or bytes within `limit`."""
-    for v in values:
-        if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
-                                   or type(v) is bytes) and len(v) <= limit):
-            return False
-    return True
+def _plain_text(v, limit: int) -> bool:
+    """Whether `v` is None, or a str (without lone surrogates) or bytes within `limit`."""
+    return v is None or (type(v) is str and (v.isascii() or not _SURROGATE.search(v)) or type(v) is bytes) \
+        and len(v) <= limit
 
 
 def _plain_step(step, limit: int) -> bool:
     """Whether every value of `step` is of a type its column takes at once (text within `limit`, an int32, a
-    float, a bool, a datetime; no keys): most steps, which `step_problem` then need not look into field by field."""
+    float, a bool, a datetime; no keys): most steps, which `step_problem` then need not look into field by field.
+    (Loops inlined: a step per call of a long log.)"""
     o, a = step.observation, step.action
-    if type(o) is not Observation or not _plain_texts((o.kind, o.text, o.ui_tree, o.url, o.title, o.screenshot), limit):
+    if type(o) is not Observation:
         return False
+    for v in (o.kind, o.text, o.ui_tree, o.url, o.title, o.screenshot):
+        if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
+                                   or type(v) is bytes) and len(v) <= limit):
+            return False
     for v in (o.exit_code, o.width, o.height):
         if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX):
             return False
-    if not (o.is_error is None or type(o.is_error) is bool):
+    if o.is_error is not None and type(o.is_error) is not bool:
         return False
     if a is not None:
-        if not (type(a) is Action and a.keys is None and _plain_texts(
-                (a.kind, a.text, a.element, a.direction, a.tool_name, a.arguments, a.code, a.raw), limit)):
+        if type(a) is not Action or a.keys is not None:
             return False
+        for v in (a.kind, a.text, a.element, a.direction, a.tool_name, a.arguments, a.code, a.raw):
+            if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
+                                       or type(v) is bytes) and len(v) <= limit):
+                return False
         for v in (a.x, a.y, a.x2, a.y2, a.duration_s):
             if v is not None and type(v) is not float:
                 return False
-    ts, reasoning = step.timestamp, step.reasoning
+    ts = step.timestamp
     return (ts is None or isinstance(ts, dt.datetime)) and (step.reward is None or type(step.reward) is float) \
-        and (reasoning is None or _plain_texts((reasoning,), limit))
+        and _plain_text(step.reasoning, limit)
 
 
 def step_problem(step, limit: int | None = None) -> str | None:

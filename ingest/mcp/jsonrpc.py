@@ -155,6 +155,10 @@ def direction_of(value) -> str | None:
     return None
 
 
+# a response's sender -> the senders its request may have (read only)
+_SIDES = {"client": ("server", None), "server": ("client", None)}
+
+
 def _other(direction: str) -> str:
     return "server" if direction == "client" else "client"
 
@@ -239,11 +243,15 @@ def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
     waiting: dict[object, list[Message]] = {}  # channel -> its id-less requests not answered yet, oldest first
     labels: dict[str, str | None] = {}  # direction label -> its sender
     for item in _entries(source.read_bytes(), name):
-        if isinstance(item, Rejected):
+        if type(item) is not tuple:  # a line's row
             yield item
             continue
         no, entry = item
-        msg, stamp = _unwrap(entry)
+        if type(entry) is dict and type(envelope := entry.get("message")) is dict and "jsonrpc" in envelope \
+                and "jsonrpc" not in entry:  # the usual envelope, read as `_unwrap` reads it, at once
+            msg, stamp = envelope, entry["timestamp"] if "timestamp" in entry else _unwrap(entry)[1]
+        else:
+            msg, stamp = _unwrap(entry)
         if msg is None:
             yield Rejected("not_jsonrpc", f"{name}:{no}: entry holds no JSON-RPC 2.0 message", name, line=no,
                            snippet=dumps(entry)[:500])
@@ -431,7 +439,8 @@ def _respond(item: Message, seq: int, pending: dict, early: dict, rejected: list
     """Response `item` (at `seq` in the stream) answers the request waiting for it, or is held in `early` with an
     `unpaired_response` row in `rejected` (withdrawn if its request follows)."""
     msg, channel, mid = item.msg, item.channel, item.msg["id"]
-    sides = [_other(item.direction), None] if item.direction else [None, "client", "server"]
+    sides = _SIDES.get(item.direction) or ([_other(item.direction), None] if item.direction
+                                           else [None, "client", "server"])
     key = mid if type(mid) is int or type(mid) is str else _key(mid)
     queues = [q for side in sides if (q := pending.get((channel, side, key)))]
     if not queues:
