@@ -10,9 +10,10 @@ def parse_time(value) -> dt.datetime | None:
     (local time of an unknown zone), anything else -> None."""
     if type(value) is str and value[-1:] == "Z" and value[:1].isdigit():  # most logs: no whitespace to strip
         try:
-            return dt.datetime.fromisoformat(value[:-1] + "+00:00").astimezone(dt.timezone.utc)
+            parsed = dt.datetime.fromisoformat(value[:-1] + "+00:00")
         except ValueError:
             return None
+        return parsed if parsed.tzinfo is dt.timezone.utc else parsed.astimezone(dt.timezone.utc)
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):

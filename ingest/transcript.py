@@ -345,7 +345,10 @@ def exchange_steps(events: Iterable[tuple[str | None, Action | Observation, dt.d
             b.tool(Message("tool", None, [], call_id, None, None, None, when, None, None, made))
             continue
         b.open[k] = False
-        b.seen(made, k + 1)
+        if after[k + 1] is None:  # `seen` inlined: most calls have one result
+            after[k + 1] = made
+        else:
+            b.seen(made, k + 1)
         if when is not None:
             b.extras.append({"step": k + 1, "role": "tool", "timestamp": _iso(when)})
     return _made(b)

@@ -333,6 +333,9 @@ def _observation(call: _Call, source: Source) -> Observation:
                            is_error=bool(result.get("isError")))
     texts, tree = [], None
     items = result.get("content") if isinstance(result.get("content"), list) else result.get("contents") or []
+    if type(items) is list and len(items) == 1 and type(items[0]) is dict and type(items[0].get("text")) is str \
+            and items[0].get("type") in (None, "text"):  # most results: one text, as the loop below reads it
+        texts, items = [items[0]["text"]], ()
     for item in items:
         if not isinstance(item, dict):
             continue
