@@ -110,7 +110,7 @@ def _json_lines(data: bytes, limit: int) -> list | None:
     for no, raw in enumerate(data.split(b"\n"), 1):
         if len(raw) > limit or raw[-1:] == b"\r":
             return None
-        if raw.strip():
+        if raw and not raw.isspace():  # not blank (no stripped copy of each line)
             try:
                 lines.append((no, orjson.loads(raw)))
             except orjson.JSONDecodeError:

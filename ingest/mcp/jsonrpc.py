@@ -173,7 +173,7 @@ def _entries(data: bytes, name: str) -> Iterator[tuple[int, object] | Rejected]:
         yield from ((i + 1, item) for i, item in enumerate(items))
         return
     for no, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
+        if not line or line.isspace():  # blank (no stripped copy of each line)
             continue
         if no == 1:
             line = line.removeprefix(b"\xef\xbb\xbf")
