@@ -16,6 +16,7 @@ timestamp is then null. Each line is a call and its result for the transcript co
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 from ingest.mcp.jsonrpc import call_result
@@ -66,6 +67,12 @@ def read_calls(lines: list, name: str, source: Source, key_prefix: str = "") -> 
 _USED = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSION_KEYS, "error", "blocked"}
 
 
+@functools.lru_cache(maxsize=256)
+def _unused(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys of a call record this mapping does not use, in order: a log's lines share a few key sets."""
+    return tuple(k for k in keys if k not in _USED)
+
+
 def _call_episode(session, server, calls: list, source: Source, name: str,
                   key_prefix: str) -> Iterator[Episode | Rejected]:
     """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
@@ -73,7 +80,9 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     for no, _, obj in calls:
         timestamp = parse_time(obj["timestamp"] if "timestamp" in obj else _first(obj, TIME_KEYS))
         times.append(timestamp)
-        extra = {"line": no, **{k: v for k, v in obj.items() if k not in _USED}}
+        extra = {"line": no}
+        for k in _unused(tuple(obj)):
+            extra[k] = obj[k]
         if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
             extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
         extras.append(extra)
