@@ -282,7 +282,8 @@ class TableBuilder:
                                           f"{problem}", ep.key or None, record_id=record))
         eid = episode_id(source_format, source_uri, ep.key)
         n = len(ep.steps)
-        timestamps = [t if t is None or t.tzinfo is _UTC else utc(t) for t in [s.timestamp for s in ep.steps]]
+        timestamps = [s.timestamp for s in ep.steps]
+        timestamps = [t if t is None or t.tzinfo is _UTC else utc(t) for t in timestamps]
         known = [t for t in timestamps if t is not None]
         self.episodes.append({
             "episode_id": eid, "domain": ep.domain, "platform": ep.platform, "source_format": source_format,

@@ -76,16 +76,18 @@ def _unused(keys: tuple[str, ...]) -> tuple[str, ...]:
 def _call_episode(session, server, calls: list, source: Source, name: str,
                   key_prefix: str) -> Iterator[Episode | Rejected]:
     """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
-    extras, times = [], []
-    for no, _, obj in calls:
+    extras, made = [], []  # env["calls"]; each call's (action, outcome, time) for the core's `call_steps`
+    for no, tool, obj in calls:
         timestamp = parse_time(obj["timestamp"] if "timestamp" in obj else _first(obj, TIME_KEYS))
-        times.append(timestamp)
         extra = {"line": no}
         for k in _unused(tuple(obj)):
             extra[k] = obj[k]
         if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
             extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
         extras.append(extra)
+        args = obj["params"] if "params" in obj else _first(obj, ARGS_KEYS)
+        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
+        made.append((action, _outcome(obj, tool, source), timestamp))
     env = {"calls": extras}
     if server is not None:
         env["server_name"] = server
@@ -94,15 +96,7 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     key = str(session if session is not None else server if server is not None else "")
     run = Run(key=key_prefix + key, domain=episode_domain([tool for _, tool, _ in calls], "mcp"), platform="linux",
               terminated=False, env=env)
-    yield from records((), run, name, call_steps(_calls(calls, times, source)))
-
-
-def _calls(calls: list, times: list, source: Source) -> Iterator[tuple]:
-    """Each call with its outcome and time, made as the core reads them (never all held)."""
-    for (_, tool, obj), timestamp in zip(calls, times):
-        args = obj["params"] if "params" in obj else _first(obj, ARGS_KEYS)
-        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        yield action, _outcome(obj, tool, source), timestamp
+    yield from records((), run, name, call_steps(made))
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:
