@@ -106,16 +106,13 @@ def _json_lines(data: bytes, limit: int) -> list | None:
     """(line number, value) of each non-blank line when every line is JSON within the `line_bytes` budget `limit`
     (without a carriage return), parsed as bytes at once; None when one is not: the log is then read line by
     line, as text, for the rows its bad lines get."""
-    lines = []
-    for no, raw in enumerate(data.split(b"\n"), 1):
-        if len(raw) > limit or raw[-1:] == b"\r":
-            return None
-        if raw and not raw.isspace():  # not blank (no stripped copy of each line)
-            try:
-                lines.append((no, orjson.loads(raw)))
-            except orjson.JSONDecodeError:
-                return None
-    return lines
+    lines = data.split(b"\n")
+    if b"\r" in data or max(map(len, lines)) > limit:  # a line the line-by-line reading must look into
+        return None
+    try:  # blank lines left out (no stripped copy of each line)
+        return [(no, orjson.loads(raw)) for no, raw in enumerate(lines, 1) if raw and not raw.isspace()]
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _read_lines(lines: list, source: Source, name: str) -> Iterator[Episode | Rejected]:
