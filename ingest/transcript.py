@@ -33,6 +33,10 @@ this module once per episode. Everything a step is made of is decided here, once
    sidechains, subagents, restored records), calls `steps_of(messages)` for the steps alone: the steps, the
    final observation, the model of each step, the warnings, the unmapped messages and what messages carried
    beyond their steps (`extras`: the adapter keeps them, as `episode` keeps them in `env["message_extras"]`).
+   A log of tool calls alone, with thousands of them, skips the messages: `call_steps` takes each call with its
+   result (a call log's line), `exchange_steps` calls and the results that answer them by id in the order they
+   passed (an MCP session); both make what `steps_of` makes of the same transcript as messages, and
+   `records(..., made=...)` / `episode(..., made=...)` take their steps.
 
 **Steps** (RLDS, `schemas/v1.py`): one step per tool call, and one per assistant turn without tool calls (a
 `message` action with its text). A tool call is mapped by `ingest.tools.tool_action`: a shell tool called with
