@@ -87,7 +87,12 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
         extras.append(extra)
         args = obj["params"] if "params" in obj else _first(obj, ARGS_KEYS)
         action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        made.append((action, _outcome(obj, tool, source), timestamp))
+        result = obj["result"] if "result" in obj else None
+        # most lines: a text result, no error: what `_outcome` makes of them, at once
+        if type(result) is str and obj.get("error") in (None, "", False) and not obj.get("blocked"):
+            made.append((action, Observation("tool_result", result), timestamp))
+        else:
+            made.append((action, _outcome(obj, tool, source), timestamp))
     env = {"calls": extras}
     if server is not None:
         env["server_name"] = server
