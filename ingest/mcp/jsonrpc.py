@@ -492,10 +492,11 @@ def _answer(msg: dict, seq: int, stamp, req_method: str, call: _Call | None, own
     """Response `msg` (at `seq` in the stream) answers a request of `owner`: a call's result, or the server's
     details and tools."""
     owner.messages += 1
-    result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
     if call is not None:
         call.response, call.response_seq, call.response_stamp = msg, seq, stamp
-    elif req_method == "initialize":
+        return
+    result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
+    if req_method == "initialize":
         owner.server = {k: v for k, v in result.items()}
     elif req_method == "tools/list":
         for tool in result.get("tools") or []:
