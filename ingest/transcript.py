@@ -335,6 +335,8 @@ def exchange_steps(events: Iterable[tuple[str | None, Action | Observation, dt.d
     b = _Builder()
     steps, after, by_id = b.steps, b.after, b.by_id
     for call_id, made, when in events:
+        if call_id is not None and type(call_id) is not str:  # ids are matched as text, as messages' ids are
+            call_id = str(call_id)
         if type(made) is Action:
             if call_id is not None:
                 by_id.setdefault(call_id, len(steps))
