@@ -71,6 +71,9 @@ def units(files: list[str], head) -> list[str]:
 
 def _mostly_text(data: bytes) -> bool:
     """Whether most non-blank lines of `data` are no JSON object and some are a proxy log's lines."""
+    objects = data.count(b"\n{") + data.startswith(b"{")  # lines that open with an object: never text
+    if data.count(b"\n") + 1 - objects <= objects:  # the other lines cannot be most: no line split needed
+        return False
     lines = [line for line in data.split(b"\n") if line.strip()]
     text = sum(not line.lstrip().startswith(b"{") for line in lines)
     return text * 2 > len(lines) and proxy_log.recognizes(data)
