@@ -21,12 +21,13 @@ import re
 import orjson
 import pyarrow as pa
 
-from ingest.record import Episode, Rejected, episode_id, utc
+from ingest.record import Action, Episode, Observation, Rejected, episode_id, utc
 from ingest.source import ENV_PREFIX, default_budgets, human_bytes
 from schemas import v1
 from schemas.branches import branch_key
 
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_UTC = dt.timezone.utc
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TEXT, _INT32, _FLOAT, _BOOL, _KEYS = pa.string(), pa.int32(), pa.float64(), pa.bool_(), pa.list_(pa.string())
 _OBS_TEXT = ("kind", "text", "ui_tree", "url", "title", "screenshot")
@@ -147,11 +148,50 @@ def checked_env(env: dict) -> tuple[dict, list[str]]:
     return kept, dropped
 
 
+def _plain_text(v, limit: int) -> bool:
+    """Whether `v` is None, or a str (without lone surrogates) or bytes within `limit`."""
+    return v is None or (type(v) is str and (v.isascii() or not _SURROGATE.search(v)) or type(v) is bytes) \
+        and len(v) <= limit
+
+
+def _plain_step(step, limit: int) -> bool:
+    """Whether every value of `step` is of a type its column takes at once (text within `limit`, an int32, a
+    float, a bool, a datetime; no keys): most steps, which `step_problem` then need not look into field by field.
+    (Loops inlined: a step per call of a long log.)"""
+    o, a = step.observation, step.action
+    if type(o) is not Observation:
+        return False
+    for v in (o.kind, o.text, o.ui_tree, o.url, o.title, o.screenshot):
+        if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
+                                   or type(v) is bytes) and len(v) <= limit):
+            return False
+    for v in (o.exit_code, o.width, o.height):
+        if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX):
+            return False
+    if o.is_error is not None and type(o.is_error) is not bool:
+        return False
+    if a is not None:
+        if type(a) is not Action or a.keys is not None:
+            return False
+        for v in (a.kind, a.text, a.element, a.direction, a.tool_name, a.arguments, a.code, a.raw):
+            if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
+                                       or type(v) is bytes) and len(v) <= limit):
+                return False
+        for v in (a.x, a.y, a.x2, a.y2, a.duration_s):
+            if v is not None and type(v) is not float:
+                return False
+    ts = step.timestamp
+    return (ts is None or isinstance(ts, dt.datetime)) and (step.reward is None or type(step.reward) is float) \
+        and _plain_text(step.reasoning, limit)
+
+
 def step_problem(step, limit: int | None = None) -> str | None:
     """"field: what is wrong" for the first value of `step` its column cannot take, or a text value over the
     `field_bytes` budget (`limit`, default the process's), else None (readers use it to drop one step instead
     of losing the episode)."""
     limit = _field_limit() if limit is None else limit
+    if _plain_step(step, limit):
+        return None
     if (problem := _observation_problem(step.observation, limit)) is not None:
         return f"observation.{problem}"
     if step.action is not None and (problem := _action_problem(step.action, limit)) is not None:
@@ -197,6 +237,8 @@ def episode_problem(ep: Episode, limit: int | None = None, steps: bool = True) -
     if ep.final_observation is not None and (problem := _observation_problem(ep.final_observation, limit)):
         return None, f"final_observation.{problem}"
     for i, step in enumerate(ep.steps if steps else ()):
+        if _plain_step(step, limit):  # most steps: nothing to look into
+            continue
         try:
             problem = step_problem(step, limit)
         except TypeError as e:  # an observation or action that is not an object with fields
@@ -240,7 +282,8 @@ class TableBuilder:
                                           f"{problem}", ep.key or None, record_id=record))
         eid = episode_id(source_format, source_uri, ep.key)
         n = len(ep.steps)
-        timestamps = [utc(s.timestamp) for s in ep.steps]
+        timestamps = [s.timestamp for s in ep.steps]
+        timestamps = [t if t is None or t.tzinfo is _UTC else utc(t) for t in timestamps]
         known = [t for t in timestamps if t is not None]
         self.episodes.append({
             "episode_id": eid, "domain": ep.domain, "platform": ep.platform, "source_format": source_format,
@@ -250,28 +293,7 @@ class TableBuilder:
             "source_uri": source_uri, "source_sha256": source_sha256, "ingest_run_id": self.run_id,
             "ingestor_version": f"{source_format}/{ingestor_version}", "_run_id": self.run_id,
         })
-        cols = self.steps
-        for i, step in enumerate(ep.steps):
-            last = i == n - 1
-            cols["episode_id"].append(eid)
-            cols["step_index"].append(i)
-            cols["step_id"].append(f"{eid}:{i}")
-            cols["domain"].append(ep.domain)
-            cols["observation"].append(vars(step.observation))
-            cols["action"].append(vars(step.action) if step.action is not None else None)
-            cols["final_observation"].append(vars(ep.final_observation) if last and ep.final_observation else None)
-            cols["timestamp"].append(timestamps[i])
-            cols["reward"].append(step.reward)
-            cols["is_first"].append(i == 0)
-            cols["is_last"].append(last)
-            cols["is_terminal"].append(last and ep.terminated)
-            cols["reasoning"].append(step.reasoning)
-            cols["origin"].append("real")
-            cols["parent_step_id"].append(None)
-            cols["branch_id"].append(None)
-            cols["labeler"].append(None)
-            cols["_run_id"].append(self.run_id)
-            cols["action_inferred"].append(step.action_inferred)
+        self._add_steps(ep, eid, timestamps)
         for branch in ep.branches:
             parent = f"{eid}:{branch.step}"
             action = vars(branch.action)
@@ -283,6 +305,32 @@ class TableBuilder:
                 "strategy": branch.strategy, "labeler": branch.labeler, "request_key": branch.request_key,
                 "_run_id": self.run_id})
         return eid
+
+    def _add_steps(self, ep: Episode, eid: str, timestamps: list) -> None:
+        """The episode's step rows, a column at a time (a long episode's steps cost a few list extends, not a
+        row of appends each)."""
+        cols, steps, n = self.steps, ep.steps, len(ep.steps)
+        if not n:
+            return
+        nones = [None] * n
+        cols["episode_id"] += [eid] * n
+        cols["step_index"] += range(n)
+        cols["step_id"] += [f"{eid}:{i}" for i in range(n)]
+        cols["domain"] += [ep.domain] * n
+        cols["observation"] += [vars(s.observation) for s in steps]
+        cols["action"] += [vars(s.action) if s.action is not None else None for s in steps]
+        cols["final_observation"] += nones[1:] + [vars(ep.final_observation) if ep.final_observation else None]
+        cols["timestamp"] += timestamps
+        cols["reward"] += [s.reward for s in steps]
+        cols["is_first"] += [True] + [False] * (n - 1)
+        cols["is_last"] += [False] * (n - 1) + [True]
+        cols["is_terminal"] += [False] * (n - 1) + [ep.terminated]
+        cols["reasoning"] += [s.reasoning for s in steps]
+        cols["origin"] += ["real"] * n
+        for name in ("parent_step_id", "branch_id", "labeler"):
+            cols[name] += nones
+        cols["_run_id"] += [self.run_id] * n
+        cols["action_inferred"] += [s.action_inferred for s in steps]
 
     def add_rejected(self, rej: Rejected, *, source_uri: str) -> None:
         self.quarantine.append({

@@ -15,7 +15,9 @@ predicts). A `Date: N/A` becomes `date: null`.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections import Counter
 
 import orjson
 
@@ -26,13 +28,24 @@ _FIELD = re.compile(r"^(Title|Snippet|Date):\s?(.*)$")
 
 
 def is_search_tool(name: str | None) -> bool:
+    if type(name) is str:  # a log names a few tools many times: each name is split once
+        return _is_search_name(name)
+    return bool(name) and name.rsplit("/", 1)[-1].rsplit(".", 1)[-1] in SEARCH_TOOLS
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_search_name(name: str) -> bool:
     return bool(name) and name.rsplit("/", 1)[-1].rsplit(".", 1)[-1] in SEARCH_TOOLS
 
 
 def episode_domain(tool_names, default: str) -> str:
     """`search` when the agent's tool calls are mostly search tools, else `default`."""
     names = [n for n in tool_names if n]
-    if names and sum(is_search_tool(n) for n in names) * 2 >= len(names):
+    try:  # each distinct name asked once: a long log calls a few tools many times
+        searches = sum(count for name, count in Counter(names).items() if is_search_tool(name))
+    except TypeError:  # a name that is no key (a malformed log's object)
+        searches = sum(is_search_tool(n) for n in names)
+    if names and searches * 2 >= len(names):
         return "search"
     return default
 

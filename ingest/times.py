@@ -8,6 +8,12 @@ import datetime as dt
 def parse_time(value) -> dt.datetime | None:
     """ISO-8601 with `Z` or an offset -> aware UTC; epoch seconds (or milliseconds) -> UTC; a naive ISO string
     (local time of an unknown zone), anything else -> None."""
+    if type(value) is str and value[-1:] == "Z" and value[:1].isdigit():  # most logs: no whitespace to strip
+        try:
+            parsed = dt.datetime.fromisoformat(value[:-1] + "+00:00")
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo is dt.timezone.utc else parsed.astimezone(dt.timezone.utc)
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):

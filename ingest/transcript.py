@@ -15,6 +15,8 @@ this module once per episode. Everything a step is made of is decided here, once
    - a user message that is not a tool result is `role="user"`.
    Anything of the record the adapter did not map goes to `raw` (kept, never dropped). Where the generic
    mapping is wrong for a format, the adapter may set `ToolCall.action` (e.g. a finish tool -> `done`),
+   `ToolCall.result` (the call's result as an observation, where the source records it with the call, as a call
+   log's line does: the same as a tool message right after the turn, without the message),
    `Message.action` (the action of an assistant turn without tool calls: it is then a step even when it wrote
    nothing) or `Message.observation` (e.g. a browser result with a screenshot) and the core uses them as they
    are. An environment loop's record (BrowserGym: each step a page seen, then the action chosen from it) is a
@@ -31,6 +33,10 @@ this module once per episode. Everything a step is made of is decided here, once
    sidechains, subagents, restored records), calls `steps_of(messages)` for the steps alone: the steps, the
    final observation, the model of each step, the warnings, the unmapped messages and what messages carried
    beyond their steps (`extras`: the adapter keeps them, as `episode` keeps them in `env["message_extras"]`).
+   A log of tool calls alone, with thousands of them, skips the messages: `call_steps` takes each call with its
+   result (a call log's line), `exchange_steps` calls and the results that answer them by id in the order they
+   passed (an MCP session); both make what `steps_of` makes of the same transcript as messages, and
+   `records(..., made=...)` / `episode(..., made=...)` take their steps.
 
 **Steps** (RLDS, `schemas/v1.py`): one step per tool call, and one per assistant turn without tool calls (a
 `message` action with its text). A tool call is mapped by `ingest.tools.tool_action`: a shell tool called with
@@ -60,6 +66,8 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+import orjson
+
 from ingest.arrow import checked_episode, checked_env
 from ingest.record import Action, Episode, Observation, Rejected, Step, episode_without_steps
 from ingest.tools import dumps, tool_action, tool_observation
@@ -70,6 +78,7 @@ from ingest.tools import dumps, tool_action, tool_observation
 INJECTED_USER_CONTEXT = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
 
 ROLES = ("system", "user", "assistant", "tool")
+_UTC = dt.timezone.utc
 
 
 @dataclass(slots=True)
@@ -79,6 +88,7 @@ class ToolCall:
     arguments: Any = None  # a dict, a JSON string (as chat APIs send it) or any value (kept as {"input": value})
     raw: Any = None  # the call as the source wrote it: becomes `action.raw` (a str is kept as it is)
     action: Action | None = None  # the adapter's own action, where the generic mapping is wrong for its format
+    result: Observation | None = None  # its result, where the source records it with the call (no tool message)
 
 
 @dataclass(slots=True)  # many per transcript: no per-instance dict
@@ -155,6 +165,8 @@ def _reasoning(msg: Message) -> str | None:
 
 
 def _iso(when) -> Any:
+    if type(when) is dt.datetime and when.tzinfo is _UTC:  # orjson writes a UTC time as isoformat does, 3x faster
+        return orjson.dumps(when)[1:-1].decode()
     return when.isoformat() if isinstance(when, (dt.datetime, dt.date)) else when
 
 
@@ -218,7 +230,7 @@ class _Builder:
         self.extras.append(extra)
 
     def assistant(self, msg: Message) -> None:
-        reasoning = _reasoning(msg)
+        reasoning = _reasoning(msg) if msg.reasoning or (msg.text and msg.tool_calls) else None
         at = len(self.steps)
         if not msg.tool_calls:
             if msg.action is None and not (msg.text or reasoning):
@@ -229,13 +241,20 @@ class _Builder:
             action = msg.action or Action(kind="message", text=msg.text, raw=_raw(msg.raw))
             self.add(Step(_UNSEEN, action, msg.timestamp, msg.reward, reasoning), None, False, msg.model)
             return
-        self.carried(msg, at, None)  # each call's raw is its action's; the turn's is kept
-        for call in msg.tool_calls:
+        if msg.raw is not None:
+            self.carried(msg, at, None)  # each call's raw is its action's; the turn's is kept
+        steps, when, model = self.steps, msg.timestamp, msg.model
+        for call in msg.tool_calls:  # `add` inlined: a long transcript makes a step per call
             if call.id is not None:
-                self.by_id.setdefault(str(call.id), len(self.steps))
-            self.add(Step(_UNSEEN, _call_action(call), msg.timestamp, None, reasoning), call.name, True, msg.model)
+                self.by_id.setdefault(str(call.id), len(steps))
+            steps.append(Step(_UNSEEN, call.action if call.action is not None else _call_action(call), when, None,
+                              reasoning))
+            self.after.append(call.result)  # what came after it: its result when the source gave it here
+            self.tool_names.append(call.name)
+            self.open.append(call.result is None)
+            self.models.append(model)
             reasoning = None  # the turn's reasoning goes on its first step
-        self.steps[-1].reward = msg.reward  # given once the turn's calls have run
+        steps[-1].reward = msg.reward  # given once the turn's calls have run
 
     def _earliest_open(self) -> int | None:
         while self.first_open < len(self.open) and not self.open[self.first_open]:
@@ -251,8 +270,9 @@ class _Builder:
                 return
             k = len(self.steps) - 1
         self.open[k] = False
-        self.seen(_result(msg, self.tool_names[k]), k + 1)
-        self.carried(msg, k + 1, msg.timestamp)
+        self.seen(msg.observation if msg.observation is not None else _result(msg, self.tool_names[k]), k + 1)
+        if msg.raw is not None or msg.timestamp is not None:
+            self.carried(msg, k + 1, msg.timestamp)
 
     def keep(self, msg: Message, why: str, observe: bool = False) -> None:
         """A message the core cannot place: kept raw in env (and as an observation when it has text)."""
@@ -304,17 +324,65 @@ class Steps:
 def steps_of(messages: Iterable[Message]) -> Steps:
     """The steps of one transcript, with the observations the module docstring describes. `messages` is read
     once, in order: a generator keeps a long transcript from being held whole."""
-    b = _build(messages)
+    return _made(_build(messages))
+
+
+def exchange_steps(events: Iterable[tuple[str | None, Action | Observation, dt.datetime | None]]) -> Steps:
+    """`steps_of` a transcript of one-call turns and the results that answer them, alone (an MCP session's calls
+    and responses, in the order they passed): each (id, Action, time) an assistant turn of one call
+    (`ToolCall(id, action=...)`, the turn's `timestamp`), each (id, Observation, time) a tool result
+    (`tool_call_id`, `observation`, `timestamp`); the same steps, made without the messages."""
+    b = _Builder()
+    steps, after, by_id = b.steps, b.after, b.by_id
+    for call_id, made, when in events:
+        if call_id is not None and type(call_id) is not str:  # ids are matched as text, as messages' ids are
+            call_id = str(call_id)
+        if type(made) is Action:
+            if call_id is not None:
+                by_id.setdefault(call_id, len(steps))
+            steps.append(Step(_UNSEEN, made, when, None, None))
+            after.append(None)
+            b.tool_names.append(None)
+            b.open.append(True)
+            b.models.append(None)
+            continue
+        k = by_id.get(call_id) if call_id is not None else None
+        if k is None:  # no call of that id: as the message would be placed
+            b.tool(Message("tool", None, [], call_id, None, None, None, when, None, None, made))
+            continue
+        b.open[k] = False
+        if after[k + 1] is None:  # `seen` inlined: most calls have one result
+            after[k + 1] = made
+        else:
+            b.seen(made, k + 1)
+        if when is not None:
+            b.extras.append({"step": k + 1, "role": "tool", "timestamp": _iso(when)})
+    return _made(b)
+
+
+def _made(b: _Builder) -> Steps:
     for step, held in zip(b.steps, b.after):
-        step.observation = _merged(held)
+        step.observation = held if held is not None and type(held) is not list else _merged(held)
     final = _merged(b.after[-1]) if b.steps and b.after[-1] is not None else None
     return Steps(b.steps, final, b.models, b.warnings, b.unmapped, b.extras, b.system, b.task)
 
 
-def episode(messages: Iterable[Message], run: Run) -> tuple[Episode, list[Rejected]]:
+def call_steps(calls: Iterable[tuple[Action, Observation, dt.datetime | None]]) -> Steps:
+    """`steps_of` a transcript of (action, its result, time) calls alone, each turn one call with its result and
+    nothing else (a call log's lines): what `steps_of` makes of those turns as messages (`ToolCall.action` and
+    `ToolCall.result`, the turn's `timestamp`), made without them."""
+    steps: list[Step] = []
+    seen = None  # what came after the last step: its result
+    for action, result, when in calls:
+        steps.append(Step(Observation() if seen is None else seen, action, when, None, None))
+        seen = result
+    return Steps(steps, seen if steps else None, [None] * len(steps), [], [], [])
+
+
+def episode(messages: Iterable[Message], run: Run, made: Steps | None = None) -> tuple[Episode, list[Rejected]]:
     """The episode of one transcript (its steps may be empty), and the `unknown_content` warnings. `messages`
-    is read once, as by `steps_of`."""
-    made = steps_of(messages)
+    is read once, as by `steps_of`; `made`: its steps made already (`call_steps`), messages then unread."""
+    made = steps_of(messages) if made is None else made
     steps = made.steps
     env = dict(run.env)
     if made.system:
@@ -334,10 +402,12 @@ def episode(messages: Iterable[Message], run: Run) -> tuple[Episode, list[Reject
     return ep, made.warnings
 
 
-def records(messages: Iterable[Message], run: Run, where: str) -> Iterator[Episode | Rejected]:
+def records(messages: Iterable[Message], run: Run, where: str,
+            made: Steps | None = None) -> Iterator[Episode | Rejected]:
     """What a reader yields for one transcript: the warnings, then the episode (checked against the schema),
-    or an `empty_episode` row when no step could be made; that row keeps the outcome and reward."""
-    ep, warnings = episode(messages, run)
+    or an `empty_episode` row when no step could be made; that row keeps the outcome and reward. `made` as
+    for `episode`."""
+    ep, warnings = episode(messages, run, made)
     yield from warnings
     env, dropped = checked_env(ep.env)
     for problem in dropped:

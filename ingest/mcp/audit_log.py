@@ -71,6 +71,9 @@ def units(files: list[str], head) -> list[str]:
 
 def _mostly_text(data: bytes) -> bool:
     """Whether most non-blank lines of `data` are no JSON object and some are a proxy log's lines."""
+    objects = data.count(b"\n{") + data.startswith(b"{")  # lines that open with an object: never text
+    if data.count(b"\n") + 1 - objects <= objects:  # the other lines cannot be most: no line split needed
+        return False
     lines = [line for line in data.split(b"\n") if line.strip()]
     text = sum(not line.lstrip().startswith(b"{") for line in lines)
     return text * 2 > len(lines) and proxy_log.recognizes(data)
@@ -82,16 +85,40 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         yield from proxy_log.read(source)
         return
     name = posixpath.basename(source.path)
+    lines = _json_lines(data, source.budgets.line_bytes)
+    if lines is not None:  # every line JSON: nothing to quarantine
+        yield from _read_lines(lines, source, name)
+        return
     lines, rejected = [], []
     for no, line, problem in text_lines(data, name, source.budgets):
         if problem:
             rejected.append(Rejected("parse_error", problem, name, line=no))
         elif line.strip():
-            try:
-                lines.append((no, parse_json(line.encode(), f"{name}:{no}")))
-            except SourceError as e:
-                rejected.append(Rejected(e.rule, e.reason, name, line=no, snippet=line[:300]))
+            try:  # the line as it is (orjson reads a str); a bad one again as bytes, for parse_json's error
+                lines.append((no, orjson.loads(line)))
+            except orjson.JSONDecodeError:
+                try:
+                    lines.append((no, parse_json(line.encode(), f"{name}:{no}")))
+                except SourceError as e:
+                    rejected.append(Rejected(e.rule, e.reason, name, line=no, snippet=line[:300]))
     yield from rejected
+    yield from _read_lines(lines, source, name)
+
+
+def _json_lines(data: bytes, limit: int) -> list | None:
+    """(line number, value) of each non-blank line when every line is JSON within the `line_bytes` budget `limit`
+    (without a carriage return), parsed as bytes at once; None when one is not: the log is then read line by
+    line, as text, for the rows its bad lines get."""
+    lines = data.split(b"\n")
+    if b"\r" in data or max(map(len, lines)) > limit:  # a line the line-by-line reading must look into
+        return None
+    try:  # blank lines left out (no stripped copy of each line)
+        return [(no, orjson.loads(raw)) for no, raw in enumerate(lines, 1) if raw and not raw.isspace()]
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _read_lines(lines: list, source: Source, name: str) -> Iterator[Episode | Rejected]:
     first = next((obj for _, obj in lines if isinstance(obj, dict)), {})
     if "direction" in first and "parsed" in first:
         yield from _read_messages(lines, source, name)

@@ -10,12 +10,13 @@ A line is a call record when it names a tool (`toolName`, `tool_name`, `tool`) a
 a `blocked` call); an outcome that is an MCP `CallToolResult` (`content` items) is read as `mcp_jsonrpc` reads
 results. Fields this mapping does not use (`duration_ms`, `user`, `policy`...) are kept per step in
 `env["calls"]`, and so is a time without a zone (`datetime.utcnow().isoformat()` writes none): the step's
-timestamp is then null. Each line is a call and its result for the transcript core (`ingest.transcript`), which
-makes the steps and the episode.
+timestamp is then null. Each line is a call and its result for the transcript core (`ingest.transcript`,
+`call_steps`), which makes the steps and the episode.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Iterator
 
 from ingest.mcp.jsonrpc import call_result
@@ -24,7 +25,7 @@ from ingest.search import episode_domain
 from ingest.source import Source
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
-from ingest.transcript import Message, Run, ToolCall, records
+from ingest.transcript import Run, call_steps, records
 
 TOOL_KEYS = ("toolName", "tool_name", "tool")
 ARGS_KEYS = ("params", "arguments", "args", "tool_args", "input", "input_data")
@@ -50,12 +51,14 @@ def read_calls(lines: list, name: str, source: Source, key_prefix: str = "") -> 
     """The episodes of (line, value) call records; a `bad_record` row for each value that names no tool."""
     groups: dict[tuple, list] = {}
     for no, obj in lines:
-        tool = _first(obj, TOOL_KEYS) if isinstance(obj, dict) else None
+        # each key's first spelling looked up at once: most logs use one spelling throughout
+        tool = (obj["toolName"] if "toolName" in obj else _first(obj, TOOL_KEYS)) if isinstance(obj, dict) else None
         if not isinstance(tool, str):
             yield Rejected("bad_record", f"{name}:{no}: a call record needs a tool name ({' / '.join(TOOL_KEYS)})",
                            name, line=no, snippet=dumps(obj)[:300])
             continue
-        key = (_first(obj, SESSION_KEYS), _first(obj, SERVER_KEYS))
+        key = (obj["sessionId"] if "sessionId" in obj else _first(obj, SESSION_KEYS),
+               obj["serverName"] if "serverName" in obj else _first(obj, SERVER_KEYS))
         groups.setdefault(key, []).append((no, tool, obj))
     for (session, server), calls in groups.items():
         yield from _call_episode(session, server, calls, source, name, key_prefix)
@@ -64,17 +67,32 @@ def read_calls(lines: list, name: str, source: Source, key_prefix: str = "") -> 
 _USED = {*TOOL_KEYS, *ARGS_KEYS, *RESULT_KEYS, *TIME_KEYS, *SERVER_KEYS, *SESSION_KEYS, "error", "blocked"}
 
 
+@functools.lru_cache(maxsize=256)
+def _unused(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys of a call record this mapping does not use, in order: a log's lines share a few key sets."""
+    return tuple(k for k in keys if k not in _USED)
+
+
 def _call_episode(session, server, calls: list, source: Source, name: str,
                   key_prefix: str) -> Iterator[Episode | Rejected]:
     """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
-    extras, times = [], []
-    for no, _, obj in calls:
-        timestamp = parse_time(_first(obj, TIME_KEYS))
-        times.append(timestamp)
-        extra = {"line": no, **{k: v for k, v in obj.items() if k not in _USED}}
+    extras, made = [], []  # env["calls"]; each call's (action, outcome, time) for the core's `call_steps`
+    for no, tool, obj in calls:
+        timestamp = parse_time(obj["timestamp"] if "timestamp" in obj else _first(obj, TIME_KEYS))
+        extra = {"line": no}
+        for k in _unused(tuple(obj)):
+            extra[k] = obj[k]
         if timestamp is None:  # a time without a zone (or none at all) is kept as written, not dropped
             extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
         extras.append(extra)
+        args = obj["params"] if "params" in obj else _first(obj, ARGS_KEYS)
+        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
+        result = obj["result"] if "result" in obj else None
+        # most lines: a text result, no error: what `_outcome` makes of them, at once
+        if type(result) is str and obj.get("error") in (None, "", False) and not obj.get("blocked"):
+            made.append((action, Observation("tool_result", result), timestamp))
+        else:
+            made.append((action, _outcome(obj, tool, source), timestamp))
     env = {"calls": extras}
     if server is not None:
         env["server_name"] = server
@@ -83,16 +101,7 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     key = str(session if session is not None else server if server is not None else "")
     run = Run(key=key_prefix + key, domain=episode_domain([tool for _, tool, _ in calls], "mcp"), platform="linux",
               terminated=False, env=env)
-    yield from records(_messages(calls, times, source), run, name)
-
-
-def _messages(calls: list, times: list, source: Source) -> Iterator[Message]:
-    """Each call and its outcome as transcript messages, made as the core reads them (never all held)."""
-    for (_, tool, obj), timestamp in zip(calls, times):
-        args = _first(obj, ARGS_KEYS)
-        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
-        yield Message("assistant", None, [ToolCall(None, None, None, None, action)], timestamp=timestamp)
-        yield Message("tool", observation=_outcome(obj, tool, source))
+    yield from records((), run, name, call_steps(made))
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:
@@ -100,9 +109,9 @@ def _outcome(obj: dict, tool: str, source: Source) -> Observation:
     if error not in (None, "", False) or obj.get("blocked"):
         text = error.get("message") if isinstance(error, dict) else str(error or obj.get("block_reason") or "blocked")
         return Observation(kind="tool_result", text=text, is_error=True)
-    result = _first(obj, RESULT_KEYS)
+    result = obj["result"] if "result" in obj else _first(obj, RESULT_KEYS)
     if isinstance(result, dict) and isinstance(result.get("content"), list):  # an MCP CallToolResult
         return call_result(tool, {"result": result}, source)
     if result is None:
         return Observation(kind="tool_result")
-    return Observation(kind="tool_result", text=result if isinstance(result, str) else dumps(result))
+    return Observation("tool_result", result if isinstance(result, str) else dumps(result))  # by position: faster

@@ -35,8 +35,8 @@ transport loggers and SDK-level captures write them. (Text logs with a prefix be
   channel's name.
 - Web search tools (`web_search`, `web_extractor`) make the episode's domain `search` (`ingest.search`).
 - Each session's calls and their results, in the order they passed, are a transcript read by the transcript
-  core (`ingest.transcript`): this module decodes the protocol (sessions, which response answers which
-  request, what a result says), the core makes the steps and the episode.
+  core (`ingest.transcript`, `exchange_steps`): this module decodes the protocol (sessions, which response
+  answers which request, what a result says), the core makes the steps and the episode.
 - Timestamps: UTC when the entry carries a zoned time or epoch, else null; a step's is its request's, and
   its response's is kept in `env["message_extras"]` (`{"step", "role": "tool", "timestamp"}`, `step` the step
   whose observation the result is). Sessions have no goal, so episodes end truncated (`is_terminal` false)
@@ -62,8 +62,7 @@ from ingest.search import episode_domain, results_tree
 from ingest.source import Source, SourceError
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_action
-from ingest.transcript import Message as TranscriptMessage
-from ingest.transcript import Run, ToolCall, records
+from ingest.transcript import Run, exchange_steps, records
 
 FORMAT = "mcp_jsonrpc"
 VERSION = "4"
@@ -156,6 +155,10 @@ def direction_of(value) -> str | None:
     return None
 
 
+# a response's sender -> the senders its request may have (read only)
+_SIDES = {"client": ("server", None), "server": ("client", None)}
+
+
 def _other(direction: str) -> str:
     return "server" if direction == "client" else "client"
 
@@ -170,7 +173,7 @@ def _entries(data: bytes, name: str) -> Iterator[tuple[int, object] | Rejected]:
         yield from ((i + 1, item) for i, item in enumerate(items))
         return
     for no, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
+        if not line or line.isspace():  # blank (no stripped copy of each line)
             continue
         if no == 1:
             line = line.removeprefix(b"\xef\xbb\xbf")
@@ -184,11 +187,14 @@ def _unwrap(entry) -> tuple[dict | None, object]:
     """(JSON-RPC message, timestamp) of an entry; the message is None when the entry holds none."""
     if not isinstance(entry, dict):
         return None, None
-    stamp = entry.get("timestamp", entry.get("ts", entry.get("time")))
+    # the first of the time keys the entry has (its value even when null)
+    stamp = entry["timestamp"] if "timestamp" in entry else entry["ts"] if "ts" in entry else entry.get("time")
     if "jsonrpc" in entry:
         return entry, stamp
     for key in _ENVELOPE_KEYS:
-        value = entry.get(key)
+        if key not in entry:
+            continue
+        value = entry[key]
         if isinstance(value, (str, bytes)):
             try:
                 value = orjson.loads(value)
@@ -202,13 +208,15 @@ def _unwrap(entry) -> tuple[dict | None, object]:
 def _idless_request(entry, msg: dict) -> bool:
     """An envelope that says it holds a request (`"type": "REQUEST"`) around a message without an id: a gateway
     that logs a request before it numbers it (gh-aw's MCP Gateway), not a notification."""
-    return msg is not entry and str(entry.get("type", "")).lower() == "request" and "id" not in msg and \
-        isinstance(msg.get("method"), str) and not msg["method"].startswith("notifications/")
+    return msg is not entry and "type" in entry and str(entry["type"]).lower() == "request" and "id" not in msg \
+        and isinstance(msg.get("method"), str) and not msg["method"].startswith("notifications/")
 
 
 def _sender(entry: dict, known: dict) -> str | None:
     """The sender the first of an envelope's direction labels names; `known`: the labels read so far (a log
     repeats a few)."""
+    if entry.keys().isdisjoint(_DIRECTION_KEYS):  # most entries: one C call instead of a lookup per key
+        return None
     for key in _DIRECTION_KEYS:
         label = entry.get(key)
         if not isinstance(label, str):
@@ -222,6 +230,8 @@ def _sender(entry: dict, known: dict) -> str | None:
 
 def _server(entry: dict) -> str | None:
     """The server an envelope names (a gateway's channel)."""
+    if entry.keys().isdisjoint(_SERVER_KEYS):  # most entries name none: one C call instead of a lookup per key
+        return None
     for key in _SERVER_KEYS:
         server = entry.get(key)
         if isinstance(server, str):
@@ -233,23 +243,29 @@ def _messages(source: Source, name: str) -> Iterator[Message | Rejected]:
     waiting: dict[object, list[Message]] = {}  # channel -> its id-less requests not answered yet, oldest first
     labels: dict[str, str | None] = {}  # direction label -> its sender
     for item in _entries(source.read_bytes(), name):
-        if isinstance(item, Rejected):
+        if type(item) is not tuple:  # a line's row
             yield item
             continue
         no, entry = item
-        msg, stamp = _unwrap(entry)
+        if type(entry) is dict and type(envelope := entry.get("message")) is dict and "jsonrpc" in envelope \
+                and "jsonrpc" not in entry:  # the usual envelope, read as `_unwrap` reads it, at once
+            msg, stamp = envelope, entry["timestamp"] if "timestamp" in entry else _unwrap(entry)[1]
+        else:
+            msg, stamp = _unwrap(entry)
         if msg is None:
             yield Rejected("not_jsonrpc", f"{name}:{no}: entry holds no JSON-RPC 2.0 message", name, line=no,
                            snippet=dumps(entry)[:500])
             continue
         direction, channel = None, None
         if msg is not entry:  # an envelope may say who sent it, and to which server
-            direction, channel = _sender(entry, labels), _server(entry)
+            label = entry.get("direction")  # the first label `_sender` reads, looked up at once when known
+            direction = labels.get(label) if type(label) is str else None
+            direction, channel = direction or _sender(entry, labels), _server(entry)
         message = Message(no, msg, stamp, channel, direction)
-        if _idless_request(entry, msg):
+        if msg is not entry and "type" in entry and _idless_request(entry, msg):
             waiting.setdefault(channel, []).append(message)
             continue
-        if "id" in msg and "method" not in msg and waiting.get(channel):
+        if waiting and "id" in msg and "method" not in msg and waiting.get(channel):
             request = waiting[channel].pop(0)  # the oldest request of the server takes the answer's id
             request.msg = {**request.msg, "id": msg["id"]}
             yield request
@@ -273,6 +289,12 @@ def _decode_json_text(text):
 def _unserialize(result):
     """Undo SDK-level serialization: a result given as a JSON string, or a single text item holding a
     serialized CallToolResult, becomes the result object itself."""
+    if type(result) is dict:  # most results: content that is not one text item, or one that holds no JSON
+        content = result.get("content")
+        if not (isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)) or \
+                content[0].get("type") != "text" or not isinstance(content[0].get("text"), str) or \
+                content[0]["text"][:1] not in ("{", "["):
+            return result
     for _ in range(4):  # bounded: each pass removes one level of encoding
         if isinstance(result, str):
             decoded = _decode_json_text(result)
@@ -311,6 +333,9 @@ def _observation(call: _Call, source: Source) -> Observation:
                            is_error=bool(result.get("isError")))
     texts, tree = [], None
     items = result.get("content") if isinstance(result.get("content"), list) else result.get("contents") or []
+    if type(items) is list and len(items) == 1 and type(items[0]) is dict and type(items[0].get("text")) is str \
+            and items[0].get("type") in (None, "text"):  # most results: one text, as the loop below reads it
+        texts, items = [items[0]["text"]], ()
     for item in items:
         if not isinstance(item, dict):
             continue
@@ -336,7 +361,8 @@ def _observation(call: _Call, source: Source) -> Observation:
         tree = dumps(result["structuredContent"])
     if tree is None and len(texts) == 1 and _decode_json_text(texts[0]) is not None:
         tree = dumps(_decode_json_text(texts[0]))
-    return Observation(kind="tool_result", text=text, ui_tree=tree, is_error=bool(result.get("isError")))
+    # by position: a dataclass with many fields takes them ~2x faster so than by name (a result per call)
+    return Observation("tool_result", text, tree, None, None, None, None, bool(result.get("isError")))
 
 
 def call_result(tool: str | None, response: dict, source: Source) -> Observation:
@@ -366,7 +392,7 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             continue
         msg, no, channel = item.msg, item.line, item.channel
         method, mid = msg.get("method"), msg.get("id")
-        session = session_for(channel, no)
+        session = current.get(channel) or session_for(channel, no)
         if session.first_line is None:
             session.first_line = no
         if item.session is not None and item.session != session.hint:
@@ -384,27 +410,19 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
                 session.client = dict(msg["params"]) if isinstance(msg.get("params"), dict) else {}
             call = None
             if method in CALL_METHODS and item.direction != "server":
-                params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-                call = _Call(method, params, msg if item.raw is None else item.raw, item.stamp, seq=seq)
+                params = msg.get("params")
+                call = _Call(method, params if isinstance(params, dict) else {}, msg if item.raw is None else item.raw,
+                             item.stamp, None, seq)
                 session.calls.append(call)
-            if not _answered_early(early, rejected, (channel, _key(mid)), item.direction, seq, method, call, session):
-                pending.setdefault((channel, item.direction, _key(mid)), []).append((method, call, session))
+            key = mid if type(mid) is int or type(mid) is str else _key(mid)
+            if not (early and _answered_early(early, rejected, (channel, key), item.direction, seq, method, call,
+                                              session)):
+                pending.setdefault((channel, item.direction, key), []).append((method, call, session))
         elif isinstance(method, str):  # a notification
             session.notifications.append({"method": method, "params": msg.get("params"),
                                           "after_step": len(session.calls)})
         elif mid is not None and ("result" in msg or "error" in msg):  # a response
-            sides = [_other(item.direction), None] if item.direction else [None, "client", "server"]
-            queues = [q for side in sides if (q := pending.get((channel, side, _key(mid))))]
-            if not queues:
-                # a proxy that logs each direction from its own thread after relaying (greenlight) can log a
-                # response before the request it answers: the row stands unless that request follows
-                early.setdefault((channel, _key(mid)), []).append(_Early(sides, msg, seq, item.stamp, len(rejected)))
-                rejected.append(Rejected("unpaired_response", f"{name}:{no}: response id {mid!r} answers no request",
-                                         name, line=no, snippet=dumps(msg)[:500]))
-                continue
-            # the newest session's request first (a restarted server reuses ids), the oldest of its requests
-            queue, at = max(((q, i) for q in queues for i in range(len(q))), key=lambda qi: (qi[0][qi[1]][2].index, -qi[1]))
-            _answer(msg, seq, item.stamp, *queue.pop(at))
+            _respond(item, seq, pending, early, rejected, name)
             continue
         else:
             rejected.append(Rejected("bad_message", f"{name}:{no}: neither request, notification nor response",
@@ -418,6 +436,28 @@ def build_sessions(items: Iterable[Message | Rejected], name: str, rejected: lis
             owner.unanswered += 1
     rejected[:] = [r for r in rejected if r is not None]
     return sessions
+
+
+def _respond(item: Message, seq: int, pending: dict, early: dict, rejected: list[Rejected], name: str) -> None:
+    """Response `item` (at `seq` in the stream) answers the request waiting for it, or is held in `early` with an
+    `unpaired_response` row in `rejected` (withdrawn if its request follows)."""
+    msg, channel, mid = item.msg, item.channel, item.msg["id"]
+    sides = _SIDES.get(item.direction) or ([_other(item.direction), None] if item.direction
+                                           else [None, "client", "server"])
+    key = mid if type(mid) is int or type(mid) is str else _key(mid)
+    queues = [q for side in sides if (q := pending.get((channel, side, key)))]
+    if not queues:
+        # a proxy that logs each direction from its own thread after relaying (greenlight) can log a
+        # response before the request it answers: the row stands unless that request follows
+        early.setdefault((channel, key), []).append(_Early(sides, msg, seq, item.stamp, len(rejected)))
+        rejected.append(Rejected("unpaired_response", f"{name}:{item.line}: response id {mid!r} answers no request",
+                                 name, line=item.line, snippet=dumps(msg)[:500]))
+        return
+    if len(queues) == 1 and len(queues[0]) == 1:  # most responses: one request waits for them
+        queue, at = queues[0], 0
+    else:  # the newest session's request first (a restarted server reuses ids), the oldest of its requests
+        queue, at = max(((q, i) for q in queues for i in range(len(q))), key=lambda qi: (qi[0][qi[1]][2].index, -qi[1]))
+    _answer(msg, seq, item.stamp, *queue.pop(at))
 
 
 @dataclass
@@ -452,10 +492,11 @@ def _answer(msg: dict, seq: int, stamp, req_method: str, call: _Call | None, own
     """Response `msg` (at `seq` in the stream) answers a request of `owner`: a call's result, or the server's
     details and tools."""
     owner.messages += 1
-    result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
     if call is not None:
         call.response, call.response_seq, call.response_stamp = msg, seq, stamp
-    elif req_method == "initialize":
+        return
+    result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
+    if req_method == "initialize":
         owner.server = {k: v for k, v in result.items()}
     elif req_method == "tools/list":
         for tool in result.get("tools") or []:
@@ -488,7 +529,7 @@ def episodes(sessions: list[Session], source: Source, name: str) -> Iterator[Epi
     rejection per session without."""
     for session in sessions:
         if session.calls:
-            yield from records(_transcript(session, source), _run(session), name)
+            yield from records((), _run(session), name, exchange_steps(_transcript(session, source)))
         elif session.messages:
             yield _no_calls(session, name)
 
@@ -516,10 +557,11 @@ def _arguments(call: _Call) -> object:
     return {k: v for k, v in call.params.items() if k != "_meta"}
 
 
-def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]:
-    """The session's calls and their results as transcript messages, in the order they passed (a result answers
-    its call by the call's place in the session, whichever order the results came in), made as the core reads
-    them: a long session's messages are never all held."""
+def _transcript(session: Session, source: Source) -> Iterator[tuple]:
+    """The session's calls and their results in the order they passed, as the core's `exchange_steps` reads
+    them: (id, action, time) for a call, (id, observation, time) for its result, the id the call's place in the
+    session (a result answers its call by it, whichever order the results came in; ids may repeat on the wire),
+    made as the core reads them: a long session's calls are never all held twice."""
     calls = session.calls
     # place in the stream -> the call's place in the session (a request; ~place: its response); ints only
     passed = {call.seq: n for n, call in enumerate(calls)}
@@ -528,16 +570,15 @@ def _transcript(session: Session, source: Source) -> Iterator[TranscriptMessage]
         n = passed[seq]
         if n >= 0:
             call = calls[n]
-            args = _arguments(call)
-            raw = call.raw if isinstance(call.raw, (str, bytes)) else dumps(call.raw)
-            action = tool_action(_tool_name(call), args if args is not None else {}, raw, shell_as_command=False)
-            # the call's id: its place (ids may repeat on the wire)
-            yield TranscriptMessage("assistant", None, [ToolCall(str(n), None, None, None, action)],
-                                    timestamp=parse_time(call.timestamp))
+            args = call.params.get("arguments") if call.method == "tools/call" else _arguments(call)
+            raw = dumps(call.raw) if type(call.raw) is dict else call.raw if isinstance(call.raw, (str, bytes)) \
+                else dumps(call.raw)
+            tool = call.params.get("name") if call.method == "tools/call" else call.method  # `_tool_name`
+            yield str(n), tool_action(tool, args if args is not None else {}, raw, shell_as_command=False), \
+                parse_time(call.timestamp)
         else:
             call = calls[~n]
-            yield TranscriptMessage("tool", None, [], str(~n), observation=_observation(call, source),
-                                    timestamp=parse_time(call.response_stamp))
+            yield str(~n), _observation(call, source), parse_time(call.response_stamp)
 
 
 def _run(session: Session) -> Run:
