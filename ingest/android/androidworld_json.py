@@ -19,6 +19,9 @@ gives them to the file (`members`) as files of its run that the reader leaves, s
 other reader takes them. An element-indexed action's point is the centre of that element's
 bounds in screen pixels (`ingest.coords`). A reply whose action cannot be decoded (the model wrote `"index":
 N`) is kept as a `message` step with the reply, said in `env.ingest_warnings`.
+
+The same repository's replay form of an episode (`goal`, `observations`, `actions`, `interaction_trace`, as
+its `replay_episode.py` loads it) is read here too, by `ingest.android.androidworld_replay`.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Iterator
 import orjson
 
 from ingest.android.androidworld import element_views
+from ingest.android.androidworld_replay import claims as replay_claims, read_replay
 from ingest.android.json_action import json_action
 from ingest.coords import Space, place
 from ingest.format_info import FormatInfo
@@ -45,7 +49,8 @@ INFO = FormatInfo(
     group="android", rank=202, domains=('android',), platform="android",
     summary=("AndroidWorld harness per-episode JSON results of LLM agents (T3A / SeeAct prompts: the JSONAction "
              "inside the model's reply, the UI element list it indexed, the evaluator's verdict as the outcome, the "
-             "agent's claim kept beside it)"),
+             "agent's claim kept beside it; also the replay form: goal, observations' element lists, JSONActions, outcome "
+             "unknown)"),
     producer="AndroidWorld evaluation harness (per-episode JSON of T3A / SeeAct-prompted LLM agents)",
     versions="gyaanantia/android_world_agents @ 89d35cf (gpt-4o-mini runs, July 2025)",
     proof=("cannot run here (an Android emulator and a vendor model): two real results in `../shared/samples` read "
@@ -78,7 +83,8 @@ def _list(value) -> list:
 
 def units(files: list[str], head) -> list[str]:
     """JSON objects whose first 4 KiB hold every key the evaluator writes first (`task_name`, `goal`,
-    `prompt_variant`, `max_steps`, `steps_taken`) and the AndroidWorld agent's prompt or its `step_records`."""
+    `prompt_variant`, `max_steps`, `steps_taken`) and the AndroidWorld agent's prompt or its `step_records`;
+    or the replay form's `goal`, `observations` and element lists (`androidworld_replay`)."""
     found = []
     for path in files:
         if not path.endswith(".json"):
@@ -86,6 +92,8 @@ def units(files: list[str], head) -> list[str]:
         start = head(path).lstrip()
         if start.startswith(b"{") and all(k in start for k in _HEAD_KEYS) and (
                 b"Android phone" in start or b'"step_records"' in start or b'"agent_claimed_done"' in start):
+            found.append(path)
+        elif replay_claims(start):
             found.append(path)
     return found
 
@@ -201,6 +209,9 @@ def _env(doc: dict, screen: Space | None, screen_from: str | None) -> dict:
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     doc = parse_json(source.read_bytes(), name, source.budgets)  # SourceError: the file is quarantined
+    if isinstance(doc, dict) and "step_records" not in doc and "observations" in doc:
+        yield from read_replay(doc, name)
+        return
     records = doc.get("step_records") if isinstance(doc, dict) else None
     if not isinstance(records, list):
         raise SourceError("bad_record", f"{name}: expected an object with a `step_records` list")
