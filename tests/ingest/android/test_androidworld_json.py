@@ -18,6 +18,8 @@ never copied here): gyaanantia/android_world_agents @ 89d35cf9292234904d313fcd4b
   `agent_claimed_done` true (any status action ends its loop).
 - results/MarkorDeleteNewestNote_base_gpt-4-turbo-2024-04-09_c775d8e4.json: the harness stopped writing it at
   byte 254508 (inside the step records): quarantined, naming the file and the place.
+- results/demo.json: the repository's replay form of an episode (goal, observations, actions), 7 steps, no
+  verdict (counted by hand beside its test below).
 No screenshot is in these files (`<screenshot_excluded>` placeholders): 0 screenshot blobs.
 """
 
@@ -195,3 +197,92 @@ def test_replay_screenshots_beside_a_result_are_listed_as_its_run_s_unread_files
               "replay of the episode, not what the agent saw")
     assert ignored == {f"{path.stem}/pre_step_001.png": replay, f"{path.stem}/post_step_001.png": replay,
                        "Other_trial1/pre_step_001.png": "no format reads it"}
+
+
+# The same repository's replay form of an episode (`goal`, `observations`, `actions`, `interaction_trace`, as its
+# `src/utils.py:load_episode` loads it): results/demo.json @ 89d35cf, counted by hand in the file: 8
+# observations for 7 actions; open_app Contacts; click index 0 "Create contact" (bbox [870,1938,1017,2085] ->
+# centre (943.5, 2011.5) of the 1080x2400 screen, the extent of the elements' bounds); input_text "Willow" index 7
+# ([137,858,933,1007] -> (535, 932.5)), "Muller" index 8 (-> (535, 1117.5)), "+12735883822" index 10
+# ([137,1455,933,1517] -> (535, 1486)); click index 2 "Save" ([723,148,954,274] -> (838.5, 211)); status complete.
+# No verdict in the file: the outcome is unknown.
+DEMO = "results/demo.json"
+
+
+def test_the_replay_form_demo_episode_as_a_person_counts_it():
+    path = require_shared_sample(ROOT / DEMO)
+    assert androidworld_json.units([str(path)], lambda p: Path(p).read_bytes()[:4096]) == [str(path)]
+    (ep,) = golden.read_records(androidworld_json, path)
+    assert ep.task == "Create a new contact for Willow Muller. Their number is +12735883822."
+    assert [s.action.kind for s in ep.steps] == ["open_app", "tap", "type", "type", "type", "tap", "done"]
+    assert [s.action.text for s in ep.steps] == ["Contacts", None, "Willow", "Muller", "+12735883822", None,
+                                                 "complete"]
+    assert [_pixel(s) for s in ep.steps[1:6]] == [(943.5, 2011.5), (535.0, 932.5), (535.0, 1117.5), (535.0, 1486.0),
+                                                  (838.5, 211.0)]
+    assert (ep.outcome, ep.reward, ep.terminated) == ("unknown", None, True)
+    assert ep.env["screen_size"] == [1080, 2400] and "observations_vs_actions" not in ep.env
+    assert 'desc="Create contact" @[870,1938][1017,2085]' in ep.steps[1].observation.text
+    assert ep.final_observation.kind == "screen"
+
+
+def _replay_element(text, box, desc=None, cls="android.widget.Button"):
+    return {"text": text, "content_desc": desc, "class": cls, "bbox_pixels": list(box)}
+
+
+def _replay_doc(observations, actions, **extra):
+    return {"goal": "Turn on Wi-Fi", "observations": [{"ui_elements": els} for els in observations],
+            "actions": actions, "interaction_trace": "", **extra}
+
+
+def _write_replay(tmp_path, doc) -> Path:
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert androidworld_json.units([str(path)], lambda p: Path(p).read_bytes()[:4096]) == [str(path)]
+    return path
+
+
+def test_a_hand_made_replay_form_episode(tmp_path):
+    root = _replay_element(None, (0, 0, 720, 1600), cls="android.widget.FrameLayout")
+    wifi = _replay_element("Wi-Fi", (100, 200, 300, 260))
+    doc = _replay_doc([[root, wifi], [root, wifi], [root]],
+                      [{"action_type": "click", "index": 1}, {"action_type": "status", "goal_status": "complete"}])
+    (ep,) = golden.read_records(androidworld_json, _write_replay(tmp_path, doc))
+    assert ep.task == "Turn on Wi-Fi" and [s.action.kind for s in ep.steps] == ["tap", "done"]
+    assert _pixel(ep.steps[0]) == (200.0, 230.0) and (ep.steps[0].observation.width, ep.env["screen_size"]) == \
+        (720, [720, 1600])
+    assert orjson.loads(ep.steps[0].action.raw)["point"]["x"] == 200.0  # the source's pixel kept raw
+    assert json.loads(ep.steps[0].action.element)["text"] == "Wi-Fi" and '"Wi-Fi"' in ep.steps[0].observation.text
+    assert (ep.outcome, ep.reward, ep.terminated) == ("unknown", None, True)
+    assert ep.final_observation.kind == "screen" and "ingest_warnings" not in ep.env
+
+
+@pytest.mark.parametrize("screens", [2, 5])
+def test_replay_observations_not_one_more_than_actions_are_all_kept_and_said(tmp_path, screens):
+    screen = [_replay_element("OK", (0, 0, 720, 1600))]
+    actions = [{"action_type": "wait"}, {"action_type": "click", "index": 0}, {"action_type": "navigate_back"}]
+    doc = _replay_doc([screen] * screens, actions, recorder={"v": 2})
+    (ep,) = golden.read_records(androidworld_json, _write_replay(tmp_path, doc))
+    assert [s.action.kind for s in ep.steps] == ["wait", "tap", "back"]
+    assert ep.env["observations_vs_actions"] == {"observations": screens, "actions": 3}
+    assert ep.env["episode_fields"] == {"recorder": {"v": 2}}
+    rules = {w["rule"] for w in ep.env["ingest_warnings"]}
+    assert rules == {"step_count_mismatch", "unknown_field"}
+    if screens == 2:  # the third step observed no screen; no final screen
+        assert [s.observation.kind for s in ep.steps] == ["screen", "screen", "none"]
+        assert ep.final_observation is None
+    else:  # the fourth screen is the final one, the fifth stays in env
+        assert ep.final_observation.kind == "screen" and len(ep.env["observations_after_final"]) == 1
+
+
+def test_a_replay_action_without_an_action_type_is_quarantined_alone(tmp_path):
+    screen = [_replay_element("OK", (0, 0, 720, 1600))]
+    doc = _replay_doc([screen] * 3, [{"action": "click"}, {"action_type": "status", "goal_status": "infeasible"}])
+    *rows, ep = golden.read_records(androidworld_json, _write_replay(tmp_path, doc))
+    assert [(r.rule, r.record_id) for r in rows] == [("bad_record", "0")] and "actions[0]" in rows[0].reason
+    assert [s.action.kind for s in ep.steps] == ["done"]
+
+
+def test_a_goal_and_observations_without_element_bounds_are_not_claimed(tmp_path):
+    other = tmp_path / "episode.json"
+    other.write_text(json.dumps({"goal": "g", "observations": ["a screen"], "actions": []}))
+    assert androidworld_json.units([str(other)], lambda p: Path(p).read_bytes()[:4096]) == []
