@@ -126,7 +126,8 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
     assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
     assert agent_tars.members([str(run / "event-stream.jsonl")], files, _head) == {
-        str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]}
+        str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]
+        + [str(run / f"loop-{n}/llm-{kind}.jsonl") for n in (1, 2, 3) for kind in ("request", "response")]}
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = records
@@ -136,6 +137,28 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     assert ep.env["agent_tars"]["snapshots"] == [
         "loop-1/event-stream.jsonl", "loop-2/event-stream.jsonl", "loop-3/event-stream.jsonl", "event-stream.jsonl"]
     check(records, GOLDEN / "agent-tars-snapshot-basic.json", env_keys=("agent_tars",))
+
+
+def test_real_runs_model_requests_give_its_system_prompt_tools_and_options_not_steps():
+    """Each loop's `llm-request.jsonl` holds the messages so far (the stream's again: no steps) and what the
+    stream lacks: the system prompt (with the loop's time), the tools as declared to the model, the options and
+    the endpoint; each `llm-response.jsonl` the streamed reply's id, model and finish reason."""
+    run = SAMPLES / "snapshot-tool-calls-basic"
+    [ep] = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    requests = ep.env["agent_tars"]["requests"]
+    assert [r["loop"] for r in requests] == [1, 2, 3] and not any("differs" in r or "messages" in r for r in requests)
+    first = requests[0]
+    assert (first["provider"], first["model"], first["baseURL"]) == (
+        "volcengine", "doubao-seed-1-6-vision-250815", "https://ark.cn-beijing.volces.com/api/v3")
+    assert first["system"][0].startswith("You are an intelligent assistant that can use provided tools")
+    assert first["system"][0].endswith("Current time: 9/19/2025, 6:01:43 PM")
+    assert first["tools"] == ["getCurrentLocation", "getWeather"]
+    assert first["options"] == {"temperature": 0.7, "stream": True, "thinking": {"type": "disabled"}}
+    # both declared tools were called: their definitions are the call events' (`tools`), not repeated
+    assert sorted(ep.env["agent_tars"]["tools"]) == first["tools"] and "declared_tools" not in ep.env["agent_tars"]
+    assert [(r["response"]["finish_reason"], r["response"]["model"]) for r in requests] == [
+        ("tool_calls", "doubao-seed-1-6-vision-250815")] * 2 + [("stop", "doubao-seed-1-6-vision-250815")]
+    assert requests[0]["response"]["id"] == "0217582761039690fa6ef8c2347680bd87fd8d357bb16f1c7d91e"
 
 
 def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_episode():
@@ -247,4 +270,5 @@ def test_planning_claims_a_runs_loops_with_its_last_snapshot(tmp_path):
     units, ignored = plan.find_units([str(tmp_path / "in")], definition.load("ingest-all").formats)
     [unit] = units
     assert (unit.format, unit.path) == ("agent_tars", str(run / "event-stream.jsonl")) and ignored == []
-    assert sorted(unit.members) == [str(run / f"loop-{n}" / "event-stream.jsonl") for n in (1, 2, 3)]
+    assert sorted(unit.members) == sorted(str(run / f"loop-{n}" / name) for n in (1, 2, 3)
+                                         for name in ("event-stream.jsonl", "llm-request.jsonl", "llm-response.jsonl"))
