@@ -28,6 +28,12 @@ with (as the agent's snapshot test compares them: ids and times aside, images as
 `env["agent_tars"]["snapshots"]` naming its files; one they do not open with (another recording: another model, a
 changed result, a whole screenshot the last one cut short) is an episode of its own that says so
 (`not_in_later_snapshot`, and the last one's `earlier_snapshots_apart`), so nothing is repeated and nothing lost.
+Beside each loop's snapshot the agent saves the model request of that loop and its streamed response
+(`loop-<n>/llm-request.jsonl`, `llm-response.jsonl`): the run's unit claims them too and reads into
+`env["agent_tars"]["requests"]` (one a loop, with the episode holding that loop's snapshot) what the stream lacks:
+the system prompt, the declared tools (`declared_tools`: those no call event defines), the options, the endpoint, the
+response's id, model, finish reason and usage; their messages are the stream's again and make no steps, and a
+request whose messages disagree with the stream keeps them with `differs` (`ingest.chat.tarko_requests`).
 """
 
 from __future__ import annotations
@@ -48,17 +54,18 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "agent_tars"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group=None, rank=306, domains=('mcp', 'search', 'web'), platform="linux",
-    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once; the "
-            "agent UI's `trace.jsonl`)",
+    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once with "
+            "its loops' model requests; the agent UI's `trace.jsonl`)",
     producer="Agent TARS / tarko's event stream (bytedance/UI-TARS-desktop `multimodal/`)",
     versions="the streams of the repository's snapshot tests and its agent-ui-cli example (2025)",
     proof=("four real Apache-2.0 streams of bytedance/UI-TARS-desktop (the agent-ui-cli example: thinking, a "
            "JupyterCI call and its result, the answer; a research snapshot: a web search and a page visit with its "
            "screenshot, then the answer; two runs saved per loop: one whose loops the whole run holds, one whose "
-           "later loops another model recorded) are goldens read against the raw files "
+           "later loops another model recorded, the first with its loops' model requests and responses) are "
+           "goldens read against the raw files "
            "(`tests/ingest/chat/test_agent_tars.py`); edge cases hand-made"),
 )
 
@@ -161,13 +168,15 @@ def _model_calls(source: Source) -> tuple[dict[int, dict], list[Rejected]]:
                 continue
             if not tarko_requests.looks(data[:4096]):  # what planning saw of it in `members`: not this run's
                 continue
-            entry = found.setdefault(int(number[1]), {})
             if file == tarko_requests.REQUEST:
                 sent = tarko_requests.request(data, _where(source, path), source.budgets)
-                bad.extend([sent] if isinstance(sent, Rejected) else [])
-                entry.update({} if isinstance(sent, Rejected) else {"request": sent | {"file": f"{name}/{file}"}})
+                if isinstance(sent, Rejected):
+                    bad.append(sent)
+                    continue
+                found.setdefault(int(number[1]), {})["request"] = sent | {"file": f"{name}/{file}"}
             else:
-                entry["response"], rows = tarko_requests.response(data, _where(source, path), source.budgets)
+                got, rows = tarko_requests.response(data, _where(source, path), source.budgets)
+                found.setdefault(int(number[1]), {})["response"] = got
                 bad.extend(rows)
     return found, bad
 

@@ -272,3 +272,58 @@ def test_planning_claims_a_runs_loops_with_its_last_snapshot(tmp_path):
     assert (unit.format, unit.path) == ("agent_tars", str(run / "event-stream.jsonl")) and ignored == []
     assert sorted(unit.members) == sorted(str(run / f"loop-{n}" / name) for n in (1, 2, 3)
                                          for name in ("event-stream.jsonl", "llm-request.jsonl", "llm-response.jsonl"))
+
+
+def _request(model: str, messages: list[dict], tools: tuple[str, ...] = ()) -> str:
+    declared = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in tools]
+    return json.dumps({"provider": "openai", "request": {"model": model, "messages": messages, "tools": declared,
+                                                         "temperature": 0}, "baseURL": "http://127.0.0.1:9"}, indent=2)
+
+
+def test_model_requests_that_disagree_with_the_stream_keep_their_messages_and_say_so(tmp_path):
+    """Loop 1's request agrees with the stream (its system prompt and a declared tool no event defines are read);
+    loop 2's names another model and an assistant reply the stream does not hold: its messages are kept with why;
+    a loop folder with a request but no snapshot goes with the run's last episode; a broken request and a
+    response's bad line are rows naming their file; a request file that is no JSON object is not the run's."""
+    run = tmp_path / "case"
+    for n in (1, 2, 3, 4):
+        (run / f"loop-{n}").mkdir(parents=True)
+    (run / "loop-1" / "event-stream.jsonl").write_text(_stream(_RUN[:1]))
+    (run / "loop-2" / "event-stream.jsonl").write_text(_stream(_RUN[:3]))
+    (run / "event-stream.jsonl").write_text(_stream(_RUN))
+    system = {"role": "system", "content": "You browse."}
+    prompt = {"role": "user", "content": "Open the page"}
+    (run / "loop-1" / "llm-request.jsonl").write_text(_request("m1", [system, prompt], ("browser_navigate", "find")))
+    (run / "loop-1" / "llm-response.jsonl").write_text(
+        '{"id": "r1", "model": "m1", "choices": [{"delta": {"content": ""}, "finish_reason": "tool_calls"}]}\n'
+        '{"id": "r1", "choices": [\n')
+    replied = {"role": "assistant", "content": "I will search first."}
+    (run / "loop-2" / "llm-request.jsonl").write_text(_request("m2", [system, prompt, replied]))
+    (run / "loop-3" / "llm-request.jsonl").write_text(_request("m1", [prompt]))
+    (run / "loop-4" / "llm-request.jsonl").write_text('{"provider": "openai", "request": ')
+    (run / "loop-4" / "llm-response.jsonl").write_text('["not", "a", "chunk"]\n')
+    files = sorted(str(p) for p in run.rglob("*.jsonl"))
+    [unit] = agent_tars.units(files, _head)
+    members = agent_tars.members([unit], files, _head)[unit]
+    assert str(run / "loop-4" / "llm-response.jsonl") not in members
+    assert str(run / "loop-4" / "llm-request.jsonl") in members and len(members) == 7
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    rows = sorted((r.rule, r.location) for r in records if isinstance(r, Rejected))
+    assert rows == [("parse_error", "case/loop-1/llm-response.jsonl"), ("parse_error", "case/loop-4/llm-request.jsonl")]
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.tool_name for s in ep.steps] == ["browser_navigate"]  # the requests' messages are no steps
+    first, second, third = ep.env["agent_tars"]["requests"]
+    assert (first["system"], first["tools"], first["options"]) == (["You browse."], ["browser_navigate", "find"],
+                                                                  {"temperature": 0})
+    assert "differs" not in first and first["response"] == {"chunks": 1, "id": "r1", "model": "m1",
+                                                            "finish_reason": "tool_calls"}
+    assert list(ep.env["agent_tars"]["declared_tools"]) == ["browser_navigate", "find"]  # no call event defines one
+    assert second["differs"] == ["assistant message 0 is not the stream's"]
+    assert second["messages"] == [system, prompt, replied]
+    assert (third["loop"], third["file"]) == (3, "loop-3/llm-request.jsonl") and "differs" not in third
+    started = {"id": "0", "type": "agent_run_start", "timestamp": 1757351879446, "model": "m1"}
+    for path, events in ((run / "loop-1", _RUN[:1]), (run / "loop-2", _RUN[:3]), (run, _RUN)):
+        (path / "event-stream.jsonl").write_text(_stream([started] + events))
+    [ep] = [r for r in read_records(agent_tars, run / "event-stream.jsonl", root=run) if isinstance(r, Episode)]
+    assert ep.env["agent_tars"]["requests"][1]["differs"] == [
+        "model 'm2', the stream's 'm1'", "assistant message 0 is not the stream's"]
