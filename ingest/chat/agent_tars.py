@@ -28,6 +28,12 @@ with (as the agent's snapshot test compares them: ids and times aside, images as
 `env["agent_tars"]["snapshots"]` naming its files; one they do not open with (another recording: another model, a
 changed result, a whole screenshot the last one cut short) is an episode of its own that says so
 (`not_in_later_snapshot`, and the last one's `earlier_snapshots_apart`), so nothing is repeated and nothing lost.
+Beside each loop's snapshot the agent saves the model request of that loop and its streamed response
+(`loop-<n>/llm-request.jsonl`, `llm-response.jsonl`): the run's unit claims them too and reads into
+`env["agent_tars"]["requests"]` (one a loop, with the episode holding that loop's snapshot) what the stream lacks:
+the system prompt, the declared tools (`declared_tools`: those no call event defines), the options, the endpoint, the
+response's id, model, finish reason and usage; their messages are the stream's again and make no steps, and a
+request whose messages disagree with the stream keeps them with `differs` (`ingest.chat.tarko_requests`).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import posixpath
 import re
 from typing import Iterator
 
-from ingest.chat import tarko_snapshots
+from ingest.chat import tarko_requests, tarko_snapshots
 from ingest.chat.tarko_snapshots import STREAM
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
@@ -48,17 +54,18 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "agent_tars"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group=None, rank=306, domains=('mcp', 'search', 'web'), platform="linux",
-    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once; the "
-            "agent UI's `trace.jsonl`)",
+    summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once with "
+            "its loops' model requests; the agent UI's `trace.jsonl`)",
     producer="Agent TARS / tarko's event stream (bytedance/UI-TARS-desktop `multimodal/`)",
     versions="the streams of the repository's snapshot tests and its agent-ui-cli example (2025)",
     proof=("four real Apache-2.0 streams of bytedance/UI-TARS-desktop (the agent-ui-cli example: thinking, a "
            "JupyterCI call and its result, the answer; a research snapshot: a web search and a page visit with its "
            "screenshot, then the answer; two runs saved per loop: one whose loops the whole run holds, one whose "
-           "later loops another model recorded) are goldens read against the raw files "
+           "later loops another model recorded, the first with its loops' model requests and responses) are "
+           "goldens read against the raw files "
            "(`tests/ingest/chat/test_agent_tars.py`); edge cases hand-made"),
 )
 
@@ -79,9 +86,20 @@ def units(files: list[str], head) -> list[str]:
 
 
 def members(found: list[str], files: list[str], head) -> dict[str, list]:
-    """The earlier snapshots of a run saved per loop that the unit, its last, reads with it."""
+    """The earlier snapshots of a run saved per loop that the unit, its last, reads with it, and the model
+    requests and responses saved in those loop folders (`ingest.chat.tarko_requests`)."""
     snapshots = tarko_snapshots.runs([p for p in files if p.endswith("/" + STREAM) and _looks(head(p))])
-    return {run[-1]: run[:-1] for run in snapshots.values() if run[-1] in found and len(run) > 1}
+    requests: dict[str, list[tuple[int, str]]] = {}
+    for path in files:
+        if (place := tarko_requests.LOOP_FILE.match(path)) and tarko_requests.looks(head(path)):
+            requests.setdefault(place["run"], []).append((int(place["n"]), path))
+    out = {}
+    for folder, run in snapshots.items():
+        last = tarko_snapshots.run_of(run[-1])[1]
+        beside = [p for n, p in sorted(requests.get(folder, [])) if last is None or n <= last]
+        if run[-1] in found and len(run) + len(beside) > 1:
+            out[run[-1]] = run[:-1] + beside
+    return out
 
 
 def _looks(start: bytes) -> bool:
@@ -120,10 +138,69 @@ def _earlier(source: Source) -> tuple[str, list[tuple[str, str, str]]]:
         number = tarko_snapshots.LOOP_FOLDER.fullmatch(name)
         if number and (loop is None or int(number[1]) < loop) and STREAM in source.names_in(f"{run}/{name}"):
             path = f"{run}/{name}/{STREAM}"
-            where = posixpath.normpath(posixpath.join(posixpath.dirname(source.uri),
-                                                      posixpath.relpath(path, posixpath.dirname(source.path))))
-            found.append((int(number[1]), f"{name}/{STREAM}", path, where))
+            found.append((int(number[1]), f"{name}/{STREAM}", path, _where(source, path)))
     return STREAM if loop is None else f"loop-{loop}/{STREAM}", [f[1:] for f in sorted(found)]
+
+
+def _where(source: Source, path: str) -> str:
+    """A file beside the unit named as the unit is (its URI's folder)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(source.uri),
+                                             posixpath.relpath(path, posixpath.dirname(source.path))))
+
+
+def _model_calls(source: Source) -> tuple[dict[int, dict], list[Rejected]]:
+    """The model request and response each loop folder of the unit's run holds (up to the unit's loop), by loop:
+    what `ingest.chat.tarko_requests` reads of them, and their bad records."""
+    place = tarko_snapshots.run_of(source.path)
+    found: dict[int, dict] = {}
+    bad: list[Rejected] = []
+    for name in sorted(source.names_in(place[0])) if place else []:
+        number = tarko_snapshots.LOOP_FOLDER.fullmatch(name)
+        if not number or (place[1] is not None and int(number[1]) > place[1]):
+            continue
+        held = source.names_in(f"{place[0]}/{name}")
+        for file in (tarko_requests.REQUEST, tarko_requests.RESPONSE):
+            path = f"{place[0]}/{name}/{file}"
+            try:
+                data = source.read_path(path) if file in held else b""
+            except SourceError as e:
+                bad.append(Rejected(e.rule, e.reason, _where(source, path)))
+                continue
+            if not tarko_requests.looks(data[:4096]):  # what planning saw of it in `members`: not this run's
+                continue
+            if file == tarko_requests.REQUEST:
+                sent = tarko_requests.request(data, _where(source, path), source.budgets)
+                if isinstance(sent, Rejected):
+                    bad.append(sent)
+                    continue
+                found.setdefault(int(number[1]), {})["request"] = sent | {"file": f"{name}/{file}"}
+            else:
+                got, rows = tarko_requests.response(data, _where(source, path), source.budgets)
+                found.setdefault(int(number[1]), {})["response"] = got
+                bad.extend(rows)
+    return found, bad
+
+
+def _model_note(calls: dict[int, dict], loops: list[int], events: list[dict]) -> dict:
+    """The env an episode gains from its loops' model requests and responses: each loop's (`requests`; a request's
+    messages kept with `differs` where they disagree with the episode's events) and the tools declared to the
+    model that no call event of the stream defines (`declared_tools`, by name, as the first loop declaring one
+    wrote it; `tools` holds the called ones' definitions)."""
+    requests, declared = [], {}
+    defined = {e.get("name") for e in events if e.get("type") == "tool_call" and isinstance(e.get("tool"), dict)}
+    for n in loops:
+        item: dict = {"loop": n}
+        if sent := calls[n].get("request"):
+            for tool in sent["declared"]:
+                if (name := (tool.get("function") or tool).get("name")) not in defined:
+                    declared.setdefault(str(name), tool)
+            item.update({k: v for k, v in sent.items() if k not in ("messages", "declared")})
+            if differs := tarko_requests.compare(sent, events):
+                item.update({"differs": differs, "messages": sent["messages"]})
+        if "response" in calls[n]:
+            item["response"] = calls[n]["response"]
+        requests.append(item)
+    return {k: v for k, v in (("requests", requests), ("declared_tools", declared)) if v}
 
 
 def _beside(source: Source, path: str, where: str) -> list | None:
@@ -149,14 +226,18 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     own = list(_events(source.read_bytes(), source.uri, source.budgets))
     yield from (e for e in own if isinstance(e, Rejected))
     own = [e for e in own if isinstance(e, dict)]
+    calls, bad = _model_calls(source)
+    yield from bad
     if not snapshots:
-        yield from _episode(own, source, source.uri, {}, "")
+        yield from _episode(own, source, source.uri, _model_note(calls, sorted(calls), own), "")
         return
     snapshots.append((name, source.path, source.uri))
     digests.append(tarko_snapshots.digests(own))
     held = tarko_snapshots.holders(digests)
     last = len(snapshots) - 1
     apart = [snapshots[i][0] for i in range(last) if held[i] is None]
+    # the episode each snapshot is read with: a loop's model call goes with its snapshot's, or with the run's last
+    owner = {snapshots[k][0]: k if held[k] is None else held[k] for k in range(last + 1)}
     for i, (rel, path, where) in enumerate(snapshots):
         if held[i] is not None:
             continue
@@ -171,6 +252,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         else:
             note.update({"earlier_snapshots_apart": apart} if apart else {})
             events = own
+        loops = [n for n in sorted(calls) if owner.get(f"loop-{n}/{STREAM}", last) == i]
+        note.update(_model_note(calls, loops, events))
         yield from _episode(events, source, where, note, "" if i == last else rel.split("/")[0])
 
 

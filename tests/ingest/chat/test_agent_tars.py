@@ -126,7 +126,8 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
     assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
     assert agent_tars.members([str(run / "event-stream.jsonl")], files, _head) == {
-        str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]}
+        str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]
+        + [str(run / f"loop-{n}/llm-{kind}.jsonl") for n in (1, 2, 3) for kind in ("request", "response")]}
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = records
@@ -136,6 +137,28 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     assert ep.env["agent_tars"]["snapshots"] == [
         "loop-1/event-stream.jsonl", "loop-2/event-stream.jsonl", "loop-3/event-stream.jsonl", "event-stream.jsonl"]
     check(records, GOLDEN / "agent-tars-snapshot-basic.json", env_keys=("agent_tars",))
+
+
+def test_real_runs_model_requests_give_its_system_prompt_tools_and_options_not_steps():
+    """Each loop's `llm-request.jsonl` holds the messages so far (the stream's again: no steps) and what the
+    stream lacks: the system prompt (with the loop's time), the tools as declared to the model, the options and
+    the endpoint; each `llm-response.jsonl` the streamed reply's id, model and finish reason."""
+    run = SAMPLES / "snapshot-tool-calls-basic"
+    [ep] = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    requests = ep.env["agent_tars"]["requests"]
+    assert [r["loop"] for r in requests] == [1, 2, 3] and not any("differs" in r or "messages" in r for r in requests)
+    first = requests[0]
+    assert (first["provider"], first["model"], first["baseURL"]) == (
+        "volcengine", "doubao-seed-1-6-vision-250815", "https://ark.cn-beijing.volces.com/api/v3")
+    assert first["system"][0].startswith("You are an intelligent assistant that can use provided tools")
+    assert first["system"][0].endswith("Current time: 9/19/2025, 6:01:43 PM")
+    assert first["tools"] == ["getCurrentLocation", "getWeather"]
+    assert first["options"] == {"temperature": 0.7, "stream": True, "thinking": {"type": "disabled"}}
+    # both declared tools were called: their definitions are the call events' (`tools`), not repeated
+    assert sorted(ep.env["agent_tars"]["tools"]) == first["tools"] and "declared_tools" not in ep.env["agent_tars"]
+    assert [(r["response"]["finish_reason"], r["response"]["model"]) for r in requests] == [
+        ("tool_calls", "doubao-seed-1-6-vision-250815")] * 2 + [("stop", "doubao-seed-1-6-vision-250815")]
+    assert requests[0]["response"]["id"] == "0217582761039690fa6ef8c2347680bd87fd8d357bb16f1c7d91e"
 
 
 def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_episode():
@@ -247,4 +270,60 @@ def test_planning_claims_a_runs_loops_with_its_last_snapshot(tmp_path):
     units, ignored = plan.find_units([str(tmp_path / "in")], definition.load("ingest-all").formats)
     [unit] = units
     assert (unit.format, unit.path) == ("agent_tars", str(run / "event-stream.jsonl")) and ignored == []
-    assert sorted(unit.members) == [str(run / f"loop-{n}" / "event-stream.jsonl") for n in (1, 2, 3)]
+    assert sorted(unit.members) == sorted(str(run / f"loop-{n}" / name) for n in (1, 2, 3)
+                                         for name in ("event-stream.jsonl", "llm-request.jsonl", "llm-response.jsonl"))
+
+
+def _request(model: str, messages: list[dict], tools: tuple[str, ...] = ()) -> str:
+    declared = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in tools]
+    return json.dumps({"provider": "openai", "request": {"model": model, "messages": messages, "tools": declared,
+                                                         "temperature": 0}, "baseURL": "http://127.0.0.1:9"}, indent=2)
+
+
+def test_model_requests_that_disagree_with_the_stream_keep_their_messages_and_say_so(tmp_path):
+    """Loop 1's request agrees with the stream (its system prompt and a declared tool no event defines are read);
+    loop 2's names another model and an assistant reply the stream does not hold: its messages are kept with why;
+    a loop folder with a request but no snapshot goes with the run's last episode; a broken request and a
+    response's bad line are rows naming their file; a request file that is no JSON object is not the run's."""
+    run = tmp_path / "case"
+    for n in (1, 2, 3, 4):
+        (run / f"loop-{n}").mkdir(parents=True)
+    (run / "loop-1" / "event-stream.jsonl").write_text(_stream(_RUN[:1]))
+    (run / "loop-2" / "event-stream.jsonl").write_text(_stream(_RUN[:3]))
+    (run / "event-stream.jsonl").write_text(_stream(_RUN))
+    system = {"role": "system", "content": "You browse."}
+    prompt = {"role": "user", "content": "Open the page"}
+    (run / "loop-1" / "llm-request.jsonl").write_text(_request("m1", [system, prompt], ("browser_navigate", "find")))
+    (run / "loop-1" / "llm-response.jsonl").write_text(
+        '{"id": "r1", "model": "m1", "choices": [{"delta": {"content": ""}, "finish_reason": "tool_calls"}]}\n'
+        '{"id": "r1", "choices": [\n')
+    replied = {"role": "assistant", "content": "I will search first."}
+    (run / "loop-2" / "llm-request.jsonl").write_text(_request("m2", [system, prompt, replied]))
+    (run / "loop-3" / "llm-request.jsonl").write_text(_request("m1", [prompt]))
+    (run / "loop-4" / "llm-request.jsonl").write_text('{"provider": "openai", "request": ')
+    (run / "loop-4" / "llm-response.jsonl").write_text('["not", "a", "chunk"]\n')
+    files = sorted(str(p) for p in run.rglob("*.jsonl"))
+    [unit] = agent_tars.units(files, _head)
+    members = agent_tars.members([unit], files, _head)[unit]
+    assert str(run / "loop-4" / "llm-response.jsonl") not in members
+    assert str(run / "loop-4" / "llm-request.jsonl") in members and len(members) == 7
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    rows = sorted((r.rule, r.location) for r in records if isinstance(r, Rejected))
+    assert rows == [("parse_error", "case/loop-1/llm-response.jsonl"), ("parse_error", "case/loop-4/llm-request.jsonl")]
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.tool_name for s in ep.steps] == ["browser_navigate"]  # the requests' messages are no steps
+    first, second, third = ep.env["agent_tars"]["requests"]
+    assert (first["system"], first["tools"], first["options"]) == (["You browse."], ["browser_navigate", "find"],
+                                                                  {"temperature": 0})
+    assert "differs" not in first and first["response"] == {"chunks": 1, "id": "r1", "model": "m1",
+                                                            "finish_reason": "tool_calls"}
+    assert list(ep.env["agent_tars"]["declared_tools"]) == ["browser_navigate", "find"]  # no call event defines one
+    assert second["differs"] == ["assistant message 0 is not the stream's"]
+    assert second["messages"] == [system, prompt, replied]
+    assert (third["loop"], third["file"]) == (3, "loop-3/llm-request.jsonl") and "differs" not in third
+    started = {"id": "0", "type": "agent_run_start", "timestamp": 1757351879446, "model": "m1"}
+    for path, events in ((run / "loop-1", _RUN[:1]), (run / "loop-2", _RUN[:3]), (run, _RUN)):
+        (path / "event-stream.jsonl").write_text(_stream([started] + events))
+    [ep] = [r for r in read_records(agent_tars, run / "event-stream.jsonl", root=run) if isinstance(r, Episode)]
+    assert ep.env["agent_tars"]["requests"][1]["differs"] == [
+        "model 'm2', the stream's 'm1'", "assistant message 0 is not the stream's"]

@@ -1,0 +1,98 @@
+"""The model requests and responses of a tarko run saved per loop: beside each `loop-<N>/event-stream.jsonl` the
+agent's snapshot hook saves `loop-<N>/llm-request.jsonl` (one JSON object: `provider`, `baseURL`, and the `request`
+it sent: `model`, `messages` so far, `tools`, sampling options) and `loop-<N>/llm-response.jsonl` (the streamed
+chunks, one a line, OpenAI chat-completion form). The event stream holds the conversation itself; these hold what
+it does not: the system prompt, the tools as declared to the model, the request options, where it was sent, and
+the response's id, model and usage. They are read into the episode's env (`ingest.chat.agent_tars`), never as steps
+(their messages are the event stream's again); a request whose messages disagree with the stream keeps them, and
+says where they differ.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ingest.record import Rejected
+from ingest.source import SourceError, json_lines, parse_json
+from ingest.tools import dumps
+
+REQUEST, RESPONSE = "llm-request.jsonl", "llm-response.jsonl"
+LOOP_FILE = re.compile(r"^(?P<run>.+)/loop-(?P<n>\d+)/llm-(?:request|response)\.jsonl$")
+# the request's keys read on their own; the others are its options, kept as written
+_READ = ("model", "messages", "tools", "provider")
+
+
+def looks(start: bytes) -> bool:
+    """A loop's request or response file as the snapshot hook writes it: a JSON object."""
+    return start.lstrip()[:1] == b"{"
+
+
+def request(data: bytes, where: str, budgets) -> dict | Rejected:
+    """What a loop's request holds beyond the event stream: a dict for env (`messages` for `compare`)."""
+    try:
+        doc = parse_json(data, where, budgets)
+    except SourceError as e:
+        return Rejected(e.rule, e.reason, where)
+    sent = doc.get("request") if isinstance(doc, dict) else None
+    if not isinstance(sent, dict) or not isinstance(sent.get("messages", []), list):
+        return Rejected("bad_record", f"{where}: no `request` object with a `messages` list", where)
+    messages = [m for m in sent.get("messages", []) if isinstance(m, dict)]
+    tools = [t for t in sent.get("tools") or [] if isinstance(t, dict)]
+    out = {"provider": doc.get("provider") or sent.get("provider"), "baseURL": doc.get("baseURL"),
+           "model": sent.get("model"),
+           "system": [_text(m.get("content")) for m in messages if m.get("role") == "system"],
+           "tools": [(t.get("function") or t).get("name") for t in tools],
+           "options": {k: v for k, v in sent.items() if k not in _READ},
+           "other": {k: v for k, v in doc.items() if k not in ("provider", "baseURL", "request")}}
+    return {k: v for k, v in out.items() if v not in (None, [], {})} | {"messages": messages, "declared": tools}
+
+
+def response(data: bytes, where: str, budgets) -> tuple[dict, list[Rejected]]:
+    """A loop's streamed response: its id, model, finish reason and usage (the text is the stream's message)."""
+    out: dict = {"chunks": 0}
+    bad = []
+    for _, _, chunk in json_lines(data, where, budgets):
+        if isinstance(chunk, Rejected):
+            bad.append(chunk)
+            continue
+        if not isinstance(chunk, dict):
+            continue
+        out["chunks"] += 1
+        for key in ("id", "model"):
+            out.setdefault(key, chunk.get(key))
+        for choice in chunk.get("choices") or []:
+            if isinstance(choice, dict) and choice.get("finish_reason"):
+                out["finish_reason"] = choice["finish_reason"]
+        if chunk.get("usage"):
+            out["usage"] = chunk["usage"]
+    return {k: v for k, v in out.items() if v is not None}, bad
+
+
+def compare(sent: dict, events: list[dict]) -> list[str]:
+    """Where a request's messages disagree with the event stream of its episode: its model, its prompt (the first
+    user message), or an assistant message the stream does not hold at that place (as content or raw reply)."""
+    found = []
+    started = next((e for e in events if e.get("type") == "agent_run_start"), {})
+    if sent.get("model") and started.get("model") and sent["model"] != started["model"]:
+        found.append(f"model {sent['model']!r}, the stream's {started['model']!r}")
+    prompts = [e for e in events if e.get("type") == "user_message"]
+    users = [m for m in sent["messages"] if m.get("role") == "user"]
+    if users and prompts and _text(users[0].get("content")) != _text(prompts[0].get("content")):
+        found.append("the first user message is not the stream's prompt")
+    replies = [e for e in events if e.get("type") == "assistant_message"]
+    asked = [m for m in sent["messages"] if m.get("role") == "assistant"]
+    for i, message in enumerate(asked):
+        said = _text(message.get("content")) or ""
+        if i >= len(replies) or said not in (replies[i].get("content") or "", replies[i].get("rawContent") or ""):
+            found.append(f"assistant message {i} is not the stream's")
+            break
+    return found
+
+
+def _text(content) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p["text"] if isinstance(p, dict) and isinstance(p.get("text"), str) else dumps(p)
+                         for p in content)
+    return dumps(content)
