@@ -91,7 +91,7 @@ def members(found: list[str], files: list[str], head) -> dict[str, list]:
     snapshots = tarko_snapshots.runs([p for p in files if p.endswith("/" + STREAM) and _looks(head(p))])
     requests: dict[str, list[tuple[int, str]]] = {}
     for path in files:
-        if (place := tarko_requests.LOOP_FILE.match(path)) and tarko_requests.looks(head(path)):
+        if (place := tarko_requests.LOOP_FILE.match(path)) and tarko_requests.looks(head(path), path):
             requests.setdefault(place["run"], []).append((int(place["n"]), path))
     out = {}
     for folder, run in snapshots.items():
@@ -159,25 +159,29 @@ def _model_calls(source: Source) -> tuple[dict[int, dict], list[Rejected]]:
         if not number or (place[1] is not None and int(number[1]) > place[1]):
             continue
         held = source.names_in(f"{place[0]}/{name}")
-        for file in (tarko_requests.REQUEST, tarko_requests.RESPONSE):
+        for file in (tarko_requests.REQUEST, tarko_requests.RESPONSE, tarko_requests.TOOL_CALLS):
             path = f"{place[0]}/{name}/{file}"
             try:
                 data = source.read_path(path) if file in held else b""
             except SourceError as e:
                 bad.append(Rejected(e.rule, e.reason, _where(source, path)))
                 continue
-            if not tarko_requests.looks(data[:4096]):  # what planning saw of it in `members`: not this run's
+            if not tarko_requests.looks(data[:4096], file):  # what planning saw of it in `members`: not this run's
                 continue
-            if file == tarko_requests.REQUEST:
-                sent = tarko_requests.request(data, _where(source, path), source.budgets)
-                if isinstance(sent, Rejected):
-                    bad.append(sent)
-                    continue
-                found.setdefault(int(number[1]), {})["request"] = sent | {"file": f"{name}/{file}"}
-            else:
+            if file == tarko_requests.RESPONSE:
                 got, rows = tarko_requests.response(data, _where(source, path), source.budgets)
                 found.setdefault(int(number[1]), {})["response"] = got
                 bad.extend(rows)
+                continue
+            read = (tarko_requests.request if file == tarko_requests.REQUEST else tarko_requests.tool_calls)(
+                data, _where(source, path), source.budgets)
+            if isinstance(read, Rejected):
+                bad.append(read)
+            else:
+                found.setdefault(int(number[1]), {})[
+                    "request" if file == tarko_requests.REQUEST else "tool_calls"] = read
+                if file == tarko_requests.REQUEST:
+                    read["file"] = f"{name}/{file}"
     return found, bad
 
 
@@ -199,6 +203,11 @@ def _model_note(calls: dict[int, dict], loops: list[int], events: list[dict]) ->
                 item.update({"differs": differs, "messages": sent["messages"]})
         if "response" in calls[n]:
             item["response"] = calls[n]["response"]
+            said, asked = item["response"].get("model"), item.get("model")
+            if said and asked and said != asked:
+                item.setdefault("differs", []).append(f"the response names model {said!r}, the request {asked!r}")
+        if "tool_calls" in calls[n]:
+            item["tool_calls"] = tarko_requests.compare_calls(calls[n]["tool_calls"], events)
         requests.append(item)
     return {k: v for k, v in (("requests", requests), ("declared_tools", declared)) if v}
 

@@ -16,15 +16,16 @@ from ingest.record import Rejected
 from ingest.source import SourceError, json_lines, parse_json
 from ingest.tools import dumps
 
-REQUEST, RESPONSE = "llm-request.jsonl", "llm-response.jsonl"
-LOOP_FILE = re.compile(r"^(?P<run>.+)/loop-(?P<n>\d+)/llm-(?:request|response)\.jsonl$")
+REQUEST, RESPONSE, TOOL_CALLS = "llm-request.jsonl", "llm-response.jsonl", "tool-calls.jsonl"
+LOOP_FILE = re.compile(r"^(?P<run>.+)/loop-(?P<n>\d+)/(?:llm-request|llm-response|tool-calls)\.jsonl$")
 # the request's keys read on their own; the others are its options, kept as written
 _READ = ("model", "messages", "tools", "provider")
 
 
-def looks(start: bytes) -> bool:
-    """A loop's request or response file as the snapshot hook writes it: a JSON object."""
-    return start.lstrip()[:1] == b"{"
+def looks(start: bytes, path: str = "") -> bool:
+    """A loop's file as the snapshot hook writes it: the request and response a JSON object, the tool calls one
+    JSON list."""
+    return start.lstrip()[:1] == (b"[" if path.endswith(TOOL_CALLS) else b"{")
 
 
 def request(data: bytes, where: str, budgets) -> dict | Rejected:
@@ -66,6 +67,45 @@ def response(data: bytes, where: str, budgets) -> tuple[dict, list[Rejected]]:
         if chunk.get("usage"):
             out["usage"] = chunk["usage"]
     return {k: v for k, v in out.items() if v is not None}, bad
+
+
+def tool_calls(data: bytes, where: str, budgets) -> list[dict] | Rejected:
+    """A loop's `tool-calls.jsonl`: the snapshot hook's record of each call the loop ran (`toolCallId`, `name`,
+    `args`, `result`, `error` where it failed, `executionTime` in ms), one JSON list pretty-printed."""
+    try:
+        doc = parse_json(data, where, budgets)
+    except SourceError as e:
+        return Rejected(e.rule, e.reason, where)
+    if not isinstance(doc, list) or not all(isinstance(c, dict) for c in doc):
+        return Rejected("bad_record", f"{where}: not a list of tool call objects", where)
+    return doc
+
+
+def compare_calls(calls: list[dict], events: list[dict]) -> list[dict]:
+    """What the saved tool calls add to the event stream: each call's id, name and execution time (and any field
+    the hook may add), with its `args` / `result` / `error` kept and `differs` saying why only where the stream's
+    `tool_call` arguments or `tool_result` of that id disagree (or the stream holds no call of that id)."""
+    called = {e.get("toolCallId"): e for e in events if e.get("type") == "tool_call"}
+    answered = {e.get("toolCallId"): e for e in events if e.get("type") == "tool_result"}
+    out = []
+    for call in calls:
+        item = {k: v for k, v in call.items() if k not in ("args", "result", "error")}
+        key = call.get("toolCallId")
+        differs = []
+        if key not in called:
+            differs.append("the stream holds no tool_call of this id")
+        elif call.get("args") != called[key].get("arguments"):
+            differs.append("args are not the stream's tool_call arguments")
+        if key in called and key not in answered:
+            differs.append("the stream holds no tool_result of this id")
+        elif key in answered and call.get("result") != answered[key].get("content"):
+            differs.append("result is not the stream's tool_result content")
+        if key in answered and "error" in call and call["error"] != answered[key].get("error"):
+            differs.append("error is not the stream's tool_result error")
+        if differs:
+            item |= {k: call[k] for k in ("args", "result", "error") if k in call} | {"differs": differs}
+        out.append(item)
+    return out
 
 
 def compare(sent: dict, events: list[dict]) -> list[str]:

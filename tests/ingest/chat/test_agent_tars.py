@@ -127,7 +127,8 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
     assert agent_tars.members([str(run / "event-stream.jsonl")], files, _head) == {
         str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]
-        + [str(run / f"loop-{n}/llm-{kind}.jsonl") for n in (1, 2, 3) for kind in ("request", "response")]}
+        + sorted([str(run / f"loop-{n}/llm-{kind}.jsonl") for n in (1, 2, 3) for kind in ("request", "response")]
+                 + [str(run / f"loop-{n}/tool-calls.jsonl") for n in (1, 2)])}
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = records
@@ -159,6 +160,11 @@ def test_real_runs_model_requests_give_its_system_prompt_tools_and_options_not_s
     assert [(r["response"]["finish_reason"], r["response"]["model"]) for r in requests] == [
         ("tool_calls", "doubao-seed-1-6-vision-250815")] * 2 + [("stop", "doubao-seed-1-6-vision-250815")]
     assert requests[0]["response"]["id"] == "0217582761039690fa6ef8c2347680bd87fd8d357bb16f1c7d91e"
+    # each loop's `tool-calls.jsonl`: the calls the loop ran, their args and results the stream's own (not kept
+    # again), their execution time in ms (0: the test's tools answer at once)
+    assert [r.get("tool_calls") for r in requests] == [
+        [{"toolCallId": "call_bvgy2ky1fmbyqhy1gct18f17", "name": "getCurrentLocation", "executionTime": 0}],
+        [{"toolCallId": "call_ztpsz2lreib2j3ckchidw1z4", "name": "getWeather", "executionTime": 0}], None]
 
 
 def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_episode():
@@ -270,8 +276,9 @@ def test_planning_claims_a_runs_loops_with_its_last_snapshot(tmp_path):
     units, ignored = plan.find_units([str(tmp_path / "in")], definition.load("ingest-all").formats)
     [unit] = units
     assert (unit.format, unit.path) == ("agent_tars", str(run / "event-stream.jsonl")) and ignored == []
-    assert sorted(unit.members) == sorted(str(run / f"loop-{n}" / name) for n in (1, 2, 3)
-                                         for name in ("event-stream.jsonl", "llm-request.jsonl", "llm-response.jsonl"))
+    assert sorted(unit.members) == sorted([str(run / f"loop-{n}" / name) for n in (1, 2, 3)
+                                           for name in ("event-stream.jsonl", "llm-request.jsonl", "llm-response.jsonl")
+                                           ] + [str(run / f"loop-{n}" / "tool-calls.jsonl") for n in (1, 2)])
 
 
 def _request(model: str, messages: list[dict], tools: tuple[str, ...] = ()) -> str:
