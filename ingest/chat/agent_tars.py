@@ -32,8 +32,10 @@ Beside each loop's snapshot the agent saves the model request of that loop and i
 (`loop-<n>/llm-request.jsonl`, `llm-response.jsonl`): the run's unit claims them too and reads into
 `env["agent_tars"]["requests"]` (one a loop, with the episode holding that loop's snapshot) what the stream lacks:
 the system prompt, the declared tools (`declared_tools`: those no call event defines), the options, the endpoint, the
-response's id, model, finish reason and usage; their messages are the stream's again and make no steps, and a
-request whose messages disagree with the stream keeps them with `differs` (`ingest.chat.tarko_requests`).
+response's id, model, finish reason and usage, and each call the loop ran with its execution time (`tool_calls`, from
+`loop-<n>/tool-calls.jsonl`); their messages are the stream's again and make no steps, and a
+request whose messages disagree with the stream keeps them with `differs` (so does a saved call whose args or result
+do; a response naming another model than its request says so in `differs`) (`ingest.chat.tarko_requests`).
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ def _where(source: Source, path: str) -> str:
 
 
 def _model_calls(source: Source) -> tuple[dict[int, dict], list[Rejected]]:
-    """The model request and response each loop folder of the unit's run holds (up to the unit's loop), by loop:
+    """The model request, response and tool calls each loop folder of the unit's run holds (up to the unit's loop), by loop:
     what `ingest.chat.tarko_requests` reads of them, and their bad records."""
     place = tarko_snapshots.run_of(source.path)
     found: dict[int, dict] = {}

@@ -3,14 +3,17 @@ agent's snapshot hook saves `loop-<N>/llm-request.jsonl` (one JSON object: `prov
 it sent: `model`, `messages` so far, `tools`, sampling options) and `loop-<N>/llm-response.jsonl` (the streamed
 chunks, one a line, OpenAI chat-completion form). The event stream holds the conversation itself; these hold what
 it does not: the system prompt, the tools as declared to the model, the request options, where it was sent, and
-the response's id, model and usage. They are read into the episode's env (`ingest.chat.agent_tars`), never as steps
-(their messages are the event stream's again); a request whose messages disagree with the stream keeps them, and
-says where they differ.
+the response's id, model and usage. Beside them `loop-<N>/tool-calls.jsonl` (one JSON list) holds the calls that
+loop ran: their args and results are the stream's again, their execution time is not. They are read into the
+episode's env (`ingest.chat.agent_tars`), never as steps (their messages are the event stream's again); a request whose messages disagree with the stream, or a saved call
+whose args or result do, keeps them and says where they differ.
 """
 
 from __future__ import annotations
 
 import re
+
+import orjson
 
 from ingest.record import Rejected
 from ingest.source import SourceError, json_lines, parse_json
@@ -85,7 +88,7 @@ def compare_calls(calls: list[dict], events: list[dict]) -> list[dict]:
     """What the saved tool calls add to the event stream: each call's id, name and execution time (and any field
     the hook may add), with its `args` / `result` / `error` kept and `differs` saying why only where the stream's
     `tool_call` arguments or `tool_result` of that id disagree (or the stream holds no call of that id)."""
-    called = {e.get("toolCallId"): e for e in events if e.get("type") == "tool_call"}
+    called = _arguments(events)
     answered = {e.get("toolCallId"): e for e in events if e.get("type") == "tool_result"}
     out = []
     for call in calls:
@@ -94,7 +97,7 @@ def compare_calls(calls: list[dict], events: list[dict]) -> list[dict]:
         differs = []
         if key not in called:
             differs.append("the stream holds no tool_call of this id")
-        elif call.get("args") != called[key].get("arguments"):
+        elif call.get("args") != called[key]:
             differs.append("args are not the stream's tool_call arguments")
         if key in called and key not in answered:
             differs.append("the stream holds no tool_result of this id")
@@ -106,6 +109,20 @@ def compare_calls(calls: list[dict], events: list[dict]) -> list[dict]:
             item |= {k: call[k] for k in ("args", "result", "error") if k in call} | {"differs": differs}
         out.append(item)
     return out
+
+
+def _arguments(events: list[dict]) -> dict:
+    """Each call's arguments by its id: the `tool_call` event's, else the assistant message's call (a JSON text)."""
+    found = {}
+    for event in events:
+        for call in event.get("toolCalls") or [] if event.get("type") == "assistant_message" else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                try:
+                    found[call.get("id")] = orjson.loads(function.get("arguments") or "{}")
+                except (orjson.JSONDecodeError, TypeError):
+                    found[call.get("id")] = function.get("arguments")
+    return found | {e.get("toolCallId"): e.get("arguments") for e in events if e.get("type") == "tool_call"}
 
 
 def compare(sent: dict, events: list[dict]) -> list[str]:

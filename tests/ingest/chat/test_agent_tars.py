@@ -334,3 +334,44 @@ def test_model_requests_that_disagree_with_the_stream_keep_their_messages_and_sa
     [ep] = [r for r in read_records(agent_tars, run / "event-stream.jsonl", root=run) if isinstance(r, Episode)]
     assert ep.env["agent_tars"]["requests"][1]["differs"] == [
         "model 'm2', the stream's 'm1'", "assistant message 0 is not the stream's"]
+
+
+def test_saved_tool_calls_keep_their_time_and_say_where_they_disagree_with_the_stream(tmp_path):
+    """Loop 1's `tool-calls.jsonl` agrees with the stream (the call named by the assistant message): only its id,
+    name and execution time are kept; loop 2's ran with other args, got another result and failed, and a call the
+    stream does not hold: those keep what they hold with why; loop 3's is broken: a row naming it, the episode
+    still read; a response naming another model than its request says so."""
+    run = tmp_path / "case"
+    for n in (1, 2, 3):
+        (run / f"loop-{n}").mkdir(parents=True)
+    (run / "loop-1" / "event-stream.jsonl").write_text(_stream(_RUN[:1]))
+    (run / "event-stream.jsonl").write_text(_stream(_RUN))
+    (run / "loop-1" / "tool-calls.jsonl").write_text(json.dumps(
+        [{"toolCallId": "c1", "name": "browser_navigate", "args": {}, "result": "navigated", "executionTime": 30590}],
+        indent=2))
+    (run / "loop-2" / "tool-calls.jsonl").write_text(json.dumps(
+        [{"toolCallId": "c1", "name": "browser_navigate", "args": {"url": "x"}, "result": None,
+          "error": "timeout", "executionTime": 5},
+         {"toolCallId": "c9", "name": "find", "args": {}, "result": "?", "executionTime": 1}], indent=2))
+    (run / "loop-3" / "tool-calls.jsonl").write_text('[\n  {"toolCallId": "c1", ')
+    (run / "loop-1" / "llm-request.jsonl").write_text(_request("m1", [{"role": "user", "content": "Open the page"}]))
+    (run / "loop-1" / "llm-response.jsonl").write_text('{"id": "r1", "model": "m9", "choices": []}\n')
+    files = sorted(str(p) for p in run.rglob("*.jsonl"))
+    [unit] = agent_tars.units(files, _head)
+    assert {str(run / f"loop-{n}" / "tool-calls.jsonl") for n in (1, 2, 3)} <= set(
+        agent_tars.members([unit], files, _head)[unit])
+    records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
+    assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
+        ("parse_error", "case/loop-3/tool-calls.jsonl")]
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.tool_name for s in ep.steps] == ["browser_navigate"]  # the saved calls make no steps
+    first, second = ep.env["agent_tars"]["requests"]
+    assert first["tool_calls"] == [{"toolCallId": "c1", "name": "browser_navigate", "executionTime": 30590}]
+    assert first["differs"] == ["the response names model 'm9', the request 'm1'"] and "messages" not in first
+    assert second["tool_calls"] == [
+        {"toolCallId": "c1", "name": "browser_navigate", "executionTime": 5, "args": {"url": "x"}, "result": None,
+         "error": "timeout", "differs": ["args are not the stream's tool_call arguments",
+                                         "result is not the stream's tool_result content",
+                                         "error is not the stream's tool_result error"]},
+        {"toolCallId": "c9", "name": "find", "executionTime": 1, "args": {}, "result": "?",
+         "differs": ["the stream holds no tool_call of this id"]}]
