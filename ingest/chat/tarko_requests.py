@@ -87,20 +87,21 @@ def tool_calls(data: bytes, where: str, budgets) -> list[dict] | Rejected:
 def compare_calls(calls: list[dict], events: list[dict]) -> list[dict]:
     """What the saved tool calls add to the event stream: each call's id, name and execution time (and any field
     the hook may add), with its `args` / `result` / `error` kept and `differs` saying why only where the stream's
-    `tool_call` arguments or `tool_result` of that id disagree (or the stream holds no call of that id)."""
+    `tool_call` arguments or `tool_result` of that id and name disagree (or the stream holds no such call)."""
     called = _arguments(events)
-    answered = {e.get("toolCallId"): e for e in events if e.get("type") == "tool_result"}
+    answered = {(e.get("toolCallId"), e.get("name")): e for e in reversed(events) if e.get("type") == "tool_result"}
     out = []
     for call in calls:
         item = {k: v for k, v in call.items() if k not in ("args", "result", "error")}
-        key = call.get("toolCallId")
+        # by id and name: a stream may give two calls one id (the nvidia-stock snapshot: a search and a page visit)
+        key = (call.get("toolCallId"), call.get("name"))
         differs = []
         if key not in called:
-            differs.append("the stream holds no tool_call of this id")
+            differs.append("the stream holds no tool_call of this id and name")
         elif call.get("args") != called[key]:
             differs.append("args are not the stream's tool_call arguments")
         if key in called and key not in answered:
-            differs.append("the stream holds no tool_result of this id")
+            differs.append("the stream holds no tool_result of this id and name")
         elif key in answered and call.get("result") != answered[key].get("content"):
             differs.append("result is not the stream's tool_result content")
         if key in answered and "error" in call and call["error"] != answered[key].get("error"):
@@ -112,17 +113,20 @@ def compare_calls(calls: list[dict], events: list[dict]) -> list[dict]:
 
 
 def _arguments(events: list[dict]) -> dict:
-    """Each call's arguments by its id: the `tool_call` event's, else the assistant message's call (a JSON text)."""
+    """Each call's arguments by its id and name (the first of that pair): the `tool_call` event's, else the
+    assistant message's call (a JSON text)."""
     found = {}
     for event in events:
         for call in event.get("toolCalls") or [] if event.get("type") == "assistant_message" else []:
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict):
+                key = (call.get("id"), function.get("name"))
                 try:
-                    found[call.get("id")] = orjson.loads(function.get("arguments") or "{}")
+                    found.setdefault(key, orjson.loads(function.get("arguments") or "{}"))
                 except (orjson.JSONDecodeError, TypeError):
-                    found[call.get("id")] = function.get("arguments")
-    return found | {e.get("toolCallId"): e.get("arguments") for e in events if e.get("type") == "tool_call"}
+                    found.setdefault(key, function.get("arguments"))
+    return found | {(e.get("toolCallId"), e.get("name")): e.get("arguments")
+                    for e in reversed(events) if e.get("type") == "tool_call"}
 
 
 def compare(sent: dict, events: list[dict]) -> list[str]:

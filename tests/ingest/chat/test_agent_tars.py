@@ -374,4 +374,4 @@ def test_saved_tool_calls_keep_their_time_and_say_where_they_disagree_with_the_s
                                          "result is not the stream's tool_result content",
                                          "error is not the stream's tool_result error"]},
         {"toolCallId": "c9", "name": "find", "executionTime": 1, "args": {}, "result": "?",
-         "differs": ["the stream holds no tool_call of this id"]}]
+         "differs": ["the stream holds no tool_call of this id and name"]}]
