@@ -187,6 +187,30 @@ def _model_calls(source: Source) -> tuple[dict[int, dict], list[Rejected]]:
     return found, bad
 
 
+def _called(events: list[dict]) -> set:
+    return {(e.get("toolCallId"), e.get("name")) for e in events if e.get("type") == "tool_call"}
+
+
+def _ran_here(calls: dict[int, dict], loops: list[int], i: int, held: list, called: list[set]) -> dict[int, dict]:
+    """The model calls of the loops whose snapshot episode `i` holds, and the saved tool calls episode `i`'s
+    events hold (a loop's tool calls run after its snapshot: they may be another recording's, the one the run's
+    later snapshot holds); a loop's tool calls no episode holds stay with its snapshot's."""
+    def holder(n: int) -> int | None:
+        ran = {(c.get("toolCallId"), c.get("name")) for c in calls[n]["tool_calls"]}
+        heads = [k for k in range(len(held)) if held[k] is None]
+        # an episode's calls are those of the snapshots it holds too
+        return next((k for k in heads if ran <= set().union(*(called[j] for j in range(len(held))
+                                                               if j == k or held[j] == k))), None)
+    out = {}
+    for n, loop in calls.items():
+        keep = {k: v for k, v in loop.items() if k != "tool_calls"} if n in loops else {}
+        if "tool_calls" in loop and (holder(n) == i or (holder(n) is None and n in loops)):
+            keep["tool_calls"] = loop["tool_calls"]
+        if keep:
+            out[n] = keep
+    return out
+
+
 def _model_note(calls: dict[int, dict], loops: list[int], events: list[dict]) -> dict:
     """The env an episode gains from its loops' model requests and responses: each loop's (`requests`; a request's
     messages kept with `differs` where they disagree with the episode's events) and the tools declared to the
@@ -194,7 +218,7 @@ def _model_note(calls: dict[int, dict], loops: list[int], events: list[dict]) ->
     wrote it; `tools` holds the called ones' definitions)."""
     requests, declared = [], {}
     defined = {e.get("name") for e in events if e.get("type") == "tool_call" and isinstance(e.get("tool"), dict)}
-    for n in loops:
+    for n in (n for n in loops if n in calls):
         item: dict = {"loop": n}
         if sent := calls[n].get("request"):
             for tool in sent["declared"]:
@@ -226,7 +250,8 @@ def _beside(source: Source, path: str, where: str) -> list | None:
 
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name, earlier = _earlier(source)
-    snapshots, digests = [], []  # (name, path, where) and the events' digests of each snapshot read
+    # (name, path, where), the events' digests and the called tools' (id, name) of each snapshot read
+    snapshots, digests, called = [], [], []
     for rel, path, where in earlier:
         # only the digests are kept: the snapshots of a run hold its first events once a loop, so they are read
         # again below only where one is an episode of its own
@@ -234,6 +259,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             yield from (e for e in events if isinstance(e, Rejected))
             snapshots.append((rel, path, where))
             digests.append(tarko_snapshots.digests([e for e in events if isinstance(e, dict)]))
+            called.append(_called([e for e in events if isinstance(e, dict)]))
     own = list(_events(source.read_bytes(), source.uri, source.budgets))
     yield from (e for e in own if isinstance(e, Rejected))
     own = [e for e in own if isinstance(e, dict)]
@@ -244,6 +270,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         return
     snapshots.append((name, source.path, source.uri))
     digests.append(tarko_snapshots.digests(own))
+    called.append(_called(own))
     held = tarko_snapshots.holders(digests)
     last = len(snapshots) - 1
     apart = [snapshots[i][0] for i in range(last) if held[i] is None]
@@ -264,7 +291,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             note.update({"earlier_snapshots_apart": apart} if apart else {})
             events = own
         loops = [n for n in sorted(calls) if owner.get(f"loop-{n}/{STREAM}", last) == i]
-        note.update(_model_note(calls, loops, events))
+        note.update(_model_note(_ran_here(calls, loops, i, held, called), sorted(calls), events))
         yield from _episode(events, source, where, note, "" if i == last else rel.split("/")[0])
 
 

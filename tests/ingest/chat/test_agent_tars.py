@@ -183,6 +183,12 @@ def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_
     assert (apart["snapshot"], apart["differs_at_event"]) == ("event-stream.jsonl", 1)  # the run's start: its model
     assert whole.env["agent_tars"]["snapshots"] == ["loop-1/event-stream.jsonl", "event-stream.jsonl"]
     assert whole.env["agent_tars"]["earlier_snapshots_apart"] == ["loop-3/event-stream.jsonl"]
+    # both loops' `tool-calls.jsonl` are the whole run's recording (its call ids), `loop-2`'s too: they go with the
+    # episode whose stream holds them, not with the older recording's `loop-2` snapshot, and agree with its events
+    assert "requests" not in older.env["agent_tars"]
+    assert [(r["loop"], r["tool_calls"]) for r in whole.env["agent_tars"]["requests"]] == [
+        (1, [{"toolCallId": "call_1758276553551_5eixt", "name": "getCurrentLocation", "executionTime": 0}]),
+        (2, [{"toolCallId": "call_1758276553555_sn87j", "name": "getWeather", "executionTime": 0}])]
     check(records, GOLDEN / "agent-tars-snapshot-two-recordings.json", env_keys=("agent_tars",))
 
 
