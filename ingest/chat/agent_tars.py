@@ -56,17 +56,17 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "agent_tars"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=306, domains=('mcp', 'search', 'web'), platform="linux",
     summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once with "
-            "its loops' model requests; the agent UI's `trace.jsonl`)",
+            "its loops' model requests and tool calls; the agent UI's `trace.jsonl`)",
     producer="Agent TARS / tarko's event stream (bytedance/UI-TARS-desktop `multimodal/`)",
     versions="the streams of the repository's snapshot tests and its agent-ui-cli example (2025)",
     proof=("four real Apache-2.0 streams of bytedance/UI-TARS-desktop (the agent-ui-cli example: thinking, a "
            "JupyterCI call and its result, the answer; a research snapshot: a web search and a page visit with its "
            "screenshot, then the answer; two runs saved per loop: one whose loops the whole run holds, one whose "
-           "later loops another model recorded, the first with its loops' model requests and responses) are "
+           "later loops another model recorded, the first with its loops' model requests and responses, both with their loops' saved tool calls) are "
            "goldens read against the raw files "
            "(`tests/ingest/chat/test_agent_tars.py`); edge cases hand-made"),
 )
