@@ -244,7 +244,9 @@ MODULES = {
             "a_diagnostics_file_over_the_record_budget_is_refused_not_parsed",
             "a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it",
             "a_completion_the_user_answered_before_the_error_does_not_end_the_task",
-            "a_roo_code_task_folder_keeps_history_blocks_roo_code_does_not_write_raw_with_a_warning"))]),
+            "a_roo_code_task_folder_keeps_history_blocks_roo_code_does_not_write_raw_with_a_warning",
+            "reasoning_shown_in_the_ui_log_alone_goes_to_the_turn_saved_after_it",
+            "the_historys_own_reasoning_wins_over_the_ui_logs"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
     # the reader called on the exports the CLI itself wrote (made once per test session, shared by the forked
     # mutants) and on hand-made edge cases; the ingest run of the exports builds a lake
@@ -266,6 +268,34 @@ MODULES = {
         functions=("_time", "_start_key", "_end_key", "_calling_model", "_events", "_transcript",
                    "_Transcript._not_before")),
     "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
+    # JSON in UTF-16 / UTF-32 / UTF-8 with a mark, decoded where every read of a file passes (read_bytes, read_path,
+    # open_stream): the sniff and the decoder, and the reads of ingest/source.py that hand their text on; the ingest
+    # runs use polars (validate): a fork server
+    "text-encoding": Module(["ingest/text_encoding.py", "ingest/source.py"], [
+        "tests/ingest/test_text_encoding.py", "tests/ingest/test_unread.py",
+        "tests/ingest/traces/test_jaeger_utf16_real.py",
+        "tests/ingest/test_source_guard.py::test_a_stream_is_guarded_like_a_read_and_feeds_the_same_digest"],
+        isolation="forkserver",
+        functions=("sniff", "decoded_head", "_mark", "Decoder.__init__", "Decoder.feed", "Decoder.result",
+                   "Decoder._problem", "Decoded.as_env", "to_utf8", "pieces_of", "_read_local", "_decoded", "_fed",
+                   "Stream.__init__", "Stream.read", "Stream._sniff", "Stream._raw_read", "Stream.close",
+                   "Source._read", "Source._feeder", "Source.open_stream")),
+    # OpenCode's `/export` markdown read directly, on the bundled real transcript, hand-made edge cases and the
+    # writer cut from each release and run under node (once per test session, shared by the forked mutants)
+    "opencode-transcript": Module(["ingest/swe/opencode_transcript.py"],
+                                  ["tests/ingest/swe/test_opencode_transcript.py"], keep_tmp=True),
+    # Langfuse's trace downloads read directly (the span model's BeeAI ReAct events, the model calls written as
+    # one text of `role: content` turns, results written as JSON strings); the other functions of langfuse.py and
+    # io_messages.py are measured by the same tests, the counted ones are those the trace downloads of 2025-06 to
+    # 2025-12 brought
+    "langfuse": Module(["ingest/traces/langfuse.py", "ingest/traces/io_messages.py", "ingest/traces/beeai.py"],
+                       ["tests/ingest/traces/test_langfuse_read.py", "tests/ingest/traces/test_otel_read.py"],
+                       functions=("_target", "_iteration", "_order", "_action", "read_react_events", "role_turns",
+                                  "tools_only_answer", "io_messages", "_json_text", "_tool", "_fill")),
+    # the shape reader's domain (said by the record, by its tools, or the default) and how a log ends
+    "chat-ending": Module(["ingest/chat/by_shape.py"], ["tests/ingest/chat/test_by_shape_ending.py",
+                                                        "tests/ingest/chat/test_by_shape_read.py"],
+                          functions=("_domain", "_said_domain", "answered", "list_records")),
 }
 
 # Mutants that change nothing a caller can observe, by mutmut's name, each with why. (Names follow mutmut's

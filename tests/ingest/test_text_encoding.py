@@ -13,7 +13,7 @@ from pathlib import Path
 import fsspec
 
 from ingest.source import Source
-from ingest.text_encoding import decoded_head
+from ingest.text_encoding import Decoded, decoded_head
 
 TRACE = Path(__file__).parent / "traces" / "data" / "jaeger-ui" / "genai-flamegraph-traces.json"
 # (file name, Python codec, byte-order mark written first, what env says)
@@ -154,3 +154,63 @@ def test_a_half_surrogate_inside_utf16_is_read_as_a_replacement_and_named_by_its
     assert json.loads(source.read_bytes())["messages"][0]["content"] == "Wetter in \ufffdöln? ☔"
     assert source.decoded[""].problem == (f"chat.json: not UTF-16LE text at byte {at} (illegal UTF-16 surrogate): "
                                           "read as U+FFFD")
+
+
+class _Trickle:
+    """A file that hands out one byte per read, as a pipe or a network file may: the sniff must gather its bytes."""
+
+    def __init__(self, data: bytes):
+        self._data, self._at = data, 0
+
+    def read(self, n=-1) -> bytes:
+        piece = self._data[self._at:self._at + (1 if n else 0)]
+        self._at += len(piece)
+        return piece
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_streamed_utf16_file_is_said_decoded_from_its_first_read_and_its_damage_once_read_to_the_end(tmp_path):
+    from ingest.source import Stream
+
+    text = json.dumps({"messages": CHAT}, ensure_ascii=False)
+    raw = _encoded(text, "utf-16-le", True)
+    (tmp_path / "chat.json").write_bytes(raw)
+    (tmp_path / "cut.json").write_bytes(raw[:-1])  # cut inside its last character
+    source = _source(tmp_path / "chat.json")
+    with source.open_stream() as stream:  # a parser that stops early: the encoding is known already
+        assert stream.read(10) == text.encode("utf-8")[:10]
+    assert source.decoded[""] == Decoded("UTF-16LE", True, None)
+    cut = _source(tmp_path / "cut.json")
+    with cut.open_stream() as stream:
+        assert b"".join(iter(lambda: stream.read(7), b"")) == (text[:-1] + "\ufffd").encode("utf-8")
+    assert cut.decoded[""].problem == (
+        f"{tmp_path / 'cut.json'}: UTF-16LE text ends inside a character (byte {len(raw) - 2} of {len(raw) - 1}): "
+        "the file is cut short; the cut character is read as U+FFFD")
+    said = []
+    with Stream(_Trickle(raw), "chat.json", len(raw), on_decoded=said.append) as stream:
+        assert stream.read() == text.encode("utf-8")
+    assert said[-1] == Decoded("UTF-16LE", True, None)
+
+
+def test_a_large_utf16_file_streamed_holds_one_piece_at_a_time(tmp_path):
+    text = "[" + ",".join(json.dumps({"i": i, "text": "y" * 60}) for i in range(60_000)) + "]\n"
+    raw = _encoded(text, "utf-16-be", True)
+    (tmp_path / "big.json").write_bytes(raw)
+    digest = hashlib.sha256()
+    tracemalloc.start()
+    try:
+        streamed = _source(tmp_path / "big.json")
+        with streamed.open_stream() as stream:
+            while piece := stream.read(7777):
+                digest.update(piece)
+        stopped = _source(tmp_path / "big.json")
+        with stopped.open_stream() as stream:  # closing reads the rest into the unit's digest, a piece at a time
+            stream.read(100)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert digest.hexdigest() == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert streamed.sha256() == stopped.sha256() == hashlib.sha256(b"\0" + raw).hexdigest()
+    assert len(raw) > 8 << 20 and peak < 4 << 20, (peak, len(raw))
