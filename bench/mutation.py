@@ -274,7 +274,14 @@ MODULES = {
     "text-encoding": Module(["ingest/text_encoding.py", "ingest/source.py"], [
         "tests/ingest/test_text_encoding.py", "tests/ingest/test_unread.py",
         "tests/ingest/traces/test_jaeger_utf16_real.py",
-        "tests/ingest/test_source_guard.py::test_a_stream_is_guarded_like_a_read_and_feeds_the_same_digest"],
+        *(f"tests/ingest/test_source_guard.py::test_{t}" for t in (
+            "a_stream_is_guarded_like_a_read_and_feeds_the_same_digest",
+            "a_stream_hands_out_at_most_what_is_asked_and_all_of_it_once",
+            "a_stream_of_a_file_that_grew_past_the_budget_stops_naming_the_file_and_its_size",
+            "a_file_of_another_filesystem_is_read_and_streamed_with_the_same_decoding_and_budget",
+            "a_name_inside_a_file_cannot_lead_out_of_the_input",
+            "a_folder_linked_out_of_the_input_is_neither_listed_nor_read",
+            "a_listed_file_swapped_after_the_listing_for_a_link_out_or_a_fifo_is_not_read"))],
         isolation="forkserver",
         functions=("sniff", "decoded_head", "_mark", "Decoder.__init__", "Decoder.feed", "Decoder.result",
                    "Decoder._problem", "Decoded.as_env", "to_utf8", "pieces_of", "_read_local", "_decoded", "_fed",

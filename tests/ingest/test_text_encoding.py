@@ -192,6 +192,8 @@ def test_a_streamed_utf16_file_is_said_decoded_from_its_first_read_and_its_damag
     with Stream(_Trickle(raw), "chat.json", len(raw), on_decoded=said.append) as stream:
         assert stream.read() == text.encode("utf-8")
     assert said[-1] == Decoded("UTF-16LE", True, None)
+    with Stream(_Trickle(raw[:-1]), "cut.json", len(raw)) as stream:  # no one to tell: decoded all the same
+        assert stream.read() == (text[:-1] + "\ufffd").encode("utf-8")
 
 
 def test_a_large_utf16_file_streamed_holds_one_piece_at_a_time(tmp_path):
@@ -214,3 +216,25 @@ def test_a_large_utf16_file_streamed_holds_one_piece_at_a_time(tmp_path):
     assert digest.hexdigest() == hashlib.sha256(text.encode("utf-8")).hexdigest()
     assert streamed.sha256() == stopped.sha256() == hashlib.sha256(b"\0" + raw).hexdigest()
     assert len(raw) > 8 << 20 and peak < 4 << 20, (peak, len(raw))
+    (tmp_path / "big-cut.json").write_bytes(raw[:-1])  # decoded as it is read, and cut inside its last character
+    cut = _source(tmp_path / "big-cut.json")
+    assert cut.read_bytes() == (text[:-1] + "\ufffd").encode("utf-8")
+    assert cut.decoded[""].problem.startswith(
+        f"big-cut.json: UTF-16BE text ends inside a character (byte {len(raw) - 2} ")
+
+
+def test_a_claim_reads_a_head_with_a_broken_character_leaving_the_character_out():
+    # planning claims a file by its head: half a surrogate pair in it is left out, not a crash of the walk
+    head = ('{"traceID": "8c72", "spans": [], "note": "\ud83d!"}').encode("utf-16-le", "surrogatepass")
+    assert decoded_head(b"\xff\xfe" + head) == b'{"traceID": "8c72", "spans": [], "note": "!"}'
+    assert decoded_head(b"\xef\xbb\xbf" + b'{"a": "\xc3\xa9"}') == '{"a": "é"}'.encode()
+
+
+def test_files_of_no_byte_or_one_are_read_as_they_are(tmp_path):
+    for name, data in (("empty.json", b""), ("one.json", b"{"), ("mark.json", b"\xff\xfe")):
+        (tmp_path / name).write_bytes(data)
+        source = _source(tmp_path / name)
+        assert source.read_bytes() == data and source.decoded == {}, name
+        with _source(tmp_path / name).open_stream() as stream:
+            assert stream.read() == data, name
+        assert decoded_head(data) == data, name
