@@ -382,7 +382,41 @@ _AR = "ingest.macos.agentnet_recording."
 _AN = "ingest.macos.agentnet."
 _GE_MICROSECONDS = ("getevent prints microseconds: a difference has 6 decimals and float noise far below 1e-7, "
                     "rounded to 6 or 7 alike")
+_TE = "ingest.text_encoding."
+_SRC = "ingest.source."
+_READ_SIZE = "the size of a raw read: speed only, the same bytes"
+_SHORT_READ = ("the sniff's loop for short reads: past a first read of more than one byte it only gathers the 64 bytes "
+               "the sniff looks at, whatever it asks for")
+_CODEC_CASE = "codec names are case-insensitive"
 EQUIVALENT: dict[str, str] = {
+    **{f"{_SRC}xǁStreamǁ__init____mutmut_{n}": "the sniff sets _held before any read hands bytes out (a read of 0 "
+       "returns before it)" for n in (4, 5)},
+    f"{_SRC}xǁStreamǁ__init____mutmut_7": _FALSY,
+    f"{_SRC}xǁStreamǁread__mutmut_23": "one more piece decoded before handing out: the same bytes in the same order",
+    **{f"{_SRC}xǁStreamǁread__mutmut_{n}": _READ_SIZE for n in (31, 32, 33)},
+    **{f"{_SRC}xǁStreamǁclose__mutmut_{n}": _READ_SIZE for n in (4, 5)},
+    f"{_SRC}xǁStreamǁ_sniff__mutmut_7": "an empty first read is the file's end: the next read is empty too",
+    **{f"{_SRC}xǁStreamǁ_sniff__mutmut_{n}": _SHORT_READ for n in (8, 9, 10)},
+    **{f"{_SRC}xǁSourceǁopen_stream__mutmut_{n}": ("a buffered file (buffering=1 is not taken in binary mode) reads "
+                                                  "the same bytes") for n in (19, 22)},
+    f"{_SRC}xǁSourceǁ_feeder__mutmut_1": _FALSY,
+    f"{_SRC}xǁSourceǁ_read__mutmut_11": "a listed file opened with the full checks (_open_local): an lstat more",
+    f"{_SRC}x__read_local__mutmut_4": "a listed file opened with the full checks (_open_local): an lstat more",
+    **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read, the one caller, passes listed and where" for n in (1, 2)},
+    f"{_SRC}x__read_local__mutmut_20": "a file of exactly DECODE_WHOLE_BYTES decoded as it is read: the same text",
+    f"{_TE}x_to_utf8__mutmut_13": _FALSY,
+    f"{_TE}xǁDecoderǁresult__mutmut_8": "a mark is 2, 3 or 4 bytes: > 1 and > 0 alike",
+    f"{_TE}xǁDecoderǁfeed__mutmut_24": _CODEC_CASE,
+    f"{_TE}x_decoded_head__mutmut_14": _CODEC_CASE,
+    **{f"{_TE}x_decoded_head__mutmut_{n}": ("a UTF-8 head decoded and encoded again is its bytes past the mark, but "
+                                            "for a character cut at the head's end, which no claim reads")
+       for n in (5, 6)},
+    **{f"{_TE}x_pieces_of__mutmut_{n}": "_decoded sniffs first: an empty file is never decoded" for n in (4, 13)},
+    f"{_TE}x_pieces_of__mutmut_3": ("a file already held (a remote one, or one of 1 MiB at most) decoded in one "
+                                    "piece: the same text, a larger working copy"),
+    **{f"{_TE}x_sniff__mutmut_{n}": ("two bytes hold a mark alone or one UTF-16 unit: no `{` or `[` after a mark and "
+                                    "no NUL pattern (four bytes), None either way") for n in (2, 3)},
+    f"{_TE}x_sniff__mutmut_45": ("text opening with an X is no JSON: decoded or not, its reader refuses it as not JSON"),
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "transforms.dedup.representative.x_rank__mutmut_16": "any fill but 'success' ranks a missing outcome as failed",

@@ -160,9 +160,13 @@ def test_a_stream_is_guarded_like_a_read_and_feeds_the_same_digest(tmp_path):
     assert streamed.sha256() == read.sha256()
     for rel, rule in (("link.txt", "outside_input"), ("fifo.txt", "not_a_regular_file"),
                       ("missing.txt", "missing_file")):
-        with pytest.raises(SourceError) as err:
-            source().open_stream(rel)
-        assert err.value.rule == rule and err.value.reason.startswith(f"{rel}: "), rel
+        for open_file in (source().open_stream, source().read_bytes):
+            with pytest.raises(SourceError) as err:
+                open_file(rel)
+            assert err.value.rule == rule and err.value.reason.startswith(f"{rel}: "), rel
+    beside = source()  # a file read by its path beside the unit is not the unit's content: no digest
+    assert beside.read_path(str(unit / "inside.txt")) == b"0123456789" * 1000
+    assert beside.sha256() == source().sha256()
     with pytest.raises(SourceError) as err:
         source(Budgets(file_bytes=1000)).open_stream("inside.txt")
     assert err.value.rule == "file_too_large" and "TRAJFORGE_BUDGET_FILE_BYTES" in err.value.reason

@@ -238,3 +238,51 @@ def test_files_of_no_byte_or_one_are_read_as_they_are(tmp_path):
         with _source(tmp_path / name).open_stream() as stream:
             assert stream.read() == data, name
         assert decoded_head(data) == data, name
+
+
+def test_a_four_byte_utf16_document_and_one_opening_with_white_space_are_decoded(tmp_path):
+    for name, text in (("short.json", "[]"), ("spaced.json", "\r\n  \t" + json.dumps({"messages": CHAT}))):
+        (tmp_path / name).write_bytes(text.encode("utf-16-le"))
+        source = _source(tmp_path / name)
+        assert source.read_bytes() == text.encode("utf-8") and source.decoded[""].encoding == "UTF-16LE", name
+    # JSON's white space is space, tab and the line ends alone: text opening with a no-break space is no JSON
+    other = ("\ufeff\u00a0" + json.dumps({"messages": CHAT})).encode("utf-16-le")
+    assert decoded_head(other) == other
+
+
+def test_every_place_that_is_not_utf16_is_counted_wherever_the_reads_cut_the_file(tmp_path):
+    from ingest.source import Stream
+
+    text = json.dumps({"messages": CHAT}, ensure_ascii=False)
+    raw = ("\ufeff" + text.replace("Köln", "\udc00öln").replace("18°C.", "\ud83d8°C.")).encode(
+        "utf-16-le", "surrogatepass")
+    (tmp_path / "chat.json").write_bytes(raw)
+    source = _source(tmp_path / "chat.json")
+    source.read_bytes()
+    problem = source.decoded[""].problem
+    assert problem.endswith("(illegal encoding) and 1 more place(s): read as U+FFFD"), problem
+    said = []
+    with Stream(_Trickle(raw), "chat.json", len(raw), on_decoded=said.append) as stream:  # one byte per read
+        assert json.loads(stream.read())["messages"][0]["content"] == "Wetter in \ufffdöln? ☔"
+    assert said[-1].problem == problem
+
+
+def test_a_character_split_between_two_pieces_of_a_large_file_is_read_whole(tmp_path):
+    from ingest.text_encoding import CHUNK
+
+    # the mark and `["` take 6 bytes: the emoji's surrogate pair starts 2 bytes before the first piece ends
+    text = '["' + "a" * (CHUNK // 2 - 4) + '😀", "b"]'
+    raw = _encoded(text, "utf-16-le", True)
+    assert raw[CHUNK - 2:CHUNK + 2] == "😀".encode("utf-16-le")
+    (tmp_path / "big.json").write_bytes(raw)
+    source = _source(tmp_path / "big.json")
+    assert source.read_bytes() == text.encode("utf-8") and source.decoded[""].problem is None
+
+
+def test_a_utf8_file_with_a_mark_is_handed_on_past_its_mark_byte_for_byte(tmp_path):
+    # past the mark the bytes are what a UTF-8 reader reads: a byte that is no UTF-8 is the reader's to name
+    raw = b'\xef\xbb\xbf{"messages": [{"role": "user", "content": "The menu of the caf\xe9 by the station"}]}'
+    (tmp_path / "chat.json").write_bytes(raw)
+    source = _source(tmp_path / "chat.json")
+    assert source.read_bytes() == raw[3:]
+    assert source.decoded[""] == Decoded("UTF-8", True, None)
