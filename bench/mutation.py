@@ -405,6 +405,13 @@ EQUIVALENT: dict[str, str] = {
     **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read, the one caller, passes listed and where" for n in (1, 2)},
     f"{_SRC}x__read_local__mutmut_20": "a file of exactly DECODE_WHOLE_BYTES decoded as it is read: the same text",
     f"{_TE}x_to_utf8__mutmut_13": _FALSY,
+    **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read passes where: the unit's path in it or its uri, never empty"
+       for n in (51, 80)},
+    **{f"{_SRC}x__read_local__mutmut_{n}": _READ_SIZE for n in (59, 67, 68)},
+    f"{_SRC}x__read_local__mutmut_60": "the read-on loop after a whole first read finds the end at once: the same bytes",
+    f"{_SRC}xǁSourceǁ_read__mutmut_38": "fsspec opens a file for reading bytes when no mode is named",
+    f"{_SRC}xǁSourceǁopen_stream__mutmut_39": "fsspec opens a file for reading bytes when no mode is named",
+    **{f"{_SRC}xǁStreamǁread__mutmut_{n}": _READ_SIZE for n in (14, 15)},
     f"{_TE}xǁDecoderǁresult__mutmut_8": "a mark is 2, 3 or 4 bytes: > 1 and > 0 alike",
     f"{_TE}xǁDecoderǁfeed__mutmut_24": _CODEC_CASE,
     f"{_TE}x_decoded_head__mutmut_14": _CODEC_CASE,
@@ -416,7 +423,7 @@ EQUIVALENT: dict[str, str] = {
                                     "piece: the same text, a larger working copy"),
     **{f"{_TE}x_sniff__mutmut_{n}": ("two bytes hold a mark alone or one UTF-16 unit: no `{` or `[` after a mark and "
                                     "no NUL pattern (four bytes), None either way") for n in (2, 3)},
-    f"{_TE}x_sniff__mutmut_45": ("text opening with an X is no JSON: decoded or not, its reader refuses it as not JSON"),
+    f"{_TE}x_sniff__mutmut_45": "text opening with an X is no JSON: decoded or not, its reader refuses it",
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "transforms.dedup.representative.x_rank__mutmut_16": "any fill but 'success' ranks a missing outcome as failed",

@@ -216,7 +216,7 @@ def test_a_listed_file_swapped_after_the_listing_for_a_link_out_or_a_fifo_is_not
     for rel in ("a.txt", "b.txt"):
         with pytest.raises(SourceError) as err:
             source.read_bytes(rel)
-        assert err.value.rule == "not_a_regular_file", rel
+        assert err.value.rule == "not_a_regular_file" and err.value.reason.startswith(f"{rel}: "), rel
     assert source.read_bytes("c.txt") == b"ok"
 
 
@@ -234,9 +234,9 @@ def test_a_stream_hands_out_at_most_what_is_asked_and_all_of_it_once(tmp_path):
                       put_blob=lambda *a: "").open_stream()
 
     with stream("run.txt") as s:
-        assert s.read(0) == b""
+        assert s.read(0) == b"" and s.read(1) == b"l"
         pieces = list(iter(lambda: s.read(100), b""))
-    assert all(0 < len(p) <= 100 for p in pieces) and b"".join(pieces) == content
+    assert all(0 < len(p) <= 100 for p in pieces) and b"l" + b"".join(pieces) == content
     with stream("run.txt") as s:
         assert s.read(7) == content[:7] and s.read(-1) == content[7:] and s.read(5) == b""
     with stream("run.txt") as s:
@@ -273,7 +273,7 @@ def test_a_file_of_another_filesystem_is_read_and_streamed_with_the_same_decodin
     fs = fsspec.filesystem("memory")
     text = '{"messages": [{"role": "user", "content": "Köln ☔"}]}'
     raw = ("\ufeff" + text).encode("utf-16-le")
-    fs.pipe({"/unit/chat.json": raw, "/unit/big.json": b"[" + b"1," * 600 + b"1]"})
+    fs.pipe({"/unit/chat.json": raw, "/unit/big.json": b"[" + b"1," * 600 + b"1]", "/unit/cut.json": raw[:-1]})
 
     def source(budgets=Budgets()):
         return Source(fs=fs, path="/unit", uri="memory://unit", put_blob=lambda *a: "", budgets=budgets)
@@ -284,6 +284,8 @@ def test_a_file_of_another_filesystem_is_read_and_streamed_with_the_same_decodin
         assert stream.read() == text.encode()
     assert read.decoded["chat.json"].encoding == streamed.decoded["chat.json"].encoding == "UTF-16LE"
     assert read.sha256() == streamed.sha256()
+    read.read_bytes("cut.json")
+    assert read.decoded["cut.json"].problem.startswith("cut.json: UTF-16LE text ends inside a character")
     for open_file in (lambda s, rel: s.read_bytes(rel), lambda s, rel: s.open_stream(rel)):
         assert open_file(source(Budgets(file_bytes=1203)), "big.json")  # exactly at the budget
         with pytest.raises(SourceError) as err:
@@ -294,3 +296,14 @@ def test_a_file_of_another_filesystem_is_read_and_streamed_with_the_same_decodin
             open_file(source(), "gone.json")
         assert (err.value.rule, err.value.reason, err.value.location) == (
             "missing_file", "gone.json: file not found", "gone.json")
+
+
+def test_a_file_whose_size_the_filesystem_does_not_tell_is_read_to_its_end():
+    """procfs (like a file still being written) gives a size that is not the file's: the read goes on to the end."""
+    import fsspec
+
+    status = f"/proc/{os.getpid()}/status"
+    assert os.stat(status).st_size == 0
+    source = Source(fs=fsspec.filesystem("file"), path=status, uri="status", put_blob=lambda *a: "", root="/proc")
+    data = source.read_bytes()
+    assert data.startswith(b"Name:\t") and f"\nPid:\t{os.getpid()}\n".encode() in data and data.endswith(b"\n")
