@@ -408,7 +408,7 @@ EQUIVALENT: dict[str, str] = {
     **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read passes where: the unit's path in it or its uri, never empty"
        for n in (51, 80)},
     **{f"{_SRC}x__read_local__mutmut_{n}": _READ_SIZE for n in (59, 67, 68)},
-    f"{_SRC}x__read_local__mutmut_60": "the read-on loop after a whole first read finds the end at once: the same bytes",
+    f"{_SRC}x__read_local__mutmut_60": "the read-on loop after a whole first read finds the end at once: same bytes",
     f"{_SRC}xǁSourceǁ_read__mutmut_38": "fsspec opens a file for reading bytes when no mode is named",
     f"{_SRC}xǁSourceǁopen_stream__mutmut_39": "fsspec opens a file for reading bytes when no mode is named",
     **{f"{_SRC}xǁStreamǁread__mutmut_{n}": _READ_SIZE for n in (14, 15)},
