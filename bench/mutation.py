@@ -405,7 +405,30 @@ EQUIVALENT: dict[str, str] = {
     f"{_SRC}x__read_local__mutmut_4": "a listed file opened with the full checks (_open_local): an lstat more",
     **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read, the one caller, passes listed and where" for n in (1, 2)},
     f"{_SRC}x__read_local__mutmut_20": "a file of exactly DECODE_WHOLE_BYTES decoded as it is read: the same text",
-    f"{_TE}x_to_utf8__mutmut_13": _FALSY,
+    **{f"ingest.swe.opencode_transcript.x_{f}__mutmut_{n}": (
+        "the core reads a message's where only for one it keeps raw: a turn or a result that follows its call never")
+       for f, n in (("_assistant", 13), ("_assistant", 19), ("_tool", 95), ("_tool", 101))},
+    **{f"ingest.swe.opencode_transcript.x__tool__mutmut_{n}": "a result without its tool's name takes its call's"
+       for n in (92, 98)},
+    "ingest.swe.opencode_transcript.x__assistant__mutmut_24": (
+        "a turn holds one text part at most: text runs to the next part, a reasoning (whose text runs on) or a call"),
+    **{f"ingest.swe.opencode_transcript.x__tool__mutmut_{n}": "find from `at` (past the header) is never 0"
+       for n in (47, 48, 53, 54)},
+    "ingest.swe.opencode_transcript.x__tool__mutmut_32": (
+        "the writer closes the input's fence right after the JSON it wrote (JSON.stringify): raw_decode ends there"),
+    "ingest.swe.opencode_transcript.x__tool__mutmut_113": (
+        "the early writer closes a call without a result right under its name or input (`\\n```\\n\\n`)"),
+    "ingest.swe.opencode_transcript.x__tool__mutmut_122": "the writer puts a blank line after every part: a line end",
+    "ingest.swe.opencode_transcript.x__output_end__mutmut_15": (
+        "an output opens under a fence line (`...```\\n`): no terminator starts two characters before it"),
+    "ingest.swe.opencode_transcript.x__output_end__mutmut_21": (
+        "a terminator ends in a blank line and a part opens with `*`, `_` or a backtick: none ends inside a part"),
+    **{f"ingest.swe.opencode_transcript.x__output_end__mutmut_{n}": "rfind from `at - 1` (past the label) is never 0"
+       for n in (24, 25)},
+    **{f"ingest.swe.opencode_transcript.x__next_part__mutmut_{n}": why for n, why in (
+        (4, "parts before `start` are skipped by `m.start() > start` all the same"), (8, "a slice from None is from 0"),
+        (14, "a part past the second character: body[1:k] ends as body[:k] does"),
+        (6, "a reasoning part holds text: no part opens right under `_Thinking:_` (an output opens under a fence)"))},
     **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read passes where: the unit's path in it or its uri, never empty"
        for n in (51, 80)},
     **{f"{_SRC}x__read_local__mutmut_{n}": _READ_SIZE for n in (59, 67, 68)},
