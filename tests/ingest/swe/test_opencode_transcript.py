@@ -331,7 +331,8 @@ def test_a_call_keeps_its_name_and_input_as_written_and_text_after_an_unfinished
     [ep] = [r for r in _read(tmp_path, body) if isinstance(r, Episode)]
     assert [_raw(s.action) for s in ep.steps[:2]] == [{"name": "bash", "arguments": {"command": "ls"}},
                                                       {"name": "write", "arguments": {"filePath": "c.py"}}]
-    assert ep.steps[1].observation.text == ""  # an empty output written as an empty fence
+    # an empty output written as an empty fence: nothing of the fence is left over as the next call's text
+    assert ep.steps[1].observation.text == "" and ep.steps[1].reasoning is None
     assert ep.steps[2].observation.kind == "none" and ep.steps[2].action.text == "Done: c.py holds it."
 
 
