@@ -252,3 +252,28 @@ def test_units_want_langfuse_evidence():
         "/a/plain.json": b'{"trace": {"id": "x", "spans": []}}',
     }
     assert langfuse.units(sorted(heads), heads.get) == ["/a/api.json", "/a/download.json", "/a/obs.jsonl"]
+
+
+def test_turns_written_as_text_keep_each_roles_words_and_an_answer_of_none_only_calls_tools(tmp_path):
+    """A model call's messages written as one text: an assistant's `None` (it only called tools) is no text, kept
+    raw with a row; a user who typed `None` said it; the call whose answer is `None` answered nothing (its tool
+    span is the step), and a tool span that recorded an empty JSON string (`""`) has no result."""
+    path = tmp_path / "trace.json"
+    observations = [
+        _obs("g1", "GENERATION", "chat", "2025-06-26T06:16:19.000Z", "2025-06-26T06:16:19.500Z", model="m",
+             input="system: Be brief.\nuser: What is 6*7?\nassistant: None\ntool: 42\nassistant: It is 42.\n"
+                   "user: None\n", output="None"),
+        _obs("s1", "TOOL", "note", "2025-06-26T06:16:19.600Z", "2025-06-26T06:16:19.700Z", input={"text": "42"},
+             output='""'),
+        _obs("g2", "GENERATION", "chat", "2025-06-26T06:16:20.400Z", "2025-06-26T06:16:21.000Z", model="m",
+             input=[{"role": "user", "content": "Noted?"}], output="Noted.")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], rows = _read(path)
+    assert ep.task == "What is 6*7?" and ep.env["system_prompt"] == "Be brief."
+    assert [(s.action.kind, s.action.tool_name, s.action.text, s.observation.text) for s in ep.steps] == [
+        ("message", None, "It is 42.", "What is 6*7?"), ("tool_call", "note", None, "None"),
+        ("message", None, "Noted.", "Noted?")]
+    assert ep.env["unmapped"] == [{"where": "trace.json:1 observation g1.input[2]", "role": "assistant", "text": None,
+                                   "raw": None}]
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", "trace.json:1 observation g1.input[2]")]
