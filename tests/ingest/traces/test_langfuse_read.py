@@ -277,3 +277,41 @@ def test_turns_written_as_text_keep_each_roles_words_and_an_answer_of_none_only_
     assert ep.env["unmapped"] == [{"where": "trace.json:1 observation g1.input[2]", "role": "assistant", "text": None,
                                    "raw": None}]
     assert [(r.rule, r.location) for r in rows] == [("unknown_content", "trace.json:1 observation g1.input[2]")]
+
+
+def _beeai_variant(tmp_path, change) -> Path:
+    """The BeeAI download with each observation's metadata attributes (and name) changed by `change`."""
+    doc = json.loads((LANGFUSE / "beeai-2025-08-01.trace.json").read_text())
+    for obs in doc["observations"]:
+        meta = json.loads(obs["metadata"])
+        change(obs, meta["attributes"])
+        obs["metadata"] = json.dumps(meta)
+    path = tmp_path / "beeai.trace.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _iteration_as_agent(obs, attrs):
+    if obs["name"].startswith("iteration-"):
+        attrs["openinference.span.kind"] = "AGENT"
+
+
+def _event_name_without_its_number(obs, attrs):
+    if attrs.get("target") and obs["name"].startswith(attrs["target"] + "-"):
+        obs["name"] = attrs["target"]
+
+
+def test_a_beeai_run_reads_alike_whether_its_iterations_are_agents_and_its_events_numbered(tmp_path):
+    """Instrumentations that mark each loop iteration AGENT, or name an event without its number (its `target` says
+    which it is), describe the same run: the same three steps, one agent."""
+    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+
+    def steps(ep):
+        return [(s.action.kind, s.action.tool_name, s.action.arguments, s.action.text, s.reasoning,
+                 s.observation.text, s.timestamp) for s in ep.steps]
+
+    for change in (_iteration_as_agent, _event_name_without_its_number):
+        [ep], rows = _read(_beeai_variant(tmp_path, change))
+        assert rows == [] and "subagents" not in ep.env, change.__name__
+        assert steps(ep) == steps(plain) and ep.agent == plain.agent, change.__name__
+        assert ep.env["trace"]["agents"] == plain.env["trace"]["agents"], change.__name__
