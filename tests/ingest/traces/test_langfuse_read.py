@@ -315,3 +315,17 @@ def test_a_beeai_run_reads_alike_whether_its_iterations_are_agents_and_its_event
         assert rows == [] and "subagents" not in ep.env, change.__name__
         assert steps(ep) == steps(plain) and ep.agent == plain.agent, change.__name__
         assert ep.env["trace"]["agents"] == plain.env["trace"]["agents"], change.__name__
+
+
+def _thoughts_left_out(obs, attrs):
+    if obs["name"] == "agent.react.update-14":
+        del attrs["thought"]
+    elif obs["name"] == "agent.react.update-18":
+        attrs["thought"] = " \n "
+
+
+def test_a_beeai_iteration_whose_last_update_has_no_thought_has_no_reasoning(tmp_path):
+    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    [ep], rows = _read(_beeai_variant(tmp_path, _thoughts_left_out))
+    assert rows == [] and [s.reasoning for s in ep.steps] == [None, None, plain.steps[2].reasoning]
+    assert [s.action.arguments for s in ep.steps] == [s.action.arguments for s in plain.steps]
