@@ -437,6 +437,16 @@ EQUIVALENT: dict[str, str] = {
     f"{_SRC}xǁSourceǁopen_stream__mutmut_39": "fsspec opens a file for reading bytes when no mode is named",
     **{f"{_SRC}xǁStreamǁread__mutmut_{n}": _READ_SIZE for n in (14, 15)},
     f"{_TE}xǁDecoderǁresult__mutmut_8": "a mark is 2, 3 or 4 bytes: > 1 and > 0 alike",
+    f"{_TE}x_to_utf8__mutmut_13": _FALSY,
+    **{f"ingest.traces.beeai.x__action__mutmut_{n}": (
+        "the core reads a message's where only for one it keeps raw: never a model's answer")
+       for n in (31, 35, 62, 66)},
+    **{f"ingest.traces.beeai.x__action__mutmut_{n}": (
+        "the model's call and the tool span are given the same name, id and arguments: the span model takes the one "
+        "the other lacks") for n in (39, 41, 44, 49, 50, 51, 54, 55)},
+    "ingest.traces.langfuse.x__json_text__mutmut_4": "a JSON text that opens and closes with a quote is a string",
+    "ingest.traces.langfuse.x__tool__mutmut_26": "a lone quote is no JSON: _json_text gives it back",
+    "ingest.traces.langfuse.x__fill__mutmut_69": "an answer of [] or None alike: no message, the output kept unread",
     f"{_TE}xǁDecoderǁfeed__mutmut_24": _CODEC_CASE,
     f"{_TE}x_decoded_head__mutmut_14": _CODEC_CASE,
     **{f"{_TE}x_decoded_head__mutmut_{n}": ("a UTF-8 head decoded and encoded again is its bytes past the mark, but "
