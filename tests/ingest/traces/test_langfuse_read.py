@@ -329,3 +329,22 @@ def test_a_beeai_iteration_whose_last_update_has_no_thought_has_no_reasoning(tmp
     [ep], rows = _read(_beeai_variant(tmp_path, _thoughts_left_out))
     assert rows == [] and [s.reasoning for s in ep.steps] == [None, None, plain.steps[2].reasoning]
     assert [s.action.arguments for s in ep.steps] == [s.action.arguments for s in plain.steps]
+
+
+def test_tool_spans_without_a_model_call_are_steps_with_their_input_and_result(tmp_path):
+    """A trace of tool observations alone (no generation called them): each is a step with its own input; an MCP
+    tool's CallToolResult is its text, a failed call with no output its status message."""
+    path = tmp_path / "trace.json"
+    observations = [
+        _obs("s1", "TOOL", "execute_tool ls", "2025-06-26T06:16:20.100Z", "2025-06-26T06:16:20.200Z",
+             input={"path": "/tmp"}, output={"content": [{"type": "text", "text": "a.txt"}], "isError": False}),
+        _obs("s2", "TOOL", "cat", "2025-06-26T06:16:20.300Z", "2025-06-26T06:16:20.400Z", input={"path": "/tmp/a"},
+             output={}, level="ERROR", statusMessage="no such file")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], rows = _read(path)
+    assert rows == []
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
+        ("ls", {"path": "/tmp"}), ("cat", {"path": "/tmp/a"})]
+    assert ep.steps[1].observation.text == "a.txt"
+    assert (ep.final_observation.text, ep.final_observation.is_error) == ("no such file", True)
