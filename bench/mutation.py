@@ -438,6 +438,9 @@ EQUIVALENT: dict[str, str] = {
     **{f"{_SRC}xǁStreamǁread__mutmut_{n}": _READ_SIZE for n in (14, 15)},
     f"{_TE}xǁDecoderǁresult__mutmut_8": "a mark is 2, 3 or 4 bytes: > 1 and > 0 alike",
     f"{_TE}x_to_utf8__mutmut_13": _FALSY,
+    "ingest.chat.by_shape.x_answered__mutmut_4": (
+        "the shape reader reads no list without a model turn (a person's messages alone are no chat log): next() "
+        "always finds one"),
     **{f"ingest.chat.by_shape.x_list_records__mutmut_{n}": (
         "the list's key is read only where a holder's other fields are kept: the last dotted part, however split")
        for n in (32, 36, 39)},
