@@ -348,3 +348,13 @@ def test_tool_spans_without_a_model_call_are_steps_with_their_input_and_result(t
         ("ls", {"path": "/tmp"}), ("cat", {"path": "/tmp/a"})]
     assert ep.steps[1].observation.text == "a.txt"
     assert (ep.final_observation.text, ep.final_observation.is_error) == ("no such file", True)
+
+
+def test_an_observation_at_level_error_without_a_message_is_a_failure_named_error(tmp_path):
+    path = tmp_path / "trace.json"
+    observations = [_obs("g1", "GENERATION", "chat", "2025-06-26T06:16:20.000Z", "2025-06-26T06:16:20.500Z",
+                         model="m", input=[{"role": "user", "content": "hi"}], output="Hello.", level="ERROR")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], _ = _read(path)
+    assert ep.env["trace"]["errors"] == [{"span": "chat", "span_id": "g1", "error": "ERROR"}]
