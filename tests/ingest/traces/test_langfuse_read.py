@@ -358,3 +358,26 @@ def test_an_observation_at_level_error_without_a_message_is_a_failure_named_erro
                                 "observations": observations}))
     [ep], _ = _read(path)
     assert ep.env["trace"]["errors"] == [{"span": "chat", "span_id": "g1", "error": "ERROR"}]
+
+
+def _events_out_of_their_iteration(obs, attrs):
+    if obs["name"] == "tool.search.wikipedia.start-12":
+        obs["parentObservationId"] = None  # under no iteration
+    elif obs["name"] == "agent.react.success-2":
+        obs["parentObservationId"] = obs["id"]  # its own parent: a damaged download
+
+
+def test_beeai_events_outside_any_iteration_are_no_step_and_a_numbered_name_alone_is_no_event(tmp_path):
+    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    [ep], _ = _read(_beeai_variant(tmp_path, _events_out_of_their_iteration))
+    assert [(s.action.tool_name, s.action.text, s.reasoning) for s in ep.steps] == [
+        (s.action.tool_name, s.action.text, s.reasoning) for s in plain.steps]
+    # a trace of no BeeAI run whose span names end in a number keeps its spans as they are
+    path = tmp_path / "trace.json"
+    observations = [_obs("s1", "TOOL", "web.search-1", "2025-06-26T06:16:20.100Z", "2025-06-26T06:16:20.200Z",
+                         input={"q": "Barcelona"}, output="sunny")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], _ = _read(path)
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
+        ("web.search-1", {"q": "Barcelona"})] and ep.final_observation.text == "sunny"
