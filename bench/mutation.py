@@ -244,7 +244,9 @@ MODULES = {
             "a_diagnostics_file_over_the_record_budget_is_refused_not_parsed",
             "a_diagnostics_file_of_an_empty_history_is_an_empty_episode_row_naming_it",
             "a_completion_the_user_answered_before_the_error_does_not_end_the_task",
-            "a_roo_code_task_folder_keeps_history_blocks_roo_code_does_not_write_raw_with_a_warning"))]),
+            "a_roo_code_task_folder_keeps_history_blocks_roo_code_does_not_write_raw_with_a_warning",
+            "reasoning_shown_in_the_ui_log_alone_goes_to_the_turn_saved_after_it",
+            "the_historys_own_reasoning_wins_over_the_ui_logs"))]),
     "aider": Module(["ingest/swe/aider.py"], ["tests/ingest/swe/test_aider.py"]),
     # the reader called on the exports the CLI itself wrote (made once per test session, shared by the forked
     # mutants) and on hand-made edge cases; the ingest run of the exports builds a lake
@@ -266,6 +268,42 @@ MODULES = {
         functions=("_time", "_start_key", "_end_key", "_calling_model", "_events", "_transcript",
                    "_Transcript._not_before")),
     "gemini-cli": Module(["ingest/swe/gemini_cli.py"], ["tests/ingest/swe/test_gemini_cli.py"]),
+    # JSON in UTF-16 / UTF-32 / UTF-8 with a mark, decoded where every read of a file passes (read_bytes, read_path,
+    # open_stream): the sniff and the decoder, and the reads of ingest/source.py that hand their text on; the ingest
+    # runs use polars (validate): a fork server
+    "text-encoding": Module(["ingest/text_encoding.py", "ingest/source.py"], [
+        "tests/ingest/test_text_encoding.py", "tests/ingest/test_unread.py",
+        "tests/ingest/traces/test_jaeger_utf16_real.py",
+        *(f"tests/ingest/test_source_guard.py::test_{t}" for t in (
+            "a_stream_is_guarded_like_a_read_and_feeds_the_same_digest",
+            "a_stream_hands_out_at_most_what_is_asked_and_all_of_it_once",
+            "a_stream_of_a_file_that_grew_past_the_budget_stops_naming_the_file_and_its_size",
+            "a_file_of_another_filesystem_is_read_and_streamed_with_the_same_decoding_and_budget",
+            "a_name_inside_a_file_cannot_lead_out_of_the_input",
+            "a_folder_linked_out_of_the_input_is_neither_listed_nor_read",
+            "a_listed_file_swapped_after_the_listing_for_a_link_out_or_a_fifo_is_not_read",
+            "a_file_whose_size_the_filesystem_does_not_tell_is_read_to_its_end"))],
+        isolation="forkserver",
+        functions=("sniff", "decoded_head", "_mark", "Decoder.__init__", "Decoder.feed", "Decoder.result",
+                   "Decoder._problem", "Decoded.as_env", "to_utf8", "pieces_of", "_read_local", "_decoded", "_fed",
+                   "Stream.__init__", "Stream.read", "Stream._sniff", "Stream._raw_read", "Stream.close",
+                   "Source._read", "Source._feeder", "Source.open_stream")),
+    # OpenCode's `/export` markdown read directly, on the bundled real transcript, hand-made edge cases and the
+    # writer cut from each release and run under node (once per test session, shared by the forked mutants)
+    "opencode-transcript": Module(["ingest/swe/opencode_transcript.py"],
+                                  ["tests/ingest/swe/test_opencode_transcript.py"], keep_tmp=True),
+    # Langfuse's trace downloads read directly (the span model's BeeAI ReAct events, the model calls written as
+    # one text of `role: content` turns, results written as JSON strings); the other functions of langfuse.py and
+    # io_messages.py are measured by the same tests, the counted ones are those the trace downloads of 2025-06 to
+    # 2025-12 brought
+    "langfuse": Module(["ingest/traces/langfuse.py", "ingest/traces/io_messages.py", "ingest/traces/beeai.py"],
+                       ["tests/ingest/traces/test_langfuse_read.py", "tests/ingest/traces/test_otel_read.py"],
+                       functions=("_target", "_iteration", "_order", "_action", "read_react_events", "role_turns",
+                                  "tools_only_answer", "io_messages", "_json_text", "_tool", "_fill")),
+    # the shape reader's domain (said by the record, by its tools, or the default) and how a log ends
+    "chat-ending": Module(["ingest/chat/by_shape.py"], ["tests/ingest/chat/test_by_shape_ending.py",
+                                                        "tests/ingest/chat/test_by_shape_read.py"],
+                          functions=("_domain", "_said_domain", "answered", "list_records")),
 }
 
 # Mutants that change nothing a caller can observe, by mutmut's name, each with why. (Names follow mutmut's
@@ -345,7 +383,87 @@ _AR = "ingest.macos.agentnet_recording."
 _AN = "ingest.macos.agentnet."
 _GE_MICROSECONDS = ("getevent prints microseconds: a difference has 6 decimals and float noise far below 1e-7, "
                     "rounded to 6 or 7 alike")
+_TE = "ingest.text_encoding."
+_SRC = "ingest.source."
+_READ_SIZE = "the size of a raw read: speed only, the same bytes"
+_SHORT_READ = ("the sniff's loop for short reads: past a first read of more than one byte it only gathers the 64 bytes "
+               "the sniff looks at, whatever it asks for")
+_CODEC_CASE = "codec names are case-insensitive"
 EQUIVALENT: dict[str, str] = {
+    **{f"{_SRC}xǁStreamǁ__init____mutmut_{n}": "the sniff sets _held before any read hands bytes out (a read of 0 "
+       "returns before it)" for n in (4, 5)},
+    f"{_SRC}xǁStreamǁ__init____mutmut_7": _FALSY,
+    f"{_SRC}xǁStreamǁread__mutmut_23": "one more piece decoded before handing out: the same bytes in the same order",
+    **{f"{_SRC}xǁStreamǁread__mutmut_{n}": _READ_SIZE for n in (31, 32, 33)},
+    **{f"{_SRC}xǁStreamǁclose__mutmut_{n}": _READ_SIZE for n in (4, 5)},
+    f"{_SRC}xǁStreamǁ_sniff__mutmut_7": "an empty first read is the file's end: the next read is empty too",
+    **{f"{_SRC}xǁStreamǁ_sniff__mutmut_{n}": _SHORT_READ for n in (8, 9, 10)},
+    **{f"{_SRC}xǁSourceǁopen_stream__mutmut_{n}": ("a buffered file (buffering=1 is not taken in binary mode) reads "
+                                                  "the same bytes") for n in (19, 22)},
+    f"{_SRC}xǁSourceǁ_feeder__mutmut_1": _FALSY,
+    f"{_SRC}xǁSourceǁ_read__mutmut_11": "a listed file opened with the full checks (_open_local): an lstat more",
+    f"{_SRC}x__read_local__mutmut_4": "a listed file opened with the full checks (_open_local): an lstat more",
+    **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read, the one caller, passes listed and where" for n in (1, 2)},
+    f"{_SRC}x__read_local__mutmut_20": "a file of exactly DECODE_WHOLE_BYTES decoded as it is read: the same text",
+    **{f"ingest.swe.opencode_transcript.x_{f}__mutmut_{n}": (
+        "the core reads a message's where only for one it keeps raw: a turn or a result that follows its call never")
+       for f, n in (("_assistant", 13), ("_assistant", 19), ("_tool", 95), ("_tool", 101))},
+    **{f"ingest.swe.opencode_transcript.x__tool__mutmut_{n}": "a result without its tool's name takes its call's"
+       for n in (92, 98)},
+    "ingest.swe.opencode_transcript.x__assistant__mutmut_24": (
+        "a turn holds one text part at most: text runs to the next part, a reasoning (whose text runs on) or a call"),
+    **{f"ingest.swe.opencode_transcript.x__tool__mutmut_{n}": "find from `at` (past the header) is never 0"
+       for n in (47, 48, 53, 54)},
+    "ingest.swe.opencode_transcript.x__tool__mutmut_32": (
+        "the writer closes the input's fence right after the JSON it wrote (JSON.stringify): raw_decode ends there"),
+    "ingest.swe.opencode_transcript.x__tool__mutmut_113": (
+        "the early writer closes a call without a result right under its name or input (`\\n```\\n\\n`)"),
+    "ingest.swe.opencode_transcript.x__tool__mutmut_122": "the writer puts a blank line after every part: a line end",
+    "ingest.swe.opencode_transcript.x__output_end__mutmut_15": (
+        "an output opens under a fence line (`...```\\n`): no terminator starts two characters before it"),
+    "ingest.swe.opencode_transcript.x__output_end__mutmut_21": (
+        "a terminator ends in a blank line and a part opens with `*`, `_` or a backtick: none ends inside a part"),
+    **{f"ingest.swe.opencode_transcript.x__output_end__mutmut_{n}": "rfind from `at - 1` (past the label) is never 0"
+       for n in (24, 25)},
+    **{f"ingest.swe.opencode_transcript.x__next_part__mutmut_{n}": why for n, why in (
+        (4, "parts before `start` are skipped by `m.start() > start` all the same"), (8, "a slice from None is from 0"),
+        (14, "a part past the second character: body[1:k] ends as body[:k] does"),
+        (6, "a reasoning part holds text: no part opens right under `_Thinking:_` (an output opens under a fence)"))},
+    **{f"{_SRC}x__read_local__mutmut_{n}": "Source._read passes where: the unit's path in it or its uri, never empty"
+       for n in (51, 80)},
+    **{f"{_SRC}x__read_local__mutmut_{n}": _READ_SIZE for n in (59, 67, 68)},
+    f"{_SRC}x__read_local__mutmut_60": "the read-on loop after a whole first read finds the end at once: same bytes",
+    f"{_SRC}xǁSourceǁ_read__mutmut_38": "fsspec opens a file for reading bytes when no mode is named",
+    f"{_SRC}xǁSourceǁopen_stream__mutmut_39": "fsspec opens a file for reading bytes when no mode is named",
+    **{f"{_SRC}xǁStreamǁread__mutmut_{n}": _READ_SIZE for n in (14, 15)},
+    f"{_TE}xǁDecoderǁresult__mutmut_8": "a mark is 2, 3 or 4 bytes: > 1 and > 0 alike",
+    f"{_TE}x_to_utf8__mutmut_13": _FALSY,
+    "ingest.chat.by_shape.x_answered__mutmut_4": (
+        "the shape reader reads no list without a model turn (a person's messages alone are no chat log): next() "
+        "always finds one"),
+    **{f"ingest.chat.by_shape.x_list_records__mutmut_{n}": (
+        "the list's key is read only where a holder's other fields are kept: the last dotted part, however split")
+       for n in (32, 36, 39)},
+    **{f"ingest.traces.beeai.x__action__mutmut_{n}": (
+        "the core reads a message's where only for one it keeps raw: never a model's answer")
+       for n in (31, 35, 62, 66)},
+    **{f"ingest.traces.beeai.x__action__mutmut_{n}": (
+        "the model's call and the tool span are given the same name, id and arguments: the span model takes the one "
+        "the other lacks") for n in (39, 41, 44, 49, 50, 51, 54, 55)},
+    "ingest.traces.langfuse.x__json_text__mutmut_4": "a JSON text that opens and closes with a quote is a string",
+    "ingest.traces.langfuse.x__tool__mutmut_26": "a lone quote is no JSON: _json_text gives it back",
+    "ingest.traces.langfuse.x__fill__mutmut_69": "an answer of [] or None alike: no message, the output kept unread",
+    f"{_TE}xǁDecoderǁfeed__mutmut_24": _CODEC_CASE,
+    f"{_TE}x_decoded_head__mutmut_14": _CODEC_CASE,
+    **{f"{_TE}x_decoded_head__mutmut_{n}": ("a UTF-8 head decoded and encoded again is its bytes past the mark, but "
+                                            "for a character cut at the head's end, which no claim reads")
+       for n in (5, 6)},
+    **{f"{_TE}x_pieces_of__mutmut_{n}": "_decoded sniffs first: an empty file is never decoded" for n in (4, 13)},
+    f"{_TE}x_pieces_of__mutmut_3": ("a file already held (a remote one, or one of 1 MiB at most) decoded in one "
+                                    "piece: the same text, a larger working copy"),
+    **{f"{_TE}x_sniff__mutmut_{n}": ("two bytes hold a mark alone or one UTF-16 unit: no `{` or `[` after a mark and "
+                                    "no NUL pattern (four bytes), None either way") for n in (2, 3)},
+    f"{_TE}x_sniff__mutmut_45": "text opening with an X is no JSON: decoded or not, its reader refuses it",
     "ingest.times.x_parse_time__mutmut_16": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "ingest.times.x_parse_time__mutmut_17": "an upper-case Z left in place: fromisoformat reads it (Python >= 3.11)",
     "transforms.dedup.representative.x_rank__mutmut_16": "any fill but 'success' ranks a missing outcome as failed",

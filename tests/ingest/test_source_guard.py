@@ -160,9 +160,13 @@ def test_a_stream_is_guarded_like_a_read_and_feeds_the_same_digest(tmp_path):
     assert streamed.sha256() == read.sha256()
     for rel, rule in (("link.txt", "outside_input"), ("fifo.txt", "not_a_regular_file"),
                       ("missing.txt", "missing_file")):
-        with pytest.raises(SourceError) as err:
-            source().open_stream(rel)
-        assert err.value.rule == rule, rel
+        for open_file in (source().open_stream, source().read_bytes):
+            with pytest.raises(SourceError) as err:
+                open_file(rel)
+            assert err.value.rule == rule and err.value.reason.startswith(f"{rel}: "), rel
+    beside = source()  # a file read by its path beside the unit is not the unit's content: no digest
+    assert beside.read_path(str(unit / "inside.txt")) == b"0123456789" * 1000
+    assert beside.sha256() == source().sha256()
     with pytest.raises(SourceError) as err:
         source(Budgets(file_bytes=1000)).open_stream("inside.txt")
     assert err.value.rule == "file_too_large" and "TRAJFORGE_BUDGET_FILE_BYTES" in err.value.reason
@@ -212,5 +216,94 @@ def test_a_listed_file_swapped_after_the_listing_for_a_link_out_or_a_fifo_is_not
     for rel in ("a.txt", "b.txt"):
         with pytest.raises(SourceError) as err:
             source.read_bytes(rel)
-        assert err.value.rule == "not_a_regular_file", rel
+        assert err.value.rule == "not_a_regular_file" and err.value.reason.startswith(f"{rel}: "), rel
     assert source.read_bytes("c.txt") == b"ok"
+
+
+def test_a_stream_hands_out_at_most_what_is_asked_and_all_of_it_once(tmp_path):
+    """A streaming parser asks for pieces: it gets no more than it asked for (a file is never read whole into
+    one piece), nothing for a read of 0, the rest for a read of no size, and a file shorter than the sniff whole."""
+    import fsspec
+
+    content = "".join(f"line {i:05d}\n" for i in range(1000)).encode()
+    (tmp_path / "run.txt").write_bytes(content)
+    (tmp_path / "short.json").write_bytes(b'{"a": 1}')
+
+    def stream(name):
+        return Source(fs=fsspec.filesystem("file"), path=str(tmp_path / name), uri=name,
+                      put_blob=lambda *a: "").open_stream()
+
+    with stream("run.txt") as s:
+        assert s.read(0) == b"" and s.read(1) == b"l"
+        pieces = list(iter(lambda: s.read(100), b""))
+    assert all(0 < len(p) <= 100 for p in pieces) and b"l" + b"".join(pieces) == content
+    with stream("run.txt") as s:
+        assert s.read(7) == content[:7] and s.read(-1) == content[7:] and s.read(5) == b""
+    with stream("run.txt") as s:
+        assert s.read() == content
+    with stream("short.json") as s:
+        assert s.read() == b'{"a": 1}'
+
+
+def test_a_stream_of_a_file_that_grew_past_the_budget_stops_naming_the_file_and_its_size():
+    import io
+
+    from ingest.source import Stream
+
+    content = bytes(range(32, 127)) * 100  # 9500 bytes of text
+
+    def read_all(limit):
+        with Stream(io.BytesIO(content), "logs/run.har", limit) as s:
+            return b"".join(iter(lambda: s.read(1000), b""))
+
+    assert read_all(len(content)) == content  # exactly at the budget: read
+    with pytest.raises(SourceError) as err:
+        read_all(len(content) - 1)
+    assert err.value.rule == "file_too_large"
+    assert err.value.reason.startswith("logs/run.har: the file has 9500 bytes: over the file_bytes budget of ")
+
+
+def test_a_file_of_another_filesystem_is_read_and_streamed_with_the_same_decoding_and_budget():
+    """Inputs on fsspec's other filesystems (object stores, memory) are read without the local fast path: JSON in
+    UTF-16 is decoded there too, a file over the budget and a missing file are rows naming the file."""
+    import fsspec
+
+    from ingest.source import Budgets
+
+    fs = fsspec.filesystem("memory")
+    text = '{"messages": [{"role": "user", "content": "Köln ☔"}]}'
+    raw = ("\ufeff" + text).encode("utf-16-le")
+    fs.pipe({"/unit/chat.json": raw, "/unit/big.json": b"[" + b"1," * 600 + b"1]", "/unit/cut.json": raw[:-1]})
+
+    def source(budgets=Budgets()):
+        return Source(fs=fs, path="/unit", uri="memory://unit", put_blob=lambda *a: "", budgets=budgets)
+
+    read, streamed = source(), source()
+    assert read.read_bytes("chat.json") == text.encode()
+    with streamed.open_stream("chat.json") as stream:
+        assert stream.read() == text.encode()
+    assert read.decoded["chat.json"].encoding == streamed.decoded["chat.json"].encoding == "UTF-16LE"
+    assert read.sha256() == streamed.sha256()
+    read.read_bytes("cut.json")
+    assert read.decoded["cut.json"].problem.startswith("cut.json: UTF-16LE text ends inside a character")
+    for open_file in (lambda s, rel: s.read_bytes(rel), lambda s, rel: s.open_stream(rel)):
+        assert open_file(source(Budgets(file_bytes=1203)), "big.json")  # exactly at the budget
+        with pytest.raises(SourceError) as err:
+            open_file(source(Budgets(file_bytes=1202)), "big.json")
+        assert err.value.rule == "file_too_large"
+        assert err.value.reason.startswith("big.json: the file has 1203 bytes: over the file_bytes budget of ")
+        with pytest.raises(SourceError) as err:
+            open_file(source(), "gone.json")
+        assert (err.value.rule, err.value.reason, err.value.location) == (
+            "missing_file", "gone.json: file not found", "gone.json")
+
+
+def test_a_file_whose_size_the_filesystem_does_not_tell_is_read_to_its_end():
+    """procfs (like a file still being written) gives a size that is not the file's: the read goes on to the end."""
+    import fsspec
+
+    status = f"/proc/{os.getpid()}/status"
+    assert os.stat(status).st_size == 0
+    source = Source(fs=fsspec.filesystem("file"), path=status, uri="status", put_blob=lambda *a: "", root="/proc")
+    data = source.read_bytes()
+    assert data.startswith(b"Name:\t") and f"\nPid:\t{os.getpid()}\n".encode() in data and data.endswith(b"\n")

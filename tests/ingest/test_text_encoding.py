@@ -13,7 +13,7 @@ from pathlib import Path
 import fsspec
 
 from ingest.source import Source
-from ingest.text_encoding import decoded_head
+from ingest.text_encoding import Decoded, decoded_head
 
 TRACE = Path(__file__).parent / "traces" / "data" / "jaeger-ui" / "genai-flamegraph-traces.json"
 # (file name, Python codec, byte-order mark written first, what env says)
@@ -154,3 +154,135 @@ def test_a_half_surrogate_inside_utf16_is_read_as_a_replacement_and_named_by_its
     assert json.loads(source.read_bytes())["messages"][0]["content"] == "Wetter in \ufffdöln? ☔"
     assert source.decoded[""].problem == (f"chat.json: not UTF-16LE text at byte {at} (illegal UTF-16 surrogate): "
                                           "read as U+FFFD")
+
+
+class _Trickle:
+    """A file that hands out one byte per read, as a pipe or a network file may: the sniff must gather its bytes."""
+
+    def __init__(self, data: bytes):
+        self._data, self._at = data, 0
+
+    def read(self, n=-1) -> bytes:
+        piece = self._data[self._at:self._at + (1 if n else 0)]
+        self._at += len(piece)
+        return piece
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_streamed_utf16_file_is_said_decoded_from_its_first_read_and_its_damage_once_read_to_the_end(tmp_path):
+    from ingest.source import Stream
+
+    text = json.dumps({"messages": CHAT}, ensure_ascii=False)
+    raw = _encoded(text, "utf-16-le", True)
+    (tmp_path / "chat.json").write_bytes(raw)
+    (tmp_path / "cut.json").write_bytes(raw[:-1])  # cut inside its last character
+    source = _source(tmp_path / "chat.json")
+    with source.open_stream() as stream:  # a parser that stops early: the encoding is known already
+        assert stream.read(10) == text.encode("utf-8")[:10]
+    assert source.decoded[""] == Decoded("UTF-16LE", True, None)
+    cut = _source(tmp_path / "cut.json")
+    with cut.open_stream() as stream:
+        assert b"".join(iter(lambda: stream.read(7), b"")) == (text[:-1] + "\ufffd").encode("utf-8")
+    assert cut.decoded[""].problem == (
+        f"{tmp_path / 'cut.json'}: UTF-16LE text ends inside a character (byte {len(raw) - 2} of {len(raw) - 1}): "
+        "the file is cut short; the cut character is read as U+FFFD")
+    said = []
+    with Stream(_Trickle(raw), "chat.json", len(raw), on_decoded=said.append) as stream:
+        assert stream.read() == text.encode("utf-8")
+    assert said[-1] == Decoded("UTF-16LE", True, None)
+    with Stream(_Trickle(raw[:-1]), "cut.json", len(raw)) as stream:  # no one to tell: decoded all the same
+        assert stream.read() == (text[:-1] + "\ufffd").encode("utf-8")
+
+
+def test_a_large_utf16_file_streamed_holds_one_piece_at_a_time(tmp_path):
+    text = "[" + ",".join(json.dumps({"i": i, "text": "y" * 60}) for i in range(60_000)) + "]\n"
+    raw = _encoded(text, "utf-16-be", True)
+    (tmp_path / "big.json").write_bytes(raw)
+    digest = hashlib.sha256()
+    tracemalloc.start()
+    try:
+        streamed = _source(tmp_path / "big.json")
+        with streamed.open_stream() as stream:
+            while piece := stream.read(7777):
+                digest.update(piece)
+        stopped = _source(tmp_path / "big.json")
+        with stopped.open_stream() as stream:  # closing reads the rest into the unit's digest, a piece at a time
+            stream.read(100)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert digest.hexdigest() == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert streamed.sha256() == stopped.sha256() == hashlib.sha256(b"\0" + raw).hexdigest()
+    assert len(raw) > 8 << 20 and peak < 4 << 20, (peak, len(raw))
+    (tmp_path / "big-cut.json").write_bytes(raw[:-1])  # decoded as it is read, and cut inside its last character
+    cut = _source(tmp_path / "big-cut.json")
+    assert cut.read_bytes() == (text[:-1] + "\ufffd").encode("utf-8")
+    assert cut.decoded[""].problem.startswith(
+        f"big-cut.json: UTF-16BE text ends inside a character (byte {len(raw) - 2} ")
+
+
+def test_a_claim_reads_a_head_with_a_broken_character_leaving_the_character_out():
+    # planning claims a file by its head: half a surrogate pair in it is left out, not a crash of the walk
+    head = ('{"traceID": "8c72", "spans": [], "note": "\ud83d!"}').encode("utf-16-le", "surrogatepass")
+    assert decoded_head(b"\xff\xfe" + head) == b'{"traceID": "8c72", "spans": [], "note": "!"}'
+    assert decoded_head(b"\xef\xbb\xbf" + b'{"a": "\xc3\xa9"}') == '{"a": "é"}'.encode()
+
+
+def test_files_of_no_byte_or_one_are_read_as_they_are(tmp_path):
+    for name, data in (("empty.json", b""), ("one.json", b"{"), ("mark.json", b"\xff\xfe")):
+        (tmp_path / name).write_bytes(data)
+        source = _source(tmp_path / name)
+        assert source.read_bytes() == data and source.decoded == {}, name
+        with _source(tmp_path / name).open_stream() as stream:
+            assert stream.read() == data, name
+        assert decoded_head(data) == data, name
+
+
+def test_a_four_byte_utf16_document_and_one_opening_with_white_space_are_decoded(tmp_path):
+    for name, text in (("short.json", "[]"), ("spaced.json", "\r\n  \t" + json.dumps({"messages": CHAT}))):
+        (tmp_path / name).write_bytes(text.encode("utf-16-le"))
+        source = _source(tmp_path / name)
+        assert source.read_bytes() == text.encode("utf-8") and source.decoded[""].encoding == "UTF-16LE", name
+    # JSON's white space is space, tab and the line ends alone: text opening with a no-break space is no JSON
+    other = ("\ufeff\u00a0" + json.dumps({"messages": CHAT})).encode("utf-16-le")
+    assert decoded_head(other) == other
+
+
+def test_every_place_that_is_not_utf16_is_counted_wherever_the_reads_cut_the_file(tmp_path):
+    from ingest.source import Stream
+
+    text = json.dumps({"messages": CHAT}, ensure_ascii=False)
+    raw = ("\ufeff" + text.replace("Köln", "\udc00öln").replace("18°C.", "\ud83d8°C.")).encode(
+        "utf-16-le", "surrogatepass")
+    (tmp_path / "chat.json").write_bytes(raw)
+    source = _source(tmp_path / "chat.json")
+    source.read_bytes()
+    problem = source.decoded[""].problem
+    assert problem.endswith("(illegal encoding) and 1 more place(s): read as U+FFFD"), problem
+    said = []
+    with Stream(_Trickle(raw), "chat.json", len(raw), on_decoded=said.append) as stream:  # one byte per read
+        assert json.loads(stream.read())["messages"][0]["content"] == "Wetter in \ufffdöln? ☔"
+    assert said[-1].problem == problem
+
+
+def test_a_character_split_between_two_pieces_of_a_large_file_is_read_whole(tmp_path):
+    from ingest.text_encoding import CHUNK
+
+    # the mark and `["` take 6 bytes: the emoji's surrogate pair starts 2 bytes before the first piece ends
+    text = '["' + "a" * (CHUNK // 2 - 4) + '😀", "b"]'
+    raw = _encoded(text, "utf-16-le", True)
+    assert raw[CHUNK - 2:CHUNK + 2] == "😀".encode("utf-16-le")
+    (tmp_path / "big.json").write_bytes(raw)
+    source = _source(tmp_path / "big.json")
+    assert source.read_bytes() == text.encode("utf-8") and source.decoded[""].problem is None
+
+
+def test_a_utf8_file_with_a_mark_is_handed_on_past_its_mark_byte_for_byte(tmp_path):
+    # past the mark the bytes are what a UTF-8 reader reads: a byte that is no UTF-8 is the reader's to name
+    raw = b'\xef\xbb\xbf{"messages": [{"role": "user", "content": "The menu of the caf\xe9 by the station"}]}'
+    (tmp_path / "chat.json").write_bytes(raw)
+    source = _source(tmp_path / "chat.json")
+    assert source.read_bytes() == raw[3:]
+    assert source.decoded[""] == Decoded("UTF-8", True, None)

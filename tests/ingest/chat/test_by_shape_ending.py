@@ -58,3 +58,29 @@ def test_a_log_that_stops_on_a_call_or_its_result_is_cut_not_ended(tmp_path):
                                                                                         "content": "well?"}]):
         ep = _episode(tmp_path, cut)
         assert not ep.terminated
+
+
+BASH = {"role": "assistant", "content": None, "tool_calls": [
+    {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]}
+
+
+def test_each_domain_has_its_platform_and_what_is_no_list_of_tools_or_no_name_is_not_taken(tmp_path):
+    found = {}
+    for name, doc in (("said", {"domain": "search", "messages": CHAT}),
+                      ("shell", CHAT[:1] + [BASH, RESULT, {"role": "assistant", "content": "a.py"}]),
+                      ("called", CHAT[:1] + [CALL, RESULT, {"role": "assistant", "content": "18C."}]),
+                      ("declared", {"tools": TOOLS, "messages": CHAT}),
+                      ("not_a_list", {"tools": "auto", "messages": CHAT})):
+        ep = _episode(tmp_path, doc)
+        found[name] = (ep.domain, ep.platform, ep.env["chat_shape"].get("domain_from"))
+    assert found == {"said": ("search", "linux", "record.domain"), "shell": ("terminal", "linux", None),
+                     "called": ("mcp", "linux", None), "declared": ("mcp", "linux", "record.tools"),
+                     "not_a_list": ("mcp", "linux", by_shape.DEFAULT_DOMAIN_FROM)}
+    # a model named by an object, not a name, names no agent
+    assert _episode(tmp_path, {"model": {"name": "gpt-4o"}, "messages": CHAT}).agent is None
+
+
+def test_a_tool_result_after_the_models_last_words_leaves_the_run_cut(tmp_path):
+    ep = _episode(tmp_path, CHAT[:1] + [{"role": "assistant", "content": "I'll look."},
+                                        {"role": "tool", "tool_call_id": "c9", "content": "18C"}])
+    assert not ep.terminated

@@ -315,3 +315,67 @@ def test_the_writer_puts_no_mark_between_reasoning_and_the_text_after_it(cli, ex
     (without,) = _transcript(tmp_path, written_transcript(cli, json.dumps(doc), thinking=False))
     assert without.steps[-1].action.text == answer and without.steps[-1].reasoning is None
     assert "reasoning_may_hold_text" not in without.env["opencode_transcript"]
+
+
+def _raw(action) -> dict:
+    return json.loads(action.raw) if isinstance(action.raw, str) else action.raw
+
+
+def test_a_call_keeps_its_name_and_input_as_written_and_text_after_an_unfinished_call_stays_whole(tmp_path):
+    """The transcript holds no call ids: the id that pairs a result with its call is the call's place, which is no
+    part of what the writer wrote (`action.raw`)."""
+    body = ("## User\n\nWrite c.py.\n\n---\n\n## Assistant (Build · GPT-5 · 1.0s)\n\n"
+            + _tool("bash", {"command": "ls"}, output="")
+            + _tool("write", {"filePath": "c.py"})
+            + "Done: c.py holds it.\n\n---\n\n")
+    [ep] = [r for r in _read(tmp_path, body) if isinstance(r, Episode)]
+    assert [_raw(s.action) for s in ep.steps[:2]] == [{"name": "bash", "arguments": {"command": "ls"}},
+                                                      {"name": "write", "arguments": {"filePath": "c.py"}}]
+    # an empty output written as an empty fence: nothing of the fence is left over as the next call's text
+    assert ep.steps[1].observation.text == "" and ep.steps[1].reasoning is None
+    assert ep.steps[2].observation.kind == "none" and ep.steps[2].action.text == "Done: c.py holds it."
+
+
+def test_an_output_cut_short_by_the_files_end_keeps_what_was_written(tmp_path):
+    body = ("## User\n\nList it.\n\n---\n\n## Assistant (Build · GPT-5 · 1.0s)\n\n"
+            + _tool("bash", {"command": "ls"}, output="a.py")
+            + "**Tool: read**\n\n**Input:**\n```json\n{\"filePath\": \"a.py\"}\n```\n\n"
+            + "**Output:**\n```\nprint(1)\nprin")
+    records = _read(tmp_path, body)
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [s.observation.text for s in ep.steps[1:]] + [ep.final_observation.text] == ["a.py", "print(1)\nprin"]
+
+
+def test_inputs_that_are_not_json_are_kept_exactly_as_written_in_either_writers_form(tmp_path):
+    body = ("## Assistant (Build · GPT-5 · 1.0s)\n\n" + _tool("bash", {"command": "ls"}, output="a.py")
+            + "**Tool: bash**\n\n**Input:**\n```json\n{not json\n```\n\n**Output:**\n```\nok\n```\n\n"
+            + "```\nTool: read\n\n**Input:**\n```json\n{\"filePath\": a.md}\n```\n**Output:**\n```\n# A\n```\n```\n\n"
+            + "---\n\n")
+    records = _read(tmp_path, body)
+    rows = [r for r in records if isinstance(r, Rejected)]
+    assert [(r.rule, r.reason, r.location) for r in rows] == [
+        ("bad_record", f"session-ses_abc123.md: message 1 call {n}: call {name}: its input is not JSON; kept as "
+                       "written", f"session-ses_abc123.md: message 1 call {n}")
+        for n, name in ((2, "bash"), (3, "read"))]
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [json.loads(s.action.arguments) for s in ep.steps] == [
+        {"command": "ls"}, {"input": "{not json"}, {"input": '{"filePath": a.md}'}]
+    assert [s.observation.text for s in ep.steps[1:]] + [ep.final_observation.text] == ["a.py", "ok", "# A"]
+    # a file cut inside such an input: the rest of the file is the input
+    records = _read(tmp_path, "## Assistant (Build · GPT-5 · 1.0s)\n\n"
+                    + _tool("bash", {"command": "ls"}, output="a.py") + "**Tool: bash**\n\n**Input:**\n```json\n{cut")
+    [ep] = [r for r in records if isinstance(r, Episode)]
+    assert [json.loads(s.action.arguments) for s in ep.steps] == [{"command": "ls"}, {"input": "{cut"}]
+
+
+def test_a_turns_reasoning_parts_are_joined_and_a_part_quoted_under_a_line_of_text_is_text(tmp_path):
+    """A part opens after a blank line only: `**Tool: ...**` or `_Thinking:_` quoted right under a line of text is
+    that text's, not a call or a reasoning of its own."""
+    body = ("## User\n\nFix it.\n\n---\n\n## Assistant (Build · GPT-5 · 1.0s)\n\n"
+            "_Thinking:_\n\nFirst look.\n\nI will call it as\n**Tool: bash**\nthe usual way.\n\n"
+            "_Thinking:_\n\nThen run it.\n\nRunning.\n_Thinking:_\n\nquoted.\n\n"
+            + _tool("bash", {"command": "ls"}, output="a.py") + "---\n\n")
+    [ep] = [r for r in _read(tmp_path, body) if isinstance(r, Episode)]
+    assert [(s.action.tool_name, s.action.text) for s in ep.steps] == [("bash", None)]
+    assert ep.steps[0].reasoning == ("First look.\n\nI will call it as\n**Tool: bash**\nthe usual way.\n\nThen run it."
+                                     "\n\nRunning.\n_Thinking:_\n\nquoted.")

@@ -246,3 +246,132 @@ def test_units_want_langfuse_evidence():
         "/a/plain.json": b'{"trace": {"id": "x", "spans": []}}',
     }
     assert langfuse.units(sorted(heads), heads.get) == ["/a/api.json", "/a/download.json", "/a/obs.jsonl"]
+
+
+def test_turns_written_as_text_keep_each_roles_words_and_an_answer_of_none_only_calls_tools(tmp_path):
+    """A model call's messages written as one text: an assistant's `None` (it only called tools) is no text, kept
+    raw with a row; a user who typed `None` said it; the call whose answer is `None` answered nothing (its tool
+    span is the step), and a tool span that recorded an empty JSON string (`""`) has no result."""
+    path = tmp_path / "trace.json"
+    observations = [
+        _obs("g1", "GENERATION", "chat", "2025-06-26T06:16:19.000Z", "2025-06-26T06:16:19.500Z", model="m",
+             input="system: Be brief.\nuser: What is 6*7?\nassistant: None\ntool: 42\nassistant: It is 42.\n"
+                   "user: None\n", output="None"),
+        _obs("s1", "TOOL", "note", "2025-06-26T06:16:19.600Z", "2025-06-26T06:16:19.700Z", input={"text": "42"},
+             output='""'),
+        _obs("g2", "GENERATION", "chat", "2025-06-26T06:16:20.400Z", "2025-06-26T06:16:21.000Z", model="m",
+             input=[{"role": "user", "content": "Noted?"}], output="Noted.")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], rows = _read(path)
+    assert ep.task == "What is 6*7?" and ep.env["system_prompt"] == "Be brief."
+    assert [(s.action.kind, s.action.tool_name, s.action.text, s.observation.text) for s in ep.steps] == [
+        ("message", None, "It is 42.", "What is 6*7?"), ("tool_call", "note", None, "None"),
+        ("message", None, "Noted.", "Noted?")]
+    assert ep.env["unmapped"] == [{"where": "trace.json:1 observation g1.input[2]", "role": "assistant", "text": None,
+                                   "raw": None}]
+    assert [(r.rule, r.location) for r in rows] == [("unknown_content", "trace.json:1 observation g1.input[2]")]
+
+
+def _beeai_variant(tmp_path, change) -> Path:
+    """The BeeAI download with each observation's metadata attributes (and name) changed by `change`."""
+    doc = json.loads((LANGFUSE / "beeai-2025-08-01.trace.json").read_text())
+    for obs in doc["observations"]:
+        meta = json.loads(obs["metadata"])
+        change(obs, meta["attributes"])
+        obs["metadata"] = json.dumps(meta)
+    path = tmp_path / "beeai.trace.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _iteration_as_agent(obs, attrs):
+    if obs["name"].startswith("iteration-"):
+        attrs["openinference.span.kind"] = "AGENT"
+
+
+def _event_name_without_its_number(obs, attrs):
+    if attrs.get("target") and obs["name"].startswith(attrs["target"] + "-"):
+        obs["name"] = attrs["target"]
+
+
+def test_a_beeai_run_reads_alike_whether_its_iterations_are_agents_and_its_events_numbered(tmp_path):
+    """Instrumentations that mark each loop iteration AGENT, or name an event without its number (its `target` says
+    which it is), describe the same run: the same three steps, one agent."""
+    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+
+    def steps(ep):
+        return [(s.action.kind, s.action.tool_name, s.action.arguments, s.action.text, s.reasoning,
+                 s.observation.text, s.timestamp) for s in ep.steps]
+
+    for change in (_iteration_as_agent, _event_name_without_its_number):
+        [ep], rows = _read(_beeai_variant(tmp_path, change))
+        assert rows == [] and "subagents" not in ep.env, change.__name__
+        assert steps(ep) == steps(plain) and ep.agent == plain.agent, change.__name__
+        assert ep.env["trace"]["agents"] == plain.env["trace"]["agents"], change.__name__
+
+
+def _thoughts_left_out(obs, attrs):
+    if obs["name"] == "agent.react.update-14":
+        del attrs["thought"]
+    elif obs["name"] == "agent.react.update-18":
+        attrs["thought"] = " \n "
+
+
+def test_a_beeai_iteration_whose_last_update_has_no_thought_has_no_reasoning(tmp_path):
+    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    [ep], rows = _read(_beeai_variant(tmp_path, _thoughts_left_out))
+    assert rows == [] and [s.reasoning for s in ep.steps] == [None, None, plain.steps[2].reasoning]
+    assert [s.action.arguments for s in ep.steps] == [s.action.arguments for s in plain.steps]
+
+
+def test_tool_spans_without_a_model_call_are_steps_with_their_input_and_result(tmp_path):
+    """A trace of tool observations alone (no generation called them): each is a step with its own input; an MCP
+    tool's CallToolResult is its text, a failed call with no output its status message."""
+    path = tmp_path / "trace.json"
+    observations = [
+        _obs("s1", "TOOL", "execute_tool ls", "2025-06-26T06:16:20.100Z", "2025-06-26T06:16:20.200Z",
+             input={"path": "/tmp"}, output={"content": [{"type": "text", "text": "a.txt"}], "isError": False}),
+        _obs("s2", "TOOL", "cat", "2025-06-26T06:16:20.300Z", "2025-06-26T06:16:20.400Z", input={"path": "/tmp/a"},
+             output={}, level="ERROR", statusMessage="no such file")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], rows = _read(path)
+    assert rows == []
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
+        ("ls", {"path": "/tmp"}), ("cat", {"path": "/tmp/a"})]
+    assert ep.steps[1].observation.text == "a.txt"
+    assert (ep.final_observation.text, ep.final_observation.is_error) == ("no such file", True)
+
+
+def test_an_observation_at_level_error_without_a_message_is_a_failure_named_error(tmp_path):
+    path = tmp_path / "trace.json"
+    observations = [_obs("g1", "GENERATION", "chat", "2025-06-26T06:16:20.000Z", "2025-06-26T06:16:20.500Z",
+                         model="m", input=[{"role": "user", "content": "hi"}], output="Hello.", level="ERROR")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], _ = _read(path)
+    assert ep.env["trace"]["errors"] == [{"span": "chat", "span_id": "g1", "error": "ERROR"}]
+
+
+def _events_out_of_their_iteration(obs, attrs):
+    if obs["name"] == "tool.search.wikipedia.start-12":
+        obs["parentObservationId"] = None  # under no iteration
+    elif obs["name"] == "agent.react.success-2":
+        obs["parentObservationId"] = obs["id"]  # its own parent: a damaged download
+
+
+def test_beeai_events_outside_any_iteration_are_no_step_and_a_numbered_name_alone_is_no_event(tmp_path):
+    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    [ep], _ = _read(_beeai_variant(tmp_path, _events_out_of_their_iteration))
+    assert [(s.action.tool_name, s.action.text, s.reasoning) for s in ep.steps] == [
+        (s.action.tool_name, s.action.text, s.reasoning) for s in plain.steps]
+    # a trace of no BeeAI run whose span names end in a number keeps its spans as they are
+    path = tmp_path / "trace.json"
+    observations = [_obs("s1", "TOOL", "web.search-1", "2025-06-26T06:16:20.100Z", "2025-06-26T06:16:20.200Z",
+                         input={"q": "Barcelona"}, output="sunny")]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], _ = _read(path)
+    assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
+        ("web.search-1", {"q": "Barcelona"})] and ep.final_observation.text == "sunny"
