@@ -332,6 +332,18 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
     return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
 
 
+_OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.output", "output.value")
+_OUTPUT_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")
+
+
+def unread_output(attrs: dict):
+    """A model span's output attributes, as written, where `model_turn` read no message from them (None where it
+    wrote none): the episode keeps them raw (`ingest.traces.spans`)."""
+    found = {k: v for k, v in attrs.items() if (k in _OUTPUT_KEYS or k.startswith(_OUTPUT_PREFIXES))
+             and v not in (None, "", "[]", "{}", [], {})}
+    return found or None
+
+
 def any_agent_output(attrs: dict, where: str) -> list[Message]:
     """any-agent's `gen_ai.output` on a model span: text (`gen_ai.output.type` `text`), or JSON: the calls the model
     made (`[{"tool.name", "tool.args"}]`, before 1.0 OpenAI's `[{"function": {"name", "arguments"}, "id"}]`), or

@@ -67,7 +67,7 @@ from ingest.traces.io_messages import io_messages, tools_only_answer
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langfuse"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=287, domains=('mcp', 'search'), platform="linux",
     summary=("Langfuse traces and observations (a trace's JSON download, the public API's traces and observations, "
@@ -265,12 +265,15 @@ def _fill(span: Span, obs: dict, attrs: dict, ctx: Context) -> None:
     if span.kind == "model":
         inputs = io_messages(obs.get("input"), "user", ctx, f"{where}.input")
         outputs = io_messages(obs.get("output"), "assistant", ctx, f"{where}.output")
+        unread_output = not outputs and obs.get("output") not in (None, "", {}, [])
         if tools_only_answer(obs.get("input"), obs.get("output")):
             outputs = []  # no answer: the calls are the tool spans beside it
         for side, got in (("input", inputs), ("output", outputs)):
             if not got and obs.get(side) not in (None, "", {}, []):
                 kept[f"unread_{side}"] = obs[side]  # no message in it: kept as written
         turn = genai.model_turn(attrs, [], where) if not (inputs or outputs) else None
+        if unread_output and not (turn and turn.outputs):
+            span.unread_output = obs["output"]  # the episode keeps it (`ingest.traces.spans`), never dropped
         span.model = genai.ModelTurn(inputs=inputs or (turn.inputs if turn else []),
                                      outputs=outputs or (turn.outputs if turn else []),
                                      model=_model(obs) or (turn.model if turn else None))

@@ -63,7 +63,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "10"
+VERSION = "11"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
@@ -225,6 +225,7 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":
         span.model = genai.model_turn(attrs, events, where)
+        span.unread_output = None if span.model.outputs else genai.unread_output(attrs)
     elif span.kind == "tool" and span.name.startswith(HANDOFF_TOOL):
         # OpenInference's Agents SDK processor writes a handoff as a TOOL span `handoff to <agent>`
         span.kind, span.agent = "handoff", span.name[len(HANDOFF_TOOL):]

@@ -44,7 +44,10 @@ call comes right after that answer. No time is moved, but for one case: such a t
 no longer waits for (another span answered it) is a call of its own after the answer; its step takes the answer's
 time and its raw says so (`timestamp_clamped`) beside the start its span recorded (`recorded_start`).
 **Outcome** `unknown`; terminated when the episode ends on an answer without tool calls. Spans of no step kind are
-kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`.
+kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`. A model
+span whose output its decoder found no message in (`Span.unread_output`) makes no step: that output is kept as
+written in `env["unread_outputs"]` (span name and id, `after_steps`: the steps made before it answered) with one
+`unknown_content` warning for the episode.
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ class Span:
     error: str | None = None  # the span's failure, when it failed
     attributes: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)  # what the decoder kept beside the attributes
+    unread_output: Any = None  # a model span's output in which the decoder found no message, as written
 
 
 @dataclass
@@ -202,6 +206,7 @@ class _Transcript:
         self.span_models: list[str] = []  # the models of the model spans, with or without recorded messages
         self.actions = 0  # tool calls and answers so far (the steps the transcript core will make)
         self.latest: dt.datetime | None = None  # the latest time a step took
+        self.unread_outputs: list[dict] = []  # model spans' outputs no message could be read from, as written
 
     def add(self, msg: Message) -> None:
         if msg.role == "system":
@@ -263,6 +268,9 @@ class _Transcript:
     def model_outputs(self, span: Span) -> None:
         """What the model call answered (added when the answer came: the span's end)."""
         turn = span.model
+        if not turn.outputs and span.unread_output is not None:
+            self.unread_outputs.append({"span": span.name, "span_id": span.span_id, "after_steps": self.actions,
+                                        "output": span.unread_output})
         for msg in turn.outputs:
             msg.model = msg.model or turn.model
             msg.timestamp = msg.timestamp or span.end or span.start
@@ -489,4 +497,16 @@ def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Spa
                   agent=named[0] if named else None, terminated=_ended_on_answer(t), env=ep_env)
         if agent:
             ep_env["agent_name"] = agent
+        yield from _kept_unread(t, ep_env, f"{where} trace {ep.key}", where)
         yield from records(t.messages, run, f"{where} trace {ep.key}")
+
+
+def _kept_unread(t: _Transcript, env: dict, name: str, where: str) -> Iterator[Rejected]:
+    """Model spans' outputs with no message the decoder could read (no step comes of them) kept raw in
+    `env["unread_outputs"]` (span, span id, the steps made before it, the output as written), with one warning."""
+    if not t.unread_outputs:
+        return
+    env["unread_outputs"] = t.unread_outputs
+    yield Rejected("unknown_content", f"{name}: {len(t.unread_outputs)} model call output(s) hold no message "
+                   f"the reader reads (spans {', '.join(u['span_id'] for u in t.unread_outputs[:20])}); kept raw "
+                   "in env.unread_outputs", where)

@@ -263,7 +263,7 @@ def test_turns_written_as_text_keep_each_roles_words_and_an_answer_of_none_only_
              input=[{"role": "user", "content": "Noted?"}], output="Noted.")]
     path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
                                 "observations": observations}))
-    [ep], rows = _read(path)
+    [ep], rows = golden.read_split(langfuse, path)
     assert ep.task == "What is 6*7?" and ep.env["system_prompt"] == "Be brief."
     assert [(s.action.kind, s.action.tool_name, s.action.text, s.observation.text) for s in ep.steps] == [
         ("message", None, "It is 42.", "What is 6*7?"), ("tool_call", "note", None, "None"),
@@ -298,14 +298,14 @@ def _event_name_without_its_number(obs, attrs):
 def test_a_beeai_run_reads_alike_whether_its_iterations_are_agents_and_its_events_numbered(tmp_path):
     """Instrumentations that mark each loop iteration AGENT, or name an event without its number (its `target` says
     which it is), describe the same run: the same three steps, one agent."""
-    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
+    [plain], _ = golden.read_split(langfuse, LANGFUSE / "beeai-2025-08-01.trace.json")
 
     def steps(ep):
         return [(s.action.kind, s.action.tool_name, s.action.arguments, s.action.text, s.reasoning,
                  s.observation.text, s.timestamp) for s in ep.steps]
 
     for change in (_iteration_as_agent, _event_name_without_its_number):
-        [ep], rows = _read(_beeai_variant(tmp_path, change))
+        [ep], rows = golden.read_split(langfuse, _beeai_variant(tmp_path, change))
         assert rows == [] and "subagents" not in ep.env, change.__name__
         assert steps(ep) == steps(plain) and ep.agent == plain.agent, change.__name__
         assert ep.env["trace"]["agents"] == plain.env["trace"]["agents"], change.__name__
@@ -319,8 +319,8 @@ def _thoughts_left_out(obs, attrs):
 
 
 def test_a_beeai_iteration_whose_last_update_has_no_thought_has_no_reasoning(tmp_path):
-    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
-    [ep], rows = _read(_beeai_variant(tmp_path, _thoughts_left_out))
+    [plain], _ = golden.read_split(langfuse, LANGFUSE / "beeai-2025-08-01.trace.json")
+    [ep], rows = golden.read_split(langfuse, _beeai_variant(tmp_path, _thoughts_left_out))
     assert rows == [] and [s.reasoning for s in ep.steps] == [None, None, plain.steps[2].reasoning]
     assert [s.action.arguments for s in ep.steps] == [s.action.arguments for s in plain.steps]
 
@@ -336,7 +336,7 @@ def test_tool_spans_without_a_model_call_are_steps_with_their_input_and_result(t
              output={}, level="ERROR", statusMessage="no such file")]
     path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
                                 "observations": observations}))
-    [ep], rows = _read(path)
+    [ep], rows = golden.read_split(langfuse, path)
     assert rows == []
     assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
         ("ls", {"path": "/tmp"}), ("cat", {"path": "/tmp/a"})]
@@ -350,7 +350,7 @@ def test_an_observation_at_level_error_without_a_message_is_a_failure_named_erro
                          model="m", input=[{"role": "user", "content": "hi"}], output="Hello.", level="ERROR")]
     path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
                                 "observations": observations}))
-    [ep], _ = _read(path)
+    [ep], _ = golden.read_split(langfuse, path)
     assert ep.env["trace"]["errors"] == [{"span": "chat", "span_id": "g1", "error": "ERROR"}]
 
 
@@ -362,8 +362,8 @@ def _events_out_of_their_iteration(obs, attrs):
 
 
 def test_beeai_events_outside_any_iteration_are_no_step_and_a_numbered_name_alone_is_no_event(tmp_path):
-    [plain], _ = _read(LANGFUSE / "beeai-2025-08-01.trace.json")
-    [ep], _ = _read(_beeai_variant(tmp_path, _events_out_of_their_iteration))
+    [plain], _ = golden.read_split(langfuse, LANGFUSE / "beeai-2025-08-01.trace.json")
+    [ep], _ = golden.read_split(langfuse, _beeai_variant(tmp_path, _events_out_of_their_iteration))
     assert [(s.action.tool_name, s.action.text, s.reasoning) for s in ep.steps] == [
         (s.action.tool_name, s.action.text, s.reasoning) for s in plain.steps]
     # a trace of no BeeAI run whose span names end in a number keeps its spans as they are
@@ -372,6 +372,31 @@ def test_beeai_events_outside_any_iteration_are_no_step_and_a_numbered_name_alon
                          input={"q": "Barcelona"}, output="sunny")]
     path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
                                 "observations": observations}))
-    [ep], _ = _read(path)
+    [ep], _ = golden.read_split(langfuse, path)
     assert [(s.action.tool_name, json.loads(s.action.arguments)) for s in ep.steps] == [
         ("web.search-1", {"q": "Barcelona"})] and ep.final_observation.text == "sunny"
+
+
+def test_a_generation_output_with_no_message_in_it_is_kept_raw_in_env_with_a_warning(tmp_path):
+    """A generation whose output holds no message the reader reads makes no step; its output is kept as written
+    in the episode's env with one warning, whether a tool span follows it or it is the trace's last."""
+    path = tmp_path / "trace.json"
+    observations = [
+        _obs("g1", "GENERATION", "chat", "2025-06-26T06:16:19.504Z", "2025-06-26T06:16:20.000Z", model="m",
+             input=[{"role": "user", "content": "list /tmp"}], output={"finish": "length", "tokens": [7, 8]}),
+        _obs("s1", "TOOL", "ls", "2025-06-26T06:16:20.100Z", "2025-06-26T06:16:20.200Z", input={"path": "/tmp"},
+             output="a.txt"),
+        _obs("g2", "GENERATION", "chat", "2025-06-26T06:16:20.400Z", "2025-06-26T06:16:21.000Z", model="m",
+             input=[{"role": "user", "content": "list /tmp"}], output=12345)]
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "htmlPath": "/project/p/traces/t1",
+                                "observations": observations}))
+    [ep], rows = golden.read_split(langfuse, path)
+    assert [s.action.tool_name for s in ep.steps] == ["ls"]
+    assert ep.env["unread_outputs"] == [
+        {"span": "chat", "span_id": "g1", "after_steps": 0, "output": {"finish": "length", "tokens": [7, 8]}},
+        {"span": "chat", "span_id": "g2", "after_steps": 1, "output": 12345}]
+    assert [r.rule for r in rows] == ["unknown_content"] and "g1, g2" in rows[0].reason
+    # a trace whose generations answer in messages has no such key and no warning (OBSERVATIONS)
+    path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "observations": OBSERVATIONS}))
+    [ep], rows = golden.read_split(langfuse, path)
+    assert "unread_outputs" not in ep.env and rows == []

@@ -564,3 +564,18 @@ def test_a_failed_promptflow_tool_span_is_an_error_result(tmp_path):
                  status={"code": 2, "message": "database unreachable"})]
     (ep,), _ = read(otel, _otlp(tmp_path, spans))
     assert ep.final_observation.text == "database unreachable" and ep.final_observation.is_error
+
+
+def test_a_model_span_whose_output_holds_no_message_is_kept_raw_in_env_with_a_warning(tmp_path):
+    """A chat span whose output attribute holds no message the reader reads makes no step; its output attributes
+    are kept as written in the episode's env with one warning."""
+    odd = json.dumps({"finish_reason": "length"})
+    path = _otlp(tmp_path, [
+        _span("a1", None, "chat m", 0, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
+                                        "gen_ai.input.messages": json.dumps([USER]), "gen_ai.output.messages": odd}),
+        _tool("a2", None, 1, "get_weather", "c1", {"city": "Paris"}, "rain")])
+    [ep], rows = read(otel, path)
+    assert calls(ep) == [("get_weather", {"city": "Paris"})]
+    assert ep.env["unread_outputs"] == [{"span": "chat m", "span_id": "a1", "after_steps": 0,
+                                         "output": {"gen_ai.output.messages": odd}}]
+    assert [r.rule for r in rows] == ["unknown_content"] and "a1" in rows[0].reason
