@@ -237,6 +237,13 @@ def _line(rows: list[dict], text: Callable[[dict | None], str | None] = _text,
             _screenshot_only(first["observation"], first_text))
 
 
+def _repeats_task(state: str, task: str | None) -> bool:
+    """A chat log's first observation is the person's request (the transcript core makes the first user message
+    both the task and what the agent saw first): it is no state of the environment, and the benchmark's rows
+    show none in turn 1 where they show no task (mcp, search, swe) and give the task apart where they do."""
+    return bool(task) and state.strip() == task.strip()
+
+
 def _episode_lines(main: list[dict], branches: list[dict]) -> Iterator[tuple[str, int, list[dict]]]:
     """(line name, start turn, rows) for the main line and each branch of one episode."""
     if main:
@@ -272,6 +279,8 @@ def trajectories(steps: pa.Table, episodes: dict[str, dict], branches: dict[str,
         act = action_text(domain, episode.get("source_format")) if action_text else None
         for line, start, line_rows in _episode_lines(rows[i:j], branches.get(episode_id, [])):
             first_state, first_id, first_origin, turns, url, first_shot = _line(line_rows, text, act)
+            if first_state is not None and _repeats_task(first_state, episode.get("task")):
+                first_state = None
             yield Trajectory(
                 episode_id=episode_id, line=line, domain=domain,
                 task=episode.get("task"), outcome=episode.get("outcome") or "unknown",
