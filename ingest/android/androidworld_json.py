@@ -34,9 +34,8 @@ from typing import Iterator
 import orjson
 
 from ingest.android.androidworld import element_views
-from ingest.android.androidworld_replay import claims as replay_claims, read_replay
-from ingest.android.json_action import json_action
-from ingest.coords import Space, place
+from ingest.android.androidworld_replay import claims as replay_claims, indexed_action, read_replay
+from ingest.coords import Space
 from ingest.format_info import FormatInfo
 from ingest.members import with_prefix
 from ingest.record import Action, Episode, Observation, Rejected, Step, episode_without_steps, warn
@@ -143,17 +142,7 @@ def _decode(reply: str) -> dict | None:
 
 def _action(reply: str, act: dict, views: list[dict], screen: Space | None) -> Action:
     """Raises ValueError for an action type outside AndroidWorld's JSONAction vocabulary."""
-    raw: dict = {"reply": reply, "action": act}
-    element, x, y = None, None, None
-    index = act.get("index")
-    if isinstance(index, int) and 0 <= index < len(views):
-        view = views[index]
-        element = orjson.dumps({"index": index, **{k: view[k] for k in ("class", "text", "bounds")}}).decode()
-        if view["bounds"] and screen is not None:
-            (x1, y1), (x2, y2) = view["bounds"]
-            x, y, raw["point"] = place((x1 + x2) / 2, (y1 + y2) / 2, screen,
-                                       note=f"centre of element {index}'s bounds")
-    return json_action(act, orjson.dumps(raw).decode(), x, y, element, "AndroidWorld")
+    return indexed_action(act, {"reply": reply, "action": act}, views, screen)
 
 
 def _step(record: dict, screen: Space | None, env: dict) -> Step:

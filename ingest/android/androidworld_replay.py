@@ -69,7 +69,12 @@ def _action(act, views: list[dict], screen: Space | None) -> Action:
     """Raises ValueError for an action that is not a JSONAction."""
     if not isinstance(act, dict) or not isinstance(act.get("action_type"), str):
         raise ValueError("not an object with an `action_type`")
-    raw: dict = {"action": act}
+    return indexed_action(act, {"action": act}, views, screen)
+
+
+def indexed_action(act: dict, raw: dict, views: list[dict], screen: Space | None) -> Action:
+    """A JSONAction whose `index` names an element of `views`: the element, and the centre of its bounds placed on
+    the screen (the source's numbers in `raw["point"]`). Raises ValueError for a type outside the vocabulary."""
     element, x, y = None, None, None
     index = act.get("index")
     if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(views):
