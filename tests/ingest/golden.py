@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from ingest.record import Episode, Observation, Rejected, Step
+from pipelines.infra.plan import HEAD_BYTES
 from tests import goldens
 
 
@@ -87,6 +88,12 @@ def read_records(module, path: Path, blobs: dict | None = None, root: Path | Non
     uri = str(Path(path).relative_to(Path(root).parent)) if root else Path(path).name
     source = Source(fsspec.filesystem("file"), str(path), uri, put_blob, root=str(root) if root else None)
     return list(module.read(source))
+
+
+def head(path) -> bytes:
+    """A file's first bytes as planning hands them to a reader's `units` (`HEAD_BYTES`)."""
+    with open(path, "rb") as f:
+        return f.read(HEAD_BYTES)
 
 
 def read_split(module, path: Path, blobs: dict | None = None) -> tuple[list[Episode], list[Rejected]]:

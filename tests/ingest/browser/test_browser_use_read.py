@@ -14,6 +14,7 @@ from ingest.swe import sweagent
 from tests.conftest import SAMPLES
 from tests.ingest.golden import check, read_records
 from tests.parts import require_shared_sample
+from tests.ingest import golden
 
 GOLDEN = Path(__file__).parent / "golden"
 SAMPLE = SAMPLES / "browser" / "browser-use" / "agent_history.json"
@@ -21,13 +22,9 @@ SAMPLE = SAMPLES / "browser" / "browser-use" / "agent_history.json"
 WAIGENIE = SAMPLES.parent.parent / "shared" / "samples" / "browser" / "browser-use" / "waigenie-qa" / "agent_history.json"
 
 
-def _head(path):
-    return Path(path).read_bytes()[:4096]
-
-
 def test_claimed_by_browser_use_never_by_the_swe_agent_reader():
-    assert browser_use.units([str(SAMPLE)], _head) == [str(SAMPLE)]
-    assert sweagent.units([str(SAMPLE)], _head) == []
+    assert browser_use.units([str(SAMPLE)], golden.head) == [str(SAMPLE)]
+    assert sweagent.units([str(SAMPLE)], golden.head) == []
 
 
 def test_real_history_of_a_failed_run_golden():

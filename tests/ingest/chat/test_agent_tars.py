@@ -12,20 +12,16 @@ from ingest.chat import agent_tars, by_shape
 from ingest.record import Episode, Rejected
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
+from tests.ingest import golden
 
 SAMPLES = REPO / "samples" / "chat" / "agent-tars" / "bytedance-UI-TARS-desktop"
 GOLDEN = REPO / "tests" / "ingest" / "chat" / "golden"
 
 
-def _head(path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(4096)
-
-
 def test_real_jsonl_trace_golden():
     """A prompt, reasoning, one JupyterCI call with its result, reasoning, the answer, the run's end."""
     path = SAMPLES / "trace.jsonl"
-    assert agent_tars.units([str(path)], _head) == [str(path)]
+    assert agent_tars.units([str(path)], golden.head) == [str(path)]
     records = read_records(agent_tars, path)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = [r for r in records if isinstance(r, Episode)]
@@ -44,8 +40,8 @@ def test_real_snapshot_array_golden_with_its_screenshot_as_a_blob():
     page's screenshot and the answer; the run did not record its end. The snapshot cut the screenshot's data URL
     short: it is no image, and is kept as written, not a blob."""
     path = SAMPLES / "nvidia-stock-event-stream.jsonl"
-    assert agent_tars.units([str(path)], _head) == [str(path)]
-    assert by_shape.units([str(path)], _head) == []
+    assert agent_tars.units([str(path)], golden.head) == [str(path)]
+    assert by_shape.units([str(path)], golden.head) == []
     blobs: dict = {}
     records = read_records(agent_tars, path, blobs)
     [ep] = [r for r in records if isinstance(r, Episode)]
@@ -108,7 +104,7 @@ def test_the_agent_uis_events_document_written_over_many_lines(tmp_path):
               {"id": "5", "type": "assistant_message", "timestamp": 1704103203000, "content": "$15.30"}]
     path = tmp_path / "custom-format-transformed.json"
     path.write_text(json.dumps({"events": events}, indent=2))
-    assert agent_tars.units([str(path)], _head) == [str(path)]
+    assert agent_tars.units([str(path)], golden.head) == [str(path)]
     records = read_records(agent_tars, path)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = [r for r in records if isinstance(r, Episode)]
@@ -124,8 +120,8 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     calls (and `loop-1` was an empty episode); now the whole run's file is the unit and reads its loops with it."""
     run = SAMPLES / "snapshot-tool-calls-basic"
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
-    assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
-    assert agent_tars.members([str(run / "event-stream.jsonl")], files, _head) == {
+    assert agent_tars.units(files, golden.head) == [str(run / "event-stream.jsonl")]
+    assert agent_tars.members([str(run / "event-stream.jsonl")], files, golden.head) == {
         str(run / "event-stream.jsonl"): [str(run / f"loop-{n}/event-stream.jsonl") for n in (1, 2, 3)]
         + sorted([str(run / f"loop-{n}/llm-{kind}.jsonl") for n in (1, 2, 3) for kind in ("request", "response")]
                  + [str(run / f"loop-{n}/tool-calls.jsonl") for n in (1, 2)])}
@@ -216,7 +212,7 @@ def test_a_run_without_its_whole_snapshot_is_read_from_its_last_loop(tmp_path):
         (run / f"loop-{n}").mkdir(parents=True)
         (run / f"loop-{n}" / "event-stream.jsonl").write_text(_stream(events) + ("\n]" if n == 1 else ""))
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
-    assert agent_tars.units(files, _head) == [str(run / "loop-2" / "event-stream.jsonl")]
+    assert agent_tars.units(files, golden.head) == [str(run / "loop-2" / "event-stream.jsonl")]
     records = read_records(agent_tars, run / "loop-2" / "event-stream.jsonl", root=run)
     [bad] = [r for r in records if isinstance(r, Rejected)]
     assert bad.rule == "parse_error" and bad.location == "case/loop-1/event-stream.jsonl"
@@ -261,7 +257,7 @@ def test_a_loop_a_later_snapshot_changed_in_the_middle_is_kept(tmp_path):
     (run / "loop-3" / "event-stream.jsonl").write_text('{"note": "not an event"}\n')
     (run / "event-stream.jsonl").write_text(_stream(_RUN))
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
-    assert agent_tars.units(files, _head) == [str(run / "event-stream.jsonl")]
+    assert agent_tars.units(files, golden.head) == [str(run / "event-stream.jsonl")]
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     changed, whole = records
     assert changed.steps[0].observation.text == "Open the page" and changed.final_observation.text == "timed out"
@@ -316,8 +312,8 @@ def test_model_requests_that_disagree_with_the_stream_keep_their_messages_and_sa
     (run / "loop-4" / "llm-request.jsonl").write_text('{"provider": "openai", "request": ')
     (run / "loop-4" / "llm-response.jsonl").write_text('["not", "a", "chunk"]\n')
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
-    [unit] = agent_tars.units(files, _head)
-    members = agent_tars.members([unit], files, _head)[unit]
+    [unit] = agent_tars.units(files, golden.head)
+    members = agent_tars.members([unit], files, golden.head)[unit]
     assert str(run / "loop-4" / "llm-response.jsonl") not in members
     assert str(run / "loop-4" / "llm-request.jsonl") in members and len(members) == 7
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
@@ -363,9 +359,9 @@ def test_saved_tool_calls_keep_their_time_and_say_where_they_disagree_with_the_s
     (run / "loop-1" / "llm-request.jsonl").write_text(_request("m1", [{"role": "user", "content": "Open the page"}]))
     (run / "loop-1" / "llm-response.jsonl").write_text('{"id": "r1", "model": "m9", "choices": []}\n')
     files = sorted(str(p) for p in run.rglob("*.jsonl"))
-    [unit] = agent_tars.units(files, _head)
+    [unit] = agent_tars.units(files, golden.head)
     assert {str(run / f"loop-{n}" / "tool-calls.jsonl") for n in (1, 2, 3)} <= set(
-        agent_tars.members([unit], files, _head)[unit])
+        agent_tars.members([unit], files, golden.head)[unit])
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
         ("parse_error", "case/loop-3/tool-calls.jsonl")]

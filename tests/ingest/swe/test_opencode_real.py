@@ -21,20 +21,16 @@ from ingest.swe import opencode
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
 from tests.parts import require_shared_sample
+from tests.ingest import golden
 
 SHARED = REPO.parent / "shared" / "samples" / "opencode" / "marshall-ge-dltoolkit"
 BUNDLED = REPO / "samples" / "swe" / "opencode" / "victoryforphil-dark-factory"
 GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
 
 
-def _head(path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(4096)
-
-
 def test_an_export_with_shell_and_read_calls_over_two_prompts():
     path = require_shared_sample(SHARED / "ses_0013e6123ffebAIw1ulKxxwsFG.json")
-    assert opencode.units([str(path)], _head) == [str(path)]
+    assert opencode.units([str(path)], golden.head) == [str(path)]
     records = read_records(opencode, path)
     check(records, GOLDEN / "opencode-dltoolkit-tools.json", texts="hash", env_keys=("opencode",))
     assert [r for r in records if isinstance(r, Rejected)] == []
@@ -63,7 +59,7 @@ def test_a_bundled_export_of_a_skill_a_subagent_and_the_answer():
     then answers with text: terminated. Each result is the observation of the step after its call; token counts
     summed over the three model calls (its costs are all 0)."""
     path = BUNDLED / "session__jolly-eagle__ses_39b5d713cffeRgAoxPIwS3Plus.json"
-    assert opencode.units([str(path)], _head) == [str(path)]
+    assert opencode.units([str(path)], golden.head) == [str(path)]
     records = read_records(opencode, path)
     check(records, GOLDEN / "opencode-dark-factory-subagent.json", env_keys=("opencode",))
     assert [r for r in records if isinstance(r, Rejected)] == []

@@ -33,6 +33,7 @@ from tests.ingest.golden import check, read_records
 from tests.parts import require_shared_sample
 from tests.ingest.swe.coding_clis import (OPENCODE_MODEL, OPENCODE_PROMPT, cli_run, opencode_export,
                                           opencode_transcript as written_transcript, played)
+from tests.ingest import golden
 
 SAMPLE = REPO / "samples" / "opencode-transcript" / "shynlee04-hivemind-plugin" / "session-ses_1877.md"
 GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
@@ -68,11 +69,6 @@ def _transcript(tmp_path, markdown: str) -> list:
     return read_records(opencode_transcript, path)
 
 
-def _head(path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(4096)
-
-
 def _tool(name: str, arguments: dict, output: str | None = None, error: str | None = None) -> str:
     text = f"**Tool: {name}**\n\n**Input:**\n```json\n{json.dumps(arguments, indent=2)}\n```\n"
     if output is not None:
@@ -91,7 +87,7 @@ def _read(tmp_path, body: str) -> list:
 def test_real_transcript_opening_golden():
     """18 calls (every one finished: 15 outputs, 3 errors), three prompts, reasoning exported: each call an action
     with its input, its output or error the next observation; the agent and each reply's time kept in env."""
-    assert opencode_transcript.units([str(SAMPLE)], _head) == [str(SAMPLE)]
+    assert opencode_transcript.units([str(SAMPLE)], golden.head) == [str(SAMPLE)]
     records = read_records(opencode_transcript, SAMPLE)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = [r for r in records if isinstance(r, Episode)]
@@ -107,7 +103,7 @@ def test_real_transcript_opening_golden():
 
 
 def _shared_episode(path) -> tuple[list, Episode]:
-    assert opencode_transcript.units([str(path)], _head) == [str(path)]
+    assert opencode_transcript.units([str(path)], golden.head) == [str(path)]
     records = read_records(opencode_transcript, path)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = [r for r in records if isinstance(r, Episode)]
@@ -248,7 +244,7 @@ def test_only_the_writers_header_is_claimed_and_a_message_of_no_kind_is_kept_raw
     other.write_text("# Notes\n\n**Session ID:** 42\n")
     plain = tmp_path / "session.md"
     plain.write_text("# New session\n\n**Session ID:** ses_x1\n**Created:** today\n")
-    assert opencode_transcript.units([str(other), str(plain)], _head) == [str(plain)]
+    assert opencode_transcript.units([str(other), str(plain)], golden.head) == [str(plain)]
     records = _read(tmp_path, "## User\n\nhi\n\n---\n\n## Assistant (Build · GPT-5)\n\nhello\n\n---\n\n")
     [ep] = [r for r in records if isinstance(r, Episode)]
     assert [s.action.text for s in ep.steps] == ["hello"]

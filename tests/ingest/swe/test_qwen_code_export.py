@@ -18,6 +18,7 @@ from tests.ingest.golden import read_records
 from tests.ingest.swe.coding_clis import NOTES, QWEN_MODEL, check_qwen_code_close, cli_run, played, \
     qwen_code_export as export
 from tests.scripted_model_server import USAGE
+from tests.ingest import golden
 
 VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS
 DISPLAY_NAMES = {"glob": "Glob", "read_file": "ReadFile"}  # the titles name these tools by their display names
@@ -68,7 +69,7 @@ def test_the_0_15_html_page_reads_as_its_json_export_and_a_later_ones_is_not_cla
     """0.15's page embeds the object `/export json` writes (its chat viewer's data); 0.24's embeds its renderer's
     transcript document (previews of the calls): not read."""
     cli, files = exported
-    claimed = qwen_code_export.units([str(files["html"])], _head)
+    claimed = qwen_code_export.units([str(files["html"])], golden.head)
     if cli.version != "0.15.10":
         assert claimed == [] and b'id="transcript-document"' in files["html"].read_bytes()
         return
@@ -80,11 +81,6 @@ def test_the_0_15_html_page_reads_as_its_json_export_and_a_later_ones_is_not_cla
     assert page_meta.pop("exportTime") != doc_meta.pop("exportTime")  # each export says when it was made
     assert page_meta == doc_meta and page.env["qwen_code_export"] == doc.env["qwen_code_export"]
     assert page.agent == QWEN_MODEL
-
-
-def _head(path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(4096)
 
 
 def test_ingest_reads_the_json_exports_and_lists_the_same_sessions_markdown_as_theirs(exported, run, query):
@@ -153,7 +149,7 @@ def test_a_chat_viewer_page_without_its_data_is_rejected_naming_the_file(tmp_pat
     path = tmp_path / "qwen-code-export-x.html"
     path.write_text('<html><head><script src="https://unpkg.com/@qwen-code/webui@latest/dist/index.umd.js">'
                     '</script><title>Qwen Code Chat Export</title></head><body></body></html>')
-    assert qwen_code_export.units([str(path)], _head) == [str(path)]
+    assert qwen_code_export.units([str(path)], golden.head) == [str(path)]
     (row,) = read_records(qwen_code_export, path)
     assert isinstance(row, Rejected) and row.rule == "bad_record" and "qwen-code-export-x.html" in row.reason
 
@@ -164,7 +160,7 @@ def test_units_are_the_json_exports_and_members_list_the_others_of_the_session_b
     (0.15's page holds the session's JSON export and is read); a markdown export of another session is not listed."""
     cli, files = exported
     root = files["json"].parent
-    heads = {f"w/{p.name}": _head(p) for p in root.iterdir()}
+    heads = {f"w/{p.name}": golden.head(p) for p in root.iterdir()}
     heads["w/other.json"] = b'{"sessionId": "s1", "messages": []}'
     heads["w/other.jsonl"] = b'{"type":"user","sessionId":"s1","startTime":"t"}\n'
     heads["w/sub/" + files["md"].name] = b"# Chat Session Export\n"
@@ -461,8 +457,8 @@ def test_members_of_exports_in_two_folders_are_each_folders_own(exported):
     """Two folders each holding a session's JSON export and its markdown export: each folder's markdown is listed
     for that folder's export; a markdown export of the same session in a subfolder is not the folder's."""
     _, files = exported
-    json_head, md_head = _head(files["json"]), _head(files["md"])
-    heads = {"a/qwen-code-export-1.json": json_head, "a/qwen-code-export-1.jsonl": _head(files["jsonl"]),
+    json_head, md_head = golden.head(files["json"]), golden.head(files["md"])
+    heads = {"a/qwen-code-export-1.json": json_head, "a/qwen-code-export-1.jsonl": golden.head(files["jsonl"]),
              "a/qwen-code-export-1.md": md_head, "a/sub/qwen-code-export-2.md": md_head,
              "b/qwen-code-export-3.json": json_head, "b/qwen-code-export-3.md": md_head}
     names = sorted(heads)

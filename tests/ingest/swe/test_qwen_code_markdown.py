@@ -18,6 +18,7 @@ from ingest.swe import qwen_code_export, qwen_code_markdown
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
 from tests.ingest.swe.coding_clis import NOTES, check_qwen_code_close, cli_run, played, qwen_code_export as export
+from tests.ingest import golden
 
 VERSIONS = ("0.15.10", "0.24.4")  # the Makefile's QWEN_CODE_VERSIONS
 DISPLAY_NAMES = {"glob": "Glob", "read_file": "ReadFile"}  # the titles name these tools by their display names
@@ -41,14 +42,9 @@ def _episode(module, path) -> Episode:
     return ep
 
 
-def _head(path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(4096)
-
-
 def test_the_markdown_export_holds_every_scripted_call_with_its_arguments_and_result(exported):
     cli, files = exported
-    assert qwen_code_markdown.units([str(files["md"])], _head) == [str(files["md"])]
+    assert qwen_code_markdown.units([str(files["md"])], golden.head) == [str(files["md"])]
     ep = _episode(qwen_code_markdown, files["md"])
     calls = played(cli)
     tool_steps = [s for s in ep.steps if s.action.kind != "message"]
@@ -91,7 +87,7 @@ def test_a_markdown_export_alone_is_ingested_and_beside_its_json_export_is_liste
     (other / files["json"].name).write_bytes(files["json"].read_bytes())
     (other / files["md"].name).write_bytes(files["md"].read_bytes().replace(
         json.loads(files["json"].read_text())["sessionId"].encode(), b"another-session"))
-    members = qwen_code_export.members([str(other / files["json"].name)], sorted(map(str, other.iterdir())), _head)
+    members = qwen_code_export.members([str(other / files["json"].name)], sorted(map(str, other.iterdir())), golden.head)
     assert members == {str(other / files["json"].name): []}
 
 
@@ -100,7 +96,7 @@ def test_a_real_export_with_its_metadata_and_subagent_calls():
     plan); the model's thought and its text each a `## Assistant` (two message steps), two `Agent` calls whose
     outputs are the subagents' answers, then a thought and the answer; model `coder-model`, 4974831 tokens, a
     7.7% context usage; the last message is the model's: terminated."""
-    assert qwen_code_markdown.units([str(HIVEMIND)], _head) == [str(HIVEMIND)]
+    assert qwen_code_markdown.units([str(HIVEMIND)], golden.head) == [str(HIVEMIND)]
     records = read_records(qwen_code_markdown, HIVEMIND)
     check(records, GOLDEN / "qwen-code-markdown-hivemind.json", env_keys=("qwen_code_markdown",))
     assert [r for r in records if isinstance(r, Rejected)] == []
@@ -162,7 +158,7 @@ def test_hand_made_edge_cases_warn_and_keep_what_they_do_not_know(tmp_path):
 def test_markdown_that_is_not_the_writers_is_not_claimed(tmp_path):
     other = tmp_path / "notes.md"
     other.write_text("# Chat Session Export\n\n**Session ID**: s1\n\n**Start Time**: t0\n")  # another writer's
-    assert qwen_code_markdown.units([str(other)], _head) == []
+    assert qwen_code_markdown.units([str(other)], golden.head) == []
 
 
 def test_a_calls_affected_files_are_kept_with_its_title_and_status(tmp_path):

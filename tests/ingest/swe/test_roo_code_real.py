@@ -16,6 +16,7 @@ from ingest.swe import cline
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
 from tests.parts import require_shared_sample
+from tests.ingest import golden
 
 SAMPLE = REPO / "samples" / "swe" / "roo-code" / "krzychdre-tumble-code" / "file-clear-error-2.md"
 EXTREMITY = REPO.parent / "shared" / "samples" / "roo-code" / "extremity-scratchspace" / "ui_messages.json"
@@ -24,18 +25,13 @@ MODEL = "unsloth/GLM-5.1-GGUF:UD-IQ2_XXS"
 LEAF = REPO / "tests" / "ingest" / "swe" / "data" / "roo-code-jsboige-mcp-servers" / "8c06d62c-1ee2-4c3a-991e-c9483e90c8aa"
 
 
-def _head(path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(4096)
-
-
 def test_a_diagnostics_file_shared_under_another_name_is_claimed_and_read_whole():
     """Read by hand against the file: the task from `<user_message>`; 16 model turns with reasoning, 23 native
     calls in order (several turns call two), each result the observation of the step after its call; the first
     run of the script exits 2, later commands exit 0; `write_to_file` fails inside the extension (its error is
     the result); the history ends on a command's result, where the error stopped the task: not terminated. The
     model of every turn is the one its environment details name; the error is kept as the diagnostics."""
-    assert cline.units([str(SAMPLE)], _head) == [str(SAMPLE)]
+    assert cline.units([str(SAMPLE)], golden.head) == [str(SAMPLE)]
     records = read_records(cline, SAMPLE)
     check(records, GOLDEN / "roo-code-tumble-diagnostics.json", env_keys=("roo_code",))
     assert [r for r in records if isinstance(r, Rejected)] == []
@@ -56,7 +52,7 @@ def test_a_real_roo_ui_log_shared_alone_is_read_as_roo_codes():
     its requests name their `apiProtocol` (Roo Code's) and carry usage only; it ends on the completion, the
     user's follow-up and two failed condensings of a context over the model's window."""
     path = require_shared_sample(EXTREMITY)
-    assert cline.units([str(path)], _head) == [str(path)]
+    assert cline.units([str(path)], golden.head) == [str(path)]
     records = read_records(cline, path)
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert ep.task.startswith("# Task 6M — 0.4.4 Preview Migration Plan\n\nThis is a **research and planning")
@@ -76,7 +72,7 @@ def test_a_real_roo_task_folder_of_the_xml_era_reads_as_its_two_turns():
     details name; each turn's reasoning is the one the UI log showed before it (the history keeps none); usage is
     the UI log's last request; `files_in_context` comes from `task_metadata.json`."""
     assert cline.units([str(LEAF / n) for n in ("api_conversation_history.json", "task_metadata.json",
-                                                 "ui_messages.json")], _head) == [str(LEAF)]
+                                                 "ui_messages.json")], golden.head) == [str(LEAF)]
     records = read_records(cline, LEAF)
     check(records, GOLDEN / "roo-code-jsboige-leaf-task.json", env_keys=("roo_code",))
     assert [r for r in records if isinstance(r, Rejected)] == []

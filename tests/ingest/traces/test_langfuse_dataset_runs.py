@@ -15,6 +15,7 @@ from ingest.traces import langfuse
 from ingest.traces.langfuse_runs import outcome_of
 from tests.conftest import SAMPLES
 from tests.ingest.golden import read_records
+from tests.ingest import golden
 
 LANGFUSE = SAMPLES / "traces" / "langfuse"
 TOKYO = json.loads((LANGFUSE / "openai-agents-2025-09-30.trace.json").read_text())  # trace fee618f9...
@@ -59,13 +60,9 @@ def _saved_run(tmp_path):
     return path
 
 
-def _head(path):
-    return open(path, "rb").read(4096)
-
-
 def test_a_saved_run_makes_each_run_item_its_traces_episode_with_its_item_and_outcome(tmp_path):
     path = _saved_run(tmp_path)
-    assert langfuse.units([str(path)], _head) == [str(path)]
+    assert langfuse.units([str(path)], golden.head) == [str(path)]
     records = read_records(langfuse, path)
     episodes = {r.key: r for r in records if isinstance(r, Episode)}
     rows = {r.rule: r for r in records if isinstance(r, Rejected)}
@@ -97,7 +94,7 @@ def test_a_run_items_page_without_the_traces_names_every_item_in_one_row(tmp_pat
     rows = [{"id": f"dri-{i}", "projectId": "p-1", "datasetItemId": f"item-{i}", "traceId": f"trace-{i}",
              "observationId": None, **TIMES, "datasetName": "agent-qa"} for i in range(3)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert langfuse.units([str(path)], _head) == [str(path)]
+    assert langfuse.units([str(path)], golden.head) == [str(path)]
     [row] = read_records(langfuse, path)
     assert row.rule == "trace_not_in_file" and "3 dataset run items" in row.reason
     assert row.snippet == "dri-0 -> trace trace-0, dri-1 -> trace trace-1, dri-2 -> trace trace-2"
@@ -130,7 +127,7 @@ def test_experiment_items_without_their_traces_are_an_input_and_its_answer(tmp_p
             "meta": {"cursor": "djE6MTIz"}}
     path = tmp_path / "experiment-items.json"
     path.write_text(json.dumps(page, indent=2))
-    assert langfuse.units([str(path)], _head) == [str(path)]
+    assert langfuse.units([str(path)], golden.head) == [str(path)]
     records = read_records(langfuse, path)
     first, second = [r for r in records if isinstance(r, Episode)]
     [row] = [r for r in records if isinstance(r, Rejected)]
@@ -163,4 +160,4 @@ def test_a_dataset_items_export_alone_is_no_run_and_not_claimed(tmp_path):
     """The UI's dataset items export holds tasks, not runs: the Langfuse reader does not claim it."""
     path = tmp_path / "dataset_items.json"
     path.write_text(json.dumps([_dataset_item("item-1", "q", "a") | {"htmlSourcePath": ""}]))
-    assert langfuse.units([str(path)], _head) == []
+    assert langfuse.units([str(path)], golden.head) == []

@@ -7,19 +7,15 @@ from ingest.record import Episode, Rejected
 from ingest.traces import otel
 from tests.conftest import SAMPLES
 from tests.ingest.golden import read_records
+from tests.ingest import golden
 
 TEMPO = SAMPLES / "traces" / "otel" / "agentevals-tempo" / "tempo_export_with_batches.json"
-
-
-def _head(path) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(4096)
 
 
 def test_a_real_tempo_export_is_read_as_its_agent_run():
     """Among the controller's HTTP and A2A spans, the run: the prompt, one `helm_list_releases` call with its
     output, then the answer naming the two releases (2 model calls in the raw file)."""
-    assert otel.units([str(TEMPO)], _head) == [str(TEMPO)]
+    assert otel.units([str(TEMPO)], golden.head) == [str(TEMPO)]
     records = read_records(otel, TEMPO)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = [r for r in records if isinstance(r, Episode)]
@@ -38,9 +34,9 @@ def test_batches_are_read_only_when_they_hold_resources_and_their_spans(tmp_path
                            {"key": "gen_ai.tool.name", "value": {"stringValue": "ls"}}]}
     tempo = tmp_path / "trace.json"
     tempo.write_text(json.dumps({"batches": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [span]}]}]}))
-    assert otel.units([str(tempo)], _head) == [str(tempo)]
+    assert otel.units([str(tempo)], golden.head) == [str(tempo)]
     [ep] = [r for r in read_records(otel, tempo) if isinstance(r, Episode)]
     assert [s.action.tool_name for s in ep.steps] == ["ls"]
     other = tmp_path / "jobs.json"
     other.write_text(json.dumps({"batches": [{"id": 1, "size": 20}]}))
-    assert otel.units([str(other)], _head) == []
+    assert otel.units([str(other)], golden.head) == []
