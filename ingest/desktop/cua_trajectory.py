@@ -9,7 +9,10 @@ Beside it, `turn_NNN/` folders hold numbered artifacts (`NNNN_<name>.json|png`, 
 `function_call`, `message`, `reasoning`), `computer_call_result` / `function_call_result` (the call and the
 items it gave back) and the screenshots: `screenshot_after` / `screenshot` (the screen after a call: what the
 model sees next) and `screenshot_action` (a copy with a crosshair drawn on the clicked point: counted in env,
-never an observation).
+never an observation). With cua's `screenshot_dir` option (made for OSWorld evaluations) each call's screenshot is
+also written outside the run as `<screenshot_dir>/<call_id>.png` and metadata.json names that file instead of
+embedding it: such copies are the run's files (found by the call ids its turn folders hold), listed as not read
+since the turn folder keeps the same screen.
 
 One step per call of an `agent_response`, and one per reply without calls (a `message`), through the transcript
 core. A computer call's action is read as `ingest.chat.computer_use` reads OpenAI's `computer_call`; its point
@@ -43,6 +46,7 @@ import orjson
 from ingest.chat.computer_use import domain_of, openai_action
 from ingest.coords import Space, place
 from ingest.format_info import FormatInfo
+from ingest.members import with_prefix
 from ingest.png import png_size
 from ingest.record import Action, Episode, Observation, Rejected, warn
 from ingest.source import Source, SourceError, parse_json
@@ -91,6 +95,33 @@ def units(files: list[str], head) -> list[str]:
         if posixpath.basename(path) == METADATA and folder in turns and b'"trajectory_id"' in head(path)[:512]:
             found.append(folder)
     return sorted(found)
+
+
+_CALL_RESULT = re.compile(r"turn_\d{3,}/\d{4,}_(computer|function)_call_result\.json")
+_CALL_ID = re.compile(rb'"call_id": "([^"\\]{1,200})"')
+_IMAGE = re.compile(r"\.(png|jpe?g|webp)$")
+COPY_WHY = ("a copy of the call's screenshot written by cua's `screenshot_dir` option (named by the call's id); the "
+            "turn folder keeps the same screen, which is read")
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """Each run's screenshots that cua's `screenshot_dir` option wrote outside the run (`<dir>/<call_id>.png`, the
+    calls' screenshots moved out of metadata.json; the turn folder holds the same screens): files of the run,
+    left unread. A call's id is read from the head of its turn's `computer_call_result` (the call comes first)."""
+    out: dict[str, list] = {run: [] for run in found}
+    copies: dict[str, list[str]] = {}  # images outside turn folders, by name: the only candidates
+    for path in files:
+        folder, name = posixpath.split(path)
+        stem, ext = posixpath.splitext(name)
+        if _IMAGE.fullmatch(ext) and not _TURN.fullmatch(posixpath.basename(folder)):
+            copies.setdefault(stem, []).append(path)
+    if not copies:
+        return out  # no run here used the option: no call result is opened
+    for run in found:
+        for path in with_prefix(files, run + "/"):
+            if _CALL_RESULT.fullmatch(path[len(run) + 1:]) and (m := _CALL_ID.search(head(path))):
+                out[run].extend((copy, COPY_WHY) for copy in copies.pop(m.group(1).decode("utf-8", "replace"), ()))
+    return out
 
 
 def _artifacts(source: Source) -> list[tuple[int, str, str]]:

@@ -6,7 +6,9 @@ does: xdotool moves, clicks and types, ImageMagick's `import` takes the screensh
 model is whatever answers at `api_base` (the tests' scripted model server). Prints one JSON line: the trajectory
 folders it wrote. With a sixth argument `title-tool`, the agent also has a plain function tool,
 `window_title`, that answers in text (the visible windows' titles): a run whose states are screenshots except
-where that tool answered.
+where that tool answered. With `screenshot-dir=<folder>`, the trajectory saver is given that folder as its
+`screenshot_dir` (cua's option that writes each call's screenshot there as `<call_id>.png` and names the file in
+metadata.json instead of embedding it).
 """
 
 import asyncio
@@ -73,13 +75,16 @@ def window_title() -> str:
                           capture_output=True, text=True).stdout.strip()
 
 
-async def _run(model: str, api_base: str, trajectory_dir: str, task: str, title_tool: bool = False) -> None:
+async def _run(model: str, api_base: str, trajectory_dir: str, task: str, title_tool: bool = False,
+               screenshot_dir: str = "") -> None:
     computer = CustomComputerHandler({
         "screenshot": _screenshot, "dimensions": _size, "environment": "linux", "click": _click,
         "double_click": _double_click, "type": _type, "keypress": _keypress, "move": _move, "scroll": _scroll,
         "wait": lambda ms=1000: None})
     tools = [computer, window_title] if title_tool else [computer]
-    agent = ComputerAgent(model=model, tools=tools, trajectory_dir=trajectory_dir, api_base=api_base,
+    # cua's `screenshot_dir` option moves the screenshots out of metadata.json into files named by call
+    saver = {"trajectory_dir": trajectory_dir, "screenshot_dir": screenshot_dir} if screenshot_dir else trajectory_dir
+    agent = ComputerAgent(model=model, tools=tools, trajectory_dir=saver, api_base=api_base,
                           api_key="scripted", screenshot_delay=0.3)
     async for _ in agent.run([{"role": "user", "content": task}]):
         pass
@@ -88,8 +93,10 @@ async def _run(model: str, api_base: str, trajectory_dir: str, task: str, title_
 def main() -> None:
     display, model, api_base, trajectory_dir, task = sys.argv[1:6]
     os.environ["DISPLAY"] = display
-    asyncio.run(_run(model, api_base, trajectory_dir, task, sys.argv[6:7] == ["title-tool"]))
-    folders = sorted(str(p) for p in Path(trajectory_dir).iterdir() if p.is_dir())
+    options = sys.argv[6:]
+    screenshots = next((o.split("=", 1)[1] for o in options if o.startswith("screenshot-dir=")), "")
+    asyncio.run(_run(model, api_base, trajectory_dir, task, "title-tool" in options, screenshots))
+    folders = sorted(str(p) for p in Path(trajectory_dir).iterdir() if p.is_dir() and p != Path(screenshots))
     print(json.dumps({"trajectories": folders}))
 
 

@@ -274,3 +274,23 @@ def test_the_trajectory_folder_is_one_unit_with_nothing_left_unread(cua_run):
     units, ignored = find_units([str(folder.parent)], definition.load("ingest-all").formats)
     assert [(u.format, u.uri.rsplit("/", 1)[-1]) for u in units] == [("cua_trajectory", folder.name)]
     assert ignored == []  # every turn's JSON and PNG goes with its folder
+
+
+def test_screenshots_written_outside_the_run_are_its_files_not_unread_inputs(tmp_path):
+    """cua's `screenshot_dir` (added for OSWorld evaluations, whose trajectories outgrew 100 GB) writes every call's
+    screenshot beside the runs as `<call_id>.png`: they belong to the run, the same screens its turn folders keep."""
+    shots = tmp_path / "trajectories" / "call_screenshots"
+    folder, events, _ = _produce(tmp_path, _script("anthropic"), RUNS["anthropic"]["model"],
+                                 producer_args=(f"screenshot-dir={shots}",))
+    episode = _episode(folder)
+    assert [s.action.kind for s in episode.steps] == ["wait", "click", "type", "hotkey", "click", "message"]
+    assert episode.env["screenshots"] == 5 and [e["text"] for e in events if e["event"] == "save"] == ["hello world"]
+    units, ignored = find_units([str(folder.parent)], definition.load("ingest-all").formats)
+    assert [(u.format, u.uri.rsplit("/", 1)[-1]) for u in units] == [("cua_trajectory", folder.name)]
+    copies = sorted(shots.iterdir())
+    assert len(copies) == 5 and sorted(Path(i.path) for i in ignored) == copies
+    assert all(i.reason.startswith(f"part of the cua_trajectory run {folder.name}, which does not read it: a copy")
+               for i in ignored)
+    # the reason is true: each copy is a screen a turn folder keeps (and is read)
+    kept = {p.read_bytes() for p in folder.glob("turn_*/*_screenshot_after.png")}
+    assert {p.read_bytes() for p in copies} == kept and len(kept) == 4

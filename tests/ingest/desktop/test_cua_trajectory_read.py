@@ -104,3 +104,32 @@ def test_a_run_whose_metadata_was_cut_is_read_from_its_turns(tmp_path):
     assert episode.task == "Open the menu" and not episode.terminated
     assert [s.action.kind for s in episode.steps] == ["wait"]
     assert (episode.final_observation.width, episode.final_observation.height) == (640, 480)
+
+
+def test_screenshot_dir_copies_go_to_the_run_whose_call_named_them():
+    """Two runs sharing one `screenshot_dir`: each copy is a file of the run that made the call it is named by;
+    an image no call names, or one inside a turn folder, is nobody's copy."""
+    root = Path("/in/trajectories")
+    one, two = root / "2025-09-14_run_a", root / "2025-09-14_run_b"
+    heads: dict[str, bytes] = {}
+    for run, ids in ((one, ("toolu_01A", "toolu_01B")), (two, ("call_9Z",))):
+        for n, call_id in enumerate(ids):
+            heads[f"{run}/turn_{n:03d}/{n:04d}_computer_call_result.json"] = json.dumps(
+                {"item": {"type": "computer_call", "id": "cu", "call_id": call_id}}, indent=2).encode()
+    shots = root / "call_screenshots"
+    files = sorted([*heads, f"{shots}/toolu_01A.png", f"{shots}/toolu_01B.png", f"{shots}/call_9Z.png",
+                    f"{shots}/user_screenshot_1.png", f"{one}/turn_000/0001_screenshot_after.png",
+                    f"{one}/turn_001/toolu_01B.png", f"{root}/notes.png"])
+    members = cua_trajectory.members([str(one), str(two)], files, lambda p: heads[p])
+    assert {run: sorted(p for p, _ in found) for run, found in members.items()} == {
+        str(one): [f"{shots}/toolu_01A.png", f"{shots}/toolu_01B.png"], str(two): [f"{shots}/call_9Z.png"]}
+    assert all(why == cua_trajectory.COPY_WHY for found in members.values() for _, why in found)
+
+
+def test_without_images_outside_turn_folders_no_call_result_is_opened():
+    files = ["/in/r/metadata.json", "/in/r/turn_000/0000_computer_call_result.json",
+             "/in/r/turn_000/0001_screenshot_after.png"]
+
+    def head(path):
+        raise AssertionError(f"opened {path}")
+    assert cua_trajectory.members(["/in/r"], files, head) == {"/in/r": []}
