@@ -291,6 +291,7 @@ def test_screenshots_written_outside_the_run_are_its_files_not_unread_inputs(tmp
     assert len(copies) == 5 and sorted(Path(i.path) for i in ignored) == copies
     assert all(i.reason.startswith(f"part of the cua_trajectory run {folder.name}, which does not read it: a copy")
                for i in ignored)
-    # the reason is true: each copy is a screen a turn folder keeps (and is read)
+    # the reason is true: each copy is a screen a turn folder keeps (and is read); how many of the 5 screens are
+    # distinct depends on when the window painted, so only the sets are compared
     kept = {p.read_bytes() for p in folder.glob("turn_*/*_screenshot_after.png")}
-    assert {p.read_bytes() for p in copies} == kept and len(kept) == 4
+    assert {p.read_bytes() for p in copies} == kept
