@@ -164,6 +164,13 @@ class Lineage:
                                           "row": [0] * len(paths), "step_ids": step_ids, **nulls},
                                          schema=self.SCHEMA))
 
+    def add_unnamed(self, dropped_step_ids: list[str]) -> None:
+        """The run-level row: the turns the recipe dropped from lines of which no record was written (no
+        shard, no row, no step ids), so every dropped turn is named once in the export's lineage."""
+        self.writer.write_table(pa.table({"export_id": [self.export_id], "shard": [None], "row": [None],
+                                          "step_ids": [[]], "prompt_variant": [None], "masked_step_ids": [[]],
+                                          "dropped_step_ids": [dropped_step_ids]}, schema=self.SCHEMA))
+
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
