@@ -263,6 +263,22 @@ def test_no_change_turns_of_gui_domains_come_from_dedup(bundled, tmp_path):
     assert turns(plain, tmp_path / "plain") - turns(manifest, tmp_path / "cpt") == len(in_documents)
 
 
+@pytest.mark.parametrize("weight", [0, 2])
+def test_a_mixture_weight_names_each_dropped_turn_once_still(bundled, tmp_path, weight):
+    """A weight of 2 writes a record twice: its first copy names its dropped turns; a weight of 0 writes none of a
+    domain's records: the run-level row names theirs."""
+    no_change = _query(bundled, "SELECT n.step_id, s.domain FROM dedup_no_change n JOIN steps s USING (step_id)")
+    gui = {r["step_id"]: r["domain"] for r in no_change if r["domain"] in recipes.GUI_DOMAINS}
+    manifest = _export(bundled, tmp_path / "cpt", "cpt", "swift", drop_no_change=True,
+                       mix={domain: weight for domain in set(gui.values())})
+    rows = _query(bundled, "SELECT shard, dropped_step_ids FROM export_rows WHERE export_id = ?",
+                  [manifest["export_id"]])
+    named = [s for row in rows for s in row["dropped_step_ids"]]
+    assert sorted(named) == sorted(set(named)) and set(named) == set(gui)
+    run_level = {s for row in rows if row["shard"] is None for s in row["dropped_step_ids"]}
+    assert run_level == set(gui) if weight == 0 else run_level < set(gui)
+
+
 @pytest.mark.parametrize("kind", ["sft", "rl"])
 def test_each_dropped_turn_is_named_by_one_record_of_its_line(bundled, tmp_path, kind):
     """SFT records overlap (each holds its history) and RL keeps one record a trajectory: either way a

@@ -112,17 +112,13 @@ def _write(run: StageRun, rendered: Iterator[Rendered]) -> Outcome:
     writing.lineage = Lineage(export_id)  # removed by `_abandon` when anything fails before the export is recorded
     totals = new_totals(config, writing.recipe)
 
-    unnamed: list[str] = []  # the recipe's dropped turns no record names (their lines have none)
-
     def records() -> Iterator[RenderedRecord]:
         for group in rendered:
             add_rendered(totals, group)
-            unnamed.extend(group.unnamed_dropped)
+            writing.lineage.add_unnamed(group.unnamed_dropped)  # the recipe's dropped turns of lines with no record
             yield from group.records
 
     writing.shards = write_shards(out_lake, config, records(), writing.lineage, totals)
-    if unnamed:
-        writing.lineage.add_unnamed(unnamed)
     extra_files, trainers = write_extra_files(out_lake, config, version.dataset, writing.shards, totals.lengths)
     writing.manifest = manifest_of(export_id, run.plan.job, writing.recipe, version, writing.shards, totals,
                                    extra_files, trainers)
