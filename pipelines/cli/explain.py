@@ -3,8 +3,9 @@ whether it claims the file (as planning asks: by the file's first bytes and the 
 file read as a run reads it (the claiming reader, and when it gets no step the later readers that claim it).
 A file no reader claims in its own folder is looked for in the folders above it (a screenshot beside a
 trajectory, a file of a Harbor trial): a unit there may hold it, or take it as a member (a file its reader reads
-beside the unit, or one of the run's it names as not read, with why). `pipelines formats explain PATH` prints
-this."""
+beside the unit, or one of the run's it names as not read, with why); a file taken as a member is given to the
+unit of the widest listing that takes it (a run over a folder above sees the whole run: an Agent TARS loop's
+request goes with the run's last snapshot, not the loop's own). `pipelines formats explain PATH` prints this."""
 
 from __future__ import annotations
 
