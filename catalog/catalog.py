@@ -27,7 +27,9 @@ STORAGE_COMPATIBILITY = "v1.4.0"
 # under the lake's EXPORT_ROWS_DIR, read by the `export_rows` view. Inserted into a catalog table instead, the
 # rows were held in DuckDB's memory until written (~0.35 KB a row: +184 MB at the end of an SFT export of
 # 10 GB of input). With a data recipe (transforms/export/recipe.py) a row also has its system-prompt variant,
-# its turns without loss (CPT masking) and the dropped turns inside its span; null without one.
+# its turns without loss (CPT masking) and the dropped turns it names (those since the line's previous record;
+# the line's last record also those after it); the dropped turns of lines with no record are named by one row
+# with no shard and no step ids. Null without a recipe.
 EXPORT_ROWS_DIR = "export_rows"
 EXPORT_ROWS = pa.schema([("export_id", pa.string()), ("shard", pa.string()), ("row", pa.int64()),
                          ("step_ids", pa.list_(pa.string())), ("prompt_variant", pa.string()),

@@ -35,7 +35,8 @@ the system prompt, the declared tools (`declared_tools`: those no call event def
 response's id, model, finish reason and usage, and each call the loop ran with its execution time (`tool_calls`, from
 `loop-<n>/tool-calls.jsonl`); their messages are the stream's again and make no steps, and a
 request whose messages disagree with the stream keeps them with `differs` (so does a saved call whose args or result
-do; a response naming another model than its request says so in `differs`) (`ingest.chat.tarko_requests`).
+do; a response naming another model than its request says so in `differs`, unless the request named a Volcengine
+endpoint id: then that id is the loop's `endpoint` and its `model` the response's) (`ingest.chat.tarko_requests`).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "agent_tars"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group=None, rank=306, domains=('mcp', 'search', 'web'), platform="linux",
     summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once with "
@@ -211,6 +212,11 @@ def _ran_here(calls: dict[int, dict], loops: list[int], i: int, held: list, call
     return out
 
 
+# a Volcengine Ark endpoint id (`ep-<yyyymmddhhmmss>-<suffix>`): a request may name the endpoint, whose response
+# names the model behind it
+ENDPOINT_ID = re.compile(r"^ep-\d{14}-[0-9a-z]+$")
+
+
 def _model_note(calls: dict[int, dict], loops: list[int], events: list[dict]) -> dict:
     """The env an episode gains from its loops' model requests and responses: each loop's (`requests`; a request's
     messages kept with `differs` where they disagree with the episode's events) and the tools declared to the
@@ -230,7 +236,10 @@ def _model_note(calls: dict[int, dict], loops: list[int], events: list[dict]) ->
         if "response" in calls[n]:
             item["response"] = calls[n]["response"]
             said, asked = item["response"].get("model"), item.get("model")
-            if said and asked and said != asked:
+            if said and asked and said != asked and ENDPOINT_ID.match(asked):
+                # the request named the endpoint, its response the model behind it: each in its own field
+                item["endpoint"], item["model"] = asked, said
+            elif said and asked and said != asked:
                 item.setdefault("differs", []).append(f"the response names model {said!r}, the request {asked!r}")
         if "tool_calls" in calls[n]:
             item["tool_calls"] = tarko_requests.compare_calls(calls[n]["tool_calls"], events)

@@ -41,8 +41,10 @@ or `default: ...`), so a default is never taken for evidence. Platform: `browser
 
 **Ending.** The run ended (its last step terminal) when the log's last model turn or tool result is the model's
 answer: a turn with text and no tool call, after the last tool result (a person's message after it changes
-nothing), as the chat-log readers on `ingest.transcript` decide it; else only when its last action is `done`.
-A log that stops on a tool call or a tool result is cut, not ended.
+nothing), as the chat-log readers on `ingest.transcript` decide it; or when it is the result of a call that
+handed the user over to a person (`transfer_to_human_agents`: tau-bench ends its trials there), the tool named in
+`env["chat_shape"]["ended_by"]`; else only when its last action is `done`. A log that stops on any other tool
+call or tool result is cut, not ended.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from ingest.transcript import Message, Run, episode, records
 from schemas.v1 import DOMAINS
 
 FORMAT = "chat_shape"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
     summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
@@ -267,6 +269,22 @@ def answered(messages: list[Message]) -> bool:
     return last is not None and last.role == "assistant" and not last.tool_calls and bool(last.text or last.action)
 
 
+# tools whose call hands the user over to a person: the episode ends with its result (tau-bench's environments
+# list it in `terminate_tools` and end the trial there; tau2's user simulator then answers `###TRANSFER###`)
+HANDOVER_TOOLS = frozenset({"transfer_to_human_agents"})
+
+
+def handed_over(messages: list[Message]) -> str | None:
+    """The tool that handed the user over to a person (`HANDOVER_TOOLS`) when the log's last model turn or tool
+    result is that call's result, else None."""
+    last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
+    if last is None or last.role != "tool":
+        return None
+    name = last.tool_name or next((c.name for m in messages for c in m.tool_calls
+                                   if c.id is not None and c.id == last.tool_call_id), None)
+    return name if name in HANDOVER_TOOLS else None
+
+
 def list_records(source: Source, shape: str, items: list, holder: dict | None, path: str, key: str, where: str,
                  env: dict | None = None, agent: str | None = None,
                  around: dict | None = None) -> Iterator[Episode | Rejected]:
@@ -290,10 +308,14 @@ def list_records(source: Source, shape: str, items: list, holder: dict | None, p
                                             [s.action.tool_name for s in draft.steps], holder, around or {})
     if domain_from:
         env["chat_shape"]["domain_from"] = domain_from
-    # ended on the model's answer: terminal; else (None) only when the last action is `done`
+    # ended on the model's answer or on handing the user over (the tool kept in env): terminal; else (None) only
+    # when the last action is `done`
+    handover = handed_over(messages)
+    if handover:
+        env["chat_shape"]["ended_by"] = handover
     yield from records(messages, Run(key=key, domain=domain, platform=platform, outcome=outcome, reward=reward,
                                      agent=agent if isinstance(agent, str) else None,
-                                     terminated=True if answered(messages) else None, env=env), where)
+                                     terminated=True if answered(messages) or handover else None, env=env), where)
 
 
 def _documents(source: Source, name: str) -> Iterator[tuple[str, object] | Rejected]:

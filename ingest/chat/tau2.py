@@ -25,7 +25,7 @@ from ingest.record import Episode, Rejected, episode_without_steps
 from ingest.source import Source, json_list
 
 FORMAT = "tau2"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=300, domains=('mcp',), platform="varies",
     summary="tau2-bench results",

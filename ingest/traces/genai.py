@@ -271,6 +271,27 @@ def flat_messages(attrs: dict, prefix: str, where: str) -> list[Message]:
     return out
 
 
+# a turn of a transcript written as text starts a line with its role (the roles the writer's chat messages hold)
+_TURN = re.compile(r"^(system|developer|user|assistant|tool): ", re.MULTILINE)
+
+
+def role_turns(text: str, least: int = 2) -> list[dict] | None:
+    """The turns of a transcript written as text (`role: content`, one turn after another), or None: the text must
+    open with a turn and hold `least` at least (two where the writer may as well have written a message as text,
+    so that a user's message that merely starts with `user: ` stays text; one where it writes every message so)."""
+    starts = list(_TURN.finditer(text))
+    if len(starts) < least or not starts or starts[0].start() != 0:
+        return None
+    turns = []
+    for start, end in zip(starts, [s.start() for s in starts[1:]] + [len(text)]):
+        content = text[start.end():end].removesuffix("\n")
+        role = start.group(1)
+        if role == "assistant" and content == "None":  # the turn called tools, which the text does not name
+            content = None
+        turns.append({"role": role, "content": content})
+    return turns
+
+
 # span events (the older event-based conventions) -----------------------------------------------------------
 _EVENT_ROLES = {"gen_ai.system.message": "system", "gen_ai.user.message": "user",
                 "gen_ai.assistant.message": "assistant", "gen_ai.tool.message": "tool"}
@@ -282,9 +303,12 @@ def _event_message(event: dict, where: str) -> list[Message]:
     if name in ("gen_ai.content.prompt", "gen_ai.content.completion"):
         value = attrs.get("gen_ai.prompt", attrs.get("gen_ai.completion"))
         if isinstance(value, str) and value and json_value(value) is value:
-            # OpenLit writes the prompt as `role: content` text and the completion as the answer's text
-            role = "user" if name == "gen_ai.content.prompt" else "assistant"
-            return [Message(role=role, text=value, where=where)]
+            # OpenLit writes the prompt as text, each message `role: content` (one message too), and the
+            # completion as the answer's text
+            if name == "gen_ai.content.prompt":
+                turns = role_turns(value, least=1) or [{"role": "user", "content": value}]
+                return [Message(role=t["role"], text=t["content"], where=where) for t in turns]
+            return [Message(role="assistant", text=value, where=where)]
         return chat_messages(value, where)
     body = json_value(attrs.get("gen_ai.event.content") or attrs.get("body"))
     body = body if isinstance(body, dict) else attrs

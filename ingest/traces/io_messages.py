@@ -16,39 +16,17 @@ being no text. A dict that is no message and no known wrapper gives none.
 
 from __future__ import annotations
 
-import re
-
 from ingest.chat.by_shape import messages_of
 from ingest.chat.messages import Context
 from ingest.chat.shapes import OPENAI_ROLES, item_shape
 from ingest.traces import genai
 from ingest.transcript import Message
 
-# a turn of a transcript written as text starts a line with its role (the roles the writer's chat messages hold)
-_TURN = re.compile(r"^(system|developer|user|assistant|tool): ", re.MULTILINE)
-
-
-def role_turns(text: str) -> list[dict] | None:
-    """The turns of a transcript written as text (`role: content`, one turn after another), or None: the text must
-    open with a turn and hold two at least, so that a user's message that merely starts with `user: ` stays text."""
-    starts = list(_TURN.finditer(text))
-    if len(starts) < 2 or starts[0].start() != 0:
-        return None
-    turns = []
-    for start, end in zip(starts, [s.start() for s in starts[1:]] + [len(text)]):
-        content = text[start.end():end].removesuffix("\n")
-        role = start.group(1)
-        if role == "assistant" and content == "None":  # the turn called tools, which the text does not name
-            content = None
-        turns.append({"role": role, "content": content})
-    return turns
-
-
 def tools_only_answer(input_value, output_value) -> bool:
     """Whether a model call's `output` is the text `None` its writer put for an answer that only called tools: the
-    writer that records the call's messages as a transcript written as text (`role_turns`)."""
+    writer that records the call's messages as a transcript written as text (`genai.role_turns`)."""
     value = genai.json_value(input_value)
-    return output_value == "None" and isinstance(value, str) and role_turns(value) is not None
+    return output_value == "None" and isinstance(value, str) and genai.role_turns(value) is not None
 
 
 def _unwrap(value):
@@ -139,7 +117,7 @@ def io_messages(value, role: str, ctx: Context, where: str) -> list[Message]:
     """What an observation's `input` (role `user`) or `output` (role `assistant`) says, as messages."""
     value = _unwrap(genai.json_value(value))
     if isinstance(value, str) and role == "user":
-        value = role_turns(value) or value
+        value = genai.role_turns(value) or value
     if isinstance(value, str):
         return [Message(role=role, text=value, where=where)] if value.strip() else []
     if isinstance(value, dict):

@@ -3,8 +3,9 @@ whether it claims the file (as planning asks: by the file's first bytes and the 
 file read as a run reads it (the claiming reader, and when it gets no step the later readers that claim it).
 A file no reader claims in its own folder is looked for in the folders above it (a screenshot beside a
 trajectory, a file of a Harbor trial): a unit there may hold it, or take it as a member (a file its reader reads
-beside the unit, or one of the run's it names as not read, with why). `pipelines formats explain PATH` prints
-this."""
+beside the unit, or one of the run's it names as not read, with why); a file taken as a member is given to the
+unit of the widest listing that takes it (a run over a folder above sees the whole run: an Agent TARS loop's
+request goes with the run's last snapshot, not the loop's own). `pipelines formats explain PATH` prints this."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def claims(path: str, formats: list[str]) -> list[tuple[str, str | None, str, tu
     folders above it."""
     target = os.path.abspath(path)
     head = functools.lru_cache(maxsize=_MAX_LISTED)(_head)  # every format asks for the same heads
-    first = None
+    first = member_of = None
     for files in _listings(target):
         out = []
         for name in formats:
@@ -89,11 +90,18 @@ def claims(path: str, formats: list[str]) -> list[tuple[str, str | None, str, tu
             found = [u for u in units if u == target or target.startswith(u.rstrip("/") + "/")]
             member = _member_of(module, units, files, target, head)
             out.append((name, found[0] if found else member[0] if member else None, _looks_for(module), member))
-        held = [unit for _, unit, _, _ in out if unit]
-        if held and held[0] != target:  # a folder unit or a unit taking it as a member: as a run there plans it
-            return out
+        held = next(((unit, member) for _, unit, _, member in out if unit), None)
+        if held is None and member_of is not None:
+            return member_of
+        if held is not None and held[0] != target:  # a folder unit or a unit taking it as a member
+            if held[1] is None or target.startswith(held[0].rstrip("/") + "/"):
+                return out  # inside a folder unit: as a run there plans it
+            # a member: a wider listing, as a run over the folder above plans it, may give it to another unit (a
+            # loop folder's own snapshot is no unit where the run's last snapshot is listed): the widest holds it
+            member_of = out
+            continue
         first = first or (out if held else None)  # claimed alone: unless a folder above holds it (a trial's file)
-    return first or out
+    return member_of or first or out
 
 
 def _as_what(target: str, unit: str, member: tuple | None) -> str:

@@ -232,10 +232,13 @@ def test_retry_cycles_drop_the_failed_attempts_and_keep_the_state_chain(bundled,
     # the turn before the working edit is the `open` of the file (turn 5 of the record, renumbered)
     assert "numpy_handler" in prompt[-2]["content"] and prompt[-1]["content"].startswith("### Turn 6\n")
     lineage = _query(bundled, "SELECT dropped_step_ids, prompt_variant FROM export_rows r JOIN exports e "
-                              "USING (export_id) WHERE e.export_id = ? AND list_contains(r.step_ids, ?)",
-                     [manifest["export_id"], working_edit])
-    assert sorted(lineage[-1]["dropped_step_ids"]) == sorted(failed_attempts)
-    assert lineage[-1]["prompt_variant"].startswith("sft-")
+                              "USING (export_id) WHERE e.export_id = ? AND list_contains(r.step_ids, ?) "
+                              "ORDER BY len(r.step_ids)", [manifest["export_id"], working_edit])
+    # the working edit's record (the shortest holding it) names them; the later ones, whose history holds them
+    # too, do not name them again
+    assert sorted(lineage[0]["dropped_step_ids"]) == sorted(failed_attempts)
+    assert not set(failed_attempts) & {s for row in lineage[1:] for s in row["dropped_step_ids"]}
+    assert lineage[0]["prompt_variant"].startswith("sft-")
 
 
 def test_no_change_turns_of_gui_domains_come_from_dedup(bundled, tmp_path):
@@ -245,17 +248,59 @@ def test_no_change_turns_of_gui_domains_come_from_dedup(bundled, tmp_path):
     manifest = _export(bundled, tmp_path / "cpt", "cpt", "swift", drop_no_change=True)  # this step alone
     assert manifest["recipe"]["turns_dropped"]["no_change"] == len(gui)
     assert manifest["recipe"]["steps"]["min_turns"] == 0 and not manifest["recipe"]["steps"]["loss_mask"]
-    rows = _query(bundled, "SELECT step_ids, dropped_step_ids FROM export_rows WHERE export_id = ?",
+    rows = _query(bundled, "SELECT shard, step_ids, dropped_step_ids FROM export_rows WHERE export_id = ?",
                   [manifest["export_id"]])
-    dropped = {s for row in rows for s in row["dropped_step_ids"]}
-    assert dropped and dropped <= gui
+    named = [s for row in rows for s in row["dropped_step_ids"]]
+    # every dropped turn named once: the 10 no-change taps of the bundled AndroidWorld task-runner run
+    # (samples/android/androidworld-history, UI-TARS) come after its last kept turn, and its last document
+    # names them; the turns of lines that make no document are named by the run-level row (no shard)
+    assert sorted(named) == sorted(set(named)) and set(named) == gui
+    run_level = [row for row in rows if row["shard"] is None]
+    assert len(run_level) == 1 and run_level[0]["step_ids"] == [] and run_level[0]["dropped_step_ids"]
+    in_documents = [s for row in rows if row["shard"] is not None for s in row["dropped_step_ids"]]
     plain = _export(bundled, tmp_path / "plain", "cpt", "swift")
     turns = lambda m, out: sum(r["messages"].__len__() // 2 for r in _records(out, m))
-    # a record's `dropped_step_ids` names the dropped turns inside its span only: the 10 no-change taps of the
-    # bundled AndroidWorld task-runner run (samples/android/androidworld-history, UI-TARS) come after its last
-    # kept turn, so they leave the documents but no record names them
-    trailing = 10
-    assert turns(plain, tmp_path / "plain") - turns(manifest, tmp_path / "cpt") == len(dropped) + trailing
+    assert turns(plain, tmp_path / "plain") - turns(manifest, tmp_path / "cpt") == len(in_documents)
+
+
+@pytest.mark.parametrize("weight", [0, 2])
+def test_a_mixture_weight_names_each_dropped_turn_once_still(bundled, tmp_path, weight):
+    """A weight of 2 writes a record twice: its first copy names its dropped turns; a weight of 0 writes none of a
+    domain's records: the run-level row names theirs."""
+    no_change = _query(bundled, "SELECT n.step_id, s.domain FROM dedup_no_change n JOIN steps s USING (step_id)")
+    gui = {r["step_id"]: r["domain"] for r in no_change if r["domain"] in recipes.GUI_DOMAINS}
+    manifest = _export(bundled, tmp_path / "cpt", "cpt", "swift", drop_no_change=True,
+                       mix={domain: weight for domain in set(gui.values())})
+    rows = _query(bundled, "SELECT shard, dropped_step_ids FROM export_rows WHERE export_id = ?",
+                  [manifest["export_id"]])
+    named = [s for row in rows for s in row["dropped_step_ids"]]
+    assert sorted(named) == sorted(set(named)) and set(named) == set(gui)
+    run_level = {s for row in rows if row["shard"] is None for s in row["dropped_step_ids"]}
+    assert run_level == set(gui) if weight == 0 else run_level < set(gui)
+
+
+@pytest.mark.parametrize("kind", ["sft", "rl"])
+def test_each_dropped_turn_is_named_by_one_record_of_its_line(bundled, tmp_path, kind):
+    """SFT records overlap (each holds its history) and RL keeps one record a trajectory: either way a
+    dropped turn is named once, by a record of its own line."""
+    manifest = _export(bundled, tmp_path / kind, kind, drop_no_change=True, skip_retry_cycles=True)
+    rows = _query(bundled, "SELECT step_ids, dropped_step_ids FROM export_rows WHERE export_id = ?",
+                  [manifest["export_id"]])
+    named = [s for row in rows for s in row["dropped_step_ids"]]
+    assert named and len(named) == len(set(named))
+    dropped = manifest["recipe"]["turns_dropped"]
+    assert len(named) == dropped["no_change"] + dropped["retry_cycle"]
+
+
+def test_the_records_of_a_line_name_its_dropped_turns_between_and_after_them():
+    applied = recipes.Applied(None, original=[0, 2, 3, 6, 8], own_from=2,
+                              dropped=[(1, "a"), (4, "b"), (5, "c"), (7, "d"), (9, "e")])
+    # CPT windows ending at kept turns 1 and 3 (recorded 2 and 6): "a" is the main line's (before own_from);
+    # "d", between the second window and the end, and "e", after the last kept turn, go to the last record
+    assert applied.dropped_by_records([1, 3]) == [[], ["b", "c", "d", "e"]]
+    assert applied.dropped_by_records([1, 3, 4]) == [[], ["b", "c"], ["d", "e"]]  # SFT: since the previous
+    assert applied.dropped_by_records([4]) == [["b", "c", "d", "e"]]
+    assert applied.dropped_by_records([]) == []
 
 
 def test_empty_action_filter():

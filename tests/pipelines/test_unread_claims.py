@@ -5,6 +5,8 @@ import json
 import shutil
 
 from pipelines.cli import main
+from pipelines.infra import definition
+from pipelines.infra.plan import find_units
 from tests.conftest import SAMPLES
 
 CHAT = [{"role": "user", "content": "Weather in Paris?"},
@@ -121,3 +123,20 @@ def test_formats_explain_names_the_unit_that_takes_a_file_from_a_folder_above(tm
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"not read: atif takes it with {trial} but does not read it: Harbor's log of running the trial (the "
         "harness's messages, not the agent's steps) (a run lists it in ignored_inputs)")
+
+
+def test_formats_explain_gives_a_loops_request_file_to_the_unit_planning_gives_it(tmp_path, capsys):
+    """An Agent TARS run saved per loop: in its loop folder alone the loop's own snapshot looks like the run's last,
+    but a run over the run's folder (or any above) makes the run's last snapshot the unit and its loops' requests
+    its members: explain says what planning does."""
+    run = tmp_path / "runs" / "snapshot-tool-calls-basic"
+    shutil.copytree(SAMPLES / "chat" / "agent-tars" / "bytedance-UI-TARS-desktop" / "snapshot-tool-calls-basic", run)
+    request = run / "loop-1" / "llm-request.jsonl"
+    units, _ = find_units([str(tmp_path / "runs")], definition.load("ingest-all").formats)
+    [planned] = [u for u in units if str(request) in u.members]
+    assert (planned.format, planned.path) == ("agent_tars", str(run / "event-stream.jsonl"))
+    assert main(["formats", "explain", str(request)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(None, 1)[1] for line in out if "CLAIMS it" in line] == [
+        f"CLAIMS it as a member of {planned.path} (a file its reader reads beside it)"]
+    assert out[-1] == f"read with {planned.path}: run the pipeline on it to see what it gives"

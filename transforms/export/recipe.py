@@ -417,13 +417,27 @@ class Applied:
     original: list[int]  # the recorded index of each kept turn
     dropped: list[tuple[int, str]]  # (recorded index, step id) of each dropped turn
     loss: list[bool] | None = None  # CPT with masking: whether each kept turn carries the loss
+    own_from: int = 0  # the recorded index of the line's first own turn (before it: the main line's prefix)
 
-    def dropped_within(self, first: int, last: int) -> list[str]:
-        """Step ids of the dropped turns inside a record of kept turns first..last (from the line's start
-        when first is 0)."""
-        lo = 0 if first == 0 else self.original[first]
-        hi = self.original[last]
-        return [step_id for i, step_id in self.dropped if lo <= i < hi]
+    def own_dropped(self) -> list[tuple[int, str]]:
+        """(recorded index, step id) of the dropped turns of the line's own."""
+        return [(i, step_id) for i, step_id in self.dropped if i >= self.own_from]
+
+    def dropped_by_records(self, lasts: list[int]) -> list[list[str]]:
+        """Step ids of the line's own dropped turns that each of its records names, given each record's last
+        kept turn, in the records' order: a record names those after the previous record's last turn up to its
+        own, the line's last record also those after it (trailing, or between two CPT windows). So each dropped
+        turn of a line with records is named once; the shared prefix's are the main line's."""
+        own = self.own_dropped()
+        named, at = [], 0
+        for n, last in enumerate(lasts):
+            bound = self.original[last] if n < len(lasts) - 1 else len(self.original) + len(self.dropped)
+            names = []
+            while at < len(own) and own[at][0] < bound:
+                names.append(own[at][1])
+                at += 1
+            named.append(names)
+        return named
 
 
 def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts,
@@ -450,7 +464,7 @@ def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts,
     if drops:  # a copy with the kept turns (`dataclasses.replace` costs several times more, every trajectory)
         filtered = copy.copy(trajectory)
         filtered.turns, filtered.start = [turns[i] for i in kept], start
-    return Applied(filtered, kept, sorted((i, turns[i].step_id) for i in drops))
+    return Applied(filtered, kept, sorted((i, turns[i].step_id) for i in drops), own_from=trajectory.start)
 
 
 def show_screenshots(trajectory: Trajectory, recipe: Recipe, counts: Counts) -> Trajectory:

@@ -115,6 +115,7 @@ def _write(run: StageRun, rendered: Iterator[Rendered]) -> Outcome:
     def records() -> Iterator[RenderedRecord]:
         for group in rendered:
             add_rendered(totals, group)
+            writing.lineage.add_unnamed(group.unnamed_dropped)  # the recipe's dropped turns of lines with no record
             yield from group.records
 
     writing.shards = write_shards(out_lake, config, records(), writing.lineage, totals)

@@ -40,11 +40,14 @@ class RecipeContext:
         self.skipped.setdefault("recipe_dropped", 0)  # transitions the recipe's filters removed
         self.variants = recipes.load_variants(recipe.variants_dir) if recipe.prompt_variants else None
         self.applied: recipes.Applied | None = None
+        self.named = False  # whether a record of the current line names its dropped turns
+        self.unnamed: list[str] = []  # the dropped turns of the group's lines that have no record
         self.rendered_prompts: dict = {}  # `recipes.Prompted`'s, for the whole group
 
     def apply(self, trajectory: Trajectory, n_transitions: int) -> Trajectory | None:
         trajectory = recipes.show_screenshots(trajectory, self.recipe, self.counts)
         self.applied = recipes.apply(trajectory, self.recipe, self.counts, self.no_change)
+        self.named = False
         if self.applied is None:
             self.skipped["recipe_dropped"] += n_transitions
             return None
@@ -59,12 +62,23 @@ class RecipeContext:
             return None
         return recipes.Prompted(renderer, self.variants, kind, self.recipe.seed, self.rendered_prompts)
 
-    def info(self, variant: str | None, first: int, last: int, masked: list[str] = ()) -> dict:
-        """A record's decisions (for `export_rows`): its variant, masked turns, dropped turns in its span."""
+    def dropped(self, lasts: list[int]) -> list[list[str]]:
+        """The dropped turns each record of the line names, given each record's last kept turn
+        (`recipes.Applied.dropped_by_records`): every one once."""
+        self.named = self.named or bool(lasts)
+        return self.applied.dropped_by_records(lasts)
+
+    def line_done(self) -> None:
+        """After the line's records: its dropped turns, when no record names them, go to the export's
+        run-level lineage row (`Lineage.add_unnamed`)."""
+        if not self.named:
+            self.unnamed += [step_id for _, step_id in self.applied.own_dropped()]
+
+    def info(self, variant: str | None, dropped: list[str], masked: list[str] = ()) -> dict:
+        """A record's decisions (for `export_rows`): its variant, masked turns, the dropped turns it names."""
         if variant is not None:
             self.counts.variants[variant] = self.counts.variants.get(variant, 0) + 1
-        return {"prompt_variant": variant, "masked_step_ids": list(masked),
-                "dropped_step_ids": self.applied.dropped_within(first, last)}
+        return {"prompt_variant": variant, "masked_step_ids": list(masked), "dropped_step_ids": dropped}
 
 
 def sampled_targets(rows: pa.Table) -> dict[str, tuple[str, str]]:
@@ -126,7 +140,7 @@ def turn_records(trajectory: Trajectory, renderer: TrajectoryRenderer, config: E
         record = rl.verl_record(chosen, split, 0)  # the index within the split: set by the writing driver
         info = None
         if context is not None:
-            info = context.info(variant, chosen.first_turn, chosen.transition.t)
+            info = context.info(variant, context.dropped([chosen.transition.t])[0])
             if variant is not None:
                 record["extra_info"]["prompt_variant"] = variant
         emit(split, trajectory.domain, trajectory.trajectory_id, record, chosen.transition.step_ids, chosen.tokens,
@@ -138,7 +152,8 @@ def turn_records(trajectory: Trajectory, renderer: TrajectoryRenderer, config: E
             turn.origin == "real" and turn.observation_origin == "real"))
 
     render = sft.RENDER[config.format]
-    for sample, sample_renderer, variant in samples:
+    dropped = context.dropped([s.transition.t for s, _, _ in samples]) if context is not None else []
+    for n, (sample, sample_renderer, variant) in enumerate(samples):
         record = render(sample, sample_renderer, admissible)
         step_ids = sample.transition.step_ids
         if targets is not None:  # marked: a sampled target is a model's output, whatever the history's origin
@@ -147,7 +162,7 @@ def turn_records(trajectory: Trajectory, renderer: TrajectoryRenderer, config: E
             step_ids = [*step_ids, sampled_ids[sample.transition.turn.step_id]]
         info = None
         if context is not None:
-            info = context.info(variant, sample.first_turn, sample.transition.t)
+            info = context.info(variant, dropped[n])
             if variant is not None:
                 record["prompt_variant"] = variant
         emit(split, trajectory.domain, sample.transition.turn.step_id, record, step_ids, sample.tokens, info)
@@ -175,7 +190,8 @@ def cpt_records(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
         return
     windows, dropped = cpt.windows(renderer, end, config.max_tokens, with_system=config.format == "swift")
     skipped["over_budget"] += dropped
-    for first, stop in windows:
+    named = context.dropped([stop - 1 for _, stop in windows]) if context is not None else []
+    for n, (first, stop) in enumerate(windows):
         record = cpt.RENDER[config.format](renderer, first, stop, loss)
         turns = trajectory.turns[first:stop]
         origins = {trajectory.first_state_origin} if first == 0 else set()
@@ -189,7 +205,7 @@ def cpt_records(trajectory: Trajectory, renderer: TrajectoryRenderer, config: Ex
         info = None
         if context is not None:
             masked = [t.step_id for i, t in enumerate(turns, start=first) if not loss[i]] if loss else []
-            info = context.info(variant, first, stop - 1, masked)
+            info = context.info(variant, named[n], masked)
             if variant is not None:
                 record["prompt_variant"] = variant
         if config.format == "text":

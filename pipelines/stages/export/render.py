@@ -108,6 +108,7 @@ class Rendered:
     prompt_over_budget: dict[str, int] = field(default_factory=dict)  # domain -> its system prompt's tokens
     recipe: recipes.Counts | None = None  # the recipe's decisions, with a recipe
     actions_in: int = 0  # actions (turns) of the lines read: transitions_in + no_next_observation
+    unnamed_dropped: list[str] = field(default_factory=list)  # recipe-dropped turns of lines with no record
 
 
 def _demonstrations(trajectory, job: RenderJob) -> str:
@@ -162,6 +163,7 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
     if recipe.active:
         context = RecipeContext(recipe, skipped, job.no_change)
         out.recipe = context.counts
+        out.unnamed_dropped = context.unnamed
     targets = None
     if config.targets == "sampled":
         targets = sampled_targets(datasets.read_of_episodes(lake, "targets", job.target_parts,
@@ -203,6 +205,8 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
             cpt_records(trajectory, renderer, config, counter, split, emit, skipped, context)
         else:
             turn_records(trajectory, renderer, config, split, emit, skipped, context, targets)
+        if context is not None:
+            context.line_done()
         if skipped["over_budget"] > before:
             out.over_budget[trajectory.domain] = (out.over_budget.get(trajectory.domain, 0)
                                                   + skipped["over_budget"] - before)

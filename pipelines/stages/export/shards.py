@@ -148,6 +148,7 @@ class Lineage:
         self.dir = tempfile.mkdtemp(prefix="trajforge-lineage-")
         self.path = os.path.join(self.dir, "rows.parquet")
         self.writer = pq.ParquetWriter(self.path, self.SCHEMA, compression="zstd")
+        self.unnamed: list[str] = []  # dropped turns no written record names (`add_unnamed`)
 
     def add(self, shard: str, step_ids: list[list[str]], infos: list[dict | None] | None = None) -> None:
         """The rows of one shard, in order, with each row's recipe decisions (`infos`)."""
@@ -164,8 +165,19 @@ class Lineage:
                                           "row": [0] * len(paths), "step_ids": step_ids, **nulls},
                                          schema=self.SCHEMA))
 
+    def add_unnamed(self, dropped_step_ids: list[str]) -> None:
+        """Turns the recipe dropped that no written record names (their line made no record, or its records
+        were left out by the mixture): named by the run-level row `close` writes (no shard, no row, no step
+        ids), so every dropped turn is named once in the export's lineage."""
+        self.unnamed.extend(dropped_step_ids)
+
     def close(self) -> None:
         if self.writer is not None:
+            if self.unnamed:
+                self.writer.write_table(pa.table({
+                    "export_id": [self.export_id], "shard": [None], "row": [None], "step_ids": [[]],
+                    "prompt_variant": [None], "masked_step_ids": [[]], "dropped_step_ids": [self.unnamed]},
+                    schema=self.SCHEMA))
             self.writer.close()
             self.writer = None
 
@@ -212,10 +224,15 @@ def write_shards(out_lake: Lake, config: ExportOptions, stream: Iterator[Rendere
         copies = _copies(config.mix.get(domain, 1.0), record_id)
         if copies == 0:
             totals.skipped["mix_dropped"] += 1
+        named = info.get("dropped_step_ids") if info else None
+        if named and copies == 0:  # the record is not written: the run-level row names its dropped turns
+            lineage.add_unnamed(named)
+        elif named and copies > 1:  # the first copy names them, the others are the same record again
+            copy = {**info, "dropped_step_ids": []}
         if config.kind == "rl":  # the record's index within its split, as verl numbers rows
             record["extra_info"]["index"] = sum(totals.counts.get(split, {}).values())
-        for _ in range(copies):
-            writer(split, domain).add(record, step_ids, info)
+        for n in range(copies):
+            writer(split, domain).add(record, step_ids, info if n == 0 or not named else copy)
             bound_buffered(writers.values(), ROW_GROUP_BYTES)
             totals.lengths.add(config.kind, record, n_tokens, domain)
             totals.counts.setdefault(split, {}).setdefault(domain, 0)

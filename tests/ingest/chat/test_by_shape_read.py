@@ -54,13 +54,27 @@ def test_tau_bench_results_file_golden():
     assert [(e.key, e.outcome, e.reward) for e in episodes] == [
         ("[0].traj", "success", 1.0), ("[1].traj", "success", 1.0), ("[2].traj", "failure", 0.0)]
     assert all(e.env["record"]["task_id"] in (48, 39) and "traj" not in e.env["record"] for e in episodes)
+    # the two rewarded trials end on `transfer_to_human_agents`' result ("Transfer successful"): tau-bench's
+    # environment ends a trial there (its `terminate_tools`), so they ended, and say so; the third ends on an answer
+    assert [(e.terminated, e.steps[-1].action.tool_name) for e in episodes] == [
+        (True, "transfer_to_human_agents"), (True, "transfer_to_human_agents"), (True, None)]
+    assert [e.env["chat_shape"].get("ended_by") for e in episodes] == ["transfer_to_human_agents"] * 2 + [None]
     assert episodes[0].env["chat_shape"] == {"shape": "openai_chat", "path": "[0].traj", "reward_from": "reward",
-                                             "outcome_from": "reward"}
+                                             "outcome_from": "reward", "ended_by": "transfer_to_human_agents"}
     # every tool call of the file is a step with its result as the next observation
     calls = [m for r in json.loads((SAMPLES / "chat/tau-bench/gpt-4o-airline.json").read_text()) for m in r["traj"]
              for _ in m.get("tool_calls") or []]
     assert sum(s.action.kind == "tool_call" for e in episodes for s in e.steps) == len(calls) == 6
     golden.check(records, GOLDEN / "tau-bench-gpt-4o-airline.json", env_keys=("chat_shape",))
+
+
+def test_only_a_handover_result_ends_a_log_that_stops_on_a_tool_result(tmp_path):
+    call = lambda name: {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c9", "type": "function", "function": {"name": name, "arguments": "{}"}}]}
+    for name, ended in (("transfer_to_human_agents", True), ("get_weather", None)):
+        doc = {"messages": [*OPENAI, call(name), {"role": "tool", "tool_call_id": "c9", "content": "done"}]}
+        [ep] = _episodes(_read(tmp_path, f"{name}.json", doc))
+        assert (ep.terminated or None, ep.env["chat_shape"].get("ended_by")) == (ended, ended and name)
 
 
 def test_openai_chat_under_a_wrapper_key_with_an_outcome_from_a_nested_field(tmp_path):

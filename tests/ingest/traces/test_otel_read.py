@@ -439,8 +439,24 @@ def test_openlit_text_events_and_a_framework_model_span_around_the_providers(tmp
     (ep,), rejected = read(otel, _otlp(tmp_path, [outer, inner]))
     assert rejected == []
     assert [(s.action.kind, s.action.text) for s in ep.steps] == [("message", "Paris.")]
-    assert ep.task == "user: Capital of France?" and ep.agent == "gpt-3.5-turbo-0125" and ep.terminated
+    # OpenLit's `user: ` is its role prefix, not the user's words
+    assert ep.task == "Capital of France?" and ep.agent == "gpt-3.5-turbo-0125" and ep.terminated
     assert [s["span_id"] for s in ep.env["trace"]["other_spans"]] == ["c000000000000001"]
+
+
+def test_openlit_prompt_text_is_its_messages_each_with_its_role(tmp_path):
+    """OpenLit joins the request's messages as `role: content` lines: a system prompt and a question are two
+    messages, and text with no role prefix (another writer's) stays the user's."""
+    def span(span_id, prompt):
+        return _span(span_id, None, "chat gpt-4o", 1, {"gen_ai.operation.name": "chat", "gen_ai.system": "openai"},
+                     [{"name": "gen_ai.content.prompt", "timeUnixNano": "1",
+                       "attributes": _attrs({"gen_ai.prompt": prompt})},
+                      {"name": "gen_ai.content.completion", "timeUnixNano": "2",
+                       "attributes": _attrs({"gen_ai.completion": "Paris."})}])
+    (ep,), _ = read(otel, _otlp(tmp_path, [span("d000000000000001", "system: Be brief.\nuser: Capital of France?")]))
+    assert ep.task == "Capital of France?" and ep.env.get("system_prompt") == "Be brief."
+    (ep,), _ = read(otel, _otlp(tmp_path, [span("d000000000000002", "Capital of France? user: answer")]))
+    assert ep.task == "Capital of France? user: answer"
 
 
 def test_langsmith_runs_sent_as_otel_spans(tmp_path):

