@@ -23,7 +23,8 @@ Mapping: a call's result is its `functionResponse` (`output`, else `error`), an 
 observation with the `Exit Code:` it reports (0.15 records a command that exits 1 with status "success"; the
 current release as an error). The task is the first prompt; token counts are summed over the model turns into
 `env["qwen_code"]["tokens"]`. Qwen Code grades nothing: outcome `unknown`; terminated when the last model turn answers
-(text, no call; a last turn of thoughts alone was stopped mid-stream). Domain `swe`, platform `linux` (not recorded).
+(text, no call; a last turn of thoughts alone was stopped mid-stream). Domain `swe`; platform `windows` when the
+`cwd` has a drive letter, else `linux` (the log names no operating system).
 """
 
 from __future__ import annotations
@@ -36,14 +37,15 @@ from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source, json_lines
 from ingest.swe.gemini_cli import function_response_text
+from ingest.swe.workdir import platform_of
 from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     # a session's lines open like Claude Code's (`parentUuid`, `sessionId`): its own key order ranks it first
-    group="swe", rank=265, domains=('swe',), platform="linux",
+    group="swe", rank=265, domains=('swe',), platform="varies",
     summary="Qwen Code sessions",
     producer="Qwen Code sessions (`~/.qwen/projects/<project>/chats/<session>.jsonl`)",
     versions="0.15.10, 0.24.4",
@@ -51,8 +53,9 @@ INFO = FormatInfo(
            "scripted model server (Chat Completions, streamed) and `--auth-type openai`, in a temporary HOME and "
            "workspace: it lists files, reads and writes one and runs a command that fails; the script is the oracle "
            "for every call, its arguments, the result the agent recorded, the model and the final answer, and the "
-           "CLI's JSON report a second (`tests/ingest/swe/test_qwen_code_cli.py`); edge cases "
-           "(`tests/ingest/swe/test_qwen_code.py`; no real public session was found)"),
+           "CLI's JSON report a second (`tests/ingest/swe/test_qwen_code_cli.py`); real sessions of 0.5.0, 0.5.1, "
+           "0.9.1 and 0.17.0 from four repositories (`tests/ingest/swe/test_qwen_code_real.py`, none calling a "
+           "tool); edge cases (`tests/ingest/swe/test_qwen_code.py`)"),
 )
 
 _SNIFF = re.compile(rb'^\s*\{"uuid":"[^"]*","parentUuid":(?:null|"[^"]*"),"sessionId":"[^"]*","timestamp":"[^"]*",'
@@ -88,7 +91,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     task = extras.pop("task", None)
     env = {"qwen_code": {k: v for k, v in extras.items() if v}}
-    yield from records(messages, Run(key="", domain="swe", platform="linux", task=task,
+    yield from records(messages, Run(key="", domain="swe", platform=platform_of(extras.get("cwd")), task=task,
                                      terminated=_answered(last), env=env), name)
 
 

@@ -1,4 +1,4 @@
-"""Real Cline task folders from public repositories, read where they lie in `../shared/samples/cline/` (their
+"""Real Cline task folders and a Cline SDK session from public repositories, read where they lie in `../shared/samples/cline/` (their
 repositories carry no license, so they are never copied here), each against a golden a person read against the
 raw files (`texts="hash"`):
 
@@ -44,3 +44,16 @@ def test_a_history_alone_with_subagents_and_many_completions():
     assert ep.steps[0].action.tool_name == "use_subagents" and ep.agent == "claude_4_5_opus"
     assert sum(s.action.kind == "done" for s in ep.steps) == 13 and not ep.terminated
     assert all(s.timestamp is not None for s in ep.steps)
+
+
+def test_a_cline_desktop_session_on_windows():
+    folder = require_shared_sample(SHARED / "coderkamlesh-cline-agent" / "session_1790234093134_wwzcs")
+    records = read_records(cline, folder)
+    check(records, GOLDEN / "cline-sdk-coderkamlesh-cline-agent.json", texts="hash")
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.task == "hello tum kaunsa llm ho aur knowledge cutoff kya hai?" and ep.platform == "windows"
+    assert ep.agent == "stealth/space-bunny-alpha" and [s.action.kind for s in ep.steps] == ["message"]
+    assert ep.steps[0].observation.text.startswith('<user_input mode="act">')  # what the model got
+    assert not ep.terminated and ep.env["cline"]["session"]["status"] == "failed"
+    assert ep.env["cline"]["usage"]["outputTokens"] == 120
+    assert ep.env["cline"]["thread"]["agent"] == "lead" and ep.env["cline"]["thread"]["origin"]["source"] == "desktop"

@@ -1,7 +1,7 @@
-"""Qwen Code sessions: hand-made edge cases of the JSONL log (no real public session was found: the public files
-in its layout are other tools' synthetic fixtures). The sessions Qwen Code writes at test time (0.15.10 and
-0.24.4) are read in `test_qwen_code_cli.py`, and the registry test there shows they are claimed by this format,
-not by Claude Code's, whose lines also carry `parentUuid` and `sessionId`."""
+"""Qwen Code sessions: hand-made edge cases of the JSONL log. The sessions Qwen Code writes at test time (0.15.10
+and 0.24.4) are read in `test_qwen_code_cli.py`, and the registry test there shows they are claimed by this
+format, not by Claude Code's, whose lines also carry `parentUuid` and `sessionId`; real sessions of 0.5.0 to 0.17.0
+from four repositories in `test_qwen_code_real.py`."""
 
 from __future__ import annotations
 
@@ -121,3 +121,11 @@ def test_a_session_stopped_while_the_model_thought_is_not_terminated(tmp_path):
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert not ep.terminated
     assert ep.steps[-1].reasoning == "The bug is in a.py; I will" and not ep.steps[-1].action.text
+
+
+def test_a_session_in_a_windows_folder_runs_on_windows_and_a_posix_one_stays_linux(tmp_path):
+    answer = _model(1, [{"text": "Hi."}])
+    (ep,) = _read(tmp_path, [_user(0, "hello").replace('"cwd":"/w"', '"cwd":"D:\\\\Hack TODO LIST"'), answer])
+    assert ep.platform == "windows" and ep.env["qwen_code"]["cwd"] == "D:\\Hack TODO LIST"
+    (ep,) = _read(tmp_path, [_user(0, "hello"), answer], name="s-2.jsonl")
+    assert ep.platform == "linux" and ep.env["qwen_code"]["cwd"] == "/w"

@@ -1,0 +1,83 @@
+"""Real Qwen Code sessions (`~/.qwen/projects/<project>/chats/<session>.jsonl`) that their owners committed with a
+copy of their home's `.qwen/` folder, read where they lie in `../shared/samples/qwen-code/` (their repositories
+carry no license, so they are never copied here), each against a golden a person read against the raw file
+(`texts="hash"`). Four releases, four repositories; none of these sessions called a tool (the public sessions
+that did are long and lie beside OAuth credentials their owners also committed):
+
+- artas-linux/dotfiles @ 35098a27ef450434fe33247e4a7bcb244ee676f0,
+  `.qwen/projects/-home-archbtw/chats/9a578cd0-ad2c-423c-8f19-95412a2d81af.jsonl` ->
+  `qwen-code/artas-linux-dotfiles/9a578cd0-ad2c-423c-8f19-95412a2d81af.jsonl`: 0.5.1, three records (the prompt
+  "hi", the API's telemetry, the answer of `coder-model` with its usage).
+- Suleman-Sehar/ai-textbook @ 40b8c0cb0c153a0f91da7dd5ebc18ffe92ca18b9,
+  `.qwen/projects/-home-ai-textbook/chats/71d5c522-1d07-47c5-873b-b730eeefc75c.jsonl` ->
+  `qwen-code/suleman-sehar-ai-textbook/71d5c522-1d07-47c5-873b-b730eeefc75c.jsonl`: 0.5.0 on a git branch, two
+  prompts ("stop", "exit"), each answered, six records.
+- Haniaimraxn/TODO-LIST @ f2a4071a05a708f4c3dfc8849daf14e93d0e0306,
+  `.qwen/projects/D--Hack-TODO-LIST/chats/734553eb-442f-4bd2-8002-4cd9ecd958e3.jsonl` ->
+  `qwen-code/haniaimraxn-todo-list/734553eb-442f-4bd2-8002-4cd9ecd958e3.jsonl`: 0.9.1 on Windows (`cwd`
+  `D:\\Hack TODO LIST`), whose telemetry record also keeps the streamed response's chunks (`response_text`).
+- sma1kyyy/qwen-extension @ 2373b07402a99c64b387c1f4edbd5bd432ce33b2,
+  `.qwen/projects/-home-kirill/chats/09e7e5b8-0f11-45ca-9ae6-d205542e6932.jsonl` ->
+  `qwen-code/sma1kyyy-qwen-extension/09e7e5b8-0f11-45ca-9ae6-d205542e6932.jsonl`: 0.17.0, a prompt the API
+  refused (401): no model turn, so no episode, one `empty_episode` row keeping the task.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ingest.record import Episode, Rejected
+from ingest.swe import qwen_code
+from tests.conftest import REPO
+from tests.ingest.golden import check, read_records
+from tests.parts import require_shared_sample
+
+SHARED = REPO.parent / "shared" / "samples" / "qwen-code"
+GOLDEN = REPO / "tests" / "ingest" / "swe" / "golden"
+
+
+def _episode(records) -> Episode:
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    return ep
+
+
+def test_a_0_5_1_session_of_one_prompt_and_its_answer():
+    path = require_shared_sample(SHARED / "artas-linux-dotfiles" / "9a578cd0-ad2c-423c-8f19-95412a2d81af.jsonl")
+    records = read_records(qwen_code, path)
+    check(records, GOLDEN / "qwen-code-artas-linux-dotfiles.json", texts="hash")
+    ep = _episode(records)
+    assert ep.task == "hi" and ep.agent == "coder-model" and ep.platform == "linux" and ep.terminated
+    assert [s.action.text for s in ep.steps] == ["Hello! How can I assist you today?"]
+    assert ep.env["qwen_code"]["tokens"]["totalTokenCount"] == 11665 and ep.env["qwen_code"]["version"] == "0.5.1"
+
+
+def test_a_0_5_0_session_of_two_prompts_on_a_branch():
+    path = require_shared_sample(SHARED / "suleman-sehar-ai-textbook" / "71d5c522-1d07-47c5-873b-b730eeefc75c.jsonl")
+    records = read_records(qwen_code, path)
+    check(records, GOLDEN / "qwen-code-suleman-sehar-ai-textbook.json", texts="hash")
+    ep = _episode(records)
+    assert ep.task == "stop" and [s.observation.text for s in ep.steps] == ["stop", "exit"]
+    assert [s.action.kind for s in ep.steps] == ["message", "message"] and ep.terminated
+    assert ep.env["qwen_code"]["gitBranch"] == "001-ai-robotics-textbook"
+    assert ep.env["qwen_code"]["tokens"]["promptTokenCount"] == 12166 + 12187
+    assert len(ep.env["qwen_code"]["system_records"]) == 2
+
+
+def test_a_0_9_1_session_on_windows():
+    path = require_shared_sample(SHARED / "haniaimraxn-todo-list" / "734553eb-442f-4bd2-8002-4cd9ecd958e3.jsonl")
+    records = read_records(qwen_code, path)
+    check(records, GOLDEN / "qwen-code-haniaimraxn-todo-list.json", texts="hash")
+    ep = _episode(records)
+    assert ep.platform == "windows" and ep.env["qwen_code"]["cwd"] == "D:\\Hack TODO LIST"
+    assert ep.task == "hello" and ep.steps[0].action.text == "Hi there! ٩(◕‿◕｡)۶ How can I assist you today?"
+    (telemetry,) = ep.env["qwen_code"]["system_records"]
+    assert '"finishReason":"STOP"' in telemetry["systemPayload"]["uiEvent"]["response_text"]
+
+
+def test_a_0_17_0_session_the_api_refused_is_one_row_keeping_its_task():
+    path = require_shared_sample(SHARED / "sma1kyyy-qwen-extension" / "09e7e5b8-0f11-45ca-9ae6-d205542e6932.jsonl")
+    records = read_records(qwen_code, path)
+    (row,) = records
+    assert isinstance(row, Rejected) and row.rule == "empty_episode"
+    assert json.loads(row.snippet) == {"outcome": "unknown", "reward": None, "task": "привет"}
