@@ -15,7 +15,8 @@ Each line is a record: `uuid`, `parentUuid` (the record before it), `sessionId`,
 - `system`: the CLI's own records by `subtype` (`ui_telemetry` API and tool events, `attribution_snapshot`,
   `chat_compression`, `slash_command`, `at_command`, titles, checkpoints...) with their `systemPayload`: kept in
   `env["qwen_code"]["system_records"]`; a subtype not known here is kept too, with an `unknown_content` warning.
-Any other record type, or field, is kept raw in `env["qwen_code"]` (`unknown_records`, `unknown_fields`) with an
+A `<sessionId>.runtime.json` beside the log (the process that ran an interactive session) is planned with it and
+listed unread with its reason (`members`). Any other record type, or field, is kept raw in `env["qwen_code"]` (`unknown_records`, `unknown_fields`) with an
 `unknown_content` warning. Records are read in file order (the recorder appends them as they happen).
 
 Mapping: a call's result is its `functionResponse` (`output`, else `error`), an error when the call's status is not
@@ -34,6 +35,7 @@ import re
 from typing import Iterator
 
 from ingest.format_info import FormatInfo
+from ingest.members import holds
 from ingest.record import Episode, Rejected
 from ingest.source import Source, json_lines
 from ingest.swe.gemini_cli import function_response_text
@@ -61,6 +63,7 @@ INFO = FormatInfo(
 _SNIFF = re.compile(rb'^\s*\{"uuid":"[^"]*","parentUuid":(?:null|"[^"]*"),"sessionId":"[^"]*","timestamp":"[^"]*",'
                     rb'"type":"(?:user|assistant|tool_result|system)"')
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
+RUNTIME = ".runtime.json"
 _SESSION_KEYS = ("sessionId", "cwd", "version", "gitBranch")
 _KNOWN = frozenset({"uuid", "parentUuid", "sessionId", "timestamp", "type", "subtype", "provenance", "cwd", "version",
                     "gitBranch", "message", "model", "usageMetadata", "contextWindowSize", "toolCallResult",
@@ -77,6 +80,18 @@ def units(files: list[str], head) -> list[str]:
     """`.jsonl` files whose first line is a Qwen Code record (`uuid`, `parentUuid`, `sessionId`, `timestamp`,
     then `type`, in the recorder's order)."""
     return [path for path in files if path.endswith(".jsonl") and _SNIFF.match(head(path))]
+
+
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """A session's `<session>.runtime.json` beside it (interactive releases write it: the process that ran the
+    session, its pid, host and start time): planned with the session and listed with why it is not read."""
+    out: dict[str, list] = {}
+    for path in found:
+        runtime = path[:-len(".jsonl")] + RUNTIME
+        if holds(files, runtime):
+            out[path] = [(runtime, "Qwen Code's record of the process that ran this session (pid, host, start "
+                                   "time), not a session; the reader reads the session's log")]
+    return out
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:

@@ -129,3 +129,19 @@ def test_a_session_in_a_windows_folder_runs_on_windows_and_a_posix_one_stays_lin
     assert ep.platform == "windows" and ep.env["qwen_code"]["cwd"] == "D:\\Hack TODO LIST"
     (ep,) = _read(tmp_path, [_user(0, "hello"), answer], name="s-2.jsonl")
     assert ep.platform == "linux" and ep.env["qwen_code"]["cwd"] == "/w"
+
+
+def test_a_sessions_runtime_record_is_planned_with_it_and_listed_with_its_reason(tmp_path, run, query):
+    chats = tmp_path / "projects" / "-home-u" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "s-1.jsonl").write_text("\n".join([_user(0, "hello"), _model(1, [{"text": "Hi."}])]) + "\n")
+    (chats / "s-1.runtime.json").write_text(json.dumps({"schema_version": 1, "pid": 1, "session_id": "s-1"}))
+    (chats / "s-2.runtime.json").write_text("{}")  # no session of that name beside it
+    files = sorted(str(p) for p in chats.iterdir())
+    assert qwen_code.members([str(chats / "s-1.jsonl")], files, None) == {str(chats / "s-1.jsonl"): [
+        (str(chats / "s-1.runtime.json"), "Qwen Code's record of the process that ran this session (pid, host, "
+                                          "start time), not a session; the reader reads the session's log")]}
+    result = run("ingest-swe", [tmp_path], stages=["ingest"])
+    unread = {i.path.rsplit("/", 1)[-1]: i.reason for i in result.ignored}
+    assert set(unread) == {"s-1.runtime.json", "s-2.runtime.json"} and "process that ran" in unread["s-1.runtime.json"]
+    assert query("SELECT count(*) AS n, min(source_format) AS f FROM episodes") == [{"n": 1, "f": "qwen_code"}]
