@@ -56,14 +56,17 @@ names, `.md` among them; forks reword the first line).
 record `<id>.json` (`status`, `exit_code`, `provider`, `model`, `cwd`, `prompt`, `metadata.usage`). Its results
 are `tool_result` blocks whose content is a list of `{query, result, success, error}` records (kept as the JSON
 the model was sent); `run_commands` is a `command` action (its commands, one per line), its exit code the one
-its error names. The task is the record's `prompt` (the Cline desktop app's record wraps it in `<user_input>`, as
-the model got it: unwrapped), else the `<user_input>` of the first message; it ends in a text answer: terminated
-when the record's status is `completed` and the last turn calls no tool. Platform `windows` when the record's `cwd`
-has a drive letter, else `linux`. Env `cline`: the record (`session`), its usage, and the messages file's own
-`agent` (`lead`, or `teammate` for the files of a team's members beside the lead's, each read as its own
-episode), `taskType`, `origin` (a teammate's names its `parentThreadId`) and `updated_at` (`thread`); where the
-app compacted the session, its `<id>.compaction.json` (the summary the model was given in place of the older
-messages, which the messages file keeps whole) as `compaction`: its fields, its messages counted.
+its error names. The task is the `<user_input>` of the first message (as the model got it), else the record's
+`prompt` (the desktop app's wraps it in `<user_input>`: unwrapped; the VS Code extension's is cut to a title's
+length); it ends in a text answer: terminated when the record's status is `completed` and the last turn calls no
+tool. A `file` block (a document the user attached) is the text the SDK sends for it, `<file_content
+path="...">\\n<content>\\n</file_content>`. Platform: the one the system prompt's `<env>` names (`1. Platform:
+darwin`), else `windows` when the record's `cwd` has a drive letter, else `linux`. Env `cline`: the record
+(`session`), its usage, and the messages file's own `agent` (`lead`, or `teammate` for the files of a team's members
+beside the lead's, each read as its own episode), `taskType`, `origin` (a teammate's names its `parentThreadId`) and
+`updated_at` (`thread`); where the app compacted the session, its `<id>.compaction.json` (the summary the model was
+given in place of the older messages, which the messages file keeps whole) as `compaction`: its fields, its messages
+counted.
 
 **A UI log alone** (`ui_messages.json` with no `api_conversation_history.json` beside it, as people share it) is
 read by `ingest.swe.cline_ui` into the episode the extension showed: the task, each tool, command, browser or MCP
@@ -163,6 +166,8 @@ _USER_INPUT = re.compile(r"<user_input[^>]*>(.*?)</user_input>", re.S)
 _EXITED = re.compile(r"exited with code (-?\d+)")
 _SESSION_KEYS = ("session_id", "source", "status", "exit_code", "provider", "model", "cwd", "started_at",
                  "ended_at", "prompt")
+_PLATFORM = re.compile(r"<env>\n1\. Platform: (darwin|win32|linux)\n")  # the SDK's system prompt
+_PLATFORMS = {"darwin": "macos", "win32": "windows", "linux": "linux"}
 _THREAD_KEYS = ("agent", "taskType", "origin", "updated_at")
 _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
 # Roo Code's error diagnostics: its two comment lines (the first says whom to share it with: each fork names its
@@ -453,10 +458,17 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
     prompt = record.get("prompt") if isinstance(record.get("prompt"), str) else None
     wrapped = _USER_INPUT.search(prompt or "")  # the desktop app's record keeps the prompt as the model got it
     yield from records(messages, Run(key=str(doc.get("sessionId") or name), domain="swe",
-                                     platform=platform_of(record.get("cwd")),
-                                     task=(wrapped.group(1) if wrapped else prompt) or task,
+                                     platform=_session_platform(doc.get("system_prompt"), record.get("cwd")),
+                                     task=task or (wrapped.group(1) if wrapped else prompt),
                                      terminated=ended and last is not None and
                                      last.role == "assistant" and not last.tool_calls, env={"cline": env}), name)
+
+
+def _session_platform(system_prompt, cwd) -> str:
+    """The platform the SDK's system prompt names (`1. Platform: darwin` in its `<env>`), else the working
+    directory's (`ingest.swe.workdir`)."""
+    named = _PLATFORM.search(system_prompt) if isinstance(system_prompt, str) else None
+    return _PLATFORMS[named.group(1)] if named else platform_of(cwd)
 
 
 def _compaction(source: Source, folder: str, name: str):
@@ -681,6 +693,8 @@ def _block_text(block: dict) -> str:
     """A block's text: a string, the text parts of a list of content blocks, or (CLI 3's results, a list of
     `{query, result, success}` records) the value as JSON, as the model was sent it."""
     content = block.get("text") if block.get("type") == "text" else block.get("content")
+    if block.get("type") == "file" and isinstance(content, str) and isinstance(block.get("path"), str):
+        return f'<file_content path="{block["path"]}">\n{content}\n</file_content>'  # as the Cline SDK sends it
     if isinstance(content, str):
         return content
     if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "text" for c in content):

@@ -16,8 +16,9 @@ Each line is a record: `uuid`, `parentUuid` (the record before it), `sessionId`,
   `chat_compression`, `slash_command`, `at_command`, titles, checkpoints...) with their `systemPayload`: kept in
   `env["qwen_code"]["system_records"]`; a subtype not known here is kept too, with an `unknown_content` warning.
 A `<sessionId>.runtime.json` beside the log (the process that ran an interactive session) is planned with it and
-listed unread with its reason (`members`). Any other record type, or field, is kept raw in `env["qwen_code"]` (`unknown_records`, `unknown_fields`) with an
-`unknown_content` warning. Records are read in file order (the recorder appends them as they happen).
+listed unread with its reason (`members`). Any other record type, or field, is kept raw in `env["qwen_code"]`
+(`unknown_records`, `unknown_fields`) with an `unknown_content` warning. Records are read in file order (the
+recorder appends them as they happen).
 
 Mapping: a call's result is its `functionResponse` (`output`, else `error`), an error when the call's status is not
 "success" or the response is an error; `run_shell_command` is a `command` action and its result a terminal

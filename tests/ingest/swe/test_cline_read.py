@@ -308,7 +308,8 @@ def test_a_session_record_that_is_not_an_object_is_left_out(tmp_path):
 def test_a_session_record_keeps_its_own_fields_but_not_the_empty_ones(tmp_path):
     record = {"status": "completed", "prompt": "Count them all", "model": None, "cwd": "/w", "pid": 7}
     ep, _ = _split(_session(tmp_path, {"messages": _turns(), "system_prompt": "Be brief."}, record))
-    assert ep.task == "Count them all" and ep.env["system_prompt"] == "Be brief."
+    # the task is the input the model got; the record's prompt (which may differ: cut to a title) stays in env
+    assert ep.task == "Count them" and ep.env["system_prompt"] == "Be brief."
     assert ep.env["cline"]["session"] == {"status": "completed", "prompt": "Count them all", "cwd": "/w"}
 
 
@@ -723,15 +724,31 @@ def _desktop_record(**fields) -> dict:
             "prompt": '<user_input mode="act">Count them</user_input>', "metadata": {}, **fields}
 
 
-def test_a_desktop_sessions_task_is_its_prompt_unwrapped_and_a_windows_folder_runs_on_windows(tmp_path):
+def test_a_sessions_task_is_its_first_input_else_its_records_prompt_unwrapped_and_windows_folders_run_on_windows(
+        tmp_path):
     doc = {"version": 1, "agent": "lead", "sessionId": "s1", "origin": {"source": "desktop", "version": "0.0.34"},
            "messages": _turns()}
-    ep, rejected = _split(_session(tmp_path, doc, _desktop_record()))
+    ep, rejected = _split(_session(tmp_path, doc, _desktop_record(prompt="Count th")))  # a title's length
     assert rejected == [] and ep.task == "Count them" and ep.platform == "windows" and not ep.terminated
     assert ep.steps[0].observation.text == '<user_input mode="act">Count them</user_input>'
     assert ep.env["cline"]["thread"] == {"agent": "lead", "origin": {"source": "desktop", "version": "0.0.34"}}
-    ep, _ = _split(_session(tmp_path, doc, _desktop_record(cwd="/home/u/app", prompt="Plain"), name="s2"))
+    plain = {**doc, "messages": [{"role": "user", "content": [{"type": "text", "text": "Count them"}]},
+                                 *_turns()[1:]]}
+    ep, _ = _split(_session(tmp_path, plain, _desktop_record(), name="s2"))
+    assert ep.task == "Count them" and ep.steps[0].observation.text == "Count them"
+    ep, _ = _split(_session(tmp_path, plain, _desktop_record(cwd="/home/u/app", prompt="Plain"), name="s3"))
     assert ep.task == "Plain" and ep.platform == "linux"
+
+
+def test_a_file_the_user_attached_is_seen_as_the_sdk_sends_it(tmp_path):
+    first = {"role": "user", "content": [
+        {"type": "text", "text": '<user_input mode="plan">Read the spec</user_input>'},
+        {"type": "file", "path": "/Users/u/Desktop/spec.md", "content": "# Spec\nStage 1"}]}
+    ep, rejected = _split(_session(tmp_path, {"sessionId": "s1", "messages": [first, *_turns()[1:]]}))
+    assert rejected == [] and ep.task == "Read the spec"
+    assert ep.steps[0].observation.text == ('<user_input mode="plan">Read the spec</user_input>\n'
+                                            '<file_content path="/Users/u/Desktop/spec.md">\n# Spec\nStage 1\n'
+                                            '</file_content>')
 
 
 def test_a_teammates_messages_beside_the_leads_are_an_episode_naming_the_lead(tmp_path):
