@@ -20,6 +20,15 @@ that did are long and lie beside OAuth credentials their owners also committed):
   `.qwen/projects/-home-kirill/chats/09e7e5b8-0f11-45ca-9ae6-d205542e6932.jsonl` ->
   `qwen-code/sma1kyyy-qwen-extension/09e7e5b8-0f11-45ca-9ae6-d205542e6932.jsonl`: 0.17.0, a prompt the API
   refused (401): no model turn, so no episode, one `empty_episode` row keeping the task.
+
+And a recording of an early interactive release in Gemini CLI's layout, which `gemini_cli` reads:
+
+- cercaniaWeb/racompospro @ b551956377bd441ce70a3024272e1f199f4b5763, in the folder
+  `.qwen/tmp/1682660f8c8c6e8e6c11d4d6fa2801927955c010c54b5359c50efeea1015d1c5/`,
+  `chats/session-2025-11-07T00-07-c1d03777.json` ->
+  `qwen-code/cercaniaweb-racompospro/session-2025-11-07T00-07-c1d03777.json`: one prompt (in Spanish) and 14
+  `qwen` turns of `coder-model` with their tokens; the recorder of that release kept no tool call (the turns say
+  "Let me check..." and the next one's input grew), so each turn is a message step with nothing seen between.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from __future__ import annotations
 import json
 
 from ingest.record import Episode, Rejected
-from ingest.swe import qwen_code
+from ingest.swe import gemini_cli, qwen_code
 from tests.conftest import REPO
 from tests.ingest.golden import check, read_records
 from tests.parts import require_shared_sample
@@ -81,3 +90,16 @@ def test_a_0_17_0_session_the_api_refused_is_one_row_keeping_its_task():
     (row,) = records
     assert isinstance(row, Rejected) and row.rule == "empty_episode"
     assert json.loads(row.snippet) == {"outcome": "unknown", "reward": None, "task": "привет"}
+
+
+def test_an_early_interactive_recording_in_gemini_clis_layout_keeps_its_turns_and_tokens():
+    path = require_shared_sample(SHARED / "cercaniaweb-racompospro" / "session-2025-11-07T00-07-c1d03777.json")
+    records = read_records(gemini_cli, path)
+    check(records, GOLDEN / "qwen-code-cercaniaweb-racompospro.json", texts="hash")
+    ep = _episode(records)
+    assert ep.task.startswith("Busca en todo el código de EcoDev") and ep.agent == "coder-model" and ep.terminated
+    assert len(ep.steps) == 14 and {s.action.kind for s in ep.steps} == {"message"}
+    assert [s.observation.kind for s in ep.steps[1:]] == ["none"] * 13  # the calls between were not recorded
+    assert ep.steps[-1].action.text.startswith("Perfect! I have successfully created configuration files")
+    assert ep.env["gemini_cli"]["tokens"] == {"input": 543030, "output": 7852, "cached": 495140, "thoughts": 0,
+                                              "tool": 0, "total": 550882}
