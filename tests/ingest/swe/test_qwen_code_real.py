@@ -1,8 +1,8 @@
 """Real Qwen Code sessions (`~/.qwen/projects/<project>/chats/<session>.jsonl`) that their owners committed with a
 copy of their home's `.qwen/` folder, read where they lie in `../shared/samples/qwen-code/` (their repositories
 carry no license, so they are never copied here), each against a golden a person read against the raw file
-(`texts="hash"`). Four releases, four repositories; none of these sessions called a tool (the public sessions
-that did are long and lie beside OAuth credentials their owners also committed):
+(`texts="hash"`). Four releases, four repositories (the public sessions with tool calls are long, and lie beside
+OAuth credentials their owners also committed, which are never laid):
 
 - artas-linux/dotfiles @ 35098a27ef450434fe33247e4a7bcb244ee676f0,
   `.qwen/projects/-home-archbtw/chats/9a578cd0-ad2c-423c-8f19-95412a2d81af.jsonl` ->
@@ -16,6 +16,10 @@ that did are long and lie beside OAuth credentials their owners also committed):
   `.qwen/projects/D--Hack-TODO-LIST/chats/734553eb-442f-4bd2-8002-4cd9ecd958e3.jsonl` ->
   `qwen-code/haniaimraxn-todo-list/734553eb-442f-4bd2-8002-4cd9ecd958e3.jsonl`: 0.9.1 on Windows (`cwd`
   `D:\\Hack TODO LIST`), whose telemetry record also keeps the streamed response's chunks (`response_text`).
+  From the same repository, `.qwen/projects/D--Hackathon-Book/chats/c85afb93-5dc4-4bb5-be6e-0f2771b8e976.jsonl` ->
+  `qwen-code/haniaimraxn-todo-list/c85afb93-5dc4-4bb5-be6e-0f2771b8e976.jsonl`: 0.5.0 on Windows, 1.5 MB, a long
+  spec-kit session with tool calls; too large to read here whole, so its test checks what a person read in its
+  first records: two prompts answered, then a slash command's prompt answered by a `todo_write` call and its result.
 - sma1kyyy/qwen-extension @ 2373b07402a99c64b387c1f4edbd5bd432ce33b2,
   `.qwen/projects/-home-kirill/chats/09e7e5b8-0f11-45ca-9ae6-d205542e6932.jsonl` ->
   `qwen-code/sma1kyyy-qwen-extension/09e7e5b8-0f11-45ca-9ae6-d205542e6932.jsonl`: 0.17.0, a prompt the API
@@ -103,3 +107,24 @@ def test_an_early_interactive_recording_in_gemini_clis_layout_keeps_its_turns_an
     assert ep.steps[-1].action.text.startswith("Perfect! I have successfully created configuration files")
     assert ep.env["gemini_cli"]["tokens"] == {"input": 543030, "output": 7852, "cached": 495140, "thoughts": 0,
                                               "tool": 0, "total": 550882}
+
+
+def test_a_long_0_5_0_session_opens_with_two_answers_then_a_todo_write_call_and_its_result():
+    path = require_shared_sample(SHARED / "haniaimraxn-todo-list" / "c85afb93-5dc4-4bb5-be6e-0f2771b8e976.jsonl")
+    (ep,) = [r for r in read_records(qwen_code, path) if isinstance(r, Episode)]
+    assert ep.task == "hello" and ep.agent == "coder-model" and ep.platform == "windows"
+    assert ep.env["qwen_code"]["version"] == "0.5.0" and ep.env["qwen_code"]["gitBranch"] == "master"
+    hello, cleared, todo = ep.steps[:3]
+    assert (hello.observation.text, hello.action.kind) == ("hello", "message")
+    assert hello.action.text == "Hello! How can I assist you today with your Hackathon Book project?"
+    assert (cleared.observation.text, cleared.action.kind) == ("clear", "message")
+    assert cleared.action.text == ("The conversation has been cleared. How can I help you with your Hackathon Book "
+                                   "project today?")
+    assert todo.observation.text.startswith("---\ndescription: Create or update the project constitution")
+    assert (todo.action.kind, todo.action.tool_name) == ("tool_call", "todo_write")
+    assert todo.reasoning.startswith('I\'ll help you create a constitution document for a book about "Physical AI')
+    todos = json.loads(todo.action.arguments)["todos"]
+    assert len(todos) == 5 and todos[0] == {"id": "1", "content": "Check if constitution template exists at "
+                                            ".specify/memory/constitution.md", "status": "pending"}
+    assert str(todo.timestamp) == "2025-12-17 13:50:39.437000+00:00"
+    assert ep.steps[3].observation.text.startswith("Todos have been modified successfully.")
