@@ -37,7 +37,8 @@ Steps follow `ingest.transcript`: `Bash` called with a `command` is a `command` 
 (`Read`, `Edit`, `Task`, MCP tools `mcp__server__tool`...) a `tool_call`; a turn's text beside its tool calls and
 its `thinking` are the step's reasoning. The task is the first prompt that is neither injected (`isMeta`) nor a
 tool result. Claude Code records no grade: outcome `unknown`; terminated when the last turn of the line ends
-without a tool call waiting. Domain `swe`, platform `linux` (the log does not say; `cwd` is in env).
+without a tool call waiting. Domain `swe`, platform `windows` when the `cwd` has a drive letter, else `linux` (the
+log names no operating system; `cwd` is in env).
 
 A line that is not JSON is a `parse_error` row naming the line; the rest of the file is read.
 """
@@ -52,14 +53,15 @@ from typing import Iterator
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Budgets, Source, SourceError, json_lines, parse_json
+from ingest.swe.workdir import platform_of
 from ingest.times import parse_time
 from ingest.tools import SHELL_TOOLS, dumps, tool_action
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "claude_code"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
-    group="swe", rank=270, domains=('swe',), platform="linux",
+    group="swe", rank=270, domains=('swe',), platform="varies",
     summary="Claude Code session JSONL (subagents as episodes of their own)",
     producer="Claude Code session JSONL (`~/.claude/projects/...`, subagents in `<session>/subagents/`)",
     versions="2.1.220, 2.1.332 (run here); 2.0.46, 2.1.152 (real sessions)",
@@ -250,7 +252,8 @@ def _episode(chain: _Chain, env: dict, where: str) -> Iterator[Episode | Rejecte
     messages, task = _messages(chain.lines, where)
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     terminated = last is not None and last.role == "assistant" and not last.tool_calls
-    yield from records(messages, Run(key=chain.key, domain="swe", platform="linux", task=task,
+    yield from records(messages, Run(key=chain.key, domain="swe",
+                                     platform=platform_of(env.get("claude_code", {}).get("cwd")), task=task,
                                      terminated=terminated, env=env), where)
 
 

@@ -56,9 +56,17 @@ names, `.md` among them; forks reword the first line).
 record `<id>.json` (`status`, `exit_code`, `provider`, `model`, `cwd`, `prompt`, `metadata.usage`). Its results
 are `tool_result` blocks whose content is a list of `{query, result, success, error}` records (kept as the JSON
 the model was sent); `run_commands` is a `command` action (its commands, one per line), its exit code the one
-its error names. The task is the record's `prompt`, else the `<user_input>` of the first message; it ends in a
-text answer: terminated when the record's status is `completed` and the last turn calls no tool. Env `cline`:
-the record (`session`) and its usage.
+its error names. The task is the `<user_input>` of the first message (as the model got it), else the record's
+`prompt` (the desktop app's wraps it in `<user_input>`: unwrapped; the VS Code extension's is cut to a title's
+length); it ends in a text answer: terminated when the record's status is `completed` and the last turn calls no
+tool. A `file` block (a document the user attached) is the text the SDK sends for it, `<file_content
+path="...">\\n<content>\\n</file_content>`. Platform: the one the system prompt's `<env>` names (`1. Platform:
+darwin`), else `windows` when the record's `cwd` has a drive letter, else `linux`. Env `cline`: the record
+(`session`), its usage, and the messages file's own `agent` (`lead`, or `teammate` for the files of a team's members
+beside the lead's, each read as its own episode), `taskType`, `origin` (a teammate's names its `parentThreadId`) and
+`updated_at` (`thread`); where the app compacted the session, its `<id>.compaction.json` (the summary the model was
+given in place of the older messages, which the messages file keeps whole) as `compaction`: its fields, its messages
+counted.
 
 **A UI log alone** (`ui_messages.json` with no `api_conversation_history.json` beside it, as people share it) is
 read by `ingest.swe.cline_ui` into the episode the extension showed: the task, each tool, command, browser or MCP
@@ -88,12 +96,13 @@ from ingest.swe.cline_ui import RESULT as _RESULT
 from ingest.swe.cline_ui import ROO_EXIT as _ROO_EXIT
 from ingest.swe.cline_ui import exit_code as _exit_code
 from ingest.swe.cline_ui import read_ui
+from ingest.swe.workdir import platform_of
 from ingest.times import parse_time
 from ingest.tools import dumps, tool_observation
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "cline"
-VERSION = "7"
+VERSION = "8"
 INFO = FormatInfo(
     group="swe", rank=310, domains=('swe',), platform="varies",
     summary=("Cline and Roo Code task folders (`api_conversation_history.json`, `ui_messages.json`), a UI log "
@@ -102,7 +111,7 @@ INFO = FormatInfo(
               "sessions (`~/.cline/data/sessions/<id>/`), Roo Code task folders (`rooveterinaryinc.roo-cline/tasks/"
               "<id>/`, with `history_item.json`) and its error diagnostics (`roo-diagnostics-*.json`)"),
     versions=("Cline CLI 2.18.0 (Cline core 3.82.0: task folders), 3.0.65 (SDK sessions), run here; real VS Code "
-              "tasks (native and `use_subagents` calls)"),
+              "tasks (native and `use_subagents` calls); a real session of the Cline desktop app (SDK 0.0.34)"),
     proof=("each Cline CLI release from the npm registry in its own prefix runs with its OpenAI-compatible provider "
            "set by `cline auth` at the scripted model server (Chat Completions; native tool calls, and 2.18.0 also "
            "with the XML tool form in the text), in a temporary HOME and workspace: it lists, reads and writes files, "
@@ -111,7 +120,8 @@ INFO = FormatInfo(
            "(`tests/ingest/swe/test_cline_cli.py`), and its `ui_messages.json` read alone holds every call and "
            "result too; two real task histories in "
            "`../shared/samples` (goldens: 47 calls ending in a completion; 239 steps with subagents, 13 completions "
-           "and a resumed task) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
+           "and a resumed task) and a real Windows session of the Cline desktop app, which writes the CLI 3 store "
+           "(golden) (`tests/ingest/swe/test_cline_real.py`); edge cases of the XML tool form and of "
            "pairing hand-made (`tests/ingest/swe/test_cline.py`); Roo Code cannot run here (its CLI is not on the npm "
            "registry, only in its GitHub releases): its task folders hand-made in the shapes of its writer at "
            "3.53 (native calls, modes, `history_item.json`, condensing) and of its XML era "
@@ -150,11 +160,15 @@ _TASK_FILES = (HISTORY, UI, METADATA, "settings.json", "context_history.json", "
                "history_item.json")
 _HAS_CHANGES = "HAS_CHANGES"
 SESSION_MESSAGES = ".messages.json"
+COMPACTION = ".compaction.json"  # the summary that replaced a session's older messages in the context
 _SESSION_SNIFF = re.compile(rb'^\s*\{[^\[]*"sessionId"\s*:', re.S)
 _USER_INPUT = re.compile(r"<user_input[^>]*>(.*?)</user_input>", re.S)
 _EXITED = re.compile(r"exited with code (-?\d+)")
 _SESSION_KEYS = ("session_id", "source", "status", "exit_code", "provider", "model", "cwd", "started_at",
                  "ended_at", "prompt")
+_PLATFORM = re.compile(r"<env>\n1\. Platform: (darwin|win32|linux)\n")  # the SDK's system prompt
+_PLATFORMS = {"darwin": "macos", "win32": "windows", "linux": "linux"}
+_THREAD_KEYS = ("agent", "taskType", "origin", "updated_at")
 _USAGE = ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost")
 # Roo Code's error diagnostics: its two comment lines (the first says whom to share it with: each fork names its
 # own, or a GitHub issue), then the JSON document
@@ -215,7 +229,8 @@ def members(found: list[str], files: list[str], head) -> dict[str, list]:
                          (p, "a file Cline writes in a task folder; the reader reads the conversation, "
                              f"{UI}, {METADATA} and {ROO_ITEM}") for p in beside]
         elif name.endswith(SESSION_MESSAGES):
-            out[path] = [f"{folder}/{name[:-len(SESSION_MESSAGES)]}.json"]
+            session = f"{folder}/{name[:-len(SESSION_MESSAGES)]}"
+            out[path] = [session + ".json"] + ([session + COMPACTION] if _listed(files, session + COMPACTION) else [])
         elif name == UI:
             beside = [p for p in with_prefix(files, folder + "/") if p != path and _task_file(p[len(folder) + 1:])]
             out[path] = [p if posixpath.basename(p) == METADATA else
@@ -425,17 +440,53 @@ def _session(source: Source, folder: str, name: str) -> Iterator[Episode | Rejec
         yield e.as_rejected()
         return
     record = record if isinstance(record, dict) else {}
+    compaction = yield from _compaction(source, folder, name[:-len(SESSION_MESSAGES)] + COMPACTION)
     messages, task, _seen = _messages(doc["messages"], name, [])
     if doc.get("system_prompt"):
         messages.insert(0, Message("system", text=str(doc["system_prompt"]), where=name))
     metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
     env = {"session": {k: record[k] for k in _SESSION_KEYS if record.get(k) is not None}}
     env.update({k: metadata[k] for k in ("usage", "aggregateUsage", "totalCost") if k in metadata})
+    # who wrote the file: the lead agent or a teammate of its team, and the thread it answers to
+    thread = {k: doc[k] for k in _THREAD_KEYS if doc.get(k) is not None}
+    if thread:
+        env["thread"] = thread
+    if compaction:
+        env["compaction"] = compaction
     last = messages[-1] if messages else None
     ended = record.get("status") == "completed" if record else last is not None and last.role == "assistant"
-    yield from records(messages, Run(key=str(doc.get("sessionId") or name), domain="swe", platform="linux",
-                                     task=record.get("prompt") or task, terminated=ended and last is not None and
+    prompt = record.get("prompt") if isinstance(record.get("prompt"), str) else None
+    wrapped = _USER_INPUT.search(prompt or "")  # the desktop app's record keeps the prompt as the model got it
+    yield from records(messages, Run(key=str(doc.get("sessionId") or name), domain="swe",
+                                     platform=_session_platform(doc.get("system_prompt"), record.get("cwd")),
+                                     task=task or (wrapped.group(1) if wrapped else prompt),
+                                     terminated=ended and last is not None and
                                      last.role == "assistant" and not last.tool_calls, env={"cline": env}), name)
+
+
+def _session_platform(system_prompt, cwd) -> str:
+    """The platform the SDK's system prompt names (`1. Platform: darwin` in its `<env>`), else the working
+    directory's (`ingest.swe.workdir`)."""
+    named = _PLATFORM.search(system_prompt) if isinstance(system_prompt, str) else None
+    return _PLATFORMS[named.group(1)] if named else platform_of(cwd)
+
+
+def _compaction(source: Source, folder: str, name: str):
+    """What `<id>.compaction.json` says (the messages the model was given in place of the session's older ones,
+    which the messages file keeps whole): its fields, and its messages counted; None where there is none. A
+    generator returning it, so that a broken file is a row of its own and the session is read on."""
+    if name not in source.listdir(folder):
+        return None
+    try:
+        doc = parse_json(source.read_bytes(posixpath.join(folder, name)), name, source.budgets)
+    except SourceError as e:
+        yield e.as_rejected()
+        return None
+    if not isinstance(doc, dict):
+        yield Rejected("bad_record", f"{name}: not an object", name)
+        return None
+    kept = {k: v for k, v in doc.items() if k != "messages"}
+    return {"file": name, **kept, "messages": len(doc["messages"]) if isinstance(doc.get("messages"), list) else None}
 
 
 def _env(ui: list, metadata: dict) -> tuple[dict, str | None, list[int]]:
@@ -642,6 +693,8 @@ def _block_text(block: dict) -> str:
     """A block's text: a string, the text parts of a list of content blocks, or (CLI 3's results, a list of
     `{query, result, success}` records) the value as JSON, as the model was sent it."""
     content = block.get("text") if block.get("type") == "text" else block.get("content")
+    if block.get("type") == "file" and isinstance(content, str) and isinstance(block.get("path"), str):
+        return f'<file_content path="{block["path"]}">\n{content}\n</file_content>'  # as the Cline SDK sends it
     if isinstance(content, str):
         return content
     if isinstance(content, list) and any(isinstance(c, dict) and c.get("type") == "text" for c in content):

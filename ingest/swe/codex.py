@@ -35,7 +35,7 @@ script (`bash -lc <script>` unwrapped); their outputs are terminal observations 
 output carries one (`exec_command` writes it in a header above "Output:": "Process exited with code 1").
 Outcome `unknown` (Codex grades nothing); terminated unless the last turn was aborted or ends on a call, or a
 call's output, that the model has not answered (and no `task_complete` came after it). Domain `swe`, platform
-`linux`.
+`windows` when the session's `cwd` has a drive letter, else `linux` (the rollout names no operating system).
 """
 
 from __future__ import annotations
@@ -49,14 +49,15 @@ import orjson
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
 from ingest.source import Source, json_lines
+from ingest.swe.workdir import platform_of
 from ingest.times import parse_time
 from ingest.tools import arguments_dict, dumps, shell_script
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, Run, ToolCall, records
 
 FORMAT = "codex"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
-    group="swe", rank=280, domains=('swe',), platform="linux",
+    group="swe", rank=280, domains=('swe',), platform="varies",
     summary="Codex CLI rollouts",
     producer="Codex CLI rollout JSONL (`~/.codex/sessions/...`)",
     versions=("0.135.0, 0.171.0 (run here; 0.171.0 adds `ordinal`s, `world_state` and `token_usage_record` lines); "
@@ -252,8 +253,9 @@ class _State:
         # CLI still running), unless the CLI recorded the turn as complete after it
         waiting = last is not None and (last.role == "tool" or bool(last.tool_calls)) and not self.completed
         task = self.prompts[0] if self.prompts else None
-        return Run(key="", domain="swe", platform="linux", task=task, terminated=not (self.aborted or waiting),
-                   env={"codex": {k: v for k, v in self.codex.items() if v}})
+        cwd = (self.codex.get("session") or {}).get("cwd")
+        return Run(key="", domain="swe", platform=platform_of(cwd), task=task,
+                   terminated=not (self.aborted or waiting), env={"codex": {k: v for k, v in self.codex.items() if v}})
 
 
 def _tool_call(item: dict) -> ToolCall:

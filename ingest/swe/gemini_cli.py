@@ -60,7 +60,8 @@ INFO = FormatInfo(
            "(`samples/swe/gemini-cli`: yoavf/ai-sessions, eleven edits; BrianV1981/aim, a run stopped mid-turn), "
            "goldens, edge cases of the JSONL log "
            "(`tests/ingest/swe/test_gemini_cli.py`); Qwen Code 0.1.4 run the same way at the Chat Completions endpoint "
-           "(`tests/ingest/swe/test_qwen_code_cli.py`)"),
+           "(`tests/ingest/swe/test_qwen_code_cli.py`), and a real interactive recording of a Qwen Code release of "
+           "November 2025 in `../shared/samples` (golden, `tests/ingest/swe/test_qwen_code_real.py`)"),
 )
 
 _NAME = re.compile(r"\.jsonl?$")

@@ -15,15 +15,18 @@ Each line is a record: `uuid`, `parentUuid` (the record before it), `sessionId`,
 - `system`: the CLI's own records by `subtype` (`ui_telemetry` API and tool events, `attribution_snapshot`,
   `chat_compression`, `slash_command`, `at_command`, titles, checkpoints...) with their `systemPayload`: kept in
   `env["qwen_code"]["system_records"]`; a subtype not known here is kept too, with an `unknown_content` warning.
-Any other record type, or field, is kept raw in `env["qwen_code"]` (`unknown_records`, `unknown_fields`) with an
-`unknown_content` warning. Records are read in file order (the recorder appends them as they happen).
+A `<sessionId>.runtime.json` beside the log (the process that ran an interactive session) is planned with it and
+listed unread with its reason (`members`). Any other record type, or field, is kept raw in `env["qwen_code"]`
+(`unknown_records`, `unknown_fields`) with an `unknown_content` warning. Records are read in file order (the
+recorder appends them as they happen).
 
 Mapping: a call's result is its `functionResponse` (`output`, else `error`), an error when the call's status is not
 "success" or the response is an error; `run_shell_command` is a `command` action and its result a terminal
 observation with the `Exit Code:` it reports (0.15 records a command that exits 1 with status "success"; the
 current release as an error). The task is the first prompt; token counts are summed over the model turns into
 `env["qwen_code"]["tokens"]`. Qwen Code grades nothing: outcome `unknown`; terminated when the last model turn answers
-(text, no call; a last turn of thoughts alone was stopped mid-stream). Domain `swe`, platform `linux` (not recorded).
+(text, no call; a last turn of thoughts alone was stopped mid-stream). Domain `swe`; platform `windows` when the
+`cwd` has a drive letter, else `linux` (the log names no operating system).
 """
 
 from __future__ import annotations
@@ -33,17 +36,19 @@ import re
 from typing import Iterator
 
 from ingest.format_info import FormatInfo
+from ingest.members import holds
 from ingest.record import Episode, Rejected
 from ingest.source import Source, json_lines
 from ingest.swe.gemini_cli import function_response_text
+from ingest.swe.workdir import platform_of
 from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     # a session's lines open like Claude Code's (`parentUuid`, `sessionId`): its own key order ranks it first
-    group="swe", rank=265, domains=('swe',), platform="linux",
+    group="swe", rank=265, domains=('swe',), platform="varies",
     summary="Qwen Code sessions",
     producer="Qwen Code sessions (`~/.qwen/projects/<project>/chats/<session>.jsonl`)",
     versions="0.15.10, 0.24.4",
@@ -51,13 +56,15 @@ INFO = FormatInfo(
            "scripted model server (Chat Completions, streamed) and `--auth-type openai`, in a temporary HOME and "
            "workspace: it lists files, reads and writes one and runs a command that fails; the script is the oracle "
            "for every call, its arguments, the result the agent recorded, the model and the final answer, and the "
-           "CLI's JSON report a second (`tests/ingest/swe/test_qwen_code_cli.py`); edge cases "
-           "(`tests/ingest/swe/test_qwen_code.py`; no real public session was found)"),
+           "CLI's JSON report a second (`tests/ingest/swe/test_qwen_code_cli.py`); real sessions of 0.5.0, 0.5.1, "
+           "0.9.1 and 0.17.0 from four repositories (`tests/ingest/swe/test_qwen_code_real.py`, none calling a "
+           "tool); edge cases (`tests/ingest/swe/test_qwen_code.py`)"),
 )
 
 _SNIFF = re.compile(rb'^\s*\{"uuid":"[^"]*","parentUuid":(?:null|"[^"]*"),"sessionId":"[^"]*","timestamp":"[^"]*",'
                     rb'"type":"(?:user|assistant|tool_result|system)"')
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
+RUNTIME = ".runtime.json"
 _SESSION_KEYS = ("sessionId", "cwd", "version", "gitBranch")
 _KNOWN = frozenset({"uuid", "parentUuid", "sessionId", "timestamp", "type", "subtype", "provenance", "cwd", "version",
                     "gitBranch", "message", "model", "usageMetadata", "contextWindowSize", "toolCallResult",
@@ -76,6 +83,18 @@ def units(files: list[str], head) -> list[str]:
     return [path for path in files if path.endswith(".jsonl") and _SNIFF.match(head(path))]
 
 
+def members(found: list[str], files: list[str], head) -> dict[str, list]:
+    """A session's `<session>.runtime.json` beside it (interactive releases write it: the process that ran the
+    session, its pid, host and start time): planned with the session and listed with why it is not read."""
+    out: dict[str, list] = {}
+    for path in found:
+        runtime = path[:-len(".jsonl")] + RUNTIME
+        if holds(files, runtime):
+            out[path] = [(runtime, "Qwen Code's record of the process that ran this session (pid, host, start "
+                                   "time), not a session; the reader reads the session's log")]
+    return out
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     extras: dict = {"tokens": {}, "system_records": [], "unknown_records": [], "unknown_fields": {}}
@@ -88,7 +107,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     task = extras.pop("task", None)
     env = {"qwen_code": {k: v for k, v in extras.items() if v}}
-    yield from records(messages, Run(key="", domain="swe", platform="linux", task=task,
+    yield from records(messages, Run(key="", domain="swe", platform=platform_of(extras.get("cwd")), task=task,
                                      terminated=_answered(last), env=env), name)
 
 

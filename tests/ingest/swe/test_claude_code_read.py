@@ -365,3 +365,11 @@ def test_empty_header_fields_are_left_out(tmp_path):
     (ep,), _ = _split(records)
     assert ep.env["claude_code"] == {"sessionId": "s-1", "version": "2.0.50"}
     assert ep.agent is None and "models" not in ep.env
+
+
+def test_a_session_in_a_windows_folder_runs_on_windows(tmp_path):
+    lines = [_line("user", "u1", None, "go", 1), _line("assistant", "a1", "u1", [{"type": "text", "text": "ok"}], 2)]
+    (ep,), rows = _split(_write(tmp_path, [{**ln, "cwd": "D:\\work\\app"} for ln in lines]))
+    assert rows == [] and ep.platform == "windows" and ep.env["claude_code"]["cwd"] == "D:\\work\\app"
+    (ep,), _ = _split(_write(tmp_path, lines, name="s-2.jsonl"))
+    assert ep.platform == "linux"

@@ -308,7 +308,8 @@ def test_a_session_record_that_is_not_an_object_is_left_out(tmp_path):
 def test_a_session_record_keeps_its_own_fields_but_not_the_empty_ones(tmp_path):
     record = {"status": "completed", "prompt": "Count them all", "model": None, "cwd": "/w", "pid": 7}
     ep, _ = _split(_session(tmp_path, {"messages": _turns(), "system_prompt": "Be brief."}, record))
-    assert ep.task == "Count them all" and ep.env["system_prompt"] == "Be brief."
+    # the task is the input the model got; the record's prompt (which may differ: cut to a title) stays in env
+    assert ep.task == "Count them" and ep.env["system_prompt"] == "Be brief."
     assert ep.env["cline"]["session"] == {"status": "completed", "prompt": "Count them all", "cwd": "/w"}
 
 
@@ -706,6 +707,83 @@ def test_a_history_claimed_alone_is_planned_with_the_files_its_reader_reads_and_
 def test_a_session_file_claimed_alone_is_planned_with_its_record_and_a_folder_with_nothing():
     planned = cline.members(["/s/abc.messages.json", "/t/1"], ["/s/abc.json", "/s/abc.messages.json"], None)
     assert planned == {"/s/abc.messages.json": ["/s/abc.json"]}
+
+
+
+def test_a_session_file_claimed_alone_is_planned_with_its_compaction_beside_it():
+    files = sorted(["/s/abc.json", "/s/abc.messages.json", "/s/abc.compaction.json", "/s/t.messages.json"])
+    assert cline.members(["/s/abc.messages.json", "/s/t.messages.json"], files, None) == {
+        "/s/abc.messages.json": ["/s/abc.json", "/s/abc.compaction.json"], "/s/t.messages.json": ["/s/t.json"]}
+
+
+# --- sessions of the Cline desktop app (the same SDK store) ---------------------------------------------------
+
+
+def _desktop_record(**fields) -> dict:
+    return {"session_id": "s1", "source": "desktop", "status": "failed", "exit_code": 1, "cwd": "C:\\work\\app",
+            "prompt": '<user_input mode="act">Count them</user_input>', "metadata": {}, **fields}
+
+
+def test_a_sessions_task_is_its_first_input_else_its_records_prompt_unwrapped_and_windows_folders_run_on_windows(
+        tmp_path):
+    doc = {"version": 1, "agent": "lead", "sessionId": "s1", "origin": {"source": "desktop", "version": "0.0.34"},
+           "messages": _turns()}
+    ep, rejected = _split(_session(tmp_path, doc, _desktop_record(prompt="Count th")))  # a title's length
+    assert rejected == [] and ep.task == "Count them" and ep.platform == "windows" and not ep.terminated
+    assert ep.steps[0].observation.text == '<user_input mode="act">Count them</user_input>'
+    assert ep.env["cline"]["thread"] == {"agent": "lead", "origin": {"source": "desktop", "version": "0.0.34"}}
+    plain = {**doc, "messages": [{"role": "user", "content": [{"type": "text", "text": "Count them"}]},
+                                 *_turns()[1:]]}
+    ep, _ = _split(_session(tmp_path, plain, _desktop_record(), name="s2"))
+    assert ep.task == "Count them" and ep.steps[0].observation.text == "Count them"
+    ep, _ = _split(_session(tmp_path, plain, _desktop_record(cwd="/home/u/app", prompt="Plain"), name="s3"))
+    assert ep.task == "Plain" and ep.platform == "linux"
+
+
+def test_a_file_the_user_attached_is_seen_as_the_sdk_sends_it(tmp_path):
+    first = {"role": "user", "content": [
+        {"type": "text", "text": '<user_input mode="plan">Read the spec</user_input>'},
+        {"type": "file", "path": "/Users/u/Desktop/spec.md", "content": "# Spec\nStage 1"}]}
+    ep, rejected = _split(_session(tmp_path, {"sessionId": "s1", "messages": [first, *_turns()[1:]]}))
+    assert rejected == [] and ep.task == "Read the spec"
+    assert ep.steps[0].observation.text == ('<user_input mode="plan">Read the spec</user_input>\n'
+                                            '<file_content path="/Users/u/Desktop/spec.md">\n# Spec\nStage 1\n'
+                                            '</file_content>')
+
+
+def test_a_teammates_messages_beside_the_leads_are_an_episode_naming_the_lead(tmp_path):
+    folder = tmp_path / "s1"
+    folder.mkdir()
+    (folder / "s1.messages.json").write_text(json.dumps({"agent": "lead", "sessionId": "s1", "messages": _turns()}))
+    (folder / "s1.json").write_text(json.dumps(_desktop_record()))
+    origin = {"mode": "team", "parentThreadId": "s1", "subagent": "sfx"}
+    (folder / "sfx__a.messages.json").write_text(json.dumps(
+        {"agent": "teammate", "sessionId": "s1__teamtask__sfx__a", "taskType": "team", "origin": origin,
+         "messages": _turns()}))
+    heads = {str(p): p.read_bytes()[:200] for p in folder.iterdir()}
+    units = cline.units(sorted(heads), heads.get)
+    assert units == [str(folder / "s1.messages.json"), str(folder / "sfx__a.messages.json")]
+    lead, mate = (_episode(Path(u)) for u in units)
+    assert lead.env["cline"]["thread"] == {"agent": "lead"} and lead.task == "Count them"
+    assert mate.key == "s1__teamtask__sfx__a" and mate.task == "Count them" and mate.env["cline"]["session"] == {}
+    assert mate.env["cline"]["thread"] == {"agent": "teammate", "taskType": "team", "origin": origin}
+
+
+def test_a_compacted_sessions_summary_is_kept_counted_and_a_broken_one_is_a_row_of_its_own(tmp_path):
+    doc = {"sessionId": "s1", "messages": _turns()}
+    compaction = {"version": 1, "conversation_id": "s1", "source_message_count": 4,
+                  "messages": [{"role": "user", "content": [{"type": "text", "text": "Context summary: ..."}]}]}
+    folder = tmp_path / "s1"
+    folder.mkdir()
+    (folder / "s1.messages.json").write_text(json.dumps(doc))
+    (folder / "s1.compaction.json").write_text(json.dumps(compaction))
+    ep = _episode(folder)
+    assert len(ep.steps) == 2 and ep.env["cline"]["compaction"] == {
+        "file": "s1.compaction.json", "version": 1, "conversation_id": "s1", "source_message_count": 4, "messages": 1}
+    (folder / "s1.compaction.json").write_text('{"version": 1, "messages": [')
+    ep, rejected = _split(read_records(cline, folder))
+    assert [r.location for r in rejected] == ["s1.compaction.json"] and "compaction" not in ep.env["cline"]
+    assert len(ep.steps) == 2
 
 
 # --- Roo Code's marks ----------------------------------------------------------------------------------------

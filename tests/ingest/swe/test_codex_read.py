@@ -405,3 +405,11 @@ def test_a_turn_before_any_turn_context_names_no_model(tmp_path):
                    _msg("assistant", "second"), ("turn_context", {"model": "m2"}), _msg("assistant", "third"))
     ep, _ = _split(_read(tmp_path, lines))
     assert ep.env["model_per_step"] == [None, "m1", "m2"] and ep.env["models"] == ["m1", "m2"]
+
+
+def test_a_session_in_a_windows_folder_runs_on_windows(tmp_path):
+    windows = ("session_meta", {"id": "s-1", "cwd": "C:\\Users\\u\\repo", "cli_version": "0.39.0"})
+    ep, rows = _split(_read(tmp_path, _lines(windows, _msg("user", "go"), _msg("assistant", "done"))))
+    assert rows == [] and ep.platform == "windows"
+    ep, _ = _split(_read(tmp_path, _lines(META, _msg("user", "go"), _msg("assistant", "done")), name="b.jsonl"))
+    assert ep.platform == "linux"

@@ -1,7 +1,7 @@
-"""Qwen Code sessions: hand-made edge cases of the JSONL log (no real public session was found: the public files
-in its layout are other tools' synthetic fixtures). The sessions Qwen Code writes at test time (0.15.10 and
-0.24.4) are read in `test_qwen_code_cli.py`, and the registry test there shows they are claimed by this format,
-not by Claude Code's, whose lines also carry `parentUuid` and `sessionId`."""
+"""Qwen Code sessions: hand-made edge cases of the JSONL log. The sessions Qwen Code writes at test time (0.15.10
+and 0.24.4) are read in `test_qwen_code_cli.py`, and the registry test there shows they are claimed by this
+format, not by Claude Code's, whose lines also carry `parentUuid` and `sessionId`; real sessions of 0.5.0 to 0.17.0
+from four repositories in `test_qwen_code_real.py`."""
 
 from __future__ import annotations
 
@@ -121,3 +121,27 @@ def test_a_session_stopped_while_the_model_thought_is_not_terminated(tmp_path):
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert not ep.terminated
     assert ep.steps[-1].reasoning == "The bug is in a.py; I will" and not ep.steps[-1].action.text
+
+
+def test_a_session_in_a_windows_folder_runs_on_windows_and_a_posix_one_stays_linux(tmp_path):
+    answer = _model(1, [{"text": "Hi."}])
+    (ep,) = _read(tmp_path, [_user(0, "hello").replace('"cwd":"/w"', '"cwd":"D:\\\\Hack TODO LIST"'), answer])
+    assert ep.platform == "windows" and ep.env["qwen_code"]["cwd"] == "D:\\Hack TODO LIST"
+    (ep,) = _read(tmp_path, [_user(0, "hello"), answer], name="s-2.jsonl")
+    assert ep.platform == "linux" and ep.env["qwen_code"]["cwd"] == "/w"
+
+
+def test_a_sessions_runtime_record_is_planned_with_it_and_listed_with_its_reason(tmp_path, run, query):
+    chats = tmp_path / "projects" / "-home-u" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "s-1.jsonl").write_text("\n".join([_user(0, "hello"), _model(1, [{"text": "Hi."}])]) + "\n")
+    (chats / "s-1.runtime.json").write_text(json.dumps({"schema_version": 1, "pid": 1, "session_id": "s-1"}))
+    (chats / "s-2.runtime.json").write_text("{}")  # no session of that name beside it
+    files = sorted(str(p) for p in chats.iterdir())
+    assert qwen_code.members([str(chats / "s-1.jsonl")], files, None) == {str(chats / "s-1.jsonl"): [
+        (str(chats / "s-1.runtime.json"), "Qwen Code's record of the process that ran this session (pid, host, "
+                                          "start time), not a session; the reader reads the session's log")]}
+    result = run("ingest-swe", [tmp_path], stages=["ingest"])
+    unread = {i.path.rsplit("/", 1)[-1]: i.reason for i in result.ignored}
+    assert set(unread) == {"s-1.runtime.json", "s-2.runtime.json"} and "process that ran" in unread["s-1.runtime.json"]
+    assert query("SELECT count(*) AS n, min(source_format) AS f FROM episodes") == [{"n": 1, "f": "qwen_code"}]
