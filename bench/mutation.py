@@ -163,7 +163,7 @@ MODULES = {
         "tests/ingest/swe/test_minisweagent.py::test_golden_real_2x_toolcall_run_stopped_by_a_provider_error",
         "tests/ingest/swe/test_openhands_v1.py::test_golden_real_gpt_4o_mini_conversation",
         "tests/ingest/swe/test_openhands_v1.py::test_a_finished_conversation_that_ends_on_the_models_reply_is_"
-        "terminal"]),
+        "terminal", "tests/ingest/test_transcript_calls.py"]),
     # readers called directly on their bundled real files and hand-made edge cases (test_*_read.py)
     "sweagent": Module(["ingest/swe/sweagent.py"], ["tests/ingest/swe/test_sweagent_read.py"]),
     "mcp": Module([f"ingest/mcp/{f}.py" for f in ("jsonrpc", "proxy_log", "audit_log", "call_log", "sdk_calls")],
@@ -300,6 +300,17 @@ MODULES = {
                        ["tests/ingest/traces/test_langfuse_read.py", "tests/ingest/traces/test_otel_read.py"],
                        functions=("_target", "_iteration", "_order", "_action", "read_react_events", "role_turns",
                                   "tools_only_answer", "io_messages", "_json_text", "_tool", "_fill")),
+    # AndroidWorld's task-runner files (a run's history of replies, UI element lists, the result) read directly,
+    # on the bundled UI-TARS run and hand-made edge cases
+    "androidworld-history": Module(["ingest/android/androidworld_history.py"],
+                                   ["tests/ingest/android/test_androidworld_history.py"]),
+    # the replay form of AndroidWorld's JSON results, through the JSON results reader that hands it on
+    "androidworld-replay": Module(["ingest/android/androidworld_replay.py"],
+                                  ["tests/ingest/android/test_androidworld_json.py"]),
+    # Agent TARS (Tarko) runs: the snapshots saved per loop and the model requests beside them, by the reader's
+    # direct tests on its real runs and hand-made edge cases
+    "tarko": Module(["ingest/chat/tarko_snapshots.py", "ingest/chat/tarko_requests.py"],
+                    ["tests/ingest/chat/test_agent_tars.py"]),
     # the shape reader's domain (said by the record, by its tools, or the default) and how a log ends
     "chat-ending": Module(["ingest/chat/by_shape.py"], ["tests/ingest/chat/test_by_shape_ending.py",
                                                         "tests/ingest/chat/test_by_shape_read.py"],
