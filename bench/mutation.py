@@ -380,6 +380,12 @@ _MCP_NEVER_DONE = ("tool_action never makes a `done` action: the transcript core
 _LINUX_RUN = "linux is the transcript Run's default platform"
 _MCP_SDK_IDS = ("an SDK capture's request ids are unique among the open requests (line, open count): a response "
                 "finds its own whatever sides are searched, and the count adds nothing")
+_AWH = "ingest.android.androidworld_history."
+_AWR = "ingest.android.androidworld_replay."
+_AWH_FIRST_CALL = ("the UI-TARS calls found start at different places (each pattern opens with its own name): "
+                   "(start, action) pairs order by their start alone, as the key does")
+_AWH_POP = ("a text or description left among the fields is written again, under the same key at the same place, "
+            "by the update that adds the other fields")
 _HAR_FIRST_READ = ("ijson asks for 0 bytes first, then 1 MiB reads: a first read of 1 to 3 bytes, where these "
                    "differ, never happens")
 _HAR_SIZE = "_read_log does not read the size a member comes with"
@@ -853,6 +859,19 @@ EQUIVALENT: dict[str, str] = {
     "ingest.android.androidworld.x__score__mutmut_6": "float(None) raises TypeError, which returns None as well",
     "ingest.android.androidworld.x__steps__mutmut_8":
         "each step appended sets it; with none appended no episode reads it",
+    _AWH + "x__decode__mutmut_25": _AWH_FIRST_CALL,
+    _AWH + "x__decode__mutmut_27": _AWH_FIRST_CALL,
+    _AWH + "x__env__mutmut_3": "_name keeps the run folder's last name only: a name holds one slash at most",
+    _AWH + "x__name__mutmut_4": "posixpath.join('', base) is base",
+    _AWH + "x__view__mutmut_43": "the entry is refused unless its two index numbers are equal",
+    _AWH + "x__view__mutmut_54": _AWH_POP,
+    _AWH + "x__view__mutmut_57": _AWH_POP,
+    _AWH + "x__view__mutmut_58": _AWH_POP,
+    _AWH + "x__view__mutmut_61": _AWH_POP,
+    _AWH + "x__view__mutmut_64": _AWH_POP,
+    _AWH + "x__view__mutmut_65": _AWH_POP,
+    _AWR + "x_read_replay__mutmut_106": "outcome 'unknown' is the Episode's default",
+    _AWR + "x_read_replay__mutmut_107": "reward None is the Episode's default",
     "ingest.swe.minisweagent.x__int__mutmut_2": _MINI_INT,
     "ingest.swe.minisweagent.x__int__mutmut_3": _MINI_INT,
     "ingest.swe.minisweagent.x__messages__mutmut_3": _FALSY,
