@@ -298,17 +298,23 @@ def test_replay_form_edge_cases_every_field(tmp_path):
     unbound = _replay_element("no box", (1, 2, 3))
     flagged = _replay_element("flags", (True, 2, 3, "4"))
     screen = [root, wifi, unbound, flagged]
-    doc = _replay_doc([screen, screen, screen, screen, "a screen", screen, []],
+    doc = _replay_doc([screen, screen, screen, screen, [], screen, [], screen],
                       [{"action_type": "click", "index": 0}, {"action_type": "click", "index": 3},
                        {"action_type": "click", "index": 4}, {"action_type": "fly", "index": 1},
-                       {"action_type": "long_press", "index": 2}], interaction_trace="tap tap")
-    doc["goal"] = 5
+                       {"action_type": "long_press", "index": 2}], interaction_trace="tap tap", device="emulator")
+    doc["goal"], doc["observations"][4] = 5, "a screen"
     path = _write_replay(tmp_path, doc)
     golden.check_whole(golden.read_records(androidworld_json, path),
                        GOLDEN.with_name("androidworld-replay-edge-whole.json"))
     doc = _replay_doc([[root, wifi], [root]], [{"action_type": "fly"}, 7])
     golden.check_whole(golden.read_records(androidworld_json, _write_replay(tmp_path, doc)),
                        GOLDEN.with_name("androidworld-replay-edge-no-action-whole.json"))
+    doc = _replay_doc([[unbound], [unbound]], [{"action_type": "click", "index": 0}])  # no bounds: no screen size
+    (ep,) = golden.read_records(androidworld_json, _write_replay(tmp_path, doc))
+    assert json.loads(ep.steps[0].action.element)["text"] == "no box" and ep.steps[0].action.x is None
+    assert (ep.steps[0].observation.width, ep.steps[0].observation.height) == (None, None)
+    assert (ep.final_observation.width, ep.final_observation.height) == (None, None)
+    assert "screen_size" not in ep.env and "screen_size_from" not in ep.env
 
 
 def test_replay_form_without_action_list_is_refused_naming_the_file(tmp_path):

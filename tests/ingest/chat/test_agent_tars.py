@@ -134,6 +134,8 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     assert ep.env["agent_tars"]["snapshots"] == [
         "loop-1/event-stream.jsonl", "loop-2/event-stream.jsonl", "loop-3/event-stream.jsonl", "event-stream.jsonl"]
     check(records, GOLDEN / "agent-tars-snapshot-basic.json", env_keys=("agent_tars",))
+    # every field, the loops' requests, responses and saved calls in env with them
+    golden.check_whole(records, GOLDEN / "agent-tars-snapshot-basic-whole.json")
 
 
 def test_real_runs_model_requests_give_its_system_prompt_tools_and_options_not_steps():
@@ -186,6 +188,7 @@ def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_
         (1, [{"toolCallId": "call_1758276553551_5eixt", "name": "getCurrentLocation", "executionTime": 0}]),
         (2, [{"toolCallId": "call_1758276553555_sn87j", "name": "getWeather", "executionTime": 0}])]
     check(records, GOLDEN / "agent-tars-snapshot-two-recordings.json", env_keys=("agent_tars",))
+    golden.check_whole(records, GOLDEN / "agent-tars-snapshot-two-recordings-whole.json")
 
 
 def _stream(events: list[dict]) -> str:
@@ -328,6 +331,7 @@ def test_model_requests_that_disagree_with_the_stream_keep_their_messages_and_sa
                                                             "finish_reason": "tool_calls"}
     assert list(ep.env["agent_tars"]["declared_tools"]) == ["browser_navigate", "find"]  # no call event defines one
     assert second["differs"] == ["assistant message 0 is not the stream's"]
+    golden.check_whole(records, GOLDEN / "agent-tars-requests-disagree-whole.json")
     assert second["messages"] == [system, prompt, replied]
     assert (third["loop"], third["file"]) == (3, "loop-3/llm-request.jsonl") and "differs" not in third
     started = {"id": "0", "type": "agent_run_start", "timestamp": 1757351879446, "model": "m1"}
@@ -365,6 +369,7 @@ def test_saved_tool_calls_keep_their_time_and_say_where_they_disagree_with_the_s
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
         ("parse_error", "case/loop-3/tool-calls.jsonl")]
+    golden.check_whole(records, GOLDEN / "agent-tars-tool-calls-disagree-whole.json")
     [ep] = [r for r in records if isinstance(r, Episode)]
     assert [s.action.tool_name for s in ep.steps] == ["browser_navigate"]  # the saved calls make no steps
     first, second = ep.env["agent_tars"]["requests"]
