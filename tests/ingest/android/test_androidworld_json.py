@@ -301,7 +301,8 @@ def test_replay_form_edge_cases_every_field(tmp_path):
     doc = _replay_doc([screen, screen, screen, screen, [], screen, [], screen],
                       [{"action_type": "click", "index": 0}, {"action_type": "click", "index": 3},
                        {"action_type": "click", "index": 4}, {"action_type": "fly", "index": 1},
-                       {"action_type": "long_press", "index": 2}], interaction_trace="tap tap", device="emulator")
+                       {"action_type": "long_press", "index": 2}], interaction_trace="tap tap", device="emulator",
+                      recorder={"v": 1})
     doc["goal"], doc["observations"][4] = 5, "a screen"
     path = _write_replay(tmp_path, doc)
     golden.check_whole(golden.read_records(androidworld_json, path),
