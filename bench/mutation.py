@@ -380,6 +380,12 @@ _MCP_NEVER_DONE = ("tool_action never makes a `done` action: the transcript core
 _LINUX_RUN = "linux is the transcript Run's default platform"
 _MCP_SDK_IDS = ("an SDK capture's request ids are unique among the open requests (line, open count): a response "
                 "finds its own whatever sides are searched, and the count adds nothing")
+_TARKO_XXXX = ("a reply's text is compared by equality: an empty content read as 'XXXX' differs only for a request "
+               "whose reply is 'XXXX'")
+_TARKO_DIGEST = "digests are compared with each other only: any fixed size tells the same events apart"
+_STEP_DEFAULT = "a Step's reasoning (or reward) left out is None, as written"
+_EXCHANGE_FAST = ("the inlined placing of a result whose call is known, skipped: `_Builder.tool` places it by the same id, "
+                  "with the same extras")
 _AWH = "ingest.android.androidworld_history."
 _AWR = "ingest.android.androidworld_replay."
 _AWH_FIRST_CALL = ("the UI-TARS calls found start at different places (each pattern opens with its own name): "
@@ -870,6 +876,27 @@ EQUIVALENT: dict[str, str] = {
     _AWH + "x__view__mutmut_61": _AWH_POP,
     _AWH + "x__view__mutmut_64": _AWH_POP,
     _AWH + "x__view__mutmut_65": _AWH_POP,
+    "ingest.chat.tarko_requests.x_looks__mutmut_1": "the default path 'XXXX' names no tool-calls file either",
+    "ingest.chat.tarko_snapshots.x__normal__mutmut_1": "the default name 'XXXX' is no noise field either",
+    "ingest.chat.tarko_requests.x_compare__mutmut_94": _TARKO_XXXX,
+    "ingest.chat.tarko_requests.x_compare__mutmut_100": _TARKO_XXXX,
+    "ingest.chat.tarko_snapshots.x_digests__mutmut_4": _TARKO_DIGEST,
+    "ingest.chat.tarko_snapshots.x_digests__mutmut_10": _TARKO_DIGEST,
+    "ingest.chat.tarko_snapshots.x_holders__mutmut_10":
+        "the snapshots past the last have no later one to be held by: their turns of the loop assign nothing",
+    "ingest.transcript.x_call_steps__mutmut_10": _STEP_DEFAULT,
+    "ingest.transcript.x_call_steps__mutmut_11": _STEP_DEFAULT,
+    "ingest.transcript.x_call_steps__mutmut_29": "with no step, what was seen after the last is None already",
+    "ingest.transcript.x_exchange_steps__mutmut_17": "_made gives every step its observation: the one before is unread",
+    "ingest.transcript.x_exchange_steps__mutmut_23": _STEP_DEFAULT,
+    "ingest.transcript.x_exchange_steps__mutmut_24": _STEP_DEFAULT,
+    "ingest.transcript.x_exchange_steps__mutmut_28": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_29": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_30": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_31": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_32": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_36": "_Builder.tool never reads a result message's tool_calls",
+    "ingest.transcript.x_exchange_steps__mutmut_54": "open flags are read as truth values: None is closed, as False",
     _AWR + "x_read_replay__mutmut_106": "outcome 'unknown' is the Episode's default",
     _AWR + "x_read_replay__mutmut_107": "reward None is the Episode's default",
     "ingest.swe.minisweagent.x__int__mutmut_2": _MINI_INT,

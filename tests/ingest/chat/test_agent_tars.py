@@ -473,19 +473,21 @@ def test_saved_calls_are_compared_with_the_streams_calls_by_id_and_name():
     events = [
         _assistant("", [_call("c0", "open", '{"ur')], kind="assistant_streaming_message"),  # a streamed piece
         _assistant("", ["not a call", _call("c0", "open", '{"url": "a"}'), _call("c1", "run", "not JSON"),
-                        _call("c2", "find", '{"q": "x"}')]),
+                        _call("c2", "find", '{"q": "x"}'), _call("c3", "list", "")]),  # no arguments: {}
         {"type": "tool_call", "toolCallId": "c2", "name": "find", "arguments": {"q": "y"}},  # the event's own wins
         {"type": "tool_call", "toolCallId": "c2", "name": "find", "arguments": {"q": "z"}},  # the first of the pair
         {"type": "tool_result", "toolCallId": "c0", "name": "open", "content": "opened", "error": "slow"},
-        {"type": "tool_result", "toolCallId": "c2", "name": "find", "content": "found"}]
+        {"type": "tool_result", "toolCallId": "c2", "name": "find", "content": "found"},
+        {"type": "tool_result", "toolCallId": "c3", "name": "list", "content": "a b"}]
     calls = [{"toolCallId": "c0", "name": "open", "args": {"url": "a"}, "result": "opened", "error": "slow"},
              {"toolCallId": "c1", "name": "run", "args": "not JSON", "result": None},
-             {"toolCallId": "c2", "name": "find", "args": {"q": "y"}, "result": "found"}]
+             {"toolCallId": "c2", "name": "find", "args": {"q": "y"}, "result": "found"},
+             {"toolCallId": "c3", "name": "list", "args": {}, "result": "a b"}]
     assert tarko_requests.compare_calls(calls, events) == [
         {"toolCallId": "c0", "name": "open"},
         {"toolCallId": "c1", "name": "run", "args": "not JSON", "result": None,
          "differs": ["the stream holds no tool_result of this id and name"]},
-        {"toolCallId": "c2", "name": "find"}]
+        {"toolCallId": "c2", "name": "find"}, {"toolCallId": "c3", "name": "list"}]
 
 
 def test_snapshots_compare_events_without_their_times_ids_or_key_order():
