@@ -384,8 +384,8 @@ _TARKO_XXXX = ("a reply's text is compared by equality: an empty content read as
                "whose reply is 'XXXX'")
 _TARKO_DIGEST = "digests are compared with each other only: any fixed size tells the same events apart"
 _STEP_DEFAULT = "a Step's reasoning (or reward) left out is None, as written"
-_EXCHANGE_FAST = ("the inlined placing of a result whose call is known, skipped: `_Builder.tool` places it by the same id, "
-                  "with the same extras")
+_EXCHANGE_FAST = ("the inlined placing of a result whose call is known, skipped: `_Builder.tool` places it by the "
+                  "same id, with the same extras")
 _AWH = "ingest.android.androidworld_history."
 _AWR = "ingest.android.androidworld_replay."
 _AWH_FIRST_CALL = ("the UI-TARS calls found start at different places (each pattern opens with its own name): "
@@ -887,6 +887,7 @@ EQUIVALENT: dict[str, str] = {
     "ingest.transcript.x_call_steps__mutmut_10": _STEP_DEFAULT,
     "ingest.transcript.x_call_steps__mutmut_11": _STEP_DEFAULT,
     "ingest.transcript.x_call_steps__mutmut_29": "with no step, what was seen after the last is None already",
+    "ingest.transcript.x_exchange_steps__mutmut_5": "str() of an id that is text already is that text",
     "ingest.transcript.x_exchange_steps__mutmut_17": "_made gives every step its observation: the one before is unread",
     "ingest.transcript.x_exchange_steps__mutmut_23": _STEP_DEFAULT,
     "ingest.transcript.x_exchange_steps__mutmut_24": _STEP_DEFAULT,

@@ -400,7 +400,8 @@ def test_a_loop_request_or_tool_call_file_of_another_shape_is_a_row_naming_it():
     for data in (b'{"id": 1}', b'[{"toolCallId": "c1"}, 2]'):
         row = tarko_requests.tool_calls(data, "case/loop-1/tool-calls.jsonl", budgets)
         assert (row.rule, row.reason, row.location) == (
-            "bad_record", "case/loop-1/tool-calls.jsonl: not a list of tool call objects", "case/loop-1/tool-calls.jsonl")
+            "bad_record", "case/loop-1/tool-calls.jsonl: not a list of tool call objects",
+            "case/loop-1/tool-calls.jsonl")
     small = Budgets(record_bytes=10)  # a loop file is one record: over the budget it is not parsed
     assert tarko_requests.request(b'{"request": {"messages": []}}', "r", small).rule == "budget_exceeded"
     assert tarko_requests.tool_calls(b'[{"toolCallId": "c1"}]', "t", small).rule == "budget_exceeded"
