@@ -163,7 +163,7 @@ MODULES = {
         "tests/ingest/swe/test_minisweagent.py::test_golden_real_2x_toolcall_run_stopped_by_a_provider_error",
         "tests/ingest/swe/test_openhands_v1.py::test_golden_real_gpt_4o_mini_conversation",
         "tests/ingest/swe/test_openhands_v1.py::test_a_finished_conversation_that_ends_on_the_models_reply_is_"
-        "terminal"]),
+        "terminal", "tests/ingest/test_transcript_calls.py"]),
     # readers called directly on their bundled real files and hand-made edge cases (test_*_read.py)
     "sweagent": Module(["ingest/swe/sweagent.py"], ["tests/ingest/swe/test_sweagent_read.py"]),
     "mcp": Module([f"ingest/mcp/{f}.py" for f in ("jsonrpc", "proxy_log", "audit_log", "call_log", "sdk_calls")],
@@ -301,6 +301,17 @@ MODULES = {
                        ["tests/ingest/traces/test_langfuse_read.py", "tests/ingest/traces/test_otel_read.py"],
                        functions=("_target", "_iteration", "_order", "_action", "read_react_events", "role_turns",
                                   "tools_only_answer", "io_messages", "_json_text", "_tool", "_fill")),
+    # AndroidWorld's task-runner files (a run's history of replies, UI element lists, the result) read directly,
+    # on the bundled UI-TARS run and hand-made edge cases
+    "androidworld-history": Module(["ingest/android/androidworld_history.py"],
+                                   ["tests/ingest/android/test_androidworld_history.py"]),
+    # the replay form of AndroidWorld's JSON results, through the JSON results reader that hands it on
+    "androidworld-replay": Module(["ingest/android/androidworld_replay.py"],
+                                  ["tests/ingest/android/test_androidworld_json.py"]),
+    # Agent TARS (Tarko) runs: the snapshots saved per loop and the model requests beside them, by the reader's
+    # direct tests on its real runs and hand-made edge cases
+    "tarko": Module(["ingest/chat/tarko_snapshots.py", "ingest/chat/tarko_requests.py"],
+                    ["tests/ingest/chat/test_agent_tars.py"]),
     # the shape reader's domain (said by the record, by its tools, or the default) and how a log ends
     "chat-ending": Module(["ingest/chat/by_shape.py"], ["tests/ingest/chat/test_by_shape_ending.py",
                                                         "tests/ingest/chat/test_by_shape_read.py"],
@@ -370,6 +381,18 @@ _MCP_NEVER_DONE = ("tool_action never makes a `done` action: the transcript core
 _LINUX_RUN = "linux is the transcript Run's default platform"
 _MCP_SDK_IDS = ("an SDK capture's request ids are unique among the open requests (line, open count): a response "
                 "finds its own whatever sides are searched, and the count adds nothing")
+_TARKO_XXXX = ("a reply's text is compared by equality: an empty content read as 'XXXX' differs only for a request "
+               "whose reply is 'XXXX'")
+_TARKO_DIGEST = "digests are compared with each other only: any fixed size tells the same events apart"
+_STEP_DEFAULT = "a Step's reasoning (or reward) left out is None, as written"
+_EXCHANGE_FAST = ("the inlined placing of a result whose call is known, skipped: `_Builder.tool` places it by the "
+                  "same id, with the same extras")
+_AWH = "ingest.android.androidworld_history."
+_AWR = "ingest.android.androidworld_replay."
+_AWH_FIRST_CALL = ("the UI-TARS calls found start at different places (each pattern opens with its own name): "
+                   "(start, action) pairs order by their start alone, as the key does")
+_AWH_POP = ("a text or description left among the fields is written again, under the same key at the same place, "
+            "by the update that adds the other fields")
 _HAR_FIRST_READ = ("ijson asks for 0 bytes first, then 1 MiB reads: a first read of 1 to 3 bytes, where these "
                    "differ, never happens")
 _HAR_SIZE = "_read_log does not read the size a member comes with"
@@ -843,6 +866,41 @@ EQUIVALENT: dict[str, str] = {
     "ingest.android.androidworld.x__score__mutmut_6": "float(None) raises TypeError, which returns None as well",
     "ingest.android.androidworld.x__steps__mutmut_8":
         "each step appended sets it; with none appended no episode reads it",
+    _AWH + "x__decode__mutmut_25": _AWH_FIRST_CALL,
+    _AWH + "x__decode__mutmut_27": _AWH_FIRST_CALL,
+    _AWH + "x__env__mutmut_3": "_name keeps the run folder's last name only: a name holds one slash at most",
+    _AWH + "x__name__mutmut_4": "posixpath.join('', base) is base",
+    _AWH + "x__view__mutmut_43": "the entry is refused unless its two index numbers are equal",
+    _AWH + "x__view__mutmut_54": _AWH_POP,
+    _AWH + "x__view__mutmut_57": _AWH_POP,
+    _AWH + "x__view__mutmut_58": _AWH_POP,
+    _AWH + "x__view__mutmut_61": _AWH_POP,
+    _AWH + "x__view__mutmut_64": _AWH_POP,
+    _AWH + "x__view__mutmut_65": _AWH_POP,
+    "ingest.chat.tarko_requests.x_looks__mutmut_1": "the default path 'XXXX' names no tool-calls file either",
+    "ingest.chat.tarko_snapshots.x__normal__mutmut_1": "the default name 'XXXX' is no noise field either",
+    "ingest.chat.tarko_requests.x_compare__mutmut_94": _TARKO_XXXX,
+    "ingest.chat.tarko_requests.x_compare__mutmut_100": _TARKO_XXXX,
+    "ingest.chat.tarko_snapshots.x_digests__mutmut_4": _TARKO_DIGEST,
+    "ingest.chat.tarko_snapshots.x_digests__mutmut_10": _TARKO_DIGEST,
+    "ingest.chat.tarko_snapshots.x_holders__mutmut_10":
+        "the snapshots past the last have no later one to be held by: their turns of the loop assign nothing",
+    "ingest.transcript.x_call_steps__mutmut_10": _STEP_DEFAULT,
+    "ingest.transcript.x_call_steps__mutmut_11": _STEP_DEFAULT,
+    "ingest.transcript.x_call_steps__mutmut_29": "with no step, what was seen after the last is None already",
+    "ingest.transcript.x_exchange_steps__mutmut_5": "str() of an id that is text already is that text",
+    "ingest.transcript.x_exchange_steps__mutmut_17": "_made gives every step its observation: the one before is unread",
+    "ingest.transcript.x_exchange_steps__mutmut_23": _STEP_DEFAULT,
+    "ingest.transcript.x_exchange_steps__mutmut_24": _STEP_DEFAULT,
+    "ingest.transcript.x_exchange_steps__mutmut_28": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_29": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_30": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_31": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_32": _EXCHANGE_FAST,
+    "ingest.transcript.x_exchange_steps__mutmut_36": "_Builder.tool never reads a result message's tool_calls",
+    "ingest.transcript.x_exchange_steps__mutmut_54": "open flags are read as truth values: None is closed, as False",
+    _AWR + "x_read_replay__mutmut_106": "outcome 'unknown' is the Episode's default",
+    _AWR + "x_read_replay__mutmut_107": "reward None is the Episode's default",
     "ingest.swe.minisweagent.x__int__mutmut_2": _MINI_INT,
     "ingest.swe.minisweagent.x__int__mutmut_3": _MINI_INT,
     "ingest.swe.minisweagent.x__messages__mutmut_3": _FALSY,

@@ -10,6 +10,8 @@ characters only: for sources without a license, which are read where they lie an
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import hashlib
 import json
 import os
@@ -127,3 +129,38 @@ def check_counted(path: Path, query) -> None:
     `quarantine`; the golden also says in `read_from` which raw files it was read against."""
     golden = json.loads(path.read_text())
     assert counted(query) == {k: golden[k] for k in ("episodes", "quarantine")}
+
+
+def _whole_value(value):
+    """A field as the whole dump keeps it: JSON texts (raw, element) parsed, long texts and long lists written as
+    JSON (a UI tree) as a digest."""
+    if isinstance(value, (bytes, str)) and value[:1] in ("{", "[", b"{", b"[") and not (
+            value[:1] in ("[", b"[") and len(value) > 300):  # a long list (a UI tree) as a digest
+        try:
+            return _whole_value(json.loads(value))
+        except ValueError:
+            pass
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str) and len(value) > 300:
+        return _text(value, "hash")
+    if dataclasses.is_dataclass(value):
+        return {f.name: _whole_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _whole_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_whole_value(v) for v in value]
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+
+def whole(records) -> list[dict]:
+    """Every field of every record a reader yields (quarantine rows with their reason), for a file whose every
+    detail a test fixes: actions' raw and points, warnings' texts, env, rows' reasons."""
+    return [{"type": type(r).__name__, **_whole_value(r)} for r in records]
+
+
+def check_whole(records, path: Path) -> None:
+    """`whole` of the records against the golden `path` (`tests/goldens.py`)."""
+    goldens.check_json(path, json.loads(json.dumps(whole(records), default=str)), indent=1)

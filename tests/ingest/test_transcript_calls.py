@@ -57,6 +57,11 @@ def test_call_steps_of_no_call_are_none():
     [("0", "c"), ("0", "r"), ("0", "r"), ("1", "c")],
     [("9", "r"), ("0", "c"), ("7", "r"), ("0", "r")],
     [("0", "c"), (None, "r"), ("1", "c"), (None, "r")],
+    [("0", "c"), ("1", "c"), (None, "r"), (None, "r")],  # results of no id: the earliest call still open
+    [("0", "c"), ("1", "c"), ("0", "r"), (None, "r")],
+    [("0", "c"), ("1", "c"), ("9", "r"), ("1", "r")],  # a result for no call while two are open
+    [(5, "c"), ("1", "c"), ("5", "r"), ("1", "r")],  # an id written as a number, its result's as text
+    [("0", "c"), ("1", "c"), ("1", "r"), ("1", "r")],  # the later call answered twice
 ])
 def test_exchange_steps_are_the_steps_of_the_same_calls_and_results_as_messages(events):
     made, messages = [], []

@@ -19,6 +19,7 @@ with the tests in tests/ingest/android/data/androidworld-history-lyxforever (PRO
 """
 
 import json
+import random
 from pathlib import Path
 
 import orjson
@@ -104,9 +105,12 @@ def test_the_ui_tars_run_matches_the_golden():
 def test_detection_claims_the_runner_files_only(tmp_path):
     other = tmp_path / "other.json"
     other.write_text('[{"task": "x", "result": false, "action_prompt": "p"}]')
-    listed = [str(UI_TARS), str(M3A_JSON), str(other)]
+    indented = tmp_path / "indented" / "history.json"
+    indented.parent.mkdir()
+    indented.write_bytes(b"\n  " + M3A_JSON.read_bytes())  # a writer's indent before the list
+    listed = [str(tmp_path / "notes.txt"), str(UI_TARS), str(M3A_JSON), str(other), str(indented)]
     head = lambda p: Path(p).read_bytes()[:4096]  # noqa: E731
-    assert androidworld_history.units(listed, head) == [str(UI_TARS), str(M3A_JSON)]
+    assert androidworld_history.units(listed, head) == [str(UI_TARS), str(M3A_JSON), str(indented)]
 
 
 # Edge cases, hand-made in the files' shape
@@ -200,7 +204,149 @@ def test_edge_cases_screenshots_beside_the_file_and_a_file_that_is_not_a_list(tm
     listed = [str(path), str(path.parent / "0_raw.png"), str(path.parent / "0_som.png")]
     (members,) = androidworld_history.members([str(path)], listed, None).values()
     assert members[0] == str(path.parent / "0_raw.png") and members[1][0] == str(path.parent / "0_som.png")
+    assert members[1][1] == "the step's screenshot with the agent's element marks drawn on it; the raw one is read"
     bad = _write(tmp_path, {"task_goal": "x"}, "c")
     with pytest.raises(SourceError) as e:
         _read(bad)
     assert e.value.rule == "bad_record" and "c/history.json" in str(e.value)
+
+
+def test_the_real_runs_every_field_points_raw_and_env():
+    """Every field of the two real runs (`golden.whole`): the executed and the intended points, the raw reply and
+    summary, the harness's env, the element each action names."""
+    golden.check_whole(_read(UI_TARS), GOLDEN.with_name("androidworld-history-lyxforever-ui-tars-whole.json"))
+    golden.check_whole(_read(M3A_JSON), GOLDEN.with_name("androidworld-history-lyxforever-m3a-json-whole.json"))
+
+
+def _box_element(index, box, **fields):
+    """An element description with the given fields (values written as the runner's `str(dict)` of JSON)."""
+    body = "".join(f', "{k}": {v if isinstance(v, bool) else json.dumps(v)}' for k, v in fields.items())
+    return {"ui_description": f'UI element {index}: {{"index": {index}{body}}}', "ui_bbox": box}
+
+
+def test_edge_cases_every_field_of_replies_elements_and_points(tmp_path):
+    """Hand-made: replies each form of which the runner reads differently, elements at the edges of their
+    description, and UI-TARS points on the edges of elements, where smaller and equal elements overlap."""
+    root = _box_element(0, [0, 1000, 0, 1000], is_clickable=False)
+    small = _box_element(1, [800, 900, 800, 900], text="small", is_clickable=True)
+    medium = _box_element(2, [700, 1000, 700, 1000], text="", hint_text="hint", tooltip="tip", is_clickable=True)
+    twin = _box_element(3, [100, 300, 200, 400], content_description="twin a")
+    twin_b = _box_element(4, [100, 300, 200, 400], content_description="twin b")
+    unbound = {"ui_description": 'UI element 5: {"index": 5, "text": "no box"}'}
+    screen = [root, small, medium, twin, twin_b, unbound]
+    nested = [root, medium, small]  # the larger listed first
+    quoting = {"ui_description": 'UI element 0: {"index": 0, "text": "a, "is_checked": False", "is_clickable": True}',
+               "ui_bbox": [0, 1000, 0, 1000]}  # a text holding the next key's form
+
+    def tars(call):
+        return _record(f"Thought: t\nAction: {call}", "Action selected: ...", elements=screen)
+
+    records = [
+        tars("click(start_box='(850,850)')"),  # inside small, which lies in medium: the smallest
+        _record("Thought: t\nAction: click(start_box='(850,850)')", "Action selected: ...", elements=nested),
+        _record("Thought: t\nAction: press_back()", "Action selected: ...", elements=[quoting]),
+        _record("Thought: t\nAction: wave()", "Can not parse the output to a valid action.", elements=screen,
+                step_time="12:00", seen_by="x"),
+        tars("click(start_box='(100,250)')"), tars("click(start_box='(300,250)')"),  # x on the twins' edges
+        tars("click(start_box='(200,200)')"), tars("click(start_box='(200,400)')"),  # y on their edges
+        _record("Thought: t\nAction: click(start_box='(50,50)')", "Action selected: ...", elements=[small]),  # none
+        _record("Thought: I will not press_back() now\nAction: press_home()", "Action selected: ...", elements=screen),
+        _record("Thought: the Action: click(start_box='(1,1)') failed\nAction: press_back() then open_app("
+                "app_name='Clock')", "Action selected: ...", elements=screen),
+        _record('Reason: r\nAction: {"index": 1}', "Action selected: ...", elements=screen),  # no action type
+        _record('Reason: r\nAction: {"action_type": "fly"}', "Action selected: ...", elements=screen),
+        _record('Reason: r\nAction: {"action_type": "click", "index": 5}', "Action selected: ...",
+                elements=screen, action_reason=""),  # an element without bounds
+        _record('Reason: r\nAction: {"action_type": "navigate_back"}', "Action selected: ...", elements=[],
+                task_goal="Another goal.", result=True),
+    ]
+    golden.check_whole(_read(_write(tmp_path, records)),
+                       GOLDEN.with_name("androidworld-history-edge-replies-points-whole.json"))
+
+
+def test_edge_cases_elements_the_runner_never_writes_are_quarantined_by_step(tmp_path):
+    good = _box_element(0, [0, 100, 0, 100], is_clickable=True)
+    back = 'Reason: r\nAction: {"action_type": "navigate_back"}'
+    broken = [["a string"], [{"ui_description": 'UI element 1: {"index": 2}'}],
+              [_box_element(0, [1, 2, 3])], [_box_element(0, ["a", 1, 2, 3])],
+              [_box_element(0, [0, 1, 0, 1], is_clickable="yes")],
+              [{"ui_description": 'UI element 0: {"index": 0, "text": "abc, "is_clickable": True}', "ui_bbox": None}],
+              [{"ui_description": 'UI element 0: {"index": 0, "text": x", "is_clickable": True}', "ui_bbox": None}],
+              [{"ui_description": 'UI element 0: {"index": 0, "text": ", "is_clickable": True}', "ui_bbox": None}],
+              [{"ui_description": 'UI element 0: {"index": 0, "colour": "red", "shade": "a long description of '
+                                  'the colour"}', "ui_bbox": None}],
+              [{"ui_description": 'UI element 1: {"index": 2, "text": "a text long enough to be cut in the reason"}',
+                "ui_bbox": None}],
+              [{"ui_description": 'UI element 0: {"index": 0, "hint_text": , "tooltip": "x"}', "ui_bbox": None}]]
+    records = [_record(back, "s", elements=[good])] + [_record(back, "s", elements=e) for e in broken] + [
+        _record(42, "s"), 7]
+    golden.check_whole(_read(_write(tmp_path, records)),
+                       GOLDEN.with_name("androidworld-history-edge-broken-elements-whole.json"))
+
+
+def test_edge_cases_a_run_with_no_usable_step_keeps_its_result_and_goal(tmp_path):
+    (row,) = _read(_write(tmp_path, [7, "x"]))[2:]
+    assert row.rule == "empty_episode" and json.loads(row.snippet) == {"outcome": "unknown", "reward": None,
+                                                                       "agent": "m3a"}
+    rows = _read(_write(tmp_path, [_record(None, "s", result=True), _record(None, "s", result=True,
+                                                                            task_goal="Later.")], "b"))
+    assert [r.rule for r in rows] == ["bad_record", "bad_record", "empty_episode"]
+    assert rows[2].location == "b/history.json" and rows[2].reason.startswith("b/history.json: no usable step")
+    assert json.loads(rows[2].snippet) == {"outcome": "success", "reward": 1.0, "task": "Do it.", "agent": "m3a"}
+
+
+def test_edge_cases_conflicting_results_and_goals_and_no_bounds_anywhere(tmp_path):
+    back = 'Reason: r\nAction: {"action_type": "navigate_back"}'
+    flat = [_box_element(0, [0, 1000, 0, 0])]  # no height: no screen size
+    records = [_record(back, "s", elements=flat, result=True), _record(back, "s", elements=flat, task_goal="Other."),
+               {k: v for k, v in _record(back, "s", elements=flat, result=True).items() if k != "task_goal"}]
+    (ep,) = _read(_write(tmp_path, records))
+    assert (ep.outcome, ep.reward, ep.task) == ("unknown", None, "Do it.")
+    assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["conflicting_result", "conflicting_goal"]
+    assert "screen_size" not in ep.env and "screen_size_from" not in ep.env and ep.steps[0].observation.width is None
+    (ep,) = _read(_write(tmp_path, [{k: v for k, v in records[0].items() if k != "task_goal"}], "b"))
+    assert ep.task is None and ep.outcome == "success"
+
+
+def test_edge_cases_a_screenshot_past_the_budget_and_files_beside_that_are_no_steps(tmp_path):
+    import fsspec
+
+    from ingest.source import Budgets, Source
+
+    path = _write(tmp_path, [_record('Reason: r\nAction: {"action_type": "navigate_back"}', "s"),
+                             _record('Reason: r\nAction: {"action_type": "navigate_home"}', "s")])
+    (path.parent / "00_notes.txt").write_text("not a screenshot")
+    (path.parent / "0_raw.png").write_bytes(encode_png(random.Random(0).randbytes(64 * 64 * 3), 64, 64, 3))
+    (path.parent / "1_raw.png").write_bytes(encode_png(bytes(2 * 4 * 3), 2, 4, 3))
+    (path.parent / "1_som.png").write_bytes(encode_png(bytes([9]) * (2 * 4 * 3), 2, 4, 3))
+    (path.parent / "7_raw.png").write_bytes(encode_png(bytes(2 * 4 * 3), 2, 4, 3))
+    blobs = {}
+    source = Source(fsspec.filesystem("file"), str(path), path.name,
+                    lambda data, media, uri: blobs.setdefault(f"{media} {uri} {len(data)}", data) and
+                    f"{media} {uri} {len(data)}", budgets=Budgets(file_bytes=path.stat().st_size + 200))
+    out = list(androidworld_history.read(source))
+    (row,) = [r for r in out if isinstance(r, Rejected)]
+    assert (row.rule, row.location) == ("file_too_large", "0_raw.png")
+    assert row.reason.endswith("; step 0 is kept without its screenshot")
+    (ep,) = [r for r in out if isinstance(r, Episode)]
+    raw_size = (path.parent / "1_raw.png").stat().st_size
+    assert [s.observation.screenshot for s in ep.steps] == [None, f"image/png history.json {raw_size}"]
+    assert ep.steps[1].observation.kind == "screen"
+    assert androidworld_history.members([str(path)], [str(path)], None) == {}
+
+
+def test_a_file_that_is_not_json_or_over_the_record_budget_is_refused_naming_it(tmp_path):
+    import fsspec
+
+    from ingest.source import Budgets, Source
+
+    path = _write(tmp_path, [_record('Reason: r\nAction: {"action_type": "navigate_back"}', "s")])
+    source = Source(fsspec.filesystem("file"), str(path), path.name, None,
+                    budgets=Budgets(record_bytes=path.stat().st_size - 1))
+    with pytest.raises(SourceError) as e:
+        list(androidworld_history.read(source))
+    assert e.value.rule == "budget_exceeded" and "2025_01_01_00_00_00/history.json" in str(e.value)
+    path.write_bytes(path.read_bytes()[:-1])
+    with pytest.raises(SourceError) as e:
+        _read(path)
+    assert e.value.rule == "parse_error" and e.value.reason.startswith("2025_01_01_00_00_00/history.json: invalid")

@@ -254,6 +254,7 @@ def test_a_hand_made_replay_form_episode(tmp_path):
     assert json.loads(ep.steps[0].action.element)["text"] == "Wi-Fi" and '"Wi-Fi"' in ep.steps[0].observation.text
     assert (ep.outcome, ep.reward, ep.terminated) == ("unknown", None, True)
     assert ep.final_observation.kind == "screen" and "ingest_warnings" not in ep.env
+    assert "observations_after_final" not in ep.env  # the one screen after the last action is the final one
 
 
 @pytest.mark.parametrize("screens", [2, 5])
@@ -286,3 +287,43 @@ def test_a_goal_and_observations_without_element_bounds_are_not_claimed(tmp_path
     other = tmp_path / "episode.json"
     other.write_text(json.dumps({"goal": "g", "observations": ["a screen"], "actions": []}))
     assert androidworld_json.units([str(other)], lambda p: Path(p).read_bytes()[:4096]) == []
+
+
+def test_replay_form_edge_cases_every_field(tmp_path):
+    """Hand-made replay episodes read to their every field (`golden.whole`): elements without usable bounds,
+    indexes at the ends of the list, an observation that is no object, an action type outside AndroidWorld's,
+    screens past the final one, a goal that is no text, the run's own trace."""
+    root = _replay_element(None, (0, 0, 720, 1600), cls="android.widget.FrameLayout")
+    wifi = _replay_element("Wi-Fi", (100, 200, 300, 260), desc="Wi-Fi switch")
+    unbound = _replay_element("no box", (1, 2, 3))
+    flagged = _replay_element("flags", (True, 2, 3, "4"))
+    screen = [root, wifi, unbound, flagged]
+    doc = _replay_doc([screen, screen, screen, screen, [], screen, [], screen],
+                      [{"action_type": "click", "index": 0}, {"action_type": "click", "index": 3},
+                       {"action_type": "click", "index": 4}, {"action_type": "fly", "index": 1},
+                       {"action_type": "long_press", "index": 2}], interaction_trace="tap tap", device="emulator",
+                      recorder={"v": 1})
+    doc["goal"], doc["observations"][4] = 5, "a screen"
+    path = _write_replay(tmp_path, doc)
+    golden.check_whole(golden.read_records(androidworld_json, path),
+                       GOLDEN.with_name("androidworld-replay-edge-whole.json"))
+    doc = _replay_doc([[root, wifi], [root]], [{"action_type": "fly"}, 7])
+    golden.check_whole(golden.read_records(androidworld_json, _write_replay(tmp_path, doc)),
+                       GOLDEN.with_name("androidworld-replay-edge-no-action-whole.json"))
+    doc = _replay_doc([[unbound], [unbound]], [{"action_type": "click", "index": 0}])  # no bounds: no screen size
+    (ep,) = golden.read_records(androidworld_json, _write_replay(tmp_path, doc))
+    assert json.loads(ep.steps[0].action.element)["text"] == "no box" and ep.steps[0].action.x is None
+    assert (ep.steps[0].observation.width, ep.steps[0].observation.height) == (None, None)
+    assert (ep.final_observation.width, ep.final_observation.height) == (None, None)
+    assert "screen_size" not in ep.env and "screen_size_from" not in ep.env
+
+
+def test_replay_form_without_action_list_is_refused_naming_the_file(tmp_path):
+    path = _write_replay(tmp_path, _replay_doc([[_replay_element("OK", (0, 0, 720, 1600))]], {"0": "click"}))
+    with pytest.raises(SourceError) as e:
+        golden.read_records(androidworld_json, path)
+    assert e.value.rule == "bad_record" and e.value.reason == "demo.json: expected `observations` and `actions` lists"
+    from ingest.android.androidworld_replay import claims
+
+    head = path.read_bytes()
+    assert claims(head) and not claims(head[:1] + b'"step_records": [], ' + head[1:])

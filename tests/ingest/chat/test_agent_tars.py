@@ -134,6 +134,8 @@ def test_real_run_saved_per_loop_is_one_episode_not_one_a_loop():
     assert ep.env["agent_tars"]["snapshots"] == [
         "loop-1/event-stream.jsonl", "loop-2/event-stream.jsonl", "loop-3/event-stream.jsonl", "event-stream.jsonl"]
     check(records, GOLDEN / "agent-tars-snapshot-basic.json", env_keys=("agent_tars",))
+    # every field, the loops' requests, responses and saved calls in env with them
+    golden.check_whole(records, GOLDEN / "agent-tars-snapshot-basic-whole.json")
 
 
 def test_real_runs_model_requests_give_its_system_prompt_tools_and_options_not_steps():
@@ -199,6 +201,7 @@ def test_real_run_whose_later_loops_another_model_wrote_keeps_them_as_their_own_
     assert first["differs"] == ["the response names model 'doubao-1-5-thinking-vision-pro-250428', "
                                 "the request 'doubao-seed-1-6-vision-250815'"]
     check(records, GOLDEN / "agent-tars-snapshot-two-recordings.json", env_keys=("agent_tars",))
+    golden.check_whole(records, GOLDEN / "agent-tars-snapshot-two-recordings-whole.json")
 
 
 def _stream(events: list[dict]) -> str:
@@ -341,6 +344,7 @@ def test_model_requests_that_disagree_with_the_stream_keep_their_messages_and_sa
                                                             "finish_reason": "tool_calls"}
     assert list(ep.env["agent_tars"]["declared_tools"]) == ["browser_navigate", "find"]  # no call event defines one
     assert second["differs"] == ["assistant message 0 is not the stream's"]
+    golden.check_whole(records, GOLDEN / "agent-tars-requests-disagree-whole.json")
     assert second["messages"] == [system, prompt, replied]
     assert (third["loop"], third["file"]) == (3, "loop-3/llm-request.jsonl") and "differs" not in third
     started = {"id": "0", "type": "agent_run_start", "timestamp": 1757351879446, "model": "m1"}
@@ -378,6 +382,7 @@ def test_saved_tool_calls_keep_their_time_and_say_where_they_disagree_with_the_s
     records = read_records(agent_tars, run / "event-stream.jsonl", root=run)
     assert [(r.rule, r.location) for r in records if isinstance(r, Rejected)] == [
         ("parse_error", "case/loop-3/tool-calls.jsonl")]
+    golden.check_whole(records, GOLDEN / "agent-tars-tool-calls-disagree-whole.json")
     [ep] = [r for r in records if isinstance(r, Episode)]
     assert [s.action.tool_name for s in ep.steps] == ["browser_navigate"]  # the saved calls make no steps
     first, second = ep.env["agent_tars"]["requests"]
@@ -390,3 +395,124 @@ def test_saved_tool_calls_keep_their_time_and_say_where_they_disagree_with_the_s
                                          "error is not the stream's tool_result error"]},
         {"toolCallId": "c9", "name": "find", "executionTime": 1, "args": {}, "result": "?",
          "differs": ["the stream holds no tool_call of this id and name"]}]
+
+
+# The loop files' readers and the comparisons with the stream, called directly on hand-made loop files
+
+
+def test_a_loop_request_or_tool_call_file_of_another_shape_is_a_row_naming_it():
+    from ingest.chat import tarko_requests
+    from ingest.source import Budgets
+
+    budgets = Budgets()
+    for data in (b"[1]", b'{"request": "x"}', b'{"request": {"messages": "x"}}'):
+        row = tarko_requests.request(data, "case/loop-1/llm-request.jsonl", budgets)
+        assert (row.rule, row.reason, row.location) == (
+            "bad_record", "case/loop-1/llm-request.jsonl: no `request` object with a `messages` list",
+            "case/loop-1/llm-request.jsonl")
+    for data in (b'{"id": 1}', b'[{"toolCallId": "c1"}, 2]'):
+        row = tarko_requests.tool_calls(data, "case/loop-1/tool-calls.jsonl", budgets)
+        assert (row.rule, row.reason, row.location) == (
+            "bad_record", "case/loop-1/tool-calls.jsonl: not a list of tool call objects",
+            "case/loop-1/tool-calls.jsonl")
+    small = Budgets(record_bytes=10)  # a loop file is one record: over the budget it is not parsed
+    assert tarko_requests.request(b'{"request": {"messages": []}}', "r", small).rule == "budget_exceeded"
+    assert tarko_requests.tool_calls(b'[{"toolCallId": "c1"}]', "t", small).rule == "budget_exceeded"
+
+
+def test_a_loop_request_reads_its_provider_system_parts_and_other_fields():
+    from ingest.chat import tarko_requests
+    from ingest.source import Budgets
+
+    sent = {"provider": "volcengine", "model": "m", "max_tokens": 9,
+            "messages": [{"role": "system", "content": [{"type": "text", "text": "You browse."},
+                                                        {"type": "cache", "ttl": 5}]},
+                         {"role": "system", "content": {"note": "kept as JSON"}}, "not a message"]}
+    got = tarko_requests.request(json.dumps({"request": sent, "savedAt": "t"}).encode(), "r", Budgets())
+    assert got["provider"] == "volcengine" and got["options"] == {"max_tokens": 9} and got["other"] == {
+        "savedAt": "t"}
+    assert got["system"] == ['You browse.\n{"type":"cache","ttl":5}', '{"note":"kept as JSON"}']
+    assert len(got["messages"]) == 2
+    assert tarko_requests.request(b'{"request": {"model": "m"}}', "r", Budgets())["messages"] == []
+
+
+def test_a_loop_response_reads_past_bad_lines_and_lines_of_no_object():
+    from ingest.chat import tarko_requests
+    from ingest.source import Budgets
+
+    data = b'{"id": \n[1]\n{"id": "r1", "model": "m", "usage": {"total_tokens": 7}}\n{"id": "r2", "usage": null}\n'
+    got, bad = tarko_requests.response(data, "case/loop-1/llm-response.jsonl", Budgets())
+    assert got == {"chunks": 2, "id": "r1", "model": "m", "usage": {"total_tokens": 7}}
+    assert [(r.rule, r.location) for r in bad] == [("parse_error", "case/loop-1/llm-response.jsonl")]
+
+
+def test_loop_files_are_told_by_their_first_byte_after_blanks():
+    from ingest.chat import tarko_requests
+
+    assert tarko_requests.looks(b'\n  {"provider": "x"}', "run/loop-1/llm-request.jsonl")
+    assert tarko_requests.looks(b'\n  [{"toolCallId": "c"}]', "run/loop-1/tool-calls.jsonl")
+    assert not tarko_requests.looks(b'{"toolCallId": "c"}', "run/loop-1/tool-calls.jsonl")
+
+
+def _assistant(content, calls=(), raw=None, kind="assistant_message"):
+    event = {"type": kind, "content": content, "toolCalls": list(calls)}
+    return event | ({"rawContent": raw} if raw is not None else {})
+
+
+def _call(call_id, name, arguments):
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_a_requests_prompt_and_replies_are_compared_with_the_stream_as_text():
+    from ingest.chat import tarko_requests
+
+    parts = [{"type": "text", "text": "Open the page"}, {"type": "image_url", "image_url": {"url": "u"}}]
+    events = [{"type": "user_message", "content": parts},
+              _assistant("I will look.", raw="<think>x</think>I will look."), _assistant(None)]
+    # the request sends the raw reply back, or no text where the turn held calls alone
+    agree = {"messages": [{"role": "user", "content": parts},
+                          {"role": "assistant", "content": "<think>x</think>I will look."},
+                          {"role": "assistant", "content": None}]}
+    assert tarko_requests.compare(agree, events) == []
+    other = {"messages": [{"role": "user", "content": "Open another page"}]}
+    assert tarko_requests.compare(other, events) == ["the first user message is not the stream's prompt"]
+    longer = {"messages": [{"role": "assistant", "content": "I will look."}, {"role": "assistant", "content": ""},
+                           {"role": "assistant", "content": "And more."}]}
+    assert tarko_requests.compare(longer, events) == ["assistant message 2 is not the stream's"]
+
+
+def test_saved_calls_are_compared_with_the_streams_calls_by_id_and_name():
+    from ingest.chat import tarko_requests
+
+    events = [
+        _assistant("", [_call("c0", "open", '{"ur')], kind="assistant_streaming_message"),  # a streamed piece
+        _assistant("", ["not a call", _call("c0", "open", '{"url": "a"}'), _call("c1", "run", "not JSON"),
+                        _call("c2", "find", '{"q": "x"}'), _call("c3", "list", "")]),  # no arguments: {}
+        {"type": "tool_call", "toolCallId": "c2", "name": "find", "arguments": {"q": "y"}},  # the event's own wins
+        {"type": "tool_call", "toolCallId": "c2", "name": "find", "arguments": {"q": "z"}},  # the first of the pair
+        {"type": "tool_result", "toolCallId": "c0", "name": "open", "content": "opened", "error": "slow"},
+        {"type": "tool_result", "toolCallId": "c2", "name": "find", "content": "found"},
+        {"type": "tool_result", "toolCallId": "c3", "name": "list", "content": "a b"}]
+    calls = [{"toolCallId": "c0", "name": "open", "args": {"url": "a"}, "result": "opened", "error": "slow"},
+             {"toolCallId": "c1", "name": "run", "args": "not JSON", "result": None},
+             {"toolCallId": "c2", "name": "find", "args": {"q": "y"}, "result": "found"},
+             {"toolCallId": "c3", "name": "list", "args": {}, "result": "a b"}]
+    assert tarko_requests.compare_calls(calls, events) == [
+        {"toolCallId": "c0", "name": "open"},
+        {"toolCallId": "c1", "name": "run", "args": "not JSON", "result": None,
+         "differs": ["the stream holds no tool_result of this id and name"]},
+        {"toolCallId": "c2", "name": "find"}, {"toolCallId": "c3", "name": "list"}]
+
+
+def test_snapshots_compare_events_without_their_times_ids_or_key_order():
+    from ingest.chat import tarko_snapshots
+
+    event = {"type": "tool_result", "content": "ok", "endTime": 1, "callid": "a"}
+    again = {"callid": "b", "endTime": 2, "content": "ok", "type": "tool_result"}
+    assert tarko_snapshots.digests([event]) == tarko_snapshots.digests([again])
+    assert tarko_snapshots.digests([event]) != tarko_snapshots.digests([event | {"content": "no"}])
+    one, two = tarko_snapshots.digests([event, event | {"content": "no"}])
+    assert tarko_snapshots.first_difference([one, two], [one]) == 1
+    assert tarko_snapshots.first_difference([one], [two, one]) == 0
+    assert tarko_snapshots.run_of("case/trace.jsonl") is None and tarko_snapshots.run_of("event-stream.jsonl") is None
+    assert tarko_snapshots.run_of("case/event-stream.jsonl") == ("case", None)
