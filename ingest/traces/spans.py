@@ -19,7 +19,10 @@ agent. The sub-episode's `env["parent"]` names the parent's `key` and `episode_i
 `relation` (`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn
 (the conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and
 its first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the
-parent had made when it began (`after_steps`).
+parent had made when it began (`after_steps`). A trace whose decoder says it continues a thread (a span's
+`extra["continues_thread"]`: a LangSmith trace, one turn of a conversation whose model calls are given the turns
+before it) keeps the same way what its first model call is given before its last assistant turn as context
+(`history_messages`), its task being the first user message after it.
 
 **Messages, in the order they became known** (`_events`: in span start order where spans do not overlap). A model
 span adds what it was sent that the episode has not seen yet (all of its
@@ -425,7 +428,8 @@ def _apply(t: _Transcript, event: str, span: Span, facts: dict) -> None:
 def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
     """The episode's messages, and its trace facts for env (`linked`: its sub-episodes with the number of actions
     made before each began)."""
-    t = _Transcript(handed_off=ep.root is not None)
+    thread = ep.root is None and any(span.extra.get("continues_thread") for span in ep.spans)
+    t = _Transcript(handed_off=ep.root is not None or thread)
     facts: dict[str, Any] = {"spans": len(ep.spans), "other_spans": [], "errors": []}
     pending = sorted((sub for sub in subs if sub.parent is ep), key=lambda sub: _order(sub.root))
     linked = []
@@ -491,7 +495,7 @@ def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Spa
                                 "span_id": ep.root.span_id, "relation": ep.relation}
             agent = ep.root.agent
         names = [c.name for m in t.messages for c in m.tool_calls]
-        task = next((m.text for m in t.history if m.role == "user" and m.text), None)
+        task = next((m.text for m in t.history if m.role == "user" and m.text), None) if ep.root else None
         named = [m.model for m in t.messages if m.model] + t.span_models + [a for a in facts.get("agents", []) if a]
         run = Run(key=ep.key, domain=episode_domain(names, domain), platform=platform, task=task,
                   agent=named[0] if named else None, terminated=_ended_on_answer(t), env=ep_env)
