@@ -11,8 +11,9 @@ BeeAI's ReAct agent, whose instrumentation writes every event of its loop as a s
 per iteration (`ingest.traces.beeai`).
 
 **Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
-span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
-`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. A model span with another
+span nested under another agent span (an agent used as a tool) that has a step or an agent beneath it, is a
+sub-episode of its own (key `<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's
+episode. A model span with another
 model span beneath it (a framework's record of the provider's call) is no step: the innermost one is. An agent
 nested in an episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's
 agent. The sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the
@@ -131,11 +132,18 @@ def _episode_roots(spans: list[Span], by_id: dict[str, Span]) -> dict[str, str]:
 
 def _drop_wrappers(spans: list[Span], by_id: dict[str, Span], roots: dict[str, str]) -> None:
     """A nested agent whose enclosing episode has no step of its own is that episode's agent, not a sub-episode:
-    the workflow span an SDK opens around its agents (OpenInference's `Agent workflow`) is no agent of its own."""
+    the workflow span an SDK opens around its agents (OpenInference's `Agent workflow`) is no agent of its own.
+    A nested agent with no step and no agent beneath it is no sub-episode either: a framework's step its exporter
+    typed as an agent (Langfuse's LangChain handler types a tools agent's `RunnableAssign<agent_scratchpad>` and
+    its output parser `AGENT`)."""
     for _ in range(len(roots)):
         steps = Counter(_owner(s, by_id, roots) for s in spans if s.kind in STEP_KINDS)
-        wrapped = next((sid for sid in sorted(roots, key=lambda i: _order(by_id[i]))
-                        if not steps.get(_outer(by_id[sid], by_id, roots))), None)
+        ordered = sorted(roots, key=lambda i: _order(by_id[i]))
+        wrapped = next((sid for sid in ordered if not steps.get(_outer(by_id[sid], by_id, roots))), None)
+        if wrapped is None:
+            outers = {_outer(by_id[sid], by_id, roots) for sid in roots}
+            wrapped = next((sid for sid in ordered if roots[sid] == "subagent" and not steps.get(sid)
+                            and sid not in outers), None)
         if wrapped is None:
             return
         del roots[wrapped]
