@@ -59,9 +59,9 @@ INFO = FormatInfo(
     proof=("each release runs a ToolCallingAgent and a CodeAgent (1.26.0 with a planning step) against the scripted "
            "model server; every scripted call, its result and the final answer are in the episode in order, from the "
            "saved memory steps and from the benchmark script's answers line (`write_memory_to_messages()`) alike; "
-           "1.26.0's run traced by OpenInference is read by `otel` (`tests/ingest/chat/`); the maintainers' real gpt-4o "
-           "benchmark runs (1.21.0.dev0, ToolCallingAgent and CodeAgent on 50 MATH questions, Apache-2.0) are goldens "
-           "read against the raw files (`test_smolagents_real.py`)"),
+           "1.26.0's run traced by OpenInference is read by `otel` (`tests/ingest/chat/`); the maintainers' real "
+           "gpt-4o benchmark runs (1.21.0.dev0, ToolCallingAgent and CodeAgent on 50 MATH questions, Apache-2.0) are "
+           "goldens read against the raw files (`test_smolagents_real.py`)"),
 )
 
 _HEAD = re.compile(rb'"task_images"\s*:|"step_number"\s*:\s*\d+\s*,\s*"timing"\s*:')

@@ -26,7 +26,8 @@ reads those spans with `read_otel_span`.
 
 One episode per trace (`trace_id`, else the root of the run's `parent_run_id` chain), assembled by
 `ingest.traces.spans`: a trace is one turn of its thread, so what its first model call is given before its last
-assistant turn (the thread's earlier turns) is context (`env.trace.history_messages`), not its steps; `env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
+assistant turn (the thread's earlier turns) is context (`env.trace.history_messages`), not its steps;
+`env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
 (`search` when the tools are mostly search tools), platform `linux`.
 
 Bad input: a run without an `id` is a `bad_record` row naming the record and the field; an object that is no run is
