@@ -89,6 +89,7 @@ class ToolCall:
     raw: Any = None  # the call as the source wrote it: becomes `action.raw` (a str is kept as it is)
     action: Action | None = None  # the adapter's own action, where the generic mapping is wrong for its format
     result: Observation | None = None  # its result, where the source records it with the call (no tool message)
+    inferred: bool = False  # read back from what the run showed (an error naming the call), not recorded as a call
 
 
 @dataclass(slots=True)  # many per transcript: no per-instance dict
@@ -248,7 +249,7 @@ class _Builder:
             if call.id is not None:
                 self.by_id.setdefault(str(call.id), len(steps))
             steps.append(Step(_UNSEEN, call.action if call.action is not None else _call_action(call), when, None,
-                              reasoning))
+                              reasoning, call.inferred))
             self.after.append(call.result)  # what came after it: its result when the source gave it here
             self.tool_names.append(call.name)
             self.open.append(call.result is None)

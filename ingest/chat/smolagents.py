@@ -17,7 +17,9 @@ saving script put beside them (`__class__` or `type`: `TaskStep`, `ActionStep`..
   `model_output_message` (the model's message: its `content` is the turn's text, its client `raw` response
   names the model), `model_output` (the text; 1.15's ToolCallingAgent wrote a "Called Tool" summary there),
   `observations` (what came back: a ToolCallingAgent joins its parallel calls' results with newlines, so they
-  are the last call's result), `error` `{type, message}` (an error result), `action_output`, `is_final_answer`
+  are the last call's result), `error` `{type, message}` (an error result; a step whose tool raised kept no call
+  in some releases, only the error "Error executing tool 'name' with arguments {...}": the call is read back from
+  it and marked `action_inferred`), `action_output`, `is_final_answer`
   (1.20+), token usage (`token_usage` since 1.17, or `input_token_count` / `output_token_count`) and times
   (`timing` since 1.17, `start_time` / `end_time` / `duration` and `step` instead of `step_number` in 1.15);
 - `FinalAnswerStep` `{output}` (`{final_answer}` in early releases), where a stream's steps were saved.
@@ -39,7 +41,7 @@ import re
 from typing import Iterator
 
 from ingest.chat.messages import content_text
-from ingest.chat.smolagents_messages import messages as memory_messages
+from ingest.chat.smolagents_messages import call_from_error, interpreter_code, messages as memory_messages
 from ingest.format_info import FormatInfo
 from ingest.record import Action, Episode, Rejected
 from ingest.search import episode_domain
@@ -48,7 +50,7 @@ from ingest.tools import arguments_dict, dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "smolagents"
-VERSION = "2"
+VERSION = "3"
 INFO = FormatInfo(
     group=None, rank=303, domains=('mcp', 'terminal', 'search'), platform="linux",
     summary="smolagents memory steps (`get_full_steps()`, `RunResult`) and its benchmark's answers JSONL",
@@ -57,7 +59,9 @@ INFO = FormatInfo(
     proof=("each release runs a ToolCallingAgent and a CodeAgent (1.26.0 with a planning step) against the scripted "
            "model server; every scripted call, its result and the final answer are in the episode in order, from the "
            "saved memory steps and from the benchmark script's answers line (`write_memory_to_messages()`) alike; "
-           "1.26.0's run traced by OpenInference is read by `otel` (`tests/ingest/chat/`)"),
+           "1.26.0's run traced by OpenInference is read by `otel` (`tests/ingest/chat/`); the maintainers' real "
+           "gpt-4o benchmark runs (1.21.0.dev0, ToolCallingAgent and CodeAgent on 50 MATH questions, Apache-2.0) are "
+           "goldens read against the raw files (`test_smolagents_real.py`)"),
 )
 
 _HEAD = re.compile(rb'"task_images"\s*:|"step_number"\s*:\s*\d+\s*,\s*"timing"\s*:')
@@ -131,8 +135,7 @@ def _call(call: dict, step: dict, final: bool) -> ToolCall:
     tc = ToolCall(call.get("id"), name, arguments, raw=call)
     if name == _CODE_TOOL:
         code = step.get("code_action") if isinstance(step.get("code_action"), str) else arguments
-        tc.action = Action(kind="code", code=code if isinstance(code, str) else dumps(code), tool_name=name,
-                           raw=dumps(call))
+        tc.action = Action(kind="code", code=interpreter_code(code), tool_name=name, raw=dumps(call))
     elif name == "final_answer":
         args = arguments_dict(arguments) or {}
         answer = args.get("answer", step.get("action_output") if final else None)
@@ -157,6 +160,10 @@ def _is_final(step: dict) -> bool:
 def _action(step: dict, plan: str | None, where: str) -> list[Message]:
     stamp, final = _time(step), _is_final(step)
     calls = [_call(c, step, final) for c in step.get("tool_calls") or [] if isinstance(c, dict)]
+    error = step.get("error")
+    if not calls and isinstance(error, dict) and isinstance(error.get("message"), str):
+        inferred = call_from_error(error["message"], where)  # the step kept no call, only its error
+        calls = [inferred] if inferred is not None else calls
     text = _turn_text(step)
     out = [Message("assistant", text=text, tool_calls=calls, reasoning=plan, model=_model(step), timestamp=stamp,
                    where=where)]
@@ -164,7 +171,6 @@ def _action(step: dict, plan: str | None, where: str) -> list[Message]:
     last = calls[-1].id if calls else None
     if isinstance(observations, str):
         out.append(Message("tool", text=observations, tool_call_id=last, timestamp=stamp, where=where))
-    error = step.get("error")
     if isinstance(error, dict):
         message = f"{error.get('type') or 'Error'}: {error.get('message')}"
         out.append(Message("tool", text=message, tool_call_id=last, is_error=True, timestamp=stamp, where=where))
@@ -312,7 +318,20 @@ def _answer(name: str, no: int, record) -> Iterator[Episode | Rejected]:
     model = record.get("model_id")
     env = {"smolagents": {"answers_record": {k: v for k, v in record.items() if k != "intermediate_steps"}}}
     yield from records(messages, Run(key=f"line {no}", domain=domain_of(messages), platform="linux", task=task,
-                                     agent=model if isinstance(model, str) else None, env=env), where)
+                                     agent=model if isinstance(model, str) else None, env=env,
+                                     terminated=True if _code_answered(messages) else None), where)
+
+
+def _code_answered(messages: list[Message]) -> bool:
+    """A CodeAgent's run ended: its last call is code that calls `final_answer(` and ran without an error (the
+    answers line keeps no `action_output`; a tool-calling run ends on its `final_answer` call, a `done` action)."""
+    calls = [(i, m.tool_calls[-1]) for i, m in enumerate(messages) if m.role == "assistant" and m.tool_calls]
+    if not calls:
+        return False
+    i, call = calls[-1]
+    after = [m for m in messages[i + 1:] if m.role == "tool"]
+    return call.name == _CODE_TOOL and "final_answer(" in str(call.arguments) and bool(after) and \
+        not after[-1].is_error and not any(m.role == "assistant" for m in messages[i + 1:])
 
 
 def _answers(source: Source) -> Iterator[Episode | Rejected]:

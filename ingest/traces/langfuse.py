@@ -67,7 +67,7 @@ from ingest.traces.io_messages import io_messages, tools_only_answer
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langfuse"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group=None, rank=287, domains=('mcp', 'search'), platform="linux",
     summary=("Langfuse traces and observations (a trace's JSON download, the public API's traces and observations, "
@@ -86,7 +86,9 @@ INFO = FormatInfo(
            "Langfuse's endpoint on loopback, read by `otel` with the script as the oracle "
            "(`tests/ingest/traces/test_langfuse_producer.py`); dataset runs (a run saved with its dataset items, "
            "scores and two of the real traces, the run items table export, v4 experiment items) hand-made after the "
-           "API's documented shapes, no public export being found (`tests/ingest/traces/test_langfuse_dataset_runs.py`)"),
+           "API's documented shapes, no public export being found (`tests/ingest/traces/test_langfuse_dataset_runs.py`); a "
+           "second repository's real export (a LangChain tools agent's 18 runs, unlicensed) is a golden read from "
+           "../shared (`test_langfuse_shared.py`)"),
 )
 
 OBSERVATION_TYPES = frozenset({"GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR",
@@ -210,8 +212,12 @@ def _one_call_each(spans: list[Span]) -> None:
 
 
 def _model(obs: dict) -> str | None:
+    """The generation's model; else the one LangChain's callback put in its metadata (`ls_model_name`), as a
+    download that kept the observation's own fields but not its `model` still holds it."""
     params = obs.get("modelParameters") if isinstance(obs.get("modelParameters"), dict) else {}
-    for value in (obs.get("model"), obs.get("providedModelName"), params.get("model")):
+    metadata = obs.get("metadata") if isinstance(obs.get("metadata"), dict) else {}
+    for value in (obs.get("model"), obs.get("providedModelName"), params.get("model"),
+                  metadata.get("ls_model_name")):
         if isinstance(value, str) and value:
             return value
     return None

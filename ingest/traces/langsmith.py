@@ -3,7 +3,9 @@
 per line, a JSON array, a `{"runs": [...]}` document, run trees nested in `child_runs`).
 
 A run: `{id, trace_id, parent_run_id, dotted_order, name, run_type, start_time, end_time, inputs, outputs, error,
-extra, tags, events}`; a `patch` completes the `post` of the same id (its `outputs`, `end_time`, `error`).
+extra, tags, events}`; a `patch` completes the `post` of the same id (its `outputs`, `end_time`, `error`). A run
+saved without its `parent_run_id` (the API's runs written out as post / patch lines) has the parent its
+`dotted_order` names: the segment before its own.
 Times: zoned ISO times as they are; LangSmith's API writes them without a zone, in UTC, which its `dotted_order`
 (`20240914T223155647000Z<id>`) says: a time without a zone is UTC in a run that has a dotted order, else null. Runs
 are taken in `dotted_order` order (the order they started).
@@ -23,7 +25,9 @@ is the run type, `gen_ai.prompt` / `gen_ai.completion` the inputs / outputs as J
 reads those spans with `read_otel_span`.
 
 One episode per trace (`trace_id`, else the root of the run's `parent_run_id` chain), assembled by
-`ingest.traces.spans`; `env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
+`ingest.traces.spans`: a trace is one turn of its thread, so what its first model call is given before its last
+assistant turn (the thread's earlier turns) is context (`env.trace.history_messages`), not its steps;
+`env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
 (`search` when the tools are mostly search tools), platform `linux`.
 
 Bad input: a run without an `id` is a `bad_record` row naming the record and the field; an object that is no run is
@@ -47,7 +51,7 @@ from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, json_value, n
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langsmith"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     group=None, rank=286, domains=('mcp', 'search'), platform="linux",
     summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm and tool runs as steps",
@@ -56,11 +60,17 @@ INFO = FormatInfo(
     proof=("an `openai` client wrapped by `wrap_openai` calls a `@traceable` tool through a scripted model server that "
            "also takes the SDK's `/runs/batch` posts; every tool call, result and model the script fixed is in the "
            "episode (`tests/ingest/traces/test_langsmith.py`); exported runs with patches, LangChain messages and "
-           "naive API times, hand-made"),
+           "naive API times, hand-made; a real chat-langchain trace the SDK's maintainers saved from the API as post / "
+           "patch lines (MIT, 81 runs, no parent ids) is a golden read against the raw file "
+           "(`test_langsmith_real.py`)"),
 )
 
 _RUN = re.compile(rb'"run_type"\s*:\s*"(?:llm|chain|tool|retriever|prompt|parser|embedding)"')
 _TREE = re.compile(rb'"(?:dotted_order|parent_run_id|trace_id|child_runs)"\s*:')
+# a run whose long inputs push `run_type` past the head: LangChain's tracer fields open it (`serialized`, the
+# `events` list that starts with the run's `start` event)
+_TRACER_RUN = re.compile(rb'^\s*[\[{].{0,400}?"serialized"\s*:.{0,2000}?"events"\s*:\s*\[\s*\{\s*"name"\s*:\s*"start"',
+                         re.DOTALL)
 _LC_ROLES = {"HumanMessage": "user", "AIMessage": "assistant", "SystemMessage": "system", "ToolMessage": "tool",
              "HumanMessageChunk": "user", "AIMessageChunk": "assistant"}
 _DOTTED = re.compile(r"(\d{8}T\d{6})(\d{6})Z")
@@ -68,12 +78,14 @@ _DOTTED = re.compile(r"(\d{8}T\d{6})(\d{6})Z")
 
 def units(files: list[str], head) -> list[str]:
     """JSON files whose first bytes hold a LangSmith run: a `run_type` of its vocabulary beside a `dotted_order`,
-    `parent_run_id`, `trace_id` or `child_runs`."""
+    `parent_run_id`, `trace_id` or `child_runs`; or, where a run's inputs are too long for that, a first record
+    that opens with the tracer's `serialized` and its `events` beginning with `start` (runs the API lists, saved
+    one per line)."""
     found = []
     for path in files:
         if path.endswith((".json", ".jsonl", ".ndjson")):
             start = head(path)
-            if _RUN.search(start) and _TREE.search(start):
+            if _RUN.search(start) and _TREE.search(start) or _TRACER_RUN.search(start):
                 found.append(path)
     return found
 
@@ -143,7 +155,7 @@ def _span(run: dict, trace_id: str, order: int, where: str) -> Span:
     kind, error = run.get("run_type"), run.get("error")
     dotted = run.get("dotted_order") if isinstance(run.get("dotted_order"), str) else None
     kept = {k: v for k, v in run.items() if k not in ("child_runs",)}
-    span = Span(trace_id=trace_id, span_id=str(run["id"]), parent_id=text_of(run.get("parent_run_id")),
+    span = Span(trace_id=trace_id, span_id=str(run["id"]), parent_id=_parent_of(run),
                 name=name_of(run.get("name")) or str(kind or ""), start=_time(run.get("start_time"), dotted),
                 end=_time(run.get("end_time"), dotted), order=order, where=where,
                 error=text_of(error) if error else None, extra={"run": kept})
@@ -223,6 +235,17 @@ def _collect(data: bytes, name: str, budgets) -> tuple[dict[str, dict], dict[str
     return runs, where_of, rows
 
 
+def _parent_of(run: dict) -> str | None:
+    """A run's parent: its `parent_run_id`, else the run its `dotted_order` names before its own (each segment
+    is a start time and a run id; the API's runs saved without their parent still carry it)."""
+    if run.get("parent_run_id"):
+        return text_of(run["parent_run_id"])
+    dotted = run.get("dotted_order")
+    segments = dotted.split(".") if isinstance(dotted, str) else []
+    found = _DOTTED.match(segments[-2]) if len(segments) > 1 else None
+    return segments[-2][found.end():] or None if found else None
+
+
 def _trace_of(run_id: str, runs: dict[str, dict]) -> str:
     run, seen = runs[run_id], {run_id}
     if run.get("trace_id"):
@@ -248,6 +271,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
                            "out", name, snippet=dumps(run)[:300])
             continue
         traces.setdefault(trace_id, []).append(span)
-        if not run.get("parent_run_id"):
+        if _parent_of(run) is None:
+            span.extra["continues_thread"] = True  # the turns its model calls are given before it are context
             envs[trace_id] = {"langsmith": {k: run.get(k) for k in ("session_name", "name") if run.get(k)}}
     yield from file_records(FORMAT, source.uri, name, traces, envs)

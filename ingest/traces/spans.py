@@ -11,15 +11,19 @@ BeeAI's ReAct agent, whose instrumentation writes every event of its loop as a s
 per iteration (`ingest.traces.beeai`).
 
 **Episodes.** One per trace (key: the trace id). An agent span that a handoff span names as its target, or an agent
-span nested under another agent span (an agent used as a tool), is a sub-episode of its own (key
-`<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's episode. A model span with another
+span nested under another agent span (an agent used as a tool) that has a step or an agent beneath it, is a
+sub-episode of its own (key `<trace id>/agent:<span id>`): every span under it belongs to it, not to the trace's
+episode. A model span with another
 model span beneath it (a framework's record of the provider's call) is no step: the innermost one is. An agent
 nested in an episode that has no step of its own (a workflow span an SDK opens around its agents) is that episode's
 agent. The sub-episode's `env["parent"]` names the parent's `key` and `episode_id`, the agent span and the
 `relation` (`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn
 (the conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and
 its first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the
-parent had made when it began (`after_steps`).
+parent had made when it began (`after_steps`). A trace whose decoder says it continues a thread (a span's
+`extra["continues_thread"]`: a LangSmith trace, one turn of a conversation whose model calls are given the turns
+before it) keeps the same way what its first model call is given before its last assistant turn as context
+(`history_messages`), its task being the first user message after it.
 
 **Messages, in the order they became known** (`_events`: in span start order where spans do not overlap). A model
 span adds what it was sent that the episode has not seen yet (all of its
@@ -128,11 +132,18 @@ def _episode_roots(spans: list[Span], by_id: dict[str, Span]) -> dict[str, str]:
 
 def _drop_wrappers(spans: list[Span], by_id: dict[str, Span], roots: dict[str, str]) -> None:
     """A nested agent whose enclosing episode has no step of its own is that episode's agent, not a sub-episode:
-    the workflow span an SDK opens around its agents (OpenInference's `Agent workflow`) is no agent of its own."""
+    the workflow span an SDK opens around its agents (OpenInference's `Agent workflow`) is no agent of its own.
+    A nested agent with no step and no agent beneath it is no sub-episode either: a framework's step its exporter
+    typed as an agent (Langfuse's LangChain handler types a tools agent's `RunnableAssign<agent_scratchpad>` and
+    its output parser `AGENT`)."""
     for _ in range(len(roots)):
         steps = Counter(_owner(s, by_id, roots) for s in spans if s.kind in STEP_KINDS)
-        wrapped = next((sid for sid in sorted(roots, key=lambda i: _order(by_id[i]))
-                        if not steps.get(_outer(by_id[sid], by_id, roots))), None)
+        ordered = sorted(roots, key=lambda i: _order(by_id[i]))
+        wrapped = next((sid for sid in ordered if not steps.get(_outer(by_id[sid], by_id, roots))), None)
+        if wrapped is None:
+            outers = {_outer(by_id[sid], by_id, roots) for sid in roots}
+            wrapped = next((sid for sid in ordered if roots[sid] == "subagent" and not steps.get(sid)
+                            and sid not in outers), None)
         if wrapped is None:
             return
         del roots[wrapped]
@@ -425,7 +436,8 @@ def _apply(t: _Transcript, event: str, span: Span, facts: dict) -> None:
 def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
     """The episode's messages, and its trace facts for env (`linked`: its sub-episodes with the number of actions
     made before each began)."""
-    t = _Transcript(handed_off=ep.root is not None)
+    thread = ep.root is None and any(span.extra.get("continues_thread") for span in ep.spans)
+    t = _Transcript(handed_off=ep.root is not None or thread)
     facts: dict[str, Any] = {"spans": len(ep.spans), "other_spans": [], "errors": []}
     pending = sorted((sub for sub in subs if sub.parent is ep), key=lambda sub: _order(sub.root))
     linked = []
@@ -491,7 +503,7 @@ def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Spa
                                 "span_id": ep.root.span_id, "relation": ep.relation}
             agent = ep.root.agent
         names = [c.name for m in t.messages for c in m.tool_calls]
-        task = next((m.text for m in t.history if m.role == "user" and m.text), None)
+        task = next((m.text for m in t.history if m.role == "user" and m.text), None) if ep.root else None
         named = [m.model for m in t.messages if m.model] + t.span_models + [a for a in facts.get("agents", []) if a]
         run = Run(key=ep.key, domain=episode_domain(names, domain), platform=platform, task=task,
                   agent=named[0] if named else None, terminated=_ended_on_answer(t), env=ep_env)

@@ -163,3 +163,24 @@ def test_smolagents_benchmark_line_with_an_error_and_a_call_that_is_no_literal(t
     # the text that is no literal list is kept as it was written, never evaluated
     assert ep.env["unmapped"][0]["raw"]["content"][0]["text"].endswith("[__import__('os')]")
     assert ep.env["system_prompt"] == "You are an agent."
+
+
+def test_smolagents_step_whose_tool_raised_keeps_its_call_read_back_from_the_error(tmp_path):
+    """A step that kept no `tool_calls`, only the error naming the call (as 1.21's ToolCallingAgent memory did): the
+    call is read from the error's literal (never evaluated), marked `action_inferred`, its error the result; a
+    step with neither output nor call whose error names no call is no step: its error is seen before the next."""
+    raised = ("Error executing tool 'python_interpreter' with arguments {'code': \"import os: print(1)\"}: "
+              "InterpreterError: Import of os is not allowed.")
+    steps = [TASK, _action(1, error={"type": "AgentToolExecutionError", "message": raised}),
+             _action(2, [("python_interpreter", {"code": "print(2)"})], observations="2"),
+             _action(3, error={"type": "AgentParsingError", "message": "no call in the output"}),
+             _action(4, [("final_answer", {"answer": "2"})], is_final_answer=True, action_output="2")]
+    path = _write(tmp_path, "memory.json", steps)
+    (ep,), rejected = read(smolagents, path)
+    assert [(s.action.kind, s.action_inferred) for s in ep.steps] == [("code", True), ("code", False),
+                                                                        ("done", False)]
+    assert "no call in the output" in ep.steps[2].observation.text  # step 3's error, before the answer
+    assert ep.steps[0].action.code == "import os: print(1)" and ep.steps[1].action.code == "print(2)"
+    assert ep.steps[1].observation.is_error and "Import of os is not allowed" in ep.steps[1].observation.text
+    assert json.loads(ep.steps[0].action.raw)["read_from"] == "steps[1]"
+    assert ep.terminated and [(r.rule, r.location) for r in rejected] == [("unknown_content", "steps[3]")]

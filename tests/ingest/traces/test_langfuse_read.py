@@ -400,3 +400,31 @@ def test_a_generation_output_with_no_message_in_it_is_kept_raw_in_env_with_a_war
     path.write_text(json.dumps({"id": "t1", "timestamp": "2025-06-26T06:16:19.504Z", "observations": OBSERVATIONS}))
     [ep], rows = golden.read_split(langfuse, path)
     assert "unread_outputs" not in ep.env and rows == []
+
+
+def test_runnables_typed_agent_inside_an_agent_are_no_sub_episodes_but_an_agent_that_acts_is(tmp_path):
+    """Langfuse's LangChain handler types a tools agent's runnables `AGENT` (`RunnableAssign<agent_scratchpad>`,
+    its output parser): nested agents with no step and no agent beneath them are no sub-episodes (no empty episode
+    rows); a nested agent with a model call of its own stays one. A generation without `model` takes the one
+    LangChain's callback put in its metadata."""
+    at = "2025-11-25T13:41:2{}.000Z".format
+    observations = [
+        _obs("a0", "AGENT", "AgentExecutor", at(0), at(9), input={"input": "pods?"}),
+        _obs("a1", "AGENT", "RunnableAssign<agent_scratchpad>", at(1), at(1), parent="a0"),
+        _obs("a2", "AGENT", "RunnableParallel<agent_scratchpad>", at(1), at(1), parent="a1"),
+        _obs("g1", "GENERATION", "AzureChatOpenAI", at(2), at(3), parent="a0", metadata={"ls_model_name": "gpt-4o"},
+             input=[{"role": "user", "content": "pods?"}], output={"role": "assistant", "content": "", "tool_calls": [
+                 {"id": "c1", "type": "function", "function": {"name": "kubectl", "arguments": "{}"}}]}),
+        _obs("a3", "AGENT", "OpenAIToolsAgentOutputParser", at(3), at(3), parent="a0"),
+        _obs("t1", "TOOL", "kubectl", at(4), at(5), parent="a0", input={}, output="3 pods"),
+        _obs("a4", "AGENT", "helper", at(5), at(7), parent="a0"),
+        _obs("g2", "GENERATION", "chat", at(6), at(7), parent="a4", model="mini",
+             input=[{"role": "user", "content": "sum up"}], output="three pods"),
+    ]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"id": "t1", "timestamp": at(0), "name": "agent", "observations": observations}))
+    [main, helper], rows = golden.read_split(langfuse, path)
+    assert rows == []
+    assert [s.action.tool_name for s in main.steps] == ["kubectl"] and main.agent == "gpt-4o"
+    assert [s["key"] for s in main.env["subagents"]] == ["t1/agent:a4"]
+    assert helper.key == "t1/agent:a4" and [s.action.text for s in helper.steps] == ["three pods"]
