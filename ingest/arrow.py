@@ -206,12 +206,15 @@ def step_problem(step, limit: int | None = None) -> str | None:
     return None
 
 
-def checked_episode(ep: Episode, where: str) -> Episode | Rejected:
+def checked_episode(ep: Episode, where: str, env_checked: bool = False) -> Episode | Rejected:
     """`ep`, or the quarantine row (`schema_mismatch`) that replaces it when one of its own fields (task,
     agent, final observation, env...) does not fit: for readers that checked each step with `step_problem`
-    already and must not hand `TableBuilder.add_episode` an episode it refuses."""
+    already and must not hand `TableBuilder.add_episode` an episode it refuses. `env_checked`: `ep.env` is
+    what `checked_env` just gave (not written as JSON once more: a long log's env holds a dict per call)."""
     found = episode_problem(ep, steps=False)
     if found is None:
+        if env_checked:
+            return ep
         try:
             orjson.dumps(ep.env, option=orjson.OPT_SORT_KEYS)
             return ep
