@@ -165,9 +165,10 @@ def _plain_step(step, limit: int) -> bool:
         if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
                                    or type(v) is bytes) and len(v) <= limit):
             return False
-    for v in (o.exit_code, o.width, o.height):
-        if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX):
-            return False
+    if not o.exit_code is o.width is o.height is None:  # most observations: no numbers, no loop
+        for v in (o.exit_code, o.width, o.height):
+            if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX):
+                return False
     if o.is_error is not None and type(o.is_error) is not bool:
         return False
     if a is not None:
@@ -177,12 +178,13 @@ def _plain_step(step, limit: int) -> bool:
             if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
                                        or type(v) is bytes) and len(v) <= limit):
                 return False
-        for v in (a.x, a.y, a.x2, a.y2, a.duration_s):
-            if v is not None and type(v) is not float:
-                return False
+        if not a.x is a.y is a.x2 is a.y2 is a.duration_s is None:  # a tool call, a key: no coordinates
+            for v in (a.x, a.y, a.x2, a.y2, a.duration_s):
+                if v is not None and type(v) is not float:
+                    return False
     ts = step.timestamp
     return (ts is None or isinstance(ts, dt.datetime)) and (step.reward is None or type(step.reward) is float) \
-        and _plain_text(step.reasoning, limit)
+        and (step.reasoning is None or _plain_text(step.reasoning, limit))
 
 
 def step_problem(step, limit: int | None = None) -> str | None:
