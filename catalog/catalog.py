@@ -138,9 +138,9 @@ class Catalog:
         if not read_only:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         # Written in a storage format the DuckDB CLI (`duckdb lake/catalog.duckdb`) also reads. A run's connection
-        # keeps the run's records (small tables, a few rows a statement) on one thread: DuckDB's pool of one
-        # thread a core cost a run ~15 ms of CPU for nothing; read-only connections answer users' queries
-        # over the lake's views with every core.
+        # (its records, the stages' lookups in the catalog's own tables) works on one thread: DuckDB's pool of a
+        # thread a core cost a run ~10 ms more CPU; read-only connections answer users' queries over the lake's
+        # views with every core.
         config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY, "threads": 1}
         self.con = duckdb.connect(path, read_only=read_only, config=config)
         try:
