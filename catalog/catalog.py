@@ -139,8 +139,11 @@ class Catalog:
         self.path, self.lake_root = path, lake_root.rstrip("/")
         if not read_only:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        # Written in a storage format the DuckDB CLI (`duckdb lake/catalog.duckdb`) also reads.
-        config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY}
+        # Written in a storage format the DuckDB CLI (`duckdb lake/catalog.duckdb`) also reads. A run's connection
+        # (its records, the stages' lookups in the catalog's own tables) works on one thread: DuckDB's pool of a
+        # thread a core cost a run ~10 ms more CPU; read-only connections answer users' queries over the lake's
+        # views with every core.
+        config = {} if read_only else {"storage_compatibility_version": STORAGE_COMPATIBILITY, "threads": 1}
         self.con = duckdb.connect(path, read_only=read_only, config=config)
         try:
             if prepared and not read_only:

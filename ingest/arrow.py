@@ -165,9 +165,10 @@ def _plain_step(step, limit: int) -> bool:
         if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
                                    or type(v) is bytes) and len(v) <= limit):
             return False
-    for v in (o.exit_code, o.width, o.height):
-        if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX):
-            return False
+    if not o.exit_code is o.width is o.height is None:  # most observations: no numbers, no loop
+        for v in (o.exit_code, o.width, o.height):
+            if v is not None and not (type(v) is int and _INT32_MIN <= v <= _INT32_MAX):
+                return False
     if o.is_error is not None and type(o.is_error) is not bool:
         return False
     if a is not None:
@@ -177,12 +178,13 @@ def _plain_step(step, limit: int) -> bool:
             if v is not None and not ((type(v) is str and (v.isascii() or not _SURROGATE.search(v))
                                        or type(v) is bytes) and len(v) <= limit):
                 return False
-        for v in (a.x, a.y, a.x2, a.y2, a.duration_s):
-            if v is not None and type(v) is not float:
-                return False
+        if not a.x is a.y is a.x2 is a.y2 is a.duration_s is None:  # a tool call, a key: no coordinates
+            for v in (a.x, a.y, a.x2, a.y2, a.duration_s):
+                if v is not None and type(v) is not float:
+                    return False
     ts = step.timestamp
     return (ts is None or isinstance(ts, dt.datetime)) and (step.reward is None or type(step.reward) is float) \
-        and _plain_text(step.reasoning, limit)
+        and (step.reasoning is None or _plain_text(step.reasoning, limit))
 
 
 def step_problem(step, limit: int | None = None) -> str | None:
@@ -206,12 +208,15 @@ def step_problem(step, limit: int | None = None) -> str | None:
     return None
 
 
-def checked_episode(ep: Episode, where: str) -> Episode | Rejected:
+def checked_episode(ep: Episode, where: str, env_checked: bool = False) -> Episode | Rejected:
     """`ep`, or the quarantine row (`schema_mismatch`) that replaces it when one of its own fields (task,
     agent, final observation, env...) does not fit: for readers that checked each step with `step_problem`
-    already and must not hand `TableBuilder.add_episode` an episode it refuses."""
+    already and must not hand `TableBuilder.add_episode` an episode it refuses. `env_checked`: `ep.env` is
+    what `checked_env` just gave (not written as JSON once more: a long log's env holds a dict per call)."""
     found = episode_problem(ep, steps=False)
     if found is None:
+        if env_checked:
+            return ep
         try:
             orjson.dumps(ep.env, option=orjson.OPT_SORT_KEYS)
             return ep

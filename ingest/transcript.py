@@ -414,9 +414,10 @@ def records(messages: Iterable[Message], run: Run, where: str,
     for problem in dropped:
         yield Rejected("bad_record", f"{where}: env field {problem}; left out of the episode's env", where,
                        record_id=problem.split(":", 1)[0])
+    written = env is ep.env  # `checked_env` wrote it whole as JSON (not only entry by entry)
     ep.env = env
     if not ep.steps:
         yield episode_without_steps(f"{where}: no actions in the transcript", where, ep.outcome, ep.reward,
                                     task=ep.task, agent=ep.agent, record_id=run.key or None)
         return
-    yield checked_episode(ep, where)
+    yield checked_episode(ep, where, env_checked=written)
