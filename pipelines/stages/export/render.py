@@ -181,7 +181,8 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
         out.transitions_in += n_transitions
         out.actions_in += len(trajectory.turns) - trajectory.start
         answers = sum(1 for turn in trajectory.turns[trajectory.start:] if turn.answer_echo)
-        skipped["final_answer"] += answers
+        if answers:
+            skipped["final_answer"] = skipped.get("final_answer", 0) + answers
         skipped["no_next_observation"] += len(trajectory.turns) - trajectory.start - n_transitions - answers
         if not domain_selected(trajectory.domain, trajectory.source_format, config.domains):
             skipped["domain_not_selected"] += n_transitions

@@ -12,10 +12,11 @@ from transforms.export import recipe as recipes, trainer_configs
 from transforms.export.budget import TokenCounter
 
 # why a transition or record is not in the export (the manifest's `skipped` counts); `no_next_observation`:
-# actions read whose next observation was not recorded (a transition needs one: a target is never invented);
-# `final_answer`: the agent's final answers whose recorded result only repeats them (no environment reply)
+# actions read whose next observation was not recorded (a transition needs one: a target is never invented).
+# Counted only where they occur: `final_answer`, the agent's final answers whose recorded result only repeats
+# them (no environment reply, `transforms.export.transitions`)
 SKIPPED = ("held_out", "domain_not_selected", "non_real", "no_observation", "over_budget", "mix_dropped",
-           "no_next_observation", "final_answer")
+           "no_next_observation")
 
 
 def skipped_units(kind: str) -> dict[str, str]:
