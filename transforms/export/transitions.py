@@ -13,6 +13,14 @@ the step's own `final_observation` on the last step. The observation before the 
 `first_state`. A transition is (history = turns[:t], action_t, observation_{t+1}); it exists only where
 the next observation was recorded (text not null): a target is never invented.
 
+A final answer is no transition either: an answer or a completion claim (`done`, `message`) whose
+"observation" only repeats the answer (smolagents' `final_answer` tool returns its argument, recorded as the
+step's result) is the agent's output handed back to its caller, not the environment's reply. Rendered, it
+would be an action with nothing to act (a terminal `[]`: the reference's completion signal, whose reply is the
+harness's confirmation prompt) and the agent's own words as the predicted observation. Such a turn has no
+`observation` (`Turn.answer_echo`; the export counts it as `final_answer`), and history shows the text as
+recorded. A completion whose environment did reply (a harness's confirmation) stays a transition.
+
 Origins: a transition is `real` when every step it touches (first state, history, action, target) is real;
 otherwise its origin is the most synthetic one it touches (`simulated` over `perturbed`).
 """
@@ -81,6 +89,8 @@ class Turn:
     # the earlier turns folded into this one (`screenshot_states` drop): their actions are rendered
     # before this turn's, and their screenshot-only states are left out
     folded: tuple[Turn, ...] = ()
+    # a final answer whose recorded result only repeats it (no environment reply: no transition)
+    answer_echo: bool = False
 
     @property
     def shown(self) -> str | None:
@@ -209,6 +219,18 @@ def _failed(observation: dict | None) -> bool:
     return bool(observation.get("is_error")) or (code is not None and code > 0)
 
 
+# kinds of the agent's answer to its caller (`done`: a final answer or completion claim; `message`: a reply)
+_ANSWER_KINDS = ("done", "message")
+
+
+def _echoes_answer(action: dict, after: dict | None) -> bool:
+    """Whether the observation after `action` is only the agent's answer handed back (see the module's doc)."""
+    if action.get("kind") not in _ANSWER_KINDS or not after or after.get("text") is None:
+        return False
+    answer = (action.get("text") or "").strip()
+    return bool(answer) and after["text"].strip() == answer
+
+
 def _line(rows: list[dict], text: Callable[[dict | None], str | None] = _text,
           act: Callable[[dict | None, dict], str | None] | None = None
           ) -> tuple[str | None, str, str, list[Turn], str | None, str | None]:
@@ -223,13 +245,14 @@ def _line(rows: list[dict], text: Callable[[dict | None], str | None] = _text,
         else:
             after, obs_id, obs_origin = row["final_observation"], row["step_id"], row["origin"] or "real"
         shown = text(after)
+        echo = _echoes_answer(row["action"] or {}, after)
         # (a screen of unknown size keeps the generic form)
         seen = row["observation"] or {}
         screen = agentworld.screen_size(seen) or (screen if seen.get("kind") in _NOT_SCREENS else None)
-        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", shown, obs_id,
-                          obs_origin, _failed(after), screen,
+        turns.append(Turn(row["step_id"], row["action"] or {}, row["origin"] or "real", None if echo else shown,
+                          obs_id, obs_origin, _failed(after), screen,
                           act(row["observation"], row["action"] or {}) if act else None,
-                          _screenshot_only(after, shown)))
+                          _screenshot_only(after, shown), history_text=shown if echo else None, answer_echo=echo))
     first = rows[0]
     url = next((r["observation"]["url"] for r in rows if r["observation"] and r["observation"].get("url")), None)
     first_text = text(first["observation"])

@@ -107,7 +107,7 @@ class Rendered:
     over_budget: dict[str, int] = field(default_factory=dict)  # domain -> transitions dropped for the budget
     prompt_over_budget: dict[str, int] = field(default_factory=dict)  # domain -> its system prompt's tokens
     recipe: recipes.Counts | None = None  # the recipe's decisions, with a recipe
-    actions_in: int = 0  # actions (turns) of the lines read: transitions_in + no_next_observation
+    actions_in: int = 0  # actions (turns) of the lines read: transitions_in + no_next_observation + final_answer
     unnamed_dropped: list[str] = field(default_factory=list)  # recipe-dropped turns of lines with no record
 
 
@@ -180,7 +180,10 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
         n_transitions = sum(1 for _ in trajectory.transitions())
         out.transitions_in += n_transitions
         out.actions_in += len(trajectory.turns) - trajectory.start
-        skipped["no_next_observation"] += len(trajectory.turns) - trajectory.start - n_transitions
+        answers = sum(1 for turn in trajectory.turns[trajectory.start:] if turn.answer_echo)
+        if answers:
+            skipped["final_answer"] = skipped.get("final_answer", 0) + answers
+        skipped["no_next_observation"] += len(trajectory.turns) - trajectory.start - n_transitions - answers
         if not domain_selected(trajectory.domain, trajectory.source_format, config.domains):
             skipped["domain_not_selected"] += n_transitions
             continue

@@ -12,7 +12,9 @@ from transforms.export import recipe as recipes, trainer_configs
 from transforms.export.budget import TokenCounter
 
 # why a transition or record is not in the export (the manifest's `skipped` counts); `no_next_observation`:
-# actions read whose next observation was not recorded (a transition needs one: a target is never invented)
+# actions read whose next observation was not recorded (a transition needs one: a target is never invented).
+# Counted only where they occur: `final_answer`, the agent's final answers whose recorded result only repeats
+# them (no environment reply, `transforms.export.transitions`)
 SKIPPED = ("held_out", "domain_not_selected", "non_real", "no_observation", "over_budget", "mix_dropped",
            "no_next_observation")
 
@@ -21,7 +23,7 @@ def skipped_units(kind: str) -> dict[str, str]:
     """What each `skipped` count counts, for this kind (the manifest's `skipped_units`; summaries group by it)."""
     units = dict.fromkeys(("held_out", "domain_not_selected", "non_real", "recipe_dropped", "no_sampled_target",
                            "over_budget"), "transitions")
-    units.update(no_next_observation="actions", mix_dropped="records")
+    units.update(no_next_observation="actions", final_answer="actions", mix_dropped="records")
     if kind == "cpt":  # a CPT record is a document of whole turns, a trajectory without one is no record
         units.update(no_observation="trajectories", over_budget="turns", mix_dropped="documents")
     return units

@@ -84,3 +84,23 @@ def test_a_silent_command_reads_as_no_output_in_sft_rl_and_the_labeler():
                                               {"kind": "command", "code": "ls"}, "$ ")
     assert messages[2] == {"role": "assistant", "content": "**Environment Observation:**\n(no output)"}
     assert parse_output("<predicted_observation>\n(no output)\n</predicted_observation>").observation == ""
+
+
+def test_a_final_answer_handed_back_is_no_transition_but_a_reply_to_it_is():
+    answer = "The graph has 2 y-intercepts."
+    echoed = _steps()[:2] + [step_row(EP, 2, "terminal", "$ cat a\nhello\n$ ", {"kind": "done", "text": answer},
+                                      final_text=f"{answer}\n")]
+    (main,) = _trajectories(echoed)
+    last = main.turns[-1]
+    assert last.observation is None and last.answer_echo and last.shown == f"{answer}\n"
+    assert [t.t for t in main.transitions()] == [0, 1]
+    # the harness's confirmation after a completion claim is the environment's reply: a transition
+    confirmed = _steps()[:2] + [step_row(EP, 2, "terminal", "$ ", {"kind": "done", "text": answer},
+                                         final_text="Are you sure you want to mark the task as complete?")]
+    (main,) = _trajectories(confirmed)
+    assert not main.turns[-1].answer_echo and [t.t for t in main.transitions()] == [0, 1, 2]
+    # a reply that quotes the answer is the other side speaking (a user rating it): a transition
+    quoted = _steps()[:2] + [step_row(EP, 2, "terminal", "$ ", {"kind": "message", "text": answer},
+                                      final_text=f"Rate this answer:\n\n{answer}")]
+    (main,) = _trajectories(quoted)
+    assert [t.t for t in main.transitions()] == [0, 1, 2]
