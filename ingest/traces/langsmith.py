@@ -17,18 +17,31 @@ are taken in `dotted_order` order (the order they started).
   `extra.invocation_params.model`, else `extra.metadata.ls_model_name`.
 - `run_type` `tool`: a tool's execution: `name`, `inputs` (the arguments), `outputs.output` (else the outputs) or
   `error` (an error result).
-- any other run type (`chain`, `retriever`, `prompt`, `parser`, `embedding`): not a step, kept in
-  `env["trace"]["other_spans"]`.
+- `run_type` `retriever`: the environment answering a query (a vector store's, a search API's): a `search` action of
+  its own with its `inputs` (`{"query": ...}`) as the arguments and `outputs.documents` as the observation, written
+  as the search readers' result blocks (`[n] <source>`, `Title:`, `Snippet:` the page content; `ingest.search`
+  parses them into `ui_tree`); the run (its name, documents and metadata as written) is the action's raw. A retriever
+  run beneath a `tool` run is that tool's own work (`create_retriever_tool`): the tool run is the step, not it.
+- Structured output (LangChain's `with_structured_output`): a model call whose schema is given to it as the one tool
+  it must call is the model's answer, not a tool the environment runs: no tool run answers it. Read so, by evidence:
+  `ls_structured_output_format` in the run's `extra.options` / `extra.metadata` / `extra.invocation_params` (LangChain
+  since late 2024; its `schema.title` names the call), or `extra.invocation_params.tool_choice` forcing one named
+  function beside a `parser` run of the same parent that reads the call (`PydanticToolsParser`,
+  `JsonOutputKeyToolsParser`: how LangChain builds it before). That call becomes the turn's text (its arguments as
+  JSON: a `message` step), its schema, call and evidence kept in the step's raw (`structured_output`). A forced tool
+  choice without either is a tool call as written.
+- any other run type (`chain`, `prompt`, `parser`, `embedding`): not a step, kept in `env["trace"]["other_spans"]`.
 
 The same runs sent as OpenTelemetry spans (the SDK's OTel exporter, `LANGSMITH_OTEL_ENABLED`): `langsmith.span.kind`
 is the run type, `gen_ai.prompt` / `gen_ai.completion` the inputs / outputs as JSON text; `ingest.traces.otel`
-reads those spans with `read_otel_span`.
+reads those spans with `read_otel_span` (`llm`, `tool` and `retriever` as above; a retriever's parent is not known
+there, so it is always an action).
 
 One episode per trace (`trace_id`, else the root of the run's `parent_run_id` chain), assembled by
 `ingest.traces.spans`: a trace is one turn of its thread, so what its first model call is given before its last
 assistant turn (the thread's earlier turns) is context (`env.trace.history_messages`), not its steps;
 `env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
-(`search` when the tools are mostly search tools), platform `linux`.
+(`search` when the tools are mostly search tools: retrievals are), platform `linux`.
 
 Bad input: a run without an `id` is a `bad_record` row naming the record and the field; an object that is no run is
 an `unknown_content` row; text that is not JSON is a `parse_error` row; the rest of the file is read.
@@ -51,7 +64,7 @@ from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, json_value, n
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langsmith"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=286, domains=('mcp', 'search'), platform="linux",
     summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm and tool runs as steps",
@@ -139,6 +152,94 @@ def _model(run: dict) -> str | None:
     return None
 
 
+_SEARCH_ACTION = "search"  # a retrieval, named as the search readers name a search tool call
+_SOURCE_KEYS = ("source", "url", "link", "loc")
+
+
+def _document(doc) -> tuple[str | None, str | None, str | None]:
+    """(source, title, content) of a LangChain `Document`: `{page_content, metadata}` or serialized `{lc, kwargs}`."""
+    if isinstance(doc, dict) and isinstance(doc.get("kwargs"), dict) and "lc" in doc:
+        doc = doc["kwargs"]
+    if not isinstance(doc, dict):
+        return None, None, text_of(doc)
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    source = next((v.strip() for k in _SOURCE_KEYS if isinstance(v := meta.get(k), str) and v.strip()
+                   and not any(c.isspace() for c in v.strip())), None)
+    title = meta.get("title") if isinstance(meta.get("title"), str) else None
+    content = doc.get("page_content")
+    return source, title, content if isinstance(content, str) else text_of(content)
+
+
+def _documents_text(outputs) -> str | None:
+    """A retriever's documents as the search readers' result blocks (`[n] <source>`, `Title:`, `Snippet:`), one per
+    document in its order; outputs of another shape as written (JSON)."""
+    docs = outputs.get("documents") if isinstance(outputs, dict) else None
+    if not isinstance(docs, list):
+        return text_of(outputs) if outputs not in (None, {}) else None
+    blocks = []
+    for i, doc in enumerate(docs, 1):
+        source, title, content = _document(doc)
+        lines = [f"[{i}] {source or '(no source)'}"]
+        if title is not None:
+            lines.append(f"Title: {' '.join(title.split())}")
+        lines.append(f"Snippet: {content or ''}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _retrieval(span: Span, inputs, outputs, error: str | None) -> None:
+    """A retriever run: a `search` action with its query, its documents the observation (see the docstring)."""
+    span.kind = "tool"
+    result = _documents_text(outputs)
+    span.tool = ToolUse(name=_SEARCH_ACTION, call_id=f"retriever:{span.span_id}",
+                        arguments=inputs if isinstance(inputs, dict) else {"query": inputs},
+                        result=result if result is not None else error, is_error=True if error else None)
+
+
+def _forced_tool(params) -> str | None:
+    """The function a `tool_choice` forces: OpenAI's `{type: function, function: {name}}`, Anthropic's
+    `{type: tool, name}`, or a bare name (not `auto` / `none` / `required` / `any`)."""
+    choice = params.get("tool_choice") if isinstance(params, dict) else None
+    if isinstance(choice, dict):
+        named = choice.get("function") if isinstance(choice.get("function"), dict) else choice
+        return name_of(named.get("name"))
+    if isinstance(choice, str) and choice not in ("auto", "none", "required", "any"):
+        return choice
+    return None
+
+
+def _structured(run: dict, parsed: set[str]) -> dict | None:
+    """Evidence that a model run's tool call is its structured answer (see the docstring): `{schema, evidence}`
+    (`schema` None: every call of the turn), or None."""
+    extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
+    for key in ("options", "metadata", "invocation_params"):
+        fmt = extra.get(key).get("ls_structured_output_format") if isinstance(extra.get(key), dict) else None
+        if isinstance(fmt, dict):
+            schema = fmt.get("schema") if isinstance(fmt.get("schema"), dict) else {}
+            return {"schema": name_of(schema.get("title") or schema.get("name")),
+                    "evidence": f"extra.{key}.ls_structured_output_format"}
+    forced = _forced_tool(extra.get("invocation_params"))
+    if forced and _parent_of(run) in parsed:
+        return {"schema": forced, "evidence": "invocation_params.tool_choice forces it and a parser run of the same "
+                                              "parent reads the call"}
+    return None
+
+
+def _as_answer(messages: list, found: dict) -> list:
+    """The structured answer's call as the turn's text (its arguments as JSON), the call kept in the raw."""
+    for msg in messages:
+        calls = [c for c in msg.tool_calls if found["schema"] is None or c.name == found["schema"]]
+        if msg.role != "assistant" or len(calls) != 1:
+            continue
+        [call] = calls
+        msg.tool_calls = [c for c in msg.tool_calls if c is not call]
+        answer = call.arguments if isinstance(call.arguments, str) else dumps(call.arguments)
+        msg.text = "\n\n".join(t for t in (msg.text, answer) if t)
+        kept = {"schema": call.name, "evidence": found["evidence"], "call": call.raw}
+        msg.raw = {**(msg.raw or {}), "structured_output": kept}
+    return messages
+
+
 def _time(value, dotted: str | None) -> dt.datetime | None:
     """A run's time: zoned as written; without a zone, UTC when the run has a `dotted_order` (LangSmith's API writes
     its times in UTC without saying so, and the `Z` of the dotted order does); else null."""
@@ -151,7 +252,7 @@ def _time(value, dotted: str | None) -> dt.datetime | None:
         return None
 
 
-def _span(run: dict, trace_id: str, order: int, where: str) -> Span:
+def _span(run: dict, trace_id: str, order: int, where: str, context: "_Context") -> Span:
     kind, error = run.get("run_type"), run.get("error")
     dotted = run.get("dotted_order") if isinstance(run.get("dotted_order"), str) else None
     kept = {k: v for k, v in run.items() if k not in ("child_runs",)}
@@ -162,8 +263,12 @@ def _span(run: dict, trace_id: str, order: int, where: str) -> Span:
     if kind == "llm":
         span.kind = "model"
         inputs = run.get("inputs") if isinstance(run.get("inputs"), dict) else {}
+        outputs = _outputs(run.get("outputs"), f"{where}.outputs")
+        found = _structured(run, context.parsed)
         span.model = ModelTurn(inputs=_messages(inputs.get("messages"), f"{where}.inputs.messages"),
-                               outputs=_outputs(run.get("outputs"), f"{where}.outputs"), model=_model(run))
+                               outputs=_as_answer(outputs, found) if found else outputs, model=_model(run))
+    elif kind == "retriever" and not context.in_tool(run):
+        _retrieval(span, run.get("inputs"), run.get("outputs"), span.error)
     elif kind == "tool":
         span.kind = "tool"
         outputs = run.get("outputs")
@@ -179,7 +284,8 @@ OTEL_KIND = "langsmith.span.kind"
 
 def read_otel_span(span: Span, attrs: dict, where: str) -> None:
     """A LangSmith run sent as an OpenTelemetry span: its run type in `langsmith.span.kind`, its inputs and outputs
-    as JSON in `gen_ai.prompt` / `gen_ai.completion` (a `chain`, `prompt` or `parser` run is no step)."""
+    as JSON in `gen_ai.prompt` / `gen_ai.completion` (a `chain`, `prompt` or `parser` run is no step; a `retriever`
+    run is a search action)."""
     kind = attrs.get(OTEL_KIND)
     inputs, outputs = json_value(attrs.get("gen_ai.prompt")), json_value(attrs.get("gen_ai.completion"))
     if kind == "llm":
@@ -189,6 +295,8 @@ def read_otel_span(span: Span, attrs: dict, where: str) -> None:
                       if isinstance(m, str) and m), None)
         span.model = ModelTurn(inputs=_messages(messages, f"{where}.gen_ai.prompt.messages"),
                                outputs=_outputs(outputs, f"{where}.gen_ai.completion"), model=model)
+    elif kind == "retriever":
+        _retrieval(span, inputs, outputs, span.error)
     elif kind == "tool":
         span.kind = "tool"
         result = outputs.get("output") if isinstance(outputs, dict) and set(outputs) == {"output"} else outputs
@@ -256,16 +364,35 @@ def _trace_of(run_id: str, runs: dict[str, dict]) -> str:
     return str(run.get("trace_id") or run["id"])
 
 
+class _Context:
+    """What reading one run needs of the others: the parents that hold a parser run (structured output's evidence)
+    and each run's parent (a retriever beneath a tool run is the tool's work)."""
+
+    def __init__(self, runs: dict[str, dict]):
+        self.runs = runs
+        self.parsed = {p for run in runs.values() if run.get("run_type") == "parser" and (p := _parent_of(run))}
+
+    def in_tool(self, run: dict) -> bool:
+        parent, seen = _parent_of(run), set()
+        while parent is not None and parent in self.runs and parent not in seen:
+            seen.add(parent)
+            if self.runs[parent].get("run_type") == "tool":
+                return True
+            parent = _parent_of(self.runs[parent])
+        return False
+
+
 def read(source: Source) -> Iterator[Episode | Rejected]:
     name = posixpath.basename(source.path)
     runs, where_of, rows = _collect(source.read_bytes(), name, source.budgets)
     yield from rows
     traces: dict[str, list[Span]] = {}
     envs: dict[str, dict] = {}
+    context = _Context(runs)
     for order, (run_id, run) in enumerate(sorted(runs.items(), key=lambda kv: str(kv[1].get("dotted_order", "")))):
         trace_id = _trace_of(run_id, runs)
         try:
-            span = _span(run, trace_id, order, where_of[run_id])
+            span = _span(run, trace_id, order, where_of[run_id], context)
         except (TypeError, ValueError, AttributeError, KeyError) as e:  # a shape no reader rule foresaw
             yield Rejected("bad_record", f"{where_of[run_id]}: the run cannot be read ({type(e).__name__}: {e}); left "
                            "out", name, snippet=dumps(run)[:300])

@@ -18,12 +18,16 @@ def _generation(patch: dict) -> dict:
     return patch["outputs"]["generations"][0]["message"]["kwargs"]
 
 
-def test_a_chat_langchain_turn_saved_from_the_api_is_one_episode_of_its_model_calls():
+def test_a_chat_langchain_turn_saved_from_the_api_is_one_episode_of_its_model_calls_and_retrievals():
     """What a person counts: one trace (RetrievalGraph, 81 runs saved as a post line and a patch line each, without
-    their parents: the dotted orders give them); the user's question is the root run's message (a pytest error); the
-    graph's 8 model calls (gpt-4o-mini) are its steps: the research plan (`Plan`, 3 steps), a `Response` of search
-    queries for each step, the answer, the hallucination grade ("no"), the answer again and its grade. The two
-    earlier turns of the thread that the model calls are given are context, not steps of this trace."""
+    their parents: the dotted orders give them); the user's question is the root run's message (a pytest error); its
+    steps are the graph's 8 model calls (gpt-4o-mini) and its 9 retrievals, in the order they ran. Six model calls
+    answer in a schema (`with_structured_output`: the schema forced as the one tool, a tools parser reading the
+    call; no tool runs it): the research plan (`Plan`, 3 steps), a `Response` of 3 search queries for each step, the
+    hallucination grades ("no"): each is the model's answer (a `message` step, its arguments as JSON), not a tool
+    call left waiting for a result. Each retrieval runs one of those queries: a `search` action, the 4 documents it
+    got back the observation (the search result blocks, their sources in `ui_tree`). The two earlier turns of the
+    thread that the model calls are given are context, not steps of this trace."""
     assert langsmith.units([str(RUN_OPS)], head) == [str(RUN_OPS)]  # its first run's inputs hide `run_type`
     records = read_records(langsmith, RUN_OPS)
     assert [r for r in records if isinstance(r, Rejected)] == []
@@ -37,16 +41,35 @@ def test_a_chat_langchain_turn_saved_from_the_api_is_one_episode_of_its_model_ca
     assert episode.env["langsmith"] == {"name": "RetrievalGraph"} == {"name": root["name"]}
     assert episode.task == root["inputs"]["messages"][-1]["content"]
     assert episode.task.startswith("_____") and "ERROR collecting tests/test_agent.py" in episode.task
-    models = sorted((r for r in posts.values() if r["run_type"] == "llm"), key=lambda r: r["dotted_order"])
-    said = []
-    for run in models:
+    ran = sorted((r for r in posts.values() if r["run_type"] in ("llm", "retriever")), key=lambda r: r["dotted_order"])
+    expected, schemas = [], []
+    for run in ran:
+        if run["run_type"] == "retriever":
+            expected.append(("tool_call", "search", run["inputs"]))
+            continue
         out = _generation(patches[run["id"]])
         calls = out.get("tool_calls") or []
-        said.append(calls[0]["name"] if calls else out["content"])
-    assert [s.action.tool_name or s.action.text for s in episode.steps] == said
-    assert [s.action.tool_name for s in episode.steps] == ["Plan", "Response", "Response", "Response", None,
-                                                          "GradeHallucinations", None, "GradeHallucinations"]
-    assert len(json.loads(episode.steps[0].action.arguments)["steps"]) == 3
-    assert episode.agent == "gpt-4o-mini"
+        expected.append(("message", None, calls[0]["args"] if calls else out["content"]))
+        schemas.append(calls[0]["name"] if calls else None)
+    got = [(s.action.kind, s.action.tool_name,
+            json.loads(s.action.arguments) if s.action.kind == "tool_call" else
+            json.loads(s.action.text) if s.action.text.startswith("{") else s.action.text) for s in episode.steps]
+    assert got == expected and len(got) == 17
+    assert [k for k, _, _ in got].count("tool_call") == 9 and episode.domain == "search"
+    assert [json.loads(s.action.raw)["structured_output"]["schema"] if s.action.text.startswith("{") else None
+            for s in episode.steps if s.action.kind == "message"] == schemas == \
+        ["Plan", "Response", "Response", "Response", None, "GradeHallucinations", None, "GradeHallucinations"]
+    assert len(json.loads(episode.steps[0].action.text)["steps"]) == 3
+    retrievals = [r for r in ran if r["run_type"] == "retriever"]
+    for i, step in enumerate(episode.steps):
+        if step.action.kind != "tool_call":
+            continue
+        docs = patches[retrievals.pop(0)["id"]]["outputs"]["documents"]
+        seen = episode.steps[i + 1].observation
+        assert seen.text.startswith(f"[1] {docs[0]['metadata']['source']}\nTitle: ")
+        assert docs[-1]["page_content"][:200] in seen.text
+        results = json.loads(seen.ui_tree)["results"]
+        assert [r["url"] for r in results] == [d["metadata"]["source"] for d in docs] and len(docs) == 4
+    assert episode.agent == "gpt-4o-mini" and episode.terminated  # it ends on the model's last answer, a grade
     assert episode.env["trace"]["history_messages"] == 4  # the thread's two earlier questions and answers
     golden.check(records, GOLDEN / "langsmith-chat-langchain-run-ops.json", texts="hash")
