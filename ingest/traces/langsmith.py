@@ -16,7 +16,8 @@ are taken in `dotted_order` order (the order they started).
   `outputs.generations[][].message` (LangChain); the model from `outputs.model`, else
   `extra.invocation_params.model`, else `extra.metadata.ls_model_name`.
 - `run_type` `tool`: a tool's execution: `name`, `inputs` (the arguments), `outputs.output` (else the outputs) or
-  `error` (an error result).
+  `error` (an error result); an output that is a LangChain `ToolMessage` (a tool invoked with the model's call)
+  gives its `content`, the `tool_call_id` it answers and its `status` (`error`: an error result).
 - `run_type` `retriever`: the environment answering a query (a vector store's, a search API's): a `search` action of
   its own with its `inputs` (`{"query": ...}`) as the arguments and `outputs.documents` as the observation, written
   as the search readers' result blocks (`[n] <source>`, `Title:`, `Snippet:` the page content; `ingest.search`
@@ -196,6 +197,35 @@ def _retrieval(span: Span, inputs, outputs, error: str | None) -> None:
                         result=result if result is not None else error, is_error=True if error else None)
 
 
+def _tool_message(value) -> dict | None:
+    """A LangChain `ToolMessage` as a tool returns it when invoked with the model's call: `{content, type: tool,
+    tool_call_id, status}`, `{type: tool, data}` or serialized `{lc, id: [..., ToolMessage], kwargs}`; else None."""
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("kwargs"), dict) and isinstance(value.get("id"), list) and value["id"] \
+            and value["id"][-1] == "ToolMessage":
+        data = value["kwargs"]
+    elif value.get("type") == "tool":
+        data = value["data"] if isinstance(value.get("data"), dict) else value
+    else:
+        return None
+    return data if "tool_call_id" in data and "content" in data else None
+
+
+def _tool_use(name: str | None, inputs, outputs, error: str | None) -> ToolUse:
+    """A tool run: `outputs.output` (else the outputs) or its error; a `ToolMessage` output gives its content, the
+    call it answers and whether it failed (`status: error`)."""
+    result = outputs.get("output") if isinstance(outputs, dict) and set(outputs) == {"output"} else outputs
+    message = _tool_message(result)
+    if message is None:
+        return ToolUse(name=name, arguments=inputs, result=text_of(result if result is not None else error),
+                       is_error=True if error else None)
+    content = message["content"]
+    return ToolUse(name=name, call_id=text_of(message["tool_call_id"]), arguments=inputs,
+                   result=text_of(content if content is not None else error),
+                   is_error=True if error or message.get("status") == "error" else None)
+
+
 def _forced_tool(params) -> str | None:
     """The function a `tool_choice` forces: OpenAI's `{type: function, function: {name}}`, Anthropic's
     `{type: tool, name}`, or a bare name (not `auto` / `none` / `required` / `any`)."""
@@ -271,11 +301,7 @@ def _span(run: dict, trace_id: str, order: int, where: str, context: "_Context")
         _retrieval(span, run.get("inputs"), run.get("outputs"), span.error)
     elif kind == "tool":
         span.kind = "tool"
-        outputs = run.get("outputs")
-        result = outputs.get("output") if isinstance(outputs, dict) and set(outputs) == {"output"} else outputs
-        span.tool = ToolUse(name=name_of(run.get("name")), arguments=run.get("inputs"),
-                            result=text_of(result if result is not None else error),
-                            is_error=True if error else None)
+        span.tool = _tool_use(name_of(run.get("name")), run.get("inputs"), run.get("outputs"), span.error)
     return span
 
 
@@ -299,10 +325,7 @@ def read_otel_span(span: Span, attrs: dict, where: str) -> None:
         _retrieval(span, inputs, outputs, span.error)
     elif kind == "tool":
         span.kind = "tool"
-        result = outputs.get("output") if isinstance(outputs, dict) and set(outputs) == {"output"} else outputs
-        span.tool = ToolUse(name=span.name or None, arguments=inputs,
-                            result=text_of(result if result is not None else span.error),
-                            is_error=True if span.error else None)
+        span.tool = _tool_use(span.name or None, inputs, outputs, span.error)
 
 
 def _runs(doc, where: str) -> Iterator[tuple[dict, str]]:
