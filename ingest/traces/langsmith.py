@@ -68,15 +68,19 @@ FORMAT = "langsmith"
 VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=286, domains=('mcp', 'search'), platform="linux",
-    summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm and tool runs as steps",
-    producer="LangSmith SDK (`wrap_openai` and `@traceable`) posting to a stand-in of its ingest API",
-    versions="langsmith 0.15.1",
+    summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm, tool and retriever runs as "
+            "steps; structured output as the model's answer",
+    producer="LangSmith SDK (`wrap_openai` and `@traceable`) and LangChain's tracer (langchain-core) posting to a "
+             "stand-in of its ingest API",
+    versions="langsmith 0.15.1; langchain-core 0.3.86, 1.8.0",
     proof=("an `openai` client wrapped by `wrap_openai` calls a `@traceable` tool through a scripted model server that "
            "also takes the SDK's `/runs/batch` posts; every tool call, result and model the script fixed is in the "
-           "episode (`tests/ingest/traces/test_langsmith.py`); exported runs with patches, LangChain messages and "
-           "naive API times, hand-made; a real chat-langchain trace the SDK's maintainers saved from the API as post / "
-           "patch lines (MIT, 81 runs, no parent ids) is a golden read against the raw file "
-           "(`test_langsmith_real.py`)"),
+           "episode (`tests/ingest/traces/test_langsmith.py`); langchain-core's tracer on a scripted retrieval agent "
+           "(`with_structured_output` plan, retriever runs, a retriever tool) is read as the script fixed it "
+           "(`test_langsmith_langchain.py`); exported runs with patches, LangChain messages, naive API times, forced "
+           "tool choices and retrievals, hand-made; a real chat-langchain trace the SDK's maintainers saved from the "
+           "API as post / patch lines (MIT, 81 runs, no parent ids: 8 model calls, 9 retrievals) is a golden read "
+           "against the raw file (`test_langsmith_real.py`)"),
 )
 
 _RUN = re.compile(rb'"run_type"\s*:\s*"(?:llm|chain|tool|retriever|prompt|parser|embedding)"')

@@ -72,3 +72,65 @@ def test_patches_complete_their_posts_and_bad_records_are_rows(tmp_path):
     (ep,), rejected = read(langsmith, path)
     assert [(r.rule, r.line) for r in rejected] == [("bad_record", 3), ("unknown_content", 4)]
     assert calls(ep) == [("Search", {"query": "x"})] and results(ep) == ["found"]
+
+
+def _llm(rid, parent, second, call, **extra):
+    message = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"],
+               "kwargs": {"content": "", "tool_calls": [call]}}
+    return _run(rid, parent, "llm", "ChatOpenAI", second, inputs={"messages": [[{"type": "human", "data": {
+        "content": "Plan the trip."}}]]}, outputs={"generations": [[{"text": "", "message": message}]]},
+        extra={"invocation_params": {"model": "gpt-4o-mini", **extra}})
+
+
+def test_a_forced_call_is_the_models_answer_only_where_a_parser_reads_it(tmp_path):
+    """`with_structured_output` before LangChain marked it: the schema forced as the one function and a tools
+    parser beside the call reading it; no tool runs it. The same forced choice with no parser, answered by a tool
+    run, stays a tool call with its result."""
+    forced = {"tool_choice": {"type": "function", "function": {"name": "Plan"}}}
+    seq = "1ef0a000-0000-0000-0000-0000000000a1"
+    runs = [_run(ROOT, None, "chain", "graph", 0, inputs={"question": "Plan the trip."}),
+            _run(seq, ROOT, "chain", "RunnableSequence", 1),
+            _llm("1ef0a000-0000-0000-0000-0000000000a2", seq, 2,
+                 {"name": "Plan", "args": {"steps": ["book", "pack"]}, "id": "c1"}, **forced),
+            _run("1ef0a000-0000-0000-0000-0000000000a3", seq, "parser", "PydanticToolsParser", 3,
+                 outputs={"output": {"steps": ["book", "pack"]}}),
+            _llm("1ef0a000-0000-0000-0000-0000000000a4", ROOT, 4, {"name": "Plan", "args": {"steps": []}, "id": "c2"},
+                 **forced),
+            _run("1ef0a000-0000-0000-0000-0000000000a5", ROOT, "tool", "Plan", 5, inputs={"steps": []},
+                 outputs={"output": "no steps"})]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in runs) + "\n")
+    (ep,), rejected = read(langsmith, path)
+    assert rejected == []
+    assert [(s.action.kind, s.action.text) for s in ep.steps][0] == ("message", '{"steps":["book","pack"]}')
+    assert json.loads(ep.steps[0].action.raw)["structured_output"]["schema"] == "Plan"
+    assert calls(ep) == [("Plan", {"steps": []})] and results(ep) == ["no steps"]
+
+
+def test_retrievals_their_documents_and_failures(tmp_path):
+    """A retriever run is a `search` action; its documents (serialized, one without a source) the observation, each
+    a result block; a failed retrieval an error result; a retriever run beneath a tool run is the tool's work."""
+    doc = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "document", "Document"],
+           "kwargs": {"page_content": "Trains leave hourly.", "metadata": {"source": "https://rail.example/x"}}}
+    bare = {"page_content": "Buses at noon.", "metadata": {"title": "Buses"}}
+    tool = "1ef0a000-0000-0000-0000-0000000000b3"
+    runs = [_run(ROOT, None, "chain", "graph", 0, inputs={"question": "How do I get there?"}),
+            _run("1ef0a000-0000-0000-0000-0000000000b1", ROOT, "retriever", "Retriever", 1,
+                 inputs={"query": "trains"}, outputs={"documents": [doc, bare]}),
+            _run("1ef0a000-0000-0000-0000-0000000000b2", ROOT, "retriever", "Retriever", 2,
+                 inputs={"query": "ferries"}, error="ConnectionError('store down')"),
+            _run(tool, ROOT, "tool", "lookup", 3, inputs={"input": "taxis"}, outputs={"output": "no taxis"}),
+            _run("1ef0a000-0000-0000-0000-0000000000b4", tool, "retriever", "Retriever", 4,
+                 inputs={"query": "taxis"}, outputs={"documents": []})]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in runs) + "\n")
+    (ep,), rejected = read(langsmith, path)
+    assert rejected == []
+    assert calls(ep) == [("search", {"query": "trains"}), ("search", {"query": "ferries"}),
+                         ("lookup", {"input": "taxis"})]
+    found, failed, _ = results(ep)
+    assert found == ("[1] https://rail.example/x\nSnippet: Trains leave hourly.\n\n"
+                     "[2] (no source)\nTitle: Buses\nSnippet: Buses at noon.")
+    assert json.loads(ep.steps[1].observation.ui_tree)["results"][0]["url"] == "https://rail.example/x"
+    assert "store down" in failed and ep.steps[2].observation.is_error
+    assert ep.domain == "search"

@@ -492,6 +492,19 @@ def test_langsmith_runs_sent_as_otel_spans(tmp_path):
     assert sorted(s["name"] for s in ep.env["trace"]["other_spans"]) == ["ChatPromptTemplate", "agent"]
 
 
+def test_a_langsmith_retriever_span_is_a_search_action(tmp_path):
+    """A `retriever` run sent as an OTel span: a `search` action with its query, its documents the observation."""
+    docs = {"documents": [{"page_content": "Rain all day.", "metadata": {"source": "https://w.example/paris",
+                                                                         "title": "Paris"}, "type": "Document"}]}
+    spans = [_span("a000000000000001", None, "agent", 0, {"langsmith.span.kind": "chain"}),
+             _span("b000000000000001", "a000000000000001", "VectorStoreRetriever", 1,
+                   {"langsmith.span.kind": "retriever", "gen_ai.prompt": {"query": "Paris weather"},
+                    "gen_ai.completion": docs})]
+    (ep,), rejected = read(otel, _otlp(tmp_path, spans))
+    assert rejected == [] and calls(ep) == [("search", {"query": "Paris weather"})] and ep.domain == "search"
+    assert ep.final_observation.text == "[1] https://w.example/paris\nTitle: Paris\nSnippet: Rain all day."
+
+
 def _span_document(span: dict) -> dict:
     """One OTLP span as OpenSearch's trace index stores it (Data Prepper's document: ISO times, a map of
     attributes, the scope and the resource beside the span)."""
