@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ingest.record import Episode, Rejected
 from ingest.swe import claude_code, codex
-from ingest.traces import otel
+from ingest.traces import langsmith, otel
 from tests.conftest import SAMPLES
 from tests.ingest.golden import read_records
 from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (fixtures)
@@ -107,12 +107,21 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 10
     alone += jaeger_episodes
     assert len(jaeger_episodes) == 1
-    assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone)}
+    # the bundled real LangSmith trace (chat-langchain: one episode, its 9 retrievals the tool calls)
+    runs_alone = [r for path in sorted((SAMPLES / "traces" / "langsmith").rglob("*.jsonl"))
+                  for r in read_records(langsmith, path) if isinstance(r, Episode)]
+    assert len(runs_alone) == 1
+    assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone),
+                                                       "langsmith": 1 + len(runs_alone)}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
         "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents', 'langsmith') GROUP BY 1")}
-    bundled_calls = sum(step.action.kind == "tool_call" for episode in alone for step in episode.steps)
-    assert calls == {**fixed_calls, "otel": fixed_calls["otel"] + bundled_calls}
+
+    def tool_calls(episodes):
+        return sum(step.action.kind == "tool_call" for episode in episodes for step in episode.steps)
+    assert tool_calls(runs_alone) == 9
+    assert calls == {**fixed_calls, "otel": fixed_calls["otel"] + tool_calls(alone),
+                     "langsmith": fixed_calls["langsmith"] + tool_calls(runs_alone)}
     # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), and what the
     # shared sessions' readers reject alone (an opening cut before the answer: its row keeps the task)
     rows = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))
