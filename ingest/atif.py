@@ -105,6 +105,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ingest import terminus_reply
 from ingest.format_info import FormatInfo
 from ingest.members import holds, unread_in
 from ingest.record import (Action, Branch, Episode, Observation, Rejected, Step, episode_id, episode_without_steps,
@@ -160,6 +161,7 @@ MAX_SUBAGENT_DEPTH = 8  # embedded subagents of subagents...: deeper ones are no
 # Terminus 2's prompt template: "Task Description:\n{instruction}\n\nCurrent terminal state:\n..."
 _TASK_DESCRIPTION = re.compile(r"^Task Description:[ \t]*\n(.*?)\n\s*\nCurrent terminal state:", re.S | re.M)
 _UNSET = object()
+_REPLY_RAW = "\0raw"  # the raw a decoded Terminus 2 reply gives its actions (a key no ATIF file can hold)
 
 
 class Malformed(ValueError):
@@ -325,8 +327,35 @@ class _Line:
     system_events: list[dict] = field(default_factory=list)  # system turns after the line began
     subagents: list[dict] = field(default_factory=list)  # subagent_trajectory_ref links, with the step they follow
     unknown: dict[str, dict] = field(default_factory=dict)  # fields ATIF does not define, kept raw by turn
+    replies: list[str] = field(default_factory=list)  # where a Terminus 2 raw reply was decoded into its actions
+    undecoded: list[str] = field(default_factory=list)  # raw replies that did not decode (kept as messages), why
     finished: bool = False  # the last agent turn called a finishing tool
     began: bool = False  # a user or agent turn of the line's own has been read
+
+
+def _terminus_turn(line: _Line, turn: dict, where: str) -> tuple[dict, list[dict]]:
+    """An agent turn without tool calls whose message is Terminus 2's raw reply (`raw_content` mode) as the turn
+    Terminus 2 writes for that reply without it (Harbor's tool-call mode): a `bash_command` call per command
+    (`keystrokes`, `duration`), `mark_task_complete` when it claims the task complete, and the message
+    `Analysis: ...` / `Plan: ...` (the step's reasoning). Each action's raw is the reply and which part of it
+    the action is. A message that tries to be a reply but does not decode stays a message, with a warning."""
+    text = _text(turn.get("message"))
+    if not isinstance(text, str) or "{" not in text:
+        return turn, []
+    reply, why = terminus_reply.decode(text)
+    if reply is None:
+        if terminus_reply.looks_like_reply(text):
+            line.undecoded.append(f"{where}.message: {why}")
+        return turn, []
+    line.replies.append(where)
+    calls = [{"function_name": "bash_command", "arguments": {"keystrokes": keys, "duration": wait},
+              _REPLY_RAW: dumps({"message": text, "command": n})} for n, (keys, wait) in enumerate(reply.commands)]
+    if reply.task_complete:
+        calls.append({"function_name": "mark_task_complete", "arguments": {},
+                      _REPLY_RAW: dumps({"message": text, "task_complete": True})})
+    said = [f"{label}: {value if isinstance(value, str) else dumps(value)}"
+            for label, value in (("Analysis", reply.analysis), ("Plan", reply.plan)) if value]
+    return {**turn, "message": "\n".join(said), _REPLY_RAW: dumps({"message": text})}, calls
 
 
 def _calls(turn: dict, where: str) -> list[dict]:
@@ -438,6 +467,8 @@ def _messages(line: _Line, turns: list[tuple[int, dict]], name: str, exact: bool
             if _context_turn(line, turn, i, mine, clock):
                 continue
             calls = _calls(turn, where)
+            if not calls and turn["source"] == "agent" and "action" not in mine:
+                turn, calls = _terminus_turn(line, turn, where)
             results = _results(turn, where)
             restored_action = None
             if isinstance(mine.get("action"), dict) and len(calls) <= 1:
@@ -543,7 +574,7 @@ def _agent_turn(line: _Line, turn: dict, i: int, calls: list[dict], results: lis
                    timestamp=stamp)
     if not calls:
         said.action = restored_action if restored_action is not None else Action(
-            kind="message", text=message or "", raw=dumps({"message": message or ""}))
+            kind="message", text=message or "", raw=turn.get(_REPLY_RAW) or dumps({"message": message or ""}))
     messages = [*line.pending, said]
     n = max(len(calls), 1)
     for j, call in enumerate(calls or [None]):
@@ -560,7 +591,7 @@ def _agent_turn(line: _Line, turn: dict, i: int, calls: list[dict], results: lis
         key = f"{i}.{j}"
         if call is not None:  # the action and its results' observations are this reader's own
             action = restored_action if restored_action is not None else _call_action(
-                call["function_name"], call.get("arguments"), dumps(call))
+                call["function_name"], call.get("arguments"), call.get(_REPLY_RAW) or dumps(call))
             said.tool_calls.append(ToolCall(key, None, action=action))
         else:
             action = said.action
@@ -655,6 +686,11 @@ def _line_env(line: _Line, doc: dict, name: str) -> dict:
         env["system_events"] = line.system_events
     if line.subagents:
         env["subagents"] = line.subagents
+    if line.replies:
+        env["terminus_replies"] = line.replies
+    for undecoded in line.undecoded:
+        warn(env, "atif.undecoded_reply", f"{name}: {undecoded}: Terminus 2's reply kept as a message, its "
+             "commands not read")
     unknown = dict(line.unknown)
     if root_unknown := {k: doc[k] for k in doc if k not in _ROOT_FIELDS}:
         unknown["root"] = root_unknown
