@@ -331,6 +331,7 @@ class _Line:
     undecoded: list[str] = field(default_factory=list)  # raw replies that did not decode (kept as messages), why
     finished: bool = False  # the last agent turn called a finishing tool
     began: bool = False  # a user or agent turn of the line's own has been read
+    parser: str | None = None  # the reply parser Terminus 2 ran (`agent.extra.parser`: json, xml), if it says
 
 
 def _terminus_turn(line: _Line, turn: dict, where: str) -> tuple[dict, list[dict]]:
@@ -340,11 +341,11 @@ def _terminus_turn(line: _Line, turn: dict, where: str) -> tuple[dict, list[dict
     `Analysis: ...` / `Plan: ...` (the step's reasoning). Each action's raw is the reply and which part of it
     the action is. A message that tries to be a reply but does not decode stays a message, with a warning."""
     text = _text(turn.get("message"))
-    if not isinstance(text, str) or "{" not in text:
+    if not isinstance(text, str) or ("{" not in text and "<response>" not in text):
         return turn, []
-    reply, why = terminus_reply.decode(text)
+    reply, why = terminus_reply.decode(text, line.parser)
     if reply is None:
-        if terminus_reply.looks_like_reply(text):
+        if terminus_reply.looks_like_reply(text, line.parser):
             line.undecoded.append(f"{where}.message: {why}")
         return turn, []
     line.replies.append(where)
@@ -433,10 +434,10 @@ def _copied(line: _Line, turn: dict, i: int) -> None:
         line.pending = []  # what came before it was the copied history's, answered there
 
 
-def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rejected]:
+def _line(turns: list[tuple[int, dict]], name: str, exact: bool, parser: str | None = None) -> Iterator[Rejected]:
     """Steps of one line of turns; yields the Rejected rows, returns the `_Line`. `exact`: our own export,
-    whose timestamps are ours already (no parallel-call repair)."""
-    line = _Line()
+    whose timestamps are ours already (no parallel-call repair); `parser`: Terminus 2's reply parser."""
+    line = _Line(parser=parser)
     rows: list[Rejected] = []
     made = steps_of(_messages(line, turns, name, exact, rows))  # the core reads the turns' messages as they come
     yield from rows
@@ -711,7 +712,8 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
     exact = bool(root)
     agent_info = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
     main, sides = yield from _lines_of(doc, name, exact)
-    line = yield from _line(main, name, exact)
+    extra = agent_info.get("extra") if isinstance(agent_info.get("extra"), dict) else {}
+    line = yield from _line(main, name, exact, extra.get("parser") if extra.get("parser") in ("json", "xml") else None)
     prefix = f"{key}:" if key else ""
     embedded = doc.get("subagent_trajectories")
     embedded = embedded if isinstance(embedded, list) and depth < MAX_SUBAGENT_DEPTH else []

@@ -1,7 +1,10 @@
-"""Terminus 2's JSON reply (`{"analysis", "plan", "commands": [{"keystrokes", "duration"}], "task_complete"}`),
-decoded as Harbor's own parser (`TerminusJSONPlainParser` of `harbor.agents.terminus_2`) reads it, so that a
-trajectory that kept the model's raw reply (Terminus 2's `raw_content` mode: the reply is the step's message, no
-tool call is written) gives the actions Terminus 2 executed:
+"""Terminus 2's reply, decoded as Harbor's own parsers (`harbor.agents.terminus_2`) read it, so that a trajectory
+that kept the model's raw reply (Terminus 2's `raw_content` mode: the reply is the step's message, no tool call
+is written) gives the actions Terminus 2 executed. The trajectory's `agent.extra.parser` says which parser ran:
+`json` (the default) or `xml`; where it is not said, a reply with a `<response>` tag is read as XML.
+
+The JSON reply (`{"analysis", "plan", "commands": [{"keystrokes", "duration"}], "task_complete"}`,
+`TerminusJSONPlainParser`):
 
 - the reply is the first balanced `{...}` of the text (text before or after it is tolerated, as Harbor does);
   it must decode to an object with `analysis`, `plan` and `commands`, and `commands` must be an array;
@@ -14,6 +17,14 @@ tool call is written) gives the actions Terminus 2 executed:
 A reply that does not decode gets Harbor's two repairs, in its order, and is read as repaired when one decodes:
 the closing braces it lacks added (when it did not decode as JSON), else the first brace-nested (two levels)
 object of the text that decodes.
+
+The XML reply (`<response><analysis>..</analysis><plan>..</plan><commands><keystrokes duration="0.1">..
+</keystrokes>..</commands><task_complete>true</task_complete></response>`, `TerminusXMLPlainParser`): the text
+after the first `<response>` up to `</response>` (or the end); each section the first `<tag>...</tag>` in it
+(stripped); the commands every `<keystrokes ...>...</keystrokes>` of the commands section, their text verbatim
+(entities are not decoded: Harbor sends them as written), `duration` the attribute's number, else 1.0; complete
+when it holds `<task_complete>true</task_complete>` (any case, spaces around). A reply without `<response>`, or
+without a commands section that does not claim completion, is not one.
 """
 
 from __future__ import annotations
@@ -30,6 +41,9 @@ _TRUE_WORDS = ("true", "1", "yes")
 _KEYSTROKES_KEY = re.compile(r'"keystrokes"\s*:')
 # an object nested at most two levels, Harbor's search for JSON inside mixed text
 _NESTED_OBJECT = re.compile(r"\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\}", re.S)
+_XML_COMPLETE = re.compile(r"<task_complete>\s*true\s*</task_complete>", re.I)
+_XML_KEYSTROKES = re.compile(r"<keystrokes([^>]*)>(.*?)</keystrokes>", re.S)
+_XML_DURATION = re.compile(r"""duration\s*=\s*["']([^"']*)["']""")
 _ANALYSIS_KEY, _PLAN_KEY = re.compile(r'"analysis"\s*:'), re.compile(r'"plan"\s*:')
 
 
@@ -39,12 +53,6 @@ class Reply:
     plan: object
     commands: list[tuple[str, float]]  # (keystrokes, duration in seconds), in the order they were sent
     task_complete: bool
-
-
-def looks_like_reply(text: str) -> bool:
-    """Whether a text that did not decode was meant as a reply (worth a warning), not an ordinary message."""
-    return "{" in text and (_KEYSTROKES_KEY.search(text) is not None or (
-        _ANALYSIS_KEY.search(text) is not None and _PLAN_KEY.search(text) is not None))
 
 
 def _object_span(text: str) -> str | None:
@@ -88,8 +96,56 @@ def _commands(values: list) -> tuple[list[tuple[str, float]], str | None]:
     return out, None
 
 
-def decode(text: str) -> tuple[Reply | None, str | None]:
-    """The reply a text holds (repaired as Harbor repairs it), or None and why it is not one."""
+def decode(text: str, parser: str | None = None) -> tuple[Reply | None, str | None]:
+    """The reply a text holds as the named parser (`json`, `xml`; None: by the text) reads it, or None and why
+    it is not one."""
+    if parser == "xml" or (parser is None and "<response>" in text):
+        return decode_xml(text)
+    return decode_json(text)
+
+
+def looks_like_reply(text: str, parser: str | None = None) -> bool:
+    """Whether a text that did not decode was meant as a reply (worth a warning), not an ordinary message."""
+    if parser == "xml" or (parser is None and "<response>" in text):
+        return "<response>" in text or "<keystrokes" in text
+    return "{" in text and (_KEYSTROKES_KEY.search(text) is not None or (
+        _ANALYSIS_KEY.search(text) is not None and _PLAN_KEY.search(text) is not None))
+
+
+def decode_xml(text: str) -> tuple[Reply | None, str | None]:
+    """An XML reply as `TerminusXMLPlainParser` reads it, or None and why it is not one."""
+    start = text.find("<response>")
+    if start == -1:
+        return None, "no <response> tag in it"
+    end = text.find("</response>", start)
+    content = text[start + len("<response>"):end if end != -1 else len(text)].strip()
+    complete = _XML_COMPLETE.search(content) is not None
+    sections = {name: _xml_section(content, name) for name in REQUIRED}
+    if not sections["commands"]:
+        if sections["commands"] is None and not complete:
+            return None, "it has no <commands> section"
+        return Reply(sections["analysis"] or "", sections["plan"] or "", [], complete), None
+    commands = []
+    for attributes, keys in _XML_KEYSTROKES.findall(sections["commands"]):
+        wait = _XML_DURATION.search(attributes)
+        try:
+            duration = float(wait.group(1)) if wait else DEFAULT_DURATION
+        except ValueError:
+            duration = DEFAULT_DURATION
+        commands.append((keys, duration))
+    return Reply(sections["analysis"] or "", sections["plan"] or "", commands, complete), None
+
+
+def _xml_section(content: str, name: str) -> str | None:
+    """A section's text (stripped), "" for an empty or self-closing one, None when there is none."""
+    found = re.search(f"<{name}>(.*?)</{name}>", content, re.S)
+    if found:
+        return found.group(1).strip()
+    return "" if re.search(f"<{name}\\s*/>", content) or f"<{name}></{name}>" in content else None
+
+
+def decode_json(text: str) -> tuple[Reply | None, str | None]:
+    """A JSON reply (repaired as Harbor repairs it), or None and why it is not one."""
     reply, why = _decode(text)
     if reply is not None:
         return reply, None

@@ -130,23 +130,42 @@ _REPLIES = [
 ]
 
 
-def _raw_content_trajectory(path: Path) -> Path:
+_XML_REPLIES = [
+    'Here:\n<response>\n<analysis>a</analysis>\n<plan>p</plan>\n<commands>\n'
+    '<keystrokes duration="0.5">ls -la\n</keystrokes>\n<keystrokes>cd /app\n</keystrokes>\n'
+    "<keystrokes duration='x'>pwd\n</keystrokes>\n</commands>\n</response>\nthanks",
+    '<response><analysis>a</analysis><plan>p</plan><commands/><task_complete> TRUE </task_complete></response>',
+    '<response><analysis>a</analysis><plan>p</plan></response>',
+    '<response><analysis>a</analysis><plan>p</plan><task_complete>true</task_complete></response>',
+    "No XML at all.",
+    '<response><analysis>a</analysis><plan>p</plan><commands><keystrokes duration="2">echo &lt;x&gt;\n'
+    '</keystrokes></commands>',
+    '<response><analysis>a &amp; b</analysis><plan>p</plan><commands></commands></response>',
+]
+
+
+def _raw_content_trajectory(path: Path, replies: list[str], parser: str = "json") -> Path:
     steps = [{"step_id": 1, "source": "user", "message": "Task Description:\nDo it.\n\nCurrent terminal state:\n$ "}]
     steps += [{"step_id": n + 2, "source": "agent", "model_name": "m", "message": reply,
-               "observation": {"results": [{"content": f"screen {n}"}]}} for n, reply in enumerate(_REPLIES)]
+               "observation": {"results": [{"content": f"screen {n}"}]}} for n, reply in enumerate(replies)]
     path.write_text(json.dumps({"schema_version": "ATIF-v1.5", "session_id": "s", "agent": {
-        "name": "terminus-2", "version": "2.0.0", "model_name": "m", "extra": {"parser": "json"}}, "steps": steps}))
+        "name": "terminus-2", "version": "2.0.0", "model_name": "m", "extra": {"parser": parser}}, "steps": steps}))
     return path
+
+
+def _read_one(path: Path):
+    [episode] = [r for r in atif.read(Source(fs=fsspec.filesystem("file"), path=str(path), uri="t.json",
+                                             put_blob=lambda *a: "sha256:0")) if isinstance(r, atif.Episode)]
+    return episode
 
 
 @pytest.mark.parametrize("version", RELEASES)
 def test_raw_terminus_replies_are_read_as_terminus_2s_own_parser_reads_them(version, tmp_path):
-    path = _raw_content_trajectory(tmp_path / "trajectory.json")
+    path = _raw_content_trajectory(tmp_path / "trajectory.json", _REPLIES)
     harbor_steps = _oracle(version, [path])[str(path)]["steps"][1:]
     replies = [s["reply"] for s in harbor_steps]
     assert sum(bool(r["error"]) for r in replies) == 4  # missing keystrokes, no plan, not JSON, commands a string
-    [episode] = [r for r in atif.read(Source(fs=fsspec.filesystem("file"), path=str(path), uri="t.json",
-                                             put_blob=lambda *a: "sha256:0")) if isinstance(r, atif.Episode)]
+    episode = _read_one(path)
     steps = episode.steps
     assert [s.action.tool_name for s in steps] == [t for r in replies for t in _reply_tools(r)]
     assert [[s.action.text, s.action.duration_s] for s in steps if s.action.kind == "keystrokes"] == [
@@ -162,3 +181,17 @@ def test_raw_terminus_replies_are_read_as_terminus_2s_own_parser_reads_them(vers
     assert [w.split(": ")[1] for w in warned] == ["steps[5].message", "steps[7].message", "steps[10].message"]
     assert steps[owner.index(2)].reasoning == "Analysis: a\nPlan: p"
     assert episode.terminated is False  # the completion claims were earlier turns; the last turn claims nothing
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_raw_terminus_xml_replies_are_read_as_its_xml_parser_reads_them(version, tmp_path):
+    path = _raw_content_trajectory(tmp_path / "trajectory.json", _XML_REPLIES, parser="xml")
+    replies = [s["reply"] for s in _oracle(version, [path])[str(path)]["steps"][1:]]
+    assert [bool(r["error"]) for r in replies] == [False, False, True, False, True, False, False]
+    episode = _read_one(path)
+    assert [s.action.tool_name for s in episode.steps] == [t for r in replies for t in _reply_tools(r)]
+    assert [[s.action.text, s.action.duration_s] for s in episode.steps if s.action.kind == "keystrokes"] == [
+        c for r in replies if not r["error"] for c in r["commands"]] == [
+        ["ls -la\n", 0.5], ["cd /app\n", 1.0], ["pwd\n", 1.0], ["echo &lt;x&gt;\n", 2.0]]
+    warned = [w["reason"].split(": ")[1] for w in episode.env["ingest_warnings"] if w["rule"] == "atif.undecoded_reply"]
+    assert warned == ["steps[3].message"]  # no commands and no claim; the text without XML is a plain message
