@@ -31,6 +31,15 @@ blank parts left out.
 Terminus 2's `bash_command` (`{keystrokes, duration}`) is a `keystrokes` action, its result a terminal screen.
 An episode is terminated when its last agent turn calls a finishing tool (`FINISH_TOOLS`: OpenHands' `finish`,
 Terminus 2's `mark_task_complete`); in a Harbor trial the trial result decides (below).
+Terminus 2's raw-content mode keeps the model's reply as an agent turn's message and writes no tool call: an
+agent turn without tool calls whose message is such a reply (JSON, or XML where `agent.extra.parser` says so,
+decoded as Terminus 2's own parser reads it: `ingest.terminus_reply`) is read as the turn Terminus 2 writes for
+it without raw content: a `bash_command` call per command it sent (`keystrokes`, `duration`),
+`mark_task_complete` when it claims the task complete, and `Analysis: ...` / `Plan: ...` as the message (the
+step's reasoning); each action's raw is the reply and the part of it that action is (`{"message", "command"}`,
+`{"message", "task_complete"}`), and `env["terminus_replies"]` lists the turns so read. A reply with neither
+command nor claim stays a message action (as without raw content). A message meant as a reply that Terminus 2's
+parser refuses stays a message, with an `atif.undecoded_reply` warning naming the turn.
 
 ATIF v1.5-v1.8 (what Harbor's Terminus 2, OpenHands and other agents write):
 - Copied context (`is_copied_context`: turns copied from an earlier trajectory, e.g. after summarization):
@@ -91,8 +100,6 @@ the same branches with their origin (ids follow the new episode id; a branch wit
 quarantined alone). Domain `terminal` (or `search` for search tools) unless the root extra says otherwise;
 platform `linux`.
 
-Not read: the `task_complete` flag inside a raw-content Terminus 2 message (no tool call is written then).
-
 Bad input: a malformed turn, tool call, result or restored record gives one `bad_record` quarantine row
 naming the file, the record and the field (`steps[3].tool_calls[0].function_name`), and is left out; the
 rest of the file is read.
@@ -117,7 +124,7 @@ from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, ToolCall, steps_of
 
 FORMAT = "atif"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group="swe", rank=10, domains=('terminal', 'swe', 'mcp'), platform="linux",
     summary=("ATIF `trajectory.json` v1.0-v1.8 (Harbor trials; copied context as history, subagent and continuation "
@@ -129,7 +136,8 @@ INFO = FormatInfo(
            "writes, and reads the same actions we do (`tests/ingest/test_atif_harbor_models.py`); 0.26.0's Codex "
            "agent converts real Codex rollouts to `trajectory.json` at test time, which we read as Harbor's model "
            "does and as the Codex reader reads the rollout (`tests/ingest/test_atif_harbor_codex_producer.py`); "
-           "Harbor 0.1.31's own terminus-2 / openhands goldens are bundled samples"),
+           "Harbor 0.1.31's own terminus-2 / openhands goldens are bundled samples; Terminus 2's raw-content replies "
+           "give the actions its own JSON and XML reply parsers read in them"),
 )
 
 EXTRA_KEY = "trajforge"  # where our export keeps exact records inside ATIF `extra` objects
