@@ -16,6 +16,7 @@ import fsspec
 import pytest
 
 from tests import goldens
+from tests.ingest import golden
 from tests.parts import require_shared_sample
 
 from ingest import atif
@@ -121,6 +122,14 @@ def test_raw_content_replies_are_the_actions_the_tool_call_trajectory_of_the_sam
     assert json.loads(raw[0].action.raw) == {"message": reply, "command": 0}
     (cont,) = _read(T2 / f"{prefix}.cont-1.json")
     assert cont.terminated and cont.env["terminus_replies"] == ["steps[4]", "steps[5]", "steps[6]", "steps[7]"]
+
+
+def test_raw_content_continuation_matches_the_golden():
+    """The continuation of Harbor's raw-content run (four replies after the handoff), read against the raw file:
+    two commands (printf, cat) then the completion claim twice (asked, then confirmed)."""
+    path = T2 / "hello-world-context-summarization-linear-history.trajectory.cont-1.json"
+    golden.check(_read(path), Path(__file__).parent / "golden" / "atif-terminus2-raw-content.json",
+                 env_keys=("terminus_replies", "ingest_warnings"))
 
 
 def _read(path: Path, uri=None):
