@@ -349,7 +349,7 @@ def _terminus_turn(line: _Line, turn: dict, where: str) -> tuple[dict, list[dict
     `Analysis: ...` / `Plan: ...` (the step's reasoning). Each action's raw is the reply and which part of it
     the action is. A message that tries to be a reply but does not decode stays a message, with a warning."""
     text = _text(turn.get("message"))
-    if not isinstance(text, str) or ("{" not in text and "<response>" not in text):
+    if not isinstance(text, str) or not terminus_reply.may_be_reply(text):
         return turn, []
     reply, why = terminus_reply.decode(text, line.parser)
     if reply is None:

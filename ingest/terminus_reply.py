@@ -104,6 +104,13 @@ def decode(text: str, parser: str | None = None) -> tuple[Reply | None, str | No
     return decode_json(text)
 
 
+def may_be_reply(text: str) -> bool:
+    """A cheap first test (substrings, no scan): whether the text can be a reply, or one meant that is refused
+    (a coding agent's message holding code is seldom either)."""
+    return "<response>" in text or ("{" in text and ('"commands"' in text or '"keystrokes"' in text
+                                                     or '"analysis"' in text))
+
+
 def looks_like_reply(text: str, parser: str | None = None) -> bool:
     """Whether a text that did not decode was meant as a reply (worth a warning), not an ordinary message."""
     if parser == "xml" or (parser is None and "<response>" in text):
