@@ -39,8 +39,8 @@ def _reply(message, parser: str) -> dict | None:
     if not isinstance(message, str):
         return None
     parsed = PARSERS[parser]().parse_response(message)
-    return {"commands": [[c.keystrokes, c.duration] for c in parsed.commands], "complete": bool(parsed.is_task_complete),
-            "error": parsed.error}
+    return {"commands": [[c.keystrokes, c.duration] for c in parsed.commands],
+            "complete": bool(parsed.is_task_complete), "error": parsed.error}
 
 
 def _steps(trajectory) -> list[dict]:
