@@ -31,6 +31,15 @@ blank parts left out.
 Terminus 2's `bash_command` (`{keystrokes, duration}`) is a `keystrokes` action, its result a terminal screen.
 An episode is terminated when its last agent turn calls a finishing tool (`FINISH_TOOLS`: OpenHands' `finish`,
 Terminus 2's `mark_task_complete`); in a Harbor trial the trial result decides (below).
+Terminus 2's raw-content mode keeps the model's reply as an agent turn's message and writes no tool call: an
+agent turn without tool calls whose message is such a reply (JSON, or XML where `agent.extra.parser` says so,
+decoded as Terminus 2's own parser reads it: `ingest.terminus_reply`) is read as the turn Terminus 2 writes for
+it without raw content: a `bash_command` call per command it sent (`keystrokes`, `duration`),
+`mark_task_complete` when it claims the task complete, and `Analysis: ...` / `Plan: ...` as the message (the
+step's reasoning); each action's raw is the reply and the part of it that action is (`{"message", "command"}`,
+`{"message", "task_complete"}`), and `env["terminus_replies"]` lists the turns so read. A reply with neither
+command nor claim stays a message action (as without raw content). A message meant as a reply that Terminus 2's
+parser refuses stays a message, with an `atif.undecoded_reply` warning naming the turn.
 
 ATIF v1.5-v1.8 (what Harbor's Terminus 2, OpenHands and other agents write):
 - Copied context (`is_copied_context`: turns copied from an earlier trajectory, e.g. after summarization):
@@ -91,8 +100,6 @@ the same branches with their origin (ids follow the new episode id; a branch wit
 quarantined alone). Domain `terminal` (or `search` for search tools) unless the root extra says otherwise;
 platform `linux`.
 
-Not read: the `task_complete` flag inside a raw-content Terminus 2 message (no tool call is written then).
-
 Bad input: a malformed turn, tool call, result or restored record gives one `bad_record` quarantine row
 naming the file, the record and the field (`steps[3].tool_calls[0].function_name`), and is left out; the
 rest of the file is read.
@@ -105,6 +112,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ingest import terminus_reply
 from ingest.format_info import FormatInfo
 from ingest.members import holds, unread_in
 from ingest.record import (Action, Branch, Episode, Observation, Rejected, Step, episode_id, episode_without_steps,
@@ -116,7 +124,7 @@ from ingest.tools import SHELL_TOOLS, dumps, tool_action, tool_observation
 from ingest.transcript import INJECTED_USER_CONTEXT, Message, ToolCall, steps_of
 
 FORMAT = "atif"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group="swe", rank=10, domains=('terminal', 'swe', 'mcp'), platform="linux",
     summary=("ATIF `trajectory.json` v1.0-v1.8 (Harbor trials; copied context as history, subagent and continuation "
@@ -128,7 +136,8 @@ INFO = FormatInfo(
            "writes, and reads the same actions we do (`tests/ingest/test_atif_harbor_models.py`); 0.26.0's Codex "
            "agent converts real Codex rollouts to `trajectory.json` at test time, which we read as Harbor's model "
            "does and as the Codex reader reads the rollout (`tests/ingest/test_atif_harbor_codex_producer.py`); "
-           "Harbor 0.1.31's own terminus-2 / openhands goldens are bundled samples"),
+           "Harbor 0.1.31's own terminus-2 / openhands goldens are bundled samples; Terminus 2's raw-content replies "
+           "give the actions its own JSON and XML reply parsers read in them"),
 )
 
 EXTRA_KEY = "trajforge"  # where our export keeps exact records inside ATIF `extra` objects
@@ -160,6 +169,7 @@ MAX_SUBAGENT_DEPTH = 8  # embedded subagents of subagents...: deeper ones are no
 # Terminus 2's prompt template: "Task Description:\n{instruction}\n\nCurrent terminal state:\n..."
 _TASK_DESCRIPTION = re.compile(r"^Task Description:[ \t]*\n(.*?)\n\s*\nCurrent terminal state:", re.S | re.M)
 _UNSET = object()
+_REPLY_RAW = "\0raw"  # the raw a decoded Terminus 2 reply gives its actions (a key no ATIF file can hold)
 
 
 class Malformed(ValueError):
@@ -325,8 +335,36 @@ class _Line:
     system_events: list[dict] = field(default_factory=list)  # system turns after the line began
     subagents: list[dict] = field(default_factory=list)  # subagent_trajectory_ref links, with the step they follow
     unknown: dict[str, dict] = field(default_factory=dict)  # fields ATIF does not define, kept raw by turn
+    replies: list[str] = field(default_factory=list)  # where a Terminus 2 raw reply was decoded into its actions
+    undecoded: list[str] = field(default_factory=list)  # raw replies that did not decode (kept as messages), why
     finished: bool = False  # the last agent turn called a finishing tool
     began: bool = False  # a user or agent turn of the line's own has been read
+    parser: str | None = None  # the reply parser Terminus 2 ran (`agent.extra.parser`: json, xml), if it says
+
+
+def _terminus_turn(line: _Line, turn: dict, where: str) -> tuple[dict, list[dict]]:
+    """An agent turn without tool calls whose message is Terminus 2's raw reply (`raw_content` mode) as the turn
+    Terminus 2 writes for that reply without it (Harbor's tool-call mode): a `bash_command` call per command
+    (`keystrokes`, `duration`), `mark_task_complete` when it claims the task complete, and the message
+    `Analysis: ...` / `Plan: ...` (the step's reasoning). Each action's raw is the reply and which part of it
+    the action is. A message that tries to be a reply but does not decode stays a message, with a warning."""
+    text = _text(turn.get("message"))
+    if not isinstance(text, str) or not terminus_reply.may_be_reply(text):
+        return turn, []
+    reply, why = terminus_reply.decode(text, line.parser)
+    if reply is None:
+        if terminus_reply.looks_like_reply(text, line.parser):
+            line.undecoded.append(f"{where}.message: {why}")
+        return turn, []
+    line.replies.append(where)
+    calls = [{"function_name": "bash_command", "arguments": {"keystrokes": keys, "duration": wait},
+              _REPLY_RAW: dumps({"message": text, "command": n})} for n, (keys, wait) in enumerate(reply.commands)]
+    if reply.task_complete:
+        calls.append({"function_name": "mark_task_complete", "arguments": {},
+                      _REPLY_RAW: dumps({"message": text, "task_complete": True})})
+    said = [f"{label}: {value if isinstance(value, str) else dumps(value)}"
+            for label, value in (("Analysis", reply.analysis), ("Plan", reply.plan)) if value]
+    return {**turn, "message": "\n".join(said), _REPLY_RAW: dumps({"message": text})}, calls
 
 
 def _calls(turn: dict, where: str) -> list[dict]:
@@ -404,10 +442,10 @@ def _copied(line: _Line, turn: dict, i: int) -> None:
         line.pending = []  # what came before it was the copied history's, answered there
 
 
-def _line(turns: list[tuple[int, dict]], name: str, exact: bool) -> Iterator[Rejected]:
+def _line(turns: list[tuple[int, dict]], name: str, exact: bool, parser: str | None = None) -> Iterator[Rejected]:
     """Steps of one line of turns; yields the Rejected rows, returns the `_Line`. `exact`: our own export,
-    whose timestamps are ours already (no parallel-call repair)."""
-    line = _Line()
+    whose timestamps are ours already (no parallel-call repair); `parser`: Terminus 2's reply parser."""
+    line = _Line(parser=parser)
     rows: list[Rejected] = []
     made = steps_of(_messages(line, turns, name, exact, rows))  # the core reads the turns' messages as they come
     yield from rows
@@ -438,6 +476,8 @@ def _messages(line: _Line, turns: list[tuple[int, dict]], name: str, exact: bool
             if _context_turn(line, turn, i, mine, clock):
                 continue
             calls = _calls(turn, where)
+            if not calls and turn["source"] == "agent" and "action" not in mine:
+                turn, calls = _terminus_turn(line, turn, where)
             results = _results(turn, where)
             restored_action = None
             if isinstance(mine.get("action"), dict) and len(calls) <= 1:
@@ -543,7 +583,7 @@ def _agent_turn(line: _Line, turn: dict, i: int, calls: list[dict], results: lis
                    timestamp=stamp)
     if not calls:
         said.action = restored_action if restored_action is not None else Action(
-            kind="message", text=message or "", raw=dumps({"message": message or ""}))
+            kind="message", text=message or "", raw=turn.get(_REPLY_RAW) or dumps({"message": message or ""}))
     messages = [*line.pending, said]
     n = max(len(calls), 1)
     for j, call in enumerate(calls or [None]):
@@ -560,7 +600,7 @@ def _agent_turn(line: _Line, turn: dict, i: int, calls: list[dict], results: lis
         key = f"{i}.{j}"
         if call is not None:  # the action and its results' observations are this reader's own
             action = restored_action if restored_action is not None else _call_action(
-                call["function_name"], call.get("arguments"), dumps(call))
+                call["function_name"], call.get("arguments"), call.get(_REPLY_RAW) or dumps(call))
             said.tool_calls.append(ToolCall(key, None, action=action))
         else:
             action = said.action
@@ -655,6 +695,11 @@ def _line_env(line: _Line, doc: dict, name: str) -> dict:
         env["system_events"] = line.system_events
     if line.subagents:
         env["subagents"] = line.subagents
+    if line.replies:
+        env["terminus_replies"] = line.replies
+    for undecoded in line.undecoded:
+        warn(env, "atif.undecoded_reply", f"{name}: {undecoded}: Terminus 2's reply kept as a message, its "
+             "commands not read")
     unknown = dict(line.unknown)
     if root_unknown := {k: doc[k] for k in doc if k not in _ROOT_FIELDS}:
         unknown["root"] = root_unknown
@@ -675,7 +720,8 @@ def _read_doc(doc, name: str, key: str = "", trial: dict | None = None, parent: 
     exact = bool(root)
     agent_info = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
     main, sides = yield from _lines_of(doc, name, exact)
-    line = yield from _line(main, name, exact)
+    extra = agent_info.get("extra") if isinstance(agent_info.get("extra"), dict) else {}
+    line = yield from _line(main, name, exact, extra.get("parser") if extra.get("parser") in ("json", "xml") else None)
     prefix = f"{key}:" if key else ""
     embedded = doc.get("subagent_trajectories")
     embedded = embedded if isinstance(embedded, list) and depth < MAX_SUBAGENT_DEPTH else []

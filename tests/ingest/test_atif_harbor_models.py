@@ -5,7 +5,9 @@
 For each release: every trajectory `pipelines export atif` writes validates with its `Trajectory` model; every
 real trajectory we read (bundled, and ../shared/samples when present) whose schema version the release knows
 validates too; and the actions we read are the ones Harbor's model reads: one per tool call of each agent
-turn that is not copied context (a turn without calls is one message action).
+turn that is not copied context; a turn without calls is what Terminus 2's own reply parser reads in its
+message (one keystrokes action per command, with its keystrokes and duration, and the completion claim), or
+one message action where that parser finds no reply.
 """
 
 import json
@@ -41,6 +43,15 @@ def _real_trajectories() -> list[Path]:
     if SHARED_TRIALS.is_dir():
         found += sorted(SHARED_TRIALS.glob("*/agent/trajectory.json"))
     return found
+
+
+def _reply_tools(reply: dict | None) -> list:
+    """The actions of an agent turn without tool calls as Terminus 2's own parser reads its message: one per
+    command it sends and the completion claim, or one message action for a reply it refuses (or no reply)."""
+    if not reply or reply["error"]:
+        return [None]
+    tools = ["bash_command"] * len(reply["commands"]) + ["mark_task_complete"] * reply["complete"]
+    return tools or [None]
 
 
 def _version(path: Path) -> str:
@@ -89,7 +100,98 @@ def test_real_trajectories_validate_and_we_read_the_actions_harbor_reads(version
         ours = [r for r in atif.read(Source(fs=fsspec.filesystem("file"), path=str(path), uri=path.name,
                                             put_blob=lambda *a: "sha256:0")) if isinstance(r, atif.Episode)]
         expected = [tool for s in harbor_steps if s["source"] == "agent" and not s["copied"]
-                    for tool in (s["tools"] or [None])]
+                    for tool in (s["tools"] or _reply_tools(s["reply"]))]
         assert [s.action.tool_name for s in ours[0].steps] == expected, path.name
+        sent = [[keys, wait] for s in harbor_steps if s["source"] == "agent" and not s["copied"] and s["reply"]
+                and not s["reply"]["error"] for keys, wait in s["reply"]["commands"]]
+        assert [[s.action.text, s.action.duration_s] for s in ours[0].steps
+                if s.action.kind == "keystrokes" and s.action.raw.startswith('{"message"')] == sent, path.name
         compared += 1
     assert compared >= (6 if version == "0.1.24" else 7)
+
+
+# Terminus 2 replies as a raw-content trajectory keeps them (the message, no tool calls): the odd ones Harbor's
+# parser tolerates, repairs or refuses, each read by that parser and by us
+_REPLIES = [
+    'Sure.\n{"analysis": "a", "plan": "p", "commands": [{"keystrokes": "ls\\n", "duration": 0.5}]}\nDone.',
+    '```json\n{"analysis": "a", "plan": "p", "commands": [{"keystrokes": "a\\n"}, '
+    '{"keystrokes": "b\\n", "duration": "3"}, {"keystrokes": "c\\n", "duration": true}]}\n```',
+    '{"analysis": "a", "plan": "p", "commands": [], "task_complete": "Yes"}',
+    '{"analysis": "a", "plan": "p", "commands": [{"duration": 1}], "task_complete": true}',
+    '{"analysis": "a", "plan": "p", "commands": [{"duration": 1}]}',
+    '{"analysis": "a", "plan": "p", "commands": [{"keystrokes": "x\\n", "duration": 1}]',
+    '{"analysis": "a", "commands": [{"keystrokes": "y\\n", "duration": 1}]}',
+    "I will run ls now.",
+    '{"analysis": "a", "plan": "p", "commands": [{"keystrokes": "z\\n", "duration": 2}], "task_complete": 1}',
+    '{"analysis": "a", "plan": "p", "commands": "ls"}',
+    'First {bad} then {"analysis": "a", "plan": "p", "commands": [{"keystrokes": "pwd\\n", "duration": 0.1}]}',
+    '{"analysis": "", "plan": "p", "commands": [{"keystrokes": "C-c", "duration": 0.1}, '
+    '{"keystrokes": "exit\\n", "duration": 0.1}], "task_complete": false}',
+]
+
+
+_XML_REPLIES = [
+    'Here:\n<response>\n<analysis>a</analysis>\n<plan>p</plan>\n<commands>\n'
+    '<keystrokes duration="0.5">ls -la\n</keystrokes>\n<keystrokes>cd /app\n</keystrokes>\n'
+    "<keystrokes duration='x'>pwd\n</keystrokes>\n</commands>\n</response>\nthanks",
+    '<response><analysis>a</analysis><plan>p</plan><commands/><task_complete> TRUE </task_complete></response>',
+    '<response><analysis>a</analysis><plan>p</plan></response>',
+    '<response><analysis>a</analysis><plan>p</plan><task_complete>true</task_complete></response>',
+    "No XML at all.",
+    '<response><analysis>a</analysis><plan>p</plan><commands><keystrokes duration="2">echo &lt;x&gt;\n'
+    '</keystrokes></commands>',
+    '<response><analysis>a &amp; b</analysis><plan>p</plan><commands></commands></response>',
+]
+
+
+def _raw_content_trajectory(path: Path, replies: list[str], parser: str = "json") -> Path:
+    steps = [{"step_id": 1, "source": "user", "message": "Task Description:\nDo it.\n\nCurrent terminal state:\n$ "}]
+    steps += [{"step_id": n + 2, "source": "agent", "model_name": "m", "message": reply,
+               "observation": {"results": [{"content": f"screen {n}"}]}} for n, reply in enumerate(replies)]
+    path.write_text(json.dumps({"schema_version": "ATIF-v1.5", "session_id": "s", "agent": {
+        "name": "terminus-2", "version": "2.0.0", "model_name": "m", "extra": {"parser": parser}}, "steps": steps}))
+    return path
+
+
+def _read_one(path: Path):
+    [episode] = [r for r in atif.read(Source(fs=fsspec.filesystem("file"), path=str(path), uri="t.json",
+                                             put_blob=lambda *a: "sha256:0")) if isinstance(r, atif.Episode)]
+    return episode
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_raw_terminus_replies_are_read_as_terminus_2s_own_parser_reads_them(version, tmp_path):
+    path = _raw_content_trajectory(tmp_path / "trajectory.json", _REPLIES)
+    harbor_steps = _oracle(version, [path])[str(path)]["steps"][1:]
+    replies = [s["reply"] for s in harbor_steps]
+    assert sum(bool(r["error"]) for r in replies) == 4  # missing keystrokes, no plan, not JSON, commands a string
+    episode = _read_one(path)
+    steps = episode.steps
+    assert [s.action.tool_name for s in steps] == [t for r in replies for t in _reply_tools(r)]
+    assert [[s.action.text, s.action.duration_s] for s in steps if s.action.kind == "keystrokes"] == [
+        c for r in replies if not r["error"] for c in r["commands"]]
+    # every action keeps the reply it came from; a keystrokes action sees the screen after its reply's last command
+    owner = [n for n, r in enumerate(replies) for _ in _reply_tools(r)]
+    assert all(json.loads(s.action.raw)["message"] == _REPLIES[n] for s, n in zip(steps, owner))
+    for k in range(1, len(steps)):
+        if owner[k] != owner[k - 1]:
+            assert steps[k].observation.text == f"screen {owner[k - 1]}"
+    # the replies Terminus 2 refused that meant to be replies stay messages, each with a warning naming its turn
+    warned = [w["reason"] for w in episode.env["ingest_warnings"] if w["rule"] == "atif.undecoded_reply"]
+    assert [w.split(": ")[1] for w in warned] == ["steps[5].message", "steps[7].message", "steps[10].message"]
+    assert steps[owner.index(2)].reasoning == "Analysis: a\nPlan: p"
+    assert episode.terminated is False  # the completion claims were earlier turns; the last turn claims nothing
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_raw_terminus_xml_replies_are_read_as_its_xml_parser_reads_them(version, tmp_path):
+    path = _raw_content_trajectory(tmp_path / "trajectory.json", _XML_REPLIES, parser="xml")
+    replies = [s["reply"] for s in _oracle(version, [path])[str(path)]["steps"][1:]]
+    assert [bool(r["error"]) for r in replies] == [False, False, True, False, True, False, False]
+    episode = _read_one(path)
+    assert [s.action.tool_name for s in episode.steps] == [t for r in replies for t in _reply_tools(r)]
+    assert [[s.action.text, s.action.duration_s] for s in episode.steps if s.action.kind == "keystrokes"] == [
+        c for r in replies if not r["error"] for c in r["commands"]] == [
+        ["ls -la\n", 0.5], ["cd /app\n", 1.0], ["pwd\n", 1.0], ["echo &lt;x&gt;\n", 2.0]]
+    warned = [w["reason"].split(": ")[1] for w in episode.env["ingest_warnings"] if w["rule"] == "atif.undecoded_reply"]
+    assert warned == ["steps[3].message"]  # no commands and no claim; the text without XML is a plain message

@@ -16,6 +16,7 @@ import fsspec
 import pytest
 
 from tests import goldens
+from tests.ingest import golden
 from tests.parts import require_shared_sample
 
 from ingest import atif
@@ -104,6 +105,31 @@ def test_linear_history_continuation_reads_its_copied_turns_as_history(run, quer
     assert cont["task"] == TASK  # from the copied task prompt
     steps = _steps(query, cont["episode_id"])
     assert steps[0]["observation"]["text"].startswith("Here are the answers the other agent provided.")
+
+
+def test_raw_content_replies_are_the_actions_the_tool_call_trajectory_of_the_same_run_records():
+    """Harbor wrote one scripted run twice: with tool calls (`bash_command`, `mark_task_complete`, the message
+    `Analysis: ... Plan: ...`) and in raw-content mode (the model's JSON reply as the message, no tool call).
+    Both read as the same actions, reasoning and observations; the raw reply is kept in each action's raw."""
+    prefix = "hello-world-context-summarization-linear-history.trajectory"
+    raw = [s for name in (f"{prefix}.json", f"{prefix}.cont-1.json") for s in _read(T2 / name)[0].steps]
+    (calls,) = _read(T2 / "hello-world-context-summarization.trajectory.json")
+    seen = lambda s: (s.action.kind, s.action.tool_name, s.action.text, s.action.duration_s, s.reasoning)  # noqa: E731
+    assert [seen(s) for s in raw] == [seen(s) for s in calls.steps]
+    assert [s.action.kind for s in raw] == ["keystrokes"] * 5 + ["tool_call"] * 2
+    assert [s.observation.text for s in raw[4:]] == [s.observation.text for s in calls.steps[4:]]
+    reply = json.loads((T2 / f"{prefix}.json").read_text())["steps"][1]["message"]
+    assert json.loads(raw[0].action.raw) == {"message": reply, "command": 0}
+    (cont,) = _read(T2 / f"{prefix}.cont-1.json")
+    assert cont.terminated and cont.env["terminus_replies"] == ["steps[4]", "steps[5]", "steps[6]", "steps[7]"]
+
+
+def test_raw_content_continuation_matches_the_golden():
+    """The continuation of Harbor's raw-content run (four replies after the handoff), read against the raw file:
+    two commands (printf, cat) then the completion claim twice (asked, then confirmed)."""
+    path = T2 / "hello-world-context-summarization-linear-history.trajectory.cont-1.json"
+    golden.check(_read(path), Path(__file__).parent / "golden" / "atif-terminus2-raw-content.json",
+                 env_keys=("terminus_replies", "ingest_warnings"))
 
 
 def _read(path: Path, uri=None):
