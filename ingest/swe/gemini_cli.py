@@ -26,7 +26,14 @@ Mapping: `<session_context>` user messages are the system prompt; a call's resul
 observation with the `Exit Code:` it reports. The task is the first prompt a person typed. Token counts are
 summed over the model turns into `env["gemini_cli"]["tokens"]`. Gemini CLI grades nothing: outcome `unknown`;
 terminated when the last model turn answers (text, no call; a last turn of thoughts alone was stopped
-mid-stream). Domain `swe`, platform `linux` (not recorded).
+mid-stream). Domain `swe`.
+
+The recording names no working folder nor operating system: the platform is `windows` when the paths the tools
+were given or returned say so unambiguously (a drive letter, `\\` separators in a path argument, and no POSIX
+absolute path; `ingest.swe.workdir.platform_of_paths`), else `linux`, with `assumed: true`, the paths seen kept in
+`env["gemini_cli"]["platform"]`. Where the file shows the model used tools but holds no call (a model turn that
+answered followed by another with no prompt between; tool-prompt tokens), or was written by Qwen Code 0.1.x, whose
+recorder writes no call, `env["calls_not_recorded"]` says so with the evidence, with a warning; no call is made up.
 """
 
 from __future__ import annotations
@@ -38,14 +45,16 @@ from typing import Iterator
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source, SourceError, json_lines, parse_json
+from ingest.swe import unrecorded_calls
+from ingest.swe.workdir import argument_strings, platform_of_paths
 from ingest.times import parse_time
 from ingest.tools import dumps
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "gemini_cli"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
-    group="swe", rank=290, domains=('swe',), platform="linux",
+    group="swe", rank=290, domains=('swe',), platform="varies",
     summary="Gemini CLI chat recordings",
     producer=("Gemini CLI chat recordings (`~/.gemini/tmp/<project>/chats/session-*.json` / `.jsonl`); Qwen Code "
               "0.1.x's (`~/.qwen/tmp/<project>/chats/`)"),
@@ -58,7 +67,7 @@ INFO = FormatInfo(
            "CC0 0.20 recordings (M-Gemini: `glob` calls, notices and an API error; a failed and a cancelled shell "
            "call, two models) beside the test and two real MIT ones of October 2025 and March 2026 "
            "(`samples/swe/gemini-cli`: yoavf/ai-sessions, eleven edits; BrianV1981/aim, a run stopped mid-turn), "
-           "goldens, edge cases of the JSONL log "
+           "goldens, edge cases of the JSONL log, of the platform the paths say and of calls not recorded "
            "(`tests/ingest/swe/test_gemini_cli.py`); Qwen Code 0.1.4 run the same way at the Chat Completions endpoint "
            "(`tests/ingest/swe/test_qwen_code_cli.py`), and a real interactive recording of a Qwen Code release of "
            "November 2025 in `../shared/samples` (golden, `tests/ingest/swe/test_qwen_code_real.py`)"),
@@ -69,6 +78,7 @@ _SNIFF = re.compile(rb'^\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"projectHash"\s*
 _EXIT_CODE = re.compile(r"^Exit Code: (-?\d+)$", re.MULTILINE)
 _CONTEXT = "<session_context>"
 _MODEL_TURNS = ("gemini", "qwen")  # Qwen Code 0.1.x, a fork, records its model turns as "qwen"
+_ROLES = {"gemini": "assistant", "qwen": "assistant", "user": "user"}  # the conversation's turns, notices aside
 _RECORD_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated", "kind", "summary")
 
 
@@ -103,9 +113,53 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         env["gemini_cli"]["unknown_fields"] = unknown
         yield Rejected("unknown_content", f"{name}: field(s) {', '.join(sorted(unknown))} of the recording are none "
                        "Gemini CLI is known to write; kept raw in env.gemini_cli.unknown_fields", name)
+    platform, env["gemini_cli"]["platform"] = _platform(messages)
+    _note_unrecorded_calls(env, record["messages"], name)
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
-    yield from records(messages, Run(key="", domain="swe", platform="linux", task=extras["task"],
+    yield from records(messages, Run(key="", domain="swe", platform=platform, task=extras["task"],
                                      terminated=_answered(last), env=env), name)
+
+
+def _platform(messages: list[Message]) -> tuple[str, dict]:
+    """The platform the paths the tools were given and returned say (`workdir.platform_of_paths`): the recording
+    names no working folder nor operating system; `linux`, said to be assumed, where they do not settle it."""
+    texts, paths = [], []
+    for m in messages:
+        if m.role in ("tool", "system"):
+            texts.append(m.text)
+        for call in m.tool_calls:
+            every, named = argument_strings(call.arguments)
+            texts.extend(every)
+            paths.extend(named)
+    return platform_of_paths(texts, paths)
+
+
+# Qwen Code 0.1.x's copy of the recorder defines `recordToolCalls` but nothing calls it, records no function response
+# (`sendMessageStream` skips them) and no model turn without text (read in 0.1.4's bundle): none of its recordings
+# holds a call, whether or not the model made any.
+_QWEN_DROPS_CALLS = ("Qwen Code 0.1.x (model turns typed `qwen`), whose recorder writes no tool call, no function "
+                     "response and no model turn without text")
+
+
+def _note_unrecorded_calls(env: dict, items: list, name: str) -> None:
+    """Say (`unrecorded_calls.note`) that the recording lacks tool calls the model made, with the evidence: a model
+    turn without calls followed by another with no prompt between (the model went on after results it was sent),
+    token counts of tool prompts with no call recorded, or a producer that never records calls. No call is made
+    up: the steps stay as recorded."""
+    if any(isinstance(item, dict) and item.get("toolCalls") for item in items):
+        return
+    turns = [(_ROLES[item["type"]], f"messages[{i}]", bool(_text(item.get("content")).strip()))
+             for i, item in enumerate(items) if isinstance(item, dict) and isinstance(item.get("type"), str)
+             and item["type"] in _ROLES]
+    went_on = unrecorded_calls.went_on_without_prompt(turns)
+    tool_tokens = sum(t.get("tool") for item in items if isinstance(item, dict) and item.get("type") in _MODEL_TURNS
+                      and isinstance(t := item.get("tokens"), dict) and isinstance(t.get("tool"), int)
+                      and not isinstance(t.get("tool"), bool))
+    producer = _QWEN_DROPS_CALLS if any(isinstance(item, dict) and item.get("type") == "qwen" for item in items) \
+        else None
+    evidence = ([f"{len(went_on)} model turn(s) followed by another with no prompt between"] if went_on else []) + (
+        [f"{tool_tokens} tool-prompt tokens counted"] if tool_tokens else [])
+    unrecorded_calls.note(env, name, evidence, went_on, producer)
 
 
 def _answered(last) -> bool:

@@ -26,7 +26,10 @@ observation with the `Exit Code:` it reports (0.15 records a command that exits 
 current release as an error). The task is the first prompt; token counts are summed over the model turns into
 `env["qwen_code"]["tokens"]`. Qwen Code grades nothing: outcome `unknown`; terminated when the last model turn answers
 (text, no call; a last turn of thoughts alone was stopped mid-stream). Domain `swe`; platform `windows` when the
-`cwd` has a drive letter, else `linux` (the log names no operating system).
+`cwd` has a drive letter, else `linux` (the log names no operating system). Where the log shows the model used
+tools but holds no call (the CLI's telemetry of calls, tool-prompt tokens, a turn that answered followed by
+another with nothing between), `env["calls_not_recorded"]` says so with the evidence, with a warning; no call is
+made up.
 """
 
 from __future__ import annotations
@@ -39,13 +42,14 @@ from ingest.format_info import FormatInfo
 from ingest.members import holds
 from ingest.record import Episode, Rejected
 from ingest.source import Source, json_lines
+from ingest.swe import unrecorded_calls
 from ingest.swe.gemini_cli import function_response_text
 from ingest.swe.workdir import platform_of
 from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code"
-VERSION = "4"
+VERSION = "5"
 INFO = FormatInfo(
     # a session's lines open like Claude Code's (`parentUuid`, `sessionId`): its own key order ranks it first
     group="swe", rank=265, domains=('swe',), platform="varies",
@@ -58,7 +62,7 @@ INFO = FormatInfo(
            "for every call, its arguments, the result the agent recorded, the model and the final answer, and the "
            "CLI's JSON report a second (`tests/ingest/swe/test_qwen_code_cli.py`); real sessions of 0.5.0, 0.5.1, "
            "0.9.1 and 0.17.0 from four repositories (`tests/ingest/swe/test_qwen_code_real.py`, none calling a "
-           "tool); edge cases (`tests/ingest/swe/test_qwen_code.py`)"),
+           "tool); edge cases, calls not recorded among them (`tests/ingest/swe/test_qwen_code.py`)"),
 )
 
 _SNIFF = re.compile(rb'^\s*\{"uuid":"[^"]*","parentUuid":(?:null|"[^"]*"),"sessionId":"[^"]*","timestamp":"[^"]*",'
@@ -107,8 +111,31 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     last = next((m for m in reversed(messages) if m.role in ("assistant", "tool")), None)
     task = extras.pop("task", None)
     env = {"qwen_code": {k: v for k, v in extras.items() if v}}
+    _note_unrecorded_calls(env, messages, extras, name)
     yield from records(messages, Run(key="", domain="swe", platform=platform_of(extras.get("cwd")), task=task,
                                      terminated=_answered(last), env=env), name)
+
+
+_TOOL_CALL_EVENT = "qwen-code.tool_call"  # the CLI's telemetry of a call it ran (`logToolCall`), kept in the log
+
+
+def _note_unrecorded_calls(env: dict, messages: list[Message], extras: dict, name: str) -> None:
+    """Say (`unrecorded_calls.note`) that the log lacks calls the model made: calls in the CLI's own telemetry
+    records or tool-prompt tokens while no model turn holds a call (counts are not compared: a subagent's calls
+    are in the telemetry, not in the log), or a model turn that answered followed by another with no prompt or
+    result between. No release is known to drop calls (0.5.0's recorder writes each
+    turn's `functionCall` parts and each result, interactive or not), so only evidence in the file says so."""
+    recorded = sum(len(m.tool_calls) for m in messages)
+    ran = sum(1 for r in extras["system_records"] if r.get("subtype") == "ui_telemetry"
+              and isinstance(p := r.get("systemPayload"), dict) and isinstance(p.get("uiEvent"), dict)
+              and p["uiEvent"].get("event.name") == _TOOL_CALL_EVENT)
+    tool_tokens = extras["tokens"].get("toolUsePromptTokenCount", 0)
+    went_on = unrecorded_calls.went_on_without_prompt(
+        [(m.role, m.where, bool(m.text) and not m.tool_calls) for m in messages])
+    evidence = ([f"{ran} tool call(s) in the CLI's telemetry records"] if ran and not recorded else []) + (
+        [f"{tool_tokens} tool-prompt tokens counted"] if tool_tokens and not recorded else []) + (
+        [f"{len(went_on)} model turn(s) followed by another with no prompt between"] if went_on else [])
+    unrecorded_calls.note(env, name, evidence, went_on)
 
 
 def _answered(last) -> bool:

@@ -204,3 +204,100 @@ def test_an_empty_output_is_an_empty_result_not_a_missing_one(tmp_path):
     ])
     (ep,) = [r for r in records if isinstance(r, Episode)]
     assert ep.steps[1].observation.kind == "tool_result" and ep.steps[1].observation.text == ""
+
+
+def _warnings(ep) -> list[str]:
+    return [w["reason"] for w in ep.env.get("ingest_warnings", []) if w["rule"] == "calls_not_recorded"]
+
+
+def test_turns_of_an_early_qwen_code_recording_that_went_on_without_a_prompt_say_calls_were_not_recorded(tmp_path):
+    """Qwen Code 0.1.x's recorder (model turns typed `qwen`) never writes a call or its response: a turn that says it
+    will look, then another with no prompt between, is what is left of the calls. The steps stay as recorded."""
+    records = _log(tmp_path, [
+        HEADER,
+        {"id": "u1", "type": "user", "content": "find the config"},
+        {"id": "q1", "type": "qwen", "content": "Let me check the folder.", "model": "coder-model",
+         "tokens": {"input": 100, "output": 5, "cached": 0, "thoughts": 0, "tool": 0, "total": 105}},
+        {"id": "i1", "type": "info", "content": "a notice"},
+        {"id": "q2", "type": "qwen", "content": "Found it in `mcp/`.", "model": "coder-model",
+         "tokens": {"input": 400, "output": 5, "cached": 0, "thoughts": 0, "tool": 0, "total": 405}},
+        {"id": "u2", "type": "user", "content": "thanks"},
+        {"id": "q3", "type": "qwen", "content": "You're welcome.", "model": "coder-model"},
+    ])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [(s.action.kind, s.observation.kind) for s in ep.steps] == [
+        ("message", "text"), ("message", "none"), ("message", "text")]
+    unrecorded = ep.env["calls_not_recorded"]
+    assert unrecorded["turns_before_unrecorded_calls"] == ["messages[1]"]
+    assert unrecorded["evidence"] == ["1 model turn(s) followed by another with no prompt between"]
+    assert unrecorded["producer"].startswith("Qwen Code 0.1.x")
+    (reason,) = _warnings(ep)
+    assert "the model used tools (1 model turn(s)" in reason and "(written by Qwen Code 0.1.x" in reason
+
+
+def test_an_early_qwen_code_recording_of_one_answer_says_calls_could_not_be_recorded(tmp_path):
+    records = _log(tmp_path, [HEADER, {"id": "u1", "type": "user", "content": "hi"},
+                              {"id": "q1", "type": "qwen", "content": "Hello!", "model": "coder-model"}])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["calls_not_recorded"]["evidence"] == [] and "producer" in ep.env["calls_not_recorded"]
+    (reason,) = _warnings(ep)
+    assert "whether the model used tools is unknown" in reason
+
+
+def test_tool_prompt_tokens_without_a_recorded_call_say_calls_were_not_recorded(tmp_path):
+    records = _log(tmp_path, [HEADER, {"id": "u1", "type": "user", "content": "look"},
+                              {"id": "g1", "type": "gemini", "content": "It holds two files.", "model": "m",
+                               "tokens": {"input": 50, "tool": 30, "total": 80}}])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert ep.env["calls_not_recorded"] == {"evidence": ["30 tool-prompt tokens counted"],
+                                            "turns_before_unrecorded_calls": []}
+    assert len(_warnings(ep)) == 1
+
+
+def test_a_recording_whose_calls_are_there_or_that_shows_no_tool_use_says_nothing_of_missing_calls(tmp_path):
+    with_calls = _log(tmp_path, [
+        HEADER, {"id": "u1", "type": "user", "content": "list it"},
+        {"id": "g1", "type": "gemini", "content": "", "model": "m",
+         "toolCalls": [_call("c1", "list_directory", {"dir_path": "."}, {"output": "a"})],
+         "tokens": {"input": 50, "tool": 30}},
+        {"id": "g2", "type": "gemini", "content": "One file.", "model": "m"}])
+    chat = _log(tmp_path, [HEADER, {"id": "u1", "type": "user", "content": "hi"},
+                           {"id": "g1", "type": "gemini", "content": "Hello!", "model": "m",
+                            "tokens": {"input": 5, "tool": 0}}], name="chat.jsonl")
+    for records in (with_calls, chat):
+        (ep,) = [r for r in records if isinstance(r, Episode)]
+        assert "calls_not_recorded" not in ep.env and _warnings(ep) == []
+
+
+def _platform_of(tmp_path, calls: list, name: str):
+    (ep,) = [r for r in _log(tmp_path, [HEADER, {"id": "u1", "type": "user", "content": "go"},
+                                        {"id": "g1", "type": "gemini", "content": "", "model": "m", "toolCalls": calls},
+                                        {"id": "g2", "type": "gemini", "content": "Done.", "model": "m"}], name=name)
+             if isinstance(r, Episode)]
+    return ep.platform, ep.env["gemini_cli"]["platform"]
+
+
+def test_the_platform_is_windows_only_on_unambiguous_paths_else_linux_said_to_be_assumed(tmp_path):
+    """Gemini CLI records no working folder: a drive letter in what the tools were given or returned, or `\\`
+    separators in a path argument, say Windows; a POSIX absolute path beside them makes it ambiguous; a URL's path
+    or a backslash in a command (an escape) is no evidence."""
+    drive = [_call("c1", "read_file", {"absolute_path": "D:\\work\\app\\main.py"}, {"output": "x"})]
+    assert _platform_of(tmp_path, drive, "a.jsonl") == ("windows", {"windows_paths": ["D:\\work\\app\\main.py"]})
+    relative = [_call("c1", "write_file", {"file_path": "src\\app.py", "content": "x"}, {"output": "ok"})]
+    assert _platform_of(tmp_path, relative, "b.jsonl") == ("windows", {"windows_paths": ["src\\app.py"]})
+    in_result = [_call("c1", "run_shell_command", {"command": "dir"},
+                       {"output": " Directory of C:\\Users\\ana\\proj.\n"})]
+    assert _platform_of(tmp_path, in_result, "c.jsonl") == ("windows", {"windows_paths": ["C:\\Users\\ana\\proj"]})
+    both = drive + [_call("c2", "run_shell_command", {"command": "ls /home/ana"}, {"output": "x"})]
+    assert _platform_of(tmp_path, both, "d.jsonl") == ("linux", {
+        "assumed": True, "windows_paths": ["D:\\work\\app\\main.py"], "posix_paths": ["/home/ana"]})
+    no_evidence = [_call("c1", "run_shell_command", {"command": "grep -r 'a\\d' ."},
+                         {"output": "see https://example.org/home/x"})]
+    assert _platform_of(tmp_path, no_evidence, "e.jsonl") == ("linux", {"assumed": True})
+
+
+def test_the_real_windows_recording_reads_as_windows():
+    """M-Gemini's `glob` recording (a Windows machine): its `glob` calls and results name `C:\\Users\\Mischa`."""
+    (ep,) = [r for r in read_records(gemini_cli, DATA / "session-2025-12-12T21-46-7c761c30.json")
+             if isinstance(r, Episode)]
+    assert ep.platform == "windows"

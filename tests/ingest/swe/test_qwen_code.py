@@ -145,3 +145,45 @@ def test_a_sessions_runtime_record_is_planned_with_it_and_listed_with_its_reason
     unread = {i.path.rsplit("/", 1)[-1]: i.reason for i in result.ignored}
     assert set(unread) == {"s-1.runtime.json", "s-2.runtime.json"} and "process that ran" in unread["s-1.runtime.json"]
     assert query("SELECT count(*) AS n, min(source_format) AS f FROM episodes") == [{"n": 1, "f": "qwen_code"}]
+
+
+def _telemetry(n, event):
+    return _line("system", n, subtype="ui_telemetry", systemPayload={"uiEvent": {"event.name": event}})
+
+
+def _unrecorded(ep):
+    return ep.env.get("calls_not_recorded"), [w["rule"] for w in ep.env.get("ingest_warnings", [])]
+
+
+def test_calls_the_telemetry_saw_or_a_turn_that_went_on_without_a_prompt_say_calls_were_not_recorded(tmp_path):
+    """No release is known to drop calls (0.5.0's recorder writes them), so only the file's own evidence says a
+    call is missing: the CLI's telemetry of calls it ran while no turn holds one, a turn that answered followed by
+    another with nothing between. Nothing is made up: the steps stay messages."""
+    records = _read(tmp_path, [
+        _user(1, "find the config"),
+        _model(2, [{"text": "Let me look."}]),
+        _telemetry(3, "qwen-code.tool_call"),
+        _telemetry(4, "qwen-code.api_response"),
+        _model(5, [{"text": "It is in mcp/."}])])
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert [s.action.kind for s in ep.steps] == ["message", "message"]
+    unrecorded, rules = _unrecorded(ep)
+    assert unrecorded == {"evidence": ["1 tool call(s) in the CLI's telemetry records",
+                                       "1 model turn(s) followed by another with no prompt between"],
+                          "turns_before_unrecorded_calls": ["s-1.jsonl:2"]}
+    assert rules == ["calls_not_recorded"]
+
+
+def test_a_session_with_its_calls_or_of_plain_chat_says_nothing_of_missing_calls(tmp_path):
+    with_calls = _read(tmp_path, [
+        _user(1, "list"), _model(2, [{"functionCall": {"id": "c1", "name": "ls", "args": {}}}]),
+        _telemetry(3, "qwen-code.tool_call"), _result(4, "c1", "ls", {"output": "a"}),
+        _telemetry(5, "qwen-code.tool_call"),  # a subagent's call: in the telemetry, not in the log
+        _model(6, [{"text": "One file."}])])
+    chat = _read(tmp_path, [_user(1, "hi"), _model(2, [{"text": "Hello!"}]), _user(3, "bye"),
+                            _model(4, [{"text": "Bye!"}])], name="s-2.jsonl")
+    thoughts_then_retry = _read(tmp_path, [_user(1, "hi"), _model(2, [{"text": "hmm", "thought": True}]),
+                                           _model(3, [{"text": "Hello!"}])], name="s-3.jsonl")
+    for records in (with_calls, chat, thoughts_then_retry):
+        (ep,) = [r for r in records if isinstance(r, Episode)]
+        assert _unrecorded(ep) == (None, [])

@@ -112,6 +112,9 @@ def test_0_1_writes_a_gemini_cli_recording_that_format_reads(gemini_layout, run,
     assert [s.action.kind for s in ep.steps] == ["message"]  # -p records no tool call
     assert ep.steps[0].action.text == cli.script[-1].text and ep.terminated
     assert ep.env["gemini_cli"]["tokens"]["output"] == USAGE["output_tokens"]  # the one turn recorded
+    # the calls it ran are not in the recording: the reader says the producer writes none, and makes none up
+    assert ep.env["calls_not_recorded"]["producer"].startswith("Qwen Code 0.1.x")
+    assert [w["rule"] for w in ep.env["ingest_warnings"]] == ["calls_not_recorded"]
     result = run("ingest-swe", [cli.home / ".qwen" / "tmp"], stages=["ingest"])
     assert result.ignored == []
     assert query("SELECT count(*) AS n, min(source_format) AS f FROM episodes") == [{"n": 1, "f": "gemini_cli"}]

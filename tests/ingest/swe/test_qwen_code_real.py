@@ -32,7 +32,8 @@ And a recording of an early interactive release in Gemini CLI's layout, which `g
   `chats/session-2025-11-07T00-07-c1d03777.json` ->
   `qwen-code/cercaniaweb-racompospro/session-2025-11-07T00-07-c1d03777.json`: one prompt (in Spanish) and 14
   `qwen` turns of `coder-model` with their tokens; the recorder of that release kept no tool call (the turns say
-  "Let me check..." and the next one's input grew), so each turn is a message step with nothing seen between.
+  "Let me check..." and the next one's input grew), so each turn is a message step with nothing seen between, and
+  the reader says so in `env.calls_not_recorded` (13 turns the model went on from without a prompt).
 """
 
 from __future__ import annotations
@@ -107,6 +108,13 @@ def test_an_early_interactive_recording_in_gemini_clis_layout_keeps_its_turns_an
     assert ep.steps[-1].action.text.startswith("Perfect! I have successfully created configuration files")
     assert ep.env["gemini_cli"]["tokens"] == {"input": 543030, "output": 7852, "cached": 495140, "thoughts": 0,
                                               "tool": 0, "total": 550882}
+    # the recorder of that release writes no call (`recordToolCalls` is never called): said, with the evidence
+    unrecorded = ep.env["calls_not_recorded"]
+    assert unrecorded["evidence"] == ["13 model turn(s) followed by another with no prompt between"]
+    assert len(unrecorded["turns_before_unrecorded_calls"]) == 13
+    assert unrecorded["producer"].startswith("Qwen Code 0.1.x (model turns typed `qwen`)")
+    assert "calls_not_recorded" in [w["rule"] for w in ep.env["ingest_warnings"]]
+    assert ep.platform == "linux" and ep.env["gemini_cli"]["platform"]["assumed"]
 
 
 def test_a_long_0_5_0_session_opens_with_two_answers_then_a_todo_write_call_and_its_result():
