@@ -17,8 +17,9 @@ def platform_of(cwd, default: str = "linux") -> str:
     return "windows" if isinstance(cwd, str) and _WINDOWS_PATH.match(cwd) else default
 
 
-# An absolute Windows path (`C:\Users\...`), not a URL scheme or a word ending in a letter and a colon.
-_DRIVE_PATH = re.compile(r"(?<![\w/\\])[A-Za-z]:\\[^\s\"'`<>|*?]*")
+# An absolute Windows path (`C:\Users\...`): not a URL scheme, a word ending in a letter and a colon, nor a letter,
+# a colon and an escape in source code (`x:\n`): a folder name of two characters at least follows the drive.
+_DRIVE_PATH = re.compile(r"(?<![\w/\\])[A-Za-z]:\\(?=[\w$~.-]{2})[^\s\"'`<>|*?]*")
 # A POSIX absolute path under a root folder a Linux or macOS machine has (`/home/x`, `/tmp`), not part of a URL,
 # a Windows path or a relative one.
 _POSIX_PATH = re.compile(r"(?<![\w.:/\\~-])/(?:home|Users|root|tmp|usr|etc|var|opt|mnt|workspace|srv)(?=/|\b)")

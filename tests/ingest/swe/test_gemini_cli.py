@@ -279,8 +279,8 @@ def _platform_of(tmp_path, calls: list, name: str):
 
 def test_the_platform_is_windows_only_on_unambiguous_paths_else_linux_said_to_be_assumed(tmp_path):
     """Gemini CLI records no working folder: a drive letter in what the tools were given or returned, or `\\`
-    separators in a path argument, say Windows; a POSIX absolute path beside them makes it ambiguous; a URL's path
-    or a backslash in a command (an escape) is no evidence."""
+    separators in a path argument, say Windows; a POSIX absolute path beside them makes it ambiguous; a URL's path,
+    a backslash in a command or a letter, a colon and an escape in source code is no evidence."""
     drive = [_call("c1", "read_file", {"absolute_path": "D:\\work\\app\\main.py"}, {"output": "x"})]
     assert _platform_of(tmp_path, drive, "a.jsonl") == ("windows", {"windows_paths": ["D:\\work\\app\\main.py"]})
     relative = [_call("c1", "write_file", {"file_path": "src\\app.py", "content": "x"}, {"output": "ok"})]
@@ -292,7 +292,8 @@ def test_the_platform_is_windows_only_on_unambiguous_paths_else_linux_said_to_be
     assert _platform_of(tmp_path, both, "d.jsonl") == ("linux", {
         "assumed": True, "windows_paths": ["D:\\work\\app\\main.py"], "posix_paths": ["/home/ana"]})
     no_evidence = [_call("c1", "run_shell_command", {"command": "grep -r 'a\\d' ."},
-                         {"output": "see https://example.org/home/x"})]
+                         {"output": "see https://example.org/home/x"}),
+                   _call("c2", "read_file", {"file_path": "a.py"}, {"output": 'print(f"{x:\\n}")'})]
     assert _platform_of(tmp_path, no_evidence, "e.jsonl") == ("linux", {"assumed": True})
 
 
