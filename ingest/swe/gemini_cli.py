@@ -135,8 +135,8 @@ def _platform(messages: list[Message]) -> tuple[str, dict]:
 
 
 # Qwen Code 0.1.x's copy of the recorder defines `recordToolCalls` but nothing calls it, records no function response
-# (`sendMessageStream` skips them) and no model turn without text (read in 0.1.4's bundle): none of its recordings
-# holds a call, whether or not the model made any.
+# (`sendMessageStream` skips them) and no model turn without text (read in the bundles of 0.1.3 and 0.1.4): none
+# of its recordings holds a call, whether or not the model made any.
 _QWEN_DROPS_CALLS = ("Qwen Code 0.1.x (model turns typed `qwen`), whose recorder writes no tool call, no function "
                      "response and no model turn without text")
 

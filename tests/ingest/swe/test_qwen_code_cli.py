@@ -8,8 +8,9 @@ the final answer. The CLI's own `--output-format json` report (its result, tool 
 0.15.10 records a command that exits 1 as a success (its exit code in the output); 0.24.4, the current release,
 as an error (`errorType`, `executionStatus`), and adds `provenance` and `contextWindowSize` to its records.
 0.1.4, from before Qwen Code wrote its own log, kept Gemini CLI's recorder (`~/.qwen/tmp/<project>/chats/
-session-*.json`, model turns typed `qwen`): the `gemini_cli` format reads it. Run with `-p`, it records the prompt
-and the final answer only (the tool calls are recorded by its interactive loop), although it ran every call.
+session-*.json`, model turns typed `qwen`): the `gemini_cli` format reads it. It records the prompt and the final
+answer only, although it ran every call: its recorder's `recordToolCalls` is called nowhere in the release, and
+neither function responses nor model turns without text are recorded; the reader says the calls are not recorded.
 """
 
 from __future__ import annotations
