@@ -33,7 +33,8 @@ were given or returned say so unambiguously (a drive letter, `\\` separators in 
 absolute path; `ingest.swe.workdir.platform_of_paths`), else `linux`, with `assumed: true`, the paths seen kept in
 `env["gemini_cli"]["platform"]`. Where the file shows the model used tools but holds no call (a model turn that
 answered followed by another with no prompt between; tool-prompt tokens), or was written by Qwen Code 0.1.x, whose
-recorder writes no call, `env["calls_not_recorded"]` says so with the evidence, with a warning; no call is made up.
+recorder writes no call, `env["calls_not_recorded"]` says so with the evidence, with a warning; no call is made up
+(Gemini CLI 0.2-0.3 and 0.6-0.8 recorded no calls either, but a recording names no release).
 """
 
 from __future__ import annotations
@@ -136,7 +137,9 @@ def _platform(messages: list[Message]) -> tuple[str, dict]:
 
 # Qwen Code 0.1.x's copy of the recorder defines `recordToolCalls` but nothing calls it, records no function response
 # (`sendMessageStream` skips them) and no model turn without text (read in the bundles of 0.1.3 and 0.1.4): none
-# of its recordings holds a call, whether or not the model made any.
+# of its recordings holds a call, whether or not the model made any. Gemini CLI's own releases did the same for a
+# while (`@google/gemini-cli-core` 0.2.2, 0.3.4, 0.6.1, 0.7.0 and 0.8.2 call `recordToolCalls` nowhere; 0.4.0,
+# 0.5.5 and 0.10.0 on do, from `geminiChat`), but its recordings name no release: only their evidence tells.
 _QWEN_DROPS_CALLS = ("Qwen Code 0.1.x (model turns typed `qwen`), whose recorder writes no tool call, no function "
                      "response and no model turn without text")
 
