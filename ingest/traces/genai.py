@@ -72,6 +72,9 @@ def name_of(value) -> str | None:
     return dumps(value)
 
 
+ADK_MERGED_TOOLS = "(merged tools)"
+
+
 def span_kind(attrs: dict) -> str | None:
     """`model`, `tool` or `agent` for a span the conventions mark so, else None."""
     op = attrs.get("gen_ai.operation.name")
@@ -79,7 +82,10 @@ def span_kind(attrs: dict) -> str | None:
     if op in MODEL_OPERATIONS:
         return "model"
     if op == "execute_tool":
-        return "tool"
+        # Google ADK wraps calls the model made at once in one `execute_tool (merged)` span (tool name `(merged
+        # tools)`, arguments `N/A`, the result the event holding every call's response) around each call's own
+        # span: a wrapper, not a call
+        return None if attrs.get("gen_ai.tool.name") == ADK_MERGED_TOOLS else "tool"
     if op in AGENT_OPERATIONS:
         return "agent"
     kind = _OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper())
