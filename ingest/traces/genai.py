@@ -362,6 +362,16 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
     return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
 
 
+_USAGE_PREFIXES = ("gen_ai.usage.", "llm.token_count.")
+
+
+def usage(attrs: dict) -> dict | None:
+    """A model span's token counts as written (the GenAI conventions' `gen_ai.usage.*`, OpenInference's
+    `llm.token_count.*`), None where it wrote none."""
+    found = {k: v for k, v in attrs.items() if k.startswith(_USAGE_PREFIXES) and v is not None}
+    return found or None
+
+
 _OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.output", "output.value")
 _OUTPUT_PREFIXES = ("llm.output_messages.", "gen_ai.completion.")
 

@@ -44,6 +44,17 @@ def test_the_run_holds_every_fact_of_its_truth_file():
     assert not any(c["is_error"] for c in turn["tool_calls"])
 
 
+def test_each_model_call_keeps_its_token_counts():
+    """Two model calls, whose input and output tokens add up to the truth file's (the spans' own counts: the
+    ADK's `generate_content` spans hold the provider's usage; no wrapper span counts them again)."""
+    ep, _ = _episode()
+    [turn] = TRUTH["turns"]
+    used = ep.env["trace"]["model_usage"]
+    assert len(used) == turn["llm_calls"] and {u["model"] for u in used} == {"claude-haiku-4-5"}
+    assert (sum(u["gen_ai.usage.input_tokens"] for u in used), sum(u["gen_ai.usage.output_tokens"] for u in used)) \
+        == (turn["tokens"]["input"], turn["tokens"]["output"]) == (TRUTH["tokens"]["input"], TRUTH["tokens"]["output"])
+
+
 def test_concurrent_calls_keep_the_order_the_model_asked_for_them():
     """The model asked for the pods, then the namespaces, in one answer; their spans started 2.75 µs apart in the
     other order (the truth file lists them by span start). The episode keeps the model's order; each result is
