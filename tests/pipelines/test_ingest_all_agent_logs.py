@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ingest.record import Episode, Rejected
 from ingest.swe import claude_code, codex
-from ingest.traces import otel
+from ingest.traces import langsmith, otel
 from tests.conftest import SAMPLES
 from tests.ingest.golden import read_records
 from tests.ingest.producers import greenlight_logs, inspect_runs  # noqa: F401 (fixtures)
@@ -89,7 +89,10 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     assert [p.rsplit("/mixed/", 1)[1] for p in made_from] == [
         "samples/atif/harbor-claude-code/fix-calc-add__Vq7mR2p/agent/sessions/projects/-app/"
         "5c2e8f0a-91d3-4b6e-8a7f-3d1c0b9e2a44.jsonl"]
-    traces = [p for p in ignored if not p.endswith("PROVENANCE.md") and p not in made_from]
+    # beside the samples: their provenance, a license text, and the kagent run's truth file (its recorders' reading
+    # of the spans, the oracle its test compares with): no trace among them
+    not_traces = ("PROVENANCE.md", "/LICENSE", "/agentevals-kagent/adk_go_1turn.truth.json")
+    traces = [p for p in ignored if not p.endswith(not_traces) and p not in made_from]
     assert traces == [], f"trace files no format read: {traces}"
 
     formats = {r["source_format"]: r["n"] for r in query(
@@ -102,17 +105,24 @@ def test_ingest_all_reads_every_agent_log_mixed_with_the_samples(inspect_runs, g
     # the bundled real OpenTelemetry dumps are in the mix too: each read there as its reader reads it alone
     alone = [r for path in sorted((SAMPLES / "traces" / "otel").rglob("*.json*")) for r in read_records(otel, path)
              if isinstance(r, Episode)]
-    # any-agent's four framework dumps, agent-factory's three exports, observability-stack's two span documents and
-    # agentevals' Tempo export, one trace each
-    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 10
+    # any-agent's four framework dumps, agent-factory's three exports, observability-stack's two span documents,
+    # agentevals' Tempo export and its kagent OTLP/JSON run, one trace each
+    assert trace_episodes == {"openai_agents": 8, "otel": 12, "langsmith": 1} and len(alone) == 11
     alone += jaeger_episodes
     assert len(jaeger_episodes) == 1
-    assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone)}
+    # and the bundled real LangSmith run tree (chat-langchain), read there as alone
+    runs = [r for path in sorted((SAMPLES / "traces" / "langsmith").rglob("*.json*"))
+            for r in read_records(langsmith, path) if isinstance(r, Episode)]
+    assert len(runs) == 1
+    assert {f: formats[f] for f in trace_episodes} == {**trace_episodes, "otel": 12 + len(alone),
+                                                       "langsmith": 1 + len(runs)}
     calls = {r["source_format"]: r["n"] for r in query(
         "SELECT e.source_format, count(*) AS n FROM steps s JOIN episodes e USING (episode_id) "
         "WHERE (s.action).kind = 'tool_call' AND e.source_format IN ('otel', 'openai_agents', 'langsmith') GROUP BY 1")}
     bundled_calls = sum(step.action.kind == "tool_call" for episode in alone for step in episode.steps)
-    assert calls == {**fixed_calls, "otel": fixed_calls["otel"] + bundled_calls}
+    run_calls = sum(step.action.kind == "tool_call" for episode in runs for step in episode.steps)
+    assert calls == {**fixed_calls, "otel": fixed_calls["otel"] + bundled_calls,
+                     "langsmith": fixed_calls["langsmith"] + run_calls}
     # quarantined: greenlight's metadata-only log (the row names the flag that records payloads), and what the
     # shared sessions' readers reject alone (an opening cut before the answer: its row keeps the task)
     rows = sorted(r["rule"] for r in query("SELECT rule FROM quarantine"))
