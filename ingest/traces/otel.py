@@ -5,7 +5,10 @@
   `scopeSpans[].scope`, `spans[]` of `{traceId, spanId, parentSpanId, name, kind, startTimeUnixNano,
   endTimeUnixNano, attributes: [{key, value: {stringValue | intValue | doubleValue | boolValue | arrayValue |
   kvlistValue | bytesValue}}], events: [{timeUnixNano, name, attributes}], status: {code, message}}` (the protobuf
-  JSON mapping's snake_case names are read too; `intValue` is a string there). The telemetry `oteltest` (the
+  JSON mapping's snake_case names are read too; `intValue` is a string there). A document's `resourceLogs`
+  records (`eventName`, `body`, the trace and span id: the GenAI conventions' event-based messages as log records)
+  are events of the span each names; records that name no span of the same document are one `unknown_content`
+  row. The telemetry `oteltest` (the
   OpenTelemetry Python contrib's test runner) saves from an OTLP receiver is read the same way: `{"metric_requests":
   [...], "trace_requests": [{"pbreq": {"resourceSpans": [...]}, "headers", "test_elapsed_ms"}]}`, each request
   one OTLP/JSON document (ids in base64, as the protobuf JSON mapping writes bytes); its metrics and logs hold no
@@ -252,8 +255,43 @@ def _resource_spans(doc: dict):
     return found
 
 
+def _span_logs(doc: dict) -> dict[tuple, list[dict]]:
+    """The document's `resourceLogs` records as events of the span each names (trace and span id): the GenAI
+    conventions' event-based messages are log records now (`eventName` `gen_ai.user.message`, `gen_ai.choice`...,
+    the message in `body`), read as the span events they were before."""
+    found: dict[tuple, list[dict]] = {}
+    resource_logs = _get(doc, "resourceLogs", "resource_logs")
+    for rl in resource_logs if isinstance(resource_logs, list) else []:
+        scopes = _get(rl, "scopeLogs", "scope_logs") if isinstance(rl, dict) else None
+        for sl in scopes if isinstance(scopes, list) else []:
+            records = _get(sl, "logRecords", "log_records") if isinstance(sl, dict) else None
+            for record in records if isinstance(records, list) else []:
+                if not isinstance(record, dict):
+                    continue
+                attrs = attributes(record.get("attributes"))
+                event = {"name": _get(record, "eventName", "event_name") or attrs.get("event.name"),
+                         "time": _nanos(_get(record, "timeUnixNano", "time_unix_nano")
+                                        or _get(record, "observedTimeUnixNano", "observed_time_unix_nano")),
+                         "attributes": {**attrs, "body": any_value(record.get("body"))}, "log_record": True}
+                key = (span_id(_get(record, "traceId", "trace_id")), span_id(_get(record, "spanId", "span_id")))
+                found.setdefault(key, []).append(event)
+    return found
+
+
 def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
-    """(fields, attributes, events, where, resource) of every span of an OTLP/JSON document."""
+    """(fields, attributes, events, where, resource) of every span of an OTLP/JSON document, its log records
+    among the events of the span each names; records naming no span of the document are one row."""
+    logs = _span_logs(doc)
+    yield from _spans_of(doc, where, logs)
+    if logs:
+        left = [e for events in logs.values() for e in events]
+        yield Rejected("unknown_content", f"{where}.resourceLogs: {len(left)} log record(s) name no span of the "
+                       "document; kept in this row", where, record_id="resourceLogs",
+                       snippet=dumps([{"trace_id": t, "span_id": s, "events": [e["name"] for e in events]}
+                                      for (t, s), events in logs.items()])[:300])
+
+
+def _spans_of(doc: dict, where: str, logs: dict) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
     resource_spans = _resource_spans(doc)
     if not isinstance(resource_spans, list):
         yield Rejected("bad_record", f"{where}.resourceSpans: not a list; the document is left out", where,
@@ -276,6 +314,8 @@ def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, 
                 events = raw.get("events") if isinstance(raw.get("events"), list) else []
                 events = [{"name": e.get("name"), "time": _nanos(_get(e, "timeUnixNano", "time_unix_nano")),
                            "attributes": attributes(e.get("attributes"))} for e in events if isinstance(e, dict)]
+                ids = (span_id(_get(raw, "traceId", "trace_id")), span_id(_get(raw, "spanId", "span_id")))
+                events += logs.pop(ids, [])
                 fields = {"trace_id": _get(raw, "traceId", "trace_id"), "span_id": _get(raw, "spanId", "span_id"),
                           "parent_id": _get(raw, "parentSpanId", "parent_span_id"), "name": raw.get("name"),
                           "start": _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),

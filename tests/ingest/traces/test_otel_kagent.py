@@ -18,6 +18,8 @@ TRUTH = json.loads((KAGENT / "adk_go_1turn.truth.json").read_text())
 
 
 def _episode():
+    """The run, read with no row: its 9 `resourceLogs` records (GenAI events, content `<elided>`) are events of the
+    two model spans they name; the spans' own message attributes hold the messages."""
     records = read_records(otel, RUN)
     assert [r for r in records if isinstance(r, Rejected)] == []
     [ep] = [r for r in records if isinstance(r, Episode)]
