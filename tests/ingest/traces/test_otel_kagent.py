@@ -82,3 +82,33 @@ def test_adks_merged_tools_span_is_a_wrapper_not_a_call():
 def test_golden():
     _, records = _episode()
     golden.check(records, GOLDEN / "otel-agentevals-kagent-adk-go-1turn.json")
+
+
+TWO_TURNS = KAGENT / "adk_go_2turn.json"
+TWO_TURNS_TRUTH = json.loads((KAGENT / "adk_go_2turn.truth.json").read_text())
+
+
+def test_a_two_turn_conversation_is_one_episode_a_turn_each_holding_only_its_own_steps():
+    """Two user turns of one conversation (`gen_ai.conversation.id`), one trace each, sent through the Collector.
+    The second turn's first model call is given the whole first turn: that is context (5 messages), not its steps;
+    each episode holds its turn's prompt, calls with their own results, answer and model calls, as the truth says."""
+    assert claims(otel, TWO_TURNS)
+    records = read_records(otel, TWO_TURNS)
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    episodes = [r for r in records if isinstance(r, Episode)]
+    assert [ep.key for ep in episodes] == ["bf5aed954bb31b9234b2a29b14224354", "b9b73f9f8227b2fc56b56ce57409119a"]
+    for ep, turn in zip(episodes, TWO_TURNS_TRUTH["turns"], strict=True):
+        assert ep.task == turn["user_text"] and ep.terminated and ep.steps[-1].action.text == turn["final_text"]
+        assert [s.reasoning for s in ep.steps if s.reasoning] == turn["intermediate_texts"]
+        got = [(name, args, json.loads(result)) for (name, args), result in zip(calls(ep), results(ep))]
+        assert _by_arguments(got) == _by_arguments([(c["name"], c["args"], c["result"]) for c in turn["tool_calls"]])
+        used = ep.env["trace"]["model_usage"]
+        assert len(used) == turn["llm_calls"] and ep.env["trace"]["agents"] == turn["agents"]
+        assert (sum(u["gen_ai.usage.input_tokens"] for u in used), sum(u["gen_ai.usage.output_tokens"] for u in used)) \
+            == (turn["tokens"]["input"], turn["tokens"]["output"])
+    assert [len(ep.steps) for ep in episodes] == [3, 2]
+    assert "history_messages" not in episodes[0].env["trace"] and episodes[1].env["trace"]["history_messages"] == 5
+    # the model asked for the namespaces first this time; the truth lists the pods first (their span began first)
+    assert [args for _, args in calls(episodes[0])] == [{"all_namespaces": True, "resource_type": "namespace"},
+                                                         {"namespace": "kagent", "resource_type": "pod"}]
+    golden.check(records, GOLDEN / "otel-agentevals-kagent-adk-go-2turn.json")
