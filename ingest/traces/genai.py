@@ -72,6 +72,9 @@ def name_of(value) -> str | None:
     return dumps(value)
 
 
+ADK_MERGED_TOOLS = "(merged tools)"
+
+
 def span_kind(attrs: dict) -> str | None:
     """`model`, `tool` or `agent` for a span the conventions mark so, else None."""
     op = attrs.get("gen_ai.operation.name")
@@ -79,7 +82,10 @@ def span_kind(attrs: dict) -> str | None:
     if op in MODEL_OPERATIONS:
         return "model"
     if op == "execute_tool":
-        return "tool"
+        # Google ADK wraps calls the model made at once in one `execute_tool (merged)` span (tool name `(merged
+        # tools)`, arguments `N/A`, the result the event holding every call's response) around each call's own
+        # span: a wrapper, not a call
+        return None if attrs.get("gen_ai.tool.name") == ADK_MERGED_TOOLS else "tool"
     if op in AGENT_OPERATIONS:
         return "agent"
     kind = _OPENINFERENCE_KINDS.get(str(attrs.get("openinference.span.kind", "")).upper())
@@ -354,6 +360,16 @@ def model_turn(attrs: dict, events: list[dict], where: str) -> ModelTurn:
                               attrs.get("llm.model_name"), attrs.get("traceloop.association.properties.ls_model_name"))
                   if isinstance(m, str) and m and m != "unknown"), None)
     return ModelTurn(inputs=system + inputs, outputs=outputs, model=model)
+
+
+_USAGE_PREFIXES = ("gen_ai.usage.", "llm.token_count.")
+
+
+def usage(attrs: dict) -> dict | None:
+    """A model span's token counts as written (the GenAI conventions' `gen_ai.usage.*`, OpenInference's
+    `llm.token_count.*`), None where it wrote none."""
+    found = {k: v for k, v in attrs.items() if k.startswith(_USAGE_PREFIXES) and v is not None}
+    return found or None
 
 
 _OUTPUT_KEYS = ("gen_ai.output.messages", "gen_ai.output", "output.value")

@@ -5,7 +5,10 @@
   `scopeSpans[].scope`, `spans[]` of `{traceId, spanId, parentSpanId, name, kind, startTimeUnixNano,
   endTimeUnixNano, attributes: [{key, value: {stringValue | intValue | doubleValue | boolValue | arrayValue |
   kvlistValue | bytesValue}}], events: [{timeUnixNano, name, attributes}], status: {code, message}}` (the protobuf
-  JSON mapping's snake_case names are read too; `intValue` is a string there). The telemetry `oteltest` (the
+  JSON mapping's snake_case names are read too; `intValue` is a string there). A document's `resourceLogs`
+  records (`eventName`, `body`, the trace and span id: the GenAI conventions' event-based messages as log records)
+  are events of the span each names; records that name no span of the same document are one `unknown_content`
+  row. The telemetry `oteltest` (the
   OpenTelemetry Python contrib's test runner) saves from an OTLP receiver is read the same way: `{"metric_requests":
   [...], "trace_requests": [{"pbreq": {"resourceSpans": [...]}, "headers", "test_elapsed_ms"}]}`, each request
   one OTLP/JSON document (ids in base64, as the protobuf JSON mapping writes bytes); its metrics and logs hold no
@@ -34,6 +37,8 @@ LangSmith SDK's `langsmith.span.kind` spans as `ingest.traces.langsmith` reads a
 `span_type` LLM / Tool spans as `ingest.traces.promptflow` reads them; a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
 assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
 their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
+A trace whose model spans name a `gen_ai.conversation.id` is one turn of that conversation: the earlier turns its
+first model call is given are context (`env["trace"]["history_messages"]`), its task the user message after them.
 Domain `mcp` (an agent's tool calls; `search` when they are mostly search tools), platform `linux`.
 
 Traces with no span of an agent (a web service's own spans in the same export) are not episodes: one
@@ -63,7 +68,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "12"
+VERSION = "13"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
@@ -88,7 +93,10 @@ INFO = FormatInfo(
            "four real Apache-2.0 any-agent `AgentTrace` dumps (OpenAI Agents, LangChain, LlamaIndex, smolagents), "
            "three of agent-factory's own o3 runs (two `AgentTrace`s, a span-per-line export) and two Apache-2.0 "
            "spans of a LangChain agent on Bedrock as OpenSearch's trace index stored them (OpenInference, "
-           "OpenLLMetry) are goldens read against the raw files; a real Microsoft Agent Framework console export "
+           "OpenLLMetry) are goldens read against the raw files; a real kagent Go ADK run saved as one OTLP/JSON document "
+           "(agentevals, Apache-2.0) is read against the truth file its recorders wrote from the spans: prompt, "
+           "calls, results, answer, agent, model calls and tokens (`tests/ingest/traces/test_otel_kagent.py`); "
+           "a real Microsoft Agent Framework console export "
            "(each span printed twice) and one LangChain chain traced by OpenLLMetry, OpenLit and LangSmith's OTel "
            "exporter as oteltest saved it are read from ../shared (`tests/ingest/traces/test_otel_real.py`); Jaeger's "
            "JSON: a real kagent (Google ADK, OpenLLMetry) Helm agent's trace saved from Jaeger's query API "
@@ -225,6 +233,10 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":
         span.model = genai.model_turn(attrs, events, where)
+        if attrs.get("gen_ai.conversation.id"):
+            # a turn of a conversation that spans traces (one trace a user turn): what its first model call is given
+            # before its last assistant turn is the earlier turns, context and not this trace's actions
+            span.extra["continues_thread"] = True
         span.unread_output = None if span.model.outputs else genai.unread_output(attrs)
     elif span.kind == "tool" and span.name.startswith(HANDOFF_TOOL):
         # OpenInference's Agents SDK processor writes a handoff as a TOOL span `handoff to <agent>`
@@ -249,8 +261,43 @@ def _resource_spans(doc: dict):
     return found
 
 
+def _span_logs(doc: dict) -> dict[tuple, list[dict]]:
+    """The document's `resourceLogs` records as events of the span each names (trace and span id): the GenAI
+    conventions' event-based messages are log records now (`eventName` `gen_ai.user.message`, `gen_ai.choice`...,
+    the message in `body`), read as the span events they were before."""
+    found: dict[tuple, list[dict]] = {}
+    resource_logs = _get(doc, "resourceLogs", "resource_logs")
+    for rl in resource_logs if isinstance(resource_logs, list) else []:
+        scopes = _get(rl, "scopeLogs", "scope_logs") if isinstance(rl, dict) else None
+        for sl in scopes if isinstance(scopes, list) else []:
+            records = _get(sl, "logRecords", "log_records") if isinstance(sl, dict) else None
+            for record in records if isinstance(records, list) else []:
+                if not isinstance(record, dict):
+                    continue
+                attrs = attributes(record.get("attributes"))
+                event = {"name": _get(record, "eventName", "event_name") or attrs.get("event.name"),
+                         "time": _nanos(_get(record, "timeUnixNano", "time_unix_nano")
+                                        or _get(record, "observedTimeUnixNano", "observed_time_unix_nano")),
+                         "attributes": {**attrs, "body": any_value(record.get("body"))}, "log_record": True}
+                key = (span_id(_get(record, "traceId", "trace_id")), span_id(_get(record, "spanId", "span_id")))
+                found.setdefault(key, []).append(event)
+    return found
+
+
 def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
-    """(fields, attributes, events, where, resource) of every span of an OTLP/JSON document."""
+    """(fields, attributes, events, where, resource) of every span of an OTLP/JSON document, its log records
+    among the events of the span each names; records naming no span of the document are one row."""
+    logs = _span_logs(doc)
+    yield from _spans_of(doc, where, logs)
+    if logs:
+        left = [e for events in logs.values() for e in events]
+        yield Rejected("unknown_content", f"{where}.resourceLogs: {len(left)} log record(s) name no span of the "
+                       "document; kept in this row", where, record_id="resourceLogs",
+                       snippet=dumps([{"trace_id": t, "span_id": s, "events": [e["name"] for e in events]}
+                                      for (t, s), events in logs.items()])[:300])
+
+
+def _spans_of(doc: dict, where: str, logs: dict) -> Iterator[tuple[dict, dict, list, str, dict] | Rejected]:
     resource_spans = _resource_spans(doc)
     if not isinstance(resource_spans, list):
         yield Rejected("bad_record", f"{where}.resourceSpans: not a list; the document is left out", where,
@@ -273,6 +320,8 @@ def _otlp_spans(doc: dict, where: str) -> Iterator[tuple[dict, dict, list, str, 
                 events = raw.get("events") if isinstance(raw.get("events"), list) else []
                 events = [{"name": e.get("name"), "time": _nanos(_get(e, "timeUnixNano", "time_unix_nano")),
                            "attributes": attributes(e.get("attributes"))} for e in events if isinstance(e, dict)]
+                ids = (span_id(_get(raw, "traceId", "trace_id")), span_id(_get(raw, "spanId", "span_id")))
+                events += logs.pop(ids, [])
                 fields = {"trace_id": _get(raw, "traceId", "trace_id"), "span_id": _get(raw, "spanId", "span_id"),
                           "parent_id": _get(raw, "parentSpanId", "parent_span_id"), "name": raw.get("name"),
                           "start": _nanos(_get(raw, "startTimeUnixNano", "start_time_unix_nano")),

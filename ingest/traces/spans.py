@@ -48,7 +48,8 @@ call comes right after that answer. No time is moved, but for one case: such a t
 no longer waits for (another span answered it) is a call of its own after the answer; its step takes the answer's
 time and its raw says so (`timestamp_clamped`) beside the start its span recorded (`recorded_start`).
 **Outcome** `unknown`; terminated when the episode ends on an answer without tool calls. Spans of no step kind are
-kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`. A model
+kept in `env["trace"]["other_spans"]` (name, ids, attributes); span failures in `env["trace"]["errors"]`; each model
+call's token counts, where its span wrote them, in `env["trace"]["model_usage"]` (span id, model, the attributes). A model
 span whose output its decoder found no message in (`Span.unread_output`) makes no step: that output is kept as
 written in `env["unread_outputs"]` (span name and id, `after_steps`: the steps made before it answered) with one
 `unknown_content` warning for the episode.
@@ -65,7 +66,7 @@ from ingest.record import Action, Episode, Rejected, episode_id
 from ingest.search import episode_domain
 from ingest.tools import arguments_dict, dumps
 from ingest.traces import beeai
-from ingest.traces.genai import ModelTurn, ToolUse
+from ingest.traces.genai import ModelTurn, ToolUse, usage
 from ingest.traces.stitch import stitch
 from ingest.transcript import Message, Run, ToolCall, records
 
@@ -421,6 +422,9 @@ def _apply(t: _Transcript, event: str, span: Span, facts: dict) -> None:
         t.model_inputs(span)
     elif event == "model_out":
         t.model_outputs(span)
+        used = usage(span.attributes)
+        if used:  # each model call's token counts, as its span wrote them
+            facts.setdefault("model_usage", []).append({"span_id": span.span_id, "model": span.model.model, **used})
     elif span.kind == "tool" and span.tool is not None:
         t.tool(span)
     elif span.kind == "handoff":

@@ -608,3 +608,26 @@ def test_a_model_span_whose_output_holds_no_message_is_kept_raw_in_env_with_a_wa
     assert ep.env["unread_outputs"] == [{"span": "chat m", "span_id": "a1", "after_steps": 0,
                                          "output": {"gen_ai.output.messages": odd}}]
     assert [r.rule for r in rows] == ["unknown_content"] and "a1" in rows[0].reason
+
+
+def test_log_records_of_a_span_are_its_events_and_records_naming_no_span_are_a_row(tmp_path):
+    """The conventions' event-based messages written as OTLP log records (`resourceLogs`, `eventName`, the message
+    in `body`, the span's ids) read as that span's events; a record naming no span of the document is one row."""
+    def record(sid, name, body):
+        kv = [{"key": k, "value": v} for k, v in body.items()]
+        return {"timeUnixNano": "1700000000100000000", "eventName": name, "traceId": TRACE, "spanId": sid,
+                "body": {"kvlistValue": {"values": kv}}}
+    chat = _span("a1", None, "chat gpt-4.1", 0, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4.1"})
+    message = {"kvlistValue": {"values": [{"key": "role", "value": {"stringValue": "assistant"}},
+                                          {"key": "content", "value": {"stringValue": "Rainy, 57F."}}]}}
+    logs = [record("a1", "gen_ai.user.message", {"content": {"stringValue": "Weather in Paris?"}}),
+            record("a1", "gen_ai.choice", {"index": {"intValue": "0"}, "finish_reason": {"stringValue": "stop"},
+                                           "message": message}),
+            record("ffffffffffffffff", "gen_ai.user.message", {"content": {"stringValue": "elsewhere"}})]
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [chat]}]}],
+                                "resourceLogs": [{"resource": {}, "scopeLogs": [{"logRecords": logs}]}]}))
+    [ep], rejected = read(otel, path)
+    assert ep.task == "Weather in Paris?" and [s.action.text for s in ep.steps] == ["Rainy, 57F."]
+    assert [(r.rule, r.record_id) for r in rejected] == [("unknown_content", "resourceLogs")]
+    assert "1 log record(s) name no span" in rejected[0].reason and "ffffffffffffffff" in rejected[0].snippet
