@@ -29,11 +29,15 @@ STORAGE_COMPATIBILITY = "v1.4.0"
 # 10 GB of input). With a data recipe (transforms/export/recipe.py) a row also has its system-prompt variant,
 # its turns without loss (CPT masking) and the dropped turns it names (those since the line's previous record;
 # the line's last record also those after it); the dropped turns of lines with no record are named by one row
-# with no shard and no step ids. Null without a recipe.
+# with no shard and no step ids. Null without a recipe. A line (a trajectory) a recipe's trajectory filter dropped is
+# a row of its own: no shard, no row, no step ids; its `episode_id`, `line` ("main" or the branch's step id), the
+# filter (`dropped_by`, one of the manifest's `trajectories_dropped`) and its own turns in `dropped_step_ids`;
+# those three are null on every other row (and in the files of exports written before them).
 EXPORT_ROWS_DIR = "export_rows"
 EXPORT_ROWS = pa.schema([("export_id", pa.string()), ("shard", pa.string()), ("row", pa.int64()),
                          ("step_ids", pa.list_(pa.string())), ("prompt_variant", pa.string()),
-                         ("masked_step_ids", pa.list_(pa.string())), ("dropped_step_ids", pa.list_(pa.string()))])
+                         ("masked_step_ids", pa.list_(pa.string())), ("dropped_step_ids", pa.list_(pa.string())),
+                         ("episode_id", pa.string()), ("line", pa.string()), ("dropped_by", pa.string())])
 
 # Every catalog table, created when the catalog opens for writing, so a fresh lake has all of them. A
 # table's columns are documented where its stage writes it (named in the comment).
@@ -354,7 +358,8 @@ class Catalog:
 
         fs, root = fsspec.core.url_to_fs(self.lake_root)
         for column, kind in (("prompt_variant", "VARCHAR"), ("masked_step_ids", "VARCHAR[]"),
-                             ("dropped_step_ids", "VARCHAR[]")):  # tables older than the recipe columns
+                             ("dropped_step_ids", "VARCHAR[]"), ("episode_id", "VARCHAR"), ("line", "VARCHAR"),
+                             ("dropped_by", "VARCHAR")):  # tables older than the recipe columns
             self.con.execute(f"ALTER TABLE export_rows ADD COLUMN IF NOT EXISTS {column} {kind}")
         ids = [r[0] for r in self.con.execute("SELECT DISTINCT export_id FROM export_rows ORDER BY 1").fetchall()]
         fs.makedirs(f"{root.rstrip('/')}/{EXPORT_ROWS_DIR}", exist_ok=True)
@@ -429,11 +434,12 @@ def bind_export_rows(con: duckdb.DuckDBPyConnection, lake_root: str, temporary: 
 
 def _export_rows_view(files: list[str], temporary: bool = False) -> str:
     create = f"CREATE OR REPLACE {'TEMP ' if temporary else ''}VIEW export_rows AS SELECT "
+    empty = ", ".join(f"NULL::{_duck_type(f.type)} AS {_sql_name(f.name)}" for f in EXPORT_ROWS) + " WHERE false"
     if not files:
-        return create + ", ".join(
-            f"NULL::{_duck_type(f.type)} AS {_sql_name(f.name)}" for f in EXPORT_ROWS) + " WHERE false"
-    return (create + f"{_export_rows_columns()} "
-            f"FROM read_parquet([{', '.join(map(_sql_str, files))}], union_by_name = true)")
+        return create + empty
+    # by name, under an empty row of every column: the files of older exports lack the newer columns (null)
+    return (create + f"{_export_rows_columns()} FROM (SELECT {empty} UNION ALL BY NAME SELECT * "
+            f"FROM read_parquet([{', '.join(map(_sql_str, files))}], union_by_name = true))")
 
 
 def _export_rows_columns() -> str:

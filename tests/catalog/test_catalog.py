@@ -61,12 +61,15 @@ def test_export_rows_read_every_exports_file_and_survive_one_removed(tmp_path):
     path, lake = str(tmp_path / "catalog.duckdb"), str(tmp_path)
     (tmp_path / "export_rows").mkdir()
     with Catalog(path, lake) as cat:
-        for export_id, n in (("aa11", 2), ("bb22", 3)):
+        # bb22's file is of an export written before the dropped trajectories' columns
+        older = pa.schema([f for f in EXPORT_ROWS if f.name not in ("episode_id", "line", "dropped_by")])
+        for export_id, n, schema in (("aa11", 2, EXPORT_ROWS), ("bb22", 3, older)):
             rel = export_rows_path(export_id)
             pq.write_table(pa.table({"export_id": [export_id] * n, "shard": ["s"] * n, "row": list(range(n)),
-                                     "step_ids": [["e:0"]] * n, "prompt_variant": [None] * n,
-                                     "masked_step_ids": [None] * n, "dropped_step_ids": [None] * n},
-                                    schema=EXPORT_ROWS), f"{lake}/{rel}")
+                                     "step_ids": [["e:0"]] * n,
+                                     **{f.name: [None] * n for f in schema if f.name not in (
+                                         "export_id", "shard", "row", "step_ids")}},
+                                    schema=schema), f"{lake}/{rel}")
             cat.add_export({"export_id": export_id, "kind": "sft", "format": "agentworld", "dataset": "d",
                             "version": 1, "out": "o", "created_at": dt.datetime.now(dt.timezone.utc), "rows": n}, rel)
         assert cat.con.execute("SELECT export_id, count(*) FROM export_rows GROUP BY 1 ORDER BY 1").fetchall() == [
@@ -75,3 +78,6 @@ def test_export_rows_read_every_exports_file_and_survive_one_removed(tmp_path):
     with Catalog(path, lake) as cat:
         cat.refresh_export_rows()
         assert cat.con.execute("SELECT export_id, count(*) FROM export_rows GROUP BY 1").fetchall() == [("bb22", 3)]
+        # the older file alone: its rows have the newer columns, null
+        assert cat.con.execute("SELECT count(*) FROM export_rows WHERE dropped_by IS NULL AND episode_id IS NULL "
+                               "AND line IS NULL").fetchall() == [(3,)]

@@ -116,8 +116,9 @@ def _recipe_output(lake: str, out: Path, kind: str, fmt: str, options: dict) -> 
     manifest = _export(lake, out, kind, fmt, recipe="agentworld", **options)
     files = {str(p.relative_to(out)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(out.rglob("*"))
              if p.is_file() and p.name not in ("manifest.json", VERL_FRAGMENT)}
-    lineage = _query(lake, 'SELECT shard, "row", step_ids, prompt_variant, masked_step_ids, dropped_step_ids '
-                           'FROM export_rows WHERE export_id = ? ORDER BY shard, "row"', [manifest["export_id"]])
+    lineage = _query(lake, 'SELECT shard, "row", step_ids, prompt_variant, masked_step_ids, dropped_step_ids, '
+                           'episode_id, line, dropped_by FROM export_rows WHERE export_id = ? '
+                           'ORDER BY shard, "row", episode_id, line', [manifest["export_id"]])
     manifest.pop("export_id")
     digest = lambda value: hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
     return {"rows": manifest["rows"], "skipped": manifest["skipped"], "recipe": manifest["recipe"], "files": files,
@@ -198,6 +199,89 @@ def test_trajectory_filters_on_real_traces(bundled, tmp_path):
     # replies in the OpenCode markdown transcript whose text the markdown does not set apart from the thinking before
     # it (the reader keeps both in the reasoning)
     assert r["turns_dropped"]["empty_action"] == 6
+
+
+@pytest.mark.parametrize("kind", ["cpt", "sft", "rl"])
+def test_every_dropped_trajectory_is_named_once_with_its_filter(bundled, tmp_path, kind):
+    """The episodes the trajectory filters dropped, in SQL: a row each (no shard, no row), its filter, as many per
+    filter as the manifest counts, none that a record was made from; and with the turns every record names, each
+    turn the manifest counts as dropped is named once."""
+    manifest = _export(bundled, tmp_path / kind, kind, recipe="agentworld")
+    rows = _query(bundled, "SELECT shard, \"row\", step_ids, dropped_step_ids, episode_id, line, dropped_by "
+                           "FROM export_rows WHERE export_id = ?", [manifest["export_id"]])
+    dropped = [r for r in rows if r["dropped_by"] is not None]
+    r = manifest["recipe"]
+    assert {f: sum(1 for d in dropped if d["dropped_by"] == f) for f in recipes.TRAJECTORY_FILTERS} == \
+        r["trajectories_dropped"]
+    if kind == "sft":
+        assert r["trajectories_dropped"]["fewer_than_min_turns"] == 31
+    assert all(d["shard"] is None and d["row"] is None and d["step_ids"] == [] and d["line"] == "main"
+               for d in dropped)
+    episodes = [d["episode_id"] for d in dropped]
+    assert len(episodes) == len(set(episodes))
+    exported = {s.split(":")[0] for row in rows for s in row["step_ids"]}
+    assert exported and not exported & set(episodes)
+    steps = {row["episode_id"]: row["n"] for row in _query(
+        bundled, "SELECT episode_id, count(*) AS n FROM steps GROUP BY 1")}
+    assert all(len(d["dropped_step_ids"]) == steps.get(d["episode_id"], 0) for d in dropped)  # all its turns
+    named = [s for row in rows for s in row["dropped_step_ids"] or ()]
+    assert len(named) == len(set(named)) == sum(r["turns_dropped"].values())
+    # the README's query: which episodes the export dropped, and why
+    why = _query(bundled, "SELECT dropped_by, count(*) AS episodes FROM export_rows WHERE export_id = ? "
+                          "AND dropped_by IS NOT NULL GROUP BY dropped_by", [manifest["export_id"]])
+    assert {w["dropped_by"]: w["episodes"] for w in why} == {f: n for f, n in r["trajectories_dropped"].items() if n}
+
+
+def test_the_readme_query_lists_the_dropped_episodes(bundled, tmp_path, monkeypatch, capsys):
+    """The README's commands, as written there (on the bundled lake): the episodes the query lists are those
+    the manifest counts, per filter, and the numbers the README gives."""
+    import csv
+    import re
+    import shlex
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    at = readme.index("Which episodes an\nexport dropped, and why")
+    commands = re.findall(r"^    \.venv/bin/pipelines (.*)$", readme[at:readme.index("\nlists ", at)], re.M)
+    assert [c.split()[0] for c in commands] == ["export", "sql"]
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        capsys.readouterr()
+        assert main([*shlex.split(command), "--lake", bundled]) == 0
+    listed = list(csv.DictReader(capsys.readouterr().out.splitlines()))
+    manifest = json.loads((tmp_path / "out" / "sft" / "manifest.json").read_text())
+    by_filter = {f: sum(1 for row in listed if row["dropped_by"] == f) for f in recipes.TRAJECTORY_FILTERS}
+    assert by_filter == manifest["recipe"]["trajectories_dropped"]
+    said = re.match(r"lists (\d+) episodes: (\d+) `fewer_than_min_turns` .*?, (\d+) `undeclared_tools` .*?, "
+                    r"(\d+) `environment_failure`", readme[readme.index("\nlists ", at) + 1:], re.S)
+    assert [int(n) for n in said.groups()] == [len(listed), *by_filter.values()]
+
+
+def test_dropped_trajectories_are_written_in_row_groups_as_they_come(monkeypatch):
+    """The lineage holds a row group of dropped lines at most (by lines, or by their turns), not the export's."""
+    import pyarrow.parquet as pq
+
+    from pipelines.stages.export.shards import Lineage
+
+    monkeypatch.setattr(Lineage, "DROPPED_ROWS", 3)
+    monkeypatch.setattr(Lineage, "DROPPED_STEP_IDS", 10)
+    lineage = Lineage("x")
+    dropped = [recipes.DroppedTrajectory(f"e{n}", "main", "fewer_than_min_turns", [f"e{n}:0"]) for n in range(7)]
+    held = []
+    for n in range(0, 7, 2):  # groups of two lines
+        lineage.add_dropped_trajectories(dropped[n:n + 2])
+        held.append(len(lineage.dropped))
+    lineage.add_dropped_trajectories([recipes.DroppedTrajectory("long", "b1", "undeclared_tools",
+                                                                [f"long:{i}" for i in range(12)])])
+    held.append(len(lineage.dropped))
+    lineage.close()
+    assert held == [2, 0, 2, 0, 0]
+    file = pq.ParquetFile(lineage.path)
+    assert file.metadata.num_row_groups == 3
+    rows = file.read().to_pylist()
+    assert [r["episode_id"] for r in rows] == [*(d.episode_id for d in dropped), "long"]
+    assert rows[-1]["line"] == "b1" and rows[-1]["dropped_by"] == "undeclared_tools"
+    assert all(r["shard"] is None and r["row"] is None and r["export_id"] == "x" for r in rows)
+    lineage.remove()
 
 
 def test_undeclared_tools_are_named_from_the_recorded_definitions_only():

@@ -440,10 +440,22 @@ class Applied:
         return named
 
 
-def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts,
-          no_change: set[str] | frozenset = frozenset()) -> Applied | None:
-    """The trajectory with the recipe's turn filters applied, or None when a trajectory filter drops it;
-    every decision counted in `counts` (the CPT loss: `mask_turns`). `show_screenshots` comes first."""
+@dataclass(frozen=True)
+class DroppedTrajectory:
+    """A line a trajectory filter dropped, as the export's lineage names it: its episode, its line ("main" or
+    the branch's step id), the filter, and the step ids of its own turns (each counted in `turns_dropped`)."""
+
+    episode_id: str
+    line: str
+    dropped_by: str
+    step_ids: list[str]
+
+
+def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts, no_change: set[str] | frozenset = frozenset(),
+          dropped_trajectories: list[DroppedTrajectory] | None = None) -> Applied | None:
+    """The trajectory with the recipe's turn filters applied, or None when a trajectory filter drops it (then
+    appended to `dropped_trajectories`, when given); every decision counted in `counts` (the CPT loss:
+    `mask_turns`). `show_screenshots` comes first."""
     turns = trajectory.turns
     own = range(trajectory.start, len(turns))
     counts.trajectories_in += 1
@@ -455,6 +467,9 @@ def apply(trajectory: Trajectory, recipe: Recipe, counts: Counts,
         counts.trajectories_dropped[reason] += 1
         for i in own:
             counts.turns_dropped[drops.get(i, f"trajectory:{reason}")] += 1
+        if dropped_trajectories is not None:
+            dropped_trajectories.append(DroppedTrajectory(trajectory.episode_id, trajectory.line, reason,
+                                                          [turns[i].step_id for i in own]))
         return None
     for i in own:
         if i in drops:

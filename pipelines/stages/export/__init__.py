@@ -116,6 +116,7 @@ def _write(run: StageRun, rendered: Iterator[Rendered]) -> Outcome:
         for group in rendered:
             add_rendered(totals, group)
             writing.lineage.add_unnamed(group.unnamed_dropped)  # the recipe's dropped turns of lines with no record
+            writing.lineage.add_dropped_trajectories(group.dropped_trajectories)
             yield from group.records
 
     writing.shards = write_shards(out_lake, config, records(), writing.lineage, totals)

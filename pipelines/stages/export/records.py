@@ -42,11 +42,13 @@ class RecipeContext:
         self.applied: recipes.Applied | None = None
         self.named = False  # whether a record of the current line names its dropped turns
         self.unnamed: list[str] = []  # the dropped turns of the group's lines that have no record
+        self.dropped_trajectories: list[recipes.DroppedTrajectory] = []  # the lines a trajectory filter dropped
         self.rendered_prompts: dict = {}  # `recipes.Prompted`'s, for the whole group
 
     def apply(self, trajectory: Trajectory, n_transitions: int) -> Trajectory | None:
         trajectory = recipes.show_screenshots(trajectory, self.recipe, self.counts)
-        self.applied = recipes.apply(trajectory, self.recipe, self.counts, self.no_change)
+        self.applied = recipes.apply(trajectory, self.recipe, self.counts, self.no_change,
+                                     self.dropped_trajectories)
         self.named = False
         if self.applied is None:
             self.skipped["recipe_dropped"] += n_transitions

@@ -109,6 +109,8 @@ class Rendered:
     recipe: recipes.Counts | None = None  # the recipe's decisions, with a recipe
     actions_in: int = 0  # actions (turns) of the lines read: transitions_in + no_next_observation + final_answer
     unnamed_dropped: list[str] = field(default_factory=list)  # recipe-dropped turns of lines with no record
+    # the lines the recipe's trajectory filters dropped, for the lineage (`Lineage.add_dropped_trajectories`)
+    dropped_trajectories: list[recipes.DroppedTrajectory] = field(default_factory=list)
 
 
 def _demonstrations(trajectory, job: RenderJob) -> str:
@@ -164,6 +166,7 @@ def _render_group(group: dict[str, list[str]], job: RenderJob) -> Rendered:
         context = RecipeContext(recipe, skipped, job.no_change)
         out.recipe = context.counts
         out.unnamed_dropped = context.unnamed
+        out.dropped_trajectories = context.dropped_trajectories
     targets = None
     if config.targets == "sampled":
         targets = sampled_targets(datasets.read_of_episodes(lake, "targets", job.target_parts,

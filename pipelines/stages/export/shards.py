@@ -28,6 +28,7 @@ from pipelines.stages.export.totals import Totals
 
 if TYPE_CHECKING:  # for the annotation only
     from pipelines.stages.export.render import RenderedRecord
+    from transforms.export.recipe import DroppedTrajectory
 
 @dataclass
 class Shard:
@@ -138,10 +139,13 @@ def bound_buffered(writers, max_bytes: int) -> None:
 class Lineage:
     """Every output row's step ids, written to a local Parquet file as shards complete, so an export holds one
     shard's worth, not the dataset's; `record_export` puts the file in the lake, where the catalog's
-    `export_rows` view reads it."""
+    `export_rows` view reads it. The lines a trajectory filter dropped are rows too (no shard, no row; their
+    episode, line and filter), written in row groups of DROPPED_ROWS as they arrive."""
 
     SCHEMA = EXPORT_ROWS
     INFO = ("prompt_variant", "masked_step_ids", "dropped_step_ids")
+    # dropped lines held before they are written: a row group of them, or of their turns' step ids
+    DROPPED_ROWS, DROPPED_STEP_IDS = 4096, 65536
 
     def __init__(self, export_id: str):
         self.export_id = export_id
@@ -149,21 +153,26 @@ class Lineage:
         self.path = os.path.join(self.dir, "rows.parquet")
         self.writer = pq.ParquetWriter(self.path, self.SCHEMA, compression="zstd")
         self.unnamed: list[str] = []  # dropped turns no written record names (`add_unnamed`)
+        self.dropped: list[DroppedTrajectory] = []  # dropped lines not yet written (`add_dropped_trajectories`)
+        self.dropped_step_ids = 0  # their turns
+
+    def _write(self, n: int, columns: dict) -> None:
+        """n rows of `columns`; the columns not given are null."""
+        self.writer.write_table(pa.table({"export_id": [self.export_id] * n, **columns,
+                                          **{f.name: pa.nulls(n, f.type) for f in self.SCHEMA
+                                             if f.name not in columns and f.name != "export_id"}},
+                                         schema=self.SCHEMA))
 
     def add(self, shard: str, step_ids: list[list[str]], infos: list[dict | None] | None = None) -> None:
         """The rows of one shard, in order, with each row's recipe decisions (`infos`)."""
         infos = infos or [None] * len(step_ids)
         columns = {key: [(info or {}).get(key) for info in infos] for key in self.INFO}
-        self.writer.write_table(pa.table({"export_id": [self.export_id] * len(step_ids),
-                                          "shard": [shard] * len(step_ids), "row": range(len(step_ids)),
-                                          "step_ids": step_ids, **columns}, schema=self.SCHEMA))
+        self._write(len(step_ids), {"shard": [shard] * len(step_ids), "row": range(len(step_ids)),
+                                    "step_ids": step_ids, **columns})
 
     def add_files(self, paths: list[str], step_ids: list[list[str]]) -> None:
         """Files of one record each (ATIF), many at once: one row group, not one per file."""
-        nulls = {key: [None] * len(paths) for key in self.INFO}
-        self.writer.write_table(pa.table({"export_id": [self.export_id] * len(paths), "shard": paths,
-                                          "row": [0] * len(paths), "step_ids": step_ids, **nulls},
-                                         schema=self.SCHEMA))
+        self._write(len(paths), {"shard": paths, "row": [0] * len(paths), "step_ids": step_ids})
 
     def add_unnamed(self, dropped_step_ids: list[str]) -> None:
         """Turns the recipe dropped that no written record names (their line made no record, or its records
@@ -171,13 +180,27 @@ class Lineage:
         ids), so every dropped turn is named once in the export's lineage."""
         self.unnamed.extend(dropped_step_ids)
 
+    def add_dropped_trajectories(self, dropped: list[DroppedTrajectory]) -> None:
+        """Lines a trajectory filter dropped: a row each (no shard, no row, no step ids), with its episode, line
+        and filter (`dropped_by`), its own turns in `dropped_step_ids`, so each is named once."""
+        self.dropped += dropped
+        self.dropped_step_ids += sum(len(d.step_ids) for d in dropped)
+        if len(self.dropped) >= self.DROPPED_ROWS or self.dropped_step_ids >= self.DROPPED_STEP_IDS:
+            self._write_dropped()
+
+    def _write_dropped(self) -> None:
+        if self.dropped:
+            d = self.dropped
+            self._write(len(d), {"step_ids": [[]] * len(d), "masked_step_ids": [[]] * len(d),
+                                 "dropped_step_ids": [x.step_ids for x in d], "episode_id": [x.episode_id for x in d],
+                                 "line": [x.line for x in d], "dropped_by": [x.dropped_by for x in d]})
+        self.dropped, self.dropped_step_ids = [], 0
+
     def close(self) -> None:
         if self.writer is not None:
+            self._write_dropped()
             if self.unnamed:
-                self.writer.write_table(pa.table({
-                    "export_id": [self.export_id], "shard": [None], "row": [None], "step_ids": [[]],
-                    "prompt_variant": [None], "masked_step_ids": [[]], "dropped_step_ids": [self.unnamed]},
-                    schema=self.SCHEMA))
+                self._write(1, {"step_ids": [[]], "masked_step_ids": [[]], "dropped_step_ids": [self.unnamed]})
             self.writer.close()
             self.writer = None
 
