@@ -39,8 +39,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench import har_corpus, mcp_corpus, transcript_corpus  # noqa: E402
-from bench.ingest import parse_and_write, timed  # noqa: E402
+from bench import fresh, har_corpus, mcp_corpus, transcript_corpus  # noqa: E402
+from bench.ingest import parse_and_write  # noqa: E402
 
 SAMPLES = REPO / "samples"
 SHARED_SAMPLES = REPO.parent / "shared" / "samples"
@@ -151,7 +151,7 @@ def limit_once(root: Path, out: Path, batch_mb: float = 64) -> None:
 
 def ingest_once(fmt: str, root: Path, lake: Path) -> None:
     """`pipelines run` of the line's format into `lake`, which must not exist (deleting the last repeat's lake,
-    its blob folders among them, is no part of what ingest costs: `fresh_lake` does it before the clock starts)."""
+    its blob folders among them, is no part of what ingest costs: the bench does it before the clock starts)."""
     from pipelines.infra import definition
     from pipelines.infra.runner import run_ingest
 
@@ -161,28 +161,15 @@ def ingest_once(fmt: str, root: Path, lake: Path) -> None:
     assert result.status == "success" and result.steps, (fmt, result.status, result.messages[:3])
 
 
-def fresh_lake(scratch: Path) -> Path:
-    lake = scratch / "lake"
-    shutil.rmtree(lake, ignore_errors=True)
-    return lake
-
-
-def bench_format(fmt: str, mb: float, repeats: int, scratch: Path) -> str:
+def bench_format(fmt: str, mb: float, repeats: int, scratch: Path, compare: bool = False) -> str:
     root = scratch / f"in-{fmt}"
     size = corpus(fmt, mb, root) / 1e6
-    limit_once(root, scratch), ingest_once(fmt, root, fresh_lake(scratch))  # warm-up: page cache, imports
-    limits, ours, loads = [], [], []
-    for _ in range(repeats):  # interleaved, so machine noise hits both alike
-        limits.append(timed(limit_once, root, scratch))
-        ours.append(timed(ingest_once, fmt, root, fresh_lake(scratch)))
-        loads.append(os.getloadavg()[0])
+    lake = scratch / "lake"
+    limit = fresh.call("bench.readers:limit_once", root, scratch)
+    ingest = fresh.call("bench.readers:ingest_once", fmt, root, lake, clear=(lake,))
+    runs = fresh.measure(limit, ingest, repeats, compare)
     shutil.rmtree(root)
-    rates = []
-    for k in (0, 1):
-        limit_rate, our_rate = size / statistics.median(t[k] for t in limits), size / statistics.median(t[k] for t in ours)
-        rates.append(f"limit {limit_rate:7.1f} MB/s  ingest {our_rate:6.1f} MB/s  ratio {our_rate / limit_rate:.2f}")
-    return (f"{fmt:18s} {size:6.1f} MB   wall: {rates[0]}   CPU: {rates[1]}   "
-            f"(load {statistics.median(loads):.2f} on {os.cpu_count()} CPUs)")
+    return f"{fmt:18s} {size:6.1f} MB   " + fresh.rates(size, runs)
 
 
 def main() -> None:
@@ -192,14 +179,17 @@ def main() -> None:
     lines = [*CORPORA, *SHARED, *GENERATED]
     parser.add_argument("--formats", nargs="+", default=lines, choices=lines)
     parser.add_argument("--work", default=None, help="where corpora and lakes are written (a temporary folder)")
+    parser.add_argument("--compare", action="store_true",
+                        help="also time each repeat as a bench in one process did (limit after ingest...)")
     args = parser.parse_args()
-    print(f"heavy readers against their parse + write limit, medians of {args.repeats} interleaved repeats")
+    print(f"heavy readers against their parse + write limit, medians of {args.repeats} interleaved repeats,"
+          " each in a process of its own")
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for fmt in args.formats:
             if not available(fmt):
                 print(f"{fmt:18s} skipped: its corpus, ../shared/samples/{SHARED[fmt]}, is not here", flush=True)
                 continue
-            print(bench_format(fmt, args.mb, args.repeats, Path(scratch)), flush=True)
+            print(bench_format(fmt, args.mb, args.repeats, Path(scratch), args.compare), flush=True)
 
 
 if __name__ == "__main__":
