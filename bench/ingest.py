@@ -1,13 +1,17 @@
 """Ingest throughput against the limit, and peak memory as the input doubles.
 
-    .venv/bin/python bench/ingest.py [--mb 200] [--repeats 3]
+    .venv/bin/python bench/ingest.py [--mb 200] [--repeats 3] [--compare] [--ratio-only]
 
 On one synthetic DroidBot corpus (bench/android_corpus.py, the bundled run's shapes) it measures, in one run:
 - limit: read every file, orjson-parse it (GC paused), write the same records as zstd Parquet (the floor any
   ingest of this data pays);
-- ingest: `pipelines run ingest-android` in-process (one core, like the limit), from planning to catalog;
-after one warm-up pass of each (page cache, imports), interleaved repeats, and prints wall-clock and CPU-time
-medians and the ratio ingest/limit; then the work ingest must do that the limit leaves out (screen text, content
+- ingest: `pipelines run ingest-android` with the in-process executor (one core, like the limit), from
+  planning to catalog;
+each repeat of each in a Python process of its own (`bench/fresh.py`: after a first run of each that fills the
+page cache and finds what it imports, imported before the clock, so imports are out of both sides), interleaved,
+and prints wall-clock and CPU-time medians and the ratio ingest/limit (`--compare`: also as one process measured
+them, the limit after an ingest and the ingest after a limit, each paying for what the other left in the
+allocators); then the work ingest must do that the limit leaves out (screen text, content
 digest, secret scan), each timed alone, and the ceiling it sets on that ratio. The machine's load is printed
 beside every rate (a shared machine slows both sides, not always alike); `--parts` adds the CPU seconds of
 ingest's parts in one ingest (reading, parsing, screen text, view-tree JSON, the scan...), `--profile N` the N

@@ -1,6 +1,6 @@
 """Heavy readers against their own parse + write limit.
 
-    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--formats har claude_code codex kea ...]
+    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--compare] [--formats har claude_code codex kea ...]
 
 For each line, a corpus of about `--mb` MB: its bundled samples copied into folders of their own (a copy is an
 input of its own: its own episodes; Playwright traces, AgentNet recordings), a real Kea run in
@@ -12,14 +12,22 @@ HAR captures of a browser session (`bench/har_corpus.py`: 2-4 pages of 20-60 sub
 MB each), Claude Code sessions and Codex rollouts of 150-250 tool-calling turns and Harbor trials whose ATIF
 trajectory holds a Terminus 2 run of 100-200 turns (`bench/transcript_corpus.py`, 0.5-2 MB each), an MCP
 JSON-RPC session of 20,000 calls answered out of order and a call log of 20,000 lines (`bench/mcp_corpus.py`),
-and, interleaved, `--repeats` times:
+and, interleaved, `--repeats` times, each in a Python process of its own (`bench/fresh.py`):
 - limit: read every file, parse what is JSON (a `.json` / `.har` document, each line of a `.jsonl` / `.ndjson`
   / `.trace` / `.network` file, and the same inside a `.zip`), other files kept as bytes, and write it all as
   zstd Parquet rows (path, compact JSON or bytes) in 64 MB row groups: the floor any ingest of these files pays;
-- ingest: `pipelines run` of that one format, ingest stage only, in-process (one core, like the limit).
-Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load (1-minute
-average) beside them. DroidBot runs have their own benchmark with the work beyond the limit (`bench/ingest.py`),
-whose limit runs the same loop (`bench.ingest.parse_and_write`) over their `.json` files alone, as strings.
+- ingest: `pipelines run` of that one format, ingest stage only, with the in-process executor (one core, like
+  the limit).
+Both are measured the same way: a first run of each fills the page cache and finds what it imports; then every
+repeat of each side runs in a fresh process that imports those modules before its clock starts (imports out of
+both sides; other first-call costs in both) and times one call in CPU time (all the process's threads) and wall
+time. Timed in one process, one after the other, each side paid for what the other left in the allocators (the
+limit right after an ingest mapped and zero-filled its buffers again: 0.29-0.36 CPU s where a second limit in a
+process of its own can take 0.17 on the MCP call log); `--compare` also times each repeat that way and prints
+both ratios. Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load
+(1-minute average) beside them. DroidBot runs have their own benchmark with the work beyond the limit
+(`bench/ingest.py`), whose limit runs the same loop (`bench.ingest.parse_and_write`) over their `.json` files
+alone, as strings, measured the same way.
 """
 
 from __future__ import annotations
