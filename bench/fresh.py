@@ -1,11 +1,12 @@
 """Calls of a benchmark's measured functions, each sequence in a Python process of its own, timed there.
 
-A limit timed in the process that has just run an ingest is not the limit a process of its own runs: on the
-MCP call log's 22.8 MB the limit took 0.17 CPU s after another limit in the same process and 0.29 s right
-after an ingest, with ~100,000 more minor page faults (~0.13 s more system time): the heap the ingest left
-behind (its Python objects, DuckDB's and Arrow's pools) does not hold the limit's large buffers, so they are
-mapped and zero-filled again, page by page. An ingest timed after a limit pays its part of the same. A bench
-that runs both in one process measures, besides each side, what the other left in the allocators.
+What a call costs in CPU time depends on what its process did before it. glibc's malloc gives freed memory back
+to the kernel (the heap's top trimmed, large blocks unmapped) unless something allocated after it pins it, and a
+call that maps its buffers again pays a minor page fault and a zeroed page per 4 KB: on the MCP call log's 22.8
+MB the limit took 0.17 CPU s as the second call of a process whose first call had done its imports (its freed
+buffers pinned by them: ~6,000 faults), 0.30 in a process of its own or right after an ingest (~100,000 faults,
+~0.13 s more system time); an ingest after a limit ran up to 10 % cheaper than alone, on the memory the limit
+left mapped. A bench that runs both sides in one process measures, besides each, what the other left behind.
 
 So the benchmarks time each side in a fresh process: `sequence` starts `python bench/fresh.py`, which imports
 what the calls need, then runs them in turn, each between two reads of its process's clocks (CPU time of all its

@@ -21,10 +21,10 @@ and, interleaved, `--repeats` times, each in a Python process of its own (`bench
 Both are measured the same way: a first run of each fills the page cache and finds what it imports; then every
 repeat of each side runs in a fresh process that imports those modules before its clock starts (imports out of
 both sides; other first-call costs in both) and times one call in CPU time (all the process's threads) and wall
-time. Timed in one process, one after the other, each side paid for what the other left in the allocators (the
-limit right after an ingest mapped and zero-filled its buffers again: 0.29-0.36 CPU s where a second limit in a
-process of its own can take 0.17 on the MCP call log); `--compare` also times each repeat that way and prints
-both ratios. Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load
+time. Timed in one process, one after the other, each side paid or saved for what the other left in the
+allocators (an ingest after a limit ran up to 10 % cheaper on the memory the limit left mapped; a limit costs 0.17
+or 0.30 CPU s on the MCP call log as its freed buffers stayed mapped or not); `--compare` also times each repeat
+that way and prints both ratios. Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load
 (1-minute average) beside them. DroidBot runs have their own benchmark with the work beyond the limit
 (`bench/ingest.py`), whose limit runs the same loop (`bench.ingest.parse_and_write`) over their `.json` files
 alone, as strings, measured the same way.
