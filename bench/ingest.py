@@ -1,13 +1,17 @@
 """Ingest throughput against the limit, and peak memory as the input doubles.
 
-    .venv/bin/python bench/ingest.py [--mb 200] [--repeats 3]
+    .venv/bin/python bench/ingest.py [--mb 200] [--repeats 3] [--compare] [--ratio-only]
 
 On one synthetic DroidBot corpus (bench/android_corpus.py, the bundled run's shapes) it measures, in one run:
 - limit: read every file, orjson-parse it (GC paused), write the same records as zstd Parquet (the floor any
   ingest of this data pays);
-- ingest: `pipelines run ingest-android` in-process (one core, like the limit), from planning to catalog;
-after one warm-up pass of each (page cache, imports), interleaved repeats, and prints wall-clock and CPU-time
-medians and the ratio ingest/limit; then the work ingest must do that the limit leaves out (screen text, content
+- ingest: `pipelines run ingest-android` with the in-process executor (one core, like the limit), from
+  planning to catalog;
+each repeat of each in a Python process of its own (`bench/fresh.py`: after a first run of each that fills the
+page cache and finds what it imports, imported before the clock, so imports are out of both sides), interleaved,
+and prints wall-clock and CPU-time medians and the ratio ingest/limit (`--compare`: also as one process measured
+them, the limit after an ingest and the ingest after a limit, each paying for what the other left in the
+allocators); then the work ingest must do that the limit leaves out (screen text, content
 digest, secret scan), each timed alone, and the ceiling it sets on that ratio. The machine's load is printed
 beside every rate (a shared machine slows both sides, not always alike); `--parts` adds the CPU seconds of
 ingest's parts in one ingest (reading, parsing, screen text, view-tree JSON, the scan...), `--profile N` the N
@@ -32,6 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import fresh  # noqa: E402
 from bench.android_corpus import write_corpus  # noqa: E402
 
 
@@ -286,6 +291,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--task-mb", type=float, default=32, help="task size for the memory check")
     parser.add_argument("--cache", default=str(REPO / "bench" / "out"), help="where corpora are generated")
+    parser.add_argument("--compare", action="store_true",
+                        help="also time each repeat as the bench in one process did (limit after ingest...)")
+    parser.add_argument("--ratio-only", action="store_true", help="stop after the ratio (no ceiling, Ray, memory)")
     parser.add_argument("--parts", action="store_true",
                         help="also print the CPU seconds of ingest's parts (reading, parsing, screen text...)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
@@ -297,22 +305,20 @@ def main() -> None:
     print(f"corpus: {root} ({size / 1e6:,.1f} MB of DroidBot JSON)")
     with tempfile.TemporaryDirectory(dir=cache) as scratch:
         scratch = Path(scratch)
-        limit_once(root, scratch), ingest_once(root, scratch / "lake")  # warm-up: page cache, imports
-        limits, ours, loads = [], [], []
-        for i in range(args.repeats):  # interleaved, so machine noise hits both alike
-            limits.append(timed(limit_once, root, scratch))
-            ours.append(timed(ingest_once, root, scratch / "lake"))
-            loads.append(os.getloadavg()[0])
-            print(f"  repeat {i + 1}: limit {size / 1e6 / limits[-1][0]:6.1f} MB/s   "
-                  f"ingest {size / 1e6 / ours[-1][0]:6.1f} MB/s   (load {loads[-1]:.2f})")
+        lake = scratch / "lake"
+        limit = fresh.call("bench.ingest:limit_once", root, scratch)
+        ingest = fresh.call("bench.ingest:ingest_once", root, lake, clear=(lake,))
+        runs = fresh.measure(limit, ingest, args.repeats, args.compare)
+        for i, (lim, ours, load) in enumerate(zip(runs["limit"], runs["ingest"], runs["load"])):
+            print(f"  repeat {i + 1}: limit {size / 1e6 / lim['cpu']:6.1f} MB/s   "
+                  f"ingest {size / 1e6 / ours['cpu']:6.1f} MB/s of CPU time   (load {load:.2f})")
+        print("limit (orjson parse + zstd Parquet write, 1 core) against ingest-android, "
+              f"{fresh.rates(size / 1e6, runs)} (the ceiling below bounds the ratio)")
+        if args.ratio_only:
+            return
         mb = size / 1e6
-        load = f"load {statistics.median(loads):.2f} on {os.cpu_count()} CPUs (1-min average, median of the repeats)"
-        for label, k in (("wall", 0), ("CPU", 1)):
-            limit_rate = mb / statistics.median(t[k] for t in limits)
-            our_rate = mb / statistics.median(t[k] for t in ours)
-            print(f"{label:4s} limit (orjson parse + zstd Parquet write, 1 core) {limit_rate:7.1f} MB/s   "
-                  f"ingest-android in-process {our_rate:7.1f} MB/s   ratio {our_rate / limit_rate:.2f} "
-                  f"(the ceiling below bounds it; {load})")
+        if args.parts or args.profile:
+            ingest_once(root, lake)  # imports and first-call costs out of the parts and the profile, as before
         if args.parts:
             parts = parts_cpu(root, scratch / "lake")
             print("CPU seconds of ingest's parts in one ingest (each without the parts it calls): " + ", ".join(
@@ -324,7 +330,8 @@ def main() -> None:
         beyond = [work_beyond_limit(root, counts=counts) for _ in range(args.repeats)]
         extra = {k: statistics.median(b[k] for b in beyond) for k in beyond[0]}
         print(f"work ingest does beyond the limit, each timed alone (medians; {counts['screens']:,} distinct screens "
-              f"rendered of {counts['states']:,} states): " + ceiling(statistics.median(t[0] for t in limits), extra))
+              f"rendered of {counts['states']:,} states): "
+              + ceiling(statistics.median(t["wall"] for t in runs["limit"]), extra))
 
         ray_time, _ = timed(ingest_once, root, scratch / "lake", "ray")
         print(f"ingest-android on local Ray ({os.cpu_count()} cores, incl. ray.init): {mb / ray_time:8.1f} MB/s")

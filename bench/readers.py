@@ -1,6 +1,6 @@
 """Heavy readers against their own parse + write limit.
 
-    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--formats har claude_code codex kea ...]
+    .venv/bin/python bench/readers.py [--mb 20] [--repeats 3] [--compare] [--formats har claude_code codex kea ...]
 
 For each line, a corpus of about `--mb` MB: its bundled samples copied into folders of their own (a copy is an
 input of its own: its own episodes; Playwright traces, AgentNet recordings), a real Kea run in
@@ -12,14 +12,22 @@ HAR captures of a browser session (`bench/har_corpus.py`: 2-4 pages of 20-60 sub
 MB each), Claude Code sessions and Codex rollouts of 150-250 tool-calling turns and Harbor trials whose ATIF
 trajectory holds a Terminus 2 run of 100-200 turns (`bench/transcript_corpus.py`, 0.5-2 MB each), an MCP
 JSON-RPC session of 20,000 calls answered out of order and a call log of 20,000 lines (`bench/mcp_corpus.py`),
-and, interleaved, `--repeats` times:
+and, interleaved, `--repeats` times, each in a Python process of its own (`bench/fresh.py`):
 - limit: read every file, parse what is JSON (a `.json` / `.har` document, each line of a `.jsonl` / `.ndjson`
   / `.trace` / `.network` file, and the same inside a `.zip`), other files kept as bytes, and write it all as
   zstd Parquet rows (path, compact JSON or bytes) in 64 MB row groups: the floor any ingest of these files pays;
-- ingest: `pipelines run` of that one format, ingest stage only, in-process (one core, like the limit).
-Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load (1-minute
-average) beside them. DroidBot runs have their own benchmark with the work beyond the limit (`bench/ingest.py`),
-whose limit runs the same loop (`bench.ingest.parse_and_write`) over their `.json` files alone, as strings.
+- ingest: `pipelines run` of that one format, ingest stage only, with the in-process executor (one core, like
+  the limit).
+Both are measured the same way: a first run of each fills the page cache and finds what it imports; then every
+repeat of each side runs in a fresh process that imports those modules before its clock starts (imports out of
+both sides; other first-call costs in both) and times one call in CPU time (all the process's threads) and wall
+time. Timed in one process, one after the other, each side paid or saved for what the other left in the
+allocators (an ingest after a limit ran up to 10 % cheaper on the memory the limit left mapped; a limit costs 0.17
+or 0.30 CPU s on the MCP call log as its freed buffers stayed mapped or not); `--compare` also times each repeat
+that way and prints both ratios. Prints per format the medians (wall and CPU time) of both rates, their ratio and the machine's load
+(1-minute average) beside them. DroidBot runs have their own benchmark with the work beyond the limit
+(`bench/ingest.py`), whose limit runs the same loop (`bench.ingest.parse_and_write`) over their `.json` files
+alone, as strings, measured the same way.
 """
 
 from __future__ import annotations
@@ -39,8 +47,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench import har_corpus, mcp_corpus, transcript_corpus  # noqa: E402
-from bench.ingest import parse_and_write, timed  # noqa: E402
+from bench import fresh, har_corpus, mcp_corpus, transcript_corpus  # noqa: E402
+from bench.ingest import parse_and_write  # noqa: E402
 
 SAMPLES = REPO / "samples"
 SHARED_SAMPLES = REPO.parent / "shared" / "samples"
@@ -151,7 +159,7 @@ def limit_once(root: Path, out: Path, batch_mb: float = 64) -> None:
 
 def ingest_once(fmt: str, root: Path, lake: Path) -> None:
     """`pipelines run` of the line's format into `lake`, which must not exist (deleting the last repeat's lake,
-    its blob folders among them, is no part of what ingest costs: `fresh_lake` does it before the clock starts)."""
+    its blob folders among them, is no part of what ingest costs: the bench does it before the clock starts)."""
     from pipelines.infra import definition
     from pipelines.infra.runner import run_ingest
 
@@ -161,28 +169,15 @@ def ingest_once(fmt: str, root: Path, lake: Path) -> None:
     assert result.status == "success" and result.steps, (fmt, result.status, result.messages[:3])
 
 
-def fresh_lake(scratch: Path) -> Path:
-    lake = scratch / "lake"
-    shutil.rmtree(lake, ignore_errors=True)
-    return lake
-
-
-def bench_format(fmt: str, mb: float, repeats: int, scratch: Path) -> str:
+def bench_format(fmt: str, mb: float, repeats: int, scratch: Path, compare: bool = False) -> str:
     root = scratch / f"in-{fmt}"
     size = corpus(fmt, mb, root) / 1e6
-    limit_once(root, scratch), ingest_once(fmt, root, fresh_lake(scratch))  # warm-up: page cache, imports
-    limits, ours, loads = [], [], []
-    for _ in range(repeats):  # interleaved, so machine noise hits both alike
-        limits.append(timed(limit_once, root, scratch))
-        ours.append(timed(ingest_once, fmt, root, fresh_lake(scratch)))
-        loads.append(os.getloadavg()[0])
+    lake = scratch / "lake"
+    limit = fresh.call("bench.readers:limit_once", root, scratch)
+    ingest = fresh.call("bench.readers:ingest_once", fmt, root, lake, clear=(lake,))
+    runs = fresh.measure(limit, ingest, repeats, compare)
     shutil.rmtree(root)
-    rates = []
-    for k in (0, 1):
-        limit_rate, our_rate = size / statistics.median(t[k] for t in limits), size / statistics.median(t[k] for t in ours)
-        rates.append(f"limit {limit_rate:7.1f} MB/s  ingest {our_rate:6.1f} MB/s  ratio {our_rate / limit_rate:.2f}")
-    return (f"{fmt:18s} {size:6.1f} MB   wall: {rates[0]}   CPU: {rates[1]}   "
-            f"(load {statistics.median(loads):.2f} on {os.cpu_count()} CPUs)")
+    return f"{fmt:18s} {size:6.1f} MB   " + fresh.rates(size, runs)
 
 
 def main() -> None:
@@ -192,14 +187,17 @@ def main() -> None:
     lines = [*CORPORA, *SHARED, *GENERATED]
     parser.add_argument("--formats", nargs="+", default=lines, choices=lines)
     parser.add_argument("--work", default=None, help="where corpora and lakes are written (a temporary folder)")
+    parser.add_argument("--compare", action="store_true",
+                        help="also time each repeat as a bench in one process did (limit after ingest...)")
     args = parser.parse_args()
-    print(f"heavy readers against their parse + write limit, medians of {args.repeats} interleaved repeats")
+    print(f"heavy readers against their parse + write limit, medians of {args.repeats} interleaved repeats,"
+          " each in a process of its own")
     with tempfile.TemporaryDirectory(dir=args.work) as scratch:
         for fmt in args.formats:
             if not available(fmt):
                 print(f"{fmt:18s} skipped: its corpus, ../shared/samples/{SHARED[fmt]}, is not here", flush=True)
                 continue
-            print(bench_format(fmt, args.mb, args.repeats, Path(scratch)), flush=True)
+            print(bench_format(fmt, args.mb, args.repeats, Path(scratch), args.compare), flush=True)
 
 
 if __name__ == "__main__":
