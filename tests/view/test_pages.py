@@ -3,12 +3,19 @@ samples of every domain (see conftest.py for the lake)."""
 
 from __future__ import annotations
 
+import os
+import struct
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import pytest
+
 from tests.conftest import REPO
+from tests.goldens import REGEN
+from tests.parts import in_ci
 from tests.view.conftest import PLANTED, TAP, _catalog_rows
 
-SCREENSHOT = REPO / "pipelines" / "view" / "static" / "screenshot-episode.png"
+SCREENSHOT = REPO / "pipelines" / "view" / "static" / "screenshot-episode.png"  # the README's picture
 
 
 def _open(page, url: str):
@@ -104,7 +111,7 @@ def test_a_tap_is_drawn_where_it_landed_on_the_screenshot(page, view_url, view_l
     assert page.problems == []
 
 
-def test_a_branch_shows_the_real_and_the_predicted_next_state_side_by_side(page, view_url, view_lake):
+def test_a_branch_shows_the_real_and_the_predicted_next_state_side_by_side(page, view_url, view_lake, tmp_path):
     _open(page, f"{view_url}/episodes/all/{view_lake.droidbot}")
     step = page.locator("#step-1")
     real, branch = step.locator(".alt.real-next"), step.locator(".alt.branch")
@@ -116,9 +123,37 @@ def test_a_branch_shows_the_real_and_the_predicted_next_state_side_by_side(page,
     assert abs(left["y"] - right["y"]) < 1 and right["x"] >= left["x"] + left["width"]
     assert page.locator("section.step .branch").count() == 1  # only beside the step it leaves from
     step.scroll_into_view_if_needed()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    step.screenshot(path=str(SCREENSHOT))
+    shot = tmp_path / "screenshot-episode.png"
+    step.screenshot(path=str(shot))
+    _assert_shows(shot, step.bounding_box())
+    _keep_readme_screenshot(shot)
     assert page.problems == []
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk (the first chunk, right after the 8-byte signature)."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", f"{path} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def _assert_shows(shot: Path, box: dict) -> None:
+    """The picture is the whole step: its size is the step's box (at any device scale), and it holds the
+    screenshot image, not a blank panel (a blank PNG of this size compresses to a few KB)."""
+    width, height = _png_size(shot)
+    scale = width / box["width"]
+    assert scale >= 1 and abs(height - box["height"] * scale) <= 2 * scale, ((width, height), box)
+    assert shot.stat().st_size > 50_000, f"{shot}: {shot.stat().st_size} bytes, the step's image is missing"
+
+
+def _keep_readme_screenshot(shot: Path) -> None:
+    """The README's screenshot is rewritten only on request, like a golden: a plain test run leaves the
+    working tree as it found it."""
+    if os.environ.get(REGEN) != "1":
+        return
+    if in_ci():
+        pytest.fail(f"{REGEN} is set under CI: the README's screenshot is written by a person, then reviewed")
+    SCREENSHOT.write_bytes(shot.read_bytes())
 
 
 def test_export_rows_are_listed_beside_the_steps_they_contain(page, view_url, view_lake):
