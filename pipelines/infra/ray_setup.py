@@ -11,7 +11,12 @@ token file `ray get-auth-token` writes) in the environment of the process that r
 from __future__ import annotations
 
 import functools
+import os
+import secrets
 import sys
+from pathlib import Path
+
+DEFAULT_TOKEN_FILE = Path.home() / ".ray" / "auth_token"  # where `ray get-auth-token --generate` writes it
 
 
 def init_ray(address: str | None) -> bool:
@@ -34,6 +39,18 @@ def init_ray(address: str | None) -> bool:
         options["_node_ip_address"] = "127.0.0.1"
     ray.init(address=address, **options)
     return True
+
+
+def ask_for_token_auth(environ=os.environ) -> None:
+    """Set `RAY_AUTH_MODE=token` in `environ` unless it says a mode already, before a local Ray is started.
+    Ray turns token authentication on by itself when it finds its default token file, and then prints a notice
+    on every start; asking for it says it is wanted. With no token at hand (`RAY_AUTH_TOKEN`,
+    `RAY_AUTH_TOKEN_PATH` or the default file), a fresh one is set: the local Ray and this driver share it."""
+    if environ.get("RAY_AUTH_MODE"):
+        return
+    environ["RAY_AUTH_MODE"] = "token"
+    if not (environ.get("RAY_AUTH_TOKEN") or environ.get("RAY_AUTH_TOKEN_PATH") or DEFAULT_TOKEN_FILE.is_file()):
+        environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 
 
 class _RefusePandas:
