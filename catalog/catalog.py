@@ -28,11 +28,12 @@ STORAGE_COMPATIBILITY = "v1.4.0"
 # rows were held in DuckDB's memory until written (~0.35 KB a row: +184 MB at the end of an SFT export of
 # 10 GB of input). With a data recipe (transforms/export/recipe.py) a row also has its system-prompt variant,
 # its turns without loss (CPT masking) and the dropped turns it names (those since the line's previous record;
-# the line's last record also those after it); the dropped turns of lines with no record are named by one row
-# with no shard and no step ids. Null without a recipe. A line (a trajectory) a recipe's trajectory filter dropped is
-# a row of its own: no shard, no row, no step ids; its `episode_id`, `line` ("main" or the branch's step id), the
-# filter (`dropped_by`, one of the manifest's `trajectories_dropped`) and its own turns in `dropped_step_ids`;
-# those three are null on every other row (and in the files of exports written before them).
+# the line's last record also those after it); the dropped turns of lines with no record are named by run-level
+# rows with no shard and no step ids (one per 65,536 turns, the last holding the rest). Null without a recipe.
+# A line (a trajectory) a recipe's trajectory filter dropped is a row of its own: no shard, no row, no step ids;
+# its `episode_id`, `line` ("main" or the branch's step id), the filter (`dropped_by`, one of the manifest's
+# `trajectories_dropped`) and its own turns in `dropped_step_ids`; those three are null on every other row (and
+# in the files of exports written before them).
 EXPORT_ROWS_DIR = "export_rows"
 EXPORT_ROWS = pa.schema([("export_id", pa.string()), ("shard", pa.string()), ("row", pa.int64()),
                          ("step_ids", pa.list_(pa.string())), ("prompt_variant", pa.string()),

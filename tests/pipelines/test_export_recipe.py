@@ -11,6 +11,7 @@ import pytest
 from pipelines.infra import definition
 from pipelines.cli import main
 from pipelines.stages.export import export
+from pipelines.stages.export.shards import Lineage
 from pipelines.infra.lake import Lake
 from pipelines.infra.options import ExportOptions
 from pipelines.infra.runner import run_ingest
@@ -364,6 +365,51 @@ def test_a_mixture_weight_names_each_dropped_turn_once_still(bundled, tmp_path, 
     assert sorted(named) == sorted(set(named)) and set(named) == set(gui)
     run_level = {s for row in rows if row["shard"] is None for s in row["dropped_step_ids"]}
     assert run_level == set(gui) if weight == 0 else run_level < set(gui)
+
+
+def test_run_level_rows_are_written_as_row_groups_as_they_fill(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    monkeypatch.setattr(Lineage, "DROPPED_STEP_IDS", 4)
+    lineage = Lineage("e1")
+    lineage.add_unnamed(["a", "b", "c"])
+    assert lineage.unnamed == ["a", "b", "c"]  # under the bound: held
+    lineage.add_unnamed(["d", "e"])
+    assert lineage.unnamed == []  # the bound reached: a run-level row written, nothing held
+    lineage.add_unnamed(["f"])
+    lineage.close()
+    try:
+        written = pq.ParquetFile(lineage.path)
+        rows = written.read().to_pylist()
+        assert written.metadata.num_row_groups == 2
+        assert [r["dropped_step_ids"] for r in rows] == [["a", "b", "c", "d", "e"], ["f"]]
+        assert all(r["shard"] is None and r["step_ids"] == [] and r["export_id"] == "e1" for r in rows)
+    finally:
+        lineage.remove()
+
+
+def test_an_export_holds_a_bounded_count_of_unnamed_turns(bundled, tmp_path, monkeypatch):
+    """With a small bound, the turns of lines with no record (a weight of 0 leaves out every GUI record) are
+    named by several run-level rows, each turn once, and no more than the bound is ever held."""
+    held = []
+    add_unnamed = Lineage.add_unnamed
+
+    def counted(self, dropped_step_ids):
+        add_unnamed(self, dropped_step_ids)
+        held.append(len(self.unnamed))
+
+    monkeypatch.setattr(Lineage, "DROPPED_STEP_IDS", 3)
+    monkeypatch.setattr(Lineage, "add_unnamed", counted)
+    no_change = _query(bundled, "SELECT n.step_id, s.domain FROM dedup_no_change n JOIN steps s USING (step_id)")
+    gui = {r["step_id"]: r["domain"] for r in no_change if r["domain"] in recipes.GUI_DOMAINS}
+    manifest = _export(bundled, tmp_path / "cpt", "cpt", "swift", drop_no_change=True,
+                       mix={domain: 0 for domain in set(gui.values())})
+    rows = _query(bundled, "SELECT shard, dropped_step_ids, dropped_by FROM export_rows WHERE export_id = ?",
+                  [manifest["export_id"]])
+    run_level = [row["dropped_step_ids"] for row in rows if row["shard"] is None and row["dropped_by"] is None]
+    named = [s for ids in run_level for s in ids]
+    assert sorted(named) == sorted(set(named)) and set(named) == set(gui)
+    assert len(run_level) >= 2 and held and max(held) < 3
 
 
 @pytest.mark.parametrize("kind", ["sft", "rl"])

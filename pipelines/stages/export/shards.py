@@ -144,7 +144,8 @@ class Lineage:
 
     SCHEMA = EXPORT_ROWS
     INFO = ("prompt_variant", "masked_step_ids", "dropped_step_ids")
-    # dropped lines held before they are written: a row group of them, or of their turns' step ids
+    # dropped lines held before they are written: a row group of them, or of their turns' step ids; the same
+    # count of step ids bounds the turns held for a run-level row (`add_unnamed`)
     DROPPED_ROWS, DROPPED_STEP_IDS = 4096, 65536
 
     def __init__(self, export_id: str):
@@ -176,9 +177,17 @@ class Lineage:
 
     def add_unnamed(self, dropped_step_ids: list[str]) -> None:
         """Turns the recipe dropped that no written record names (their line made no record, or its records
-        were left out by the mixture): named by the run-level row `close` writes (no shard, no row, no step
-        ids), so every dropped turn is named once in the export's lineage."""
+        were left out by the mixture): named by run-level rows (no shard, no row, no step ids), one written as
+        a row group each time DROPPED_STEP_IDS of them are held and the last by `close`, so every dropped
+        turn is named once in the export's lineage and the turns held stay bounded."""
         self.unnamed.extend(dropped_step_ids)
+        if len(self.unnamed) >= self.DROPPED_STEP_IDS:
+            self._write_unnamed()
+
+    def _write_unnamed(self) -> None:
+        if self.unnamed:
+            self._write(1, {"step_ids": [[]], "masked_step_ids": [[]], "dropped_step_ids": [self.unnamed]})
+        self.unnamed = []
 
     def add_dropped_trajectories(self, dropped: list[DroppedTrajectory]) -> None:
         """Lines a trajectory filter dropped: a row each (no shard, no row, no step ids), with its episode, line
@@ -199,8 +208,7 @@ class Lineage:
     def close(self) -> None:
         if self.writer is not None:
             self._write_dropped()
-            if self.unnamed:
-                self._write(1, {"step_ids": [[]], "masked_step_ids": [[]], "dropped_step_ids": [self.unnamed]})
+            self._write_unnamed()
             self.writer.close()
             self.writer = None
 
