@@ -68,7 +68,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "13"
+VERSION = "14"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
