@@ -110,7 +110,8 @@ def mcp_result(value):
     """An MCP tool's `CallToolResult` (`{"content": [...], "isError": ...}`, as a value or its JSON) as the text of
     its content parts, and whether it failed; any other value as it is, with None."""
     decoded = json_value(value)
-    if isinstance(decoded, dict) and isinstance(decoded.get("content"), list) and set(decoded) <= {"content", "isError"}:
+    if isinstance(decoded, dict) and isinstance(decoded.get("content"), list) \
+            and set(decoded) <= {"content", "isError"}:
         return content_text(decoded["content"]), bool(decoded.get("isError")) or None
     return value, None
 

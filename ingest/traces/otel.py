@@ -466,4 +466,6 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             order += 1
     yield from ctx.problems
     envs = {trace_id: {"otel": {"resources": found}} for trace_id, found in resources.items() if found}
+    for spans in traces.values():
+        langsmith.settle_otel_trace(spans)
     yield from file_records(FORMAT, source.uri, name, traces, envs)

@@ -34,10 +34,10 @@ earliest open call of its name, else the earliest open call); a tool span that a
 its own (a tool call the model spans did not record; its `arguments` null where the span recorded none, as an
 instrumentation that does not capture content writes it, never an empty `{}`). A tool result a model span's input
 repeats after a tool span gave it is not added twice: the span's record is the observation, and where the model
-input says otherwise both are kept in `env["trace"]["tool_results_differ"]` (call id, tool, each text, where). The transcript core then makes one step per tool call, with
-the result as the next observation, and one `message` step per answer without tool calls; the model of each step is
-its model span's, the text beside tool calls its reasoning. A handoff span answers the open call that made it (a
-`transfer_to_...` tool) or is a `handoff` tool call of its own.
+input says otherwise both are kept in `env["trace"]["tool_results_differ"]` (call id, tool, each text, where). The
+transcript core then makes one step per tool call, with the result as the next observation, and one `message` step
+per answer without tool calls; the model of each step is its model span's, the text beside tool calls its reasoning.
+A handoff span answers the open call that made it (a `transfer_to_...` tool) or is a `handoff` tool call of its own.
 
 `episodes.agent` is the first model a step names, else the first model a model span names (content not recorded),
 else the first agent's name. **Times**: assistant turns take their model span's end (when the answer came), tool
