@@ -106,7 +106,10 @@ INFO = FormatInfo(
            "answer for an OTLP input decodes to that input's spans; typed tags, logs, references, warnings) is the "
            "oracle "
            "(`tests/ingest/traces/test_jaeger_read.py`; Jaeger's query service is a Go program no package "
-           "registry here ships, so none runs in the tests)"),
+           "registry here ships, so none runs in the tests); the kagent run cut after its tools keeps each result "
+           "from ADK's own tool spans (`test_otel_adk_tool_spans.py`); langchain-core 1.8.0 traced through "
+           "LangSmith's OTel exporter (langsmith 0.15.1) reads as its run trees: a structured answer a message, a "
+           "retriever tool's own retriever no step (`test_langsmith_otel_langchain.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
