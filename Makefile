@@ -120,6 +120,9 @@ CHAT_SDK_DEPS := 'anthropic==2.17.0' 'openai==3.63.0' 'google-genai==3.6.1'
 # LangChain's message dicts (`messages_to_dict`, what FileChatMessageHistory and saved agent histories hold): the last
 # 0.3 release and a current one (1.8.1 and later need a langchain-protocol newer than the package index here holds)
 LANGCHAIN_CORE_VERSIONS := 0.3.86 1.8.0
+# the same LangChain parts traced through LangSmith's OpenTelemetry exporter (`LANGSMITH_OTEL_ONLY`): runs as spans
+LANGCHAIN_OTEL_DEPS := 'langchain-core==1.8.0' 'langsmith[otel]==$(LANGSMITH_VERSION)' \
+	'opentelemetry-sdk==$(OTEL_SDK_VERSION)' 'opentelemetry-exporter-otlp-proto-common==$(OTEL_SDK_VERSION)'
 # Agent frameworks' saved histories written at test time against the scripted model server: smolagents (memory
 # steps; 1.15.0 still kept per-step token counts and start/end times, later releases `token_usage` and `timing`),
 # pydantic-ai's message history (`ModelMessagesTypeAdapter`: the last 1.x release, whose retried tool call is a
@@ -164,6 +167,7 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(LANGCHAIN_CORE_VERSIONS:%=$(PRODUCERS)/langchain-core-%/.installed) \
+	$(PRODUCERS)/langchain-core-otel-1.8.0/.installed \
 	$(PRODUCERS)/langfuse-$(LANGFUSE_VERSION)/.installed \
 	$(PRODUCERS)/$(CHAT_SDKS)/.installed \
 	$(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
@@ -334,6 +338,11 @@ $(PRODUCERS)/langfuse-%/.installed:
 $(PRODUCERS)/$(CHAT_SDKS)/.installed:
 	$(PRODUCER_PYTHON) -m venv $(@D)
 	$(@D)/bin/pip install --quiet $(CHAT_SDK_DEPS)
+	touch $@
+
+$(PRODUCERS)/langchain-core-otel-1.8.0/.installed:
+	$(PRODUCER_PYTHON) -m venv $(@D)
+	$(@D)/bin/pip install --quiet $(LANGCHAIN_OTEL_DEPS)
 	touch $@
 
 $(PRODUCERS)/langchain-core-%/.installed:

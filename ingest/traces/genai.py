@@ -9,7 +9,9 @@
   `gen_ai.tool.message`, `gen_ai.choice` with `content` / `tool_calls` / `message` attributes, and the first
   conventions' `gen_ai.content.prompt` / `gen_ai.content.completion` events with `gen_ai.prompt` /
   `gen_ai.completion` JSON). Tool spans: `gen_ai.tool.name`, `gen_ai.tool.call.id`,
-  `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`; agents: `gen_ai.agent.name`.
+  `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, else Google ADK's own `gcp.vertex.agent.tool_call_args`
+  / `gcp.vertex.agent.tool_response` (its placeholders read as not recorded, an MCP tool's `CallToolResult` as
+  its text); agents: `gen_ai.agent.name`.
 - **OpenInference**: `openinference.span.kind` (LLM, TOOL, AGENT; CHAIN and the others are not steps),
   `llm.model_name`, `llm.input_messages.N.message.{role, content, contents.M.message_content.text,
   tool_calls.M.tool_call.{id, function.name, function.arguments}, tool_call_id}`, `llm.output_messages...`;
@@ -30,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from ingest.chat.messages import content_text
 from ingest.tools import dumps
 from ingest.transcript import Message, ToolCall
 
@@ -101,6 +104,26 @@ def text_of(value) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return dumps(value)
+
+
+def mcp_result(value):
+    """An MCP tool's `CallToolResult` (`{"content": [...], "isError": ...}`, as a value or its JSON) as the text of
+    its content parts, and whether it failed; any other value as it is, with None."""
+    decoded = json_value(value)
+    if isinstance(decoded, dict) and isinstance(decoded.get("content"), list) \
+            and set(decoded) <= {"content", "isError"}:
+        return content_text(decoded["content"]), bool(decoded.get("isError")) or None
+    return value, None
+
+
+def same_result(one: str | None, other: str | None) -> bool:
+    """Whether two records of a tool's result say the same: equal as JSON where both are JSON, else as text."""
+    if one == other or (one or "").strip() == (other or "").strip():
+        return True
+    try:
+        return orjson.loads(one) == orjson.loads(other)
+    except (orjson.JSONDecodeError, TypeError):
+        return False
 
 
 def json_value(value):
@@ -416,6 +439,39 @@ def _called_with(arguments, parameters):
     return {**dict(zip(names, call["args"])), **call["kwargs"]}
 
 
+# what Google ADK writes in place of content it did not record: no function response (`<not specified>`), a value
+# JSON could not hold, a merged span's arguments, and `{}` for both when content capture is off
+_ADK_NOT_RECORDED = frozenset({"<not specified>", "<not serializable>", "N/A"})
+
+
+def adk_tool_content(attrs: dict) -> tuple:
+    """Google ADK's own record of a tool's execution (`gcp.vertex.agent.tool_call_args`, `...tool_response`: the
+    function response as JSON, a result that is no object wrapped as `{"result": ...}`), None where ADK wrote a
+    placeholder: `{}` as the response is content capture off (arguments `{}` then say nothing either)."""
+    arguments = attrs.get("gcp.vertex.agent.tool_call_args")
+    result = attrs.get("gcp.vertex.agent.tool_response")
+    if isinstance(result, str) and result.strip() in _ADK_NOT_RECORDED | {"{}"}:
+        if result.strip() == "{}" and isinstance(arguments, str) and arguments.strip() == "{}":
+            arguments = None
+        result = None
+    if isinstance(arguments, str) and arguments.strip() in _ADK_NOT_RECORDED:
+        arguments = None
+    return _unescape_html(arguments), _unescape_html(result)
+
+
+# Go's encoding/json (the Go ADK) writes `<`, `>` and `&` inside strings as `\u003c`, `\u003e`, `\u0026`: the same
+# JSON value, but a tool's output would read `\u003cnone\u003e` where the tool printed `<none>`
+_GO_HTML_ESCAPES = {"\\u003c": "<", "\\u003e": ">", "\\u0026": "&"}
+
+
+def _unescape_html(value):
+    if not isinstance(value, str) or "\\u00" not in value or value.lstrip()[:1] not in ("{", "["):
+        return value  # only inside a JSON document, where the escape is JSON's
+    for escaped, char in _GO_HTML_ESCAPES.items():
+        value = re.sub(r"(?<!\\)((?:\\\\)*)" + re.escape(escaped), lambda m, c=char: m.group(1) + c, value)
+    return value
+
+
 def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
     name = name_of(attrs.get("gen_ai.tool.name") or attrs.get("tool.name"))
     if not name:
@@ -426,10 +482,15 @@ def tool_use(attrs: dict, span_name: str, error: str | None) -> ToolUse:
     called = attrs.get("input.value", attrs.get("gen_ai.tool.args"))
     arguments = attrs.get("gen_ai.tool.call.arguments", _called_with(called, attrs.get("tool.parameters")))
     result = attrs.get("gen_ai.tool.call.result", attrs.get("output.value", attrs.get("gen_ai.output")))
+    adk_arguments, adk_result = adk_tool_content(attrs)
+    arguments = adk_arguments if arguments is None else arguments
+    failed = None
+    if result is None and adk_result is not None:
+        result, failed = mcp_result(adk_result)  # ADK's MCP tools record the server's CallToolResult
     if result is None and error:
         result = error
     return ToolUse(name=name, call_id=text_of(call_id), arguments=arguments, result=text_of(result),
-                   is_error=True if error else None)
+                   is_error=True if error or failed else None)
 
 
 def agent_name(attrs: dict, span_name: str) -> str:

@@ -54,7 +54,7 @@ from typing import Iterator
 
 import orjson
 
-from ingest.chat.messages import Context, content_text
+from ingest.chat.messages import Context
 from ingest.format_info import FormatInfo
 from ingest.record import Episode, Rejected
 from ingest.source import Source
@@ -67,7 +67,7 @@ from ingest.traces.io_messages import io_messages, tools_only_answer
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langfuse"
-VERSION = "7"
+VERSION = "8"
 INFO = FormatInfo(
     group=None, rank=287, domains=('mcp', 'search'), platform="linux",
     summary=("Langfuse traces and observations (a trace's JSON download, the public API's traces and observations, "
@@ -240,8 +240,7 @@ def _tool(obs: dict, attrs: dict, error: str | None) -> genai.ToolUse:
     output = genai.json_value(obs.get("output"))
     if isinstance(output, str) and len(output) > 1 and output[0] == output[-1] == '"':
         output = _json_text(output)  # Microsoft Agent Framework records a text result as its JSON string
-    if isinstance(output, dict) and isinstance(output.get("content"), list) and set(output) <= {"content", "isError"}:
-        output = content_text(output["content"])  # an MCP tool's CallToolResult
+    output, _ = genai.mcp_result(output)  # an MCP tool's CallToolResult: its text
     if output in ({}, "", []):
         output = None  # the span recorded no result (Google ADK's): the next model call's input has it
     result = genai.text_of(output) if output is not None else error

@@ -34,9 +34,16 @@ are taken in `dotted_order` order (the order they started).
 - any other run type (`chain`, `prompt`, `parser`, `embedding`): not a step, kept in `env["trace"]["other_spans"]`.
 
 The same runs sent as OpenTelemetry spans (the SDK's OTel exporter, `LANGSMITH_OTEL_ENABLED`): `langsmith.span.kind`
-is the run type, `gen_ai.prompt` / `gen_ai.completion` the inputs / outputs as JSON text; `ingest.traces.otel`
-reads those spans with `read_otel_span` (`llm`, `tool` and `retriever` as above; a retriever's parent is not known
-there, so it is always an action).
+is the run type, `gen_ai.prompt` / `gen_ai.completion` the inputs / outputs as JSON text, the run's metadata one
+`langsmith.metadata.<key>` attribute a key; `ingest.traces.otel` reads those spans with `read_otel_span` (`llm`,
+`tool` and `retriever` as above), then each trace's with `settle_otel_trace`, with the same helpers as run trees: a
+retriever span beneath a tool span is the tool's work; structured output by
+`langsmith.metadata.ls_structured_output_format`, else a tool choice forcing one function
+(`langsmith.metadata.tool_choice`, which langchain-core 1.x copies from the invocation parameters, with
+`gen_ai.tool.definitions` the tools offered; or the `tool_choice` of a wrapped client's `gen_ai.prompt`) beside a
+`parser` span of the same parent. The exporter keeps no `extra.options`, where LangChain writes
+`ls_structured_output_format`, nor the invocation parameters of langchain-core 0.3: there a structured answer
+without a forced choice in the metadata stays a tool call.
 
 One episode per trace (`trace_id`, else the root of the run's `parent_run_id` chain), assembled by
 `ingest.traces.spans`: a trace is one turn of its thread, so what its first model call is given before its last
@@ -65,7 +72,7 @@ from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, json_value, n
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "langsmith"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group=None, rank=286, domains=('mcp', 'search'), platform="linux",
     summary="LangSmith runs (the SDK's ingest batches, exported runs and run trees): llm, tool and retriever runs as "
@@ -232,12 +239,19 @@ def _tool_use(name: str | None, inputs, outputs, error: str | None) -> ToolUse:
 
 def _forced_tool(params) -> str | None:
     """The function a `tool_choice` forces: OpenAI's `{type: function, function: {name}}`, Anthropic's
-    `{type: tool, name}`, or a bare name (not `auto` / `none` / `required` / `any`)."""
+    `{type: tool, name}`, a bare name (not `auto` / `none`), or `any` / `required` where `tools` offers one
+    function only (how LangChain's `with_structured_output` binds its schema)."""
     choice = params.get("tool_choice") if isinstance(params, dict) else None
     if isinstance(choice, dict):
         named = choice.get("function") if isinstance(choice.get("function"), dict) else choice
         return name_of(named.get("name"))
-    if isinstance(choice, str) and choice not in ("auto", "none", "required", "any"):
+    if choice in ("any", "required"):
+        tools = params.get("tools")
+        if isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict):
+            named = tools[0].get("function") if isinstance(tools[0].get("function"), dict) else tools[0]
+            return name_of(named.get("name"))
+        return None
+    if isinstance(choice, str) and choice not in ("auto", "none"):
         return choice
     return None
 
@@ -246,17 +260,37 @@ def _structured(run: dict, parsed: set[str]) -> dict | None:
     """Evidence that a model run's tool call is its structured answer (see the docstring): `{schema, evidence}`
     (`schema` None: every call of the turn), or None."""
     extra = run.get("extra") if isinstance(run.get("extra"), dict) else {}
-    for key in ("options", "metadata", "invocation_params"):
-        fmt = extra.get(key).get("ls_structured_output_format") if isinstance(extra.get(key), dict) else None
+    formats = {f"extra.{key}.ls_structured_output_format": extra[key].get("ls_structured_output_format")
+               for key in ("options", "metadata", "invocation_params") if isinstance(extra.get(key), dict)}
+    return structured_evidence(formats, _forced_tool(extra.get("invocation_params")), _parent_of(run) in parsed,
+                               "invocation_params.tool_choice")
+
+
+def structured_evidence(formats: dict, forced: str | None, parsed: bool, forced_from: str) -> dict | None:
+    """`{schema, evidence}` where a model call answered in a schema: LangChain's `ls_structured_output_format` (a
+    value or its JSON, in the first of `formats` (where -> value) that holds one), else a tool choice forcing one
+    function (`forced`, read from `forced_from`) beside a parser run of the same parent; else None."""
+    for where, fmt in formats.items():
+        fmt = json_value(fmt)
         if isinstance(fmt, dict):
             schema = fmt.get("schema") if isinstance(fmt.get("schema"), dict) else {}
-            return {"schema": name_of(schema.get("title") or schema.get("name")),
-                    "evidence": f"extra.{key}.ls_structured_output_format"}
-    forced = _forced_tool(extra.get("invocation_params"))
-    if forced and _parent_of(run) in parsed:
-        return {"schema": forced, "evidence": "invocation_params.tool_choice forces it and a parser run of the same "
-                                              "parent reads the call"}
+            return {"schema": name_of(schema.get("title") or schema.get("name")), "evidence": where}
+    if forced and parsed:
+        return {"schema": forced,
+                "evidence": f"{forced_from} forces it and a parser run of the same parent reads the call"}
     return None
+
+
+def beneath_tool(parent: str | None, kinds: dict[str, str | None], parents: dict[str, str | None]) -> bool:
+    """Whether a run (its `parent`) is beneath a `tool` run: `kinds` and `parents` map each run id to its run type
+    and its parent (a retriever beneath a tool is the tool's own work)."""
+    seen: set[str] = set()
+    while parent is not None and parent in kinds and parent not in seen:
+        seen.add(parent)
+        if kinds[parent] == "tool":
+            return True
+        parent = parents.get(parent)
+    return False
 
 
 def _as_answer(messages: list, found: dict) -> list:
@@ -332,6 +366,44 @@ def read_otel_span(span: Span, attrs: dict, where: str) -> None:
         span.tool = _tool_use(span.name or None, inputs, outputs, span.error)
 
 
+OTEL_METADATA = "langsmith.metadata"  # the run's `extra.metadata`, one attribute a key (JSON text for a structure)
+
+
+def settle_otel_trace(spans: list[Span]) -> None:
+    """What the LangSmith spans of one trace are beside each other, as for run trees: a retriever beneath a tool span
+    is the tool's own work (no step); a model call whose forced tool call is its structured answer becomes a
+    message (`_otel_structured`: the parser span of the same parent is the evidence a span alone cannot give)."""
+    ours = [s for s in spans if isinstance(s.attributes.get(OTEL_KIND), str)]
+    kinds = {s.span_id: s.attributes[OTEL_KIND] for s in ours}
+    parents = {s.span_id: s.parent_id for s in ours}
+    parsed = {s.parent_id for s in ours if kinds[s.span_id] == "parser" and s.parent_id}
+    for span in ours:
+        kind = kinds[span.span_id]
+        if kind == "retriever" and span.kind == "tool" and beneath_tool(span.parent_id, kinds, parents):
+            span.kind, span.tool = None, None
+        elif kind == "llm" and span.model is not None:
+            found = _otel_structured(span.attributes, span.parent_id in parsed)
+            if found:
+                span.model.outputs = _as_answer(span.model.outputs, found)
+
+
+def _otel_structured(attrs: dict, parsed: bool) -> dict | None:
+    """`structured_evidence` from what the OTel exporter keeps of a run: its metadata (`langsmith.metadata.*`:
+    langchain-core 1.x adds the call's invocation parameters there, `tool_choice` among them; the tools offered are
+    `gen_ai.tool.definitions`) and its inputs
+    (`gen_ai.prompt`: a wrapped OpenAI client's call arguments); `extra.options`, where LangChain puts
+    `ls_structured_output_format`, is not exported."""
+    fmt = f"{OTEL_METADATA}.ls_structured_output_format"
+    offered = json_value(attrs.get("gen_ai.tool.definitions"))
+    choices = ((f"{OTEL_METADATA}.tool_choice",
+                {"tool_choice": json_value(attrs.get(f"{OTEL_METADATA}.tool_choice")), "tools": offered}),
+               (f"{OTEL_METADATA}.invocation_params.tool_choice",
+                json_value(attrs.get(f"{OTEL_METADATA}.invocation_params"))),
+               ("gen_ai.prompt.tool_choice", json_value(attrs.get("gen_ai.prompt"))))
+    forced, where = next(((f, w) for w, params in choices if (f := _forced_tool(params))), (None, ""))
+    return structured_evidence({fmt: attrs.get(fmt)}, forced, parsed, where)
+
+
 def _runs(doc, where: str) -> Iterator[tuple[dict, str]]:
     """Every run of a document (trees flattened), with where it sits; patches after their posts."""
     if isinstance(doc, list):
@@ -398,15 +470,14 @@ class _Context:
     def __init__(self, runs: dict[str, dict]):
         self.runs = runs
         self.parsed = {p for run in runs.values() if run.get("run_type") == "parser" and (p := _parent_of(run))}
+        self.kinds: dict[str, str | None] | None = None  # run id -> run type, when a retriever asks
+        self.parents: dict[str, str | None] = {}
 
     def in_tool(self, run: dict) -> bool:
-        parent, seen = _parent_of(run), set()
-        while parent is not None and parent in self.runs and parent not in seen:
-            seen.add(parent)
-            if self.runs[parent].get("run_type") == "tool":
-                return True
-            parent = _parent_of(self.runs[parent])
-        return False
+        if self.kinds is None:
+            self.kinds = {rid: r.get("run_type") for rid, r in self.runs.items()}
+            self.parents = {rid: _parent_of(r) for rid, r in self.runs.items()}
+        return beneath_tool(_parent_of(run), self.kinds, self.parents)
 
 
 def read(source: Source) -> Iterator[Episode | Rejected]:

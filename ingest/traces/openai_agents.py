@@ -44,7 +44,7 @@ from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, name_of, text
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "openai_agents"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group=None, rank=284, domains=('mcp', 'search'), platform="linux",
     summary=("OpenAI Agents SDK trace exports (`trace` / `trace.span` objects: agent, generation, response, "

@@ -68,7 +68,7 @@ from ingest.traces.documents import documents
 from ingest.traces.spans import Span, file_records
 
 FORMAT = "otel"
-VERSION = "13"
+VERSION = "14"
 INFO = FormatInfo(
     group=None, rank=285, domains=('mcp', 'search'), platform="linux",
     summary=("OpenTelemetry traces (OTLP/JSON, also as oteltest saves it; the Python SDK's span JSON; OpenSearch's "
@@ -106,7 +106,10 @@ INFO = FormatInfo(
            "answer for an OTLP input decodes to that input's spans; typed tags, logs, references, warnings) is the "
            "oracle "
            "(`tests/ingest/traces/test_jaeger_read.py`; Jaeger's query service is a Go program no package "
-           "registry here ships, so none runs in the tests)"),
+           "registry here ships, so none runs in the tests); the kagent run cut after its tools keeps each result "
+           "from ADK's own tool spans (`test_otel_adk_tool_spans.py`); langchain-core 1.8.0 traced through "
+           "LangSmith's OTel exporter (langsmith 0.15.1) reads as its run trees: a structured answer a message, a "
+           "retriever tool's own retriever no step (`test_langsmith_otel_langchain.py`)"),
 )
 
 _EXTENSIONS = (".json", ".jsonl", ".ndjson", ".log", ".txt")
@@ -466,4 +469,6 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             order += 1
     yield from ctx.problems
     envs = {trace_id: {"otel": {"resources": found}} for trace_id, found in resources.items() if found}
+    for spans in traces.values():
+        langsmith.settle_otel_trace(spans)
     yield from file_records(FORMAT, source.uri, name, traces, envs)

@@ -33,10 +33,11 @@ calls stay open until a result comes). A tool span is the result of the open cal
 earliest open call of its name, else the earliest open call); a tool span that answers no open call is an action of
 its own (a tool call the model spans did not record; its `arguments` null where the span recorded none, as an
 instrumentation that does not capture content writes it, never an empty `{}`). A tool result a model span's input
-repeats after a tool span gave it is not added twice. The transcript core then makes one step per tool call, with
-the result as the next observation, and one `message` step per answer without tool calls; the model of each step is
-its model span's, the text beside tool calls its reasoning. A handoff span answers the open call that made it (a
-`transfer_to_...` tool) or is a `handoff` tool call of its own.
+repeats after a tool span gave it is not added twice: the span's record is the observation, and where the model
+input says otherwise both are kept in `env["trace"]["tool_results_differ"]` (call id, tool, each text, where). The
+transcript core then makes one step per tool call, with the result as the next observation, and one `message` step
+per answer without tool calls; the model of each step is its model span's, the text beside tool calls its reasoning.
+A handoff span answers the open call that made it (a `transfer_to_...` tool) or is a `handoff` tool call of its own.
 
 `episodes.agent` is the first model a step names, else the first model a model span names (content not recorded),
 else the first agent's name. **Times**: assistant turns take their model span's end (when the answer came), tool
@@ -66,7 +67,7 @@ from ingest.record import Action, Episode, Rejected, episode_id
 from ingest.search import episode_domain
 from ingest.tools import arguments_dict, dumps
 from ingest.traces import beeai
-from ingest.traces.genai import ModelTurn, ToolUse, usage
+from ingest.traces.genai import ModelTurn, ToolUse, same_result, usage
 from ingest.traces.stitch import stitch
 from ingest.transcript import Message, Run, ToolCall, records
 
@@ -219,6 +220,8 @@ class _Transcript:
         self.actions = 0  # tool calls and answers so far (the steps the transcript core will make)
         self.latest: dt.datetime | None = None  # the latest time a step took
         self.unread_outputs: list[dict] = []  # model spans' outputs no message could be read from, as written
+        self.span_results: dict[str, tuple] = {}  # call id -> the result its tool span recorded, the tool
+        self.differing: list[dict] = []  # results a later model input gives otherwise than the tool span did
 
     def add(self, msg: Message) -> None:
         if msg.role == "system":
@@ -228,6 +231,7 @@ class _Transcript:
         elif msg.role == "tool":
             call = self._close(msg.tool_call_id, msg.tool_name)
             if call is None and (msg.tool_call_id in self.answered or not self.open and self.actions):
+                self._compare(msg)
                 return  # a result a tool span already gave
             if call is not None and msg.tool_call_id is None:
                 msg.tool_call_id = call.id
@@ -314,8 +318,20 @@ class _Transcript:
             self.open.append(call)
             return
         self.answered.add(call.id)
+        self.span_results[call.id] = (use.result, use.name)
         self.messages.append(Message(role="tool", text=use.result, tool_call_id=call.id, tool_name=use.name,
                                      is_error=use.is_error, timestamp=span.end, where=span.where))
+
+    def _compare(self, msg: Message) -> None:
+        """A result a model call was given for a call whose tool span recorded one: the span's record is the
+        observation; a model input that says otherwise (the framework changed it on the way) is kept beside it."""
+        if msg.tool_call_id not in self.span_results:
+            return
+        recorded, name = self.span_results[msg.tool_call_id]
+        if not same_result(recorded, msg.text):
+            self.differing.append({"tool_call_id": msg.tool_call_id, "tool": msg.tool_name or name,
+                                   "tool_span": recorded,
+                                   "model_input": msg.text, "where": msg.where})
 
     def _own_call(self, call: ToolCall, when: dt.datetime | None, span: Span) -> None:
         self.messages.append(Message(role="assistant", tool_calls=[call], timestamp=when, where=span.where))
@@ -454,6 +470,7 @@ def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
     linked.extend((sub, t.actions) for sub in pending)
     facts["linked"] = linked
     facts["history_messages"] = len(t.history)
+    facts["tool_results_differ"] = t.differing
     return t, {k: v for k, v in facts.items() if v or k == "spans"}
 
 
