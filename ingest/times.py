@@ -13,7 +13,7 @@ def parse_time(value) -> dt.datetime | None:
             parsed = dt.datetime.fromisoformat(value[:-1] + "+00:00")
         except ValueError:
             return None
-        return parsed if parsed.tzinfo is dt.timezone.utc else parsed.astimezone(dt.timezone.utc)
+        return parsed if parsed.tzinfo is dt.timezone.utc else _stated_utc(parsed)
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -24,11 +24,20 @@ def parse_time(value) -> dt.datetime | None:
             return None
     if isinstance(value, str):
         text = value.strip()
-        if text.endswith(("Z", "z")):
+        zulu = text.endswith(("Z", "z"))
+        if zulu:
             text = text[:-1] + "+00:00"
         try:
             parsed = dt.datetime.fromisoformat(text)
         except ValueError:
             return None
+        if zulu:
+            return _stated_utc(parsed)
         return parsed.astimezone(dt.timezone.utc) if parsed.tzinfo else None
     return None
+
+
+def _stated_utc(parsed: dt.datetime) -> dt.datetime:
+    """A time whose text said `Z`: a date alone (`2025-06-01Z`, `19460227Z`) parses without the offset, and
+    `astimezone` would read that naive value as the machine's local time, so the stated UTC is put back."""
+    return parsed.replace(tzinfo=dt.timezone.utc) if parsed.tzinfo is None else parsed.astimezone(dt.timezone.utc)

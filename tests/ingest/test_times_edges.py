@@ -44,3 +44,10 @@ def test_times_come_back_in_utc_whatever_the_local_zone(tokyo):
         got = parse_time(value)
         assert got == dt.datetime(2025, 1, 2, 1, 4, 5, tzinfo=UTC), value
         assert got.utcoffset() == dt.timedelta(0) and got.isoformat().endswith("+00:00"), value
+
+
+def test_a_date_alone_marked_z_is_midnight_utc_whatever_the_local_zone(tokyo):
+    # parsed without its offset, such a date was read as the machine's local midnight (15:00 UTC the day before here)
+    for value in ("2025-06-01Z", " 2025-06-01Z ", "20250601Z"):
+        assert parse_time(value) == dt.datetime(2025, 6, 1, tzinfo=UTC), value
+    assert parse_time("2025-06-01") is None  # no zone stated: unknown, as any naive time
