@@ -20,6 +20,9 @@ from tests.pipelines.label_servers import ScriptedServer, chat_completion
 from transforms.agentworld import observation_turn
 
 SPLITS = ["--split-ratios", "1,0,0"]  # every transition in train: all of them are sampled
+# the first transitions of each domain: every domain's scripted case is there, without four rollouts and a judging
+# of every bundled transition (hundreds since the bundled agent benchmarks)
+PER_DOMAIN = ["--per-domain", "12"]
 
 
 @pytest.fixture
@@ -96,7 +99,7 @@ def test_best_of_n_kept_above_the_bar_and_exported_marked(lake, tmp_path, monkey
     # the real export as `label --mode sample` renders it (its default splits): the transitions it samples
     server = Scripted()
     try:
-        assert _sample(lake, server.url) == 0
+        assert _sample(lake, server.url, *PER_DOMAIN) == 0
         rollouts = _sql(lake, "SELECT * FROM sampled_rollouts ORDER BY step_id, rollout")
         transitions = {r["step_id"]: r["domain"] for r in rollouts}
         assert len(rollouts) == 4 * len(transitions)
@@ -139,7 +142,7 @@ def test_best_of_n_kept_above_the_bar_and_exported_marked(lake, tmp_path, monkey
                    if r["strategy"] == "rollout-0" and transitions[r["parent_step_id"]] != "terminal")
 
         world, judge = server.world, server.judge
-        assert _sample(lake, server.url) == 0  # a rerun: everything from the ledgers, no new version
+        assert _sample(lake, server.url, *PER_DOMAIN) == 0  # a rerun: everything from the ledgers, no new version
         assert (server.world, server.judge) == (world, judge)
         assert len(_sql(lake, "SELECT * FROM targets")) == expected_kept
     finally:
