@@ -206,8 +206,13 @@ demo: setup
 	$(BIN)/pipelines sql "SELECT domain, count(*) AS steps FROM steps GROUP BY 1"
 	$(BIN)/pipelines sql "SELECT stage, rule, count(*) AS records FROM quarantine GROUP BY ALL"
 
+# the tests on TEST_WORKERS processes (pytest-xdist): most of the suite waits on producers, servers and browsers,
+# so two workers keep both cores of a 2-core machine busy (one worker: 21.6 min of tests, ~1 core busy). Tests that
+# share producer runs or Ray stay on one worker, longest groups first (tests/worker_groups.py); TEST_WORKERS=0
+# runs them in this process
+TEST_WORKERS ?= 2
 test: setup-test
-	$(BIN)/pytest -rs --durations=15
+	$(BIN)/pytest -rs --durations=15 -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 
 clean:
 	rm -rf lake .pytest_cache

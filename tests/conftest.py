@@ -9,6 +9,7 @@ from pipelines.infra import definition
 from pipelines.infra.runner import run_ingest
 from pipelines.infra.runs import open_catalog
 from pipelines.infra.lake import Lake
+from tests import worker_groups
 
 # The validate stage's great-expectations suites cost ~10 s per run: off in tests unless a test asks for them
 # (stage option gx = true).
@@ -16,6 +17,14 @@ os.environ.setdefault("PIPELINES_GX", "0")
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """On a pytest-xdist worker (`make test`): the groups of tests that share a worker, longest first
+    (tests/worker_groups.py). Before xdist's own hook, which reads the marks."""
+    if hasattr(config, "workerinput"):
+        worker_groups.order_and_mark(items, pytest.mark.xdist_group)
 
 
 @pytest.fixture
