@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import itertools
 import re
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ingest.record import Action, Episode, Observation, Rejected, StepColumns, episode_id, utc
 from ingest.source import ENV_PREFIX, default_budgets, human_bytes
+from ingest.value_steps import ValueSteps, field_arrays
 from schemas import v1
 from schemas.branches import branch_key
 
@@ -276,62 +275,6 @@ def _branches_problem(ep: Episode, limit: int) -> tuple[str, str] | None:
     return None
 
 
-def _value_array(values: tuple, arrow_type: pa.DataType, limit: int) -> pa.Array | None:
-    """`values` as a column of `arrow_type` when each is plainly what the column takes (a value `step_problem`
-    would pass: pyarrow converts it, a text's UTF-8 within `limit`, an int32 an int, no keys), else None."""
-    n = len(values)
-    if values.count(None) == n:  # most fields of a log's steps: never set
-        return pa.nulls(n, arrow_type)
-    if arrow_type == _KEYS or arrow_type == _INT32 and any(type(v) is not int for v in values if v is not None):
-        return None  # keys: a str would pass as a list of letters; int32: pyarrow truncates 1.5 to 1
-    try:
-        array = pa.array(values, arrow_type)
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):  # a lone surrogate: UnicodeEncodeError
-        return None
-    if arrow_type == _TEXT and pc.max(pc.binary_length(array)).as_py() > limit:  # UTF-8 bytes >= characters
-        return None
-    return array
-
-
-def _struct_array(rows: list, struct: pa.StructType, limit: int, mask: pa.Array | None = None) -> pa.Array | None:
-    """Rows of field values (trailing Nones left out; None for a null row where `mask` says so) as a struct
-    column, or None when one value is not plainly what its field takes (`_value_array`)."""
-    n, fields = len(rows), list(struct)
-    columns = list(itertools.zip_longest(*(r if r is not None else () for r in rows)))
-    if len(columns) > len(fields):
-        return None
-    children = []
-    for k, field in enumerate(fields):
-        child = _value_array(columns[k], field.type, limit) if k < len(columns) else pa.nulls(n, field.type)
-        if child is None:
-            return None
-        children.append(child)
-    return pa.StructArray.from_arrays(children, fields=fields, mask=mask)
-
-
-def _column_arrays(steps: StepColumns, limit: int) -> dict[str, pa.Array] | None:
-    """The observation, action, timestamp, reward, reasoning and action_inferred columns of `steps`, or None
-    when a value is not plainly what its column takes: the episode is then checked and added step object by
-    step object, as any other (so a value is refused for the same reason and named the same way)."""
-    if any(t is not None and not isinstance(t, dt.datetime) for t in steps.timestamps):
-        return None
-    actions = steps.actions
-    mask = pa.array([a is None for a in actions], pa.bool_()) if None in actions else None
-    observation = _struct_array(steps.observations, v1.OBSERVATION, limit)
-    action = _struct_array(actions, v1.ACTION, limit, mask) if observation is not None else None
-    if action is None:
-        return None
-    n, rare = len(steps), steps.rare
-    rewards, reasonings, inferred = ([None] * n, [None] * n, [False] * n)
-    for i, (reward, reasoning, was_inferred) in rare.items():
-        rewards[i], reasonings[i], inferred[i] = reward, reasoning, was_inferred
-    reward, reasoning = _value_array(tuple(rewards), _FLOAT, limit), _value_array(tuple(reasonings), _TEXT, limit)
-    if reward is None or reasoning is None or (rare and any(type(v) is not bool for v in inferred)):
-        return None
-    return {"observation": observation, "action": action, "reward": reward, "reasoning": reasoning,
-            "action_inferred": pa.array(inferred, pa.bool_())}
-
-
 class TableBuilder:
     """Accumulates the rows of one task; `tables()` returns the Arrow tables."""
 
@@ -341,6 +284,7 @@ class TableBuilder:
         self.steps: dict[str, list] = {name: [] for name in v1.STEPS.names}
         self.quarantine: list[dict] = []
         self.branches: list[dict] = []
+        self.value_steps = ValueSteps()  # steps handed as values (`StepColumns`), after those in `step_batches`
         self.step_batches: list[pa.RecordBatch] = []  # steps in Arrow already, before those in `steps`
         self.field_limit = default_budgets().field_bytes
 
@@ -350,7 +294,7 @@ class TableBuilder:
         not fit its column. Steps held as `StepColumns` become Arrow columns here, checked as they are built."""
         arrays = None
         if type(ep.steps) is StepColumns:
-            arrays = _column_arrays(ep.steps, self.field_limit)
+            arrays = field_arrays(ep.steps, self.field_limit)
             if arrays is None:  # a value to look into: the steps as objects, checked and added as any reader's
                 ep = dataclasses.replace(ep, steps=list(ep.steps))
         if arrays is None:
@@ -382,7 +326,7 @@ class TableBuilder:
         if arrays is None:
             self._add_steps(ep, eid, timestamps)
         else:
-            self._add_step_columns(ep, eid, timestamps, arrays)
+            self._add_step_values(ep, eid, timestamps, arrays)
         for branch in ep.branches:
             parent = f"{eid}:{branch.step}"
             action = vars(branch.action)
@@ -411,6 +355,9 @@ class TableBuilder:
         cols, steps, n = self.steps, ep.steps, len(ep.steps)
         if not n:
             return
+        if len(self.value_steps):
+            self._flush()
+            cols = self.steps
         for name, values in self._derived(ep, eid, n).items():
             cols[name] += values
         cols["observation"] += [vars(s.observation) for s in steps]
@@ -420,25 +367,26 @@ class TableBuilder:
         cols["reasoning"] += [s.reasoning for s in steps]
         cols["action_inferred"] += [s.action_inferred for s in steps]
 
-    def _add_step_columns(self, ep: Episode, eid: str, timestamps: list, arrays: dict[str, pa.Array]) -> None:
-        """The episode's steps as one record batch, after the rows added before it (step rows keep the order
-        their episodes were added in)."""
+    def _add_step_values(self, ep: Episode, eid: str, timestamps: list, arrays: dict) -> None:
+        """The episode's steps handed as values (`field_arrays` checked and built them), after the step rows
+        added as objects before them (step rows keep the order their episodes were added in)."""
         n = len(timestamps)
         if not n:
             return
-        self._flush_step_rows()
-        columns = {name: pa.array(values, v1.STEPS.field(name).type)
-                   for name, values in self._derived(ep, eid, n).items()}
-        columns["timestamp"] = pa.array(timestamps, v1.UTC_TIME)
-        columns.update(arrays)
-        self.step_batches.append(pa.RecordBatch.from_arrays([columns[name] for name in v1.STEPS.names],
-                                                            schema=v1.STEPS))
+        if self.steps["episode_id"]:
+            self._flush()
+        rows = self._derived(ep, eid, n)
+        rows["timestamp"] = timestamps
+        self.value_steps.add(ep.steps, arrays, rows)
 
-    def _flush_step_rows(self) -> None:
-        """The step rows added as objects so far, as a record batch after those made before them."""
+    def _flush(self) -> None:
+        """The step rows added so far (as objects, or as values), as a record batch after those made before."""
         if self.steps["episode_id"]:
             self.step_batches.append(pa.RecordBatch.from_pydict(self.steps, schema=v1.STEPS))
             self.steps = {name: [] for name in v1.STEPS.names}
+        if len(self.value_steps):
+            self.step_batches.append(self.value_steps.batch())
+            self.value_steps = ValueSteps()
 
     def add_rejected(self, rej: Rejected, *, source_uri: str) -> None:
         self.quarantine.append({
@@ -449,12 +397,12 @@ class TableBuilder:
 
     @property
     def num_steps(self) -> int:
-        return len(self.steps["episode_id"]) + sum(batch.num_rows for batch in self.step_batches)
+        return len(self.steps["episode_id"]) + len(self.value_steps) + sum(b.num_rows for b in self.step_batches)
 
     def _steps_table(self) -> pa.Table:
-        if not self.step_batches:
+        if not self.step_batches and not len(self.value_steps):
             return pa.Table.from_pydict(self.steps, schema=v1.STEPS)
-        self._flush_step_rows()
+        self._flush()
         table = pa.Table.from_batches(self.step_batches, schema=v1.STEPS)
         return table if len(self.step_batches) == 1 else table.combine_chunks()
 

@@ -10,6 +10,7 @@ import ingest.arrow as arrow
 from ingest.arrow import SchemaMismatch, TableBuilder, checked_env, checked_episode, episode_problem, step_problem
 from ingest.record import Action, Branch, Episode, Observation, Rejected, Step, StepColumns, episode_id
 from ingest.source import Budgets
+from ingest.value_steps import field_arrays
 from schemas import v1
 from schemas.branches import branch_key
 
@@ -403,14 +404,17 @@ def _rows(*episodes: Episode, limit: int = 10) -> dict:
 
 def test_steps_handed_as_values_become_the_rows_the_same_steps_as_objects_become():
     final = Observation(kind="screen", text="end")
-    assert arrow._column_arrays(_columns(PLAIN), 64) is not None and arrow._column_arrays(_columns(ODD), 64) is None
+    assert field_arrays(_columns(PLAIN), 64) is not None and field_arrays(_columns(ODD), 64) is None
+    bare = [Step(Observation(), Action(kind="wait"))] * 3  # fields the episodes before and after set: null here
     as_objects = _rows(_episode(PLAIN, key="a", final_observation=final, terminated=True), _episode(key="b"),
-                       _episode(PLAIN[:1], key="c"), _episode(ODD, key="d"), limit=64)
+                       _episode(PLAIN[:1], key="c"), _episode(bare, key="e"), _episode(PLAIN[1:], key="f"),
+                       _episode(ODD, key="d"), limit=64)
     as_values = _rows(_episode(_columns(PLAIN), key="a", final_observation=final, terminated=True),
-                      _episode(key="b"), _episode(_columns(PLAIN[:1]), key="c"), _episode(_columns(ODD), key="d"),
-                      limit=64)
+                      _episode(key="b"), _episode(_columns(PLAIN[:1]), key="c"), _episode(_columns(bare), key="e"),
+                      _episode(_columns(PLAIN[1:]), key="f"), _episode(_columns(ODD), key="d"), limit=64)
     assert as_values == as_objects  # rows in the order their episodes came, whichever way each was handed
-    assert [s["step_id"][-2:] for s in as_values["steps"]] == [":0", ":1", ":2", ":3", ":0", ":1", ":0", ":0"]
+    assert [s["step_id"][-2:] for s in as_values["steps"]] == \
+        [":0", ":1", ":2", ":3", ":0", ":1", ":0", ":0", ":1", ":2", ":0", ":1", ":2", ":0"]
     assert as_values["steps"][-1]["observation"]["exit_code"] == 2
     assert [(vars(s.observation), s.action and vars(s.action), s.timestamp, s.reward, s.reasoning, s.action_inferred)
             for s in _columns(PLAIN)] == [(vars(s.observation), s.action and vars(s.action), s.timestamp, s.reward,
