@@ -11,6 +11,11 @@ building the task's tables never fails because of one record. The common case co
 (~1% of ingest-android); anything unusual (numpy scalars, str subclasses...) is asked of pyarrow itself, which
 decides exactly as the table build would. Readers check their steps one by one with `step_problem` (and the
 episode's own fields with `checked_episode`) to drop one record instead of the episode.
+
+Steps handed as values (`ingest.record.StepColumns`, a long log's) skip the objects: their fields become
+Arrow arrays as the episode is added, checked as they are built (`ingest.value_steps`); an episode holding a
+value those arrays cannot vouch for is checked and added as `Step` objects instead, so the same value is
+refused, or taken, the same way whichever way a reader handed it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import functools
 from typing import Iterator
 
 from ingest.mcp.jsonrpc import call_result
-from ingest.record import Episode, Observation, Rejected, StepColumns, observation_values
+from ingest.record import Episode, Observation, Rejected, StepColumns, field_values
 from ingest.search import episode_domain
 from ingest.source import Source
 from ingest.times import parse_time
@@ -94,7 +94,7 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
         if type(result) is str and obj.get("error") in (None, "", False) and not obj.get("blocked"):
             seen = ("tool_result", result)
         else:
-            seen = observation_values(_outcome(obj, tool, source))
+            seen = field_values(_outcome(obj, tool, source))
     env = {"calls": extras}
     if server is not None:
         env["server_name"] = server
@@ -106,7 +106,7 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     yield from records((), run, name, column_steps(steps, Observation(*seen)))
 
 
-_NOTHING_SEEN = observation_values(Observation())
+_NOTHING_SEEN = field_values(Observation())
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:
