@@ -357,12 +357,12 @@ class TableBuilder:
     def _add_steps(self, ep: Episode, eid: str, timestamps: list) -> None:
         """The episode's step rows, a column at a time (a long episode's steps cost a few list extends, not a
         row of appends each)."""
-        cols, steps, n = self.steps, ep.steps, len(ep.steps)
+        n = len(ep.steps)
         if not n:
             return
         if len(self.value_steps):
             self._flush()
-            cols = self.steps
+        cols, steps = self.steps, ep.steps
         for name, values in self._derived(ep, eid, n).items():
             cols[name] += values
         cols["observation"] += [vars(s.observation) for s in steps]

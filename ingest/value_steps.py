@@ -23,7 +23,7 @@ from ingest.record import StepColumns
 from schemas import v1
 
 _STRUCTS = (("observation", v1.OBSERVATION), ("action", v1.ACTION))
-_RARE = (("reward", 0, pa.float64()), ("reasoning", 1, pa.string()))  # StepColumns.rare: (reward, reasoning, inferred)
+_RARE = ((0, pa.float64()), (1, pa.string()))  # StepColumns.rare's (reward, reasoning, inferred): their types
 # the step columns built from Python lists once per batch (derived from the episode, and the rare ones)
 ROWS = ("episode_id", "step_index", "step_id", "domain", "final_observation", "timestamp", "reward", "is_first",
         "is_last", "is_terminal", "reasoning", "origin", "parent_step_id", "branch_id", "labeler", "_run_id",
@@ -52,18 +52,19 @@ def field_arrays(steps: StepColumns, limit: int) -> dict[str, pa.Array | None] |
     if any(t is not None and not isinstance(t, dt.datetime) for t in steps.timestamps):
         return None
     arrays: dict[str, pa.Array | None] = {}
-    for name, struct, rows in (("observation", v1.OBSERVATION, steps.observations),
-                               ("action", v1.ACTION, steps.actions)):
+    for (name, struct), rows in zip(_STRUCTS, (steps.observations, steps.actions)):
         columns = list(itertools.zip_longest(*(r if r is not None else () for r in rows)))
         if len(columns) > struct.num_fields:
-            return None
+            return None  # more values than fields: made into objects, the step says what is wrong
         for k, field in enumerate(struct):
-            values = columns[k] if k < len(columns) else ()
+            key, values = f"{name}.{field.name}", columns[k] if k < len(columns) else ()
             if values.count(None) == len(values):  # most fields of a log's steps: never set
-                arrays[f"{name}.{field.name}"] = None
-            elif (arrays.setdefault(f"{name}.{field.name}", _value_array(values, field.type, limit))) is None:
+                arrays[key] = None
+                continue
+            arrays[key] = _value_array(values, field.type, limit)
+            if arrays[key] is None:
                 return None
-    for name, k, arrow_type in _RARE:  # few steps have one: checked alone
+    for k, arrow_type in _RARE:  # few steps have one: checked alone
         values = tuple(rare[k] for rare in steps.rare.values() if rare[k] is not None)
         if values and _value_array(values, arrow_type, limit) is None:
             return None
