@@ -11,18 +11,25 @@ building the task's tables never fails because of one record. The common case co
 (~1% of ingest-android); anything unusual (numpy scalars, str subclasses...) is asked of pyarrow itself, which
 decides exactly as the table build would. Readers check their steps one by one with `step_problem` (and the
 episode's own fields with `checked_episode`) to drop one record instead of the episode.
+
+Steps handed as values (`ingest.record.StepColumns`, a long log's) skip the objects: their fields become
+Arrow arrays as the episode is added, checked as they are built (`ingest.value_steps`); an episode holding a
+value those arrays cannot vouch for is checked and added as `Step` objects instead, so the same value is
+refused, or taken, the same way whichever way a reader handed it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 
 import orjson
 import pyarrow as pa
 
-from ingest.record import Action, Episode, Observation, Rejected, episode_id, utc
+from ingest.record import Action, Episode, Observation, Rejected, StepColumns, episode_id, utc
 from ingest.source import ENV_PREFIX, default_budgets, human_bytes
+from ingest.value_steps import ValueSteps, field_arrays
 from schemas import v1
 from schemas.branches import branch_key
 
@@ -233,6 +240,11 @@ def episode_problem(ep: Episode, limit: int | None = None, steps: bool = True) -
     `limit`, the `field_bytes` budget), else None; record is "step N", "branch N" or None for the episode's
     own fields. `steps=False` leaves the steps out (a reader checked them one by one)."""
     limit = _field_limit() if limit is None else limit
+    return _own_problem(ep, limit) or (_steps_problem(ep.steps, limit) if steps else None) or \
+        _branches_problem(ep, limit)
+
+
+def _own_problem(ep: Episode, limit: int) -> tuple[None, str] | None:
     for name in ("domain", "platform", "task", "agent", "outcome", "license"):
         v = getattr(ep, name)
         if v is not None and (problem := _text_problem(v, limit)):
@@ -241,7 +253,11 @@ def episode_problem(ep: Episode, limit: int | None = None, steps: bool = True) -
         return None, f"reward: {problem}"
     if ep.final_observation is not None and (problem := _observation_problem(ep.final_observation, limit)):
         return None, f"final_observation.{problem}"
-    for i, step in enumerate(ep.steps if steps else ()):
+    return None
+
+
+def _steps_problem(steps, limit: int) -> tuple[str, str] | None:
+    for i, step in enumerate(steps):
         if _plain_step(step, limit):  # most steps: nothing to look into
             continue
         try:
@@ -250,6 +266,10 @@ def episode_problem(ep: Episode, limit: int | None = None, steps: bool = True) -
             problem = f"not a step of Observation and Action ({e})"
         if problem is not None:
             return f"step {i}", problem
+    return None
+
+
+def _branches_problem(ep: Episode, limit: int) -> tuple[str, str] | None:
     for i, branch in enumerate(ep.branches):
         problem = (f"action.{p}" if (p := _action_problem(branch.action, limit)) else None) or \
             (f"next_observation.{p}" if (p := _observation_problem(branch.next_observation, limit)) else None)
@@ -269,13 +289,23 @@ class TableBuilder:
         self.steps: dict[str, list] = {name: [] for name in v1.STEPS.names}
         self.quarantine: list[dict] = []
         self.branches: list[dict] = []
+        self.value_steps = ValueSteps()  # steps handed as values (`StepColumns`), after those in `step_batches`
+        self.step_batches: list[pa.RecordBatch] = []  # steps in Arrow already, before those in `steps`
         self.field_limit = default_budgets().field_bytes
 
     def add_episode(self, ep: Episode, *, source_format: str, source_uri: str, source_sha256: str,
                     ingestor_version: str) -> str:
         """Add the episode's rows; returns its id. Raises `SchemaMismatch` (nothing added) when a value does
-        not fit its column."""
-        found = episode_problem(ep, self.field_limit)
+        not fit its column. Steps held as `StepColumns` become Arrow columns here, checked as they are built."""
+        arrays = None
+        if type(ep.steps) is StepColumns:
+            arrays = field_arrays(ep.steps, self.field_limit)
+            if arrays is None:  # a value to look into: the steps as objects, checked and added as any reader's
+                ep = dataclasses.replace(ep, steps=list(ep.steps))
+        if arrays is None:
+            found = episode_problem(ep, self.field_limit)
+        else:  # the steps' values passed as their columns were built
+            found = _own_problem(ep, self.field_limit) or _branches_problem(ep, self.field_limit)
         try:
             env = orjson.dumps(ep.env, option=orjson.OPT_SORT_KEYS).decode()
         except (TypeError, orjson.JSONEncodeError) as e:
@@ -287,7 +317,7 @@ class TableBuilder:
                                           f"{problem}", ep.key or None, record_id=record))
         eid = episode_id(source_format, source_uri, ep.key)
         n = len(ep.steps)
-        timestamps = [s.timestamp for s in ep.steps]
+        timestamps = ep.steps.timestamps if type(ep.steps) is StepColumns else [s.timestamp for s in ep.steps]
         timestamps = [t if t is None or t.tzinfo is _UTC else utc(t) for t in timestamps]
         known = [t for t in timestamps if t is not None]
         self.episodes.append({
@@ -298,7 +328,10 @@ class TableBuilder:
             "source_uri": source_uri, "source_sha256": source_sha256, "ingest_run_id": self.run_id,
             "ingestor_version": f"{source_format}/{ingestor_version}", "_run_id": self.run_id,
         })
-        self._add_steps(ep, eid, timestamps)
+        if arrays is None:
+            self._add_steps(ep, eid, timestamps)
+        else:
+            self._add_step_values(ep, eid, timestamps, arrays)
         for branch in ep.branches:
             parent = f"{eid}:{branch.step}"
             action = vars(branch.action)
@@ -311,31 +344,54 @@ class TableBuilder:
                 "_run_id": self.run_id})
         return eid
 
+    def _derived(self, ep: Episode, eid: str, n: int) -> dict[str, list]:
+        """The step columns derived from the episode, not read (ids, first/last/terminal flags, origin)."""
+        nones = [None] * n
+        return {"episode_id": [eid] * n, "step_index": range(n), "step_id": [f"{eid}:{i}" for i in range(n)],
+                "domain": [ep.domain] * n, "is_first": [True] + [False] * (n - 1),
+                "is_last": [False] * (n - 1) + [True], "is_terminal": [False] * (n - 1) + [ep.terminated],
+                "origin": ["real"] * n, "parent_step_id": nones, "branch_id": nones, "labeler": nones,
+                "_run_id": [self.run_id] * n,
+                "final_observation": nones[1:] + [vars(ep.final_observation) if ep.final_observation else None]}
+
     def _add_steps(self, ep: Episode, eid: str, timestamps: list) -> None:
         """The episode's step rows, a column at a time (a long episode's steps cost a few list extends, not a
         row of appends each)."""
-        cols, steps, n = self.steps, ep.steps, len(ep.steps)
+        n = len(ep.steps)
         if not n:
             return
-        nones = [None] * n
-        cols["episode_id"] += [eid] * n
-        cols["step_index"] += range(n)
-        cols["step_id"] += [f"{eid}:{i}" for i in range(n)]
-        cols["domain"] += [ep.domain] * n
+        if len(self.value_steps):
+            self._flush()
+        cols, steps = self.steps, ep.steps
+        for name, values in self._derived(ep, eid, n).items():
+            cols[name] += values
         cols["observation"] += [vars(s.observation) for s in steps]
         cols["action"] += [vars(s.action) if s.action is not None else None for s in steps]
-        cols["final_observation"] += nones[1:] + [vars(ep.final_observation) if ep.final_observation else None]
         cols["timestamp"] += timestamps
         cols["reward"] += [s.reward for s in steps]
-        cols["is_first"] += [True] + [False] * (n - 1)
-        cols["is_last"] += [False] * (n - 1) + [True]
-        cols["is_terminal"] += [False] * (n - 1) + [ep.terminated]
         cols["reasoning"] += [s.reasoning for s in steps]
-        cols["origin"] += ["real"] * n
-        for name in ("parent_step_id", "branch_id", "labeler"):
-            cols[name] += nones
-        cols["_run_id"] += [self.run_id] * n
         cols["action_inferred"] += [s.action_inferred for s in steps]
+
+    def _add_step_values(self, ep: Episode, eid: str, timestamps: list, arrays: dict) -> None:
+        """The episode's steps handed as values (`field_arrays` checked and built them), after the step rows
+        added as objects before them (step rows keep the order their episodes were added in)."""
+        n = len(timestamps)
+        if not n:
+            return
+        if self.steps["episode_id"]:
+            self._flush()
+        rows = self._derived(ep, eid, n)
+        rows["timestamp"] = timestamps
+        self.value_steps.add(ep.steps, arrays, rows)
+
+    def _flush(self) -> None:
+        """The step rows added so far (as objects, or as values), as a record batch after those made before."""
+        if self.steps["episode_id"]:
+            self.step_batches.append(pa.RecordBatch.from_pydict(self.steps, schema=v1.STEPS))
+            self.steps = {name: [] for name in v1.STEPS.names}
+        if len(self.value_steps):
+            self.step_batches.append(self.value_steps.batch())
+            self.value_steps = ValueSteps()
 
     def add_rejected(self, rej: Rejected, *, source_uri: str) -> None:
         self.quarantine.append({
@@ -346,12 +402,19 @@ class TableBuilder:
 
     @property
     def num_steps(self) -> int:
-        return len(self.steps["episode_id"])
+        return len(self.steps["episode_id"]) + len(self.value_steps) + sum(b.num_rows for b in self.step_batches)
+
+    def _steps_table(self) -> pa.Table:
+        if not self.step_batches and not len(self.value_steps):
+            return pa.Table.from_pydict(self.steps, schema=v1.STEPS)
+        self._flush()
+        table = pa.Table.from_batches(self.step_batches, schema=v1.STEPS)
+        return table if len(self.step_batches) == 1 else table.combine_chunks()
 
     def tables(self) -> dict[str, pa.Table]:
         return {
             "episodes": pa.Table.from_pylist(self.episodes, schema=v1.EPISODES),
-            "steps": pa.Table.from_pydict(self.steps, schema=v1.STEPS),
+            "steps": self._steps_table(),
             "branches": pa.Table.from_pylist(self.branches, schema=v1.BRANCHES),
             "quarantine": pa.Table.from_pylist(self.quarantine, schema=v1.QUARANTINE),
         }

@@ -52,13 +52,20 @@ def arguments_dict(arguments) -> dict | None:
     return arguments if isinstance(arguments, dict) else {"input": arguments}
 
 
+def tool_call_values(name: str | None, arguments, raw: str, code: str | None = None) -> tuple:
+    """`tool_action(name, arguments, raw, code, shell_as_command=False)` as the values of an `Action` in its field
+    order (what `ingest.record.StepColumns` takes): an MCP call, every action a JSON tool call."""
+    if type(arguments) is dict:  # nothing to decode
+        return "tool_call", None, None, None, None, None, None, None, None, name, dumps(arguments), code, None, raw
+    return tuple(vars(tool_action(name, arguments, raw, code, shell_as_command=False)).values())
+
+
 def tool_action(name: str | None, arguments, raw: str, code: str | None = None, *,
                 shell_as_command: bool = True) -> Action:
     """`shell_as_command=False` keeps shell tools as tool calls (MCP: every action is a JSON tool call)."""
     if not shell_as_command and type(arguments) is dict:  # an MCP call: nothing to decode, no shell to unwrap
         # by position: a dataclass with many fields takes them ~2x faster so than by name (a step per call)
-        return Action("tool_call", None, None, None, None, None, None, None, None, name, dumps(arguments), code, None,
-                      raw)
+        return Action(*tool_call_values(name, arguments, raw, code))
     args = arguments_dict(arguments)
     script = shell_script(args.get(_SCRIPT_ARGUMENT.get(name, "command"))) if name in SHELL_TOOLS and args else None
     if shell_as_command and script is not None:

@@ -34,7 +34,8 @@ this module once per episode. Everything a step is made of is decided here, once
    final observation, the model of each step, the warnings, the unmapped messages and what messages carried
    beyond their steps (`extras`: the adapter keeps them, as `episode` keeps them in `env["message_extras"]`).
    A log of tool calls alone, with thousands of them, skips the messages: `call_steps` takes each call with its
-   result (a call log's line), `exchange_steps` calls and the results that answer them by id in the order they
+   result (a call log's line; `column_steps` the same calls made as values, no object per step),
+   `exchange_steps` calls and the results that answer them by id in the order they
    passed (an MCP session); both make what `steps_of` makes of the same transcript as messages, and
    `records(..., made=...)` / `episode(..., made=...)` take their steps.
 
@@ -69,7 +70,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ingest.arrow import checked_episode, checked_env
-from ingest.record import Action, Episode, Observation, Rejected, Step, episode_without_steps
+from ingest.record import Action, Episode, Observation, Rejected, Step, StepColumns, episode_without_steps
 from ingest.tools import dumps, tool_action, tool_observation
 
 # User messages a coding-agent CLI writes itself ahead of the person's prompt (Codex: its environment, the
@@ -312,7 +313,7 @@ def _build(messages: Iterable[Message]) -> _Builder:
 class Steps:
     """What one transcript splits into (see `steps_of`)."""
 
-    steps: list[Step]
+    steps: list[Step] | StepColumns
     final_observation: Observation | None  # what came after the last action (None: nothing did)
     models: list[str | None]  # the model of each step's turn, by step index
     warnings: list[Rejected]  # `unknown_content` rows, one per message the core could not place
@@ -378,6 +379,12 @@ def call_steps(calls: Iterable[tuple[Action, Observation, dt.datetime | None]]) 
         steps.append(Step(Observation() if seen is None else seen, action, when, None, None))
         seen = result
     return Steps(steps, seen if steps else None, [None] * len(steps), [], [], [])
+
+
+def column_steps(steps: StepColumns, final: Observation | None) -> Steps:
+    """`call_steps` of calls a reader made as values (`ingest.record.StepColumns`, a call log's lines): each
+    step's observation the result of the call before it, `final` the last call's."""
+    return Steps(steps, final if len(steps) else None, [None] * len(steps), [], [], [])
 
 
 def episode(messages: Iterable[Message], run: Run, made: Steps | None = None) -> tuple[Episode, list[Rejected]]:

@@ -11,7 +11,7 @@ a `blocked` call); an outcome that is an MCP `CallToolResult` (`content` items) 
 results. Fields this mapping does not use (`duration_ms`, `user`, `policy`...) are kept per step in
 `env["calls"]`, and so is a time without a zone (`datetime.utcnow().isoformat()` writes none): the step's
 timestamp is then null. Each line is a call and its result for the transcript core (`ingest.transcript`,
-`call_steps`), which makes the steps and the episode.
+`column_steps`: the steps made as values, `ingest.record.StepColumns`), which makes the episode.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ import functools
 from typing import Iterator
 
 from ingest.mcp.jsonrpc import call_result
-from ingest.record import Episode, Observation, Rejected
+from ingest.record import Episode, Observation, Rejected, StepColumns, field_values
 from ingest.search import episode_domain
 from ingest.source import Source
 from ingest.times import parse_time
-from ingest.tools import dumps, tool_action
-from ingest.transcript import Run, call_steps, records
+from ingest.tools import dumps, tool_call_values
+from ingest.transcript import Run, column_steps, records
 
 TOOL_KEYS = ("toolName", "tool_name", "tool")
 ARGS_KEYS = ("params", "arguments", "args", "tool_args", "input", "input_data")
@@ -75,8 +75,10 @@ def _unused(keys: tuple[str, ...]) -> tuple[str, ...]:
 
 def _call_episode(session, server, calls: list, source: Source, name: str,
                   key_prefix: str) -> Iterator[Episode | Rejected]:
-    """One (session, server)'s calls through the transcript core: each line a call and its outcome."""
-    extras, made = [], []  # env["calls"]; each call's (action, outcome, time) for the core's `call_steps`
+    """One (session, server)'s calls through the transcript core: each line a call and its outcome, made as
+    values (`StepColumns`: a log of thousands of lines makes no object per step)."""
+    extras, steps = [], StepColumns()  # env["calls"]; the steps
+    seen = _NOTHING_SEEN  # what came back from the call before: the next step's observation
     for no, tool, obj in calls:
         timestamp = parse_time(obj["timestamp"] if "timestamp" in obj else _first(obj, TIME_KEYS))
         extra = {"line": no}
@@ -86,13 +88,13 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
             extra.update({k: obj[k] for k in TIME_KEYS if k in obj})
         extras.append(extra)
         args = obj["params"] if "params" in obj else _first(obj, ARGS_KEYS)
-        action = tool_action(tool, args if args is not None else {}, dumps(obj), shell_as_command=False)
+        steps.add(seen, tool_call_values(tool, args if args is not None else {}, dumps(obj)), timestamp)
         result = obj["result"] if "result" in obj else None
         # most lines: a text result, no error: what `_outcome` makes of them, at once
         if type(result) is str and obj.get("error") in (None, "", False) and not obj.get("blocked"):
-            made.append((action, Observation("tool_result", result), timestamp))
+            seen = ("tool_result", result)
         else:
-            made.append((action, _outcome(obj, tool, source), timestamp))
+            seen = field_values(_outcome(obj, tool, source))
     env = {"calls": extras}
     if server is not None:
         env["server_name"] = server
@@ -101,7 +103,10 @@ def _call_episode(session, server, calls: list, source: Source, name: str,
     key = str(session if session is not None else server if server is not None else "")
     run = Run(key=key_prefix + key, domain=episode_domain([tool for _, tool, _ in calls], "mcp"), platform="linux",
               terminated=False, env=env)
-    yield from records((), run, name, call_steps(made))
+    yield from records((), run, name, column_steps(steps, Observation(*seen)))
+
+
+_NOTHING_SEEN = field_values(Observation())
 
 
 def _outcome(obj: dict, tool: str, source: Source) -> Observation:

@@ -8,8 +8,9 @@ import pytest
 
 import ingest.arrow as arrow
 from ingest.arrow import SchemaMismatch, TableBuilder, checked_env, checked_episode, episode_problem, step_problem
-from ingest.record import Action, Branch, Episode, Observation, Rejected, Step, episode_id
+from ingest.record import Action, Branch, Episode, Observation, Rejected, Step, StepColumns, episode_id
 from ingest.source import Budgets
+from ingest.value_steps import field_arrays
 from schemas import v1
 from schemas.branches import branch_key
 
@@ -360,3 +361,84 @@ def test_the_builders_own_budget_applies_to_every_field_of_the_episode():
     assert episode_problem(_episode([_step(reasoning="a" * 11)]), limit=10) == \
         ("step 0", "reasoning: 11 characters, over the field_bytes budget of 10 bytes (raise it with "
                    "TRAJFORGE_BUDGET_FIELD_BYTES=<larger>)")
+
+
+# --- steps handed as values (StepColumns) -----------------------------------------------------------------------
+
+
+class _Text(str):
+    """A str subclass: not plainly a str, so pyarrow is asked."""
+
+
+T1 = dt.datetime(2024, 1, 1, 12, 0, 5)
+PLAIN = [
+    _step(Observation(kind="screen", text="écran 日本", ui_tree=b'{"a":1}', width=1080, height=2400, exit_code=0),
+          Action(kind="swipe", x=0.1, y=0.2, x2=0.3, y2=0.4, duration_s=1.0, element="é" * 10), timestamp=T1),
+    Step(Observation(kind="none"), None, dt.datetime(2024, 1, 1, 13, 0, tzinfo=dt.timezone(dt.timedelta(hours=2)))),
+    _step(Observation(kind="tool_result", text="r", is_error=True), Action(kind="tool_call", tool_name="t",
+          arguments='{"x":1}', raw=b'{"call":1}'), reward=0.5, reasoning="why", action_inferred=True),
+    _step(Observation(kind="terminal", text=_Text("out")), Action(kind="command", code="ls", x=1)),
+]
+ODD = [_step(Observation(kind="terminal", exit_code=2.0))]  # taken (as 2), but not plainly: looked into as objects
+REFUSED = [  # each value the object path names: the same row either way
+    Observation(kind="screen", text="é\udc80"), Observation(kind="screen", width=1 << 31),
+    Observation(kind="terminal", exit_code=1.5), Observation(kind="screen", is_error="yes"),
+    Observation(kind="screen", ui_tree="a" * 11), Action(kind="key", keys="ctrl"), Action(kind="key", keys=[1]),
+    Action(kind="tap", x="left"), Action(kind="tool_call", arguments={"a": 1}), "2024-01-01", "reward", "reasoning"]
+
+
+def _columns(steps: list[Step]) -> StepColumns:
+    columns = StepColumns()
+    for step in steps:
+        columns.add_step(step)
+    return columns
+
+
+def _rows(*episodes: Episode, limit: int = 10) -> dict:
+    builder = TableBuilder("run")
+    builder.field_limit = limit
+    for ep in episodes:
+        _add(builder, ep)
+    return {name: table.to_pylist() for name, table in builder.tables().items()}
+
+
+def test_steps_handed_as_values_become_the_rows_the_same_steps_as_objects_become():
+    final = Observation(kind="screen", text="end")
+    assert field_arrays(_columns(PLAIN), 64) is not None and field_arrays(_columns(ODD), 64) is None
+    bare = [Step(Observation(), Action(kind="wait"))] * 3  # fields the episodes before and after set: null here
+    as_objects = _rows(_episode(PLAIN, key="a", final_observation=final, terminated=True), _episode(key="b"),
+                       _episode(PLAIN[:1], key="c"), _episode(bare, key="e"), _episode(PLAIN[1:], key="f"),
+                       _episode(ODD, key="d"), limit=64)
+    as_values = _rows(_episode(_columns(PLAIN), key="a", final_observation=final, terminated=True),
+                      _episode(key="b"), _episode(_columns(PLAIN[:1]), key="c"), _episode(_columns(bare), key="e"),
+                      _episode(_columns(PLAIN[1:]), key="f"), _episode(_columns(ODD), key="d"), limit=64)
+    assert as_values == as_objects  # rows in the order their episodes came, whichever way each was handed
+    assert [s["step_id"][-2:] for s in as_values["steps"]] == \
+        [":0", ":1", ":2", ":3", ":0", ":1", ":0", ":0", ":1", ":2", ":0", ":1", ":2", ":0"]
+    assert as_values["steps"][-1]["observation"]["exit_code"] == 2
+    assert [(vars(s.observation), s.action and vars(s.action), s.timestamp, s.reward, s.reasoning, s.action_inferred)
+            for s in _columns(PLAIN)] == [(vars(s.observation), s.action and vars(s.action), s.timestamp, s.reward,
+                                           s.reasoning, s.action_inferred) for s in PLAIN]
+    # the budget counts characters: ten two-byte characters fit a budget of 10 as they do as objects
+    assert _rows(_episode(_columns([_step(Observation(kind="screen", text="é" * 10))])))["steps"][0][
+        "observation"]["text"] == "é" * 10
+
+
+@pytest.mark.parametrize("bad", REFUSED, ids=range(len(REFUSED)))
+def test_a_value_handed_as_values_is_refused_as_the_same_step_as_an_object_is(bad):
+    if isinstance(bad, Observation):
+        step = _step(bad)
+    elif isinstance(bad, Action):
+        step = _step(action=bad)
+    else:
+        step = _step(**{{"reward": "reward", "reasoning": "reasoning"}.get(bad, "timestamp"): bad if bad != "reasoning"
+                        else "a" * 11})
+    refused = []
+    for steps in ([_step(), step], _columns([_step(), step])):
+        builder = TableBuilder("run")
+        builder.field_limit = 10
+        with pytest.raises(SchemaMismatch) as e:
+            _add(builder, _episode(steps))
+        refused.append(e.value.rejected)
+        assert not builder.episodes and builder.num_steps == 0
+    assert refused[0] == refused[1] and refused[0].record_id == "step 1"
