@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 import urllib.parse
 from pathlib import Path
 
@@ -116,10 +117,9 @@ def record_library_trace(base: str, out: Path, title: str = "greet a user",
             page = context.new_page()
             page.goto(f"{base}/index.html")
             # the screencast's first frame of the page is sent after a paint and can reach the trace after the next
-            # call starts on a loaded machine (then that call's screen has no screenshot): two painted frames and a
-            # second's wait give it time
-            page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
-            page.wait_for_timeout(1000)
+            # call starts on a loaded machine (then that call's screen has no screenshot): a second gives it time
+            # (a sleep here, not a Playwright call, which the trace would record as a step)
+            time.sleep(1)
             page.fill("#name", "Ada")
             page.click("#greet")
             page.wait_for_selector("text=Hi Ada")
