@@ -19,12 +19,19 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "samples"
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """On a pytest-xdist worker (`make test`): the groups of tests that share a worker, longest first
-    (tests/worker_groups.py). Before xdist's own hook, which reads the marks."""
+    (tests/worker_groups.py)."""
     if hasattr(config, "workerinput"):
-        worker_groups.order_and_mark(items, pytest.mark.xdist_group)
+        worker_groups.order(items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` hands each worker whole groups of tests/worker_groups.py."""
+    if config.getvalue("dist") == "loadgroup":
+        return worker_groups.scheduler(config, log)
+    return None
 
 
 @pytest.fixture

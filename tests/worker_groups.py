@@ -1,24 +1,28 @@
-"""Which tests share a worker when the suite runs on several processes (`make test`: pytest-xdist with
-`--dist loadgroup --no-loadscope-reorder`), and in what order the groups are handed out.
+"""Which tests share a worker when the suite runs on several processes (`make test`: pytest-xdist,
+`-n 2 --dist loadgroup --no-loadscope-reorder`), and in what order the groups are handed out.
 
 A test module is a group of its own, except where running it beside another module on a second worker would
 repeat work or collide:
 - modules that use the same once-per-process producer runs (`CACHES`: each caches its producers' output in a
-  module dict, so two workers would run the same CLI or framework twice) share one group, transitively: a test
-  run still runs each producer once;
+  module dict, so two workers would run the same CLI or framework twice) share one group, transitively, and so
+  do modules that import another test module (its fixtures): a test run still runs each producer once;
 - modules that start Ray (a local instance or `ray start`) share one group: two Ray instances at once would
   contend for Ray's fixed default ports and for the machine's cores the Ray tests measure.
-Groups are handed out longest first (a group costs its modules' `COST_S`, the seconds measured on a 2-core machine,
-or `SECONDS_A_TEST` a test for a module not listed), so the last group a worker picks up is a short one.
+The groups are read from the modules' source (their imports), so the controller, which collects no tests, and
+every worker find the same groups. The controller's scheduler (`Scheduler`, given to xdist by the conftest)
+hands a worker a whole group; each worker sorts its collection longest group first (a group costs its modules'
+`COST_S`, the seconds measured on a 2-core machine, or `SECONDS_A_TEST` a test for a module not listed), so the
+last group a worker picks up is a short one.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
-import sys
-import types
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
 # modules whose producer runs are cached per process (a module-level dict)
 CACHES = ("tests.ingest.producers", "tests.ingest.traces.producer_runs", "tests.ingest.swe.producer_runs",
           "tests.ingest.swe.coding_clis", "tests.ingest.chat.framework_runs")
@@ -38,64 +42,89 @@ COST_S = {"tests/pipelines/test_readme_walkthrough.py": 148, "tests/pipelines/te
 SECONDS_A_TEST = 0.3  # the median module's cost a test
 
 
-def _caches_of(module: types.ModuleType) -> set[str]:
-    """The cached producer modules `module` refers to: imported whole, or a fixture or function of theirs."""
+def _module_path(name: str) -> str:
+    return name.replace(".", "/") + ".py"
+
+
+@functools.cache
+def _imports(path: str) -> frozenset[str]:
+    """The `tests.` modules the module at `path` (relative to the repository) imports something of, other than
+    constants only (`from tests.ingest.producers import PRODUCERS` shares no producer run)."""
     found = set()
-    for value in vars(module).values():
-        name = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
-        if name in CACHES and name != module.__name__:
-            found.add(name)
-    return found
+    for node in ast.walk(ast.parse((REPO / path).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if any(not alias.name.isupper() for alias in node.names):
+                found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return frozenset(name for name in found if name.startswith("tests."))
 
 
-def _closure(names: set[str]) -> set[str]:
-    """`names` with the cached modules they use themselves (framework runs also run the trace producers)."""
-    todo, seen = list(names), set(names)
+def _caches(path: str) -> set[str]:
+    """The cached producer modules the module at `path` uses, directly or through another cached module."""
+    todo, seen = [path], set()
     while todo:
-        module = sys.modules.get(todo.pop())
-        for name in _caches_of(module) if module else ():
-            if name not in seen:
+        for name in _imports(todo.pop()):
+            if name in CACHES and name not in seen:
                 seen.add(name)
-                todo.append(name)
+                todo.append(_module_path(name))
     return seen
 
 
-def module_groups(modules: dict[str, types.ModuleType]) -> dict[str, str]:
-    """{test module path: group name}: its own path, `ray`, or the first path of the modules it shares runs with."""
-    parent = {path: path for path in modules}
+def _keys(path: str, paths: set[str]) -> set[str]:
+    """What ties the module at `path` to others: the cached modules it uses, itself and the test modules it
+    imports, `ray`."""
+    keys = _caches(path) | {path} | {_module_path(name) for name in _imports(path)} & paths
+    if RAY_SOURCE.search((REPO / path).read_text(encoding="utf-8")):
+        keys.add(RAY_GROUP)
+    return keys
+
+
+def module_groups(paths) -> dict[str, str]:
+    """{test module path: its group}: `ray`, or the first path (in sorted order) of the modules it shares runs
+    with, or its own path."""
+    paths = set(paths)
+    parent = {path: path for path in paths}
 
     def root(path: str) -> str:
         while parent[path] != path:
             path = parent[path]
         return path
 
-    owner: dict[str, str] = {}  # cached module or `ray` -> the first test module using it
-    for path, module in modules.items():
-        source = Path(module.__file__).read_text(encoding="utf-8") if module.__file__ else ""
-        keys = _closure(_caches_of(module)) | ({RAY_GROUP} if RAY_SOURCE.search(source) else set())
-        for key in sorted(keys):
-            if key in owner:
-                parent[root(path)] = root(owner[key])
-            else:
-                owner[key] = path
+    owner: dict[str, str] = {}  # key -> the first module tied to it
+    for path in sorted(paths):
+        for key in sorted(_keys(path, paths)):
+            a, b = root(path), root(owner.setdefault(key, path))
+            parent[max(a, b)] = min(a, b)
     ray_root = root(owner[RAY_GROUP]) if RAY_GROUP in owner else None
-    return {path: RAY_GROUP if root(path) == ray_root else root(path) for path in modules}
+    return {path: RAY_GROUP if root(path) == ray_root else root(path) for path in paths}
 
 
-def order_and_mark(items: list, mark) -> None:
-    """Mark every item with its group (`mark(name)` gives the marker) and sort `items` in place: groups longest
-    first, each group's tests in their collection order."""
-    modules = {}
-    for item in items:
-        modules.setdefault(item.location[0], item.module)
-    groups = module_groups(modules)
+def order(items: list) -> None:
+    """Sort a worker's collected `items` in place: groups longest first, each group's tests in collection order."""
     tests: dict[str, int] = {}
     for item in items:
         tests[item.location[0]] = tests.get(item.location[0], 0) + 1
+    groups = module_groups(tests)
     cost: dict[str, float] = {}
     for path, group in groups.items():
         cost[group] = cost.get(group, 0.0) + COST_S.get(path, tests[path] * SECONDS_A_TEST)
     position = {id(item): index for index, item in enumerate(items)}
-    for item in items:
-        item.add_marker(mark(groups[item.location[0]]))
     items.sort(key=lambda item: (-cost[groups[item.location[0]]], groups[item.location[0]], position[id(item)]))
+
+
+def scheduler(config, log):
+    """xdist's load-scope scheduler handing out the groups above (its own `xdist_group` marks cannot be read by
+    xdist 3.8 under pytest 9, whose items no longer keep a writable `_nodeid`)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:
+                self.groups = module_groups({n.split("::")[0] for n in self.collection})
+            return self.groups[nodeid.split("::")[0]]
+
+    return GroupScheduling(config, log)
