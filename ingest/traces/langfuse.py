@@ -30,8 +30,9 @@ A `level` of `ERROR` is the observation's failure (its `statusMessage`; a tool's
 episode per trace (`traceId`), assembled by `ingest.traces.spans`; `env["langfuse"]` keeps the trace's name, user,
 session, tags, environment, release, its input and output and its scores (name, value, comment: evaluations of the
 trace, not its outcome, which stays `unknown`), and per observation its usage and cost in
-`env["trace"]["other_spans"]` / the step's raw. Domain `mcp` (`search` when the tools are mostly search tools),
-platform `linux`.
+`env["trace"]["other_spans"]` / the step's raw. A trace with a `sessionId` is one turn of that session: the earlier
+turns its first generation is given are context (`ingest.traces.threads`). Domain `mcp` (`search` when the tools
+are mostly search tools), platform `linux`.
 
 **Dataset runs** (experiments): a run with its items, run item pages and table exports, dataset items, scores,
 and v4's experiment items, alone or saved in one file with the traces they ran: each run item is its trace's
@@ -372,7 +373,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     for spans in traces.values():
         _one_call_each(spans)
     found = runs.link(links, envs)
-    for record in file_records(FORMAT, source.uri, name, traces, envs):
+    threads = {trace_id: ("sessionId", str(env["langfuse"]["sessionId"])) for trace_id, env in envs.items()
+               if isinstance(env.get("langfuse", {}).get("sessionId"), (str, int))}  # the conversation it is a turn of
+    for record in file_records(FORMAT, source.uri, name, traces, envs, threads):
         yield runs.with_outcome(record, found)
     yield from runs.unread(links, found, set(traces), name, ctx)
     yield from ctx.problems[told:]  # those of the experiment items read alone

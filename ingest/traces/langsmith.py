@@ -46,8 +46,10 @@ retriever span beneath a tool span is the tool's work; structured output by
 without a forced choice in the metadata stays a tool call.
 
 One episode per trace (`trace_id`, else the root of the run's `parent_run_id` chain), assembled by
-`ingest.traces.spans`: a trace is one turn of its thread, so what its first model call is given before its last
-assistant turn (the thread's earlier turns) is context (`env.trace.history_messages`), not its steps;
+`ingest.traces.spans`: a trace whose root run's metadata names its thread (`thread_id`, `session_id`,
+`conversation_id`) is one turn of it, so what its first model call is given up to its last assistant turn (the
+thread's earlier turns) is context (`env.trace.history_messages`), not its steps (`ingest.traces.threads`: without
+an id, only where the structure is unambiguous);
 `env["langsmith"]` keeps the project (`session_name`) and the root run's name. Domain `mcp`
 (`search` when the tools are mostly search tools: retrievals are), platform `linux`.
 
@@ -70,6 +72,7 @@ from ingest.tools import dumps
 from ingest.traces.documents import documents
 from ingest.traces.genai import ModelTurn, ToolUse, chat_messages, json_value, name_of, text_of
 from ingest.traces.spans import Span, file_records
+from ingest.traces.threads import metadata_thread
 
 FORMAT = "langsmith"
 VERSION = "7"
@@ -486,6 +489,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     yield from rows
     traces: dict[str, list[Span]] = {}
     envs: dict[str, dict] = {}
+    threads: dict[str, tuple[str, str]] = {}
     context = _Context(runs)
     for order, (run_id, run) in enumerate(sorted(runs.items(), key=lambda kv: str(kv[1].get("dotted_order", "")))):
         trace_id = _trace_of(run_id, runs)
@@ -497,6 +501,9 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             continue
         traces.setdefault(trace_id, []).append(span)
         if _parent_of(run) is None:
-            span.extra["continues_thread"] = True  # the turns its model calls are given before it are context
             envs[trace_id] = {"langsmith": {k: run.get(k) for k in ("session_name", "name") if run.get(k)}}
-    yield from file_records(FORMAT, source.uri, name, traces, envs)
+            found = metadata_thread((run.get("extra") or {}).get("metadata") if isinstance(run.get("extra"), dict)
+                                    else None)
+            if found:  # the thread the trace is one turn of: the turns its model calls are given before it are context
+                threads[trace_id] = found
+    yield from file_records(FORMAT, source.uri, name, traces, envs, threads)

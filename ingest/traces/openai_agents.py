@@ -18,7 +18,9 @@ a file an app saved itself: `{"traces": [...]}` of trace objects with their span
   not steps, kept in `env["trace"]["other_spans"]`.
 
 The spans are assembled by `ingest.traces.spans`: one episode per trace, an agent run inside another (an agent
-used as a tool) or after a handoff a sub-episode linked to its parent. Domain `mcp` (`search` when the tools are
+used as a tool) or after a handoff a sub-episode linked to its parent; a trace with a `group_id` (the SDK's link
+between the traces of one conversation) is one turn of it, the earlier turns its first model call is given context
+(`ingest.traces.threads`). Domain `mcp` (`search` when the tools are
 mostly search tools), platform `linux`. A trace whose spans are only agents and responses (a Responses model's run
 without tools: what the model was sent and answered stays on OpenAI's side) has no step: one `no_model_content`
 row says so.
@@ -173,4 +175,7 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
             yield Rejected("no_model_content", f"{name}: trace {trace_id}: its {len(spans)} spans are agents and "
                            "responses that name only a `response_id` (the SDK's export leaves what the model was "
                            "sent and answered on OpenAI's side): no step to read", name, snippet=trace_id)
-    yield from file_records(FORMAT, source.uri, name, traces.spans, envs)
+    # the SDK's `group_id` links the traces of one conversation: a trace with one is a turn of it
+    threads = {trace_id: ("group_id", str(info["group_id"])) for trace_id, info in traces.info.items()
+               if isinstance(info.get("group_id"), (str, int)) and str(info["group_id"]).strip()}
+    yield from file_records(FORMAT, source.uri, name, traces.spans, envs, threads)

@@ -37,8 +37,9 @@ LangSmith SDK's `langsmith.span.kind` spans as `ingest.traces.langsmith` reads a
 `span_type` LLM / Tool spans as `ingest.traces.promptflow` reads them; a TOOL span named `handoff to <agent>`, as OpenInference's Agents SDK instrumentation writes one, is a handoff) and
 assembled by `ingest.traces.spans`: one episode per trace, nested agents and handoffs as sub-episodes linked to
 their parent. The resource attributes (`service.name`...) of a trace's spans go to `env["otel"]["resources"]`.
-A trace whose model spans name a `gen_ai.conversation.id` is one turn of that conversation: the earlier turns its
-first model call is given are context (`env["trace"]["history_messages"]`), its task the user message after them.
+A trace that names its conversation (`gen_ai.conversation.id`, OpenInference's `session.id`...) is one turn of it:
+the earlier turns its first model call is given are context (`env["trace"]["history_messages"]`), its task the
+user message after them; without an id only where the structure is unambiguous (`ingest.traces.threads`).
 Domain `mcp` (an agent's tool calls; `search` when they are mostly search tools), platform `linux`.
 
 Traces with no span of an agent (a web service's own spans in the same export) are not episodes: one
@@ -236,10 +237,6 @@ def make_span(fields: dict, attrs: dict, events: list[dict], order: int, where: 
     span.kind = genai.span_kind(attrs)
     if span.kind == "model":
         span.model = genai.model_turn(attrs, events, where)
-        if attrs.get("gen_ai.conversation.id"):
-            # a turn of a conversation that spans traces (one trace a user turn): what its first model call is given
-            # before its last assistant turn is the earlier turns, context and not this trace's actions
-            span.extra["continues_thread"] = True
         span.unread_output = None if span.model.outputs else genai.unread_output(attrs)
     elif span.kind == "tool" and span.name.startswith(HANDOFF_TOOL):
         # OpenInference's Agents SDK processor writes a handoff as a TOOL span `handoff to <agent>`

@@ -20,10 +20,10 @@ agent. The sub-episode's `env["parent"]` names the parent's `key` and `episode_i
 `relation` (`subagent` or `handoff`); what a sub-episode's first model call is given before its last assistant turn
 (the conversation an agent is handed) is context, not its actions: `env["trace"]["history_messages"]` counts it and
 its first user message is the task. The parent's `env["subagents"]` lists each one with the number of steps the
-parent had made when it began (`after_steps`). A trace whose decoder says it continues a thread (a span's
-`extra["continues_thread"]`: a LangSmith trace, one turn of a conversation whose model calls are given the turns
-before it) keeps the same way what its first model call is given before its last assistant turn as context
-(`history_messages`), its task being the first user message after it.
+parent had made when it began (`after_steps`). A trace that is one turn of a conversation keeps the same way what
+its first model call is given up to its last assistant turn (the earlier turns) as context (`history_messages`,
+`earlier_turns`: by which evidence), its task being the first user message after it; `ingest.traces.threads` is
+the rule (a conversation id, else unambiguous structure; otherwise the turns stay steps with a warning).
 
 **Messages, in the order they became known** (`_events`: in span start order where spans do not overlap). A model
 span adds what it was sent that the episode has not seen yet (all of its
@@ -63,12 +63,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from ingest.record import Action, Episode, Rejected, episode_id
+from ingest.record import Action, Episode, Rejected, episode_id, warn
 from ingest.search import episode_domain
 from ingest.tools import arguments_dict, dumps
 from ingest.traces import beeai
 from ingest.traces.genai import ModelTurn, ToolUse, same_result, usage
 from ingest.traces.stitch import stitch
+from ingest.traces.threads import earlier_turns, last_assistant, thread_of
 from ingest.transcript import Message, Run, ToolCall, records
 
 MAX_OTHER_SPANS = 500  # other spans kept in env per episode; past it they are counted
@@ -266,7 +267,7 @@ class _Transcript:
         turn = span.model
         inputs = turn.inputs
         if self.models_seen:
-            last = max((i for i, m in enumerate(inputs) if m.role == "assistant"), default=-1)
+            last = last_assistant(inputs)
             if not self.messages and last >= 0:
                 self.history = [m for m in inputs[:last + 1] if m.role != "system"]
                 for msg in inputs[:last + 1]:
@@ -453,15 +454,27 @@ def _apply(t: _Transcript, event: str, span: Span, facts: dict) -> None:
         facts["other_spans_left_out"] = facts.get("other_spans_left_out", 0) + 1
 
 
-def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
+def _earlier_turns(ep: _Episode, events: list, thread: tuple[str, str] | None) -> tuple[dict | None, str | None]:
+    """Whether the trace's episode continues a conversation whose earlier turns its first model call is given
+    (`ingest.traces.threads`): (the evidence, None), or (None, why they stay steps), or (None, None)."""
+    first = next((span for _, event, span in events if event == "model_in"), None)
+    if ep.root is not None or first is None:
+        return None, None
+    thread = thread or thread_of(span.attributes for span in ep.spans)
+    uses = [span.tool for span in ep.spans if span.kind == "tool" and span.tool is not None]
+    return earlier_turns(first.model.inputs, thread, uses)
+
+
+def _transcript(ep: _Episode, subs: list[_Episode], thread: tuple[str, str] | None = None) -> tuple[_Transcript, dict]:
     """The episode's messages, and its trace facts for env (`linked`: its sub-episodes with the number of actions
-    made before each began)."""
-    thread = ep.root is None and any(span.extra.get("continues_thread") for span in ep.spans)
-    t = _Transcript(handed_off=ep.root is not None or thread)
+    made before each began; `ambiguous_history`: why earlier turns stayed steps)."""
+    events = _events(ep.spans)
+    earlier, ambiguous = _earlier_turns(ep, events, thread)
+    t = _Transcript(handed_off=ep.root is not None or earlier is not None)
     facts: dict[str, Any] = {"spans": len(ep.spans), "other_spans": [], "errors": []}
     pending = sorted((sub for sub in subs if sub.parent is ep), key=lambda sub: _order(sub.root))
     linked = []
-    for key, event, span in _events(ep.spans):
+    for key, event, span in events:
         while pending and _start_key(pending[0].root) <= key:
             linked.append((pending.pop(0), t.actions))
         if span.error and event != "model_out":
@@ -470,6 +483,8 @@ def _transcript(ep: _Episode, subs: list[_Episode]) -> tuple[_Transcript, dict]:
     linked.extend((sub, t.actions) for sub in pending)
     facts["linked"] = linked
     facts["history_messages"] = len(t.history)
+    facts["earlier_turns"] = earlier if t.history and earlier else None
+    facts["ambiguous_history"] = ambiguous
     facts["tool_results_differ"] = t.differing
     return t, {k: v for k, v in facts.items() if v or k == "spans"}
 
@@ -485,10 +500,11 @@ def is_agent_trace(spans: list[Span]) -> bool:
     return any(s.kind for s in spans)
 
 
-def file_records(fmt: str, uri: str, name: str, traces: dict[str, list[Span]],
-                 envs: dict[str, dict]) -> Iterator[Episode | Rejected]:
+def file_records(fmt: str, uri: str, name: str, traces: dict[str, list[Span]], envs: dict[str, dict],
+                 threads: dict[str, tuple[str, str]] | None = None) -> Iterator[Episode | Rejected]:
     """The episodes of every trace of a file; the traces with no span of an agent (a service's own spans in the
-    same export) are named in one `no_agent_spans` row instead."""
+    same export) are named in one `no_agent_spans` row instead. `threads`: trace id -> (where, the conversation
+    id) the decoder found in a trace's own record (`ingest.traces.threads`)."""
     others = [trace_id for trace_id, spans in traces.items() if not is_agent_trace(spans)]
     if others:
         yield Rejected("no_agent_spans", f"{name}: {len(others)} of {len(traces)} traces hold no span of an agent "
@@ -500,19 +516,23 @@ def file_records(fmt: str, uri: str, name: str, traces: dict[str, list[Span]],
         env = dict(envs.get(trace_id) or {})
         if trace_id in held:
             env["stitched"] = held[trace_id]
-        yield from trace_records(fmt, uri, name, trace_id, spans, env)
+        yield from trace_records(fmt, uri, name, trace_id, spans, env, thread=(threads or {}).get(trace_id))
 
 
 def trace_records(fmt: str, uri: str, where: str, trace_id: str, spans: list[Span], env: dict,
-                  domain: str = "mcp", platform: str = "linux") -> Iterator[Episode | Rejected]:
+                  domain: str = "mcp", platform: str = "linux",
+                  thread: tuple[str, str] | None = None) -> Iterator[Episode | Rejected]:
     """The episodes of one trace (the trace's own, then its sub-episodes), each through `ingest.transcript`."""
     beeai.read_react_events(spans)
     episodes = split_episodes(trace_id, spans)
     subs = episodes[1:]
     for ep in episodes:
-        t, facts = _transcript(ep, subs)
+        t, facts = _transcript(ep, subs, thread)
         linked = facts.pop("linked", [])
+        ambiguous = facts.pop("ambiguous_history", None)
         ep_env = {**env, "trace": {"trace_id": trace_id, **facts}}
+        if ambiguous:
+            warn(ep_env, "ambiguous_history", ambiguous)
         if linked:
             ep_env["subagents"] = [{"key": sub.key, "episode_id": episode_id(fmt, uri, sub.key),
                                     "agent": sub.root.agent, "span_id": sub.root.span_id,
