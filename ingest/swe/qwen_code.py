@@ -7,8 +7,7 @@ Each line is a record: `uuid`, `parentUuid` (the record before it), `sessionId`,
 - `user`: the prompt, `message` a Gemini `Content` (`{role, parts: [{text}]}`), in later releases with a `subtype`
   where the person did not start the turn: `mid_turn_user_message` (a message sent while the model worked, recorded
   once the model was sent it: after the call results it went beside, or before the reply to it), `goal_runtime`,
-  `notification`, `cron` (the CLI's own); a user turn all the same, seen with what came after the last action (the
-  task is the first prompt without a subtype), its `subtype`, `systemPayload` (the typed `displayText`) and
+  `notification`, `cron` (the CLI's own); a user turn all the same, seen with what came after the last action, its `subtype`, `systemPayload` (the typed `displayText`) and
   `goalContext` kept as the message's raw (`env.message_extras`);
 - `assistant`: a model turn: `message` (`parts`: `text`, `thought: true` text, `functionCall {id, name, args}`),
   `model`, `usageMetadata` (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `totalTokenCount`,
@@ -179,7 +178,7 @@ def _record(record, where: str, messages: list[Message], extras: dict) -> Iterat
         text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
         kept = {k: record[k] for k in _USER_KEPT if record.get(k) is not None}
         messages.append(Message("user", text=text, timestamp=stamp, where=where, raw=kept or None))
-        if "task" not in extras and text and "subtype" not in kept:  # a prompt, not a message sent mid-turn
+        if "task" not in extras and text:
             extras["task"] = text
     else:
         extras["system_records"].append({k: record.get(k) for k in ("subtype", "timestamp", "systemPayload")})
