@@ -7,8 +7,9 @@ Each line is a record: `uuid`, `parentUuid` (the record before it), `sessionId`,
 - `user`: the prompt, `message` a Gemini `Content` (`{role, parts: [{text}]}`), in later releases with a `subtype`
   where the person did not start the turn: `mid_turn_user_message` (a message sent while the model worked, recorded
   once the model was sent it: after the call results it went beside, or before the reply to it), `goal_runtime`,
-  `notification`, `cron` (the CLI's own); a user turn all the same, seen with what came after the last action, its `subtype`, `systemPayload` (the typed `displayText`) and
-  `goalContext` kept as the message's raw (`env.message_extras`);
+  `notification`, `cron` (the CLI's own); a user turn all the same, seen with what came after the last action, its
+  `subtype`, `systemPayload` (the typed `displayText`) and `goalContext` kept as the message's raw
+  (`env.message_extras`);
 - `assistant`: a model turn: `message` (`parts`: `text`, `thought: true` text, `functionCall {id, name, args}`),
   `model`, `usageMetadata` (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `totalTokenCount`,
   `cachedContentTokenCount`), `contextWindowSize`;
