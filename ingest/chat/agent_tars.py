@@ -57,7 +57,7 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "agent_tars"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     group=None, rank=306, domains=('mcp', 'search', 'web'), platform="linux",
     summary="Agent TARS / tarko event streams (`event-stream.jsonl` snapshots, a run saved per loop read once with "
@@ -212,9 +212,11 @@ def _ran_here(calls: dict[int, dict], loops: list[int], i: int, held: list, call
     return out
 
 
-# a Volcengine Ark endpoint id (`ep-<yyyymmddhhmmss>-<suffix>`): a request may name the endpoint, whose response
-# names the model behind it
-ENDPOINT_ID = re.compile(r"^ep-\d{14}-[0-9a-z]+$")
+# a Volcengine Ark endpoint id in the forms its docs give (BytePlus ModelArk, "Inference endpoints"): a custom
+# endpoint `ep-<yyyymmddhhmmss>-<suffix>`, a preconfigured one (a model id's own endpoint) `ep-m-<...>-<suffix>`. A
+# request may name the endpoint, whose response names the model behind it. (A batch endpoint, `ep-bi-`, serves the
+# batch API alone: no chat request names one.)
+ENDPOINT_ID = re.compile(r"^ep-(?:m-)?\d{14}-[0-9a-z]+$")
 
 
 def _model_note(calls: dict[int, dict], loops: list[int], events: list[dict]) -> dict:

@@ -4,7 +4,12 @@ adapter onto `ingest.transcript`; one file is one episode.
 
 Each line is a record: `uuid`, `parentUuid` (the record before it), `sessionId`, `timestamp`, `type`, `cwd`,
 `version` (of the CLI), `gitBranch`, `provenance` (later releases), and by type:
-- `user`: the prompt, `message` a Gemini `Content` (`{role, parts: [{text}]}`);
+- `user`: the prompt, `message` a Gemini `Content` (`{role, parts: [{text}]}`), in later releases with a `subtype`
+  where the person did not start the turn: `mid_turn_user_message` (a message sent while the model worked, recorded
+  once the model was sent it: after the call results it went beside, or before the reply to it), `goal_runtime`,
+  `notification`, `cron` (the CLI's own); a user turn all the same, seen with what came after the last action, its
+  `subtype`, `systemPayload` (the typed `displayText`) and `goalContext` kept as the message's raw
+  (`env.message_extras`);
 - `assistant`: a model turn: `message` (`parts`: `text`, `thought: true` text, `functionCall {id, name, args}`),
   `model`, `usageMetadata` (`promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`, `totalTokenCount`,
   `cachedContentTokenCount`), `contextWindowSize`;
@@ -49,7 +54,7 @@ from ingest.times import parse_time
 from ingest.transcript import Message, Run, ToolCall, records
 
 FORMAT = "qwen_code"
-VERSION = "5"
+VERSION = "6"
 INFO = FormatInfo(
     # a session's lines open like Claude Code's (`parentUuid`, `sessionId`): its own key order ranks it first
     group="swe", rank=265, domains=('swe',), platform="varies",
@@ -73,6 +78,10 @@ _SESSION_KEYS = ("sessionId", "cwd", "version", "gitBranch")
 _KNOWN = frozenset({"uuid", "parentUuid", "sessionId", "timestamp", "type", "subtype", "provenance", "cwd", "version",
                     "gitBranch", "message", "model", "usageMetadata", "contextWindowSize", "toolCallResult",
                     "systemPayload", "backgroundTurn", "goalContext"})
+# what a `user` record says beside the parts the model was sent: its `subtype` (`mid_turn_user_message`: sent while
+# the model worked, beside call results or after an answer; `goal_runtime`, `notification`, `cron`: written by the
+# CLI), the typed text (`systemPayload.displayText`) and goal it belongs to: kept as the message's raw
+_USER_KEPT = ("subtype", "systemPayload", "goalContext")
 _SUBTYPES = frozenset({
     "at_command", "attribution_snapshot", "background_task_completed", "branch_checkpoint", "chat_compression",
     "custom_title", "file_history_snapshot", "goal_runtime", "goal_state", "goal_turn_end", "mid_turn_user_message",
@@ -168,7 +177,8 @@ def _record(record, where: str, messages: list[Message], extras: dict) -> Iterat
         _tool_result(record, parts, stamp, where, messages)
     elif kind == "user":
         text = "\n".join(p["text"] for p in parts if isinstance(p.get("text"), str))
-        messages.append(Message("user", text=text, timestamp=stamp, where=where))
+        kept = {k: record[k] for k in _USER_KEPT if record.get(k) is not None}
+        messages.append(Message("user", text=text, timestamp=stamp, where=where, raw=kept or None))
         if "task" not in extras and text:
             extras["task"] = text
     else:

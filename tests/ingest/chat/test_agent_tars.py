@@ -8,6 +8,8 @@ import base64
 import json
 import shutil
 
+import pytest
+
 from ingest.chat import agent_tars, by_shape
 from ingest.record import Episode, Rejected
 from tests.conftest import REPO
@@ -516,3 +518,23 @@ def test_snapshots_compare_events_without_their_times_ids_or_key_order():
     assert tarko_snapshots.first_difference([one], [two, one]) == 0
     assert tarko_snapshots.run_of("case/trace.jsonl") is None and tarko_snapshots.run_of("event-stream.jsonl") is None
     assert tarko_snapshots.run_of("case/event-stream.jsonl") == ("case", None)
+
+
+# Volcengine Ark's endpoint ids as its docs give them (BytePlus ModelArk, "Inference endpoints"): a custom endpoint
+# `ep-<created yyyymmddhhmmss>-<suffix>`, a preconfigured one (the endpoint a model id is served by) `ep-m-...`.
+# A batch endpoint (`ep-bi-...`) answers the batch API alone, never a chat request.
+@pytest.mark.parametrize("endpoint", ["ep-20250510145437-5sxhs", "ep-m-20250411184749-5qknb"])
+def test_a_request_naming_a_documented_endpoint_id_keeps_it_beside_the_model_its_response_names(endpoint):
+    calls = {0: {"request": {"model": endpoint, "messages": [], "declared": []},
+                 "response": {"model": "doubao-seed-1-6-250615"}}}
+    [item] = agent_tars._model_note(calls, [0], [])["requests"]
+    assert (item["endpoint"], item["model"]) == (endpoint, "doubao-seed-1-6-250615") and "differs" not in item
+
+
+@pytest.mark.parametrize("asked", ["ep-bi-20250401151011-nzp5d", "ep-2025051014543-5sxhs", "doubao-pro-32k"])
+def test_a_request_naming_no_documented_endpoint_id_differs_from_its_response(asked):
+    calls = {0: {"request": {"model": asked, "messages": [], "declared": []},
+                 "response": {"model": "doubao-seed-1-6-250615"}}}
+    [item] = agent_tars._model_note(calls, [0], [])["requests"]
+    assert "endpoint" not in item and item["model"] == asked
+    assert item["differs"] == [f"the response names model 'doubao-seed-1-6-250615', the request {asked!r}"]

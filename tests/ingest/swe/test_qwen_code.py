@@ -187,3 +187,42 @@ def test_a_session_with_its_calls_or_of_plain_chat_says_nothing_of_missing_calls
     for records in (with_calls, chat, thoughts_then_retry):
         (ep,) = [r for r in records if isinstance(r, Episode)]
         assert _unrecorded(ep) == (None, [])
+
+
+def _mid_turn(n, text, shown):
+    """A message the person sent while the model worked, as Qwen Code 0.24.4's `ChatRecordingService.
+    recordMidTurnUserMessage` writes it (chunks/chunk-DPEB6S2R.js): a `user` record (`createBaseRecord("user")`:
+    `provenance` "real_user") with `subtype` "mid_turn_user_message", the parts the model was sent as its `message`
+    and the typed text as `systemPayload.displayText`. The interactive UI records it once the model was sent it:
+    after the call results it was drained beside (`recordToolResult` first), or before the model's reply to it when
+    it came after an answer (the steer turn settles it on the reply stream's first event)."""
+    return json.dumps({"uuid": f"u{n}", "parentUuid": f"u{n - 1}", "sessionId": "s-1",
+                       "timestamp": f"2026-09-01T10:00:0{n % 10}.000Z", "type": "user", "provenance": "real_user",
+                       "cwd": "/w", "version": "0.24.4", "gitBranch": "main", "subtype": "mid_turn_user_message",
+                       "message": {"role": "user", "parts": [{"text": text}]},
+                       "systemPayload": {"displayText": shown}}, separators=(",", ":"))
+
+
+def test_a_message_sent_while_the_model_worked_is_a_user_turn_not_a_sign_of_missing_calls(tmp_path):
+    """Sent beside a call's result, then after an answer: each a user turn the model was given (seen after the
+    result, and before the next reply), the first prompt still the task; no missing call is inferred from the
+    answer followed by another reply, and the record's subtype and typed text are kept with the step they
+    belong to."""
+    records = _read(tmp_path, [
+        _user(0, "read the config"),
+        _model(1, [{"functionCall": {"id": "c1", "name": "read_file", "args": {"absolute_path": "/w/a.toml"}}}]),
+        _result(2, "c1", "read_file", {"output": "port = 80"}),
+        _mid_turn(3, "also check b.toml", "also check b.toml"),
+        _model(4, [{"text": "a.toml sets port 80; b.toml is not there."}]),
+        _mid_turn(5, "thanks, now stop", "thanks, now stop"),
+        _model(6, [{"text": "Stopping."}])])
+    assert [r for r in records if isinstance(r, Rejected)] == []
+    (ep,) = [r for r in records if isinstance(r, Episode)]
+    assert _unrecorded(ep) == (None, [])
+    assert [s.action.kind for s in ep.steps] == ["tool_call", "message", "message"]
+    assert ep.task == "read the config"
+    assert ep.steps[1].observation.text == "port = 80\n\nalso check b.toml"
+    assert ep.steps[2].observation.text == "thanks, now stop" and ep.terminated
+    kept = [(e["step"], e["raw"]) for e in ep.env["message_extras"] if e["role"] == "user" and "raw" in e]
+    assert kept == [(1, {"subtype": "mid_turn_user_message", "systemPayload": {"displayText": "also check b.toml"}}),
+                    (2, {"subtype": "mid_turn_user_message", "systemPayload": {"displayText": "thanks, now stop"}})]
