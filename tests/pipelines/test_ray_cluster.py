@@ -14,6 +14,7 @@ import secrets
 import shutil
 import signal
 import subprocess
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -45,19 +46,22 @@ def _alive_nodes(address: str, env: dict) -> int:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     root = tmp_path_factory.mktemp("ray")
+    # Ray's socket paths must fit in 107 bytes: its session folders go in a short folder of their own, not under
+    # the test's (a pytest-xdist worker's is 10 bytes longer)
+    short = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32),
            "RAY_USAGE_STATS_ENABLED": "0"}
     port = free_port()
     address = f"127.0.0.1:{port}"
     nodes = [_start(["--head", f"--port={port}", "--node-ip-address=127.0.0.1", "--num-cpus=1",
-                     "--include-dashboard=false", f"--temp-dir={root / 'head'}"], env, root / "head.log")]
+                     "--include-dashboard=false", f"--temp-dir={short / 'head'}"], env, root / "head.log")]
     try:
         deadline = time.monotonic() + 120
         while _alive_nodes(address, env) < 1:
-            assert time.monotonic() < deadline, (root / "head.log").read_text()[-2000:]
+            assert time.monotonic() < deadline and nodes[0].poll() is None, (root / "head.log").read_text()[-2000:]
             time.sleep(1)
         nodes.append(_start([f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1", "--num-gpus=1",
-                             f"--temp-dir={root / 'worker'}"], env, root / "worker.log"))
+                             f"--temp-dir={short / 'worker'}"], env, root / "worker.log"))
         while _alive_nodes(address, env) < 2:
             assert time.monotonic() < deadline, (root / "worker.log").read_text()[-2000:]
             time.sleep(1)
@@ -71,6 +75,7 @@ def cluster(tmp_path_factory):
             except subprocess.TimeoutExpired:
                 os.killpg(node.pid, signal.SIGKILL)
                 node.wait()
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def _pipelines(env: dict, *args: str) -> str:

@@ -125,8 +125,10 @@ def _require(what: str, ok: bool) -> None:
     require(what, ok, "apt-get install -y chromium; pip install playwright")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """Chromium through Playwright's sync API, one per test module: while it runs, this thread has a running asyncio
+    loop (Playwright's, in a greenlet), and a later test of the same worker that runs its own loop would fail."""
     import importlib.util
 
     _require("playwright", importlib.util.find_spec("playwright") is not None)
