@@ -9,6 +9,11 @@ that message comes after what any earlier input held, so it is new.
 `SentBefore` remembers every prefix of the episode's model inputs (their messages other than system prompts, by
 role, text, the result's call id and the turn's call ids) as a running hash, one per prefix, so that a later input
 is matched against all the earlier ones in one pass over its messages.
+
+An episode whose model calls are given only what is new since the previous one (the provider holds the
+conversation: the Responses API's `previous_response_id`, a server-side conversation) re-sends nothing: once a
+call's input opens with a tool result, which no input of a conversation sent whole does, every user message of a
+later input is new, so a user who says "yes" twice is heard twice.
 """
 
 from __future__ import annotations
@@ -25,11 +30,14 @@ class SentBefore:
 
     def __init__(self) -> None:
         self.prefixes: set[int] = set()
+        self.held_by_provider = False  # an input opened with a tool result: the calls are sent only what is new
 
     def held(self, inputs: list[Message]) -> int:
         """The index in `inputs` just past its longest run of leading messages (system prompts aside) that an
         earlier call's input held in the same places; 0 where the first such message is not one of them."""
         running, end = 0, 0
+        if self.held_by_provider:
+            return 0
         for i, msg in enumerate(inputs):
             if msg.role == "system":
                 continue
@@ -41,6 +49,8 @@ class SentBefore:
 
     def add(self, inputs: list[Message]) -> None:
         """Remember a call's input."""
+        first = next((m for m in inputs if m.role != "system"), None)
+        self.held_by_provider = self.held_by_provider or (first is not None and first.role == "tool")
         running = 0
         for msg in inputs:
             if msg.role != "system":

@@ -155,6 +155,20 @@ def test_a_user_who_types_the_same_text_again_says_it_again():
     assert [s.observation.text for s in ep.steps] == ["Plan a trip", "Plan a trip"]
 
 
+def test_calls_given_only_what_is_new_hear_a_user_who_says_the_same_text_again():
+    """A provider that holds the conversation (the Responses API's previous_response_id) is sent only what is new:
+    the second call opens with the tool's result, so the later "yes", in the place where the first input held its
+    "yes", is the user's new turn, not a re-send."""
+    yes = Message("user", text="yes")
+    spans = [_model("m1", None, 0, [yes], [_calls(("c1", "search", {"q": "a"}))]),
+             _span("t1", None, "tool", 1, tool=ToolUse(call_id="c1", name="search", arguments={"q": "a"}, result="r1")),
+             _model("m2", None, 2, [Message("tool", text="r1", tool_call_id="c1")], [Message("assistant", text="Go?")]),
+             _model("m3", None, 3, [yes], [Message("assistant", text="Going.")])]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name or s.action.text for s in ep.steps] == ["search", "Go?", "Going."]
+    assert [s.observation.text for s in ep.steps] == ["yes", "r1", "yes"]
+
+
 def test_a_conversation_a_later_call_is_given_again_is_not_said_again():
     """A graph's nodes give the conversation to several calls, each under a system prompt of its own: what an
     earlier call's input held in the same places is no new message (the user's turn after the last answer among
