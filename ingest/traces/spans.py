@@ -28,7 +28,9 @@ the rule (a conversation id, else unambiguous structure; otherwise the turns sta
 **Messages, in the order they became known** (`_events`: in span start order where spans do not overlap). A model
 span adds what it was sent that the episode has not seen yet (all of its
 input for the first model span; for a later one, the input messages after the last assistant message of its input:
-the tool results and user turns since the previous call) and then what it answered (assistant turns, whose tool
+the tool results and user turns since the previous call, less those an earlier call's input already held in the
+same places, `ingest.traces.resent`: a conversation re-sent, or the user's question a graph gives several calls)
+and then what it answered (assistant turns, whose tool
 calls stay open until a result comes). A tool span is the result of the open call it answers (by call id, else the
 earliest open call of its name, else the earliest open call); a tool span that answers no open call is an action of
 its own (a tool call the model spans did not record; its `arguments` null where the span recorded none, as an
@@ -68,6 +70,7 @@ from ingest.search import episode_domain
 from ingest.tools import arguments_dict, dumps
 from ingest.traces import beeai
 from ingest.traces.genai import ModelTurn, ToolUse, same_result, usage
+from ingest.traces.resent import SentBefore
 from ingest.traces.stitch import stitch
 from ingest.traces.threads import earlier_turns, last_assistant, thread_of
 from ingest.transcript import Message, Run, ToolCall, records
@@ -223,6 +226,7 @@ class _Transcript:
         self.unread_outputs: list[dict] = []  # model spans' outputs no message could be read from, as written
         self.span_results: dict[str, tuple] = {}  # call id -> the result its tool span recorded, the tool
         self.differing: list[dict] = []  # results a later model input gives otherwise than the tool span did
+        self.sent = SentBefore()  # the model inputs given so far, to know a message re-sent in a later one
 
     def add(self, msg: Message) -> None:
         if msg.role == "system":
@@ -275,7 +279,10 @@ class _Transcript:
                         self.add(msg)
                 # the results of the history's calls (the handoff's own among them) are history too
                 self.answered.update(c.id for m in self.history for c in m.tool_calls if c.id is not None)
-            inputs = inputs[last + 1:]
+            # what an earlier call's input held in the same places is no new message (its system prompt aside)
+            resent = self.sent.held(inputs)
+            inputs = [m for i, m in enumerate(inputs) if i > last and (i >= resent or m.role == "system")]
+        self.sent.add(turn.inputs)
         self.models_seen += 1
         if turn.model:
             self.span_models.append(turn.model)

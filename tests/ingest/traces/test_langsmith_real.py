@@ -72,4 +72,12 @@ def test_a_chat_langchain_turn_saved_from_the_api_is_one_episode_of_its_model_ca
         assert [r["url"] for r in results] == [d["metadata"]["source"] for d in docs] and len(docs) == 4
     assert episode.agent == "gpt-4o-mini" and episode.terminated  # it ends on the model's last answer, a grade
     assert episode.env["trace"]["history_messages"] == 4  # the thread's two earlier questions and answers
+    # the answer writer and both graders are given the question again (the answer writer the whole conversation
+    # under a system prompt of its own, holding the documents): the question is said once, as observation 0; what
+    # comes after the last retrieval is its documents alone, and the second grade, given the very prompt the first
+    # was, is no new observation
+    assert episode.steps[0].observation.text == episode.task
+    assert [i for i, s in enumerate(episode.steps) if episode.task in (s.observation.text or "")] == [0]
+    assert episode.steps[13].observation.kind == "tool_result" and len(episode.steps[13].observation.text) == 9856
+    assert episode.steps[16].observation.kind == "none"
     golden.check(records, GOLDEN / "langsmith-chat-langchain-run-ops.json", texts="hash")

@@ -136,12 +136,57 @@ def test_tool_spans_run_while_a_model_span_streams_come_before_its_answer_and_ti
     assert rejected == []
     assert [s.action.tool_name or s.action.text for s in ep.steps] == ["search", "fetch", "Looking.", "Rome it is."]
     assert _times(ep) == [100, 200, 2000, 3000]
-    # each result is the observation after its own call (the second model call's input, sent at 300 ms, beside
-    # it), its span's end kept in extras
-    assert ep.steps[1].observation.text == "r1" and ep.steps[2].observation.text == "r2\n\nPlan a trip"
+    # each result is the observation after its own call, its span's end kept in extras; the second model call's
+    # input (sent at 300 ms) is the question the first one was given, in the same place: not said again
+    assert ep.steps[1].observation.text == "r1" and ep.steps[2].observation.text == "r2"
     assert {(e["step"], e["timestamp"]) for e in ep.env["message_extras"] if e["role"] == "tool"} == {
         (1, (T0 + dt.timedelta(milliseconds=900)).isoformat()), (2, (T0 + dt.timedelta(milliseconds=2500)).isoformat())}
     assert ep.terminated
+
+
+def test_a_user_who_types_the_same_text_again_says_it_again():
+    """The second call's input repeats the first one's and then holds the same text once more, after the answer:
+    a new turn of the user, in its place."""
+    spans = [_model("m1", None, 0, [USER], [Message("assistant", text="Where to?")]),
+             _model("m2", None, 1, [USER, Message("assistant", text="Where to?"), Message("user", text="Plan a trip")],
+                    [Message("assistant", text="Rome, then.")])]
+    (ep,), _ = _read(spans)
+    assert [s.action.text for s in ep.steps] == ["Where to?", "Rome, then."]
+    assert [s.observation.text for s in ep.steps] == ["Plan a trip", "Plan a trip"]
+
+
+def test_calls_given_only_what_is_new_hear_a_user_who_says_the_same_text_again():
+    """A provider that holds the conversation (the Responses API's previous_response_id) is sent only what is new:
+    the second call opens with the tool's result, so the later "yes", in the place where the first input held its
+    "yes", is the user's new turn, not a re-send."""
+    yes = Message("user", text="yes")
+    spans = [_model("m1", None, 0, [yes], [_calls(("c1", "search", {"q": "a"}))]),
+             _span("t1", None, "tool", 1, tool=ToolUse(call_id="c1", name="search", arguments={"q": "a"}, result="r1")),
+             _model("m2", None, 2, [Message("tool", text="r1", tool_call_id="c1")], [Message("assistant", text="Go?")]),
+             _model("m3", None, 3, [yes], [Message("assistant", text="Going.")])]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name or s.action.text for s in ep.steps] == ["search", "Go?", "Going."]
+    assert [s.observation.text for s in ep.steps] == ["yes", "r1", "yes"]
+
+
+def test_a_conversation_a_later_call_is_given_again_is_not_said_again():
+    """A graph's nodes give the conversation to several calls, each under a system prompt of its own: what an
+    earlier call's input held in the same places is no new message (the user's turn after the last answer among
+    them); a message after them is."""
+    ask = Message("user", text="And by train?")
+    spans = [_model("m1", None, 0, [USER], [Message("assistant", text="Rome.")]),
+             _model("m2", None, 1, [Message("system", text="Search."), USER, Message("assistant", text="Rome."),
+                                    ask], [_calls(("c1", "search", {"q": "trains"}))]),
+             _span("t1", None, "tool", 2, tool=ToolUse(call_id="c1", name="search", arguments={"q": "trains"},
+                                                       result="Hourly.")),
+             _model("m3", None, 3, [Message("system", text="Answer from: Hourly."), USER,
+                                    Message("assistant", text="Rome."), ask],
+                    [Message("assistant", text="Hourly trains.")]),
+             _model("m4", None, 4, [Message("system", text="Grade."), USER, Message("assistant", text="Rome."), ask,
+                                    Message("user", text="Is it grounded?")], [Message("assistant", text="yes")])]
+    (ep,), _ = _read(spans)
+    assert [s.action.tool_name or s.action.text for s in ep.steps] == ["Rome.", "search", "Hourly trains.", "yes"]
+    assert [s.observation.text for s in ep.steps] == ["Plan a trip", "And by train?", "Hourly.", "Is it grounded?"]
 
 
 def test_a_tool_run_before_the_streamed_answer_that_called_it_ended_answers_that_call():
