@@ -11,10 +11,12 @@ def _groups(tmp_path, monkeypatch, sources: dict[str, str]) -> dict[str, str]:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(source)
     monkeypatch.setattr(worker_groups, "REPO", tmp_path)
+    worker_groups._source.cache_clear()
     worker_groups._imports.cache_clear()
     try:
         return worker_groups.module_groups(sources)
     finally:
+        worker_groups._source.cache_clear()
         worker_groups._imports.cache_clear()
 
 

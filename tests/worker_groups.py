@@ -47,11 +47,16 @@ def _module_path(name: str) -> str:
 
 
 @functools.cache
+def _source(path: str) -> str:
+    return (REPO / path).read_text(encoding="utf-8")
+
+
+@functools.cache
 def _imports(path: str) -> frozenset[str]:
     """The `tests.` modules the module at `path` (relative to the repository) imports something of, other than
     constants only (`from tests.ingest.producers import PRODUCERS` shares no producer run)."""
     found = set()
-    for node in ast.walk(ast.parse((REPO / path).read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(_source(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -76,7 +81,7 @@ def _keys(path: str, paths: set[str]) -> set[str]:
     """What ties the module at `path` to others: the cached modules it uses, itself and the test modules it
     imports, `ray`."""
     keys = _caches(path) | {path} | {_module_path(name) for name in _imports(path)} & paths
-    if RAY_SOURCE.search((REPO / path).read_text(encoding="utf-8")):
+    if RAY_SOURCE.search(_source(path)):
         keys.add(RAY_GROUP)
     return keys
 
