@@ -32,6 +32,13 @@ final answer (`is_final_answer`, else a `final_answer` call without an error); `
 each model call (`write_memory_to_messages`): only the system prompt is taken from them, and each step's count of
 them kept in `env.smolagents.steps`. Fields this reader does not know are kept raw in
 `env.smolagents.unknown_fields`, each with a warning row.
+
+**A list of steps cut short.** smolagents 1.1x's `ActionStep.dict()` keeps the model's `ChatMessage` object under
+`model_output_message`, so `json.dump(agent.memory.get_full_steps(), f)` raises there and leaves the file cut
+after that key. Such a file is read as far as it goes (`ingest.json_prefix`): its whole steps, then the fields of
+the step it stops in that were written (the task, the step's calls and times); a `truncated_file` row says where it
+stops and `env.smolagents.cut` what was read (`at_byte`, `whole_steps`, `cut_step_fields`, `cut_at`). The run is
+not ended: the file does not say whether the last call ran.
 """
 
 from __future__ import annotations
@@ -43,14 +50,16 @@ from typing import Iterator
 from ingest.chat.messages import content_text
 from ingest.chat.smolagents_messages import call_from_error, interpreter_code, messages as memory_messages
 from ingest.format_info import FormatInfo
+from ingest.json_prefix import array_prefix
 from ingest.record import Action, Episode, Rejected
 from ingest.search import episode_domain
 from ingest.source import Source, SourceError, json_lines, parse_json
 from ingest.tools import arguments_dict, dumps
 from ingest.transcript import Message, Run, ToolCall, records
+from ingest.unread import truncation
 
 FORMAT = "smolagents"
-VERSION = "3"
+VERSION = "4"
 INFO = FormatInfo(
     group=None, rank=303, domains=('mcp', 'terminal', 'search'), platform="linux",
     summary="smolagents memory steps (`get_full_steps()`, `RunResult`) and its benchmark's answers JSONL",
@@ -61,7 +70,10 @@ INFO = FormatInfo(
            "saved memory steps and from the benchmark script's answers line (`write_memory_to_messages()`) alike; "
            "1.26.0's run traced by OpenInference is read by `otel` (`tests/ingest/chat/`); the maintainers' real "
            "gpt-4o benchmark runs (1.21.0.dev0, ToolCallingAgent and CodeAgent on 50 MATH questions, Apache-2.0) are "
-           "goldens read against the raw files (`test_smolagents_real.py`)"),
+           "goldens read against the raw files, and so are a second repository's two memory dumps (prymal-agent's "
+           "manager CodeAgent, in `../shared/samples`), cut where 1.1x's `json.dump(get_full_steps())` could not "
+           "serialize the model's message: the task and the step's code read back, the cut said "
+           "(`test_smolagents_real.py`)"),
 )
 
 _HEAD = re.compile(rb'"task_images"\s*:|"step_number"\s*:\s*\d+\s*,\s*"timing"\s*:')
@@ -269,20 +281,47 @@ class _Reading:
             self.plan, self.final = None, _is_final(step)
 
 
-def _document(source: Source) -> tuple[list, Rejected | None]:
+def _cut_steps(data: bytes, name: str) -> tuple[list, Rejected, dict] | None:
+    """The steps a list of memory steps cut short still holds, and the row that says where it stops: its whole
+    steps, then the fields of the step it stops in that came before the cut (smolagents 1.1x's `dict()` keeps the
+    `ChatMessage` object under `model_output_message`, so `json.dump(get_full_steps())` dies there, after the
+    task and the step's calls were written), and what `env.smolagents.cut` says of it. None when the file is not
+    such a list."""
+    cut = truncation(data)
+    found = array_prefix(data.decode("utf-8", "replace")) if cut else None
+    if found is None or not (found.items or found.fields):
+        return None
+    steps = found.items + ([found.fields] if found.fields else [])
+    if not all(isinstance(s, dict) and _kind(s) for s in steps):
+        return None
+    what = (f"and the fields of step {len(found.items)} before `{found.cut_at}`" if found.fields and found.cut_at
+            else "and the fields of the step it stops in" if found.fields else "")
+    said = {"at_byte": len(data), "whole_steps": len(found.items),
+            "cut_step_fields": sorted(found.fields) if found.fields is not None else None, "cut_at": found.cut_at}
+    return steps, Rejected("truncated_file", f"{name}: truncated at byte {len(data)} ({cut}); read its "
+                           f"{len(found.items)} whole steps {what}".rstrip(), name,
+                           snippet=data[-300:].decode("utf-8", "replace")), said
+
+
+def _document(source: Source) -> tuple[list, Rejected | None, dict | None]:
     name = source.uri
+    data = source.read_bytes()
     try:
-        doc = parse_json(source.read_bytes(), name, source.budgets)
+        doc = parse_json(data, name, source.budgets)
     except SourceError as e:
-        return [], Rejected(e.rule, e.reason, name)
+        salvaged = _cut_steps(data, name) if e.rule == "parse_error" else None
+        if salvaged is None:
+            return [], Rejected(e.rule, e.reason, name), None
+        steps, row, cut = salvaged
+        return [("", steps, {})], row, cut
     runs = _runs(doc)
     if not runs:
         return [], Rejected("bad_record", f"{name}: neither a list of memory steps, a RunResult with `steps`, nor "
-                            "step lists by agent", name)
-    return runs, None
+                            "step lists by agent", name), None
+    return runs, None, None
 
 
-def _episode(name: str, key: str, steps: list, result: dict) -> Iterator[Episode | Rejected]:
+def _episode(name: str, key: str, steps: list, result: dict, cut: dict | None = None) -> Iterator[Episode | Rejected]:
     where = f"{name}: {key}" if key else name
     reading = _Reading(where)
     for i, step in enumerate(steps):
@@ -298,6 +337,8 @@ def _episode(name: str, key: str, steps: list, result: dict) -> Iterator[Episode
         env["smolagents"]["plan_after_last_action"] = reading.plan
     if reading.unknown:
         env["smolagents"]["unknown_fields"] = reading.unknown
+    if cut:
+        env["smolagents"]["cut"] = cut
     outcome = "failure" if result.get("state") == "max_steps_error" else "unknown"
     yield from records(messages, Run(key=key, domain=domain_of(messages), platform="linux", outcome=outcome,
                                      terminated=reading.final, env=env), where)
@@ -346,8 +387,8 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
     if source.path.endswith(".jsonl"):
         yield from _answers(source)
         return
-    runs, problem = _document(source)
+    runs, problem, cut = _document(source)
     if problem is not None:
         yield problem
     for key, steps, result in runs:
-        yield from _episode(source.uri, key, steps, result)
+        yield from _episode(source.uri, key, steps, result, cut)

@@ -1,8 +1,11 @@
 """The smolagents reader on answers files its own benchmark script wrote in a real run with gpt-4o (bundled, Apache-2.0:
-see `samples/chat/smolagents/huggingface-smolagents/PROVENANCE.md`), against goldens a person read against them."""
+see `samples/chat/smolagents/huggingface-smolagents/PROVENANCE.md`), and on memory dumps a second repository's app
+saved (no license: read where ../shared lays them), against goldens a person read against them."""
 
 import ast
 import json
+
+import pytest
 
 from ingest.chat import smolagents
 from ingest.record import Episode, Rejected
@@ -10,6 +13,7 @@ from tests.conftest import SAMPLES
 from tests.ingest import golden
 from tests.ingest.golden import read_records
 from tests.ingest.traces.read_util import claims
+from tests.parts import SHARED, require_shared_sample
 
 GOLDEN = golden.Path(__file__).parent / "golden"
 RUNS = SAMPLES / "chat" / "smolagents" / "huggingface-smolagents"
@@ -80,3 +84,51 @@ def test_a_code_agent_run_ended_when_its_last_code_called_final_answer():
         assert [s.action.code for s in episode.steps if s.action.kind == "code"] == written
         assert "final_answer(" in episode.steps[-1].action.code
     golden.check(records, GOLDEN / "smolagents-huggingface-code-math.json", texts="hash")
+
+
+# logankud/prymal-agent (no license): a Slack analytics copilot whose chat loop saved its manager CodeAgent's
+# memory after each answer, `json.dump(manager_agent.memory.get_full_steps(), f, indent=4)` (`agent.py` at
+# 964dfbaba12f46667546f694d40bf8647906c530). smolagents 1.1x's `ActionStep.dict()` keeps the `ChatMessage` object
+# under `model_output_message`, so the dump raised there and left the file cut after that key, at both commits
+# that saved one:
+# - 964dfbaba12f46667546f694d40bf8647906c530 (2025-05-26), `agent_memory_steps.json`
+#   -> ../shared/samples/chat/smolagents/prymal-agent/964dfba/agent_memory_steps.json
+# - da7258ae89cff9c1893d40357e72bfbc0f944295 (2025-06-02), `agent_memory_steps.json`
+#   -> ../shared/samples/chat/smolagents/prymal-agent/da7258a/agent_memory_steps.json
+PRYMAL = SHARED / "samples" / "chat" / "smolagents" / "prymal-agent"
+# what a person counts in each: (the task, the code of the step's one `python_interpreter` call, its start time)
+PRYMAL_COUNTED = {
+    "964dfba": ("how are you?", "final_answer(\"I'm an AI, so I don't have feelings, but I'm here to help you! How "
+                "can I assist you today?\")", 1748288694.8840923),
+    "da7258a": ("what's today?", "import datetime\ntoday = datetime.date.today()\nfinal_answer(today)",
+                1748289765.4649763),
+}
+
+
+@pytest.mark.parametrize("commit", sorted(PRYMAL_COUNTED))
+def test_a_memory_dump_cut_where_smolagents_could_not_serialize_keeps_the_task_and_the_code(commit):
+    """What a person counts: a `TaskStep` (the user's question, `task_images: null`), then one `ActionStep` in
+    1.1x's layout (`step`, `start_time`, `end_time`, `duration`) whose one call is the CodeAgent's code calling
+    `final_answer(...)`; the file stops after `"model_output_message": ` (nothing of the model's text, the
+    observations or the answer that ran). It was one `parse_error` row and nothing read; now the task and the code
+    are an episode, not ended (the file does not say the code ran), and a `truncated_file` row says where it
+    stops."""
+    path = require_shared_sample(PRYMAL / commit / "agent_memory_steps.json")
+    assert claims(smolagents, path)
+    records = read_records(smolagents, path)
+    [row] = [r for r in records if isinstance(r, Rejected)]
+    [episode] = [r for r in records if isinstance(r, Episode)]
+    task, code, started = PRYMAL_COUNTED[commit]
+    assert row.rule == "truncated_file" and "1 whole steps and the fields of step 1 before `model_output_message`" \
+        in row.reason
+    assert episode.task == task and [s.action.kind for s in episode.steps] == ["code"]
+    assert episode.steps[0].action.code == code and episode.steps[0].observation.text == task
+    assert abs(episode.steps[0].timestamp.timestamp() - started) < 1e-3  # the step's `start_time`, to the microsecond
+    assert not episode.terminated and episode.outcome == "unknown" and episode.domain == "terminal"
+    cut = episode.env["smolagents"]["cut"]
+    assert cut["cut_at"] == "model_output_message" and cut["whole_steps"] == 1 and cut["at_byte"] == \
+        path.stat().st_size
+    assert cut["cut_step_fields"] == ["duration", "end_time", "error", "model_input_messages", "start_time", "step",
+                                      "tool_calls"]
+    assert "Analyst" in episode.env["system_prompt"]  # the managed agent the prompt names, from the step's inputs
+    golden.check(records, GOLDEN / f"smolagents-prymal-agent-{commit}.json", texts="hash", env_keys=("smolagents",))
