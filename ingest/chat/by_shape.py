@@ -23,9 +23,9 @@ a message names, else the wrapper's `model` / `agent` string.
 **Outcome and reward** come from the wrapper, then from its nested objects named `reward_info`, `info`,
 `result`, `results`, `evaluation`, `eval`, `metrics`, `grade` (two levels at most), first found:
 - reward: a number under `reward`, `score`, `total_reward`, `final_reward`;
-- outcome: a boolean under `success`, `resolved`, `passed`, `is_success`, `solved`, `correct` (true: success,
-  false: failure), else a string `outcome` / `status` that is success / failure; else from the reward:
-  >= 1 success, <= 0 failure, between unknown.
+- outcome: a boolean under `success`, `resolved`, `passed`, `pass` (Toolathlon's trajectories), `is_success`,
+  `solved`, `correct` (true: success, false: failure), else a string `outcome` / `status` that is success /
+  failure; else from the reward: >= 1 success, <= 0 failure, between unknown.
 
 **Domain**, first found: a computer-use run (Anthropic `computer` tool, OpenAI `computer_call`) is GUI: `os`, or
 `web` / `android` when the computer tool declares that environment (its display size, from the tool definition in
@@ -67,7 +67,7 @@ from ingest.transcript import Message, Run, episode, records
 from schemas.v1 import DOMAINS
 
 FORMAT = "chat_shape"
-VERSION = "6"
+VERSION = "7"
 INFO = FormatInfo(
     group=None, rank=1000, domains=('mcp', 'swe', 'terminal', 'os', 'web', 'android'), platform="varies",
     summary=("chat-message lists in any JSON / JSONL no named reader claims, read by their shape (`chat_shape`, tried"
@@ -82,7 +82,8 @@ INFO = FormatInfo(
     proof=("a real tau-bench results excerpt (sierra-research/tau-bench, MIT: 3 of 200 trials; the whole file reads "
            "as 200 episodes, 84 rewarded) is a golden, and real unlicensed AutoGen AgentChat histories, a saved agent"
            " state and two saved team states (the manager's thread and each agent's model context, an episode each) "
-           "in `../shared/samples` (goldens); AutoGen AgentChat 0.4.9.3 and 0.7.5 run an AssistantAgent with a tool, "
+           "in `../shared/samples` (goldens), and so are two Toolathlon trajectories its viewer serves (claude-4.5-sonnet "
+           "on MCP email and calendar tools, its `pass` the outcome); AutoGen AgentChat 0.4.9.3 and 0.7.5 run an AssistantAgent with a tool, "
            "alone and in a RoundRobinGroupChat, against the scripted model server: its `result.messages` and saved "
            "agent and team states hold every scripted call and result in order; each shape's documented forms, "
            "computer use (Anthropic `computer`, OpenAI `computer_call`) and the lists that only look like chats are "
@@ -106,7 +107,7 @@ _MARKER = re.compile(
     rb'|AssistantMessage|UserMessage)"'
     rb'|"(?:functionCall|functionResponse)"\s*:')
 REWARD_KEYS = ("reward", "score", "total_reward", "final_reward")
-SUCCESS_KEYS = ("success", "resolved", "passed", "is_success", "solved", "correct")
+SUCCESS_KEYS = ("success", "resolved", "passed", "pass", "is_success", "solved", "correct")
 OUTCOME_KEYS = ("outcome", "status")
 NESTED_RESULT_KEYS = ("reward_info", "info", "result", "results", "evaluation", "eval", "metrics", "grade")
 _PER_ITEM = {"openai_chat": openai_chat, "anthropic": anthropic, "gemini": gemini, "langchain": langchain}

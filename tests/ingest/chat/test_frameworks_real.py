@@ -107,3 +107,40 @@ def test_saved_gemini_contents_read_one_step_per_model_answer_and_keep_the_uploa
         assert len(uris) == files and all(f"[file {uri}]" in seen for uri in uris)  # each file named where it came
         assert "[image]" not in seen  # the SDK's null `inline_data` is no image
         golden.check(records, GOLDEN / f"gemini-{folder}-gemini_history.json", texts="hash", env_keys=("chat_shape",))
+
+
+# Toolathlon trajectories as its trajectory viewer serves them (`{"pass", "messages", "failure"}`: the benchmark's
+# verdict, the OpenAI Chat Completions conversation of the agent with its MCP tools, the checker's log when it
+# failed), no license: WaitHZ/toolathlon-traj-website @ 3097ad8b3f835cb9c3945cfe8d624f33694767d5 (2025-11-03),
+# `trajs/claude-4.5-sonnet_set-conf-cr-ddl.json` and `trajs/claude-4.5-sonnet_student-interview.json`
+# -> ../shared/samples/chat/toolathlon/toolathlon-traj-website/<the same names>
+TOOLATHLON = SHARED / "samples" / "chat" / "toolathlon" / "toolathlon-traj-website"
+# what a person counts: (the tools called in order, `pass`)
+TOOLATHLON_COUNTED = {
+    "claude-4.5-sonnet_set-conf-cr-ddl.json": (
+        ["emails-search_emails"] * 2 + ["emails-read_email"] * 3 + ["google_calendar-create_event"], True),
+    "claude-4.5-sonnet_student-interview.json": (
+        ["emails-search_emails"] + ["emails-read_email"] * 3 + ["google_calendar-list_events"]
+        + ["google_calendar-create_event"] * 2, False),
+}
+
+
+def test_toolathlon_trajectories_are_read_by_shape_with_their_pass_as_the_outcome():
+    """What a person counts: a task, the calls above each with its result (three reads in one turn, two events
+    created in one turn), the model's closing summary; `pass` is Toolathlon's verdict (the second run scheduled
+    two of the three qualified students: `failure` holds the checker's log). The verdict was read as unknown."""
+    for name, (tools, passed) in TOOLATHLON_COUNTED.items():
+        path = require_shared_sample(TOOLATHLON / name)
+        assert claims(by_shape, path)
+        records = read_records(by_shape, path)
+        assert [r for r in records if isinstance(r, Rejected)] == []
+        [ep] = [r for r in records if isinstance(r, Episode)]
+        raw = json.loads(path.read_text())
+        assert [s.action.tool_name for s in ep.steps[:-1]] == tools and ep.steps[-1].action.kind == "message"
+        results = [m["content"] for m in raw["messages"] if m["role"] == "tool"]
+        assert [s.observation.text for s in ep.steps[1:]] == results
+        assert ep.steps[-1].action.text == raw["messages"][-1]["content"] and ep.terminated
+        assert ep.outcome == ("success" if passed else "failure") and ep.env["chat_shape"]["outcome_from"] == "pass"
+        assert ep.task == raw["messages"][0]["content"] and ep.env["record"]["pass"] is passed
+        assert ("failure" in ep.env["record"]) is (not passed)
+        golden.check(records, GOLDEN / f"toolathlon-{name}", texts="hash", env_keys=("chat_shape",))
