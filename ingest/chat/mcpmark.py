@@ -49,8 +49,8 @@ INFO = FormatInfo(
               "September 2025)"),
     proof=("cannot run here (a vendor model, live GitHub, Notion and Postgres services): real runs of both writers in "
            "`../shared/samples`, counted by hand against the raw files (calls, results, answer, the verifier's "
-           "verdict), are goldens; one repository so far (`tests/ingest/chat/test_mcpmark_real.py`); the layout, an unread `execution.log`, a run that saved no message, "
-           "hand-made (`test_mcpmark_read.py`)"),
+           "verdict), are goldens; one repository so far (`tests/ingest/chat/test_mcpmark_real.py`); the layout, an "
+           "unread `execution.log`, a run that saved no message, hand-made (`test_mcpmark_read.py`)"),
 )
 
 MESSAGES, META = "messages.json", "meta.json"
