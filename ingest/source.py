@@ -305,17 +305,32 @@ def _read_local(path: str, rel: str, limit: int, real: _RealPaths, listed: bool 
             found = sniff(os.pread(fd, SNIFF_BYTES, 0))
             if found is not None:
                 return to_utf8(_fed(iter(lambda: os.read(fd, CHUNK), b""), feed), found, where or rel or path)
-        data = os.read(fd, size + 1)
-        if len(data) != size:  # a short read, or a file that changed since fstat: read on to the end
-            chunks = [data]
-            while chunk := os.read(fd, 1 << 20):
-                chunks.append(chunk)
-            data = b"".join(chunks)
+        data = _whole(fd, size)
     finally:
         os.close(fd)
     if feed is not None:
         feed(data)
     return _decoded(data, where or rel or path)
+
+
+def _small_listed(path: str, rel: str, limit: int) -> bytes | None:
+    """The bytes as stored of a file a listing found plain (`_open_listed`), or None when it has more than
+    DECODE_WHOLE_BYTES (`_read_local` sniffs its start before reading it)."""
+    fd, size = _open_listed(path, rel, limit)
+    try:
+        return None if size > DECODE_WHOLE_BYTES else _whole(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _whole(fd: int, size: int) -> bytes:
+    data = os.read(fd, size + 1)
+    if len(data) != size:  # a short read, or a file that changed since fstat: read on to the end
+        chunks = [data]
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    return data
 
 
 def _decoded(data: bytes, where: str) -> tuple[bytes, Decoded | None]:
@@ -497,12 +512,20 @@ class Source:
     def _read(self, path: str, rel: str, digest: bool = True) -> bytes:
         # the digest is of the name and the bytes as stored, once the file is open (a file not found or too large
         # adds nothing); a reader gets JSON in another Unicode encoding as UTF-8
-        feed = self._feeder(rel) if digest else None
         try:
-            if isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
+            # most reads (a run folder's files): a small file a listing found plain, read and fed to the digest
+            # in fewer steps than below (no feeder closure, no real-paths look-up, three calls less)
+            small = _small_listed(path, rel, self.budgets.file_bytes) if digest and path in self._plain else None
+            if small is not None:
+                self._digest.update(rel.encode() + b"\0")
+                self._digest.update(small)
+                data, decoded = _decoded(small, rel or self.uri)
+            elif isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
+                feed = self._feeder(rel) if digest else None
                 data, decoded = _read_local(path, rel, self.budgets.file_bytes, self._real_paths(),
                                             path in self._plain, feed, rel or self.uri)
             else:
+                feed = self._feeder(rel) if digest else None
                 size = self.fs.size(path)
                 if size is not None and size > self.budgets.file_bytes:
                     raise _too_large(rel or path, size, self.budgets.file_bytes)

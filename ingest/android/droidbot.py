@@ -103,8 +103,9 @@ def _load_states(source: Source) -> tuple[dict[str, list[dict]], list[Rejected]]
     states: dict[str, list[dict]] = {}
     rejected = []
     for folder in _STATE_DIRS:
-        names = set(source.listdir(folder))
-        for name in sorted(names):
+        ordered = source.listdir(folder)
+        names = source.listed(folder)  # the same names as a set, for the screenshots' look-up
+        for name in ordered:
             if not (name.startswith("state_") and name.endswith(".json")):
                 continue
             rel = f"{folder}/{name}"
@@ -116,8 +117,8 @@ def _load_states(source: Source) -> tuple[dict[str, list[dict]], list[Rejected]]
                 rejected.append(Rejected(e.rule, e.reason, rel))
                 continue
             suffix = name[6:-5]  # DroidBot: the state's tag; Kea: the number of the event it came before
-            shot = next((f"screen_{suffix}{ext}" for ext in _SCREEN_EXTENSIONS if f"screen_{suffix}{ext}" in names),
-                        None)
+            stem = f"screen_{suffix}"
+            shot = next((stem + ext for ext in _SCREEN_EXTENSIONS if stem + ext in names), None)
             image = None
             if shot is not None:
                 media = "image/png" if shot.endswith(".png") else "image/jpeg"
