@@ -517,7 +517,7 @@ class Source:
             # in fewer steps than below (no feeder closure, no real-paths look-up, three calls less)
             small = _small_listed(path, rel, self.budgets.file_bytes) if digest and path in self._plain else None
             if small is not None:
-                self._digest.update(rel.encode() + b"\0")
+                self._digest_name(rel)
                 self._digest.update(small)
                 data, decoded = _decoded(small, rel or self.uri)
             elif isinstance(self.fs, LocalFileSystem):  # skips fsspec's per-call overhead on the hot path
@@ -548,11 +548,15 @@ class Source:
         def feed(data: bytes) -> None:
             nonlocal named
             if not named:
-                self._digest.update(rel.encode() + b"\0")
+                self._digest_name(rel)
                 named = True
             self._digest.update(data)
 
         return feed
+
+    def _digest_name(self, rel: str) -> None:
+        """A file's name in the unit's digest, before its bytes (so that renaming a file changes it)."""
+        self._digest.update(rel.encode() + b"\0")
 
     def is_dir(self, rel: str = "") -> bool:
         """Whether `rel` (the unit itself when empty) is a directory of the unit."""

@@ -288,16 +288,18 @@ def handed_over(messages: list[Message]) -> str | None:
 
 
 def list_records(source: Source, shape: str, items: list, holder: dict | None, path: str, key: str, where: str,
-                 env: dict | None = None, agent: str | None = None,
-                 around: dict | None = None) -> Iterator[Episode | Rejected]:
+                 env: dict | None = None, agent: str | None = None, around: dict | None = None,
+                 outcome: str | None = None) -> Iterator[Episode | Rejected]:
     """What the reader yields for one chat-message list (`holder`: the object holding it, whose other fields
     go to env["record"]; `around`: the plain fields of the objects around it, by path); `env` adds to the
-    episode's env, `agent` names the agent when the record does not."""
+    episode's env, `agent` names the agent when the record does not, `outcome` is the run's when a file beside
+    the list decides it (a verifier's verdict)."""
     ctx = Context(lambda data, media_type: source.put_blob(data, media_type, source.uri))
     environment = _tools_environment(holder, ctx)
     messages = messages_of(shape, items, ctx, where)
     yield from ctx.problems
-    outcome, reward, found = outcome_of(holder, "")
+    found_outcome, reward, found = outcome_of(holder, "")
+    outcome = outcome or found_outcome
     list_key = path.rsplit(".", 1)[-1] if holder is not None else None
     env = {"chat_shape": {"shape": shape, "path": path or "(the document)", **found}, **(env or {})}
     if ctx.unknown:

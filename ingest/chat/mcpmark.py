@@ -26,7 +26,6 @@ that keeps the outcome.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import posixpath
 import re
@@ -136,6 +135,5 @@ def read(source: Source) -> Iterator[Episode | Rejected]:
         return
     items, count = _items(messages)
     env = {"mcpmark": {"meta": meta, "tool_outputs_unwrapped": count}}
-    for record in list_records(source, "openai_responses", items, None, MESSAGES, "", f"{name}/{MESSAGES}",
-                               env=env, agent=_agent(meta)):
-        yield dataclasses.replace(record, outcome=outcome) if isinstance(record, Episode) else record
+    yield from list_records(source, "openai_responses", items, None, MESSAGES, "", f"{name}/{MESSAGES}",
+                            env=env, agent=_agent(meta), outcome=outcome)
